@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: Apache-2.0
+# Helpers that give every Loom library and test the same flags and include layout.
+
+function(loom_set_flags target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  if(LOOM_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(LOOM_ASAN)
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+    target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+  endif()
+endfunction()
+
+# loom_add_library(<layer> SOURCES a.cpp b.cpp DEPS loom_x loom_y)
+# Creates the static library loom_<layer>; public headers live in include/loom/<layer>/.
+function(loom_add_library layer)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(loom_${layer} STATIC ${ARG_SOURCES})
+  target_include_directories(loom_${layer}
+    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PRIVATE ${PROJECT_SOURCE_DIR}/csrc)
+  target_link_libraries(loom_${layer} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  loom_set_flags(loom_${layer})
+endfunction()
+
+# loom_add_test(<name> LABEL unit SOURCES ... DEPS ...)
+# One GoogleTest executable registered as one ctest test with the given label.
+function(loom_add_test name)
+  cmake_parse_arguments(ARG "" "LABEL" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/csrc)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest GTest::gtest_main)
+  loom_set_flags(${name})
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABEL}"
+    ENVIRONMENT "LOOM_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// Structural equality of fusions.
+//
+// Walks both graphs from the inputs and outputs in lockstep, building a one-to-one map between
+// their Vals. Two Vals match when they have the same kind, dtype and fields, their referenced
+// nodes (domains, IDs, extents) match, and their definitions match. A mapping is recorded before
+// recursing so that siblings (outputs of one expr) are matched once.
+#include "loom/ir/equality.h"
+
+#include <cmath>
+#include <sstream>
+#include <unordered_map>
+
+#include "loom/ir/dispatch.h"
+#include "loom/ir/fusion.h"
+
+namespace loom::ir {
+namespace {
+
+class Matcher {
+ public:
+  bool vals(const Val* a, const Val* b) {
+    if (a == nullptr || b == nullptr) return fail(a == b, "one side is missing a value");
+    if (auto it = a2b_.find(a); it != a2b_.end()) {
+      return fail(it->second == b, a->toString() + " already matched another node than " +
+                                       b->toString());
+    }
+    if (b2a_.count(b)) return fail(false, b->toString() + " already matched another node");
+    if (!fail(a->kind() == b->kind(), a->toString() + " and " + b->toString() +
+                                          " are different kinds of node"))
+      return false;
+    if (!fail(a->dtype() == b->dtype(), a->toString() + " and " + b->toString() +
+                                            " have different data types"))
+      return false;
+    a2b_[a] = b;
+    b2a_[b] = a;
+    return fields(a, b) && definitions(a, b);
+  }
+
+  bool exprs(const Expr* a, const Expr* b) {
+    if (a == nullptr || b == nullptr) return fail(a == b, "one side is missing a definition");
+    if (auto it = e2e_.find(a); it != e2e_.end()) return fail(it->second == b, "exprs differ");
+    if (!fail(a->kind() == b->kind() && a->sameAttributes(b),
+              "'" + a->toString() + "' differs from '" + b->toString() + "'"))
+      return false;
+    e2e_[a] = b;
+    auto lists = [&](const std::vector<Val*>& x, const std::vector<Val*>& y) {
+      if (!fail(x.size() == y.size(), "'" + a->toString() + "' has a different number of operands"))
+        return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!vals(x[i], y[i])) return false;
+      }
+      return true;
+    };
+    return lists(a->outputs(), b->outputs()) && lists(a->inputs(), b->inputs()) &&
+           lists(a->attributeVals(), b->attributeVals());
+  }
+
+  std::string why;
+
+ private:
+  bool fail(bool ok, const std::string& msg) {
+    if (!ok && why.empty()) why = msg;
+    return ok;
+  }
+
+  bool idLists(const std::vector<IterDomain*>& a, const std::vector<IterDomain*>& b,
+               const char* what) {
+    if (!fail(a.size() == b.size(), std::string(what) + " domains have different lengths"))
+      return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!vals(a[i], b[i])) return false;
+    }
+    return true;
+  }
+
+  bool definitions(const Val* a, const Val* b) {
+    return exprs(a->definition(), b->definition());
+  }
+
+  bool fields(const Val* a, const Val* b) {
+    switch (a->kind()) {
+      case NodeKind::Scalar: {
+        auto* x = a->as<Scalar>();
+        auto* y = b->as<Scalar>();
+        bool same = x->value().index() == y->value().index();
+        if (same) {
+          auto dx = x->constDouble(), dy = y->constDouble();
+          if (dx && dy) same = *dx == *dy || (std::isnan(*dx) && std::isnan(*dy));
+        }
+        return fail(same, "scalars " + x->toString() + " and " + y->toString() + " differ");
+      }
+      case NodeKind::IterDomain: {
+        auto* x = a->as<IterDomain>();
+        auto* y = b->as<IterDomain>();
+        if (!fail(x->iterType() == y->iterType() && x->parallelType() == y->parallelType() &&
+                      x->isRFactorProduct() == y->isRFactorProduct() &&
+                      x->hasExpandedExtent() == y->hasExpandedExtent(),
+                  "IterDomains " + x->toString() + " and " + y->toString() + " differ"))
+          return false;
+        return vals(x->start(), y->start()) && vals(x->extent(), y->extent()) &&
+               vals(x->expandedExtent(), y->expandedExtent());
+      }
+      case NodeKind::TensorDomain: {
+        auto* x = a->as<TensorDomain>();
+        auto* y = b->as<TensorDomain>();
+        return idLists(x->root(), y->root(), "root") &&
+               idLists(x->logical(), y->logical(), "logical") &&
+               idLists(x->allocation(), y->allocation(), "allocation") &&
+               idLists(x->loop(), y->loop(), "loop") &&
+               fail(x->contiguity() == y->contiguity(), "contiguity differs");
+      }
+      case NodeKind::TensorView: {
+        auto* x = a->as<TensorView>();
+        auto* y = b->as<TensorView>();
+        if (!fail(x->memoryType() == y->memoryType() && x->deviceMesh() == y->deviceMesh() &&
+                      x->computeAtPosition() == y->computeAtPosition() &&
+                      x->maxProducerPosition() == y->maxProducerPosition(),
+                  "tensors " + x->toString() + " and " + y->toString() +
+                      " differ in memory type, mesh or inline positions"))
+          return false;
+        return vals(x->domain(), y->domain());
+      }
+      default:
+        return fail(false, "unexpected value kind");
+    }
+  }
+
+  std::unordered_map<const Val*, const Val*> a2b_, b2a_;
+  std::unordered_map<const Expr*, const Expr*> e2e_;
+};
+
+}  // namespace
+
+bool structurallyEqual(const Fusion& a, const Fusion& b, std::string* why) {
+  Matcher m;
+  bool ok = true;
+  if (a.inputs().size() != b.inputs().size() || a.outputs().size() != b.outputs().size()) {
+    m.why = "different numbers of inputs or outputs";
+    ok = false;
+  }
+  for (size_t i = 0; ok && i < a.inputs().size(); ++i) ok = m.vals(a.inputs()[i], b.inputs()[i]);
+  for (size_t i = 0; ok && i < a.outputs().size(); ++i) {
+    ok = m.vals(a.outputs()[i], b.outputs()[i]);
+  }
+  if (!ok && why != nullptr) *why = m.why;
+  return ok;
+}
+
+}  // namespace loom::ir

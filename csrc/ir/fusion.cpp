@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fusion: ownership, SSA wiring, traversal, dead-code removal, cloning; FusionGuard; IrBuilder.
+#include "loom/ir/fusion.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "loom/ir/builder.h"
+#include "loom/ir/cloner.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/ir/scalar.h"
+#include "loom/ir/tensor_domain.h"
+#include "loom/ir/tensor_view.h"
+
+namespace loom::ir {
+namespace {
+thread_local Fusion* active_fusion = nullptr;
+constexpr size_t kNumKinds = size_t(NodeKind::Merge) + 1;
+}  // namespace
+
+Fusion::Fusion() : next_name_(kNumKinds, 0) {}
+Fusion::~Fusion() = default;
+
+void Fusion::registerStatement(Statement* s, std::optional<int64_t> name) {
+  LOOM_ASSERT(s->fusion_ == nullptr, "statement registered twice");
+  std::unique_ptr<Statement> owned(s);
+  s->fusion_ = this;
+  int64_t& next = next_name_[size_t(s->kind())];
+  if (name.has_value()) {
+    s->name_ = *name;
+    next = std::max(next, *name + 1);
+  } else {
+    s->name_ = next++;
+  }
+  index_[s] = stmts_.size();
+  stmts_.push_back(std::move(owned));
+  if (auto* e = s->dynCast<Expr>()) {
+    for (Val* v : e->inputs()) {
+      LOOM_ASSERT(v != nullptr && v->fusion() == this, "expr ", e->opName(),
+                  " has an input from another fusion");
+    }
+    for (Val* v : e->outputs()) {
+      LOOM_ASSERT(v != nullptr && v->fusion() == this, "expr ", e->opName(),
+                  " has an output from another fusion");
+      // SSA: a new definition replaces the old one.
+      if (v->definition_ != nullptr && v->definition_ != e) removeExpr(v->definition_);
+    }
+    wireExpr(e);
+  }
+}
+
+void Fusion::wireExpr(Expr* e) {
+  for (Val* v : e->inputs()) {
+    if (std::find(v->uses_.begin(), v->uses_.end(), e) == v->uses_.end()) v->uses_.push_back(e);
+  }
+  for (Val* v : e->outputs()) v->definition_ = e;
+}
+
+void Fusion::unwireExpr(Expr* e) {
+  for (Val* v : e->inputs()) std::erase(v->uses_, e);
+  for (Val* v : e->outputs()) {
+    if (v->definition_ == e) v->definition_ = nullptr;
+  }
+}
+
+void Fusion::deleteStatement(Statement* s) {
+  auto it = index_.find(s);
+  LOOM_ASSERT(it != index_.end(), "statement is not in this fusion");
+  size_t pos = it->second;
+  index_.erase(it);
+  stmts_.erase(stmts_.begin() + int64_t(pos));
+  for (size_t i = pos; i < stmts_.size(); ++i) index_[stmts_[i].get()] = i;
+}
+
+void Fusion::removeExpr(Expr* e) {
+  LOOM_ASSERT(e->fusion() == this);
+  unwireExpr(e);
+  deleteStatement(e);
+}
+
+void Fusion::removeVal(Val* v) {
+  LOOM_ASSERT(v->fusion() == this);
+  LOOM_ASSERT(v->uses().empty(), v->toString(), " still has uses");
+  LOOM_ASSERT(!isInput(v) && !isOutput(v), v->toString(), " is a fusion input or output");
+  if (v->definition() != nullptr) removeExpr(v->definition());
+  deleteStatement(v);
+}
+
+void Fusion::addInput(Val* v) {
+  LOOM_CHECK(v->fusion() == this, "fusion input ", v->toString(), " belongs to another fusion");
+  LOOM_CHECK(v->isA<TensorView>() || v->isA<Scalar>(), "fusion input ", v->toString(),
+             " must be a tensor or a scalar");
+  LOOM_CHECK(v->definition() == nullptr, "fusion input ", v->toString(),
+             " is computed by ", v->definition()->toString(), "; inputs cannot have a definition");
+  LOOM_CHECK(!isInput(v), v->toString(), " is already a fusion input");
+  if (auto* s = v->dynCast<Scalar>()) {
+    LOOM_CHECK(!s->isConst(), "constant ", s->toString(), " cannot be a fusion input");
+  }
+  inputs_.push_back(v);
+}
+
+void Fusion::addOutput(Val* v) {
+  LOOM_CHECK(v->fusion() == this, "fusion output ", v->toString(), " belongs to another fusion");
+  LOOM_CHECK(v->isA<TensorView>(), "fusion output ", v->toString(), " must be a tensor");
+  LOOM_CHECK(!isOutput(v), v->toString(), " is already a fusion output");
+  outputs_.push_back(v);
+}
+
+void Fusion::replaceOutput(Val* old_out, Val* new_out) {
+  auto it = std::find(outputs_.begin(), outputs_.end(), old_out);
+  LOOM_CHECK(it != outputs_.end(), old_out->toString(), " is not a fusion output");
+  LOOM_CHECK(!isOutput(new_out), new_out->toString(), " is already a fusion output");
+  *it = new_out;
+}
+
+void Fusion::removeOutput(Val* v) {
+  auto it = std::find(outputs_.begin(), outputs_.end(), v);
+  LOOM_CHECK(it != outputs_.end(), v->toString(), " is not a fusion output");
+  outputs_.erase(it);
+}
+
+bool Fusion::isInput(const Val* v) const {
+  return std::find(inputs_.begin(), inputs_.end(), v) != inputs_.end();
+}
+bool Fusion::isOutput(const Val* v) const {
+  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
+}
+
+std::vector<Expr*> Fusion::exprs() const {
+  // Iterative post-order DFS from the outputs through definitions, so deep graphs do not
+  // overflow the stack.
+  std::vector<Expr*> order;
+  std::unordered_set<const Expr*> done;
+  std::unordered_set<const Expr*> on_stack;
+  struct Frame {
+    Expr* expr;
+    size_t next_input;
+  };
+  for (Val* out : outputs_) {
+    if (out->definition() == nullptr || done.count(out->definition())) continue;
+    std::vector<Frame> stack{{out->definition(), 0}};
+    on_stack.insert(out->definition());
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      std::vector<Val*> deps = f.expr->inputs();
+      for (Val* a : f.expr->attributeVals()) deps.push_back(a);
+      if (f.next_input < deps.size()) {
+        Val* in = deps[f.next_input++];
+        Expr* d = in->definition();
+        if (d != nullptr && !done.count(d)) {
+          LOOM_ASSERT(!on_stack.count(d), "cycle through ", d->toString());
+          on_stack.insert(d);
+          stack.push_back({d, 0});
+        }
+        continue;
+      }
+      done.insert(f.expr);
+      on_stack.erase(f.expr);
+      order.push_back(f.expr);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+std::vector<TensorView*> Fusion::allTvs() const {
+  std::vector<TensorView*> tvs;
+  std::unordered_set<const Val*> seen;
+  auto add = [&](Val* v) {
+    if (auto* tv = v->dynCast<TensorView>(); tv != nullptr && seen.insert(tv).second) {
+      tvs.push_back(tv);
+    }
+  };
+  for (Val* in : inputs_) add(in);
+  for (Expr* e : exprs()) {
+    for (Val* v : e->inputs()) add(v);
+    for (Val* v : e->outputs()) add(v);
+  }
+  for (Val* out : outputs_) add(out);
+  return tvs;
+}
+
+std::vector<Statement*> Fusion::statements() const {
+  std::vector<Statement*> out;
+  out.reserve(stmts_.size());
+  for (auto& s : stmts_) out.push_back(s.get());
+  return out;
+}
+
+std::vector<Val*> Fusion::vals() const {
+  std::vector<Val*> out;
+  for (auto& s : stmts_) {
+    if (auto* v = s->dynCast<Val>()) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<Expr*> Fusion::allExprs() const {
+  std::vector<Expr*> out;
+  for (auto& s : stmts_) {
+    if (auto* e = s->dynCast<Expr>()) out.push_back(e);
+  }
+  return out;
+}
+
+void Fusion::removeDeadCode() {
+  std::unordered_set<const Statement*> live;
+  std::vector<Val*> work;
+  auto markVal = [&](Val* v) {
+    if (v != nullptr && live.insert(v).second) work.push_back(v);
+  };
+  for (Val* v : inputs_) markVal(v);
+  for (Val* v : outputs_) markVal(v);
+  for (Expr* e : exprs()) {
+    live.insert(e);
+    for (Val* v : e->inputs()) markVal(v);
+    for (Val* v : e->outputs()) markVal(v);
+    for (Val* v : e->attributeVals()) markVal(v);
+  }
+  // Everything a live value refers to is live: a tensor's domain, a domain's IDs and the
+  // transforms between them, an ID's extents, a scalar's definition.
+  while (!work.empty()) {
+    Val* v = work.back();
+    work.pop_back();
+    if (auto* tv = v->dynCast<TensorView>()) {
+      markVal(tv->domain());
+    } else if (auto* td = v->dynCast<TensorDomain>()) {
+      for (auto* ids : {&td->root(), &td->logical(), &td->allocation(), &td->loop()}) {
+        for (IterDomain* id : *ids) markVal(id);
+      }
+    } else if (auto* id = v->dynCast<IterDomain>()) {
+      markVal(id->start());
+      markVal(id->extent());
+      markVal(id->expandedExtent());
+    }
+    // Definitions of IDs (transforms) and of scalars (scalar math) are needed by their outputs.
+    // Only definitions whose outputs are all live would be exact; keeping a transform live keeps
+    // its other outputs too, which is what a domain's history needs.
+    if (!v->isA<TensorView>() && v->definition() != nullptr && !live.count(v->definition())) {
+      Expr* d = v->definition();
+      live.insert(d);
+      for (Val* in : d->inputs()) markVal(in);
+      for (Val* o : d->outputs()) markVal(o);
+      for (Val* a : d->attributeVals()) markVal(a);
+    }
+  }
+  // Delete dead exprs first (unwiring them), then dead vals.
+  std::vector<Statement*> dead;
+  for (auto& s : stmts_) {
+    if (!live.count(s.get())) dead.push_back(s.get());
+  }
+  for (Statement* s : dead) {
+    if (auto* e = s->dynCast<Expr>()) unwireExpr(e);
+  }
+  std::unordered_set<const Statement*> dead_set(dead.begin(), dead.end());
+  std::vector<std::unique_ptr<Statement>> kept;
+  kept.reserve(stmts_.size() - dead.size());
+  for (auto& s : stmts_) {
+    if (!dead_set.count(s.get())) kept.push_back(std::move(s));
+  }
+  stmts_ = std::move(kept);
+  index_.clear();
+  for (size_t i = 0; i < stmts_.size(); ++i) index_[stmts_[i].get()] = i;
+  // Live vals may still list dead exprs as uses only if those were unwired above; nothing else.
+}
+
+std::unique_ptr<Fusion> Fusion::clone() const {
+  auto out = std::make_unique<Fusion>();
+  copyInto(*out);
+  return out;
+}
+
+IrCloner Fusion::copyInto(Fusion& target) const {
+  LOOM_ASSERT(target.stmts_.empty() && target.inputs_.empty() && target.outputs_.empty(),
+              "copyInto needs an empty target fusion");
+  IrCloner c(&target);
+  for (auto& s : stmts_) c.clone(s.get());
+  for (Val* v : inputs_) target.inputs_.push_back(c.clone(v));
+  for (Val* v : outputs_) target.outputs_.push_back(c.clone(v));
+  return c;
+}
+
+FusionGuard::FusionGuard(Fusion* fusion) : previous_(active_fusion) { active_fusion = fusion; }
+FusionGuard::~FusionGuard() { active_fusion = previous_; }
+Fusion* FusionGuard::current() { return active_fusion; }
+
+Fusion* IrBuilder::activeFusion() {
+  Fusion* f = FusionGuard::current();
+  LOOM_CHECK(f != nullptr, "no active fusion: create IR inside a FusionGuard");
+  return f;
+}
+
+}  // namespace loom::ir

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Constant-folding arithmetic on index Scalars.
+#include "loom/ir/scalar_math.h"
+
+#include "loom/ir/builder.h"
+#include "loom/ir/exprs.h"
+
+namespace loom::ir::scalar_math {
+namespace {
+
+Scalar* build(BinaryOpType op, Scalar* a, Scalar* b) {
+  Scalar* out = IrBuilder::symbolic(kIndexType);
+  IrBuilder::create<BinaryOp>(op, out, a, b);
+  return out;
+}
+
+}  // namespace
+
+Scalar* add(Scalar* a, Scalar* b) {
+  if (a->isConstInt(0)) return b;
+  if (b->isConstInt(0)) return a;
+  if (auto x = a->constInt(), y = b->constInt(); x && y) return IrBuilder::index(*x + *y);
+  return build(BinaryOpType::Add, a, b);
+}
+
+Scalar* sub(Scalar* a, Scalar* b) {
+  if (b->isConstInt(0)) return a;
+  if (auto x = a->constInt(), y = b->constInt(); x && y) return IrBuilder::index(*x - *y);
+  return build(BinaryOpType::Sub, a, b);
+}
+
+Scalar* mul(Scalar* a, Scalar* b) {
+  if (a->isConstInt(1)) return b;
+  if (b->isConstInt(1)) return a;
+  if (auto x = a->constInt(), y = b->constInt(); x && y) return IrBuilder::index(*x * *y);
+  return build(BinaryOpType::Mul, a, b);
+}
+
+Scalar* div(Scalar* a, Scalar* b) {
+  if (b->isConstInt(1)) return a;
+  if (auto x = a->constInt(), y = b->constInt(); x && y && *y != 0) {
+    return IrBuilder::index(*x / *y);
+  }
+  return build(BinaryOpType::Div, a, b);
+}
+
+Scalar* mod(Scalar* a, Scalar* b) {
+  if (auto x = a->constInt(), y = b->constInt(); x && y && *y != 0) {
+    return IrBuilder::index(*x % *y);
+  }
+  return build(BinaryOpType::Mod, a, b);
+}
+
+Scalar* ceilDiv(Scalar* a, Scalar* b) {
+  if (b->isConstInt(1)) return a;
+  if (auto x = a->constInt(), y = b->constInt(); x && y && *y > 0) {
+    return IrBuilder::index((*x + *y - 1) / *y);
+  }
+  return build(BinaryOpType::CeilDiv, a, b);
+}
+
+}  // namespace loom::ir::scalar_math

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// The IR verifier: checks the contract written in base.h.
+#include "loom/ir/verifier.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "loom/ir/dispatch.h"
+#include "loom/ir/fusion.h"
+#include "loom/support/strings.h"
+
+namespace loom::ir {
+namespace {
+
+std::string idList(const std::vector<IterDomain*>& ids) {
+  std::vector<std::string> names;
+  for (auto* id : ids) names.push_back(id->toString());
+  return "[" + join(names) + "]";
+}
+
+// IDs reachable from `from` by applying Split/Merge exprs whose inputs are all reachable.
+std::unordered_set<const IterDomain*> reachableFrom(const std::vector<IterDomain*>& from) {
+  std::unordered_set<const IterDomain*> seen(from.begin(), from.end());
+  std::vector<const IterDomain*> work(from.begin(), from.end());
+  while (!work.empty()) {
+    const IterDomain* id = work.back();
+    work.pop_back();
+    for (Expr* use : id->uses()) {
+      if (!use->isA<Split>() && !use->isA<Merge>()) continue;
+      bool ready = std::all_of(use->inputs().begin(), use->inputs().end(), [&](Val* v) {
+        return seen.count(v->as<IterDomain>()) != 0;
+      });
+      if (!ready) continue;
+      for (Val* out : use->outputs()) {
+        auto* o = out->as<IterDomain>();
+        if (seen.insert(o).second) work.push_back(o);
+      }
+    }
+  }
+  return seen;
+}
+
+void checkDerived(const TensorView* tv, const std::vector<IterDomain*>& from,
+                  const std::vector<IterDomain*>& to, const char* from_name, const char* to_name) {
+  auto reach = reachableFrom(from);
+  for (auto* id : to) {
+    LOOM_ASSERT(reach.count(id), tv->toString(), ": ", to_name, " ID ", id->toString(),
+                " of ", idList(to), " is not derived from the ", from_name, " domain ",
+                idList(from));
+  }
+}
+
+void verifyTensor(const TensorView* tv) {
+  const TensorDomain* td = tv->domain();
+  LOOM_ASSERT(td->fusion() == tv->fusion(), tv->toString(), "'s domain is in another fusion");
+  if (td->hasRoot()) checkDerived(tv, td->root(), td->logical(), "root", "logical");
+  checkDerived(tv, td->logical(), td->loop(), "logical", "loop");
+  if (td->hasAllocation()) {
+    checkDerived(tv, td->logical(), td->allocation(), "logical", "allocation");
+  }
+  LOOM_ASSERT(td->contiguity().size() == td->maybeAllocation().size(), tv->toString(),
+              ": contiguity is not aligned with the allocation domain");
+  std::unordered_set<int> used;
+  for (auto* id : td->loop()) {
+    ParallelType p = id->parallelType();
+    if (p == ParallelType::Serial) continue;
+    LOOM_ASSERT(used.insert(int(p)).second, tv->toString(), ": parallel type ",
+                parallelTypeName(p), " appears twice in loop domain ", idList(td->loop()));
+  }
+}
+
+}  // namespace
+
+void verify(const Fusion& fusion) {
+  for (Statement* s : fusion.statements()) {
+    LOOM_ASSERT(s->fusion() == &fusion, s->toString(), " belongs to another fusion");
+    if (auto* e = s->dynCast<Expr>()) {
+      for (Val* out : e->outputs()) {
+        LOOM_ASSERT(out->definition() == e, out->toString(), " is an output of '", e->toString(),
+                    "' but its definition is another expr");
+      }
+      for (Val* in : e->inputs()) {
+        const auto& uses = in->uses();
+        LOOM_ASSERT(std::find(uses.begin(), uses.end(), e) != uses.end(), in->toString(),
+                    " is an input of '", e->toString(), "' but does not list it as a use");
+      }
+    } else {
+      auto* v = s->as<Val>();
+      if (Expr* d = v->definition()) {
+        const auto& outs = d->outputs();
+        LOOM_ASSERT(std::find(outs.begin(), outs.end(), v) != outs.end(), v->toString(),
+                    "'s definition does not output it");
+      }
+      for (Expr* use : v->uses()) {
+        const auto& ins = use->inputs();
+        LOOM_ASSERT(std::find(ins.begin(), ins.end(), v) != ins.end(), v->toString(),
+                    " lists a use that does not take it as input");
+      }
+    }
+  }
+  for (Val* in : fusion.inputs()) {
+    LOOM_ASSERT(in->definition() == nullptr, "fusion input ", in->toString(),
+                " has a definition");
+  }
+  for (TensorView* tv : fusion.allTvs()) verifyTensor(tv);
+}
+
+}  // namespace loom::ir

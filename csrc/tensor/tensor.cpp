@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+// loom::Tensor: construction, element access on the host, views.
+#include "loom/tensor/tensor.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "loom/support/error.h"
+#include "loom/support/strings.h"
+#include "loom/tensor/half.h"
+
+namespace loom {
+
+std::ostream& operator<<(std::ostream& os, Device d) {
+  return d.isCpu() ? os << "cpu" : os << "cuda:" << d.index;
+}
+
+std::shared_ptr<Storage> Storage::allocateHost(size_t nbytes) {
+  size_t rounded = (nbytes + 63) / 64 * 64;
+  void* p = rounded == 0 ? nullptr : std::aligned_alloc(64, rounded);
+  LOOM_CHECK(rounded == 0 || p != nullptr, "out of host memory allocating ", nbytes, " bytes");
+  return std::make_shared<Storage>(p, nbytes, Device::cpu(), [](void* q) { std::free(q); });
+}
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, DataType dtype, std::vector<int64_t> sizes,
+               std::vector<int64_t> strides, int64_t offset)
+    : storage_(std::move(storage)),
+      dtype_(dtype),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      offset_(offset) {
+  LOOM_CHECK(storage_ != nullptr, "a tensor needs storage");
+  LOOM_CHECK(sizes_.size() == strides_.size(), "tensor has ", sizes_.size(), " sizes but ",
+             strides_.size(), " strides");
+  for (size_t i = 0; i < sizes_.size(); ++i) {
+    LOOM_CHECK(sizes_[i] >= 0, "tensor size ", sizes_[i], " at dimension ", i, " is negative");
+  }
+  LOOM_CHECK(offset_ >= 0, "tensor offset ", offset_, " is negative");
+}
+
+std::vector<int64_t> Tensor::contiguousStrides(std::span<const int64_t> sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+Tensor Tensor::empty(std::vector<int64_t> sizes, DataType dtype) {
+  auto strides = contiguousStrides(sizes);
+  return emptyStrided(std::move(sizes), std::move(strides), dtype);
+}
+
+Tensor Tensor::emptyStrided(std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                            DataType dtype) {
+  LOOM_CHECK(sizes.size() == strides.size(), "emptyStrided: ", sizes.size(), " sizes but ",
+             strides.size(), " strides");
+  int64_t extent = 1;  // one past the largest reachable element
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    LOOM_CHECK(sizes[i] >= 0, "emptyStrided: negative size ", sizes[i]);
+    LOOM_CHECK(strides[i] >= 0, "emptyStrided: negative stride ", strides[i]);
+    if (sizes[i] == 0) extent = 0;
+  }
+  if (extent != 0) {
+    for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+  }
+  auto storage = Storage::allocateHost(size_t(extent) * dataTypeSize(dtype));
+  return Tensor(std::move(storage), dtype, std::move(sizes), std::move(strides));
+}
+
+Tensor Tensor::fromBlob(void* data, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                        DataType dtype, Device device, Storage::Deleter deleter) {
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size() && i < strides.size(); ++i) {
+    if (sizes[i] == 0) extent = 0;
+  }
+  if (extent != 0) {
+    for (size_t i = 0; i < sizes.size() && i < strides.size(); ++i)
+      extent += (sizes[i] - 1) * std::abs(strides[i]);
+  }
+  auto storage = std::make_shared<Storage>(data, size_t(extent) * dataTypeSize(dtype), device,
+                                           std::move(deleter));
+  return Tensor(std::move(storage), dtype, std::move(sizes), std::move(strides));
+}
+
+Device Tensor::device() const { return storage_ ? storage_->device() : Device::cpu(); }
+
+int64_t Tensor::size(int64_t d) const {
+  LOOM_CHECK(d >= -dim() && d < dim(), "dimension ", d, " out of range for a ", dim(),
+             "-D tensor");
+  return sizes_[size_t(d < 0 ? d + dim() : d)];
+}
+
+int64_t Tensor::stride(int64_t d) const {
+  LOOM_CHECK(d >= -dim() && d < dim(), "dimension ", d, " out of range for a ", dim(),
+             "-D tensor");
+  return strides_[size_t(d < 0 ? d + dim() : d)];
+}
+
+int64_t Tensor::numel() const {
+  return std::accumulate(sizes_.begin(), sizes_.end(), int64_t(1), std::multiplies<>());
+}
+
+void* Tensor::data() const {
+  LOOM_CHECK(defined(), "access to an undefined tensor");
+  return static_cast<char*>(storage_->data()) + offset_ * int64_t(itemSize());
+}
+
+bool Tensor::isContiguous() const {
+  int64_t expected = 1;
+  for (size_t i = sizes_.size(); i-- > 0;) {
+    if (sizes_[i] == 1) continue;
+    if (strides_[i] != expected) return false;
+    expected *= sizes_[i];
+  }
+  return true;
+}
+
+int64_t Tensor::storageIndex(std::span<const int64_t> index) const {
+  LOOM_CHECK(int64_t(index.size()) == dim(), "index of rank ", index.size(), " for a ", dim(),
+             "-D tensor");
+  int64_t s = 0;
+  for (size_t i = 0; i < index.size(); ++i) {
+    LOOM_CHECK(index[i] >= 0 && index[i] < sizes_[i], "index ", index[i], " out of range [0, ",
+               sizes_[i], ") at dimension ", i);
+    s += index[i] * strides_[i];
+  }
+  return s;
+}
+
+int64_t Tensor::storageIndexLinear(int64_t linear) const {
+  int64_t s = 0;
+  for (size_t i = sizes_.size(); i-- > 0;) {
+    int64_t n = sizes_[i];
+    s += (linear % n) * strides_[i];
+    linear /= n;
+  }
+  return s;
+}
+
+namespace {
+
+void checkHost(const Tensor& t, const char* what) {
+  LOOM_CHECK(t.device().isCpu(), what, " needs a host tensor, got one on ", t.device());
+}
+
+// Truncates toward zero and saturates to the range of Int, NaN -> 0: CUDA's float-to-int rules.
+template <typename Int>
+Int saturatingCast(double v) {
+  if (std::isnan(v)) return 0;
+  // 2^(bits-1) is exact in double and is the first value past the top of Int.
+  constexpr double kTop = -double(std::numeric_limits<Int>::min());
+  if (v >= kTop) return std::numeric_limits<Int>::max();
+  if (v <= -kTop) return std::numeric_limits<Int>::min();
+  return Int(v);
+}
+
+}  // namespace
+
+double loadAsDouble(const void* ptr, DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool: return *static_cast<const bool*>(ptr) ? 1.0 : 0.0;
+    case DataType::Int32: return double(*static_cast<const int32_t*>(ptr));
+    case DataType::Int64: return double(*static_cast<const int64_t*>(ptr));
+    case DataType::Float16: return halfBitsToFloat(*static_cast<const uint16_t*>(ptr));
+    case DataType::BFloat16: return bfloat16BitsToFloat(*static_cast<const uint16_t*>(ptr));
+    case DataType::Float32: return double(*static_cast<const float*>(ptr));
+    case DataType::Float64: return *static_cast<const double*>(ptr);
+  }
+  LOOM_UNREACHABLE();
+}
+
+void storeFromDouble(void* ptr, DataType dtype, double value) {
+  switch (dtype) {
+    case DataType::Bool: *static_cast<bool*>(ptr) = value != 0.0; return;
+    case DataType::Int32: *static_cast<int32_t*>(ptr) = saturatingCast<int32_t>(value); return;
+    case DataType::Int64: *static_cast<int64_t*>(ptr) = saturatingCast<int64_t>(value); return;
+    case DataType::Float16: *static_cast<uint16_t*>(ptr) = doubleToHalfBits(value); return;
+    case DataType::BFloat16: *static_cast<uint16_t*>(ptr) = doubleToBFloat16Bits(value); return;
+    case DataType::Float32: *static_cast<float*>(ptr) = float(value); return;
+    case DataType::Float64: *static_cast<double*>(ptr) = value; return;
+  }
+  LOOM_UNREACHABLE();
+}
+
+double Tensor::getDouble(std::span<const int64_t> index) const {
+  checkHost(*this, "getDouble");
+  return loadAsDouble(static_cast<const char*>(data()) + storageIndex(index) * int64_t(itemSize()),
+                      dtype_);
+}
+
+double Tensor::getDoubleLinear(int64_t linear) const {
+  checkHost(*this, "getDoubleLinear");
+  return loadAsDouble(
+      static_cast<const char*>(data()) + storageIndexLinear(linear) * int64_t(itemSize()), dtype_);
+}
+
+void Tensor::setDouble(std::span<const int64_t> index, double value) {
+  checkHost(*this, "setDouble");
+  storeFromDouble(static_cast<char*>(data()) + storageIndex(index) * int64_t(itemSize()), dtype_,
+                  value);
+}
+
+void Tensor::setDoubleLinear(int64_t linear, double value) {
+  checkHost(*this, "setDoubleLinear");
+  storeFromDouble(static_cast<char*>(data()) + storageIndexLinear(linear) * int64_t(itemSize()),
+                  dtype_, value);
+}
+
+void Tensor::fill(double value) {
+  checkHost(*this, "fill");
+  int64_t n = numel();
+  for (int64_t i = 0; i < n; ++i) setDoubleLinear(i, value);
+}
+
+Tensor Tensor::contiguous() const {
+  checkHost(*this, "contiguous");
+  Tensor out = Tensor::empty(sizes_, dtype_);
+  int64_t n = numel();
+  size_t isz = itemSize();
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(static_cast<char*>(out.data()) + i * int64_t(isz),
+                static_cast<const char*>(data()) + storageIndexLinear(i) * int64_t(isz), isz);
+  }
+  return out;
+}
+
+Tensor Tensor::permute(std::span<const int64_t> dims) const {
+  LOOM_CHECK(int64_t(dims.size()) == dim(), "permute: ", dims.size(), " dims for a ", dim(),
+             "-D tensor");
+  std::vector<int64_t> sizes(dims.size()), strides(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = dims[i] < 0 ? dims[i] + dim() : dims[i];
+    LOOM_CHECK(d >= 0 && d < dim() && !seen[size_t(d)], "permute: [", join(dims),
+               "] is not a permutation of ", dim(), " dimensions");
+    seen[size_t(d)] = true;
+    sizes[i] = sizes_[size_t(d)];
+    strides[i] = strides_[size_t(d)];
+  }
+  return Tensor(storage_, dtype_, std::move(sizes), std::move(strides), offset_);
+}
+
+void fillRandom(Tensor& t, uint64_t seed) {
+  checkHost(t, "fillRandom");
+  std::mt19937_64 rng(seed);
+  int64_t n = t.numel();
+  if (isFloatingType(t.dtype())) {
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (int64_t i = 0; i < n; ++i) t.setDoubleLinear(i, dist(rng));
+  } else if (isIntegralType(t.dtype())) {
+    std::uniform_int_distribution<int64_t> dist(-8, 7);
+    for (int64_t i = 0; i < n; ++i) t.setDoubleLinear(i, double(dist(rng)));
+  } else {
+    std::bernoulli_distribution dist(0.5);
+    for (int64_t i = 0; i < n; ++i) t.setDoubleLinear(i, dist(rng) ? 1.0 : 0.0);
+  }
+}
+
+void poison(Tensor& t) {
+  checkHost(t, "poison");
+  int64_t n = t.numel();
+  double v = isFloatingType(t.dtype()) ? std::numeric_limits<double>::quiet_NaN()
+             : isIntegralType(t.dtype()) ? -1234567.0
+                                         : 1.0;
+  for (int64_t i = 0; i < n; ++i) t.setDoubleLinear(i, v);
+}
+
+std::string describe(const Tensor& t) {
+  if (!t.defined()) return "undefined tensor";
+  return "[" + join(t.sizes()) + "] " + std::string(dataTypeName(t.dtype())) + " on " +
+         (t.device().isCpu() ? std::string("cpu") : "cuda:" + std::to_string(t.device().index));
+}
+
+}  // namespace loom

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// IrCloner: copies nodes into another fusion and remembers the mapping old -> new.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "loom/ir/base.h"
+
+namespace loom::ir {
+
+class IrCloner {
+ public:
+  explicit IrCloner(Fusion* target) : target_(target) {}
+
+  /// The copy of `s` in the target fusion, made on first request. nullptr maps to nullptr.
+  Statement* clone(const Statement* s);
+  template <typename T>
+  T* clone(const T* s) {
+    return s == nullptr ? nullptr : static_cast<T*>(clone(static_cast<const Statement*>(s)));
+  }
+  template <typename T>
+  std::vector<T*> clone(const std::vector<T*>& v) {
+    std::vector<T*> out;
+    out.reserve(v.size());
+    for (auto* x : v) out.push_back(clone(x));
+    return out;
+  }
+
+  /// The copy of `s` if it has been made, else nullptr.
+  Statement* lookup(const Statement* s) const;
+  template <typename T>
+  T* lookup(const T* s) const {
+    return static_cast<T*>(lookup(static_cast<const Statement*>(s)));
+  }
+
+  Fusion* target() const { return target_; }
+
+ private:
+  Fusion* target_;
+  std::unordered_map<const Statement*, Statement*> map_;
+};
+
+}  // namespace loom::ir

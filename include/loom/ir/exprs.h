@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+// Math exprs: pointwise, reductions, Welford, and the ops that change a tensor's dimensions.
+// Constructors take outputs first, then inputs, then attributes. Each accessor names a position in
+// inputs()/outputs(); attributes are named members. See the IR contract in base.h.
+#pragma once
+
+#include <vector>
+
+#include "loom/ir/base.h"
+#include "loom/ir/op_types.h"
+
+namespace loom::ir {
+
+class Scalar;
+class TensorView;
+
+/// out = op(in). Works on Scalars and TensorViews alike; Cast converts to out's dtype.
+class UnaryOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(UnaryOp)
+  UnaryOp(UnaryOpType op, Val* out, Val* in);
+  UnaryOp(const UnaryOp* src, IrCloner& cloner);
+
+  UnaryOpType opType() const { return op_; }
+  Val* out() const { return output(0); }
+  Val* in() const { return input(0); }
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  UnaryOpType op_;
+};
+
+/// out = op(lhs, rhs). Operands are TensorViews or Scalars; broadcasting is already explicit.
+class BinaryOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(BinaryOp)
+  BinaryOp(BinaryOpType op, Val* out, Val* lhs, Val* rhs);
+  BinaryOp(const BinaryOp* src, IrCloner& cloner);
+
+  BinaryOpType opType() const { return op_; }
+  Val* out() const { return output(0); }
+  Val* lhs() const { return input(0); }
+  Val* rhs() const { return input(1); }
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  BinaryOpType op_;
+};
+
+/// out = op(a, b, c): where(cond, x, y), clamp(x, lo, hi), lerp(start, end, weight).
+class TernaryOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(TernaryOp)
+  TernaryOp(TernaryOpType op, Val* out, Val* a, Val* b, Val* c);
+  TernaryOp(const TernaryOp* src, IrCloner& cloner);
+
+  TernaryOpType opType() const { return op_; }
+  Val* out() const { return output(0); }
+  Val* a() const { return input(0); }
+  Val* b() const { return input(1); }
+  Val* c() const { return input(2); }
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  TernaryOpType op_;
+};
+
+/// out = reduce(in) over the IDs that are Reduction in out's logical domain; `init` is the
+/// identity (0 for sum, 1 for prod, lowest / highest for max / min).
+class ReductionOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(ReductionOp)
+  ReductionOp(ReductionOpType op, Scalar* init, TensorView* out, TensorView* in);
+  ReductionOp(const ReductionOp* src, IrCloner& cloner);
+
+  ReductionOpType opType() const { return op_; }
+  Scalar* init() const { return init_; }
+  TensorView* out() const;
+  TensorView* in() const;
+
+  std::vector<Val*> attributeVals() const override;
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  ReductionOpType op_;
+  Scalar* init_;
+};
+
+/// Welford's online mean/variance over the Reduction IDs of the outputs' logical domains.
+/// Outputs: avg, m2 (sum of squared deviations) and n (count, Int64), all with one shared domain
+/// shape. Inputs: the partial (avg, m2, n) being combined; a raw input x is (x, 0, 1) with the
+/// Scalars 0 and 1. Init values (avg, m2, n) start the accumulation (all zero normally).
+class WelfordOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(WelfordOp)
+  WelfordOp(TensorView* out_avg, TensorView* out_m2, TensorView* out_n, Val* in_avg, Val* in_m2,
+            Val* in_n, Scalar* init_avg, Scalar* init_m2, Scalar* init_n);
+  WelfordOp(const WelfordOp* src, IrCloner& cloner);
+
+  TensorView* outAvg() const;
+  TensorView* outM2() const;
+  TensorView* outN() const;
+  Val* inAvg() const { return input(0); }
+  Val* inM2() const { return input(1); }
+  Val* inN() const { return input(2); }
+  Scalar* initAvg() const { return init_avg_; }
+  Scalar* initM2() const { return init_m2_; }
+  Scalar* initN() const { return init_n_; }
+  /// True when the input is a raw tensor (m2 = 0 and n = 1 constants).
+  bool hasRawInput() const;
+
+  std::vector<Val*> attributeVals() const override;
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  Scalar* init_avg_;
+  Scalar* init_m2_;
+  Scalar* init_n_;
+};
+
+/// Inserts new Broadcast IDs: output logical position i is new when isBroadcastDim()[i].
+class BroadcastOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(BroadcastOp)
+  BroadcastOp(TensorView* out, TensorView* in, std::vector<bool> is_broadcast_dim);
+  BroadcastOp(const BroadcastOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* in() const;
+  const std::vector<bool>& isBroadcastDim() const { return is_broadcast_dim_; }
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  std::vector<bool> is_broadcast_dim_;
+};
+
+/// Removes size-1 IDs: input logical position i (reductions excluded) is removed when
+/// isSqueezedDim()[i].
+class SqueezeOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(SqueezeOp)
+  SqueezeOp(TensorView* out, TensorView* in, std::vector<bool> is_squeezed_dim);
+  SqueezeOp(const SqueezeOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* in() const;
+  const std::vector<bool>& isSqueezedDim() const { return is_squeezed_dim_; }
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  std::vector<bool> is_squeezed_dim_;
+};
+
+/// Gives broadcast IDs an expanded extent (no copy: the data is still one element wide). The
+/// output's logical IDs carry the new extents.
+class ExpandOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(ExpandOp)
+  ExpandOp(TensorView* out, TensorView* in);
+  ExpandOp(const ExpandOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* in() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+};
+
+/// Reshape with static sizes: out's root mirrors in's logical (minus reductions) and out's
+/// logical is derived from its root by Split/Merge exprs, row-major semantics.
+class ReshapeOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(ReshapeOp)
+  ReshapeOp(TensorView* out, TensorView* in);
+  ReshapeOp(const ReshapeOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* in() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+};
+
+/// A copy. When out has a root domain, its logical is a permutation of the root (permute,
+/// transpose). Also the op that cache tensors are defined by.
+class LoadStoreOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(LoadStoreOp)
+  LoadStoreOp(LoadStoreOpType op, TensorView* out, TensorView* in);
+  LoadStoreOp(const LoadStoreOp* src, IrCloner& cloner);
+
+  LoadStoreOpType opType() const { return op_; }
+  TensorView* out() const;
+  TensorView* in() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  LoadStoreOpType op_;
+};
+
+}  // namespace loom::ir

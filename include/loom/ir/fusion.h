@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fusion: the container that owns an IR graph, its inputs and outputs. FusionGuard sets the
+// fusion that IrBuilder adds nodes to. See the IR contract in base.h.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/ir/base.h"
+#include "loom/ir/cloner.h"
+
+namespace loom::ir {
+
+class TensorView;
+
+class Fusion {
+ public:
+  Fusion();
+  ~Fusion();
+  Fusion(const Fusion&) = delete;
+  Fusion& operator=(const Fusion&) = delete;
+
+  /// A deep copy.
+  std::unique_ptr<Fusion> clone() const;
+  /// Copies every statement, the inputs and the outputs into `target`, which must be empty, and
+  /// returns the mapping from this fusion's nodes to the copies. Copies keep their names.
+  IrCloner copyInto(Fusion& target) const;
+
+  /// Marks a Val (TensorView or Scalar) as an input. Inputs have no definition.
+  void addInput(Val* v);
+  /// Marks a Val as an output. The same Val may be output once.
+  void addOutput(Val* v);
+  /// Replaces output `old_out` by `new_out` in place.
+  void replaceOutput(Val* old_out, Val* new_out);
+  void removeOutput(Val* v);
+  const std::vector<Val*>& inputs() const { return inputs_; }
+  const std::vector<Val*>& outputs() const { return outputs_; }
+  bool isInput(const Val* v) const;
+  bool isOutput(const Val* v) const;
+
+  /// Math exprs (not IterDomain transforms) that the outputs depend on, producers before
+  /// consumers. Deterministic: follows output order, then input order of each expr.
+  std::vector<Expr*> exprs() const;
+  /// Every TensorView the outputs depend on (and the inputs), in topological order.
+  std::vector<TensorView*> allTvs() const;
+
+  /// Every statement still registered, in creation order.
+  std::vector<Statement*> statements() const;
+  std::vector<Val*> vals() const;
+  std::vector<Expr*> allExprs() const;
+  int64_t numStatements() const { return int64_t(stmts_.size()); }
+
+  /// Unlinks an expr from its inputs and outputs and deletes it.
+  void removeExpr(Expr* e);
+  /// Deletes a Val that nothing uses or outputs; removes its definition first.
+  void removeVal(Val* v);
+  /// Removes every statement that neither the outputs nor the inputs need: math not reaching an
+  /// output, and domains, IDs and scalars no live tensor refers to.
+  void removeDeadCode();
+
+  /// Adds a node made outside IrBuilder (cloner, parser). Wires definitions and uses for exprs;
+  /// `name` keeps a given name (clones keep their source names).
+  void registerStatement(Statement* s, std::optional<int64_t> name = std::nullopt);
+
+  /// Text of the whole fusion in the .fus form (implemented by the printer).
+  std::string toString() const;
+
+ private:
+  friend class Expr;
+  void wireExpr(Expr* e);
+  void unwireExpr(Expr* e);
+  void deleteStatement(Statement* s);
+
+  std::vector<std::unique_ptr<Statement>> stmts_;
+  std::unordered_map<const Statement*, size_t> index_;  // position in stmts_
+  std::vector<Val*> inputs_;
+  std::vector<Val*> outputs_;
+  std::vector<int64_t> next_name_;  // per NodeKind
+};
+
+/// Sets the active fusion for the guard's lifetime (thread-local), restoring the previous one.
+class FusionGuard {
+ public:
+  explicit FusionGuard(Fusion* fusion);
+  ~FusionGuard();
+  FusionGuard(const FusionGuard&) = delete;
+  FusionGuard& operator=(const FusionGuard&) = delete;
+
+  /// The active fusion, or nullptr.
+  static Fusion* current();
+
+ private:
+  Fusion* previous_;
+};
+
+}  // namespace loom::ir

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+// Arithmetic on Scalars (extents, split factors) that folds constants, so static shapes stay
+// constants: ceilDiv(12, 4) is the constant 3, ceilDiv(s0, 4) a BinaryOp. Index type Int64.
+#pragma once
+
+#include "loom/ir/scalar.h"
+
+namespace loom::ir::scalar_math {
+
+Scalar* add(Scalar* a, Scalar* b);
+Scalar* sub(Scalar* a, Scalar* b);
+Scalar* mul(Scalar* a, Scalar* b);
+Scalar* div(Scalar* a, Scalar* b);
+Scalar* mod(Scalar* a, Scalar* b);
+Scalar* ceilDiv(Scalar* a, Scalar* b);
+
+}  // namespace loom::ir::scalar_math

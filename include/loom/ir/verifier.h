@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// Checks the IR contract (base.h) on a whole fusion. Throws InternalError naming the first broken
+// rule; user-facing entry points (the parser) translate that into a UserError.
+#pragma once
+
+namespace loom::ir {
+
+class Fusion;
+
+/// SSA links, input/output rules, and for every tensor: domains connected by Split/Merge exprs,
+/// contiguity aligned with allocation, each parallel type at most once in the loop domain.
+void verify(const Fusion& fusion);
+
+}  // namespace loom::ir

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Typed debug options read from the environment.
+//
+//   LOOM_DUMP=fusion_ir,kernel_ir(insert_syncs)   dump the fusion, and the kernel IR after one pass
+//
+// Each option may take arguments in parentheses, separated by commas. An unknown option is a
+// user error that lists the valid ones. Options are plain values: a layer that needs them takes a
+// DumpOptions argument (or reads DumpOptions::fromEnvironment() at its entry point), never a
+// global "current lowering" object.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom {
+
+/// What LOOM_DUMP may name. Keep kDumpOptionNames in options.cpp in the same order.
+enum class DumpOption : uint8_t {
+  FusionIr,         ///< the fusion as built, in the text form
+  FusionIrScheduled,///< each segment's fusion after scheduling
+  SchedulerParams,  ///< heuristic parameter structs
+  Segments,         ///< segmentation result
+  KernelIr,         ///< kernel IR after each lowering pass that changed it; arg: pass name
+  CudaKernel,       ///< generated CUDA C++
+  Ptxas,            ///< register and spill counts from the CUDA compiler
+  HostCompile,      ///< host backend compiler command lines
+  LaunchParams,     ///< launch dimensions and shared memory of each kernel launch
+  kCount
+};
+
+/// The option names as written in LOOM_DUMP, indexed by DumpOption.
+std::string_view dumpOptionName(DumpOption option);
+
+/// A parsed LOOM_DUMP value.
+class DumpOptions {
+ public:
+  DumpOptions() = default;
+
+  /// Parses "a,b(x,y),c". Throws UserError for an unknown name or unbalanced parentheses.
+  static DumpOptions parse(std::string_view spec);
+
+  /// Parses the LOOM_DUMP environment variable (empty when unset). Read once per process.
+  static const DumpOptions& fromEnvironment();
+
+  bool has(DumpOption option) const { return enabled_.count(option) != 0; }
+
+  /// The arguments given to an option; empty when it had none or is not enabled.
+  const std::vector<std::string>& args(DumpOption option) const;
+
+  /// True when the option is enabled with no arguments, or with `arg` among its arguments.
+  bool hasWithArg(DumpOption option, std::string_view arg) const;
+
+  void enable(DumpOption option, std::vector<std::string> args = {}) {
+    enabled_[option] = std::move(args);
+  }
+
+ private:
+  std::map<DumpOption, std::vector<std::string>> enabled_;
+};
+
+/// The value of an environment variable, or nullopt when unset.
+std::optional<std::string> getEnv(const char* name);
+
+}  // namespace loom

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fusion basics: building, SSA, traversal, clone, equality, dead code, verifier.
+#include <gtest/gtest.h>
+
+#include "loom/ir/ir.h"
+
+namespace loom::ir {
+namespace {
+
+TensorView* makeInput(std::vector<int64_t> sizes, DataType dtype = DataType::Float32) {
+  std::vector<IterDomain*> ids;
+  for (int64_t s : sizes) ids.push_back(IterDomain::create(IrBuilder::index(s)));
+  auto* tv = IrBuilder::create<TensorView>(IrBuilder::create<TensorDomain>(ids), dtype,
+                                           MemoryType::Global);
+  FusionGuard::current()->addInput(tv);
+  return tv;
+}
+
+TensorView* unaryLike(TensorView* in, UnaryOpType op) {
+  std::vector<IterDomain*> ids;
+  for (auto* id : in->logical()) ids.push_back(id->cloneWithoutDefinition());
+  auto* out = IrBuilder::create<TensorView>(IrBuilder::create<TensorDomain>(ids), in->dtype());
+  IrBuilder::create<UnaryOp>(op, out, in);
+  return out;
+}
+
+// A fusion built through the builder is SSA and verifies.
+TEST(FusionTest, BuildTraverseVerify) {
+  Fusion f;
+  FusionGuard g(&f);
+  auto* t0 = makeInput({4, 8});
+  auto* t1 = unaryLike(t0, UnaryOpType::Exp);
+  auto* t2 = unaryLike(t1, UnaryOpType::Neg);
+  f.addOutput(t2);
+  EXPECT_EQ(t1->definition()->as<UnaryOp>()->in(), t0);
+  ASSERT_EQ(t0->uses().size(), 1u);
+  auto exprs = f.exprs();
+  ASSERT_EQ(exprs.size(), 2u);
+  EXPECT_EQ(exprs[0]->output(0), t1);
+  EXPECT_NO_THROW(verify(f));
+}
+
+// A clone is structurally equal to its source and independent of it.
+TEST(FusionTest, CloneIsEqual) {
+  Fusion f;
+  {
+    FusionGuard g(&f);
+    auto* t0 = makeInput({4, 8});
+    auto* t1 = unaryLike(t0, UnaryOpType::Exp);
+    t1->split(1, 4);
+    t1->merge(0);
+    f.addOutput(t1);
+  }
+  auto c = f.clone();
+  std::string why;
+  EXPECT_TRUE(structurallyEqual(f, *c, &why)) << why;
+  EXPECT_NO_THROW(verify(*c));
+  {
+    FusionGuard g(c.get());
+    c->outputs()[0]->as<TensorView>()->split(0, 2);
+  }
+  EXPECT_FALSE(structurallyEqual(f, *c, &why));
+  EXPECT_FALSE(why.empty());
+}
+
+// Dead code removal keeps what outputs need and drops the rest.
+TEST(FusionTest, DeadCodeRemoval) {
+  Fusion f;
+  FusionGuard g(&f);
+  auto* t0 = makeInput({3});
+  auto* t1 = unaryLike(t0, UnaryOpType::Exp);
+  unaryLike(t0, UnaryOpType::Log);  // dead
+  f.addOutput(t1);
+  int64_t before = f.numStatements();
+  f.removeDeadCode();
+  EXPECT_LT(f.numStatements(), before);
+  EXPECT_EQ(t0->uses().size(), 1u);
+  EXPECT_NO_THROW(verify(f));
+}
+
+// A new definition of a value replaces the old one (SSA).
+TEST(FusionTest, RedefinitionReplaces) {
+  Fusion f;
+  FusionGuard g(&f);
+  auto* t0 = makeInput({3});
+  auto* t1 = unaryLike(t0, UnaryOpType::Exp);
+  IrBuilder::create<UnaryOp>(UnaryOpType::Neg, t1, t0);
+  EXPECT_EQ(t1->definition()->as<UnaryOp>()->opType(), UnaryOpType::Neg);
+  EXPECT_EQ(t0->uses().size(), 1u);
+}
+
+// Building IR with no active fusion is a user error.
+TEST(FusionTest, NoActiveFusion) {
+  try {
+    IrBuilder::index(1);
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no active fusion"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace loom::ir

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of LOOM_DUMP parsing (DumpOptions).
+#include "loom/support/options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "loom/support/error.h"
+
+namespace loom {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+std::string parseError(std::string_view spec) {
+  try {
+    DumpOptions::parse(spec);
+  } catch (const UserError& e) {
+    return e.message();
+  }
+  ADD_FAILURE() << "parse('" << spec << "') did not throw";
+  return "";
+}
+
+// Plain and parenthesized options are both enabled; arguments are kept in order.
+TEST(OptionsTest, ParsesNamesAndArguments) {
+  auto o = DumpOptions::parse("fusion_ir,kernel_ir(a,b)");
+  EXPECT_TRUE(o.has(DumpOption::FusionIr));
+  EXPECT_TRUE(o.has(DumpOption::KernelIr));
+  EXPECT_FALSE(o.has(DumpOption::CudaKernel));
+  EXPECT_THAT(o.args(DumpOption::FusionIr), IsEmpty());
+  EXPECT_THAT(o.args(DumpOption::KernelIr), ElementsAre("a", "b"));
+}
+
+// Whitespace around names and arguments is ignored, and empty items are skipped.
+TEST(OptionsTest, IgnoresWhitespaceAndEmptyItems) {
+  auto o = DumpOptions::parse(" cuda_kernel , kernel_ir( insert_syncs , x ),,");
+  EXPECT_TRUE(o.has(DumpOption::CudaKernel));
+  EXPECT_THAT(o.args(DumpOption::KernelIr), ElementsAre("insert_syncs", "x"));
+}
+
+// hasWithArg is true for an option without arguments and for a listed argument only.
+TEST(OptionsTest, HasWithArg) {
+  auto o = DumpOptions::parse("fusion_ir,kernel_ir(a,b)");
+  EXPECT_TRUE(o.hasWithArg(DumpOption::FusionIr, "anything"));
+  EXPECT_TRUE(o.hasWithArg(DumpOption::KernelIr, "a"));
+  EXPECT_TRUE(o.hasWithArg(DumpOption::KernelIr, "b"));
+  EXPECT_FALSE(o.hasWithArg(DumpOption::KernelIr, "c"));
+  EXPECT_FALSE(o.hasWithArg(DumpOption::CudaKernel, "a"));
+}
+
+// The empty string (and only whitespace) enables nothing.
+TEST(OptionsTest, EmptyStringEnablesNothing) {
+  for (std::string_view spec : {"", "   "}) {
+    auto o = DumpOptions::parse(spec);
+    for (size_t i = 0; i < size_t(DumpOption::kCount); ++i) {
+      EXPECT_FALSE(o.has(DumpOption(i))) << dumpOptionName(DumpOption(i));
+    }
+  }
+}
+
+// Every option name round-trips through dumpOptionName and parse.
+TEST(OptionsTest, EveryNameParses) {
+  for (size_t i = 0; i < size_t(DumpOption::kCount); ++i) {
+    auto option = DumpOption(i);
+    EXPECT_TRUE(DumpOptions::parse(dumpOptionName(option)).has(option))
+        << dumpOptionName(option);
+  }
+}
+
+// An unknown option is a user error that names it and lists every valid option.
+TEST(OptionsTest, UnknownOptionListsValidOnes) {
+  std::string msg = parseError("fusion_ir,kernal_ir");
+  EXPECT_THAT(msg, HasSubstr("unknown option 'kernal_ir'"));
+  EXPECT_THAT(msg, HasSubstr("valid options are"));
+  for (size_t i = 0; i < size_t(DumpOption::kCount); ++i) {
+    EXPECT_THAT(msg, HasSubstr(std::string(dumpOptionName(DumpOption(i)))));
+  }
+}
+
+// A missing ')' is a user error.
+TEST(OptionsTest, MissingCloseParenIsError) {
+  EXPECT_THAT(parseError("kernel_ir(a,b"), HasSubstr("missing ')'"));
+}
+
+// A ')' without its '(' is a user error.
+TEST(OptionsTest, StrayCloseParenIsError) {
+  EXPECT_THAT(parseError("kernel_ir)"), HasSubstr("unbalanced ')'"));
+}
+
+// Text after the closing parenthesis is a user error.
+TEST(OptionsTest, TextAfterArgumentsIsError) {
+  EXPECT_THAT(parseError("kernel_ir(a)x"), HasSubstr("expected ')' at the end"));
+}
+
+// enable() adds an option programmatically, replacing earlier arguments.
+TEST(OptionsTest, EnableReplacesArguments) {
+  auto o = DumpOptions::parse("kernel_ir(a)");
+  o.enable(DumpOption::KernelIr, {"z"});
+  EXPECT_THAT(o.args(DumpOption::KernelIr), ElementsAre("z"));
+}
+
+}  // namespace
+}  // namespace loom
