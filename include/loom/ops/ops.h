@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
+// Everything needed to build fusions with ops.
+#pragma once
+
+#include "loom/ops/arith.h"
+#include "loom/ops/composite.h"
+#include "loom/ops/operand.h"
+#include "loom/ops/reduction.h"
+#include "loom/ops/shape.h"
+#include "loom/ops/tensor_builder.h"
+#include "loom/ops/type_promotion.h"

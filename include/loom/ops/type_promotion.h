@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// PyTorch's type promotion, with one Loom rule on top: Float16 and BFloat16 results are computed
+// (and returned) in Float32 by the primitive ops; composites cast back (see docs/ops.md).
+//
+// Categories: bool < integer < floating. Tensors of higher category win over lower ones; numbers
+// (C++ numbers and Scalar nodes) take part only when their category is higher than every tensor's,
+// in which case they contribute the default type of their category (Int64, Float32).
+#pragma once
+
+#include <span>
+
+#include "loom/ops/operand.h"
+
+namespace loom::ops {
+
+enum class PromotionKind : uint8_t {
+  Default,     ///< result_type of the operands
+  IntToFloat,  ///< like Default, then integers and bools become Float32 (exp, sqrt, div, ...)
+  Comparison,  ///< operands promoted as Default; result is Bool
+};
+
+/// The result_type of the operands as PyTorch computes it (no half -> float widening).
+DataType resultType(std::span<const Operand> operands);
+
+/// The type the op computes in: resultType, IntToFloat applied, half/bfloat16 widened to Float32.
+DataType computeType(std::span<const Operand> operands, PromotionKind kind);
+
+}  // namespace loom::ops
