@@ -231,8 +231,6 @@ DLManagedTensorVersioned* toDLPackVersioned(const Tensor& tensor) {
   return managed;
 }
 
-DLManagedTensor* toDLPack(const Tensor& tensor) {
-  return exportTensor<DLManagedTensor>(tensor);
-}
+DLManagedTensor* toDLPack(const Tensor& tensor) { return exportTensor<DLManagedTensor>(tensor); }
 
 }  // namespace loom

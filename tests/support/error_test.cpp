@@ -21,9 +21,8 @@ TEST(ErrorTest, CheckThrowsUserErrorWithLocation) {
     LOOM_CHECK(1 + 1 == 3, "tensor T", 7, " has rank ", 2, ", expected 3");
     FAIL() << "LOOM_CHECK did not throw";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "tests/support/error_test.cpp:" + std::to_string(line) +
-                  ": tensor T7 has rank 2, expected 3");
+    EXPECT_EQ(std::string(e.what()), "tests/support/error_test.cpp:" + std::to_string(line) +
+                                         ": tensor T7 has rank 2, expected 3");
   }
 }
 

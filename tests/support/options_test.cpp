@@ -68,8 +68,7 @@ TEST(OptionsTest, EmptyStringEnablesNothing) {
 TEST(OptionsTest, EveryNameParses) {
   for (size_t i = 0; i < size_t(DumpOption::kCount); ++i) {
     auto option = DumpOption(i);
-    EXPECT_TRUE(DumpOptions::parse(dumpOptionName(option)).has(option))
-        << dumpOptionName(option);
+    EXPECT_TRUE(DumpOptions::parse(dumpOptionName(option)).has(option)) << dumpOptionName(option);
   }
 }
 

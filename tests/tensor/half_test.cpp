@@ -98,16 +98,16 @@ TEST(HalfTest, ExactValues) {
     EXPECT_EQ(doubleToHalfBits(c.value), c.half) << c.value;
     EXPECT_EQ(doubleToBFloat16Bits(c.value), c.bf16) << c.value;
   }
-  EXPECT_EQ(floatToHalfBits(65504.0f), 0x7BFF);       // largest finite half
-  EXPECT_EQ(floatToHalfBits(0x1p-14f), 0x0400);       // smallest normal half
-  EXPECT_EQ(halfBitsToFloat(0x3555), 0x1.554p-2f);    // 0.333...
+  EXPECT_EQ(floatToHalfBits(65504.0f), 0x7BFF);         // largest finite half
+  EXPECT_EQ(floatToHalfBits(0x1p-14f), 0x0400);         // smallest normal half
+  EXPECT_EQ(halfBitsToFloat(0x3555), 0x1.554p-2f);      // 0.333...
   EXPECT_EQ(bfloat16BitsToFloat(0x7F7F), 0x1.FEp127f);  // largest finite bfloat16
 }
 
 // Half rounds to nearest with ties to even.
 TEST(HalfTest, HalfRoundsTiesToEven) {
-  EXPECT_EQ(floatToHalfBits(1.0f + 0x1p-11f), 0x3C00);           // tie, 1.0 is even
-  EXPECT_EQ(floatToHalfBits(1.0f + 3 * 0x1p-11f), 0x3C02);       // tie, rounds up to even
+  EXPECT_EQ(floatToHalfBits(1.0f + 0x1p-11f), 0x3C00);             // tie, 1.0 is even
+  EXPECT_EQ(floatToHalfBits(1.0f + 3 * 0x1p-11f), 0x3C02);         // tie, rounds up to even
   EXPECT_EQ(floatToHalfBits(1.0f + 0x1p-11f + 0x1p-20f), 0x3C01);  // above the tie
   EXPECT_EQ(floatToHalfBits(1.0f + 0x1p-11f - 0x1p-20f), 0x3C00);  // below the tie
   EXPECT_EQ(floatToHalfBits(-(1.0f + 3 * 0x1p-11f)), 0xBC02);
@@ -146,15 +146,15 @@ TEST(HalfTest, OverflowToInfinity) {
 
 // Half subnormals are produced exactly and rounded with ties to even.
 TEST(HalfTest, Subnormals) {
-  EXPECT_EQ(floatToHalfBits(0x1p-24f), 0x0001);        // smallest subnormal
+  EXPECT_EQ(floatToHalfBits(0x1p-24f), 0x0001);  // smallest subnormal
   EXPECT_EQ(halfBitsToFloat(0x0001), 0x1p-24f);
-  EXPECT_EQ(floatToHalfBits(0x1p-25f), 0x0000);        // tie between 0 and 2^-24: 0 is even
-  EXPECT_EQ(floatToHalfBits(-0x1p-25f), 0x8000);       // and keeps its sign
-  EXPECT_EQ(floatToHalfBits(3 * 0x1p-25f), 0x0002);    // tie between 1 and 2 ulps: 2 is even
+  EXPECT_EQ(floatToHalfBits(0x1p-25f), 0x0000);      // tie between 0 and 2^-24: 0 is even
+  EXPECT_EQ(floatToHalfBits(-0x1p-25f), 0x8000);     // and keeps its sign
+  EXPECT_EQ(floatToHalfBits(3 * 0x1p-25f), 0x0002);  // tie between 1 and 2 ulps: 2 is even
   EXPECT_EQ(floatToHalfBits(0x1p-25f + 0x1p-40f), 0x0001);
   EXPECT_EQ(floatToHalfBits(0x1p-26f), 0x0000);
-  EXPECT_EQ(floatToHalfBits(0x3FFp-24f), 0x03FF);      // largest subnormal
-  EXPECT_EQ(floatToHalfBits(0x3FF8p-28f), 0x0400);     // rounds up into the smallest normal
+  EXPECT_EQ(floatToHalfBits(0x3FFp-24f), 0x03FF);   // largest subnormal
+  EXPECT_EQ(floatToHalfBits(0x3FF8p-28f), 0x0400);  // rounds up into the smallest normal
   EXPECT_EQ(doubleToHalfBits(0x1p-25), 0x0000);
   EXPECT_EQ(doubleToHalfBits(3 * 0x1p-25), 0x0002);
   EXPECT_EQ(doubleToHalfBits(1e-300), 0x0000);

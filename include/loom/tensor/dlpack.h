@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// DLPack 1.x interchange: Loom's own declaration of the C ABI, and zero-copy import/export of Tensors.
+// DLPack 1.x interchange: Loom's own declaration of the C ABI, and zero-copy import/export of
+// Tensors.
 //
 // The structs below follow the DLPack 1.1 ABI field for field (the layout is the same as 1.0's), so
 // a pointer to a `::DLManagedTensorVersioned` from the official dlpack.h can be reinterpret_cast to
@@ -74,18 +75,18 @@ enum DLDataTypeCode : uint8_t {
 };
 
 struct DLDataType {
-  uint8_t code;   ///< a DLDataTypeCode
-  uint8_t bits;   ///< bits per lane
-  uint16_t lanes; ///< 1 for scalars; >1 for vector types
+  uint8_t code;    ///< a DLDataTypeCode
+  uint8_t bits;    ///< bits per lane
+  uint16_t lanes;  ///< 1 for scalars; >1 for vector types
 };
 
 struct DLTensor {
-  void* data;            ///< base pointer; the first element lives at data + byte_offset
+  void* data;  ///< base pointer; the first element lives at data + byte_offset
   DLDevice device;
   int32_t ndim;
   DLDataType dtype;
-  int64_t* shape;        ///< ndim extents
-  int64_t* strides;      ///< ndim strides in elements, or NULL for compact row-major
+  int64_t* shape;    ///< ndim extents
+  int64_t* strides;  ///< ndim strides in elements, or NULL for compact row-major
   uint64_t byte_offset;
 };
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds Loom and runs its test tiers (ctest labels, see docs/design.md):
+#   unit, emu  always;   gpu  when nvidia-smi works;   mpi  when mpirun exists and mpi tests do.
+#
+#   ./test.sh           preset `release` (or `ci`, warnings as errors, when CI=true), build/
+#   ./test.sh --asan    preset `asan` (AddressSanitizer + UBSan), build-asan/, unit and emu only
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+asan=0
+for arg in "$@"; do
+  case $arg in
+    --asan) asan=1 ;;
+    -h | --help)
+      sed -n '3,7s/^# \{0,1\}//p' "$0"
+      exit 0
+      ;;
+    *)
+      echo "test.sh: unknown argument '$arg' (expected --asan)" >&2
+      exit 2
+      ;;
+  esac
+done
+
+tools/install-deps.sh
+# Make UBSan findings fail the test that hit them (ASan aborts by default).
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+if [[ $asan == 1 ]]; then
+  preset=asan build_dir=build-asan
+elif [[ ${CI:-} == true ]]; then
+  preset=ci build_dir=build
+else
+  preset=release build_dir=build
+fi
+echo "test.sh: preset $preset ($build_dir/)"
+cmake --preset "$preset"
+cmake --build --preset "$preset" -j "$(nproc)"
+
+# Number of registered tests carrying exactly this label.
+count_tests() {
+  ctest --test-dir "$build_dir" -N -L "^$1\$" | sed -n 's/^Total Tests: *//p'
+}
+
+ran=()
+skipped=()
+failed=()
+
+# Runs one tier; a failure is recorded and the remaining tiers still run.
+run_tier() {
+  local name=$1
+  shift
+  echo "== tier $name =="
+  if ctest --test-dir "$build_dir" --output-on-failure "$@"; then
+    ran+=("$name")
+  else
+    ran+=("$name")
+    failed+=("$name")
+  fi
+}
+
+for label in unit emu; do
+  n=$(count_tests "$label")
+  if [[ ${n:-0} == 0 ]]; then skipped+=("$label (no tests registered yet)"); fi
+done
+run_tier "unit|emu ($(count_tests unit) unit, $(count_tests emu) emu tests)" -L 'unit|emu' -j2
+
+if [[ $asan == 1 ]]; then
+  skipped+=("gpu (--asan runs unit and emu only)" "mpi (--asan runs unit and emu only)")
+else
+  if ! command -v nvidia-smi >/dev/null 2>&1; then
+    skipped+=("gpu (nvidia-smi not found)")
+  elif ! nvidia-smi >/dev/null 2>&1; then
+    skipped+=("gpu (nvidia-smi found but failed: no usable GPU or driver)")
+  elif [[ $(count_tests gpu) == 0 ]]; then
+    skipped+=("gpu (no gpu tests registered)")
+  else
+    run_tier "gpu ($(count_tests gpu) tests)" -L '^gpu$' -j1
+  fi
+
+  if ! command -v mpirun >/dev/null 2>&1; then
+    skipped+=("mpi (mpirun not found)")
+  elif [[ $(count_tests mpi) == 0 ]]; then
+    skipped+=("mpi (no mpi tests registered)")
+  else
+    # Each mpi test starts several ranks itself; run them one at a time.
+    run_tier "mpi ($(count_tests mpi) tests)" -L '^mpi$' -j1
+  fi
+fi
+
+echo "== test.sh summary (preset $preset) =="
+for t in "${ran[@]}"; do echo "  ran:     $t"; done
+for t in "${skipped[@]}"; do echo "  skipped: $t"; done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  for t in "${failed[@]}"; do echo "  FAILED:  $t"; done
+  exit 1
+fi
+echo "  all tiers that ran passed"
