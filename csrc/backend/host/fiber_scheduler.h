@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs a kernel's CUDA threads as fibers: the execution model of the host backend.
+#pragma once
+
+#include <cstddef>
+
+#include "backend/host/runtime/loom_emu_abi.h"
+#include "loom/backend/host_module.h"
+
+namespace loom::backend::host {
+
+/// Everything one launch needs.
+struct GridLaunch {
+  Dim3 grid;
+  Dim3 block;
+  size_t dynamicSharedBytes = 0;
+  HostLaunchOptions options;
+  /// The kernel object's thread-local context pointer, set before every switch into a fiber.
+  LoomEmuThread** ctxSlot = nullptr;
+  /// The trampoline: calls the kernel with CUDA-style packed arguments.
+  void (*entry)(void**) = nullptr;
+  void** args = nullptr;
+  std::string kernelName;
+};
+
+/// Runs every thread of the grid to completion. Blocks run one after another, each block's
+/// threads as fibers switched at barriers and warp collectives; with options.cooperative all
+/// threads of the grid share one scheduler. Throws UserError for misuse (divergent barrier,
+/// incomplete warp mask, deadlock, grid sync without a cooperative launch) and for exceptions or
+/// traps raised by the kernel.
+void runGrid(const GridLaunch& launch);
+
+}  // namespace loom::backend::host

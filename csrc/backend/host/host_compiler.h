@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host compiler driver: kernel text -> shared object in the disk cache.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "loom/backend/host_module.h"
+
+namespace loom::backend::host {
+
+/// Rewrites `extern __shared__ T name[];` and `__shared__ T name[N]...;` declarations into
+/// per-block buffers provided by the scheduler (a plain `static` would be shared by all blocks of
+/// a cooperative launch). Declarations it cannot parse are left alone.
+std::string rewriteSharedDeclarations(std::string_view source);
+
+/// The complete translation unit compiled for a kernel: emulation include, the rewritten source and
+/// the trampoline `loom_launch_<name>(void** args)`.
+std::string hostTranslationUnit(std::string_view source, std::string_view kernelName);
+
+/// The exported name of a kernel's trampoline.
+std::string trampolineName(std::string_view kernelName);
+
+/// A compiled kernel object on disk.
+struct CompiledObject {
+  std::filesystem::path sourcePath;
+  std::filesystem::path objectPath;
+  bool cacheHit = false;
+};
+
+/// Returns the cached shared object for the translation unit, compiling it when absent (or when
+/// `forceCompile`, used after a cached object failed to load). Throws UserError with the compiler
+/// log and the source path when compilation fails.
+CompiledObject compileForHost(const std::string& translationUnit, std::string_view kernelName,
+                              const HostCompileOptions& options, bool forceCompile = false);
+
+/// How many times this process has run the host compiler.
+uint64_t hostCompilerRuns();
+
+}  // namespace loom::backend::host

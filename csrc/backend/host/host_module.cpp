@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// HostModule: loads a host-compiled kernel object and launches it through the fiber scheduler.
+#include "loom/backend/host_module.h"
+
+#include <dlfcn.h>
+
+#include "backend/host/embedded_runtime.h"
+#include "backend/host/fiber_scheduler.h"
+#include "backend/host/host_compiler.h"
+#include "loom/support/error.h"
+#include "loom/support/options.h"
+
+namespace loom::backend {
+
+namespace {
+
+/// dlopen + symbol lookup; returns an error text instead of throwing so the caller can retry.
+std::string openObject(const std::filesystem::path& path, const std::string& entryName,
+                       void*& handle, void (*&entry)(void**), void* (*&slot)()) {
+  handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = dlerror();
+    return std::string("dlopen failed: ") + (e ? e : "unknown error");
+  }
+  auto version = reinterpret_cast<unsigned (*)()>(dlsym(handle, "loom_emu_abi_version"));
+  entry = reinterpret_cast<void (*)(void**)>(dlsym(handle, entryName.c_str()));
+  slot = reinterpret_cast<void* (*)()>(dlsym(handle, "loom_emu_ctx_slot"));
+  std::string error;
+  if (!version || !entry || !slot) {
+    error = "the object lacks " + entryName + " or the emulation runtime symbols";
+  } else if (version() != LOOM_EMU_ABI_VERSION) {
+    error = "the object was built for emulation ABI " + std::to_string(version()) + ", expected " +
+            std::to_string(LOOM_EMU_ABI_VERSION);
+  }
+  if (!error.empty()) {
+    dlclose(handle);
+    handle = nullptr;
+  }
+  return error;
+}
+
+}  // namespace
+
+std::unique_ptr<HostModule> HostModule::load(std::string_view source, std::string_view kernelName,
+                                             const HostCompileOptions& options) {
+  LOOM_CHECK(!kernelName.empty(), "host backend: a kernel name is required");
+  const std::string unit = host::hostTranslationUnit(source, kernelName);
+  const std::string entryName = host::trampolineName(kernelName);
+  std::unique_ptr<HostModule> m(new HostModule());
+  m->kernelName_ = std::string(kernelName);
+  host::CompiledObject obj = host::compileForHost(unit, kernelName, options);
+  std::string error = openObject(obj.objectPath, entryName, m->handle_, m->entry_, m->ctxSlot_);
+  if (!error.empty() && obj.cacheHit) {
+    // A damaged or stale cache entry: build it again rather than failing.
+    obj = host::compileForHost(unit, kernelName, options, /*forceCompile=*/true);
+    error = openObject(obj.objectPath, entryName, m->handle_, m->entry_, m->ctxSlot_);
+  }
+  LOOM_CHECK(error.empty(), "host backend: cannot load kernel ", kernelName, " from ",
+             obj.objectPath.string(), ": ", error, " (source: ", obj.sourcePath.string(), ")");
+  m->sourcePath_ = obj.sourcePath;
+  m->objectPath_ = obj.objectPath;
+  m->cacheHit_ = obj.cacheHit;
+  return m;
+}
+
+HostModule::~HostModule() {
+  if (handle_) dlclose(handle_);
+}
+
+void HostModule::launch(Dim3 grid, Dim3 block, size_t dynamicSharedBytes, void** args,
+                        const HostLaunchOptions& options) const {
+  if (DumpOptions::fromEnvironment().has(DumpOption::LaunchParams)) {
+    std::fprintf(stderr,
+                 "[loom launch_params] host kernel %s grid (%u,%u,%u) block (%u,%u,%u) "
+                 "dynamic shared %zu bytes%s\n",
+                 kernelName_.c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                 dynamicSharedBytes, options.cooperative ? " cooperative" : "");
+  }
+  host::GridLaunch l;
+  l.grid = grid;
+  l.block = block;
+  l.dynamicSharedBytes = dynamicSharedBytes;
+  l.options = options;
+  l.ctxSlot = static_cast<LoomEmuThread**>(ctxSlot_());
+  l.entry = entry_;
+  l.args = args;
+  l.kernelName = kernelName_;
+  host::runGrid(l);
+}
+
+uint64_t HostModule::compilerRuns() { return host::hostCompilerRuns(); }
+
+std::string_view cudaEmulationHeader() { return host::embeddedCudaEmulationHeader(); }
+
+}  // namespace loom::backend

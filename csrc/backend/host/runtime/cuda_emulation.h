@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: Apache-2.0
+// Host emulation of the CUDA device language, so kernel text written for NVRTC compiles with c++.
+//
+// The runtime writes this file (as loom_cuda_emulation.h) next to each kernel source and includes it
+// first. Thread and block indices come from the running fiber's LoomEmuThread, reached through the
+// thread-local pointer loom_emu_ctx that the scheduler sets before every switch; barriers, warp
+// collectives and grid syncs call back into the scheduler through the ctx's api table. Only C++17
+// and the C library are needed, so the kernel object loads in any process.
+#ifndef LOOM_CUDA_EMULATION_H
+#define LOOM_CUDA_EMULATION_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmath>
+#include <type_traits>
+#include <utility>
+
+#include "loom_emu_abi.h"
+
+// ---- Qualifiers -----------------------------------------------------------------------------
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+#define __constant__ static
+// __restrict__ is a GNU C++ keyword already. __shared__ declarations are rewritten by the runtime
+// before compilation (see docs/host-backend.md); this definition only serves leftover uses.
+#define __shared__ static
+
+#define LOOM_EMULATION 1
+
+// ---- Thread context ---------------------------------------------------------------------------
+extern "C" {
+// Hidden, so that each kernel object uses its own slot even when several are loaded.
+extern __attribute__((visibility("hidden"))) thread_local LoomEmuThread* loom_emu_ctx;
+}
+
+using uint3 = LoomEmuUint3;
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+  constexpr dim3(LoomEmuUint3 v) : x(v.x), y(v.y), z(v.z) {}
+  constexpr operator LoomEmuUint3() const { return {x, y, z}; }
+};
+
+#define threadIdx (loom_emu_ctx->thread_idx)
+#define blockIdx (loom_emu_ctx->block_idx)
+#define blockDim (loom_emu_ctx->block_dim)
+#define gridDim (loom_emu_ctx->grid_dim)
+#define warpSize 32
+
+/// The per-block buffer behind `extern __shared__ T name[];` (the runtime rewrites such a line into
+/// LOOM_DYNAMIC_SHARED(T, name)).
+#define LOOM_DYNAMIC_SHARED(T, name) T* name = reinterpret_cast<T*>(loom_emu_ctx->dynamic_smem)
+/// Per-block storage of `__shared__ T name DIMS;` (rewritten by the runtime likewise).
+#define LOOM_STATIC_SHARED(T, name, DIMS)                                                     \
+  auto& name = *reinterpret_cast<T(*) DIMS>(loom_emu_ctx->api->static_shared(                 \
+      loom_emu_ctx, __COUNTER__, sizeof(T DIMS), alignof(T)))
+
+// ---- Synchronization --------------------------------------------------------------------------
+inline void __syncthreads() {
+  loom_emu_ctx->api->sync_threads(loom_emu_ctx, LOOM_EMU_BARRIER_PLAIN, 0);
+}
+inline int __syncthreads_count(int p) {
+  return loom_emu_ctx->api->sync_threads(loom_emu_ctx, LOOM_EMU_BARRIER_COUNT, p != 0);
+}
+inline int __syncthreads_and(int p) {
+  return loom_emu_ctx->api->sync_threads(loom_emu_ctx, LOOM_EMU_BARRIER_AND, p != 0);
+}
+inline int __syncthreads_or(int p) {
+  return loom_emu_ctx->api->sync_threads(loom_emu_ctx, LOOM_EMU_BARRIER_OR, p != 0);
+}
+/// Grid-wide barrier; needs a cooperative launch (HostLaunchOptions::cooperative).
+inline void loom_grid_sync() { loom_emu_ctx->api->grid_sync(loom_emu_ctx); }
+/// Lets other fibers run; spin loops that wait on other threads must reach a yield point.
+inline void loom_yield() { loom_emu_ctx->api->yield(loom_emu_ctx); }
+inline void __trap() { loom_emu_ctx->api->trap(loom_emu_ctx, "__trap() called"); }
+inline void __nanosleep(unsigned) { loom_yield(); }
+inline void __threadfence() {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  loom_yield();
+}
+inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void __threadfence_system() { __threadfence(); }
+inline long long clock64() {
+#if defined(__x86_64__) || defined(__i386__)
+  return static_cast<long long>(__builtin_ia32_rdtsc());
+#else
+  return 0;
+#endif
+}
+inline int clock() { return static_cast<int>(clock64()); }
+
+namespace loom_emu {
+inline void spinHint() {
+  // Spin-waits on atomics must let other fibers run; yielding on every atomic would make plain
+  // counters slow, so only every 16th call of a fiber yields.
+  if ((++loom_emu_ctx->spin_count & 15u) == 0) loom_yield();
+}
+template <typename T>
+inline uint64_t toBits(T v) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
+                "warp shuffles move values of at most 8 bytes");
+  uint64_t b = 0;
+  memcpy(&b, &v, sizeof(T));
+  return b;
+}
+template <typename T>
+inline T fromBits(uint64_t b) {
+  T v;
+  memcpy(&v, &b, sizeof(T));
+  return v;
+}
+template <typename T>
+inline T shuffle(int op, unsigned mask, T v, int param, int width) {
+  return fromBits<T>(
+      loom_emu_ctx->api->warp_collective(loom_emu_ctx, op, mask, toBits(v), param, width));
+}
+}  // namespace loom_emu
+
+// ---- Warp collectives -------------------------------------------------------------------------
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  loom_emu_ctx->api->warp_collective(loom_emu_ctx, LOOM_EMU_SYNCWARP, mask, 0, 0, 32);
+}
+template <typename T>
+inline T __shfl_sync(unsigned mask, T v, int src_lane, int width = warpSize) {
+  return loom_emu::shuffle(LOOM_EMU_SHFL_IDX, mask, v, src_lane, width);
+}
+template <typename T>
+inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {
+  return loom_emu::shuffle(LOOM_EMU_SHFL_UP, mask, v, static_cast<int>(delta), width);
+}
+template <typename T>
+inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {
+  return loom_emu::shuffle(LOOM_EMU_SHFL_DOWN, mask, v, static_cast<int>(delta), width);
+}
+template <typename T>
+inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = warpSize) {
+  return loom_emu::shuffle(LOOM_EMU_SHFL_XOR, mask, v, lane_mask, width);
+}
+inline unsigned __ballot_sync(unsigned mask, int p) {
+  return static_cast<unsigned>(
+      loom_emu_ctx->api->warp_collective(loom_emu_ctx, LOOM_EMU_BALLOT, mask, p != 0, 0, 32));
+}
+inline int __any_sync(unsigned mask, int p) {
+  return static_cast<int>(
+      loom_emu_ctx->api->warp_collective(loom_emu_ctx, LOOM_EMU_ANY, mask, p != 0, 0, 32));
+}
+inline int __all_sync(unsigned mask, int p) {
+  return static_cast<int>(
+      loom_emu_ctx->api->warp_collective(loom_emu_ctx, LOOM_EMU_ALL, mask, p != 0, 0, 32));
+}
+/// All lanes of the warp that exist; fibers cannot tell which lanes are converged here.
+inline unsigned __activemask() {
+  const LoomEmuUint3 d = loom_emu_ctx->block_dim;
+  const unsigned n = d.x * d.y * d.z;
+  const unsigned linear = loom_emu_ctx->thread_idx.x +
+                          d.x * (loom_emu_ctx->thread_idx.y + d.y * loom_emu_ctx->thread_idx.z);
+  const unsigned live = n - (linear / 32u) * 32u;
+  return live >= 32u ? 0xffffffffu : ((1u << live) - 1u);
+}
+
+// ---- Atomics (host atomics; every call is also a yield point for spin loops) ------------------
+namespace loom_emu {
+template <typename T, typename F>
+inline T casLoop(T* p, F f) {
+  T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while (!__atomic_compare_exchange_n(p, &old, f(old), false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+  }
+  spinHint();
+  return old;
+}
+template <typename T>
+inline T fetchFloat(T* p, T v, int op) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "float atomics need 4 or 8 bytes");
+  using U = typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type;
+  U* up = reinterpret_cast<U*>(p);
+  U old = __atomic_load_n(up, __ATOMIC_SEQ_CST);
+  for (;;) {
+    T cur = fromBits<T>(old);
+    T next = op == 0 ? cur + v : (op == 1 ? (cur > v ? cur : v) : (cur < v ? cur : v));
+    U nb = 0;
+    memcpy(&nb, &next, sizeof(T));
+    if (__atomic_compare_exchange_n(up, &old, nb, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+      spinHint();
+      return cur;
+    }
+  }
+}
+}  // namespace loom_emu
+
+#define LOOM_EMU_INT_ATOMICS(T)                                                                \
+  inline T atomicAdd(T* p, T v) {                                                              \
+    T r = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                                          \
+    loom_emu::spinHint();                                                                      \
+    return r;                                                                                  \
+  }                                                                                            \
+  inline T atomicSub(T* p, T v) {                                                              \
+    T r = __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);                                          \
+    loom_emu::spinHint();                                                                      \
+    return r;                                                                                  \
+  }                                                                                            \
+  inline T atomicAnd(T* p, T v) {                                                              \
+    T r = __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                                          \
+    loom_emu::spinHint();                                                                      \
+    return r;                                                                                  \
+  }                                                                                            \
+  inline T atomicOr(T* p, T v) {                                                               \
+    T r = __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                                           \
+    loom_emu::spinHint();                                                                      \
+    return r;                                                                                  \
+  }                                                                                            \
+  inline T atomicXor(T* p, T v) {                                                              \
+    T r = __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                                          \
+    loom_emu::spinHint();                                                                      \
+    return r;                                                                                  \
+  }                                                                                            \
+  inline T atomicExch(T* p, T v) {                                                             \
+    T r = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                         \
+    loom_emu::spinHint();                                                                      \
+    return r;                                                                                  \
+  }                                                                                            \
+  inline T atomicMax(T* p, T v) {                                                              \
+    return loom_emu::casLoop(p, [v](T o) { return o > v ? o : v; });                           \
+  }                                                                                            \
+  inline T atomicMin(T* p, T v) {                                                              \
+    return loom_emu::casLoop(p, [v](T o) { return o < v ? o : v; });                           \
+  }                                                                                            \
+  inline T atomicCAS(T* p, T compare, T v) {                                                   \
+    __atomic_compare_exchange_n(p, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);    \
+    loom_emu::spinHint();                                                                      \
+    return compare;                                                                            \
+  }
+
+LOOM_EMU_INT_ATOMICS(int)
+LOOM_EMU_INT_ATOMICS(unsigned)
+LOOM_EMU_INT_ATOMICS(long long)
+LOOM_EMU_INT_ATOMICS(unsigned long long)
+#undef LOOM_EMU_INT_ATOMICS
+
+inline unsigned short atomicCAS(unsigned short* p, unsigned short compare, unsigned short v) {
+  __atomic_compare_exchange_n(p, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  loom_emu::spinHint();
+  return compare;
+}
+inline float atomicAdd(float* p, float v) { return loom_emu::fetchFloat(p, v, 0); }
+inline double atomicAdd(double* p, double v) { return loom_emu::fetchFloat(p, v, 0); }
+inline float atomicMax(float* p, float v) { return loom_emu::fetchFloat(p, v, 1); }
+inline float atomicMin(float* p, float v) { return loom_emu::fetchFloat(p, v, 2); }
+inline float atomicExch(float* p, float v) {
+  return loom_emu::fromBits<float>(atomicExch(reinterpret_cast<unsigned*>(p),
+                                              loom_emu::fromBits<unsigned>(loom_emu::toBits(v))));
+}
+
+// ---- Math -------------------------------------------------------------------------------------
+// <math.h> brings expf, exp2f, logf, sqrtf, tanhf, erff, fmaxf, fminf, ... and the double forms.
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+inline float __expf(float x) { return expf(x); }
+inline float __exp10f(float x) { return powf(10.0f, x); }
+inline float exp10f(float x) { return powf(10.0f, x); }
+inline float __logf(float x) { return logf(x); }
+inline float __log2f(float x) { return log2f(x); }
+inline float __log10f(float x) { return log10f(x); }
+inline float __sinf(float x) { return sinf(x); }
+inline float __cosf(float x) { return cosf(x); }
+inline float __tanf(float x) { return tanf(x); }
+inline float __powf(float x, float y) { return powf(x, y); }
+inline float __fdividef(float x, float y) { return x / y; }
+inline float fdividef(float x, float y) { return x / y; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return sqrtf(x); }
+inline float __fadd_rn(float x, float y) { return x + y; }
+inline float __fmul_rn(float x, float y) { return x * y; }
+inline float __fmaf_rn(float x, float y, float z) { return fmaf(x, y, z); }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678118654752f); }
+inline double normcdf(double x) { return 0.5 * erfc(-x * 0.70710678118654752); }
+inline float __int_as_float(int x) { return loom_emu::fromBits<float>(loom_emu::toBits(x)); }
+inline int __float_as_int(float x) { return loom_emu::fromBits<int>(loom_emu::toBits(x)); }
+inline unsigned __float_as_uint(float x) { return loom_emu::fromBits<unsigned>(loom_emu::toBits(x)); }
+inline float __uint_as_float(unsigned x) { return loom_emu::fromBits<float>(loom_emu::toBits(x)); }
+inline long long __double_as_longlong(double x) {
+  return loom_emu::fromBits<long long>(loom_emu::toBits(x));
+}
+inline double __longlong_as_double(long long x) {
+  return loom_emu::fromBits<double>(loom_emu::toBits(x));
+}
+inline int __float2int_rn(float x) { return static_cast<int>(nearbyintf(x)); }
+inline int __float2int_rz(float x) { return static_cast<int>(x); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }
+inline int __clzll(long long x) {
+  return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x));
+}
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline unsigned __brev(unsigned x) {
+  unsigned r = 0;
+  for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+  return r;
+}
+inline unsigned __umulhi(unsigned a, unsigned b) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32);
+}
+inline int __mulhi(int a, int b) {
+  return static_cast<int>((static_cast<long long>(a) * b) >> 32);
+}
+template <typename T>
+inline T __ldg(const T* p) {
+  return *p;
+}
+// CUDA offers unqualified min/max overloads for arithmetic types.
+template <typename A, typename B>
+inline auto min(A a, B b) -> typename std::common_type<A, B>::type {
+  return b < a ? b : a;
+}
+template <typename A, typename B>
+inline auto max(A a, B b) -> typename std::common_type<A, B>::type {
+  return a < b ? b : a;
+}
+
+// ---- half and bfloat16 (conversions round to nearest, ties to even) ---------------------------
+namespace loom_emu {
+inline unsigned short floatToHalf(float f) {
+  const uint32_t x = fromBits<uint32_t>(toBits(f));
+  const unsigned short sign = static_cast<unsigned short>((x >> 16) & 0x8000u);
+  const uint32_t ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (ax >= 0x477ff000u) return sign | 0x7c00u;  // rounds past 65504
+  if (ax < 0x38800000u) {
+    // Half subnormal: the value times 2^24 is the mantissa; scaling by a power of two is exact and
+    // nearbyintf rounds ties to even in the default rounding mode.
+    return sign | static_cast<unsigned short>(nearbyintf(fromBits<float>(ax) * 16777216.0f));
+  }
+  const uint32_t rounded = ax + 0xfffu + ((ax >> 13) & 1u) - (112u << 23);
+  return sign | static_cast<unsigned short>(rounded >> 13);
+}
+inline float halfToFloat(unsigned short h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    const float v = static_cast<float>(mant) * 5.9604644775390625e-8f;  // 2^-24
+    return fromBits<float>(toBits(v) | sign);
+  }
+  if (exp == 31) return fromBits<float>(sign | 0x7f800000u | (mant << 13));
+  return fromBits<float>(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+inline unsigned short floatToBFloat16(float f) {
+  const uint32_t x = fromBits<uint32_t>(toBits(f));
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((x >> 16) | 0x40u);
+  return static_cast<unsigned short>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+inline float bfloat16ToFloat(unsigned short b) {
+  return fromBits<float>(static_cast<uint32_t>(b) << 16);
+}
+}  // namespace loom_emu
+
+// Arithmetic on these types goes through the implicit float conversion, which avoids ambiguous
+// overloads; assigning a float back rounds to nearest even.
+struct __half {
+  unsigned short __x;
+  __half() = default;
+  __half(float f) : __x(loom_emu::floatToHalf(f)) {}
+  __half(double d) : __x(loom_emu::floatToHalf(static_cast<float>(d))) {}
+  __half(int i) : __x(loom_emu::floatToHalf(static_cast<float>(i))) {}
+  operator float() const { return loom_emu::halfToFloat(__x); }
+};
+struct __nv_bfloat16 {
+  unsigned short __x;
+  __nv_bfloat16() = default;
+  __nv_bfloat16(float f) : __x(loom_emu::floatToBFloat16(f)) {}
+  __nv_bfloat16(double d) : __x(loom_emu::floatToBFloat16(static_cast<float>(d))) {}
+  __nv_bfloat16(int i) : __x(loom_emu::floatToBFloat16(static_cast<float>(i))) {}
+  operator float() const { return loom_emu::bfloat16ToFloat(__x); }
+};
+using half = __half;
+using nv_bfloat16 = __nv_bfloat16;
+
+inline __half __float2half(float f) { return __half(f); }
+inline __half __float2half_rn(float f) { return __half(f); }
+inline float __half2float(__half h) { return static_cast<float>(h); }
+inline __half __ushort_as_half(unsigned short b) {
+  __half h;
+  h.__x = b;
+  return h;
+}
+inline unsigned short __half_as_ushort(__half h) { return h.__x; }
+inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
+inline float __bfloat162float(__nv_bfloat16 b) { return static_cast<float>(b); }
+inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short b) {
+  __nv_bfloat16 h;
+  h.__x = b;
+  return h;
+}
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.__x; }
+inline __half __hadd(__half a, __half b) { return __half(float(a) + float(b)); }
+inline __half __hmul(__half a, __half b) { return __half(float(a) * float(b)); }
+inline __half __hsub(__half a, __half b) { return __half(float(a) - float(b)); }
+inline __half __hdiv(__half a, __half b) { return __half(float(a) / float(b)); }
+
+// ---- Kernel entry -----------------------------------------------------------------------------
+namespace loom_emu {
+// The runtime's trampoline calls a kernel with CUDA's argument convention: args[i] points at the
+// value of parameter i. The parameter types come from the kernel's own signature by deduction.
+template <typename... P, size_t... I>
+inline void invokeImpl(void (*kernel)(P...), void** args, std::index_sequence<I...>) {
+  kernel(*static_cast<typename std::remove_reference<P>::type*>(args[I])...);
+}
+template <typename... P>
+inline void invoke(void (*kernel)(P...), void** args) {
+  invokeImpl(kernel, args, std::index_sequence_for<P...>{});
+}
+}  // namespace loom_emu
+
+#endif  // LOOM_CUDA_EMULATION_H
