@@ -25,6 +25,14 @@ class Matcher {
       return fail(it->second == b, a->toString() + " already matched another node than " +
                                        b->toString());
     }
+    // Constants are values, not identities: two uses of `4` may share one Scalar in one fusion
+    // and not in the other (the text form does not record which constants are shared).
+    if (a->isA<Scalar>() && b->isA<Scalar>() && a->as<Scalar>()->isConst() &&
+        b->as<Scalar>()->isConst()) {
+      return fail(a->dtype() == b->dtype(), a->toString() + " and " + b->toString() +
+                                                " have different data types") &&
+             fields(a, b);
+    }
     if (b2a_.count(b)) return fail(false, b->toString() + " already matched another node");
     if (!fail(a->kind() == b->kind(), a->toString() + " and " + b->toString() +
                                           " are different kinds of node"))

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: Apache-2.0
+// The .fus printer: canonical names, then four sections (header, scalars, tensors, math).
+//
+// Every tensor is one declaration line (dtype, memory type, logical domain, attributes) followed
+// by indented lines for its root / allocation / loop domains and the Split/Merge exprs between
+// them. An IterDomain is declared (with extent and types, `i4{s1, TIDx}`) the first time it is
+// printed and referred to by name afterwards, so the reader sees each ID's details once, where
+// it first matters. Names are assigned in print order, which depends only on the fusion's
+// structure; that is what makes print(parse(print(f))) == print(f).
+#include "loom/ir/printer.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/ir/dispatch.h"
+#include "loom/ir/fusion.h"
+#include "loom/support/strings.h"
+
+namespace loom::ir {
+namespace {
+
+char idLetter(IterType t) {
+  switch (t) {
+    case IterType::Iteration: return 'i';
+    case IterType::Reduction: return 'r';
+    case IterType::Broadcast: return 'b';
+    case IterType::Symbolic: return 'u';
+  }
+  return '?';
+}
+
+// A constant as the parser reads it: the plain literal when its dtype is the default for the
+// literal's kind (bool, i64, f64), else wrapped in the dtype: f32(0.5), i32(3).
+std::string literal(const Scalar* s) {
+  std::string v = scalarValueToString(s->value(), s->dtype());
+  DataType plain = std::holds_alternative<bool>(s->value())      ? DataType::Bool
+                   : std::holds_alternative<int64_t>(s->value()) ? DataType::Int64
+                                                                 : DataType::Float64;
+  if (s->dtype() == plain) return v;
+  return std::string(dataTypeName(s->dtype())) + "(" + v + ")";
+}
+
+bool isTransform(const Expr* e) { return e != nullptr && (e->isA<Split>() || e->isA<Merge>()); }
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string flags(const std::vector<bool>& v) {
+  std::vector<std::string> out;
+  for (bool b : v) out.push_back(b ? "true" : "false");
+  return "[" + join(out) + "]";
+}
+
+class Printer {
+ public:
+  explicit Printer(const Fusion& fusion) : fusion_(fusion) {}
+
+  std::string print() {
+    tvs_ = fusion_.allTvs();
+    for (size_t i = 0; i < tvs_.size(); ++i) names_[tvs_[i]] = "T" + std::to_string(i);
+    for (TensorView* tv : tvs_) transforms_.push_back(planTransforms(tv));
+    for (Expr* e : fusion_.exprs()) {
+      if (e->outputs().front()->isA<Scalar>()) continue;  // printed with the scalars
+      math_.push_back(e);
+    }
+    collectScalars();
+
+    std::ostringstream os;
+    os << "# Loom fusion (.fus)\n";
+    os << "inputs:  " << refs(fusion_.inputs()) << "\n";
+    os << "outputs: " << refs(fusion_.outputs()) << "\n";
+    if (!scalars_.empty()) {
+      os << "\n# scalars\n";
+      size_t w = 0;
+      for (Scalar* s : scalars_) w = std::max(w, names_[s].size());
+      for (Scalar* s : scalars_) {
+        std::string dt(dataTypeName(s->dtype()));
+        if (s->definition() == nullptr) {
+          os << pad(names_[s], w) << " : " << dt << "\n";
+        } else {
+          os << pad(names_[s], w) << " : " << pad(dt, 4) << " = " << call(s->definition())
+             << "\n";
+        }
+      }
+    }
+    if (!tvs_.empty()) {
+      os << "\n# tensors\n";
+      size_t w = 0;
+      for (TensorView* tv : tvs_) w = std::max(w, names_[tv].size());
+      for (size_t i = 0; i < tvs_.size(); ++i) printTensor(os, tvs_[i], transforms_[i], w);
+    }
+    if (!math_.empty()) {
+      os << "\n# math\n";
+      std::vector<std::string> lhs;
+      size_t w = 0;
+      for (Expr* e : math_) {
+        lhs.push_back(refs(e->outputs()));
+        w = std::max(w, lhs.back().size());
+      }
+      for (size_t i = 0; i < math_.size(); ++i) {
+        os << pad(lhs[i], w) << " = " << call(math_[i]) << "\n";
+      }
+    }
+    return os.str();
+  }
+
+ private:
+  // Split/Merge exprs of one tensor, producers first: root -> logical, then logical ->
+  // allocation and loop. Exprs already printed with an earlier tensor (shared IDs) are skipped.
+  std::vector<Expr*> planTransforms(TensorView* tv) {
+    std::vector<Expr*> out;
+    const TensorDomain* td = tv->domain();
+    if (td->hasRoot()) walkBack(td->logical(), td->root(), out);
+    std::vector<IterDomain*> targets = td->allocation();
+    targets.insert(targets.end(), td->loop().begin(), td->loop().end());
+    walkBack(targets, td->logical(), out);
+    return out;
+  }
+
+  void walkBack(const std::vector<IterDomain*>& targets, const std::vector<IterDomain*>& stop,
+                std::vector<Expr*>& out) {
+    std::unordered_set<const IterDomain*> stop_set(stop.begin(), stop.end());
+    // Iterative post-order: an expr is emitted after the exprs defining its inputs.
+    struct Frame {
+      Expr* expr;
+      size_t next;
+    };
+    for (IterDomain* target : targets) {
+      if (stop_set.count(target) || !isTransform(target->definition())) continue;
+      if (!planned_.insert(target->definition()).second) continue;
+      std::vector<Frame> stack{{target->definition(), 0}};
+      while (!stack.empty()) {
+        Frame& f = stack.back();
+        if (f.next < f.expr->inputs().size()) {
+          auto* in = f.expr->inputs()[f.next++]->as<IterDomain>();
+          Expr* d = in->definition();
+          if (!stop_set.count(in) && isTransform(d) && planned_.insert(d).second) {
+            stack.push_back({d, 0});
+          }
+          continue;
+        }
+        out.push_back(f.expr);
+        stack.pop_back();
+      }
+    }
+  }
+
+  void collectScalars() {
+    for (Val* v : fusion_.inputs()) collectScalar(v);
+    auto ids = [&](const std::vector<IterDomain*>& list) {
+      for (IterDomain* id : list) collectId(id);
+    };
+    for (size_t i = 0; i < tvs_.size(); ++i) {
+      const TensorDomain* td = tvs_[i]->domain();
+      ids(td->logical());
+      ids(td->root());
+      ids(td->allocation());
+      ids(td->loop());
+      for (Expr* e : transforms_[i]) {
+        for (Val* v : e->outputs()) collectId(v->as<IterDomain>());
+        for (Val* v : e->inputs()) collectId(v->as<IterDomain>());
+        for (Val* v : e->attributeVals()) collectScalar(v);
+      }
+    }
+    for (Expr* e : math_) {
+      for (Val* v : e->inputs()) collectScalar(v);
+      for (Val* v : e->attributeVals()) collectScalar(v);
+    }
+  }
+
+  void collectId(IterDomain* id) {
+    collectScalar(id->start());
+    collectScalar(id->extent());
+    collectScalar(id->expandedExtent());
+  }
+
+  // Post-order over scalar definitions, so a scalar is named after the scalars it is made from.
+  void collectScalar(Val* v) {
+    auto* s = v == nullptr ? nullptr : v->dynCast<Scalar>();
+    if (s == nullptr || s->isConst() || names_.count(s)) return;
+    names_[s] = "";  // visiting
+    if (Expr* d = s->definition()) {
+      for (Val* in : d->inputs()) {
+        LOOM_ASSERT(in->isA<Scalar>(), "scalar ", s->toString(), " is computed from ",
+                    in->toString(), ", which the text form cannot express");
+        collectScalar(in);
+      }
+      for (Val* a : d->attributeVals()) collectScalar(a);
+    }
+    names_[s] = "s" + std::to_string(scalars_.size());
+    scalars_.push_back(s);
+  }
+
+  // Reference to a tensor or scalar (constants print as literals).
+  std::string ref(const Val* v) {
+    if (auto* s = v->isA<Scalar>() ? v->as<Scalar>() : nullptr; s != nullptr && s->isConst()) {
+      return literal(s);
+    }
+    if (auto* id = v->isA<IterDomain>() ? v->as<IterDomain>() : nullptr) {
+      return idRef(const_cast<IterDomain*>(id));
+    }
+    auto it = names_.find(v);
+    LOOM_ASSERT(it != names_.end() && !it->second.empty(), "the printer did not name ",
+                v->toString());
+    return it->second;
+  }
+
+  std::string refs(const std::vector<Val*>& vals) {
+    std::vector<std::string> out;
+    for (Val* v : vals) out.push_back(ref(v));
+    return join(out);
+  }
+
+  // The ID's name, with its full declaration the first time it is printed.
+  std::string idRef(IterDomain* id) {
+    if (auto it = names_.find(id); it != names_.end()) return it->second;
+    std::string name = std::string(1, idLetter(id->iterType())) + std::to_string(next_id_++);
+    names_[id] = name;
+    std::vector<std::string> parts{ref(id->extent())};
+    if (id->hasExpandedExtent()) parts.push_back("expand=" + ref(id->expandedExtent()));
+    if (id->isParallelized()) parts.emplace_back(parallelTypeName(id->parallelType()));
+    if (id->isRFactorProduct()) parts.emplace_back("rf");
+    if (!(id->start()->isConstInt(0) && id->start()->dtype() == kIndexType)) {
+      parts.push_back("start=" + ref(id->start()));
+    }
+    return name + "{" + join(parts) + "}";
+  }
+
+  std::string idList(const std::vector<IterDomain*>& ids) {
+    std::vector<std::string> out;
+    for (IterDomain* id : ids) out.push_back(idRef(id));
+    return "[" + join(out) + "]";
+  }
+
+  static std::string contiguity(const Contiguity& c) {
+    std::vector<std::string> out;
+    for (const auto& x : c) out.push_back(!x.has_value() ? "-" : *x ? "t" : "f");
+    return "[" + join(out) + "]";
+  }
+
+  void printTensor(std::ostream& os, TensorView* tv, const std::vector<Expr*>& transforms,
+                   size_t name_width) {
+    const TensorDomain* td = tv->domain();
+    os << pad(names_[tv], name_width) << " : " << pad(std::string(dataTypeName(tv->dtype())), 4)
+       << " " << pad(std::string(memoryTypeName(tv->memoryType())), 6) << " "
+       << idList(td->logical());
+    if (!td->hasAllocation() && td->contiguity() != TensorDomain::defaultContiguity(td->logical())) {
+      os << " contig=" << contiguity(td->contiguity());
+    }
+    if (tv->hasDeviceMesh()) os << " mesh=[" << join(tv->deviceMesh().devices()) << "]";
+    if (tv->computeAtPosition() != 0) os << " ca=" << tv->computeAtPosition();
+    if (tv->maxProducerPosition() != 0) os << " mpp=" << tv->maxProducerPosition();
+    os << "\n";
+    std::string indent(name_width + 3, ' ');
+    if (td->hasRoot()) os << indent << "root       " << idList(td->root()) << "\n";
+    if (td->hasAllocation()) {
+      os << indent << "allocation " << idList(td->allocation())
+         << " contig=" << contiguity(td->contiguity()) << "\n";
+    }
+    if (td->loop() != td->logical()) os << indent << "loop       " << idList(td->loop()) << "\n";
+    for (Expr* e : transforms) {
+      os << indent << refs(e->outputs()) << " = " << e->opName() << "(" << refs(e->inputs());
+      if (auto* split = e->dynCast<Split>()) os << ", " << ref(split->factor());
+      os << ")\n";
+    }
+  }
+
+  // "op(args)" of a math or scalar expr.
+  std::string call(Expr* e) {
+    std::string args = refs(e->inputs());
+    if (auto* u = e->dynCast<UnaryOp>(); u != nullptr && u->opType() == UnaryOpType::Cast) {
+      args += ", " + std::string(dataTypeName(u->out()->dtype()));
+    } else if (auto* r = e->dynCast<ReductionOp>()) {
+      args += ", init=" + ref(r->init());
+    } else if (auto* w = e->dynCast<WelfordOp>()) {
+      args += ", init_avg=" + ref(w->initAvg()) + ", init_m2=" + ref(w->initM2()) +
+              ", init_n=" + ref(w->initN());
+    } else if (auto* b = e->dynCast<BroadcastOp>()) {
+      args += ", flags=" + flags(b->isBroadcastDim());
+    } else if (auto* sq = e->dynCast<SqueezeOp>()) {
+      args += ", flags=" + flags(sq->isSqueezedDim());
+    }
+    return e->opName() + "(" + args + ")";
+  }
+
+  const Fusion& fusion_;
+  std::vector<TensorView*> tvs_;
+  std::vector<std::vector<Expr*>> transforms_;  // aligned with tvs_
+  std::vector<Expr*> math_;
+  std::vector<Scalar*> scalars_;
+  std::unordered_map<const Val*, std::string> names_;
+  std::unordered_set<const Expr*> planned_;
+  int64_t next_id_ = 0;
+};
+
+}  // namespace
+
+std::string printFusion(const Fusion& fusion) { return Printer(fusion).print(); }
+
+std::string Fusion::toString() const { return printFusion(*this); }
+
+}  // namespace loom::ir

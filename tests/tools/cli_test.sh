@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Tests of the `loom` command-line program. Usage: cli_test.sh LOOM_BINARY SOURCE_DIR
+set -uo pipefail
+loom="$1"
+src="$2"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# check NAME EXPECTED_RC REGEX -- CMD...: runs CMD, checks its exit code and that its combined
+# output matches REGEX (grep -E).
+check() {
+  local name="$1" want_rc="$2" regex="$3"
+  shift 4
+  local out rc
+  out="$("$@" 2>&1)"
+  rc=$?
+  if [[ "$rc" != "$want_rc" ]] || ! grep -Eq -- "$regex" <<<"$out"; then
+    echo "FAIL $name: rc=$rc (want $want_rc), output:"
+    echo "$out" | head -20
+    failures=$((failures + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+# --help lists the commands and exits 0.
+check help 0 'loom print FILE.fus|print FILE.fus' -- "$loom" --help
+# version prints the project version.
+check version 0 '^loom [0-9]+\.[0-9]+' -- "$loom" version
+# An unknown command is an error with exit code 1.
+check unknown-command 1 "unknown command 'frob'" -- "$loom" frob
+# An unknown flag is an error with exit code 1.
+check unknown-flag 1 "unknown option '--bogus'" -- "$loom" eval "$src/examples/var_mean_small.fus" --bogus
+# A missing file is an error naming it.
+check missing-file 1 "cannot open fusion file '$tmp/none.fus'" -- "$loom" print "$tmp/none.fus"
+
+# A bad file is reported with its line and column.
+printf 'inputs: T0\noutputs: T1\nT0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT1 = frob(T0)\n' \
+  >"$tmp/bad.fus"
+check bad-file 1 "$tmp/bad.fus:5:6: unknown op 'frob'" -- "$loom" print "$tmp/bad.fus"
+
+# print writes the canonical text: printing its own output gives the same text.
+"$loom" print "$src/examples/layer_norm_bf16.fus" >"$tmp/a.fus"
+"$loom" print "$tmp/a.fus" >"$tmp/b.fus"
+if cmp -s "$tmp/a.fus" "$tmp/b.fus" && grep -q '= welford(' "$tmp/a.fus"; then
+  echo "ok   print-fixpoint"
+else
+  echo "FAIL print-fixpoint"
+  failures=$((failures + 1))
+fi
+
+# eval prints each output's name, shape, dtype and checksums, deterministic for a seed.
+check eval 0 '^T4 +\[1, 64\] f32 +sum=[-0-9.]+ abs_sum=[0-9.]+' -- \
+  "$loom" eval "$src/examples/var_mean_small.fus" --seed 3
+a="$("$loom" eval "$src/examples/var_mean_small.fus" --seed 3)"
+b="$("$loom" eval "$src/examples/var_mean_small.fus" --seed 3)"
+c="$("$loom" eval "$src/examples/var_mean_small.fus" --seed 4)"
+if [[ "$a" == "$b" && "$a" != "$c" ]]; then
+  echo "ok   eval-seed"
+else
+  echo "FAIL eval-seed: same seed must give the same output, another seed another"
+  failures=$((failures + 1))
+fi
+
+# Symbolic sizes are bound with --sizes; a missing one is an error that says how to pass it.
+printf 'inputs: T0\noutputs: T1\ns0 : i64\nT0 : f32 global [i0{s0}]\nT1 : f32 global [i1{s0}]\nT1 = abs(T0)\n' \
+  >"$tmp/sym.fus"
+check eval-sizes 0 '^T1 +\[5\] f32' -- "$loom" eval "$tmp/sym.fus" --sizes s0=5
+check eval-missing-size 1 'pass it with --sizes s0=N' -- "$loom" eval "$tmp/sym.fus"
+
+# The examples are what the generator writes today (run tools/regen-examples.sh if not).
+"$loom" gen-examples "$tmp" >/dev/null
+stale=0
+for f in "$src"/examples/*.fus; do
+  cmp -s "$f" "$tmp/$(basename "$f")" || { echo "stale example: $f"; stale=1; }
+done
+if [[ $stale == 0 ]]; then echo "ok   examples-fresh"; else failures=$((failures + 1)); fi
+
+if [[ $failures != 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all CLI checks passed"

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `loom` command-line program: dispatches to subcommands and turns errors into exit code 1.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "loom/support/error.h"
+#include "tools/loom/commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: loom <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  print FILE.fus                          parse a fusion and print it in canonical form\n"
+    "  eval FILE.fus [--seed N] [--sizes s0=N,s1=M,...]\n"
+    "                                          run the reference evaluator on random inputs and\n"
+    "                                          print each output's shape, dtype and checksums\n"
+    "  version                                 print the Loom version\n"
+    "  help, --help, -h                        print this message\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return 1;
+  }
+  std::string cmd = args.front();
+  args.erase(args.begin());
+  try {
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (cmd == "version" || cmd == "--version") {
+      std::cout << "loom " << LOOM_VERSION << "\n";
+      return 0;
+    }
+    if (cmd == "print") return loom::tools::printCommand(args);
+    if (cmd == "eval") return loom::tools::evalCommand(args);
+    if (cmd == "gen-examples") return loom::tools::genExamplesCommand(args);
+    std::cerr << "loom: unknown command '" << cmd << "'\n\n" << kUsage;
+    return 1;
+  } catch (const loom::UserError& e) {
+    std::cerr << "loom: error: " << e.message() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "loom: internal error: " << e.what() << "\n";
+    return 2;
+  }
+}
