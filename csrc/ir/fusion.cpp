@@ -96,6 +96,8 @@ void Fusion::addInput(Val* v) {
   if (auto* s = v->dynCast<Scalar>()) {
     LOOM_CHECK(!s->isConst(), "constant ", s->toString(), " cannot be a fusion input");
   }
+  // Fusion inputs and outputs live in global memory by definition.
+  if (auto* tv = v->dynCast<TensorView>()) tv->setMemoryType(MemoryType::Global);
   inputs_.push_back(v);
 }
 
@@ -104,13 +106,17 @@ void Fusion::addOutput(Val* v) {
   LOOM_CHECK(v->isA<TensorView>(), "fusion output ", v->toString(), " must be a tensor");
   LOOM_CHECK(!isOutput(v), v->toString(), " is already a fusion output");
   outputs_.push_back(v);
+  v->as<TensorView>()->setMemoryType(MemoryType::Global);
 }
 
 void Fusion::replaceOutput(Val* old_out, Val* new_out) {
   auto it = std::find(outputs_.begin(), outputs_.end(), old_out);
   LOOM_CHECK(it != outputs_.end(), old_out->toString(), " is not a fusion output");
   LOOM_CHECK(!isOutput(new_out), new_out->toString(), " is already a fusion output");
+  LOOM_CHECK(new_out->isA<TensorView>(), "fusion output ", new_out->toString(),
+             " must be a tensor");
   *it = new_out;
+  new_out->as<TensorView>()->setMemoryType(MemoryType::Global);
 }
 
 void Fusion::removeOutput(Val* v) {

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pointwise ops: promotion, casts to the compute type, explicit rank broadcasting, then one
+// UnaryOp/BinaryOp/TernaryOp whose output gets fresh IterDomains.
+#include "loom/ops/arith.h"
+
+#include <array>
+#include <cmath>
+#include <numbers>
+
+#include "loom/ir/builder.h"
+#include "loom/ir/exprs.h"
+#include "loom/ops/shape.h"
+#include "ops/utils.h"
+
+namespace loom::ops {
+namespace {
+
+using ir::BinaryOpType;
+using ir::IrBuilder;
+using ir::TernaryOpType;
+using ir::UnaryOpType;
+
+// Converts an operand to `dtype`: tensors through a Cast op, constants by making a constant of the
+// new type, symbolic Scalars through a scalar Cast.
+Val* castTo(Val* v, DataType dtype) {
+  if (v->dtype() == dtype) return v;
+  if (auto* tv = v->dynCast<TensorView>()) return cast(tv, dtype);
+  auto* s = v->as<Scalar>();
+  if (s->isConst()) return IrBuilder::constant(s->value(), dtype);
+  Scalar* out = IrBuilder::symbolic(dtype);
+  IrBuilder::create<ir::UnaryOp>(UnaryOpType::Cast, out, s);
+  return out;
+}
+
+// The shared body of every pointwise op: checks shapes, casts operand i to types[i], broadcasts
+// lower-rank tensors to the output rank, then lets `build` create the expr for the new output.
+template <typename Build>
+TensorView* pointwise(std::string_view op, std::span<const Operand> operands,
+                      std::span<const DataType> types, DataType out_dtype, Build build) {
+  std::vector<TensorView*> tensors;
+  for (const Operand& o : operands) {
+    if (o.isTensor()) tensors.push_back(o.tensor());
+  }
+  LOOM_CHECK(!tensors.empty(), op, ": at least one operand must be a tensor");
+  auto out_ids = detail::broadcastOutputIds(tensors, op);
+  const auto rank = int64_t(out_ids.size());
+  std::vector<Val*> ins;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    Val* v = castTo(operands[i].val(), types[i]);
+    if (auto* tv = v->dynCast<TensorView>(); tv != nullptr && tv->rank() < rank) {
+      std::vector<bool> flags(size_t(rank), false);
+      for (int64_t d = 0; d < rank - tv->rank(); ++d) flags[size_t(d)] = true;
+      v = broadcast(tv, flags);
+    }
+    ins.push_back(v);
+  }
+  TensorView* out = detail::newTensor(std::move(out_ids), out_dtype);
+  build(out, ins);
+  return out;
+}
+
+TensorView* unary(UnaryOpType t, TensorView* x, DataType compute, DataType out_dtype) {
+  std::array<Operand, 1> ops{x};
+  std::array<DataType, 1> types{compute};
+  return pointwise(ir::opTypeName(t), ops, types, out_dtype, [&](TensorView* out, auto& ins) {
+    IrBuilder::create<ir::UnaryOp>(t, out, ins[0]);
+  });
+}
+
+// exp, log, sqrt, ...: integers and bools compute in Float32.
+TensorView* floatingUnary(UnaryOpType t, TensorView* x) {
+  std::array<Operand, 1> ops{x};
+  DataType ct = computeType(ops, PromotionKind::IntToFloat);
+  return unary(t, x, ct, ct);
+}
+
+// neg, abs, floor, ...: keep integer types.
+TensorView* sameTypeUnary(UnaryOpType t, TensorView* x) {
+  std::array<Operand, 1> ops{x};
+  DataType ct = computeType(ops, PromotionKind::Default);
+  return unary(t, x, ct, ct);
+}
+
+TensorView* binary(BinaryOpType t, const Operand& a, const Operand& b, PromotionKind kind) {
+  std::array<Operand, 2> ops{a, b};
+  DataType ct = computeType(ops, kind);
+  std::array<DataType, 2> types{ct, ct};
+  DataType out_dtype = kind == PromotionKind::Comparison ? DataType::Bool : ct;
+  return pointwise(ir::opTypeName(t), ops, types, out_dtype, [&](TensorView* out, auto& ins) {
+    IrBuilder::create<ir::BinaryOp>(t, out, ins[0], ins[1]);
+  });
+}
+
+TensorView* logicalBinary(BinaryOpType t, const Operand& a, const Operand& b) {
+  std::array<Operand, 2> ops{a, b};
+  std::array<DataType, 2> types{DataType::Bool, DataType::Bool};
+  return pointwise(ir::opTypeName(t), ops, types, DataType::Bool, [&](TensorView* out, auto& ins) {
+    IrBuilder::create<ir::BinaryOp>(t, out, ins[0], ins[1]);
+  });
+}
+
+TensorView* ternary(TernaryOpType t, std::array<Operand, 3> ops, std::array<DataType, 3> types,
+                    DataType out_dtype) {
+  return pointwise(ir::opTypeName(t), ops, types, out_dtype, [&](TensorView* out, auto& ins) {
+    IrBuilder::create<ir::TernaryOp>(t, out, ins[0], ins[1], ins[2]);
+  });
+}
+
+}  // namespace
+
+TensorView* cast(TensorView* x, DataType dtype) {
+  if (x->dtype() == dtype) return x;
+  TensorView* out = detail::newTensor(detail::freshIds(detail::dims(x)), dtype);
+  IrBuilder::create<ir::UnaryOp>(UnaryOpType::Cast, out, x);
+  return out;
+}
+
+TensorView* neg(TensorView* x) {
+  LOOM_CHECK(x->dtype() != DataType::Bool, "neg: ", x->toString(),
+             " is Bool; negation is not defined for Bool (use logicalNot)");
+  return sameTypeUnary(UnaryOpType::Neg, x);
+}
+TensorView* abs(TensorView* x) { return sameTypeUnary(UnaryOpType::Abs, x); }
+TensorView* exp(TensorView* x) { return floatingUnary(UnaryOpType::Exp, x); }
+TensorView* exp2(TensorView* x) { return floatingUnary(UnaryOpType::Exp2, x); }
+TensorView* log(TensorView* x) { return floatingUnary(UnaryOpType::Log, x); }
+TensorView* log2(TensorView* x) { return floatingUnary(UnaryOpType::Log2, x); }
+TensorView* sqrt(TensorView* x) { return floatingUnary(UnaryOpType::Sqrt, x); }
+TensorView* rsqrt(TensorView* x) { return floatingUnary(UnaryOpType::Rsqrt, x); }
+TensorView* reciprocal(TensorView* x) { return floatingUnary(UnaryOpType::Reciprocal, x); }
+TensorView* sin(TensorView* x) { return floatingUnary(UnaryOpType::Sin, x); }
+TensorView* cos(TensorView* x) { return floatingUnary(UnaryOpType::Cos, x); }
+TensorView* tanh(TensorView* x) { return floatingUnary(UnaryOpType::Tanh, x); }
+TensorView* sigmoid(TensorView* x) { return floatingUnary(UnaryOpType::Sigmoid, x); }
+TensorView* relu(TensorView* x) { return sameTypeUnary(UnaryOpType::Relu, x); }
+TensorView* silu(TensorView* x) { return floatingUnary(UnaryOpType::Silu, x); }
+TensorView* erf(TensorView* x) { return floatingUnary(UnaryOpType::Erf, x); }
+TensorView* floor(TensorView* x) { return sameTypeUnary(UnaryOpType::Floor, x); }
+TensorView* ceil(TensorView* x) { return sameTypeUnary(UnaryOpType::Ceil, x); }
+TensorView* round(TensorView* x) { return sameTypeUnary(UnaryOpType::Round, x); }
+TensorView* sign(TensorView* x) { return sameTypeUnary(UnaryOpType::Sign, x); }
+
+TensorView* isNan(TensorView* x) {
+  std::array<Operand, 1> ops{x};
+  return unary(UnaryOpType::IsNan, x, computeType(ops, PromotionKind::Default), DataType::Bool);
+}
+TensorView* isInf(TensorView* x) {
+  std::array<Operand, 1> ops{x};
+  return unary(UnaryOpType::IsInf, x, computeType(ops, PromotionKind::Default), DataType::Bool);
+}
+TensorView* logicalNot(TensorView* x) {
+  return unary(UnaryOpType::LogicalNot, x, DataType::Bool, DataType::Bool);
+}
+
+TensorView* gelu(TensorView* x, GeluApproximation approximation) {
+  std::array<Operand, 1> ops{x};
+  TensorView* xc = cast(x, computeType(ops, PromotionKind::IntToFloat));
+  TensorView* half_x = mul(xc, 0.5);
+  if (approximation == GeluApproximation::None) {
+    // 0.5 * x * (1 + erf(x / sqrt(2)))
+    return mul(half_x, add(erf(mul(xc, std::numbers::sqrt2 / 2.0)), 1.0));
+  }
+  // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  TensorView* cube = mul(xc, mul(xc, xc));
+  TensorView* inner = mul(add(xc, mul(cube, 0.044715)), k);
+  return mul(half_x, add(tanh(inner), 1.0));
+}
+
+TensorView* add(Operand a, Operand b) {
+  return binary(BinaryOpType::Add, a, b, PromotionKind::Default);
+}
+TensorView* sub(Operand a, Operand b) {
+  return binary(BinaryOpType::Sub, a, b, PromotionKind::Default);
+}
+TensorView* mul(Operand a, Operand b) {
+  return binary(BinaryOpType::Mul, a, b, PromotionKind::Default);
+}
+TensorView* div(Operand a, Operand b) {
+  return binary(BinaryOpType::Div, a, b, PromotionKind::IntToFloat);
+}
+TensorView* pow(Operand a, Operand b) {
+  return binary(BinaryOpType::Pow, a, b, PromotionKind::Default);
+}
+TensorView* fmod(Operand a, Operand b) {
+  return binary(BinaryOpType::Fmod, a, b, PromotionKind::Default);
+}
+TensorView* maximum(Operand a, Operand b) {
+  return binary(BinaryOpType::Max, a, b, PromotionKind::Default);
+}
+TensorView* minimum(Operand a, Operand b) {
+  return binary(BinaryOpType::Min, a, b, PromotionKind::Default);
+}
+TensorView* eq(Operand a, Operand b) {
+  return binary(BinaryOpType::Eq, a, b, PromotionKind::Comparison);
+}
+TensorView* ne(Operand a, Operand b) {
+  return binary(BinaryOpType::Ne, a, b, PromotionKind::Comparison);
+}
+TensorView* lt(Operand a, Operand b) {
+  return binary(BinaryOpType::Lt, a, b, PromotionKind::Comparison);
+}
+TensorView* le(Operand a, Operand b) {
+  return binary(BinaryOpType::Le, a, b, PromotionKind::Comparison);
+}
+TensorView* gt(Operand a, Operand b) {
+  return binary(BinaryOpType::Gt, a, b, PromotionKind::Comparison);
+}
+TensorView* ge(Operand a, Operand b) {
+  return binary(BinaryOpType::Ge, a, b, PromotionKind::Comparison);
+}
+TensorView* logicalAnd(Operand a, Operand b) {
+  return logicalBinary(BinaryOpType::LogicalAnd, a, b);
+}
+TensorView* logicalOr(Operand a, Operand b) {
+  return logicalBinary(BinaryOpType::LogicalOr, a, b);
+}
+
+TensorView* where(Operand cond, Operand a, Operand b) {
+  LOOM_CHECK(cond.val()->dtype() == DataType::Bool, "where: condition ", cond.val()->toString(),
+             " must be Bool, got ", cond.val()->dtype());
+  std::array<Operand, 2> values{a, b};
+  DataType ct = computeType(values, PromotionKind::Default);
+  return ternary(TernaryOpType::Where, {cond, a, b}, {DataType::Bool, ct, ct}, ct);
+}
+
+TensorView* clamp(Operand x, Operand lo, Operand hi) {
+  std::array<Operand, 3> ops{x, lo, hi};
+  DataType ct = computeType(ops, PromotionKind::Default);
+  return ternary(TernaryOpType::Clamp, ops, {ct, ct, ct}, ct);
+}
+
+TensorView* lerp(Operand start, Operand end, Operand weight) {
+  std::array<Operand, 3> ops{start, end, weight};
+  DataType ct = computeType(ops, PromotionKind::IntToFloat);
+  return ternary(TernaryOpType::Lerp, ops, {ct, ct, ct}, ct);
+}
+
+}  // namespace loom::ops

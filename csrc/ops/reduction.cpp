@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reductions, Welford, and the statistics built on them (mean, variance, varMean).
+//
+// A reduction's output keeps every non-reduction logical ID of its input (cloned) and turns each
+// reduced one into a Reduction ID whose extent is the input's user-visible size (an expanded
+// broadcast reduces over its expanded extent). keepdim is a BroadcastOp after the reduction.
+#include "loom/ops/reduction.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "loom/ir/builder.h"
+#include "loom/ir/exprs.h"
+#include "loom/ops/arith.h"
+#include "loom/ops/shape.h"
+#include "ops/utils.h"
+
+namespace loom::ops {
+namespace {
+
+using ir::IrBuilder;
+using ir::IterDomain;
+using ir::IterType;
+using ir::ReductionOpType;
+
+// Normalized, sorted axes; an empty list means every dimension.
+std::vector<int64_t> reductionAxes(const TensorView* x, const std::vector<int64_t>& axes,
+                                   std::string_view op) {
+  const int64_t rank = x->rank();
+  LOOM_CHECK(rank > 0 || axes.empty(), op, ": cannot reduce 0-D tensor ", x->toString(),
+             " over axis ", axes.empty() ? 0 : axes.front(), "; a 0-D tensor has no dimensions");
+  std::vector<int64_t> out;
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) out.push_back(i);
+    return out;
+  }
+  out = detail::normalizeDims(x, axes, rank, op);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Fresh output IDs for reducing `x` over sorted `axes`.
+std::vector<IterDomain*> reducedIds(const TensorView* x, const std::vector<int64_t>& axes) {
+  auto ids = detail::dims(x);
+  std::vector<IterDomain*> out;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!std::binary_search(axes.begin(), axes.end(), int64_t(i))) {
+      out.push_back(detail::freshId(ids[i]));
+      continue;
+    }
+    out.push_back(IrBuilder::create<IterDomain>(ids[i]->start(), ids[i]->logicalExtent(),
+                                                IterType::Reduction));
+  }
+  return out;
+}
+
+std::vector<bool> keepdimFlags(int64_t rank, const std::vector<int64_t>& axes) {
+  std::vector<bool> flags(size_t(rank), false);
+  for (int64_t a : axes) flags[size_t(a)] = true;
+  return flags;
+}
+
+TensorView* maybeKeepdim(TensorView* out, int64_t rank, const std::vector<int64_t>& axes,
+                         bool keepdim) {
+  if (!keepdim || axes.empty()) return out;
+  return broadcast(out, keepdimFlags(rank, axes));
+}
+
+// The identity of `op` as a constant of `dtype`.
+Scalar* initValue(ReductionOpType op, DataType dtype) {
+  auto extreme = [&](bool lowest) -> ir::ScalarValue {
+    if (isFloatingType(dtype)) {
+      double inf = std::numeric_limits<double>::infinity();
+      return lowest ? -inf : inf;
+    }
+    if (isBooleanType(dtype)) return !lowest;
+    if (dtype == DataType::Int32) {
+      return int64_t(lowest ? std::numeric_limits<int32_t>::min()
+                            : std::numeric_limits<int32_t>::max());
+    }
+    return lowest ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+  };
+  switch (op) {
+    case ReductionOpType::Sum: return IrBuilder::constant(int64_t(0), dtype);
+    case ReductionOpType::Prod: return IrBuilder::constant(int64_t(1), dtype);
+    case ReductionOpType::Max: return IrBuilder::constant(extreme(true), dtype);
+    case ReductionOpType::Min: return IrBuilder::constant(extreme(false), dtype);
+  }
+  LOOM_UNREACHABLE();
+}
+
+TensorView* reduce(ReductionOpType op, TensorView* x, const std::vector<int64_t>& axes,
+                   bool keepdim, DataType out_dtype) {
+  auto red_axes = reductionAxes(x, axes, ir::opTypeName(op));
+  TensorView* in = cast(x, out_dtype);
+  // A 0-D tensor reduced over "every dimension" reduces nothing: the value itself.
+  if (red_axes.empty()) return in == x ? set(x) : in;
+  TensorView* out = detail::newTensor(reducedIds(in, red_axes), out_dtype);
+  IrBuilder::create<ir::ReductionOp>(op, initValue(op, out_dtype), out, in);
+  return maybeKeepdim(out, x->rank(), red_axes, keepdim);
+}
+
+// Sum and prod accumulate bools and integers in Int64 and half types in Float32.
+DataType accumulateType(DataType t) {
+  if (!isFloatingType(t)) return DataType::Int64;
+  if (isReducedPrecision(t)) return DataType::Float32;
+  return t;
+}
+
+// The floating type statistics are computed in.
+DataType statsType(DataType t) { return t == DataType::Float64 ? t : DataType::Float32; }
+// The type statistics are returned in: the input's floating type, Float32 for integers.
+DataType statsResultType(DataType t) { return isFloatingType(t) ? t : DataType::Float32; }
+
+// max(N - correction, 0) as a Scalar of `dtype`: a constant when N is one, else scalar math.
+Scalar* correctedCount(Scalar* n, double correction, DataType dtype) {
+  if (auto c = n->constInt()) {
+    return IrBuilder::constant(std::max(double(*c) - correction, 0.0), dtype);
+  }
+  Scalar* nf = IrBuilder::symbolic(dtype);
+  IrBuilder::create<ir::UnaryOp>(ir::UnaryOpType::Cast, nf, n);
+  Scalar* diff = IrBuilder::symbolic(dtype);
+  IrBuilder::create<ir::BinaryOp>(ir::BinaryOpType::Sub, diff, nf,
+                                  IrBuilder::constant(correction, dtype));
+  Scalar* out = IrBuilder::symbolic(dtype);
+  IrBuilder::create<ir::BinaryOp>(ir::BinaryOpType::Max, out, diff,
+                                  IrBuilder::constant(0.0, dtype));
+  return out;
+}
+
+}  // namespace
+
+TensorView* sum(TensorView* x, const std::vector<int64_t>& axes, bool keepdim) {
+  return reduce(ReductionOpType::Sum, x, axes, keepdim, accumulateType(x->dtype()));
+}
+TensorView* prod(TensorView* x, const std::vector<int64_t>& axes, bool keepdim) {
+  return reduce(ReductionOpType::Prod, x, axes, keepdim, accumulateType(x->dtype()));
+}
+TensorView* max(TensorView* x, const std::vector<int64_t>& axes, bool keepdim) {
+  return reduce(ReductionOpType::Max, x, axes, keepdim, x->dtype());
+}
+TensorView* min(TensorView* x, const std::vector<int64_t>& axes, bool keepdim) {
+  return reduce(ReductionOpType::Min, x, axes, keepdim, x->dtype());
+}
+
+WelfordResult welford(TensorView* x, const std::vector<int64_t>& axes) {
+  auto red_axes = reductionAxes(x, axes, "welford");
+  DataType ct = statsType(x->dtype());
+  TensorView* xc = cast(x, ct);
+  // Siblings share one shape but never an IterDomain object.
+  auto avg = detail::newTensor(reducedIds(xc, red_axes), ct);
+  auto m2 = detail::newTensor(reducedIds(xc, red_axes), ct);
+  auto n = detail::newTensor(reducedIds(xc, red_axes), DataType::Int64);
+  IrBuilder::create<ir::WelfordOp>(
+      avg, m2, n, xc, IrBuilder::constant(0.0, ct), IrBuilder::constant(int64_t(1)),
+      IrBuilder::constant(0.0, ct), IrBuilder::constant(0.0, ct), IrBuilder::constant(int64_t(0)));
+  return {avg, m2, n};
+}
+
+TensorView* mean(TensorView* x, const std::vector<int64_t>& axes, bool keepdim) {
+  auto red_axes = reductionAxes(x, axes, "mean");
+  TensorView* xc = cast(x, statsType(x->dtype()));
+  TensorView* s = sum(xc, red_axes, keepdim);
+  TensorView* m = div(s, detail::numElements(x, red_axes));
+  return cast(m, statsResultType(x->dtype()));
+}
+
+TensorView* variance(TensorView* x, const std::vector<int64_t>& axes, double correction,
+                     bool keepdim) {
+  auto red_axes = reductionAxes(x, axes, "variance");
+  DataType ct = statsType(x->dtype());
+  TensorView* xc = cast(x, ct);
+  Scalar* n = detail::numElements(x, red_axes);
+  TensorView* m = div(sum(xc, red_axes, /*keepdim=*/true), n);
+  TensorView* d = sub(xc, m);
+  TensorView* ss = sum(mul(d, d), red_axes, keepdim);
+  TensorView* var = div(ss, correctedCount(n, correction, ct));
+  return cast(var, statsResultType(x->dtype()));
+}
+
+VarMeanResult varMean(TensorView* x, const std::vector<int64_t>& axes, double correction,
+                      bool keepdim) {
+  auto red_axes = reductionAxes(x, axes, "varMean");
+  DataType ct = statsType(x->dtype());
+  WelfordResult w = welford(x, red_axes);
+  Scalar* n = detail::numElements(x, red_axes);
+  TensorView* var = div(w.m2, correctedCount(n, correction, ct));
+  TensorView* avg = w.avg;
+  var = maybeKeepdim(var, x->rank(), red_axes, keepdim);
+  avg = maybeKeepdim(avg, x->rank(), red_axes, keepdim);
+  DataType rt = statsResultType(x->dtype());
+  return {cast(var, rt), cast(avg, rt)};
+}
+
+}  // namespace loom::ops

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// Ops that add, remove, stretch or reorder dimensions: broadcast, squeeze, expand, permute, set.
+// reshape lives in reshape.cpp.
+#include "loom/ops/shape.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "loom/ir/builder.h"
+#include "loom/ir/exprs.h"
+#include "ops/utils.h"
+
+namespace loom::ops {
+
+using ir::IrBuilder;
+using ir::IterDomain;
+using ir::IterType;
+
+TensorView* broadcast(TensorView* x, const std::vector<bool>& is_broadcast_dim) {
+  auto in_ids = detail::dims(x);
+  auto n_kept = std::count(is_broadcast_dim.begin(), is_broadcast_dim.end(), false);
+  LOOM_CHECK(size_t(n_kept) == in_ids.size(), "broadcast: ", x->toString(), " has rank ",
+             in_ids.size(), " but is_broadcast_dim has ", n_kept,
+             " false entries (one per input dimension expected)");
+  if (size_t(n_kept) == is_broadcast_dim.size()) return x;  // nothing to insert
+  std::vector<IterDomain*> out_ids;
+  size_t next = 0;
+  for (bool b : is_broadcast_dim) {
+    if (b) {
+      out_ids.push_back(IterDomain::create(IrBuilder::index(1), IterType::Broadcast));
+    } else {
+      out_ids.push_back(detail::freshId(in_ids[next++]));
+    }
+  }
+  TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
+  IrBuilder::create<ir::BroadcastOp>(out, x, is_broadcast_dim);
+  return out;
+}
+
+TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_shape,
+                           const std::vector<int64_t>& broadcast_dims) {
+  auto in_ids = detail::dims(x);
+  const auto out_rank = int64_t(output_shape.size());
+  LOOM_CHECK(broadcast_dims.size() == in_ids.size(), "broadcastInDim: ", x->toString(),
+             " has rank ", in_ids.size(), " but broadcast_dims has ", broadcast_dims.size(),
+             " entries");
+  std::vector<bool> flags(size_t(out_rank), true);
+  int64_t prev = -1;
+  for (size_t i = 0; i < broadcast_dims.size(); ++i) {
+    int64_t d = broadcast_dims[i];
+    LOOM_CHECK(d > prev && d < out_rank, "broadcastInDim: broadcast_dims ",
+               detail::shapeString(broadcast_dims),
+               " must be increasing and below the output rank ", out_rank, " (", x->toString(),
+               ")");
+    prev = d;
+    flags[size_t(d)] = false;
+    int64_t want = output_shape[size_t(d)];
+    auto have = detail::constSize(in_ids[i]);
+    LOOM_CHECK(in_ids[i]->isBroadcast() || !have || want == -1 || *have == want,
+               "broadcastInDim: dimension ", i, " of ", x->toString(), " ",
+               detail::shapeString(x), " has size ", *have, " but output dimension ", d,
+               " of ", detail::shapeString(output_shape), " has size ", want);
+  }
+  TensorView* b = broadcast(x, flags);
+  // Stretch broadcast dims (new or size-1 ones of x) to the requested sizes.
+  std::vector<int64_t> sizes(size_t(out_rank), -1);
+  bool any = false;
+  auto b_ids = detail::dims(b);
+  for (int64_t d = 0; d < out_rank; ++d) {
+    int64_t want = output_shape[size_t(d)];
+    IterDomain* id = b_ids[size_t(d)];
+    if (id->isBroadcast() && want != -1 && detail::constSize(id) != want) {
+      sizes[size_t(d)] = want;
+      any = true;
+    }
+  }
+  return any ? expand(b, sizes) : b;
+}
+
+TensorView* squeeze(TensorView* x, const std::vector<int64_t>& dims) {
+  auto in_ids = detail::dims(x);
+  auto norm = detail::normalizeDims(x, dims, int64_t(in_ids.size()), "squeeze");
+  std::vector<bool> flags(in_ids.size(), false);
+  for (int64_t d : norm) {
+    IterDomain* id = in_ids[size_t(d)];
+    bool size_one = detail::constSize(id) == 1 && (id->isBroadcast() || id->isIteration());
+    LOOM_CHECK(size_one, "squeeze: dimension ", d, " of ", x->toString(), " ",
+               detail::shapeString(x), " is not a size-1 (broadcast) dimension: ", id->toString(),
+               " has type ", ir::iterTypeName(id->iterType()), " and size ",
+               id->logicalExtent()->toString());
+    flags[size_t(d)] = true;
+  }
+  if (norm.empty()) return x;
+  std::vector<IterDomain*> out_ids;
+  for (size_t i = 0; i < in_ids.size(); ++i) {
+    if (!flags[i]) out_ids.push_back(detail::freshId(in_ids[i]));
+  }
+  TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
+  IrBuilder::create<ir::SqueezeOp>(out, x, flags);
+  return out;
+}
+
+TensorView* unsqueeze(TensorView* x, int64_t dim) {
+  const int64_t out_rank = x->rank() + 1;
+  int64_t d = detail::normalizeDim(x, dim, out_rank, "unsqueeze");
+  std::vector<bool> flags(size_t(out_rank), false);
+  flags[size_t(d)] = true;
+  return broadcast(x, flags);
+}
+
+TensorView* expand(TensorView* x, const std::vector<int64_t>& sizes) {
+  const int64_t rank = x->rank();
+  const auto n = int64_t(sizes.size());
+  LOOM_CHECK(n >= rank, "expand: ", x->toString(), " ", detail::shapeString(x), " has rank ", rank,
+             " but only ", n, " sizes were given ", detail::shapeString(sizes));
+  // New leading dimensions (as torch.expand allows) are broadcast first.
+  if (n > rank) {
+    std::vector<bool> flags(size_t(n), false);
+    for (int64_t i = 0; i < n - rank; ++i) flags[size_t(i)] = true;
+    x = broadcast(x, flags);
+  }
+  auto in_ids = detail::dims(x);
+  std::vector<IterDomain*> out_ids;
+  for (size_t i = 0; i < in_ids.size(); ++i) {
+    IterDomain* id = in_ids[i];
+    int64_t want = sizes[i];
+    LOOM_CHECK(want >= -1, "expand: size ", want, " for dimension ", i, " of ", x->toString(),
+               " is negative");
+    if (want == -1) {
+      out_ids.push_back(detail::freshId(id));
+      continue;
+    }
+    if (id->isBroadcast()) {
+      Scalar* expanded = want == 1 ? nullptr : IrBuilder::index(want);
+      out_ids.push_back(IrBuilder::create<IterDomain>(id->start(), id->extent(),
+                                                      IterType::Broadcast,
+                                                      ir::ParallelType::Serial, expanded));
+      continue;
+    }
+    auto have = detail::constSize(id);
+    LOOM_CHECK(!have || *have == want, "expand: dimension ", i, " of ", x->toString(), " ",
+               detail::shapeString(x), " has size ", *have,
+               " and is not a broadcast dimension; it cannot be expanded to ", want,
+               " (only size-1 dimensions expand; use -1 to keep it)");
+    out_ids.push_back(detail::freshId(id));
+  }
+  TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
+  IrBuilder::create<ir::ExpandOp>(out, x);
+  return out;
+}
+
+TensorView* permute(TensorView* x, const std::vector<int64_t>& dims) {
+  auto in_ids = detail::dims(x);
+  const auto rank = int64_t(in_ids.size());
+  LOOM_CHECK(int64_t(dims.size()) == rank, "permute: ", x->toString(), " has rank ", rank,
+             " but the permutation ", detail::shapeString(dims), " has ", dims.size(),
+             " entries");
+  auto perm = detail::normalizeDims(x, dims, rank, "permute");
+  std::vector<int64_t> identity(static_cast<size_t>(rank));
+  std::iota(identity.begin(), identity.end(), 0);
+  if (perm == identity) return set(x);
+  auto root = detail::freshIds(in_ids);
+  std::vector<IterDomain*> logical;
+  for (int64_t p : perm) logical.push_back(root[size_t(p)]);
+  auto* td = IrBuilder::create<ir::TensorDomain>(root, logical, std::vector<IterDomain*>{},
+                                                 std::vector<IterDomain*>{});
+  auto* out = IrBuilder::create<TensorView>(td, x->dtype());
+  IrBuilder::create<ir::LoadStoreOp>(ir::LoadStoreOpType::Set, out, x);
+  return out;
+}
+
+TensorView* transpose(TensorView* x, int64_t dim0, int64_t dim1) {
+  const int64_t rank = x->rank();
+  int64_t a = detail::normalizeDim(x, dim0, rank, "transpose");
+  int64_t b = detail::normalizeDim(x, dim1, rank, "transpose");
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[size_t(a)], perm[size_t(b)]);
+  return permute(x, perm);
+}
+
+TensorView* set(TensorView* x) {
+  TensorView* out = detail::newTensor(detail::freshIds(detail::dims(x)), x->dtype());
+  IrBuilder::create<ir::LoadStoreOp>(ir::LoadStoreOpType::Set, out, x);
+  return out;
+}
+
+}  // namespace loom::ops

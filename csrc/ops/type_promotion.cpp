@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// PyTorch's result_type over tensors and wrapped numbers, plus Loom's compute-type rule.
+#include "loom/ops/type_promotion.h"
+
+#include <optional>
+
+namespace loom::ops {
+namespace {
+
+enum class Category : uint8_t { Bool, Integer, Floating };
+
+Category categoryOf(DataType t) {
+  if (isBooleanType(t)) return Category::Bool;
+  if (isIntegralType(t)) return Category::Integer;
+  return Category::Floating;
+}
+
+// The type a wrapped number of this category contributes (PyTorch's defaults).
+DataType defaultType(Category c) {
+  switch (c) {
+    case Category::Bool: return DataType::Bool;
+    case Category::Integer: return DataType::Int64;
+    case Category::Floating: return DataType::Float32;
+  }
+  LOOM_UNREACHABLE();
+}
+
+// torch.promote_types for two tensor dtypes.
+DataType promoteTypes(DataType a, DataType b) {
+  if (a == b) return a;
+  if (isBooleanType(a)) return b;
+  if (isBooleanType(b)) return a;
+  if (isIntegralType(a) && isIntegralType(b)) return DataType::Int64;  // Int32 with Int64
+  if (isIntegralType(a)) return b;
+  if (isIntegralType(b)) return a;
+  // Both floating and different: Float16 with BFloat16 meet in Float32; otherwise the wider.
+  if (isReducedPrecision(a) && isReducedPrecision(b)) return DataType::Float32;
+  if (a == DataType::Float64 || b == DataType::Float64) return DataType::Float64;
+  return DataType::Float32;
+}
+
+}  // namespace
+
+DataType resultType(std::span<const Operand> operands) {
+  LOOM_CHECK(!operands.empty(), "resultType needs at least one operand");
+  std::optional<DataType> tensor_type;
+  std::optional<Category> number_category;
+  for (const Operand& op : operands) {
+    DataType t = op.val()->dtype();
+    if (op.isTensor()) {
+      tensor_type = tensor_type ? promoteTypes(*tensor_type, t) : t;
+    } else {
+      Category c = categoryOf(t);
+      if (!number_category || c > *number_category) number_category = c;
+    }
+  }
+  if (!tensor_type) return defaultType(*number_category);
+  if (number_category && *number_category > categoryOf(*tensor_type)) {
+    return defaultType(*number_category);
+  }
+  return *tensor_type;
+}
+
+DataType computeType(std::span<const Operand> operands, PromotionKind kind) {
+  DataType t = resultType(operands);
+  if (kind == PromotionKind::IntToFloat && !isFloatingType(t)) t = DataType::Float32;
+  if (isReducedPrecision(t)) t = DataType::Float32;
+  return t;
+}
+
+}  // namespace loom::ops

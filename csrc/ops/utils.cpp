@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the op constructors (see utils.h).
+#include "ops/utils.h"
+
+#include <algorithm>
+
+#include "loom/ir/scalar_math.h"
+#include "loom/support/strings.h"
+
+namespace loom::ops::detail {
+
+IterDomain* freshId(const IterDomain* id, IterType type) {
+  Scalar* expanded = type == IterType::Broadcast ? id->expandedExtent() : nullptr;
+  return ir::IrBuilder::create<IterDomain>(id->start(), id->extent(), type,
+                                           ir::ParallelType::Serial, expanded, false);
+}
+
+std::vector<IterDomain*> dims(const TensorView* x) {
+  return ir::TensorDomain::noReductions(x->logical());
+}
+
+std::vector<IterDomain*> freshIds(const std::vector<IterDomain*>& ids) {
+  std::vector<IterDomain*> out;
+  out.reserve(ids.size());
+  for (auto* id : ids) out.push_back(freshId(id));
+  return out;
+}
+
+TensorView* newTensor(std::vector<IterDomain*> logical, DataType dtype) {
+  auto* td = ir::IrBuilder::create<ir::TensorDomain>(std::move(logical));
+  return ir::IrBuilder::create<TensorView>(td, dtype);
+}
+
+int64_t normalizeDim(const TensorView* x, int64_t dim, int64_t rank, std::string_view op) {
+  LOOM_CHECK(dim >= -rank && dim < rank, op, ": dimension ", dim, " is out of range for ",
+             x != nullptr ? x->toString() : std::string("a tensor"), " of rank ", rank,
+             " (expected -", rank, " <= dim < ", rank, ")");
+  return dim < 0 ? dim + rank : dim;
+}
+
+std::vector<int64_t> normalizeDims(const TensorView* x, const std::vector<int64_t>& dims,
+                                   int64_t rank, std::string_view op) {
+  std::vector<int64_t> out;
+  out.reserve(dims.size());
+  for (int64_t d : dims) {
+    int64_t n = normalizeDim(x, d, rank, op);
+    LOOM_CHECK(std::find(out.begin(), out.end(), n) == out.end(), op, ": dimension ", d,
+               " appears twice for ", x != nullptr ? x->toString() : std::string("a tensor"),
+               " of rank ", rank);
+    out.push_back(n);
+  }
+  return out;
+}
+
+std::optional<int64_t> constSize(const IterDomain* id) { return id->logicalExtent()->constInt(); }
+
+std::string shapeString(const TensorView* x) {
+  std::vector<std::string> parts;
+  for (auto* id : dims(x)) parts.push_back(id->logicalExtent()->toString());
+  return "[" + join(parts) + "]";
+}
+
+std::string shapeString(const std::vector<int64_t>& sizes) {
+  std::vector<std::string> parts;
+  for (int64_t s : sizes) parts.push_back(std::to_string(s));
+  return "[" + join(parts) + "]";
+}
+
+std::vector<IterDomain*> broadcastOutputIds(const std::vector<TensorView*>& tensors,
+                                            std::string_view op) {
+  size_t rank = 0;
+  std::vector<std::vector<IterDomain*>> all;
+  for (auto* tv : tensors) {
+    all.push_back(dims(tv));
+    rank = std::max(rank, all.back().size());
+  }
+  std::vector<IterDomain*> out;
+  out.reserve(rank);
+  for (size_t pos = 0; pos < rank; ++pos) {
+    // The operand that decides the output: a non-broadcast ID with a constant extent beats one
+    // with a symbolic extent; among all-broadcast positions, an expanded one wins.
+    const IterDomain* chosen = nullptr;
+    size_t chosen_tv = 0;
+    bool all_broadcast = true;
+    for (size_t t = 0; t < all.size(); ++t) {
+      const auto& ids = all[t];
+      if (pos + ids.size() < rank) continue;  // this operand is implicitly broadcast here
+      const IterDomain* id = ids[pos + ids.size() - rank];
+      bool bcast = id->isBroadcast();
+      if (!bcast) all_broadcast = false;
+      // Expanded broadcasts take part in the size check with their logical size.
+      if (chosen != nullptr && (!bcast || id->hasExpandedExtent())) {
+        auto a = constSize(chosen);
+        auto b = constSize(id);
+        bool chosen_sized = !chosen->isBroadcast() || chosen->hasExpandedExtent();
+        LOOM_CHECK(!chosen_sized || !a || !b || *a == *b, op, ": sizes of ",
+                   tensors[chosen_tv]->toString(), " ", shapeString(tensors[chosen_tv]),
+                   " and ", tensors[t]->toString(), " ", shapeString(tensors[t]),
+                   " do not match at output dimension ", pos, " (", *a, " vs ", *b, ")");
+      }
+      auto better = [&]() {
+        if (chosen == nullptr) return true;
+        if (chosen->isBroadcast() != bcast) return !bcast;
+        if (bcast) return !chosen->hasExpandedExtent() && id->hasExpandedExtent();
+        return !chosen->extent()->isConst() && id->extent()->isConst();
+      };
+      if (better()) {
+        chosen = id;
+        chosen_tv = t;
+      }
+    }
+    LOOM_ASSERT(chosen != nullptr);
+    if (all_broadcast) {
+      out.push_back(freshId(chosen, IterType::Broadcast));
+    } else {
+      IterType type = chosen->isSymbolic() ? IterType::Symbolic : IterType::Iteration;
+      out.push_back(freshId(chosen, type));
+    }
+  }
+  return out;
+}
+
+Scalar* numElements(const TensorView* x, const std::vector<int64_t>& axes) {
+  auto ids = dims(x);
+  Scalar* n = ir::IrBuilder::index(1);
+  for (int64_t a : axes) n = ir::scalar_math::mul(n, ids.at(size_t(a))->logicalExtent());
+  return n;
+}
+
+}  // namespace loom::ops::detail

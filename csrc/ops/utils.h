@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the op constructors: fresh output IterDomains, axis normalization, shapes.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/ir/builder.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/ir/tensor_domain.h"
+#include "loom/ir/tensor_view.h"
+
+namespace loom::ops::detail {
+
+using ir::IterDomain;
+using ir::IterType;
+using ir::Scalar;
+using ir::TensorView;
+
+/// A new serial IterDomain with `id`'s start and extents and the given type, no definition, not an
+/// rFactor product. An expanded extent is kept only when `type` is Broadcast.
+IterDomain* freshId(const IterDomain* id, IterType type);
+inline IterDomain* freshId(const IterDomain* id) { return freshId(id, id->iterType()); }
+
+/// x's logical domain without reduction IDs: the dimensions users see.
+std::vector<IterDomain*> dims(const TensorView* x);
+
+/// Fresh copies of `ids` (types kept).
+std::vector<IterDomain*> freshIds(const std::vector<IterDomain*>& ids);
+
+/// A TensorView over `logical` with default contiguity.
+TensorView* newTensor(std::vector<IterDomain*> logical, DataType dtype);
+
+/// Normalizes `dim` (negative counts from the end) for a tensor of `rank` dims; the error names
+/// `x` (may be nullptr) and `what` ("dimension", "axis").
+int64_t normalizeDim(const TensorView* x, int64_t dim, int64_t rank, std::string_view op);
+
+/// Normalizes and checks for duplicates; the result keeps the given order.
+std::vector<int64_t> normalizeDims(const TensorView* x, const std::vector<int64_t>& dims,
+                                   int64_t rank, std::string_view op);
+
+/// "[2, 3, s4]": constant extents as numbers, symbolic ones by name.
+std::string shapeString(const TensorView* x);
+std::string shapeString(const std::vector<int64_t>& sizes);
+
+/// The user-visible size of one ID as a constant, or nullopt when symbolic.
+std::optional<int64_t> constSize(const IterDomain* id);
+
+/// Output logical IDs of a pointwise op over tensors whose ranks align from the right: Broadcast
+/// where every operand is Broadcast (keeping an expanded extent), otherwise Iteration with the
+/// extent of a non-broadcast operand (constants preferred). Throws a UserError when two constant
+/// extents conflict.
+std::vector<IterDomain*> broadcastOutputIds(const std::vector<TensorView*>& tensors,
+                                            std::string_view op);
+
+/// Product of the user-visible extents of the given dims of x (an index Scalar, folded).
+Scalar* numElements(const TensorView* x, const std::vector<int64_t>& axes);
+
+}  // namespace loom::ops::detail
