@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tolerant comparison of tensors (see compare.h).
+#include "loom/eval/compare.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "loom/support/error.h"
+#include "loom/support/strings.h"
+
+namespace loom::eval {
+namespace {
+
+double epsilonOf(DataType dtype) {
+  switch (dtype) {
+    case DataType::Float16: return 0x1p-10;
+    case DataType::BFloat16: return 0x1p-7;
+    case DataType::Float32: return 0x1p-23;
+    case DataType::Float64: return 0x1p-52;
+    default: return 0.0;
+  }
+}
+
+// Multi-index of a row-major linear index, for messages.
+std::string indexString(int64_t linear, const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> idx(sizes.size());
+  for (size_t d = sizes.size(); d-- > 0;) {
+    idx[d] = sizes[d] == 0 ? 0 : linear % sizes[d];
+    linear = sizes[d] == 0 ? 0 : linear / sizes[d];
+  }
+  return "[" + join(idx) + "]";
+}
+
+bool close(double a, double e, const Tolerance& tol) {
+  if (std::isnan(a) || std::isnan(e)) return std::isnan(a) && std::isnan(e);
+  if (std::isinf(a) || std::isinf(e)) return a == e;
+  return std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e);
+}
+
+}  // namespace
+
+Tolerance defaultTolerance(DataType dtype, int64_t reduction_size) {
+  if (!isFloatingType(dtype)) return {0.0, 0.0};
+  double growth = 1.0 + std::sqrt(double(std::max<int64_t>(reduction_size, 1)));
+  // Kernels compute 16-bit floats in Float32 and round once at the end: allow one 16-bit ulp on
+  // top of the Float32 error.
+  double compute_eps = isReducedPrecision(dtype) ? epsilonOf(DataType::Float32) : epsilonOf(dtype);
+  double t = 8.0 * compute_eps * growth;
+  if (isReducedPrecision(dtype)) t += 2.0 * epsilonOf(dtype);
+  return {t, t};
+}
+
+std::optional<std::string> expectClose(const Tensor& actual, const Tensor& expected, Tolerance tol,
+                                       std::string_view what) {
+  std::ostringstream os;
+  os << what << ": ";
+  if (!actual.defined() || !expected.defined()) {
+    os << "undefined tensor (actual " << describe(actual) << ", expected " << describe(expected)
+       << ")";
+    return os.str();
+  }
+  LOOM_CHECK(actual.device().isCpu() && expected.device().isCpu(),
+             "expectClose needs host tensors, got ", describe(actual), " and ", describe(expected));
+  if (actual.sizes() != expected.sizes() || actual.dtype() != expected.dtype()) {
+    os << "got " << describe(actual) << ", expected " << describe(expected);
+    return os.str();
+  }
+  int64_t n = actual.numel();
+  int64_t mismatches = 0;
+  int64_t first = -1;
+  double first_a = 0.0, first_e = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    double a = actual.getDoubleLinear(i);
+    double e = expected.getDoubleLinear(i);
+    if (close(a, e, tol)) continue;
+    if (mismatches++ == 0) {
+      first = i;
+      first_a = a;
+      first_e = e;
+    }
+  }
+  if (mismatches == 0) return std::nullopt;
+  os.precision(17);
+  os << mismatches << " of " << n << " elements differ; first at "
+     << indexString(first, actual.sizes()) << ": got " << first_a << ", expected " << first_e;
+  if (std::isnan(first_a) && !std::isnan(first_e)) os << " (NaN: never written or poisoned?)";
+  os << " (rtol " << tol.rtol << ", atol " << tol.atol << ")";
+  return os.str();
+}
+
+}  // namespace loom::eval

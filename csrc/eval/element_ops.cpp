@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: Apache-2.0
+// Element semantics of the pointwise ops (see element_ops.h).
+#include "eval/element_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "loom/ir/base.h"
+#include "loom/tensor/tensor.h"
+
+namespace loom::eval::detail {
+namespace {
+
+using ir::BinaryOpType;
+using ir::TernaryOpType;
+using ir::UnaryOpType;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Wrapping int64 arithmetic: signed overflow is undefined in C++, kernels wrap.
+int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+int64_t wrapSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
+int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+
+void checkDivisor(int64_t b, const ir::Expr* e) {
+  LOOM_CHECK(b != 0, "integer division by zero in ", e != nullptr ? e->toString() : "a scalar op",
+             ": the result is undefined; give this op nonzero divisors");
+}
+
+int64_t intPow(int64_t base, int64_t exp) {
+  if (exp < 0) {
+    // Integer powers with a negative exponent: only |base| == 1 keeps a nonzero integer part.
+    if (base == 1) return 1;
+    if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+    return 0;
+  }
+  int64_t result = 1;
+  while (exp > 0) {
+    if (exp & 1) result = wrapMul(result, base);
+    base = wrapMul(base, base);
+    exp >>= 1;
+  }
+  return result;
+}
+
+bool isComparison(BinaryOpType op) {
+  switch (op) {
+    case BinaryOpType::Eq:
+    case BinaryOpType::Ne:
+    case BinaryOpType::Lt:
+    case BinaryOpType::Le:
+    case BinaryOpType::Gt:
+    case BinaryOpType::Ge:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+double roundToDtype(double v, DataType dtype) {
+  switch (dtype) {
+    case DataType::Float64:
+      return v;
+    case DataType::Bool:
+      return v != 0.0 ? 1.0 : 0.0;
+    default: {
+      alignas(8) unsigned char buf[8];
+      storeFromDouble(buf, dtype, v);
+      return loadAsDouble(buf, dtype);
+    }
+  }
+}
+
+int64_t toInt64(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double kTop = 9223372036854775808.0;  // 2^63, exact in double
+  if (v >= kTop) return std::numeric_limits<int64_t>::max();
+  if (v <= -kTop) return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
+}
+
+int64_t wrapToDtype(int64_t v, DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool: return v != 0 ? 1 : 0;
+    case DataType::Int32: return int64_t(int32_t(uint32_t(uint64_t(v))));
+    default: return v;
+  }
+}
+
+double roundHalfEven(double x) {
+  double r = std::round(x);  // halves away from zero
+  if (std::fabs(x - std::trunc(x)) == 0.5) r = 2.0 * std::round(x / 2.0);
+  return r;
+}
+
+bool usesIntegerMath(BinaryOpType op, DataType lhs, DataType rhs, DataType out) {
+  if (isIntegralType(out)) return true;
+  return out == DataType::Bool && isComparison(op) && !isFloatingType(lhs) &&
+         !isFloatingType(rhs);
+}
+
+bool usesIntegerMath(UnaryOpType op, DataType in, DataType out) {
+  if (!isIntegralType(out) || isFloatingType(in)) return false;
+  switch (op) {
+    case UnaryOpType::Neg:
+    case UnaryOpType::Abs:
+    case UnaryOpType::Sign:
+    case UnaryOpType::Relu:
+    case UnaryOpType::Floor:
+    case UnaryOpType::Ceil:
+    case UnaryOpType::Round:
+      return true;
+    default:
+      return false;  // Cast saturates like storeFromDouble; the rest is floating math.
+  }
+}
+
+int64_t intUnary(UnaryOpType op, int64_t x, const ir::Expr* e) {
+  switch (op) {
+    case UnaryOpType::Neg: return wrapSub(0, x);
+    case UnaryOpType::Abs: return x < 0 ? wrapSub(0, x) : x;
+    case UnaryOpType::Sign: return x > 0 ? 1 : (x < 0 ? -1 : 0);
+    case UnaryOpType::Relu: return x > 0 ? x : 0;
+    case UnaryOpType::Floor:
+    case UnaryOpType::Ceil:
+    case UnaryOpType::Round:
+      return x;
+    default:
+      LOOM_THROW("unary op ", ir::opTypeName(op), " has no integer form",
+                 e != nullptr ? " in " + e->toString() : std::string());
+  }
+}
+
+int64_t intBinary(BinaryOpType op, int64_t a, int64_t b, const ir::Expr* e) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  switch (op) {
+    case BinaryOpType::Add: return wrapAdd(a, b);
+    case BinaryOpType::Sub: return wrapSub(a, b);
+    case BinaryOpType::Mul: return wrapMul(a, b);
+    case BinaryOpType::Div:
+      checkDivisor(b, e);
+      return (a == kMin && b == -1) ? kMin : a / b;  // truncates toward zero
+    case BinaryOpType::Mod:
+    case BinaryOpType::Fmod:
+      checkDivisor(b, e);
+      return (b == -1) ? 0 : a % b;  // sign of the dividend
+    case BinaryOpType::CeilDiv: {
+      checkDivisor(b, e);
+      if (a == kMin && b == -1) return kMin;
+      int64_t q = a / b;
+      int64_t r = a % b;
+      if (r != 0 && ((r > 0) == (b > 0))) ++q;
+      return q;
+    }
+    case BinaryOpType::Pow: return intPow(a, b);
+    case BinaryOpType::Max: return a > b ? a : b;
+    case BinaryOpType::Min: return a < b ? a : b;
+    case BinaryOpType::Eq: return a == b;
+    case BinaryOpType::Ne: return a != b;
+    case BinaryOpType::Lt: return a < b;
+    case BinaryOpType::Le: return a <= b;
+    case BinaryOpType::Gt: return a > b;
+    case BinaryOpType::Ge: return a >= b;
+    case BinaryOpType::LogicalAnd: return a != 0 && b != 0;
+    case BinaryOpType::LogicalOr: return a != 0 || b != 0;
+  }
+  LOOM_UNREACHABLE("binary op ", int(op));
+}
+
+double floatUnary(UnaryOpType op, double x) {
+  switch (op) {
+    case UnaryOpType::Neg: return -x;
+    case UnaryOpType::Abs: return std::fabs(x);
+    case UnaryOpType::Exp: return std::exp(x);
+    case UnaryOpType::Exp2: return std::exp2(x);
+    case UnaryOpType::Log: return std::log(x);
+    case UnaryOpType::Log2: return std::log2(x);
+    case UnaryOpType::Sqrt: return std::sqrt(x);
+    case UnaryOpType::Rsqrt: return 1.0 / std::sqrt(x);
+    case UnaryOpType::Reciprocal: return 1.0 / x;
+    case UnaryOpType::Sin: return std::sin(x);
+    case UnaryOpType::Cos: return std::cos(x);
+    case UnaryOpType::Tanh: return std::tanh(x);
+    case UnaryOpType::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case UnaryOpType::Relu: return std::isnan(x) ? x : (x > 0.0 ? x : 0.0);
+    case UnaryOpType::Silu: return x / (1.0 + std::exp(-x));
+    case UnaryOpType::Erf: return std::erf(x);
+    case UnaryOpType::Floor: return std::floor(x);
+    case UnaryOpType::Ceil: return std::ceil(x);
+    case UnaryOpType::Round: return roundHalfEven(x);
+    case UnaryOpType::Sign:
+      if (std::isnan(x)) return x;  // NaN stays NaN
+      return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0);
+    case UnaryOpType::IsNan: return std::isnan(x) ? 1.0 : 0.0;
+    case UnaryOpType::IsInf: return std::isinf(x) ? 1.0 : 0.0;
+    case UnaryOpType::LogicalNot: return x == 0.0 ? 1.0 : 0.0;
+    case UnaryOpType::Cast: return x;
+  }
+  LOOM_UNREACHABLE("unary op ", int(op));
+}
+
+double floatBinary(BinaryOpType op, double a, double b) {
+  switch (op) {
+    case BinaryOpType::Add: return a + b;
+    case BinaryOpType::Sub: return a - b;
+    case BinaryOpType::Mul: return a * b;
+    case BinaryOpType::Div: return a / b;
+    case BinaryOpType::Pow: return std::pow(a, b);
+    case BinaryOpType::Fmod:
+    case BinaryOpType::Mod:
+      return std::fmod(a, b);
+    case BinaryOpType::CeilDiv: return std::ceil(a / b);
+    case BinaryOpType::Max:
+      if (std::isnan(a) || std::isnan(b)) return kNaN;
+      return a > b ? a : b;
+    case BinaryOpType::Min:
+      if (std::isnan(a) || std::isnan(b)) return kNaN;
+      return a < b ? a : b;
+    case BinaryOpType::Eq: return a == b ? 1.0 : 0.0;
+    case BinaryOpType::Ne: return a != b ? 1.0 : 0.0;
+    case BinaryOpType::Lt: return a < b ? 1.0 : 0.0;
+    case BinaryOpType::Le: return a <= b ? 1.0 : 0.0;
+    case BinaryOpType::Gt: return a > b ? 1.0 : 0.0;
+    case BinaryOpType::Ge: return a >= b ? 1.0 : 0.0;
+    case BinaryOpType::LogicalAnd: return (a != 0.0 && b != 0.0) ? 1.0 : 0.0;
+    case BinaryOpType::LogicalOr: return (a != 0.0 || b != 0.0) ? 1.0 : 0.0;
+  }
+  LOOM_UNREACHABLE("binary op ", int(op));
+}
+
+double floatTernary(TernaryOpType op, double a, double b, double c) {
+  switch (op) {
+    case TernaryOpType::Where: return a != 0.0 ? b : c;
+    case TernaryOpType::Clamp:
+      if (std::isnan(a) || std::isnan(b) || std::isnan(c)) return kNaN;
+      return std::min(std::max(a, b), c);
+    case TernaryOpType::Lerp: return a + c * (b - a);
+  }
+  LOOM_UNREACHABLE("ternary op ", int(op));
+}
+
+double applyUnary(UnaryOpType op, double x, DataType in, DataType out, const ir::Expr* e) {
+  if (usesIntegerMath(op, in, out)) return double(wrapToDtype(intUnary(op, toInt64(x), e), out));
+  return roundToDtype(floatUnary(op, x), out);
+}
+
+double applyBinary(BinaryOpType op, double a, double b, DataType lhs, DataType rhs, DataType out,
+                   const ir::Expr* e) {
+  if (usesIntegerMath(op, lhs, rhs, out)) {
+    return double(wrapToDtype(intBinary(op, toInt64(a), toInt64(b), e), out));
+  }
+  return roundToDtype(floatBinary(op, a, b), out);
+}
+
+double applyTernary(TernaryOpType op, double a, double b, double c, DataType out) {
+  return roundToDtype(floatTernary(op, a, b, c), out);
+}
+
+double scalarToDouble(const ir::ScalarValue& v) {
+  if (auto* d = std::get_if<double>(&v)) return *d;
+  if (auto* i = std::get_if<int64_t>(&v)) return double(*i);
+  if (auto* b = std::get_if<bool>(&v)) return *b ? 1.0 : 0.0;
+  LOOM_UNREACHABLE("scalarToDouble of an empty value");
+}
+
+int64_t scalarToInt(const ir::ScalarValue& v) {
+  if (auto* i = std::get_if<int64_t>(&v)) return *i;
+  if (auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
+  if (auto* d = std::get_if<double>(&v)) return toInt64(*d);
+  LOOM_UNREACHABLE("scalarToInt of an empty value");
+}
+
+ir::ScalarValue scalarFromDouble(double v, DataType dtype) {
+  if (isBooleanType(dtype)) return v != 0.0;
+  if (dtype == DataType::Int64) return toInt64(v);
+  if (isIntegralType(dtype)) return int64_t(roundToDtype(v, dtype));
+  return roundToDtype(v, dtype);
+}
+
+ir::ScalarValue normalizeScalar(const ir::ScalarValue& v, DataType dtype) {
+  if (std::holds_alternative<std::monostate>(v)) return v;
+  if (isBooleanType(dtype)) return scalarToDouble(v) != 0.0;
+  if (isIntegralType(dtype)) {
+    if (std::holds_alternative<double>(v)) return scalarFromDouble(std::get<double>(v), dtype);
+    return wrapToDtype(scalarToInt(v), dtype);
+  }
+  return roundToDtype(scalarToDouble(v), dtype);
+}
+
+}  // namespace loom::eval::detail

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reference evaluator (see reference_evaluator.h for the semantics it implements).
+#include "loom/eval/reference_evaluator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "eval/element_ops.h"
+#include "loom/eval/expression_evaluator.h"
+#include "loom/ir/dispatch.h"
+#include "loom/ir/fusion.h"
+#include "loom/support/strings.h"
+
+namespace loom::eval {
+namespace {
+
+using ir::TensorView;
+
+/// A tensor value: a dense row-major buffer of its logical shape (reductions removed).
+struct Buffer {
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+};
+
+int64_t numelOf(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+/// Walks `shape` in row-major order, keeping one offset per strided operand up to date, and
+/// calls fn(linear_index, offsets). Stride 0 reads one element for every index of a dim.
+template <typename Fn>
+void forEachIndex(const std::vector<int64_t>& shape,
+                  const std::vector<std::vector<int64_t>>& strides, Fn&& fn) {
+  int64_t n = numelOf(shape);
+  if (n == 0) return;
+  size_t rank = shape.size();
+  std::vector<int64_t> idx(rank, 0);
+  std::vector<int64_t> off(strides.size(), 0);
+  for (int64_t lin = 0; lin < n; ++lin) {
+    fn(lin, off);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < shape[d]) {
+        for (size_t j = 0; j < strides.size(); ++j) off[j] += strides[j][d];
+        break;
+      }
+      for (size_t j = 0; j < strides.size(); ++j) off[j] -= strides[j][d] * (shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+/// Strides that read `in_shape` (row-major, same rank) stretched to `out_shape`: a size-1 dim
+/// of the input repeats. Returns false when some dim is neither equal nor 1.
+bool stretchStrides(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape,
+                    std::vector<int64_t>& strides) {
+  if (in_shape.size() != out_shape.size()) return false;
+  strides = rowMajorStrides(in_shape);
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    if (in_shape[d] == out_shape[d]) continue;
+    if (in_shape[d] != 1) return false;
+    strides[d] = 0;
+  }
+  return true;
+}
+
+/// Chan et al.'s combination of two partial (avg, m2, n) statistics.
+struct Welford {
+  double avg = 0.0;
+  double m2 = 0.0;
+  double n = 0.0;
+  void combine(double b_avg, double b_m2, double b_n) {
+    if (b_n == 0.0) return;
+    double total = n + b_n;
+    double delta = b_avg - avg;
+    avg += delta * (b_n / total);
+    m2 += b_m2 + delta * delta * (n * b_n / total);
+    n = total;
+  }
+};
+
+class Runner : public ir::ExprVisitor {
+ public:
+  std::vector<Tensor> run(const ir::Fusion& fusion, std::span<const Argument> args) {
+    ee_.bindInputs(fusion, args);
+    for (size_t i = 0; i < fusion.inputs().size(); ++i) {
+      if (auto* tv = fusion.inputs()[i]->dynCast<TensorView>()) {
+        buffers_[tv] = readTensor(std::get<Tensor>(args[i]));
+      }
+    }
+    for (ir::Expr* e : fusion.exprs()) {
+      if (isScalarExpr(e)) {
+        for (ir::Val* out : e->outputs()) {
+          LOOM_CHECK(ee_.evaluate(out).has_value(), "cannot evaluate ", e->toString(),
+                     ": it depends on a scalar that is not bound");
+        }
+        continue;
+      }
+      dispatch(e);
+    }
+    std::vector<Tensor> outs;
+    for (ir::Val* out : fusion.outputs()) outs.push_back(toTensor(out));
+    return outs;
+  }
+
+ private:
+  static bool isScalarExpr(const ir::Expr* e) {
+    for (ir::Val* out : e->outputs()) {
+      if (!out->isA<ir::Scalar>()) return false;
+    }
+    return true;
+  }
+
+  static Buffer readTensor(const Tensor& t) {
+    Buffer b{t.sizes(), std::vector<double>(size_t(t.numel()))};
+    const char* base = static_cast<const char*>(t.data());
+    int64_t isz = int64_t(t.itemSize());
+    forEachIndex(b.shape, {t.strides()}, [&](int64_t lin, const std::vector<int64_t>& off) {
+      b.data[size_t(lin)] = loadAsDouble(base + off[0] * isz, t.dtype());
+    });
+    return b;
+  }
+
+  Tensor toTensor(ir::Val* out) {
+    if (auto* s = out->dynCast<ir::Scalar>()) {
+      auto v = ee_.evaluate(s);
+      LOOM_CHECK(v.has_value(), "fusion output ", s->toString(), " is not bound");
+      Tensor t = Tensor::empty({}, s->dtype());
+      storeFromDouble(t.data(), s->dtype(), detail::scalarToDouble(*v));
+      return t;
+    }
+    const Buffer& b = bufferOf(out->as<TensorView>(), nullptr);
+    Tensor t = Tensor::empty(b.shape, out->dtype());
+    char* base = static_cast<char*>(t.data());
+    size_t isz = t.itemSize();
+    for (size_t i = 0; i < b.data.size(); ++i) {
+      storeFromDouble(base + i * isz, out->dtype(), b.data[i]);
+    }
+    return t;
+  }
+
+  const Buffer& bufferOf(const TensorView* tv, const ir::Expr* user) {
+    auto it = buffers_.find(tv);
+    LOOM_ASSERT(it != buffers_.end(), "no value for ", tv->toString(),
+                user != nullptr ? " used by " + user->toString() : std::string());
+    return it->second;
+  }
+
+  /// Stores an op's result after rounding it to the output dtype.
+  void define(const TensorView* tv, Buffer b) {
+    if (tv->dtype() != DataType::Float64) {
+      for (double& x : b.data) x = detail::roundToDtype(x, tv->dtype());
+    }
+    buffers_[tv] = std::move(b);
+  }
+
+  /// Output shape of a pointwise op: the output's extents, checked against (and filled in from)
+  /// the operand sizes, where a size-1 operand dim stretches.
+  std::vector<int64_t> pointwiseShape(const ir::Expr* e, const TensorView* out) {
+    auto ids = ir::TensorDomain::noReductions(out->logical());
+    std::vector<int64_t> shape(ids.size());
+    for (size_t d = 0; d < ids.size(); ++d) {
+      int64_t inferred = 1;
+      for (ir::Val* in : e->inputs()) {
+        auto* tv = in->dynCast<TensorView>();
+        if (tv == nullptr) continue;
+        const Buffer& b = bufferOf(tv, e);
+        LOOM_CHECK(b.shape.size() == ids.size(), e->toString(), ": operand ", tv->toString(),
+                   " has rank ", b.shape.size(), " but the output has rank ", ids.size(),
+                   " (broadcasts must be explicit)");
+        int64_t s = b.shape[d];
+        if (s == 1 || s == inferred) continue;
+        LOOM_CHECK(inferred == 1, e->toString(), ": operands disagree on dimension ", d,
+                   ": sizes ", inferred, " and ", s);
+        inferred = s;
+      }
+      auto known = ee_.evaluate(ids[d]->logicalExtent());
+      if (!known) {
+        shape[d] = inferred;
+        continue;
+      }
+      int64_t extent = detail::scalarToInt(*known);
+      if (extent == inferred || inferred == 1) {
+        shape[d] = extent;
+      } else if (extent == 1 && ids[d]->isBroadcast()) {
+        shape[d] = inferred;  // an expanded operand keeps the broadcast dim at its size
+      } else {
+        LOOM_THROW(e->toString(), ": dimension ", d, " of ", out->toString(), " has extent ",
+                   extent, " but its operands have size ", inferred);
+      }
+    }
+    return shape;
+  }
+
+  /// Reads operand `v` (a tensor stretched to `shape`, or a scalar) element by element.
+  struct Operand {
+    const Buffer* buffer = nullptr;  // nullptr for a scalar
+    double scalar = 0.0;
+    DataType dtype = DataType::Float64;
+  };
+
+  Operand operand(ir::Val* v, const ir::Expr* e) {
+    Operand op;
+    op.dtype = v->dtype();
+    if (auto* tv = v->dynCast<TensorView>()) {
+      op.buffer = &bufferOf(tv, e);
+    } else {
+      auto value = ee_.evaluate(v);
+      LOOM_CHECK(value.has_value(), e->toString(), ": scalar ", v->toString(), " is not bound");
+      op.scalar = detail::roundToDtype(detail::scalarToDouble(*value), v->dtype());
+    }
+    return op;
+  }
+
+  /// Runs fn(values) for every output element of a pointwise op and returns the results.
+  template <typename Fn>
+  Buffer pointwise(const ir::Expr* e, const TensorView* out, Fn&& fn) {
+    std::vector<Operand> ops;
+    for (ir::Val* in : e->inputs()) ops.push_back(operand(in, e));
+    Buffer result{pointwiseShape(e, out), {}};
+    result.data.resize(size_t(numelOf(result.shape)));
+    std::vector<std::vector<int64_t>> strides;
+    for (const Operand& op : ops) {
+      std::vector<int64_t> s(result.shape.size(), 0);
+      if (op.buffer != nullptr) {
+        bool ok = stretchStrides(op.buffer->shape, result.shape, s);
+        LOOM_ASSERT(ok, "operand shape [", join(op.buffer->shape), "] vs [", join(result.shape),
+                    "] in ", e->toString());
+      }
+      strides.push_back(std::move(s));
+    }
+    std::vector<double> vals(ops.size());
+    forEachIndex(result.shape, strides, [&](int64_t lin, const std::vector<int64_t>& off) {
+      for (size_t j = 0; j < ops.size(); ++j) {
+        vals[j] = ops[j].buffer != nullptr ? ops[j].buffer->data[size_t(off[j])] : ops[j].scalar;
+      }
+      result.data[size_t(lin)] = fn(vals);
+    });
+    return result;
+  }
+
+  /// A copy of `in` read through `strides` (and a start offset) into `shape`.
+  static Buffer gather(const Buffer& in, const std::vector<int64_t>& shape,
+                       const std::vector<int64_t>& strides) {
+    Buffer out{shape, std::vector<double>(size_t(numelOf(shape)))};
+    forEachIndex(shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
+      out.data[size_t(lin)] = in.data[size_t(off[0])];
+    });
+    return out;
+  }
+
+  void handle(ir::UnaryOp* e) override {
+    auto* out = e->out()->as<TensorView>();
+    DataType in_t = e->in()->dtype();
+    DataType out_t = out->dtype();
+    define(out, pointwise(e, out, [&](const std::vector<double>& v) {
+             return detail::applyUnary(e->opType(), v[0], in_t, out_t, e);
+           }));
+  }
+
+  void handle(ir::BinaryOp* e) override {
+    auto* out = e->out()->as<TensorView>();
+    DataType l = e->lhs()->dtype();
+    DataType r = e->rhs()->dtype();
+    DataType out_t = out->dtype();
+    define(out, pointwise(e, out, [&](const std::vector<double>& v) {
+             return detail::applyBinary(e->opType(), v[0], v[1], l, r, out_t, e);
+           }));
+  }
+
+  void handle(ir::TernaryOp* e) override {
+    auto* out = e->out()->as<TensorView>();
+    DataType out_t = out->dtype();
+    define(out, pointwise(e, out, [&](const std::vector<double>& v) {
+             return detail::applyTernary(e->opType(), v[0], v[1], v[2], out_t);
+           }));
+  }
+
+  /// Which input dims the output's logical Reduction IDs reduce; checks the alignment.
+  std::vector<bool> reducedDims(const ir::Expr* e, const TensorView* out, const Buffer& in) {
+    const auto& ids = out->logical();
+    LOOM_CHECK(ids.size() == in.shape.size(), e->toString(), ": ", out->toString(), " has ",
+               ids.size(), " logical dims but the input has ", in.shape.size());
+    std::vector<bool> reduced(ids.size());
+    for (size_t d = 0; d < ids.size(); ++d) reduced[d] = ids[d]->isReduction();
+    return reduced;
+  }
+
+  /// Output shape and input->output strides of a reduction over `reduced` dims.
+  static std::vector<int64_t> reductionStrides(const Buffer& in, const std::vector<bool>& reduced,
+                                               std::vector<int64_t>& out_shape) {
+    out_shape.clear();
+    for (size_t d = 0; d < reduced.size(); ++d) {
+      if (!reduced[d]) out_shape.push_back(in.shape[d]);
+    }
+    std::vector<int64_t> out_strides = rowMajorStrides(out_shape);
+    std::vector<int64_t> strides(reduced.size(), 0);
+    for (size_t d = 0, k = 0; d < reduced.size(); ++d) {
+      if (!reduced[d]) strides[d] = out_strides[k++];
+    }
+    return strides;
+  }
+
+  void handle(ir::ReductionOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    auto reduced = reducedDims(e, e->out(), in);
+    Buffer result;
+    auto strides = reductionStrides(in, reduced, result.shape);
+    result.data.assign(size_t(numelOf(result.shape)), ee_.evaluateDouble(e->init()));
+    ir::ReductionOpType op = e->opType();
+    forEachIndex(in.shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
+      double& acc = result.data[size_t(off[0])];
+      double x = in.data[size_t(lin)];
+      switch (op) {
+        case ir::ReductionOpType::Sum: acc += x; break;
+        case ir::ReductionOpType::Prod: acc *= x; break;
+        case ir::ReductionOpType::Max: acc = detail::floatBinary(ir::BinaryOpType::Max, acc, x); break;
+        case ir::ReductionOpType::Min: acc = detail::floatBinary(ir::BinaryOpType::Min, acc, x); break;
+      }
+    });
+    define(e->out(), std::move(result));
+  }
+
+  void handle(ir::WelfordOp* e) override {
+    auto* avg_in = e->inAvg()->dynCast<TensorView>();
+    LOOM_CHECK(avg_in != nullptr, e->toString(), ": the avg input must be a tensor");
+    const Buffer& x = bufferOf(avg_in, e);
+    auto reduced = reducedDims(e, e->outAvg(), x);
+    std::vector<int64_t> out_shape;
+    auto strides = reductionStrides(x, reduced, out_shape);
+    size_t n_out = size_t(numelOf(out_shape));
+    Welford init{ee_.evaluateDouble(e->initAvg()), ee_.evaluateDouble(e->initM2()),
+                 ee_.evaluateDouble(e->initN())};
+    std::vector<Welford> acc(n_out);
+
+    if (e->hasRawInput()) {
+      // Two passes in double (mean, then squared deviations with a compensation term), which is
+      // stable for data with a large offset, e.g. 1e6 + small noise.
+      std::vector<double> sum(n_out, 0.0), count(n_out, 0.0), dev(n_out, 0.0);
+      forEachIndex(x.shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
+        sum[size_t(off[0])] += x.data[size_t(lin)];
+        count[size_t(off[0])] += 1.0;
+      });
+      for (size_t i = 0; i < n_out; ++i) acc[i].avg = count[i] > 0 ? sum[i] / count[i] : 0.0;
+      forEachIndex(x.shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
+        size_t o = size_t(off[0]);
+        double d = x.data[size_t(lin)] - acc[o].avg;
+        acc[o].m2 += d * d;
+        dev[o] += d;
+      });
+      for (size_t i = 0; i < n_out; ++i) {
+        acc[i].n = count[i];
+        if (count[i] > 0) acc[i].m2 -= dev[i] * dev[i] / count[i];
+        Welford w = init;
+        w.combine(acc[i].avg, acc[i].m2, acc[i].n);
+        acc[i] = w;
+      }
+    } else {
+      Operand m2 = operand(e->inM2(), e);
+      Operand n = operand(e->inN(), e);
+      std::vector<int64_t> m2_strides(x.shape.size(), 0), n_strides(x.shape.size(), 0);
+      auto strideOf = [&](const Operand& op, std::vector<int64_t>& s, ir::Val* v) {
+        if (op.buffer == nullptr) return;
+        LOOM_CHECK(stretchStrides(op.buffer->shape, x.shape, s), e->toString(), ": ",
+                   v->toString(), " has shape [", join(op.buffer->shape), "], avg has [",
+                   join(x.shape), "]");
+      };
+      strideOf(m2, m2_strides, e->inM2());
+      strideOf(n, n_strides, e->inN());
+      std::fill(acc.begin(), acc.end(), init);
+      forEachIndex(x.shape, {strides, m2_strides, n_strides},
+                   [&](int64_t lin, const std::vector<int64_t>& off) {
+                     double m2v = m2.buffer ? m2.buffer->data[size_t(off[1])] : m2.scalar;
+                     double nv = n.buffer ? n.buffer->data[size_t(off[2])] : n.scalar;
+                     acc[size_t(off[0])].combine(x.data[size_t(lin)], m2v, nv);
+                   });
+    }
+    Buffer avg{out_shape, {}}, m2{out_shape, {}}, count{out_shape, {}};
+    for (const Welford& w : acc) {
+      avg.data.push_back(w.avg);
+      m2.data.push_back(w.m2);
+      count.data.push_back(w.n);
+    }
+    define(e->outAvg(), std::move(avg));
+    define(e->outM2(), std::move(m2));
+    define(e->outN(), std::move(count));
+  }
+
+  void handle(ir::BroadcastOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    const auto& flags = e->isBroadcastDim();
+    auto out_ids = ir::TensorDomain::noReductions(e->out()->logical());
+    LOOM_CHECK(flags.size() == out_ids.size(), e->toString(), ": ", flags.size(),
+               " broadcast flags for ", out_ids.size(), " output dims");
+    std::vector<int64_t> aligned, shape;
+    size_t k = 0;
+    for (size_t d = 0; d < flags.size(); ++d) {
+      if (flags[d]) {
+        aligned.push_back(1);
+        auto known = ee_.evaluate(out_ids[d]->logicalExtent());
+        shape.push_back(known ? detail::scalarToInt(*known) : 1);
+      } else {
+        LOOM_CHECK(k < in.shape.size(), e->toString(), ": more kept dims than input dims");
+        aligned.push_back(in.shape[k]);
+        shape.push_back(in.shape[k++]);
+      }
+    }
+    LOOM_CHECK(k == in.shape.size(), e->toString(), ": ", k, " kept dims for an input of rank ",
+               in.shape.size());
+    std::vector<int64_t> strides;
+    LOOM_ASSERT(stretchStrides(aligned, shape, strides), "broadcast shapes");
+    define(e->out(), gather(in, shape, strides));
+  }
+
+  void handle(ir::SqueezeOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    const auto& flags = e->isSqueezedDim();
+    auto in_ids = ir::TensorDomain::noReductions(e->in()->logical());
+    LOOM_CHECK(flags.size() == in.shape.size(), e->toString(), ": ", flags.size(),
+               " squeeze flags for an input of rank ", in.shape.size());
+    auto in_strides = rowMajorStrides(in.shape);
+    std::vector<int64_t> shape, strides;
+    for (size_t d = 0; d < flags.size(); ++d) {
+      if (!flags[d]) {
+        shape.push_back(in.shape[d]);
+        strides.push_back(in_strides[d]);
+        continue;
+      }
+      // An expanded broadcast holds one value repeated, so squeezing reads index 0.
+      bool expanded = d < in_ids.size() && in_ids[d]->isBroadcast();
+      LOOM_CHECK(in.shape[d] == 1 || expanded, e->toString(), ": cannot squeeze dimension ", d,
+                 " of ", e->in()->toString(), " with size ", in.shape[d]);
+    }
+    define(e->out(), gather(in, shape, strides));
+  }
+
+  void handle(ir::ExpandOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    std::vector<int64_t> shape = ee_.logicalSizes(e->out());
+    std::vector<int64_t> strides;
+    LOOM_CHECK(stretchStrides(in.shape, shape, strides), e->toString(), ": cannot expand [",
+               join(in.shape), "] to [", join(shape), "]");
+    define(e->out(), gather(in, shape, strides));
+  }
+
+  void handle(ir::ReshapeOp* e) override {
+    // The dense row-major buffer reinterpreted with the new shape is the row-major reshape.
+    Buffer b = bufferOf(e->in(), e);
+    std::vector<int64_t> shape = ee_.logicalSizes(e->out());
+    LOOM_CHECK(numelOf(shape) == numelOf(b.shape), e->toString(), ": cannot reshape [",
+               join(b.shape), "] to [", join(shape), "]");
+    b.shape = std::move(shape);
+    define(e->out(), std::move(b));
+  }
+
+  void handle(ir::LoadStoreOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    const TensorView* out = e->out();
+    if (!out->domain()->hasRoot()) {
+      LOOM_CHECK(ir::TensorDomain::noReductions(out->logical()).size() == in.shape.size(),
+                 e->toString(), ": rank changes without a root domain");
+      define(out, in);
+      return;
+    }
+    // Output logical dim i is root dim perm[i]; root dims follow the input's dims.
+    const auto& root = out->root();
+    auto logical = ir::TensorDomain::noReductions(out->logical());
+    LOOM_CHECK(root.size() == in.shape.size() && logical.size() == root.size(), e->toString(),
+               ": the output's root does not mirror the input");
+    auto in_strides = rowMajorStrides(in.shape);
+    std::vector<int64_t> shape, strides;
+    for (const ir::IterDomain* id : logical) {
+      auto it = std::find(root.begin(), root.end(), id);
+      LOOM_CHECK(it != root.end(), e->toString(), ": logical ", id->toString(), " of ",
+                 out->toString(), " is not a root ID; only permutations are supported");
+      size_t p = size_t(it - root.begin());
+      shape.push_back(in.shape[p]);
+      strides.push_back(in_strides[p]);
+    }
+    define(out, gather(in, shape, strides));
+  }
+
+  void handle(ir::Split* /*e*/) override {}  // schedules do not change semantics
+  void handle(ir::Merge* /*e*/) override {}
+
+  void handleDefault(ir::Expr* e) override {
+    LOOM_THROW("the reference evaluator does not support ", e->toString());
+  }
+
+  ExpressionEvaluator ee_;
+  std::unordered_map<const ir::Val*, Buffer> buffers_;
+};
+
+}  // namespace
+
+std::vector<Tensor> evaluateFusion(const ir::Fusion& fusion, std::span<const Argument> inputs) {
+  Runner runner;
+  return runner.run(fusion, inputs);
+}
+
+}  // namespace loom::eval

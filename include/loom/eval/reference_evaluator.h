@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reference evaluator: runs a whole fusion on host tensors, in double precision, as the
+// correctness oracle that kernels are compared against.
+//
+// Semantics:
+// * Every tensor value is a dense row-major double buffer of its logical shape (reductions
+//   removed, expanded broadcasts at their expanded size). Inputs are read through their sizes,
+//   strides and offset, so permuted, offset and stride-0 (expanded) inputs work.
+// * Each op computes in double and rounds every result element to the op's output dtype before
+//   anything consumes it (Float32 ops round to float, a Cast to bf16 rounds to bf16, integer
+//   results truncate), so the reference reproduces the dtypes the kernels compute in.
+// * Integer ops use C semantics (Div truncates, Mod has the sign of the dividend, overflow wraps)
+//   computed in int64; values are held as doubles, so integers are exact only within +-2^53.
+//   Integer division or modulo by zero is a UserError.
+// * maximum/minimum/max/min propagate NaN; round is half to even; sign(NaN) and relu(NaN) are
+//   NaN; clamp gives NaN when any operand is NaN; lerp(a, b, w) = a + w * (b - a); Cast converts
+//   like loom::storeFromDouble (round to nearest even, integers truncate and saturate, NaN -> 0).
+// * Pointwise inputs have the output's rank; a size-1 input dim stretches to the output size.
+// * Reductions reduce the input dims at the output's Reduction logical positions, starting from
+//   the init value (an empty reduction gives init). Welford with a raw input computes avg and m2
+//   by two passes in double (n = count); partial inputs (avg, m2, n) combine by Chan's formula.
+// * Exprs run in Fusion::exprs() order; Split/Merge are ignored (schedules do not change
+//   semantics). Anything unsupported is a UserError naming the expr.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "loom/eval/argument.h"
+#include "loom/tensor/tensor.h"
+
+namespace loom::ir {
+class Fusion;
+}
+
+namespace loom::eval {
+
+/// Validates and binds `inputs` (ExpressionEvaluator::bindInputs), evaluates the fusion and
+/// returns one contiguous host tensor per fusion output, of the output's dtype and logical shape
+/// (a Scalar output becomes a 0-dim tensor). An output that is also an input is copied.
+std::vector<Tensor> evaluateFusion(const ir::Fusion& fusion, std::span<const Argument> inputs);
+
+}  // namespace loom::eval
