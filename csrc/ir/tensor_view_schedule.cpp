@@ -3,11 +3,13 @@
 // reorder, flatten, memory type, allocation domain, device mesh.
 #include <algorithm>
 #include <numeric>
+#include <unordered_set>
 
 #include "loom/ir/builder.h"
 #include "loom/ir/iter_domain.h"
 #include "loom/ir/scalar.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/ir/transforms.h"
 #include "loom/support/strings.h"
 
 namespace loom::ir {
@@ -27,6 +29,9 @@ TensorView* TensorView::split(int64_t axis, Scalar* factor, bool inner_split) {
   LOOM_CHECK(a >= max_producer_pos_, "cannot split axis ", axis, " of ", toString(),
              ": a producer is inlined up to position ", max_producer_pos_);
   IterDomain* id = domain_->axis(a);
+  LOOM_CHECK(!id->isParallelized(), "cannot split axis ", axis, " (", id->toString(), ") of ",
+             toString(), ": it is already parallelized as ",
+             parallelTypeName(id->parallelType()), "; split first, then parallelize");
   auto [outer, inner] = IterDomain::split(id, factor, inner_split);
   std::vector<IterDomain*> loop = domain_->loop();
   loop[size_t(a)] = outer;
@@ -44,6 +49,12 @@ TensorView* TensorView::merge(int64_t outer, int64_t inner) {
              toString(), ": inside the compute-at position ", compute_at_pos_);
   LOOM_CHECK(std::min(o, i) >= max_producer_pos_, "cannot merge axes ", outer, " and ", inner,
              " of ", toString(), ": a producer is inlined up to position ", max_producer_pos_);
+  for (int64_t k : {o, i}) {
+    LOOM_CHECK(!domain_->axis(k)->isParallelized(), "cannot merge axis ", k, " (",
+               domain_->axis(k)->toString(), ") of ", toString(), ": it is parallelized as ",
+               parallelTypeName(domain_->axis(k)->parallelType()),
+               "; merge first, then parallelize");
+  }
   IterDomain* merged = IterDomain::merge(domain_->axis(o), domain_->axis(i));
   std::vector<IterDomain*> loop;
   for (int64_t k = 0; k < nDims(); ++k) {
@@ -117,11 +128,46 @@ TensorView* TensorView::setMemoryType(MemoryType type) {
 }
 
 TensorView* TensorView::setAllocationDomain(std::vector<IterDomain*> ids, Contiguity contiguity) {
+  // Every allocation ID must be the logical domain or derived from it by Split/Merge.
+  std::unordered_set<const IterDomain*> reach(domain_->logical().begin(),
+                                              domain_->logical().end());
+  std::vector<const IterDomain*> work(domain_->logical().begin(), domain_->logical().end());
+  while (!work.empty()) {
+    const IterDomain* id = work.back();
+    work.pop_back();
+    for (Expr* use : id->uses()) {
+      bool ready = std::all_of(use->inputs().begin(), use->inputs().end(), [&](Val* v) {
+        return reach.count(static_cast<const IterDomain*>(v)) != 0;
+      });
+      if (!ready || !(use->isA<Split>() || use->isA<Merge>())) continue;
+      for (Val* out : use->outputs()) {
+        auto* o = out->as<IterDomain>();
+        if (reach.insert(o).second) work.push_back(o);
+      }
+    }
+  }
+  std::unordered_set<const IterDomain*> seen;
+  for (IterDomain* id : ids) {
+    LOOM_CHECK(id != nullptr && reach.count(id), "allocation domain of ", toString(), ": ",
+               id == nullptr ? std::string("null") : id->toString(),
+               " is not derived from the logical domain");
+    LOOM_CHECK(seen.insert(id).second, "allocation domain of ", toString(), ": ",
+               id->toString(), " appears twice");
+  }
   domain_->setAllocationDomain(std::move(ids), std::move(contiguity));
   return this;
 }
 
 TensorView* TensorView::setDeviceMesh(DeviceMesh mesh) {
+  // DeviceMesh's constructor already rejects negative and repeated devices. A DID loop ID must
+  // not outnumber the mesh.
+  for (IterDomain* id : domain_->loop()) {
+    auto e = id->extent()->constInt();
+    LOOM_CHECK(!id->isDeviceDim() || mesh.empty() || !e.has_value() || *e <= mesh.size(),
+               "device mesh of ", toString(), " has ", mesh.size(), " devices but axis ",
+               id->toString(), " is ", parallelTypeName(id->parallelType()), " with extent ",
+               e.value_or(0));
+  }
   mesh_ = std::move(mesh);
   return this;
 }

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// IdGraph: union-find over all IterDomains, closed under Split/Merge of mapped inputs.
+#include "loom/transform/id_graph.h"
+
+#include <map>
+#include <tuple>
+
+#include "loom/ir/scalar.h"
+#include "loom/ir/tensor_view.h"
+#include "loom/ir/transforms.h"
+#include "loom/transform/logical_map.h"
+#include "transform/utils.h"
+
+namespace loom::transform {
+
+using namespace loom::ir;
+
+IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
+  std::vector<Expr*> id_exprs;
+  auto tvs = fusion.allTvs();
+  for (TensorView* tv : tvs) {
+    for (IterDomain* id : detail::allIds(tv)) {
+      if (index_.emplace(id, int64_t(ids_.size())).second) {
+        ids_.push_back(id);
+        parent_.push_back(int64_t(parent_.size()));
+      }
+    }
+    auto es = detail::allIdExprs(tv);
+    id_exprs.insert(id_exprs.end(), es.begin(), es.end());
+  }
+  bool permissive = mode == IdMappingMode::Permissive;
+  for (TensorView* tv : tvs) {
+    Expr* def = tv->definition();
+    if (def == nullptr) continue;
+    for (TensorView* p : detail::tvInputs(def)) {
+      for (auto [pid, cid] : pairwiseLogicalMap(p, tv, {.map_broadcast = permissive})) {
+        unite(pid, cid);
+      }
+    }
+    // Siblings share one iteration space.
+    auto outs = detail::tvOutputs(def);
+    for (size_t k = 1; k < outs.size(); ++k) {
+      const auto& a = outs[0]->logical();
+      const auto& b = outs[k]->logical();
+      for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) unite(a[i], b[i]);
+    }
+  }
+  // Close under transforms: exprs of the same kind on mapped inputs give mapped outputs.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    using Key = std::tuple<int, int64_t, int64_t, int64_t, bool>;
+    std::map<Key, Expr*> seen;
+    for (Expr* e : id_exprs) {
+      Key key;
+      if (auto* s = e->dynCast<Split>()) {
+        auto f = s->factor()->constInt();
+        int64_t fk = f.has_value() ? *f : -1 - s->factor()->name();
+        key = {0, find(index_.at(s->in())), fk, 0, s->innerSplit()};
+      } else {
+        auto* m = e->as<Merge>();
+        if (permissive && (m->outer()->isBroadcast() || m->inner()->isBroadcast())) {
+          IterDomain* other = m->outer()->isBroadcast() ? m->inner() : m->outer();
+          changed |= unite(m->out(), other);
+        }
+        key = {1, find(index_.at(m->outer())), find(index_.at(m->inner())), 0, false};
+      }
+      auto [it, inserted] = seen.emplace(key, e);
+      if (inserted) continue;
+      for (size_t k = 0; k < e->outputs().size(); ++k) {
+        changed |= unite(it->second->output(k)->as<IterDomain>(),
+                         e->output(k)->as<IterDomain>());
+      }
+    }
+  }
+}
+
+int64_t IdGraph::find(int64_t i) const {
+  while (parent_[size_t(i)] != i) {
+    parent_[size_t(i)] = parent_[size_t(parent_[size_t(i)])];
+    i = parent_[size_t(i)];
+  }
+  return i;
+}
+
+bool IdGraph::unite(const IterDomain* a, const IterDomain* b) {
+  auto ia = index_.find(a);
+  auto ib = index_.find(b);
+  if (ia == index_.end() || ib == index_.end()) return false;
+  int64_t ra = find(ia->second);
+  int64_t rb = find(ib->second);
+  if (ra == rb) return false;
+  parent_[size_t(std::max(ra, rb))] = std::min(ra, rb);
+  return true;
+}
+
+bool IdGraph::areMapped(const IterDomain* a, const IterDomain* b) const {
+  if (a == b) return true;
+  auto ia = index_.find(a);
+  auto ib = index_.find(b);
+  if (ia == index_.end() || ib == index_.end()) return false;
+  return find(ia->second) == find(ib->second);
+}
+
+std::vector<IterDomain*> IdGraph::disjointSet(const IterDomain* id) const {
+  auto it = index_.find(id);
+  if (it == index_.end()) return {const_cast<IterDomain*>(id)};
+  int64_t r = find(it->second);
+  std::vector<IterDomain*> out;
+  for (size_t i = 0; i < ids_.size(); ++i) {
+    if (find(int64_t(i)) == r) out.push_back(ids_[i]);
+  }
+  return out;
+}
+
+int64_t IdGraph::numSets() const {
+  int64_t n = 0;
+  for (size_t i = 0; i < ids_.size(); ++i) n += find(int64_t(i)) == int64_t(i) ? 1 : 0;
+  return n;
+}
+
+}  // namespace loom::transform

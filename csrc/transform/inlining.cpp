@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// Inlining: legal compute-at positions, inlineAt, inlineMost, computeAt.
+#include "loom/transform/inlining.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/transform/id_graph.h"
+#include "loom/transform/replay.h"
+#include "transform/utils.h"
+
+namespace loom::transform {
+
+using namespace loom::ir;
+
+namespace {
+
+bool isReductionTv(const TensorView* tv) {
+  Expr* d = tv->definition();
+  return d != nullptr && (d->isA<ReductionOp>() || d->isA<WelfordOp>()) &&
+         tv->domain()->hasReduction();
+}
+
+// Computes the legal maximum; `why` receives the rule that stopped it.
+int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options,
+               std::string* why) {
+  auto say = [&](auto&&... parts) {
+    if (why == nullptr) return;
+    std::ostringstream os;
+    (os << ... << parts);
+    *why = os.str();
+  };
+  if (tv->isFusionInput()) {
+    say(tv->toString(), " is a fusion input");
+    return 0;
+  }
+  auto consumers = detail::consumersOf(tv);
+  if (consumers.empty()) {
+    say(tv->toString(), " has no consumers");
+    return 0;
+  }
+  // Reductions fed by tv, and for each the consumers of tv that come after it.
+  auto downstream = detail::downstreamOf(tv);
+  std::vector<std::pair<const TensorView*, std::vector<const TensorView*>>> crossings;
+  for (const TensorView* r : downstream) {
+    if (!isReductionTv(r)) continue;
+    auto after = detail::downstreamOf(r);
+    std::vector<const TensorView*> late;
+    for (TensorView* c : consumers) {
+      if (after.count(c)) late.push_back(c);
+    }
+    if (!late.empty()) crossings.emplace_back(r, std::move(late));
+  }
+  for (int64_t k = 0; k < tv->nDims(); ++k) {
+    IterDomain* id = tv->axis(k);
+    if (id->isReduction()) {
+      say("axis ", k, " (", id->toString(), ") of ", tv->toString(),
+          " is a reduction; its consumers cannot share that loop");
+      return k;
+    }
+    if (id->parallelType() == ParallelType::Vectorize) {
+      say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is vectorized");
+      return k;
+    }
+    if (!options.allow_unroll && id->parallelType() == ParallelType::Unroll) {
+      say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is unrolled");
+      return k;
+    }
+    for (TensorView* c : consumers) {
+      if (k >= c->nDims() || !graph.areMapped(id, c->axis(k))) {
+        say("axis ", k, " (", id->toString(), ") of ", tv->toString(),
+            " does not map to axis ", k, " of consumer ", c->toString());
+        return k;
+      }
+      if (c->axis(k)->parallelType() == ParallelType::Vectorize) {
+        say("axis ", k, " of consumer ", c->toString(), " is vectorized");
+        return k;
+      }
+    }
+    for (auto& [r, late] : crossings) {
+      auto r_ids = detail::allIds(r);
+      bool reduced = std::any_of(r_ids.begin(), r_ids.end(), [&](IterDomain* rid) {
+        return rid->isReduction() && graph.areMapped(id, rid);
+      });
+      if (reduced) {
+        say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is reduced by ",
+            r->toString(), " and consumer ", late.front()->toString(),
+            " reads the reduction's result; it cannot share that loop");
+        return k;
+      }
+    }
+  }
+  return tv->nDims();
+}
+
+void setPosition(TensorView* tv, int64_t pos) {
+  tv->setComputeAtPosition(pos);
+  for (TensorView* c : detail::consumersOf(tv)) {
+    int64_t m = 0;
+    for (TensorView* p : detail::producersOf(c)) m = std::max(m, p->computeAtPosition());
+    c->setMaxProducerPosition(std::min(m, c->nDims()));
+  }
+}
+
+void inlineWith(TensorView* tv, int64_t pos, bool best_effort, InlineOptions options,
+                const IdGraph& graph) {
+  int64_t n = tv->nDims();
+  if (pos < 0) pos += n + 1;
+  LOOM_CHECK(pos >= 0 && pos <= n, "inlineAt of ", tv->toString(), ": position ", pos,
+             " is out of range for ", n, " loop IDs");
+  std::string why;
+  int64_t max = maxPos(tv, graph, options, &why);
+  if (best_effort) {
+    pos = std::min(pos, max);
+    while (pos > 0 && tv->axis(pos - 1)->isBroadcast()) --pos;
+  } else {
+    LOOM_CHECK(pos <= max, "cannot inline ", tv->toString(), " at position ", pos,
+               ": the largest legal position is ", max, " because ", why);
+  }
+  setPosition(tv, pos);
+}
+
+}  // namespace
+
+int64_t maxInlinePosition(const TensorView* tv, InlineOptions options) {
+  IdGraph graph(*tv->fusion(), IdMappingMode::Permissive);
+  return maxPos(tv, graph, options, nullptr);
+}
+
+void inlineAt(TensorView* tv, int64_t pos, bool best_effort, InlineOptions options) {
+  IdGraph graph(*tv->fusion(), IdMappingMode::Permissive);
+  inlineWith(tv, pos, best_effort, options, graph);
+}
+
+void inlineMost(const std::vector<TensorView*>& tvs, InlineOptions options) {
+  if (tvs.empty()) return;
+  IdGraph graph(*tvs.front()->fusion(), IdMappingMode::Permissive);
+  for (TensorView* tv : tvs) {
+    if (tv->isFusionInput()) continue;
+    inlineWith(tv, -1, true, options, graph);
+  }
+}
+
+void inlineMost(Fusion& fusion, InlineOptions options) { inlineMost(fusion.allTvs(), options); }
+
+void computeAt(TensorView* producer, TensorView* consumer, int64_t pos, InlineOptions options) {
+  auto down = detail::downstreamOf(producer);
+  LOOM_CHECK(down.count(consumer), "computeAt: ", producer->toString(), " is not upstream of ",
+             consumer->toString());
+  int64_t n = consumer->nDims();
+  if (pos < 0) pos += n + 1;
+  LOOM_CHECK(pos >= 0 && pos <= n, "computeAt: position ", pos, " is out of range for ",
+             consumer->toString(), " with ", n, " loop IDs");
+  // Tensors on paths producer -> consumer, consumers first.
+  std::vector<TensorView*> between;
+  auto tvs = producer->fusion()->allTvs();
+  for (auto it = tvs.rbegin(); it != tvs.rend(); ++it) {
+    TensorView* t = *it;
+    if (t == consumer || (t != producer && !down.count(t))) continue;
+    if (detail::downstreamOf(t).count(consumer)) between.push_back(t);
+  }
+  std::unordered_map<const TensorView*, int64_t> at{{consumer, pos}};
+  for (TensorView* t : between) {
+    for (TensorView* c : detail::consumersOf(t)) {
+      auto it = at.find(c);
+      if (it == at.end()) continue;
+      at[t] = TransformReplay::replayPasC(t, c, it->second);
+      break;
+    }
+  }
+  IdGraph graph(*producer->fusion(), IdMappingMode::Permissive);
+  for (auto it = between.rbegin(); it != between.rend(); ++it) {
+    inlineWith(*it, at.at(*it), false, options, graph);
+  }
+}
+
+}  // namespace loom::transform

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pairwise producer-consumer logical-domain map.
+#include "loom/transform/logical_map.h"
+
+#include <algorithm>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/iter_domain.h"
+#include "transform/utils.h"
+
+namespace loom::transform {
+
+using namespace loom::ir;
+
+std::vector<std::pair<IterDomain*, IterDomain*>> pairwiseLogicalMap(const TensorView* producer,
+                                                                    const TensorView* consumer,
+                                                                    LogicalMapOptions options) {
+  Expr* def = consumer->definition();
+  LOOM_CHECK(def != nullptr, "no logical map from ", producer->toString(), " to ",
+             consumer->toString(), ": ", consumer->toString(), " has no definition");
+  const auto& ins = def->inputs();
+  LOOM_CHECK(std::find(ins.begin(), ins.end(), producer) != ins.end(), "no logical map from ",
+             producer->toString(), " to ", consumer->toString(), ": ", producer->toString(),
+             " is not an input of ", def->toString());
+
+  std::vector<IterDomain*> p_ids = TensorDomain::noReductions(producer->logical());
+  std::vector<IterDomain*> c_ids = consumer->domain()->maybeRoot();
+  if (auto* b = def->dynCast<BroadcastOp>()) {
+    std::vector<IterDomain*> kept;
+    for (size_t i = 0; i < c_ids.size(); ++i) {
+      if (i >= b->isBroadcastDim().size() || !b->isBroadcastDim()[i]) kept.push_back(c_ids[i]);
+    }
+    c_ids = std::move(kept);
+  }
+  if (auto* s = def->dynCast<SqueezeOp>()) {
+    std::vector<IterDomain*> kept;
+    for (size_t i = 0; i < p_ids.size(); ++i) {
+      if (i >= s->isSqueezedDim().size() || !s->isSqueezedDim()[i]) kept.push_back(p_ids[i]);
+    }
+    p_ids = std::move(kept);
+  }
+  LOOM_ASSERT(p_ids.size() == c_ids.size(), "logical map of ", producer->toString(), " ",
+              detail::idList(p_ids), " and ", consumer->toString(), " ", detail::idList(c_ids),
+              " through ", def->toString(), ": different ranks");
+  std::vector<std::pair<IterDomain*, IterDomain*>> pairs;
+  for (size_t i = 0; i < p_ids.size(); ++i) {
+    if (!options.map_broadcast && p_ids[i]->isBroadcast() != c_ids[i]->isBroadcast()) continue;
+    pairs.emplace_back(p_ids[i], c_ids[i]);
+  }
+  return pairs;
+}
+
+std::unordered_map<IterDomain*, IterDomain*> producerToConsumerMap(const TensorView* producer,
+                                                                   const TensorView* consumer,
+                                                                   LogicalMapOptions options) {
+  std::unordered_map<IterDomain*, IterDomain*> m;
+  for (auto [p, c] : pairwiseLogicalMap(producer, consumer, options)) m[p] = c;
+  return m;
+}
+
+std::unordered_map<IterDomain*, IterDomain*> consumerToProducerMap(const TensorView* producer,
+                                                                   const TensorView* consumer,
+                                                                   LogicalMapOptions options) {
+  std::unordered_map<IterDomain*, IterDomain*> m;
+  for (auto [p, c] : pairwiseLogicalMap(producer, consumer, options)) m[c] = p;
+  return m;
+}
+
+}  // namespace loom::transform

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// Maximum-information spanning tree, transform propagation and parallelizeAllLike.
+#include "loom/transform/propagation.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/ir/iter_domain.h"
+#include "loom/transform/id_graph.h"
+#include "loom/transform/logical_map.h"
+#include "transform/utils.h"
+
+namespace loom::transform {
+
+using namespace loom::ir;
+
+namespace {
+
+// For each reference logical position: the ID carrying it in a tensor (nullptr: lost).
+using Info = std::vector<IterDomain*>;
+
+int64_t count(const Info& info) {
+  return std::count_if(info.begin(), info.end(), [](IterDomain* id) { return id != nullptr; });
+}
+
+bool contains(const std::vector<IterDomain*>& ids, const IterDomain* id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// Carries `info` of `from` across one edge to `to`.
+Info carry(const Info& info, TensorView* from, TensorView* to, PropagationStep step) {
+  std::unordered_map<IterDomain*, IterDomain*> m;
+  if (step == PropagationStep::ProducerToConsumer) {
+    for (auto [p, c] : pairwiseLogicalMap(from, to)) {
+      if (contains(to->logical(), c)) m[p] = c;
+    }
+  } else if (step == PropagationStep::ConsumerToProducer) {
+    for (auto [p, c] : pairwiseLogicalMap(to, from)) m[c] = p;
+  } else {
+    auto a = from->logical();
+    auto b = to->logical();
+    if (a.size() != b.size()) {
+      a = TensorDomain::noReductions(a);
+      b = TensorDomain::noReductions(b);
+    }
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m[a[i]] = b[i];
+  }
+  Info out(info.size(), nullptr);
+  for (size_t i = 0; i < info.size(); ++i) {
+    if (info[i] == nullptr) continue;
+    auto it = m.find(info[i]);
+    if (it == m.end()) continue;
+    // A broadcast standing in for a real ID carries no information about it.
+    if (it->second->isBroadcast() && !info[i]->isBroadcast()) continue;
+    out[i] = it->second;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<SpanningTreeEdge> maxInfoSpanningTree(TensorView* reference,
+                                                  const std::vector<TensorView*>& selected) {
+  std::unordered_set<const TensorView*> allowed(selected.begin(), selected.end());
+  auto ok = [&](const TensorView* tv) { return selected.empty() || allowed.count(tv) != 0; };
+  std::unordered_map<const TensorView*, Info> info;
+  info[reference] = reference->logical();
+  std::vector<TensorView*> visited{reference};
+  std::vector<SpanningTreeEdge> tree;
+  while (true) {
+    SpanningTreeEdge best{nullptr, nullptr, PropagationStep::Sibling, -1};
+    Info best_info;
+    auto consider = [&](TensorView* from, TensorView* to, PropagationStep step) {
+      if (!ok(to) || info.count(to)) return;
+      Info i = carry(info.at(from), from, to, step);
+      int64_t c = count(i);
+      bool better = c > best.information ||
+                    (c == best.information && step == PropagationStep::Sibling &&
+                     best.step != PropagationStep::Sibling);
+      if (better) {
+        best = {from, to, step, c};
+        best_info = std::move(i);
+      }
+    };
+    for (TensorView* from : visited) {
+      for (TensorView* s : detail::siblingsOf(from)) consider(from, s, PropagationStep::Sibling);
+      for (TensorView* c : detail::consumersOf(from)) {
+        consider(from, c, PropagationStep::ProducerToConsumer);
+      }
+      for (TensorView* p : detail::producersOf(from)) {
+        consider(from, p, PropagationStep::ConsumerToProducer);
+      }
+    }
+    if (best.to == nullptr) break;
+    info[best.to] = std::move(best_info);
+    visited.push_back(best.to);
+    tree.push_back(best);
+  }
+  return tree;
+}
+
+void propagateTransforms(TensorView* reference, ReplayOptions options,
+                         const std::vector<TensorView*>& selected) {
+  for (const SpanningTreeEdge& e : maxInfoSpanningTree(reference, selected)) {
+    switch (e.step) {
+      case PropagationStep::ProducerToConsumer:
+        TransformReplay::replayCasP(e.to, e.from, -1, options);
+        break;
+      case PropagationStep::ConsumerToProducer:
+        TransformReplay::replayPasC(e.to, e.from, -1, options);
+        break;
+      case PropagationStep::Sibling:
+        TransformReplay::selfReplay(e.from, e.to);
+        break;
+    }
+  }
+}
+
+void parallelizeAllLike(TensorView* reference, const std::vector<TensorView*>& tvs) {
+  Fusion& fusion = *reference->fusion();
+  IdGraph graph(fusion, IdMappingMode::Permissive);
+  std::vector<TensorView*> targets = tvs.empty() ? fusion.allTvs() : tvs;
+  for (TensorView* tv : targets) {
+    if (tv == reference) continue;
+    for (int64_t k = 0; k < tv->nDims(); ++k) {
+      IterDomain* id = tv->axis(k);
+      for (IterDomain* ref : reference->loop()) {
+        ParallelType p = ref->parallelType();
+        if (p == ParallelType::Serial || !graph.areMapped(id, ref)) continue;
+        bool used = std::any_of(tv->loop().begin(), tv->loop().end(),
+                                [&](IterDomain* o) { return o->parallelType() == p; });
+        if (used || (p == ParallelType::Vectorize && k != tv->nDims() - 1)) break;
+        id->parallelize(p);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace loom::transform

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Checked parallelization and schedule validation.
+#include "loom/transform/schedule.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "loom/ir/scalar.h"
+#include "transform/utils.h"
+
+namespace loom::transform {
+
+using namespace loom::ir;
+
+void parallelize(TensorView* tv, int64_t axis, ParallelType type) {
+  int64_t a = tv->domain()->normalizeAxis(axis);
+  IterDomain* id = tv->axis(a);
+  if (type != ParallelType::Serial) {
+    for (int64_t k = 0; k < tv->nDims(); ++k) {
+      LOOM_CHECK(k == a || tv->axis(k)->parallelType() != type, "cannot parallelize axis ", axis,
+                 " of ", tv->toString(), " with ", parallelTypeName(type), ": axis ", k, " (",
+                 tv->axis(k)->toString(), ") already uses it");
+    }
+  }
+  if (type == ParallelType::Vectorize) {
+    LOOM_CHECK(a == tv->nDims() - 1, "cannot vectorize axis ", axis, " of ", tv->toString(),
+               ": only the innermost loop ID (axis ", tv->nDims() - 1, ") can be vectorized");
+  }
+  if (isDeviceDim(type)) {
+    LOOM_CHECK(tv->hasDeviceMesh(), "cannot parallelize axis ", axis, " of ", tv->toString(),
+               " with ", parallelTypeName(type), ": the tensor has no device mesh");
+  }
+  LOOM_CHECK(a >= tv->computeAtPosition() || !isDeviceDim(type), "cannot parallelize axis ",
+             axis, " of ", tv->toString(), " with ", parallelTypeName(type),
+             ": it is inside the compute-at position ", tv->computeAtPosition());
+  id->parallelize(type);
+}
+
+void validateSchedule(const Fusion& fusion) {
+  for (TensorView* tv : fusion.allTvs()) {
+    std::unordered_map<ParallelType, int64_t> used;
+    for (int64_t k = 0; k < tv->nDims(); ++k) {
+      IterDomain* id = tv->axis(k);
+      ParallelType p = id->parallelType();
+      if (p == ParallelType::Serial) continue;
+      auto [it, fresh] = used.emplace(p, k);
+      LOOM_CHECK(fresh, tv->toString(), ": parallel type ", parallelTypeName(p),
+                 " is used by axes ", it->second, " and ", k, " of loop domain ",
+                 detail::idList(tv->loop()));
+      if (p == ParallelType::Vectorize) {
+        LOOM_CHECK(k == tv->nDims() - 1, tv->toString(), ": vectorized axis ", k, " (",
+                   id->toString(), ") is not the innermost loop ID");
+        auto e = id->extent()->constInt();
+        LOOM_CHECK(e.has_value() && *e > 0 && (*e & (*e - 1)) == 0, tv->toString(),
+                   ": vectorized axis ", k, " (", id->toString(),
+                   ") needs a constant power-of-two extent");
+        LOOM_CHECK(k >= tv->computeAtPosition(), tv->toString(), ": vectorized axis ", k,
+                   " is inside the compute-at position ", tv->computeAtPosition());
+      }
+      if (isDeviceDim(p) && tv->hasDeviceMesh()) {
+        auto e = id->extent()->constInt();
+        LOOM_CHECK(!e.has_value() || *e == tv->deviceMesh().size(), tv->toString(), ": axis ", k,
+                   " is ", parallelTypeName(p), " with extent ", *e, " but the device mesh has ",
+                   tv->deviceMesh().size(), " devices");
+      }
+    }
+    for (int64_t k = 0; k < tv->computeAtPosition() && k < tv->nDims(); ++k) {
+      LOOM_CHECK(!tv->axis(k)->isReduction(), tv->toString(), ": reduction axis ", k,
+                 " is inside the compute-at position ", tv->computeAtPosition());
+    }
+    LOOM_CHECK(tv->computeAtPosition() <= tv->nDims(), tv->toString(), ": compute-at position ",
+               tv->computeAtPosition(), " exceeds its ", tv->nDims(), " loop IDs");
+  }
+}
+
+}  // namespace loom::transform

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private helpers of the transform layer (see utils.h).
+#include "transform/utils.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
+
+#include "loom/support/strings.h"
+
+namespace loom::transform::detail {
+
+using namespace loom::ir;
+
+std::vector<Expr*> exprsBetween(const std::vector<IterDomain*>& from,
+                                const std::vector<IterDomain*>& to) {
+  std::unordered_set<const IterDomain*> stop(from.begin(), from.end());
+  std::unordered_set<const Expr*> visited;
+  std::vector<Expr*> order;
+  // Post-order DFS through definitions: an expr is emitted after the exprs defining its inputs.
+  std::function<void(IterDomain*)> visit = [&](IterDomain* id) {
+    if (stop.count(id)) return;
+    Expr* def = id->definition();
+    if (def == nullptr || (!def->isA<Split>() && !def->isA<Merge>())) return;
+    if (!visited.insert(def).second) return;
+    for (Val* in : def->inputs()) visit(in->as<IterDomain>());
+    order.push_back(def);
+  };
+  for (IterDomain* id : to) visit(id);
+  return order;
+}
+
+namespace {
+std::vector<IterDomain*> domainTargets(const TensorView* tv) {
+  std::vector<IterDomain*> targets = tv->loop();
+  targets.insert(targets.end(), tv->allocation().begin(), tv->allocation().end());
+  targets.insert(targets.end(), tv->logical().begin(), tv->logical().end());
+  return targets;
+}
+}  // namespace
+
+std::vector<Expr*> allIdExprs(const TensorView* tv) {
+  return exprsBetween(tv->domain()->maybeRoot(), domainTargets(tv));
+}
+
+std::vector<IterDomain*> allIds(const TensorView* tv) {
+  std::vector<IterDomain*> ids;
+  std::unordered_set<IterDomain*> seen;
+  auto add = [&](IterDomain* id) {
+    if (seen.insert(id).second) ids.push_back(id);
+  };
+  for (IterDomain* id : tv->domain()->maybeRoot()) add(id);
+  for (Expr* e : allIdExprs(tv)) {
+    for (Val* v : e->inputs()) add(v->as<IterDomain>());
+    for (Val* v : e->outputs()) add(v->as<IterDomain>());
+  }
+  for (IterDomain* id : domainTargets(tv)) add(id);
+  return ids;
+}
+
+std::vector<TensorView*> tvInputs(const Expr* e) {
+  std::vector<TensorView*> out;
+  for (Val* v : e->inputs()) {
+    if (auto* tv = v->dynCast<TensorView>()) {
+      if (std::find(out.begin(), out.end(), tv) == out.end()) out.push_back(tv);
+    }
+  }
+  return out;
+}
+
+std::vector<TensorView*> tvOutputs(const Expr* e) {
+  std::vector<TensorView*> out;
+  for (Val* v : e->outputs()) {
+    if (auto* tv = v->dynCast<TensorView>()) out.push_back(tv);
+  }
+  return out;
+}
+
+std::vector<TensorView*> consumersOf(const TensorView* tv) {
+  std::vector<TensorView*> out;
+  for (Expr* use : tv->uses()) {
+    for (TensorView* c : tvOutputs(use)) {
+      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::vector<TensorView*> producersOf(const TensorView* tv) {
+  if (tv->definition() == nullptr) return {};
+  return tvInputs(tv->definition());
+}
+
+std::vector<TensorView*> siblingsOf(const TensorView* tv) {
+  std::vector<TensorView*> out;
+  if (tv->definition() == nullptr) return out;
+  for (TensorView* s : tvOutputs(tv->definition())) {
+    if (s != tv) out.push_back(s);
+  }
+  return out;
+}
+
+Expr* recreateWithOutputs(Expr* e, const std::vector<Val*>& outputs) {
+  return recreate(e, e->inputs(), outputs);
+}
+
+Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& out) {
+  LOOM_ASSERT(in.size() == e->inputs().size() && out.size() == e->outputs().size(),
+              "recreate of ", e->toString(), " with a different arity");
+  auto tv = [](Val* v) { return v->as<TensorView>(); };
+  if (auto* u = e->dynCast<UnaryOp>()) {
+    return IrBuilder::create<UnaryOp>(u->opType(), out[0], in[0]);
+  }
+  if (auto* b = e->dynCast<BinaryOp>()) {
+    return IrBuilder::create<BinaryOp>(b->opType(), out[0], in[0], in[1]);
+  }
+  if (auto* t = e->dynCast<TernaryOp>()) {
+    return IrBuilder::create<TernaryOp>(t->opType(), out[0], in[0], in[1], in[2]);
+  }
+  if (auto* r = e->dynCast<ReductionOp>()) {
+    return IrBuilder::create<ReductionOp>(r->opType(), r->init(), tv(out[0]), tv(in[0]));
+  }
+  if (auto* w = e->dynCast<WelfordOp>()) {
+    return IrBuilder::create<WelfordOp>(tv(out[0]), tv(out[1]), tv(out[2]), in[0], in[1], in[2],
+                                        w->initAvg(), w->initM2(), w->initN());
+  }
+  if (auto* b = e->dynCast<BroadcastOp>()) {
+    return IrBuilder::create<BroadcastOp>(tv(out[0]), tv(in[0]), b->isBroadcastDim());
+  }
+  if (auto* s = e->dynCast<SqueezeOp>()) {
+    return IrBuilder::create<SqueezeOp>(tv(out[0]), tv(in[0]), s->isSqueezedDim());
+  }
+  if (e->isA<ExpandOp>()) return IrBuilder::create<ExpandOp>(tv(out[0]), tv(in[0]));
+  if (e->isA<ReshapeOp>()) return IrBuilder::create<ReshapeOp>(tv(out[0]), tv(in[0]));
+  if (auto* l = e->dynCast<LoadStoreOp>()) {
+    return IrBuilder::create<LoadStoreOp>(l->opType(), tv(out[0]), tv(in[0]));
+  }
+  LOOM_UNREACHABLE("recreate does not know expr ", e->toString());
+}
+
+std::string idList(const std::vector<IterDomain*>& ids) {
+  std::vector<std::string> names;
+  for (auto* id : ids) names.push_back(id->toString());
+  return "[" + join(names) + "]";
+}
+
+std::unordered_set<const TensorView*> downstreamOf(const TensorView* tv) {
+  std::unordered_set<const TensorView*> seen;
+  std::vector<const TensorView*> work{tv};
+  while (!work.empty()) {
+    const TensorView* t = work.back();
+    work.pop_back();
+    for (TensorView* c : consumersOf(t)) {
+      if (seen.insert(c).second) work.push_back(c);
+    }
+  }
+  return seen;
+}
+
+}  // namespace loom::transform::detail

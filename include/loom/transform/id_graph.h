@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Whole-fusion IterDomain graphs: disjoint sets over every IterDomain of every tensor, answering
+// "are these two IDs the same iteration?".
+//
+//   Exact:       producer-consumer logical maps (never a broadcast with a non-broadcast),
+//                sibling outputs of one expr, and outputs of Splits (same factor and kind) or
+//                Merges of already mapped inputs.
+//   Permissive:  Exact plus broadcast IDs mapped to what they resolve to, and a Merge with a
+//                broadcast input mapped to its other input (forwarding through broadcasts).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/ir/fusion.h"
+#include "loom/ir/iter_domain.h"
+
+namespace loom::transform {
+
+using ir::IterDomain;
+
+enum class IdMappingMode : uint8_t { Exact, Permissive };
+
+class IdGraph {
+ public:
+  /// Builds the graph over the tensors of `fusion` (Fusion::allTvs).
+  IdGraph(const ir::Fusion& fusion, IdMappingMode mode);
+
+  IdMappingMode mode() const { return mode_; }
+  /// True when both IDs are in the graph and in one set.
+  bool areMapped(const IterDomain* a, const IterDomain* b) const;
+  /// The members of id's set (id alone when it is not in the graph).
+  std::vector<IterDomain*> disjointSet(const IterDomain* id) const;
+  /// Number of disjoint sets.
+  int64_t numSets() const;
+  /// True when `id` is in the graph.
+  bool contains(const IterDomain* id) const { return index_.count(id) != 0; }
+
+ private:
+  int64_t find(int64_t i) const;
+  bool unite(const IterDomain* a, const IterDomain* b);
+
+  IdMappingMode mode_;
+  std::vector<IterDomain*> ids_;
+  std::unordered_map<const IterDomain*, int64_t> index_;
+  mutable std::vector<int64_t> parent_;
+};
+
+}  // namespace loom::transform

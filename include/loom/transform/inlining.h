@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// Inlining: how many outer loops a producer shares with its consumers (its compute-at position).
+//
+// A tensor can be inlined at position p when, for every loop axis k < p:
+//  * its loop ID k is not a Reduction (a reduction's result is not ready inside its own loop),
+//    not Vectorize, and not Unroll unless allowed;
+//  * every consumer's loop ID k maps to it (permissive ID graph) and is not Vectorize;
+//  * it does not cross a reduction R: when the tensor feeds R and the ID maps to one of R's
+//    reduction IDs, no consumer downstream of R may share that loop (softmax's input cannot be
+//    inlined into the subtraction past the reduced axis).
+// Fusion inputs are never inlined. Setting a compute-at position raises each consumer's
+// maxProducerPosition to match.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "loom/ir/fusion.h"
+#include "loom/ir/tensor_view.h"
+
+namespace loom::transform {
+
+using ir::TensorView;
+
+struct InlineOptions {
+  /// Unrolled loop IDs may be shared (true) or stop inlining (false).
+  bool allow_unroll = true;
+};
+
+/// The largest legal compute-at position of tv (0 for fusion inputs and tensors without uses).
+int64_t maxInlinePosition(const TensorView* tv, InlineOptions options = {});
+
+/// Sets tv's compute-at position to `pos` (-1: all loop IDs). With best_effort the position is
+/// clamped to the legal maximum and backed off over trailing broadcast IDs; otherwise an illegal
+/// position is a UserError naming the rule and axis.
+void inlineAt(TensorView* tv, int64_t pos, bool best_effort = false, InlineOptions options = {});
+
+/// inlineAt(tv, -1, best_effort = true) for every tensor of the fusion except inputs.
+void inlineMost(ir::Fusion& fusion, InlineOptions options = {});
+/// inlineMost restricted to `tvs`.
+void inlineMost(const std::vector<TensorView*>& tvs, InlineOptions options = {});
+
+/// Legacy computeAt: replays `consumer`'s loop[0, pos) onto `producer` and every tensor between
+/// them (producer must be upstream of consumer), then inlines each at the matching position.
+void computeAt(TensorView* producer, TensorView* consumer, int64_t pos,
+               InlineOptions options = {});
+
+}  // namespace loom::transform

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// Single-output rFactor of a ReductionOp and its errors.
+#include <gtest/gtest.h>
+
+#include "loom/ops/ops.h"
+#include "loom/transform/rfactor.h"
+#include "test_utils.h"
+
+namespace loom::transform {
+namespace {
+
+using namespace test;
+
+// rFactor makes a partial sum over the chosen axes and a final sum over the rest.
+TEST(RFactor, SumSplitsIntoTwoReductions) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* x = ops::TensorBuilder().shape({4, 32}).build();
+  fusion.addInput(x);
+  auto* s = ops::sum(x, {1});
+  fusion.addOutput(s);
+  s->split(1, 8);  // [i4, r4, r8]
+  s->axis(2)->parallelize(ParallelType::TIDx);
+  TensorView* p = rFactor(s, {2});
+  EXPECT_EQ(describeLoop(p), "[L0{4:iter:serial}, split(L1,8,inner).o{4:iter:serial}, "
+                             "split(L1,8,inner).i{8:red:TIDx}]");
+  EXPECT_EQ(describeLoop(s), "[L0{4:iter:serial}, L1{4:red:serial}]");
+  EXPECT_EQ(p->logical().size(), 3u);
+  EXPECT_TRUE(p->logical()[1]->isRFactorProduct());
+  EXPECT_EQ(s->definition()->as<ReductionOp>()->in(), p);
+  EXPECT_EQ(p->definition()->as<ReductionOp>()->in(), x);
+  verify(fusion);
+}
+
+// rFactor axes must be reduction IDs, and one reduction must stay.
+TEST(RFactor, Errors) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* x = ops::TensorBuilder().shape({4, 32}).build();
+  fusion.addInput(x);
+  auto* s = ops::sum(x, {1});
+  auto* t = ops::neg(s);
+  fusion.addOutput(t);
+  s->split(1, 8);
+  EXPECT_TRUE(has(userError([&] { rFactor(s, {0}); }), "is not a reduction IterDomain"));
+  EXPECT_TRUE(has(userError([&] { rFactor(s, {1, 2}); }), "at least one must stay"));
+  EXPECT_TRUE(has(userError([&] { rFactor(t, {0}); }), "not the output of a reduction"));
+  EXPECT_TRUE(has(userError([&] { rFactor(s, {}); }), "no axes"));
+  TensorView* p = rFactor(s, {2});
+  p->split(2, 2);
+  EXPECT_TRUE(has(userError([&] { rFactor(p, {3}); }), "already has a root domain"));
+}
+
+}  // namespace
+}  // namespace loom::transform
