@@ -27,7 +27,7 @@ TEST(PrinterTest, GoldenPointwise) {
             "s0 : i64\n"
             "\n# tensors\n"
             "T0 : f32  global [i0{s0}, i1{8}]\n"
-            "T1 : f32  local  [i2{s0}, i3{8}]\n"
+            "T1 : f32  global [i2{s0}, i3{8}]\n"
             "\n# math\n"
             "T1 = exp(T0)\n");
 }
