@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// Device runtime: grid reductions over blockIdx.x (last block finishes) and a portable grid sync.
+//
+// gridReduce needs no co-residency: every block writes its partial to a global work buffer and
+// counts itself in on a semaphore; the block that arrives last (the atomic counter says so) combines
+// all partials in blockIdx.x order (deterministic) and resets the semaphore. No block ever waits for
+// another, so it runs with any launch, and on the host backend with blocks run one after another.
+//
+// gridSync is a real barrier: every block waits for all others, so the launch must be cooperative
+// (all blocks resident at once: cuLaunchCooperativeKernel on the GPU, HostLaunchOptions::cooperative
+// on the host backend). It is built from atomics only, so the same text runs on both.
+#ifndef LOOM_RUNTIME_GRID_CUH
+#define LOOM_RUNTIME_GRID_CUH
+
+namespace loom {
+
+/// A volatile (L1-bypassing) load, for values other blocks wrote. T is an arithmetic type; Welford
+/// states have their own overload (welford.cuh).
+template <typename T>
+__device__ __forceinline__ T loadVolatile(const T* p) {
+  return *static_cast<const volatile T*>(p);
+}
+
+/// Reduces, for every thread slot (linear thread index), `value` over blockIdx.x. Blocks with the
+/// same (blockIdx.y, blockIdx.z) form one independent reduction ("segment").
+///
+/// Returns true in all threads of the one block per segment that finished the reduction; there
+/// `result` holds, for each thread, op(init, v[block 0], v[block 1], ...) of the values its slot
+/// passed in every block of the segment. In other blocks it returns false and leaves `result`
+/// unchanged. To reduce over threads as well, call blockReduce before (every thread then passes its
+/// group's partial) or after (in the finishing block only: the condition is uniform per block).
+///
+/// Buffers (global memory, allocated by the executor):
+///  - work: gridDim.x * gridDim.y * gridDim.z * (threads per block) elements of T; no initial value.
+///  - semaphores: gridDim.y * gridDim.z unsigned counters, zero before the first launch; they are
+///    zero again when the kernel ends, so they can be allocated once and reused.
+/// Each gridReduce call site in a kernel needs its own work buffer and semaphores (a block may reach
+/// the next call before the finishing block of this one has read the partials).
+/// Every thread of every block must call it (it contains two __syncthreads).
+template <typename T, typename Op>
+__device__ bool gridReduce(T& result, T value, Op op, T init, T* work, unsigned* semaphores) {
+  const unsigned threads = blockThreadCount();
+  const unsigned tid = linearThreadIdx();
+  const unsigned segment = blockIdx.y + gridDim.y * blockIdx.z;
+  T* segmentWork = work + static_cast<int64>(segment) * gridDim.x * threads;
+
+  segmentWork[static_cast<int64>(blockIdx.x) * threads + tid] = value;
+  // Make this thread's partial visible to the finishing block before the block counts itself in.
+  __threadfence();
+  __syncthreads();
+  bool last = false;
+  if (tid == 0u) last = atomicAdd(&semaphores[segment], 1u) == gridDim.x - 1u;
+  last = __syncthreads_or(last) != 0;
+  if (!last) return false;
+
+  __threadfence();
+  T acc = init;
+  for (unsigned b = 0; b < gridDim.x; ++b) {
+    acc = op(acc, loadVolatile(&segmentWork[static_cast<int64>(b) * threads + tid]));
+  }
+  result = acc;
+  // Every block of the segment has arrived, so nobody else touches the counter in this launch.
+  if (tid == 0u) atomicExch(&semaphores[segment], 0u);
+  return true;
+}
+
+/// gridReduce of Welford states; `work` holds Welford<T, N> elements.
+template <typename T, typename N>
+__device__ bool gridWelford(Welford<T, N>& result, Welford<T, N> value, Welford<T, N>* work,
+                            unsigned* semaphores) {
+  return gridReduce(result, value, WelfordOp{}, welfordInit<T, N>(), work, semaphores);
+}
+
+/// Grid-wide barrier for cooperative launches: no thread leaves before every thread of the grid
+/// has arrived, and global writes before it are visible to all threads after it.
+///
+/// `sync` points at two unsigned words in global memory, zero before the first launch: an arrival
+/// counter and a generation number. The last block to arrive resets the counter and bumps the
+/// generation; the others spin (sleeping) until the generation changes. The words are left ready
+/// for the next barrier and the next launch, so one pair serves every gridSync of a kernel.
+/// Every thread of every block must call it.
+__device__ inline void gridSync(unsigned* sync) {
+  __syncthreads();
+  if (linearThreadIdx() == 0u) {
+    const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    // The generation cannot change before this block arrives, so reading it first is safe; the
+    // fence orders the read (and the block's writes) before the arrival.
+    const unsigned generation = loadVolatile(&sync[1]);
+    __threadfence();
+    if (atomicAdd(&sync[0], 1u) == blocks - 1u) {
+      atomicExch(&sync[0], 0u);
+      __threadfence();
+      atomicAdd(&sync[1], 1u);
+    } else {
+      // __nanosleep backs off on the GPU and lets other blocks' fibers run on the host backend.
+      while (loadVolatile(&sync[1]) == generation) __nanosleep(32);
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+}  // namespace loom
+
+#endif  // LOOM_RUNTIME_GRID_CUH

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// Device runtime: element-wise math with PyTorch semantics that CUDA's builtins do not give.
+//
+// Codegen emits these as plain calls (`loom_max(t0, t1)`), so they live at global scope with a
+// `loom_` prefix, like CUDA's own math functions. Overloads cover float, double and the integer
+// types; half types are converted to float before any math (see types.cuh). NaN tests use
+// `x != x`, which is exact without fast math (Loom compiles without it by default). Only CUDA math
+// builtins that the host emulation also provides are used (expf, erff, tanhf, rintf, fmodf, ...).
+#ifndef LOOM_RUNTIME_MATH_CUH
+#define LOOM_RUNTIME_MATH_CUH
+
+/// torch.maximum: NaN if either operand is NaN (fmaxf would return the other operand).
+template <typename T>
+__device__ __forceinline__ T loom_max(T a, T b) {
+  return a != a ? a : (b != b ? b : (a > b ? a : b));
+}
+
+/// torch.minimum: NaN if either operand is NaN.
+template <typename T>
+__device__ __forceinline__ T loom_min(T a, T b) {
+  return a != a ? a : (b != b ? b : (a < b ? a : b));
+}
+
+/// torch.round: round half to even (rintf uses the default rounding mode, nearest-even).
+__device__ __forceinline__ float loom_round(float x) { return rintf(x); }
+__device__ __forceinline__ double loom_round(double x) { return rint(x); }
+
+/// torch.sign: -1, 0 or 1 of the operand's type; NaN stays NaN; sign(-0.0) is 0.
+template <typename T>
+__device__ __forceinline__ T loom_sign(T x) {
+  return x != x ? x : static_cast<T>((T(0) < x) - (x < T(0)));
+}
+
+/// Logistic sigmoid 1 / (1 + e^-x); saturates to 0 and 1 without NaN for large |x|.
+__device__ __forceinline__ float loom_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ double loom_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/// SiLU (swish): x * sigmoid(x).
+__device__ __forceinline__ float loom_silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ double loom_silu(double x) { return x / (1.0 + exp(-x)); }
+
+/// Exact GELU: x * Phi(x) = 0.5 x (1 + erf(x / sqrt(2))), written with erfc so that it keeps its
+/// relative accuracy for large negative x, where 1 + erf(.) would cancel.
+__device__ __forceinline__ float loom_gelu(float x) {
+  return 0.5f * x * erfcf(-x * 0.70710678118654752f);
+}
+__device__ __forceinline__ double loom_gelu(double x) {
+  return 0.5 * x * erfc(-x * 0.70710678118654752);
+}
+
+/// The tanh approximation of GELU (approximate="tanh" in PyTorch):
+/// 0.5 x (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3), computed as x / (1 + e^(-2u)),
+/// the same value without the cancellation of 1 + tanh(u) for negative u.
+__device__ __forceinline__ float loom_gelu_tanh(float x) {
+  const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+  return x / (1.0f + expf(-2.0f * u));
+}
+__device__ __forceinline__ double loom_gelu_tanh(double x) {
+  const double u = 0.79788456080286536 * (x + 0.044715 * x * x * x);
+  return x / (1.0 + exp(-2.0 * u));
+}
+
+/// Derivative of the exact GELU, for backward fusions: Phi(x) + x phi(x).
+__device__ __forceinline__ float loom_gelu_grad(float x) {
+  const float cdf = 0.5f * erfcf(-x * 0.70710678118654752f);
+  const float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
+  return cdf + x * pdf;
+}
+
+/// ceil(a / b) for non-negative a and positive b (extents and split factors).
+template <typename T>
+__device__ __forceinline__ T loom_ceil_div(T a, T b) {
+  return (a + b - 1) / b;
+}
+
+/// torch.fmod: remainder with the sign of the dividend (C's fmod; truncating % for integers).
+/// An integer division by zero returns 0 instead of trapping.
+__device__ __forceinline__ float loom_fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double loom_fmod(double a, double b) { return fmod(a, b); }
+__device__ __forceinline__ int loom_fmod(int a, int b) { return b == 0 ? 0 : a % b; }
+__device__ __forceinline__ long long loom_fmod(long long a, long long b) {
+  return b == 0 ? 0 : a % b;
+}
+
+/// torch.remainder: remainder with the sign of the divisor (Python's %).
+template <typename T>
+__device__ __forceinline__ T loom_remainder(T a, T b) {
+  T r = loom_fmod(a, b);
+  return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+}
+
+/// torch.where for scalars: both branches are already evaluated, so this is a plain select.
+template <typename T>
+__device__ __forceinline__ T loom_where(bool condition, T a, T b) {
+  return condition ? a : b;
+}
+
+#endif  // LOOM_RUNTIME_MATH_CUH

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+// Device runtime: kernel parameter types (Tensor, Array) and half/bfloat16 conversions.
+//
+// This file and the other runtime files are concatenated into one text (see
+// runtimeLibrarySource()) that codegen puts in front of every generated kernel. The same text is
+// compiled by NVRTC and, on the host backend, by c++ against the CUDA emulation header, which
+// defines LOOM_EMULATION. Rules: C++17, no headers, no static shared memory, inline PTX only
+// where the emulation provides the same function, and every thread reaches every barrier.
+#ifndef LOOM_RUNTIME_TYPES_CUH
+#define LOOM_RUNTIME_TYPES_CUH
+
+namespace loom {
+
+/// 64-bit index type of generated code (int32 is used when lowering proves the sizes allow it).
+using int64 = long long;
+
+/// Lanes per warp as a compile-time constant (`warpSize` is not a constant expression in CUDA).
+constexpr int kWarpSize = 32;
+
+/// A tensor kernel parameter: the data pointer and the logical sizes and strides, in elements.
+///
+/// Layout (the executor packs this struct on the host; it is standard-layout, no padding inside):
+///   offset 0                          T* data            8 bytes
+///   offset 8                          IndexT size[N]     N * sizeof(IndexT) bytes
+///   offset 8 + N * sizeof(IndexT)     IndexT stride[N]   N * sizeof(IndexT) bytes
+/// sizeof = 8 + 2 * N * sizeof(IndexT) rounded up to 8, alignof = 8. IndexT is `long long`
+/// (default) or `int`. A rank-0 tensor (Tensor<T, 0>) is the data pointer alone (8 bytes).
+/// Strides may be 0 (broadcast) and need not be sorted; sizes are those of the logical domain.
+template <typename T, int N, typename IndexT = int64>
+struct Tensor {
+  T* data;
+  IndexT size[N];
+  IndexT stride[N];
+
+  __device__ __forceinline__ T& operator[](IndexT linear) const { return data[linear]; }
+};
+
+template <typename T, typename IndexT>
+struct Tensor<T, 0, IndexT> {
+  T* data;
+
+  __device__ __forceinline__ T& operator[](IndexT linear) const { return data[linear]; }
+};
+
+/// N values of T in registers, aligned to their total size when that is a power of two of at most
+/// 16 bytes, so that a load or store of the whole Array is one vector instruction (LDG.128 for 16
+/// bytes). Used for vectorized global accesses and for unrolled register buffers.
+template <typename T, int N>
+struct alignas((sizeof(T) * N) <= 16 && ((sizeof(T) * N) & (sizeof(T) * N - 1)) == 0
+                   ? sizeof(T) * N
+                   : alignof(T)) Array {
+  T val[N];
+
+  __device__ __forceinline__ T& operator[](int i) { return val[i]; }
+  __device__ __forceinline__ const T& operator[](int i) const { return val[i]; }
+  __device__ __forceinline__ void fill(T v) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) val[i] = v;
+  }
+};
+
+/// Loads N consecutive elements at `src` as one access. `src` must be aligned to N * sizeof(T)
+/// (the executor checks vectorized inputs; lowering aligns the index to N).
+template <typename T, int N>
+__device__ __forceinline__ void loadVector(Array<T, N>& dst, const T* src) {
+  static_assert(sizeof(T) * N <= 16 && ((sizeof(T) * N) & (sizeof(T) * N - 1)) == 0,
+                "vector accesses move 1, 2, 4, 8 or 16 bytes");
+  dst = *reinterpret_cast<const Array<T, N>*>(src);
+}
+
+/// Stores N consecutive elements at `dst` as one access; alignment as for loadVector.
+template <typename T, int N>
+__device__ __forceinline__ void storeVector(T* dst, const Array<T, N>& src) {
+  static_assert(sizeof(T) * N <= 16 && ((sizeof(T) * N) & (sizeof(T) * N - 1)) == 0,
+                "vector accesses move 1, 2, 4, 8 or 16 bytes");
+  *reinterpret_cast<Array<T, N>*>(dst) = src;
+}
+
+}  // namespace loom
+
+// ---- half and bfloat16 -------------------------------------------------------------------------
+// The emulation header defines __half and __nv_bfloat16 (a 16-bit payload `__x`, implicit
+// conversion to float, construction from float rounding to nearest even) with __float2half,
+// __half2float, __float2bfloat16 and __bfloat162float. Under NVRTC we define the same small
+// interface here instead of including cuda_fp16.h, so both backends see identical semantics:
+// arithmetic on these types always goes through float.
+#ifndef LOOM_EMULATION
+namespace loom::detail {
+// cvt rounds to nearest even, like the emulation's bit-exact conversions.
+__device__ __forceinline__ unsigned short floatToHalfBits(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float halfBitsToFloat(unsigned short h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ unsigned short floatToBFloat16Bits(float f) {
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float bfloat16BitsToFloat(unsigned short b) {
+  return __uint_as_float(static_cast<unsigned>(b) << 16);
+}
+}  // namespace loom::detail
+
+struct alignas(2) __half {
+  unsigned short __x;
+  __half() = default;
+  __device__ __forceinline__ __half(float f) : __x(loom::detail::floatToHalfBits(f)) {}
+  __device__ __forceinline__ __half(double d)
+      : __x(loom::detail::floatToHalfBits(static_cast<float>(d))) {}
+  __device__ __forceinline__ __half(int i)
+      : __x(loom::detail::floatToHalfBits(static_cast<float>(i))) {}
+  __device__ __forceinline__ operator float() const { return loom::detail::halfBitsToFloat(__x); }
+};
+struct alignas(2) __nv_bfloat16 {
+  unsigned short __x;
+  __nv_bfloat16() = default;
+  __device__ __forceinline__ __nv_bfloat16(float f) : __x(loom::detail::floatToBFloat16Bits(f)) {}
+  __device__ __forceinline__ __nv_bfloat16(double d)
+      : __x(loom::detail::floatToBFloat16Bits(static_cast<float>(d))) {}
+  __device__ __forceinline__ __nv_bfloat16(int i)
+      : __x(loom::detail::floatToBFloat16Bits(static_cast<float>(i))) {}
+  __device__ __forceinline__ operator float() const {
+    return loom::detail::bfloat16BitsToFloat(__x);
+  }
+};
+using half = __half;
+using nv_bfloat16 = __nv_bfloat16;
+
+__device__ __forceinline__ __half __float2half(float f) { return __half(f); }
+__device__ __forceinline__ float __half2float(__half h) { return static_cast<float>(h); }
+__device__ __forceinline__ __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
+__device__ __forceinline__ float __bfloat162float(__nv_bfloat16 b) { return static_cast<float>(b); }
+#endif  // LOOM_EMULATION
+
+namespace loom {
+
+/// Widening conversion used by generated code for every load: half types compute in float.
+__device__ __forceinline__ float toFloat(__half v) { return __half2float(v); }
+__device__ __forceinline__ float toFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float toFloat(float v) { return v; }
+
+/// Narrowing conversion from float for every store: fromFloat<__half>(x) rounds to nearest even.
+template <typename T>
+__device__ __forceinline__ T fromFloat(float v) {
+  return static_cast<T>(v);
+}
+template <>
+__device__ __forceinline__ __half fromFloat<__half>(float v) {
+  return __float2half(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float v) {
+  return __float2bfloat16(v);
+}
+
+/// `*p` widened to float (p points at __half, __nv_bfloat16 or float).
+template <typename T>
+__device__ __forceinline__ float loadAsFloat(const T* p) {
+  return toFloat(*p);
+}
+/// `*p = v`, narrowed to T with round-to-nearest-even.
+template <typename T>
+__device__ __forceinline__ void storeFromFloat(T* p, float v) {
+  *p = fromFloat<T>(v);
+}
+
+}  // namespace loom
+
+#endif  // LOOM_RUNTIME_TYPES_CUH

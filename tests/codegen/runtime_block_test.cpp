@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// Warp and block helpers of the device runtime (reduce, broadcast, Welford) on the host backend.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "codegen/runtime_test_util.h"
+
+namespace loom::codegen {
+namespace {
+
+using backend::Dim3;
+using testing::hostModule;
+
+/// Small integers as floats, so that sums are exact in any order and mismatches are real.
+std::vector<float> smallInts(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>((i * 37) % 11) - 5);
+  return v;
+}
+
+// The library is the runtime files in dependency order, without headers or static shared memory.
+TEST(RuntimeLibrary, FilesInDependencyOrderFollowTheRules) {
+  std::vector<std::string> names;
+  for (const auto& f : runtimeLibraryFiles()) names.emplace_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"types.cuh", "math.cuh", "welford.cuh", "warp.cuh",
+                                             "block.cuh", "grid.cuh"}));
+  const std::string_view src = runtimeLibrarySource();
+  for (const auto& f : runtimeLibraryFiles()) {
+    EXPECT_NE(src.find(f.text), std::string_view::npos) << f.name;
+  }
+  EXPECT_EQ(src.find("__shared__"), std::string_view::npos);
+  EXPECT_EQ(src.find("#include"), std::string_view::npos);
+}
+
+// warpReduce gives every lane its warp's sum/max (or its 8-lane segment's sum), also in a partial
+// last warp whose missing lanes must not contribute.
+TEST(WarpReduce, SumAndMaxOverFullAndPartialWarps) {
+  const auto& m = hostModule(testing::kWarpKernel);
+  for (unsigned threads : {32u, 45u, 20u}) {
+    std::vector<float> in = smallInts(threads), sum(threads, -99), mx(threads, -99),
+                       seg(threads, -99);
+    in[threads - 1] = 50.0f;  // the largest value sits in the last existing lane
+    float *s = sum.data(), *x = mx.data(), *g = seg.data();
+    const float* p = in.data();
+    void* args[] = {&s, &x, &g, &p};
+    m.launch({1}, {threads}, 0, args);
+    for (unsigned t = 0; t < threads; ++t) {
+      const unsigned w0 = t / 32 * 32, w1 = std::min(threads, w0 + 32);
+      const unsigned s0 = t / 8 * 8, s1 = std::min(threads, s0 + 8);
+      float es = 0, em = -1e30f, eg = 0;
+      for (unsigned k = w0; k < w1; ++k) es += in[k], em = std::max(em, in[k]);
+      for (unsigned k = s0; k < s1; ++k) eg += in[k];
+      EXPECT_EQ(sum[t], es) << threads << " threads, lane " << t;
+      EXPECT_EQ(mx[t], em) << threads << " threads, lane " << t;
+      EXPECT_EQ(seg[t], eg) << threads << " threads, lane " << t;
+    }
+  }
+}
+
+/// Runs block_reduce_test on 2 blocks of `block` and returns out.
+std::vector<float> runBlockKernel(Dim3 block, int mode, const std::vector<float>& in) {
+  const unsigned threads = static_cast<unsigned>(block.volume());
+  std::vector<float> out(2 * threads, -99.0f);
+  float* o = out.data();
+  const float* p = in.data();
+  void* args[] = {&o, &p, &mode};
+  hostModule(testing::kBlockKernel).launch({2}, block, threads * sizeof(float), args);
+  return out;
+}
+
+/// Host reference: thread (x,y,z) of each block gets op over the threads that share its
+/// coordinates in the dimensions that are not reduced.
+template <typename Op>
+std::vector<float> reference(Dim3 block, bool rx, bool ry, const std::vector<float>& in, Op op,
+                             float init) {
+  const unsigned threads = static_cast<unsigned>(block.volume());
+  std::vector<float> out(2 * threads);
+  for (unsigned b = 0; b < 2; ++b) {
+    for (unsigned t = 0; t < threads; ++t) {
+      const unsigned x = t % block.x, y = t / block.x % block.y, z = t / (block.x * block.y);
+      float acc = init;
+      for (unsigned u = 0; u < threads; ++u) {
+        const unsigned ux = u % block.x, uy = u / block.x % block.y, uz = u / (block.x * block.y);
+        if ((rx || ux == x) && (ry || uy == y) && uz == z) acc = op(acc, in[b * threads + u]);
+      }
+      out[b * threads + t] = acc;
+    }
+  }
+  return out;
+}
+
+float add(float a, float b) { return a + b; }
+float maxf(float a, float b) { return std::max(a, b); }
+
+// blockReduce over x is correct for block sizes that are 1, a warp, not a multiple of 32, and
+// several warps: every thread of the block gets the block's sum.
+TEST(BlockReduce, SumOverXForOddAndWarpMultipleSizes) {
+  for (unsigned bx : {1u, 32u, 100u, 256u}) {
+    const Dim3 block(bx);
+    const auto in = smallInts(2 * bx);
+    EXPECT_EQ(runBlockKernel(block, 0, in), reference(block, true, false, in, add, 0.0f))
+        << "blockDim.x " << bx;
+  }
+}
+
+// In a 2-D block, reducing along x leaves the rows (y) independent, on both the warp-shuffle
+// paths (16x3, 32x4, 64x2) and the shared-memory path (100x3); x+y and y-only reductions as well.
+TEST(BlockReduce, TwoDimensionalBlocksReduceAlongChosenDims) {
+  for (Dim3 block : {Dim3(16, 3), Dim3(32, 4), Dim3(64, 2), Dim3(100, 3), Dim3(5, 7)}) {
+    const auto in = smallInts(2 * block.volume());
+    const std::string where = std::to_string(block.x) + "x" + std::to_string(block.y);
+    EXPECT_EQ(runBlockKernel(block, 0, in), reference(block, true, false, in, add, 0.0f))
+        << "x only, " << where;
+    EXPECT_EQ(runBlockKernel(block, 1, in), reference(block, true, true, in, add, 0.0f))
+        << "x and y, " << where;
+    EXPECT_EQ(runBlockKernel(block, 2, in), reference(block, false, true, in, add, 0.0f))
+        << "y only, " << where;
+    EXPECT_EQ(runBlockKernel(block, 3, in), reference(block, true, false, in, maxf, -1e30f))
+        << "max over x, " << where;
+  }
+}
+
+// A max reduction propagates NaN like torch.amax, whichever thread holds it.
+TEST(BlockReduce, MaxPropagatesNaN) {
+  const Dim3 block(100);
+  auto in = smallInts(200);
+  in[57] = std::nanf("");
+  const auto out = runBlockKernel(block, 3, in);
+  for (unsigned t = 0; t < 100; ++t) EXPECT_TRUE(std::isnan(out[t])) << t;
+  for (unsigned t = 100; t < 200; ++t) EXPECT_EQ(out[t], 5.0f) << t;
+}
+
+// blockBroadcast sends the first member's value along the broadcast dims: (0, y) along x, and
+// thread (0,0,0) to the whole block.
+TEST(BlockBroadcast, FirstMemberValueReachesEveryThread) {
+  const Dim3 block(33, 3);
+  std::vector<float> in(2 * 99);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+  const auto rows = runBlockKernel(block, 4, in);
+  const auto all = runBlockKernel(block, 5, in);
+  for (unsigned b = 0; b < 2; ++b) {
+    for (unsigned t = 0; t < 99; ++t) {
+      EXPECT_EQ(rows[b * 99 + t], in[b * 99 + t / 33 * 33]) << "block " << b << " thread " << t;
+      EXPECT_EQ(all[b * 99 + t], in[b * 99]) << "block " << b << " thread " << t;
+    }
+  }
+}
+
+// blockWelford (per-thread updates, then Chan's combine across x) matches a double-precision
+// two-pass computation on data with a large offset (1e4 + noise), where a float sum of squares
+// would lose every digit of the variance.
+TEST(BlockWelford, MatchesDoublePrecisionOnOffsetData) {
+  const int count = 1000;
+  for (Dim3 block : {Dim3(96, 2), Dim3(100, 2), Dim3(8, 2)}) {
+    const unsigned rows = 2 * block.y;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> noise(-1.0f, 1.0f);
+    std::vector<float> in(rows * count);
+    for (float& v : in) v = 1e4f + noise(rng);
+    std::vector<float> avg(rows, -1), m2(rows, -1);
+    std::vector<long long> n(rows, -1);
+    float *a = avg.data(), *q = m2.data();
+    long long* c = n.data();
+    const float* p = in.data();
+    int cnt = count;
+    void* args[] = {&a, &q, &c, &p, &cnt};
+    hostModule(testing::kWelfordKernel)
+        .launch({2}, block, block.volume() * 16, args);  // sizeof(Welford<float>) == 16
+    for (unsigned r = 0; r < rows; ++r) {
+      double mean = 0, ss = 0;
+      for (int i = 0; i < count; ++i) mean += in[r * count + i];
+      mean /= count;
+      for (int i = 0; i < count; ++i) ss += std::pow(in[r * count + i] - mean, 2);
+      EXPECT_EQ(n[r], count);
+      EXPECT_NEAR(avg[r], mean, 2e-3) << "row " << r << " block.x " << block.x;
+      EXPECT_NEAR(m2[r], ss, 1e-3 * ss) << "row " << r << " block.x " << block.x;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace loom::codegen
