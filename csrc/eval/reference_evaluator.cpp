@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "eval/element_ops.h"
+#include "eval/reduction_space.h"
 #include "loom/eval/expression_evaluator.h"
 #include "loom/ir/dispatch.h"
 #include "loom/ir/fusion.h"
@@ -16,47 +17,16 @@ namespace loom::eval {
 namespace {
 
 using ir::TensorView;
+using detail::forEachIndex;
+using detail::numelOf;
+using detail::ReductionSpace;
+using detail::rowMajorStrides;
 
 /// A tensor value: a dense row-major buffer of its logical shape (reductions removed).
 struct Buffer {
   std::vector<int64_t> shape;
   std::vector<double> data;
 };
-
-int64_t numelOf(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
-/// Walks `shape` in row-major order, keeping one offset per strided operand up to date, and
-/// calls fn(linear_index, offsets). Stride 0 reads one element for every index of a dim.
-template <typename Fn>
-void forEachIndex(const std::vector<int64_t>& shape,
-                  const std::vector<std::vector<int64_t>>& strides, Fn&& fn) {
-  int64_t n = numelOf(shape);
-  if (n == 0) return;
-  size_t rank = shape.size();
-  std::vector<int64_t> idx(rank, 0);
-  std::vector<int64_t> off(strides.size(), 0);
-  for (int64_t lin = 0; lin < n; ++lin) {
-    fn(lin, off);
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < shape[d]) {
-        for (size_t j = 0; j < strides.size(); ++j) off[j] += strides[j][d];
-        break;
-      }
-      for (size_t j = 0; j < strides.size(); ++j) off[j] -= strides[j][d] * (shape[d] - 1);
-      idx[d] = 0;
-    }
-  }
-}
 
 /// Strides that read `in_shape` (row-major, same rank) stretched to `out_shape`: a size-1 dim
 /// of the input repeats. Returns false when some dim is neither equal nor 1.
@@ -284,41 +254,15 @@ class Runner : public ir::ExprVisitor {
            }));
   }
 
-  /// Which input dims the output's logical Reduction IDs reduce; checks the alignment.
-  std::vector<bool> reducedDims(const ir::Expr* e, const TensorView* out, const Buffer& in) {
-    const auto& ids = out->logical();
-    LOOM_CHECK(ids.size() == in.shape.size(), e->toString(), ": ", out->toString(), " has ",
-               ids.size(), " logical dims but the input has ", in.shape.size());
-    std::vector<bool> reduced(ids.size());
-    for (size_t d = 0; d < ids.size(); ++d) reduced[d] = ids[d]->isReduction();
-    return reduced;
-  }
-
-  /// Output shape and input->output strides of a reduction over `reduced` dims.
-  static std::vector<int64_t> reductionStrides(const Buffer& in, const std::vector<bool>& reduced,
-                                               std::vector<int64_t>& out_shape) {
-    out_shape.clear();
-    for (size_t d = 0; d < reduced.size(); ++d) {
-      if (!reduced[d]) out_shape.push_back(in.shape[d]);
-    }
-    std::vector<int64_t> out_strides = rowMajorStrides(out_shape);
-    std::vector<int64_t> strides(reduced.size(), 0);
-    for (size_t d = 0, k = 0; d < reduced.size(); ++d) {
-      if (!reduced[d]) strides[d] = out_strides[k++];
-    }
-    return strides;
-  }
-
   void handle(ir::ReductionOp* e) override {
     const Buffer& in = bufferOf(e->in(), e);
-    auto reduced = reducedDims(e, e->out(), in);
-    Buffer result;
-    auto strides = reductionStrides(in, reduced, result.shape);
+    ReductionSpace space(e, e->out(), e->in(), in.shape, ee_);
+    Buffer result{space.outShape(), {}};
     result.data.assign(size_t(numelOf(result.shape)), ee_.evaluateDouble(e->init()));
     ir::ReductionOpType op = e->opType();
-    forEachIndex(in.shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
-      double& acc = result.data[size_t(off[0])];
-      double x = in.data[size_t(lin)];
+    space.forEach({rowMajorStrides(in.shape)}, [&](int64_t o, const std::vector<int64_t>& i) {
+      double& acc = result.data[size_t(o)];
+      double x = in.data[size_t(i[0])];
       switch (op) {
         case ir::ReductionOpType::Sum: acc += x; break;
         case ir::ReductionOpType::Prod: acc *= x; break;
@@ -329,32 +273,41 @@ class Runner : public ir::ExprVisitor {
     define(e->out(), std::move(result));
   }
 
+  /// The Welford output that shows the reduction best: the first one that still has Reduction
+  /// IDs (clearReductionIterDomains may have removed them from some siblings).
+  static const TensorView* welfordReference(const ir::WelfordOp* e) {
+    for (const TensorView* tv : {e->outAvg(), e->outM2(), e->outN()}) {
+      if (tv->domain()->hasReduction()) return tv;
+    }
+    return e->outAvg();
+  }
+
   void handle(ir::WelfordOp* e) override {
     auto* avg_in = e->inAvg()->dynCast<TensorView>();
     LOOM_CHECK(avg_in != nullptr, e->toString(), ": the avg input must be a tensor");
     const Buffer& x = bufferOf(avg_in, e);
-    auto reduced = reducedDims(e, e->outAvg(), x);
-    std::vector<int64_t> out_shape;
-    auto strides = reductionStrides(x, reduced, out_shape);
+    ReductionSpace space(e, welfordReference(e), avg_in, x.shape, ee_);
+    const std::vector<int64_t>& out_shape = space.outShape();
     size_t n_out = size_t(numelOf(out_shape));
+    auto x_strides = rowMajorStrides(x.shape);
     Welford init{ee_.evaluateDouble(e->initAvg()), ee_.evaluateDouble(e->initM2()),
                  ee_.evaluateDouble(e->initN())};
     std::vector<Welford> acc(n_out);
 
     if (e->hasRawInput()) {
       // Two passes in double (mean, then squared deviations with a compensation term), which is
-      // stable for data with a large offset, e.g. 1e6 + small noise.
+      // stable for data with a large offset, e.g. 1e6 + small noise. Masked points (padding of
+      // a non-divisible split) are not visited, so they do not count.
       std::vector<double> sum(n_out, 0.0), count(n_out, 0.0), dev(n_out, 0.0);
-      forEachIndex(x.shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
-        sum[size_t(off[0])] += x.data[size_t(lin)];
-        count[size_t(off[0])] += 1.0;
+      space.forEach({x_strides}, [&](int64_t o, const std::vector<int64_t>& i) {
+        sum[size_t(o)] += x.data[size_t(i[0])];
+        count[size_t(o)] += 1.0;
       });
       for (size_t i = 0; i < n_out; ++i) acc[i].avg = count[i] > 0 ? sum[i] / count[i] : 0.0;
-      forEachIndex(x.shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
-        size_t o = size_t(off[0]);
-        double d = x.data[size_t(lin)] - acc[o].avg;
-        acc[o].m2 += d * d;
-        dev[o] += d;
+      space.forEach({x_strides}, [&](int64_t o, const std::vector<int64_t>& i) {
+        double d = x.data[size_t(i[0])] - acc[size_t(o)].avg;
+        acc[size_t(o)].m2 += d * d;
+        dev[size_t(o)] += d;
       });
       for (size_t i = 0; i < n_out; ++i) {
         acc[i].n = count[i];
@@ -376,12 +329,12 @@ class Runner : public ir::ExprVisitor {
       strideOf(m2, m2_strides, e->inM2());
       strideOf(n, n_strides, e->inN());
       std::fill(acc.begin(), acc.end(), init);
-      forEachIndex(x.shape, {strides, m2_strides, n_strides},
-                   [&](int64_t lin, const std::vector<int64_t>& off) {
-                     double m2v = m2.buffer ? m2.buffer->data[size_t(off[1])] : m2.scalar;
-                     double nv = n.buffer ? n.buffer->data[size_t(off[2])] : n.scalar;
-                     acc[size_t(off[0])].combine(x.data[size_t(lin)], m2v, nv);
-                   });
+      space.forEach({x_strides, m2_strides, n_strides},
+                    [&](int64_t o, const std::vector<int64_t>& i) {
+                      double m2v = m2.buffer ? m2.buffer->data[size_t(i[1])] : m2.scalar;
+                      double nv = n.buffer ? n.buffer->data[size_t(i[2])] : n.scalar;
+                      acc[size_t(o)].combine(x.data[size_t(i[0])], m2v, nv);
+                    });
     }
     Buffer avg{out_shape, {}}, m2{out_shape, {}}, count{out_shape, {}};
     for (const Welford& w : acc) {

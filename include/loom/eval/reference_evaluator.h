@@ -16,11 +16,28 @@
 //   NaN; clamp gives NaN when any operand is NaN; lerp(a, b, w) = a + w * (b - a); Cast converts
 //   like loom::storeFromDouble (round to nearest even, integers truncate and saturate, NaN -> 0).
 // * Pointwise inputs have the output's rank; a size-1 input dim stretches to the output size.
-// * Reductions reduce the input dims at the output's Reduction logical positions, starting from
-//   the init value (an empty reduction gives init). Welford with a raw input computes avg and m2
-//   by two passes in double (n = count); partial inputs (avg, m2, n) combine by Chan's formula.
-// * Exprs run in Fusion::exprs() order; Split/Merge are ignored (schedules do not change
-//   semantics). Anything unsupported is a UserError naming the expr.
+// * Reductions iterate the output's logical domain, Reduction IDs included. Without a root
+//   domain, output logical position i is input dim i (the ops' layout). With one (an rFactor
+//   producer), root position i is input dim i and the logical IDs derive from the root by
+//   Split/Merge: a Split's input index is outer * extent(inner) + inner, and a point where it is
+//   >= extent(in) (the padding of a non-divisible split) is masked: it contributes nothing, as
+//   the kernels' predicates skip it. A Merge's inputs are out / extent(inner) and
+//   out % extent(inner). Reductions start from the init value (an empty or fully masked
+//   reduction gives init). Welford with a raw input computes avg and m2 by two passes in double
+//   (n = count of unmasked elements); partial inputs (avg, m2, n) combine by Chan's formula, so
+//   a partial with n = 0 adds nothing.
+// * A reduction output whose Reduction IDs were removed (clearReductionIterDomains) reduces the
+//   dims its extents do not match: a Welford takes them from a sibling output that still has its
+//   Reduction IDs; otherwise the output's extents are matched to the input's (same extent
+//   Scalars first, then equal values), a UserError when that matching is not unique.
+// * The fusion may be scheduled and rewritten by the transform layer: Split/Merge/reorder of
+//   loop and allocation domains, parallel types, inlining, rFactor (ReductionOp and WelfordOp),
+//   cacheBefore/cacheAfter/cacheFork (Set copies), clearReductionIterDomains. None of these
+//   changes the result. Device (DID) parallel IDs are loop and allocation annotations only:
+//   the evaluator takes global (unsharded) inputs of the logical shapes and computes the global
+//   result, so a sharded fusion is checked against its unsharded original.
+// * Exprs run in Fusion::exprs() order; Split/Merge are not run (they only relate domains).
+//   Anything unsupported is a UserError naming the expr.
 #pragma once
 
 #include <span>
