@@ -65,6 +65,7 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
         }
         key = {1, find(index_.at(m->outer())), find(index_.at(m->inner())), 0, false};
       }
+      changed |= uniteInverse(e);
       auto [it, inserted] = seen.emplace(key, e);
       if (inserted) continue;
       for (size_t k = 0; k < e->outputs().size(); ++k) {
@@ -73,6 +74,31 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
       }
     }
   }
+}
+
+bool IdGraph::uniteInverse(Expr* e) {
+  // Undoing a split or merge exactly gives back its input: merge(split(X, f).o, split(X, f).i)
+  // is X when f divides X's extent, and split(merge(A, B), extent(B)) gives back A and B. Replay
+  // through a reshape makes these (a reshaped ID lifted into the loop side).
+  if (auto* m = e->dynCast<Merge>()) {
+    auto* s = m->outer()->definition() != nullptr ? m->outer()->definition()->dynCast<Split>()
+                                                   : nullptr;
+    if (s == nullptr || s->outer() != m->outer() || s->inner() != m->inner()) return false;
+    auto x = s->in()->extent()->constInt();
+    auto f = s->factor()->constInt();
+    if (!x.has_value() || !f.has_value() || *f <= 0 || *x % *f != 0) return false;
+    return unite(m->out(), s->in());
+  }
+  auto* s = e->as<Split>();
+  auto* m = s->in()->definition() != nullptr ? s->in()->definition()->dynCast<Merge>() : nullptr;
+  if (m == nullptr || !s->innerSplit()) return false;
+  auto b = m->inner()->extent()->constInt();
+  auto f = s->factor()->constInt();
+  bool same = s->factor() == m->inner()->extent() || (b.has_value() && b == f);
+  if (!same) return false;
+  bool changed = unite(s->outer(), m->outer());
+  changed |= unite(s->inner(), m->inner());
+  return changed;
 }
 
 int64_t IdGraph::find(int64_t i) const {

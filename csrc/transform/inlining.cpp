@@ -25,6 +25,37 @@ bool isReductionTv(const TensorView* tv) {
          tv->domain()->hasReduction();
 }
 
+// Where tv's loop[0, pos) lands in consumer c: the consumer position just after the last
+// consumer loop ID matched. tv's loop IDs must map (permissive graph, so a broadcast maps to the
+// ID its consumer resolves it to) in order onto c's loop IDs; consumer IDs skipped between two
+// matches must be broadcasts (a size-1 loop the producer can sit inside). Returns -1 and
+// describes the failing axis in `why` otherwise.
+int64_t alignedConsumerPos(const TensorView* tv, const TensorView* c, int64_t pos,
+                           const IdGraph& graph, std::string* why) {
+  int64_t next = 0;
+  for (int64_t k = 0; k < pos; ++k) {
+    IterDomain* id = tv->axis(k);
+    int64_t j = next;
+    while (j < c->nDims() && !graph.areMapped(id, c->axis(j))) {
+      if (!c->axis(j)->isBroadcast()) break;
+      ++j;
+    }
+    if (j >= c->nDims() || !graph.areMapped(id, c->axis(j))) {
+      if (why != nullptr) {
+        std::ostringstream os;
+        os << "axis " << k << " (" << id->toString() << ") of " << tv->toString()
+           << " does not map to axis " << std::min(j, c->nDims() - 1) << " of consumer "
+           << c->toString() << " (producer loop IDs must map in order onto a prefix of the "
+           << "consumer's loop; only consumer broadcasts may be skipped)";
+        *why = os.str();
+      }
+      return -1;
+    }
+    next = j + 1;
+  }
+  return next;
+}
+
 // Computes the legal maximum; `why` receives the rule that stopped it.
 int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options,
                std::string* why) {
@@ -71,14 +102,14 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
       return k;
     }
     for (TensorView* c : consumers) {
-      if (k >= c->nDims() || !graph.areMapped(id, c->axis(k))) {
-        say("axis ", k, " (", id->toString(), ") of ", tv->toString(),
-            " does not map to axis ", k, " of consumer ", c->toString());
-        return k;
-      }
-      if (c->axis(k)->parallelType() == ParallelType::Vectorize) {
-        say("axis ", k, " of consumer ", c->toString(), " is vectorized");
-        return k;
+      int64_t before = alignedConsumerPos(tv, c, k, graph, nullptr);
+      int64_t after = alignedConsumerPos(tv, c, k + 1, graph, why);
+      if (after < 0) return k;
+      for (int64_t j = before; j < after; ++j) {
+        if (c->axis(j)->parallelType() == ParallelType::Vectorize) {
+          say("axis ", j, " of consumer ", c->toString(), " is vectorized");
+          return k;
+        }
       }
     }
     for (auto& [r, late] : crossings) {
@@ -97,12 +128,19 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
   return tv->nDims();
 }
 
-void setPosition(TensorView* tv, int64_t pos) {
+// Sets tv's compute-at position and gives each consumer the largest position aligned with one
+// of its producers' compute-at positions.
+void setPosition(TensorView* tv, int64_t pos, const IdGraph& graph) {
   tv->setComputeAtPosition(pos);
   for (TensorView* c : detail::consumersOf(tv)) {
     int64_t m = 0;
-    for (TensorView* p : detail::producersOf(c)) m = std::max(m, p->computeAtPosition());
-    c->setMaxProducerPosition(std::min(m, c->nDims()));
+    for (TensorView* p : detail::producersOf(c)) {
+      int64_t a = alignedConsumerPos(p, c, p->computeAtPosition(), graph, nullptr);
+      LOOM_ASSERT(a >= 0, p->toString(), " is inlined at ", p->computeAtPosition(),
+                  " but its loop does not align with consumer ", c->toString());
+      m = std::max(m, a);
+    }
+    c->setMaxProducerPosition(m);
   }
 }
 
@@ -116,12 +154,11 @@ void inlineWith(TensorView* tv, int64_t pos, bool best_effort, InlineOptions opt
   int64_t max = maxPos(tv, graph, options, &why);
   if (best_effort) {
     pos = std::min(pos, max);
-    while (pos > 0 && tv->axis(pos - 1)->isBroadcast()) --pos;
   } else {
     LOOM_CHECK(pos <= max, "cannot inline ", tv->toString(), " at position ", pos,
                ": the largest legal position is ", max, " because ", why);
   }
-  setPosition(tv, pos);
+  setPosition(tv, pos, graph);
 }
 
 }  // namespace

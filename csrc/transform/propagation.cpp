@@ -17,18 +17,28 @@ using namespace loom::ir;
 
 namespace {
 
-// For each reference logical position: the ID carrying it in a tensor (nullptr: lost).
-using Info = std::vector<IterDomain*>;
+// For each reference logical position: the ID carrying it in a tensor (nullptr: lost), and
+// whether that ID is only a broadcast standing in for it (weak: no information).
+struct Info {
+  std::vector<IterDomain*> ids;
+  std::vector<bool> weak;
+};
 
-int64_t count(const Info& info) {
-  return std::count_if(info.begin(), info.end(), [](IterDomain* id) { return id != nullptr; });
+int64_t count(const Info& info, bool weak = false) {
+  int64_t n = 0;
+  for (size_t i = 0; i < info.ids.size(); ++i) {
+    n += info.ids[i] != nullptr && info.weak[i] == weak ? 1 : 0;
+  }
+  return n;
 }
 
 bool contains(const std::vector<IterDomain*>& ids, const IterDomain* id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-// Carries `info` of `from` across one edge to `to`.
+// Carries `info` of `from` across one edge to `to`. An ID reaching `to` as a broadcast standing
+// in for a real ID is weak: no information, but replay along such edges still gives the broadcast
+// the real ID's transforms (so the tensor can inline), which breaks ties.
 Info carry(const Info& info, TensorView* from, TensorView* to, PropagationStep step) {
   std::unordered_map<IterDomain*, IterDomain*> m;
   if (step == PropagationStep::ProducerToConsumer) {
@@ -46,14 +56,14 @@ Info carry(const Info& info, TensorView* from, TensorView* to, PropagationStep s
     }
     for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m[a[i]] = b[i];
   }
-  Info out(info.size(), nullptr);
-  for (size_t i = 0; i < info.size(); ++i) {
-    if (info[i] == nullptr) continue;
-    auto it = m.find(info[i]);
+  Info out{std::vector<IterDomain*>(info.ids.size(), nullptr),
+           std::vector<bool>(info.ids.size(), false)};
+  for (size_t i = 0; i < info.ids.size(); ++i) {
+    if (info.ids[i] == nullptr) continue;
+    auto it = m.find(info.ids[i]);
     if (it == m.end()) continue;
-    // A broadcast standing in for a real ID carries no information about it.
-    if (it->second->isBroadcast() && !info[i]->isBroadcast()) continue;
-    out[i] = it->second;
+    out.ids[i] = it->second;
+    out.weak[i] = info.weak[i] || (it->second->isBroadcast() && !info.ids[i]->isBroadcast());
   }
   return out;
 }
@@ -65,22 +75,29 @@ std::vector<SpanningTreeEdge> maxInfoSpanningTree(TensorView* reference,
   std::unordered_set<const TensorView*> allowed(selected.begin(), selected.end());
   auto ok = [&](const TensorView* tv) { return selected.empty() || allowed.count(tv) != 0; };
   std::unordered_map<const TensorView*, Info> info;
-  info[reference] = reference->logical();
+  info[reference] = Info{reference->logical(),
+                         std::vector<bool>(reference->logical().size(), false)};
   std::vector<TensorView*> visited{reference};
   std::vector<SpanningTreeEdge> tree;
   while (true) {
     SpanningTreeEdge best{nullptr, nullptr, PropagationStep::Sibling, -1};
     Info best_info;
+    int64_t best_stand_ins = -1;
     auto consider = [&](TensorView* from, TensorView* to, PropagationStep step) {
       if (!ok(to) || info.count(to)) return;
       Info i = carry(info.at(from), from, to, step);
       int64_t c = count(i);
+      int64_t stand_ins = count(i, /*weak=*/true);
+      bool sibling = step == PropagationStep::Sibling;
+      bool best_sibling = best.step == PropagationStep::Sibling;
       bool better = c > best.information ||
-                    (c == best.information && step == PropagationStep::Sibling &&
-                     best.step != PropagationStep::Sibling);
+                    (c == best.information && sibling && !best_sibling) ||
+                    (c == best.information && sibling == best_sibling &&
+                     stand_ins > best_stand_ins);
       if (better) {
         best = {from, to, step, c};
         best_info = std::move(i);
+        best_stand_ins = stand_ins;
       }
     };
     for (TensorView* from : visited) {

@@ -39,20 +39,37 @@ void copyParallel(const IterDomain* src, IterDomain* dst, ParallelCopy mode) {
 
 class ReplayCore {
  public:
-  ReplayCore(std::unordered_map<IterDomain*, IterDomain*> map, ParallelCopy mode)
+  /// `target` (may be null) is the tensor receiving the replay; its root->logical transforms (a
+  /// reshape) are reused where the source matches them and lifted into the loop side otherwise.
+  ReplayCore(std::unordered_map<IterDomain*, IterDomain*> map, ParallelCopy mode,
+             const TensorView* target = nullptr)
       : map_(std::move(map)), mode_(mode) {
     for (auto& [s, t] : map_) copyParallel(s, t, mode_);
+    if (target != nullptr && target->domain()->hasRoot()) {
+      target_ = target;
+      const auto& logical = target->logical();
+      for (Expr* e : detail::exprsBetween(target->domain()->root(), logical)) {
+        for (Val* v : e->inputs()) {
+          auto* id = v->as<IterDomain>();
+          if (std::find(logical.begin(), logical.end(), id) == logical.end()) {
+            root_side_[id] = e;
+          }
+        }
+      }
+    }
   }
 
   void run(const std::vector<Expr*>& exprs) {
     for (Expr* e : exprs) {
       if (replayed_.count(e)) continue;
+      current_ = e;
       if (auto* s = e->dynCast<Split>()) {
         replaySplit(s);
       } else {
         replayMerge(e->as<Merge>());
       }
     }
+    current_ = nullptr;
   }
 
   IterDomain* image(IterDomain* id) const {
@@ -60,48 +77,134 @@ class ReplayCore {
     return it == map_.end() ? nullptr : it->second;
   }
 
-  /// Target IDs after applying the images of `source_exprs` to `start`, in order.
+  /// image(id), lifted out of the target's root->logical transforms when it lies there (so a
+  /// source loop ID can become a target loop ID). Lifting exprs made here are applied last.
+  IterDomain* loopImage(IterDomain* id) {
+    IterDomain* t = image(id);
+    return t == nullptr ? nullptr : lift(t);
+  }
+
+  /// Target IDs after applying the images of `source_exprs` (and the lifts they needed) to
+  /// `start`, in order.
   std::vector<IterDomain*> leaves(std::vector<IterDomain*> start,
-                                  const std::vector<Expr*>& source_exprs) const {
+                                  const std::vector<Expr*>& source_exprs,
+                                  bool with_loop_lifts) const {
     std::unordered_set<Expr*> applied;
-    for (Expr* se : source_exprs) {
-      auto it = replayed_.find(se);
-      if (it == replayed_.end() || it->second == nullptr || !applied.insert(it->second).second) {
-        continue;
-      }
-      Expr* te = it->second;
+    auto apply = [&](Expr* te) {
+      if (te == nullptr || !applied.insert(te).second) return;
       if (auto* s = te->dynCast<Split>()) {
         auto pos = std::find(start.begin(), start.end(), s->in());
-        if (pos == start.end()) continue;
+        if (pos == start.end()) return;
         *pos = s->outer();
         start.insert(pos + 1, s->inner());
       } else {
         auto* m = te->as<Merge>();
         auto po = std::find(start.begin(), start.end(), m->outer());
         auto pi = std::find(start.begin(), start.end(), m->inner());
-        if (po == start.end() || pi == start.end()) continue;
+        if (po == start.end() || pi == start.end()) return;
         *po = m->out();
         start.erase(pi);
       }
+    };
+    for (Expr* se : source_exprs) {
+      auto lf = lifts_.find(se);
+      if (lf != lifts_.end()) {
+        for (Expr* te : lf->second) apply(te);
+      }
+      auto it = replayed_.find(se);
+      if (it != replayed_.end()) apply(it->second);
+    }
+    auto lf = lifts_.find(nullptr);
+    if (with_loop_lifts && lf != lifts_.end()) {
+      for (Expr* te : lf->second) apply(te);
     }
     return start;
   }
 
  private:
+  bool rootSide(const IterDomain* id) const { return root_side_.count(id) != 0; }
+
+  // The loop-side equivalent of a target ID inside its root->logical transforms: a split piece
+  // of a reshape merge is recovered by splitting the (lifted) merge output by the inner extent; a
+  // reshape-split ID by merging its (lifted) pieces. Both are exact because reshape transforms
+  // divide evenly.
+  IterDomain* lift(IterDomain* id) {
+    if (!rootSide(id)) return id;
+    auto known = lifted_.find(id);
+    if (known != lifted_.end()) return known->second;
+    Expr* use = root_side_.at(id);
+    if (auto* s = use->dynCast<Split>()) {
+      IterDomain* o = lift(s->outer());
+      IterDomain* i = lift(s->inner());
+      lifted_[id] = findOrMerge(o, i);
+    } else if (auto* m = use->dynCast<Merge>()) {
+      IterDomain* out = lift(m->out());
+      Split* split = findOrSplit(out, m->inner()->extent(), true);
+      lifted_[m->outer()] = split->outer();
+      lifted_[m->inner()] = split->inner();
+    }
+    LOOM_CHECK(lifted_.count(id), "cannot replay onto ", target_->toString(), ": ",
+               id->toString(), " of its root-to-logical transforms has no loop-side equivalent");
+    return lifted_.at(id);
+  }
+
+  Split* findOrSplit(IterDomain* in, Scalar* factor, bool inner_split) {
+    for (Expr* use : in->uses()) {
+      auto* u = use->dynCast<Split>();
+      if (u != nullptr && u->in() == in && u->innerSplit() == inner_split &&
+          sameFactor(u->factor(), factor)) {
+        record(u);
+        return u;
+      }
+    }
+    IterDomain::split(in, factor, inner_split);
+    auto* made = in->uses().back()->as<Split>();
+    record(made);
+    return made;
+  }
+
+  IterDomain* findOrMerge(IterDomain* o, IterDomain* i) {
+    for (Expr* use : o->uses()) {
+      auto* u = use->dynCast<Merge>();
+      if (u != nullptr && u->outer() == o && u->inner() == i) {
+        record(u);
+        return u->out();
+      }
+    }
+    IterDomain* out = IterDomain::merge(o, i);
+    record(o->uses().back());
+    return out;
+  }
+
+  // A lifting expr, applied (in `leaves`) just before the source expr being replayed.
+  void record(Expr* lift_expr) {
+    if (root_side_.empty()) return;
+    lifts_[current_].push_back(lift_expr);
+  }
+
+  // A reuse of the target's own expr with the same inputs, or nullptr.
+  Split* matchingSplit(IterDomain* in, const Split* s) const {
+    for (Expr* use : in->uses()) {
+      auto* u = use->dynCast<Split>();
+      if (u != nullptr && u->in() == in && u->innerSplit() == s->innerSplit() &&
+          sameFactor(u->factor(), s->factor())) {
+        return u;
+      }
+    }
+    return nullptr;
+  }
+
   void replaySplit(Split* s) {
     IterDomain* in = image(s->in());
     if (in == nullptr) {
       replayed_[s] = nullptr;
       return;
     }
-    Split* target = nullptr;
-    for (Expr* use : in->uses()) {
-      auto* u = use->dynCast<Split>();
-      if (u != nullptr && u->in() == in && u->innerSplit() == s->innerSplit() &&
-          sameFactor(u->factor(), s->factor())) {
-        target = u;
-        break;
-      }
+    // A matching reshape split is reused as is; any other split needs a loop-side input.
+    Split* target = matchingSplit(in, s);
+    if (target == nullptr) {
+      in = lift(in);
+      target = matchingSplit(in, s);
     }
     if (target == nullptr) {
       IterDomain::split(in, s->factor(), s->innerSplit());
@@ -127,13 +230,11 @@ class ReplayCore {
     }
     bool compatible = o->isBroadcast() || i->isBroadcast() || o->isReduction() == i->isReduction();
     if (!compatible) return;
-    Merge* target = nullptr;
-    for (Expr* use : o->uses()) {
-      auto* u = use->dynCast<Merge>();
-      if (u != nullptr && u->outer() == o && u->inner() == i) {
-        target = u;
-        break;
-      }
+    Merge* target = matchingMerge(o, i);
+    if (target == nullptr && (rootSide(o) || rootSide(i))) {
+      o = lift(o);
+      i = lift(i);
+      target = matchingMerge(o, i);
     }
     if (target == nullptr) {
       IterDomain::merge(o, i);
@@ -141,6 +242,14 @@ class ReplayCore {
     }
     bind(m->out(), target->out());
     replayed_[m] = target;
+  }
+
+  static Merge* matchingMerge(IterDomain* o, IterDomain* i) {
+    for (Expr* use : o->uses()) {
+      auto* u = use->dynCast<Merge>();
+      if (u != nullptr && u->outer() == o && u->inner() == i) return u;
+    }
+    return nullptr;
   }
 
   void bind(IterDomain* src, IterDomain* dst) {
@@ -151,6 +260,13 @@ class ReplayCore {
   std::unordered_map<IterDomain*, IterDomain*> map_;
   ParallelCopy mode_;
   std::unordered_map<Expr*, Expr*> replayed_;  // source expr -> target expr (nullptr: skipped)
+  const TensorView* target_ = nullptr;
+  // Target IDs strictly inside its root->logical transforms, with the expr that consumes each.
+  std::unordered_map<const IterDomain*, Expr*> root_side_;
+  std::unordered_map<IterDomain*, IterDomain*> lifted_;
+  // Lifting exprs per source expr being replayed (nullptr: made by loopImage).
+  std::unordered_map<Expr*, std::vector<Expr*>> lifts_;
+  Expr* current_ = nullptr;
 };
 
 std::optional<bool> contigFor(const IterDomain* id, std::optional<bool> c) {
@@ -168,6 +284,76 @@ int64_t normalizePos(const TensorView* tv, int64_t pos) {
   LOOM_CHECK(pos >= 0 && pos <= n, "position ", pos, " is out of range for ", tv->toString(),
              " with ", n, " loop IDs (expected 0..", n, " or negative)");
   return pos;
+}
+
+// Appends to `loop` the target IDs `rest` that the replayed prefix left over, replacing each by the
+// target's own former loop IDs derived from it when all of those survive. A former loop ID
+// survives when its history reaches only IDs of `rest` (none consumed by the replay); an ID of
+// `rest` is replaced only when every former loop ID derived from it survives, so the new loop
+// still covers each logical ID once. Left-over IDs come first, survivors in their former order.
+void appendKeptSchedule(const TensorView* target, const std::vector<IterDomain*>& old_loop,
+                        const std::vector<IterDomain*>& rest, std::vector<IterDomain*>& loop) {
+  std::unordered_set<const IterDomain*> rest_set(rest.begin(), rest.end());
+  const auto& logical = target->logical();
+  struct History {
+    bool ok = true;
+    std::vector<IterDomain*> roots;  // members of `rest` on the way back
+  };
+  std::vector<History> hist(old_loop.size());
+  for (size_t k = 0; k < old_loop.size(); ++k) {
+    std::vector<IterDomain*> work{old_loop[k]};
+    std::unordered_set<const IterDomain*> seen;
+    while (!work.empty()) {
+      IterDomain* id = work.back();
+      work.pop_back();
+      if (!seen.insert(id).second) continue;
+      if (rest_set.count(id)) {
+        hist[k].roots.push_back(id);
+        continue;
+      }
+      Expr* def = id->definition();
+      bool is_logical = std::find(logical.begin(), logical.end(), id) != logical.end();
+      if (is_logical || def == nullptr || !(def->isA<Split>() || def->isA<Merge>())) {
+        hist[k].ok = false;
+        continue;
+      }
+      for (Val* in : def->inputs()) work.push_back(in->as<IterDomain>());
+    }
+  }
+  std::unordered_set<const IterDomain*> raw;  // members of `rest` that stay as they are
+  std::vector<bool> kept(old_loop.size(), false);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (size_t k = 0; k < old_loop.size(); ++k) {
+      kept[k] = hist[k].ok && std::none_of(hist[k].roots.begin(), hist[k].roots.end(),
+                                           [&](IterDomain* r) { return raw.count(r) != 0; });
+    }
+    for (IterDomain* r : rest) {
+      if (raw.count(r)) continue;
+      bool any = false;
+      bool all = true;
+      for (size_t k = 0; k < old_loop.size(); ++k) {
+        if (std::find(hist[k].roots.begin(), hist[k].roots.end(), r) == hist[k].roots.end()) {
+          continue;
+        }
+        any = true;
+        all = all && kept[k];
+      }
+      if (!any || !all) {
+        raw.insert(r);
+        changed = true;
+      }
+    }
+  }
+  for (IterDomain* r : rest) {
+    if (raw.count(r)) loop.push_back(r);
+  }
+  for (size_t k = 0; k < old_loop.size(); ++k) {
+    if (kept[k] && std::find(loop.begin(), loop.end(), old_loop[k]) == loop.end()) {
+      loop.push_back(old_loop[k]);
+    }
+  }
 }
 
 // Shared tail of replayPasC / replayCasP: replays `source`'s loop[0, pos) (and allocation) onto
@@ -192,26 +378,30 @@ int64_t replayPair(TensorView* target, const TensorView* source, int64_t pos,
   if (options.replay_allocation) {
     alloc_exprs = detail::exprsBetween(src_start, source->maybeAllocation());
   }
-  ReplayCore core(std::move(map), options.parallel);
+  const std::vector<IterDomain*> old_loop = target->loop();
+  ReplayCore core(std::move(map), options.parallel, target);
   core.run(loop_exprs);
   core.run(alloc_exprs);
 
-  std::vector<IterDomain*> leaves = core.leaves(target->logical(), loop_exprs);
+  std::vector<IterDomain*> prefix_images;
+  for (IterDomain* s : loop_targets) prefix_images.push_back(core.loopImage(s));
+  std::vector<IterDomain*> leaves = core.leaves(target->logical(), loop_exprs, true);
   std::vector<IterDomain*> loop;
-  for (IterDomain* s : loop_targets) {
-    IterDomain* t = core.image(s);
+  for (IterDomain* t : prefix_images) {
     if (t == nullptr || std::find(loop.begin(), loop.end(), t) != loop.end()) continue;
     if (std::find(leaves.begin(), leaves.end(), t) == leaves.end()) continue;
     loop.push_back(t);
   }
   auto target_pos = int64_t(loop.size());
+  std::vector<IterDomain*> rest;
   for (IterDomain* t : leaves) {
-    if (std::find(loop.begin(), loop.end(), t) == loop.end()) loop.push_back(t);
+    if (std::find(loop.begin(), loop.end(), t) == loop.end()) rest.push_back(t);
   }
+  appendKeptSchedule(target, old_loop, rest, loop);
   target->domain()->setLoopDomain(std::move(loop));
 
   if (options.replay_allocation) {
-    std::vector<IterDomain*> alloc_leaves = core.leaves(target->logical(), alloc_exprs);
+    std::vector<IterDomain*> alloc_leaves = core.leaves(target->logical(), alloc_exprs, false);
     std::vector<IterDomain*> alloc;
     Contiguity contig;
     const auto& src_alloc = source->maybeAllocation();
@@ -301,13 +491,11 @@ int64_t TransformReplay::replayPasC(TensorView* producer, const TensorView* cons
 int64_t TransformReplay::replayCasP(TensorView* consumer, const TensorView* producer,
                                     int64_t producer_pos, ReplayOptions options) {
   FusionGuard guard(consumer->fusion());
-  // Root IDs that a reshape transforms are not in the consumer's logical domain; the consumer's
-  // loop must derive from logical, so only IDs present there can receive producer transforms.
-  const auto& logical = consumer->logical();
+  // A reshape consumer's root IDs are mapped too: the replay reuses the reshape's own
+  // root->logical transforms where the producer's schedule matches them and otherwise lifts the
+  // transformed IDs into the loop side (see ReplayCore::lift).
   std::unordered_map<IterDomain*, IterDomain*> map;
-  for (auto [p, c] : pairwiseLogicalMap(producer, consumer)) {
-    if (std::find(logical.begin(), logical.end(), c) != logical.end()) map[p] = c;
-  }
+  for (auto [p, c] : pairwiseLogicalMap(producer, consumer)) map[p] = c;
   return replayPair(consumer, producer, producer_pos, std::move(map), options, "replayCasP");
 }
 

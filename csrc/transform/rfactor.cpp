@@ -107,6 +107,21 @@ std::set<int64_t> checkAxes(const TensorView* tv, const std::vector<int64_t>& ax
     LOOM_CHECK(tv->axis(n)->isReduction(), "rFactor of ", tv->toString(), ": axis ", a, " (",
                tv->axis(n)->toString(), ") is not a reduction IterDomain");
   }
+  // A broadcast merged into a reduction would have to sit in both halves (the producer's
+  // reduction frontier and the final tensor's logical broadcast), covering it twice.
+  std::vector<IterDomain*> targets = tv->loop();
+  targets.insert(targets.end(), tv->allocation().begin(), tv->allocation().end());
+  for (Expr* e : detail::exprsBetween(tv->logical(), targets)) {
+    auto* m = e->dynCast<Merge>();
+    if (m == nullptr || !m->out()->isReduction()) continue;
+    LOOM_CHECK(!m->outer()->isBroadcast() && !m->inner()->isBroadcast(), "rFactor of ",
+               tv->toString(), ": its schedule merges broadcast ",
+               (m->outer()->isBroadcast() ? m->outer() : m->inner())->toString(),
+               " into reduction ", (m->outer()->isBroadcast() ? m->inner() : m->outer())->toString(),
+               " (giving ", m->out()->toString(),
+               "); rFactor cannot split such a merge. Merge the broadcast with an iteration ID, "
+               "or leave it unmerged");
+  }
   int64_t n_red = std::count_if(tv->loop().begin(), tv->loop().end(),
                                 [](IterDomain* id) { return id->isReduction(); });
   LOOM_CHECK(int64_t(set.size()) < n_red, "rFactor of ", tv->toString(),

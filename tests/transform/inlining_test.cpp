@@ -48,8 +48,8 @@ TEST(Inlining, ReductionStopsAtReductionAxis) {
 }
 
 // Softmax: tensors read both by a reduction and after it stop at the reduced axis; the
-// broadcasts of the statistics back off over their trailing broadcast ID; pointwise tensors
-// between them inline fully.
+// broadcasts of the statistics inline fully (their broadcast ID maps permissively to the I1 the
+// subtraction / division resolves it to); pointwise tensors between them inline fully.
 TEST(Inlining, SoftmaxPositions) {
   Fusion fusion;
   FusionGuard guard(&fusion);
@@ -67,19 +67,20 @@ TEST(Inlining, SoftmaxPositions) {
   inlineMost(fusion);
   EXPECT_EQ(x->computeAtPosition(), 1);
   EXPECT_EQ(m->computeAtPosition(), 1);
-  EXPECT_EQ(bm->computeAtPosition(), 1);
-  EXPECT_EQ(maxInlinePosition(bm), 2);
+  EXPECT_EQ(bm->computeAtPosition(), 2);  // [I0, B1]: B1 resolves to d's I1
   EXPECT_EQ(d->computeAtPosition(), 2);
+  EXPECT_EQ(d->maxProducerPosition(), 2);
   EXPECT_EQ(e->computeAtPosition(), 1);
   EXPECT_EQ(s->computeAtPosition(), 1);
-  EXPECT_EQ(bs->computeAtPosition(), 1);
+  EXPECT_EQ(bs->computeAtPosition(), 2);  // [I0, B1]: B1 resolves to y's I1
+  EXPECT_EQ(y->maxProducerPosition(), 2);
   std::string msg = userError([&] { inlineAt(e, 2); });
   EXPECT_TRUE(has(msg, "reads the reduction's result")) << msg;
 }
 
-// layer_norm from ops: every non-input tensor gets a legal position and none crosses a
-// reduction (checked by recomputing the legal maximum).
-TEST(Inlining, LayerNormPositionsAreLegal) {
+// layer_norm from ops: exact positions per tensor, each also legal (not above the recomputed
+// maximum).
+TEST(Inlining, LayerNormPositions) {
   Fusion fusion;
   FusionGuard guard(&fusion);
   auto* x = ops::TensorBuilder().shape({4, 8}).build();
@@ -87,15 +88,111 @@ TEST(Inlining, LayerNormPositionsAreLegal) {
   auto r = ops::layerNorm(x, 1, nullptr, nullptr);
   fusion.addOutput(r.y);
   inlineMost(fusion);
-  int inlined = 0;
+  auto* w = x->uses().front()->as<WelfordOp>();
+  TensorView* avg = w->outAvg();                                      // [I0, R1]
+  TensorView* m2 = w->outM2();                                        // [I0, R1]
+  TensorView* var = m2->uses().front()->output(0)->as<TensorView>();  // m2 / N: [I0]
+  TensorView* mean = r.mean;                                          // broadcast(avg): [I0, B1]
+  TensorView* centered = mean->uses().front()->output(0)->as<TensorView>();  // x - mean
+  TensorView* bvar = var->uses().front()->output(0)->as<TensorView>();       // [I0, B1]
+  TensorView* veps = bvar->uses().front()->output(0)->as<TensorView>();      // var + eps
+  ASSERT_TRUE(mean->definition()->isA<BroadcastOp>());
+  ASSERT_TRUE(bvar->definition()->isA<BroadcastOp>());
+  ASSERT_EQ(r.rstd->definition()->input(0), veps);
+  // Welford outputs stop before their reduction axis; N has no uses.
+  EXPECT_EQ(avg->computeAtPosition(), 1);
+  EXPECT_EQ(m2->computeAtPosition(), 1);
+  EXPECT_EQ(w->outN()->computeAtPosition(), 0);
+  // var has only I0, all of it shared with bvar.
+  EXPECT_EQ(var->computeAtPosition(), 1);
+  // The broadcasts' B1 resolves to the I1 of the normalization, so everything after the
+  // statistics inlines fully into the output's loops.
+  for (TensorView* tv : {mean, centered, bvar, veps, r.rstd}) {
+    EXPECT_EQ(tv->computeAtPosition(), 2) << tv->toString();
+  }
+  EXPECT_EQ(bvar->maxProducerPosition(), 1);
+  EXPECT_EQ(r.y->computeAtPosition(), 0);
+  EXPECT_EQ(r.y->maxProducerPosition(), 2);
+  EXPECT_EQ(x->computeAtPosition(), 0);  // fusion input
   for (TensorView* tv : fusion.allTvs()) {
     EXPECT_LE(tv->computeAtPosition(), maxInlinePosition(tv)) << tv->toString();
-    if (tv->domain()->hasReduction()) {
-      EXPECT_LE(tv->computeAtPosition(), 1);
-    }
-    inlined += tv->computeAtPosition() == 2 ? 1 : 0;
   }
-  EXPECT_GT(inlined, 0);
+}
+
+// A producer whose loop is ordered differently from a consumer's shares only the common prefix
+// that maps; a producer with two consumers shares only what maps into both.
+TEST(Inlining, ReorderedConsumerSharesCommonPrefix) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* x = ops::TensorBuilder().shape({4, 6, 8}).build();
+  fusion.addInput(x);
+  auto* a = ops::exp(x);
+  auto* b = ops::neg(a);
+  fusion.addOutput(b);
+  b->reorder(std::vector<int64_t>{0, 2, 1});  // [I0, I2, I1]
+  EXPECT_EQ(maxInlinePosition(a), 1);
+  std::string msg = userError([&] { inlineAt(a, 2); });
+  EXPECT_TRUE(has(msg, "axis 1 (")) << msg;
+  EXPECT_TRUE(has(msg, "does not map to axis 1 of consumer")) << msg;
+  inlineMost(fusion);
+  EXPECT_EQ(a->computeAtPosition(), 1);
+  EXPECT_EQ(b->maxProducerPosition(), 1);
+
+  auto* c = ops::abs(a);  // a second consumer, fully reordered: [I2, I1, I0]
+  fusion.addOutput(c);
+  c->reorder(std::vector<int64_t>{2, 1, 0});
+  EXPECT_EQ(maxInlinePosition(a), 0);
+}
+
+// A consumer may put its own broadcast loop IDs between the producer's IDs: the producer's
+// position maps to the consumer position after its last matched ID.
+TEST(Inlining, ConsumerBroadcastsAreSkipped) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* x = ops::TensorBuilder().shape({4, 8}).build();
+  auto* y = ops::TensorBuilder().shape({3, 4, 8}).build();
+  fusion.addInput(x);
+  fusion.addInput(y);
+  auto* a = ops::exp(x);                                // [I0, I1]
+  auto* b = ops::broadcast(a, {true, false, false});    // [B, I0, I1]
+  auto* c = ops::add(y, b);                             // [I, I0, I1]
+  fusion.addOutput(c);
+  inlineMost(fusion);
+  EXPECT_EQ(a->computeAtPosition(), 2);
+  EXPECT_EQ(b->maxProducerPosition(), 3);  // a's I1 is b's axis 2
+  EXPECT_EQ(b->computeAtPosition(), 3);    // B resolves to y's leading I
+  EXPECT_EQ(c->maxProducerPosition(), 3);
+}
+
+// A broadcast resolved by its consumer is shared with it; one still a broadcast in the consumer
+// maps exactly and is shared too; a broadcast whose consumer splits the resolving ID is not.
+TEST(Inlining, BroadcastResolvedByConsumer) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* x = ops::TensorBuilder().shape({4, 8}).build();
+  fusion.addInput(x);
+  auto* s = ops::sum(x, {1});                      // [I0, R1]
+  auto* bs = ops::broadcast(s, {false, true});     // [I0, B1]
+  auto* y = ops::add(x, bs);                       // [I0, I1]: resolves B1
+  auto* z = ops::neg(bs);                          // [I0, B1]: keeps it
+  fusion.addOutput(y);
+  fusion.addOutput(z);
+  EXPECT_EQ(maxInlinePosition(bs), 2);
+  inlineMost(fusion);
+  EXPECT_EQ(s->computeAtPosition(), 1);
+  EXPECT_EQ(bs->computeAtPosition(), 2);
+  EXPECT_EQ(y->maxProducerPosition(), 2);
+  EXPECT_EQ(z->maxProducerPosition(), 2);
+
+  Fusion f2;
+  FusionGuard g2(&f2);
+  auto* x2 = ops::TensorBuilder().shape({4, 8}).build();
+  f2.addInput(x2);
+  auto* bs2 = ops::broadcast(ops::sum(x2, {1}), {false, true});
+  auto* y2 = ops::add(x2, bs2);
+  f2.addOutput(y2);
+  y2->split(1, 4);  // [I0, I1/4, 4]: B1 no longer lines up with one loop ID
+  EXPECT_EQ(maxInlinePosition(bs2), 1);
 }
 
 // Vectorized IDs (and unrolled ones when not allowed) stop inlining.

@@ -51,5 +51,35 @@ TEST(RFactor, Errors) {
   EXPECT_TRUE(has(userError([&] { rFactor(p, {3}); }), "already has a root domain"));
 }
 
+// A schedule that merges a broadcast into a reduction cannot be rFactored: it is a clear error
+// naming both IDs (merging the broadcast with an iteration ID instead is fine).
+TEST(RFactor, BroadcastMergedIntoReductionIsRejected) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* x = ops::TensorBuilder().shape({4, 32}).build();
+  fusion.addInput(x);
+  auto* b = ops::broadcast(x, {false, false, true});  // [I0, I1, B2]
+  auto* s = ops::sum(b, {1});                          // [I0, R1, B2]
+  fusion.addOutput(s);
+  s->merge(1)->split(1, 8);  // [I0, (R1*B2)/8, 8]
+  std::string msg = userError([&] { rFactor(s, {2}); });
+  EXPECT_TRUE(has(msg, "merges broadcast")) << msg;
+  EXPECT_TRUE(has(msg, "into reduction")) << msg;
+  EXPECT_TRUE(has(msg, "cannot split such a merge")) << msg;
+
+  Fusion f2;
+  FusionGuard g2(&f2);
+  auto* x2 = ops::TensorBuilder().shape({4, 32}).build();
+  f2.addInput(x2);
+  auto* s2 = ops::sum(ops::broadcast(x2, {false, false, true}), {1});  // [I0, R1, B2]
+  f2.addOutput(s2);
+  s2->reorder(std::vector<int64_t>{0, 2, 1})->merge(0)->split(1, 8);  // [I0*B2, R1/8, 8]
+  TensorView* p = rFactor(s2, {2});
+  EXPECT_EQ(describeLoop(s2, {.types = true, .parallel = false}),
+            "[merge(L0,L2){4:iter}, L1{4:red}]");
+  EXPECT_EQ(p->nDims(), 3);
+  verify(f2);
+}
+
 }  // namespace
 }  // namespace loom::transform

@@ -3,8 +3,10 @@
 // "are these two IDs the same iteration?".
 //
 //   Exact:       producer-consumer logical maps (never a broadcast with a non-broadcast),
-//                sibling outputs of one expr, and outputs of Splits (same factor and kind) or
-//                Merges of already mapped inputs.
+//                sibling outputs of one expr, outputs of Splits (same factor and kind) or
+//                Merges of already mapped inputs, and exact inverses (a merge of both halves of
+//                an evenly dividing split is its input; an inner split of merge(A, B) by
+//                extent(B) gives back A and B), which replay through a reshape creates.
 //   Permissive:  Exact plus broadcast IDs mapped to what they resolve to, and a Merge with a
 //                broadcast input mapped to its other input (forwarding through broadcasts).
 #pragma once
@@ -40,6 +42,7 @@ class IdGraph {
  private:
   int64_t find(int64_t i) const;
   bool unite(const IterDomain* a, const IterDomain* b);
+  bool uniteInverse(ir::Expr* e);
 
   IdMappingMode mode_;
   std::vector<IterDomain*> ids_;

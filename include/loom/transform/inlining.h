@@ -4,12 +4,17 @@
 // A tensor can be inlined at position p when, for every loop axis k < p:
 //  * its loop ID k is not a Reduction (a reduction's result is not ready inside its own loop),
 //    not Vectorize, and not Unroll unless allowed;
-//  * every consumer's loop ID k maps to it (permissive ID graph) and is not Vectorize;
+//  * for every consumer, its loop IDs 0..k map in order (permissive ID graph: a broadcast maps to
+//    the ID the consumer resolves it to) onto a prefix of the consumer's loop, where the consumer
+//    may interleave only broadcast loop IDs it has of its own; the consumer IDs matched are not
+//    Vectorize. So a producer reordered differently from its consumer inlines only up to the
+//    common prefix that maps;
 //  * it does not cross a reduction R: when the tensor feeds R and the ID maps to one of R's
 //    reduction IDs, no consumer downstream of R may share that loop (softmax's input cannot be
 //    inlined into the subtraction past the reduced axis).
-// Fusion inputs are never inlined. Setting a compute-at position raises each consumer's
-// maxProducerPosition to match.
+// Fusion inputs are never inlined. Setting a compute-at position p sets each consumer's
+// maxProducerPosition to the largest consumer position aligned with a producer's compute-at
+// position (the position just after the consumer loop ID matched by the producer's axis p-1).
 #pragma once
 
 #include <cstdint>
@@ -31,8 +36,8 @@ struct InlineOptions {
 int64_t maxInlinePosition(const TensorView* tv, InlineOptions options = {});
 
 /// Sets tv's compute-at position to `pos` (-1: all loop IDs). With best_effort the position is
-/// clamped to the legal maximum and backed off over trailing broadcast IDs; otherwise an illegal
-/// position is a UserError naming the rule and axis.
+/// clamped to the legal maximum (a trailing broadcast resolved by the consumers is shared too);
+/// otherwise an illegal position is a UserError naming the rule and axis.
 void inlineAt(TensorView* tv, int64_t pos, bool best_effort = false, InlineOptions options = {});
 
 /// inlineAt(tv, -1, best_effort = true) for every tensor of the fusion except inputs.

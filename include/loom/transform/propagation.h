@@ -5,7 +5,13 @@
 // Information is the set of the reference's logical IDs a tensor still carries: a reduction keeps
 // it (as a Reduction ID), a broadcast of something else or a reshape that transforms an ID loses
 // it. Prim's algorithm from the reference picks, at each step, the edge (producer -> consumer,
-// consumer -> producer or sibling) that carries the most; siblings win ties.
+// consumer -> producer or sibling) that carries the most; siblings win ties, then the edge on
+// which more broadcasts stand in for reference IDs (replaying from the consumer that resolves a
+// broadcast gives it the resolved ID's splits, so the broadcast tensor can inline fully).
+//
+// Only transforms (and DID types, per ReplayOptions) are propagated by default; kernel parallel
+// types follow with parallelizeAllLike(reference), the documented next step (or pass
+// ReplayOptions{.parallel = ParallelCopy::All} to copy them during the replay).
 #pragma once
 
 #include <cstdint>

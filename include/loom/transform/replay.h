@@ -11,6 +11,19 @@
 // a no-op and a sharded allocation keeps sharing IDs with the loop). A Merge whose one input has
 // no counterpart on the target (a broadcast the other side lacks, a reduction) is forwarded: its
 // output maps to the other input's counterpart.
+//
+// Partial replays (pos below the full loop) keep the target's own schedule: the target's loop
+// becomes the replayed prefix, then the IDs the replay left over, each replaced by the target's
+// former loop IDs derived from it when all of those are still reachable (not consumed by the
+// replay), those in their former order.
+//
+// Reshape targets (replayCasP onto a tensor whose logical is derived from its root): a producer
+// transform that equals a reshape transform (same split factor, same merge inputs) is reused; any
+// other transform of a reshaped root ID is applied to its loop-side equivalent (a piece of a
+// reshape merge is split back out of the merged logical ID by the inner extent; a reshape-split
+// ID is the merge of its logical pieces), so e.g. a producer merge of [4, 6] replays onto a
+// reshape to [2, 12] as merge(2, 12), and a producer split of 24 by 4 onto a reshape to [4, 6] as
+// split(merge(4, 6), 4).
 #pragma once
 
 #include <cstdint>
@@ -47,11 +60,12 @@ class TransformReplay {
   static void selfReplay(const TensorView* from, TensorView* to);
 
   /// Replays consumer's loop[0, consumer_pos) history (-1: the whole loop) onto producer, whose
-  /// remaining logical IDs follow in logical order. Returns the matching producer position.
+  /// remaining IDs keep their own schedule where reachable (see above). Returns the matching
+  /// producer position.
   static int64_t replayPasC(TensorView* producer, const TensorView* consumer,
                             int64_t consumer_pos = -1, ReplayOptions options = {});
-  /// Replays producer's loop[0, producer_pos) history onto consumer. Returns the matching
-  /// consumer position.
+  /// Replays producer's loop[0, producer_pos) history onto consumer (through a reshape's
+  /// root->logical transforms, see above). Returns the matching consumer position.
   static int64_t replayCasP(TensorView* consumer, const TensorView* producer,
                             int64_t producer_pos = -1, ReplayOptions options = {});
 };
