@@ -12,6 +12,9 @@ namespace loom::tools {
 int printCommand(const std::vector<std::string>& args);
 /// `loom eval FILE.fus [--seed N] [--sizes s0=..,s1=..]`: reference evaluation on random inputs.
 int evalCommand(const std::vector<std::string>& args);
+/// `loom codegen FILE.fus [--arch sm_90]`: print the CUDA kernel of a scheduled fusion and compile
+/// it with NVRTC (registers and spills).
+int codegenCommand(const std::vector<std::string>& args);
 /// `loom gen-examples DIR` (hidden): writes the example fusions, built with ops, to DIR.
 int genExamplesCommand(const std::vector<std::string>& args);
 

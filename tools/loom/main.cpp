@@ -17,6 +17,8 @@ constexpr const char* kUsage =
     "  eval FILE.fus [--seed N] [--sizes s0=N,s1=M,...]\n"
     "                                          run the reference evaluator on random inputs and\n"
     "                                          print each output's shape, dtype and checksums\n"
+    "  codegen FILE.fus [--arch sm_90]         lower a scheduled fusion, print its CUDA kernel and\n"
+    "                                          compile it with NVRTC (registers, spills)\n"
     "  version                                 print the Loom version\n"
     "  help, --help, -h                        print this message\n";
 
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "print") return loom::tools::printCommand(args);
     if (cmd == "eval") return loom::tools::evalCommand(args);
+    if (cmd == "codegen") return loom::tools::codegenCommand(args);
     if (cmd == "gen-examples") return loom::tools::genExamplesCommand(args);
     std::cerr << "loom: unknown command '" << cmd << "'\n\n" << kUsage;
     return 1;

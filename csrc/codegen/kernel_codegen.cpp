@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+// Codegen: prints Kernel IR as CUDA C++ (see kernel_codegen.h).
+#include "loom/codegen/kernel_codegen.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "loom/codegen/runtime_library.h"
+#include "loom/support/hash.h"
+
+namespace loom::codegen {
+
+std::string_view cTypeName(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool: return "bool";
+    case DataType::Int32: return "int";
+    case DataType::Int64: return "long long";
+    case DataType::Float16: return "__half";
+    case DataType::BFloat16: return "__nv_bfloat16";
+    case DataType::Float32: return "float";
+    case DataType::Float64: return "double";
+  }
+  LOOM_UNREACHABLE();
+}
+
+namespace {
+
+std::string constant(const kir::Const* c) {
+  DataType dt = c->dtype();
+  if (auto* b = std::get_if<bool>(&c->value)) return *b ? "true" : "false";
+  if (auto* i = std::get_if<int64_t>(&c->value)) {
+    std::string s = std::to_string(*i) + (dt == DataType::Int64 ? "LL" : "");
+    if (isFloatingType(dt)) s = std::to_string(*i) + ".0" + (dt == DataType::Float64 ? "" : "f");
+    return *i < 0 ? "(" + s + ")" : s;
+  }
+  if (auto* d = std::get_if<double>(&c->value)) {
+    std::string cast = dt == DataType::Float64 ? "(double)" : "";
+    if (*d != *d) return cast + "__int_as_float(0x7fffffff)";
+    if (*d == 1.0 / 0.0) return cast + "__int_as_float(0x7f800000)";
+    if (*d == -1.0 / 0.0) return cast + "__int_as_float((int)0xff800000u)";
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.17g", *d);
+    std::string s = buf;
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    if (dt != DataType::Float64) s += "f";
+    if (!isFloatingType(dt)) s = "(" + std::string(cTypeName(dt)) + ")" + s;
+    return *d < 0 ? "(" + s + ")" : s;
+  }
+  LOOM_UNREACHABLE("constant without a value");
+}
+
+std::string expr(const kir::Value* v);
+
+std::string unary(const kir::UnaryExpr* u) {
+  using Op = ir::UnaryOpType;
+  std::string x = expr(u->in);
+  bool f32 = u->in->dtype() != DataType::Float64;
+  auto fn = [&](const char* name) { return std::string(name) + (f32 ? "f(" : "(") + x + ")"; };
+  switch (u->op) {
+    case Op::Neg: return "(-" + x + ")";
+    case Op::Abs: return isFloatingType(u->dtype()) ? fn("fabs") : "abs(" + x + ")";
+    case Op::Exp: return fn("exp");
+    case Op::Exp2: return fn("exp2");
+    case Op::Log: return fn("log");
+    case Op::Log2: return fn("log2");
+    case Op::Sqrt: return fn("sqrt");
+    case Op::Rsqrt: return fn("rsqrt");
+    case Op::Reciprocal: return std::string(f32 ? "(1.0f / " : "(1.0 / ") + x + ")";
+    case Op::Sin: return fn("sin");
+    case Op::Cos: return fn("cos");
+    case Op::Tanh: return fn("tanh");
+    case Op::Erf: return fn("erf");
+    case Op::Floor: return fn("floor");
+    case Op::Ceil: return fn("ceil");
+    case Op::Sigmoid: return "loom_sigmoid(" + x + ")";
+    case Op::Silu: return "loom_silu(" + x + ")";
+    case Op::Round: return "loom_round(" + x + ")";
+    case Op::Sign: return "loom_sign(" + x + ")";
+    case Op::Relu: return "loom_max(" + x + ", (" + std::string(cTypeName(u->dtype())) + ")0)";
+    case Op::IsNan: return "(" + x + " != " + x + ")";
+    case Op::IsInf: return "isinf(" + x + ")";
+    case Op::LogicalNot: return "(!" + x + ")";
+    case Op::Cast: return "static_cast<" + std::string(cTypeName(u->dtype())) + ">(" + x + ")";
+  }
+  LOOM_UNREACHABLE();
+}
+
+std::string binary(const kir::BinaryExpr* b) {
+  using Op = ir::BinaryOpType;
+  std::string l = expr(b->lhs);
+  std::string r = expr(b->rhs);
+  auto infix = [&](const char* op) { return "(" + l + " " + op + " " + r + ")"; };
+  bool f32 = b->dtype() != DataType::Float64;
+  switch (b->op) {
+    case Op::Add: return infix("+");
+    case Op::Sub: return infix("-");
+    case Op::Mul: return infix("*");
+    case Op::Div: return infix("/");
+    case Op::Mod:
+      return isFloatingType(b->dtype()) ? "loom_fmod(" + l + ", " + r + ")" : infix("%");
+    case Op::Pow: return std::string(f32 ? "powf(" : "pow(") + l + ", " + r + ")";
+    case Op::Fmod: return "loom_fmod(" + l + ", " + r + ")";
+    case Op::Max: return "loom_max(" + l + ", " + r + ")";
+    case Op::Min: return "loom_min(" + l + ", " + r + ")";
+    case Op::Eq: return infix("==");
+    case Op::Ne: return infix("!=");
+    case Op::Lt: return infix("<");
+    case Op::Le: return infix("<=");
+    case Op::Gt: return infix(">");
+    case Op::Ge: return infix(">=");
+    case Op::LogicalAnd: return infix("&&");
+    case Op::LogicalOr: return infix("||");
+    case Op::CeilDiv: return "loom_ceil_div(" + l + ", " + r + ")";
+  }
+  LOOM_UNREACHABLE();
+}
+
+std::string expr(const kir::Value* v) {
+  switch (v->kind()) {
+    case kir::NodeKind::Const: return constant(v->as<kir::Const>());
+    case kir::NodeKind::Var: return v->as<kir::Var>()->name;
+    case kir::NodeKind::NamedScalar: return "((long long)" + v->as<kir::NamedScalar>()->name + ")";
+    case kir::NodeKind::TensorSize: {
+      auto* t = v->as<kir::TensorSize>();
+      return t->buffer->name + (t->isStride ? ".stride[" : ".size[") + std::to_string(t->dim) + "]";
+    }
+    case kir::NodeKind::UnaryExpr: return unary(v->as<kir::UnaryExpr>());
+    case kir::NodeKind::BinaryExpr: return binary(v->as<kir::BinaryExpr>());
+    case kir::NodeKind::TernaryExpr: {
+      auto* t = v->as<kir::TernaryExpr>();
+      std::string a = expr(t->a), b = expr(t->b), c = expr(t->c);
+      switch (t->op) {
+        case ir::TernaryOpType::Where: return "(" + a + " ? " + b + " : " + c + ")";
+        case ir::TernaryOpType::Clamp: return "loom_min(loom_max(" + a + ", " + b + "), " + c + ")";
+        case ir::TernaryOpType::Lerp: return "(" + a + " + " + c + " * (" + b + " - " + a + "))";
+      }
+      LOOM_UNREACHABLE();
+    }
+    case kir::NodeKind::Load: {
+      auto* l = v->as<kir::Load>();
+      return l->buffer->name + "[" + expr(l->index) + "]";
+    }
+    default: LOOM_UNREACHABLE("not a value");
+  }
+}
+
+std::string_view reduceFunctor(ir::ReductionOpType op) {
+  switch (op) {
+    case ir::ReductionOpType::Sum: return "loom::Sum{}";
+    case ir::ReductionOpType::Prod: return "loom::Prod{}";
+    case ir::ReductionOpType::Max: return "loom::Max{}";
+    case ir::ReductionOpType::Min: return "loom::Min{}";
+  }
+  LOOM_UNREACHABLE();
+}
+
+std::string parallelIndex(ir::ParallelType p) {
+  switch (p) {
+    case ir::ParallelType::BIDx: return "blockIdx.x";
+    case ir::ParallelType::BIDy: return "blockIdx.y";
+    case ir::ParallelType::BIDz: return "blockIdx.z";
+    case ir::ParallelType::TIDx: return "threadIdx.x";
+    case ir::ParallelType::TIDy: return "threadIdx.y";
+    case ir::ParallelType::TIDz: return "threadIdx.z";
+    default: LOOM_UNREACHABLE("not a thread or block type");
+  }
+}
+
+void stmts(std::ostringstream& os, const kir::Scope& scope, int indent);
+
+void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
+  std::string pad(size_t(indent) * 2, ' ');
+  switch (s->kind()) {
+    case kir::NodeKind::ForLoop: {
+      auto* f = s->as<kir::ForLoop>();
+      const std::string& i = f->index->name;
+      if (f->isParallel()) {
+        os << pad << "{\n" << pad << "  const long long " << i << " = (long long)"
+           << parallelIndex(f->ptype) << ";\n";
+      } else {
+        os << pad << "for (long long " << i << " = " << expr(f->start) << "; " << i << " < "
+           << expr(f->stop) << "; ++" << i << ") {\n";
+      }
+      stmts(os, f->body, indent + 1);
+      os << pad << "}\n";
+      return;
+    }
+    case kir::NodeKind::IfThenElse: {
+      auto* ite = s->as<kir::IfThenElse>();
+      os << pad << "if (" << expr(ite->cond) << ") {\n";
+      stmts(os, ite->thenBody, indent + 1);
+      if (!ite->elseBody.empty()) {
+        os << pad << "} else {\n";
+        stmts(os, ite->elseBody, indent + 1);
+      }
+      os << pad << "}\n";
+      return;
+    }
+    case kir::NodeKind::Allocate: {
+      auto* a = s->as<kir::Allocate>();
+      LOOM_ASSERT(a->buffer->kind == kir::BufferKind::Local, "only local allocations are generated");
+      os << pad << cTypeName(a->buffer->dtype) << " " << a->buffer->name << "["
+         << expr(a->buffer->size) << "];\n";
+      return;
+    }
+    case kir::NodeKind::DeclareVar: {
+      auto* d = s->as<kir::DeclareVar>();
+      os << pad << cTypeName(d->var->dtype()) << " " << d->var->name << " = "
+         << "static_cast<" << cTypeName(d->var->dtype()) << ">(" << expr(d->init) << ");\n";
+      return;
+    }
+    case kir::NodeKind::Store: {
+      auto* st = s->as<kir::Store>();
+      os << pad;
+      if (st->buffer) {
+        os << st->buffer->name << "[" << expr(st->index) << "]";
+      } else {
+        os << st->var->name;
+      }
+      std::string_view t = cTypeName(st->buffer ? st->buffer->dtype : st->var->dtype());
+      os << " = static_cast<" << t << ">(" << expr(st->value) << ");\n";
+      return;
+    }
+    case kir::NodeKind::BlockSync: os << pad << "__syncthreads();\n"; return;
+    case kir::NodeKind::BlockReduce: {
+      auto* b = s->as<kir::BlockReduce>();
+      std::string_view t = cTypeName(b->acc->dtype());
+      os << pad << b->acc->name << " = loom::blockReduce<" << (b->x ? "true" : "false") << ", "
+         << (b->y ? "true" : "false") << ", " << (b->z ? "true" : "false") << ">(" << b->acc->name
+         << ", " << reduceFunctor(b->op) << ", static_cast<" << t << ">(" << expr(b->init)
+         << "), reinterpret_cast<" << t << "*>(loom_smem));\n";
+      return;
+    }
+    case kir::NodeKind::Comment: os << pad << "// " << s->as<kir::Comment>()->text << "\n"; return;
+    case kir::NodeKind::TensorOp: LOOM_UNREACHABLE("codegen of a kernel that was not indexed");
+    default: LOOM_UNREACHABLE("not a statement");
+  }
+}
+
+void stmts(std::ostringstream& os, const kir::Scope& scope, int indent) {
+  for (const kir::Stmt* s : scope) stmt(os, s, indent);
+}
+
+}  // namespace
+
+GeneratedKernel generateKernel(kir::Kernel& kernel) {
+  std::ostringstream body;
+  body << "(";
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    const kir::Buffer* b = kernel.params[i];
+    body << (i ? ", " : "") << "loom::Tensor<" << cTypeName(b->dtype) << ", " << b->rank << "> "
+         << b->name;
+  }
+  body << ") {\n";
+  if (!kernel.blockReduceTypes.empty()) {
+    body << "  extern __shared__ __align__(16) char loom_smem[];\n";
+  }
+  stmts(body, kernel.body, 1);
+  body << "}\n";
+  std::string text = body.str();
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(Hasher().str(text).digest()));
+  GeneratedKernel g;
+  g.name = std::string("loom_kernel_") + hex;
+  kernel.name = g.name;
+  g.kernelText = "extern \"C\" __global__ void " + g.name + text;
+  g.source = std::string(runtimeLibrarySource()) + "\n" + g.kernelText;
+  return g;
+}
+
+}  // namespace loom::codegen

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+// Index math shared by the predicates and indexing passes.
+//
+// Backward (loop -> logical): a split's input index is outer * inner_extent + inner (for inner
+// and outer splits alike, inner_extent being the inner output's extent); a merge's inputs are
+// outer = out / inner_extent and inner = out % inner_extent. Forward (logical -> allocation) is
+// the inverse. Exprs are found by walking definitions from the target IDs back to the source IDs
+// and are solved in a fixpoint, which is enough for the few exprs of one tensor.
+#include "index_compute.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "loom/eval/expression_evaluator.h"
+#include "loom/ir/tensor_domain.h"
+#include "loom/ir/transforms.h"
+#include "loom/transform/logical_map.h"
+
+namespace loom::lower {
+
+kir::Value* IndexBuilder::add(kir::Value* a, kir::Value* b) {
+  return kernel.create<kir::BinaryExpr>(kIndexType, ir::BinaryOpType::Add, a, b);
+}
+kir::Value* IndexBuilder::mul(kir::Value* a, kir::Value* b) {
+  return kernel.create<kir::BinaryExpr>(kIndexType, ir::BinaryOpType::Mul, a, b);
+}
+kir::Value* IndexBuilder::div(kir::Value* a, kir::Value* b) {
+  return kernel.create<kir::BinaryExpr>(kIndexType, ir::BinaryOpType::Div, a, b);
+}
+kir::Value* IndexBuilder::mod(kir::Value* a, kir::Value* b) {
+  return kernel.create<kir::BinaryExpr>(kIndexType, ir::BinaryOpType::Mod, a, b);
+}
+kir::Value* IndexBuilder::lt(kir::Value* a, kir::Value* b) {
+  return kernel.create<kir::BinaryExpr>(DataType::Bool, ir::BinaryOpType::Lt, a, b);
+}
+kir::Value* IndexBuilder::eq(kir::Value* a, kir::Value* b) {
+  return kernel.create<kir::BinaryExpr>(DataType::Bool, ir::BinaryOpType::Eq, a, b);
+}
+kir::Value* IndexBuilder::logicalAnd(kir::Value* a, kir::Value* b) {
+  if (a == nullptr) return b;
+  return kernel.create<kir::BinaryExpr>(DataType::Bool, ir::BinaryOpType::LogicalAnd, a, b);
+}
+
+namespace {
+
+// Split/Merge exprs on the paths from `targets` back to `sources` (definitions walked upward).
+std::vector<ir::Expr*> exprsBetween(const std::vector<ir::IterDomain*>& sources,
+                                    const std::vector<ir::IterDomain*>& targets) {
+  std::unordered_set<const ir::IterDomain*> stop(sources.begin(), sources.end());
+  std::vector<ir::Expr*> out;
+  std::unordered_set<const ir::Expr*> seen;
+  std::vector<ir::IterDomain*> work(targets.begin(), targets.end());
+  while (!work.empty()) {
+    ir::IterDomain* id = work.back();
+    work.pop_back();
+    if (stop.count(id)) continue;
+    ir::Expr* def = id->definition();
+    if (def == nullptr || !seen.insert(def).second) continue;
+    out.push_back(def);
+    for (ir::Val* in : def->inputs()) work.push_back(in->as<ir::IterDomain>());
+  }
+  return out;
+}
+
+void solveBackward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir::Expr*>& exprs,
+                   IndexMap& idx) {
+  IndexBuilder b{kernel};
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (ir::Expr* e : exprs) {
+      if (auto* s = e->dynCast<ir::Split>()) {
+        if (idx.count(s->in()) || !idx.count(s->outer()) || !idx.count(s->inner())) continue;
+        kir::Value* inner_ext = ctx.lowerScalar(kernel, s->inner()->extent());
+        idx[s->in()] = b.add(b.mul(idx[s->outer()], inner_ext), idx[s->inner()]);
+        progress = true;
+      } else if (auto* m = e->dynCast<ir::Merge>()) {
+        if (idx.count(m->outer()) || !idx.count(m->out())) continue;
+        kir::Value* inner_ext = ctx.lowerScalar(kernel, m->inner()->extent());
+        idx[m->outer()] = b.div(idx[m->out()], inner_ext);
+        idx[m->inner()] = b.mod(idx[m->out()], inner_ext);
+        progress = true;
+      }
+    }
+  }
+}
+
+void solveForward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir::Expr*>& exprs,
+                  IndexMap& idx) {
+  IndexBuilder b{kernel};
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (ir::Expr* e : exprs) {
+      if (auto* s = e->dynCast<ir::Split>()) {
+        if (idx.count(s->outer()) || !idx.count(s->in())) continue;
+        kir::Value* inner_ext = ctx.lowerScalar(kernel, s->inner()->extent());
+        idx[s->outer()] = b.div(idx[s->in()], inner_ext);
+        idx[s->inner()] = b.mod(idx[s->in()], inner_ext);
+        progress = true;
+      } else if (auto* m = e->dynCast<ir::Merge>()) {
+        if (idx.count(m->out()) || !idx.count(m->outer()) || !idx.count(m->inner())) continue;
+        kir::Value* inner_ext = ctx.lowerScalar(kernel, m->inner()->extent());
+        idx[m->out()] = b.add(b.mul(idx[m->outer()], inner_ext), idx[m->inner()]);
+        progress = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
+                         const std::vector<kir::ForLoop*>& loops) {
+  IndexMap idx;
+  for (ir::IterDomain* id : tv->loop()) {
+    if (id->isBroadcast()) {
+      idx[id] = kernel.constInt(0);
+      continue;
+    }
+    for (kir::ForLoop* f : loops) {
+      if (ctx.loopGroup(f->id) == ctx.loopGroup(id)) {
+        idx[id] = f->index;
+        break;
+      }
+    }
+  }
+  solveBackward(kernel, ctx, exprsBetween(tv->domain()->maybeRoot(), tv->loop()), idx);
+  for (ir::IterDomain* id : tv->domain()->maybeRoot()) {
+    if (id->isBroadcast()) idx[id] = kernel.constInt(0);
+  }
+  return idx;
+}
+
+IndexMap producerIndices(kir::Kernel& kernel, const ir::TensorView* producer,
+                         const ir::TensorView* consumer, const IndexMap& consumer_idx) {
+  IndexMap idx;
+  for (ir::IterDomain* id : producer->logical()) {
+    if (id->isBroadcast()) idx[id] = kernel.constInt(0);
+  }
+  for (auto [p, c] : transform::pairwiseLogicalMap(producer, consumer)) {
+    if (p->isBroadcast()) continue;
+    auto it = consumer_idx.find(c);
+    if (it != consumer_idx.end()) idx[p] = it->second;
+  }
+  return idx;
+}
+
+kir::Value* bufferOffset(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
+                         IndexMap idx) {
+  IndexBuilder b{kernel};
+  auto it = ctx.buffers.find(tv);
+  LOOM_ASSERT(it != ctx.buffers.end(), "no buffer for ", tv->toString());
+  const kir::Buffer* buf = it->second;
+  kir::Value* offset = nullptr;
+  if (buf->kind == kir::BufferKind::Param) {
+    auto ids = ir::TensorDomain::noReductions(tv->logical());
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (ids[k]->isBroadcast()) continue;
+      auto found = idx.find(ids[k]);
+      LOOM_ASSERT(found != idx.end(), "no index for ", ids[k]->toString(), " of ", tv->toString());
+      kir::Value* term =
+          b.mul(found->second, kernel.create<kir::TensorSize>(buf, int64_t(k), true));
+      offset = offset ? b.add(offset, term) : term;
+    }
+    return offset ? offset : kernel.constInt(0);
+  }
+  solveForward(kernel, ctx, exprsBetween(tv->logical(), buf->allocIds), idx);
+  int64_t stride = 1;
+  for (auto id_it = buf->allocIds.rbegin(); id_it != buf->allocIds.rend(); ++id_it) {
+    auto found = idx.find(*id_it);
+    LOOM_ASSERT(found != idx.end(), "no index for ", (*id_it)->toString(), " of ", tv->toString());
+    kir::Value* term = b.mul(found->second, kernel.constInt(stride));
+    offset = offset ? b.add(term, offset) : term;
+    stride *= eval::ExpressionEvaluator().evaluateInt((*id_it)->extent());
+  }
+  return offset ? offset : kernel.constInt(0);
+}
+
+kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
+                             const IndexMap& idx, bool include_reductions) {
+  IndexBuilder b{kernel};
+  const auto& loop = tv->loop();
+  kir::Value* cond = nullptr;
+  for (ir::IterDomain* id : tv->domain()->maybeRoot()) {
+    if (id->isBroadcast() || (id->isReduction() && !include_reductions)) continue;
+    if (std::find(loop.begin(), loop.end(), id) != loop.end()) continue;
+    auto it = idx.find(id);
+    if (it == idx.end()) continue;
+    cond = b.logicalAnd(cond, b.lt(it->second, ctx.lowerScalar(kernel, id->extent())));
+  }
+  return cond;
+}
+
+}  // namespace loom::lower

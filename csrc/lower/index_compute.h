@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// Index math shared by the predicates and indexing passes: loop indices -> logical indices
+// (backward through Split/Merge), producer indices from consumer indices, buffer offsets.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "loom/lower/lower.h"
+
+namespace loom::lower {
+
+using IndexMap = std::unordered_map<const ir::IterDomain*, kir::Value*>;
+
+/// Small builders for index expressions (Int64 arithmetic, Bool comparisons).
+struct IndexBuilder {
+  kir::Kernel& kernel;
+  kir::Value* add(kir::Value* a, kir::Value* b);
+  kir::Value* mul(kir::Value* a, kir::Value* b);
+  kir::Value* div(kir::Value* a, kir::Value* b);
+  kir::Value* mod(kir::Value* a, kir::Value* b);
+  kir::Value* lt(kir::Value* a, kir::Value* b);
+  kir::Value* eq(kir::Value* a, kir::Value* b);
+  kir::Value* logicalAnd(kir::Value* a, kir::Value* b);  ///< a may be null (then b)
+};
+
+/// Indices of `tv`'s loop IDs that have an enclosing loop (matched by loop group), then of every
+/// ID between the loop domain and the root-or-logical domain that they determine.
+IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
+                         const std::vector<kir::ForLoop*>& loops);
+
+/// The producer's logical-ID indices from the consumer's (broadcast IDs index 0).
+IndexMap producerIndices(kir::Kernel& kernel, const ir::TensorView* producer,
+                         const ir::TensorView* consumer, const IndexMap& consumer_idx);
+
+/// The element offset in `tv`'s buffer: logical index times runtime stride for parameters; dense
+/// over the allocation IDs (reached forward from the logical indices) for local buffers.
+kir::Value* bufferOffset(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
+                         IndexMap idx);
+
+/// `index < extent` for each root-or-logical ID of `tv` whose index is computed from a split or
+/// merge (an ID that is itself a loop ID is in range by construction); reduction IDs only when
+/// `include_reductions`. Null when no condition is needed.
+kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
+                             const IndexMap& idx, bool include_reductions);
+
+/// Enclosing-loop walk used by passes that need the loop stack of every statement.
+template <typename Fn>
+void forEachWithLoops(kir::Scope& scope, std::vector<kir::ForLoop*>& loops, Fn&& fn) {
+  for (size_t i = 0; i < scope.size(); ++i) {
+    if (auto* f = scope[i]->dynCast<kir::ForLoop>()) {
+      loops.push_back(f);
+      forEachWithLoops(f->body, loops, fn);
+      loops.pop_back();
+    } else if (auto* ite = scope[i]->dynCast<kir::IfThenElse>()) {
+      forEachWithLoops(ite->thenBody, loops, fn);
+      forEachWithLoops(ite->elseBody, loops, fn);
+    } else {
+      fn(scope, i, loops);
+    }
+  }
+}
+
+}  // namespace loom::lower

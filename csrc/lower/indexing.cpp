@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pass indexing: every TensorOp becomes a scalar Store whose value reads its inputs with Loads.
+//
+// Indices come from index_compute: the output's loop indices are walked back to its logical
+// indices, mapped to each producer's logical IDs, and turned into an offset: logical index times
+// the runtime stride for parameters (broadcast IDs contribute nothing), dense over the allocation
+// IDs for local buffers.
+//
+//   before: tensor T2 = add(T0, T1)
+//   after:  T2[(i0 * T2.stride[0])] = (T0[(i0 * T0.stride[0])] + T1[(i0 * T1.stride[0])])
+#include "index_compute.h"
+#include "loom/ir/exprs.h"
+
+namespace loom::lower {
+
+namespace {
+
+template <typename T>
+const T* dyn(const ir::Expr* e) {
+  return e->isA<T>() ? e->as<T>() : nullptr;
+}
+
+ir::BinaryOpType combineOp(ir::ReductionOpType op) {
+  switch (op) {
+    case ir::ReductionOpType::Sum: return ir::BinaryOpType::Add;
+    case ir::ReductionOpType::Prod: return ir::BinaryOpType::Mul;
+    case ir::ReductionOpType::Max: return ir::BinaryOpType::Max;
+    case ir::ReductionOpType::Min: return ir::BinaryOpType::Min;
+  }
+  LOOM_UNREACHABLE();
+}
+
+kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* op,
+                   const std::vector<kir::ForLoop*>& loops) {
+  IndexMap idx = consumerIndices(kernel, ctx, op->out, loops);
+  const kir::Buffer* out_buf = ctx.buffers.at(op->out);
+  if (op->role == kir::TensorOpRole::WriteResult) {
+    return kernel.create<kir::Store>(out_buf, bufferOffset(kernel, ctx, op->out, idx), op->acc);
+  }
+  std::vector<kir::Value*> ins;
+  for (ir::Val* in : op->expr->inputs()) {
+    if (auto* p = in->dynCast<ir::TensorView>()) {
+      IndexMap pidx = producerIndices(kernel, p, op->out, idx);
+      ins.push_back(kernel.create<kir::Load>(ctx.buffers.at(p), bufferOffset(kernel, ctx, p, pidx)));
+    } else {
+      ins.push_back(ctx.lowerScalar(kernel, in));
+    }
+  }
+  DataType dt = op->out->dtype();
+  kir::Value* value = nullptr;
+  const ir::Expr* e = op->expr;
+  if (auto* u = dyn<ir::UnaryOp>(e)) {
+    value = kernel.create<kir::UnaryExpr>(dt, u->opType(), ins[0]);
+  } else if (auto* bin = dyn<ir::BinaryOp>(e)) {
+    value = kernel.create<kir::BinaryExpr>(dt, bin->opType(), ins[0], ins[1]);
+  } else if (auto* t = dyn<ir::TernaryOp>(e)) {
+    value = kernel.create<kir::TernaryExpr>(dt, t->opType(), ins[0], ins[1], ins[2]);
+  } else if (auto* r = dyn<ir::ReductionOp>(e)) {
+    LOOM_ASSERT(op->role == kir::TensorOpRole::Accumulate, "reduction not lowered: ",
+                op->out->toString());
+    return kernel.create<kir::Store>(
+        op->acc, kernel.create<kir::BinaryExpr>(dt, combineOp(r->opType()), op->acc, ins[0]));
+  } else if (e->isA<ir::LoadStoreOp>() || e->isA<ir::BroadcastOp>() || e->isA<ir::SqueezeOp>() ||
+             e->isA<ir::ExpandOp>()) {
+    value = ins[0];
+  } else {
+    LOOM_THROW("lowering: ", e->opName(), " (", op->out->toString(),
+               ") is not supported by the kernel executor yet");
+  }
+  return kernel.create<kir::Store>(out_buf, bufferOffset(kernel, ctx, op->out, idx), value);
+}
+
+}  // namespace
+
+bool indexing(kir::Kernel& kernel, LowerContext& ctx) {
+  bool changed = false;
+  std::vector<kir::ForLoop*> loops;
+  forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
+                                           const std::vector<kir::ForLoop*>& stack) {
+    auto* op = scope[i]->dynCast<kir::TensorOp>();
+    if (op == nullptr) return;
+    scope[i] = lowerOp(kernel, ctx, op, stack);
+    changed = true;
+  });
+  return changed;
+}
+
+}  // namespace loom::lower

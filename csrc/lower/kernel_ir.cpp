@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernel IR helpers and the text printer used by pass tests and LOOM_DUMP=kernel_ir.
+#include "loom/lower/kernel_ir.h"
+
+#include <sstream>
+
+namespace loom::kir {
+
+std::optional<int64_t> Const::asInt() const {
+  if (auto* i = std::get_if<int64_t>(&value)) return *i;
+  return std::nullopt;
+}
+
+std::string_view bufferKindName(BufferKind k) {
+  switch (k) {
+    case BufferKind::Param: return "param";
+    case BufferKind::Local: return "local";
+    case BufferKind::Shared: return "shared";
+  }
+  LOOM_UNREACHABLE();
+}
+
+namespace {
+
+std::string_view binarySymbol(ir::BinaryOpType op) {
+  switch (op) {
+    case ir::BinaryOpType::Add: return "+";
+    case ir::BinaryOpType::Sub: return "-";
+    case ir::BinaryOpType::Mul: return "*";
+    case ir::BinaryOpType::Div: return "/";
+    case ir::BinaryOpType::Mod: return "%";
+    case ir::BinaryOpType::Lt: return "<";
+    case ir::BinaryOpType::Le: return "<=";
+    case ir::BinaryOpType::Gt: return ">";
+    case ir::BinaryOpType::Ge: return ">=";
+    case ir::BinaryOpType::Eq: return "==";
+    case ir::BinaryOpType::Ne: return "!=";
+    case ir::BinaryOpType::LogicalAnd: return "&&";
+    case ir::BinaryOpType::LogicalOr: return "||";
+    default: return "";
+  }
+}
+
+void printStmts(std::ostringstream& os, const Scope& scope, int indent);
+
+void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
+  std::string pad(size_t(indent) * 2, ' ');
+  switch (s->kind()) {
+    case NodeKind::ForLoop: {
+      auto* f = s->as<ForLoop>();
+      os << pad << "for " << f->index->name << " in ";
+      if (f->ptype != ir::ParallelType::Serial) os << ir::parallelTypeName(f->ptype) << " ";
+      os << toString(f->start) << " .. " << toString(f->stop) << ":\n";
+      printStmts(os, f->body, indent + 1);
+      return;
+    }
+    case NodeKind::IfThenElse: {
+      auto* i = s->as<IfThenElse>();
+      os << pad << "if " << toString(i->cond) << ":\n";
+      printStmts(os, i->thenBody, indent + 1);
+      if (!i->elseBody.empty()) {
+        os << pad << "else:\n";
+        printStmts(os, i->elseBody, indent + 1);
+      }
+      return;
+    }
+    case NodeKind::Allocate: {
+      auto* a = s->as<Allocate>();
+      os << pad << "alloc " << a->buffer->name << " : " << dataTypeName(a->buffer->dtype) << " "
+         << bufferKindName(a->buffer->kind) << "[" << toString(a->buffer->size) << "]\n";
+      return;
+    }
+    case NodeKind::DeclareVar: {
+      auto* d = s->as<DeclareVar>();
+      os << pad << "var " << d->var->name << " : " << dataTypeName(d->var->dtype()) << " = "
+         << toString(d->init) << "\n";
+      return;
+    }
+    case NodeKind::Store: {
+      auto* st = s->as<Store>();
+      os << pad;
+      if (st->buffer) {
+        os << st->buffer->name << "[" << toString(st->index) << "]";
+      } else {
+        os << st->var->name;
+      }
+      os << " = " << toString(st->value) << "\n";
+      return;
+    }
+    case NodeKind::BlockSync: os << pad << "block_sync\n"; return;
+    case NodeKind::BlockReduce: {
+      auto* b = s->as<BlockReduce>();
+      os << pad << b->acc->name << " = block_" << ir::opTypeName(b->op) << "(" << b->acc->name
+         << ", init=" << toString(b->init) << ", dims=" << (b->x ? "x" : "") << (b->y ? "y" : "")
+         << (b->z ? "z" : "") << ")\n";
+      return;
+    }
+    case NodeKind::Comment: os << pad << "// " << s->as<Comment>()->text << "\n"; return;
+    case NodeKind::TensorOp: {
+      auto* t = s->as<TensorOp>();
+      os << pad;
+      switch (t->role) {
+        case TensorOpRole::Compute: os << "tensor "; break;
+        case TensorOpRole::Accumulate: os << t->acc->name << " += "; break;
+        case TensorOpRole::WriteResult: os << t->out->toString() << " <- " << t->acc->name << " of "; break;
+      }
+      os << t->out->toString() << " = " << t->expr->opName() << "(";
+      for (size_t i = 0; i < t->expr->inputs().size(); ++i) {
+        os << (i ? ", " : "") << t->expr->input(i)->toString();
+      }
+      os << ")\n";
+      return;
+    }
+    default: LOOM_UNREACHABLE("not a statement");
+  }
+}
+
+void printStmts(std::ostringstream& os, const Scope& scope, int indent) {
+  for (const Stmt* s : scope) printStmt(os, s, indent);
+}
+
+}  // namespace
+
+std::string toString(const Value* v) {
+  if (v == nullptr) return "<null>";
+  switch (v->kind()) {
+    case NodeKind::Const: {
+      auto* c = v->as<Const>();
+      return ir::scalarValueToString(c->value, c->dtype());
+    }
+    case NodeKind::Var: return v->as<Var>()->name;
+    case NodeKind::NamedScalar: return v->as<NamedScalar>()->name;
+    case NodeKind::TensorSize: {
+      auto* t = v->as<TensorSize>();
+      return t->buffer->name + (t->isStride ? ".stride[" : ".size[") + std::to_string(t->dim) +
+             "]";
+    }
+    case NodeKind::UnaryExpr: {
+      auto* u = v->as<UnaryExpr>();
+      std::string name(ir::opTypeName(u->op));
+      if (u->op == ir::UnaryOpType::Cast) name += "<" + std::string(dataTypeName(u->dtype())) + ">";
+      return name + "(" + toString(u->in) + ")";
+    }
+    case NodeKind::BinaryExpr: {
+      auto* b = v->as<BinaryExpr>();
+      std::string_view sym = binarySymbol(b->op);
+      if (!sym.empty()) return "(" + toString(b->lhs) + " " + std::string(sym) + " " + toString(b->rhs) + ")";
+      return std::string(ir::opTypeName(b->op)) + "(" + toString(b->lhs) + ", " + toString(b->rhs) + ")";
+    }
+    case NodeKind::TernaryExpr: {
+      auto* t = v->as<TernaryExpr>();
+      return std::string(ir::opTypeName(t->op)) + "(" + toString(t->a) + ", " + toString(t->b) +
+             ", " + toString(t->c) + ")";
+    }
+    case NodeKind::Load: {
+      auto* l = v->as<Load>();
+      return l->buffer->name + "[" + toString(l->index) + "]";
+    }
+    default: LOOM_UNREACHABLE("not a value");
+  }
+}
+
+std::string toString(const Kernel& kernel) {
+  std::ostringstream os;
+  os << "kernel " << kernel.name << "(";
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    const Buffer* b = kernel.params[i];
+    os << (i ? ", " : "") << b->name << " : " << dataTypeName(b->dtype) << "[" << b->rank << "]";
+  }
+  os << ")\n";
+  printStmts(os, kernel.body, 1);
+  return os.str();
+}
+
+}  // namespace loom::kir

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// The lowering pipeline: one named list of passes, with LOOM_DUMP=kernel_ir printing after each
+// pass that changed the kernel (kernel_ir(pass) for one pass).
+#include <iostream>
+
+#include "loom/lower/lower.h"
+
+namespace loom::lower {
+
+const std::vector<Pass>& pipeline() {
+  static const std::vector<Pass> passes = {
+      {"expr_sort", exprSort},
+      {"kernel_params", kernelParams},
+      {"loop_nests", loopNests},
+      {"allocations", allocations},
+      {"reductions", reductions},
+      {"predicates", predicates},
+      {"indexing", indexing},
+      {"syncs", syncs},
+      {"simplify", simplify},
+  };
+  return passes;
+}
+
+namespace {
+
+std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& dump,
+                                 std::string_view last) {
+  auto kernel = std::make_unique<kir::Kernel>();
+  LowerContext ctx(fusion);
+  bool found = last.empty();
+  for (const Pass& pass : pipeline()) {
+    bool changed = pass.fn(*kernel, ctx);
+    if (changed && dump.hasWithArg(DumpOption::KernelIr, pass.name)) {
+      std::cout << "=== kernel IR after " << pass.name << " ===\n" << kir::toString(*kernel);
+    }
+    if (pass.name == last) {
+      found = true;
+      break;
+    }
+  }
+  LOOM_CHECK(found, "no lowering pass named '", last, "'");
+  return kernel;
+}
+
+}  // namespace
+
+std::unique_ptr<kir::Kernel> lowerFusion(const ir::Fusion& fusion, const DumpOptions& dump) {
+  return run(fusion, dump, "");
+}
+
+std::unique_ptr<kir::Kernel> lowerFusionUntil(const ir::Fusion& fusion, std::string_view last) {
+  return run(fusion, DumpOptions(), last);
+}
+
+}  // namespace loom::lower

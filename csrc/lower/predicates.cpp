@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pass predicates: out-of-range guards for non-divisible splits and single-thread result writes.
+//
+// A TensorOp runs only where each of its output's logical indices that comes out of a split or
+// merge is below its extent (the remainder iterations of ceilDiv loops are masked). An
+// accumulation also checks its reduction indices, so masked iterations leave the accumulator at
+// its init value, which is what threads without data contribute to a block reduction. A result
+// write of a block reduction to a parameter is done by the thread whose reduced thread indices
+// are 0 (the all-reduce gives every thread the value; one store is enough).
+//
+//   before: tensor T1 = exp(T0)          after:  if ((i0 * 128) + i1) < T0.size[0]:
+//                                                  tensor T1 = exp(T0)
+#include "index_compute.h"
+
+namespace loom::lower {
+
+bool predicates(kir::Kernel& kernel, LowerContext& ctx) {
+  bool changed = false;
+  std::vector<kir::ForLoop*> loops;
+  IndexBuilder b{kernel};
+  forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
+                                           const std::vector<kir::ForLoop*>& stack) {
+    auto* op = scope[i]->dynCast<kir::TensorOp>();
+    if (op == nullptr) return;
+    IndexMap idx = consumerIndices(kernel, ctx, op->out, stack);
+    kir::Value* cond = inRangePredicate(kernel, ctx, op->out, idx,
+                                        op->role == kir::TensorOpRole::Accumulate);
+    if (op->role == kir::TensorOpRole::WriteResult &&
+        ctx.buffers.at(op->out)->kind == kir::BufferKind::Param) {
+      for (ir::IterDomain* id : op->out->loop()) {
+        if (id->isReduction() && ir::isThreadDim(id->parallelType())) {
+          std::string axis(ir::parallelTypeName(id->parallelType()));  // "TIDx" -> x
+          auto* tid = kernel.create<kir::NamedScalar>(std::string("threadIdx.") + axis.back());
+          cond = b.logicalAnd(cond, b.eq(tid, kernel.constInt(0)));
+        }
+      }
+    }
+    if (cond == nullptr) return;
+    auto* ite = kernel.create<kir::IfThenElse>(cond);
+    ite->thenBody.push_back(op);
+    scope[i] = ite;
+    changed = true;
+  });
+  return changed;
+}
+
+}  // namespace loom::lower

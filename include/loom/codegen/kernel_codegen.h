@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// Codegen: Kernel IR -> one readable CUDA C++ `extern "C" __global__` kernel.
+//
+// The kernel takes one loom::Tensor<T, N> per kernel parameter (the runtime library's struct:
+// data pointer, then N int64 sizes, then N int64 strides), uses only dynamic shared memory
+// (`extern __shared__ char loom_smem[]`, block-reduction scratch at offset 0), and is named
+// loom_kernel_<hash of its text>. The same source compiles with NVRTC and with the host backend.
+#pragma once
+
+#include <string>
+
+#include "loom/lower/kernel_ir.h"
+
+namespace loom::codegen {
+
+struct GeneratedKernel {
+  std::string name;        ///< the __global__ function's name
+  std::string kernelText;  ///< the kernel function alone (what LOOM_DUMP=cuda_kernel prints)
+  std::string source;      ///< runtime library + kernel: what gets compiled
+};
+
+/// Generates the kernel; sets kernel.name to the generated name.
+GeneratedKernel generateKernel(kir::Kernel& kernel);
+
+/// The C++ spelling of a dtype in generated code (long long for Int64, __half for Float16, ...).
+std::string_view cTypeName(DataType dtype);
+
+}  // namespace loom::codegen

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernel IR (loom::kir): the loop-level program that lowering builds and codegen prints.
+//
+// ## Semantics
+//
+// * A Kernel owns every node (an arena); nodes are immutable values except Scopes, which passes
+//   rewrite. Values are scalar expressions evaluated by one CUDA thread; Statements run in order.
+// * Buffers are the memory a kernel touches: parameters (global tensors passed as
+//   loom::Tensor<T, N> with logical sizes and strides in elements; global intermediates are
+//   parameters too, allocated by the executor), local arrays (per thread, constant size) and
+//   shared arrays (offsets into the one dynamic shared buffer; not produced yet).
+// * ForLoop iterates index over [start, stop). A loop with a thread or block ParallelType is not a
+//   loop: its index is threadIdx/blockIdx, and the launch gives it exactly `stop` threads/blocks
+//   (the executor checks that all loops of one parallel type agree).
+// * TensorOp is the pre-indexing form of one tensor math expr (it still points at the ir::Expr);
+//   the indexing pass replaces every TensorOp by scalar Stores of Loads. After indexing, no
+//   statement refers to a TensorView except through its Buffer.
+// * BlockReduce all-reduces `acc` over the thread dims it names: every thread of a group gets the
+//   result. Every thread of the block must reach it, so it is never inside an IfThenElse.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/ir/op_types.h"
+#include "loom/ir/scalar.h"
+#include "loom/ir/tensor_view.h"
+
+namespace loom::kir {
+
+class Kernel;
+
+/// Value kinds and statement kinds (one list each, so switches stay exhaustive).
+#define LOOM_KIR_FOR_EACH_VALUE(X) \
+  X(Const) X(Var) X(NamedScalar) X(TensorSize) X(UnaryExpr) X(BinaryExpr) X(TernaryExpr) X(Load)
+#define LOOM_KIR_FOR_EACH_STMT(X)                                                           \
+  X(ForLoop) X(IfThenElse) X(Allocate) X(DeclareVar) X(Store) X(BlockSync) X(BlockReduce) \
+  X(Comment) X(TensorOp)
+
+enum class NodeKind : uint8_t {
+#define LOOM_KIR_ENUM(n) n,
+  LOOM_KIR_FOR_EACH_VALUE(LOOM_KIR_ENUM) LOOM_KIR_FOR_EACH_STMT(LOOM_KIR_ENUM)
+#undef LOOM_KIR_ENUM
+};
+
+class Node {
+ public:
+  virtual ~Node() = default;
+  NodeKind kind() const { return kind_; }
+  template <typename T>
+  bool isA() const {
+    return kind_ == T::kKind;
+  }
+  template <typename T>
+  T* as() {
+    LOOM_ASSERT(isA<T>(), "kir node has kind ", int(kind_));
+    return static_cast<T*>(this);
+  }
+  template <typename T>
+  const T* as() const {
+    LOOM_ASSERT(isA<T>(), "kir node has kind ", int(kind_));
+    return static_cast<const T*>(this);
+  }
+  template <typename T>
+  T* dynCast() {
+    return isA<T>() ? static_cast<T*>(this) : nullptr;
+  }
+  template <typename T>
+  const T* dynCast() const {
+    return isA<T>() ? static_cast<const T*>(this) : nullptr;
+  }
+
+ protected:
+  explicit Node(NodeKind kind) : kind_(kind) {}
+
+ private:
+  NodeKind kind_;
+};
+
+#define LOOM_KIR_NODE(T) static constexpr NodeKind kKind = NodeKind::T;
+
+// ---- Buffers ------------------------------------------------------------------------------------
+
+enum class BufferKind : uint8_t { Param, Local, Shared };
+
+class Value;
+
+/// Memory one tensor lives in. Params are indexed with their runtime strides; local and shared
+/// buffers are dense over `allocIds` (the tensor's loop IDs right of its compute-at position that
+/// are neither reductions, broadcasts nor thread/block parallel).
+struct Buffer {
+  const ir::TensorView* tv = nullptr;
+  std::string name;  ///< "T3"
+  DataType dtype = DataType::Float32;
+  BufferKind kind = BufferKind::Param;
+  int64_t rank = 0;  ///< Param: logical rank without reductions (the Tensor<T, N> parameter's N)
+  bool isFusionInput = false;
+  bool isFusionOutput = false;
+  std::vector<ir::IterDomain*> allocIds;  ///< Local/Shared only
+  Value* size = nullptr;                  ///< Local/Shared only: number of elements
+};
+
+// ---- Values -------------------------------------------------------------------------------------
+
+class Value : public Node {
+ public:
+  DataType dtype() const { return dtype_; }
+
+ protected:
+  Value(NodeKind kind, DataType dtype) : Node(kind), dtype_(dtype) {}
+
+ private:
+  DataType dtype_;
+};
+
+class Const : public Value {
+ public:
+  LOOM_KIR_NODE(Const)
+  Const(DataType dtype, ir::ScalarValue value) : Value(kKind, dtype), value(value) {}
+  std::optional<int64_t> asInt() const;
+  ir::ScalarValue value;
+};
+
+/// A named local scalar: loop index, accumulator, temporary.
+class Var : public Value {
+ public:
+  LOOM_KIR_NODE(Var)
+  Var(DataType dtype, std::string name) : Value(kKind, dtype), name(std::move(name)) {}
+  std::string name;
+};
+
+/// threadIdx.x, blockIdx.y, blockDim.x, gridDim.z, ...
+class NamedScalar : public Value {
+ public:
+  LOOM_KIR_NODE(NamedScalar)
+  explicit NamedScalar(std::string name) : Value(kKind, kIndexType), name(std::move(name)) {}
+  std::string name;
+};
+
+/// A parameter's runtime size (`T0.size[1]`) or stride (`T0.stride[1]`).
+class TensorSize : public Value {
+ public:
+  LOOM_KIR_NODE(TensorSize)
+  TensorSize(const Buffer* buffer, int64_t dim, bool stride)
+      : Value(kKind, kIndexType), buffer(buffer), dim(dim), isStride(stride) {}
+  const Buffer* buffer;
+  int64_t dim;
+  bool isStride;
+};
+
+class UnaryExpr : public Value {
+ public:
+  LOOM_KIR_NODE(UnaryExpr)
+  UnaryExpr(DataType dtype, ir::UnaryOpType op, Value* in) : Value(kKind, dtype), op(op), in(in) {}
+  ir::UnaryOpType op;
+  Value* in;
+};
+
+class BinaryExpr : public Value {
+ public:
+  LOOM_KIR_NODE(BinaryExpr)
+  BinaryExpr(DataType dtype, ir::BinaryOpType op, Value* lhs, Value* rhs)
+      : Value(kKind, dtype), op(op), lhs(lhs), rhs(rhs) {}
+  ir::BinaryOpType op;
+  Value* lhs;
+  Value* rhs;
+};
+
+class TernaryExpr : public Value {
+ public:
+  LOOM_KIR_NODE(TernaryExpr)
+  TernaryExpr(DataType dtype, ir::TernaryOpType op, Value* a, Value* b, Value* c)
+      : Value(kKind, dtype), op(op), a(a), b(b), c(c) {}
+  ir::TernaryOpType op;
+  Value* a;
+  Value* b;
+  Value* c;
+};
+
+/// buffer[index] (an element of a parameter, local or shared buffer).
+class Load : public Value {
+ public:
+  LOOM_KIR_NODE(Load)
+  Load(const Buffer* buffer, Value* index) : Value(kKind, buffer->dtype), buffer(buffer), index(index) {}
+  const Buffer* buffer;
+  Value* index;
+};
+
+// ---- Statements ---------------------------------------------------------------------------------
+
+class Stmt : public Node {
+ protected:
+  using Node::Node;
+};
+
+using Scope = std::vector<Stmt*>;
+
+class ForLoop : public Stmt {
+ public:
+  LOOM_KIR_NODE(ForLoop)
+  ForLoop(Var* index, Value* start, Value* stop, ir::ParallelType ptype, ir::IterDomain* id)
+      : Stmt(kKind), index(index), start(start), stop(stop), ptype(ptype), id(id) {}
+  bool isParallel() const { return ir::isThreadOrBlockDim(ptype); }
+  Var* index;
+  Value* start;
+  Value* stop;
+  ir::ParallelType ptype;
+  /// The loop ID this loop was made for (a representative of its loop group).
+  ir::IterDomain* id;
+  Scope body;
+};
+
+class IfThenElse : public Stmt {
+ public:
+  LOOM_KIR_NODE(IfThenElse)
+  explicit IfThenElse(Value* cond) : Stmt(kKind), cond(cond) {}
+  Value* cond;
+  Scope thenBody;
+  Scope elseBody;
+};
+
+/// Declares a local or shared buffer.
+class Allocate : public Stmt {
+ public:
+  LOOM_KIR_NODE(Allocate)
+  explicit Allocate(const Buffer* buffer) : Stmt(kKind), buffer(buffer) {}
+  const Buffer* buffer;
+};
+
+/// Declares a scalar variable with an initial value (accumulators).
+class DeclareVar : public Stmt {
+ public:
+  LOOM_KIR_NODE(DeclareVar)
+  DeclareVar(Var* var, Value* init) : Stmt(kKind), var(var), init(init) {}
+  Var* var;
+  Value* init;
+};
+
+/// buffer[index] = value, or var = value when buffer is null.
+class Store : public Stmt {
+ public:
+  LOOM_KIR_NODE(Store)
+  Store(const Buffer* buffer, Value* index, Value* value)
+      : Stmt(kKind), buffer(buffer), index(index), value(value) {}
+  Store(Var* var, Value* value) : Stmt(kKind), var(var), value(value) {}
+  const Buffer* buffer = nullptr;
+  Value* index = nullptr;
+  Var* var = nullptr;
+  Value* value;
+};
+
+/// __syncthreads().
+class BlockSync : public Stmt {
+ public:
+  LOOM_KIR_NODE(BlockSync)
+  BlockSync() : Stmt(kKind) {}
+};
+
+/// acc = blockReduce<x, y, z>(acc, op, init, scratch): an all-reduce over the named thread dims.
+class BlockReduce : public Stmt {
+ public:
+  LOOM_KIR_NODE(BlockReduce)
+  BlockReduce(ir::ReductionOpType op, Var* acc, Value* init, bool x, bool y, bool z)
+      : Stmt(kKind), op(op), acc(acc), init(init), x(x), y(y), z(z) {}
+  ir::ReductionOpType op;
+  Var* acc;
+  Value* init;
+  bool x, y, z;
+};
+
+class Comment : public Stmt {
+ public:
+  LOOM_KIR_NODE(Comment)
+  explicit Comment(std::string text) : Stmt(kKind), text(std::move(text)) {}
+  std::string text;
+};
+
+/// What a TensorOp does with its expr.
+enum class TensorOpRole : uint8_t {
+  Compute,     ///< out[i] = op(in[i]...)
+  Accumulate,  ///< acc = op(acc, in[i]) (ReductionOp inside its reduction loops)
+  WriteResult  ///< out[i] = acc (after the reduction loops and any block reduce)
+};
+
+/// One tensor expr before indexing. `acc` is the accumulator of Accumulate/WriteResult.
+class TensorOp : public Stmt {
+ public:
+  LOOM_KIR_NODE(TensorOp)
+  TensorOp(const ir::Expr* expr, const ir::TensorView* out, TensorOpRole role)
+      : Stmt(kKind), expr(expr), out(out), role(role) {}
+  const ir::Expr* expr;
+  const ir::TensorView* out;
+  TensorOpRole role;
+  Var* acc = nullptr;
+};
+
+// ---- Kernel -------------------------------------------------------------------------------------
+
+/// One launch dimension: the parallel type and the extent (an ir scalar the executor evaluates).
+struct LaunchDim {
+  ir::ParallelType ptype;
+  std::vector<const ir::Scalar*> extents;  ///< every loop of this type (all must agree)
+};
+
+class Kernel {
+ public:
+  Kernel() = default;
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  /// Creates a node owned by the kernel.
+  template <typename T, typename... Args>
+  T* create(Args&&... args) {
+    auto node = std::make_unique<T>(std::forward<Args>(args)...);
+    T* raw = node.get();
+    nodes_.push_back(std::move(node));
+    return raw;
+  }
+  Buffer* createBuffer() {
+    buffers_.push_back(std::make_unique<Buffer>());
+    return buffers_.back().get();
+  }
+
+  Const* constInt(int64_t v) { return create<Const>(kIndexType, ir::ScalarValue{v}); }
+  Const* constBool(bool v) { return create<Const>(DataType::Bool, ir::ScalarValue{v}); }
+  /// A fresh Var named prefix + counter ("i0", "acc1").
+  Var* newVar(DataType dtype, const std::string& prefix) {
+    return create<Var>(dtype, prefix + std::to_string(next_var_++));
+  }
+
+  Scope body;
+  /// Kernel parameters in order: fusion inputs, fusion outputs, global intermediates.
+  std::vector<Buffer*> params;
+  std::vector<LaunchDim> launch;
+  /// Element sizes of block reductions; the dynamic shared scratch is max(size) * threads.
+  std::vector<DataType> blockReduceTypes;
+  std::string name = "loom_kernel";
+
+  const std::vector<std::unique_ptr<Buffer>>& buffers() const { return buffers_; }
+
+ private:
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+  int64_t next_var_ = 0;
+};
+
+/// Text form of a value ("(i3 * 128) + i4") and of the whole kernel (one statement per line,
+/// two spaces per scope). Used by golden pass tests and LOOM_DUMP=kernel_ir.
+std::string toString(const Value* v);
+std::string toString(const Kernel& kernel);
+std::string_view bufferKindName(BufferKind k);
+
+}  // namespace loom::kir

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// Lowering a manually scheduled ir::Fusion to Kernel IR: the LowerContext every pass takes, the
+// catalogue of passes, and the pipeline entry point.
+//
+//   auto kernel = lower::lowerFusion(fusion);            // runs the pipeline of pipeline.cpp
+//   std::cout << kir::toString(*kernel);
+//
+// Passes never read global state: each is `bool pass(kir::Kernel&, LowerContext&)` and returns
+// whether it changed the kernel. Analyses computed by one pass for later ones (the expr order,
+// the loop groups, the buffers of tensors) are fields of the LowerContext. See docs/lowering.md.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/ir/fusion.h"
+#include "loom/lower/kernel_ir.h"
+#include "loom/support/options.h"
+
+namespace loom::lower {
+
+/// Analyses shared by the passes of one lowering. The fusion must outlive the kernel.
+class LowerContext {
+ public:
+  explicit LowerContext(const ir::Fusion& fusion) : fusion(fusion) {}
+
+  const ir::Fusion& fusion;
+  /// expr_sort: tensor math exprs, producers first.
+  std::vector<const ir::Expr*> exprs;
+  /// kernel_params / allocations: the buffer of each tensor.
+  std::unordered_map<const ir::TensorView*, kir::Buffer*> buffers;
+
+  /// loop_nests: loop IDs that share one loop (tv->axis(k) with its consumers' axis(k) for k below
+  /// tv's compute-at position) are one group. Returns the group id of a loop ID.
+  int64_t loopGroup(const ir::IterDomain* id) const;
+  void uniteLoops(const ir::IterDomain* a, const ir::IterDomain* b);
+  /// The group's member to take the loop extent from (a non-broadcast one when there is one).
+  ir::IterDomain* loopRepresentative(const ir::IterDomain* id) const;
+  /// The parallel type of the group: the first non-Serial type of a member, else Serial.
+  ir::ParallelType loopParallelType(const ir::IterDomain* id) const;
+
+  /// The kir value of an ir scalar (constant, extent of an input tensor, scalar math over those).
+  /// UserError when the scalar cannot be computed inside the kernel.
+  kir::Value* lowerScalar(kir::Kernel& kernel, const ir::Val* v);
+
+ private:
+  int64_t findRoot(int64_t i) const;
+  std::unordered_map<const ir::IterDomain*, int64_t> loop_index_;
+  std::vector<const ir::IterDomain*> loop_ids_;
+  mutable std::vector<int64_t> loop_parent_;
+  std::unordered_map<const ir::Val*, kir::Value*> scalars_;
+};
+
+/// One lowering pass.
+using PassFn = bool (*)(kir::Kernel&, LowerContext&);
+struct Pass {
+  std::string_view name;
+  PassFn fn;
+};
+
+// ---- The passes, in pipeline order (one file each under csrc/lower/) ----------------------------
+
+/// Orders the fusion's tensor math exprs topologically (Fusion::exprs) into ctx.exprs.
+bool exprSort(kir::Kernel& kernel, LowerContext& ctx);
+/// One Param buffer per fusion input, output and Global intermediate, in that order.
+bool kernelParams(kir::Kernel& kernel, LowerContext& ctx);
+/// Builds ForLoops from each output's loop domain, sharing the outer compute-at loops of
+/// producers with their consumers, with one TensorOp per expr; records the launch dims.
+bool loopNests(kir::Kernel& kernel, LowerContext& ctx);
+/// Local buffers for intermediates, allocated inside their compute-at loop, sized by the loop IDs
+/// right of it (reductions, broadcasts and thread/block IDs excluded).
+bool allocations(kir::Kernel& kernel, LowerContext& ctx);
+/// Reductions: an accumulator declared before the outermost reduction loop, accumulation inside,
+/// a BlockReduce over the thread-parallel reduction IDs and the result write after the loops.
+bool reductions(kir::Kernel& kernel, LowerContext& ctx);
+/// Guards each TensorOp by its logical indices being in range (non-divisible splits) and result
+/// writes of block reductions to global memory by the reduced thread indices being 0.
+bool predicates(kir::Kernel& kernel, LowerContext& ctx);
+/// Replaces TensorOps by Stores and Loads indexed from loop indices through the Split/Merge
+/// exprs: parameters by logical index times runtime stride, local buffers densely.
+bool indexing(kir::Kernel& kernel, LowerContext& ctx);
+/// Inserts a BlockSync before a statement that reads a shared buffer written since the last sync.
+bool syncs(kir::Kernel& kernel, LowerContext& ctx);
+/// Folds constants and removes x * 1, x + 0, x / 1, true && x in every value.
+bool simplify(kir::Kernel& kernel, LowerContext& ctx);
+
+/// The pipeline, in order (defined in pipeline.cpp).
+const std::vector<Pass>& pipeline();
+
+/// Lowers `fusion` (scheduled; every tensor math expr must be supported). `dump` controls
+/// LOOM_DUMP=kernel_ir printing (to stdout) after passes that changed the kernel.
+std::unique_ptr<kir::Kernel> lowerFusion(const ir::Fusion& fusion,
+                                         const DumpOptions& dump = DumpOptions::fromEnvironment());
+
+/// Runs the pipeline up to and including the pass named `last` (for pass tests).
+std::unique_ptr<kir::Kernel> lowerFusionUntil(const ir::Fusion& fusion, std::string_view last);
+
+}  // namespace loom::lower
