@@ -92,7 +92,7 @@ class Parser {
     try {
       verify(*fusion_);
     } catch (const InternalError& e) {
-      fail(verifyLocation(e.message()), "invalid fusion: ", e.message());
+      fail(verifyLocation(e.reason()), "invalid fusion: ", e.reason());
     }
     return std::move(fusion_);
   }

@@ -102,6 +102,14 @@ void verify(const Fusion& fusion) {
     LOOM_ASSERT(in->definition() == nullptr, "fusion input ", in->toString(),
                 " has a definition");
   }
+  // Every tensor the outputs depend on is computed or is an input.
+  for (Expr* e : fusion.exprs()) {
+    for (Val* in : e->inputs()) {
+      if (!in->isA<TensorView>()) continue;
+      LOOM_ASSERT(in->definition() != nullptr || fusion.isInput(in), "tensor ", in->toString(),
+                  " is used by '", e->toString(), "' but is neither computed nor a fusion input");
+    }
+  }
   for (TensorView* tv : fusion.allTvs()) verifyTensor(tv);
 }
 

@@ -27,7 +27,8 @@ void throwInternalError(const char* file, int line, const char* cond, const std:
   std::string text = concat("internal error (", cond, ")");
   if (!message.empty()) text += ": " + message;
   text += ". This is a bug in Loom; please report it with the fusion that triggered it.";
-  throw InternalError(concat(shortPath(file), ":", line, ": ", text), text);
+  throw InternalError(concat(shortPath(file), ":", line, ": ", text), text,
+                      message.empty() ? std::string(cond) : message);
 }
 
 void throwUnavailable(const char* file, int line, const std::string& message) {

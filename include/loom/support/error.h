@@ -18,13 +18,19 @@ namespace loom {
 /// Base of every exception Loom throws.
 class Error : public std::runtime_error {
  public:
-  Error(std::string what, std::string message)
-      : std::runtime_error(std::move(what)), message_(std::move(message)) {}
+  Error(std::string what, std::string message, std::string reason = {})
+      : std::runtime_error(std::move(what)),
+        message_(std::move(message)),
+        reason_(reason.empty() ? message_ : std::move(reason)) {}
   /// The message without the "file:line: " prefix.
   const std::string& message() const { return message_; }
+  /// Only the text the failed check was given (for an internal error: without the
+  /// "internal error (cond)" and "please report" wrapping), for callers that re-report it.
+  const std::string& reason() const { return reason_; }
 
  private:
   std::string message_;
+  std::string reason_;
 };
 
 /// The caller did something wrong: wrong rank, dtype, axis, an illegal schedule, a bad file.
