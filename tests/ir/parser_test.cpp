@@ -165,6 +165,17 @@ TEST(ParserErrorTest, InputWithDefinition) {
               "1:9", "inputs cannot have a definition");
 }
 
+// A tensor that is read must be computed or be an input; the error is the check's own text.
+TEST(ParserErrorTest, UsedTensorNeitherComputedNorInput) {
+  expectError("inputs:\noutputs: T1\nT0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\n"
+              "T1 = neg(T0)\n",
+              "3:1", "T0 is used by 'T1 = neg(T0)' but is neither computed nor a fusion input");
+  EXPECT_EQ(parseError("inputs:\noutputs: T1\nT0 : f32 global [i0{4}]\n"
+                       "T1 : f32 global [i1{4}]\nT1 = neg(T0)\n")
+                .find("bug in Loom"),
+            std::string::npos);
+}
+
 // A missing file is a user error naming the path.
 TEST(ParserErrorTest, MissingFile) {
   try {
