@@ -2,6 +2,7 @@
 // Codegen: prints Kernel IR as CUDA C++ (see kernel_codegen.h).
 #include "loom/codegen/kernel_codegen.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -25,11 +26,18 @@ std::string_view cTypeName(DataType dtype) {
 
 namespace {
 
+// The index type of the kernel being generated (Kernel::indexType): loop indices, index
+// constants and Tensor sizes/strides use it. Set by generateKernel for the duration of one call.
+thread_local DataType tl_index_type = DataType::Int64;
+
+std::string indexTypeName() { return std::string(cTypeName(tl_index_type)); }
+
 std::string constant(const kir::Const* c) {
   DataType dt = c->dtype();
   if (auto* b = std::get_if<bool>(&c->value)) return *b ? "true" : "false";
   if (auto* i = std::get_if<int64_t>(&c->value)) {
-    std::string s = std::to_string(*i) + (dt == DataType::Int64 ? "LL" : "");
+    bool ll = dt == DataType::Int64 && (dt != kIndexType || tl_index_type == DataType::Int64);
+    std::string s = std::to_string(*i) + (ll ? "LL" : "");
     if (isFloatingType(dt)) s = std::to_string(*i) + ".0" + (dt == DataType::Float64 ? "" : "f");
     return *i < 0 ? "(" + s + ")" : s;
   }
@@ -119,7 +127,8 @@ std::string expr(const kir::Value* v) {
   switch (v->kind()) {
     case kir::NodeKind::Const: return constant(v->as<kir::Const>());
     case kir::NodeKind::Var: return v->as<kir::Var>()->name;
-    case kir::NodeKind::NamedScalar: return "((long long)" + v->as<kir::NamedScalar>()->name + ")";
+    case kir::NodeKind::NamedScalar:
+      return "((" + indexTypeName() + ")" + v->as<kir::NamedScalar>()->name + ")";
     case kir::NodeKind::TensorSize: {
       auto* t = v->as<kir::TensorSize>();
       return t->buffer->name + (t->isStride ? ".stride[" : ".size[") + std::to_string(t->dim) + "]";
@@ -168,6 +177,11 @@ std::string parallelIndex(ir::ParallelType p) {
 
 void stmts(std::ostringstream& os, const kir::Scope& scope, int indent);
 
+std::string welfordType(const kir::Var* avg, const kir::Var* n) {
+  return "loom::Welford<" + std::string(cTypeName(avg->dtype())) + ", " +
+         std::string(cTypeName(n->dtype())) + ">";
+}
+
 void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
   std::string pad(size_t(indent) * 2, ' ');
   switch (s->kind()) {
@@ -175,10 +189,14 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
       auto* f = s->as<kir::ForLoop>();
       const std::string& i = f->index->name;
       if (f->isParallel()) {
-        os << pad << "{\n" << pad << "  const long long " << i << " = (long long)"
-           << parallelIndex(f->ptype) << ";\n";
+        os << pad << "{\n" << pad << "  const " << indexTypeName() << " " << i << " = ("
+           << indexTypeName() << ")" << parallelIndex(f->ptype) << ";\n";
       } else {
-        os << pad << "for (long long " << i << " = " << expr(f->start) << "; " << i << " < "
+        // Vectorize loops left by the vectorize pass (math on registers) are unrolled too.
+        if (f->ptype == ir::ParallelType::Unroll || f->ptype == ir::ParallelType::Vectorize) {
+          os << pad << "#pragma unroll\n";
+        }
+        os << pad << "for (" << indexTypeName() << " " << i << " = " << expr(f->start) << "; " << i << " < "
            << expr(f->stop) << "; ++" << i << ") {\n";
       }
       stmts(os, f->body, indent + 1);
@@ -198,6 +216,13 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
     }
     case kir::NodeKind::Allocate: {
       auto* a = s->as<kir::Allocate>();
+      if (a->buffer->kind == kir::BufferKind::Shared) {
+        // A view of the dynamic shared buffer after the reduction scratch (loom_smem_tensors).
+        os << pad << cTypeName(a->buffer->dtype) << "* " << a->buffer->name << " = reinterpret_cast<"
+           << cTypeName(a->buffer->dtype) << "*>(loom_smem + loom_smem_tensors + "
+           << a->buffer->smemOffset << ");\n";
+        return;
+      }
       LOOM_ASSERT(a->buffer->kind == kir::BufferKind::Local, "only local allocations are generated");
       os << pad << cTypeName(a->buffer->dtype) << " " << a->buffer->name << "["
          << expr(a->buffer->size) << "];\n";
@@ -231,7 +256,77 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
          << "), reinterpret_cast<" << t << "*>(loom_smem));\n";
       return;
     }
+    case kir::NodeKind::Welford: {
+      // The accumulators are three scalars; the runtime helpers take a loom::Welford triple.
+      auto* w = s->as<kir::Welford>();
+      std::string_view t = cTypeName(w->avg->dtype());
+      std::string wt = welfordType(w->avg, w->n);
+      os << pad << "{\n" << pad << "  " << wt << " w = {" << w->avg->name << ", " << w->m2->name
+         << ", " << w->n->name << "};\n" << pad << "  w = ";
+      switch (w->mode) {
+        case kir::WelfordMode::Update:
+          os << "loom::welfordUpdate(w, static_cast<" << t << ">(" << expr(w->in[0]) << "));\n";
+          break;
+        case kir::WelfordMode::Combine:
+          os << "loom::welfordCombine(w, " << wt << "{static_cast<" << t << ">(" << expr(w->in[0])
+             << "), static_cast<" << t << ">(" << expr(w->in[1]) << "), static_cast<"
+             << cTypeName(w->n->dtype()) << ">(" << expr(w->in[2]) << ")});\n";
+          break;
+        case kir::WelfordMode::Block:
+          os << "loom::blockWelford<" << (w->x ? "true" : "false") << ", "
+             << (w->y ? "true" : "false") << ", " << (w->z ? "true" : "false")
+             << ">(w, reinterpret_cast<" << wt << "*>(loom_smem));\n";
+          break;
+      }
+      os << pad << "  " << w->avg->name << " = w.avg;\n" << pad << "  " << w->m2->name
+         << " = w.m2;\n" << pad << "  " << w->n->name << " = w.n;\n" << pad << "}\n";
+      return;
+    }
+    case kir::NodeKind::GridReduce: {
+      auto* g = s->as<kir::GridReduce>();
+      std::string work = "gw" + std::to_string(g->work);
+      std::string sem = "gs" + std::to_string(g->work);
+      if (g->isWelford()) {
+        std::string wt = welfordType(g->welford[0], g->welford[2]);
+        os << pad << "{\n" << pad << "  " << wt << " w = {" << g->welford[0]->name << ", "
+           << g->welford[1]->name << ", " << g->welford[2]->name << "};\n"
+           << pad << "  " << g->last->name << " = loom::gridWelford(w, w, " << work << ", " << sem
+           << ");\n";
+        for (int k = 0; k < 3; ++k) {
+          os << pad << "  " << g->welford[k]->name << " = w." << (k == 0 ? "avg" : k == 1 ? "m2" : "n")
+             << ";\n";
+        }
+        os << pad << "}\n";
+        return;
+      }
+      std::string_view t = cTypeName(g->acc->dtype());
+      os << pad << g->last->name << " = loom::gridReduce(" << g->acc->name << ", " << g->acc->name
+         << ", " << reduceFunctor(g->op) << ", static_cast<" << t << ">(" << expr(g->init) << "), "
+         << work << ", " << sem << ");\n";
+      return;
+    }
     case kir::NodeKind::Comment: os << pad << "// " << s->as<kir::Comment>()->text << "\n"; return;
+    case kir::NodeKind::VectorCopy: {
+      // Parameter sides move as one vector access; local sides (registers) element by element.
+      auto* v = s->as<kir::VectorCopy>();
+      std::string t(cTypeName(v->dst->dtype));
+      std::string w = std::to_string(v->width);
+      os << pad << "{\n" << pad << "  loom::Array<" << t << ", " << w << "> v;\n";
+      if (v->src->kind == kir::BufferKind::Param) {
+        os << pad << "  loom::loadVector(v, &" << v->src->name << "[" << expr(v->srcIndex) << "]);\n";
+      } else {
+        os << pad << "  #pragma unroll\n" << pad << "  for (int k = 0; k < " << w
+           << "; ++k) v[k] = " << v->src->name << "[" << expr(v->srcIndex) << " + k];\n";
+      }
+      if (v->dst->kind == kir::BufferKind::Param) {
+        os << pad << "  loom::storeVector(&" << v->dst->name << "[" << expr(v->dstIndex) << "], v);\n";
+      } else {
+        os << pad << "  #pragma unroll\n" << pad << "  for (int k = 0; k < " << w << "; ++k) "
+           << v->dst->name << "[" << expr(v->dstIndex) << " + k] = v[k];\n";
+      }
+      os << pad << "}\n";
+      return;
+    }
     case kir::NodeKind::TensorOp: LOOM_UNREACHABLE("codegen of a kernel that was not indexed");
     default: LOOM_UNREACHABLE("not a statement");
   }
@@ -244,16 +339,36 @@ void stmts(std::ostringstream& os, const kir::Scope& scope, int indent) {
 }  // namespace
 
 GeneratedKernel generateKernel(kir::Kernel& kernel) {
+  LOOM_ASSERT(kernel.indexType == DataType::Int32 || kernel.indexType == DataType::Int64,
+              "index type ", dataTypeName(kernel.indexType));
+  tl_index_type = kernel.indexType;
   std::ostringstream body;
   body << "(";
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const kir::Buffer* b = kernel.params[i];
-    body << (i ? ", " : "") << "loom::Tensor<" << cTypeName(b->dtype) << ", " << b->rank << "> "
-         << b->name;
+    body << (i ? ", " : "") << "loom::Tensor<" << cTypeName(b->dtype) << ", " << b->rank
+         << (kernel.indexType == DataType::Int32 ? ", int> " : "> ") << b->name;
+  }
+  for (size_t i = 0; i < kernel.scalarParams.size(); ++i) {
+    const kir::Var* v = kernel.scalarParams[i].second;
+    body << (i || !kernel.params.empty() ? ", " : "") << cTypeName(v->dtype()) << " " << v->name;
+  }
+  size_t nargs = kernel.params.size() + kernel.scalarParams.size();
+  for (const kir::Kernel::GridScratch& g : kernel.gridScratch) {
+    body << (nargs++ ? ", " : "") << g.ctype << "* " << g.name;
   }
   body << ") {\n";
-  if (!kernel.blockReduceTypes.empty()) {
+  if (!kernel.blockReduceTypes.empty() || kernel.sharedTensorBytes > 0) {
     body << "  extern __shared__ __align__(16) char loom_smem[];\n";
+  }
+  if (kernel.sharedTensorBytes > 0) {
+    // Shared tensors follow the block-reduction scratch (threads * largest reduced element),
+    // rounded up to 16 bytes; the executor sizes the launch the same way.
+    size_t elem = 0;
+    for (DataType t : kernel.blockReduceTypes) elem = std::max(elem, dataTypeSize(t));
+    elem = std::max(elem, size_t(kernel.blockReduceBytes));
+    body << "  const long long loom_smem_tensors = ((long long)blockDim.x * blockDim.y * blockDim.z * "
+         << elem << " + 15) / 16 * 16;\n";
   }
   stmts(body, kernel.body, 1);
   body << "}\n";

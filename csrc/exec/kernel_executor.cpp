@@ -3,6 +3,7 @@
 #include "loom/exec/kernel_executor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "loom/eval/expression_evaluator.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/lower/index_type.h"
 #include "loom/lower/lower.h"
 #include "loom/support/options.h"
 
@@ -52,6 +54,9 @@ std::string LaunchParams::toString() const {
 }
 
 struct KernelExecutor::Compiled {
+  codegen::GeneratedKernel generated;
+  bool built = false;
+  std::unique_ptr<Compiled> int32;  ///< in the Int64 slot only: the kernel built for Int32
   std::unique_ptr<backend::HostModule> host;
 #ifdef LOOM_HAVE_CUDA_BACKEND
   std::unique_ptr<cuda::Module> module;
@@ -70,11 +75,29 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
   const DumpOptions& dump = DumpOptions::fromEnvironment();
   kernel_ = lower::lowerFusion(*fusion_, dump);
   generated_ = codegen::generateKernel(*kernel_);
-  if (dump.has(DumpOption::CudaKernel)) std::cout << generated_.kernelText;
   compiled_ = std::make_unique<Compiled>();
+#ifndef LOOM_HAVE_CUDA_BACKEND
+  LOOM_CHECK(backend_ == Backend::Host,
+             "this Loom build has no CUDA backend (cuda.h was not found at configure time)");
+#endif
+  // The module is built by run() for the index type the bound sizes need (one per type, cached).
+}
+
+KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
+  std::unique_ptr<Compiled>& slot = index_type == DataType::Int32 ? compiled_->int32 : compiled_;
+  if (slot && (slot->host || slot->built)) {
+    generated_ = slot->generated;
+    return *slot;
+  }
+  if (!slot) slot = std::make_unique<Compiled>();
+  kernel_->indexType = index_type;
+  generated_ = codegen::generateKernel(*kernel_);
+  slot->generated = generated_;
+  const DumpOptions& dump = DumpOptions::fromEnvironment();
+  if (dump.has(DumpOption::CudaKernel)) std::cout << generated_.kernelText;
   if (backend_ == Backend::Host) {
-    compiled_->host = backend::HostModule::load(generated_.source, generated_.name);
-    return;
+    slot->host = backend::HostModule::load(generated_.source, generated_.name);
+    return *slot;
   }
 #ifdef LOOM_HAVE_CUDA_BACKEND
   cuda::requireCuda("running a kernel with the cuda backend");
@@ -87,10 +110,12 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
                 << " bytes spill stores, " << k.spillLoads << " bytes spill loads\n";
     }
   }
-  compiled_->module = std::make_unique<cuda::Module>(r.cubin, 0);
-  compiled_->function = std::make_unique<cuda::Function>(compiled_->module->function(generated_.name));
+  slot->module = std::make_unique<cuda::Module>(r.cubin, 0);
+  slot->function = std::make_unique<cuda::Function>(slot->module->function(generated_.name));
+  slot->built = true;
+  return *slot;
 #else
-  LOOM_THROW("this Loom build has no CUDA backend (cuda.h was not found at configure time)");
+  LOOM_UNREACHABLE("cuda backend without LOOM_HAVE_CUDA_BACKEND");
 #endif
 }
 
@@ -120,12 +145,76 @@ Tensor allocateOutput(const ir::TensorView* tv, const std::vector<int64_t>& size
 }
 
 // The bytes of one loom::Tensor<T, N> argument: pointer, N sizes, N strides (int64).
-std::vector<int64_t> packTensor(const Tensor& t) {
+std::vector<int64_t> packTensor(const Tensor& t, DataType index_type) {
   std::vector<int64_t> blob;
   blob.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data())));
-  for (int64_t s : t.sizes()) blob.push_back(s);
-  for (int64_t s : t.strides()) blob.push_back(s);
+  if (index_type == DataType::Int64) {
+    for (int64_t s : t.sizes()) blob.push_back(s);
+    for (int64_t s : t.strides()) blob.push_back(s);
+    return blob;
+  }
+  // loom::Tensor<T, N, int>: 2N int32 after the pointer, padded to 8 bytes.
+  std::vector<int32_t> narrow;
+  for (int64_t s : t.sizes()) narrow.push_back(int32_t(s));
+  for (int64_t s : t.strides()) narrow.push_back(int32_t(s));
+  blob.resize(1 + (narrow.size() + 1) / 2, 0);
+  if (!narrow.empty()) std::memcpy(blob.data() + 1, narrow.data(), narrow.size() * sizeof(int32_t));
   return blob;
+}
+
+// Vectorized parameters are read/written width elements at a time: the data pointer must be
+// aligned to the vector, the innermost dim contiguous with a size that is a multiple of the
+// width (the vector predicate is all-or-nothing) and every other stride a multiple of it.
+void checkVectorAlignment(const kir::Buffer* b, const Tensor& t, int64_t width) {
+  std::string name = b->tv->toString();
+  int64_t bytes = width * int64_t(dataTypeSize(b->dtype));
+  LOOM_CHECK(reinterpret_cast<uintptr_t>(t.data()) % uint64_t(bytes) == 0, "vectorized tensor ",
+             name, ": data pointer ", t.data(), " is not aligned to the vector of ", width,
+             " elements (", bytes, " bytes)");
+  int64_t rank = int64_t(t.sizes().size());
+  if (rank == 0) return;
+  LOOM_CHECK(t.strides()[size_t(rank - 1)] == 1 || t.sizes()[size_t(rank - 1)] == 1,
+             "vectorized tensor ", name, ": the innermost stride is ",
+             t.strides()[size_t(rank - 1)], ", vectorization needs 1");
+  LOOM_CHECK(t.sizes()[size_t(rank - 1)] % width == 0, "vectorized tensor ", name,
+             ": the innermost size ", t.sizes()[size_t(rank - 1)],
+             " is not a multiple of the vector width ", width);
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    LOOM_CHECK(t.strides()[size_t(d)] % width == 0, "vectorized tensor ", name, ": stride ",
+               t.strides()[size_t(d)], " of dim ", d, " is not a multiple of the vector width ",
+               width);
+  }
+}
+
+// One by-value scalar kernel argument, 8 bytes so that every scalar type fits.
+union ScalarArg {
+  double f64;
+  float f32;
+  int64_t i64;
+  int32_t i32;
+  bool b;
+};
+
+// Converts a scalar fusion input's argument to the kernel parameter's type.
+ScalarArg packScalar(const eval::Argument& arg, DataType dtype, const std::string& name) {
+  double d = 0;
+  if (auto* x = std::get_if<double>(&arg)) d = *x;
+  else if (auto* i = std::get_if<int64_t>(&arg)) d = double(*i);
+  else if (auto* b = std::get_if<bool>(&arg)) d = *b ? 1.0 : 0.0;
+  else LOOM_THROW("scalar input ", name, " was given a tensor argument");
+  ScalarArg a{};
+  switch (dtype) {
+    case DataType::Float64: a.f64 = d; break;
+    case DataType::Float32: a.f32 = float(d); break;
+    case DataType::Int64:
+      a.i64 = std::holds_alternative<int64_t>(arg) ? std::get<int64_t>(arg) : int64_t(d);
+      break;
+    case DataType::Int32: a.i32 = int32_t(d); break;
+    case DataType::Bool: a.b = d != 0; break;
+    default: LOOM_THROW("scalar input ", name, " has type ", dataTypeName(dtype),
+                        ", which kernel parameters do not support");
+  }
+  return a;
 }
 
 }  // namespace
@@ -137,14 +226,10 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
 
   LaunchParams lp;
   for (const kir::LaunchDim& d : kernel_->launch) {
+    // Loops of one type with different extents share the largest; lowering predicates each
+    // loop on its own extent (thread_predicates).
     int64_t value = -1;
-    for (const ir::Scalar* e : d.extents) {
-      int64_t v = ee.evaluateInt(e);
-      LOOM_CHECK(value < 0 || v == value, "kernel ", generated_.name, ": loops parallelized on ",
-                 ir::parallelTypeName(d.ptype), " have different extents (", value, " and ", v,
-                 "); padding them with predicates is not supported yet");
-      value = v;
-    }
+    for (const ir::Scalar* e : d.extents) value = std::max(value, ee.evaluateInt(e));
     LOOM_CHECK(value > 0 && value <= (ir::isThreadDim(d.ptype) ? 1024 : (int64_t{1} << 31) - 1),
                "kernel ", generated_.name, ": ", ir::parallelTypeName(d.ptype), " extent ", value,
                " is out of the range a launch allows");
@@ -162,7 +247,11 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
              generated_.name, ": more than 1024 threads per block (", lp.toString(), ")");
   size_t elem = 0;
   for (DataType t : kernel_->blockReduceTypes) elem = std::max(elem, dataTypeSize(t));
+  elem = std::max(elem, size_t(kernel_->blockReduceBytes));
   lp.sharedBytes = elem * lp.block[0] * lp.block[1] * lp.block[2];
+  if (kernel_->sharedTensorBytes > 0) {  // shared tensors after the 16-byte aligned scratch
+    lp.sharedBytes = (lp.sharedBytes + 15) / 16 * 16 + size_t(kernel_->sharedTensorBytes);
+  }
   last_launch_ = lp;
   if (DumpOptions::fromEnvironment().has(DumpOption::LaunchParams)) {
     std::cout << generated_.name << ": " << lp.toString() << "\n";
@@ -198,11 +287,70 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
   std::vector<std::vector<int64_t>> blobs;
   std::vector<void*> args;
   blobs.reserve(params.size());
-  for (const Tensor& t : params) blobs.push_back(packTensor(t));
+  std::vector<lower::TensorExtent> extents;
+  for (const Tensor& t : params) extents.push_back({t.sizes(), t.strides()});
+  const DataType index_type = lower::selectIndexType(extents);
+  for (const auto& [vb, width] : kernel_->vectorized) {
+    auto pos = size_t(std::find(kernel_->params.begin(), kernel_->params.end(), vb) -
+                      kernel_->params.begin());
+    checkVectorAlignment(vb, params.at(pos), width);
+  }
+  Compiled& module = moduleFor(index_type);
+  for (const Tensor& t : params) blobs.push_back(packTensor(t, index_type));
   for (auto& blob : blobs) args.push_back(blob.data());
+  std::vector<ScalarArg> scalars(kernel_->scalarParams.size());
+  for (size_t i = 0; i < scalars.size(); ++i) {
+    const auto& [input, var] = kernel_->scalarParams[i];
+    auto pos = size_t(std::find(fusion_->inputs().begin(), fusion_->inputs().end(), input) -
+                      fusion_->inputs().begin());
+    scalars[i] = packScalar(inputs[pos], var->dtype(), input->toString());
+    args.push_back(&scalars[i]);
+  }
+  // Grid-reduction scratch (kir::Kernel::gridScratch): work buffers of one element per thread per
+  // block, zeroed semaphores per blockIdx.y/z segment; passed as plain pointers.
+  const uint64_t blocks = uint64_t{lp.grid[0]} * lp.grid[1] * lp.grid[2];
+  const uint64_t threads = uint64_t{lp.block[0]} * lp.block[1] * lp.block[2];
+  std::vector<Tensor> scratch;
+  std::vector<void*> scratch_ptrs(kernel_->gridScratch.size());
+  for (size_t i = 0; i < kernel_->gridScratch.size(); ++i) {
+    const kir::Kernel::GridScratch& g = kernel_->gridScratch[i];
+    uint64_t bytes = g.semaphore ? 4 * uint64_t{lp.grid[1]} * lp.grid[2]
+                                 : uint64_t(g.elementBytes) * blocks * threads;
+    std::vector<int64_t> words{int64_t((bytes + 7) / 8)};
+    Tensor t;
+#ifdef LOOM_HAVE_CUDA_BACKEND
+    if (backend_ == Backend::Cuda) {
+      t = cuda::emptyCuda(words, DataType::Int64);
+      cuda::fillBytes(t, 0);
+    }
+#endif
+    if (!t.defined()) {
+      t = Tensor::empty(words, DataType::Int64);
+      t.fill(0);
+    }
+    scratch.push_back(t);
+    scratch_ptrs[i] = t.data();
+    args.push_back(&scratch_ptrs[i]);
+  }
+  // An output that is also an input is returned as a copy of the input, in fusion output order.
+  std::vector<Tensor> ordered;
+  size_t next_written = 0;
+  for (ir::Val* out : fusion_->outputs()) {
+    auto in = std::find(fusion_->inputs().begin(), fusion_->inputs().end(), out);
+    if (in == fusion_->inputs().end()) {
+      ordered.push_back(outputs.at(next_written++));
+      continue;
+    }
+    Tensor copy = std::get<Tensor>(inputs[size_t(in - fusion_->inputs().begin())]).contiguous();
+#ifdef LOOM_HAVE_CUDA_BACKEND
+    if (backend_ == Backend::Cuda) copy = cuda::toDevice(copy);
+#endif
+    ordered.push_back(copy);
+  }
+  outputs = std::move(ordered);
 
   if (backend_ == Backend::Host) {
-    compiled_->host->launch(backend::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
+    module.host->launch(backend::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
                             backend::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes,
                             args.data());
     return outputs;
@@ -210,7 +358,7 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
 #ifdef LOOM_HAVE_CUDA_BACKEND
   cuda::LaunchConfig config(cuda::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
                             cuda::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes);
-  compiled_->function->launch(config, args.data(), cuda::Stream::legacyDefault());
+  module.function->launch(config, args.data(), cuda::Stream::legacyDefault());
   std::vector<Tensor> host_outputs;
   for (const Tensor& t : outputs) host_outputs.push_back(cuda::toHost(t));
   return host_outputs;

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Pass allocations: local buffers for intermediates, placed inside their compute-at loop.
+// Pass allocations: local and shared buffers for intermediates, placed inside their compute-at
+// loop.
 //
 // A tensor inlined at position p is computed and consumed inside the loops of its loop IDs
 // [0, p), so its buffer is declared at the top of that scope (p = 0: the kernel body) and holds
 // one element per iteration of its loop IDs [p, n) that each thread runs itself: reduction,
-// broadcast and thread/block IDs are left out. Sizes must be constants (registers).
+// broadcast and thread/block IDs are left out. Sizes must be constants (registers). A shared
+// tensor (MemoryType::Shared) also allocates its thread-parallel IDs (one element per thread of
+// the block) and gets a 16-byte aligned byte offset after the previous shared tensors; the kernel
+// places them after the block-reduction scratch (Kernel::sharedTensorBytes).
 //
 //   before: for i0 in BIDx 0 .. 8:          after:  for i0 in BIDx 0 .. 8:
 //             for i1 in 0 .. 4:                       alloc T1 : f32 local[4]
@@ -41,19 +45,23 @@ struct Allocator {
     b->tv = tv;
     b->name = tv->toString();
     b->dtype = tv->dtype();
-    b->kind = kir::BufferKind::Local;
+    bool shared = tv->memoryType() == ir::MemoryType::Shared;
+    b->kind = shared ? kir::BufferKind::Shared : kir::BufferKind::Local;
     int64_t size = 1;
     for (int64_t k = tv->computeAtPosition(); k < tv->nDims(); ++k) {
       ir::IterDomain* id = tv->axis(k);
-      if (id->isReduction() || id->isBroadcast() || ir::isThreadOrBlockDim(id->parallelType())) {
-        continue;
-      }
+      // A shared buffer holds the elements of every thread of the block, so its thread IDs are
+      // allocated too; blocks have their own shared memory.
+      ir::ParallelType p = id->parallelType();
+      bool allocated = shared ? !ir::isBlockDim(p) : !ir::isThreadOrBlockDim(p);
+      if (id->isReduction() || id->isBroadcast() || !allocated) continue;
       // Constant folding of split extents (ceilDiv(200, 128)) without any runtime binding.
       eval::ExpressionEvaluator ee;
       auto value = ee.evaluate(id->extent());
       std::optional<int64_t> extent;
       if (value && std::holds_alternative<int64_t>(*value)) extent = std::get<int64_t>(*value);
-      LOOM_CHECK(extent.has_value(), "lowering: local tensor ", tv->toString(), " axis ", k,
+      LOOM_CHECK(extent.has_value(), "lowering: ", shared ? "shared" : "local", " tensor ",
+                 tv->toString(), " axis ", k,
                  " has the symbolic extent ", id->extent()->toString(),
                  "; inline it further (computeAt) or parallelize that axis so that its local "
                  "buffer has a constant size");
@@ -61,6 +69,11 @@ struct Allocator {
       b->allocIds.push_back(id);
     }
     b->size = kernel.constInt(size);
+    if (shared) {  // 16-byte aligned slots, one per shared tensor (no reuse across lifetimes)
+      b->smemOffset = kernel.sharedTensorBytes;
+      int64_t bytes = size * int64_t(dataTypeSize(b->dtype));
+      kernel.sharedTensorBytes += (bytes + 15) / 16 * 16;
+    }
     ctx.buffers[tv] = b;
     return b;
   }

@@ -190,4 +190,41 @@ kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::T
   return cond;
 }
 
+kir::Value* substitute(kir::Kernel& kernel, kir::Value* v,
+                       const std::unordered_map<const kir::Var*, kir::Value*>& repl) {
+  if (v == nullptr) return v;
+  switch (v->kind()) {
+    case kir::NodeKind::Var: {
+      auto it = repl.find(v->as<kir::Var>());
+      return it == repl.end() ? v : it->second;
+    }
+    case kir::NodeKind::UnaryExpr: {
+      auto* u = v->as<kir::UnaryExpr>();
+      kir::Value* in = substitute(kernel, u->in, repl);
+      return in == u->in ? v : kernel.create<kir::UnaryExpr>(u->dtype(), u->op, in);
+    }
+    case kir::NodeKind::BinaryExpr: {
+      auto* b = v->as<kir::BinaryExpr>();
+      kir::Value* l = substitute(kernel, b->lhs, repl);
+      kir::Value* r = substitute(kernel, b->rhs, repl);
+      if (l == b->lhs && r == b->rhs) return v;
+      return kernel.create<kir::BinaryExpr>(b->dtype(), b->op, l, r);
+    }
+    case kir::NodeKind::TernaryExpr: {
+      auto* t = v->as<kir::TernaryExpr>();
+      kir::Value* a = substitute(kernel, t->a, repl);
+      kir::Value* b = substitute(kernel, t->b, repl);
+      kir::Value* c = substitute(kernel, t->c, repl);
+      if (a == t->a && b == t->b && c == t->c) return v;
+      return kernel.create<kir::TernaryExpr>(t->dtype(), t->op, a, b, c);
+    }
+    case kir::NodeKind::Load: {
+      auto* l = v->as<kir::Load>();
+      kir::Value* index = substitute(kernel, l->index, repl);
+      return index == l->index ? v : kernel.create<kir::Load>(l->buffer, index);
+    }
+    default: return v;
+  }
+}
+
 }  // namespace loom::lower

@@ -44,6 +44,10 @@ kir::Value* bufferOffset(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
 kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
                              const IndexMap& idx, bool include_reductions);
 
+/// `v` with the Vars of `repl` replaced by their values (shared subtrees are rebuilt once).
+kir::Value* substitute(kir::Kernel& kernel, kir::Value* v,
+                       const std::unordered_map<const kir::Var*, kir::Value*>& repl);
+
 /// Enclosing-loop walk used by passes that need the loop stack of every statement.
 template <typename Fn>
 void forEachWithLoops(kir::Scope& scope, std::vector<kir::ForLoop*>& loops, Fn&& fn) {

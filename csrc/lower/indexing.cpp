@@ -9,6 +9,7 @@
 //   before: tensor T2 = add(T0, T1)
 //   after:  T2[(i0 * T2.stride[0])] = (T0[(i0 * T0.stride[0])] + T1[(i0 * T1.stride[0])])
 #include "index_compute.h"
+#include "welford.h"
 #include "loom/ir/exprs.h"
 
 namespace loom::lower {
@@ -55,6 +56,8 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
     value = kernel.create<kir::BinaryExpr>(dt, bin->opType(), ins[0], ins[1]);
   } else if (auto* t = dyn<ir::TernaryOp>(e)) {
     value = kernel.create<kir::TernaryExpr>(dt, t->opType(), ins[0], ins[1], ins[2]);
+  } else if (e->isA<ir::WelfordOp>()) {
+    return lowerWelfordAccumulate(kernel, op, ins);  // welford.cpp
   } else if (auto* r = dyn<ir::ReductionOp>(e)) {
     LOOM_ASSERT(op->role == kir::TensorOpRole::Accumulate, "reduction not lowered: ",
                 op->out->toString());

@@ -95,7 +95,41 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
          << (b->z ? "z" : "") << ")\n";
       return;
     }
+    case NodeKind::Welford: {
+      auto* w = s->as<Welford>();
+      os << pad << "(" << w->avg->name << ", " << w->m2->name << ", " << w->n->name << ") = ";
+      switch (w->mode) {
+        case WelfordMode::Update: os << "welford_update(" << toString(w->in[0]) << ")\n"; break;
+        case WelfordMode::Combine:
+          os << "welford_combine(" << toString(w->in[0]) << ", " << toString(w->in[1]) << ", "
+             << toString(w->in[2]) << ")\n";
+          break;
+        case WelfordMode::Block:
+          os << "block_welford(dims=" << (w->x ? "x" : "") << (w->y ? "y" : "") << (w->z ? "z" : "")
+             << ")\n";
+          break;
+      }
+      return;
+    }
+    case NodeKind::GridReduce: {
+      auto* g = s->as<GridReduce>();
+      os << pad << g->last->name << " = grid_";
+      if (g->isWelford()) {
+        os << "welford(" << g->welford[0]->name << ", " << g->welford[1]->name << ", "
+           << g->welford[2]->name;
+      } else {
+        os << ir::opTypeName(g->op) << "(" << g->acc->name << ", init=" << toString(g->init);
+      }
+      os << ", work=gw" << g->work << ", sem=gs" << g->work << ")\n";
+      return;
+    }
     case NodeKind::Comment: os << pad << "// " << s->as<Comment>()->text << "\n"; return;
+    case NodeKind::VectorCopy: {
+      auto* v = s->as<VectorCopy>();
+      os << pad << v->dst->name << "[" << toString(v->dstIndex) << " +: " << v->width
+         << "] = " << v->src->name << "[" << toString(v->srcIndex) << " +: " << v->width << "]\n";
+      return;
+    }
     case NodeKind::TensorOp: {
       auto* t = s->as<TensorOp>();
       os << pad;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pass kernel_params: a Param buffer (a loom::Tensor<T, N> kernel argument) per fusion input, per
-// fusion output and per Global intermediate, in that order.
+// fusion output and per Global intermediate, in that order; scalar fusion inputs become by-value
+// scalar parameters (Kernel::scalarParams) after the tensors.
 #include "loom/ir/exprs.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/lower/lower.h"
@@ -28,26 +29,28 @@ kir::Buffer* addParam(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorVi
 
 bool kernelParams(kir::Kernel& kernel, LowerContext& ctx) {
   for (ir::Val* v : ctx.fusion.inputs()) {
-    auto* tv = v->dynCast<ir::TensorView>();
-    LOOM_CHECK(tv != nullptr, "lowering: scalar fusion input ", v->toString(),
-               " is not supported by the kernel executor yet");
-    addParam(kernel, ctx, tv);
+    if (auto* s = v->dynCast<ir::Scalar>()) {
+      // Passed by value; named by input position so the kernel text does not depend on ir names.
+      auto* var = kernel.create<kir::Var>(s->dtype(),
+                                          "loom_s" + std::to_string(kernel.scalarParams.size()));
+      kernel.scalarParams.emplace_back(s, var);
+      continue;
+    }
+    addParam(kernel, ctx, v->as<ir::TensorView>());
   }
+  // An output that is also an input is not written by the kernel: the executor returns a copy of
+  // the input, so it needs no parameter of its own.
   for (ir::Val* v : ctx.fusion.outputs()) {
     auto* tv = v->as<ir::TensorView>();
-    LOOM_CHECK(!tv->isFusionInput(), "lowering: output ", tv->toString(),
-               " is also an input; the kernel executor does not alias outputs yet");
-    addParam(kernel, ctx, tv);
+    if (!tv->isFusionInput()) addParam(kernel, ctx, tv);
   }
   for (const ir::Expr* e : ctx.exprs) {
     for (ir::Val* out : e->outputs()) {
       auto* tv = out->as<ir::TensorView>();
-      LOOM_CHECK(tv->memoryType() != ir::MemoryType::Shared, "lowering: ", tv->toString(),
-                 " is in shared memory, which the kernel executor does not support yet");
       if (tv->memoryType() == ir::MemoryType::Global) addParam(kernel, ctx, tv);
     }
   }
-  return !kernel.params.empty();
+  return !kernel.params.empty() || !kernel.scalarParams.empty();
 }
 
 }  // namespace loom::lower

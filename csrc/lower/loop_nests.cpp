@@ -10,6 +10,14 @@
 //   before: (empty kernel)        after:  for i0 in BIDx 0 .. ceil_div(T0.size[0], 128):
 //                                           for i1 in TIDx 0 .. 128:
 //                                             tensor T2 = add(T0, T1)
+#include <algorithm>
+
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/eval/expression_evaluator.h"
 #include "loom/ir/exprs.h"
 #include "loom/lower/lower.h"
 
@@ -27,17 +35,92 @@ void addLaunchDim(kir::Kernel& kernel, ir::ParallelType ptype, const ir::Scalar*
   kernel.launch.push_back({ptype, {extent}});
 }
 
+// A vectorized loop ID is the innermost one of its tensor, with a constant extent (the vector
+// width); the byte size rule is checked by the vectorize pass, which knows the copied buffers.
+void checkVectorized(const ir::TensorView* tv, size_t k) {
+  ir::IterDomain* id = tv->axis(int64_t(k));
+  LOOM_CHECK(k + 1 == tv->loop().size(), "lowering: ", tv->toString(), " axis ", k,
+             " is vectorized but is not the innermost loop ID (", tv->loop().size() - 1, ")");
+  eval::ExpressionEvaluator ee;
+  auto value = ee.evaluate(id->extent());
+  LOOM_CHECK(value && std::holds_alternative<int64_t>(*value), "lowering: ", tv->toString(),
+             " axis ", k, " is vectorized with the symbolic extent ", id->extent()->toString(),
+             "; a vector width must be a constant (split by it)");
+}
+
+// The order exprs are placed in: an expr inlined into a consumer (compute-at position > 0) is
+// deferred and placed right before that consumer, together with its own deferred producers,
+// shallowest compute-at position first (Kahn's order with that priority), so that no other
+// expr's loop falls between an inlined producer and the loops it shares with its consumer.
+std::vector<const ir::Expr*> placementOrder(const std::vector<const ir::Expr*>& exprs) {
+  std::unordered_map<const ir::Val*, size_t> producer;
+  std::unordered_set<const ir::Val*> consumed;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    for (ir::Val* out : exprs[i]->outputs()) producer[out] = i;
+    for (ir::Val* in : exprs[i]->inputs()) consumed.insert(in);
+  }
+  auto ca = [&](size_t i) { return exprs[i]->output(0)->as<ir::TensorView>()->computeAtPosition(); };
+  std::vector<bool> deferred(exprs.size(), false), placed(exprs.size(), false);
+  std::vector<const ir::Expr*> order;
+  auto place = [&](size_t root) {
+    std::set<size_t> group{root};  // root and its deferred, unplaced ancestors
+    std::vector<size_t> work{root};
+    while (!work.empty()) {
+      size_t i = work.back();
+      work.pop_back();
+      for (ir::Val* in : exprs[i]->inputs()) {
+        auto it = producer.find(in);
+        if (it != producer.end() && deferred[it->second] && !placed[it->second] &&
+            group.insert(it->second).second) {
+          work.push_back(it->second);
+        }
+      }
+    }
+    while (!group.empty()) {
+      std::optional<size_t> best;
+      for (size_t i : group) {
+        bool ready = true;
+        for (ir::Val* in : exprs[i]->inputs()) {
+          auto it = producer.find(in);
+          ready &= it == producer.end() || !group.count(it->second);
+        }
+        if (ready && (!best || ca(i) < ca(*best))) best = i;
+      }
+      LOOM_ASSERT(best.has_value(), "cycle among inlined exprs");
+      order.push_back(exprs[*best]);
+      placed[*best] = true;
+      group.erase(*best);
+    }
+  };
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    if (ca(i) > 0 && consumed.count(exprs[i]->output(0))) {
+      deferred[i] = true;
+    } else {
+      place(i);
+    }
+  }
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    if (!placed[i]) place(i);
+  }
+  return order;
+}
+
 }  // namespace
 
 bool loopNests(kir::Kernel& kernel, LowerContext& ctx) {
   // Group loops shared through compute-at positions, and sibling outputs' loops.
   for (const ir::Expr* e : ctx.exprs) {
-    LOOM_CHECK(!e->isA<ir::WelfordOp>() && !e->isA<ir::ReshapeOp>(), "lowering: ",
+    LOOM_CHECK(!e->isA<ir::ReshapeOp>(), "lowering: ",
                e->opName(), " (", e->output(0)->toString(),
                ") is not supported by the kernel executor yet");
     for (ir::Val* out : e->outputs()) {
       auto* c = out->as<ir::TensorView>();
       for (ir::IterDomain* id : c->loop()) ctx.loopGroup(id);
+      // Siblings (Welford's avg, m2, n) are written in the loops of output 0.
+      auto* first = e->output(0)->as<ir::TensorView>();
+      for (int64_t k = 0; k < std::min(c->nDims(), first->nDims()); ++k) {
+        ctx.uniteLoops(first->axis(k), c->axis(k));
+      }
       for (ir::Val* in : e->inputs()) {
         auto* p = in->dynCast<ir::TensorView>();
         if (p == nullptr) continue;
@@ -49,7 +132,7 @@ bool loopNests(kir::Kernel& kernel, LowerContext& ctx) {
   }
 
   std::vector<kir::ForLoop*> open;
-  for (const ir::Expr* e : ctx.exprs) {
+  for (const ir::Expr* e : placementOrder(ctx.exprs)) {
     auto* out = e->output(0)->as<ir::TensorView>();
     const auto& ids = out->loop();
     size_t shared = 0;
@@ -61,8 +144,13 @@ bool loopNests(kir::Kernel& kernel, LowerContext& ctx) {
     for (size_t k = shared; k < ids.size(); ++k) {
       ir::IterDomain* rep = ctx.loopRepresentative(ids[k]);
       ir::ParallelType ptype = ctx.loopParallelType(ids[k]);
-      // Vectorize, Unroll and Unswitch are plain serial loops until their passes exist.
-      if (!ir::isThreadOrBlockDim(ptype)) ptype = ir::ParallelType::Serial;
+      // Vectorize/Unroll/Unswitch loops are serial loops that later passes and codegen rewrite;
+      // other non-launch types (DID) are serial here.
+      if (!ir::isThreadOrBlockDim(ptype) && ptype != ir::ParallelType::Vectorize &&
+          ptype != ir::ParallelType::Unroll && ptype != ir::ParallelType::Unswitch) {
+        ptype = ir::ParallelType::Serial;
+      }
+      if (ptype == ir::ParallelType::Vectorize) checkVectorized(out, k);
       auto* loop = kernel.create<kir::ForLoop>(kernel.newVar(kIndexType, "i"),
                                                kernel.constInt(0),
                                                ctx.lowerScalar(kernel, rep->extent()), ptype, rep);

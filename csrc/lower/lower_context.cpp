@@ -91,10 +91,14 @@ kir::Value* LowerContext::lowerScalar(kir::Kernel& kernel, const ir::Val* v) {
                                             lowerScalar(kernel, t->b()), lowerScalar(kernel, t->c()));
     }
   } else {
+    // A scalar fusion input is a by-value kernel parameter (kernel_params).
+    for (const auto& [input, var] : kernel.scalarParams) {
+      if (input == v) out = var;
+    }
     // A symbolic extent: the runtime size of the first input tensor that has it.
     for (ir::Val* in : fusion.inputs()) {
       auto* tv = in->dynCast<ir::TensorView>();
-      if (tv == nullptr) continue;
+      if (tv == nullptr || out != nullptr) continue;
       auto ids = ir::TensorDomain::noReductions(tv->logical());
       for (size_t k = 0; k < ids.size() && out == nullptr; ++k) {
         if (ids[k]->extent() == v || ids[k]->expandedExtent() == v) {
@@ -107,8 +111,8 @@ kir::Value* LowerContext::lowerScalar(kir::Kernel& kernel, const ir::Val* v) {
     }
   }
   LOOM_CHECK(out != nullptr, "lowering: scalar ", v->toString(),
-             " is not a constant, an extent of a fusion input, or scalar math over those; "
-             "scalar fusion inputs are not supported by the kernel executor yet");
+             " is not a constant, a scalar fusion input, an extent of a fusion input, or "
+             "scalar math over those");
   scalars_[v] = out;
   return out;
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "loom/lower/lower.h"
+#include "loom/transform/schedule.h"
 
 namespace loom::lower {
 
@@ -14,8 +15,11 @@ const std::vector<Pass>& pipeline() {
       {"loop_nests", loopNests},
       {"allocations", allocations},
       {"reductions", reductions},
+      {"thread_predicates", threadPredicates},
       {"predicates", predicates},
+      {"unswitch", unswitch},
       {"indexing", indexing},
+      {"vectorize", vectorize},
       {"syncs", syncs},
       {"simplify", simplify},
   };
@@ -26,6 +30,8 @@ namespace {
 
 std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& dump,
                                  std::string_view last) {
+  // Schedules come from users and schedulers: reject illegal ones with a user error first.
+  transform::validateSchedule(fusion);
   auto kernel = std::make_unique<kir::Kernel>();
   LowerContext ctx(fusion);
   bool found = last.empty();

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Pass reductions: a ReductionOp's TensorOp becomes accumulator declaration, accumulation and
-// result write, with a BlockReduce when reduction IDs are bound to threads.
+// Pass reductions: a ReductionOp's or WelfordOp's TensorOp becomes accumulator declaration,
+// accumulation and result write, with block and grid reductions over parallel reduction IDs.
 //
-// The outermost loop of a reduction ID (serial or thread-parallel) in the op's enclosing loops is
-// the reduction nest R. Before R: `var acc = init`; inside R the TensorOp accumulates; after R:
-// `acc = block_sum(acc, dims=x)` when a reduction ID is TIDx/TIDy/TIDz (an all-reduce, so every
-// thread holds the result), then the result write `T2 <- acc`.
+// The outermost loop of a reduction ID (serial or parallel) in the op's enclosing loops is the
+// reduction nest R. Before R: `var acc = init` (Welford: the triple avg, m2, n); inside R the
+// TensorOp accumulates; after R, in this order:
+//  * a block reduction over the TIDx/TIDy/TIDz reduction IDs (an all-reduce: every thread of the
+//    group holds the result);
+//  * a grid reduction when a reduction ID is on BIDx: every block leaves its partial in a work
+//    buffer (kir::Kernel::gridScratch, allocated by the executor, one per call site) and the last
+//    block of each blockIdx.y/z segment combines them; `last` says which block that is;
+//  * the result write(s) `T2 <- acc`, inside `if last` for grid reductions (the predicates pass
+//    adds threadIdx == 0 for reduced thread dims of parameters). Welford writes each sibling
+//    output that is used or a fusion output.
 //
 //   before: for i0 in BIDx 0 .. 8:              after:  for i0 in BIDx 0 .. 8:
 //             for i1 in TIDx 0 .. 128:                    var acc2 : f32 = 0
@@ -13,8 +20,11 @@
 //                                                           acc2 += T1 = sum(T0)
 //                                                         acc2 = block_sum(acc2, init=0, dims=x)
 //                                                         T1 <- acc2 of T1 = sum(T0)
+#include <algorithm>
+
 #include "loom/ir/exprs.h"
 #include "loom/lower/lower.h"
+#include "welford.h"
 
 namespace loom::lower {
 
@@ -24,11 +34,16 @@ struct ReductionLowering {
   kir::Kernel& kernel;
   LowerContext& ctx;
   bool changed = false;
+  int64_t grid_sites = 0;
+
+  static bool isReduction(const ir::Expr* e) {
+    return e->isA<ir::ReductionOp>() || e->isA<ir::WelfordOp>();
+  }
 
   // Reduction TensorOps under `s` (not yet lowered) that have a reduction loop ID in `loop`'s group.
   void collect(kir::Stmt* s, const kir::ForLoop* loop, std::vector<kir::TensorOp*>& found) {
     if (auto* op = s->dynCast<kir::TensorOp>()) {
-      if (op->role != kir::TensorOpRole::Compute || !op->expr->isA<ir::ReductionOp>()) return;
+      if (op->role != kir::TensorOpRole::Compute || !isReduction(op->expr)) return;
       for (ir::IterDomain* id : op->out->loop()) {
         if (id->isReduction() && ctx.loopGroup(id) == ctx.loopGroup(loop->id)) {
           found.push_back(op);
@@ -40,6 +55,142 @@ struct ReductionLowering {
     }
   }
 
+  // A local buffer for a used Welford sibling that is not a parameter, declared at the top of its
+  // compute-at loop like the allocations pass does (which only sees output 0 of each expr).
+  kir::Buffer* makeSiblingBuffer(const ir::TensorView* sib) {
+    kir::Buffer* b = kernel.createBuffer();
+    b->tv = sib;
+    b->name = sib->toString();
+    b->dtype = sib->dtype();
+    b->kind = kir::BufferKind::Local;
+    int64_t size = 1;
+    for (int64_t k = sib->computeAtPosition(); k < sib->nDims(); ++k) {
+      ir::IterDomain* id = sib->axis(k);
+      if (id->isReduction() || id->isBroadcast() || ir::isThreadOrBlockDim(id->parallelType())) {
+        continue;
+      }
+      auto* c = ctx.lowerScalar(kernel, id->extent())->dynCast<kir::Const>();
+      LOOM_CHECK(c && c->asInt(), "lowering: local Welford output ", sib->toString(), " axis ", k,
+                 " has a symbolic extent; inline it further (computeAt) or parallelize that axis");
+      size *= *c->asInt();
+      b->allocIds.push_back(id);
+    }
+    b->size = kernel.constInt(size);
+    ctx.buffers[sib] = b;
+    return b;
+  }
+  bool allocateSibling(kir::Scope& scope, const kir::ForLoop* enclosing, const ir::TensorView* sib) {
+    int64_t ca = sib->computeAtPosition();
+    bool here = ca == 0 ? enclosing == nullptr
+                        : enclosing != nullptr &&
+                              ctx.loopGroup(enclosing->id) == ctx.loopGroup(sib->axis(ca - 1));
+    if (here) {
+      scope.insert(scope.begin(), kernel.create<kir::Allocate>(makeSiblingBuffer(sib)));
+      return true;
+    }
+    for (kir::Stmt* s : scope) {
+      if (auto* f = s->dynCast<kir::ForLoop>(); f && allocateSibling(f->body, f, sib)) return true;
+    }
+    return false;
+  }
+
+  int64_t addGridScratch(const std::string& ctype, int64_t bytes) {
+    int64_t site = grid_sites++;
+    kernel.gridScratch.push_back({"gw" + std::to_string(site), ctype, bytes, false});
+    kernel.gridScratch.push_back({"gs" + std::to_string(site), "unsigned", 4, true});
+    return site;
+  }
+
+  void lower(kir::TensorOp* op, std::vector<kir::Stmt*>& before, std::vector<kir::Stmt*>& after) {
+    bool x = false, y = false, z = false, grid = false;
+    for (ir::IterDomain* id : op->out->loop()) {
+      if (!id->isReduction()) continue;
+      ir::ParallelType p = id->parallelType();
+      x |= p == ir::ParallelType::TIDx;
+      y |= p == ir::ParallelType::TIDy;
+      z |= p == ir::ParallelType::TIDz;
+      grid |= p == ir::ParallelType::BIDx;
+      LOOM_CHECK(p != ir::ParallelType::BIDy && p != ir::ParallelType::BIDz, "lowering: ",
+                 op->out->toString(), " reduces axis ", id->toString(), " over ",
+                 ir::parallelTypeName(p),
+                 "; grid reductions run over BIDx only (blockIdx.y/z index independent segments)");
+    }
+    kir::Var* last = grid ? kernel.newVar(DataType::Bool, "last") : nullptr;
+    std::vector<std::pair<const ir::TensorView*, kir::Var*>> results;
+    if (op->expr->isA<ir::WelfordOp>()) {
+      const auto* w = op->expr->as<ir::WelfordOp>();
+      kir::Var* avg = kernel.newVar(w->outAvg()->dtype(), "avg");
+      kir::Var* m2 = kernel.newVar(w->outM2()->dtype(), "m2_");
+      kir::Var* n = kernel.newVar(w->outN()->dtype(), "n");
+      before.push_back(kernel.create<kir::DeclareVar>(avg, ctx.lowerScalar(kernel, w->initAvg())));
+      before.push_back(kernel.create<kir::DeclareVar>(m2, ctx.lowerScalar(kernel, w->initM2())));
+      before.push_back(kernel.create<kir::DeclareVar>(n, ctx.lowerScalar(kernel, w->initN())));
+      op->acc = avg;
+      op->m2 = m2;
+      op->n = n;
+      int64_t bytes = welfordBytes(avg->dtype(), n->dtype());
+      if (x || y || z) {
+        auto* b = kernel.create<kir::Welford>(kir::WelfordMode::Block, avg, m2, n);
+        b->x = x;
+        b->y = y;
+        b->z = z;
+        after.push_back(b);
+        kernel.blockReduceTypes.push_back(avg->dtype());
+        kernel.blockReduceBytes = std::max(kernel.blockReduceBytes, bytes);
+      }
+      if (grid) {
+        std::string ctype = "loom::Welford<" + scratchCType(avg->dtype()) + ", " +
+                            scratchCType(n->dtype()) + ">";
+        auto* g = kernel.create<kir::GridReduce>(ir::ReductionOpType::Sum, nullptr, nullptr, last,
+                                                 addGridScratch(ctype, bytes));
+        g->welford[0] = avg;
+        g->welford[1] = m2;
+        g->welford[2] = n;
+        after.push_back(kernel.create<kir::DeclareVar>(last, kernel.constBool(false)));
+        after.push_back(g);
+      }
+      kir::Var* vars[3] = {avg, m2, n};
+      for (int k = 0; k < 3; ++k) {
+        auto* tv = op->expr->output(size_t(k))->as<ir::TensorView>();
+        if (!tv->isFusionOutput() && tv->uses().empty()) continue;
+        results.push_back({tv, vars[k]});
+      }
+    } else {
+      const auto* red = op->expr->as<ir::ReductionOp>();
+      kir::Var* acc = kernel.newVar(op->out->dtype(), "acc");
+      kir::Value* init = ctx.lowerScalar(kernel, red->init());
+      before.push_back(kernel.create<kir::DeclareVar>(acc, init));
+      op->acc = acc;
+      if (x || y || z) {
+        after.push_back(kernel.create<kir::BlockReduce>(red->opType(), acc, init, x, y, z));
+        kernel.blockReduceTypes.push_back(op->out->dtype());
+      }
+      if (grid) {
+        DataType dt = op->out->dtype();
+        after.push_back(kernel.create<kir::DeclareVar>(last, kernel.constBool(false)));
+        after.push_back(kernel.create<kir::GridReduce>(
+            red->opType(), acc, init, last, addGridScratch(scratchCType(dt), int64_t(dataTypeSize(dt)))));
+      }
+      results.push_back({op->out, acc});
+    }
+    op->role = kir::TensorOpRole::Accumulate;
+    kir::Scope writes;
+    for (auto [tv, var] : results) {
+      LOOM_ASSERT(ctx.buffers.count(tv), "no buffer for Welford output ", tv->toString());
+      auto* write = kernel.create<kir::TensorOp>(op->expr, tv, kir::TensorOpRole::WriteResult);
+      write->acc = var;
+      writes.push_back(write);
+    }
+    if (grid) {
+      // Only the block that finished the grid reduction holds the result.
+      auto* ite = kernel.create<kir::IfThenElse>(last);
+      ite->thenBody = std::move(writes);
+      after.push_back(ite);
+    } else {
+      after.insert(after.end(), writes.begin(), writes.end());
+    }
+  }
+
   void visit(kir::Scope& scope) {
     for (size_t i = 0; i < scope.size(); ++i) {
       auto* loop = scope[i]->dynCast<kir::ForLoop>();
@@ -48,31 +199,7 @@ struct ReductionLowering {
       collect(loop, loop, found);
       std::vector<kir::Stmt*> before;
       std::vector<kir::Stmt*> after;
-      for (kir::TensorOp* op : found) {
-        const auto* red = op->expr->as<ir::ReductionOp>();
-        kir::Var* acc = kernel.newVar(op->out->dtype(), "acc");
-        kir::Value* init = ctx.lowerScalar(kernel, red->init());
-        before.push_back(kernel.create<kir::DeclareVar>(acc, init));
-        op->role = kir::TensorOpRole::Accumulate;
-        op->acc = acc;
-        bool x = false, y = false, z = false;
-        for (ir::IterDomain* id : op->out->loop()) {
-          if (!id->isReduction()) continue;
-          x |= id->parallelType() == ir::ParallelType::TIDx;
-          y |= id->parallelType() == ir::ParallelType::TIDy;
-          z |= id->parallelType() == ir::ParallelType::TIDz;
-          LOOM_CHECK(!ir::isBlockDim(id->parallelType()), "lowering: ", op->out->toString(),
-                     " reduces over ", ir::parallelTypeName(id->parallelType()),
-                     "; grid reductions are not supported yet");
-        }
-        if (x || y || z) {
-          after.push_back(kernel.create<kir::BlockReduce>(red->opType(), acc, init, x, y, z));
-          kernel.blockReduceTypes.push_back(op->out->dtype());
-        }
-        auto* write = kernel.create<kir::TensorOp>(op->expr, op->out, kir::TensorOpRole::WriteResult);
-        write->acc = acc;
-        after.push_back(write);
-      }
+      for (kir::TensorOp* op : found) lower(op, before, after);
       if (!found.empty()) {
         changed = true;
         scope.insert(scope.begin() + int64_t(i) + 1, after.begin(), after.end());
@@ -89,6 +216,16 @@ struct ReductionLowering {
 
 bool reductions(kir::Kernel& kernel, LowerContext& ctx) {
   ReductionLowering r{kernel, ctx};
+  // Local buffers of used Welford siblings first (the allocations pass placed output 0's only),
+  // so that later insertions do not move statements under the visit below.
+  for (const ir::Expr* e : ctx.exprs) {
+    if (!e->isA<ir::WelfordOp>()) continue;
+    for (size_t k = 1; k < 3; ++k) {
+      auto* tv = e->output(k)->as<ir::TensorView>();
+      if (ctx.buffers.count(tv) || (!tv->isFusionOutput() && tv->uses().empty())) continue;
+      r.allocateSibling(kernel.body, nullptr, tv);
+    }
+  }
   r.visit(kernel.body);
   return r.changed;
 }

@@ -110,6 +110,9 @@ struct Simplifier {
         st->value = simplify(st->value);
       } else if (auto* d = s->dynCast<kir::DeclareVar>()) {
         d->init = simplify(d->init);
+      } else if (auto* v = s->dynCast<kir::VectorCopy>()) {
+        v->dstIndex = simplify(v->dstIndex);
+        v->srcIndex = simplify(v->srcIndex);
       }
     }
   }

@@ -64,6 +64,8 @@ class KernelExecutor {
 
  private:
   struct Compiled;
+  /// The module for `index_type` (generated and built on first use); sets generated_.
+  Compiled& moduleFor(DataType index_type);
   std::unique_ptr<ir::Fusion> fusion_;
   std::unique_ptr<kir::Kernel> kernel_;
   codegen::GeneratedKernel generated_;

@@ -39,7 +39,7 @@ class Kernel;
   X(Const) X(Var) X(NamedScalar) X(TensorSize) X(UnaryExpr) X(BinaryExpr) X(TernaryExpr) X(Load)
 #define LOOM_KIR_FOR_EACH_STMT(X)                                                           \
   X(ForLoop) X(IfThenElse) X(Allocate) X(DeclareVar) X(Store) X(BlockSync) X(BlockReduce) \
-  X(Comment) X(TensorOp)
+  X(Comment) X(TensorOp) X(Welford) X(GridReduce) X(VectorCopy)
 
 enum class NodeKind : uint8_t {
 #define LOOM_KIR_ENUM(n) n,
@@ -102,6 +102,9 @@ struct Buffer {
   bool isFusionOutput = false;
   std::vector<ir::IterDomain*> allocIds;  ///< Local/Shared only
   Value* size = nullptr;                  ///< Local/Shared only: number of elements
+  /// Shared only: byte offset of the buffer in the dynamic shared memory after the block-reduction
+  /// scratch (16-byte aligned; see Kernel::sharedTensorBytes).
+  int64_t smemOffset = 0;
 };
 
 // ---- Values -------------------------------------------------------------------------------------
@@ -272,6 +275,44 @@ class BlockReduce : public Stmt {
   bool x, y, z;
 };
 
+/// Welford steps on the accumulator triple (avg, m2, n) (loom::Welford in the runtime library):
+/// Update adds the sample `in[0]`; Combine merges the state (in[0], in[1], in[2]); Block
+/// all-reduces the triple over the named thread dims (loom::blockWelford, shared scratch like
+/// BlockReduce, never inside an IfThenElse).
+enum class WelfordMode : uint8_t { Update, Combine, Block };
+class Welford : public Stmt {
+ public:
+  LOOM_KIR_NODE(Welford)
+  Welford(WelfordMode mode, Var* avg, Var* m2, Var* n)
+      : Stmt(kKind), mode(mode), avg(avg), m2(m2), n(n) {}
+  WelfordMode mode;
+  Var* avg;
+  Var* m2;
+  Var* n;
+  Value* in[3] = {nullptr, nullptr, nullptr};
+  bool x = false, y = false, z = false;
+};
+
+/// last = gridReduce over blockIdx.x of `acc` (or of the Welford triple when welford[0] is set):
+/// every block writes its partial to the work buffer of grid scratch `work`, the last block of
+/// each (blockIdx.y, blockIdx.z) segment combines them and gets `last` = true and the result in
+/// acc. Every thread of every block must reach it (never inside an IfThenElse).
+class GridReduce : public Stmt {
+ public:
+  LOOM_KIR_NODE(GridReduce)
+  GridReduce(ir::ReductionOpType op, Var* acc, Value* init, Var* last, int64_t work)
+      : Stmt(kKind), op(op), acc(acc), init(init), last(last), work(work) {}
+  bool isWelford() const { return welford[0] != nullptr; }
+  ir::ReductionOpType op;
+  Var* acc;  ///< null for Welford
+  Value* init;
+  Var* last;     ///< Bool, declared before
+  /// Call site number c: Kernel::gridScratch[2c] is its work buffer "gw<c>", [2c + 1] its
+  /// semaphores "gs<c>".
+  int64_t work;
+  Var* welford[3] = {nullptr, nullptr, nullptr};
+};
+
 class Comment : public Stmt {
  public:
   LOOM_KIR_NODE(Comment)
@@ -296,6 +337,23 @@ class TensorOp : public Stmt {
   const ir::TensorView* out;
   TensorOpRole role;
   Var* acc = nullptr;
+  Var* m2 = nullptr;  ///< Welford Accumulate: the triple is (acc, m2, n)
+  Var* n = nullptr;
+};
+
+/// dst[dstIndex .. dstIndex + width) = src[srcIndex .. srcIndex + width) as one vector access per
+/// side (loom::loadVector / storeVector through a loom::Array<T, width>); made by the vectorize
+/// pass from a Vectorize loop of one copy. Both start offsets are multiples of width.
+class VectorCopy : public Stmt {
+ public:
+  LOOM_KIR_NODE(VectorCopy)
+  VectorCopy(const Buffer* dst, Value* dst_index, const Buffer* src, Value* src_index, int64_t width)
+      : Stmt(kKind), dst(dst), dstIndex(dst_index), src(src), srcIndex(src_index), width(width) {}
+  const Buffer* dst;
+  Value* dstIndex;
+  const Buffer* src;
+  Value* srcIndex;
+  int64_t width;
 };
 
 // ---- Kernel -------------------------------------------------------------------------------------
@@ -338,7 +396,28 @@ class Kernel {
   std::vector<LaunchDim> launch;
   /// Element sizes of block reductions; the dynamic shared scratch is max(size) * threads.
   std::vector<DataType> blockReduceTypes;
+  /// Bytes of shared-memory tensors, placed after the (16-byte aligned) reduction scratch.
+  int64_t sharedTensorBytes = 0;
+  /// Scalar fusion inputs, passed by value after the tensor parameters, in this order.
+  std::vector<std::pair<const ir::Scalar*, Var*>> scalarParams;
+  /// Global scratch of grid reductions, passed as plain pointers after all other parameters, in
+  /// this order. Per call site: a work buffer (`elementBytes` per thread per block, no initial
+  /// value) then a semaphore buffer (one zeroed unsigned per blockIdx.y/z segment).
+  struct GridScratch {
+    std::string name;   ///< "gw0" / "gs0"
+    std::string ctype;  ///< C element type: "float", "loom::Welford<float, long long>", "unsigned"
+    int64_t elementBytes = 4;
+    bool semaphore = false;
+  };
+  std::vector<GridScratch> gridScratch;
+  /// Bytes of the largest block-reduction element that is not a DataType (Welford triples).
+  int64_t blockReduceBytes = 0;
   std::string name = "loom_kernel";
+  /// Type of index math and of the Tensor params' sizes/strides (Int32 or Int64); the executor
+  /// sets it per run from the bound sizes (lower::selectIndexType) before generating the kernel.
+  DataType indexType = DataType::Int64;
+  /// Params accessed with VectorCopy and their vector widths (the executor checks alignment).
+  std::vector<std::pair<const Buffer*, int64_t>> vectorized;
 
   const std::vector<std::unique_ptr<Buffer>>& buffers() const { return buffers_; }
 

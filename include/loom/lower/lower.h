@@ -75,12 +75,21 @@ bool allocations(kir::Kernel& kernel, LowerContext& ctx);
 /// Reductions: an accumulator declared before the outermost reduction loop, accumulation inside,
 /// a BlockReduce over the thread-parallel reduction IDs and the result write after the loops.
 bool reductions(kir::Kernel& kernel, LowerContext& ctx);
+/// Guards global writes of tensors not parallelized on a launched thread/block type P by
+/// P's index == 0, and ops under parallel loops narrower than the launch by index < extent.
+bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx);
 /// Guards each TensorOp by its logical indices being in range (non-divisible splits) and result
 /// writes of block reductions to global memory by the reduced thread indices being 0.
 bool predicates(kir::Kernel& kernel, LowerContext& ctx);
+/// Unswitch loops: one hoisted check of the inner predicates (at their loops' last iterations)
+/// around a copy without inner predicates, the predicated loop as the else branch.
+bool unswitch(kir::Kernel& kernel, LowerContext& ctx);
 /// Replaces TensorOps by Stores and Loads indexed from loop indices through the Split/Merge
 /// exprs: parameters by logical index times runtime stride, local buffers densely.
 bool indexing(kir::Kernel& kernel, LowerContext& ctx);
+/// Vectorize loops of one global<->local copy become a VectorCopy under the predicate of the
+/// vector's last element (all-or-nothing); other Vectorize loops stay unrolled serial loops.
+bool vectorize(kir::Kernel& kernel, LowerContext& ctx);
 /// Inserts a BlockSync before a statement that reads a shared buffer written since the last sync.
 bool syncs(kir::Kernel& kernel, LowerContext& ctx);
 /// Folds constants and removes x * 1, x + 0, x / 1, true && x in every value.

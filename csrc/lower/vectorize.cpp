@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pass vectorize: a Vectorize loop of one copy between a parameter and a local buffer becomes one
+// VectorCopy (a single vector load or store) guarded by an all-or-nothing predicate.
+//
+// Runs after indexing, so the loop body is `T1[f(i)] = T0[g(i)]`, maybe inside the predicate
+// `if p(i)`. The copy starts at i = 0 (f(0), g(0)); the predicate is evaluated at the vector's
+// last element i = width - 1: the logical index grows with the innermost (vectorized) index, so
+// when the last element is in range all are. A vector whose tail is out of range is skipped as a
+// whole, so the executor requires the innermost extent of a vectorized parameter to be a multiple
+// of the width (with its data pointer and other strides), and reports the tensor otherwise.
+// Vectorize loops that are not such a copy (math between local buffers) stay serial loops, which
+// codegen unrolls.
+//
+//   before: for i2 in Vectorize 0 .. 4:            after:  if (((i0 * 4) + 3) < T0.size[0]):
+//             if ((i0 * 4) + i2) < T0.size[0]:               T1[0 +: 4] = T0[((i0 * 4) * T0.stride[0]) +: 4]
+//               T1[i2] = T0[(((i0 * 4) + i2) * T0.stride[0])]
+#include "index_compute.h"
+
+namespace loom::lower {
+
+namespace {
+
+struct Vectorizer {
+  kir::Kernel& kernel;
+  bool changed = false;
+
+  // The single Store of `loop` and its predicate (null when unpredicated), or null.
+  static kir::Store* singleCopy(kir::ForLoop* loop, kir::Value** cond) {
+    *cond = nullptr;
+    if (loop->body.size() != 1) return nullptr;
+    kir::Stmt* s = loop->body[0];
+    if (auto* ite = s->dynCast<kir::IfThenElse>()) {
+      if (ite->thenBody.size() != 1 || !ite->elseBody.empty()) return nullptr;
+      *cond = ite->cond;
+      s = ite->thenBody[0];
+    }
+    auto* st = s->dynCast<kir::Store>();
+    if (st == nullptr || st->buffer == nullptr || !st->value->isA<kir::Load>()) return nullptr;
+    const kir::Buffer* src = st->value->as<kir::Load>()->buffer;
+    if (src->dtype != st->buffer->dtype) return nullptr;
+    bool dst_param = st->buffer->kind == kir::BufferKind::Param;
+    bool src_param = src->kind == kir::BufferKind::Param;
+    return dst_param || src_param ? st : nullptr;
+  }
+
+  kir::Stmt* rewrite(kir::ForLoop* loop) {
+    auto width = loop->stop->isA<kir::Const>() ? loop->stop->as<kir::Const>()->asInt() : std::nullopt;
+    LOOM_ASSERT(width.has_value(), "vectorized loop without a constant extent");
+    kir::Value* cond = nullptr;
+    kir::Store* st = singleCopy(loop, &cond);
+    if (st == nullptr) return nullptr;
+    int64_t bytes = *width * int64_t(dataTypeSize(st->buffer->dtype));
+    LOOM_CHECK(bytes <= 16 && (bytes & (bytes - 1)) == 0, "lowering: vectorized copy to ",
+               st->buffer->name, " moves ", bytes, " bytes (", *width, " x ",
+               dataTypeName(st->buffer->dtype),
+               "); a vector access moves 1, 2, 4, 8 or 16 bytes: change the split factor");
+    const kir::Load* load = st->value->as<kir::Load>();
+    std::unordered_map<const kir::Var*, kir::Value*> first{{loop->index, kernel.constInt(0)}};
+    std::unordered_map<const kir::Var*, kir::Value*> last{{loop->index, kernel.constInt(*width - 1)}};
+    auto* copy = kernel.create<kir::VectorCopy>(
+        st->buffer, substitute(kernel, st->index, first), load->buffer,
+        substitute(kernel, load->index, first), *width);
+    for (const kir::Buffer* b : {st->buffer, load->buffer}) {
+      if (b->kind == kir::BufferKind::Param) kernel.vectorized.emplace_back(b, *width);
+    }
+    if (cond == nullptr) return copy;
+    auto* ite = kernel.create<kir::IfThenElse>(substitute(kernel, cond, last));
+    ite->thenBody.push_back(copy);
+    return ite;
+  }
+
+  void visit(kir::Scope& scope) {
+    for (kir::Stmt*& s : scope) {
+      if (auto* f = s->dynCast<kir::ForLoop>()) {
+        if (f->ptype == ir::ParallelType::Vectorize) {
+          if (kir::Stmt* r = rewrite(f)) {
+            s = r;
+            changed = true;
+            continue;
+          }
+        }
+        visit(f->body);
+      } else if (auto* ite = s->dynCast<kir::IfThenElse>()) {
+        visit(ite->thenBody);
+        visit(ite->elseBody);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+bool vectorize(kir::Kernel& kernel, LowerContext& /*ctx*/) {
+  Vectorizer v{kernel};
+  v.visit(kernel.body);
+  return v.changed;
+}
+
+}  // namespace loom::lower

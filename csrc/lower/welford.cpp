@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Welford helpers: the accumulation statement built at indexing, and the runtime triple's layout.
+#include "welford.h"
+
+#include <algorithm>
+
+#include "loom/ir/exprs.h"
+
+namespace loom::lower {
+
+kir::Stmt* lowerWelfordAccumulate(kir::Kernel& kernel, const kir::TensorOp* op,
+                                  const std::vector<kir::Value*>& ins) {
+  const auto* w = op->expr->as<ir::WelfordOp>();
+  LOOM_ASSERT(op->role == kir::TensorOpRole::Accumulate && op->m2 && op->n,
+              "Welford not lowered by the reductions pass: ", op->out->toString());
+  // A raw input is one sample per element (m2 = 0, n = 1): the cheaper update suffices.
+  bool raw = w->hasRawInput();
+  auto* s = kernel.create<kir::Welford>(raw ? kir::WelfordMode::Update : kir::WelfordMode::Combine,
+                                        op->acc, op->m2, op->n);
+  s->in[0] = ins.at(0);
+  if (!raw) {
+    s->in[1] = ins.at(1);
+    s->in[2] = ins.at(2);
+  }
+  return s;
+}
+
+int64_t welfordBytes(DataType avg, DataType n) {
+  int64_t t = int64_t(dataTypeSize(avg));
+  int64_t c = int64_t(dataTypeSize(n));
+  int64_t align = std::max(t, c);
+  int64_t off = (2 * t + c - 1) / c * c + c;
+  return (off + align - 1) / align * align;
+}
+
+std::string scratchCType(DataType dtype) {
+  switch (dtype) {
+    case DataType::Float32: return "float";
+    case DataType::Float64: return "double";
+    case DataType::Int32: return "int";
+    case DataType::Int64: return "long long";
+    default: break;
+  }
+  LOOM_THROW("lowering: grid reductions of ", dataTypeName(dtype), " are not supported");
+}
+
+}  // namespace loom::lower

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0
+// Execution tests of vectorized, unrolled and unswitched schedules and of the index type choice,
+// built twice like executor_test.cpp: emu (host backend) and gpu (CUDA, skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "exec/exec_cases.h"
+#include "loom/eval/compare.h"
+#include "loom/eval/reference_evaluator.h"
+#include "loom/exec/kernel_executor.h"
+#include "loom/transform/cache.h"
+#include "loom/transform/schedule.h"
+#ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/driver.h"
+#endif
+
+namespace loom::test {
+namespace {
+
+using ir::ParallelType;
+
+exec::Backend testBackend() {
+#ifdef LOOM_EXEC_TEST_CUDA
+  return exec::Backend::Cuda;
+#else
+  return exec::Backend::Host;
+#endif
+}
+
+bool skipWithoutGpu() {
+  if (testBackend() != exec::Backend::Cuda) return false;
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  return !cuda::cudaAvailable();
+#else
+  return true;
+#endif
+}
+
+#define LOOM_SKIP_WITHOUT_GPU() \
+  if (skipWithoutGpu()) GTEST_SKIP() << "no GPU for the cuda backend"
+
+Tensor randomOf(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
+  Tensor t = Tensor::empty(std::move(sizes), dtype);
+  fillRandom(t, seed);
+  return t;
+}
+
+// out = (x + y) * 2 over [-1, -1] of `dtype`.
+void buildAddMul(ir::Fusion& f, DataType dtype) {
+  auto* x = ops::TensorBuilder().shape({-1, -1}).dtype(dtype).build();
+  auto* y = ops::TensorBuilder().shape({-1, -1}).dtype(dtype).build();
+  f.addInput(x);
+  f.addInput(y);
+  f.addOutput(ops::cast(ops::mul(ops::add(x, y), 2.0), dtype));
+}
+
+// The vectorization pattern: inputs cached in registers by vectorized copies, math on the
+// registers, the output stored by a vectorized copy of a cacheBefore buffer.
+// [I0, I1] -> merge -> split(width) -> split(threads): [BIDx, TIDx, Vectorize].
+void scheduleVectorized(ir::Fusion& f, int64_t width, int64_t threads) {
+  auto* out = output(f);
+  std::vector<ir::TensorView*> cached;
+  for (ir::Val* in : std::vector<ir::Val*>(f.inputs())) {
+    cached.push_back(transform::cacheAfter(in->as<ir::TensorView>()));
+  }
+  transform::cacheBefore(out);
+  out->merge(0)->split(0, width)->split(0, threads);
+  out->axis(0)->parallelize(ParallelType::BIDx);
+  out->axis(1)->parallelize(ParallelType::TIDx);
+  transform::propagateTransforms(out);
+  transform::parallelizeAllLike(out);
+  out->axis(2)->parallelize(ParallelType::Vectorize);
+  for (ir::TensorView* c : cached) c->axis(2)->parallelize(ParallelType::Vectorize);
+  transform::inlineMost(f);
+}
+
+// Runs the scheduled fusion (outputs poisoned) and compares with the unscheduled reference.
+std::string runAndCompare(ir::Fusion& fusion, const ir::Fusion& reference,
+                          const std::vector<eval::Argument>& inputs, exec::KernelExecutor& ke) {
+  ke.compile(fusion, testBackend(), {.poisonOutputs = true});
+  std::vector<Tensor> outs = ke.run(inputs);
+  std::vector<Tensor> expected = eval::evaluateFusion(reference, inputs);
+  if (outs.size() != expected.size()) return "output count differs";
+  for (size_t i = 0; i < outs.size(); ++i) {
+    auto tol = eval::defaultTolerance(expected[i].dtype(), 1);
+    auto msg = eval::expectClose(outs[i].contiguous(), expected[i], tol, "output " + std::to_string(i));
+    if (msg) return *msg + "\n" + ke.generated().kernelText;
+  }
+  return "";
+}
+
+// A float x4 vectorized pointwise kernel (sizes divide) loads and stores whole vectors and
+// matches the reference.
+TEST(VectorizeExec, Float4Pointwise) {
+  LOOM_SKIP_WITHOUT_GPU();
+  ir::Fusion fusion;
+  ir::FusionGuard guard(&fusion);
+  buildAddMul(fusion, DataType::Float32);
+  auto reference = fusion.clone();
+  scheduleVectorized(fusion, 4, 32);
+  exec::KernelExecutor ke;
+  std::vector<eval::Argument> in{randomOf({6, 40}, DataType::Float32, 1),
+                                 randomOf({6, 40}, DataType::Float32, 2)};
+  EXPECT_EQ(runAndCompare(fusion, *reference, in, ke), "");
+  const std::string& text = ke.generated().kernelText;
+  EXPECT_NE(text.find("loom::loadVector"), std::string::npos) << text;
+  EXPECT_NE(text.find("loom::storeVector"), std::string::npos) << text;
+  EXPECT_NE(text.find("loom::Array<float, 4>"), std::string::npos) << text;
+}
+
+// A bf16 x8 vectorized pointwise kernel (16-byte vectors) matches the reference.
+TEST(VectorizeExec, BFloat16x8Pointwise) {
+  LOOM_SKIP_WITHOUT_GPU();
+  ir::Fusion fusion;
+  ir::FusionGuard guard(&fusion);
+  buildAddMul(fusion, DataType::BFloat16);
+  auto reference = fusion.clone();
+  scheduleVectorized(fusion, 8, 16);
+  exec::KernelExecutor ke;
+  std::vector<eval::Argument> in{randomOf({5, 64}, DataType::BFloat16, 3),
+                                 randomOf({5, 64}, DataType::BFloat16, 4)};
+  EXPECT_EQ(runAndCompare(fusion, *reference, in, ke), "");
+  EXPECT_NE(ke.generated().kernelText.find("loom::Array<__nv_bfloat16, 8>"), std::string::npos);
+}
+
+// A vectorized input whose data pointer is not aligned to the vector is rejected before the
+// launch with an error naming the tensor.
+TEST(VectorizeExec, MisalignedInputIsAnError) {
+  LOOM_SKIP_WITHOUT_GPU();
+  ir::Fusion fusion;
+  ir::FusionGuard guard(&fusion);
+  buildAddMul(fusion, DataType::Float32);
+  scheduleVectorized(fusion, 4, 32);
+  exec::KernelExecutor ke;
+  ke.compile(fusion, testBackend());
+#ifndef LOOM_EXEC_TEST_CUDA  // cuda copies host inputs to fresh (aligned) device buffers
+  Tensor base = randomOf({4 * 8 + 1}, DataType::Float32, 5);
+  Tensor shifted(base.storage(), DataType::Float32, {4, 8}, {8, 1}, 1);  // 4 bytes off
+  std::vector<eval::Argument> in{shifted, randomOf({4, 8}, DataType::Float32, 6)};
+  try {
+    ke.run(in);
+    ADD_FAILURE() << "expected an alignment error";
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("vectorized tensor T0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not aligned to the vector of 4 elements"), std::string::npos) << msg;
+  }
+#endif
+  // An innermost size that the width does not divide is rejected too (all-or-nothing vectors).
+  std::vector<eval::Argument> odd{randomOf({3, 6}, DataType::Float32, 7),
+                                  randomOf({3, 6}, DataType::Float32, 8)};
+  try {
+    ke.run(odd);
+    ADD_FAILURE() << "expected a divisibility error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a multiple of the vector width 4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Unroll and Unswitch schedules on sizes that the splits do not divide: the unrolled loop gets
+// `#pragma unroll`, the unswitched nest a fast path plus the predicated tail, and every element
+// is written once and right.
+TEST(VectorizeExec, UnrollAndUnswitchNonDivisible) {
+  LOOM_SKIP_WITHOUT_GPU();
+  for (ParallelType inner : {ParallelType::Unroll, ParallelType::Unswitch}) {
+    ir::Fusion fusion;
+    ir::FusionGuard guard(&fusion);
+    buildAddMul(fusion, DataType::Float32);
+    auto reference = fusion.clone();
+    auto* out = output(fusion);
+    // [I0 * I1] -> [BIDx, Unswitch/Unroll(4), TIDx(32)]: 7 * 37 = 259 elements.
+    out->merge(0)->split(0, 32)->split(0, 4);
+    out->axis(0)->parallelize(ParallelType::BIDx);
+    out->axis(1)->parallelize(inner);
+    out->axis(2)->parallelize(ParallelType::TIDx);
+    scheduleLike(fusion, out);
+    exec::KernelExecutor ke;
+    std::vector<eval::Argument> in{randomOf({7, 37}, DataType::Float32, 9),
+                                   randomOf({7, 37}, DataType::Float32, 10)};
+    EXPECT_EQ(runAndCompare(fusion, *reference, in, ke), "") << ir::parallelTypeName(inner);
+    const std::string& text = ke.generated().kernelText;
+    if (inner == ParallelType::Unroll) {
+      EXPECT_NE(text.find("#pragma unroll"), std::string::npos) << text;
+    } else {
+      EXPECT_NE(text.find("} else {"), std::string::npos) << text;
+    }
+  }
+}
+
+// Small tensors run with 32-bit index math (Tensor<T, N, int> parameters).
+TEST(VectorizeExec, SmallSizesUseInt32Indices) {
+  LOOM_SKIP_WITHOUT_GPU();
+  ir::Fusion fusion;
+  ir::FusionGuard guard(&fusion);
+  buildAddMul(fusion, DataType::Float32);
+  auto reference = fusion.clone();
+  scheduleVectorized(fusion, 4, 32);
+  exec::KernelExecutor ke;
+  std::vector<eval::Argument> in{randomOf({3, 8}, DataType::Float32, 11),
+                                 randomOf({3, 8}, DataType::Float32, 12)};
+  EXPECT_EQ(runAndCompare(fusion, *reference, in, ke), "");
+  EXPECT_EQ(ke.kernel().indexType, DataType::Int32);
+  EXPECT_NE(ke.generated().kernelText.find(", 2, int> T0"), std::string::npos);
+}
+
+#ifdef LOOM_EXEC_TEST_CUDA
+// More than 2^31 elements need 64-bit index math: the executor picks Int64 from the bound sizes
+// and the kernel writes the elements past 2^31 correctly (sampled; the full reference evaluator
+// would be too slow). GPU only: ~8.6 GB of fp16 on host and device.
+TEST(VectorizeExec, MoreThan2Pow31ElementsUseInt64) {
+  LOOM_SKIP_WITHOUT_GPU();
+  const int64_t n = (int64_t{1} << 31) + 1000;
+  ir::Fusion fusion;
+  ir::FusionGuard guard(&fusion);
+  auto* x = ops::TensorBuilder().shape({-1}).dtype(DataType::Float16).build();
+  fusion.addInput(x);
+  fusion.addOutput(ops::mul(x, 2.0));
+  auto* out = output(fusion);
+  out->split(0, 256);
+  out->axis(0)->parallelize(ParallelType::BIDx);
+  out->axis(1)->parallelize(ParallelType::TIDx);
+  scheduleLike(fusion, out);
+  Tensor t = Tensor::empty({n}, DataType::Float16);
+  // Element i holds i % 2048 (exact in fp16, and so is twice it): fp16 bit patterns directly.
+  auto* bits = static_cast<uint16_t*>(t.data());
+  uint16_t table[2048];
+  Tensor probe = Tensor::empty({1}, DataType::Float16);
+  for (int v = 0; v < 2048; ++v) {
+    probe.setDoubleLinear(0, double(v));
+    std::memcpy(&table[v], probe.data(), 2);
+  }
+  for (int64_t i = 0; i < n; ++i) bits[i] = table[i % 2048];
+  exec::KernelExecutor ke;
+  ke.compile(fusion, testBackend());
+  std::vector<eval::Argument> in{t};
+  std::vector<Tensor> outs = ke.run(in);
+  EXPECT_EQ(ke.kernel().indexType, DataType::Int64);
+  for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{2047}, (int64_t{1} << 31) - 1,
+                    int64_t{1} << 31, (int64_t{1} << 31) + 1, n - 2, n - 1}) {
+    EXPECT_EQ(outs[0].getDoubleLinear(i), 2.0 * double(i % 2048)) << "element " << i;
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace loom::test

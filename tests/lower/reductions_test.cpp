@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rules of the reductions pass for Welford and grid reductions, checked on the printed kernel IR.
+#include <gtest/gtest.h>
+
+#include "lower/lower_test_util.h"
+
+namespace loom::test {
+namespace {
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Welford over TIDx: the triple is declared before the reduction loop, updated inside, block
+// reduced after it, and avg / m2 / n are each written from their accumulator.
+TEST(ReductionsPass, BlockWelfordDeclaresUpdatesReducesAndWritesSiblings) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().shape({6, 8}).build();
+  f.addInput(x);
+  auto w = ops::welford(x, {1});
+  f.addOutput(w.avg);
+  f.addOutput(w.m2);
+  f.addOutput(w.n);
+  w.avg->axis(0)->parallelize(ir::ParallelType::BIDx);
+  w.avg->axis(1)->parallelize(ir::ParallelType::TIDx);
+  transform::propagateTransforms(w.avg);
+  transform::parallelizeAllLike(w.avg);
+  BeforeAfter t = lowerAround(f, "reductions");
+  EXPECT_FALSE(has(t.before, "block_welford")) << t.before;
+  EXPECT_TRUE(has(t.after,
+                  "    var avg2 : f32 = 0.0\n    var m2_3 : f32 = 0.0\n    var n4 : i64 = 0\n"
+                  "    for i1 in TIDx 0 .. 8:\n      avg2 += T1 = welford(T0, 0.0, 1)\n"
+                  "    (avg2, m2_3, n4) = block_welford(dims=x)\n"
+                  "    T1 <- avg2 of T1 = welford(T0, 0.0, 1)\n"
+                  "    T2 <- m2_3 of T2 = welford(T0, 0.0, 1)\n"
+                  "    T3 <- n4 of T3 = welford(T0, 0.0, 1)\n"))
+      << t.after;
+  std::string indexed = kir::toString(*lower::lowerFusionUntil(f, "indexing"));
+  EXPECT_TRUE(has(indexed, "(avg2, m2_3, n4) = welford_update(T0[")) << indexed;
+}
+
+// A reduction ID on BIDx becomes a grid reduction with its own work/semaphore buffers, after the
+// block reduction, and only the last block writes the result.
+TEST(ReductionsPass, GridSumUsesScratchAndLastBlockWrites) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().shape({4, 1000}).build();
+  f.addInput(x);
+  auto* out = ops::sum(x, {1});
+  f.addOutput(out);
+  out->split(1, 128);
+  out->axis(0)->parallelize(ir::ParallelType::BIDy);
+  out->axis(1)->parallelize(ir::ParallelType::BIDx);
+  out->axis(2)->parallelize(ir::ParallelType::TIDx);
+  auto k = lower::lowerFusionUntil(f, "reductions");
+  std::string after = kir::toString(*k);
+  EXPECT_TRUE(has(after, "acc4 = block_sum(acc4, init=0.0, dims=x)\n    var last3 : bool = false\n"
+                         "    last3 = grid_sum(acc4, init=0.0, work=gw0, sem=gs0)\n    if last3:\n"
+                         "      T1 <- acc4 of T1 = sum(T0)\n"))
+      << after;
+  ASSERT_EQ(k->gridScratch.size(), 2u);
+  EXPECT_EQ(k->gridScratch[0].name, "gw0");
+  EXPECT_FALSE(k->gridScratch[0].semaphore);
+  EXPECT_TRUE(k->gridScratch[1].semaphore);
+}
+
+// Grid reductions combine over blockIdx.x only: a reduction on BIDy is a user error naming it.
+TEST(ReductionsPass, ReductionOnBIDyIsRejected) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().shape({4, 100}).build();
+  f.addInput(x);
+  auto* out = ops::sum(x, {1});
+  f.addOutput(out);
+  out->axis(1)->parallelize(ir::ParallelType::BIDy);
+  try {
+    lower::lowerFusionUntil(f, "reductions");
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_TRUE(has(e.what(), "over BIDy; grid reductions run over BIDx only")) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace loom::test

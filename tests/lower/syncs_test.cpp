@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rules of the parallel-correctness passes: syncs (RAW, WAR, loop-carried, never inside a
+// predicate), thread_predicates (single writers, padded parallel loops) and shared allocations.
+#include <gtest/gtest.h>
+
+#include "lower/lower_test_util.h"
+#include "loom/transform/cache.h"
+
+namespace loom::test {
+namespace {
+
+struct SyncKernel {
+  kir::Kernel k;
+  kir::Buffer* smem = nullptr;
+  kir::Buffer* out = nullptr;
+  kir::Value* tid = nullptr;
+  SyncKernel() {
+    smem = k.createBuffer();
+    smem->name = "T5";
+    smem->kind = kir::BufferKind::Shared;
+    smem->size = k.constInt(4);
+    out = k.createBuffer();
+    out->name = "T6";
+    out->kind = kir::BufferKind::Local;
+    tid = k.create<kir::NamedScalar>("threadIdx.x");
+  }
+  kir::Stmt* write() { return k.create<kir::Store>(smem, tid, k.create<kir::Const>(DataType::Float32, 1.0)); }
+  kir::Stmt* read() { return k.create<kir::Store>(out, tid, k.create<kir::Load>(smem, k.constInt(3))); }
+  bool run() {
+    ir::Fusion fusion;
+    lower::LowerContext ctx(fusion);
+    return lower::syncs(k, ctx);
+  }
+};
+
+// syncs puts a block_sync before a read of a shared buffer written earlier by another thread (RAW)
+// and before a write of a shared buffer read earlier (WAR).
+TEST(LowerSyncs, RawAndWarInOneScope) {
+  SyncKernel s;
+  s.k.body = {s.write(), s.read(), s.write()};
+  EXPECT_TRUE(s.run());
+  EXPECT_EQ(kir::toString(s.k),
+            "kernel loom_kernel()\n"
+            "  T5[threadIdx.x] = 1.0\n"
+            "  block_sync\n"
+            "  T6[threadIdx.x] = T5[3]\n"
+            "  block_sync\n"
+            "  T5[threadIdx.x] = 1.0\n");
+}
+
+// A serial loop whose next iteration rewrites what this iteration read ends its body with a sync
+// (loop-carried WAR); a block reduction counts as a barrier.
+TEST(LowerSyncs, LoopCarriedWar) {
+  SyncKernel s;
+  auto* loop = s.k.create<kir::ForLoop>(s.k.newVar(kIndexType, "i"), s.k.constInt(0),
+                                        s.k.constInt(3), ir::ParallelType::Serial, nullptr);
+  loop->body = {s.write(), s.read()};
+  s.k.body = {loop};
+  EXPECT_TRUE(s.run());
+  EXPECT_EQ(kir::toString(s.k),
+            "kernel loom_kernel()\n"
+            "  for i0 in 0 .. 3:\n"
+            "    T5[threadIdx.x] = 1.0\n"
+            "    block_sync\n"
+            "    T6[threadIdx.x] = T5[3]\n"
+            "    block_sync\n");
+}
+
+// A barrier never goes inside a predicate: the sync for a predicated read precedes the if.
+TEST(LowerSyncs, NeverInsideAPredicate) {
+  SyncKernel s;
+  auto* ite = s.k.create<kir::IfThenElse>(s.k.constBool(true));
+  ite->thenBody = {s.read()};
+  s.k.body = {s.write(), ite};
+  EXPECT_TRUE(s.run());
+  EXPECT_EQ(kir::toString(s.k),
+            "kernel loom_kernel()\n"
+            "  T5[threadIdx.x] = 1.0\n"
+            "  block_sync\n"
+            "  if true:\n"
+            "    T6[threadIdx.x] = T5[3]\n");
+}
+
+// Local buffers are per thread: no sync between their writes and reads.
+TEST(LowerSyncs, LocalBuffersNeedNoSync) {
+  SyncKernel s;
+  s.smem->kind = kir::BufferKind::Local;
+  s.k.body = {s.write(), s.read()};
+  EXPECT_FALSE(s.run());
+}
+
+// thread_predicates guards each op under a parallel loop narrower than another loop of the same
+// type by index < its extent.
+TEST(LowerThreadPredicates, MismatchedExtentsArePadded) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({256}).build();
+  auto* y = ops::TensorBuilder().shape({192}).build();
+  f->addInput(x);
+  f->addInput(y);
+  auto* a = ops::neg(x);
+  auto* b = ops::neg(y);
+  f->addOutput(a);
+  f->addOutput(b);
+  a->split(0, 128);
+  b->split(0, 96);
+  for (auto* t : {a, b}) t->axis(1)->parallelize(ir::ParallelType::TIDx);
+  std::string after = lowerAround(*f, "thread_predicates").after;
+  EXPECT_NE(after.find("for i1 in TIDx 0 .. 128:\n      if (i1 < 128):\n        tensor T2"),
+            std::string::npos) << after;
+  EXPECT_NE(after.find("for i3 in TIDx 0 .. 96:\n      if (i3 < 96):\n        tensor T3"),
+            std::string::npos) << after;
+}
+
+// thread_predicates lets only threadIdx.x == 0 store a global tensor that is not parallelized on
+// the launched TIDx (a serial sum next to a TIDx-parallel tensor).
+TEST(LowerThreadPredicates, SerialGlobalWriteBySingleThread) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({4, 8}).build();
+  f->addInput(x);
+  auto* s = ops::sum(x, {1});
+  auto* e = ops::exp(x);
+  f->addOutput(s);
+  f->addOutput(e);
+  e->axis(1)->parallelize(ir::ParallelType::TIDx);
+  std::string after = lowerAround(*f, "thread_predicates").after;
+  EXPECT_NE(after.find("    if (threadIdx.x == 0):\n      T1 <- acc"), std::string::npos) << after;
+  EXPECT_EQ(after.find("if (threadIdx.x == 0):\n        tensor T2"), std::string::npos) << after;
+}
+
+// allocations gives a shared tensor one element per thread of its TIDx axis and a byte offset.
+TEST(LowerAllocations, SharedTensorIncludesThreadAxes) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({4, 32}).build();
+  f->addInput(x);
+  auto* out = ops::exp(x);
+  f->addOutput(out);
+  auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
+  for (auto* t : {c, out}) {
+    t->axis(0)->parallelize(ir::ParallelType::BIDx);
+    t->axis(1)->parallelize(ir::ParallelType::TIDx);
+  }
+  transform::computeAt(c, out, 1);
+  auto kernel = lower::lowerFusionUntil(*f, "allocations");
+  std::string text = kir::toString(*kernel);
+  EXPECT_NE(text.find("alloc T2 : f32 shared[32]"), std::string::npos) << text;
+  EXPECT_EQ(kernel->sharedTensorBytes, 128);
+  std::string full = kir::toString(*lower::lowerFusion(*f, DumpOptions()));
+  EXPECT_NE(full.find("block_sync"), std::string::npos) << full;
+}
+
+}  // namespace
+}  // namespace loom::test
