@@ -15,6 +15,9 @@ int evalCommand(const std::vector<std::string>& args);
 /// `loom codegen FILE.fus [--arch sm_90]`: print the CUDA kernel of a scheduled fusion and compile
 /// it with NVRTC (registers and spills).
 int codegenCommand(const std::vector<std::string>& args);
+/// `loom run FILE.fus [--backend cuda|host] [--sizes ...] [--seed N] [--bench]`: schedule
+/// automatically, run, check every output against the reference evaluator, report each kernel.
+int runCommand(const std::vector<std::string>& args);
 /// `loom gen-examples DIR` (hidden): writes the example fusions, built with ops, to DIR.
 int genExamplesCommand(const std::vector<std::string>& args);
 

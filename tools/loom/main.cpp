@@ -19,6 +19,10 @@ constexpr const char* kUsage =
     "                                          print each output's shape, dtype and checksums\n"
     "  codegen FILE.fus [--arch sm_90]         lower a scheduled fusion, print its CUDA kernel and\n"
     "                                          compile it with NVRTC (registers, spills)\n"
+    "  run FILE.fus [--backend cuda|host] [--sizes s0=N,...] [--seed N] [--bench]\n"
+    "                                          schedule automatically, run on random inputs, check\n"
+    "                                          against the reference; per kernel: scheduler,\n"
+    "                                          launch, time (--bench: repeated, bandwidth)\n"
     "  version                                 print the Loom version\n"
     "  help, --help, -h                        print this message\n";
 
@@ -43,6 +47,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "print") return loom::tools::printCommand(args);
     if (cmd == "eval") return loom::tools::evalCommand(args);
+    if (cmd == "run") return loom::tools::runCommand(args);
     if (cmd == "codegen") return loom::tools::codegenCommand(args);
     if (cmd == "gen-examples") return loom::tools::genExamplesCommand(args);
     std::cerr << "loom: unknown command '" << cmd << "'\n\n" << kUsage;

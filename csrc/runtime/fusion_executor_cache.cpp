@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// FusionKernelRuntime (run plans over segments) and FusionExecutorCache (input keys, reuse).
+#include "loom/runtime/fusion_executor_cache.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include "loom/ir/printer.h"
+#include "loom/scheduler/registry.h"
+#include "loom/segmenter/segmenter.h"
+#include "loom/support/hash.h"
+#include "loom/support/options.h"
+
+namespace loom::runtime {
+
+InputKey InputKey::of(std::span<const eval::Argument> args) {
+  InputKey k;
+  k.fields.reserve(args.size() * 8);
+  k.fields.push_back(int64_t(args.size()));
+  for (const eval::Argument& a : args) {
+    k.fields.push_back(int64_t(a.index()));  // tensor, double, int64 or bool
+    const Tensor* t = std::get_if<Tensor>(&a);
+    if (t == nullptr) continue;
+    k.fields.push_back(int64_t(t->dtype()));
+    k.fields.push_back(int64_t(t->device().type));
+    k.fields.push_back(t->dim());
+    for (int64_t s : t->sizes()) k.fields.push_back(s);
+    for (int64_t s : t->strides()) k.fields.push_back(s);
+    auto addr = reinterpret_cast<uintptr_t>(t->data());
+    int64_t align = 16;
+    while (align > 1 && addr % uintptr_t(align) != 0) align /= 2;
+    k.fields.push_back(align);
+  }
+  k.hash = Hasher().bytes(k.fields.data(), k.fields.size() * sizeof(int64_t)).digest();
+  return k;
+}
+
+namespace {
+
+int64_t tensorBytes(const eval::Argument& a) {
+  const Tensor* t = std::get_if<Tensor>(&a);
+  return t == nullptr ? 0 : t->numel() * int64_t(t->itemSize());
+}
+
+}  // namespace
+
+FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
+                                         const RuntimeOptions& options)
+    : segmented_(std::move(segmented)) {
+  const ir::Fusion& original = segmented_.original();
+  const DumpOptions& dump = DumpOptions::fromEnvironment();
+  std::unordered_map<const ir::Val*, int64_t> slot_of;
+  for (ir::Val* in : original.inputs()) slot_of[in] = num_slots_++;
+  std::vector<int64_t> last_use;
+  for (const segmenter::Segment& seg : segmented_.segments()) {
+    std::vector<int64_t> ins;
+    for (ir::Val* v : seg.fusion.inputs) {
+      auto it = slot_of.find(v);
+      LOOM_ASSERT(it != slot_of.end(), "segment ", seg.id, " reads ", v->toString(),
+                  " before any segment produces it");
+      ins.push_back(it->second);
+    }
+    std::vector<int64_t> outs;
+    for (ir::Val* v : seg.fusion.outputs) {
+      slot_of[v] = num_slots_;
+      outs.push_back(num_slots_++);
+    }
+    input_slots_.push_back(std::move(ins));
+    output_slots_.push_back(std::move(outs));
+
+    std::unique_ptr<ir::Fusion> scheduled = seg.fusion.fusion->clone();
+    scheduler::schedulerFor(seg.schedulerType).schedule(*scheduled, *seg.params);
+    if (dump.has(DumpOption::FusionIrScheduled)) {
+      std::cout << "segment " << seg.id << " scheduled:\n" << ir::printFusion(*scheduled);
+    }
+    auto ke = std::make_unique<exec::KernelExecutor>();
+    ke->compile(*scheduled, options.backend, options.executor);
+    executors_.push_back(std::move(ke));
+  }
+  // Last reader of each slot; original inputs and fusion outputs are never freed.
+  last_use.assign(size_t(num_slots_), -1);
+  for (size_t s = 0; s < input_slots_.size(); ++s) {
+    for (int64_t slot : input_slots_[s]) last_use[size_t(slot)] = int64_t(s);
+  }
+  for (ir::Val* out : original.outputs()) {
+    auto it = slot_of.find(out);
+    LOOM_ASSERT(it != slot_of.end(), "no segment produces fusion output ", out->toString());
+    fusion_output_slots_.push_back(it->second);
+    output_is_input_.push_back(original.isInput(out));
+    last_use[size_t(it->second)] = -1;
+  }
+  free_after_.resize(input_slots_.size());
+  for (int64_t slot = int64_t(original.inputs().size()); slot < num_slots_; ++slot) {
+    if (last_use[size_t(slot)] >= 0) free_after_[size_t(last_use[size_t(slot)])].push_back(slot);
+  }
+  slots_.resize(size_t(num_slots_));
+  segment_args_.resize(input_slots_.size());
+  records_.resize(input_slots_.size());
+  for (const segmenter::Segment& seg : segmented_.segments()) {
+    KernelRecord& r = records_[size_t(seg.id)];
+    r.segment = seg.id;
+    r.scheduler = std::string(scheduler::schedulerTypeName(seg.schedulerType));
+    r.params = seg.params->toString();
+    r.backend = executors_[size_t(seg.id)]->backend();
+  }
+}
+
+std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> args) {
+  LOOM_ASSERT(args.size() == segmented_.original().inputs().size(), "argument count");
+  std::copy(args.begin(), args.end(), slots_.begin());
+  for (size_t s = 0; s < executors_.size(); ++s) {
+    std::vector<eval::Argument>& sargs = segment_args_[s];
+    sargs.clear();
+    int64_t bytes = 0;
+    for (int64_t slot : input_slots_[s]) {
+      sargs.push_back(slots_[size_t(slot)]);
+      bytes += tensorBytes(sargs.back());
+    }
+    auto start = std::chrono::steady_clock::now();
+    std::vector<Tensor> outs = executors_[s]->run(sargs);
+    auto stop = std::chrono::steady_clock::now();
+    LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
+    for (size_t i = 0; i < outs.size(); ++i) {
+      bytes += int64_t(outs[i].numel()) * int64_t(outs[i].itemSize());
+      slots_[size_t(output_slots_[s][i])] = std::move(outs[i]);
+    }
+    // Intermediates nobody reads any more go back to the allocator now, not at the end.
+    for (int64_t slot : free_after_[s]) slots_[size_t(slot)] = Tensor();
+    sargs.clear();
+    KernelRecord& r = records_[s];
+    r.launch = executors_[s]->lastLaunch();
+    r.seconds = std::chrono::duration<double>(stop - start).count();
+    r.bytes = bytes;
+  }
+  std::vector<Tensor> result;
+  result.reserve(fusion_output_slots_.size());
+  for (size_t i = 0; i < fusion_output_slots_.size(); ++i) {
+    const Tensor& t = std::get<Tensor>(slots_[size_t(fusion_output_slots_[i])]);
+    // An output that is also an input is returned as a copy, as KernelExecutor does.
+    result.push_back(output_is_input_[i] ? t.contiguous() : t);
+  }
+  // Drop references to the caller's inputs and to the outputs handed out.
+  std::fill(slots_.begin(), slots_.end(), eval::Argument(Tensor()));
+  return result;
+}
+
+FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
+                                         RuntimeOptions options)
+    : fusion_(std::move(fusion)), options_(options) {
+  LOOM_CHECK(fusion_ != nullptr, "FusionExecutorCache needs a fusion");
+}
+
+std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> args) {
+  InputKey key = InputKey::of(args);
+  auto it = by_key_.find(key);
+  if (it != by_key_.end()) {
+    ++hits_;
+    last_ = it->second;
+    return last_->run(args);
+  }
+  ++misses_;
+  // segmentFusion validates the arguments (ExpressionEvaluator::bindInputs) before anything.
+  segmenter::SegmentedFusion segmented = segmenter::segmentFusion(*fusion_, args);
+  FusionKernelRuntime* runtime = nullptr;
+  for (auto& r : runtimes_) {
+    if (r->segmented().sameAs(segmented)) {
+      runtime = r.get();
+      break;
+    }
+  }
+  if (runtime == nullptr) {
+    runtimes_.push_back(std::make_unique<FusionKernelRuntime>(std::move(segmented), options_));
+    runtime = runtimes_.back().get();
+  }
+  by_key_.emplace(std::move(key), runtime);
+  last_ = runtime;
+  return runtime->run(args);
+}
+
+}  // namespace loom::runtime

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: Apache-2.0
+// The inner-persistent scheduler: checks, persistent buffer analysis and heuristics. The
+// schedule itself is in normalization_schedule.cpp.
+#include "loom/scheduler/normalization.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_set>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/ir/transforms.h"
+#include "loom/scheduler/utils.h"
+#include "loom/support/hash.h"
+
+namespace loom::scheduler {
+
+using namespace loom::ir;
+
+namespace {
+
+// Registers a thread needs besides its persistent buffers (indices, partial results, temps).
+constexpr int64_t kRegisterOverhead = 48;
+// Threads per row the heuristic tries first; more threads only when the batch gets too large.
+constexpr int64_t kThreadTargets[] = {128, 256, 512, 1024};
+// Blocks should hold at least this many threads: narrower rows share a block (TIDy).
+constexpr int64_t kMinThreadsPerBlock = 128;
+
+bool isReductionExpr(const Expr* e) { return e->isA<ReductionOp>() || e->isA<WelfordOp>(); }
+
+bool reject(std::string* why, std::string msg) {
+  if (why != nullptr) *why = std::move(msg);
+  return false;
+}
+
+// True when the loop ID is in logical, or a DID piece of an outer split (the sharding), or the
+// inner piece of such a split: the only scheduling an unscheduled fusion may carry.
+bool isUnscheduledLoopId(const TensorView* tv, const IterDomain* id) {
+  const auto& logical = tv->logical();
+  if (std::find(logical.begin(), logical.end(), id) != logical.end()) return true;
+  if (id->isDeviceDim()) return true;
+  auto* split = id->definition() != nullptr ? id->definition()->dynCast<Split>() : nullptr;
+  return split != nullptr && split->outer()->isDeviceDim();
+}
+
+// The reduced positions of a reduction tensor's logical domain.
+std::vector<size_t> reducedPositions(const TensorView* tv) {
+  std::vector<size_t> pos;
+  for (size_t i = 0; i < tv->logical().size(); ++i) {
+    if (tv->logical()[i]->isReduction()) pos.push_back(i);
+  }
+  return pos;
+}
+
+int64_t roundUp(int64_t x, int64_t m) { return utils::ceilDiv(x, m) * m; }
+
+}  // namespace
+
+std::string InnerPersistentParams::toString() const {
+  std::ostringstream os;
+  os << "InnerPersistent: vectorize=" << vectorize << " persistent_batch=" << persistent_batch
+     << " rows_per_block=" << rows_per_block << " shared_memory=" << (shared_memory ? 1 : 0)
+     << "\n  row_size=" << row_size << " rows=" << rows << " threads_per_row=" << threads_per_row
+     << " buffer_bytes_per_row=" << buffer_bytes_per_row;
+  return os.str();
+}
+
+size_t InnerPersistentParams::hash() const {
+  uint64_t h = uint64_t(type());
+  for (int64_t v : {vectorize, persistent_batch, rows_per_block, int64_t(shared_memory)}) {
+    h = hashCombine(h, uint64_t(v));
+  }
+  return size_t(h);
+}
+
+bool InnerPersistentParams::sameAs(const HeuristicParams& other) const {
+  auto* o = dynamic_cast<const InnerPersistentParams*>(&other);
+  return o != nullptr && o->vectorize == vectorize && o->persistent_batch == persistent_batch &&
+         o->rows_per_block == rows_per_block && o->shared_memory == shared_memory;
+}
+
+std::unique_ptr<HeuristicParams> InnerPersistentParams::clone() const {
+  return std::make_unique<InnerPersistentParams>(*this);
+}
+
+std::vector<TensorView*> persistentBuffers(const Fusion& fusion) {
+  std::vector<Expr*> exprs = fusion.exprs();
+  std::vector<TensorView*> out;
+  std::unordered_set<TensorView*> chosen;
+  for (Expr* red : exprs) {
+    if (!isReductionExpr(red)) continue;
+    // Upstream of the reduction's input, and downstream of its outputs.
+    std::unordered_set<const Val*> feeds;
+    for (Val* in : red->inputs()) feeds.insert(in);
+    for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+      bool hit = std::any_of((*it)->outputs().begin(), (*it)->outputs().end(),
+                             [&](Val* o) { return feeds.count(o) != 0; });
+      if (hit) feeds.insert((*it)->inputs().begin(), (*it)->inputs().end());
+    }
+    std::unordered_set<const Val*> after(red->outputs().begin(), red->outputs().end());
+    for (Expr* e : exprs) {
+      bool hit = std::any_of(e->inputs().begin(), e->inputs().end(),
+                             [&](Val* i) { return after.count(i) != 0; });
+      if (hit) after.insert(e->outputs().begin(), e->outputs().end());
+    }
+    const size_t row_rank = red->output(0)->as<TensorView>()->logical().size();
+    for (const Val* v : feeds) {
+      auto* tv = const_cast<Val*>(v)->dynCast<TensorView>();
+      // Only whole rows: a tensor with the reduction's rank and no broadcast where it reduces.
+      if (tv == nullptr || chosen.count(tv) || tv->rank() != int64_t(row_rank)) continue;
+      auto ids = TensorDomain::noReductions(tv->logical());
+      bool whole_row = true;
+      for (size_t p : reducedPositions(red->output(0)->as<TensorView>())) {
+        whole_row = whole_row && !ids[p]->isBroadcast();
+      }
+      if (!whole_row) continue;
+      // A use other than the reduction itself whose result needs the reduction's result.
+      bool used_after = std::any_of(tv->uses().begin(), tv->uses().end(), [&](Expr* use) {
+        return use != red && std::any_of(use->outputs().begin(), use->outputs().end(),
+                           [&](Val* o) { return after.count(o) != 0; });
+      });
+      if (used_after) {
+        chosen.insert(tv);
+        out.push_back(tv);
+      }
+    }
+  }
+  // Deterministic order: as the tensors appear in the fusion.
+  std::vector<TensorView*> ordered;
+  for (TensorView* tv : fusion.allTvs()) {
+    if (chosen.count(tv)) ordered.push_back(tv);
+  }
+  return ordered;
+}
+
+bool innerPersistentCompileTimeCheck(const Fusion& fusion, std::string* why) {
+  bool has_tensor_output = false;
+  for (Val* o : fusion.outputs()) {
+    if (!o->isA<TensorView>()) return reject(why, "output " + o->toString() + " is a scalar");
+    has_tensor_output = true;
+  }
+  if (!has_tensor_output) return reject(why, "the fusion has no tensor output");
+  for (TensorView* tv : fusion.allTvs()) {
+    if (tv->domain()->hasRoot()) {
+      return reject(why, "tensor " + tv->toString() +
+                             " has a root domain (reshape or permute); not supported");
+    }
+    for (IterDomain* id : tv->loop()) {
+      if (id->isParallelized() && !id->isDeviceDim()) {
+        return reject(why, "tensor " + tv->toString() + " is already parallelized");
+      }
+      if (!isUnscheduledLoopId(tv, id)) {
+        return reject(why, "tensor " + tv->toString() + " is already scheduled");
+      }
+    }
+  }
+  std::vector<TensorView*> reds = utils::reductionTvs(fusion);
+  if (reds.empty()) return reject(why, "no reduction");
+  const TensorView* ref = reds.front();
+  std::vector<size_t> ref_pos = reducedPositions(ref);
+  for (TensorView* tv : reds) {
+    std::vector<size_t> pos = reducedPositions(tv);
+    if (tv->logical().size() != ref->logical().size() || pos != ref_pos) {
+      return reject(why, "reductions " + ref->toString() + " and " + tv->toString() +
+                             " reduce different dims");
+    }
+    // Reduced dims must be the innermost ones (an inner, not outer, persistent normalization).
+    for (size_t i = 0; i < pos.size(); ++i) {
+      if (pos[i] != tv->logical().size() - pos.size() + i) {
+        return reject(why, "reduction " + tv->toString() + " does not reduce the innermost dims");
+      }
+    }
+    for (IterDomain* id : tv->loop()) {
+      if (id->isDeviceDim() && id->isReduction()) {
+        return reject(why, "reduction " + tv->toString() +
+                               " reduces a device-sharded dim (needs a communication)");
+      }
+    }
+  }
+  if (persistentBuffers(fusion).empty()) {
+    return reject(why, "no persistent buffer: no row is needed after its reduction (the "
+                       "reduction scheduler's case)");
+  }
+  return true;
+}
+
+namespace {
+
+// Sizes shared by the run-time check and the heuristic.
+struct RowSizes {
+  int64_t row = 1;   // elements per row
+  int64_t rows = 1;  // rows in this device's shard
+  int64_t bytes_per_element = 0;
+};
+
+RowSizes rowSizes(const Fusion& fusion, SchedulerRuntimeInfo& info) {
+  RowSizes s;
+  TensorView* ref = utils::reductionTvs(fusion).front();
+  for (IterDomain* id : ref->logical()) {
+    if (id->isReduction()) s.row *= info.extent(id, ref);
+  }
+  // Rows from the loop domain: DID pieces have extent 1 inside a kernel.
+  for (IterDomain* id : ref->loop()) {
+    if (!id->isReduction() && !id->isDeviceDim()) s.rows *= info.extent(id, ref);
+  }
+  for (TensorView* tv : persistentBuffers(fusion)) {
+    s.bytes_per_element += int64_t(dataTypeSize(tv->dtype()));
+  }
+  return s;
+}
+
+// Registers per thread for a batch of `elems` row elements of each persistent buffer.
+int64_t registersPerThread(int64_t bytes_per_element, int64_t elems) {
+  return kRegisterOverhead + utils::ceilDiv(bytes_per_element * elems, 4);
+}
+
+bool fitsRegisters(const DeviceInfo& d, int64_t bytes_per_element, int64_t elems,
+                   int64_t threads_per_block) {
+  int64_t regs = registersPerThread(bytes_per_element, elems);
+  return regs <= d.max_registers_per_thread &&
+         regs * roundUp(threads_per_block, d.warp_size) <= d.registers_per_sm;
+}
+
+// Fills the schedule fields of `p`; false (with the reason) when no plan fits.
+bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParams& p,
+          std::string* why) {
+  const DeviceInfo& d = info.device();
+  RowSizes s = rowSizes(fusion, info);
+  p.row_size = s.row;
+  p.rows = s.rows;
+  p.buffer_bytes_per_row = s.row * s.bytes_per_element;
+  if (s.row == 0 || s.rows == 0) {
+    return reject(why, "zero-size rows (" + std::to_string(s.rows) + " rows of " +
+                           std::to_string(s.row) + " elements)");
+  }
+  TensorView* ref = utils::reductionTvs(fusion).front();
+  std::vector<IterDomain*> row_ids;
+  for (IterDomain* id : ref->logical()) {
+    if (id->isReduction()) row_ids.push_back(id);
+  }
+  std::vector<TensorView*> loads;
+  for (Val* in : fusion.inputs()) {
+    if (auto* tv = in->dynCast<TensorView>(); tv != nullptr && !tv->uses().empty()) {
+      loads.push_back(tv);
+    }
+  }
+  p.vectorize = std::max<int64_t>(1, utils::maxVectorWidth(fusion, info, ref, row_ids, loads));
+  const int64_t units = utils::ceilDiv(s.row, p.vectorize);
+
+  // Registers: the fewest threads (from 128) whose batch fits.
+  p.shared_memory = false;
+  bool found = false;
+  for (int64_t target : kThreadTargets) {
+    if (target > d.max_threads_per_block) break;
+    p.persistent_batch = utils::ceilDiv(units, target);
+    p.threads_per_row = utils::ceilDiv(units, p.persistent_batch);
+    if (fitsRegisters(d, s.bytes_per_element, p.persistent_batch * p.vectorize,
+                      p.threads_per_row)) {
+      found = true;
+      break;
+    }
+  }
+  if (!found) {
+    // Shared memory: the whole row of every buffer in the block, as many threads as allowed.
+    p.persistent_batch = utils::ceilDiv(units, d.max_threads_per_block);
+    p.threads_per_row = utils::ceilDiv(units, p.persistent_batch);
+    if (p.buffer_bytes_per_row > d.shared_memory_per_block) {
+      int64_t reg_bytes = (std::min(d.max_registers_per_thread,
+                                    d.registers_per_sm / d.max_threads_per_block) -
+                           kRegisterOverhead) * 4 * d.max_threads_per_block;
+      return reject(why, "rows of " + std::to_string(s.row) + " elements need " +
+                             std::to_string(p.buffer_bytes_per_row) +
+                             " bytes of persistent buffers each; registers hold at most " +
+                             std::to_string(reg_bytes) + " and shared memory " +
+                             std::to_string(d.shared_memory_per_block) + " bytes per block");
+    }
+    p.shared_memory = true;
+  }
+
+  // Narrow rows share a block along TIDy, as long as the grid still fills the SMs.
+  p.rows_per_block = 1;
+  if (!p.shared_memory && p.threads_per_row < kMinThreadsPerBlock) {
+    int64_t rpb = utils::floorPow2(kMinThreadsPerBlock / p.threads_per_row);
+    rpb = std::min(rpb, utils::floorPow2(std::max<int64_t>(1, s.rows / d.sm_count)));
+    while (rpb > 1 && !fitsRegisters(d, s.bytes_per_element, p.persistent_batch * p.vectorize,
+                                     rpb * p.threads_per_row)) {
+      rpb /= 2;
+    }
+    p.rows_per_block = std::max<int64_t>(1, rpb);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool innerPersistentRunTimeCheck(const Fusion& fusion, SchedulerRuntimeInfo& info,
+                                 std::string* why) {
+  InnerPersistentParams p;
+  return plan(fusion, info, p, why);
+}
+
+std::unique_ptr<InnerPersistentParams> innerPersistentHeuristics(const Fusion& fusion,
+                                                                 SchedulerRuntimeInfo& info) {
+  auto p = std::make_unique<InnerPersistentParams>();
+  std::string why;
+  LOOM_CHECK(plan(fusion, info, *p, &why), "inner persistent heuristics: ", why);
+  return p;
+}
+
+namespace {
+
+class InnerPersistentScheduler final : public Scheduler {
+ public:
+  SchedulerType type() const override { return SchedulerType::InnerPersistent; }
+  bool canScheduleCompileTime(const Fusion& fusion, std::string* why) const override {
+    return innerPersistentCompileTimeCheck(fusion, why);
+  }
+  bool canScheduleRunTime(const Fusion& fusion, SchedulerRuntimeInfo& info,
+                          std::string* why) const override {
+    return innerPersistentRunTimeCheck(fusion, info, why);
+  }
+  std::unique_ptr<HeuristicParams> computeHeuristics(const Fusion& fusion,
+                                                     SchedulerRuntimeInfo& info) const override {
+    return innerPersistentHeuristics(fusion, info);
+  }
+  void schedule(Fusion& fusion, const HeuristicParams& params) const override {
+    auto* p = dynamic_cast<const InnerPersistentParams*>(&params);
+    LOOM_CHECK(p != nullptr, "inner persistent scheduler given ", params.toString());
+    scheduleInnerPersistent(fusion, *p);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> makeInnerPersistentScheduler() {
+  return std::make_unique<InnerPersistentScheduler>();
+}
+
+}  // namespace loom::scheduler

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reduction scheduler: checks and heuristics for one reduction with pointwise ops around it;
+// the schedules themselves are in reduction_schedule.cpp.
+#include "loom/scheduler/reduction.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_set>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/scheduler/utils.h"
+#include "loom/support/error.h"
+#include "loom/support/hash.h"
+#include "loom/transform/id_graph.h"
+
+namespace loom::scheduler {
+
+using ir::IterDomain;
+using ir::TensorView;
+
+std::string ReductionParams::toString() const {
+  std::ostringstream os;
+  os << "Reduction: " << (inner ? "inner" : "outer") << " vectorize=" << vectorize
+     << " bdimx=" << bdimx << " bdimy=" << bdimy << " grid_reduction=" << grid_reduction << "\n";
+  return os.str();
+}
+
+size_t ReductionParams::hash() const {
+  Hasher h;
+  h.value(type()).value(inner).value(vectorize).value(bdimx).value(bdimy).value(grid_reduction);
+  return size_t(h.digest());
+}
+
+bool ReductionParams::sameAs(const HeuristicParams& other) const {
+  const auto* o = dynamic_cast<const ReductionParams*>(&other);
+  return o != nullptr && inner == o->inner && vectorize == o->vectorize && bdimx == o->bdimx &&
+         bdimy == o->bdimy && grid_reduction == o->grid_reduction;
+}
+
+std::unique_ptr<HeuristicParams> ReductionParams::clone() const {
+  return std::make_unique<ReductionParams>(*this);
+}
+
+namespace {
+
+// Every tensor that depends on `tvs` (themselves included).
+std::unordered_set<const ir::Val*> downstreamOf(const std::vector<TensorView*>& tvs) {
+  std::unordered_set<const ir::Val*> seen(tvs.begin(), tvs.end());
+  std::vector<const ir::Val*> stack(tvs.begin(), tvs.end());
+  while (!stack.empty()) {
+    const ir::Val* v = stack.back();
+    stack.pop_back();
+    for (ir::Expr* use : v->uses()) {
+      for (ir::Val* out : use->outputs()) {
+        if (seen.insert(out).second) stack.push_back(out);
+      }
+    }
+  }
+  return seen;
+}
+
+class ReductionScheduler final : public Scheduler {
+ public:
+  SchedulerType type() const override { return SchedulerType::Reduction; }
+
+  bool canScheduleCompileTime(const ir::Fusion& fusion, std::string* why) const override {
+    auto reject = [&](const std::string& reason) {
+      if (why != nullptr) *why = reason;
+      return false;
+    };
+    if (!utils::isPlainUnscheduledFusion(fusion, why)) return false;
+    std::vector<ir::Expr*> reductions = utils::reductionExprs(fusion);
+    if (reductions.empty()) return reject("the fusion has no reduction");
+    if (reductions.size() > 1) {
+      return reject(std::to_string(reductions.size()) +
+                    " reductions; this scheduler handles exactly one");
+    }
+    std::vector<TensorView*> outs;
+    for (ir::Val* v : reductions.front()->outputs()) outs.push_back(v->as<TensorView>());
+    std::unordered_set<const ir::Val*> after = downstreamOf(outs);
+    // A reduced dim iterated again after the reduction (x - mean(x)) needs the row twice: a
+    // normalization (persistent) pattern. A keepdim broadcast alone is fine.
+    transform::IdGraph graph(fusion, transform::IdMappingMode::Exact);
+    std::vector<IterDomain*> reduced;
+    for (IterDomain* id : outs.front()->logical()) {
+      if (id->isReduction()) reduced.push_back(id);
+    }
+    for (TensorView* tv : fusion.allTvs()) {
+      if (after.count(tv) == 0 || tv->definition() == reductions.front()) continue;
+      for (IterDomain* id : tv->logical()) {
+        if (id->isBroadcast() || id->isReduction()) continue;
+        for (IterDomain* r : reduced) {
+          if (graph.areMapped(id, r)) {
+            return reject("the reduced dim " + r->toString() + " of " + outs.front()->toString() +
+                          " is iterated again after the reduction (" + tv->toString() +
+                          "): a normalization pattern");
+          }
+        }
+      }
+    }
+    for (ir::Val* out : fusion.outputs()) {
+      if (after.count(out) == 0) {
+        return reject("output " + out->toString() + " does not depend on the reduction " +
+                      outs.front()->toString() + "; it needs its own (pointwise) kernel");
+      }
+    }
+    return true;
+  }
+
+  bool canScheduleRunTime(const ir::Fusion&, SchedulerRuntimeInfo&, std::string*) const override {
+    return true;  // every size has a schedule, empty reductions included
+  }
+
+  std::unique_ptr<HeuristicParams> computeHeuristics(const ir::Fusion& fusion,
+                                                     SchedulerRuntimeInfo& info) const override {
+    return reductionHeuristics(fusion, info);
+  }
+
+  void schedule(ir::Fusion& fusion, const HeuristicParams& params) const override {
+    const auto* p = dynamic_cast<const ReductionParams*>(&params);
+    LOOM_CHECK(p != nullptr, "the reduction scheduler got ", params.toString());
+    scheduleReduction(fusion, *p);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> makeReductionScheduler() {
+  return std::make_unique<ReductionScheduler>();
+}
+
+bool isInnerReduction(const TensorView* red) {
+  for (auto it = red->logical().rbegin(); it != red->logical().rend(); ++it) {
+    if (!(*it)->isBroadcast()) return (*it)->isReduction();
+  }
+  return true;
+}
+
+std::unique_ptr<ReductionParams> reductionHeuristics(const ir::Fusion& fusion,
+                                                     SchedulerRuntimeInfo& info) {
+  std::vector<TensorView*> reds = utils::reductionTvs(fusion);
+  LOOM_CHECK(reds.size() == 1, "reduction heuristics need exactly one reduction, got ",
+             reds.size());
+  TensorView* red = reds.front();
+  const DeviceInfo& dev = info.device();
+  auto params = std::make_unique<ReductionParams>();
+  params->inner = isInnerReduction(red);
+
+  std::vector<IterDomain*> red_ids, iter_ids;
+  for (IterDomain* id : red->logical()) (id->isReduction() ? red_ids : iter_ids).push_back(id);
+  int64_t r = utils::product(info, red, red_ids);
+  int64_t i = utils::product(info, red, iter_ids);
+  if (r == 0 || i == 0) {
+    // Nothing to reduce (the output is the init value) or nothing to compute: the smallest
+    // block shape, no vectorization.
+    params->bdimx = 32;
+    return params;
+  }
+
+  if (params->inner) {
+    int64_t v = utils::maxVectorWidth(fusion, info, red, red_ids,
+                                      utils::innerAlignedTensors(fusion, red, red_ids));
+    // Keep at least a warp of vectors per row.
+    while (v > 1 && r < v * dev.warp_size) v /= 2;
+    int64_t per_row = utils::ceilDiv(r, v);
+    // About four serial steps per thread before the block reduction, 32..512 threads.
+    int64_t bdimx = std::clamp<int64_t>(utils::floorPow2(utils::ceilDiv(per_row, 4)), 32, 512);
+    // Short rows: several rows per block on TIDy, up to 128 threads per block.
+    int64_t bdimy = 1;
+    if (bdimx < 128 && i > 1) bdimy = std::min(128 / bdimx, utils::floorPow2(i));
+    int64_t serial = utils::ceilDiv(per_row, bdimx);
+    int64_t row_blocks = utils::ceilDiv(i, bdimy);
+    // Few long rows: blocks cooperate on each row (grid reduction), rows on BIDy.
+    int64_t grid = 1;
+    if (row_blocks * 2 < dev.sm_count && serial >= 16 && row_blocks <= dev.max_grid_yz) {
+      grid = std::min(utils::ceilDiv(dev.sm_count, row_blocks), utils::floorPow2(serial / 4));
+      grid = std::max<int64_t>(grid, 1);
+    }
+    params->vectorize = v;
+    params->bdimx = bdimx;
+    params->bdimy = bdimy;
+    params->grid_reduction = grid;
+  } else {
+    // Outer: the iteration dims are the innermost, so vectorize and thread them.
+    int64_t v = utils::maxVectorWidth(fusion, info, red, iter_ids,
+                                      utils::innerAlignedTensors(fusion, red, iter_ids));
+    while (v > 1 && i < v * 2) v /= 2;
+    int64_t columns = utils::ceilDiv(i, v);
+    int64_t bdimx = std::min<int64_t>(128, std::max<int64_t>(1, utils::floorPow2(columns)));
+    if (bdimx < columns && bdimx < 32) bdimx = 32;
+    // Narrow outputs with long columns: reduce with TIDy too (256 threads per block at most).
+    int64_t bdimy = 1;
+    if (bdimx < 256 && r >= 64) {
+      bdimy = std::min(std::max<int64_t>(1, 256 / bdimx), utils::floorPow2(r / 8));
+    }
+    int64_t column_blocks = utils::ceilDiv(columns, bdimx);
+    int64_t serial = utils::ceilDiv(r, bdimy);
+    int64_t grid = 1;
+    if (column_blocks * 2 < dev.sm_count && serial >= 64 && column_blocks <= dev.max_grid_yz) {
+      grid = std::min({utils::ceilDiv(dev.sm_count, column_blocks), utils::floorPow2(serial / 16),
+                       dev.max_grid_yz});
+      grid = std::max<int64_t>(grid, 1);
+    }
+    params->vectorize = v;
+    params->bdimx = bdimx;
+    params->bdimy = bdimy;
+    params->grid_reduction = grid;
+  }
+  return params;
+}
+
+}  // namespace loom::scheduler

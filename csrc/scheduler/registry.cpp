@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scheduler registry: the priority list and proposeScheduler / scheduleFusion.
+#include "loom/scheduler/registry.h"
+
+#include <iostream>
+
+#include "loom/scheduler/normalization.h"
+#include "loom/scheduler/pointwise.h"
+#include "loom/scheduler/reduction.h"
+#include "loom/support/error.h"
+#include "loom/support/options.h"
+
+namespace loom::scheduler {
+
+namespace {
+
+// The priority list: proposeScheduler tries these in order. Adding a scheduler is one line
+// here (plus its factory declaration in its header). The checks are written so that at most one
+// of the current schedulers accepts a fusion; the order still matters for future overlaps.
+std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
+  std::vector<std::unique_ptr<Scheduler>> list;
+  list.push_back(makePointwiseScheduler());
+  list.push_back(makeReductionScheduler());
+  list.push_back(makeInnerPersistentScheduler());
+  return list;
+}
+
+}  // namespace
+
+const std::vector<const Scheduler*>& allSchedulers() {
+  static const std::vector<std::unique_ptr<Scheduler>> owned = makeSchedulers();
+  static const std::vector<const Scheduler*> list = [] {
+    std::vector<const Scheduler*> result;
+    for (const auto& s : owned) result.push_back(s.get());
+    return result;
+  }();
+  return list;
+}
+
+const Scheduler& schedulerFor(SchedulerType type) {
+  for (const Scheduler* s : allSchedulers()) {
+    if (s->type() == type) return *s;
+  }
+  LOOM_CHECK(false, "no scheduler of type ", schedulerTypeName(type), " is registered");
+  return *allSchedulers().front();  // not reached: LOOM_CHECK throws
+}
+
+std::string SchedulerProposal::rejectionSummary() const {
+  std::string result;
+  for (const auto& [type, why] : rejections) {
+    if (!result.empty()) result += "; ";
+    result += std::string(schedulerTypeName(type)) + ": " + why;
+  }
+  return result;
+}
+
+SchedulerProposal proposeScheduler(const ir::Fusion& fusion, SchedulerRuntimeInfo& info) {
+  SchedulerProposal proposal;
+  for (const Scheduler* s : allSchedulers()) {
+    std::string why;
+    if (!s->canScheduleCompileTime(fusion, &why)) {
+      proposal.rejections.emplace_back(s->type(), "compile-time: " + why);
+      continue;
+    }
+    why.clear();
+    if (!s->canScheduleRunTime(fusion, info, &why)) {
+      proposal.rejections.emplace_back(s->type(), "run-time: " + why);
+      continue;
+    }
+    proposal.scheduler = s;
+    break;
+  }
+  return proposal;
+}
+
+std::unique_ptr<HeuristicParams> scheduleFusion(ir::Fusion& fusion, SchedulerRuntimeInfo& info) {
+  SchedulerProposal proposal = proposeScheduler(fusion, info);
+  LOOM_CHECK(proposal.scheduler != nullptr, "no scheduler accepts the fusion: ",
+             proposal.rejectionSummary());
+  std::unique_ptr<HeuristicParams> params = proposal.scheduler->computeHeuristics(fusion, info);
+  if (DumpOptions::fromEnvironment().has(DumpOption::SchedulerParams)) {
+    std::cout << params->toString();
+    if (!proposal.rejections.empty()) {
+      std::cout << "  rejected: " << proposal.rejectionSummary() << "\n";
+    }
+  }
+  proposal.scheduler->schedule(fusion, *params);
+  return params;
+}
+
+}  // namespace loom::scheduler

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the schedulers: reductions, references, sizes and the vectorization rule.
+#include "loom/scheduler/utils.h"
+
+#include <algorithm>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/transform/id_graph.h"
+
+namespace loom::scheduler::utils {
+
+std::vector<ir::Expr*> reductionExprs(const ir::Fusion& fusion) {
+  std::vector<ir::Expr*> result;
+  for (ir::Expr* e : fusion.exprs()) {
+    if (e->isA<ir::ReductionOp>() || e->isA<ir::WelfordOp>()) result.push_back(e);
+  }
+  return result;
+}
+
+std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion) {
+  std::vector<ir::TensorView*> result;
+  for (ir::Expr* e : reductionExprs(fusion)) result.push_back(e->output(0)->as<ir::TensorView>());
+  return result;
+}
+
+bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
+  auto reject = [&](const std::string& reason) {
+    if (why != nullptr) *why = reason;
+    return false;
+  };
+  bool any_tensor_output = false;
+  for (ir::Val* out : fusion.outputs()) {
+    if (!out->isA<ir::TensorView>()) {
+      return reject("output " + out->toString() + " is a Scalar; schedulers need tensor outputs");
+    }
+    any_tensor_output = true;
+  }
+  if (!any_tensor_output) return reject("the fusion has no outputs");
+  for (ir::TensorView* tv : fusion.allTvs()) {
+    if (tv->domain()->hasRoot() && !tv->definition()) {
+      return reject(tv->toString() + " has a root domain without a definition");
+    }
+    if (tv->loop() != tv->logical()) {
+      return reject(tv->toString() + " is already scheduled (its loop domain is not its logical)");
+    }
+    for (ir::IterDomain* id : tv->loop()) {
+      if (id->isDeviceDim()) {
+        return reject(tv->toString() + " has a device-parallel ID " + id->toString() +
+                      "; multidevice fusions are not scheduled yet");
+      }
+      if (id->isParallelized()) {
+        return reject(tv->toString() + " is already parallelized (" + id->toString() + ")");
+      }
+    }
+    if (tv->computeAtPosition() != 0) return reject(tv->toString() + " is already inlined");
+  }
+  return true;
+}
+
+ir::TensorView* largestOutput(const ir::Fusion& fusion) {
+  ir::TensorView* best = nullptr;
+  int64_t best_dims = -1;
+  for (ir::Val* out : fusion.outputs()) {
+    auto* tv = out->dynCast<ir::TensorView>();
+    if (tv == nullptr) continue;
+    int64_t dims = 0;
+    for (ir::IterDomain* id : tv->logical()) dims += (!id->isBroadcast() && !id->isReduction());
+    // An output that is also an input is only copied: prefer computed outputs.
+    dims = tv->isFusionInput() ? dims : dims + (int64_t(1) << 32);
+    if (dims > best_dims) {
+      best = tv;
+      best_dims = dims;
+    }
+  }
+  return best;
+}
+
+int64_t product(SchedulerRuntimeInfo& info, const ir::TensorView* tv,
+                const std::vector<ir::IterDomain*>& ids) {
+  int64_t p = 1;
+  for (ir::IterDomain* id : ids) p *= info.extent(id, tv);
+  return p;
+}
+
+int64_t floorPow2(int64_t x) {
+  int64_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+namespace {
+
+std::vector<ir::IterDomain*> nonBroadcast(const std::vector<ir::IterDomain*>& ids) {
+  std::vector<ir::IterDomain*> result;
+  for (ir::IterDomain* id : ids) {
+    if (!id->isBroadcast() && !id->isReduction()) result.push_back(id);
+  }
+  return result;
+}
+
+// `ids` minus broadcasts, keeping reductions (a reduction tensor's inner_ids are reductions).
+std::vector<ir::IterDomain*> noBroadcasts(const std::vector<ir::IterDomain*>& ids) {
+  return ir::TensorDomain::noBroadcasts(ids);
+}
+
+// Position of `id` in tv's logical domain without reductions, or -1.
+int64_t logicalPosition(const ir::TensorView* tv, const ir::IterDomain* id) {
+  int64_t pos = 0;
+  for (ir::IterDomain* l : tv->logical()) {
+    if (l->isReduction()) continue;
+    if (l == id) return pos;
+    ++pos;
+  }
+  return -1;
+}
+
+std::vector<ir::TensorView*> inputsAndOutputs(const ir::Fusion& fusion) {
+  std::vector<ir::TensorView*> result;
+  for (const auto* list : {&fusion.inputs(), &fusion.outputs()}) {
+    for (ir::Val* v : *list) {
+      auto* tv = v->dynCast<ir::TensorView>();
+      if (tv != nullptr && std::find(result.begin(), result.end(), tv) == result.end()) {
+        result.push_back(tv);
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+std::vector<ir::TensorView*> innerAlignedTensors(const ir::Fusion& fusion,
+                                                 const ir::TensorView* ref,
+                                                 const std::vector<ir::IterDomain*>& inner_ids) {
+  (void)ref;
+  std::vector<ir::IterDomain*> inner = noBroadcasts(inner_ids);
+  if (inner.empty()) return {};
+  transform::IdGraph graph(fusion, transform::IdMappingMode::Exact);
+  std::vector<ir::TensorView*> result;
+  for (ir::TensorView* tv : inputsAndOutputs(fusion)) {
+    for (ir::IterDomain* id : tv->maybeAllocation()) {
+      if (!id->isBroadcast() && !id->isReduction() && graph.areMapped(id, inner.back())) {
+        result.push_back(tv);
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+int64_t maxVectorWidth(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,
+                       const ir::TensorView* ref, const std::vector<ir::IterDomain*>& inner_ids,
+                       const std::vector<ir::TensorView*>& tvs) {
+  std::vector<ir::IterDomain*> inner = noBroadcasts(inner_ids);
+  if (tvs.empty() || inner.empty()) return 1;
+  transform::IdGraph graph(fusion, transform::IdMappingMode::Exact);
+  int64_t width = 16;
+  for (ir::TensorView* tv : tvs) {
+    if (utils::product(info, tv, nonBroadcast(tv->logical())) == 0) return 1;
+    width = std::min<int64_t>(width, 16 / int64_t(dataTypeSize(tv->dtype())));
+    width = std::min(width, std::max<int64_t>(
+        1, info.alignmentBytes(tv) / int64_t(dataTypeSize(tv->dtype()))));
+    std::vector<int64_t> strides = info.strides(tv);
+    const auto& alloc = tv->maybeAllocation();
+    const auto& contiguity = tv->contiguity();
+    // Walk the allocation from the innermost while it holds ref's inner IDs densely in order.
+    int64_t dense = 1;
+    size_t next_inner = inner.size();
+    int64_t a = int64_t(alloc.size()) - 1;
+    std::vector<bool> in_dense_part(alloc.size(), false);
+    for (; a >= 0 && next_inner > 0; --a) {
+      ir::IterDomain* id = alloc[size_t(a)];
+      if (id->isBroadcast() || id->isReduction()) continue;
+      bool contiguous = size_t(a) >= contiguity.size() || contiguity[size_t(a)].value_or(false);
+      int64_t pos = logicalPosition(tv, id);
+      if (!contiguous || pos < 0 || !graph.areMapped(id, inner[next_inner - 1])) break;
+      if (strides[size_t(pos)] != dense) break;
+      dense *= info.extent(id, tv);
+      in_dense_part[size_t(a)] = true;
+      --next_inner;
+    }
+    if (dense <= 1) return 1;
+    while (width > 1 && dense % width != 0) width /= 2;
+    // Every other stride must keep each vector aligned: a multiple of the width.
+    for (size_t k = 0; k < alloc.size(); ++k) {
+      ir::IterDomain* id = alloc[k];
+      if (in_dense_part[k] || id->isBroadcast() || id->isReduction()) continue;
+      int64_t pos = logicalPosition(tv, id);
+      if (pos < 0 || info.extent(id, tv) == 1) continue;
+      int64_t stride = strides[size_t(pos)];
+      if (stride < 0) return 1;
+      while (width > 1 && stride % width != 0) width /= 2;
+    }
+  }
+  (void)ref;
+  return std::max<int64_t>(width, 1);
+}
+
+}  // namespace loom::scheduler::utils

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// Building standalone segment fusions from sets of exprs, and printing a segmentation.
+#include "loom/segmenter/segmented_fusion.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_set>
+
+#include "loom/ir/builder.h"
+#include "loom/ir/cloner.h"
+#include "loom/ir/exprs.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/ir/tensor_domain.h"
+#include "loom/ir/tensor_view.h"
+#include "loom/ir/transforms.h"
+
+namespace loom::segmenter {
+namespace {
+
+// A fresh global input of `tv`'s logical shape without reductions and without a root: an
+// intermediate read back from memory has no history inside the segment.
+ir::TensorView* freshInput(const ir::TensorView* tv, ir::IrCloner& cloner) {
+  std::vector<ir::IterDomain*> ids;
+  for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
+    ids.push_back(ir::IrBuilder::create<ir::IterDomain>(
+        cloner.clone(id->start()), cloner.clone(id->extent()), id->iterType(),
+        ir::ParallelType::Serial, cloner.clone(id->expandedExtent())));
+  }
+  auto* td = ir::IrBuilder::create<ir::TensorDomain>(ids);
+  auto* out = ir::IrBuilder::create<ir::TensorView>(td, tv->dtype(), ir::MemoryType::Global);
+  if (tv->hasDeviceMesh()) out->setDeviceMesh(tv->deviceMesh());
+  return out;
+}
+
+}  // namespace
+
+SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<ir::Expr*>& exprs,
+                                 const std::vector<ir::Expr*>& live) {
+  SegmentFusion seg;
+  seg.fusion = std::make_unique<ir::Fusion>();
+  ir::Fusion& target = *seg.fusion;
+  ir::FusionGuard guard(&target);
+  ir::IrCloner cloner(&target);
+
+  std::unordered_set<const ir::Expr*> in_set(exprs.begin(), exprs.end());
+  // Producers first, in the original's order.
+  std::vector<ir::Expr*> ordered;
+  for (ir::Expr* e : live) {
+    if (in_set.count(e) != 0) ordered.push_back(e);
+  }
+  LOOM_ASSERT(ordered.size() == exprs.size(), "segment exprs must be live math exprs");
+  std::unordered_set<const ir::Val*> produced;
+  for (ir::Expr* e : ordered) {
+    for (ir::Val* o : e->outputs()) produced.insert(o);
+  }
+
+  // Inputs: original fusion inputs first (in their order), then intermediates (in use order).
+  std::vector<ir::Val*> needed;
+  std::unordered_set<const ir::Val*> seen;
+  auto need = [&](ir::Val* v) {
+    if (produced.count(v) != 0 || !seen.insert(v).second) return;
+    needed.push_back(v);
+  };
+  // Scalar math feeding the segment is copied along; its leaves are scalar fusion inputs.
+  std::vector<ir::Expr*> scalar_exprs;
+  std::unordered_set<const ir::Expr*> scalar_seen;
+  auto collectScalar = [&](auto& self, ir::Val* v) -> void {
+    ir::Expr* def = v->definition();
+    if (!v->isA<ir::Scalar>() || def == nullptr || original.isInput(v)) return;
+    if (!scalar_seen.insert(def).second) return;
+    for (ir::Val* in : def->inputs()) self(self, in);
+    scalar_exprs.push_back(def);
+  };
+  for (ir::Expr* e : ordered) {
+    for (ir::Val* in : e->inputs()) {
+      if (in->isA<ir::Scalar>() && in->definition() != nullptr && !original.isInput(in)) {
+        collectScalar(collectScalar, in);
+        continue;
+      }
+      if (in->isA<ir::TensorView>() || original.isInput(in)) need(in);
+    }
+  }
+  for (ir::Expr* def : scalar_exprs) {
+    for (ir::Val* in : def->inputs()) {
+      if (original.isInput(in)) need(in);
+    }
+  }
+  std::vector<ir::Val*> ordered_needed;
+  for (ir::Val* in : original.inputs()) {
+    if (seen.count(in) != 0) ordered_needed.push_back(in);
+  }
+  for (ir::Val* v : needed) {
+    if (!original.isInput(v)) ordered_needed.push_back(v);
+  }
+  needed = std::move(ordered_needed);
+
+  // Intermediates become fresh inputs; consumers are rewired to them after cloning.
+  std::unordered_map<const ir::Val*, ir::Val*> fresh;
+  for (ir::Val* v : needed) {
+    ir::Val* copy = nullptr;
+    if (original.isInput(v)) {
+      copy = cloner.clone(v);
+    } else {
+      copy = freshInput(v->as<ir::TensorView>(), cloner);
+      fresh[v] = copy;
+    }
+    target.addInput(copy);
+    seg.inputs.push_back(v);
+    seg.toSegment[v] = copy;
+  }
+  for (ir::Expr* def : scalar_exprs) cloner.clone(def);
+  for (ir::Expr* e : ordered) {
+    auto* copy = cloner.clone(e);
+    for (ir::Val* in : e->inputs()) {
+      auto it = fresh.find(in);
+      if (it != fresh.end()) copy->replaceInput(cloner.lookup(in), it->second);
+    }
+  }
+  // Root-to-logical transforms (reshape) of the copied tensors: newest first, so a chain of
+  // Split/Merge exprs is found from its end.
+  std::vector<ir::Expr*> all = original.allExprs();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    ir::Expr* e = *it;
+    if (!e->isA<ir::Split>() && !e->isA<ir::Merge>()) continue;
+    bool wanted = std::any_of(e->outputs().begin(), e->outputs().end(),
+                              [&](const ir::Val* o) { return cloner.lookup(o) != nullptr; });
+    if (wanted) cloner.clone(e);
+  }
+
+  // Outputs: what the original outputs or a live expr outside the segment reads.
+  std::unordered_set<const ir::Expr*> live_set(live.begin(), live.end());
+  for (ir::Expr* e : ordered) {
+    for (ir::Val* o : e->outputs()) {
+      if (!o->isA<ir::TensorView>()) continue;
+      bool used_outside = original.isOutput(o);
+      for (ir::Expr* use : o->uses()) {
+        if (live_set.count(use) != 0 && in_set.count(use) == 0) used_outside = true;
+      }
+      if (!used_outside) continue;
+      ir::Val* copy = cloner.lookup(o);
+      target.addOutput(copy);
+      seg.outputs.push_back(o);
+    }
+  }
+  for (ir::Expr* e : ordered) {
+    for (ir::Val* v : e->inputs()) {
+      if (seg.toSegment.count(v) == 0 && cloner.lookup(v) != nullptr) {
+        seg.toSegment[v] = cloner.lookup(v);
+      }
+    }
+    for (ir::Val* v : e->outputs()) seg.toSegment[v] = cloner.lookup(v);
+  }
+  target.removeDeadCode();
+  return seg;
+}
+
+eval::ExpressionEvaluator bindSegmentSizes(const SegmentFusion& segment,
+                                           eval::ExpressionEvaluator& original) {
+  eval::ExpressionEvaluator ee;
+  auto bindFrom = [&](const ir::Scalar* copy, const ir::Scalar* orig) {
+    if (copy == nullptr || orig == nullptr || copy->isConst() || copy->definition() != nullptr ||
+        ee.isBound(copy)) {
+      return;
+    }
+    if (auto v = original.evaluate(orig)) ee.bind(copy, *v);
+  };
+  for (size_t i = 0; i < segment.inputs.size(); ++i) {
+    const ir::Val* orig = segment.inputs[i];
+    const ir::Val* copy = segment.fusion->inputs()[i];
+    if (orig->isA<ir::Scalar>()) {
+      bindFrom(copy->as<ir::Scalar>(), orig->as<ir::Scalar>());
+      continue;
+    }
+    auto orig_ids = ir::TensorDomain::noReductions(orig->as<ir::TensorView>()->logical());
+    auto copy_ids = ir::TensorDomain::noReductions(copy->as<ir::TensorView>()->logical());
+    LOOM_ASSERT(orig_ids.size() == copy_ids.size(), "segment input rank differs");
+    for (size_t k = 0; k < orig_ids.size(); ++k) {
+      bindFrom(copy_ids[k]->extent(), orig_ids[k]->extent());
+      bindFrom(copy_ids[k]->expandedExtent(), orig_ids[k]->expandedExtent());
+    }
+  }
+  return ee;
+}
+
+bool SegmentedFusion::sameAs(const SegmentedFusion& other) const {
+  if (original_ != other.original_ || segments_.size() != other.segments_.size()) return false;
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    const Segment& a = segments_[i];
+    const Segment& b = other.segments_[i];
+    if (a.exprs != b.exprs || a.schedulerType != b.schedulerType) return false;
+    if ((a.params == nullptr) != (b.params == nullptr)) return false;
+    if (a.params != nullptr && !a.params->sameAs(*b.params)) return false;
+  }
+  return true;
+}
+
+std::string SegmentedFusion::toString() const {
+  std::ostringstream os;
+  os << "segmented fusion: " << segments_.size() << " segment(s)\n";
+  auto names = [](const std::vector<ir::Val*>& vs) {
+    std::string s;
+    for (const ir::Val* v : vs) s += (s.empty() ? "" : ", ") + v->toString();
+    return s.empty() ? std::string("-") : s;
+  };
+  for (const Segment& seg : segments_) {
+    os << "segment " << seg.id << " (" << scheduler::schedulerTypeName(seg.schedulerType)
+       << "): inputs " << names(seg.fusion.inputs) << " | outputs " << names(seg.fusion.outputs)
+       << "\n";
+    for (const ir::Expr* e : seg.exprs) {
+      std::string text = e->toString();
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      os << "  " << text << "\n";
+    }
+    if (seg.params != nullptr) {
+      std::string text = seg.params->toString();
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      os << "  params: " << text << "\n";
+    }
+  }
+  return os.str();
+}
+
+}  // namespace loom::segmenter

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+// Greedy, cycle-free merging of per-expr groups into segments that one scheduler each takes.
+#include "loom/segmenter/segmenter.h"
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/ir/tensor_domain.h"
+#include "loom/ir/tensor_view.h"
+#include "loom/scheduler/registry.h"
+#include "loom/support/options.h"
+
+namespace loom::segmenter {
+namespace {
+
+bool producesTensor(const ir::Expr* e) {
+  return std::any_of(e->outputs().begin(), e->outputs().end(),
+                     [](const ir::Val* v) { return v->isA<ir::TensorView>(); });
+}
+
+// What a scheduler made of one candidate set of exprs.
+struct Trial {
+  SegmentFusion fusion;
+  scheduler::SchedulerType type = scheduler::SchedulerType::Pointwise;
+  std::unique_ptr<scheduler::HeuristicParams> params;
+};
+
+class Segmenter {
+ public:
+  Segmenter(const ir::Fusion& fusion, std::span<const eval::Argument> args,
+            const SegmenterOptions& options)
+      : fusion_(fusion), args_(args), options_(options), info_(fusion, args, options.device) {
+    live_ = fusion.exprs();
+    for (size_t i = 0; i < live_.size(); ++i) position_[live_[i]] = i;
+  }
+
+  SegmentedFusion run() {
+    SegmentedFusion result(&fusion_);
+    std::vector<ir::Expr*> tensor_exprs;
+    for (ir::Expr* e : live_) {
+      if (producesTensor(e)) tensor_exprs.push_back(e);
+    }
+    if (tensor_exprs.empty()) return result;
+    if (!options_.forceSegmentation) {
+      std::string why;
+      if (auto t = tryExprs(tensor_exprs, &why)) {
+        addSegment(result, tensor_exprs, std::move(*t));
+        return result;
+      }
+    }
+    // One group per expr, then greedy merges.
+    for (ir::Expr* e : tensor_exprs) {
+      group_of_[e] = int64_t(groups_.size());
+      groups_.push_back({e});
+    }
+    while (mergeOnce()) {
+    }
+    for (int64_t g : topologicalGroups()) {
+      std::string why;
+      std::optional<Trial> t = tryExprs(groups_[size_t(g)], &why);
+      LOOM_CHECK(t.has_value(), "no scheduler accepts ", groups_[size_t(g)].front()->toString(),
+                 " even on its own: ", why);
+      addSegment(result, groups_[size_t(g)], std::move(*t));
+    }
+    return result;
+  }
+
+ private:
+  // Sorted by position in the original, so equal sets compare equal.
+  std::vector<ir::Expr*> sorted(std::vector<ir::Expr*> exprs) const {
+    std::sort(exprs.begin(), exprs.end(), [&](ir::Expr* a, ir::Expr* b) {
+      return position_.at(a) < position_.at(b);
+    });
+    return exprs;
+  }
+
+  // Arguments for a segment fusion: the real ones for original inputs (their strides and
+  // alignment matter to vectorization), dense 16-byte aligned stand-ins for intermediates (the
+  // executor allocates them that way). Stand-ins are never read.
+  std::vector<eval::Argument> segmentArgs(const SegmentFusion& seg) {
+    std::vector<eval::Argument> out;
+    for (ir::Val* v : seg.inputs) {
+      const auto& ins = fusion_.inputs();
+      auto it = std::find(ins.begin(), ins.end(), v);
+      if (it != ins.end()) {
+        out.push_back(args_[size_t(it - ins.begin())]);
+        continue;
+      }
+      auto* tv = v->as<ir::TensorView>();
+      std::vector<int64_t> sizes = info_.evaluator().logicalSizes(tv);
+      std::vector<int64_t> strides = Tensor::contiguousStrides(sizes);
+      out.emplace_back(Tensor::fromBlob(reinterpret_cast<void*>(uintptr_t{4096}), sizes, strides,
+                                        tv->dtype(), Device::cpu()));
+    }
+    return out;
+  }
+
+  std::optional<Trial> tryExprs(const std::vector<ir::Expr*>& exprs, std::string* why) {
+    Trial t;
+    t.fusion = buildSegmentFusion(fusion_, sorted(exprs), live_);
+    std::vector<eval::Argument> args = segmentArgs(t.fusion);
+    scheduler::SchedulerRuntimeInfo info(*t.fusion.fusion, args, options_.device);
+    scheduler::SchedulerProposal p = scheduler::proposeScheduler(*t.fusion.fusion, info);
+    if (p.scheduler == nullptr) {
+      *why = p.rejectionSummary();
+      return std::nullopt;
+    }
+    t.type = p.scheduler->type();
+    t.params = p.scheduler->computeHeuristics(*t.fusion.fusion, info);
+    return t;
+  }
+
+  void addSegment(SegmentedFusion& result, const std::vector<ir::Expr*>& exprs, Trial t) {
+    Segment s;
+    s.id = result.size();
+    s.exprs = sorted(exprs);
+    s.fusion = std::move(t.fusion);
+    s.schedulerType = t.type;
+    s.params = std::move(t.params);
+    result.segments().push_back(std::move(s));
+  }
+
+  // Groups that read a tensor group g produces.
+  std::set<int64_t> consumers(int64_t g) const {
+    std::set<int64_t> out;
+    for (ir::Expr* e : groups_[size_t(g)]) {
+      for (ir::Val* o : e->outputs()) {
+        for (ir::Expr* use : o->uses()) {
+          auto it = group_of_.find(use);
+          if (it != group_of_.end() && it->second != g) out.insert(it->second);
+        }
+      }
+    }
+    return out;
+  }
+
+  // True when `to` is reachable from `from` through some group other than a direct edge: then
+  // merging the two would put the groups in between on a cycle.
+  bool indirectPath(int64_t from, int64_t to) const {
+    std::vector<int64_t> stack;
+    std::unordered_set<int64_t> seen;
+    for (int64_t c : consumers(from)) {
+      if (c != to) stack.push_back(c);
+    }
+    while (!stack.empty()) {
+      int64_t g = stack.back();
+      stack.pop_back();
+      if (g == to) return true;
+      if (!seen.insert(g).second) continue;
+      for (int64_t c : consumers(g)) stack.push_back(c);
+    }
+    return false;
+  }
+
+  std::vector<int64_t> topologicalGroups() const {
+    std::map<int64_t, int64_t> indegree;
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (!groups_[g].empty()) indegree[int64_t(g)] += 0;
+    }
+    for (const auto& [g, _] : indegree) {
+      for (int64_t c : consumers(g)) ++indegree[c];
+    }
+    // Ready groups by the position of their first expr, so the order is deterministic.
+    auto first = [&](int64_t g) { return position_.at(groups_[size_t(g)].front()); };
+    std::set<std::pair<size_t, int64_t>> ready;
+    for (const auto& [g, d] : indegree) {
+      if (d == 0) ready.insert({first(g), g});
+    }
+    std::vector<int64_t> order;
+    while (!ready.empty()) {
+      int64_t g = ready.begin()->second;
+      ready.erase(ready.begin());
+      order.push_back(g);
+      for (int64_t c : consumers(g)) {
+        if (--indegree[c] == 0) ready.insert({first(c), c});
+      }
+    }
+    LOOM_ASSERT(order.size() == indegree.size(), "the segment graph has a cycle");
+    return order;
+  }
+
+  bool mergeOnce() {
+    for (int64_t g : topologicalGroups()) {
+      for (int64_t c : consumers(g)) {
+        std::vector<ir::Expr*> joined = groups_[size_t(g)];
+        joined.insert(joined.end(), groups_[size_t(c)].begin(), groups_[size_t(c)].end());
+        joined = sorted(joined);
+        if (rejected_.count(joined) != 0 || indirectPath(g, c)) continue;
+        std::string why;
+        if (!tryExprs(joined, &why)) {
+          rejected_.insert(joined);
+          continue;
+        }
+        for (ir::Expr* e : groups_[size_t(c)]) group_of_[e] = g;
+        groups_[size_t(g)] = joined;
+        groups_[size_t(c)].clear();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const ir::Fusion& fusion_;
+  std::span<const eval::Argument> args_;
+  SegmenterOptions options_;
+  scheduler::SchedulerRuntimeInfo info_;
+  std::vector<ir::Expr*> live_;
+  std::unordered_map<const ir::Expr*, size_t> position_;
+  std::vector<std::vector<ir::Expr*>> groups_;  // emptied when merged away
+  std::unordered_map<const ir::Expr*, int64_t> group_of_;
+  std::set<std::vector<ir::Expr*>> rejected_;
+};
+
+}  // namespace
+
+SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Argument> args,
+                              const SegmenterOptions& options) {
+  SegmentedFusion result = Segmenter(fusion, args, options).run();
+  if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
+  return result;
+}
+
+}  // namespace loom::segmenter

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// The automatic path: FusionKernelRuntime runs one segmentation with compiled kernels, and
+// FusionExecutorCache picks (or makes) the runtime for each set of inputs.
+//
+//   runtime::FusionExecutorCache cache(std::move(fusion));
+//   std::vector<Tensor> outs = cache.run(args);       // segment, schedule, compile on a miss
+//
+// Cache key (InputKey): per argument its kind; per tensor its dtype, device type, rank, sizes,
+// strides and data alignment (largest power of two up to 16 dividing the address); scalar
+// values are not part of it. The key is a flat vector of int64 with an FNV-1a hash; equality
+// compares the whole vector, so a hash collision never picks a wrong runtime.
+// On a miss the fusion is segmented for the new inputs (with heuristics); when an existing
+// runtime has the same segmentation with equal HeuristicParams for every segment, its compiled
+// kernels are reused for the new key; only otherwise are kernels scheduled and compiled.
+// The cached path does no scheduling analysis: key, hash lookup, then per segment a precomputed
+// plan of which value slots feed its inputs, argument vectors reused across runs, and
+// intermediates freed after their last use. What remains per launch lives in
+// KernelExecutor::run (binding inputs, evaluating launch extents, allocating outputs, packing
+// arguments), and on cuda host<->device copies of every segment's inputs and outputs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/eval/argument.h"
+#include "loom/exec/kernel_executor.h"
+#include "loom/ir/fusion.h"
+#include "loom/segmenter/segmented_fusion.h"
+
+namespace loom::runtime {
+
+/// The part of the inputs compiled kernels depend on. See the file comment.
+struct InputKey {
+  std::vector<int64_t> fields;
+  uint64_t hash = 0;
+
+  static InputKey of(std::span<const eval::Argument> args);
+  bool operator==(const InputKey& other) const { return fields == other.fields; }
+};
+
+struct InputKeyHash {
+  size_t operator()(const InputKey& k) const { return size_t(k.hash); }
+};
+
+/// What one kernel launch of the last run did.
+struct KernelRecord {
+  int64_t segment = 0;
+  std::string scheduler;
+  std::string params;          ///< HeuristicParams::toString()
+  exec::LaunchParams launch;
+  double seconds = 0;          ///< host wall time of KernelExecutor::run
+  int64_t bytes = 0;           ///< bytes of the segment's input and output tensors
+  exec::Backend backend = exec::Backend::Host;
+};
+
+struct RuntimeOptions {
+  exec::Backend backend = exec::Backend::Auto;
+  exec::ExecutorOptions executor = {};
+};
+
+/// Runs one segmentation: one KernelExecutor per segment, scheduled and compiled once.
+class FusionKernelRuntime {
+ public:
+  /// Schedules and compiles every segment (lowering errors surface here as UserErrors).
+  FusionKernelRuntime(segmenter::SegmentedFusion segmented, const RuntimeOptions& options);
+
+  /// Runs the segments in order on `args` (the original fusion's inputs, already validated) and
+  /// returns the original fusion's outputs.
+  std::vector<Tensor> run(std::span<const eval::Argument> args);
+
+  const segmenter::SegmentedFusion& segmented() const { return segmented_; }
+  const std::vector<KernelRecord>& lastRun() const { return records_; }
+  int64_t numKernels() const { return int64_t(executors_.size()); }
+
+ private:
+  segmenter::SegmentedFusion segmented_;
+  std::vector<std::unique_ptr<exec::KernelExecutor>> executors_;
+  // Value slots: the original inputs first, then every segment output. Plans index them.
+  int64_t num_slots_ = 0;
+  std::vector<std::vector<int64_t>> input_slots_;   // per segment
+  std::vector<std::vector<int64_t>> output_slots_;  // per segment
+  std::vector<std::vector<int64_t>> free_after_;    // per segment: slots whose last use it is
+  std::vector<int64_t> fusion_output_slots_;
+  std::vector<bool> output_is_input_;
+  std::vector<eval::Argument> slots_;               // reused across runs
+  std::vector<std::vector<eval::Argument>> segment_args_;
+  std::vector<KernelRecord> records_;
+};
+
+class FusionExecutorCache {
+ public:
+  explicit FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion, RuntimeOptions options = {});
+
+  /// Validates `args` (as KernelExecutor does: count, kind, rank, dtype, sizes, device) on a
+  /// miss, and returns the outputs of the fusion.
+  std::vector<Tensor> run(std::span<const eval::Argument> args);
+
+  const ir::Fusion& fusion() const { return *fusion_; }
+  /// The runtime the last run used.
+  const FusionKernelRuntime* lastRuntime() const { return last_; }
+  /// Distinct runtimes (compiled kernel sets) and the keys seen.
+  int64_t numRuntimes() const { return int64_t(runtimes_.size()); }
+  int64_t numKeys() const { return int64_t(by_key_.size()); }
+  int64_t hits() const { return hits_; }
+  int64_t misses() const { return misses_; }
+
+ private:
+  std::unique_ptr<ir::Fusion> fusion_;
+  RuntimeOptions options_;
+  std::vector<std::unique_ptr<FusionKernelRuntime>> runtimes_;
+  std::unordered_map<InputKey, FusionKernelRuntime*, InputKeyHash> by_key_;
+  FusionKernelRuntime* last_ = nullptr;
+  int64_t hits_ = 0;
+  int64_t misses_ = 0;
+};
+
+}  // namespace loom::runtime

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// The inner-persistent normalization scheduler: softmax, log_softmax, layer_norm, rms_norm and
+// var_mean over the innermost dims. Each row is loaded once and stays on chip (the persistent
+// buffers) while its statistics are reduced and then reused. See docs/schedulers.md.
+//
+// Reference loop (the first reduction tensor), DID IDs outermost and untouched:
+//   [DID..., BIDx{rows / rows_per_block}, TIDy{rows_per_block},
+//    r{persistent_batch} (serial), r TIDx{threads}, r{vector}]
+// The serial pieces are rFactored, so each thread first reduces its own batch x vector elements
+// and a block reduction over TIDx finishes the row. Inputs are cached (vectorized loads); the
+// caches and the intermediates needed after a reduction are the persistent buffers, in registers,
+// or in shared memory when registers do not suffice. Rows that fit neither are rejected by the
+// run-time check, with the reason, so the segmenter falls back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/scheduler/registry.h"
+
+namespace loom::scheduler {
+
+struct InnerPersistentParams final : HeuristicParams {
+  InnerPersistentParams() : HeuristicParams(SchedulerType::InnerPersistent) {}
+
+  /// Elements per vectorized input load (innermost piece of the row).
+  int64_t vectorize = 1;
+  /// Serial (unrolled) chunks of the row per thread: the register-resident batch.
+  int64_t persistent_batch = 1;
+  /// Rows per block, on TIDy.
+  int64_t rows_per_block = 1;
+  /// Persistent buffers in shared memory instead of registers.
+  bool shared_memory = false;
+
+  // Informational (derived from the sizes; not part of the schedule).
+  int64_t row_size = 0;           ///< elements reduced per row
+  int64_t rows = 0;               ///< rows (iteration elements, DID pieces excluded)
+  int64_t threads_per_row = 0;    ///< TIDx extent: ceilDiv(ceilDiv(row, vectorize), batch)
+  int64_t buffer_bytes_per_row = 0;  ///< persistent buffer bytes of one row
+
+  std::string toString() const override;
+  size_t hash() const override;
+  bool sameAs(const HeuristicParams& other) const override;
+  std::unique_ptr<HeuristicParams> clone() const override;
+};
+
+std::unique_ptr<Scheduler> makeInnerPersistentScheduler();
+
+/// The persistent buffers of a fusion: tensors holding whole rows that are read both by (the
+/// path to) a reduction and by something that needs a reduction's result. Fusion inputs appear
+/// as themselves (the scheduler caches them).
+std::vector<ir::TensorView*> persistentBuffers(const ir::Fusion& fusion);
+
+/// The pieces callable without the registry (tests, the Welford translation check).
+bool innerPersistentCompileTimeCheck(const ir::Fusion& fusion, std::string* why);
+bool innerPersistentRunTimeCheck(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,
+                                 std::string* why);
+std::unique_ptr<InnerPersistentParams> innerPersistentHeuristics(const ir::Fusion& fusion,
+                                                                 SchedulerRuntimeInfo& info);
+void scheduleInnerPersistent(ir::Fusion& fusion, const InnerPersistentParams& params);
+
+}  // namespace loom::scheduler

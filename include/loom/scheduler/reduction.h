@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reduction scheduler: one ReductionOp or WelfordOp with pointwise ops around it, reducing
+// either the innermost dims (inner reduction) or outer dims (outer reduction). See
+// docs/schedulers.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "loom/scheduler/registry.h"
+
+namespace loom::scheduler {
+
+struct ReductionParams final : HeuristicParams {
+  ReductionParams() : HeuristicParams(SchedulerType::Reduction) {}
+
+  /// True: the reduced dims are the innermost (inner reduction); false: outer reduction.
+  bool inner = true;
+  /// Elements per vectorized input load: along the reduction (inner) or the iteration (outer).
+  int64_t vectorize = 1;
+  /// Threads along x: the reduction (inner) or the iteration dim (outer).
+  int64_t bdimx = 128;
+  /// Threads along y: rows per block (inner) or reduction threads (outer).
+  int64_t bdimy = 1;
+  /// Blocks cooperating on one reduction (grid reduction), always on BIDx; the rows (inner) or
+  /// column blocks (outer) then go on BIDy. 1: none.
+  int64_t grid_reduction = 1;
+
+  std::string toString() const override;
+  size_t hash() const override;
+  bool sameAs(const HeuristicParams& other) const override;
+  std::unique_ptr<HeuristicParams> clone() const override;
+};
+
+std::unique_ptr<Scheduler> makeReductionScheduler();
+
+/// True when the innermost non-broadcast logical ID of `reduction_tv` is a Reduction (an inner
+/// reduction; a reduction over every dim counts as inner).
+bool isInnerReduction(const ir::TensorView* reduction_tv);
+
+/// The reduction heuristics and schedule, callable without the registry.
+std::unique_ptr<ReductionParams> reductionHeuristics(const ir::Fusion& fusion,
+                                                     SchedulerRuntimeInfo& info);
+void scheduleReduction(ir::Fusion& fusion, const ReductionParams& params);
+
+}  // namespace loom::scheduler

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the schedulers: finding reductions and references, sizes, vectorization.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/ir/fusion.h"
+#include "loom/ir/tensor_view.h"
+#include "loom/scheduler/heuristic.h"
+
+namespace loom::scheduler::utils {
+
+/// Exprs of the fusion that reduce (ReductionOp, WelfordOp), in topological order.
+std::vector<ir::Expr*> reductionExprs(const ir::Fusion& fusion);
+/// The first output TensorView of each reduction expr (a Welford's avg).
+std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion);
+
+/// Rejects what no scheduler here handles: no TensorView output, a DID-parallel or
+/// already-parallelized loop ID, a tensor with a non-trivial loop domain, Scalar outputs.
+/// Returns false and writes *why otherwise.
+bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why);
+
+/// The output with the most non-broadcast logical dims (first one on ties), preferring outputs
+/// that are not also fusion inputs; nullptr when no output is a TensorView.
+ir::TensorView* largestOutput(const ir::Fusion& fusion);
+
+/// Product of the sizes of `ids` as `tv` shows them.
+int64_t product(SchedulerRuntimeInfo& info, const ir::TensorView* tv,
+                const std::vector<ir::IterDomain*>& ids);
+
+/// The largest power of two <= x (1 for x <= 1).
+int64_t floorPow2(int64_t x);
+/// ceil(a / b) for b > 0.
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Fusion inputs and outputs (TensorViews) holding the innermost non-broadcast ID of
+/// `inner_ids` (logical IDs of `ref`, outermost first; exact ID graph) anywhere in their
+/// allocation domain: the tensors whose accesses a schedule vectorizing the flattened `inner_ids`
+/// would vectorize, so each of them constrains the width (maxVectorWidth; a permuted or
+/// non-contiguous one forces 1). Tensors without that ID (broadcast along it) are left out and
+/// read by scalar accesses. Compile-time only.
+std::vector<ir::TensorView*> innerAlignedTensors(const ir::Fusion& fusion,
+                                                 const ir::TensorView* ref,
+                                                 const std::vector<ir::IterDomain*>& inner_ids);
+
+/// The vectorization rule (docs/schedulers.md): the largest power of two v such that for every
+/// tensor in `tvs` v * itemsize <= 16 bytes, v divides the tensor's dense inner extent (the
+/// product of the sizes of the trailing `inner_ids` it holds in the same order, contiguity flag
+/// true and runtime strides dense), v divides each of its other strides (unknown: v = 1), and
+/// its data address is aligned to v * itemsize. 1 when `tvs` is empty or any size is 0.
+int64_t maxVectorWidth(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,
+                       const ir::TensorView* ref, const std::vector<ir::IterDomain*>& inner_ids,
+                       const std::vector<ir::TensorView*>& tvs);
+
+}  // namespace loom::scheduler::utils

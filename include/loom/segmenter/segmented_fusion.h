@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// SegmentedFusion: a fusion split into segments that one scheduler each takes, with standalone
+// segment fusions, the value mapping to the original fusion and a run order.
+//
+// Every segment's fusion is an unscheduled copy of a connected set of the original's math exprs.
+// Its inputs are the original fusion inputs it reads plus the intermediates other segments
+// produce (fresh global tensors of the intermediate's logical shape, reductions removed); its
+// outputs are the values it produces that the original outputs or a later segment reads. So
+// intermediates between segments travel through global memory.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/eval/expression_evaluator.h"
+#include "loom/ir/fusion.h"
+#include "loom/scheduler/heuristic.h"
+
+namespace loom::segmenter {
+
+/// A standalone copy of some exprs of an original fusion.
+struct SegmentFusion {
+  std::unique_ptr<ir::Fusion> fusion;
+  /// Original Vals: segment fusion input i is the copy of inputs[i].
+  std::vector<ir::Val*> inputs;
+  /// Original Vals: segment fusion output i is the copy of outputs[i].
+  std::vector<ir::Val*> outputs;
+  /// Original Val -> its copy in `fusion` (inputs, outputs and every value in between).
+  std::unordered_map<const ir::Val*, ir::Val*> toSegment;
+};
+
+/// Copies `exprs` (math exprs of `original`, any order) into a new fusion as described above.
+/// `live` is the set of the original's math exprs that count as consumers (usually
+/// original.exprs()): a value is a segment output when the original outputs it or a live expr
+/// outside `exprs` reads it. Scalar math feeding the exprs is copied along.
+SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<ir::Expr*>& exprs,
+                                 const std::vector<ir::Expr*>& live);
+
+/// An evaluator for the segment fusion's sizes, taken from an evaluator of the original fusion
+/// whose inputs are bound: binds every symbolic extent of the segment's tensor inputs and every
+/// scalar input to the original's value.
+eval::ExpressionEvaluator bindSegmentSizes(const SegmentFusion& segment,
+                                           eval::ExpressionEvaluator& original);
+
+/// One segment: its exprs, its fusion and the scheduler chosen for it.
+struct Segment {
+  int64_t id = 0;
+  /// The original math exprs, producers first.
+  std::vector<ir::Expr*> exprs;
+  SegmentFusion fusion;
+  scheduler::SchedulerType schedulerType = scheduler::SchedulerType::Pointwise;
+  /// The heuristic for the sizes the segmentation was made for.
+  std::unique_ptr<scheduler::HeuristicParams> params;
+};
+
+/// The segments of one fusion in a valid run order (every segment after the producers of its
+/// inputs). The original fusion is not owned and must outlive this object.
+class SegmentedFusion {
+ public:
+  explicit SegmentedFusion(const ir::Fusion* original) : original_(original) {}
+
+  const ir::Fusion& original() const { return *original_; }
+  std::vector<Segment>& segments() { return segments_; }
+  const std::vector<Segment>& segments() const { return segments_; }
+  int64_t size() const { return int64_t(segments_.size()); }
+
+  /// True when both have the same segments (same exprs, schedulers and equal parameters), so
+  /// kernels compiled for one run the other's sizes too.
+  bool sameAs(const SegmentedFusion& other) const;
+
+  /// "segment 0 (reduction): T1 = sum(T0) | inputs T0 | outputs T1" per segment, in run
+  /// order; printed by LOOM_DUMP=segments.
+  std::string toString() const;
+
+ private:
+  const ir::Fusion* original_;
+  std::vector<Segment> segments_;
+};
+
+}  // namespace loom::segmenter

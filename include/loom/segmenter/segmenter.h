@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// The segmenter: splits a fusion that no single scheduler takes into segments that one
+// scheduler each takes.
+//
+//   segmenter::SegmentedFusion sf = segmenter::segmentFusion(fusion, args);
+//   for (const segmenter::Segment& s : sf.segments()) ...     // run order
+//
+// Algorithm. First the whole fusion is offered to the registry (proposeScheduler with the real
+// sizes); when a scheduler accepts, there is one segment. Otherwise every math expr producing a
+// tensor starts as its own group (scalar math is copied into the groups that read it). Then,
+// repeatedly and in topological order, a group is merged with one of its consumer groups when
+// (a) no other path leads from the group to that consumer, so the group graph stays acyclic,
+// and (b) some scheduler accepts the union at these sizes; this runs until no merge succeeds.
+// Pairs that were rejected once are not tried again. A single expr no scheduler takes is a
+// UserError naming the expr and every scheduler's reason.
+#pragma once
+
+#include <span>
+
+#include "loom/eval/argument.h"
+#include "loom/ir/fusion.h"
+#include "loom/scheduler/device_info.h"
+#include "loom/segmenter/segmented_fusion.h"
+
+namespace loom::segmenter {
+
+struct SegmenterOptions {
+  /// Skip the whole-fusion attempt and always segment (tests of the merging itself).
+  bool forceSegmentation = false;
+  scheduler::DeviceInfo device = {};
+};
+
+/// Segments `fusion` for the sizes, strides and alignment of `args` (validated against the
+/// fusion's inputs like ExpressionEvaluator::bindInputs). Each segment gets its scheduler and
+/// heuristic parameters. LOOM_DUMP=segments prints the result. A fusion without tensor math (its
+/// outputs are inputs) has no segments.
+SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Argument> args,
+                              const SegmenterOptions& options = {});
+
+}  // namespace loom::segmenter

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// FusionExecutorCache end to end on the host backend: automatic scheduling, cache hits, kernel
+// reuse across sizes with equal heuristics, and input validation.
+#include <gtest/gtest.h>
+
+#include "loom/eval/compare.h"
+#include "loom/eval/reference_evaluator.h"
+#include "loom/ir/ir.h"
+#include "loom/ops/ops.h"
+#include "loom/runtime/fusion_executor_cache.h"
+#include "loom/segmenter/segmenter.h"
+
+namespace loom::runtime {
+namespace {
+
+using ir::Fusion;
+using ir::FusionGuard;
+using ir::TensorView;
+
+Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed) {
+  Tensor t = Tensor::empty(std::move(sizes), DataType::Float32);
+  fillRandom(t, seed);
+  return t;
+}
+
+RuntimeOptions hostOptions() {
+  RuntimeOptions o;
+  o.backend = exec::Backend::Host;
+  o.executor.poisonOutputs = true;
+  return o;
+}
+
+// relu(x + y) over two symbolic 2-D inputs.
+std::unique_ptr<Fusion> pointwiseFusion() {
+  auto f = std::make_unique<Fusion>();
+  FusionGuard g(f.get());
+  TensorView* x = ops::TensorBuilder().rank(2).build();
+  TensorView* y = ops::TensorBuilder().rank(2).build();
+  f->addInput(x);
+  f->addInput(y);
+  f->addOutput(ops::relu(ops::add(x, y)));
+  return f;
+}
+
+void expectMatchesReference(const Fusion& f, const std::vector<eval::Argument>& args,
+                            const std::vector<Tensor>& got, int64_t reduction_size) {
+  std::vector<Tensor> expected = eval::evaluateFusion(f, args);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    auto err = eval::expectClose(got[i], expected[i],
+                                 eval::defaultTolerance(got[i].dtype(), reduction_size),
+                                 "output " + std::to_string(i));
+    EXPECT_FALSE(err.has_value()) << *err;
+  }
+}
+
+std::unique_ptr<scheduler::HeuristicParams> paramsFor(const Fusion& f,
+                                                      const std::vector<eval::Argument>& args) {
+  segmenter::SegmentedFusion sf = segmenter::segmentFusion(f, args);
+  EXPECT_EQ(sf.size(), 1);
+  return sf.segments().at(0).params->clone();
+}
+
+// A pointwise fusion runs through the cache, matches the reference, and the second run with
+// the same layout is a hit on the same runtime.
+TEST(FusionExecutorCache, PointwiseRunsAndHits) {
+  FusionExecutorCache cache(pointwiseFusion(), hostOptions());
+  std::vector<eval::Argument> args{randomTensor({4, 64}, 1), randomTensor({4, 64}, 2)};
+  std::vector<Tensor> outs = cache.run(args);
+  expectMatchesReference(cache.fusion(), args, outs, 1);
+  const FusionKernelRuntime* first = cache.lastRuntime();
+  ASSERT_NE(first, nullptr);
+  ASSERT_EQ(first->lastRun().size(), 1u);
+  EXPECT_EQ(first->lastRun()[0].scheduler, "pointwise");
+  EXPECT_EQ(first->lastRun()[0].backend, exec::Backend::Host);
+
+  std::vector<eval::Argument> again{randomTensor({4, 64}, 3), randomTensor({4, 64}, 4)};
+  outs = cache.run(again);
+  expectMatchesReference(cache.fusion(), again, outs, 1);
+  EXPECT_EQ(cache.hits(), 1);
+  EXPECT_EQ(cache.misses(), 1);
+  EXPECT_EQ(cache.lastRuntime(), first);
+}
+
+// A new size whose heuristics come out equal reuses the compiled kernels (a new key, no new
+// runtime); one whose heuristics differ compiles a new runtime.
+TEST(FusionExecutorCache, ReusesKernelsWhenHeuristicsAreEqual) {
+  FusionExecutorCache cache(pointwiseFusion(), hostOptions());
+  std::vector<eval::Argument> a{randomTensor({4, 64}, 5), randomTensor({4, 64}, 6)};
+  std::vector<eval::Argument> b{randomTensor({6, 64}, 7), randomTensor({6, 64}, 8)};
+  std::vector<eval::Argument> c{randomTensor({3, 63}, 9), randomTensor({3, 63}, 10)};
+  auto pa = paramsFor(cache.fusion(), a);
+  auto pb = paramsFor(cache.fusion(), b);
+  auto pc = paramsFor(cache.fusion(), c);
+  ASSERT_TRUE(pa->sameAs(*pb)) << pa->toString() << " vs " << pb->toString();
+  ASSERT_FALSE(pa->sameAs(*pc)) << pa->toString();
+
+  expectMatchesReference(cache.fusion(), a, cache.run(a), 1);
+  const FusionKernelRuntime* first = cache.lastRuntime();
+  expectMatchesReference(cache.fusion(), b, cache.run(b), 1);
+  EXPECT_EQ(cache.lastRuntime(), first);
+  EXPECT_EQ(cache.numRuntimes(), 1);
+  EXPECT_EQ(cache.numKeys(), 2);
+  expectMatchesReference(cache.fusion(), c, cache.run(c), 1);
+  EXPECT_NE(cache.lastRuntime(), first);
+  EXPECT_EQ(cache.numRuntimes(), 2);
+  EXPECT_EQ(cache.misses(), 3);
+}
+
+// An inner sum is scheduled by the reduction scheduler and matches the reference.
+TEST(FusionExecutorCache, InnerSumRuns) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(2).build();
+    f->addInput(x);
+    f->addOutput(ops::sum(x, {1}));
+  }
+  FusionExecutorCache cache(std::move(f), hostOptions());
+  std::vector<eval::Argument> args{randomTensor({5, 300}, 11)};
+  std::vector<Tensor> outs = cache.run(args);
+  expectMatchesReference(cache.fusion(), args, outs, 300);
+  ASSERT_EQ(cache.lastRuntime()->lastRun().size(), 1u);
+  EXPECT_EQ(cache.lastRuntime()->lastRun()[0].scheduler, "reduction");
+}
+
+// Inputs that do not match the fusion are UserErrors naming what was expected, as in
+// KernelExecutor, and nothing is cached for them.
+TEST(FusionExecutorCache, ValidatesInputs) {
+  FusionExecutorCache cache(pointwiseFusion(), hostOptions());
+  std::vector<eval::Argument> args{randomTensor({4, 64}, 12),
+                                   Tensor::empty({4, 64}, DataType::Float64)};
+  try {
+    cache.run(args);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("dtype"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cache.numKeys(), 0);
+}
+
+}  // namespace
+}  // namespace loom::runtime

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the inner-persistent normalization scheduler: acceptance, rejection with a reason,
+// heuristics on edge shapes, and scheduled fusions that validate and compute the original numbers.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+
+#include "loom/eval/compare.h"
+#include "loom/eval/reference_evaluator.h"
+#include "loom/ir/ir.h"
+#include "loom/ir/verifier.h"
+#include "loom/ops/ops.h"
+#include "loom/scheduler/normalization.h"
+#include "loom/segmenter/welford_translation.h"
+#include "loom/transform/propagation.h"
+#include "loom/transform/schedule.h"
+
+namespace loom::scheduler {
+namespace {
+
+using namespace loom::ir;
+
+using Build = std::function<void(Fusion&)>;
+
+Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed, DataType dtype = DataType::Float32) {
+  Tensor t = Tensor::empty(std::move(sizes), dtype);
+  fillRandom(t, seed);
+  return t;
+}
+
+// x[rows, width] (constant sizes) -> softmax over the last dim.
+Build softmaxOf(int64_t rows, int64_t width) {
+  return [=](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({rows, width}).build();
+    f.addInput(x);
+    f.addOutput(ops::softmax(x, -1));
+  };
+}
+
+std::unique_ptr<Fusion> make(const Build& build) {
+  auto f = std::make_unique<Fusion>();
+  FusionGuard guard(f.get());
+  build(*f);
+  return f;
+}
+
+// Params for a fusion with constant sizes (no arguments needed); fails the test on rejection.
+std::unique_ptr<InnerPersistentParams> paramsOf(const Fusion& f) {
+  std::string why;
+  EXPECT_TRUE(innerPersistentCompileTimeCheck(f, &why)) << why;
+  SchedulerRuntimeInfo info(f, eval::ExpressionEvaluator{});
+  EXPECT_TRUE(innerPersistentRunTimeCheck(f, info, &why)) << why;
+  return innerPersistentHeuristics(f, info);
+}
+
+// Schedules a copy of the fusion through the registry's scheduler object, validates it and
+// compares its evaluation with the original's on `args`. Returns "" or the first problem.
+std::string scheduleAndCompare(const Fusion& original, const std::vector<eval::Argument>& args,
+                               int64_t reduction_size, InnerPersistentParams* out_params = nullptr) {
+  std::unique_ptr<Fusion> f = original.clone();
+  const Scheduler& s = schedulerFor(SchedulerType::InnerPersistent);
+  std::string why;
+  if (!s.canScheduleCompileTime(*f, &why)) return "compile-time rejection: " + why;
+  SchedulerRuntimeInfo info(*f, args);
+  if (!s.canScheduleRunTime(*f, info, &why)) return "run-time rejection: " + why;
+  auto params = s.computeHeuristics(*f, info);
+  s.schedule(*f, *params);
+  if (out_params != nullptr) *out_params = dynamic_cast<InnerPersistentParams&>(*params);
+  transform::validateSchedule(*f);
+  verify(*f);
+  auto expected = eval::evaluateFusion(original, args);
+  auto actual = eval::evaluateFusion(*f, args);
+  if (expected.size() != actual.size()) return "output count differs";
+  for (size_t i = 0; i < expected.size(); ++i) {
+    auto tol = eval::defaultTolerance(expected[i].dtype(), reduction_size);
+    if (auto msg = eval::expectClose(actual[i], expected[i], tol, "output " + std::to_string(i))) {
+      return *msg + "\n" + f->toString();
+    }
+  }
+  return "";
+}
+
+// Softmax of moderate width is accepted, and the scheduled fusion computes the same numbers.
+TEST(InnerPersistent, SoftmaxSchedulesAndEvaluates) {
+  auto f = make(softmaxOf(8, 1000));
+  InnerPersistentParams p;
+  EXPECT_EQ(scheduleAndCompare(*f, {randomTensor({8, 1000}, 1)}, 1000, &p), "");
+  EXPECT_EQ(p.vectorize, 4);  // 1000 floats: 16-byte loads divide the row
+  EXPECT_FALSE(p.shared_memory);
+  EXPECT_EQ(p.threads_per_row * p.persistent_batch * p.vectorize >= 1000, true);
+}
+
+// log_softmax over a symbolic-size input schedules and evaluates like the original.
+TEST(InnerPersistent, LogSoftmaxSymbolicSizes) {
+  auto f = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+    f.addInput(x);
+    f.addOutput(ops::logSoftmax(x, 1));
+  });
+  EXPECT_EQ(scheduleAndCompare(*f, {randomTensor({5, 300}, 2)}, 300), "");
+}
+
+// layer_norm (Welford kept, rFactored with its siblings) with weight and bias, 3-D input.
+TEST(InnerPersistent, LayerNormSchedulesAndEvaluates) {
+  auto f = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({2, 3, 256}).build();
+    auto* w = ops::TensorBuilder().shape({256}).build();
+    auto* b = ops::TensorBuilder().shape({256}).build();
+    f.addInput(x);
+    f.addInput(w);
+    f.addInput(b);
+    auto r = ops::layerNorm(x, 1, w, b);
+    f.addOutput(r.y);
+    f.addOutput(r.mean);
+    f.addOutput(r.rstd);
+  });
+  std::vector<eval::Argument> args = {randomTensor({2, 3, 256}, 3), randomTensor({256}, 4),
+                                      randomTensor({256}, 5)};
+  EXPECT_EQ(scheduleAndCompare(*f, args, 256), "");
+}
+
+// rms_norm over the last two dims (two reduced dims merged into one row).
+TEST(InnerPersistent, RmsNormTwoInnerDims) {
+  auto f = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({4, 6, 40}).build();
+    auto* w = ops::TensorBuilder().shape({6, 40}).build();
+    f.addInput(x);
+    f.addInput(w);
+    f.addOutput(ops::rmsNorm(x, 2, w));
+  });
+  EXPECT_EQ(scheduleAndCompare(*f, {randomTensor({4, 6, 40}, 6), randomTensor({6, 40}, 7)}, 240),
+            "");
+}
+
+// A lone var_mean has no persistent buffer (the reduction scheduler's case) until its Welford is
+// translated; then the scheduler takes it and the numbers stay the same.
+TEST(InnerPersistent, VarMeanAcceptedAfterTranslation) {
+  auto f = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({6, 512}).build();
+    f.addInput(x);
+    auto vm = ops::varMean(x, {1});
+    f.addOutput(vm.var);
+    f.addOutput(vm.mean);
+  });
+  std::string why;
+  EXPECT_FALSE(innerPersistentCompileTimeCheck(*f, &why));
+  EXPECT_NE(why.find("no persistent buffer"), std::string::npos) << why;
+  std::vector<eval::Argument> args = {randomTensor({6, 512}, 8)};
+  auto translated = f->clone();
+  ASSERT_TRUE(segmenter::translateApplicableWelford(*translated, args, {}, &why)) << why;
+  EXPECT_EQ(scheduleAndCompare(*translated, args, 512), "");
+  // The translated fusion still computes the original's numbers.
+  auto a = eval::evaluateFusion(*f, args);
+  auto b = eval::evaluateFusion(*translated, args);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_FALSE(eval::expectClose(b[i], a[i], eval::defaultTolerance(DataType::Float32, 512),
+                                   "var_mean"));
+  }
+}
+
+// A row too long for registers and shared memory is rejected by the run-time check, with the
+// sizes in the reason, so the segmenter can fall back.
+TEST(InnerPersistent, AbsurdlyWideRowIsRejected) {
+  auto f = make(softmaxOf(2, int64_t(1) << 26));
+  std::string why;
+  ASSERT_TRUE(innerPersistentCompileTimeCheck(*f, &why)) << why;
+  SchedulerRuntimeInfo info(*f, eval::ExpressionEvaluator{});
+  EXPECT_FALSE(innerPersistentRunTimeCheck(*f, info, &why));
+  EXPECT_NE(why.find("rows of 67108864 elements need"), std::string::npos) << why;
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+}
+
+// Rows that overflow registers but fit in shared memory put the persistent buffers there, and
+// the schedule still computes the original numbers.
+TEST(InnerPersistent, SharedMemoryWhenRegistersDoNotSuffice) {
+  // 28000 floats x 2 buffers (the input's cache and exp) = 224000 bytes per row: more than the
+  // register file holds for any thread count, less than 227 KiB of shared memory.
+  auto f = make(softmaxOf(2, 28000));
+  InnerPersistentParams p;
+  EXPECT_EQ(scheduleAndCompare(*f, {randomTensor({2, 28000}, 9)}, 28000, &p), "");
+  EXPECT_TRUE(p.shared_memory) << p.toString();
+  EXPECT_EQ(p.rows_per_block, 1);
+  EXPECT_LE(p.threads_per_row, 1024);
+}
+
+// Edge shapes: width 1 (one thread per row, rows share blocks), a prime width (no vectorization),
+// a single row (one row per block).
+TEST(InnerPersistent, EdgeShapeParams) {
+  // Width 1 from symbolic sizes (a constant 1 would be a broadcast dim).
+  auto symbolic = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+    f.addInput(x);
+    f.addOutput(ops::softmax(x, -1));
+  });
+  SchedulerRuntimeInfo info(*symbolic, std::vector<eval::Argument>{randomTensor({4096, 1}, 13)});
+  ASSERT_TRUE(innerPersistentRunTimeCheck(*symbolic, info, nullptr));
+  auto one = innerPersistentHeuristics(*symbolic, info);
+  EXPECT_EQ(one->vectorize, 1);
+  EXPECT_EQ(one->persistent_batch, 1);
+  EXPECT_EQ(one->threads_per_row, 1);
+  EXPECT_EQ(one->rows_per_block, 16);  // 4096 rows / 132 SMs -> 16 rows per block at most
+  auto prime = paramsOf(*make(softmaxOf(64, 1009)));
+  EXPECT_EQ(prime->vectorize, 1);
+  EXPECT_GE(prime->threads_per_row * prime->persistent_batch, 1009);
+  EXPECT_LE(prime->threads_per_row, 1024);
+  auto tiny = paramsOf(*make(softmaxOf(1, 4096)));
+  EXPECT_EQ(tiny->rows_per_block, 1);
+  EXPECT_EQ(tiny->vectorize, 4);
+  EXPECT_EQ(tiny->rows, 1);
+  EXPECT_NE(tiny->toString().find("persistent_batch="), std::string::npos);
+  // Edge shapes also schedule and evaluate.
+  EXPECT_EQ(scheduleAndCompare(*symbolic, {randomTensor({3, 1}, 10)}, 1), "");
+  EXPECT_EQ(scheduleAndCompare(*make(softmaxOf(3, 13)), {randomTensor({3, 13}, 11)}, 13), "");
+}
+
+// Equal parameters compare equal and hash alike; a different batch does not.
+TEST(InnerPersistent, ParamsEqualityAndHash) {
+  auto a = paramsOf(*make(softmaxOf(8, 1000)));
+  auto b = paramsOf(*make(softmaxOf(8, 1000)));
+  EXPECT_TRUE(*a == *b);
+  EXPECT_EQ(a->hash(), b->hash());
+  b->persistent_batch += 1;
+  EXPECT_FALSE(*a == *b);
+}
+
+// Fusions the scheduler does not handle are rejected at compile time with the reason.
+TEST(InnerPersistent, CompileTimeRejections) {
+  std::string why;
+  auto outer = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({16, 8}).build();
+    f.addInput(x);
+    f.addOutput(ops::div(x, ops::sum(x, {0}, /*keepdim=*/true)));
+  });
+  EXPECT_FALSE(innerPersistentCompileTimeCheck(*outer, &why));
+  EXPECT_NE(why.find("innermost"), std::string::npos) << why;
+  auto pointwise = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({16, 8}).build();
+    f.addInput(x);
+    f.addOutput(ops::exp(x));
+  });
+  EXPECT_FALSE(innerPersistentCompileTimeCheck(*pointwise, &why));
+  EXPECT_EQ(why, "no reduction");
+}
+
+// A sequence-sharded layer_norm keeps its DID IDs outermost and untouched on every tensor.
+TEST(InnerPersistent, KeepsDidOutermost) {
+  auto f = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({2, 8, 64}).build();
+    f.addInput(x);
+    f.addOutput(ops::layerNorm(x, 1, nullptr, nullptr).y);
+    x->setDeviceMesh(DeviceMesh::arange(4));
+    x->split(1, 4, /*inner_split=*/false);
+    x->reorder(std::vector<int64_t>{1, 0, 2, 3});
+    x->axis(0)->parallelize(ParallelType::DIDx);
+    transform::propagateTransforms(x);
+  });
+  std::vector<eval::Argument> args = {randomTensor({2, 8, 64}, 12)};
+  std::unique_ptr<Fusion> scheduled = f->clone();
+  {
+    SchedulerRuntimeInfo info(*scheduled, args);
+    auto p = innerPersistentHeuristics(*scheduled, info);
+    EXPECT_EQ(p->rows, 2 * 2);  // b * s / d rows on this device
+    scheduleInnerPersistent(*scheduled, *p);
+  }
+  transform::validateSchedule(*scheduled);
+  for (TensorView* tv : scheduled->allTvs()) {
+    if (tv->isFusionInput()) continue;
+    ASSERT_GT(tv->nDims(), 0);
+    EXPECT_EQ(tv->axis(0)->parallelType(), ParallelType::DIDx) << tv->toString();
+    auto* split = tv->axis(0)->definition()->as<Split>();
+    EXPECT_FALSE(split->innerSplit()) << tv->toString();
+    EXPECT_TRUE(split->factor()->isConstInt(4)) << tv->toString();
+  }
+  auto a = eval::evaluateFusion(*f, args);
+  auto b = eval::evaluateFusion(*scheduled, args);
+  EXPECT_FALSE(eval::expectClose(b[0], a[0], eval::defaultTolerance(DataType::Float32, 64), "y"));
+}
+
+}  // namespace
+}  // namespace loom::scheduler

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of the reduction scheduler: inner/outer heuristics on edge shapes, and that every
+// schedule validates, verifies and computes the unscheduled fusion's numbers.
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler_test_utils.h"
+
+namespace loom::scheduler::testing {
+namespace {
+
+using ir::ParallelType;
+
+// The (final) reduction tensor of the scheduled fusion.
+TensorView* reductionOfScheduled(const Scheduled& s) {
+  auto reds = utils::reductionTvs(*s.fusion);
+  EXPECT_EQ(reds.size(), 2u) << "expected the rFactor producer and the final reduction";
+  return reds.back();
+}
+
+bool hasParallel(const TensorView* tv, ParallelType p) {
+  for (ir::IterDomain* id : tv->loop()) {
+    if (id->parallelType() == p) return true;
+  }
+  return false;
+}
+
+// Inner sum of moderate rows: vectorized, block reduction on TIDx, rows on BIDx.
+TEST(ReductionTest, InnerSum) {
+  auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({6, 1000}, 1)}, 1000);
+  const auto& p = reductionOf(s);
+  EXPECT_TRUE(p.inner);
+  EXPECT_EQ(p.vectorize, 4);
+  EXPECT_EQ(p.bdimx, 32);  // floorPow2(250 vectors / 4 serial steps)
+  EXPECT_EQ(p.grid_reduction, 1);
+  TensorView* red = reductionOfScheduled(s);
+  EXPECT_TRUE(hasParallel(red, ParallelType::TIDx));
+  EXPECT_TRUE(hasParallel(red, ParallelType::BIDx));
+}
+
+// Very narrow rows: one warp per row, several rows per block on TIDy, no vectorization.
+TEST(ReductionTest, NarrowRows) {
+  auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({1000, 3}, 1)}, 3);
+  const auto& p = reductionOf(s);
+  EXPECT_EQ(p.vectorize, 1);
+  EXPECT_EQ(p.bdimx, 32);
+  EXPECT_EQ(p.bdimy, 4);
+  EXPECT_TRUE(hasParallel(reductionOfScheduled(s), ParallelType::TIDy));
+}
+
+// Few very wide rows: a grid reduction, rows on BIDy.
+TEST(ReductionTest, WideRowsGridReduction) {
+  auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({2, 100000}, 1)}, 100000);
+  const auto& p = reductionOf(s);
+  EXPECT_EQ(p.bdimx, 512);
+  EXPECT_EQ(p.grid_reduction, 8);
+  TensorView* red = reductionOfScheduled(s);
+  EXPECT_TRUE(hasParallel(red, ParallelType::BIDy));
+  EXPECT_TRUE(hasParallel(red, ParallelType::BIDx));
+}
+
+// Prime row length: no vectorization, still exact.
+TEST(ReductionTest, PrimeRows) {
+  auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({5, 997}, 1)}, 997);
+  EXPECT_EQ(reductionOf(s).vectorize, 1);
+}
+
+// One element.
+TEST(ReductionTest, OneElement) {
+  auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({1, 1}, 1)});
+  EXPECT_EQ(reductionOf(s).vectorize, 1);
+}
+
+// An empty reduction (0 columns) gives the init value; a clear minimal choice.
+TEST(ReductionTest, EmptyReduction) {
+  auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({4, 0}, 1)});
+  const auto& p = reductionOf(s);
+  EXPECT_EQ(p.vectorize, 1);
+  EXPECT_EQ(p.bdimx, 32);
+  EXPECT_EQ(p.grid_reduction, 1);
+}
+
+// No rows at all (0 x N) is scheduled too.
+TEST(ReductionTest, NoRows) {
+  auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({0, 8}, 1)});
+  EXPECT_EQ(reductionOf(s).bdimx, 32);
+}
+
+// A full reduction (every dim) counts as inner and has no row axis.
+TEST(ReductionTest, FullReduction) {
+  auto s = scheduleAndCheck(sumFusion({0, 1}), {randomTensor({30, 40}, 1)}, 1200);
+  EXPECT_TRUE(reductionOf(s).inner);
+}
+
+// Outer sum, wide output: columns on TIDx/BIDx, each thread reduces its column serially.
+TEST(ReductionTest, OuterSumWide) {
+  auto s = scheduleAndCheck(sumFusion({0}), {randomTensor({50, 1024}, 1)}, 50);
+  const auto& p = reductionOf(s);
+  EXPECT_FALSE(p.inner);
+  EXPECT_EQ(p.vectorize, 4);
+  EXPECT_EQ(p.bdimx, 128);
+  EXPECT_EQ(p.bdimy, 1);
+  auto reds = utils::reductionTvs(*s.fusion);
+  ASSERT_EQ(reds.size(), 1u);  // no rFactor: serial per thread
+  EXPECT_TRUE(hasParallel(reds[0], ParallelType::TIDx));
+}
+
+// Outer sum, narrow output and long columns: TIDy and a grid reduction over BIDx (columns on
+// BIDy).
+TEST(ReductionTest, OuterSumNarrowLong) {
+  auto s = scheduleAndCheck(sumFusion({0}), {randomTensor({4096, 24}, 1)}, 4096);
+  const auto& p = reductionOf(s);
+  EXPECT_FALSE(p.inner);
+  EXPECT_EQ(p.bdimx, 32);
+  EXPECT_EQ(p.bdimy, 8);
+  EXPECT_GT(p.grid_reduction, 1);
+  TensorView* red = reductionOfScheduled(s);
+  EXPECT_TRUE(hasParallel(red, ParallelType::TIDy));
+  EXPECT_TRUE(hasParallel(red, ParallelType::BIDy));
+}
+
+// A non-contiguous (transposed) input is not vectorized.
+TEST(ReductionTest, TransposedInputNoVectorization) {
+  Tensor base = randomTensor({256, 8}, 1);
+  std::vector<int64_t> perm{1, 0};
+  auto s = scheduleAndCheck(sumFusion({1}), {base.permute(perm)}, 256);
+  EXPECT_EQ(reductionOf(s).vectorize, 1);
+}
+
+// var_mean (Welford plus pointwise after it) schedules through the sibling rFactor.
+TEST(ReductionTest, VarMean) {
+  auto build = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+    f.addInput(x);
+    auto vm = ops::varMean(x, {1});
+    f.addOutput(vm.var);
+    f.addOutput(vm.mean);
+  };
+  auto s = scheduleAndCheck(build, {randomTensor({8, 300}, 1)}, 300);
+  EXPECT_EQ(s.params->type(), SchedulerType::Reduction);
+}
+
+// var_mean over the outer dim: an outer Welford with TIDy and the sibling rFactor.
+TEST(ReductionTest, OuterVarMean) {
+  auto build = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+    f.addInput(x);
+    auto vm = ops::varMean(x, {0});
+    f.addOutput(vm.var);
+    f.addOutput(vm.mean);
+  };
+  auto s = scheduleAndCheck(build, {randomTensor({600, 10}, 1)}, 600);
+  const auto& p = reductionOf(s);
+  EXPECT_FALSE(p.inner);
+  EXPECT_GT(p.bdimy, 1);
+}
+
+// keepdim sum schedules (the broadcast after the reduction follows the iteration dims).
+TEST(ReductionTest, KeepdimSum) {
+  auto build = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+    f.addInput(x);
+    f.addOutput(ops::sum(x, {1}, /*keepdim=*/true));
+  };
+  auto s = scheduleAndCheck(build, {randomTensor({9, 130}, 1)}, 130);
+  EXPECT_TRUE(reductionOf(s).inner);
+}
+
+// Pointwise before and after the reduction, with an input that joins after it.
+TEST(ReductionTest, PointwiseAround) {
+  auto build = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+    auto* b = ops::TensorBuilder().shape({-1}).build();
+    f.addInput(x);
+    f.addInput(b);
+    auto* m = ops::max(ops::exp(x), {1});
+    f.addOutput(ops::add(m, b));
+  };
+  auto s = scheduleAndCheck(build, {randomTensor({12, 200}, 1), randomTensor({12}, 2)}, 200);
+  EXPECT_TRUE(reductionOf(s).inner);
+}
+
+// A 3-D reduction over the middle dim is an outer reduction (the innermost dim is kept).
+TEST(ReductionTest, MiddleDimIsOuter) {
+  auto build = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1, -1}).build();
+    f.addInput(x);
+    f.addOutput(ops::sum(x, {1}));
+  };
+  auto s = scheduleAndCheck(build, {randomTensor({3, 70, 20}, 1)}, 70);
+  EXPECT_FALSE(reductionOf(s).inner);
+}
+
+}  // namespace
+}  // namespace loom::scheduler::testing

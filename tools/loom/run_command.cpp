@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// `loom run`: schedule a fusion automatically, run it on random inputs, check it against the
+// reference evaluator and report each kernel.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "loom/eval/compare.h"
+#include "loom/eval/reference_evaluator.h"
+#include "loom/ir/ir.h"
+#include "loom/ir/parser.h"
+#include "loom/runtime/fusion_executor_cache.h"
+#include "loom/support/strings.h"
+#include "tools/loom/commands.h"
+
+namespace loom::tools {
+namespace {
+
+int64_t toInt(const std::string& s, const std::string& what) {
+  int64_t v = 0;
+  auto res = std::from_chars(s.data(), s.data() + s.size(), v);
+  LOOM_CHECK(res.ec == std::errc() && res.ptr == s.data() + s.size(), what,
+             " must be an integer, got '", s, "'");
+  return v;
+}
+
+// Random inputs: tensor extents from constants or --sizes NAME=N, scalars from --sizes.
+std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
+                                         const std::map<std::string, std::string>& sizes,
+                                         uint64_t seed) {
+  std::vector<eval::Argument> inputs;
+  auto valueOf = [&](const ir::Val* v, const std::string& what) -> const std::string& {
+    auto it = sizes.find(v->toString());
+    LOOM_CHECK(it != sizes.end(), what, " is ", v->toString(), "; pass it with --sizes ",
+               v->toString(), "=N");
+    return it->second;
+  };
+  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
+    ir::Val* in = fusion.inputs()[i];
+    if (auto* tv = in->dynCast<ir::TensorView>()) {
+      std::vector<int64_t> shape;
+      auto ids = ir::TensorDomain::noReductions(tv->logical());
+      for (size_t k = 0; k < ids.size(); ++k) {
+        const ir::Scalar* e = ids[k]->logicalExtent();
+        shape.push_back(e->constInt() ? *e->constInt()
+                                      : toInt(valueOf(e, "the size of " + tv->toString() +
+                                                             " axis " + std::to_string(k)),
+                                              e->toString()));
+      }
+      Tensor t = Tensor::empty(shape, tv->dtype());
+      fillRandom(t, seed * 1000003 + i);
+      inputs.emplace_back(std::move(t));
+      continue;
+    }
+    auto* s = in->as<ir::Scalar>();
+    const std::string& v = valueOf(s, "scalar input " + s->toString());
+    if (isFloatingType(s->dtype())) inputs.emplace_back(std::stod(v));
+    else if (isBooleanType(s->dtype())) inputs.emplace_back(v == "true" || v == "1");
+    else inputs.emplace_back(toInt(v, s->toString()));
+  }
+  return inputs;
+}
+
+double maxError(const Tensor& a, const Tensor& b) {
+  double m = 0;
+  for (int64_t k = 0; k < a.numel() && k < b.numel(); ++k) {
+    double d = std::fabs(a.getDoubleLinear(k) - b.getDoubleLinear(k));
+    if (std::isnan(d)) return NAN;
+    m = std::max(m, d);
+  }
+  return m;
+}
+
+}  // namespace
+
+int runCommand(const std::vector<std::string>& args) {
+  std::string file;
+  uint64_t seed = 0;
+  bool bench = false;
+  exec::Backend backend = exec::Backend::Auto;
+  std::map<std::string, std::string> sizes;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--bench") {
+      bench = true;
+    } else if (a == "--seed" || a == "--sizes" || a == "--backend") {
+      LOOM_CHECK(i + 1 < args.size(), a, " needs a value");
+      const std::string& v = args[++i];
+      if (a == "--seed") {
+        seed = uint64_t(toInt(v, "--seed"));
+      } else if (a == "--backend") {
+        LOOM_CHECK(v == "host" || v == "cuda", "--backend must be host or cuda, got '", v, "'");
+        backend = v == "host" ? exec::Backend::Host : exec::Backend::Cuda;
+      } else {
+        for (const std::string& item : split(v, ',')) {
+          auto eq = item.find('=');
+          LOOM_CHECK(eq != std::string::npos && eq > 0,
+                     "--sizes expects NAME=VALUE pairs such as s0=128,s1=64, got '", item, "'");
+          sizes[item.substr(0, eq)] = item.substr(eq + 1);
+        }
+      }
+    } else if (!a.empty() && a[0] == '-') {
+      LOOM_THROW("unknown option '", a, "' for run (expected --backend, --sizes, --seed, --bench)");
+    } else {
+      LOOM_CHECK(file.empty(), "run takes one file, got '", file, "' and '", a, "'");
+      file = a;
+    }
+  }
+  LOOM_CHECK(!file.empty(),
+             "usage: loom run FILE.fus [--backend cuda|host] [--sizes s0=N,...] [--seed N] "
+             "[--bench]");
+  auto fusion = ir::parseFusionFile(file);
+  std::vector<eval::Argument> inputs = randomInputs(*fusion, sizes, seed);
+  std::vector<Tensor> expected = eval::evaluateFusion(*fusion, inputs);
+  std::vector<std::string> names;
+  for (ir::Val* out : fusion->outputs()) names.push_back(out->toString());
+  int64_t input_numel = 1;
+  for (const eval::Argument& a : inputs) {
+    if (auto* t = std::get_if<Tensor>(&a)) input_numel = std::max(input_numel, t->numel());
+  }
+
+  runtime::RuntimeOptions options;
+  options.backend = backend;
+  options.executor.poisonOutputs = true;
+  runtime::FusionExecutorCache cache(std::move(fusion), options);
+  std::vector<Tensor> outs = cache.run(inputs);
+
+  bool ok = true;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    // Tolerance from the widest input over the output: the elements reduced into each output.
+    int64_t reduced = std::max<int64_t>(1, input_numel / std::max<int64_t>(1, outs[i].numel()));
+    auto err = eval::expectClose(outs[i], expected[i],
+                                 eval::defaultTolerance(outs[i].dtype(), reduced), names[i]);
+    char line[256];
+    std::snprintf(line, sizeof(line), "%s %-4s [%s] %s max_error=%.3g", err ? "FAIL" : "PASS",
+                  names[i].c_str(), join(outs[i].sizes()).c_str(),
+                  std::string(dataTypeName(outs[i].dtype())).c_str(), maxError(outs[i], expected[i]));
+    std::cout << line << "\n";
+    if (err) std::cout << "  " << *err << "\n";
+    ok = ok && !err;
+  }
+
+  const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
+  std::vector<runtime::KernelRecord> records = rt->lastRun();
+  const int reps = bench ? 20 : 0;
+  std::vector<double> totals(records.size(), 0.0);
+  for (int r = 0; r < reps; ++r) {
+    cache.run(inputs);
+    for (size_t k = 0; k < records.size(); ++k) totals[k] += rt->lastRun()[k].seconds;
+  }
+  std::cout << records.size() << " kernel(s)\n";
+  for (size_t k = 0; k < records.size(); ++k) {
+    const runtime::KernelRecord& r = records[k];
+    double secs = bench ? totals[k] / reps : r.seconds;
+    char line[512];
+    std::snprintf(line, sizeof(line), "kernel %lld: %s on %s, %s, %.3f ms",
+                  static_cast<long long>(r.segment), r.scheduler.c_str(),
+                  std::string(exec::backendName(r.backend)).c_str(), r.launch.toString().c_str(),
+                  secs * 1e3);
+    std::cout << line;
+    if (bench) {
+      std::snprintf(line, sizeof(line), " (mean of %d), %.3f GB/s", reps,
+                    secs > 0 ? double(r.bytes) / secs / 1e9 : 0.0);
+      std::cout << line;
+    }
+    std::cout << "\n  params: " << r.params << "\n";
+  }
+  if (bench) {
+    std::cout << "times are host wall time per KernelExecutor::run (on cuda: including copies)\n";
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace loom::tools
