@@ -20,6 +20,7 @@
 #include "loom/eval/expression_evaluator.h"
 #include "loom/ir/exprs.h"
 #include "loom/lower/lower.h"
+#include "loom/transform/id_graph.h"
 
 namespace loom::lower {
 
@@ -108,6 +109,7 @@ std::vector<const ir::Expr*> placementOrder(const std::vector<const ir::Expr*>& 
 }  // namespace
 
 bool loopNests(kir::Kernel& kernel, LowerContext& ctx) {
+  const transform::IdGraph permissive(ctx.fusion, transform::IdMappingMode::Permissive);
   // Group loops shared through compute-at positions, and sibling outputs' loops.
   for (const ir::Expr* e : ctx.exprs) {
     LOOM_CHECK(!e->isA<ir::ReshapeOp>(), "lowering: ",
@@ -125,6 +127,13 @@ bool loopNests(kir::Kernel& kernel, LowerContext& ctx) {
         auto* p = in->dynCast<ir::TensorView>();
         if (p == nullptr) continue;
         for (int64_t k = 0; k < p->computeAtPosition(); ++k) {
+          // Loops are shared by position; a schedule that inlines across consumer broadcast
+          // loop IDs (legal in the transform layer) would pair the wrong loops here.
+          LOOM_CHECK(k < c->nDims() && permissive.areMapped(p->axis(k), c->axis(k)),
+                     "lowering: ", p->toString(), " is inlined into ", c->toString(),
+                     " at position ", p->computeAtPosition(), " but its loop axis ", k,
+                     " does not line up with the consumer's axis ", k,
+                     "; inline with transform::InlineOptions{.positional_only = true}");
           ctx.uniteLoops(p->axis(k), c->axis(k));
         }
       }

@@ -135,7 +135,7 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
       if (!tv->isFusionInput() && !tv->isFusionOutput()) tv->setMemoryType(MemoryType::Shared);
     }
   }
-  transform::inlineMost(fusion);
+  transform::inlineMost(fusion, {.positional_only = true});  // the lowering shares loops by position
 }
 
 }  // namespace loom::scheduler

@@ -225,7 +225,7 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
   }
 
   if (rank == 0) {  // a 0-dim output: one element, nothing to split
-    transform::inlineMost(fusion);
+    transform::inlineMost(fusion, {.positional_only = true});  // the lowering shares loops by position
     return;
   }
 
@@ -264,7 +264,7 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
       transform::parallelize(tv, tv->nDims() - 1, ParallelType::Vectorize);
     }
   }
-  transform::inlineMost(fusion);
+  transform::inlineMost(fusion, {.positional_only = true});  // the lowering shares loops by position
 }
 
 }  // namespace loom::scheduler

@@ -85,7 +85,7 @@ void finish(ir::Fusion& fusion, TensorView* ref, const std::vector<TensorView*>&
       transform::parallelize(c, c->nDims() - 1, ParallelType::Vectorize);
     }
   }
-  transform::inlineMost(fusion);
+  transform::inlineMost(fusion, {.positional_only = true});  // the lowering shares loops by position
 }
 
 // Loop of the reduction tensor: [I/ty (BIDx | BIDy), ty (TIDy), g (BIDx), S, tx (TIDx), v];

@@ -31,13 +31,13 @@ bool isReductionTv(const TensorView* tv) {
 // matches must be broadcasts (a size-1 loop the producer can sit inside). Returns -1 and
 // describes the failing axis in `why` otherwise.
 int64_t alignedConsumerPos(const TensorView* tv, const TensorView* c, int64_t pos,
-                           const IdGraph& graph, std::string* why) {
+                           const IdGraph& graph, std::string* why, bool skip_broadcasts = true) {
   int64_t next = 0;
   for (int64_t k = 0; k < pos; ++k) {
     IterDomain* id = tv->axis(k);
     int64_t j = next;
     while (j < c->nDims() && !graph.areMapped(id, c->axis(j))) {
-      if (!c->axis(j)->isBroadcast()) break;
+      if (!skip_broadcasts || !c->axis(j)->isBroadcast()) break;
       ++j;
     }
     if (j >= c->nDims() || !graph.areMapped(id, c->axis(j))) {
@@ -102,8 +102,9 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
       return k;
     }
     for (TensorView* c : consumers) {
-      int64_t before = alignedConsumerPos(tv, c, k, graph, nullptr);
-      int64_t after = alignedConsumerPos(tv, c, k + 1, graph, why);
+      int64_t before = alignedConsumerPos(tv, c, k, graph, nullptr, !options.positional_only);
+      int64_t after =
+          alignedConsumerPos(tv, c, k + 1, graph, why, !options.positional_only);
       if (after < 0) return k;
       for (int64_t j = before; j < after; ++j) {
         if (c->axis(j)->parallelType() == ParallelType::Vectorize) {
