@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every kernel the execution cases generate compiles with NVRTC for sm_90 without spills.
+// Every kernel the execution cases generate (exec, reduction and parallel case lists) compiles
+// with NVRTC for sm_90 without spills.
 #include <gtest/gtest.h>
 
 #include "exec/exec_cases.h"
+#include "exec/parallel_cases.h"
+#include "exec/reduction_cases.h"
 #include "loom/backend/cuda/nvrtc.h"
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/lower/lower.h"
@@ -30,8 +33,11 @@ TEST_P(NvrtcTest, CompilesForSm90WithoutSpills) {
   EXPECT_GT(res->registers, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, NvrtcTest, testing::ValuesIn(execCases()),
-                         [](const testing::TestParamInfo<ExecCase>& info) { return info.param.name; });
+std::string caseName(const testing::TestParamInfo<ExecCase>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(Cases, NvrtcTest, testing::ValuesIn(execCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(Reductions, NvrtcTest, testing::ValuesIn(reductionCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(Parallel, NvrtcTest, testing::ValuesIn(parallelCases()), caseName);
 
 }  // namespace
 }  // namespace loom::test
