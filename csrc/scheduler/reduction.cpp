@@ -182,10 +182,10 @@ std::unique_ptr<ReductionParams> reductionHeuristics(const ir::Fusion& fusion,
     params->bdimy = bdimy;
     params->grid_reduction = grid;
   } else {
-    // Outer: the iteration dims are the innermost, so vectorize and thread them.
-    int64_t v = utils::maxVectorWidth(fusion, info, red, iter_ids,
-                                      utils::innerAlignedTensors(fusion, red, iter_ids));
-    while (v > 1 && i < v * 2) v /= 2;
+    // Outer: the iteration dims are the innermost, so thread them. Not vectorized yet: the
+    // vector ID would sit inside the reduction loop, which the lowering cannot index yet
+    // (docs/lowering.md); a vectorized outer schedule would fail to compile.
+    int64_t v = 1;
     int64_t columns = utils::ceilDiv(i, v);
     int64_t bdimx = std::min<int64_t>(128, std::max<int64_t>(1, utils::floorPow2(columns)));
     if (bdimx < columns && bdimx < 32) bdimx = 32;

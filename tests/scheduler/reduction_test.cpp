@@ -96,7 +96,7 @@ TEST(ReductionTest, OuterSumWide) {
   auto s = scheduleAndCheck(sumFusion({0}), {randomTensor({50, 1024}, 1)}, 50);
   const auto& p = reductionOf(s);
   EXPECT_FALSE(p.inner);
-  EXPECT_EQ(p.vectorize, 4);
+  EXPECT_EQ(p.vectorize, 1);  // outer reductions are not vectorized until lowering supports it
   EXPECT_EQ(p.bdimx, 128);
   EXPECT_EQ(p.bdimy, 1);
   auto reds = utils::reductionTvs(*s.fusion);
