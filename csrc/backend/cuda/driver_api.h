@@ -21,7 +21,8 @@
   X(cuMemPoolSetAttribute) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemsetD8Async)        \
   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData)              \
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuFuncGetAttribute)         \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)   \
+  X(cuEventSynchronize) X(cuEventElapsedTime)
 
 namespace loom::cuda::detail {
 
