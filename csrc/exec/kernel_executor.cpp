@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "exec/arguments.h"
 #include "loom/backend/host_module.h"
 #include "loom/eval/expression_evaluator.h"
 #include "loom/ir/tensor_domain.h"
@@ -20,6 +21,7 @@
 #include "loom/backend/cuda/memory.h"
 #include "loom/backend/cuda/module.h"
 #include "loom/backend/cuda/nvrtc.h"
+#include "loom/backend/cuda/stream.h"
 #endif
 
 namespace loom::exec {
@@ -76,6 +78,10 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
   kernel_ = lower::lowerFusion(*fusion_, dump);
   generated_ = codegen::generateKernel(*kernel_);
   compiled_ = std::make_unique<Compiled>();
+  last_generated_ = nullptr;
+  plans_.clear();
+  has_vectorized_ = !kernel_->vectorized.empty();
+  dump_launch_ = dump.has(DumpOption::LaunchParams);
 #ifndef LOOM_HAVE_CUDA_BACKEND
   LOOM_CHECK(backend_ == Backend::Host,
              "this Loom build has no CUDA backend (cuda.h was not found at configure time)");
@@ -90,6 +96,7 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
     return *slot;
   }
   if (!slot) slot = std::make_unique<Compiled>();
+  last_generated_ = nullptr;  // generated_ changes below
   kernel_->indexType = index_type;
   generated_ = codegen::generateKernel(*kernel_);
   slot->generated = generated_;
@@ -119,112 +126,128 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
 #endif
 }
 
+struct KernelExecutor::LaunchPlan {
+  std::vector<int64_t> signature;
+  LaunchParams launch;
+  Compiled* module = nullptr;
+  /// One per kernel tensor parameter, in parameter order.
+  struct Param {
+    const kir::Buffer* buffer = nullptr;
+    int64_t input = -1;                ///< fusion input position; -1: allocated here
+    std::vector<int64_t> allocSizes;   ///< allocated: contiguous sizes in allocation order
+    std::vector<int64_t> sizes;        ///< allocated: the logical view (a permutation of it)
+    std::vector<int64_t> strides;
+    bool permuted = false;             ///< allocation order differs from logical order
+    int64_t vectorBytes = 0;           ///< allocated and vectorized: the alignment it needs
+    size_t pointerWord = 0;            ///< where its data pointer goes in `blob`
+  };
+  std::vector<Param> params;
+  /// Per fusion output: a parameter index (>= 0) or -(input position + 1) for a copied input.
+  std::vector<int64_t> outputs;
+  // The argument buffer, filled once; a run only patches the data pointers of `blob`.
+  std::vector<int64_t> blob;
+  std::vector<detail::ScalarArg> scalars;
+  std::vector<Tensor> scratch;       ///< grid-reduction work buffers and semaphores
+  std::vector<void*> scratchPointers;
+  std::vector<void*> args;
+  std::vector<Tensor> live;          ///< per run: the allocated parameters, emptied after launch
+};
+
 namespace {
 
-// A host or device tensor for `tv` laid out in its allocation order (a permutation of logical).
-Tensor allocateOutput(const ir::TensorView* tv, const std::vector<int64_t>& sizes, Backend backend) {
+// Appends the fields of one signature: what a plan depends on. See the header comment.
+void appendSignature(std::vector<int64_t>& sig, std::span<const eval::Argument> inputs,
+                     bool alignment) {
+  sig.push_back(int64_t(inputs.size()));
+  for (const eval::Argument& a : inputs) {
+    sig.push_back(int64_t(a.index()));
+    if (const Tensor* t = std::get_if<Tensor>(&a)) {
+      if (!t->defined()) {
+        sig.push_back(-1);
+        continue;
+      }
+      sig.push_back(int64_t(t->device().type) << 32 | int64_t(uint32_t(t->device().index)));
+      sig.push_back(int64_t(t->dtype()));
+      sig.push_back(t->dim());
+      for (int64_t s : t->sizes()) sig.push_back(s);
+      for (int64_t s : t->strides()) sig.push_back(s);
+      if (alignment) sig.push_back(int64_t(reinterpret_cast<uintptr_t>(t->data()) % 16));
+    } else if (const double* d = std::get_if<double>(&a)) {
+      int64_t bits = 0;
+      std::memcpy(&bits, d, sizeof(bits));
+      sig.push_back(bits);
+    } else if (const int64_t* i = std::get_if<int64_t>(&a)) {
+      sig.push_back(*i);
+    } else {
+      sig.push_back(std::get<bool>(a) ? 1 : 0);
+    }
+  }
+}
+
+// Logical sizes -> (allocation-order sizes, strides of the logical view, permuted?) for `tv`,
+// whose allocation domain must be a permutation of its logical domain.
+void outputLayout(const ir::TensorView* tv, const std::vector<int64_t>& sizes,
+                  std::vector<int64_t>& alloc_sizes, std::vector<int64_t>& strides,
+                  bool& permuted) {
   auto logical = ir::TensorDomain::noReductions(tv->logical());
   auto alloc = ir::TensorDomain::noReductions(tv->maybeAllocation());
-  std::vector<int64_t> perm;  // alloc position -> logical position
+  std::vector<size_t> perm;  // alloc position -> logical position
   for (ir::IterDomain* id : alloc) {
     auto it = std::find(logical.begin(), logical.end(), id);
     LOOM_CHECK(it != logical.end(), "output ", tv->toString(),
                ": allocation domains other than a permutation of logical are not supported yet");
-    perm.push_back(it - logical.begin());
+    perm.push_back(size_t(it - logical.begin()));
   }
-  std::vector<int64_t> alloc_sizes;
-  for (int64_t p : perm) alloc_sizes.push_back(sizes[size_t(p)]);
-  Tensor t;
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  if (backend == Backend::Cuda) t = cuda::emptyCuda(alloc_sizes, tv->dtype());
-#endif
-  if (!t.defined()) t = Tensor::empty(alloc_sizes, tv->dtype());
-  std::vector<int64_t> inverse(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inverse[size_t(perm[i])] = int64_t(i);
-  return t.permute(inverse);
-}
-
-// The bytes of one loom::Tensor<T, N> argument: pointer, N sizes, N strides (int64).
-std::vector<int64_t> packTensor(const Tensor& t, DataType index_type) {
-  std::vector<int64_t> blob;
-  blob.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data())));
-  if (index_type == DataType::Int64) {
-    for (int64_t s : t.sizes()) blob.push_back(s);
-    for (int64_t s : t.strides()) blob.push_back(s);
-    return blob;
+  alloc_sizes.clear();
+  for (size_t p : perm) alloc_sizes.push_back(sizes[p]);
+  std::vector<int64_t> alloc_strides = Tensor::contiguousStrides(alloc_sizes);
+  strides.assign(sizes.size(), 0);
+  permuted = false;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    strides[perm[i]] = alloc_strides[i];
+    permuted = permuted || perm[i] != i;
   }
-  // loom::Tensor<T, N, int>: 2N int32 after the pointer, padded to 8 bytes.
-  std::vector<int32_t> narrow;
-  for (int64_t s : t.sizes()) narrow.push_back(int32_t(s));
-  for (int64_t s : t.strides()) narrow.push_back(int32_t(s));
-  blob.resize(1 + (narrow.size() + 1) / 2, 0);
-  if (!narrow.empty()) std::memcpy(blob.data() + 1, narrow.data(), narrow.size() * sizeof(int32_t));
-  return blob;
-}
-
-// Vectorized parameters are read/written width elements at a time: the data pointer must be
-// aligned to the vector, the innermost dim contiguous with a size that is a multiple of the
-// width (the vector predicate is all-or-nothing) and every other stride a multiple of it.
-void checkVectorAlignment(const kir::Buffer* b, const Tensor& t, int64_t width) {
-  std::string name = b->tv->toString();
-  int64_t bytes = width * int64_t(dataTypeSize(b->dtype));
-  LOOM_CHECK(reinterpret_cast<uintptr_t>(t.data()) % uint64_t(bytes) == 0, "vectorized tensor ",
-             name, ": data pointer ", t.data(), " is not aligned to the vector of ", width,
-             " elements (", bytes, " bytes)");
-  int64_t rank = int64_t(t.sizes().size());
-  if (rank == 0) return;
-  LOOM_CHECK(t.strides()[size_t(rank - 1)] == 1 || t.sizes()[size_t(rank - 1)] == 1,
-             "vectorized tensor ", name, ": the innermost stride is ",
-             t.strides()[size_t(rank - 1)], ", vectorization needs 1");
-  LOOM_CHECK(t.sizes()[size_t(rank - 1)] % width == 0, "vectorized tensor ", name,
-             ": the innermost size ", t.sizes()[size_t(rank - 1)],
-             " is not a multiple of the vector width ", width);
-  for (int64_t d = 0; d + 1 < rank; ++d) {
-    LOOM_CHECK(t.strides()[size_t(d)] % width == 0, "vectorized tensor ", name, ": stride ",
-               t.strides()[size_t(d)], " of dim ", d, " is not a multiple of the vector width ",
-               width);
-  }
-}
-
-// One by-value scalar kernel argument, 8 bytes so that every scalar type fits.
-union ScalarArg {
-  double f64;
-  float f32;
-  int64_t i64;
-  int32_t i32;
-  bool b;
-};
-
-// Converts a scalar fusion input's argument to the kernel parameter's type.
-ScalarArg packScalar(const eval::Argument& arg, DataType dtype, const std::string& name) {
-  double d = 0;
-  if (auto* x = std::get_if<double>(&arg)) d = *x;
-  else if (auto* i = std::get_if<int64_t>(&arg)) d = double(*i);
-  else if (auto* b = std::get_if<bool>(&arg)) d = *b ? 1.0 : 0.0;
-  else LOOM_THROW("scalar input ", name, " was given a tensor argument");
-  ScalarArg a{};
-  switch (dtype) {
-    case DataType::Float64: a.f64 = d; break;
-    case DataType::Float32: a.f32 = float(d); break;
-    case DataType::Int64:
-      a.i64 = std::holds_alternative<int64_t>(arg) ? std::get<int64_t>(arg) : int64_t(d);
-      break;
-    case DataType::Int32: a.i32 = int32_t(d); break;
-    case DataType::Bool: a.b = d != 0; break;
-    default: LOOM_THROW("scalar input ", name, " has type ", dataTypeName(dtype),
-                        ", which kernel parameters do not support");
-  }
-  return a;
 }
 
 }  // namespace
 
-std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) {
-  LOOM_CHECK(isCompiled(), "KernelExecutor::run called before compile");
+Tensor copyForOutput(const Tensor& t, CUstream stream) {
+  if (!t.device().isCuda()) return t.contiguous();
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  // The memory the view spans is copied (gaps included), so strided and broadcast views need no
+  // kernel and keep their strides.
+  int64_t span = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0) span = 0;
+  }
+  for (int64_t d = 0; span != 0 && d < t.dim(); ++d) {
+    LOOM_CHECK(t.stride(d) >= 0, "tensor ", describe(t), " has a negative stride on axis ", d,
+               "; returning it as an output needs non-negative strides");
+    span += (t.size(d) - 1) * t.stride(d);
+  }
+  Tensor storage = cuda::emptyCuda({span}, t.dtype(), t.device().index, stream);
+  cuda::copyDeviceToDevice(storage.data(), t.data(), size_t(span) * t.itemSize(),
+                           t.device().index, stream);
+  return Tensor(storage.storage(), t.dtype(), t.sizes(), t.strides());
+#else
+  (void)stream;
+  LOOM_THROW("tensor ", describe(t), " is a CUDA tensor, but this Loom build has no CUDA backend");
+#endif
+}
+
+void KernelExecutor::computeSignature(std::span<const eval::Argument> inputs) {
+  signature_.clear();
+  appendSignature(signature_, inputs, has_vectorized_);
+}
+
+std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
+    std::span<const eval::Argument> inputs) {
+  auto plan = std::make_unique<LaunchPlan>();
+  plan->signature = signature_;
   eval::ExpressionEvaluator ee;
   ee.bindInputs(*fusion_, inputs);
 
-  LaunchParams lp;
+  LaunchParams& lp = plan->launch;
   for (const kir::LaunchDim& d : kernel_->launch) {
     // Loops of one type with different extents share the largest; lowering predicates each
     // loop on its own extent (thread_predicates).
@@ -252,116 +275,211 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
   if (kernel_->sharedTensorBytes > 0) {  // shared tensors after the 16-byte aligned scratch
     lp.sharedBytes = (lp.sharedBytes + 15) / 16 * 16 + size_t(kernel_->sharedTensorBytes);
   }
-  last_launch_ = lp;
-  if (DumpOptions::fromEnvironment().has(DumpOption::LaunchParams)) {
-    std::cout << generated_.name << ": " << lp.toString() << "\n";
-  }
 
-  // Tensors by parameter: inputs as given (copied to the device on cuda), outputs allocated.
-  std::vector<Tensor> params;
-  std::vector<Tensor> outputs;
-  for (const kir::Buffer* b : kernel_->params) {
-    if (b->isFusionInput) {
-      auto pos = std::find(fusion_->inputs().begin(), fusion_->inputs().end(), b->tv) -
-                 fusion_->inputs().begin();
-      const Tensor& host = std::get<Tensor>(inputs[size_t(pos)]);
-#ifdef LOOM_HAVE_CUDA_BACKEND
-      if (backend_ == Backend::Cuda) {
-        params.push_back(cuda::toDevice(host));
-        continue;
-      }
-#endif
-      params.push_back(host);
-      continue;
-    }
-    Tensor t = allocateOutput(b->tv, ee.logicalSizes(b->tv), backend_);
-    if (options_.poisonOutputs) {
-#ifdef LOOM_HAVE_CUDA_BACKEND
-      if (backend_ == Backend::Cuda) cuda::fillBytes(t, 0xff);
-#endif
-      if (t.device().isCpu()) poison(t);
-    }
-    params.push_back(t);
-    if (b->isFusionOutput) outputs.push_back(t);
-  }
-  std::vector<std::vector<int64_t>> blobs;
-  std::vector<void*> args;
-  blobs.reserve(params.size());
+  // Tensors by parameter: inputs as given, outputs laid out from their allocation domains.
   std::vector<lower::TensorExtent> extents;
-  for (const Tensor& t : params) extents.push_back({t.sizes(), t.strides()});
+  for (const kir::Buffer* b : kernel_->params) {
+    LaunchPlan::Param p;
+    p.buffer = b;
+    if (b->isFusionInput) {
+      p.input = std::find(fusion_->inputs().begin(), fusion_->inputs().end(), b->tv) -
+                fusion_->inputs().begin();
+      const Tensor& t = std::get<Tensor>(inputs[size_t(p.input)]);
+      extents.push_back({t.sizes(), t.strides()});
+    } else {
+      p.sizes = ee.logicalSizes(b->tv);
+      outputLayout(b->tv, p.sizes, p.allocSizes, p.strides, p.permuted);
+      extents.push_back({p.sizes, p.strides});
+    }
+    plan->params.push_back(std::move(p));
+  }
   const DataType index_type = lower::selectIndexType(extents);
   for (const auto& [vb, width] : kernel_->vectorized) {
     auto pos = size_t(std::find(kernel_->params.begin(), kernel_->params.end(), vb) -
                       kernel_->params.begin());
-    checkVectorAlignment(vb, params.at(pos), width);
+    LaunchPlan::Param& p = plan->params.at(pos);
+    if (p.input >= 0) {
+      const Tensor& t = std::get<Tensor>(inputs[size_t(p.input)]);
+      detail::checkVectorLayout(vb, t.data(), t.sizes(), t.strides(), width);
+    } else {
+      // The pointer of a fresh allocation is checked per run (see launchPlan).
+      detail::checkVectorLayout(vb, nullptr, p.sizes, p.strides, width);
+      p.vectorBytes = width * int64_t(dataTypeSize(vb->dtype));
+    }
   }
-  Compiled& module = moduleFor(index_type);
-  for (const Tensor& t : params) blobs.push_back(packTensor(t, index_type));
-  for (auto& blob : blobs) args.push_back(blob.data());
-  std::vector<ScalarArg> scalars(kernel_->scalarParams.size());
-  for (size_t i = 0; i < scalars.size(); ++i) {
-    const auto& [input, var] = kernel_->scalarParams[i];
+  plan->module = &moduleFor(index_type);
+
+  // The argument buffer: tensor blobs (pointers patched per run), scalars, scratch pointers.
+  for (size_t i = 0; i < plan->params.size(); ++i) {
+    LaunchPlan::Param& p = plan->params[i];
+    p.pointerWord = detail::appendTensorBlob(plan->blob, extents[i].sizes, extents[i].strides,
+                                             index_type);
+  }
+  for (const auto& [input, var] : kernel_->scalarParams) {
     auto pos = size_t(std::find(fusion_->inputs().begin(), fusion_->inputs().end(), input) -
                       fusion_->inputs().begin());
-    scalars[i] = packScalar(inputs[pos], var->dtype(), input->toString());
-    args.push_back(&scalars[i]);
+    plan->scalars.push_back(detail::packScalar(inputs[pos], var->dtype(), input->toString()));
   }
-  // Grid-reduction scratch (kir::Kernel::gridScratch): work buffers of one element per thread per
-  // block, zeroed semaphores per blockIdx.y/z segment; passed as plain pointers.
+  // Grid-reduction scratch (kir::Kernel::gridScratch): work buffers of one element per thread
+  // per block, and one semaphore per blockIdx.y/z segment. They live with the plan. The
+  // semaphores are zeroed once here: grid.cuh's last block of each segment resets its counter
+  // (atomicExch to 0), so they are zero again after every complete launch and need no memset per
+  // run. Launches of one executor are ordered on its one stream, so no two use them at once.
   const uint64_t blocks = uint64_t{lp.grid[0]} * lp.grid[1] * lp.grid[2];
   const uint64_t threads = uint64_t{lp.block[0]} * lp.block[1] * lp.block[2];
-  std::vector<Tensor> scratch;
-  std::vector<void*> scratch_ptrs(kernel_->gridScratch.size());
-  for (size_t i = 0; i < kernel_->gridScratch.size(); ++i) {
-    const kir::Kernel::GridScratch& g = kernel_->gridScratch[i];
+  for (const kir::Kernel::GridScratch& g : kernel_->gridScratch) {
     uint64_t bytes = g.semaphore ? 4 * uint64_t{lp.grid[1]} * lp.grid[2]
                                  : uint64_t(g.elementBytes) * blocks * threads;
     std::vector<int64_t> words{int64_t((bytes + 7) / 8)};
     Tensor t;
 #ifdef LOOM_HAVE_CUDA_BACKEND
     if (backend_ == Backend::Cuda) {
-      t = cuda::emptyCuda(words, DataType::Int64);
-      cuda::fillBytes(t, 0);
+      t = cuda::emptyCuda(words, DataType::Int64, 0, options_.stream);
+      cuda::fillBytes(t, 0, options_.stream);
     }
 #endif
     if (!t.defined()) {
       t = Tensor::empty(words, DataType::Int64);
       t.fill(0);
     }
-    scratch.push_back(t);
-    scratch_ptrs[i] = t.data();
-    args.push_back(&scratch_ptrs[i]);
+    plan->scratch.push_back(t);
+    plan->scratchPointers.push_back(t.data());
   }
-  // An output that is also an input is returned as a copy of the input, in fusion output order.
-  std::vector<Tensor> ordered;
+  for (const LaunchPlan::Param& p : plan->params) plan->args.push_back(&plan->blob[p.pointerWord]);
+  for (detail::ScalarArg& a : plan->scalars) plan->args.push_back(&a);
+  for (void*& ptr : plan->scratchPointers) plan->args.push_back(&ptr);
+  plan->live.resize(plan->params.size());
+
+  // Fusion outputs in order: written parameters, or copies of inputs that are also outputs.
+  std::vector<int64_t> written;
+  for (size_t i = 0; i < plan->params.size(); ++i) {
+    if (plan->params[i].input < 0 && plan->params[i].buffer->isFusionOutput) {
+      written.push_back(int64_t(i));
+    }
+  }
   size_t next_written = 0;
   for (ir::Val* out : fusion_->outputs()) {
     auto in = std::find(fusion_->inputs().begin(), fusion_->inputs().end(), out);
     if (in == fusion_->inputs().end()) {
-      ordered.push_back(outputs.at(next_written++));
-      continue;
+      plan->outputs.push_back(written.at(next_written++));
+    } else {
+      plan->outputs.push_back(-int64_t(in - fusion_->inputs().begin()) - 1);
     }
-    Tensor copy = std::get<Tensor>(inputs[size_t(in - fusion_->inputs().begin())]).contiguous();
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (backend_ == Backend::Cuda) copy = cuda::toDevice(copy);
-#endif
-    ordered.push_back(copy);
   }
-  outputs = std::move(ordered);
+  return plan;
+}
 
+std::vector<Tensor> KernelExecutor::launchPlan(LaunchPlan& plan,
+                                               std::span<const eval::Argument> inputs) {
+  [[maybe_unused]] const CUstream stream = options_.stream;
+  // Allocated parameters stay referenced in plan.live until the launch is queued; on cuda their
+  // memory goes back to the stream-ordered pool after the kernel, whenever the last handle drops.
+  std::vector<Tensor>& allocated = plan.live;
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const LaunchPlan::Param& p = plan.params[i];
+    void* data = nullptr;
+    if (p.input >= 0) {
+      data = std::get<Tensor>(inputs[size_t(p.input)]).data();
+    } else {
+      const DataType dtype = p.buffer->dtype;
+      Tensor t;
+#ifdef LOOM_HAVE_CUDA_BACKEND
+      if (backend_ == Backend::Cuda) {
+        t = cuda::emptyCuda(p.permuted ? p.allocSizes : p.sizes, dtype, 0, stream);
+      }
+#endif
+      if (!t.defined()) t = Tensor::empty(p.permuted ? p.allocSizes : p.sizes, dtype);
+      if (p.permuted) t = Tensor(t.storage(), dtype, p.sizes, p.strides);
+      if (options_.poisonOutputs) {
+#ifdef LOOM_HAVE_CUDA_BACKEND
+        if (backend_ == Backend::Cuda) cuda::fillBytes(t, 0xff, stream);
+#endif
+        if (t.device().isCpu()) poison(t);
+      }
+      data = t.data();
+      if (p.vectorBytes != 0 && reinterpret_cast<uintptr_t>(data) % uint64_t(p.vectorBytes) != 0) {
+        detail::throwMisalignedOutput(p.buffer, data, p.vectorBytes);
+      }
+      allocated[i] = std::move(t);
+    }
+    plan.blob[p.pointerWord] = int64_t(reinterpret_cast<uintptr_t>(data));
+  }
+  std::vector<Tensor> outputs;
+  outputs.reserve(plan.outputs.size());
+  for (int64_t o : plan.outputs) {
+    if (o >= 0) {
+      outputs.push_back(allocated[size_t(o)]);  // a copy: `allocated` is emptied after launch
+    } else {
+      outputs.push_back(copyForOutput(std::get<Tensor>(inputs[size_t(-o - 1)]), stream));
+    }
+  }
+
+  const LaunchParams& lp = plan.launch;
+  last_launch_ = lp;
+  last_generated_ = &plan.module->generated;
+  if (dump_launch_) std::cout << generated().name << ": " << lp.toString() << "\n";
   if (backend_ == Backend::Host) {
-    module.host->launch(backend::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
-                            backend::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes,
-                            args.data());
+    plan.module->host->launch(backend::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
+                              backend::Dim3(lp.block[0], lp.block[1], lp.block[2]),
+                              lp.sharedBytes, plan.args.data());
+    std::fill(allocated.begin(), allocated.end(), Tensor());
     return outputs;
   }
 #ifdef LOOM_HAVE_CUDA_BACKEND
   cuda::LaunchConfig config(cuda::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
                             cuda::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes);
-  module.function->launch(config, args.data(), cuda::Stream::legacyDefault());
-  std::vector<Tensor> host_outputs;
-  for (const Tensor& t : outputs) host_outputs.push_back(cuda::toHost(t));
-  return host_outputs;
+  plan.module->function->launch(config, plan.args.data(), cuda::Stream::borrow(stream, 0));
+  std::fill(allocated.begin(), allocated.end(), Tensor());
+  return outputs;
+#else
+  LOOM_UNREACHABLE("cuda backend without LOOM_HAVE_CUDA_BACKEND");
+#endif
+}
+
+std::vector<Tensor> KernelExecutor::runResident(std::span<const eval::Argument> inputs) {
+  computeSignature(inputs);
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    if (plans_[i]->signature != signature_) continue;
+    ++plan_hits_;
+    // Most recently used first: a rotation of pointers, no allocation.
+    std::rotate(plans_.begin(), plans_.begin() + int64_t(i), plans_.begin() + int64_t(i) + 1);
+    return launchPlan(*plans_.front(), inputs);
+  }
+  ++plan_misses_;
+  const bool resident = checkArgumentDevices(*fusion_, inputs, backend_);
+  std::unique_ptr<LaunchPlan> plan;
+  if (resident) {
+    // The evaluator checks metadata only; it is told the tensors are host ones.
+    std::vector<eval::Argument> views = metadataViews(inputs);
+    plan = makePlan(views);
+  } else {
+    plan = makePlan(inputs);
+  }
+  if (plans_.size() == kMaxPlans) plans_.pop_back();
+  plans_.insert(plans_.begin(), std::move(plan));
+  return launchPlan(*plans_.front(), inputs);
+}
+
+std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) {
+  LOOM_CHECK(isCompiled(), "KernelExecutor::run called before compile");
+  if (backend_ != Backend::Cuda) return runResident(inputs);
+  bool any_host = false;
+  for (const eval::Argument& a : inputs) {
+    const Tensor* t = std::get_if<Tensor>(&a);
+    any_host = any_host || (t != nullptr && t->defined() && t->device().isCpu());
+  }
+  if (!any_host) return runResident(inputs);
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  // Host tensors on the cuda backend: copy in, run device-resident, copy out (synchronous).
+  (void)checkArgumentDevices(*fusion_, inputs, backend_);
+  std::vector<eval::Argument> device_inputs(inputs.begin(), inputs.end());
+  for (eval::Argument& a : device_inputs) {
+    Tensor* t = std::get_if<Tensor>(&a);
+    if (t != nullptr && t->defined()) *t = cuda::toDevice(*t, 0, options_.stream);
+  }
+  std::vector<Tensor> outputs = runResident(device_inputs);
+  for (Tensor& t : outputs) t = cuda::toHost(t, options_.stream);
+  return outputs;
 #else
   LOOM_UNREACHABLE("cuda backend without LOOM_HAVE_CUDA_BACKEND");
 #endif

@@ -12,18 +12,29 @@
 #include "loom/support/hash.h"
 #include "loom/support/options.h"
 
+#ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/memory.h"
+#endif
+
 namespace loom::runtime {
 
 InputKey InputKey::of(std::span<const eval::Argument> args) {
   InputKey k;
   k.fields.reserve(args.size() * 8);
+  k.assign(args);
+  return k;
+}
+
+void InputKey::assign(std::span<const eval::Argument> args) {
+  InputKey& k = *this;
+  k.fields.clear();
   k.fields.push_back(int64_t(args.size()));
   for (const eval::Argument& a : args) {
     k.fields.push_back(int64_t(a.index()));  // tensor, double, int64 or bool
     const Tensor* t = std::get_if<Tensor>(&a);
     if (t == nullptr) continue;
     k.fields.push_back(int64_t(t->dtype()));
-    k.fields.push_back(int64_t(t->device().type));
+    k.fields.push_back(int64_t(t->device().type) << 32 | int64_t(uint32_t(t->device().index)));
     k.fields.push_back(t->dim());
     for (int64_t s : t->sizes()) k.fields.push_back(s);
     for (int64_t s : t->strides()) k.fields.push_back(s);
@@ -33,7 +44,6 @@ InputKey InputKey::of(std::span<const eval::Argument> args) {
     k.fields.push_back(align);
   }
   k.hash = Hasher().bytes(k.fields.data(), k.fields.size() * sizeof(int64_t)).digest();
-  return k;
 }
 
 namespace {
@@ -94,7 +104,15 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
   for (int64_t slot = int64_t(original.inputs().size()); slot < num_slots_; ++slot) {
     if (last_use[size_t(slot)] >= 0) free_after_[size_t(last_use[size_t(slot)])].push_back(slot);
   }
-  slots_.resize(size_t(num_slots_));
+  const int64_t num_inputs = int64_t(original.inputs().size());
+  for (const std::vector<int64_t>& ins : input_slots_) {
+    bool direct = int64_t(ins.size()) == num_inputs;
+    for (size_t i = 0; direct && i < ins.size(); ++i) direct = ins[i] == int64_t(i);
+    direct_.push_back(direct);
+  }
+  stream_ = options.executor.stream;
+  slots_.assign(size_t(num_slots_), nullptr);
+  owned_.resize(size_t(num_slots_ - num_inputs));
   segment_args_.resize(input_slots_.size());
   records_.resize(input_slots_.size());
   for (const segmenter::Segment& seg : segmented_.segments()) {
@@ -107,27 +125,36 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
 }
 
 std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> args) {
-  LOOM_ASSERT(args.size() == segmented_.original().inputs().size(), "argument count");
-  std::copy(args.begin(), args.end(), slots_.begin());
+  const size_t num_inputs = segmented_.original().inputs().size();
+  LOOM_ASSERT(args.size() == num_inputs, "argument count");
+  for (size_t i = 0; i < num_inputs; ++i) slots_[i] = &args[i];
   for (size_t s = 0; s < executors_.size(); ++s) {
-    std::vector<eval::Argument>& sargs = segment_args_[s];
-    sargs.clear();
     int64_t bytes = 0;
-    for (int64_t slot : input_slots_[s]) {
-      sargs.push_back(slots_[size_t(slot)]);
-      bytes += tensorBytes(sargs.back());
+    std::span<const eval::Argument> sargs = args;
+    if (!direct_[s]) {
+      std::vector<eval::Argument>& gathered = segment_args_[s];
+      gathered.clear();
+      for (int64_t slot : input_slots_[s]) gathered.push_back(*slots_[size_t(slot)]);
+      sargs = gathered;
     }
+    for (const eval::Argument& a : sargs) bytes += tensorBytes(a);
     auto start = std::chrono::steady_clock::now();
     std::vector<Tensor> outs = executors_[s]->run(sargs);
     auto stop = std::chrono::steady_clock::now();
     LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
     for (size_t i = 0; i < outs.size(); ++i) {
       bytes += int64_t(outs[i].numel()) * int64_t(outs[i].itemSize());
-      slots_[size_t(output_slots_[s][i])] = std::move(outs[i]);
+      size_t slot = size_t(output_slots_[s][i]);
+      owned_[slot - num_inputs] = std::move(outs[i]);
+      slots_[slot] = &owned_[slot - num_inputs];
     }
-    // Intermediates nobody reads any more go back to the allocator now, not at the end.
-    for (int64_t slot : free_after_[s]) slots_[size_t(slot)] = Tensor();
-    sargs.clear();
+    // Intermediates nobody reads any more go back to the allocator now, not at the end (on cuda
+    // stream-ordered: after the kernels queued so far).
+    for (int64_t slot : free_after_[s]) {
+      owned_[size_t(slot) - num_inputs] = eval::Argument(Tensor());
+      slots_[size_t(slot)] = nullptr;
+    }
+    if (!direct_[s]) segment_args_[s].clear();
     KernelRecord& r = records_[s];
     r.launch = executors_[s]->lastLaunch();
     r.seconds = std::chrono::duration<double>(stop - start).count();
@@ -136,12 +163,13 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
   std::vector<Tensor> result;
   result.reserve(fusion_output_slots_.size());
   for (size_t i = 0; i < fusion_output_slots_.size(); ++i) {
-    const Tensor& t = std::get<Tensor>(slots_[size_t(fusion_output_slots_[i])]);
+    const Tensor& t = std::get<Tensor>(*slots_[size_t(fusion_output_slots_[i])]);
     // An output that is also an input is returned as a copy, as KernelExecutor does.
-    result.push_back(output_is_input_[i] ? t.contiguous() : t);
+    result.push_back(output_is_input_[i] ? exec::copyForOutput(t, stream_) : t);
   }
   // Drop references to the caller's inputs and to the outputs handed out.
-  std::fill(slots_.begin(), slots_.end(), eval::Argument(Tensor()));
+  std::fill(slots_.begin(), slots_.end(), nullptr);
+  std::fill(owned_.begin(), owned_.end(), eval::Argument(Tensor()));
   return result;
 }
 
@@ -149,19 +177,50 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
                                          RuntimeOptions options)
     : fusion_(std::move(fusion)), options_(options) {
   LOOM_CHECK(fusion_ != nullptr, "FusionExecutorCache needs a fusion");
+  options_.backend = exec::resolveBackend(options_.backend);
 }
 
 std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> args) {
-  InputKey key = InputKey::of(args);
-  auto it = by_key_.find(key);
+  if (options_.backend != exec::Backend::Cuda) return runResident(args);
+  bool any_host = false;
+  for (const eval::Argument& a : args) {
+    const Tensor* t = std::get_if<Tensor>(&a);
+    any_host = any_host || (t != nullptr && t->defined() && t->device().isCpu());
+  }
+  if (!any_host) return runResident(args);
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  // Host tensors on cuda: copy in once, keep every segment on the device, copy the outputs out.
+  (void)exec::checkArgumentDevices(*fusion_, args, options_.backend);
+  CUstream stream = options_.executor.stream;
+  std::vector<eval::Argument> device_args(args.begin(), args.end());
+  for (eval::Argument& a : device_args) {
+    Tensor* t = std::get_if<Tensor>(&a);
+    if (t != nullptr && t->defined()) *t = cuda::toDevice(*t, 0, stream);
+  }
+  std::vector<Tensor> outs = runResident(device_args);
+  for (Tensor& t : outs) t = cuda::toHost(t, stream);
+  return outs;
+#else
+  LOOM_THROW("this Loom build has no CUDA backend (cuda.h was not found at configure time)");
+#endif
+}
+
+std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argument> args) {
+  key_.assign(args);
+  auto it = by_key_.find(key_);
   if (it != by_key_.end()) {
     ++hits_;
     last_ = it->second;
     return last_->run(args);
   }
   ++misses_;
-  // segmentFusion validates the arguments (ExpressionEvaluator::bindInputs) before anything.
-  segmenter::SegmentedFusion segmented = segmenter::segmentFusion(*fusion_, args);
+  // Devices first (clear messages), then segmentFusion validates the rest
+  // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
+  // schedulers only look at metadata, so CUDA tensors go in as host-labelled views.
+  const bool resident = exec::checkArgumentDevices(*fusion_, args, options_.backend);
+  segmenter::SegmentedFusion segmented =
+      resident ? segmenter::segmentFusion(*fusion_, exec::metadataViews(args))
+               : segmenter::segmentFusion(*fusion_, args);
   FusionKernelRuntime* runtime = nullptr;
   for (auto& r : runtimes_) {
     if (r->segmented().sameAs(segmented)) {
@@ -173,7 +232,7 @@ std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> arg
     runtimes_.push_back(std::make_unique<FusionKernelRuntime>(std::move(segmented), options_));
     runtime = runtimes_.back().get();
   }
-  by_key_.emplace(std::move(key), runtime);
+  by_key_.emplace(key_, runtime);
   last_ = runtime;
   return runtime->run(args);
 }

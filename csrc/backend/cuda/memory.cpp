@@ -73,6 +73,13 @@ void copyDeviceToHost(void* dst, const void* src, size_t nbytes, int device, CUs
   detail::checkResult(api.cuStreamSynchronize(stream), "cuStreamSynchronize after a copy from the GPU");
 }
 
+void copyDeviceToDevice(void* dst, const void* src, size_t nbytes, int device, CUstream stream) {
+  if (nbytes == 0) return;
+  const auto& api = detail::enterDevice(device, "copying within a GPU");
+  detail::checkResult(api.cuMemcpyDtoDAsync(devicePtr(dst), devicePtr(src), nbytes, stream),
+                      concat("cuMemcpyDtoDAsync of ", nbytes, " bytes on GPU ", device));
+}
+
 Tensor toDevice(const Tensor& host, int device, CUstream stream,
                 std::shared_ptr<DeviceAllocator> allocator) {
   LOOM_CHECK(host.defined(), "toDevice: the tensor is undefined");

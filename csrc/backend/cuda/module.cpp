@@ -86,7 +86,8 @@ int Function::maxThreadsPerBlock() const {
 void Function::launch(const LaunchConfig& config, void** args, const Stream& stream) const {
   LOOM_CHECK(stream.device() == module_->device, "kernel '", name_, "' is loaded on GPU ",
              module_->device, " but the stream belongs to GPU ", stream.device());
-  const auto& api = detail::enterDevice(module_->device, concat("launching kernel '", name_, "'"));
+  // A fixed purpose: launches are on the hot path, so no message is built unless one fails.
+  const auto& api = detail::enterDevice(module_->device, "launching a CUDA kernel");
   if (DumpOptions::fromEnvironment().has(DumpOption::LaunchParams)) {
     std::cerr << "launch " << name_ << ": " << config << "\n";
   }

@@ -7,8 +7,28 @@
 //
 // Backends: Host runs the kernel text on the CPU (host backend, fibers); Cuda compiles it with
 // NVRTC and launches it on GPU 0. Auto picks LOOM_BACKEND=host|cuda when set, else cuda when a GPU
-// is present, else host. run() takes host tensors on both backends; on cuda they are copied to the
-// device and the outputs copied back (device-resident arguments come later).
+// is present, else host.
+//
+// Where tensors live (cuda backend): when the tensor inputs are CUDA tensors on GPU 0, nothing is
+// copied: outputs are allocated on the device (cuda::defaultAllocator(), stream-ordered on
+// ExecutorOptions::stream), the launch is queued on that stream and run() returns the CUDA outputs
+// without synchronizing. When they are host tensors, run() copies them in, launches, copies the
+// outputs back and returns host tensors (synchronous; for convenience and tests). Mixing host and
+// CUDA tensors, CUDA tensors on another GPU, or CUDA tensors with the host backend are UserErrors
+// naming the input.
+//
+// Launch plans: run() keeps a LaunchPlan for each of the last kMaxPlans input signatures (every
+// tensor's device, dtype, sizes and strides, data-pointer address mod 16 when the kernel has
+// vectorized parameters, and every scalar input's value). The first run of a signature validates
+// the inputs (clear errors naming tensor, dimension and expected value), evaluates launch extents
+// and output sizes with an ExpressionEvaluator and picks the index type; later runs with the same
+// signature compare the signature (no heap allocation), allocate outputs, patch data pointers into
+// a reused argument buffer and launch. The cached path does not print, read the environment or
+// build strings.
+//
+// Concurrency: one run at a time per executor (it is not thread-safe), and all its runs go on one
+// stream, so the grid-reduction scratch a plan keeps is never used by two launches at once. Use
+// one executor (or FusionExecutorCache) per stream for concurrent work.
 #pragma once
 
 #include <memory>
@@ -16,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/backend/cuda/driver.h"
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/eval/argument.h"
 #include "loom/ir/fusion.h"
@@ -31,7 +52,27 @@ Backend resolveBackend(Backend b);
 struct ExecutorOptions {
   /// Fill outputs with NaN (floats) before the launch, so unwritten elements show up in checks.
   bool poisonOutputs = false;
+  /// The stream every allocation, memset, copy and launch of run() goes on (cuda backend; the
+  /// host backend ignores it). Null: the legacy default stream. Fixed at compile().
+  CUstream stream = nullptr;
 };
+
+/// Checks that each tensor argument is where `backend` can use it: host tensors for Host; for
+/// Cuda either all host tensors (copied) or all CUDA tensors on GPU 0. UserError naming the input
+/// and what was expected. Arguments past the fusion's inputs and non-tensors are left to
+/// ExpressionEvaluator::bindInputs. Returns true when the tensors are CUDA tensors.
+bool checkArgumentDevices(const ir::Fusion& fusion, std::span<const eval::Argument> args,
+                          Backend backend);
+
+/// Host-labelled views of `args` with the same data pointers, sizes and strides, for checks that
+/// only look at metadata (ExpressionEvaluator::bindInputs, scheduler alignment); their elements
+/// must never be read.
+std::vector<eval::Argument> metadataViews(std::span<const eval::Argument> args);
+
+/// How an output that is also an input is returned: a contiguous copy of a host tensor; for a
+/// CUDA tensor a device copy with the same sizes and strides (the memory the view spans), queued
+/// on `stream` and not waited for.
+Tensor copyForOutput(const Tensor& t, CUstream stream);
 
 /// Launch parameters computed from the bound extents.
 struct LaunchParams {
@@ -51,28 +92,57 @@ class KernelExecutor {
   /// Lowers and compiles `scheduled` (cloned: later changes to it do not matter).
   void compile(const ir::Fusion& scheduled, Backend backend = Backend::Auto,
                ExecutorOptions options = {});
-  /// Validates and binds `inputs`, allocates outputs from their allocation domains, launches,
-  /// and returns the outputs as host tensors.
+  /// Validates and binds `inputs` (on a plan miss), allocates outputs from their allocation
+  /// domains, launches, and returns the outputs: CUDA tensors (not synchronized) for CUDA inputs,
+  /// host tensors otherwise. An output that is also an input is returned as a copy of it.
   std::vector<Tensor> run(std::span<const eval::Argument> inputs);
+
+  /// Plans kept (least recently used goes first).
+  static constexpr size_t kMaxPlans = 8;
+  /// Plan cache statistics: hits and misses of run() so far, plans kept now.
+  int64_t planHits() const { return plan_hits_; }
+  int64_t planMisses() const { return plan_misses_; }
+  int64_t numPlans() const { return int64_t(plans_.size()); }
 
   bool isCompiled() const { return kernel_ != nullptr; }
   Backend backend() const { return backend_; }
-  const codegen::GeneratedKernel& generated() const { return generated_; }
+  /// The kernel of the last run (its index type), or of compile() before any run.
+  const codegen::GeneratedKernel& generated() const {
+    return last_generated_ != nullptr ? *last_generated_ : generated_;
+  }
   const kir::Kernel& kernel() const { return *kernel_; }
   /// Launch parameters of the last run.
   const LaunchParams& lastLaunch() const { return last_launch_; }
+  const ExecutorOptions& options() const { return options_; }
 
  private:
   struct Compiled;
+  struct LaunchPlan;
   /// The module for `index_type` (generated and built on first use); sets generated_.
   Compiled& moduleFor(DataType index_type);
+  /// Writes the signature of `inputs` into signature_ (reused storage).
+  void computeSignature(std::span<const eval::Argument> inputs);
+  /// The full path: validates, evaluates, builds the module and returns a new plan.
+  std::unique_ptr<LaunchPlan> makePlan(std::span<const eval::Argument> inputs);
+  /// Allocates outputs, fills the plan's argument buffer and launches.
+  std::vector<Tensor> launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs);
+  std::vector<Tensor> runResident(std::span<const eval::Argument> inputs);
   std::unique_ptr<ir::Fusion> fusion_;
   std::unique_ptr<kir::Kernel> kernel_;
   codegen::GeneratedKernel generated_;
   Backend backend_ = Backend::Host;
   ExecutorOptions options_;
   std::unique_ptr<Compiled> compiled_;
+  const codegen::GeneratedKernel* last_generated_ = nullptr;
   LaunchParams last_launch_;
+  // Filled at compile(): what run() needs without looking at the fusion again.
+  bool has_vectorized_ = false;
+  bool dump_launch_ = false;
+  // Most recently used first; signature_ is the scratch the current run's signature goes in.
+  std::vector<std::unique_ptr<LaunchPlan>> plans_;
+  std::vector<int64_t> signature_;
+  int64_t plan_hits_ = 0;
+  int64_t plan_misses_ = 0;
 };
 
 }  // namespace loom::exec

@@ -5,18 +5,34 @@
 //   runtime::FusionExecutorCache cache(std::move(fusion));
 //   std::vector<Tensor> outs = cache.run(args);       // segment, schedule, compile on a miss
 //
-// Cache key (InputKey): per argument its kind; per tensor its dtype, device type, rank, sizes,
-// strides and data alignment (largest power of two up to 16 dividing the address); scalar
-// values are not part of it. The key is a flat vector of int64 with an FNV-1a hash; equality
-// compares the whole vector, so a hash collision never picks a wrong runtime.
+// Cache key (InputKey): per argument its kind; per tensor its dtype, device (type and index),
+// rank, sizes, strides and data alignment (largest power of two up to 16 dividing the address);
+// scalar values are not part of it. The key is a flat vector of int64 with an FNV-1a hash;
+// equality compares the whole vector, so a hash collision never picks a wrong runtime.
 // On a miss the fusion is segmented for the new inputs (with heuristics); when an existing
 // runtime has the same segmentation with equal HeuristicParams for every segment, its compiled
 // kernels are reused for the new key; only otherwise are kernels scheduled and compiled.
-// The cached path does no scheduling analysis: key, hash lookup, then per segment a precomputed
-// plan of which value slots feed its inputs, argument vectors reused across runs, and
-// intermediates freed after their last use. What remains per launch lives in
-// KernelExecutor::run (binding inputs, evaluating launch extents, allocating outputs, packing
-// arguments), and on cuda host<->device copies of every segment's inputs and outputs.
+//
+// The cached path does no analysis: the key is computed into a reused buffer and looked up, then
+// per segment the executor's launch plan for the input signature (KernelExecutor) allocates the
+// outputs, patches a reused argument buffer and launches. Value slots are planned once; the
+// original inputs are referenced, not copied, and intermediates are freed after their last use.
+//
+// Devices (cuda backend): with CUDA tensor arguments (GPU 0) everything stays on the device:
+// intermediates between segments and the outputs are CUDA tensors allocated and freed
+// stream-ordered on RuntimeOptions::executor.stream, every launch is queued on that stream and
+// run() returns without synchronizing:
+//
+//   runtime::RuntimeOptions opts;
+//   opts.backend = exec::Backend::Cuda;
+//   opts.executor.stream = stream;                  // CUstream; null: the legacy default stream
+//   runtime::FusionExecutorCache cache(std::move(fusion), opts);
+//   std::vector<Tensor> outs = cache.run(args);     // args and outs CUDA tensors
+//
+// With host tensor arguments the inputs are copied to the device once, the segments run there,
+// and the outputs are copied back (synchronous). Mixed host/CUDA arguments, another GPU, or CUDA
+// tensors with the host backend are UserErrors. One run at a time per cache (not thread-safe);
+// use one cache per stream for concurrent work.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +55,8 @@ struct InputKey {
   uint64_t hash = 0;
 
   static InputKey of(std::span<const eval::Argument> args);
+  /// Recomputes this key for `args` in place (no allocation once `fields` has grown).
+  void assign(std::span<const eval::Argument> args);
   bool operator==(const InputKey& other) const { return fields == other.fields; }
 };
 
@@ -52,13 +70,17 @@ struct KernelRecord {
   std::string scheduler;
   std::string params;          ///< HeuristicParams::toString()
   exec::LaunchParams launch;
-  double seconds = 0;          ///< host wall time of KernelExecutor::run
+  /// Host wall time of the KernelExecutor::run call. On the device-resident path this is the
+  /// host cost of queueing the launch (allocation, arguments, cuLaunchKernel), not kernel time;
+  /// time kernels with CUDA events. With host tensors on cuda it includes the copies.
+  double seconds = 0;
   int64_t bytes = 0;           ///< bytes of the segment's input and output tensors
   exec::Backend backend = exec::Backend::Host;
 };
 
 struct RuntimeOptions {
   exec::Backend backend = exec::Backend::Auto;
+  /// Passed to every segment's executor; executor.stream is the stream of the whole run.
   exec::ExecutorOptions executor = {};
 };
 
@@ -68,13 +90,16 @@ class FusionKernelRuntime {
   /// Schedules and compiles every segment (lowering errors surface here as UserErrors).
   FusionKernelRuntime(segmenter::SegmentedFusion segmented, const RuntimeOptions& options);
 
-  /// Runs the segments in order on `args` (the original fusion's inputs, already validated) and
-  /// returns the original fusion's outputs.
+  /// Runs the segments in order on `args` (the original fusion's inputs, already validated, all
+  /// host or all CUDA tensors, see the file comment) and returns the original fusion's outputs.
   std::vector<Tensor> run(std::span<const eval::Argument> args);
 
   const segmenter::SegmentedFusion& segmented() const { return segmented_; }
   const std::vector<KernelRecord>& lastRun() const { return records_; }
   int64_t numKernels() const { return int64_t(executors_.size()); }
+  const exec::KernelExecutor& executor(int64_t segment) const {
+    return *executors_.at(size_t(segment));
+  }
 
  private:
   segmenter::SegmentedFusion segmented_;
@@ -86,8 +111,12 @@ class FusionKernelRuntime {
   std::vector<std::vector<int64_t>> free_after_;    // per segment: slots whose last use it is
   std::vector<int64_t> fusion_output_slots_;
   std::vector<bool> output_is_input_;
-  std::vector<eval::Argument> slots_;               // reused across runs
-  std::vector<std::vector<eval::Argument>> segment_args_;
+  std::vector<bool> direct_;  // per segment: its inputs are exactly the fusion's, in order
+  CUstream stream_ = nullptr;
+  // Per run: slot -> the argument (the caller's inputs by pointer, segment outputs in owned_).
+  std::vector<const eval::Argument*> slots_;
+  std::vector<eval::Argument> owned_;  // slots past the original inputs
+  std::vector<std::vector<eval::Argument>> segment_args_;  // reused, for non-direct segments
   std::vector<KernelRecord> records_;
 };
 
@@ -96,7 +125,8 @@ class FusionExecutorCache {
   explicit FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion, RuntimeOptions options = {});
 
   /// Validates `args` (as KernelExecutor does: count, kind, rank, dtype, sizes, device) on a
-  /// miss, and returns the outputs of the fusion.
+  /// miss, and returns the outputs of the fusion: CUDA tensors, not synchronized, for CUDA
+  /// arguments; host tensors for host arguments.
   std::vector<Tensor> run(std::span<const eval::Argument> args);
 
   const ir::Fusion& fusion() const { return *fusion_; }
@@ -109,8 +139,10 @@ class FusionExecutorCache {
   int64_t misses() const { return misses_; }
 
  private:
+  std::vector<Tensor> runResident(std::span<const eval::Argument> args);
   std::unique_ptr<ir::Fusion> fusion_;
-  RuntimeOptions options_;
+  RuntimeOptions options_;  // backend resolved at construction
+  InputKey key_;            // the current run's key, reused
   std::vector<std::unique_ptr<FusionKernelRuntime>> runtimes_;
   std::unordered_map<InputKey, FusionKernelRuntime*, InputKeyHash> by_key_;
   FusionKernelRuntime* last_ = nullptr;

@@ -34,5 +34,7 @@ void fillBytes(const Tensor& device, uint8_t value, CUstream stream = nullptr);
 /// Raw copies; `device` is the GPU that owns the device pointer.
 void copyHostToDevice(void* dst, const void* src, size_t nbytes, int device, CUstream stream);
 void copyDeviceToHost(void* dst, const void* src, size_t nbytes, int device, CUstream stream);
+/// Queued on `stream` and not waited for (both buffers stay on the device).
+void copyDeviceToDevice(void* dst, const void* src, size_t nbytes, int device, CUstream stream);
 
 }  // namespace loom::cuda

@@ -14,6 +14,8 @@ class Stream {
   static Stream create(int device = 0);
   /// The legacy default stream of `device` (null handle). Needs no driver until it is used.
   static Stream legacyDefault(int device = 0) { return Stream(nullptr, device, false); }
+  /// A non-owning wrapper of a stream someone else made (null: the legacy default stream).
+  static Stream borrow(CUstream handle, int device = 0) { return Stream(handle, device, false); }
 
   Stream(Stream&& other) noexcept;
   Stream& operator=(Stream&& other) noexcept;

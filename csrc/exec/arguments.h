@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to the executor: packing kernel arguments and checking vectorized layouts.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loom/eval/argument.h"
+#include "loom/lower/kernel_ir.h"
+#include "loom/tensor/data_type.h"
+
+namespace loom::exec::detail {
+
+/// One by-value scalar kernel argument, 8 bytes so that every scalar type fits.
+union ScalarArg {
+  double f64;
+  float f32;
+  int64_t i64;
+  int32_t i32;
+  bool b;
+};
+
+/// Converts a scalar fusion input's argument to the kernel parameter's type.
+ScalarArg packScalar(const eval::Argument& arg, DataType dtype, const std::string& name);
+
+/// Appends the words of one loom::Tensor<T, N> argument to `blob`: the data pointer (written
+/// later, per run), then N sizes and N strides as int64, or as 2N int32 padded to 8 bytes for
+/// Int32 indexing. Returns the position of the pointer word.
+size_t appendTensorBlob(std::vector<int64_t>& blob, std::span<const int64_t> sizes,
+                        std::span<const int64_t> strides, DataType index_type);
+
+/// Vectorized parameters are read/written `width` elements at a time: the data pointer must be
+/// aligned to the vector, the innermost dim contiguous with a size that is a multiple of the width
+/// (the vector predicate is all-or-nothing) and every other stride a multiple of it. `data` may be
+/// null to check the layout only.
+void checkVectorLayout(const kir::Buffer* b, const void* data, std::span<const int64_t> sizes,
+                       std::span<const int64_t> strides, int64_t width);
+
+/// UserError for a vectorized output whose fresh allocation is not aligned (a custom allocator).
+[[noreturn]] void throwMisalignedOutput(const kir::Buffer* b, const void* data, int64_t bytes);
+
+}  // namespace loom::exec::detail
