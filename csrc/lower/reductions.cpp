@@ -14,6 +14,12 @@
 //    adds threadIdx == 0 for reduced thread dims of parameters). Welford writes each sibling
 //    output that is used or a fusion output.
 //
+// `last` is declared at the top of the kernel and recorded in LowerContext::gridLast for every
+// output of the grid reduction: only the last block holds the result, so thread_predicates guards
+// every consumer of it by `last`. A grid reduction inside a serial loop is rejected: its blocks do
+// not wait for each other, so a fast block would overwrite its partial in the work buffer (and
+// count itself in again) before the last block of the previous iteration has read it.
+//
 //   before: for i0 in BIDx 0 .. 8:              after:  for i0 in BIDx 0 .. 8:
 //             for i1 in TIDx 0 .. 128:                    var acc2 : f32 = 0
 //               tensor T1 = sum(T0)                       for i1 in TIDx 0 .. 128:
@@ -101,7 +107,10 @@ struct ReductionLowering {
     return site;
   }
 
-  void lower(kir::TensorOp* op, std::vector<kir::Stmt*>& before, std::vector<kir::Stmt*>& after) {
+  std::vector<kir::Stmt*> top{};  // `last` declarations, inserted at the kernel's top at the end
+
+  void lower(kir::TensorOp* op, const std::vector<kir::ForLoop*>& enclosing,
+             std::vector<kir::Stmt*>& before, std::vector<kir::Stmt*>& after) {
     bool x = false, y = false, z = false, grid = false;
     for (ir::IterDomain* id : op->out->loop()) {
       if (!id->isReduction()) continue;
@@ -115,7 +124,22 @@ struct ReductionLowering {
                  ir::parallelTypeName(p),
                  "; grid reductions run over BIDx only (blockIdx.y/z index independent segments)");
     }
-    kir::Var* last = grid ? kernel.newVar(DataType::Bool, "last") : nullptr;
+    kir::Var* last = nullptr;
+    if (grid) {
+      for (const kir::ForLoop* f : enclosing) {
+        auto* c = f->stop->dynCast<kir::Const>();
+        bool single = c != nullptr && c->asInt() == 1;
+        LOOM_CHECK(f->isParallel() || single, "lowering: the grid reduction of ",
+                   op->out->toString(), " over BIDx is inside the serial loop of ",
+                   f->id->toString(), "; blocks would reuse the work buffer before the last block "
+                   "read it: parallelize that axis (e.g. BIDy) or move it right of the reduction");
+      }
+      last = kernel.newVar(DataType::Bool, "last");
+      top.push_back(kernel.create<kir::DeclareVar>(last, kernel.constBool(false)));
+      for (size_t k = 0; k < op->expr->outputs().size(); ++k) {
+        ctx.gridLast[op->expr->output(k)->as<ir::TensorView>()] = last;
+      }
+    }
     std::vector<std::pair<const ir::TensorView*, kir::Var*>> results;
     if (op->expr->isA<ir::WelfordOp>()) {
       const auto* w = op->expr->as<ir::WelfordOp>();
@@ -146,7 +170,6 @@ struct ReductionLowering {
         g->welford[0] = avg;
         g->welford[1] = m2;
         g->welford[2] = n;
-        after.push_back(kernel.create<kir::DeclareVar>(last, kernel.constBool(false)));
         after.push_back(g);
       }
       kir::Var* vars[3] = {avg, m2, n};
@@ -167,7 +190,6 @@ struct ReductionLowering {
       }
       if (grid) {
         DataType dt = op->out->dtype();
-        after.push_back(kernel.create<kir::DeclareVar>(last, kernel.constBool(false)));
         after.push_back(kernel.create<kir::GridReduce>(
             red->opType(), acc, init, last, addGridScratch(scratchCType(dt), int64_t(dataTypeSize(dt)))));
       }
@@ -191,7 +213,7 @@ struct ReductionLowering {
     }
   }
 
-  void visit(kir::Scope& scope) {
+  void visit(kir::Scope& scope, std::vector<kir::ForLoop*>& enclosing) {
     for (size_t i = 0; i < scope.size(); ++i) {
       auto* loop = scope[i]->dynCast<kir::ForLoop>();
       if (loop == nullptr) continue;
@@ -199,7 +221,7 @@ struct ReductionLowering {
       collect(loop, loop, found);
       std::vector<kir::Stmt*> before;
       std::vector<kir::Stmt*> after;
-      for (kir::TensorOp* op : found) lower(op, before, after);
+      for (kir::TensorOp* op : found) lower(op, enclosing, before, after);
       if (!found.empty()) {
         changed = true;
         scope.insert(scope.begin() + int64_t(i) + 1, after.begin(), after.end());
@@ -207,7 +229,9 @@ struct ReductionLowering {
         i += before.size();
         loop = scope[i]->as<kir::ForLoop>();
       }
-      visit(loop->body);
+      enclosing.push_back(loop);
+      visit(loop->body, enclosing);
+      enclosing.pop_back();
     }
   }
 };
@@ -226,7 +250,9 @@ bool reductions(kir::Kernel& kernel, LowerContext& ctx) {
       r.allocateSibling(kernel.body, nullptr, tv);
     }
   }
-  r.visit(kernel.body);
+  std::vector<kir::ForLoop*> enclosing;
+  r.visit(kernel.body, enclosing);
+  kernel.body.insert(kernel.body.begin(), r.top.begin(), r.top.end());
   return r.changed;
 }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct ExecCase {
   std::function<std::vector<eval::Argument>()> inputs;
   int64_t reductionSize = 1;
 };
+
+/// gtest prints a failing case by its name (not its bytes).
+inline void PrintTo(const ExecCase& c, std::ostream* os) { *os << c.name; }
 
 inline Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed) {
   Tensor t = Tensor::empty(std::move(sizes), DataType::Float32);

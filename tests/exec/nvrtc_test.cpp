@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every kernel the execution cases generate (exec, reduction and parallel case lists) compiles
+// Every kernel the execution cases generate (exec, reduction, parallel and norm case lists) compiles
 // with NVRTC for sm_90 without spills.
 #include <gtest/gtest.h>
 
 #include "exec/exec_cases.h"
+#include "exec/norm_cases.h"
 #include "exec/parallel_cases.h"
 #include "exec/reduction_cases.h"
 #include "loom/backend/cuda/nvrtc.h"
@@ -38,6 +39,7 @@ std::string caseName(const testing::TestParamInfo<ExecCase>& info) { return info
 INSTANTIATE_TEST_SUITE_P(Cases, NvrtcTest, testing::ValuesIn(execCases()), caseName);
 INSTANTIATE_TEST_SUITE_P(Reductions, NvrtcTest, testing::ValuesIn(reductionCases()), caseName);
 INSTANTIATE_TEST_SUITE_P(Parallel, NvrtcTest, testing::ValuesIn(parallelCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(Norm, NvrtcTest, testing::ValuesIn(normCases()), caseName);
 
 }  // namespace
 }  // namespace loom::test

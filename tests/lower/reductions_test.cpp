@@ -41,7 +41,7 @@ TEST(ReductionsPass, BlockWelfordDeclaresUpdatesReducesAndWritesSiblings) {
 }
 
 // A reduction ID on BIDx becomes a grid reduction with its own work/semaphore buffers, after the
-// block reduction, and only the last block writes the result.
+// block reduction, and only the last block writes the result; `last` is declared at the top.
 TEST(ReductionsPass, GridSumUsesScratchAndLastBlockWrites) {
   ir::Fusion f;
   ir::FusionGuard guard(&f);
@@ -55,10 +55,11 @@ TEST(ReductionsPass, GridSumUsesScratchAndLastBlockWrites) {
   out->axis(2)->parallelize(ir::ParallelType::TIDx);
   auto k = lower::lowerFusionUntil(f, "reductions");
   std::string after = kir::toString(*k);
-  EXPECT_TRUE(has(after, "acc4 = block_sum(acc4, init=0.0, dims=x)\n    var last3 : bool = false\n"
+  EXPECT_TRUE(has(after, "acc4 = block_sum(acc4, init=0.0, dims=x)\n"
                          "    last3 = grid_sum(acc4, init=0.0, work=gw0, sem=gs0)\n    if last3:\n"
                          "      T1 <- acc4 of T1 = sum(T0)\n"))
       << after;
+  EXPECT_TRUE(has(after, ")\n  var last3 : bool = false\n  for i0 in BIDy")) << after;
   ASSERT_EQ(k->gridScratch.size(), 2u);
   EXPECT_EQ(k->gridScratch[0].name, "gw0");
   EXPECT_FALSE(k->gridScratch[0].semaphore);
@@ -80,6 +81,96 @@ TEST(ReductionsPass, ReductionOnBIDyIsRejected) {
   } catch (const std::exception& e) {
     EXPECT_TRUE(has(e.what(), "over BIDy; grid reductions run over BIDx only")) << e.what();
   }
+}
+
+// Error text of lowering `f` up to `pass`, or "" when it lowers.
+std::string lowerError(const ir::Fusion& f, std::string_view pass) {
+  try {
+    lower::lowerFusionUntil(f, pass);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// x[rows, 1000] summed per row over BIDx x TIDx (rows on `rows_type`), then T2 = T1 * 2.
+void gridSumThenDouble(ir::Fusion& f, ir::ParallelType rows_type) {
+  auto* x = ops::TensorBuilder().shape({4, 1000}).build();
+  f.addInput(x);
+  auto* s = ops::sum(x, {1});
+  f.addOutput(ops::mul(s, 2.0));
+  s->split(1, 128);
+  s->axis(0)->parallelize(rows_type);
+  s->axis(1)->parallelize(ir::ParallelType::BIDx);
+  s->axis(2)->parallelize(ir::ParallelType::TIDx);
+  transform::propagateTransforms(s);
+  transform::parallelizeAllLike(s);
+  transform::inlineMost(f);
+}
+
+// A consumer of a grid reduction's result runs only in the block that holds the result (under the
+// reduction's `last` flag, declared at the kernel's top), not in block 0 of blockIdx.x.
+TEST(ReductionsPass, GridResultConsumerRunsUnderLast) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  gridSumThenDouble(f, ir::ParallelType::BIDy);
+  std::string text = kir::toString(*lower::lowerFusionUntil(f, "thread_predicates"));
+  EXPECT_TRUE(has(text, "    if (last3 && (threadIdx.x == 0)):\n      tensor T2 = mul(T1, 2.0)\n"))
+      << text;
+  EXPECT_FALSE(has(text, "blockIdx.x == 0")) << text;
+  EXPECT_LT(text.find("var last3 : bool = false"), text.find("for ")) << text;
+}
+
+// A grid reduction inside a serial loop would reuse its work buffer while the last block of the
+// previous iteration still reads it: a user error naming the tensor and the loop.
+TEST(ReductionsPass, GridReductionInSerialLoopIsRejected) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  gridSumThenDouble(f, ir::ParallelType::Serial);
+  std::string msg = lowerError(f, "reductions");
+  EXPECT_TRUE(has(msg, "the grid reduction of T1")) << msg;
+  EXPECT_TRUE(has(msg, "is inside the serial loop of i")) << msg;
+}
+
+// A consumer of a grid reduction's result spread over BIDx would need the result in every block
+// (a grid broadcast): a user error naming the consumer.
+TEST(ReductionsPass, GridResultConsumerOnBIDxIsRejected) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().shape({1000}).build();
+  f.addInput(x);
+  auto* s = ops::sum(x, {0}, /*keepdim=*/true);
+  auto* out = ops::sub(x, s);
+  f.addOutput(out);
+  out->split(0, 128);
+  out->axis(0)->parallelize(ir::ParallelType::BIDx);
+  out->axis(1)->parallelize(ir::ParallelType::TIDx);
+  transform::propagateTransforms(out);
+  transform::parallelizeAllLike(out);
+  transform::inlineMost(f);
+  std::string msg = lowerError(f, "thread_predicates");
+  EXPECT_TRUE(has(msg, out->toString() + " reads a grid reduction result and is parallelized on BIDx"))
+      << msg;
+}
+
+// One consumer of two grid reductions' results has no block holding both: a user error.
+TEST(ReductionsPass, ConsumerOfTwoGridReductionsIsRejected) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().shape({1000}).build();
+  f.addInput(x);
+  auto* a = ops::sum(x, {0});
+  auto* b = ops::max(x, {0});
+  f.addOutput(ops::add(a, b));
+  for (ir::TensorView* r : {a, b}) {
+    r->split(0, 128);
+    r->axis(0)->parallelize(ir::ParallelType::BIDx);
+    r->axis(1)->parallelize(ir::ParallelType::TIDx);
+  }
+  std::string msg = lowerError(f, "thread_predicates");
+  EXPECT_TRUE(has(msg, "reads the results of two grid reductions (" + a->toString() + " and " +
+                           b->toString()))
+      << msg;
 }
 
 }  // namespace

@@ -31,6 +31,9 @@ class LowerContext {
   std::vector<const ir::Expr*> exprs;
   /// kernel_params / allocations: the buffer of each tensor.
   std::unordered_map<const ir::TensorView*, kir::Buffer*> buffers;
+  /// reductions: the `last` flag of each output of a grid reduction (true only in the block that
+  /// holds the result); thread_predicates guards the consumers of these outputs by it.
+  std::unordered_map<const ir::TensorView*, kir::Var*> gridLast;
 
   /// loop_nests: loop IDs that share one loop (tv->axis(k) with its consumers' axis(k) for k below
   /// tv's compute-at position) are one group. Returns the group id of a loop ID.
