@@ -84,6 +84,26 @@ void solveBackward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir:
   }
 }
 
+// When `index` has the form `outer * c + inner` with the constant c equal to `inner_ext` (what
+// solveBackward builds for a split, and solveForward for a merge, with 0 <= inner < c), sets the
+// operands and returns true: splitting it again by c gives them back without a division or
+// modulo (register arrays stay indexed by loop indices, which unrolling makes constants).
+bool splitOperands(kir::Value* index, kir::Value* inner_ext, kir::Value** outer,
+                   kir::Value** inner) {
+  auto* c = inner_ext->dynCast<kir::Const>();
+  auto* add = index->dynCast<kir::BinaryExpr>();
+  if (c == nullptr || !c->asInt() || add == nullptr || add->op != ir::BinaryOpType::Add) {
+    return false;
+  }
+  auto* mul = add->lhs->dynCast<kir::BinaryExpr>();
+  if (mul == nullptr || mul->op != ir::BinaryOpType::Mul) return false;
+  auto* factor = mul->rhs->dynCast<kir::Const>();
+  if (factor == nullptr || factor->asInt() != c->asInt()) return false;
+  *outer = mul->lhs;
+  *inner = add->rhs;
+  return true;
+}
+
 void solveForward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir::Expr*>& exprs,
                   IndexMap& idx) {
   IndexBuilder b{kernel};
@@ -93,6 +113,14 @@ void solveForward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir::
       if (auto* s = e->dynCast<ir::Split>()) {
         if (idx.count(s->outer()) || !idx.count(s->in())) continue;
         kir::Value* inner_ext = ctx.lowerScalar(kernel, s->inner()->extent());
+        kir::Value* outer = nullptr;
+        kir::Value* inner = nullptr;
+        if (splitOperands(idx[s->in()], inner_ext, &outer, &inner)) {
+          idx[s->outer()] = outer;
+          idx[s->inner()] = inner;
+          progress = true;
+          continue;
+        }
         idx[s->outer()] = b.div(idx[s->in()], inner_ext);
         idx[s->inner()] = b.mod(idx[s->in()], inner_ext);
         progress = true;
@@ -100,6 +128,76 @@ void solveForward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir::
         if (idx.count(m->out()) || !idx.count(m->outer()) || !idx.count(m->inner())) continue;
         kir::Value* inner_ext = ctx.lowerScalar(kernel, m->inner()->extent());
         idx[m->out()] = b.add(b.mul(idx[m->outer()], inner_ext), idx[m->inner()]);
+        progress = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Same split or merge parameters: a constant factor/extent of equal value, or the same Scalar.
+bool sameScalar(ir::Scalar* a, ir::Scalar* b) {
+  if (a == b) return true;
+  auto ca = a->constInt();
+  auto cb = b->constInt();
+  return ca.has_value() && cb.has_value() && *ca == *cb;
+}
+
+// A producer transformed like its consumer (propagated schedules, a register cache read by its
+// consumer): each producer Split/Merge whose inputs correspond to consumer IDs and which has a
+// consumer counterpart with the same inputs and parameters gives its outputs the counterpart's
+// indices. With equal logical indices these equal what the forward solve would compute (outer =
+// i / n and inner = i % n of i = outer * n + inner with inner < n), but they are the consumer's
+// loop indices themselves, so a register array is indexed by (unrolled) loop indices, which the
+// CUDA compiler folds to constants, instead of divisions of thread indices it cannot fold.
+void mirrorConsumerTransforms(const ir::TensorView* producer, const ir::TensorView* consumer,
+                              const IndexMap& consumer_idx,
+                              std::unordered_map<const ir::IterDomain*, ir::IterDomain*>& to_c,
+                              IndexMap& idx) {
+  std::vector<ir::Expr*> p_exprs = exprsBetween(producer->logical(), producer->loop());
+  if (p_exprs.empty()) return;
+  std::vector<ir::Expr*> c_exprs = exprsBetween(consumer->domain()->maybeRoot(), consumer->loop());
+  auto use = [&](const ir::IterDomain* c_in) -> ir::Expr* {
+    for (ir::Expr* e : c_exprs) {
+      if (std::find(e->inputs().begin(), e->inputs().end(), c_in) != e->inputs().end()) return e;
+    }
+    return nullptr;
+  };
+  // Indices only when the consumer has all of them: the forward solve fills an expr's outputs
+  // together, so a half-filled split would be left without its other index.
+  auto bind = [&](std::initializer_list<std::pair<ir::IterDomain*, ir::IterDomain*>> pairs) {
+    bool all = true;
+    for (auto [p_id, c_id] : pairs) {
+      to_c[p_id] = c_id;
+      all = all && consumer_idx.count(c_id) != 0;
+    }
+    if (!all) return;
+    for (auto [p_id, c_id] : pairs) idx[p_id] = consumer_idx.at(c_id);
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (ir::Expr* e : p_exprs) {
+      if (auto* s = e->dynCast<ir::Split>()) {
+        if (to_c.count(s->outer()) || !to_c.count(s->in())) continue;
+        auto* cs = use(to_c.at(s->in())) ? use(to_c.at(s->in()))->dynCast<ir::Split>() : nullptr;
+        if (cs == nullptr || cs->innerSplit() != s->innerSplit() ||
+            !sameScalar(cs->factor(), s->factor())) {
+          continue;
+        }
+        bind({{s->outer(), cs->outer()}, {s->inner(), cs->inner()}});
+        progress = true;
+      } else if (auto* m = e->dynCast<ir::Merge>()) {
+        if (to_c.count(m->out()) || !to_c.count(m->outer()) || !to_c.count(m->inner())) continue;
+        auto* cm = use(to_c.at(m->outer())) ? use(to_c.at(m->outer()))->dynCast<ir::Merge>()
+                                            : nullptr;
+        if (cm == nullptr || cm->outer() != to_c.at(m->outer()) ||
+            cm->inner() != to_c.at(m->inner())) {
+          continue;
+        }
+        bind({{m->out(), cm->out()}});
         progress = true;
       }
     }
@@ -136,11 +234,14 @@ IndexMap producerIndices(kir::Kernel& kernel, const ir::TensorView* producer,
   for (ir::IterDomain* id : producer->logical()) {
     if (id->isBroadcast()) idx[id] = kernel.constInt(0);
   }
+  std::unordered_map<const ir::IterDomain*, ir::IterDomain*> to_consumer;
   for (auto [p, c] : transform::pairwiseLogicalMap(producer, consumer)) {
     if (p->isBroadcast()) continue;
+    to_consumer[p] = c;
     auto it = consumer_idx.find(c);
     if (it != consumer_idx.end()) idx[p] = it->second;
   }
+  mirrorConsumerTransforms(producer, consumer, consumer_idx, to_consumer, idx);
   return idx;
 }
 

@@ -61,6 +61,14 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
   } else if (auto* r = dyn<ir::ReductionOp>(e)) {
     LOOM_ASSERT(op->role == kir::TensorOpRole::Accumulate, "reduction not lowered: ",
                 op->out->toString());
+    if (op->acc == nullptr) {
+      // Accumulation in the output's own buffer (loop_nests: iteration IDs inside the reduction
+      // loops): out[i] = out[i] op in[i].
+      kir::Value* offset = bufferOffset(kernel, ctx, op->out, idx);
+      kir::Value* prev = kernel.create<kir::Load>(out_buf, offset);
+      return kernel.create<kir::Store>(
+          out_buf, offset, kernel.create<kir::BinaryExpr>(dt, combineOp(r->opType()), prev, ins[0]));
+    }
     return kernel.create<kir::Store>(
         op->acc, kernel.create<kir::BinaryExpr>(dt, combineOp(r->opType()), op->acc, ins[0]));
   } else if (e->isA<ir::LoadStoreOp>() || e->isA<ir::BroadcastOp>() || e->isA<ir::SqueezeOp>() ||

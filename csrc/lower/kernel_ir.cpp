@@ -135,7 +135,9 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
       os << pad;
       switch (t->role) {
         case TensorOpRole::Compute: os << "tensor "; break;
-        case TensorOpRole::Accumulate: os << t->acc->name << " += "; break;
+        case TensorOpRole::Accumulate:
+          os << (t->acc ? t->acc->name : t->out->toString()) << " += ";  // null: in its buffer
+          break;
         case TensorOpRole::WriteResult: os << t->out->toString() << " <- " << t->acc->name << " of "; break;
       }
       os << t->out->toString() << " = " << t->expr->opName() << "(";

@@ -168,14 +168,21 @@ std::unique_ptr<PointwiseParams> pointwiseHeuristics(const ir::Fusion& fusion,
     int64_t v = utils::maxVectorWidth(fusion, info, ref, inner_ids,
                                       utils::innerAlignedTensors(fusion, ref, inner_ids));
     int64_t bdimx = std::clamp<int64_t>(utils::floorPow2(utils::ceilDiv(inner, v)), 32, 128);
-    int64_t bdimy = std::max<int64_t>(1, std::min(128 / bdimx, utils::floorPow2(outer)));
+    // 256 threads per block when there are enough rows, so blocks are not tiny.
+    int64_t bdimy = std::max<int64_t>(1, std::min(256 / bdimx, utils::floorPow2(outer)));
+    int64_t x_blocks = utils::ceilDiv(inner, v * bdimx);
+    // Unroll over rows (each thread then has `unroll` vector loads in flight) while the grid
+    // keeps at least one full wave of resident blocks.
+    int64_t wave = dev.sm_count * std::max<int64_t>(1, dev.max_threads_per_sm / (bdimx * bdimy));
+    int64_t unroll = 1;
+    while (unroll < 4 && utils::ceilDiv(outer, bdimy * unroll * 2) * x_blocks >= wave) unroll *= 2;
     if (inner >= dev.warp_size && outer >= 2 &&
-        utils::ceilDiv(outer, bdimy) <= dev.max_grid_yz &&
-        utils::ceilDiv(inner, v * bdimx) <= dev.max_grid_x) {
+        utils::ceilDiv(outer, bdimy * unroll) <= dev.max_grid_yz && x_blocks <= dev.max_grid_x) {
       params->break_point = break_point;
       params->vectorize = v;
       params->bdimx = bdimx;
       params->bdimy = bdimy;
+      params->unroll = unroll;
       return params;
     }
   }
@@ -247,14 +254,22 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
     if (rank - b > 1) ref->flatten(b, rank - 1);
     if (b > 1) ref->flatten(0, b - 1);
     // [O, I] -> [O, I/v/tx, tx, v] -> [O/ty, ty, I/v/tx, tx, v] -> [O/ty, I/v/tx, ty, tx, v]
+    // and with unroll [O/ty/u, I/v/tx, u, ty, tx, v].
     if (params.vectorize > 1) ref->split(1, params.vectorize);
     ref->split(1, params.bdimx);
     ref->split(0, params.bdimy);
     ref->reorder(std::unordered_map<int64_t, int64_t>{{1, 2}, {2, 1}});
+    int64_t threads = 2;
+    if (params.unroll > 1) {
+      ref->split(0, params.unroll);  // [O/ty/u, u, I/v/tx, ty, tx, v]
+      ref->reorder(std::unordered_map<int64_t, int64_t>{{1, 2}, {2, 1}});
+      transform::parallelize(ref, 2, ParallelType::Unroll);
+      threads = 3;
+    }
     transform::parallelize(ref, 0, ParallelType::BIDy);
     transform::parallelize(ref, 1, ParallelType::BIDx);
-    transform::parallelize(ref, 2, ParallelType::TIDy);
-    transform::parallelize(ref, 3, ParallelType::TIDx);
+    transform::parallelize(ref, threads, ParallelType::TIDy);
+    transform::parallelize(ref, threads + 1, ParallelType::TIDx);
   }
 
   transform::propagateTransforms(ref);
@@ -265,6 +280,18 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
     }
   }
   transform::inlineMost(fusion, {.positional_only = true});  // the lowering shares loops by position
+  if (params.unroll > 1) {
+    // The input caches stop outside the Unroll loop: all `unroll` vector loads of a thread are
+    // issued before the first store (a store could alias a later load, so the compiler would not
+    // move the loads up itself).
+    int64_t unroll_pos = params.break_point == 0 ? 1 : 2;
+    for (TensorView* tv : vectorized) {
+      if (tv->definition() != nullptr && tv->definition()->input(0)->isFusionInput() &&
+          tv->nDims() > unroll_pos && tv->axis(unroll_pos)->parallelType() == ParallelType::Unroll) {
+        transform::inlineAt(tv, unroll_pos, /*best_effort=*/true, {.positional_only = true});
+      }
+    }
+  }
 }
 
 }  // namespace loom::scheduler

@@ -22,20 +22,22 @@ using ir::TensorView;
 std::string ReductionParams::toString() const {
   std::ostringstream os;
   os << "Reduction: " << (inner ? "inner" : "outer") << " vectorize=" << vectorize
-     << " bdimx=" << bdimx << " bdimy=" << bdimy << " grid_reduction=" << grid_reduction << "\n";
+     << " bdimx=" << bdimx << " bdimy=" << bdimy << " grid_reduction=" << grid_reduction
+     << " unroll=" << unroll << "\n";
   return os.str();
 }
 
 size_t ReductionParams::hash() const {
   Hasher h;
-  h.value(type()).value(inner).value(vectorize).value(bdimx).value(bdimy).value(grid_reduction);
+  h.value(type()).value(inner).value(vectorize).value(bdimx).value(bdimy).value(grid_reduction)
+      .value(unroll);
   return size_t(h.digest());
 }
 
 bool ReductionParams::sameAs(const HeuristicParams& other) const {
   const auto* o = dynamic_cast<const ReductionParams*>(&other);
   return o != nullptr && inner == o->inner && vectorize == o->vectorize && bdimx == o->bdimx &&
-         bdimy == o->bdimy && grid_reduction == o->grid_reduction;
+         bdimy == o->bdimy && grid_reduction == o->grid_reduction && unroll == o->unroll;
 }
 
 std::unique_ptr<HeuristicParams> ReductionParams::clone() const {
@@ -137,6 +139,75 @@ bool isInnerReduction(const TensorView* red) {
   return true;
 }
 
+namespace {
+
+// Outer reduction [R, I] (I innermost). Preferred form: vectorized columns, each thread keeping a
+// vector of partial sums over an unrolled serial loop (several 16-byte loads in flight), the block
+// reducing over TIDy, and enough column blocks for every SM; no grid reduction (the grid helpers
+// take one scalar per thread and call site, not a vector). Narrow outputs that cannot fill the SMs
+// with column blocks fall back to scalar columns with a grid reduction over BIDx.
+void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, TensorView* red,
+                     const std::vector<IterDomain*>& iter_ids, int64_t r, int64_t i,
+                     ReductionParams& params) {
+  const DeviceInfo& dev = info.device();
+  constexpr int64_t kUnroll = 4;
+  constexpr int64_t kThreads = 512;
+  // Only the inputs get vector accesses (the result is written per lane after the block
+  // reduction), so only they constrain the width.
+  std::vector<TensorView*> aligned;
+  for (TensorView* tv : utils::innerAlignedTensors(fusion, red, iter_ids)) {
+    if (tv->isFusionInput()) aligned.push_back(tv);
+  }
+  int64_t v = utils::maxVectorWidth(fusion, info, red, iter_ids, aligned);
+  int64_t itemsize = 1;
+  for (TensorView* tv : aligned) itemsize = std::max<int64_t>(itemsize, int64_t(dataTypeSize(tv->dtype())));
+  if (v > 1) {
+    int64_t vec_columns = utils::ceilDiv(i, v);
+    // Fewest vector columns per block that still give one block per SM, but at least 64
+    // contiguous bytes per row (two 32-byte sectors) and at most a warp's worth.
+    int64_t min_tx = std::max<int64_t>(1, 64 / (v * itemsize));
+    int64_t tx = std::min<int64_t>(32, std::max<int64_t>(1, utils::floorPow2(vec_columns)));
+    while (tx > min_tx && utils::ceilDiv(vec_columns, tx) < dev.sm_count) tx /= 2;
+    int64_t column_blocks = utils::ceilDiv(vec_columns, tx);
+    if (column_blocks * 2 >= dev.sm_count || r < 64 * kUnroll) {
+      int64_t ty = std::min(kThreads / tx, std::max<int64_t>(1, utils::floorPow2(r / kUnroll)));
+      params.vectorize = v;
+      params.bdimx = tx;
+      params.bdimy = ty;
+      params.grid_reduction = 1;
+      // 16-bit inputs: 8 loads of 16 bytes per thread (fewer, wider column blocks).
+      int64_t unroll = itemsize <= 2 ? 2 * kUnroll : kUnroll;
+      params.unroll = std::min(unroll, utils::floorPow2(utils::ceilDiv(r, ty)));
+      return;
+    }
+  }
+  // Scalar columns: tx = power of two near I, TIDy over long columns, grid reduction when the
+  // column blocks fill less than half the SMs.
+  int64_t columns = i;
+  int64_t bdimx = std::min<int64_t>(128, std::max<int64_t>(1, utils::floorPow2(columns)));
+  if (bdimx < columns && bdimx < 32) bdimx = 32;
+  int64_t bdimy = 1;
+  if (bdimx < 256 && r >= 64) {
+    bdimy = std::min(std::max<int64_t>(1, 256 / bdimx), utils::floorPow2(r / 8));
+  }
+  int64_t column_blocks = utils::ceilDiv(columns, bdimx);
+  int64_t serial = utils::ceilDiv(r, bdimy);
+  int64_t grid = 1;
+  if (column_blocks * 2 < dev.sm_count && serial >= 64 && column_blocks <= dev.max_grid_yz) {
+    // Two blocks per SM.
+    grid = std::min({utils::ceilDiv(2 * dev.sm_count, column_blocks),
+                     utils::floorPow2(serial / 16), dev.max_grid_yz});
+    grid = std::max<int64_t>(grid, 1);
+  }
+  params.vectorize = 1;
+  params.bdimx = bdimx;
+  params.bdimy = bdimy;
+  params.grid_reduction = grid;
+  params.unroll = std::min(kUnroll, utils::floorPow2(utils::ceilDiv(serial, grid)));
+}
+
+}  // namespace
+
 std::unique_ptr<ReductionParams> reductionHeuristics(const ir::Fusion& fusion,
                                                      SchedulerRuntimeInfo& info) {
   std::vector<TensorView*> reds = utils::reductionTvs(fusion);
@@ -181,31 +252,10 @@ std::unique_ptr<ReductionParams> reductionHeuristics(const ir::Fusion& fusion,
     params->bdimx = bdimx;
     params->bdimy = bdimy;
     params->grid_reduction = grid;
+    // Several independent vector loads in flight per thread: unroll the serial steps (up to 4).
+    params->unroll = std::min<int64_t>(4, utils::floorPow2(utils::ceilDiv(serial, grid)));
   } else {
-    // Outer: the iteration dims are the innermost, so thread them. Not vectorized yet: the
-    // vector ID would sit inside the reduction loop, which the lowering cannot index yet
-    // (docs/lowering.md); a vectorized outer schedule would fail to compile.
-    int64_t v = 1;
-    int64_t columns = utils::ceilDiv(i, v);
-    int64_t bdimx = std::min<int64_t>(128, std::max<int64_t>(1, utils::floorPow2(columns)));
-    if (bdimx < columns && bdimx < 32) bdimx = 32;
-    // Narrow outputs with long columns: reduce with TIDy too (256 threads per block at most).
-    int64_t bdimy = 1;
-    if (bdimx < 256 && r >= 64) {
-      bdimy = std::min(std::max<int64_t>(1, 256 / bdimx), utils::floorPow2(r / 8));
-    }
-    int64_t column_blocks = utils::ceilDiv(columns, bdimx);
-    int64_t serial = utils::ceilDiv(r, bdimy);
-    int64_t grid = 1;
-    if (column_blocks * 2 < dev.sm_count && serial >= 64 && column_blocks <= dev.max_grid_yz) {
-      grid = std::min({utils::ceilDiv(dev.sm_count, column_blocks), utils::floorPow2(serial / 16),
-                       dev.max_grid_yz});
-      grid = std::max<int64_t>(grid, 1);
-    }
-    params->vectorize = v;
-    params->bdimx = bdimx;
-    params->bdimy = bdimy;
-    params->grid_reduction = grid;
+    outerHeuristics(fusion, info, red, iter_ids, r, i, *params);
   }
   return params;
 }

@@ -108,6 +108,14 @@ void scheduleInner(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   }
   red->split(r, p.bdimx);
   IterDomain* tx = red->axis(r + 1);
+  // The unroll split comes before the grid's outer split: splitting the inner part of an outer
+  // split again would let a block's last unrolled group run into the next block's range (only
+  // logical indices are predicated).
+  IterDomain* unroll = nullptr;
+  if (p.unroll > 1) {
+    red->split(r, p.unroll);
+    unroll = red->axis(r + 1);
+  }
   IterDomain* g = nullptr;
   if (p.grid_reduction > 1) {
     red->split(r, p.grid_reduction, /*inner_split=*/false);
@@ -126,6 +134,9 @@ void scheduleInner(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   transform::propagateTransforms(red);
 
   std::vector<int64_t> rf_axes{loopPos(red, serial)};
+  int64_t serial_pos = rf_axes.front();
+  int64_t unroll_pos = unroll ? loopPos(red, unroll) : -1;
+  if (unroll_pos >= 0) rf_axes.push_back(unroll_pos);
   if (v_id != nullptr) rf_axes.push_back(loopPos(red, v_id));
   int64_t rows_pos = rows ? loopPos(red, rows) : -1;
   int64_t ty_pos = ty ? loopPos(red, ty) : -1;
@@ -138,13 +149,24 @@ void scheduleInner(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   if (ty_pos >= 0) transform::parallelize(rf, ty_pos, ParallelType::TIDy);
   if (g_pos >= 0) transform::parallelize(rf, g_pos, ParallelType::BIDx);
   transform::parallelize(rf, tx_pos, ParallelType::TIDx);
+  if (unroll_pos >= 0) transform::parallelize(rf, unroll_pos, ParallelType::Unroll);
   finish(fusion, rf, caches, p.vectorize);
+  // One unrolled group's vector loads first ([U, v] register cache), then the sums.
+  if (unroll_pos >= 0) {
+    for (TensorView* c : caches) {
+      transform::inlineAt(c, serial_pos + 1, /*best_effort=*/true, {.positional_only = true});
+    }
+  }
 }
 
-// Loop of the reduction tensor: [I/v/tx (BIDx | BIDy), tx (TIDx), g (BIDx), ty (TIDy), S, v];
-// with ty or g the rFactor producer reduces S per thread and the final reduction combines ty
-// (block) and g (grid); otherwise each thread reduces its columns serially.
+// Loop of the reduction tensor: [I/v/tx (BIDx | BIDy), tx (TIDx), g (BIDx), ty (TIDy), S, U, v]
+// with U the unrolled serial steps. The rFactor producer reduces S and U per thread, keeping one
+// partial per vector lane (its v sits inside the serial loops: the lowering accumulates in its
+// register buffer); the final reduction, reordered to [I/v/tx, tx, v, g, ty], combines ty (block)
+// and g (grid, scalar columns only). Without ty, g and v each thread reduces its columns alone.
 void scheduleOuter(ir::Fusion& fusion, TensorView* red, const ReductionParams& p) {
+  LOOM_CHECK(p.vectorize == 1 || p.grid_reduction == 1, "outer reduction params ", p.toString(),
+             " combine vectorization with a grid reduction; the grid helpers reduce scalars");
   std::vector<IterDomain*> iter_ids;
   for (IterDomain* id : red->logical()) {
     if (!id->isReduction()) iter_ids.push_back(id);
@@ -165,9 +187,17 @@ void scheduleOuter(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   int64_t rpos = red->nDims() - 1;
   IterDomain* ty = nullptr;
   IterDomain* g = nullptr;
-  if (p.bdimy > 1) {
+  IterDomain* unroll = nullptr;
+  // A vectorized schedule always has the ty split (maybe of 1) so that the final reduction keeps
+  // a reduction ID after the rFactor.
+  if (p.bdimy > 1 || p.vectorize > 1) {
     red->split(rpos, p.bdimy);
     ty = red->axis(rpos + 1);
+  }
+  // Unroll before the grid's outer split (see scheduleInner).
+  if (p.unroll > 1) {
+    red->split(rpos, p.unroll);
+    unroll = red->axis(rpos + 1);
   }
   if (p.grid_reduction > 1) {
     red->split(rpos, p.grid_reduction, /*inner_split=*/false);
@@ -181,6 +211,7 @@ void scheduleOuter(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   if (g) order.push_back(g);
   if (ty) order.push_back(ty);
   order.push_back(serial);
+  if (unroll) order.push_back(unroll);
   if (v_id) order.push_back(v_id);
   reorderTo(red, order);
   transform::propagateTransforms(red);
@@ -189,15 +220,34 @@ void scheduleOuter(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   int64_t g_pos = g ? loopPos(red, g) : -1;
   int64_t ty_pos = ty ? loopPos(red, ty) : -1;
   int64_t tx_pos = loopPos(red, tx);
+  int64_t serial_pos = loopPos(red, serial);
+  int64_t unroll_pos = unroll ? loopPos(red, unroll) : -1;
   TensorView* ref = red;
-  if (g != nullptr || ty != nullptr) ref = rFactorAny(red, {loopPos(red, serial)});
+  if (ty != nullptr || g != nullptr) {
+    std::vector<int64_t> rf_axes{serial_pos};
+    if (unroll_pos >= 0) rf_axes.push_back(unroll_pos);
+    ref = rFactorAny(red, rf_axes);
+    if (v_id != nullptr) {
+      // The final reduction: [columns, tx, (g), (ty), v] -> [columns, tx, v, (g), (ty)], so its
+      // block reduction runs once per lane with the lane loop outside.
+      std::vector<IterDomain*> final_order{red->axis(0), red->axis(1), red->axis(-1)};
+      for (int64_t k = 2; k + 1 < red->nDims(); ++k) final_order.push_back(red->axis(k));
+      reorderTo(red, final_order);
+    }
+  }
   // The grid reduction goes on BIDx (the lowering's grid helpers combine over blockIdx.x); the
   // column blocks then move to BIDy.
   transform::parallelize(ref, columns_pos, g_pos >= 0 ? ParallelType::BIDy : ParallelType::BIDx);
   if (g_pos >= 0) transform::parallelize(ref, g_pos, ParallelType::BIDx);
-  if (ty_pos >= 0) transform::parallelize(ref, ty_pos, ParallelType::TIDy);
+  if (ty_pos >= 0 && p.bdimy > 1) transform::parallelize(ref, ty_pos, ParallelType::TIDy);
+  if (unroll_pos >= 0) transform::parallelize(ref, unroll_pos, ParallelType::Unroll);
   transform::parallelize(ref, tx_pos, ParallelType::TIDx);
   finish(fusion, ref, caches, p.vectorize);
+  // The vector loads of one unrolled group go first, into a [U, v] register cache, so they are
+  // all in flight before the sums use them.
+  for (TensorView* c : caches) {
+    transform::inlineAt(c, serial_pos + 1, /*best_effort=*/true, {.positional_only = true});
+  }
 }
 
 }  // namespace

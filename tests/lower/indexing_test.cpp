@@ -46,9 +46,9 @@ TEST(LowerLoops, VectorizeCopiesWholeVectors) {
             "    alloc T3 : f32 local[4]\n"
             "    for i2 in 0 .. 4:\n"
             "      if (((i0 * 4) + i2) < 16):\n"
-            "        T3[(i2 * 1)] = (T2[((((i0 * 4) + i2) % 4) * 1)] * 2.0)\n"
+            "        T3[(i2 * 1)] = (T2[(i2 * 1)] * 2.0)\n"
             "    if (((i0 * 4) + 3) < 16):\n"
-            "      T1[(((i0 * 4) + 0) * T1.stride[0]) +: 4] = T3[((((i0 * 4) + 0) % 4) * 1) +: 4]\n")
+            "      T1[(((i0 * 4) + 0) * T1.stride[0]) +: 4] = T3[(0 * 1) +: 4]\n")
       << ba.after;
 }
 
@@ -114,6 +114,37 @@ TEST(LowerLoops, IndexTypeSelection) {
   EXPECT_EQ(pick({{{big * 4}, {0}}}), DataType::Int64);        // broadcast but huge count
   EXPECT_EQ(pick({{{0, big * 4}, {big * 4, 1}}}), DataType::Int32);  // empty
   EXPECT_EQ(pick({}), DataType::Int32);
+}
+
+// T2 = sum(T0[8, 8], dim 0) * 2 with T1 = the sum kept local and scheduled [i1/4, r0, 4]: its
+// vector lane sits inside the reduction loop. T1 is inlined into T2 at position 1.
+std::unique_ptr<ir::Fusion> laneInsideReduction() {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({8, 8}).build();
+  f->addInput(x);
+  auto* sum = ops::sum(x, {0});
+  auto* out = ops::mul(sum, 2.0);
+  f->addOutput(out);
+  out->split(0, 4);
+  sum->split(1, 4);
+  sum->reorder(std::unordered_map<int64_t, int64_t>{{0, 1}, {1, 0}});  // [i1/4, r0, 4]
+  transform::inlineAt(sum, 1);
+  return f;
+}
+
+// loop_nests: a serial reduction whose output keeps an iteration loop inside its reduction loop
+// accumulates in its own buffer, initialized by a copy of the inner iteration loop placed before
+// the reduction loop; indexing reads and writes the buffer by the lane index (no modulo).
+TEST(LowerLoops, IterationInsideReductionAccumulatesInBuffer) {
+  auto f = laneInsideReduction();
+  std::string nests = lowerAround(*f, "loop_nests").after;
+  EXPECT_NE(nests.find("    var init"), std::string::npos) << nests;
+  EXPECT_NE(nests.find("T1 += T1 = sum(T0)"), std::string::npos) << nests;
+  EXPECT_NE(nests.find("T1 <- init"), std::string::npos) << nests;
+  std::string indexed = lowerAround(*f, "indexing").after;
+  EXPECT_EQ(indexed.find("%"), std::string::npos) << indexed;
+  EXPECT_NE(indexed.find("T1[(i2 * 1)] = (T1[(i2 * 1)] + T0["), std::string::npos) << indexed;
 }
 
 }  // namespace

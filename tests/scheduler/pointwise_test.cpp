@@ -126,7 +126,7 @@ TEST(PointwiseTest, OuterBroadcastIsTwoD) {
   EXPECT_EQ(p.break_point, 1);
   EXPECT_EQ(p.vectorize, 4);
   EXPECT_EQ(p.bdimx, 64);
-  EXPECT_EQ(p.bdimy, 2);
+  EXPECT_EQ(p.bdimy, 4);  // 256 threads per block
   TensorView* out = out0(s);
   EXPECT_EQ(out->axis(0)->parallelType(), ParallelType::BIDy);
   EXPECT_EQ(out->axis(1)->parallelType(), ParallelType::BIDx);
@@ -187,6 +187,29 @@ TEST(PointwiseTest, UnrollFollowsSmCount) {
   small.sm_count = 8;
   SchedulerRuntimeInfo few = sizesOnly(*f, 1024, 1024, small);
   EXPECT_EQ(pointwiseHeuristics(*f, few)->unroll, 4);
+}
+
+// The benchmark's bias add over [16384, 4096] f32: 2-D, 128 x 2 threads of 4-wide vectors,
+// unrolled 4x over rows (2048 x 8 blocks); the input cache stops outside the Unroll loop so the
+// four loads of a thread are issued before any store.
+TEST(PointwiseTest, BiasTwoDUnrollsRows) {
+  auto f = makeFusion(biasAddFusion());
+  eval::ExpressionEvaluator ee;
+  ee.bind(f->inputs()[0]->as<TensorView>()->logical()[0]->extent(), int64_t(16384));
+  ee.bind(f->inputs()[0]->as<TensorView>()->logical()[1]->extent(), int64_t(4096));
+  ee.bind(f->inputs()[1]->as<TensorView>()->logical()[0]->extent(), int64_t(4096));
+  SchedulerRuntimeInfo info(*f, std::move(ee), DeviceInfo{});
+  auto p = pointwiseHeuristics(*f, info);
+  EXPECT_EQ(p->break_point, 1);
+  EXPECT_EQ(p->vectorize, 4);
+  EXPECT_EQ(p->bdimx, 128);
+  EXPECT_EQ(p->bdimy, 2);
+  EXPECT_EQ(p->unroll, 4);
+  schedulePointwise(*f, *p);
+  TensorView* cache = f->inputs()[0]->as<TensorView>()->uses().front()->output(0)->as<TensorView>();
+  EXPECT_EQ(cache->computeAtPosition(), 2);
+  EXPECT_EQ(cache->axis(2)->parallelType(), ParallelType::Unroll);
+  EXPECT_EQ(cache->axis(-1)->parallelType(), ParallelType::Vectorize);
 }
 
 // Mixed ops, several outputs of different ranks, a scalar input: still equal to the original.

@@ -91,17 +91,105 @@ TEST(ReductionTest, FullReduction) {
   EXPECT_TRUE(reductionOf(s).inner);
 }
 
-// Outer sum, wide output: columns on TIDx/BIDx, each thread reduces its column serially.
+// Outer sum, wide output: vector columns on TIDx/BIDx (4 per thread: 64 bytes per row), rows
+// over TIDy and an unrolled serial loop; the rFactor producer keeps one partial per lane.
 TEST(ReductionTest, OuterSumWide) {
   auto s = scheduleAndCheck(sumFusion({0}), {randomTensor({50, 1024}, 1)}, 50);
   const auto& p = reductionOf(s);
   EXPECT_FALSE(p.inner);
-  EXPECT_EQ(p.vectorize, 1);  // outer reductions are not vectorized until lowering supports it
-  EXPECT_EQ(p.bdimx, 128);
-  EXPECT_EQ(p.bdimy, 1);
+  EXPECT_EQ(p.vectorize, 4);
+  EXPECT_EQ(p.bdimx, 4);  // 256 vector columns: the fewest per block at 64 bytes per row
+  EXPECT_EQ(p.bdimy, 8);  // floorPow2(50 / 4)
+  EXPECT_EQ(p.unroll, 4);
+  EXPECT_EQ(p.grid_reduction, 1);
   auto reds = utils::reductionTvs(*s.fusion);
-  ASSERT_EQ(reds.size(), 1u);  // no rFactor: serial per thread
-  EXPECT_TRUE(hasParallel(reds[0], ParallelType::TIDx));
+  ASSERT_EQ(reds.size(), 2u);
+  EXPECT_TRUE(hasParallel(reds[0], ParallelType::Unroll));
+  EXPECT_TRUE(hasParallel(reds[1], ParallelType::TIDy));
+  // The final reduction runs its lanes outside the block reduction: [BIDx, TIDx, v, TIDy].
+  EXPECT_EQ(reds[1]->axis(-1)->parallelType(), ParallelType::TIDy);
+  EXPECT_FALSE(reds[1]->axis(2)->isReduction());
+}
+
+// Runtime info for a one-input fusion of [rows, cols], sizes only.
+SchedulerRuntimeInfo sizesOnly(const ir::Fusion& f, int64_t rows, int64_t cols,
+                               DeviceInfo device = {}) {
+  eval::ExpressionEvaluator ee;
+  auto* tv = f.inputs().front()->as<TensorView>();
+  ee.bind(tv->logical()[0]->extent(), rows);
+  ee.bind(tv->logical()[1]->extent(), cols);
+  return SchedulerRuntimeInfo(f, std::move(ee), device);
+}
+
+BuildFn plainSum(std::vector<int64_t> dims, DataType dtype) {
+  return [dims, dtype](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).dtype(dtype).build();
+    f.addInput(x);
+    f.addOutput(ops::sum(x, dims));
+  };
+}
+
+// The benchmark's sum over dim 0 of [16384, 4096] f32: 4-wide vectors, 4 vector columns by 128
+// rows per block (512 threads), 256 column blocks (about two per SM), unroll 4, no grid.
+TEST(ReductionTest, OuterSumBenchmarkF32) {
+  auto f = makeFusion(plainSum({0}, DataType::Float32));
+  SchedulerRuntimeInfo info = sizesOnly(*f, 16384, 4096);
+  auto p = reductionHeuristics(*f, info);
+  EXPECT_FALSE(p->inner);
+  EXPECT_EQ(p->vectorize, 4);
+  EXPECT_EQ(p->bdimx, 4);
+  EXPECT_EQ(p->bdimy, 128);
+  EXPECT_EQ(p->unroll, 4);
+  EXPECT_EQ(p->grid_reduction, 1);
+}
+
+// The same in bf16: 8-wide (16-byte) vectors, 128 column blocks, unroll 8.
+TEST(ReductionTest, OuterSumBenchmarkBf16) {
+  auto f = makeFusion(plainSum({0}, DataType::BFloat16));
+  SchedulerRuntimeInfo info = sizesOnly(*f, 16384, 4096);
+  auto p = reductionHeuristics(*f, info);
+  EXPECT_EQ(p->vectorize, 8);
+  EXPECT_EQ(p->bdimx, 4);
+  EXPECT_EQ(p->bdimy, 128);
+  EXPECT_EQ(p->unroll, 8);
+}
+
+// Column blocks follow the SM count: on a device with 8 SMs, 32 vector columns per block
+// (a full warp) already give enough blocks.
+TEST(ReductionTest, OuterSumFollowsSmCount) {
+  auto f = makeFusion(plainSum({0}, DataType::Float32));
+  DeviceInfo small;
+  small.sm_count = 8;
+  SchedulerRuntimeInfo info = sizesOnly(*f, 16384, 4096, small);
+  auto p = reductionHeuristics(*f, info);
+  EXPECT_EQ(p->vectorize, 4);
+  EXPECT_EQ(p->bdimx, 32);
+  EXPECT_EQ(p->bdimy, 16);
+}
+
+// Outer edge shapes: one element, prime sizes (no vectors), a single long column (grid).
+TEST(ReductionTest, OuterEdgeShapes) {
+  auto one = scheduleAndCheck(sumFusion({0}), {randomTensor({1, 1}, 1)});
+  EXPECT_EQ(reductionOf(one).vectorize, 1);
+  EXPECT_EQ(reductionOf(one).unroll, 1);
+  auto prime = scheduleAndCheck(sumFusion({0}), {randomTensor({97, 31}, 1)}, 97);
+  EXPECT_EQ(reductionOf(prime).vectorize, 1);
+  auto column = scheduleAndCheck(sumFusion({0}), {randomTensor({50000, 1}, 1)}, 50000);
+  EXPECT_GT(reductionOf(column).grid_reduction, 1);
+  EXPECT_EQ(reductionOf(column).vectorize, 1);
+  auto empty = scheduleAndCheck(sumFusion({0}), {randomTensor({0, 8}, 1)});
+  EXPECT_EQ(reductionOf(empty).bdimx, 32);
+}
+
+// Long inner rows: the serial steps of each thread are unrolled by 4 (vector loads in flight).
+TEST(ReductionTest, InnerSerialUnrolled) {
+  auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({3, 8192}, 1)}, 8192);
+  const auto& p = reductionOf(s);
+  EXPECT_EQ(p.vectorize, 4);
+  EXPECT_EQ(p.unroll, 4);
+  auto reds = utils::reductionTvs(*s.fusion);
+  ASSERT_EQ(reds.size(), 2u);
+  EXPECT_TRUE(hasParallel(reds[0], ParallelType::Unroll));
 }
 
 // Outer sum, narrow output and long columns: TIDy and a grid reduction over BIDx (columns on

@@ -9,12 +9,24 @@
 namespace loom::scheduler::testing {
 namespace {
 
+// The text of the last kernel runScheduled generated.
+std::string last_kernel_text;
+
+// Runs the scheduled fusion of `s` on the host backend (outputs poisoned first) and compares
+// with the reference evaluator on the unscheduled fusion.
+void runAndCompare(Scheduled& s, const std::vector<eval::Argument>& args, int64_t reduction_size);
+
 // Schedules build's fusion for `args`, runs it on the host backend (outputs poisoned first) and
 // compares with the reference evaluator on the unscheduled fusion. Returns the params.
 std::unique_ptr<HeuristicParams> runScheduled(const BuildFn& build,
                                               const std::vector<eval::Argument>& args,
                                               int64_t reduction_size = 1) {
   Scheduled s = scheduleAndCheck(build, args, reduction_size);
+  runAndCompare(s, args, reduction_size);
+  return std::move(s.params);
+}
+
+void runAndCompare(Scheduled& s, const std::vector<eval::Argument>& args, int64_t reduction_size) {
   exec::KernelExecutor ke;
   std::vector<Tensor> actual;
   try {
@@ -22,8 +34,9 @@ std::unique_ptr<HeuristicParams> runScheduled(const BuildFn& build,
     actual = ke.run(args);
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what() << "\n" << s.params->toString() << s.fusion->toString();
-    return std::move(s.params);
+    return;
   }
+  last_kernel_text = ke.generated().kernelText;
   std::vector<Tensor> expected = eval::evaluateFusion(*s.original, args);
   EXPECT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
@@ -33,7 +46,21 @@ std::unique_ptr<HeuristicParams> runScheduled(const BuildFn& build,
     EXPECT_FALSE(mismatch.has_value()) << *mismatch << "\n" << s.params->toString()
                                        << s.fusion->toString();
   }
-  return std::move(s.params);
+}
+
+// Schedules build's fusion with `params` (not the heuristics') and runs it.
+void runWithParams(const BuildFn& build, const std::vector<eval::Argument>& args,
+                   const HeuristicParams& params, int64_t reduction_size = 1) {
+  Scheduled s;
+  s.original = makeFusion(build);
+  s.fusion = s.original->clone();
+  s.params = params.clone();
+  if (const auto* r = dynamic_cast<const ReductionParams*>(&params)) {
+    scheduleReduction(*s.fusion, *r);
+  } else {
+    schedulePointwise(*s.fusion, dynamic_cast<const PointwiseParams&>(params));
+  }
+  runAndCompare(s, args, reduction_size);
 }
 
 // The 1-D pointwise schedule (cached vectorized loads and stores, TIDx, BIDx) runs.
@@ -88,13 +115,63 @@ TEST(ScheduledExecTest, OuterGridReduction) {
   EXPECT_GT(p.grid_reduction, 1);
 }
 
-// Vectorized outer reductions keep the vector (iteration) ID inside the serial reduction loop,
-// [BIDx, TIDx, R, v], so each thread loads a vector per row. Disabled: the lowering needs every
-// iteration ID left of the reduction IDs (docs/lowering.md) and fails with "no index for i5 of
-// T2". Enable when it supports iteration IDs inside reduction loops.
-TEST(ScheduledExecTest, DISABLED_OuterVectorizedReduction) {
+// Vectorized outer reductions keep the vector (iteration) ID inside the unrolled serial reduction
+// loop ([BIDx, TIDx, TIDy, S, U, v]): each thread loads whole vectors and keeps one partial per
+// lane in registers; 50 rows and 40 columns divide neither the unroll nor the block.
+TEST(ScheduledExecTest, OuterVectorizedReduction) {
   auto params = runScheduled(sumFusion({0}), {randomTensor({50, 40}, 1)}, 50);
-  EXPECT_EQ(dynamic_cast<const ReductionParams&>(*params).vectorize, 4);
+  const auto& p = dynamic_cast<const ReductionParams&>(*params);
+  EXPECT_EQ(p.vectorize, 4);
+  EXPECT_EQ(p.unroll, 4);
+  EXPECT_GT(p.bdimy, 1);
+  EXPECT_NE(last_kernel_text.find("loom::loadVector"), std::string::npos) << last_kernel_text;
+  EXPECT_NE(last_kernel_text.find("#pragma unroll"), std::string::npos) << last_kernel_text;
+}
+
+// bf16 outer reduction: 8-wide vector loads, f32 partials (the cast is inlined per lane).
+TEST(ScheduledExecTest, OuterVectorizedReductionBf16) {
+  auto build = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).dtype(DataType::BFloat16).build();
+    f.addInput(x);
+    f.addOutput(ops::sum(x, {0}));
+  };
+  auto params = runScheduled(build, {randomTensor({37, 48}, 1, DataType::BFloat16)}, 37);
+  EXPECT_EQ(dynamic_cast<const ReductionParams&>(*params).vectorize, 8);
+  EXPECT_NE(last_kernel_text.find("loom::loadVector"), std::string::npos) << last_kernel_text;
+}
+
+// A vectorized outer reduction without TIDy (bdimy 1) and without unroll still has a final
+// (extent-1) reduction after the rFactor and computes the same sums.
+TEST(ScheduledExecTest, OuterVectorizedNoBlockReduction) {
+  ReductionParams p;
+  p.inner = false;
+  p.vectorize = 4;
+  p.bdimx = 8;
+  p.bdimy = 1;
+  p.unroll = 1;
+  runWithParams(sumFusion({0}), {randomTensor({9, 36}, 1)}, p, 9);
+}
+
+// The 2-D pointwise schedule unrolled over rows: input caches outside the Unroll loop, several
+// rows per thread, rows not divisible by the unrolled block.
+TEST(ScheduledExecTest, PointwiseTwoDUnrolled) {
+  PointwiseParams p;
+  p.break_point = 1;
+  p.vectorize = 4;
+  p.bdimx = 32;
+  p.bdimy = 2;
+  p.unroll = 4;
+  runWithParams(biasAddFusion(), {randomTensor({21, 128}, 1), randomTensor({128}, 2)}, p);
+  EXPECT_NE(last_kernel_text.find("#pragma unroll"), std::string::npos) << last_kernel_text;
+}
+
+// The 1-D pointwise schedule unrolled with the input caches outside the Unroll loop.
+TEST(ScheduledExecTest, PointwiseOneDUnrolled) {
+  PointwiseParams p;
+  p.vectorize = 4;
+  p.bdimx = 32;
+  p.unroll = 4;
+  runWithParams(addFusion(), {randomTensor({10, 100}, 1), randomTensor({10, 100}, 2)}, p);
 }
 
 // var_mean: a block Welford through the sibling rFactor, pointwise var after it.

@@ -25,6 +25,9 @@ struct ReductionParams final : HeuristicParams {
   /// Blocks cooperating on one reduction (grid reduction), always on BIDx; the rows (inner) or
   /// column blocks (outer) then go on BIDy. 1: none.
   int64_t grid_reduction = 1;
+  /// Serial reduction steps per unrolled group (ParallelType::Unroll): that many independent
+  /// (vector) loads in flight per thread. 1: a plain serial loop.
+  int64_t unroll = 1;
 
   std::string toString() const override;
   size_t hash() const override;
