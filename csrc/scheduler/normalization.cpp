@@ -21,10 +21,15 @@ namespace {
 
 // Registers a thread needs besides its persistent buffers (indices, partial results, temps).
 constexpr int64_t kRegisterOverhead = 48;
-// Threads per row the heuristic tries first; more threads only when the batch gets too large.
-constexpr int64_t kThreadTargets[] = {128, 256, 512, 1024};
-// Blocks should hold at least this many threads: narrower rows share a block (TIDy).
-constexpr int64_t kMinThreadsPerBlock = 128;
+// Row elements a thread holds per persistent buffer: the target, and the most before the heuristic
+// prefers more threads (until kMaxThreads).
+constexpr int64_t kTargetValues = 32;
+constexpr int64_t kMaxValues = 48;
+// Threads per row: below kMinThreads rows share a block (TIDy); above kMaxThreads only when a
+// thread would otherwise hold more than kMaxValues; never above kMaxThreadsPerRow.
+constexpr int64_t kMinThreads = 128;
+constexpr int64_t kMaxThreads = 512;
+constexpr int64_t kMaxThreadsPerRow = 1024;
 
 bool isReductionExpr(const Expr* e) { return e->isA<ReductionOp>() || e->isA<WelfordOp>(); }
 
@@ -190,8 +195,27 @@ namespace {
 struct RowSizes {
   int64_t row = 1;   // elements per row
   int64_t rows = 1;  // rows in this device's shard
-  int64_t bytes_per_element = 0;
+  int64_t bytes_per_element = 0;  // register bytes per row element (buffers and input caches)
+  int64_t persistent_bytes_per_element = 0;  // the persistent buffers only (shared memory mode)
 };
+
+std::vector<IterDomain*> rowIds(const TensorView* ref) {
+  std::vector<IterDomain*> ids;
+  for (IterDomain* id : ref->logical()) {
+    if (id->isReduction()) ids.push_back(id);
+  }
+  return ids;
+}
+
+// Tensors accessed along the row with vector accesses: the inputs holding the innermost row ID
+// (their register caches) and the whole-row outputs.
+std::vector<TensorView*> rowAccessedTensors(const Fusion& fusion, const TensorView* ref) {
+  std::vector<TensorView*> out;
+  for (TensorView* tv : utils::innerAlignedTensors(fusion, ref, rowIds(ref))) {
+    if (tv->isFusionInput() ? !tv->uses().empty() : tv->isFusionOutput()) out.push_back(tv);
+  }
+  return out;
+}
 
 RowSizes rowSizes(const Fusion& fusion, SchedulerRuntimeInfo& info) {
   RowSizes s;
@@ -203,9 +227,16 @@ RowSizes rowSizes(const Fusion& fusion, SchedulerRuntimeInfo& info) {
   for (IterDomain* id : ref->loop()) {
     if (!id->isReduction() && !id->isDeviceDim()) s.rows *= info.extent(id, ref);
   }
+  std::unordered_set<TensorView*> held;
   for (TensorView* tv : persistentBuffers(fusion)) {
-    s.bytes_per_element += int64_t(dataTypeSize(tv->dtype()));
+    s.persistent_bytes_per_element += int64_t(dataTypeSize(tv->dtype()));
+    held.insert(tv);
   }
+  // Every cached input row stays in registers too (layer_norm's weight and bias).
+  for (TensorView* tv : rowAccessedTensors(fusion, ref)) {
+    if (tv->isFusionInput()) held.insert(tv);
+  }
+  for (TensorView* tv : held) s.bytes_per_element += int64_t(dataTypeSize(tv->dtype()));
   return s;
 }
 
@@ -228,46 +259,40 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   RowSizes s = rowSizes(fusion, info);
   p.row_size = s.row;
   p.rows = s.rows;
-  p.buffer_bytes_per_row = s.row * s.bytes_per_element;
+  p.buffer_bytes_per_row = s.row * s.persistent_bytes_per_element;
   if (s.row == 0 || s.rows == 0) {
     return reject(why, "zero-size rows (" + std::to_string(s.rows) + " rows of " +
                            std::to_string(s.row) + " elements)");
   }
   TensorView* ref = utils::reductionTvs(fusion).front();
-  std::vector<IterDomain*> row_ids;
-  for (IterDomain* id : ref->logical()) {
-    if (id->isReduction()) row_ids.push_back(id);
-  }
-  std::vector<TensorView*> loads;
-  for (Val* in : fusion.inputs()) {
-    if (auto* tv = in->dynCast<TensorView>(); tv != nullptr && !tv->uses().empty()) {
-      loads.push_back(tv);
-    }
-  }
-  p.vectorize = std::max<int64_t>(1, utils::maxVectorWidth(fusion, info, ref, row_ids, loads));
+  p.vectorize = std::max<int64_t>(
+      1, utils::maxVectorWidth(fusion, info, ref, rowIds(ref), rowAccessedTensors(fusion, ref)));
   const int64_t units = utils::ceilDiv(s.row, p.vectorize);
+  auto threads = [&](int64_t pb) { return utils::ceilDiv(units, pb); };
+  auto fits = [&](int64_t pb) {
+    return fitsRegisters(d, s.bytes_per_element, pb * p.vectorize, threads(pb));
+  };
 
-  // Registers: the fewest threads (from 128) whose batch fits.
+  // Registers: about kTargetValues row elements per thread (enough independent 16-byte loads in
+  // flight, few enough registers for several blocks per SM), blocks of kMinThreads..kMaxThreads.
+  const int64_t max_threads = std::min(d.max_threads_per_block, kMaxThreadsPerRow);
+  int64_t pb = std::max<int64_t>(1, kTargetValues / p.vectorize);
+  const int64_t pb_soft_max = std::max<int64_t>(1, kMaxValues / p.vectorize);
+  while (threads(pb) > kMaxThreads && pb < pb_soft_max) ++pb;  // long rows: more per thread
+  while (threads(pb) > max_threads) ++pb;                      // very long rows: block limit
+  while (pb > 1 && threads(pb) < kMinThreads && threads(pb - 1) <= kMaxThreads) --pb;  // short
+  while (!fits(pb) && pb > 1 && threads(pb - 1) <= max_threads) --pb;  // fewer values, more threads
   p.shared_memory = false;
-  bool found = false;
-  for (int64_t target : kThreadTargets) {
-    if (target > d.max_threads_per_block) break;
-    p.persistent_batch = utils::ceilDiv(units, target);
-    p.threads_per_row = utils::ceilDiv(units, p.persistent_batch);
-    if (fitsRegisters(d, s.bytes_per_element, p.persistent_batch * p.vectorize,
-                      p.threads_per_row)) {
-      found = true;
-      break;
-    }
-  }
-  if (!found) {
+  p.persistent_batch = pb;
+  p.threads_per_row = threads(pb);
+  if (!fits(pb)) {
     // Shared memory: the whole row of every buffer in the block, as many threads as allowed.
-    p.persistent_batch = utils::ceilDiv(units, d.max_threads_per_block);
-    p.threads_per_row = utils::ceilDiv(units, p.persistent_batch);
+    p.persistent_batch = utils::ceilDiv(units, max_threads);
+    p.threads_per_row = threads(p.persistent_batch);
     if (p.buffer_bytes_per_row > d.shared_memory_per_block) {
       int64_t reg_bytes = (std::min(d.max_registers_per_thread,
-                                    d.registers_per_sm / d.max_threads_per_block) -
-                           kRegisterOverhead) * 4 * d.max_threads_per_block;
+                                    d.registers_per_sm / max_threads) -
+                           kRegisterOverhead) * 4 * max_threads;
       return reject(why, "rows of " + std::to_string(s.row) + " elements need " +
                              std::to_string(p.buffer_bytes_per_row) +
                              " bytes of persistent buffers each; registers hold at most " +
@@ -279,8 +304,8 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
 
   // Narrow rows share a block along TIDy, as long as the grid still fills the SMs.
   p.rows_per_block = 1;
-  if (!p.shared_memory && p.threads_per_row < kMinThreadsPerBlock) {
-    int64_t rpb = utils::floorPow2(kMinThreadsPerBlock / p.threads_per_row);
+  if (!p.shared_memory && p.threads_per_row < kMinThreads) {
+    int64_t rpb = utils::floorPow2(kMinThreads / p.threads_per_row);
     rpb = std::min(rpb, utils::floorPow2(std::max<int64_t>(1, s.rows / d.sm_count)));
     while (rpb > 1 && !fitsRegisters(d, s.bytes_per_element, p.persistent_batch * p.vectorize,
                                      rpb * p.threads_per_row)) {

@@ -8,7 +8,11 @@
 //   propagateTransforms(ref); parallelizeAllLike(ref)
 //   rFactor every reduction over its serial pieces (pb, vec): each thread reduces its own
 //   elements, the final reduction is a block reduction over TIDx
-//   vectorize the input caches, persistent buffers to shared memory when asked, inlineMost.
+//   outputs read inside the fusion are forked (cacheFork: readers use registers), other
+//   whole-row outputs get a register cache (cacheBefore) so their stores are vectorized; the
+//   batch loop is unrolled (constant register-array indices);
+//   vectorize the input caches and outputs, persistent buffers to shared memory when asked,
+//   inlineMost, except row statistics, which stay at the row position (once per row).
 //
 // DID IDs are only moved to the front, never split or merged, so sharding survives.
 #include <algorithm>
@@ -68,6 +72,15 @@ std::vector<int64_t> serialReductionAxes(TensorView* tv) {
   return axes;
 }
 
+// The reduced positions of a reduction tensor's logical domain.
+std::vector<size_t> reducedLogicalPositions(const TensorView* tv) {
+  std::vector<size_t> pos;
+  for (size_t i = 0; i < tv->logical().size(); ++i) {
+    if (tv->logical()[i]->isReduction()) pos.push_back(i);
+  }
+  return pos;
+}
+
 }  // namespace
 
 void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
@@ -80,6 +93,24 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
 
   std::vector<TensorView*> buffers = persistentBuffers(fusion);
   std::unordered_set<TensorView*> buffer_set(buffers.begin(), buffers.end());
+  TensorView* ref = utils::reductionTvs(fusion).front();
+  const std::vector<size_t> reduced = reducedLogicalPositions(ref);
+  const size_t row_rank = ref->logical().size();
+
+  // Outputs written with vector stores: decided on the unscheduled graph, like the heuristic's
+  // width (whole-row outputs holding the innermost reduced ID).
+  std::unordered_set<TensorView*> vector_outputs;
+  if (p.vectorize > 1) {
+    std::vector<IterDomain*> row_ids;
+    for (IterDomain* id : ref->logical()) {
+      if (id->isReduction()) row_ids.push_back(id);
+    }
+    for (TensorView* tv : utils::innerAlignedTensors(fusion, ref, row_ids)) {
+      if (tv->isFusionOutput() && !tv->isFusionInput() && tv->definition() != nullptr) {
+        vector_outputs.insert(tv);
+      }
+    }
+  }
 
   // Inputs are loaded once into caches: these are the persistent copies of input rows.
   std::vector<TensorView*> caches;
@@ -91,7 +122,25 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
     if (buffer_set.count(tv)) buffer_set.insert(cache);
   }
 
-  TensorView* ref = utils::reductionTvs(fusion).front();
+  // Outputs that are also read inside the fusion (layer_norm's mean and rstd): the readers use a
+  // register copy and a separate copy writes global memory, so nothing reads global memory back
+  // (which would need a block sync) and the write does not sit in the readers' loops.
+  std::vector<TensorView*> vectorized;
+  for (Val* out : std::vector<Val*>(fusion.outputs())) {
+    auto* tv = out->as<TensorView>();
+    if (tv->isFusionInput() || tv->definition() == nullptr) continue;
+    if (!tv->uses().empty()) {
+      TensorView* fork = transform::cacheFork(tv);
+      tv->setMemoryType(MemoryType::Local);
+      // The fork copies a register value: it is the vector store itself.
+      if (vector_outputs.count(tv)) vectorized.push_back(fork);
+    } else if (vector_outputs.count(tv)) {
+      // Vector stores come from a register cache holding the computed values.
+      transform::cacheBefore(tv);
+      vectorized.push_back(tv);
+    }
+  }
+
   Groups g = reorderDidIterRed(ref);
   if (g.iter > 1) ref->flatten(g.did, g.did + g.iter - 1);
   if (g.iter > 1) g.iter = 1;
@@ -108,7 +157,13 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
     }
     transform::parallelize(ref, i, ParallelType::BIDx);
   }
+  const int64_t row_pos = pos;  // loop IDs left of it select the row(s) of a block
   transform::parallelize(ref, pos + 1, ParallelType::TIDx);
+  // Unrolled batch loop: the register arrays of the persistent buffers are then indexed by
+  // constants (a runtime index would put them in local memory), and the batch's loads are
+  // independent and all in flight at once. (One Unroll ID per tensor: the short constant vector
+  // loop is left to the CUDA compiler's unrolling.)
+  if (p.persistent_batch > 1) transform::parallelize(ref, pos, ParallelType::Unroll);
 
   transform::propagateTransforms(ref);
   transform::parallelizeAllLike(ref);
@@ -122,11 +177,37 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
     }
   }
 
+  // Row statistics (a reduction result broadcast back along the row, and the math on it, e.g.
+  // layer_norm's mean and rstd, and their output copies) are computed once per row by every
+  // thread of the row: their loop keeps the row IDs and, instead of the propagated pieces of
+  // their broadcast dims (which carry TIDx, so only one thread would compute them), the
+  // broadcast IDs themselves. They are inlined only up to the row position, not into the
+  // element loops of their consumers.
+  std::vector<TensorView*> elementwise, stats;
+  for (TensorView* tv : fusion.allTvs()) {
+    if (tv->isFusionInput()) continue;
+    bool is_stat = tv->logical().size() == row_rank && !tv->domain()->hasReduction() &&
+                   tv->nDims() > row_pos;
+    for (size_t r : reduced) is_stat = is_stat && tv->logical()[r]->isBroadcast();
+    if (is_stat) {
+      std::vector<IterDomain*> loop(tv->loop().begin(), tv->loop().begin() + row_pos);
+      for (size_t r : reduced) loop.push_back(tv->logical()[r]);
+      tv->domain()->setLoopDomain(loop);
+    }
+    (is_stat && !tv->uses().empty() ? stats : elementwise).push_back(tv);
+  }
+
   if (p.vectorize > 1) {
     for (TensorView* c : caches) {
       IterDomain* inner = c->axis(-1);
       if (inner->extent()->isConstInt(p.vectorize) && !inner->isReduction()) {
         transform::parallelize(c, c->nDims() - 1, ParallelType::Vectorize);
+      }
+    }
+    for (TensorView* tv : vectorized) {
+      IterDomain* inner = tv->axis(-1);
+      if (inner->extent()->isConstInt(p.vectorize) && !inner->isReduction()) {
+        transform::parallelize(tv, tv->nDims() - 1, ParallelType::Vectorize);
       }
     }
   }
@@ -135,7 +216,13 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
       if (!tv->isFusionInput() && !tv->isFusionOutput()) tv->setMemoryType(MemoryType::Shared);
     }
   }
-  transform::inlineMost(fusion, {.positional_only = true});  // the lowering shares loops by position
+
+  const transform::InlineOptions inline_options{.positional_only = true};  // loops by position
+  transform::inlineMost(elementwise, inline_options);
+  for (TensorView* tv : stats) {
+    transform::inlineAt(tv, std::min(row_pos, transform::maxInlinePosition(tv, inline_options)),
+                        /*best_effort=*/true, inline_options);
+  }
 }
 
 }  // namespace loom::scheduler

@@ -182,12 +182,47 @@ eval::ExpressionEvaluator bindSegmentSizes(const SegmentFusion& segment,
   return ee;
 }
 
+void SegmentedFusion::adoptRewritten(std::shared_ptr<const ir::Fusion> rewritten,
+                                     const ir::Fusion* source) {
+  LOOM_ASSERT(rewritten != nullptr && rewritten->inputs().size() == source->inputs().size() &&
+                  rewritten->outputs().size() == source->outputs().size(),
+              "a rewritten fusion keeps the inputs and outputs of its source");
+  owned_ = std::move(rewritten);
+  original_ = owned_.get();
+  source_ = source;
+}
+
+namespace {
+
+// Positions of `exprs` in `fusion`'s expr list: rewritten copies made from one source by the
+// same deterministic rewrite compare equal by position.
+std::vector<size_t> exprPositions(const ir::Fusion& fusion, const std::vector<ir::Expr*>& exprs) {
+  std::vector<ir::Expr*> all = fusion.exprs();
+  std::vector<size_t> out;
+  for (ir::Expr* e : exprs) {
+    out.push_back(size_t(std::find(all.begin(), all.end(), e) - all.begin()));
+  }
+  return out;
+}
+
+}  // namespace
+
 bool SegmentedFusion::sameAs(const SegmentedFusion& other) const {
-  if (original_ != other.original_ || segments_.size() != other.segments_.size()) return false;
+  if (source_ != other.source_ || rewritten() != other.rewritten() ||
+      segments_.size() != other.segments_.size()) {
+    return false;
+  }
+  // Two rewritten copies hold different expr objects: compare where the exprs sit instead.
+  const bool by_position = original_ != other.original_;
   for (size_t i = 0; i < segments_.size(); ++i) {
     const Segment& a = segments_[i];
     const Segment& b = other.segments_[i];
-    if (a.exprs != b.exprs || a.schedulerType != b.schedulerType) return false;
+    if (a.schedulerType != b.schedulerType) return false;
+    if (by_position ? exprPositions(*original_, a.exprs) !=
+                          exprPositions(*other.original_, b.exprs)
+                    : a.exprs != b.exprs) {
+      return false;
+    }
     if ((a.params == nullptr) != (b.params == nullptr)) return false;
     if (a.params != nullptr && !a.params->sameAs(*b.params)) return false;
   }
@@ -197,6 +232,7 @@ bool SegmentedFusion::sameAs(const SegmentedFusion& other) const {
 std::string SegmentedFusion::toString() const {
   std::ostringstream os;
   os << "segmented fusion: " << segments_.size() << " segment(s)\n";
+  if (!welford_note_.empty()) os << "welford: " << welford_note_ << "\n";
   auto names = [](const std::vector<ir::Val*>& vs) {
     std::string s;
     for (const ir::Val* v : vs) s += (s.empty() ? "" : ", ") + v->toString();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/scheduler/registry.h"
+#include "loom/segmenter/welford_translation.h"
 #include "loom/support/options.h"
 
 namespace loom::segmenter {
@@ -220,6 +222,24 @@ class Segmenter {
 
 SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Argument> args,
                               const SegmenterOptions& options) {
+  // Welford -> two passes when the inner-persistent scheduler takes the translated fusion at
+  // these sizes (the row stays on chip, so a second pass over it is free and the per-element
+  // division of Welford's update goes away); otherwise the Welford path as it is.
+  if (options.translateWelford && hasTranslatableWelford(fusion)) {
+    std::shared_ptr<ir::Fusion> copy = fusion.clone();
+    std::string why;
+    if (translateApplicableWelford(*copy, args, options.device, &why)) {
+      SegmentedFusion result = Segmenter(*copy, args, options).run();
+      result.adoptRewritten(copy, &fusion);
+      result.setWelfordNote("translated to two passes (sum, then sum of squared deviations)");
+      if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
+      return result;
+    }
+    SegmentedFusion result = Segmenter(fusion, args, options).run();
+    result.setWelfordNote("kept (not translated: " + why + ")");
+    if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
+    return result;
+  }
   SegmentedFusion result = Segmenter(fusion, args, options).run();
   if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
   return result;

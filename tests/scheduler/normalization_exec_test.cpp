@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
@@ -11,28 +13,38 @@
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
 #include "loom/scheduler/normalization.h"
+#include "loom/segmenter/welford_translation.h"
 
 namespace loom::scheduler {
 namespace {
 
 using namespace loom::ir;
 
-Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), DataType::Float32);
+Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed,
+                    DataType dtype = DataType::Float32) {
+  Tensor t = Tensor::empty(std::move(sizes), dtype);
   fillRandom(t, seed);
   return t;
 }
 
-// Schedules a copy of `original`, runs it (outputs poisoned) and compares; "" when it matches.
+// Schedules a copy of `original` (its Welfords translated first when `translate`), runs it
+// (outputs poisoned) and compares with the untranslated original; "" when it matches. The kernel
+// text goes to *kernel when given.
 std::string runScheduled(const Fusion& original, const std::vector<eval::Argument>& args,
-                         int64_t reduction_size) {
+                         int64_t reduction_size, std::string* kernel = nullptr,
+                         bool translate = false) {
   std::unique_ptr<Fusion> f = original.clone();
+  if (translate) {
+    std::string why;
+    if (!segmenter::translateApplicableWelford(*f, args, {}, &why)) return "not translated: " + why;
+  }
   SchedulerRuntimeInfo info(*f, args);
   auto params = innerPersistentHeuristics(*f, info);
   scheduleInnerPersistent(*f, *params);
   exec::KernelExecutor ke;
   ke.compile(*f, exec::Backend::Host, {.poisonOutputs = true});
   std::vector<Tensor> outs = ke.run(args);
+  if (kernel != nullptr) *kernel = ke.generated().kernelText;
   std::vector<Tensor> expected = eval::evaluateFusion(original, args);
   for (size_t i = 0; i < outs.size(); ++i) {
     auto tol = eval::defaultTolerance(expected[i].dtype(), reduction_size);
@@ -42,6 +54,54 @@ std::string runScheduled(const Fusion& original, const std::vector<eval::Argumen
     }
   }
   return "";
+}
+
+// layer_norm over the last dim with weight and bias; outputs y, mean, rstd (mean and rstd are
+// also read inside the fusion).
+// Symbolic sizes unless `rows` and `width` are given (the vector copies need constant sizes).
+std::unique_ptr<Fusion> layerNormFusion(DataType dtype, int64_t rows = -1, int64_t width = -1) {
+  auto f = std::make_unique<Fusion>();
+  FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({rows, width}).dtype(dtype).build();
+  auto* w = ops::TensorBuilder().shape({width}).dtype(dtype).build();
+  auto* b = ops::TensorBuilder().shape({width}).dtype(dtype).build();
+  f->addInput(x);
+  f->addInput(w);
+  f->addInput(b);
+  auto r = ops::layerNorm(x, 1, w, b);
+  f->addOutput(r.y);
+  f->addOutput(r.mean);
+  f->addOutput(r.rstd);
+  return f;
+}
+
+std::vector<eval::Argument> layerNormArgs(int64_t rows, int64_t width, DataType dtype) {
+  return {randomTensor({rows, width}, 21, dtype), randomTensor({width}, 22, dtype),
+          randomTensor({width}, 23, dtype)};
+}
+
+// The kernel body (after the runtime library the text may start with).
+std::string kernelBody(const std::string& text) {
+  size_t at = text.find("__global__ void loom_kernel");
+  return at == std::string::npos ? text : text.substr(at);
+}
+
+// Names of the last `n` loom::Tensor parameters of the kernel signature.
+std::vector<std::string> lastParams(const std::string& body, size_t n) {
+  std::vector<std::string> names;
+  std::string sig = body.substr(0, body.find(')'));
+  for (size_t at = sig.find("> "); at != std::string::npos; at = sig.find("> ", at + 1)) {
+    size_t end = sig.find_first_of(",)", at);
+    names.push_back(sig.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2));
+  }
+  if (names.size() > n) names.erase(names.begin(), names.end() - int64_t(n));
+  return names;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 // Softmax scheduled with a persistent batch, vectorized input loads and a block reduction runs
@@ -67,6 +127,80 @@ TEST(InnerPersistentExec, SoftmaxNarrowPrimeRows) {
     f.addOutput(ops::softmax(x, 1));
   }
   EXPECT_EQ(runScheduled(f, {randomTensor({300, 13}, 2)}, 13), "");
+}
+
+// layer_norm's mean and rstd outputs are forked: the normalization reads registers, each
+// statistic is stored once per row, no block sync is left in the kernel body, the output y is
+// written with vector stores and the batch loops are unrolled.
+TEST(InnerPersistentExec, LayerNormForkedStatisticsAndVectorStores) {
+  auto f = layerNormFusion(DataType::Float32, 5, 1024);
+  std::string kernel;
+  EXPECT_EQ(runScheduled(*f, layerNormArgs(5, 1024, DataType::Float32), 1024, &kernel), "");
+  std::string body = kernelBody(kernel);
+  EXPECT_EQ(count(body, "__syncthreads"), 0u) << body;
+  EXPECT_NE(body.find("loom::storeVector"), std::string::npos) << body;
+  EXPECT_NE(body.find("#pragma unroll\n"), std::string::npos) << body;
+  // The statistic outputs are the kernel's last two parameters: each appears in one store only.
+  for (const std::string& param : lastParams(body, 2)) {
+    EXPECT_EQ(count(body, param + "["), 1u) << param << "\n" << body;
+  }
+}
+
+// layer_norm on rows that do not divide the vector width (2 and 1 wide), and in bf16.
+TEST(InnerPersistentExec, LayerNormOddRowsAndBf16) {
+  auto f32 = layerNormFusion(DataType::Float32);
+  EXPECT_EQ(runScheduled(*f32, layerNormArgs(3, 1030, DataType::Float32), 1030), "");
+  EXPECT_EQ(runScheduled(*f32, layerNormArgs(4, 1001, DataType::Float32), 1001), "");
+  auto bf16 = layerNormFusion(DataType::BFloat16);
+  EXPECT_EQ(runScheduled(*bf16, layerNormArgs(3, 2048, DataType::BFloat16), 2048), "");
+  EXPECT_EQ(runScheduled(*bf16, layerNormArgs(2, 999, DataType::BFloat16), 999), "");
+}
+
+// layer_norm with its Welford translated to two passes runs and matches the Welford original.
+// DISABLED: the lowering's placement order (loop_nests.cpp placementOrder, Kahn by compute-at)
+// places ops::layerNorm's `x - mean` (inlined into the normalization) before the rstd chain that
+// the normalization also reads, so the loops it shares are closed: an undeclared-buffer compile
+// error. The .fus layer_norm (examples, /tmp/lnr_2048.fus) is not affected. Needs a depth-first
+// placement in the lowering (see the report).
+TEST(InnerPersistentExec, DISABLED_TranslatedLayerNorm) {
+  auto f = layerNormFusion(DataType::Float32);
+  std::string kernel;
+  EXPECT_EQ(runScheduled(*f, layerNormArgs(4, 1000, DataType::Float32), 1000, &kernel, true), "");
+  EXPECT_EQ(kernelBody(kernel).find("welford"), std::string::npos) << kernel;
+}
+
+// var_mean (translated) and rms_norm in bf16, with a row that does not divide the vector.
+TEST(InnerPersistentExec, VarMeanAndRmsNormBf16) {
+  Fusion vm;
+  {
+    FusionGuard guard(&vm);
+    auto* x = ops::TensorBuilder().shape({-1, -1, -1}).dtype(DataType::BFloat16).build();
+    vm.addInput(x);
+    auto r = ops::varMean(x, {2});
+    vm.addOutput(r.var);
+    vm.addOutput(r.mean);
+  }
+  EXPECT_EQ(runScheduled(vm, {randomTensor({2, 3, 1000}, 31, DataType::BFloat16)}, 1000, nullptr,
+                         true),
+            "");
+  Fusion rms;
+  {
+    FusionGuard guard(&rms);
+    auto* x = ops::TensorBuilder().shape({-1, -1}).dtype(DataType::BFloat16).build();
+    auto* w = ops::TensorBuilder().shape({-1}).dtype(DataType::BFloat16).build();
+    rms.addInput(x);
+    rms.addInput(w);
+    rms.addOutput(ops::rmsNorm(x, 1, w));
+  }
+  std::string kernel;
+  EXPECT_EQ(runScheduled(rms, {randomTensor({4, 1024}, 32, DataType::BFloat16),
+                               randomTensor({1024}, 33, DataType::BFloat16)},
+                         1024, &kernel),
+            "");
+  EXPECT_EQ(runScheduled(rms, {randomTensor({3, 1001}, 34, DataType::BFloat16),
+                               randomTensor({1001}, 35, DataType::BFloat16)},
+                         1001),
+            "");
 }
 
 }  // namespace

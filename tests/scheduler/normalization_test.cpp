@@ -243,6 +243,106 @@ TEST(InnerPersistent, CompileTimeRejections) {
   EXPECT_EQ(why, "no reduction");
 }
 
+// Benchmark shapes on the H200 defaults: about 32 row elements per thread (16-byte loads, a
+// batch of 8 fp32 or 4 bf16 vectors), 128-512 threads per row and one row per block.
+TEST(InnerPersistent, BenchmarkShapeParams) {
+  struct Case {
+    const char* what;
+    int64_t rows, width;
+    DataType dtype;
+    int64_t vectorize, batch, threads;
+  };
+  const Case cases[] = {
+      {"layer_norm", 16384, 4096, DataType::Float32, 4, 8, 128},
+      {"layer_norm", 16384, 4096, DataType::BFloat16, 8, 4, 128},
+      {"softmax", 16384, 4096, DataType::Float32, 4, 8, 128},
+      {"rms_norm", 16384, 4096, DataType::BFloat16, 8, 4, 128},
+      {"layer_norm", 2048 * 16, 12288, DataType::Float32, 4, 8, 384},
+      {"layer_norm", 2048 * 16, 12288, DataType::BFloat16, 8, 4, 384},
+  };
+  for (const Case& c : cases) {
+    auto f = make([&](Fusion& f) {
+      auto* x = ops::TensorBuilder().shape({c.rows, c.width}).dtype(c.dtype).build();
+      auto* w = ops::TensorBuilder().shape({c.width}).dtype(c.dtype).build();
+      f.addInput(x);
+      std::string what = c.what;
+      if (what == "softmax") {
+        f.addOutput(ops::softmax(x, -1));
+        return;
+      }
+      f.addInput(w);
+      if (what == "rms_norm") {
+        f.addOutput(ops::rmsNorm(x, 1, w));
+        return;
+      }
+      auto* b = ops::TensorBuilder().shape({c.width}).dtype(c.dtype).build();
+      f.addInput(b);
+      auto r = ops::layerNorm(x, 1, w, b);
+      f.addOutput(r.y);
+      f.addOutput(r.mean);
+      f.addOutput(r.rstd);
+    });
+    auto p = paramsOf(*f);
+    SCOPED_TRACE(std::string(c.what) + " " + std::to_string(c.width) + " " + p->toString());
+    EXPECT_EQ(p->vectorize, c.vectorize);
+    EXPECT_EQ(p->persistent_batch, c.batch);
+    EXPECT_EQ(p->threads_per_row, c.threads);
+    EXPECT_EQ(p->rows_per_block, 1);
+    EXPECT_FALSE(p->shared_memory);
+  }
+}
+
+// The schedule forks outputs that are read inside the fusion (the readers get a register copy,
+// computed once per row), caches whole-row outputs so their stores are vectorized, and unrolls
+// the batch loop.
+TEST(InnerPersistent, LayerNormScheduleStructure) {
+  auto f = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({64, 1024}).build();
+    auto* w = ops::TensorBuilder().shape({1024}).build();
+    auto* b = ops::TensorBuilder().shape({1024}).build();
+    f.addInput(x);
+    f.addInput(w);
+    f.addInput(b);
+    auto r = ops::layerNorm(x, 1, w, b);
+    f.addOutput(r.y);
+    f.addOutput(r.mean);
+    f.addOutput(r.rstd);
+  });
+  std::vector<eval::Argument> args = {randomTensor({64, 1024}, 3), randomTensor({1024}, 4),
+                                      randomTensor({1024}, 5)};
+  auto p = paramsOf(*f);
+  std::unique_ptr<Fusion> s = f->clone();
+  scheduleInnerPersistent(*s, *p);
+  ASSERT_EQ(s->outputs().size(), 3u);
+  // y: a vector store from a register cache.
+  auto* y = s->outputs()[0]->as<TensorView>();
+  EXPECT_EQ(y->axis(-1)->parallelType(), ParallelType::Vectorize) << y->toString();
+  EXPECT_EQ(y->definition()->input(0)->as<TensorView>()->memoryType(), MemoryType::Local);
+  for (size_t i = 1; i < 3; ++i) {
+    auto* out = s->outputs()[i]->as<TensorView>();
+    // The statistic outputs are copies of a register tensor that the normalization reads.
+    EXPECT_TRUE(out->uses().empty()) << out->toString();
+    auto* stat = out->definition()->input(0)->as<TensorView>();
+    EXPECT_EQ(stat->memoryType(), MemoryType::Local) << stat->toString();
+    EXPECT_GE(stat->uses().size(), 2u) << stat->toString();
+    // Computed at the row position (after BIDx), not inside the element loops.
+    EXPECT_EQ(stat->computeAtPosition(), 1) << stat->toString();
+  }
+  bool unrolled = false;
+  for (TensorView* tv : s->allTvs()) {
+    for (IterDomain* id : tv->loop()) unrolled = unrolled || id->parallelType() == ParallelType::Unroll;
+  }
+  EXPECT_TRUE(unrolled);
+  transform::validateSchedule(*s);
+  verify(*s);
+  auto a = eval::evaluateFusion(*f, args);
+  auto b = eval::evaluateFusion(*s, args);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_FALSE(eval::expectClose(b[i], a[i], eval::defaultTolerance(DataType::Float32, 1024),
+                                   "output " + std::to_string(i)));
+  }
+}
+
 // A sequence-sharded layer_norm keeps its DID IDs outermost and untouched on every tensor.
 TEST(InnerPersistent, KeepsDidOutermost) {
   auto f = make([](Fusion& f) {

@@ -56,12 +56,24 @@ struct Segment {
 };
 
 /// The segments of one fusion in a valid run order (every segment after the producers of its
-/// inputs). The original fusion is not owned and must outlive this object.
+/// inputs). The original fusion is not owned and must outlive this object, except a rewritten
+/// copy of it (the Welford translation), which is owned: original() is then that copy, with the
+/// same inputs and outputs in the same order, and source() the caller's fusion.
 class SegmentedFusion {
  public:
-  explicit SegmentedFusion(const ir::Fusion* original) : original_(original) {}
+  explicit SegmentedFusion(const ir::Fusion* original)
+      : original_(original), source_(original) {}
 
   const ir::Fusion& original() const { return *original_; }
+  /// The fusion the caller segmented (original() unless a rewritten copy was segmented).
+  const ir::Fusion& source() const { return *source_; }
+  /// Makes `rewritten` (a copy of source() rewritten for these sizes) the original, owned.
+  void adoptRewritten(std::shared_ptr<const ir::Fusion> rewritten, const ir::Fusion* source);
+  /// True when original() is a rewritten copy (Welford translated to two passes).
+  bool rewritten() const { return owned_ != nullptr; }
+  /// What happened to the fusion's Welfords ("" when it has none): printed by toString.
+  const std::string& welfordNote() const { return welford_note_; }
+  void setWelfordNote(std::string note) { welford_note_ = std::move(note); }
   std::vector<Segment>& segments() { return segments_; }
   const std::vector<Segment>& segments() const { return segments_; }
   int64_t size() const { return int64_t(segments_.size()); }
@@ -76,6 +88,9 @@ class SegmentedFusion {
 
  private:
   const ir::Fusion* original_;
+  const ir::Fusion* source_;
+  std::shared_ptr<const ir::Fusion> owned_;
+  std::string welford_note_;
   std::vector<Segment> segments_;
 };
 

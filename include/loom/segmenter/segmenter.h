@@ -5,6 +5,10 @@
 //   segmenter::SegmentedFusion sf = segmenter::segmentFusion(fusion, args);
 //   for (const segmenter::Segment& s : sf.segments()) ...     // run order
 //
+// Welford translation: when the fusion has a Welford with a raw input and the inner-persistent
+// scheduler accepts the two-pass translation of the whole fusion at these sizes, a translated copy
+// is segmented instead (SegmentedFusion::rewritten(); LOOM_DUMP=segments says which happened).
+//
 // Algorithm. First the whole fusion is offered to the registry (proposeScheduler with the real
 // sizes); when a scheduler accepts, there is one segment. Otherwise every math expr producing a
 // tensor starts as its own group (scalar math is copied into the groups that read it). Then,
@@ -27,6 +31,10 @@ namespace loom::segmenter {
 struct SegmenterOptions {
   /// Skip the whole-fusion attempt and always segment (tests of the merging itself).
   bool forceSegmentation = false;
+  /// Translate Welfords to two passes first when the inner-persistent scheduler then takes the
+  /// whole fusion at these sizes (translateApplicableWelford); the segments then refer to the
+  /// translated copy, which the SegmentedFusion owns.
+  bool translateWelford = true;
   scheduler::DeviceInfo device = {};
 };
 
