@@ -163,6 +163,17 @@ def index_host(doc, what, time_keys):
     return out
 
 
+# Compile-time goals of performance.md: a cold compile of a normalization fusion, and a warm start
+# from the disk cache, in milliseconds.
+COMPILE_GOAL_MS = {"cold": 150.0, "warm": 2.0}
+
+
+def _fmt_ms(value):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+    return str(value)
+
+
 def _fmt(value, spec, suffix=""):
     return "-" if value is None else format(value, spec) + suffix
 
@@ -198,7 +209,11 @@ def build_rows(torch_doc, loom_doc, warn=None):
         ratio = compile_us / loom_us if (compile_us and loom_us) else None
         compile_tbps = tbps(nbytes, compile_us) if (compile_us and nbytes) else None
         goal = None
-        if loom_us is not None:
+        check = lm.get("check")
+        if check in ("FAIL", "ERROR"):
+            # loom_bench found wrong outputs (FAIL) or could not run the case (ERROR).
+            goal = check
+        elif loom_us is not None:
             misses = []
             if ratio is not None and ratio < 1.0:
                 misses.append("slower")
@@ -271,7 +286,13 @@ def render(torch_doc, loom_doc, markdown=False, warn=None):
             out.append(line)
     if isinstance(loom_doc, dict) and isinstance(loom_doc.get("compile_ms"), dict):
         cm = loom_doc["compile_ms"]
-        out.append("loom compile ms: " + ", ".join(f"{k} {v}" for k, v in cm.items()))
+        out.append("loom compile ms: " + ", ".join(f"{k} {_fmt_ms(v)}" for k, v in cm.items())
+                   + f" (goals: cold <= {COMPILE_GOAL_MS['cold']:g}, "
+                     f"warm <= {COMPILE_GOAL_MS['warm']:g})")
+    if isinstance(loom_doc, dict):
+        for key in ("compile_error", "host_overhead_error"):
+            if loom_doc.get(key):
+                out.append(f"loom {key.replace('_', ' ')}: {loom_doc[key]}")
     host = build_host_rows(torch_doc, loom_doc)
     if host:
         out += ["", format_table(HOST_HEADERS, host, markdown, text_columns=1)]

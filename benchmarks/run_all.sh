@@ -7,7 +7,8 @@
 #
 # OUT_DIR (default build-bench/<UTC time>) receives loom.json, torch.json, the logs, table.txt and
 # table.md. The Loom binary is $LOOM_BENCH, else the first of build-gpu/bin/loom_bench and
-# build/bin/loom_bench that exists; it is called as `loom_bench --json OUT_DIR/loom.json`.
+# build/bin/loom_bench that exists; it is called as `loom_bench --json OUT_DIR/loom.json`, plus
+# the options both sides share (--cases, --dtypes, --reps, --warmup, --skip-host) when given.
 # This script builds nothing.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,7 +18,7 @@ torch_args=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help)
-      sed -n '3,10s/^# \{0,1\}//p' "$0"
+      sed -n '3,11s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
     --)
@@ -40,6 +41,22 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 out=${out:-$root/build-bench/$(date -u +%Y%m%d-%H%M%S)}
+
+# loom_bench takes the torch options that mean the same thing on both sides. (Its own
+# --skip-compile skips the compile-time probe, not torch.compile, so that one is not passed on.)
+loom_args=()
+for ((i = 0; i < ${#torch_args[@]}; i++)); do
+  arg=${torch_args[i]}
+  case $arg in
+    --cases | --dtypes | --reps | --warmup)
+      loom_args+=("$arg" "${torch_args[i + 1]:-}")
+      ((i++))
+      ;;
+    --cases=* | --dtypes=* | --reps=* | --warmup=* | --skip-host)
+      loom_args+=("$arg")
+      ;;
+  esac
+done
 mkdir -p "$out" || exit 2
 echo "run_all.sh: writing to $out"
 
@@ -65,11 +82,17 @@ if [[ -n $bench ]]; then
     echo "run_all.sh: LOOM_BENCH='$bench' is not an executable file" >&2
     exit 2
   fi
-  echo "run_all.sh: Loom: $bench --json $out/loom.json (log: $out/loom.log)"
-  if "$bench" --json "$out/loom.json" > "$out/loom.log" 2>&1 && [[ -s $out/loom.json ]]; then
+  echo "run_all.sh: Loom: $bench --json $out/loom.json ${loom_args[*]} (log: $out/loom.log)"
+  rm -f "$out/loom.json"
+  "$bench" --json "$out/loom.json" "${loom_args[@]}" > "$out/loom.log" 2>&1
+  loom_rc=$?
+  # A failed case (wrong output, error) still leaves a JSON with the other numbers: show them.
+  if [[ -s $out/loom.json ]]; then
     loom_json=(--loom "$out/loom.json")
-  else
-    echo "run_all.sh: the Loom benchmark failed or wrote no JSON; see $out/loom.log" >&2
+  fi
+  if [[ $loom_rc != 0 || ! -s $out/loom.json ]]; then
+    echo "run_all.sh: loom_bench exited with $loom_rc (a FAIL/ERROR case, or no GPU);" \
+      "see $out/loom.log" >&2
     tail -n 20 "$out/loom.log" >&2
     status=1
   fi

@@ -183,8 +183,25 @@ class RenderTest(unittest.TestCase):
         self.assertLess(host, header)
         self.assertIn("pointwise3_1024", text)
         self.assertIn("4.0", lines[host + 2])
-        self.assertIn("loom compile ms: cold 120.0, warm 1.5", text)
+        self.assertIn("loom compile ms: cold 120.0, warm 1.50 (goals: cold <= 150, warm <= 2)", text)
         self.assertEqual(len(lines) - header - 2, 14)
+
+    # A case loom_bench checked as wrong (FAIL) or could not run (ERROR) says so in the goal column,
+    # and the probe errors are printed.
+    def test_failed_checks_shown(self):
+        loom = {"results": [
+            {"case": "softmax_16384x4096", "dtype": "fp32", "loom_us": 100.0, "check": "FAIL"},
+            {"case": "sum_dim0_16384x4096", "dtype": "fp32", "check": "ERROR", "error": "boom"},
+            {"case": "rms_norm_16384x4096", "dtype": "fp32", "loom_us": 100.0, "check": "PASS"}],
+            "compile_error": "cold compile probe failed: x"}
+        rows = {r["case"]: r for r in compare.build_rows(torch_doc(), loom)
+                if r["dtype"] == "fp32"}
+        self.assertEqual(rows["softmax_16384x4096"]["goal"], "FAIL")
+        self.assertEqual(rows["sum_dim0_16384x4096"]["goal"], "ERROR")
+        self.assertEqual(rows["sum_dim0_16384x4096"]["cells"][2], "-")
+        self.assertEqual(rows["rms_norm_16384x4096"]["goal"], "ok")
+        self.assertIn("loom compile error: cold compile probe failed: x",
+                      compare.render(None, loom))
 
     # Markdown output is a pipe table with one separator cell per column.
     def test_markdown(self):
@@ -286,6 +303,36 @@ class ScriptsWithoutTorchTest(unittest.TestCase):
         self.assertIn("150.0", last)
         for name in ("loom.json", "loom.log", "torch.log", "table.txt", "table.md"):
             self.assertTrue(os.path.exists(os.path.join(out, name)), name)
+
+
+    # run_all.sh passes the shared options on to loom_bench (not --skip-compile, which means
+    # torch.compile there), and still tabulates a JSON from a loom_bench that exited non-zero.
+    @unittest.skipIf(TORCH_IMPORTABLE, "torch is importable here (would run the real benchmark)")
+    @unittest.skipIf(shutil.which("bash") is None, "bash not found")
+    def test_run_all_forwards_options_and_keeps_failed_json(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        fake = os.path.join(tmp, "loom_bench")
+        args_file = os.path.join(tmp, "args.txt")
+        with open(fake, "w", encoding="utf-8") as f:
+            f.write('#!/bin/sh\necho "$@" > ' + args_file + '\n'
+                    'echo \'{"results": [{"case": "softmax_16384x4096", "dtype": "bf16", '
+                    '"loom_us": 150, "check": "FAIL"}]}\' > "$2"\nexit 1\n')
+        os.chmod(fake, 0o755)
+        out = os.path.join(tmp, "out")
+        env = dict(os.environ, LOOM_BENCH=fake)
+        p = self.run_script(["bash", os.path.join(BENCH_DIR, "run_all.sh"), out, "--",
+                             "--cases", "softmax_16384x4096", "--dtypes=bf16", "--reps", "30",
+                             "--skip-compile", "--skip-host", "--timer", "triton"], env)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("loom_bench exited with 1", p.stderr)
+        with open(args_file, encoding="utf-8") as f:
+            self.assertEqual(f.read().split(), [
+                "--json", os.path.join(out, "loom.json"), "--cases", "softmax_16384x4096",
+                "--dtypes=bf16", "--reps", "30", "--skip-host"])
+        last = p.stdout.rstrip().splitlines()[-1]
+        self.assertTrue(last.startswith("softmax dim -1, [16384, 4096]  bf16"), last)
+        self.assertTrue(last.endswith("FAIL"), last)
 
 
 class TorchBaselineFlowTest(unittest.TestCase):

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// The benchmark cases of shared/docs/performance.md: their fusions (built with the ops layer),
+// byte counts, random inputs and a double-precision spot check of their outputs. No GPU needed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/ir/fusion.h"
+#include "loom/tensor/tensor.h"
+
+namespace loom::bench {
+
+enum class Op { VarMean, LayerNorm, RmsNorm, Softmax, GeluTanhBias, SumDim0 };
+
+/// Epsilon of layer_norm and rms_norm, as the torch baseline passes it.
+inline constexpr double kNormEps = 1e-5;
+
+/// One case: an op on a fixed input shape; the dtype is chosen separately. Names are those of
+/// benchmarks/compare.py, shared by every JSON file.
+struct Case {
+  std::string name;
+  Op op;
+  std::vector<int64_t> shape;  ///< of the main input
+  std::string label;           ///< what the table prints
+};
+
+/// The cases in the table order of performance.md.
+const std::vector<Case>& allCases();
+/// The case named `name`, or nullptr.
+const Case* findCase(std::string_view name);
+
+/// "fp32" -> Float32, "bf16" -> BFloat16; UserError otherwise.
+DataType parseDtype(std::string_view name);
+/// Float32 -> "fp32", BFloat16 -> "bf16".
+std::string dtypeLabel(DataType dtype);
+
+/// Shapes the fusion of `op` reads (main input, then per-column vectors) and writes, for a main
+/// input of `shape`; they match the torch calls (var_mean and sum drop the reduced dims).
+std::vector<std::vector<int64_t>> inputShapes(Op op, const std::vector<int64_t>& shape);
+std::vector<std::vector<int64_t>> outputShapes(Op op, const std::vector<int64_t>& shape);
+
+/// Bytes moved by an ideal kernel: each input read once plus each output written once
+/// (compare.io_bytes).
+int64_t ioBytes(Op op, const std::vector<int64_t>& shape, DataType dtype);
+
+/// The unscheduled fusion of `op` on a main input of `shape` in `dtype`, with the ops calls of
+/// tools/loom/gen_examples.cpp but the outputs torch returns: layer_norm only y (not mean and
+/// rstd), sum in the input's dtype (a cast of the fp32 sum for bf16), and torch's eps for
+/// rms_norm (1e-5, not the ops default 1e-6).
+std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape, DataType dtype);
+
+/// Contiguous random host inputs (uniform in [-1, 1), rounded to `dtype`) for the fusion above.
+/// Large tensors repeat a random block of a few million elements, whose length is not a multiple
+/// of any row length, so filling a 400M-element input takes a moment rather than tens of seconds.
+std::vector<Tensor> makeInputs(Op op, const std::vector<int64_t>& shape, DataType dtype,
+                               uint64_t seed);
+
+/// Result of checking a run's outputs.
+struct CheckResult {
+  bool ok = true;
+  std::string detail;  ///< what was checked, or the first failure
+};
+
+/// Checks host copies of the outputs against the inputs: shapes and dtypes, every element
+/// finite, and a few rows (the first and the last) or columns recomputed in double with
+/// tolerances for the dtype; softmax rows must also sum to 1.
+CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& outputs);
+
+}  // namespace loom::bench

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// loom_bench's command line: options, their parsing and the usage text (no GPU needed).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace loom::bench {
+
+/// A bad command line; what() says which argument and what was expected.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The protocol's floor on timed repetitions (shared/docs/performance.md).
+inline constexpr int64_t kMinReps = 20;
+/// The floor on timed calls for the host-overhead median.
+inline constexpr int64_t kMinHostCalls = 1000;
+
+struct Options {
+  std::string jsonPath;             ///< --json FILE; empty: no JSON written
+  std::vector<std::string> cases;   ///< --cases; empty: every case
+  std::vector<std::string> dtypes;  ///< --dtypes; empty: fp32 and bf16
+  int64_t reps = 100;               ///< --reps, timed repetitions per case (>= kMinReps)
+  int64_t warmup = 10;              ///< --warmup, untimed runs after the compiling first run
+  int64_t hostCalls = 5000;         ///< --host-calls, timed calls of the host-overhead case
+  bool skipHost = false;            ///< --skip-host
+  bool skipCompile = false;         ///< --skip-compile
+  /// --compile-case: the fusion (in fp32) whose cold and warm compile time is measured.
+  std::string compileCase = "layer_norm_16384x4096";
+  bool help = false;                ///< --help / -h
+  /// Hidden: run the compile-time probe once in this process and print one result line. The
+  /// parent re-executes itself with it (a warm start must be a new process).
+  bool compileProbe = false;
+};
+
+/// Parses argv[1..]. Accepts "--opt VALUE" and "--opt=VALUE". Case and dtype names are checked
+/// against the case table and {fp32, bf16}. Throws UsageError.
+Options parseArgs(const std::vector<std::string>& args);
+
+/// The --help text.
+std::string usage();
+
+/// Splits "a,b,,c" into {"a", "b", "c"}.
+std::vector<std::string> splitList(const std::string& text);
+
+}  // namespace loom::bench
