@@ -77,6 +77,23 @@ std::vector<const ir::Expr*> placementOrder(const std::vector<const ir::Expr*>& 
         }
       }
     }
+    // Longest producer path from each member to the root: among ready exprs of equal compute-at
+    // position the farthest goes first, so a direct producer of the root (x - mean in layer_norm)
+    // is not placed, in a loop of its own, before a long chain the root also reads (the rstd
+    // chain through a second reduction) and closed again before the root opens its loops.
+    std::unordered_map<size_t, size_t> dist{{root, 0}};
+    for (size_t round = 0; round < group.size(); ++round) {
+      for (size_t i : group) {
+        auto d = dist.find(i);
+        if (d == dist.end()) continue;
+        for (ir::Val* in : exprs[i]->inputs()) {
+          auto it = producer.find(in);
+          if (it == producer.end() || !group.count(it->second)) continue;
+          size_t& pd = dist[it->second];
+          pd = std::max(pd, d->second + 1);
+        }
+      }
+    }
     while (!group.empty()) {
       std::optional<size_t> best;
       for (size_t i : group) {
@@ -85,7 +102,8 @@ std::vector<const ir::Expr*> placementOrder(const std::vector<const ir::Expr*>& 
           auto it = producer.find(in);
           ready &= it == producer.end() || !group.count(it->second);
         }
-        if (ready && (!best || ca(i) < ca(*best))) best = i;
+        if (!ready) continue;
+        if (!best || ca(i) < ca(*best) || (ca(i) == ca(*best) && dist[i] > dist[*best])) best = i;
       }
       LOOM_ASSERT(best.has_value(), "cycle among inlined exprs");
       order.push_back(exprs[*best]);

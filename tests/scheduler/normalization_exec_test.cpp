@@ -156,13 +156,9 @@ TEST(InnerPersistentExec, LayerNormOddRowsAndBf16) {
   EXPECT_EQ(runScheduled(*bf16, layerNormArgs(2, 999, DataType::BFloat16), 999), "");
 }
 
-// layer_norm with its Welford translated to two passes runs and matches the Welford original.
-// DISABLED: the lowering's placement order (loop_nests.cpp placementOrder, Kahn by compute-at)
-// places ops::layerNorm's `x - mean` (inlined into the normalization) before the rstd chain that
-// the normalization also reads, so the loops it shares are closed: an undeclared-buffer compile
-// error. The .fus layer_norm (examples, /tmp/lnr_2048.fus) is not affected. Needs a depth-first
-// placement in the lowering (see the report).
-TEST(InnerPersistentExec, DISABLED_TranslatedLayerNorm) {
+// layer_norm with its Welford translated to two passes runs and matches the Welford original
+// (the lowering must not place `x - mean` in a loop of its own before the rstd chain).
+TEST(InnerPersistentExec, TranslatedLayerNorm) {
   auto f = layerNormFusion(DataType::Float32);
   std::string kernel;
   EXPECT_EQ(runScheduled(*f, layerNormArgs(4, 1000, DataType::Float32), 1000, &kernel, true), "");
