@@ -51,20 +51,40 @@ size_t appendTensorBlob(std::vector<int64_t>& blob, std::span<const int64_t> siz
   return pointer;
 }
 
-void checkVectorLayout(const kir::Buffer* b, const void* data, std::span<const int64_t> sizes,
-                       std::span<const int64_t> strides, int64_t width) {
+void checkVectorLayout(const kir::Kernel::VectorizedParam& v, const void* data,
+                       std::span<const int64_t> sizes, std::span<const int64_t> strides) {
+  const kir::Buffer* b = v.buffer;
+  const int64_t width = v.width;
   std::string name = b->tv->toString();
   int64_t bytes = width * int64_t(dataTypeSize(b->dtype));
   LOOM_CHECK(reinterpret_cast<uintptr_t>(data) % uint64_t(bytes) == 0, "vectorized tensor ",
              name, ": data pointer ", data, " is not aligned to the vector of ", width,
              " elements (", bytes, " bytes)");
-  size_t rank = sizes.size();
+  const int64_t rank = int64_t(sizes.size());
   if (rank == 0) return;
-  LOOM_CHECK(strides[rank - 1] == 1 || sizes[rank - 1] == 1, "vectorized tensor ", name,
-             ": the innermost stride is ", strides[rank - 1], ", vectorization needs 1");
-  LOOM_CHECK(sizes[rank - 1] % width == 0, "vectorized tensor ", name, ": the innermost size ",
-             sizes[rank - 1], " is not a multiple of the vector width ", width);
-  for (size_t d = 0; d + 1 < rank; ++d) {
+  // The spanned dims, innermost first, must be dense: each stride the product of the sizes inside.
+  std::vector<bool> spanned(size_t(rank), false);
+  int64_t dense = 1;
+  for (auto it = v.dims.rbegin(); it != v.dims.rend(); ++it) {
+    LOOM_ASSERT(*it >= 0 && *it < rank, "vectorized dim out of range");
+    size_t d = size_t(*it);
+    spanned[d] = true;
+    LOOM_CHECK(sizes[d] == 1 || strides[d] == dense, "vectorized tensor ", name, ": dim ", d,
+               " has stride ", strides[d], " but vectorizing it needs ", dense,
+               dense == 1 ? " (contiguous)" : " (dense with the dims inside it)");
+    dense *= sizes[d];
+  }
+  if (v.dims.size() <= 1) {
+    int64_t d = v.dims.empty() ? rank - 1 : v.dims[0];
+    LOOM_CHECK(sizes[size_t(d)] % width == 0, "vectorized tensor ", name, ": the size ",
+               sizes[size_t(d)], " of dim ", d, " is not a multiple of the vector width ", width);
+  } else {
+    LOOM_CHECK(dense % width == 0, "vectorized tensor ", name, ": the ", v.dims.size(),
+               " merged dims it is vectorized over hold ", dense,
+               " elements, which is not a multiple of the vector width ", width);
+  }
+  for (size_t d = 0; d < size_t(rank); ++d) {
+    if (spanned[d] || sizes[d] == 1) continue;
     LOOM_CHECK(strides[d] % width == 0, "vectorized tensor ", name, ": stride ", strides[d],
                " of dim ", d, " is not a multiple of the vector width ", width);
   }

@@ -32,11 +32,12 @@ size_t appendTensorBlob(std::vector<int64_t>& blob, std::span<const int64_t> siz
                         std::span<const int64_t> strides, DataType index_type);
 
 /// Vectorized parameters are read/written `width` elements at a time: the data pointer must be
-/// aligned to the vector, the innermost dim contiguous with a size that is a multiple of the width
-/// (the vector predicate is all-or-nothing) and every other stride a multiple of it. `data` may be
-/// null to check the layout only.
-void checkVectorLayout(const kir::Buffer* b, const void* data, std::span<const int64_t> sizes,
-                       std::span<const int64_t> strides, int64_t width);
+/// aligned to the vector, the dims the vector spans (`v.dims`, merged outermost first) dense in
+/// memory with a total size that is a multiple of the width (the vector predicate is
+/// all-or-nothing), and every other stride a multiple of it. `data` may be null to check the
+/// layout only.
+void checkVectorLayout(const kir::Kernel::VectorizedParam& v, const void* data,
+                       std::span<const int64_t> sizes, std::span<const int64_t> strides);
 
 /// UserError for a vectorized output whose fresh allocation is not aligned (a custom allocator).
 [[noreturn]] void throwMisalignedOutput(const kir::Buffer* b, const void* data, int64_t bytes);

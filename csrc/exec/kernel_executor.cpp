@@ -294,16 +294,18 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     plan->params.push_back(std::move(p));
   }
   const DataType index_type = lower::selectIndexType(extents);
-  for (const auto& [vb, width] : kernel_->vectorized) {
+  for (const kir::Kernel::VectorizedParam& v : kernel_->vectorized) {
+    const kir::Buffer* vb = v.buffer;
+    const int64_t width = v.width;
     auto pos = size_t(std::find(kernel_->params.begin(), kernel_->params.end(), vb) -
                       kernel_->params.begin());
     LaunchPlan::Param& p = plan->params.at(pos);
     if (p.input >= 0) {
       const Tensor& t = std::get<Tensor>(inputs[size_t(p.input)]);
-      detail::checkVectorLayout(vb, t.data(), t.sizes(), t.strides(), width);
+      detail::checkVectorLayout(v, t.data(), t.sizes(), t.strides());
     } else {
       // The pointer of a fresh allocation is checked per run (see launchPlan).
-      detail::checkVectorLayout(vb, nullptr, p.sizes, p.strides, width);
+      detail::checkVectorLayout(v, nullptr, p.sizes, p.strides);
       p.vectorBytes = width * int64_t(dataTypeSize(vb->dtype));
     }
   }

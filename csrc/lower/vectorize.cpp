@@ -6,19 +6,45 @@
 // `if p(i)`. The copy starts at i = 0 (f(0), g(0)); the predicate is evaluated at the vector's
 // last element i = width - 1: the logical index grows with the innermost (vectorized) index, so
 // when the last element is in range all are. A vector whose tail is out of range is skipped as a
-// whole, so the executor requires the innermost extent of a vectorized parameter to be a multiple
-// of the width (with its data pointer and other strides), and reports the tensor otherwise.
+// whole, so the executor requires the logical dims the vectorized ID is merged from to be dense
+// in memory with a total size that is a multiple of the width (with its data pointer and other
+// strides), and reports the tensor otherwise. Merged dims are fine: a vector that crosses a row
+// boundary of dense memory reads the right elements, and its last element's predicate holds.
 // Vectorize loops that are not such a copy (math between local buffers) stay serial loops, which
 // codegen unrolls.
 //
 //   before: for i2 in Vectorize 0 .. 4:            after:  if (((i0 * 4) + 3) < T0.size[0]):
 //             if ((i0 * 4) + i2) < T0.size[0]:               T1[0 +: 4] = T0[((i0 * 4) * T0.stride[0]) +: 4]
 //               T1[i2] = T0[(((i0 * 4) + i2) * T0.stride[0])]
+#include <algorithm>
+
 #include "index_compute.h"
+#include "loom/ir/tensor_domain.h"
+#include "loom/ir/tensor_view.h"
+#include "loom/ir/transforms.h"
 
 namespace loom::lower {
 
 namespace {
+
+// Positions (among the non-reduction logical dims of `tv`) of the logical IDs that `id` is split
+// and merged from, outermost first.
+void spannedDims(const ir::TensorView* tv, ir::IterDomain* id, std::vector<int64_t>& dims) {
+  auto logical = ir::TensorDomain::noReductions(tv->logical());
+  auto it = std::find(logical.begin(), logical.end(), id);
+  if (it != logical.end()) {
+    dims.push_back(it - logical.begin());
+    return;
+  }
+  ir::Expr* def = id->definition();
+  if (def == nullptr) return;
+  if (auto* split = def->dynCast<ir::Split>()) {
+    spannedDims(tv, split->in(), dims);
+  } else if (auto* merge = def->dynCast<ir::Merge>()) {
+    spannedDims(tv, merge->outer(), dims);
+    spannedDims(tv, merge->inner(), dims);
+  }
+}
 
 struct Vectorizer {
   kir::Kernel& kernel;
@@ -60,8 +86,13 @@ struct Vectorizer {
     auto* copy = kernel.create<kir::VectorCopy>(
         st->buffer, substitute(kernel, st->index, first), load->buffer,
         substitute(kernel, load->index, first), *width);
+    // The loop is the innermost loop ID of the stored tensor; a cached input's logical dims are
+    // the input's, position for position.
+    const ir::TensorView* looped = st->buffer->tv;
+    std::vector<int64_t> dims;
+    spannedDims(looped, looped->loop().back(), dims);
     for (const kir::Buffer* b : {st->buffer, load->buffer}) {
-      if (b->kind == kir::BufferKind::Param) kernel.vectorized.emplace_back(b, *width);
+      if (b->kind == kir::BufferKind::Param) kernel.vectorized.push_back({b, *width, dims});
     }
     if (cond == nullptr) return copy;
     auto* ite = kernel.create<kir::IfThenElse>(substitute(kernel, cond, last));

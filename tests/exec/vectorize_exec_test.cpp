@@ -160,6 +160,34 @@ TEST(VectorizeExec, MisalignedInputIsAnError) {
   }
 }
 
+// A vector over merged dims may cross a row boundary: [6, 70] has rows of 70 (not a multiple
+// of 4) but 420 dense elements, so it runs, and right; a transposed input (not dense) is refused.
+TEST(VectorizeExec, MergedDimsVectorizeAcrossRows) {
+  LOOM_SKIP_WITHOUT_GPU();
+  ir::Fusion fusion;
+  ir::FusionGuard guard(&fusion);
+  buildAddMul(fusion, DataType::Float32);
+  auto reference = fusion.clone();
+  scheduleVectorized(fusion, 4, 32);
+  exec::KernelExecutor ke;
+  std::vector<eval::Argument> in{randomOf({6, 70}, DataType::Float32, 11),
+                                 randomOf({6, 70}, DataType::Float32, 12)};
+  EXPECT_EQ(runAndCompare(fusion, *reference, in, ke), "");
+  std::vector<int64_t> perm{1, 0};
+  std::vector<eval::Argument> transposed{randomOf({8, 6}, DataType::Float32, 13).permute(perm),
+                                         randomOf({6, 8}, DataType::Float32, 14)};
+#ifndef LOOM_EXEC_TEST_CUDA  // cuda copies host inputs into contiguous device buffers
+  try {
+    ke.run(transposed);
+    ADD_FAILURE() << "expected a layout error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("vectorized tensor T0: dim 1 has stride 6"),
+              std::string::npos)
+        << e.what();
+  }
+#endif
+}
+
 // Unroll and Unswitch schedules on sizes that the splits do not divide: the unrolled loop gets
 // `#pragma unroll`, the unswitched nest a fast path plus the predicated tail, and every element
 // is written once and right.

@@ -416,8 +416,16 @@ class Kernel {
   /// Type of index math and of the Tensor params' sizes/strides (Int32 or Int64); the executor
   /// sets it per run from the bound sizes (lower::selectIndexType) before generating the kernel.
   DataType indexType = DataType::Int64;
-  /// Params accessed with VectorCopy and their vector widths (the executor checks alignment).
-  std::vector<std::pair<const Buffer*, int64_t>> vectorized;
+  /// A param accessed with VectorCopy: its vector width and the logical dims (positions among
+  /// the tensor's non-reduction logical dims, outermost first) that the vectorized loop ID is
+  /// merged from. The executor checks that those dims are dense in memory with a total size that
+  /// is a multiple of the width, since a vector's predicate is all-or-nothing.
+  struct VectorizedParam {
+    const Buffer* buffer = nullptr;
+    int64_t width = 1;
+    std::vector<int64_t> dims;
+  };
+  std::vector<VectorizedParam> vectorized;
 
   const std::vector<std::unique_ptr<Buffer>>& buffers() const { return buffers_; }
 
