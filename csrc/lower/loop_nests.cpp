@@ -111,22 +111,34 @@ std::vector<const ir::Expr*> placementOrder(const std::vector<const ir::Expr*>& 
       group.erase(*best);
     }
   };
-  // Producers that share no loop (compute-at 0) and read only fusion inputs go first: placed in
-  // the middle, their own loop nest would close loops that earlier exprs opened for consumers
-  // still to come (a normalization's weight cache between the row statistics, which a forked
-  // output placed early, and the normalized output).
+  // Producers that share no loop (compute-at 0) and whose whole producer cone is inlined into
+  // them (a chain from fusion inputs only: a weight's cache and its cast to f32) go first: placed
+  // in the middle, their own loop nest would close loops that earlier exprs opened for consumers
+  // still to come (a normalization's weight between the row statistics, which a forked output
+  // placed early, and the normalized output).
+  auto cone_inlined = [&](size_t root) {
+    std::vector<size_t> work{root};
+    std::unordered_set<size_t> seen{root};
+    while (!work.empty()) {
+      size_t i = work.back();
+      work.pop_back();
+      for (ir::Val* in : exprs[i]->inputs()) {
+        auto it = producer.find(in);
+        if (it == producer.end()) continue;
+        if (ca(it->second) == 0) return false;
+        if (seen.insert(it->second).second) work.push_back(it->second);
+      }
+    }
+    return true;
+  };
   for (size_t i = 0; i < exprs.size(); ++i) {
-    bool from_inputs = std::none_of(exprs[i]->inputs().begin(), exprs[i]->inputs().end(),
-                                    [&](ir::Val* in) { return producer.count(in) != 0; });
-    if (ca(i) == 0 && consumed.count(exprs[i]->output(0)) && from_inputs) place(i);
+    deferred[i] = ca(i) > 0 && consumed.count(exprs[i]->output(0)) != 0;
   }
   for (size_t i = 0; i < exprs.size(); ++i) {
-    if (placed[i]) continue;
-    if (ca(i) > 0 && consumed.count(exprs[i]->output(0))) {
-      deferred[i] = true;
-    } else {
-      place(i);
-    }
+    if (ca(i) == 0 && consumed.count(exprs[i]->output(0)) && cone_inlined(i)) place(i);
+  }
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    if (!placed[i] && !deferred[i]) place(i);
   }
   for (size_t i = 0; i < exprs.size(); ++i) {
     if (!placed[i]) place(i);
