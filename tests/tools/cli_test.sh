@@ -108,6 +108,31 @@ for f in "$src"/examples/*.fus; do
 done
 if [[ $stale == 0 ]]; then echo "ok   examples-fresh"; else failures=$((failures + 1)); fi
 
+# Every example end to end through the automatic path (segment, schedule, lower, run) on the
+# host backend, on 37 rows instead of 16384 (same row widths, so the same kinds of kernels),
+# checked against the reference evaluator by `loom run` itself.
+mkdir -p "$tmp/small"
+"$loom" gen-examples "$tmp/small" --rows 37 >/dev/null
+for f in "$tmp"/small/*.fus; do
+  name="run-small-$(basename "$f" .fus)"
+  if out="$("$loom" run "$f" --backend host 2>&1)" && ! grep -q "^FAIL" <<<"$out"; then
+    echo "ok   $name"
+  else
+    echo "FAIL $name"
+    echo "$out" | tail -n 8
+    failures=$((failures + 1))
+  fi
+done
+
+# --bench repeats the run and reports the time per run and the bandwidth.
+if "$loom" run "$src/examples/var_mean_small.fus" --backend host --bench 2>&1 |
+  grep -q "^bench: .* ms per run (mean of 20, host wall time per run), .* GB/s"; then
+  echo "ok   run-bench"
+else
+  echo "FAIL run-bench"
+  failures=$((failures + 1))
+fi
+
 if [[ $failures != 0 ]]; then
   echo "$failures check(s) failed"
   exit 1

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // `loom gen-examples DIR`: builds the example fusions with the ops layer and writes them as .fus
 // files, so examples/ always holds what the current ops produce (tools/regen-examples.sh).
+// `--rows N` writes the same fusions with N rows, for end-to-end runs on the host backend.
+#include <charconv>
 #include <fstream>
+#include <optional>
+#include <string>
 #include <functional>
 #include <iostream>
 
@@ -27,23 +31,27 @@ struct Example {
   std::function<void(ir::Fusion&)> build;
 };
 
-std::vector<Example> examples() {
+// `rows` replaces the row counts (16384, and var_mean's 2048) and keeps the row widths, so the
+// schedulers make the same kind of kernels on inputs small enough for the host backend.
+std::vector<Example> examples(std::optional<int64_t> rows) {
   std::vector<Example> out;
-  constexpr int64_t kRows = 16384;
+  const int64_t kRows = rows.value_or(16384);
+  const int64_t kVarRows = rows.value_or(2048);
   constexpr int64_t kCols = 4096;
+  const std::string shape2 = "[" + std::to_string(kRows) + ", 4096] ";
   for (DataType dt : {DataType::Float32, DataType::BFloat16}) {
     std::string sfx = dt == DataType::Float32 ? "fp32" : "bf16";
     std::string tn(dataTypeName(dt));
-    out.push_back({"var_mean_" + sfx, "var_mean over the last dim of a [1, 2048, 12288] " + tn +
+    out.push_back({"var_mean_" + sfx, "var_mean over the last dim of a [1, " + std::to_string(kVarRows) + ", 12288] " + tn +
                                           " tensor (Welford)",
-                   [dt](ir::Fusion& f) {
-                     auto r = ops::varMean(input(f, {1, 2048, 12288}, dt), {-1});
+                   [dt, kVarRows](ir::Fusion& f) {
+                     auto r = ops::varMean(input(f, {1, kVarRows, 12288}, dt), {-1});
                      f.addOutput(r.var);
                      f.addOutput(r.mean);
                    }});
     out.push_back({"layer_norm_" + sfx,
-                   "layer_norm over the last dim of [16384, 4096] " + tn + " with weight and bias",
-                   [dt](ir::Fusion& f) {
+                   "layer_norm over the last dim of " + shape2 + tn + " with weight and bias",
+                   [dt, kRows](ir::Fusion& f) {
                      auto* x = input(f, {kRows, kCols}, dt);
                      auto* w = input(f, {kCols}, dt);
                      auto* b = input(f, {kCols}, dt);
@@ -52,24 +60,24 @@ std::vector<Example> examples() {
                      f.addOutput(r.mean);
                      f.addOutput(r.rstd);
                    }});
-    out.push_back({"rms_norm_" + sfx, "rms_norm over the last dim of [16384, 4096] " + tn,
-                   [dt](ir::Fusion& f) {
+    out.push_back({"rms_norm_" + sfx, "rms_norm over the last dim of " + shape2 + tn,
+                   [dt, kRows](ir::Fusion& f) {
                      auto* x = input(f, {kRows, kCols}, dt);
                      auto* w = input(f, {kCols}, dt);
                      f.addOutput(ops::rmsNorm(x, 1, w));
                    }});
-    out.push_back({"softmax_" + sfx, "softmax over the last dim of [16384, 4096] " + tn,
-                   [dt](ir::Fusion& f) {
+    out.push_back({"softmax_" + sfx, "softmax over the last dim of " + shape2 + tn,
+                   [dt, kRows](ir::Fusion& f) {
                      f.addOutput(ops::softmax(input(f, {kRows, kCols}, dt), -1));
                    }});
-    out.push_back({"bias_gelu_" + sfx, "gelu_tanh(x + bias) on [16384, 4096] " + tn,
-                   [dt](ir::Fusion& f) {
+    out.push_back({"bias_gelu_" + sfx, "gelu_tanh(x + bias) on " + shape2 + tn,
+                   [dt, kRows](ir::Fusion& f) {
                      auto* x = input(f, {kRows, kCols}, dt);
                      auto* b = input(f, {kCols}, dt);
                      f.addOutput(ops::biasGelu(x, b, ops::GeluApproximation::Tanh));
                    }});
-    out.push_back({"sum_dim0_" + sfx, "sum over dim 0 of [16384, 4096] " + tn,
-                   [dt](ir::Fusion& f) {
+    out.push_back({"sum_dim0_" + sfx, "sum over dim 0 of " + shape2 + tn,
+                   [dt, kRows](ir::Fusion& f) {
                      f.addOutput(ops::sum(input(f, {kRows, kCols}, dt), {0}));
                    }});
   }
@@ -85,8 +93,17 @@ std::vector<Example> examples() {
 }  // namespace
 
 int genExamplesCommand(const std::vector<std::string>& args) {
-  LOOM_CHECK(args.size() == 1, "usage: loom gen-examples DIR");
-  for (const Example& ex : examples()) {
+  const char* usage = "usage: loom gen-examples DIR [--rows N]";
+  LOOM_CHECK(args.size() == 1 || (args.size() == 3 && args[1] == "--rows"), usage);
+  std::optional<int64_t> rows;
+  if (args.size() == 3) {
+    int64_t n = 0;
+    auto res = std::from_chars(args[2].data(), args[2].data() + args[2].size(), n);
+    LOOM_CHECK(res.ec == std::errc() && res.ptr == args[2].data() + args[2].size() && n > 0,
+               "--rows must be a positive integer, got '", args[2], "'");
+    rows = n;
+  }
+  for (const Example& ex : examples(rows)) {
     ir::Fusion f;
     {
       ir::FusionGuard guard(&f);

@@ -3,6 +3,7 @@
 // reference evaluator and report each kernel.
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -15,6 +16,10 @@
 #include "loom/runtime/fusion_executor_cache.h"
 #include "loom/support/strings.h"
 #include "tools/loom/commands.h"
+#ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/event.h"
+#include "loom/backend/cuda/memory.h"
+#endif
 
 namespace loom::tools {
 namespace {
@@ -123,10 +128,26 @@ int runCommand(const std::vector<std::string>& args) {
   }
 
   runtime::RuntimeOptions options;
-  options.backend = backend;
+  options.backend = exec::resolveBackend(backend);
   options.executor.poisonOutputs = true;
+  const bool on_device = options.backend == exec::Backend::Cuda;
+  // On cuda the inputs move to the device once; the runs then use them in place (no copies).
+  std::vector<eval::Argument> run_inputs = inputs;
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  if (on_device) {
+    for (eval::Argument& a : run_inputs) {
+      if (auto* t = std::get_if<Tensor>(&a)) *t = cuda::toDevice(*t);
+    }
+  }
+#endif
+  std::unique_ptr<ir::Fusion> timed_fusion = bench ? fusion->clone() : nullptr;
   runtime::FusionExecutorCache cache(std::move(fusion), options);
-  std::vector<Tensor> outs = cache.run(inputs);
+  std::vector<Tensor> outs = cache.run(run_inputs);
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  if (on_device) {
+    for (Tensor& t : outs) t = cuda::toHost(t);
+  }
+#endif
 
   bool ok = true;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -145,31 +166,56 @@ int runCommand(const std::vector<std::string>& args) {
 
   const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
   std::vector<runtime::KernelRecord> records = rt->lastRun();
-  const int reps = bench ? 20 : 0;
-  std::vector<double> totals(records.size(), 0.0);
-  for (int r = 0; r < reps; ++r) {
-    cache.run(inputs);
-    for (size_t k = 0; k < records.size(); ++k) totals[k] += rt->lastRun()[k].seconds;
-  }
   std::cout << records.size() << " kernel(s)\n";
-  for (size_t k = 0; k < records.size(); ++k) {
-    const runtime::KernelRecord& r = records[k];
-    double secs = bench ? totals[k] / reps : r.seconds;
+  for (const runtime::KernelRecord& r : records) {
     char line[512];
-    std::snprintf(line, sizeof(line), "kernel %lld: %s on %s, %s, %.3f ms",
+    std::snprintf(line, sizeof(line), "kernel %lld: %s on %s, %s",
                   static_cast<long long>(r.segment), r.scheduler.c_str(),
-                  std::string(exec::backendName(r.backend)).c_str(), r.launch.toString().c_str(),
-                  secs * 1e3);
+                  std::string(exec::backendName(r.backend)).c_str(), r.launch.toString().c_str());
     std::cout << line;
-    if (bench) {
-      std::snprintf(line, sizeof(line), " (mean of %d), %.3f GB/s", reps,
-                    secs > 0 ? double(r.bytes) / secs / 1e9 : 0.0);
-      std::cout << line;
-    }
+    if (!on_device) std::printf(", %.3f ms (host wall time of the first run)", r.seconds * 1e3);
     std::cout << "\n  params: " << r.params << "\n";
   }
   if (bench) {
-    std::cout << "times are host wall time per KernelExecutor::run (on cuda: including copies)\n";
+    // A second cache without output poisoning, so the timed runs do only the fusion's work.
+    runtime::RuntimeOptions timed_options = options;
+    timed_options.executor.poisonOutputs = false;
+    runtime::FusionExecutorCache timed(std::move(timed_fusion), timed_options);
+    int64_t bytes = 0;
+    for (const eval::Argument& a : run_inputs) {
+      if (auto* t = std::get_if<Tensor>(&a)) bytes += t->numel() * int64_t(t->itemSize());
+    }
+    for (const Tensor& t : outs) bytes += t.numel() * int64_t(t.itemSize());
+    constexpr int kWarmup = 3, kReps = 20;
+    for (int r = 0; r < kWarmup; ++r) timed.run(run_inputs);
+    double total_ms = 0;
+    const char* how = "host wall time per run";
+#ifdef LOOM_HAVE_CUDA_BACKEND
+    if (on_device) {
+      how = "CUDA events around each run, L2 not flushed; benchmarks/ has the full protocol";
+      cuda::Event start = cuda::Event::create(), stop = cuda::Event::create();
+      for (int r = 0; r < kReps; ++r) {
+        start.record(nullptr);
+        timed.run(run_inputs);
+        stop.record(nullptr);
+        stop.synchronize();
+        total_ms += double(cuda::Event::elapsedMs(start, stop));
+      }
+    }
+#endif
+    if (!on_device) {
+      for (int r = 0; r < kReps; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        timed.run(run_inputs);
+        total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count();
+      }
+    }
+    double ms = total_ms / kReps;
+    std::printf("bench: %.3f ms per run (mean of %d, %s), %.3f GB/s over %lld bytes (inputs read "
+                "once, outputs written once)\n",
+                ms, kReps, how, ms > 0 ? double(bytes) / (ms * 1e-3) / 1e9 : 0.0,
+                static_cast<long long>(bytes));
   }
   return ok ? 0 : 1;
 }
