@@ -17,6 +17,7 @@ const std::vector<Pass>& pipeline() {
       {"reductions", reductions},
       {"thread_predicates", threadPredicates},
       {"predicates", predicates},
+      {"eliminate_predicates", eliminatePredicates},
       {"unswitch", unswitch},
       {"indexing", indexing},
       {"vectorize", vectorize},

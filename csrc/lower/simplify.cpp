@@ -4,11 +4,17 @@
 // Rules (integers only, so no floating rounding changes): c1 op c2 folds for + - * / % and
 // comparisons; x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1 give x; x * 0, 0 * x, x % 1, 0 / x, 0 % x
 // give 0; true && x, x && true give x.
+// With index bounds (index_ranges.h; loop and thread indices, no branch narrowing, so a value
+// simplifies the same wherever it is used): for a constant c > 0 and 0 <= x < c, x % c gives x
+// and x / c gives 0; for a, b >= 0, (a * c + b) / c gives a + b / c and (a * c + b) % c gives
+// b % c (what a merge of a split with the same factor leaves); a comparison that the bounds
+// prove gives true, and an `if (true)` becomes its then-body.
 //
 //   before: T1[((i0 * 1) + 0)] = ...        after:  T1[i0] = ...
+//   before: T2[((i1 * 4) + i2) % 4]  (i2 in 0 .. 4)   after: T2[i2]
 #include <unordered_map>
 
-#include "loom/lower/lower.h"
+#include "index_ranges.h"
 
 namespace loom::lower {
 
@@ -16,6 +22,7 @@ namespace {
 
 struct Simplifier {
   kir::Kernel& kernel;
+  IndexRanges ranges;
   std::unordered_map<kir::Value*, kir::Value*> memo;
   bool changed = false;
 
@@ -63,12 +70,53 @@ struct Simplifier {
       if ((b->op == Op::Div || b->op == Op::Mod) && cl == 0) return kernel.constInt(0);
       if (b->op == Op::Mod && cr == 1) return kernel.constInt(0);
     }
+    if (b->dtype() == kIndexType && (b->op == Op::Div || b->op == Op::Mod) && cr > 0) {
+      if (kir::Value* v = divMod(b->op, l, *cr)) return v;
+    }
     if (b->op == Op::LogicalAnd) {
       if (isTrue(l)) return r;
       if (isTrue(r)) return l;
     }
-    if (l == b->lhs && r == b->rhs) return b;
-    return kernel.create<kir::BinaryExpr>(b->dtype(), b->op, l, r);
+    kir::Value* out = l == b->lhs && r == b->rhs ? b : kernel.create<kir::BinaryExpr>(b->dtype(), b->op, l, r);
+    if (b->dtype() == DataType::Bool && b->op != Op::LogicalAnd && ranges.provablyTrue(out)) {
+      return kernel.constBool(true);
+    }
+    return out;
+  }
+
+  bool nonNegative(kir::Value* v) const {
+    auto r = ranges.range(v);
+    return r && r->lo >= 0;
+  }
+
+  // x / c and x % c (c > 0 constant) by the bounds of x; null when no rule applies.
+  kir::Value* divMod(ir::BinaryOpType op, kir::Value* x, int64_t c) {
+    using Op = ir::BinaryOpType;
+    auto r = ranges.range(x);
+    if (r && r->lo >= 0 && r->hi < c) return op == Op::Div ? kernel.constInt(0) : x;
+    // a * c (a >= 0): / c gives a, % c gives 0.
+    auto times_c = [&](kir::Value* v) -> kir::Value* {
+      auto* m = v->dynCast<kir::BinaryExpr>();
+      if (m == nullptr || m->op != Op::Mul || m->dtype() != kIndexType) return nullptr;
+      if (intOf(m->rhs) == c && nonNegative(m->lhs)) return m->lhs;
+      if (intOf(m->lhs) == c && nonNegative(m->rhs)) return m->rhs;
+      return nullptr;
+    };
+    if (kir::Value* a = times_c(x)) return op == Op::Div ? a : kernel.constInt(0);
+    auto* add = x->dynCast<kir::BinaryExpr>();
+    if (add == nullptr || add->op != Op::Add || add->dtype() != kIndexType) return nullptr;
+    kir::Value* a = times_c(add->lhs);
+    kir::Value* rest = add->rhs;
+    if (a == nullptr) {
+      a = times_c(add->rhs);
+      rest = add->lhs;
+    }
+    // floor((a * c + b) / c) = a + floor(b / c) and (a * c + b) % c = b % c for a, b >= 0.
+    if (a == nullptr || !nonNegative(rest)) return nullptr;
+    auto* rest_op = kernel.create<kir::BinaryExpr>(kIndexType, op, rest, kernel.constInt(c));
+    kir::Value* folded = simplify(rest_op);
+    if (op == Op::Mod) return folded;
+    return simplify(kernel.create<kir::BinaryExpr>(kIndexType, Op::Add, a, folded));
   }
 
   kir::Value* simplify(kir::Value* v) {
@@ -97,14 +145,29 @@ struct Simplifier {
   }
 
   void scope(kir::Scope& stmts) {
-    for (kir::Stmt* s : stmts) {
+    for (size_t k = 0; k < stmts.size(); ++k) {
+      kir::Stmt* s = stmts[k];
       if (auto* f = s->dynCast<kir::ForLoop>()) {
+        f->start = simplify(f->start);
         f->stop = simplify(f->stop);
+        ranges.enterLoop(f);
         scope(f->body);
+        ranges.exitLoop(f);
       } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
         i->cond = simplify(i->cond);
         scope(i->thenBody);
         scope(i->elseBody);
+        if (isTrue(i->cond)) {  // the else-body never runs: the then-body takes the if's place
+          kir::Scope then_body = i->thenBody;
+          stmts.erase(stmts.begin() + int64_t(k));
+          stmts.insert(stmts.begin() + int64_t(k), then_body.begin(), then_body.end());
+          changed = true;
+          if (then_body.empty()) {
+            --k;  // wraps to the next stmt at k after ++k (unsigned arithmetic is modular)
+          } else {
+            k += then_body.size() - 1;
+          }
+        }
       } else if (auto* st = s->dynCast<kir::Store>()) {
         st->index = simplify(st->index);
         st->value = simplify(st->value);
@@ -121,7 +184,7 @@ struct Simplifier {
 }  // namespace
 
 bool simplify(kir::Kernel& kernel, LowerContext& /*ctx*/) {
-  Simplifier s{kernel, {}};
+  Simplifier s{kernel, IndexRanges(kernel), {}};
   s.scope(kernel.body);
   return s.changed;
 }

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "lower/lower_test_util.h"
+#include "lower/index_compute.h"
+#include "loom/transform/cache.h"
 
 namespace loom::test {
 namespace {
@@ -102,6 +104,150 @@ TEST(LowerPasses, PredicatesSingleWriterOfBlockReduction) {
   EXPECT_NE(after.find("    if (threadIdx.x == 0):\n      T1 <- acc2"), std::string::npos) << after;
 }
 
+// T2 = exp(T0) * 2 over [n] f32 (symbolic when n < 0) as [n / 512, 128 TIDx, 4] when `three`
+// (a softmax-like exact split: 512 = 128 * 4), else [ceilDiv(n, 4), 4]; fully inlined.
+std::unique_ptr<ir::Fusion> splitPointwiseOf(int64_t n, bool three) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = n < 0 ? ops::TensorBuilder().rank(1).build() : ops::TensorBuilder().shape({n}).build();
+  f->addInput(x);
+  auto* out = ops::mul(ops::exp(x), 2.0);
+  f->addOutput(out);
+  out->split(0, 4);
+  if (three) {
+    out->split(0, 128);
+    out->axis(1)->parallelize(ir::ParallelType::TIDx);
+  }
+  transform::propagateTransforms(out);
+  transform::inlineMost(*f);
+  return f;
+}
+
+// eliminate_predicates drops `index < extent` when the split factors divide the extent and the
+// TIDx launch equals the loop extent: max(((1 * 128 + 127) * 4) + 3) = 1023 < 1024.
+TEST(LowerPasses, EliminatePredicatesExactSplit) {
+  auto f = splitPointwiseOf(1024, true);
+  auto ba = lowerAround(*f, "eliminate_predicates");
+  EXPECT_NE(ba.before.find("if (((((i0 * 128) + i1) * 4) + i2) < 1024):"), std::string::npos)
+      << ba.before;
+  EXPECT_EQ(ba.after,
+            "kernel loom_kernel(T0 : f32[1], T2 : f32[1])\n"
+            "  for i0 in 0 .. 2:\n"
+            "    for i1 in TIDx 0 .. 128:\n"
+            "      for i2 in 0 .. 4:\n"
+            "        alloc T1 : f32 local[1]\n"
+            "        tensor T1 = exp(T0)\n"
+            "        tensor T2 = mul(T1, 2.0)\n");
+}
+
+// A non-divisible split keeps its predicate: 3 * 4 > 10 (the remainder iterations are masked).
+TEST(LowerPasses, EliminatePredicatesKeepsNonDivisibleSplit) {
+  auto f = splitPointwise();
+  auto ba = lowerAround(*f, "eliminate_predicates");
+  EXPECT_EQ(ba.after, ba.before);
+  EXPECT_NE(ba.after.find("if (((i0 * 4) + i1) < 10):"), std::string::npos) << ba.after;
+  // One element short of divisible: 1023 = 2 * 128 * 4 - 1 keeps it too.
+  std::string odd = lowerAround(*splitPointwiseOf(1023, true), "eliminate_predicates").after;
+  EXPECT_NE(odd.find("if (((((i0 * 128) + i1) * 4) + i2) < 1023):"), std::string::npos) << odd;
+}
+
+// Runtime sizes are unknown: a split of a symbolic extent keeps its predicate.
+TEST(LowerPasses, EliminatePredicatesKeepsSymbolicExtent) {
+  auto f = splitPointwiseOf(-1, false);
+  auto ba = lowerAround(*f, "eliminate_predicates");
+  EXPECT_EQ(ba.after, ba.before);
+  EXPECT_NE(ba.after.find("if (((i0 * 4) + i1) < T0.size[0]):"), std::string::npos) << ba.after;
+}
+
+// A block index over a constant launch bounds merge indices: blockIdx.x < 32 = 4 * 8 proves
+// (i0 / 8) < 4 and (i0 % 8) < 8 (var_mean's rows merged onto BIDx); a launch of 40 does not.
+TEST(LowerPasses, EliminatePredicatesMergedBlockIndex) {
+  for (int64_t split : {0, 5}) {
+    auto f = std::make_unique<ir::Fusion>();
+    ir::FusionGuard guard(f.get());
+    auto* x = ops::TensorBuilder().shape({4, 8}).build();
+    f->addInput(x);
+    auto* out = ops::neg(x);
+    f->addOutput(out);
+    out->merge(0);
+    if (split > 0) out->split(0, split, /*inner_split=*/false);  // [5, ceilDiv(32, 5) = 7]
+    out->axis(split > 0 ? 1 : 0)->parallelize(ir::ParallelType::BIDx);
+    auto ba = lowerAround(*f, "eliminate_predicates");
+    if (split == 0) {
+      EXPECT_NE(ba.before.find("if (((i0 / 8) < 4) && ((i0 % 8) < 8)):"), std::string::npos)
+          << ba.before;
+      EXPECT_EQ(ba.after,
+                "kernel loom_kernel(T0 : f32[2], T1 : f32[2])\n"
+                "  for i0 in BIDx 0 .. 32:\n"
+                "    tensor T1 = neg(T0)\n");
+    } else {
+      // (i0 * 7 + i1) / 8 reaches 34 / 8 = 4: kept; % 8 < 8 always holds: dropped.
+      EXPECT_NE(ba.after.find(" / 8) < 4):\n"), std::string::npos) << ba.after;
+      EXPECT_EQ(ba.after.find("% 8) < 8)"), std::string::npos) << ba.after;
+    }
+  }
+}
+
+// A TIDx loop narrower than the launch (96 of 128) keeps its `index < 96` guard, and inside that
+// guard the split predicate ((i2 * 96) + i3) < 192 is proven; the 128-wide loop needs neither.
+TEST(LowerPasses, EliminatePredicatesPaddedThreadLoop) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({256}).build();
+  auto* y = ops::TensorBuilder().shape({192}).build();
+  f->addInput(x);
+  f->addInput(y);
+  auto* a = ops::neg(x);
+  auto* b = ops::neg(y);
+  f->addOutput(a);
+  f->addOutput(b);
+  a->split(0, 128);
+  b->split(0, 96);
+  for (auto* t : {a, b}) t->axis(1)->parallelize(ir::ParallelType::TIDx);
+  auto ba = lowerAround(*f, "eliminate_predicates");
+  EXPECT_NE(ba.before.find("if (i3 < 96):\n        if (((i2 * 96) + i3) < 192):"),
+            std::string::npos)
+      << ba.before;
+  EXPECT_EQ(ba.after,
+            "kernel loom_kernel(T0 : f32[1], T1 : f32[1], T2 : f32[1], T3 : f32[1])\n"
+            "  for i0 in 0 .. 2:\n"
+            "    for i1 in TIDx 0 .. 128:\n"
+            "      tensor T2 = neg(T0)\n"
+            "  for i2 in 0 .. 2:\n"
+            "    for i3 in TIDx 0 .. 96:\n"
+            "      if (i3 < 96):\n"
+            "        tensor T3 = neg(T1)\n");
+}
+
+// A vectorized copy whose lanes provably stay in range is unpredicated ([16] by 4); over a
+// symbolic size it keeps the last lane's predicate.
+TEST(LowerPasses, EliminatePredicatesOfVectorCopies) {
+  for (int64_t n : {16, -1}) {
+    auto f = std::make_unique<ir::Fusion>();
+    ir::FusionGuard guard(f.get());
+    auto* x = n < 0 ? ops::TensorBuilder().rank(1).build() : ops::TensorBuilder().shape({n}).build();
+    f->addInput(x);
+    auto* out = ops::mul(x, 2.0);
+    f->addOutput(out);
+    auto* xc = transform::cacheAfter(x);
+    transform::cacheBefore(out);
+    out->split(0, 4);
+    transform::propagateTransforms(out);
+    out->axis(1)->parallelize(ir::ParallelType::Vectorize);
+    xc->axis(1)->parallelize(ir::ParallelType::Vectorize);
+    transform::inlineMost(*f);
+    std::string text = kir::toString(*lower::lowerFusion(*f, DumpOptions()));
+    EXPECT_NE(text.find("T2[0 +: 4] = T0[((i0 * 4) * T0.stride[0]) +: 4]"), std::string::npos)
+        << text;
+    if (n > 0) {
+      EXPECT_EQ(text.find("if "), std::string::npos) << text;
+    } else {
+      EXPECT_NE(text.find("if (((i0 * 4) + 3) < T0.size[0]):\n      T2[0 +: 4]"), std::string::npos)
+          << text;
+    }
+  }
+}
+
 // indexing reads parameters at logical index times runtime stride and local buffers densely.
 TEST(LowerPasses, IndexingStridesAndLocalOffsets) {
   auto f = splitPointwise();
@@ -137,6 +283,71 @@ TEST(LowerPasses, SimplifyDropsTimesOne) {
   EXPECT_NE(ba.before.find("T1[(i1 * 1)]"), std::string::npos) << ba.before;
   EXPECT_EQ(ba.after.find("* 1)"), std::string::npos) << ba.after;
   EXPECT_NE(ba.after.find("T1[i1]"), std::string::npos) << ba.after;
+}
+
+// simplify folds / and % by index bounds: x % c = x and x / c = 0 for 0 <= x < c, and
+// (a * c + b) / c = a + b / c, (a * c + b) % c = b % c for a, b >= 0; other divisors stay.
+TEST(LowerPasses, SimplifyDivModByBounds) {
+  ir::Fusion fusion;
+  lower::LowerContext ctx(fusion);
+  kir::Kernel k;
+  kir::Buffer* out = k.createBuffer();
+  out->name = "T1";
+  auto loop = [&](int64_t n) {
+    return k.create<kir::ForLoop>(k.newVar(kIndexType, "i"), k.constInt(0), k.constInt(n),
+                                  ir::ParallelType::Serial, nullptr);
+  };
+  kir::ForLoop* outer = loop(8);
+  kir::ForLoop* inner = loop(4);
+  kir::ForLoop* wide = loop(5);
+  outer->body = {inner};
+  inner->body = {wide};
+  k.body = {outer};
+  lower::IndexBuilder b{k};
+  kir::Value* merged = b.add(b.mul(outer->index, k.constInt(4)), inner->index);  // i0 * 4 + i1
+  kir::Value* values[] = {b.div(merged, k.constInt(4)), b.mod(merged, k.constInt(4)),
+                          b.mod(inner->index, k.constInt(4)), b.div(inner->index, k.constInt(4)),
+                          b.div(merged, k.constInt(3)), b.mod(wide->index, k.constInt(4)),
+                          b.div(b.mul(outer->index, k.constInt(4)), k.constInt(4))};
+  for (kir::Value* v : values) wide->body.push_back(k.create<kir::Store>(out, v, k.constInt(0)));
+  EXPECT_TRUE(lower::simplify(k, ctx));
+  EXPECT_EQ(kir::toString(k),
+            "kernel loom_kernel()\n"
+            "  for i0 in 0 .. 8:\n"
+            "    for i1 in 0 .. 4:\n"
+            "      for i2 in 0 .. 5:\n"
+            "        T1[i0] = 0\n"
+            "        T1[i1] = 0\n"
+            "        T1[i1] = 0\n"
+            "        T1[0] = 0\n"
+            "        T1[(((i0 * 4) + i1) / 3)] = 0\n"
+            "        T1[(i2 % 4)] = 0\n"
+            "        T1[i0] = 0\n");
+}
+
+// simplify drops a comparison that the loop bounds prove, and an if whose condition is true.
+TEST(LowerPasses, SimplifyProvenConditionUnwrapsIf) {
+  ir::Fusion fusion;
+  lower::LowerContext ctx(fusion);
+  kir::Kernel k;
+  kir::Buffer* out = k.createBuffer();
+  out->name = "T1";
+  auto* f = k.create<kir::ForLoop>(k.newVar(kIndexType, "i"), k.constInt(0), k.constInt(4),
+                                   ir::ParallelType::Serial, nullptr);
+  lower::IndexBuilder b{k};
+  auto* proven = k.create<kir::IfThenElse>(b.lt(f->index, k.constInt(4)));
+  proven->thenBody = {k.create<kir::Store>(out, f->index, k.constInt(1))};
+  auto* kept = k.create<kir::IfThenElse>(b.lt(f->index, k.constInt(3)));
+  kept->thenBody = {k.create<kir::Store>(out, f->index, k.constInt(2))};
+  f->body = {proven, kept};
+  k.body = {f};
+  EXPECT_TRUE(lower::simplify(k, ctx));
+  EXPECT_EQ(kir::toString(k),
+            "kernel loom_kernel()\n"
+            "  for i0 in 0 .. 4:\n"
+            "    T1[i0] = 1\n"
+            "    if (i0 < 3):\n"
+            "      T1[i0] = 2\n");
 }
 
 // syncs puts a block_sync between a write of a shared buffer and a later read of it.

@@ -84,6 +84,9 @@ bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx);
 /// Guards each TensorOp by its logical indices being in range (non-divisible splits) and result
 /// writes of block reductions to global memory by the reduced thread indices being 0.
 bool predicates(kir::Kernel& kernel, LowerContext& ctx);
+/// Drops predicate conjuncts that index bounds prove always true (exact splits, thread indices
+/// of constant launches); an if whose whole condition holds becomes its then-body.
+bool eliminatePredicates(kir::Kernel& kernel, LowerContext& ctx);
 /// Unswitch loops: one hoisted check of the inner predicates (at their loops' last iterations)
 /// around a copy without inner predicates, the predicated loop as the else branch.
 bool unswitch(kir::Kernel& kernel, LowerContext& ctx);

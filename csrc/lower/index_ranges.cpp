@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// Interval bounds of kernel index values (see index_ranges.h for what is known and why).
+#include "index_ranges.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "loom/eval/expression_evaluator.h"
+
+namespace loom::lower {
+
+namespace {
+
+using Op = ir::BinaryOpType;
+
+// Bounds outside int32 are treated as unknown (an int32 kernel would overflow there).
+std::optional<IndexRange> checked(int64_t lo, int64_t hi) {
+  constexpr int64_t kMin = std::numeric_limits<int32_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (lo < kMin || hi > kMax || lo > hi) return std::nullopt;
+  return IndexRange{lo, hi};
+}
+
+std::string indexName(ir::ParallelType p) {
+  std::string name(ir::parallelTypeName(p));  // "TIDx" -> "threadIdx.x"
+  return std::string(ir::isThreadDim(p) ? "threadIdx." : "blockIdx.") + name.back();
+}
+
+bool isIndex(const kir::Value* v) {
+  return v->dtype() == DataType::Int64 || v->dtype() == DataType::Int32;
+}
+
+}  // namespace
+
+IndexRanges::IndexRanges(const kir::Kernel& kernel) {
+  for (const kir::LaunchDim& d : kernel.launch) {
+    // The executor launches the largest extent of the type's loops: known when all are constant.
+    std::optional<int64_t> extent;
+    for (const ir::Scalar* e : d.extents) {
+      auto value = eval::ExpressionEvaluator().evaluate(e);
+      auto* v = value ? std::get_if<int64_t>(&*value) : nullptr;
+      if (v == nullptr) {
+        extent.reset();
+        break;
+      }
+      extent = std::max(extent.value_or(0), *v);
+    }
+    if (!extent || *extent < 1) continue;
+    launch_[d.ptype] = {0, *extent - 1};
+    named_[indexName(d.ptype)] = {0, *extent - 1};
+  }
+}
+
+void IndexRanges::enterLoop(const kir::ForLoop* loop) {
+  if (loop->isParallel()) {
+    auto it = launch_.find(loop->ptype);
+    if (it != launch_.end()) vars_[loop->index] = it->second;
+    return;
+  }
+  auto start = range(loop->start);
+  auto stop = range(loop->stop);
+  // The body runs only for start <= i < stop, so i <= max(stop) - 1 (an empty loop runs nothing).
+  if (start && stop && stop->hi - 1 >= start->lo) vars_[loop->index] = {start->lo, stop->hi - 1};
+}
+
+void IndexRanges::exitLoop(const kir::ForLoop* loop) { vars_.erase(loop->index); }
+
+std::optional<IndexRange> IndexRanges::range(const kir::Value* v) const {
+  if (v == nullptr || !isIndex(v)) return std::nullopt;
+  if (auto* c = v->dynCast<kir::Const>()) {
+    auto i = c->asInt();
+    if (!i) return std::nullopt;
+    return checked(*i, *i);
+  }
+  if (auto* var = v->dynCast<kir::Var>()) {
+    auto it = vars_.find(var);
+    if (it == vars_.end()) return std::nullopt;
+    return it->second;
+  }
+  if (auto* n = v->dynCast<kir::NamedScalar>()) {
+    auto it = named_.find(n->name);
+    if (it == named_.end()) return std::nullopt;
+    return it->second;
+  }
+  auto* b = v->dynCast<kir::BinaryExpr>();
+  if (b == nullptr) return std::nullopt;
+  auto l = range(b->lhs);
+  auto r = range(b->rhs);
+  if (!l || !r) return std::nullopt;
+  // Operands are within int32, so int64 arithmetic below cannot overflow.
+  switch (b->op) {
+    case Op::Add: return checked(l->lo + r->lo, l->hi + r->hi);
+    case Op::Sub: return checked(l->lo - r->hi, l->hi - r->lo);
+    case Op::Mul: {
+      int64_t p[4] = {l->lo * r->lo, l->lo * r->hi, l->hi * r->lo, l->hi * r->hi};
+      return checked(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
+    }
+    case Op::Div: {
+      // Truncating division by a positive divisor is monotone in each operand: corners bound it.
+      if (r->lo <= 0) return std::nullopt;
+      int64_t p[4] = {l->lo / r->lo, l->lo / r->hi, l->hi / r->lo, l->hi / r->hi};
+      return checked(*std::min_element(p, p + 4), *std::max_element(p, p + 4));
+    }
+    case Op::Mod: {
+      if (r->lo <= 0) return std::nullopt;
+      if (l->lo >= 0 && l->hi < r->lo) return l;  // x % d == x for 0 <= x < d
+      if (l->lo >= 0) return checked(0, std::min(l->hi, r->hi - 1));
+      return checked(1 - r->hi, std::max<int64_t>(0, std::min(l->hi, r->hi - 1)));
+    }
+    case Op::CeilDiv: {
+      if (r->lo <= 0 || l->lo < 0) return std::nullopt;
+      return checked((l->lo + r->hi - 1) / r->hi, (l->hi + r->lo - 1) / r->lo);
+    }
+    case Op::Max: return checked(std::max(l->lo, r->lo), std::max(l->hi, r->hi));
+    case Op::Min: return checked(std::min(l->lo, r->lo), std::min(l->hi, r->hi));
+    default: return std::nullopt;
+  }
+}
+
+bool IndexRanges::provablyTrue(const kir::Value* cond) const {
+  if (auto* c = cond->dynCast<kir::Const>()) {
+    auto* v = std::get_if<bool>(&c->value);
+    return v != nullptr && *v;
+  }
+  auto* b = cond->dynCast<kir::BinaryExpr>();
+  if (b == nullptr || b->dtype() != DataType::Bool) return false;
+  if (b->op == Op::LogicalAnd) return provablyTrue(b->lhs) && provablyTrue(b->rhs);
+  auto l = range(b->lhs);
+  auto r = range(b->rhs);
+  if (!l || !r) return false;
+  switch (b->op) {
+    case Op::Lt: return l->hi < r->lo;
+    case Op::Le: return l->hi <= r->lo;
+    case Op::Gt: return l->lo > r->hi;
+    case Op::Ge: return l->lo >= r->hi;
+    case Op::Eq: return l->lo == l->hi && r->lo == r->hi && l->lo == r->lo;
+    case Op::Ne: return l->hi < r->lo || r->hi < l->lo;
+    default: return false;
+  }
+}
+
+kir::Value* IndexRanges::dropProvable(kir::Kernel& kernel, kir::Value* cond) const {
+  auto* b = cond->dynCast<kir::BinaryExpr>();
+  if (b != nullptr && b->op == Op::LogicalAnd) {
+    kir::Value* l = dropProvable(kernel, b->lhs);
+    kir::Value* r = dropProvable(kernel, b->rhs);
+    if (l == nullptr) return r;
+    if (r == nullptr) return l;
+    if (l == b->lhs && r == b->rhs) return cond;
+    return kernel.create<kir::BinaryExpr>(DataType::Bool, Op::LogicalAnd, l, r);
+  }
+  return provablyTrue(cond) ? nullptr : cond;
+}
+
+void IndexRanges::narrow(const kir::Value* cond) {
+  auto* b = cond->dynCast<kir::BinaryExpr>();
+  if (b == nullptr || b->dtype() != DataType::Bool) return;
+  if (b->op == Op::LogicalAnd) {
+    narrow(b->lhs);
+    narrow(b->rhs);
+    return;
+  }
+  if (b->op != Op::Lt && b->op != Op::Eq) return;
+  IndexRange* x = nullptr;
+  if (auto* var = b->lhs->dynCast<kir::Var>()) {
+    auto it = vars_.find(var);
+    if (it != vars_.end()) x = &it->second;
+  } else if (auto* n = b->lhs->dynCast<kir::NamedScalar>()) {
+    auto it = named_.find(n->name);
+    if (it != named_.end()) x = &it->second;
+  }
+  auto bound = range(b->rhs);
+  if (x == nullptr || !bound) return;
+  // Inside the branch the condition held; an empty result means the branch never runs.
+  if (b->op == Op::Lt) {
+    x->hi = std::min(x->hi, bound->hi - 1);
+  } else {
+    x->lo = std::max(x->lo, bound->lo);
+    x->hi = std::min(x->hi, bound->hi);
+  }
+  if (x->hi < x->lo) x->hi = x->lo;  // never runs: any bound is vacuously true; keep it ordered
+}
+
+}  // namespace loom::lower
