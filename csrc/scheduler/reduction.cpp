@@ -175,8 +175,14 @@ void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, Tenso
       params.bdimx = tx;
       params.bdimy = ty;
       params.grid_reduction = 1;
-      // 16-bit inputs: 8 loads of 16 bytes per thread (fewer, wider column blocks).
-      int64_t unroll = itemsize <= 2 ? 2 * kUnroll : kUnroll;
+      // 128 bytes of loads per thread and unrolled group (eight 16-byte loads: 64 KB per
+      // 512-thread block), narrower vectors keeping the bytes. With about two blocks per SM that
+      // covers the DRAM latency. (Where the sizes divide, ptxas unrolls the whole constant-trip
+      // loop and keeps its own rolling window of about five loads, whatever the unroll.)
+      int64_t unroll = std::min<int64_t>(16, 2 * kUnroll * 16 / (v * itemsize));
+      // Not more: with predicated loads ptxas keeps every load of the group live, so 128 bytes
+      // per thread already take 64 registers (f32 [16383, 4096]: exactly two 512-thread blocks
+      // per SM); 256 bytes took 128 (bf16), at the limit where a 512-thread block still launches.
       params.unroll = std::min(unroll, utils::floorPow2(utils::ceilDiv(r, ty)));
       return;
     }

@@ -152,6 +152,69 @@ TEST(ScheduledExecTest, OuterVectorizedNoBlockReduction) {
   runWithParams(sumFusion({0}), {randomTensor({9, 36}, 1)}, p, 9);
 }
 
+// Outer reductions block-reduce over TIDy only; every block shape computes the same sums: narrow
+// rows (blockDim.x 1, 4, 8, 32: the warp-shuffle path when the block is whole warps) and
+// blocks that are not whole warps (the shared-memory path). Sizes divide nothing.
+TEST(ScheduledExecTest, OuterBlockReduceOverYShapes) {
+  const int64_t shapes[][2] = {{1, 64}, {4, 128}, {8, 16}, {32, 8}, {2, 3}};
+  for (const auto& [tx, ty] : shapes) {
+    SCOPED_TRACE("bdimx " + std::to_string(tx) + " bdimy " + std::to_string(ty));
+    ReductionParams p;
+    p.inner = false;
+    p.vectorize = tx == 1 ? 1 : 2;
+    p.bdimx = tx;
+    p.bdimy = ty;
+    p.unroll = 2;
+    runWithParams(sumFusion({0}), {randomTensor({301, 70}, 3)}, p, 301);
+    EXPECT_NE(last_kernel_text.find("loom::blockReduce<false, true, false>"), std::string::npos)
+        << last_kernel_text;
+  }
+}
+
+// The benchmark's shape class at a reduced size ([16384, 4096] -> [900, 1100] f32, sizes that
+// divide neither the block nor the unroll): the heuristics' vectorized, unrolled schedule with
+// its TIDy block reduction is exact, and the kernel issues one unrolled group of vector loads.
+TEST(ScheduledExecTest, OuterSumBenchmarkClassF32) {
+  auto params = runScheduled(sumFusion({0}), {randomTensor({900, 1100}, 4)}, 900);
+  const auto& p = dynamic_cast<const ReductionParams&>(*params);
+  EXPECT_EQ(p.vectorize, 4);
+  EXPECT_EQ(p.unroll, 8);
+  EXPECT_GT(p.bdimy, 1);
+  EXPECT_NE(last_kernel_text.find("loom::loadVector"), std::string::npos) << last_kernel_text;
+  EXPECT_NE(last_kernel_text.find("loom::blockReduce<false, true, false>"), std::string::npos)
+      << last_kernel_text;
+}
+
+// The same in bf16 (f32 partials, bf16 result), 8-wide vectors, non-divisible sizes.
+TEST(ScheduledExecTest, OuterSumBenchmarkClassBf16) {
+  auto build = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).dtype(DataType::BFloat16).build();
+    f.addInput(x);
+    f.addOutput(ops::sum(x, {0}));
+  };
+  auto params = runScheduled(build, {randomTensor({300, 2104}, 5, DataType::BFloat16)}, 300);
+  const auto& p = dynamic_cast<const ReductionParams&>(*params);
+  EXPECT_EQ(p.vectorize, 8);
+  EXPECT_EQ(p.unroll, 4);  // floorPow2(ceil(300 / 64)): no more steps than the column has
+  EXPECT_GT(p.bdimy, 1);
+}
+
+// An outer var_mean: Welford states go through the TIDy warp-shuffle block reduction.
+TEST(ScheduledExecTest, OuterVarMeanBlockWelford) {
+  auto build = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+    f.addInput(x);
+    auto vm = ops::varMean(x, {0});
+    f.addOutput(vm.var);
+    f.addOutput(vm.mean);
+  };
+  auto params = runScheduled(build, {randomTensor({403, 8}, 6)}, 403);
+  const auto& p = dynamic_cast<const ReductionParams&>(*params);
+  EXPECT_FALSE(p.inner);
+  EXPECT_EQ(p.bdimx, 8);  // 8 columns: 4 rows per warp fold by shuffles
+  EXPECT_GT(p.bdimy, 1);
+}
+
 // The 2-D pointwise schedule unrolled over rows: input caches outside the Unroll loop, several
 // rows per thread, rows not divisible by the unrolled block.
 TEST(ScheduledExecTest, PointwiseTwoDUnrolled) {

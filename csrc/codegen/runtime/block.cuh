@@ -59,7 +59,10 @@ struct ThreadGroup {
 ///    of the group size, no shared memory and no barrier;
 ///  - contiguous group of a multiple of 32 threads: warpReduce, one partial per warp in smem, each
 ///    thread folds its group's partials (2 barriers);
-///  - anything else (e.g. blockDim.x = 100, or a reduction over y only): all values in smem, the
+///  - a reduction over y only with blockDim.x dividing 32 and whole warps (outer reductions):
+///    shuffles fold the y members inside each warp, one partial per (warp, x) in smem, each thread
+///    folds its group's partials (2 barriers);
+///  - anything else (e.g. blockDim.x = 100, or over y with blockDim.x = 48): all values in smem, the
 ///    first 32 members fold the strided rest, then every thread folds those 32 (2-4 barriers).
 template <bool kX, bool kY, bool kZ = false, typename T, typename Op>
 __device__ T blockReduce(T value, Op op, T init, T* smem) {
@@ -76,6 +79,32 @@ __device__ T blockReduce(T value, Op op, T init, T* smem) {
     const T* partials = smem + g.group * warps;
     T result = init;
     for (unsigned w = 0; w < warps; ++w) result = op(result, partials[w]);
+    __syncthreads();
+    return result;
+  }
+  if (!kX && kY && !kZ && 32u % blockDim.x == 0u && (blockDim.x * blockDim.y) % 32u == 0u) {
+    // A reduction over y of narrow rows (outer reductions: blockDim.x vector columns): each warp
+    // holds 32 / blockDim.x members of every group, strided by blockDim.x, so shuffles fold them
+    // (a tree towards lanes 0..blockDim.x-1); one partial per (warp, x) goes to smem and every
+    // thread folds its group's partials. One barrier pair, no bank conflicts.
+    const unsigned bdx = blockDim.x;
+    const unsigned mask = warpLiveMask();
+    const unsigned lane = linearThreadIdx() & 31u;
+    for (unsigned offset = 16u; offset >= bdx; offset /= 2u) {
+      const T other = shuffleDown(mask, value, offset, 32);
+      if ((lane & (2u * offset - 1u)) < offset) value = op(value, other);
+    }
+    const unsigned tid = linearThreadIdx();
+    const unsigned warp = tid / 32u;
+    if (lane < bdx) smem[warp * bdx + lane] = value;
+    __syncthreads();
+    // The warps of this thread's z slice, in order.
+    const unsigned warpsPerSlice = (bdx * blockDim.y) / 32u;
+    const unsigned first = threadIdx.z * warpsPerSlice;
+    T result = init;
+    for (unsigned w = first; w < first + warpsPerSlice; ++w) {
+      result = op(result, smem[w * bdx + threadIdx.x]);
+    }
     __syncthreads();
     return result;
   }
