@@ -25,6 +25,18 @@ constexpr int64_t kRegisterOverhead = 48;
 // prefers more threads (until kMaxThreads).
 constexpr int64_t kTargetValues = 32;
 constexpr int64_t kMaxValues = 48;
+// Narrow rows (bf16/fp16 persistent buffers, projected to the inputs) are latency-bound, not
+// bandwidth-bound: each row's critical path (a load round trip plus two block reductions with
+// __syncthreads) lasts several microseconds, so throughput = rows in flight x row bytes / latency.
+// A thread then holds up to kTargetBufferBytes of row data (32 registers) instead of 32 values,
+// which means fewer threads per row and more rows per SM. var_mean [16, 2048, 12288] bf16 on an
+// H200: 32 values -> 384 threads x ~40 registers = 15360 per block -> 4 rows per SM (96 KB in
+// flight per SM); 64 values -> 192 threads x ~56 registers = 10752 per block -> 6 rows per SM
+// (144 KB in flight, 8 independent 16-byte loads per thread, 6-warp block reductions). fp32 rows
+// (4 bytes per element) keep 32 values. Only with enough rows to fill the SMs several times over
+// (kLatencyBoundRowsPerSm): few rows are better served by more threads each.
+constexpr int64_t kTargetBufferBytes = 128;
+constexpr int64_t kLatencyBoundRowsPerSm = 4;
 // Threads per row: below kMinThreads rows share a block (TIDy); above kMaxThreads only when a
 // thread would otherwise hold more than kMaxValues; never above kMaxThreadsPerRow.
 constexpr int64_t kMinThreads = 128;
@@ -86,6 +98,18 @@ bool InnerPersistentParams::sameAs(const HeuristicParams& other) const {
 
 std::unique_ptr<HeuristicParams> InnerPersistentParams::clone() const {
   return std::make_unique<InnerPersistentParams>(*this);
+}
+
+TensorView* projectableCastInput(const TensorView* tv) {
+  auto* cast = tv->definition() != nullptr ? tv->definition()->dynCast<UnaryOp>() : nullptr;
+  if (cast == nullptr || cast->opType() != UnaryOpType::Cast || tv->isFusionOutput()) {
+    return nullptr;
+  }
+  auto* in = cast->in()->dynCast<TensorView>();
+  if (in == nullptr || !in->isFusionInput()) return nullptr;
+  // A narrowing cast would make the persistent copy wider; keep the narrow result then.
+  if (dataTypeSize(in->dtype()) > dataTypeSize(tv->dtype())) return nullptr;
+  return in;
 }
 
 std::vector<TensorView*> persistentBuffers(const Fusion& fusion) {
@@ -229,8 +253,12 @@ RowSizes rowSizes(const Fusion& fusion, SchedulerRuntimeInfo& info) {
   }
   std::unordered_set<TensorView*> held;
   for (TensorView* tv : persistentBuffers(fusion)) {
-    s.persistent_bytes_per_element += int64_t(dataTypeSize(tv->dtype()));
-    held.insert(tv);
+    // A projected buffer persists as its input (the schedule recomputes the cast at each use).
+    TensorView* in = projectableCastInput(tv);
+    TensorView* kept = in != nullptr ? in : tv;
+    if (held.insert(kept).second) {
+      s.persistent_bytes_per_element += int64_t(dataTypeSize(kept->dtype()));
+    }
   }
   // Every cached input row stays in registers too (layer_norm's weight and bias).
   for (TensorView* tv : rowAccessedTensors(fusion, ref)) {
@@ -276,8 +304,14 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   // Registers: about kTargetValues row elements per thread (enough independent 16-byte loads in
   // flight, few enough registers for several blocks per SM), blocks of kMinThreads..kMaxThreads.
   const int64_t max_threads = std::min(d.max_threads_per_block, kMaxThreadsPerRow);
-  int64_t pb = std::max<int64_t>(1, kTargetValues / p.vectorize);
-  const int64_t pb_soft_max = std::max<int64_t>(1, kMaxValues / p.vectorize);
+  int64_t target_values = kTargetValues;
+  int64_t max_values = kMaxValues;
+  if (s.rows >= kLatencyBoundRowsPerSm * d.sm_count && s.bytes_per_element > 0) {
+    target_values = std::max(target_values, kTargetBufferBytes / s.bytes_per_element);
+    max_values = std::max(max_values, target_values);
+  }
+  int64_t pb = std::max<int64_t>(1, target_values / p.vectorize);
+  const int64_t pb_soft_max = std::max<int64_t>(1, max_values / p.vectorize);
   while (threads(pb) > kMaxThreads && pb < pb_soft_max) ++pb;  // long rows: more per thread
   while (threads(pb) > max_threads) ++pb;                      // very long rows: block limit
   while (pb > 1 && threads(pb) < kMinThreads && threads(pb - 1) <= kMaxThreads) --pb;  // short

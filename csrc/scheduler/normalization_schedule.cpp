@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // scheduleInnerPersistent: the transform sequence of the inner-persistent scheduler.
 //
+//   first, persistent buffers that are widening casts of inputs are projected to the inputs (one
+//   cast per use; broadcast(cast(w)) -> cast(broadcast(w))), so the narrow input caches persist;
 //   reference (first reduction), loop reordered to [DID..., iter..., red...]:
 //     merge iters -> I, merge reds -> R
 //     R -> split(vectorize) -> outer split(persistent_batch): [pb, TIDx, vec]
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
 #include "loom/scheduler/normalization.h"
@@ -25,6 +28,7 @@
 #include "loom/transform/cache.h"
 #include "loom/transform/inlining.h"
 #include "loom/transform/propagation.h"
+#include "loom/transform/replay.h"
 #include "loom/transform/rfactor.h"
 #include "loom/transform/schedule.h"
 
@@ -81,6 +85,60 @@ std::vector<size_t> reducedLogicalPositions(const TensorView* tv) {
   return pos;
 }
 
+// A new unscheduled tensor shaped like `like`'s logical domain (reductions dropped), with `like`'s
+// sharding (selfReplay), of type `dtype`.
+TensorView* freshLike(const TensorView* like, DataType dtype) {
+  std::vector<IterDomain*> ids;
+  for (IterDomain* id : TensorDomain::noReductions(like->logical())) {
+    ids.push_back(id->cloneWithoutDefinition());
+  }
+  auto* tv = IrBuilder::create<TensorView>(IrBuilder::create<TensorDomain>(ids), dtype);
+  transform::TransformReplay::selfReplay(like, tv);
+  return tv;
+}
+
+// Projects the persistent buffers to the inputs: a buffer that is a widening cast of a fusion input
+// gets one cast per use, so each cast inlines fully into its consumer and only the input's
+// register cache (bf16 stays bf16: half the registers) lives across the reductions. Returns the
+// inputs that replaced buffers.
+std::vector<TensorView*> projectBuffersToInputs(const std::vector<TensorView*>& buffers) {
+  std::vector<TensorView*> inputs;
+  for (TensorView* buf : buffers) {
+    TensorView* in = projectableCastInput(buf);
+    if (in == nullptr) continue;
+    inputs.push_back(in);
+    std::vector<Expr*> uses = buf->uses();
+    for (size_t i = 1; i < uses.size(); ++i) {
+      TensorView* copy = freshLike(buf, buf->dtype());
+      IrBuilder::create<UnaryOp>(UnaryOpType::Cast, copy, in);
+      uses[i]->replaceInput(buf, copy);
+    }
+  }
+  return inputs;
+}
+
+// `b = broadcast(cast(w))` of a fusion input w (layer_norm's weight and bias) becomes
+// `b = cast(broadcast(w))`: the cast is then elementwise on the row and inlines into its consumer,
+// so the row-invariant register copy held across rows is w's cache in w's (narrower) type instead
+// of the widened cast.
+void castAfterBroadcast(Fusion& fusion) {
+  for (Val* v : std::vector<Val*>(fusion.inputs())) {
+    auto* w = v->dynCast<TensorView>();
+    if (w == nullptr) continue;
+    for (Expr* use : std::vector<Expr*>(w->uses())) {
+      auto* c = use->output(0)->dynCast<TensorView>();
+      if (c == nullptr || projectableCastInput(c) != w || c->uses().size() != 1) continue;
+      auto* bcast = c->uses().front()->dynCast<BroadcastOp>();
+      if (bcast == nullptr) continue;
+      auto* b = bcast->output(0)->as<TensorView>();
+      TensorView* narrow = freshLike(b, w->dtype());
+      IrBuilder::create<BroadcastOp>(narrow, w, bcast->isBroadcastDim());
+      IrBuilder::create<UnaryOp>(UnaryOpType::Cast, b, narrow);  // replaces b's definition
+      fusion.removeVal(c);
+    }
+  }
+}
+
 }  // namespace
 
 void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
@@ -93,6 +151,12 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
 
   std::vector<TensorView*> buffers = persistentBuffers(fusion);
   std::unordered_set<TensorView*> buffer_set(buffers.begin(), buffers.end());
+  // Before anything is cached: the projected inputs' caches become the persistent buffers.
+  for (TensorView* buf : buffers) {
+    if (projectableCastInput(buf) != nullptr) buffer_set.erase(buf);
+  }
+  for (TensorView* in : projectBuffersToInputs(buffers)) buffer_set.insert(in);
+  castAfterBroadcast(fusion);
   TensorView* ref = utils::reductionTvs(fusion).front();
   const std::vector<size_t> reduced = reducedLogicalPositions(ref);
   const size_t row_rank = ref->logical().size();
@@ -218,7 +282,14 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   }
 
   const transform::InlineOptions inline_options{.positional_only = true};  // loops by position
-  transform::inlineMost(elementwise, inline_options);
+  // Persistent buffers stay at the row position: their readers sit in different loop nests (before
+  // and after a reduction), which positional inlining cannot see when every reader is pointwise
+  // (the projected input caches, read by one cast per use).
+  std::vector<TensorView*> inlined;
+  for (TensorView* tv : elementwise) {
+    (buffer_set.count(tv) ? stats : inlined).push_back(tv);
+  }
+  transform::inlineMost(inlined, inline_options);
   for (TensorView* tv : stats) {
     transform::inlineAt(tv, std::min(row_pos, transform::maxInlinePosition(tv, inline_options)),
                         /*best_effort=*/true, inline_options);

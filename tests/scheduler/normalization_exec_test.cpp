@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,13 @@ Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed,
 // text goes to *kernel when given.
 std::string runScheduled(const Fusion& original, const std::vector<eval::Argument>& args,
                          int64_t reduction_size, std::string* kernel = nullptr,
-                         bool translate = false) {
+                         bool translate = false, DeviceInfo device = {}) {
   std::unique_ptr<Fusion> f = original.clone();
   if (translate) {
     std::string why;
     if (!segmenter::translateApplicableWelford(*f, args, {}, &why)) return "not translated: " + why;
   }
-  SchedulerRuntimeInfo info(*f, args);
+  SchedulerRuntimeInfo info(*f, args, device);
   auto params = innerPersistentHeuristics(*f, info);
   scheduleInnerPersistent(*f, *params);
   exec::KernelExecutor ke;
@@ -196,6 +197,84 @@ TEST(InnerPersistentExec, VarMeanAndRmsNormBf16) {
   EXPECT_EQ(runScheduled(rms, {randomTensor({3, 1001}, 34, DataType::BFloat16),
                                randomTensor({1001}, 35, DataType::BFloat16)},
                          1001),
+            "");
+}
+
+// Register arrays of the kernel body: element type and length, e.g. {"__nv_bfloat16", 32}.
+std::vector<std::pair<std::string, int64_t>> registerArrays(const std::string& body) {
+  std::vector<std::pair<std::string, int64_t>> arrays;
+  static const std::regex decl(R"((float|__nv_bfloat16|__half) T[0-9]+\[([0-9]+)\])");
+  for (std::sregex_iterator it(body.begin(), body.end(), decl), end; it != end; ++it) {
+    arrays.emplace_back((*it)[1].str(), std::stoll((*it)[2].str()));
+  }
+  return arrays;
+}
+
+// The largest register array of `type` in the kernel body (0 when none).
+int64_t largestArray(const std::string& body, const std::string& type) {
+  int64_t n = 0;
+  for (const auto& [t, len] : registerArrays(body)) {
+    if (t == type) n = std::max(n, len);
+  }
+  return n;
+}
+
+std::unique_ptr<Fusion> bf16VarMean() {
+  auto f = std::make_unique<Fusion>();
+  Fusion& vm = *f;
+  FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({-1, -1, -1}).dtype(DataType::BFloat16).build();
+  vm.addInput(x);
+  auto r = ops::varMean(x, {2});
+  vm.addOutput(r.var);
+  vm.addOutput(r.mean);
+  return f;
+}
+
+// The persistent row of a bf16 var_mean or layer_norm is the bf16 input cache (a bf16 register
+// array of a thread's whole batch), not its fp32 cast: each use recomputes the cast, so no fp32
+// array longer than one element remains (layer_norm's weight and bias stay bf16 too).
+TEST(InnerPersistentExec, Bf16PersistentBufferIsBf16Array) {
+  std::string kernel;
+  auto vm = bf16VarMean();
+  EXPECT_EQ(runScheduled(*vm, {randomTensor({2, 3, 2048}, 51, DataType::BFloat16)}, 2048, &kernel,
+                         true),
+            "");
+  std::string body = kernelBody(kernel);
+  EXPECT_EQ(largestArray(body, "__nv_bfloat16"), 16) << body;  // 2048 / 128 threads
+  EXPECT_EQ(largestArray(body, "float"), 1) << body;
+  auto ln = layerNormFusion(DataType::BFloat16);
+  EXPECT_EQ(runScheduled(*ln, layerNormArgs(3, 4096, DataType::BFloat16), 4096, &kernel), "");
+  body = kernelBody(kernel);
+  EXPECT_EQ(largestArray(body, "__nv_bfloat16"), 32) << body;  // x, weight and bias
+  int64_t rows_of_32 = 0;
+  for (const auto& [type, len] : registerArrays(body)) rows_of_32 += len == 32 ? 1 : 0;
+  EXPECT_EQ(rows_of_32, 3) << body;
+  EXPECT_EQ(largestArray(body, "float"), 1) << body;
+}
+
+// fp32 rows have nothing to project: the input cache itself is the persistent fp32 array.
+TEST(InnerPersistentExec, Fp32PersistentBufferUnchanged) {
+  std::string kernel;
+  auto ln = layerNormFusion(DataType::Float32);
+  EXPECT_EQ(runScheduled(*ln, layerNormArgs(3, 4096, DataType::Float32), 4096, &kernel), "");
+  EXPECT_EQ(largestArray(kernelBody(kernel), "float"), 32) << kernel;
+}
+
+// Many latency-bound bf16 rows (a 2-SM device, so 8 rows are "many") take 64 values per thread;
+// they run and match the reference, with rows that do not divide the vector or the threads.
+TEST(InnerPersistentExec, LatencyBoundBf16RowsRun) {
+  DeviceInfo two_sms;
+  two_sms.sm_count = 2;
+  std::string kernel;
+  auto vm = bf16VarMean();
+  EXPECT_EQ(runScheduled(*vm, {randomTensor({2, 4, 8200}, 61, DataType::BFloat16)}, 8200, &kernel,
+                         true, two_sms),
+            "");
+  EXPECT_EQ(largestArray(kernelBody(kernel), "__nv_bfloat16"), 64) << kernel;
+  auto ln = layerNormFusion(DataType::BFloat16);
+  EXPECT_EQ(runScheduled(*ln, layerNormArgs(9, 1000, DataType::BFloat16), 1000, nullptr, false,
+                         two_sms),
             "");
 }
 

@@ -377,5 +377,91 @@ TEST(InnerPersistent, KeepsDidOutermost) {
   EXPECT_FALSE(eval::expectClose(b[0], a[0], eval::defaultTolerance(DataType::Float32, 64), "y"));
 }
 
+// Two-pass var_mean over the last dim of x[rows, width] (what the Welford translation produces):
+// cast, sum, mean, centered squares, sum.
+Build twoPassVarMeanOf(int64_t rows, int64_t width, DataType dtype) {
+  return [=](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({rows, width}).dtype(dtype).build();
+    f.addInput(x);
+    auto* xf = ops::cast(x, DataType::Float32);
+    auto* mean = ops::div(ops::sum(xf, {1}, /*keepdim=*/true), double(width));
+    auto* d = ops::sub(xf, mean);
+    f.addOutput(ops::div(ops::sum(ops::mul(d, d), {1}), double(width - 1)));
+    f.addOutput(mean);
+  };
+}
+
+// A persistent buffer that is a widening cast of a fusion input projects to that input; a
+// narrowing cast or a buffer computed from a reduction result does not.
+TEST(InnerPersistent, ProjectableCastInput) {
+  auto bf16 = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({4, 256}).dtype(DataType::BFloat16).build();
+    f.addInput(x);
+    f.addOutput(ops::softmax(ops::cast(x, DataType::Float32), -1));
+  });
+  std::vector<TensorView*> bufs = persistentBuffers(*bf16);
+  ASSERT_EQ(bufs.size(), 2u);  // cast(x) and exp(x - max)
+  EXPECT_EQ(projectableCastInput(bufs[0]), bf16->inputs()[0]) << bufs[0]->toString();
+  EXPECT_EQ(projectableCastInput(bufs[1]), nullptr) << bufs[1]->toString();
+  auto narrowing = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({4, 256}).build();
+    f.addInput(x);
+    f.addOutput(ops::softmax(ops::cast(x, DataType::BFloat16), -1));
+  });
+  for (TensorView* tv : persistentBuffers(*narrowing)) {
+    EXPECT_EQ(projectableCastInput(tv), nullptr) << tv->toString();
+  }
+}
+
+// The projected buffer counts at the input's width: a bf16 var_mean row holds 2 bytes per element.
+TEST(InnerPersistent, ProjectedBufferBytes) {
+  auto bf16 = make(twoPassVarMeanOf(16, 12288, DataType::BFloat16));
+  EXPECT_EQ(paramsOf(*bf16)->buffer_bytes_per_row, 12288 * 2);
+  auto f32 = make(twoPassVarMeanOf(16, 12288, DataType::Float32));
+  EXPECT_EQ(paramsOf(*f32)->buffer_bytes_per_row, 12288 * 4);
+}
+
+// Latency-bound bf16 rows with many rows: 64 values (128 bytes) per thread, so 192 threads per
+// 12288-element row and more rows per SM; fp32 rows and bf16 with few rows keep 32 values.
+TEST(InnerPersistent, LatencyBoundBf16RowsHoldMoreValues) {
+  struct Case {
+    int64_t rows;
+    DataType dtype;
+    int64_t vectorize, batch, threads;
+  };
+  const Case cases[] = {
+      {16 * 2048, DataType::BFloat16, 8, 8, 192},
+      {2048, DataType::BFloat16, 8, 8, 192},
+      {16 * 2048, DataType::Float32, 4, 8, 384},
+      {64, DataType::BFloat16, 8, 4, 384},  // 64 rows < 4 x 132 SMs
+  };
+  for (const Case& c : cases) {
+    auto f = make(twoPassVarMeanOf(c.rows, 12288, c.dtype));
+    auto p = paramsOf(*f);
+    SCOPED_TRACE(std::to_string(c.rows) + " " + p->toString());
+    EXPECT_EQ(p->vectorize, c.vectorize);
+    EXPECT_EQ(p->persistent_batch, c.batch);
+    EXPECT_EQ(p->threads_per_row, c.threads);
+    EXPECT_EQ(p->rows_per_block, 1);
+    EXPECT_FALSE(p->shared_memory);
+  }
+}
+
+// The projection keeps the numbers: bf16 var_mean and softmax scheduled with one cast per use
+// evaluate like the originals (non-divisible rows included).
+TEST(InnerPersistent, ProjectedBf16SchedulesAndEvaluates) {
+  for (int64_t width : {1024, 1001}) {
+    auto vm = make(twoPassVarMeanOf(5, width, DataType::BFloat16));
+    EXPECT_EQ(scheduleAndCompare(*vm, {randomTensor({5, width}, 41, DataType::BFloat16)}, width),
+              "");
+  }
+  auto sm = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({3, 777}).dtype(DataType::BFloat16).build();
+    f.addInput(x);
+    f.addOutput(ops::softmax(ops::cast(x, DataType::Float32), -1));
+  });
+  EXPECT_EQ(scheduleAndCompare(*sm, {randomTensor({3, 777}, 42, DataType::BFloat16)}, 777), "");
+}
+
 }  // namespace
 }  // namespace loom::scheduler

@@ -92,9 +92,12 @@ __device__ __forceinline__ unsigned short floatToHalfBits(float f) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
   return h;
 }
+// Widening conversions are volatile so the compiler recomputes them at each use instead of
+// merging them (CSE): a persistent 16-bit row then stays packed two per register across a block
+// reduction rather than widened to 32-bit floats (the normalization scheduler's projected buffers).
 __device__ __forceinline__ float halfBitsToFloat(unsigned short h) {
   float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  asm volatile("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
 }
 __device__ __forceinline__ unsigned short floatToBFloat16Bits(float f) {
@@ -103,7 +106,9 @@ __device__ __forceinline__ unsigned short floatToBFloat16Bits(float f) {
   return h;
 }
 __device__ __forceinline__ float bfloat16BitsToFloat(unsigned short b) {
-  return __uint_as_float(static_cast<unsigned>(b) << 16);
+  float f;
+  asm volatile("{ .reg .b32 t; cvt.u32.u16 t, %1; shl.b32 %0, t, 16; }" : "=f"(f) : "h"(b));
+  return f;
 }
 }  // namespace loom::detail
 

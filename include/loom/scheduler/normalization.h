@@ -9,7 +9,8 @@
 // The serial pieces are rFactored, so each thread first reduces its own batch x vector elements
 // and a block reduction over TIDx finishes the row. Inputs are cached (vectorized loads); the
 // caches and the intermediates needed after a reduction are the persistent buffers, in registers,
-// or in shared memory when registers do not suffice. Rows that fit neither are rejected by the
+// or in shared memory when registers do not suffice. A buffer that is a widening cast of an input
+// is projected to the input (its narrow cache persists; the cast is recomputed at each use). Rows that fit neither are rejected by the
 // run-time check, with the reason, so the segmenter falls back.
 #pragma once
 
@@ -52,6 +53,12 @@ std::unique_ptr<Scheduler> makeInnerPersistentScheduler();
 /// path to) a reduction and by something that needs a reduction's result. Fusion inputs appear
 /// as themselves (the scheduler caches them).
 std::vector<ir::TensorView*> persistentBuffers(const ir::Fusion& fusion);
+
+/// The fusion input a persistent buffer is a cheap projection of, or nullptr: `tv = cast(in)` of a
+/// fusion input to a type at least as wide, tv not an output. The scheduler then keeps `in`'s
+/// register cache persistent (bf16 stays bf16: half the registers) and recomputes the cast at each
+/// use; the heuristic counts `in`'s item size for it.
+ir::TensorView* projectableCastInput(const ir::TensorView* tv);
 
 /// The pieces callable without the registry (tests, the Welford translation check).
 bool innerPersistentCompileTimeCheck(const ir::Fusion& fusion, std::string* why);
