@@ -338,6 +338,23 @@ void stmts(std::ostringstream& os, const kir::Scope& scope, int indent) {
 
 }  // namespace
 
+// NVRTC parses every function body it is given, instantiated or not, so the grid-reduction part
+// of the runtime (the largest file, with atomics and fences) is left out of kernels that do not
+// use it. The other files are small and used by most kernels; see docs/cuda-backend.md.
+std::string runtimeLibraryFor(const kir::Kernel& kernel) {
+  const bool grid = !kernel.gridScratch.empty();
+  std::string out;
+  out.reserve(runtimeLibrarySource().size());
+  for (const RuntimeFile& f : runtimeLibraryFiles()) {
+    if (!grid && f.name == "grid.cuh") continue;
+    out += "// ---- runtime/";
+    out += f.name;
+    out += " ----\n";
+    out += f.text;
+  }
+  return out;
+}
+
 GeneratedKernel generateKernel(kir::Kernel& kernel) {
   LOOM_ASSERT(kernel.indexType == DataType::Int32 || kernel.indexType == DataType::Int64,
               "index type ", dataTypeName(kernel.indexType));
@@ -380,7 +397,9 @@ GeneratedKernel generateKernel(kir::Kernel& kernel) {
   g.name = std::string("loom_kernel_") + hex;
   kernel.name = g.name;
   g.kernelText = "extern \"C\" __global__ void " + g.name + text;
-  g.source = std::string(runtimeLibrarySource()) + "\n" + g.kernelText;
+  g.source = runtimeLibraryFor(kernel);
+  g.source += "\n";
+  g.source += g.kernelText;
   return g;
 }
 

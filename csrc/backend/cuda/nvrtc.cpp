@@ -169,14 +169,35 @@ std::pair<int, int> nvrtcVersion() {
 // NVRTC 13 keeps its own compilation cache (in the driver's compute cache, active only where a
 // driver is installed); a compile served from it runs no ptxas and so leaves no register report in
 // the log. Loom caches cubins itself, keyed the same way, so NVRTC's cache is turned off.
+// --minimal (NVRTC 12.4 and later) leaves out the texture/surface functions, device-side launch
+// and the CUDA runtime's types that kernels never use; it removes a fixed part of every compile
+// (docs/cuda-backend.md has the numbers). LOOM_NVRTC_OPTIONS (space-separated) goes last, for
+// trying options such as --Ofast-compile=min on a GPU machine without rebuilding; being part of
+// the option list, it is part of the cache key.
 std::vector<std::string> nvrtcOptions(const CompileOptions& options, const std::string& arch,
                                       int nvrtcMajor) {
   std::vector<std::string> out = {"--gpu-architecture=" + arch, "-std=c++17", "-default-device",
                                   "--ptxas-options=-v"};
-  if (nvrtcMajor >= 13) out.emplace_back("--no-cache");
+  if (nvrtcMajor >= 13) {
+    out.emplace_back("--no-cache");
+    out.emplace_back("--minimal");
+  }
   if (options.fastMath) out.emplace_back("--use_fast_math");
   if (options.lineInfo) out.emplace_back("-lineinfo");
+  std::string level = options.fastCompile;
+  if (auto env = getEnv("LOOM_NVRTC_FAST_COMPILE"); env) level = *env;
+  LOOM_CHECK(level.empty() || level == "0" || level == "min" || level == "mid" || level == "max",
+             "NVRTC fast-compile level must be empty, 0, min, mid or max (CompileOptions::"
+             "fastCompile or LOOM_NVRTC_FAST_COMPILE), got '", level, "'");
+  if (nvrtcMajor >= 13 && !level.empty() && level != "0") {
+    out.push_back("--Ofast-compile=" + level);
+  }
   out.insert(out.end(), options.extraOptions.begin(), options.extraOptions.end());
+  if (auto env = getEnv("LOOM_NVRTC_OPTIONS"); env && !env->empty()) {
+    for (const std::string& word : split(*env, ' ')) {
+      if (!word.empty()) out.push_back(word);
+    }
+  }
   return out;
 }
 

@@ -16,8 +16,12 @@ namespace loom::codegen {
 struct GeneratedKernel {
   std::string name;        ///< the __global__ function's name
   std::string kernelText;  ///< the kernel function alone (what LOOM_DUMP=cuda_kernel prints)
-  std::string source;      ///< runtime library + kernel: what gets compiled
+  std::string source;      ///< runtimeLibraryFor(kernel) + kernel: what gets compiled
 };
+
+/// The runtime library text `kernel` needs: every runtime file, less grid.cuh when the kernel
+/// has no grid reduction (fewer bytes for NVRTC to parse; the cached cubin's key changes with it).
+std::string runtimeLibraryFor(const kir::Kernel& kernel);
 
 /// Generates the kernel; sets kernel.name to the generated name.
 GeneratedKernel generateKernel(kir::Kernel& kernel);

@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "backend/cuda/test_kernels.h"
 #include "loom/backend/cuda/driver.h"
+#include "loom/support/error.h"
 
 namespace loom::cuda {
 namespace {
@@ -64,8 +68,10 @@ TEST(NvrtcOptions, DefaultsAndSwitches) {
   EXPECT_FALSE(has("-lineinfo"));
   // NVRTC 13's own cache would swallow the ptxas report; NVRTC 12 does not know the option.
   EXPECT_TRUE(has("--no-cache"));
+  EXPECT_TRUE(has("--minimal"));
   flags = nvrtcOptions(o, "sm_90", 12);
   EXPECT_FALSE(has("--no-cache"));
+  EXPECT_FALSE(has("--minimal"));
   o.fastMath = true;
   o.lineInfo = true;
   o.extraOptions = {"-DN=4"};
@@ -74,6 +80,55 @@ TEST(NvrtcOptions, DefaultsAndSwitches) {
   EXPECT_TRUE(has("--use_fast_math"));
   EXPECT_TRUE(has("-lineinfo"));
   EXPECT_EQ(flags.back(), "-DN=4");
+}
+
+// Fast compile is off by default; a level from CompileOptions or LOOM_NVRTC_FAST_COMPILE (which
+// wins) becomes --Ofast-compile=<level>, "0" turns it off, and a bad level is an error naming it.
+TEST(NvrtcOptions, FastCompileLevel) {
+  const char* old = std::getenv("LOOM_NVRTC_FAST_COMPILE");
+  std::string saved = old ? old : "";
+  unsetenv("LOOM_NVRTC_FAST_COMPILE");
+  auto count = [](const std::vector<std::string>& flags, const std::string& f) {
+    return std::count(flags.begin(), flags.end(), f);
+  };
+  CompileOptions o;
+  auto flags = nvrtcOptions(o, "sm_90", 13);
+  for (const auto& f : flags) EXPECT_EQ(f.find("Ofast-compile"), std::string::npos) << f;
+  o.fastCompile = "min";
+  EXPECT_EQ(count(nvrtcOptions(o, "sm_90", 13), "--Ofast-compile=min"), 1);
+  EXPECT_EQ(count(nvrtcOptions(o, "sm_90", 12), "--Ofast-compile=min"), 0);
+  setenv("LOOM_NVRTC_FAST_COMPILE", "0", 1);
+  for (const auto& f : nvrtcOptions(o, "sm_90", 13)) {
+    EXPECT_EQ(f.find("Ofast-compile"), std::string::npos) << f;
+  }
+  setenv("LOOM_NVRTC_FAST_COMPILE", "mid", 1);
+  EXPECT_EQ(count(nvrtcOptions(o, "sm_90", 13), "--Ofast-compile=mid"), 1);
+  setenv("LOOM_NVRTC_FAST_COMPILE", "fastest", 1);
+  std::string msg;
+  try {
+    (void)nvrtcOptions(o, "sm_90", 13);
+  } catch (const UserError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("got 'fastest'"), std::string::npos) << msg;
+  if (old) setenv("LOOM_NVRTC_FAST_COMPILE", saved.c_str(), 1);
+  else unsetenv("LOOM_NVRTC_FAST_COMPILE");
+}
+
+// LOOM_NVRTC_OPTIONS adds its space-separated words after every other option.
+TEST(NvrtcOptions, ExtraOptionsFromEnvironment) {
+  const char* old = std::getenv("LOOM_NVRTC_OPTIONS");
+  std::string saved = old ? old : "";
+  setenv("LOOM_NVRTC_OPTIONS", " -DA=1  --maxrregcount=64 ", 1);
+  CompileOptions o;
+  o.extraOptions = {"-DB=2"};
+  auto flags = nvrtcOptions(o, "sm_90", 13);
+  ASSERT_GE(flags.size(), 3u);
+  EXPECT_EQ(flags[flags.size() - 3], "-DB=2");
+  EXPECT_EQ(flags[flags.size() - 2], "-DA=1");
+  EXPECT_EQ(flags.back(), "--maxrregcount=64");
+  if (old) setenv("LOOM_NVRTC_OPTIONS", saved.c_str(), 1);
+  else unsetenv("LOOM_NVRTC_OPTIONS");
 }
 
 // A small kernel compiles to an sm_90 cubin (ELF) without a GPU; ptxas reports its registers and

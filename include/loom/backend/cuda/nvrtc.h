@@ -29,6 +29,12 @@ struct CompileOptions {
   int device = 0;
   bool fastMath = false;  ///< --use_fast_math
   bool lineInfo = false;  ///< -lineinfo, for profilers and compute-sanitizer
+  /// --Ofast-compile level (NVRTC 13): "" (off), "0", "min", "mid" or "max". Off by default:
+  /// "min" cuts NVRTC time by about a third on a layer_norm kernel, but its ptxas part changes the
+  /// code (a call to a software remainder helper appears), so it stays off until measured on a
+  /// GPU; "mid" and "max" move register arrays to the stack. The environment variable
+  /// LOOM_NVRTC_FAST_COMPILE, when set, overrides this (docs/cuda-backend.md).
+  std::string fastCompile;
   /// Appended verbatim (e.g. "-DN=4", "--maxrregcount=64").
   std::vector<std::string> extraOptions;
   /// Names the program in messages and the file the source is written to on failure.
