@@ -24,8 +24,19 @@ wait $torch_pid  # GPU timings of the two sides never overlap
 LOOM_DUMP=scheduler_params,ptxas,cuda_kernel timeout 240 build-gpu/bin/loom_bench \
   --json "$r/loom.json" > "$r/loom.log" 2>&1
 echo "bench rc=$?" >> "$r/status.txt"
+# The same kernels built with NVRTC's fast-compile level: compile time and kernel times side by side.
+LOOM_NVRTC_FAST_COMPILE=min timeout 240 build-gpu/bin/loom_bench --skip-host \
+  --json "$r/loom-fast-compile.json" > "$r/loom-fast-compile.log" 2>&1
+echo "bench (LOOM_NVRTC_FAST_COMPILE=min) rc=$?" >> "$r/status.txt"
 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 120 > "$r/gpu-tier.log" 2>&1
 echo "gpu tier rc=$?" >> "$r/status.txt"
+# Every full-size example through the automatic path on the GPU, checked by the reference evaluator.
+for f in examples/*.fus; do
+  (timeout 200 build-gpu/bin/loom run "$f" --backend cuda > "$r/run-$(basename "$f" .fus).log" 2>&1
+   echo "loom run $f rc=$?" >> "$r/examples.txt") &
+done
+wait
+sort "$r/examples.txt" >> "$r/status.txt"
 python3 benchmarks/compare.py --torch "$r/torch.json" --loom "$r/loom.json" --markdown \
   --out "$r/table.md" > /dev/null 2>&1
 python3 benchmarks/compare.py --torch "$r/torch.json" --loom "$r/loom.json" --out "$r/table.txt" \
@@ -34,3 +45,5 @@ tar czf "$out/all.tgz" -C "$r" . && rm -rf "$r"
 tar xzf "$out/all.tgz" -O ./status.txt
 tar xzf "$out/all.tgz" -O ./gpu-tier.log | grep -E "tests passed|Failed|FAILED"
 tar xzf "$out/all.tgz" -O ./table.txt
+python3 benchmarks/compare.py --loom <(tar xzf "$out/all.tgz" -O ./loom-fast-compile.json) 2>/dev/null |
+  sed -n '/^case/,$p' | sed 's/^/fast-compile: /' || true
