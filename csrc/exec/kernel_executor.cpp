@@ -371,8 +371,8 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   return plan;
 }
 
-std::vector<Tensor> KernelExecutor::launchPlan(LaunchPlan& plan,
-                                               std::span<const eval::Argument> inputs) {
+void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs,
+                                std::vector<Tensor>& outputs) {
   [[maybe_unused]] const CUstream stream = options_.stream;
   // Allocated parameters stay referenced in plan.live until the launch is queued; on cuda their
   // memory goes back to the stream-ordered pool after the kernel, whenever the last handle drops.
@@ -406,7 +406,7 @@ std::vector<Tensor> KernelExecutor::launchPlan(LaunchPlan& plan,
     }
     plan.blob[p.pointerWord] = int64_t(reinterpret_cast<uintptr_t>(data));
   }
-  std::vector<Tensor> outputs;
+  outputs.clear();
   outputs.reserve(plan.outputs.size());
   for (int64_t o : plan.outputs) {
     if (o >= 0) {
@@ -425,27 +425,28 @@ std::vector<Tensor> KernelExecutor::launchPlan(LaunchPlan& plan,
                               backend::Dim3(lp.block[0], lp.block[1], lp.block[2]),
                               lp.sharedBytes, plan.args.data());
     std::fill(allocated.begin(), allocated.end(), Tensor());
-    return outputs;
+    return;
   }
 #ifdef LOOM_HAVE_CUDA_BACKEND
   cuda::LaunchConfig config(cuda::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
                             cuda::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes);
   plan.module->function->launch(config, plan.args.data(), cuda::Stream::borrow(stream, 0));
   std::fill(allocated.begin(), allocated.end(), Tensor());
-  return outputs;
 #else
   LOOM_UNREACHABLE("cuda backend without LOOM_HAVE_CUDA_BACKEND");
 #endif
 }
 
-std::vector<Tensor> KernelExecutor::runResident(std::span<const eval::Argument> inputs) {
+void KernelExecutor::runResident(std::span<const eval::Argument> inputs,
+                                 std::vector<Tensor>& outputs) {
   computeSignature(inputs);
   for (size_t i = 0; i < plans_.size(); ++i) {
     if (plans_[i]->signature != signature_) continue;
     ++plan_hits_;
     // Most recently used first: a rotation of pointers, no allocation.
     std::rotate(plans_.begin(), plans_.begin() + int64_t(i), plans_.begin() + int64_t(i) + 1);
-    return launchPlan(*plans_.front(), inputs);
+    launchPlan(*plans_.front(), inputs, outputs);
+    return;
   }
   ++plan_misses_;
   const bool resident = checkArgumentDevices(*fusion_, inputs, backend_);
@@ -459,18 +460,31 @@ std::vector<Tensor> KernelExecutor::runResident(std::span<const eval::Argument> 
   }
   if (plans_.size() == kMaxPlans) plans_.pop_back();
   plans_.insert(plans_.begin(), std::move(plan));
-  return launchPlan(*plans_.front(), inputs);
+  launchPlan(*plans_.front(), inputs, outputs);
 }
 
 std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) {
+  std::vector<Tensor> outputs;
+  runInto(inputs, outputs);
+  return outputs;
+}
+
+void KernelExecutor::runInto(std::span<const eval::Argument> inputs,
+                             std::vector<Tensor>& outputs) {
   LOOM_CHECK(isCompiled(), "KernelExecutor::run called before compile");
-  if (backend_ != Backend::Cuda) return runResident(inputs);
+  if (backend_ != Backend::Cuda) {
+    runResident(inputs, outputs);
+    return;
+  }
   bool any_host = false;
   for (const eval::Argument& a : inputs) {
     const Tensor* t = std::get_if<Tensor>(&a);
     any_host = any_host || (t != nullptr && t->defined() && t->device().isCpu());
   }
-  if (!any_host) return runResident(inputs);
+  if (!any_host) {
+    runResident(inputs, outputs);
+    return;
+  }
 #ifdef LOOM_HAVE_CUDA_BACKEND
   // Host tensors on the cuda backend: copy in, run device-resident, copy out (synchronous).
   (void)checkArgumentDevices(*fusion_, inputs, backend_);
@@ -479,9 +493,8 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
     Tensor* t = std::get_if<Tensor>(&a);
     if (t != nullptr && t->defined()) *t = cuda::toDevice(*t, 0, options_.stream);
   }
-  std::vector<Tensor> outputs = runResident(device_inputs);
+  runResident(device_inputs, outputs);
   for (Tensor& t : outputs) t = cuda::toHost(t, options_.stream);
-  return outputs;
 #else
   LOOM_UNREACHABLE("cuda backend without LOOM_HAVE_CUDA_BACKEND");
 #endif

@@ -9,7 +9,6 @@
 #include "loom/ir/printer.h"
 #include "loom/scheduler/registry.h"
 #include "loom/segmenter/segmenter.h"
-#include "loom/support/hash.h"
 #include "loom/support/options.h"
 
 #ifdef LOOM_HAVE_CUDA_BACKEND
@@ -17,6 +16,24 @@
 #endif
 
 namespace loom::runtime {
+
+namespace {
+
+// FNV-1a over whole 64-bit fields rather than bytes (8x fewer dependent multiplies: the key is
+// hashed on every run), with a final avalanche so the low bits unordered_map uses are mixed.
+uint64_t hashFields(const std::vector<int64_t>& fields) {
+  uint64_t h = 14695981039346656037ull;
+  for (int64_t f : fields) {
+    h ^= uint64_t(f);
+    h *= 1099511628211ull;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace
 
 InputKey InputKey::of(std::span<const eval::Argument> args) {
   InputKey k;
@@ -43,7 +60,7 @@ void InputKey::assign(std::span<const eval::Argument> args) {
     while (align > 1 && addr % uintptr_t(align) != 0) align /= 2;
     k.fields.push_back(align);
   }
-  k.hash = Hasher().bytes(k.fields.data(), k.fields.size() * sizeof(int64_t)).digest();
+  k.hash = hashFields(k.fields);
 }
 
 namespace {
@@ -138,8 +155,9 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
       sargs = gathered;
     }
     for (const eval::Argument& a : sargs) bytes += tensorBytes(a);
+    std::vector<Tensor>& outs = segment_outs_;  // reused: no allocation per segment
     auto start = std::chrono::steady_clock::now();
-    std::vector<Tensor> outs = executors_[s]->run(sargs);
+    executors_[s]->runInto(sargs, outs);
     auto stop = std::chrono::steady_clock::now();
     LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -155,6 +173,8 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
       slots_[size_t(slot)] = nullptr;
     }
     if (!direct_[s]) segment_args_[s].clear();
+    outs.clear();
+    // Only the timing and launch change per run; the strings were filled at construction.
     KernelRecord& r = records_[s];
     r.launch = executors_[s]->lastLaunch();
     r.seconds = std::chrono::duration<double>(stop - start).count();

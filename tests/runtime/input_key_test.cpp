@@ -31,6 +31,16 @@ TEST(InputKey, EveryFieldMatters) {
   EXPECT_FALSE(keyOf({1.0}) == keyOf({int64_t{1}}));
 }
 
+// The hash follows every field: keys that differ only in one stride or one size hash apart
+// (the word-wise hash must not drop or cancel fields).
+TEST(InputKey, DifferentKeysHashApart) {
+  InputKey k = keyOf({Tensor::empty({4, 8}, DataType::Float32)});
+  EXPECT_NE(k.hash, keyOf({Tensor::emptyStrided({4, 8}, {1, 4}, DataType::Float32)}).hash);
+  EXPECT_NE(k.hash, keyOf({Tensor::empty({4, 9}, DataType::Float32)}).hash);
+  EXPECT_NE(k.hash, keyOf({Tensor::empty({8, 4}, DataType::Float32)}).hash);
+  EXPECT_NE(k.hash, keyOf({Tensor::empty({4, 8}, DataType::Float64)}).hash);
+}
+
 // A view offset by one element is only 4-byte aligned and keys differently from the aligned
 // tensor of the same shape (vectorization depends on it).
 TEST(InputKey, AlignmentMatters) {

@@ -199,5 +199,66 @@ TEST(LaunchPlan, CacheHitUsesThePlan) {
   EXPECT_EQ(rt->executor(0).planMisses(), 1);
 }
 
+// Repeated cached runs with the same inputs grow nothing: one key, one runtime, one plan; every
+// later run is a cache hit and a plan hit; the kernel record's strings are the ones filled at construction (not
+// rebuilt per run); and each run returns fresh outputs, so earlier results stay intact.
+TEST(LaunchPlan, RepeatedCachedRunsGrowNothing) {
+  runtime::RuntimeOptions opts;
+  opts.backend = Backend::Host;
+  runtime::FusionExecutorCache cache(scaledAddFusion(true), opts);
+  std::vector<eval::Argument> a{randomTensor({4, 96}, 31), randomTensor({4, 96}, 32), 1.5};
+  std::vector<Tensor> first = cache.run(a);
+  const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
+  ASSERT_NE(rt, nullptr);
+  ASSERT_EQ(rt->lastRun().size(), 1u);
+  const char* scheduler = rt->lastRun()[0].scheduler.data();
+  const char* params = rt->lastRun()[0].params.data();
+  const std::string params_text = rt->lastRun()[0].params;
+  constexpr int kRuns = 20;
+  std::vector<Tensor> last;
+  for (int i = 0; i < kRuns; ++i) {
+    last = cache.run(a);
+    ASSERT_EQ(last.size(), 1u);
+    EXPECT_NE(last[0].data(), first[0].data()) << "run " << i << " reused an earlier output";
+  }
+  EXPECT_EQ(cache.misses(), 1);
+  EXPECT_EQ(cache.hits(), kRuns);
+  EXPECT_EQ(cache.numKeys(), 1);
+  EXPECT_EQ(cache.numRuntimes(), 1);
+  EXPECT_EQ(cache.lastRuntime(), rt);
+  EXPECT_EQ(rt->executor(0).planHits(), kRuns);
+  EXPECT_EQ(rt->executor(0).planMisses(), 1);
+  EXPECT_EQ(rt->executor(0).numPlans(), 1);
+  EXPECT_EQ(rt->lastRun()[0].scheduler.data(), scheduler);
+  EXPECT_EQ(rt->lastRun()[0].params.data(), params);
+  EXPECT_EQ(rt->lastRun()[0].params, params_text);
+  EXPECT_GE(rt->lastRun()[0].seconds, 0.0);
+  // Both the first and the last output hold correct values (no output buffer was shared).
+  expectMatches(cache.fusion(), a, first, 1, "first run");
+  expectMatches(cache.fusion(), a, last, 1, "last run");
+}
+
+// runInto reuses the caller's vector (no new buffer once it has room) and gives what run() gives.
+TEST(LaunchPlan, RunIntoReusesTheOutputVector) {
+  auto f = scaledAddFusion(false);
+  auto reference = f->clone();
+  schedulePointwise(*f);
+  KernelExecutor ke;
+  ke.compile(*f, Backend::Host, {.poisonOutputs = true});
+  std::vector<eval::Argument> a{randomTensor({5, 70}, 41), randomTensor({5, 70}, 42)};
+  std::vector<Tensor> outs;
+  ke.runInto(a, outs);
+  ASSERT_EQ(outs.size(), 1u);
+  const Tensor* buffer = outs.data();
+  void* first_data = outs[0].data();
+  ke.runInto(a, outs);
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs.data(), buffer);
+  EXPECT_NE(outs[0].data(), first_data);  // a fresh output tensor each run
+  expectMatches(*reference, a, outs, 1, "runInto");
+  EXPECT_EQ(ke.planHits(), 1);
+  EXPECT_EQ(ke.planMisses(), 1);
+}
+
 }  // namespace
 }  // namespace loom::test

@@ -2,6 +2,7 @@
 // Lazy loading of libcuda.so.1, primary contexts, device properties and driver error text.
 #include <dlfcn.h>
 
+#include <atomic>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -72,10 +73,16 @@ const DriverState& processDriver() {
   return *state;
 }
 
+// Devices whose retained context is also published in a lock-free slot.
+constexpr int kPublishedDevices = 64;
+
 // Primary contexts retained so far, by device. They stay retained for the process's life.
+// enterDevice runs on every allocation, launch and free, so once a context is retained it is
+// read from `published` (one atomic load); the mutex is only taken to retain one.
 struct Contexts {
   std::mutex mutex;
   std::vector<CUcontext> byDevice;
+  std::atomic<CUcontext> published[kPublishedDevices] = {};
 };
 
 Contexts& contexts() {
@@ -114,9 +121,10 @@ const DriverApi& enterDevice(int device, std::string_view purpose) {
   int count = processDriver().deviceCount;
   LOOM_CHECK(device >= 0 && device < count, "CUDA device ", device, " does not exist (", purpose,
              "); this machine has ", count, " GPU(s)");
-  CUcontext ctx = nullptr;
-  {
-    Contexts& c = contexts();
+  Contexts& c = contexts();
+  CUcontext ctx =
+      device < kPublishedDevices ? c.published[device].load(std::memory_order_acquire) : nullptr;
+  if (ctx == nullptr) {
     std::lock_guard lock(c.mutex);
     if (c.byDevice.size() < size_t(count)) c.byDevice.resize(count, nullptr);
     if (c.byDevice[device] == nullptr) {
@@ -126,7 +134,10 @@ const DriverApi& enterDevice(int device, std::string_view purpose) {
                   concat("retaining the primary context of GPU ", device));
     }
     ctx = c.byDevice[device];
+    if (device < kPublishedDevices) c.published[device].store(ctx, std::memory_order_release);
   }
+  // Asked every time rather than remembered: other code on this thread (a framework, the CUDA
+  // runtime) may have made another context current since; the query is a thread-local read.
   CUcontext current = nullptr;
   checkResult(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
   if (current != ctx) checkResult(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");

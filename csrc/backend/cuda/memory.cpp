@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iostream>
+#include <type_traits>
 
 #include "backend/cuda/driver_api.h"
 
@@ -29,30 +30,55 @@ int64_t spannedElements(const Tensor& t) {
   return last + 1;
 }
 
+// Frees a CUDA tensor's memory. The deleter makes the device current itself: the last handle may
+// go on any thread. The default allocator lives for the process, so its deleter holds no
+// allocator at all: 16 trivially copyable bytes, which std::function keeps inline (no heap
+// allocation per tensor, no reference count).
+void freeCudaMemory(DeviceAllocator& allocator, int device, CUstream stream, void* p) noexcept {
+  if (p == nullptr) return;
+  try {
+    (void)detail::enterDevice(device, "freeing a CUDA tensor");
+    allocator.free(p, stream);
+  } catch (const std::exception& e) {
+    std::cerr << "loom: freeing a CUDA tensor failed: " << e.what() << "\n";
+  }
+}
+
+struct DefaultAllocatorDeleter {
+  CUstream stream;
+  int device;
+  void operator()(void* p) const noexcept {
+    freeCudaMemory(defaultAllocatorRef(), device, stream, p);
+  }
+};
+static_assert(sizeof(DefaultAllocatorDeleter) <= 16 &&
+                  std::is_trivially_copyable_v<DefaultAllocatorDeleter>,
+              "small enough for std::function's inline storage");
+
 }  // namespace
 
 Tensor emptyCuda(std::vector<int64_t> sizes, DataType dtype, int device, CUstream stream,
                  std::shared_ptr<DeviceAllocator> allocator) {
   (void)detail::enterDevice(device, "allocating a CUDA tensor");
-  if (!allocator) allocator = defaultAllocator();
   int64_t numel = 1;
   for (int64_t s : sizes) {
     LOOM_CHECK(s >= 0, "emptyCuda: negative size ", s, " in a tensor of rank ", sizes.size());
     numel *= s;
   }
   size_t nbytes = size_t(numel) * dataTypeSize(dtype);
-  void* data = allocator->allocate(nbytes, stream);
-  // The deleter makes the device current itself: the last handle may go on any thread.
-  auto deleter = [allocator, device, stream](void* p) {
-    if (p == nullptr) return;
-    try {
-      (void)detail::enterDevice(device, "freeing a CUDA tensor");
-      allocator->free(p, stream);
-    } catch (const std::exception& e) {
-      std::cerr << "loom: freeing a CUDA tensor failed: " << e.what() << "\n";
-    }
-  };
-  auto storage = std::make_shared<Storage>(data, nbytes, Device::cuda(device), deleter);
+  std::shared_ptr<Storage> storage;
+  if (!allocator || allocator.get() == &defaultAllocatorRef()) {
+    void* data = defaultAllocatorRef().allocate(nbytes, stream);
+    storage = std::make_shared<Storage>(data, nbytes, Device::cuda(device),
+                                        DefaultAllocatorDeleter{stream, device});
+  } else {
+    void* data = allocator->allocate(nbytes, stream);
+    storage = std::make_shared<Storage>(
+        data, nbytes, Device::cuda(device),
+        [allocator = std::move(allocator), device, stream](void* p) {
+          freeCudaMemory(*allocator, device, stream, p);
+        });
+  }
   auto strides = Tensor::contiguousStrides(sizes);
   return Tensor(std::move(storage), dtype, std::move(sizes), std::move(strides));
 }

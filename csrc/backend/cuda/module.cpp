@@ -62,7 +62,7 @@ Function Module::function(const std::string& name) const {
   LOOM_CHECK(r != CUDA_ERROR_NOT_FOUND, "kernel '", name,
              "' is not in the module (C++ names are mangled; declare it extern \"C\")");
   detail::checkResult(r, concat("cuModuleGetFunction('", name, "')"));
-  return Function(state_, f, name);
+  return Function(state_, f, name, DumpOptions::fromEnvironment().has(DumpOption::LaunchParams));
 }
 
 int Function::device() const { return module_->device; }
@@ -88,7 +88,7 @@ void Function::launch(const LaunchConfig& config, void** args, const Stream& str
              module_->device, " but the stream belongs to GPU ", stream.device());
   // A fixed purpose: launches are on the hot path, so no message is built unless one fails.
   const auto& api = detail::enterDevice(module_->device, "launching a CUDA kernel");
-  if (DumpOptions::fromEnvironment().has(DumpOption::LaunchParams)) {
+  if (dump_launch_) {
     std::cerr << "launch " << name_ << ": " << config << "\n";
   }
   auto fail = [&](CUresult r, std::string_view step) {

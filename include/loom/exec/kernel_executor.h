@@ -96,6 +96,9 @@ class KernelExecutor {
   /// domains, launches, and returns the outputs: CUDA tensors (not synchronized) for CUDA inputs,
   /// host tensors otherwise. An output that is also an input is returned as a copy of it.
   std::vector<Tensor> run(std::span<const eval::Argument> inputs);
+  /// run() writing the outputs into `outputs` (cleared first), so that a caller running the same
+  /// executor again and again reuses one vector instead of allocating one per run.
+  void runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs);
 
   /// Plans kept (least recently used goes first).
   static constexpr size_t kMaxPlans = 8;
@@ -124,9 +127,10 @@ class KernelExecutor {
   void computeSignature(std::span<const eval::Argument> inputs);
   /// The full path: validates, evaluates, builds the module and returns a new plan.
   std::unique_ptr<LaunchPlan> makePlan(std::span<const eval::Argument> inputs);
-  /// Allocates outputs, fills the plan's argument buffer and launches.
-  std::vector<Tensor> launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs);
-  std::vector<Tensor> runResident(std::span<const eval::Argument> inputs);
+  /// Allocates outputs (into `outputs`), fills the plan's argument buffer and launches.
+  void launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs,
+                  std::vector<Tensor>& outputs);
+  void runResident(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs);
   std::unique_ptr<ir::Fusion> fusion_;
   std::unique_ptr<kir::Kernel> kernel_;
   codegen::GeneratedKernel generated_;

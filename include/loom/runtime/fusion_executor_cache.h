@@ -7,7 +7,7 @@
 //
 // Cache key (InputKey): per argument its kind; per tensor its dtype, device (type and index),
 // rank, sizes, strides and data alignment (largest power of two up to 16 dividing the address);
-// scalar values are not part of it. The key is a flat vector of int64 with an FNV-1a hash;
+// scalar values are not part of it. The key is a flat vector of int64 with a word-wise FNV-1a hash;
 // equality compares the whole vector, so a hash collision never picks a wrong runtime.
 // On a miss the fusion is segmented for the new inputs (with heuristics); when an existing
 // runtime has the same segmentation with equal HeuristicParams for every segment, its compiled
@@ -117,6 +117,7 @@ class FusionKernelRuntime {
   std::vector<const eval::Argument*> slots_;
   std::vector<eval::Argument> owned_;  // slots past the original inputs
   std::vector<std::vector<eval::Argument>> segment_args_;  // reused, for non-direct segments
+  std::vector<Tensor> segment_outs_;  // reused: the outputs of the segment being run
   std::vector<KernelRecord> records_;
 };
 

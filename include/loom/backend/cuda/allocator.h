@@ -34,4 +34,8 @@ class StreamOrderedAllocator : public DeviceAllocator {
 /// The process's shared StreamOrderedAllocator.
 std::shared_ptr<DeviceAllocator> defaultAllocator();
 
+/// The same allocator by reference (it lives for the process), for hot paths that would
+/// otherwise copy the shared_ptr (two atomic operations) on every allocation.
+DeviceAllocator& defaultAllocatorRef();
+
 }  // namespace loom::cuda

@@ -49,12 +49,15 @@ class Function {
 
  private:
   friend class Module;
-  Function(std::shared_ptr<ModuleState> module, CUfunction handle, std::string name)
-      : module_(std::move(module)), handle_(handle), name_(std::move(name)) {}
+  Function(std::shared_ptr<ModuleState> module, CUfunction handle, std::string name,
+           bool dumpLaunch)
+      : module_(std::move(module)), handle_(handle), name_(std::move(name)),
+        dump_launch_(dumpLaunch) {}
 
   std::shared_ptr<ModuleState> module_;
   CUfunction handle_ = nullptr;
   std::string name_;
+  bool dump_launch_ = false;  ///< LOOM_DUMP=launch_params, read once (a map lookup per launch)
 };
 
 /// A cubin loaded on one device (cuModuleLoadData); unloaded when it and its Functions are gone.
