@@ -59,6 +59,18 @@ std::string constant(const kir::Const* c) {
 
 std::string expr(const kir::Value* v);
 
+// Fusion inputs are read through loom::loadInput/loadVectorInput and fusion outputs written through
+// loom::storeOutput/storeVectorOutput, whose cache hints LOOM_INPUT_LOAD_HINT and
+// LOOM_OUTPUT_STORE_HINT select when the kernel is compiled (runtime/types.cuh; plain accesses by
+// default). A parameter that is both (an input forwarded as an output) and global intermediates
+// stay plain: the read-only path must never see memory the kernel writes.
+bool isHintedInput(const kir::Buffer* b) {
+  return b->kind == kir::BufferKind::Param && b->isFusionInput && !b->isFusionOutput;
+}
+bool isHintedOutput(const kir::Buffer* b) {
+  return b->kind == kir::BufferKind::Param && b->isFusionOutput && !b->isFusionInput;
+}
+
 std::string unary(const kir::UnaryExpr* u) {
   using Op = ir::UnaryOpType;
   std::string x = expr(u->in);
@@ -147,7 +159,8 @@ std::string expr(const kir::Value* v) {
     }
     case kir::NodeKind::Load: {
       auto* l = v->as<kir::Load>();
-      return l->buffer->name + "[" + expr(l->index) + "]";
+      std::string access = l->buffer->name + "[" + expr(l->index) + "]";
+      return isHintedInput(l->buffer) ? "loom::loadInput(&" + access + ")" : access;
     }
     default: LOOM_UNREACHABLE("not a value");
   }
@@ -237,6 +250,12 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
     case kir::NodeKind::Store: {
       auto* st = s->as<kir::Store>();
       os << pad;
+      if (st->buffer && isHintedOutput(st->buffer)) {
+        os << "loom::storeOutput(&" << st->buffer->name << "[" << expr(st->index)
+           << "], static_cast<" << cTypeName(st->buffer->dtype) << ">(" << expr(st->value)
+           << "));\n";
+        return;
+      }
       if (st->buffer) {
         os << st->buffer->name << "[" << expr(st->index) << "]";
       } else {
@@ -313,13 +332,15 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
       std::string w = std::to_string(v->width);
       os << pad << "{\n" << pad << "  loom::Array<" << t << ", " << w << "> v;\n";
       if (v->src->kind == kir::BufferKind::Param) {
-        os << pad << "  loom::loadVector(v, &" << v->src->name << "[" << expr(v->srcIndex) << "]);\n";
+        os << pad << "  loom::loadVector" << (isHintedInput(v->src) ? "Input" : "") << "(v, &"
+           << v->src->name << "[" << expr(v->srcIndex) << "]);\n";
       } else {
         os << pad << "  #pragma unroll\n" << pad << "  for (int k = 0; k < " << w
            << "; ++k) v[k] = " << v->src->name << "[" << expr(v->srcIndex) << " + k];\n";
       }
       if (v->dst->kind == kir::BufferKind::Param) {
-        os << pad << "  loom::storeVector(&" << v->dst->name << "[" << expr(v->dstIndex) << "], v);\n";
+        os << pad << "  loom::storeVector" << (isHintedOutput(v->dst) ? "Output" : "") << "(&"
+           << v->dst->name << "[" << expr(v->dstIndex) << "], v);\n";
       } else {
         os << pad << "  #pragma unroll\n" << pad << "  for (int k = 0; k < " << w << "; ++k) "
            << v->dst->name << "[" << expr(v->dstIndex) << " + k] = v[k];\n";

@@ -40,5 +40,53 @@ TEST(RuntimeLibraryFor, KeepsGridFileForGridReductions) {
   EXPECT_EQ(library, std::string(runtimeLibrarySource()));
 }
 
+// Fusion inputs are read through the load-hint helpers and fusion outputs written through the
+// store-hint helpers; a global intermediate and a parameter that is both input and output keep
+// plain accesses (the read-only path must never see memory the kernel writes).
+TEST(KernelCodegen, CacheHintHelpersOnlyOnFusionInputsAndOutputs) {
+  kir::Kernel kernel;
+  kernel.indexType = DataType::Int32;  // index constants print without the LL suffix
+  auto param = [&](const char* name, bool input, bool output) {
+    kir::Buffer* b = kernel.createBuffer();
+    b->name = name;
+    b->rank = 1;
+    b->isFusionInput = input;
+    b->isFusionOutput = output;
+    kernel.params.push_back(b);
+    return b;
+  };
+  kir::Buffer* in = param("T0", true, false);
+  kir::Buffer* out = param("T1", false, true);
+  kir::Buffer* both = param("T2", true, true);
+  kir::Buffer* scratch = param("T3", false, false);
+  kir::Value* i = kernel.constInt(4);
+  auto load = [&](const kir::Buffer* b) { return kernel.create<kir::Load>(b, i); };
+  auto add = [&](kir::Value* a, kir::Value* b) {
+    return kernel.create<kir::BinaryExpr>(DataType::Float32, ir::BinaryOpType::Add, a, b);
+  };
+  kernel.body.push_back(kernel.create<kir::VectorCopy>(scratch, i, in, i, 4));
+  kernel.body.push_back(kernel.create<kir::VectorCopy>(out, i, scratch, i, 4));
+  kernel.body.push_back(kernel.create<kir::VectorCopy>(both, i, both, i, 4));
+  kernel.body.push_back(kernel.create<kir::Store>(
+      out, i, add(add(load(in), load(scratch)), load(both))));
+  kernel.body.push_back(kernel.create<kir::Store>(scratch, i, load(in)));
+  kernel.body.push_back(kernel.create<kir::Store>(both, i, load(out)));
+  const std::string text = generateKernel(kernel).kernelText;
+  auto has = [&](const std::string& s) { return text.find(s) != std::string::npos; };
+  EXPECT_TRUE(has("loom::loadVectorInput(v, &T0[4]);")) << text;
+  EXPECT_TRUE(has("loom::loadVector(v, &T3[4]);")) << text;
+  EXPECT_TRUE(has("loom::storeVector(&T3[4], v);")) << text;
+  EXPECT_TRUE(has("loom::storeVectorOutput(&T1[4], v);")) << text;
+  EXPECT_TRUE(has("loom::loadVector(v, &T2[4]);")) << text;
+  EXPECT_TRUE(has("loom::storeVector(&T2[4], v);")) << text;
+  EXPECT_TRUE(has("loom::storeOutput(&T1[4], static_cast<float>(((loom::loadInput(&T0[4]) + "
+                  "T3[4]) + T2[4])));"))
+      << text;
+  EXPECT_TRUE(has("  T3[4] = static_cast<float>(loom::loadInput(&T0[4]));")) << text;
+  EXPECT_TRUE(has("  T2[4] = static_cast<float>(T1[4]);")) << text;
+  EXPECT_FALSE(has("loadInput(&T1") || has("loadInput(&T2") || has("loadInput(&T3")) << text;
+  EXPECT_FALSE(has("storeOutput(&T2") || has("storeOutput(&T3")) << text;
+}
+
 }  // namespace
 }  // namespace loom::codegen

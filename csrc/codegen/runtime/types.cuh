@@ -78,6 +78,174 @@ __device__ __forceinline__ void storeVector(T* dst, const Array<T, N>& src) {
 
 }  // namespace loom
 
+// ---- cache hints on fusion inputs and outputs ------------------------------------------------
+// Codegen reads fusion-input parameters through loadInput/loadVectorInput and writes fusion-output
+// parameters through storeOutput/storeVectorOutput; every other global access (intermediates a
+// kernel writes and reads back) stays plain. The hints are chosen at compile time, so they can be
+// A/B tested on a GPU without a rebuild: LOOM_NVRTC_OPTIONS="-DLOOM_INPUT_LOAD_HINT=2".
+//   LOOM_INPUT_LOAD_HINT   0 plain C++ load (default)     1 ld.global.nc (read-only path, __ldg)
+//                          2 ld.global.cs (evict first)   3 ld.global.L1::no_allocate
+//                          4 ld.global.nc.L1::no_allocate 5 ld.global.L1::evict_first
+//                          6 ld.global.L1::evict_last
+//   LOOM_OUTPUT_STORE_HINT 0 plain C++ store (default)    1 st.global.cs (streaming)
+//                          2 st.global.L1::no_allocate
+// Hinted accesses exist for 2-, 4-, 8- and 16-byte scalars and vectors; 1-byte ones (bool) and the
+// host backend's emulation (LOOM_EMULATION) always use plain accesses. `.nc` is only correct
+// because fusion inputs are never written by the kernel that reads them (codegen gives the hint
+// to no parameter that is also an output).
+#ifndef LOOM_INPUT_LOAD_HINT
+#define LOOM_INPUT_LOAD_HINT 0
+#endif
+#ifndef LOOM_OUTPUT_STORE_HINT
+#define LOOM_OUTPUT_STORE_HINT 0
+#endif
+
+#if LOOM_INPUT_LOAD_HINT == 0 || defined(LOOM_EMULATION)
+#define LOOM_LOAD_HINTED 0
+#else
+#define LOOM_LOAD_HINTED 1
+#if LOOM_INPUT_LOAD_HINT == 1
+#define LOOM_LOAD_OP "ld.global.nc"
+#elif LOOM_INPUT_LOAD_HINT == 2
+#define LOOM_LOAD_OP "ld.global.cs"
+#elif LOOM_INPUT_LOAD_HINT == 3
+#define LOOM_LOAD_OP "ld.global.L1::no_allocate"
+#elif LOOM_INPUT_LOAD_HINT == 4
+#define LOOM_LOAD_OP "ld.global.nc.L1::no_allocate"
+#elif LOOM_INPUT_LOAD_HINT == 5
+#define LOOM_LOAD_OP "ld.global.L1::evict_first"
+#elif LOOM_INPUT_LOAD_HINT == 6
+#define LOOM_LOAD_OP "ld.global.L1::evict_last"
+#else
+#error "LOOM_INPUT_LOAD_HINT must be 0 to 6"
+#endif
+#endif
+
+#if LOOM_OUTPUT_STORE_HINT == 0 || defined(LOOM_EMULATION)
+#define LOOM_STORE_HINTED 0
+#else
+#define LOOM_STORE_HINTED 1
+#if LOOM_OUTPUT_STORE_HINT == 1
+#define LOOM_STORE_OP "st.global.cs"
+#elif LOOM_OUTPUT_STORE_HINT == 2
+#define LOOM_STORE_OP "st.global.L1::no_allocate"
+#else
+#error "LOOM_OUTPUT_STORE_HINT must be 0, 1 or 2"
+#endif
+#endif
+
+namespace loom {
+namespace detail {
+
+#if LOOM_LOAD_HINTED
+// Bytes at `src` through the hinted load into `dst` (a register object of that size). Not
+// volatile and without a memory clobber, like __ldg: inputs are not written during the kernel,
+// so the compiler may schedule these loads freely.
+template <int Bytes>
+__device__ __forceinline__ void hintedLoad(void* dst, const void* src) {
+  if constexpr (Bytes == 16) {
+    unsigned int* d = static_cast<unsigned int*>(dst);
+    asm(LOOM_LOAD_OP ".v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+        : "l"(src));
+  } else if constexpr (Bytes == 8) {
+    unsigned long long* d = static_cast<unsigned long long*>(dst);
+    asm(LOOM_LOAD_OP ".u64 %0, [%1];" : "=l"(d[0]) : "l"(src));
+  } else if constexpr (Bytes == 4) {
+    unsigned int* d = static_cast<unsigned int*>(dst);
+    asm(LOOM_LOAD_OP ".u32 %0, [%1];" : "=r"(d[0]) : "l"(src));
+  } else if constexpr (Bytes == 2) {
+    unsigned short* d = static_cast<unsigned short*>(dst);
+    asm(LOOM_LOAD_OP ".u16 %0, [%1];" : "=h"(d[0]) : "l"(src));
+  } else {
+    static_assert(Bytes == 2, "hinted accesses move 2, 4, 8 or 16 bytes");
+  }
+}
+#endif
+
+#if LOOM_STORE_HINTED
+// `src` (a register object of Bytes bytes) to `dst` through the hinted store. Volatile with a
+// memory clobber so it stays ordered with later plain reads of the same output.
+template <int Bytes>
+__device__ __forceinline__ void hintedStore(void* dst, const void* src) {
+  if constexpr (Bytes == 16) {
+    const unsigned int* s = static_cast<const unsigned int*>(src);
+    asm volatile(LOOM_STORE_OP ".v4.u32 [%0], {%1, %2, %3, %4};"
+                 :
+                 : "l"(dst), "r"(s[0]), "r"(s[1]), "r"(s[2]), "r"(s[3])
+                 : "memory");
+  } else if constexpr (Bytes == 8) {
+    const unsigned long long* s = static_cast<const unsigned long long*>(src);
+    asm volatile(LOOM_STORE_OP ".u64 [%0], %1;" : : "l"(dst), "l"(s[0]) : "memory");
+  } else if constexpr (Bytes == 4) {
+    const unsigned int* s = static_cast<const unsigned int*>(src);
+    asm volatile(LOOM_STORE_OP ".u32 [%0], %1;" : : "l"(dst), "r"(s[0]) : "memory");
+  } else if constexpr (Bytes == 2) {
+    const unsigned short* s = static_cast<const unsigned short*>(src);
+    asm volatile(LOOM_STORE_OP ".u16 [%0], %1;" : : "l"(dst), "h"(s[0]) : "memory");
+  } else {
+    static_assert(Bytes == 2, "hinted accesses move 2, 4, 8 or 16 bytes");
+  }
+}
+#endif
+
+}  // namespace detail
+
+/// `*src` for a fusion-input parameter, through LOOM_INPUT_LOAD_HINT's load.
+template <typename T>
+__device__ __forceinline__ T loadInput(const T* src) {
+#if LOOM_LOAD_HINTED
+  if constexpr (sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+    T v;
+    detail::hintedLoad<int(sizeof(T))>(&v, src);
+    return v;
+  }
+#endif
+  return *src;
+}
+
+/// loadVector for a fusion-input parameter, through LOOM_INPUT_LOAD_HINT's load.
+template <typename T, int N>
+__device__ __forceinline__ void loadVectorInput(Array<T, N>& dst, const T* src) {
+  static_assert(sizeof(T) * N <= 16 && ((sizeof(T) * N) & (sizeof(T) * N - 1)) == 0,
+                "vector accesses move 1, 2, 4, 8 or 16 bytes");
+#if LOOM_LOAD_HINTED
+  if constexpr (sizeof(T) * N >= 2) {
+    detail::hintedLoad<int(sizeof(T) * N)>(&dst, src);
+    return;
+  }
+#endif
+  loadVector(dst, src);
+}
+
+/// `*dst = v` for a fusion-output parameter, through LOOM_OUTPUT_STORE_HINT's store.
+template <typename T>
+__device__ __forceinline__ void storeOutput(T* dst, T v) {
+#if LOOM_STORE_HINTED
+  if constexpr (sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+    detail::hintedStore<int(sizeof(T))>(dst, &v);
+    return;
+  }
+#endif
+  *dst = v;
+}
+
+/// storeVector for a fusion-output parameter, through LOOM_OUTPUT_STORE_HINT's store.
+template <typename T, int N>
+__device__ __forceinline__ void storeVectorOutput(T* dst, const Array<T, N>& src) {
+  static_assert(sizeof(T) * N <= 16 && ((sizeof(T) * N) & (sizeof(T) * N - 1)) == 0,
+                "vector accesses move 1, 2, 4, 8 or 16 bytes");
+#if LOOM_STORE_HINTED
+  if constexpr (sizeof(T) * N >= 2) {
+    detail::hintedStore<int(sizeof(T) * N)>(dst, &src);
+    return;
+  }
+#endif
+  storeVector(dst, src);
+}
+
+}  // namespace loom
+
 // ---- half and bfloat16 -------------------------------------------------------------------------
 // The emulation header defines __half and __nv_bfloat16 (a 16-bit payload `__x`, implicit
 // conversion to float, construction from float rounding to nearest even) with __float2half,
