@@ -4,9 +4,24 @@
 # loom_bench, the gpu test tier, and the side-by-side table. Everything lands in $OUT/all.tgz
 # (one file, so the device tool brings it back whole); the table is printed last.
 #
-#   bash tools/gpu-bench-run.sh            # on the GPU machine, from the repository root
+#   bash tools/gpu-bench-run.sh [--examples] [--fast-compile] [--ab-hints] [--stages]
+#
+#   --examples      also run every full-size example with `loom run --backend cuda` (correctness)
+#   --fast-compile  also time every case with LOOM_NVRTC_FAST_COMPILE=min
+#   --ab-hints      also time the fp32 cases under each cache-hint define (LOOM_NVRTC_OPTIONS)
+#   --stages        also time the CPU compile stages there (loom_compile_stages)
 set -o pipefail
 out=${OUT:?set OUT to the output folder}
+examples=0 fast=0 hints=0 stages=0
+for a in "$@"; do
+  case $a in
+    --examples) examples=1 ;;
+    --fast-compile) fast=1 ;;
+    --ab-hints) hints=1 ;;
+    --stages) stages=1 ;;
+    *) echo "gpu-bench-run.sh: unknown option '$a'" >&2; exit 2 ;;
+  esac
+done
 r=$out/r
 mkdir -p "$r"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$r/smi.txt" 2>&1
@@ -24,19 +39,37 @@ wait $torch_pid  # GPU timings of the two sides never overlap
 LOOM_DUMP=scheduler_params,ptxas,cuda_kernel timeout 240 build-gpu/bin/loom_bench \
   --json "$r/loom.json" > "$r/loom.log" 2>&1
 echo "bench rc=$?" >> "$r/status.txt"
-# The same kernels built with NVRTC's fast-compile level: compile time and kernel times side by side.
-LOOM_NVRTC_FAST_COMPILE=min timeout 240 build-gpu/bin/loom_bench --skip-host \
-  --json "$r/loom-fast-compile.json" > "$r/loom-fast-compile.log" 2>&1
-echo "bench (LOOM_NVRTC_FAST_COMPILE=min) rc=$?" >> "$r/status.txt"
+if [[ $fast == 1 ]]; then  # NVRTC's fast-compile level: compile time and kernel times
+  LOOM_NVRTC_FAST_COMPILE=min timeout 240 build-gpu/bin/loom_bench --skip-host \
+    --json "$r/loom-fast-compile.json" > "$r/loom-fast-compile.log" 2>&1
+  echo "bench (LOOM_NVRTC_FAST_COMPILE=min) rc=$?" >> "$r/status.txt"
+fi
+if [[ $hints == 1 ]]; then  # cache hints on the fp32 cases (docs/runtime-library.md)
+  k=0
+  for h in "-DLOOM_INPUT_LOAD_HINT=1" "-DLOOM_INPUT_LOAD_HINT=2" "-DLOOM_INPUT_LOAD_HINT=5" \
+           "-DLOOM_OUTPUT_STORE_HINT=1" "-DLOOM_INPUT_LOAD_HINT=2 -DLOOM_OUTPUT_STORE_HINT=1" \
+           "-DLOOM_INPUT_LOAD_HINT=5 -DLOOM_OUTPUT_STORE_HINT=1"; do
+    k=$((k + 1))
+    echo "$k: $h" >> "$r/hints.txt"
+    LOOM_NVRTC_OPTIONS="$h" timeout 120 build-gpu/bin/loom_bench --skip-host --skip-compile \
+      --dtypes fp32 --cases layer_norm_16384x4096,rms_norm_16384x4096,gelu_tanh_bias_16384x4096,sum_dim0_16384x4096 \
+      --json "$r/loom-hint$k.json" > "$r/loom-hint$k.log" 2>&1
+    echo "bench hints $k ($h) rc=$?" >> "$r/status.txt"
+  done
+fi
+if [[ $stages == 1 ]]; then
+  timeout 60 build-gpu/bin/loom_compile_stages --case layer_norm --dtype fp32 > "$r/stages.txt" 2>&1
+fi
 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 120 > "$r/gpu-tier.log" 2>&1
 echo "gpu tier rc=$?" >> "$r/status.txt"
-# Every full-size example through the automatic path on the GPU, checked by the reference evaluator.
-for f in examples/*.fus; do
-  (timeout 200 build-gpu/bin/loom run "$f" --backend cuda > "$r/run-$(basename "$f" .fus).log" 2>&1
-   echo "loom run $f rc=$?" >> "$r/examples.txt") &
-done
-wait
-sort "$r/examples.txt" >> "$r/status.txt"
+if [[ $examples == 1 ]]; then  # every full-size example, checked by the reference evaluator
+  for f in examples/*.fus; do
+    (timeout 200 build-gpu/bin/loom run "$f" --backend cuda > "$r/run-$(basename "$f" .fus).log" 2>&1
+     echo "loom run $f rc=$?" >> "$r/examples.txt") &
+  done
+  wait
+  sort "$r/examples.txt" >> "$r/status.txt"
+fi
 python3 benchmarks/compare.py --torch "$r/torch.json" --loom "$r/loom.json" --markdown \
   --out "$r/table.md" > /dev/null 2>&1
 python3 benchmarks/compare.py --torch "$r/torch.json" --loom "$r/loom.json" --out "$r/table.txt" \
@@ -45,5 +78,10 @@ tar czf "$out/all.tgz" -C "$r" . && rm -rf "$r"
 tar xzf "$out/all.tgz" -O ./status.txt
 tar xzf "$out/all.tgz" -O ./gpu-tier.log | grep -E "tests passed|Failed|FAILED"
 tar xzf "$out/all.tgz" -O ./table.txt
-python3 benchmarks/compare.py --loom <(tar xzf "$out/all.tgz" -O ./loom-fast-compile.json) 2>/dev/null |
-  sed -n '/^case/,$p' | sed 's/^/fast-compile: /' || true
+for j in $(tar tzf "$out/all.tgz" | grep -E 'loom-(fast-compile|hint[0-9]+)\.json$'); do
+  tag=$(basename "$j" .json)
+  python3 benchmarks/compare.py --loom <(tar xzf "$out/all.tgz" -O "$j") 2>/dev/null |
+    sed -n '/^case/,$p' | grep -v "^case\|^---" | sed "s/^/$tag: /" || true
+done
+tar xzf "$out/all.tgz" -O ./hints.txt 2>/dev/null || true
+tar xzf "$out/all.tgz" -O ./stages.txt 2>/dev/null || true
