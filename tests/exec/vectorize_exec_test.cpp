@@ -90,19 +90,28 @@ std::string runAndCompare(ir::Fusion& fusion, const ir::Fusion& reference,
   return "";
 }
 
+// The f32 add-mul fusion vectorized by 4 over 32 threads, with its unscheduled reference.
+struct Float4AddMul {
+  ir::Fusion fusion;
+  std::unique_ptr<ir::Fusion> reference;
+  Float4AddMul() {
+    ir::FusionGuard guard(&fusion);
+    buildAddMul(fusion, DataType::Float32);
+    reference = fusion.clone();
+    scheduleVectorized(fusion, 4, 32);
+  }
+};
+
 // A float x4 vectorized pointwise kernel (sizes divide) loads and stores whole vectors and
 // matches the reference.
 TEST(VectorizeExec, Float4Pointwise) {
   LOOM_SKIP_WITHOUT_GPU();
-  ir::Fusion fusion;
-  ir::FusionGuard guard(&fusion);
-  buildAddMul(fusion, DataType::Float32);
-  auto reference = fusion.clone();
-  scheduleVectorized(fusion, 4, 32);
+  Float4AddMul f;
+  ir::FusionGuard guard(&f.fusion);
   exec::KernelExecutor ke;
   std::vector<eval::Argument> in{randomOf({6, 40}, DataType::Float32, 1),
                                  randomOf({6, 40}, DataType::Float32, 2)};
-  EXPECT_EQ(runAndCompare(fusion, *reference, in, ke), "");
+  EXPECT_EQ(runAndCompare(f.fusion, *f.reference, in, ke), "");
   const std::string& text = ke.generated().kernelText;
   EXPECT_NE(text.find("loom::loadVector"), std::string::npos) << text;
   EXPECT_NE(text.find("loom::storeVector"), std::string::npos) << text;
@@ -128,12 +137,10 @@ TEST(VectorizeExec, BFloat16x8Pointwise) {
 // launch with an error naming the tensor.
 TEST(VectorizeExec, MisalignedInputIsAnError) {
   LOOM_SKIP_WITHOUT_GPU();
-  ir::Fusion fusion;
-  ir::FusionGuard guard(&fusion);
-  buildAddMul(fusion, DataType::Float32);
-  scheduleVectorized(fusion, 4, 32);
+  Float4AddMul f;
+  ir::FusionGuard guard(&f.fusion);
   exec::KernelExecutor ke;
-  ke.compile(fusion, testBackend());
+  ke.compile(f.fusion, testBackend());
 #ifndef LOOM_EXEC_TEST_CUDA  // cuda copies host inputs to fresh (aligned) device buffers
   Tensor base = randomOf({4 * 8 + 1}, DataType::Float32, 5);
   Tensor shifted(base.storage(), DataType::Float32, {4, 8}, {8, 1}, 1);  // 4 bytes off
@@ -164,15 +171,12 @@ TEST(VectorizeExec, MisalignedInputIsAnError) {
 // of 4) but 420 dense elements, so it runs, and right; a transposed input (not dense) is refused.
 TEST(VectorizeExec, MergedDimsVectorizeAcrossRows) {
   LOOM_SKIP_WITHOUT_GPU();
-  ir::Fusion fusion;
-  ir::FusionGuard guard(&fusion);
-  buildAddMul(fusion, DataType::Float32);
-  auto reference = fusion.clone();
-  scheduleVectorized(fusion, 4, 32);
+  Float4AddMul f;
+  ir::FusionGuard guard(&f.fusion);
   exec::KernelExecutor ke;
   std::vector<eval::Argument> in{randomOf({6, 70}, DataType::Float32, 11),
                                  randomOf({6, 70}, DataType::Float32, 12)};
-  EXPECT_EQ(runAndCompare(fusion, *reference, in, ke), "");
+  EXPECT_EQ(runAndCompare(f.fusion, *f.reference, in, ke), "");
   std::vector<int64_t> perm{1, 0};
   std::vector<eval::Argument> transposed{randomOf({8, 6}, DataType::Float32, 13).permute(perm),
                                          randomOf({6, 8}, DataType::Float32, 14)};
