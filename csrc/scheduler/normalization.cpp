@@ -12,6 +12,7 @@
 #include "loom/ir/transforms.h"
 #include "loom/scheduler/utils.h"
 #include "loom/support/hash.h"
+#include "loom/transform/id_graph.h"
 
 namespace loom::scheduler {
 
@@ -233,17 +234,20 @@ std::vector<IterDomain*> rowIds(const TensorView* ref) {
 
 // Tensors accessed along the row with vector accesses: the inputs holding the innermost row ID
 // (their register caches) and the whole-row outputs.
-std::vector<TensorView*> rowAccessedTensors(const Fusion& fusion, const TensorView* ref) {
+std::vector<TensorView*> rowAccessedTensors(const Fusion& fusion, const transform::IdGraph& exact,
+                                           const TensorView* ref) {
   std::vector<TensorView*> out;
-  for (TensorView* tv : utils::innerAlignedTensors(fusion, ref, rowIds(ref))) {
+  for (TensorView* tv : utils::innerAlignedTensors(fusion, exact, ref, rowIds(ref))) {
     if (tv->isFusionInput() ? !tv->uses().empty() : tv->isFusionOutput()) out.push_back(tv);
   }
   return out;
 }
 
-RowSizes rowSizes(const Fusion& fusion, SchedulerRuntimeInfo& info) {
+// `ref`: the first reduction; `row_accessed`: rowAccessedTensors(fusion, ...), both computed
+// once by the caller (each walks the whole fusion).
+RowSizes rowSizes(const Fusion& fusion, const TensorView* ref,
+                  const std::vector<TensorView*>& row_accessed, SchedulerRuntimeInfo& info) {
   RowSizes s;
-  TensorView* ref = utils::reductionTvs(fusion).front();
   for (IterDomain* id : ref->logical()) {
     if (id->isReduction()) s.row *= info.extent(id, ref);
   }
@@ -261,7 +265,7 @@ RowSizes rowSizes(const Fusion& fusion, SchedulerRuntimeInfo& info) {
     }
   }
   // Every cached input row stays in registers too (layer_norm's weight and bias).
-  for (TensorView* tv : rowAccessedTensors(fusion, ref)) {
+  for (TensorView* tv : row_accessed) {
     if (tv->isFusionInput()) held.insert(tv);
   }
   for (TensorView* tv : held) s.bytes_per_element += int64_t(dataTypeSize(tv->dtype()));
@@ -284,7 +288,11 @@ bool fitsRegisters(const DeviceInfo& d, int64_t bytes_per_element, int64_t elems
 bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParams& p,
           std::string* why) {
   const DeviceInfo& d = info.device();
-  RowSizes s = rowSizes(fusion, info);
+  // One exact graph for every ID question below: the fusion does not change while planning.
+  const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
+  TensorView* ref = utils::reductionTvs(fusion).front();
+  const std::vector<TensorView*> row_accessed = rowAccessedTensors(fusion, exact, ref);
+  RowSizes s = rowSizes(fusion, ref, row_accessed, info);
   p.row_size = s.row;
   p.rows = s.rows;
   p.buffer_bytes_per_row = s.row * s.persistent_bytes_per_element;
@@ -292,9 +300,8 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
     return reject(why, "zero-size rows (" + std::to_string(s.rows) + " rows of " +
                            std::to_string(s.row) + " elements)");
   }
-  TensorView* ref = utils::reductionTvs(fusion).front();
-  p.vectorize = std::max<int64_t>(
-      1, utils::maxVectorWidth(fusion, info, ref, rowIds(ref), rowAccessedTensors(fusion, ref)));
+  p.vectorize =
+      std::max<int64_t>(1, utils::maxVectorWidth(exact, info, ref, rowIds(ref), row_accessed));
   const int64_t units = utils::ceilDiv(s.row, p.vectorize);
   auto threads = [&](int64_t pb) { return utils::ceilDiv(units, pb); };
   auto fits = [&](int64_t pb) {

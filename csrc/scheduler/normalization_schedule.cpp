@@ -289,10 +289,12 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   for (TensorView* tv : elementwise) {
     (buffer_set.count(tv) ? stats : inlined).push_back(tv);
   }
-  transform::inlineMost(inlined, inline_options);
+  // Inlining only sets compute-at positions, so one graph of the final loops serves it all.
+  const transform::IdGraph permissive(fusion, transform::IdMappingMode::Permissive);
+  transform::inlineMost(inlined, permissive, inline_options);
   for (TensorView* tv : stats) {
-    transform::inlineAt(tv, std::min(row_pos, transform::maxInlinePosition(tv, inline_options)),
-                        /*best_effort=*/true, inline_options);
+    int64_t pos = std::min(row_pos, transform::maxInlinePosition(tv, permissive, inline_options));
+    transform::inlineAt(tv, pos, permissive, /*best_effort=*/true, inline_options);
   }
 }
 

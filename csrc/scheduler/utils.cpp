@@ -133,10 +133,20 @@ std::vector<ir::TensorView*> inputsAndOutputs(const ir::Fusion& fusion) {
 std::vector<ir::TensorView*> innerAlignedTensors(const ir::Fusion& fusion,
                                                  const ir::TensorView* ref,
                                                  const std::vector<ir::IterDomain*>& inner_ids) {
+  if (noBroadcasts(inner_ids).empty()) return {};
+  return innerAlignedTensors(fusion, transform::IdGraph(fusion, transform::IdMappingMode::Exact),
+                             ref, inner_ids);
+}
+
+std::vector<ir::TensorView*> innerAlignedTensors(const ir::Fusion& fusion,
+                                                 const transform::IdGraph& graph,
+                                                 const ir::TensorView* ref,
+                                                 const std::vector<ir::IterDomain*>& inner_ids) {
   (void)ref;
+  LOOM_ASSERT(graph.mode() == transform::IdMappingMode::Exact,
+              "innerAlignedTensors needs an exact IdGraph");
   std::vector<ir::IterDomain*> inner = noBroadcasts(inner_ids);
   if (inner.empty()) return {};
-  transform::IdGraph graph(fusion, transform::IdMappingMode::Exact);
   std::vector<ir::TensorView*> result;
   for (ir::TensorView* tv : inputsAndOutputs(fusion)) {
     for (ir::IterDomain* id : tv->maybeAllocation()) {
@@ -152,9 +162,18 @@ std::vector<ir::TensorView*> innerAlignedTensors(const ir::Fusion& fusion,
 int64_t maxVectorWidth(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,
                        const ir::TensorView* ref, const std::vector<ir::IterDomain*>& inner_ids,
                        const std::vector<ir::TensorView*>& tvs) {
+  if (tvs.empty() || noBroadcasts(inner_ids).empty()) return 1;
+  return maxVectorWidth(transform::IdGraph(fusion, transform::IdMappingMode::Exact), info, ref,
+                        inner_ids, tvs);
+}
+
+int64_t maxVectorWidth(const transform::IdGraph& graph, SchedulerRuntimeInfo& info,
+                       const ir::TensorView* ref, const std::vector<ir::IterDomain*>& inner_ids,
+                       const std::vector<ir::TensorView*>& tvs) {
+  LOOM_ASSERT(graph.mode() == transform::IdMappingMode::Exact,
+              "maxVectorWidth needs an exact IdGraph");
   std::vector<ir::IterDomain*> inner = noBroadcasts(inner_ids);
   if (tvs.empty() || inner.empty()) return 1;
-  transform::IdGraph graph(fusion, transform::IdMappingMode::Exact);
   int64_t width = 16;
   for (ir::TensorView* tv : tvs) {
     if (utils::product(info, tv, nonBroadcast(tv->logical())) == 0) return 1;

@@ -74,9 +74,15 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
     say(tv->toString(), " has no consumers");
     return 0;
   }
-  // Reductions fed by tv, and for each the consumers of tv that come after it.
+  // Reductions fed by tv, and for each the consumers of tv that come after it and its reduction
+  // IDs (collected once, not per axis).
+  struct Crossing {
+    const TensorView* r;
+    std::vector<const TensorView*> late;
+    std::vector<IterDomain*> reduction_ids;
+  };
   auto downstream = detail::downstreamOf(tv);
-  std::vector<std::pair<const TensorView*, std::vector<const TensorView*>>> crossings;
+  std::vector<Crossing> crossings;
   for (const TensorView* r : downstream) {
     if (!isReductionTv(r)) continue;
     auto after = detail::downstreamOf(r);
@@ -84,7 +90,12 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
     for (TensorView* c : consumers) {
       if (after.count(c)) late.push_back(c);
     }
-    if (!late.empty()) crossings.emplace_back(r, std::move(late));
+    if (late.empty()) continue;
+    std::vector<IterDomain*> reduction_ids;
+    for (IterDomain* rid : detail::allIds(r)) {
+      if (rid->isReduction()) reduction_ids.push_back(rid);
+    }
+    crossings.push_back({r, std::move(late), std::move(reduction_ids)});
   }
   for (int64_t k = 0; k < tv->nDims(); ++k) {
     IterDomain* id = tv->axis(k);
@@ -113,11 +124,9 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
         }
       }
     }
-    for (auto& [r, late] : crossings) {
-      auto r_ids = detail::allIds(r);
-      bool reduced = std::any_of(r_ids.begin(), r_ids.end(), [&](IterDomain* rid) {
-        return rid->isReduction() && graph.areMapped(id, rid);
-      });
+    for (const auto& [r, late, r_ids] : crossings) {
+      bool reduced = std::any_of(r_ids.begin(), r_ids.end(),
+                                 [&](IterDomain* rid) { return graph.areMapped(id, rid); });
       if (reduced) {
         say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is reduced by ",
             r->toString(), " and consumer ", late.front()->toString(),
@@ -151,8 +160,8 @@ void inlineWith(TensorView* tv, int64_t pos, bool best_effort, InlineOptions opt
   if (pos < 0) pos += n + 1;
   LOOM_CHECK(pos >= 0 && pos <= n, "inlineAt of ", tv->toString(), ": position ", pos,
              " is out of range for ", n, " loop IDs");
-  std::string why;
-  int64_t max = maxPos(tv, graph, options, &why);
+  std::string why;  // only an error reports it: best effort skips building the message
+  int64_t max = maxPos(tv, graph, options, best_effort ? nullptr : &why);
   if (best_effort) {
     pos = std::min(pos, max);
   } else {
@@ -162,25 +171,45 @@ void inlineWith(TensorView* tv, int64_t pos, bool best_effort, InlineOptions opt
   setPosition(tv, pos, graph);
 }
 
+void checkPermissive(const IdGraph& graph) {
+  LOOM_ASSERT(graph.mode() == IdMappingMode::Permissive,
+              "inlining needs a permissive IdGraph (broadcasts map to what they resolve to)");
+}
+
 }  // namespace
 
+int64_t maxInlinePosition(const TensorView* tv, const IdGraph& permissive,
+                          InlineOptions options) {
+  checkPermissive(permissive);
+  return maxPos(tv, permissive, options, nullptr);
+}
+
 int64_t maxInlinePosition(const TensorView* tv, InlineOptions options) {
-  IdGraph graph(*tv->fusion(), IdMappingMode::Permissive);
-  return maxPos(tv, graph, options, nullptr);
+  return maxInlinePosition(tv, IdGraph(*tv->fusion(), IdMappingMode::Permissive), options);
+}
+
+void inlineAt(TensorView* tv, int64_t pos, const IdGraph& permissive, bool best_effort,
+              InlineOptions options) {
+  checkPermissive(permissive);
+  inlineWith(tv, pos, best_effort, options, permissive);
 }
 
 void inlineAt(TensorView* tv, int64_t pos, bool best_effort, InlineOptions options) {
-  IdGraph graph(*tv->fusion(), IdMappingMode::Permissive);
-  inlineWith(tv, pos, best_effort, options, graph);
+  inlineAt(tv, pos, IdGraph(*tv->fusion(), IdMappingMode::Permissive), best_effort, options);
+}
+
+void inlineMost(const std::vector<TensorView*>& tvs, const IdGraph& permissive,
+                InlineOptions options) {
+  checkPermissive(permissive);
+  for (TensorView* tv : tvs) {
+    if (tv->isFusionInput()) continue;
+    inlineWith(tv, -1, true, options, permissive);
+  }
 }
 
 void inlineMost(const std::vector<TensorView*>& tvs, InlineOptions options) {
   if (tvs.empty()) return;
-  IdGraph graph(*tvs.front()->fusion(), IdMappingMode::Permissive);
-  for (TensorView* tv : tvs) {
-    if (tv->isFusionInput()) continue;
-    inlineWith(tv, -1, true, options, graph);
-  }
+  inlineMost(tvs, IdGraph(*tvs.front()->fusion(), IdMappingMode::Permissive), options);
 }
 
 void inlineMost(Fusion& fusion, InlineOptions options) { inlineMost(fusion.allTvs(), options); }

@@ -297,5 +297,22 @@ TEST(ReductionTest, MiddleDimIsOuter) {
   EXPECT_FALSE(reductionOf(s).inner);
 }
 
+// The utils overloads taking a caller-built exact graph answer as the graph-building ones: the
+// input holds the reduced inner ID (the output does not), and the widths agree.
+TEST(ReductionTest, UtilsSharedExactGraph) {
+  auto f = makeFusion(plainSum({1}, DataType::Float32));
+  SchedulerRuntimeInfo info = sizesOnly(*f, 16384, 4096);
+  TensorView* red = utils::reductionTvs(*f).front();
+  std::vector<ir::IterDomain*> inner{red->logical()[1]};
+  const transform::IdGraph exact(*f, transform::IdMappingMode::Exact);
+  auto aligned = utils::innerAlignedTensors(*f, exact, red, inner);
+  EXPECT_EQ(aligned, utils::innerAlignedTensors(*f, red, inner));
+  ASSERT_EQ(aligned.size(), 1u);
+  EXPECT_EQ(aligned.front(), f->inputs().front());
+  EXPECT_EQ(utils::maxVectorWidth(exact, info, red, inner, aligned),
+            utils::maxVectorWidth(*f, info, red, inner, aligned));
+  EXPECT_EQ(utils::maxVectorWidth(exact, info, red, inner, {}), 1);
+}
+
 }  // namespace
 }  // namespace loom::scheduler::testing

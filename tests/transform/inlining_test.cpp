@@ -245,5 +245,35 @@ TEST(Inlining, ComputeAtReplaysAndInlines) {
   EXPECT_TRUE(has(userError([&] { computeAt(c, a, 1); }), "is not upstream"));
 }
 
+// One caller-built permissive graph serves several inlining calls and gives the positions the
+// graph-building overloads give; the same graph still reports illegal positions.
+TEST(Inlining, SharedGraphOverloadsMatch) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* in = ops::TensorBuilder().shape({4, 8}).build();
+  fusion.addInput(in);
+  auto* x = ops::set(in);
+  auto* m = ops::max(x, {1});
+  auto* bm = ops::broadcast(m, {false, true});
+  auto* d = ops::sub(x, bm);
+  auto* e = ops::exp(d);
+  fusion.addOutput(e);
+  const IdGraph permissive(fusion, IdMappingMode::Permissive);
+  for (TensorView* tv : {x, m, bm, d}) {
+    EXPECT_EQ(maxInlinePosition(tv, permissive), maxInlinePosition(tv)) << tv->toString();
+  }
+  EXPECT_EQ(maxInlinePosition(x, permissive), 1);
+  inlineMost({bm, d}, permissive);
+  EXPECT_EQ(bm->computeAtPosition(), 2);
+  EXPECT_EQ(d->computeAtPosition(), 2);
+  inlineAt(m, 1, permissive);
+  EXPECT_EQ(m->computeAtPosition(), 1);
+  std::string msg = userError([&] { inlineAt(x, 2, permissive); });
+  EXPECT_TRUE(has(msg, "reads the reduction's result")) << msg;
+  EXPECT_EQ(x->computeAtPosition(), 0);
+  inlineAt(x, -1, permissive, /*best_effort=*/true);
+  EXPECT_EQ(x->computeAtPosition(), 1);
+}
+
 }  // namespace
 }  // namespace loom::transform

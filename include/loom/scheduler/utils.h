@@ -9,6 +9,7 @@
 #include "loom/ir/fusion.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/scheduler/heuristic.h"
+#include "loom/transform/id_graph.h"
 
 namespace loom::scheduler::utils {
 
@@ -44,6 +45,12 @@ inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 std::vector<ir::TensorView*> innerAlignedTensors(const ir::Fusion& fusion,
                                                  const ir::TensorView* ref,
                                                  const std::vector<ir::IterDomain*>& inner_ids);
+/// Same, with an exact IdGraph of `fusion` built by the caller: a caller asking several questions
+/// of one unchanged fusion builds the graph once.
+std::vector<ir::TensorView*> innerAlignedTensors(const ir::Fusion& fusion,
+                                                 const transform::IdGraph& exact,
+                                                 const ir::TensorView* ref,
+                                                 const std::vector<ir::IterDomain*>& inner_ids);
 
 /// The vectorization rule (docs/schedulers.md): the largest power of two v such that for every
 /// tensor in `tvs` v * itemsize <= 16 bytes, v divides the tensor's dense inner extent (the
@@ -51,6 +58,10 @@ std::vector<ir::TensorView*> innerAlignedTensors(const ir::Fusion& fusion,
 /// true and runtime strides dense), v divides each of its other strides (unknown: v = 1), and
 /// its data address is aligned to v * itemsize. 1 when `tvs` is empty or any size is 0.
 int64_t maxVectorWidth(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,
+                       const ir::TensorView* ref, const std::vector<ir::IterDomain*>& inner_ids,
+                       const std::vector<ir::TensorView*>& tvs);
+/// Same, with a caller-built exact IdGraph of `fusion` (see innerAlignedTensors).
+int64_t maxVectorWidth(const transform::IdGraph& exact, SchedulerRuntimeInfo& info,
                        const ir::TensorView* ref, const std::vector<ir::IterDomain*>& inner_ids,
                        const std::vector<ir::TensorView*>& tvs);
 

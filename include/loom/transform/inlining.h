@@ -22,6 +22,7 @@
 
 #include "loom/ir/fusion.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/transform/id_graph.h"
 
 namespace loom::transform {
 
@@ -37,16 +38,27 @@ struct InlineOptions {
 
 /// The largest legal compute-at position of tv (0 for fusion inputs and tensors without uses).
 int64_t maxInlinePosition(const TensorView* tv, InlineOptions options = {});
+/// Same, with a permissive IdGraph of tv's fusion built by the caller. Compute-at positions do
+/// not change the graph, so one graph serves any number of inlining calls until the next
+/// transform (split, merge, reorder, cacheAfter, ...) of the fusion.
+int64_t maxInlinePosition(const TensorView* tv, const IdGraph& permissive,
+                          InlineOptions options = {});
 
 /// Sets tv's compute-at position to `pos` (-1: all loop IDs). With best_effort the position is
 /// clamped to the legal maximum (a trailing broadcast resolved by the consumers is shared too);
 /// otherwise an illegal position is a UserError naming the rule and axis.
 void inlineAt(TensorView* tv, int64_t pos, bool best_effort = false, InlineOptions options = {});
+/// Same, with a caller-built permissive IdGraph of tv's fusion (see maxInlinePosition).
+void inlineAt(TensorView* tv, int64_t pos, const IdGraph& permissive, bool best_effort = false,
+              InlineOptions options = {});
 
 /// inlineAt(tv, -1, best_effort = true) for every tensor of the fusion except inputs.
 void inlineMost(ir::Fusion& fusion, InlineOptions options = {});
 /// inlineMost restricted to `tvs`.
 void inlineMost(const std::vector<TensorView*>& tvs, InlineOptions options = {});
+/// Same, with a caller-built permissive IdGraph of the tensors' fusion (see maxInlinePosition).
+void inlineMost(const std::vector<TensorView*>& tvs, const IdGraph& permissive,
+                InlineOptions options = {});
 
 /// Legacy computeAt: replays `consumer`'s loop[0, pos) onto `producer` and every tensor between
 /// them (producer must be upstream of consumer), then inlines each at the matching position.
