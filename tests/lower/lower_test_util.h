@@ -40,6 +40,25 @@ inline std::unique_ptr<ir::Fusion> blockSum() {
   return f;
 }
 
+/// Two outputs with TIDx loops of different extents: neg(T0[256]) split by 128 and neg(T1[192])
+/// split by 96, so the launch has 128 threads and the 96-wide loop is padded.
+inline std::unique_ptr<ir::Fusion> mismatchedThreadLoops() {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({256}).build();
+  auto* y = ops::TensorBuilder().shape({192}).build();
+  f->addInput(x);
+  f->addInput(y);
+  auto* a = ops::neg(x);
+  auto* b = ops::neg(y);
+  f->addOutput(a);
+  f->addOutput(b);
+  a->split(0, 128);
+  b->split(0, 96);
+  for (auto* t : {a, b}) t->axis(1)->parallelize(ir::ParallelType::TIDx);
+  return f;
+}
+
 /// The kernel IR text after the pass before `pass` and after `pass`.
 struct BeforeAfter {
   std::string before;

@@ -191,19 +191,7 @@ TEST(LowerPasses, EliminatePredicatesMergedBlockIndex) {
 // A TIDx loop narrower than the launch (96 of 128) keeps its `index < 96` guard, and inside that
 // guard the split predicate ((i2 * 96) + i3) < 192 is proven; the 128-wide loop needs neither.
 TEST(LowerPasses, EliminatePredicatesPaddedThreadLoop) {
-  auto f = std::make_unique<ir::Fusion>();
-  ir::FusionGuard guard(f.get());
-  auto* x = ops::TensorBuilder().shape({256}).build();
-  auto* y = ops::TensorBuilder().shape({192}).build();
-  f->addInput(x);
-  f->addInput(y);
-  auto* a = ops::neg(x);
-  auto* b = ops::neg(y);
-  f->addOutput(a);
-  f->addOutput(b);
-  a->split(0, 128);
-  b->split(0, 96);
-  for (auto* t : {a, b}) t->axis(1)->parallelize(ir::ParallelType::TIDx);
+  auto f = mismatchedThreadLoops();
   auto ba = lowerAround(*f, "eliminate_predicates");
   EXPECT_NE(ba.before.find("if (i3 < 96):\n        if (((i2 * 96) + i3) < 192):"),
             std::string::npos)

@@ -92,19 +92,7 @@ TEST(LowerSyncs, LocalBuffersNeedNoSync) {
 // thread_predicates guards each op under a parallel loop narrower than another loop of the same
 // type by index < its extent.
 TEST(LowerThreadPredicates, MismatchedExtentsArePadded) {
-  auto f = std::make_unique<ir::Fusion>();
-  ir::FusionGuard guard(f.get());
-  auto* x = ops::TensorBuilder().shape({256}).build();
-  auto* y = ops::TensorBuilder().shape({192}).build();
-  f->addInput(x);
-  f->addInput(y);
-  auto* a = ops::neg(x);
-  auto* b = ops::neg(y);
-  f->addOutput(a);
-  f->addOutput(b);
-  a->split(0, 128);
-  b->split(0, 96);
-  for (auto* t : {a, b}) t->axis(1)->parallelize(ir::ParallelType::TIDx);
+  auto f = mismatchedThreadLoops();
   std::string after = lowerAround(*f, "thread_predicates").after;
   EXPECT_NE(after.find("for i1 in TIDx 0 .. 128:\n      if (i1 < 128):\n        tensor T2"),
             std::string::npos) << after;
