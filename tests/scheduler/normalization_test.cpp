@@ -54,6 +54,16 @@ std::unique_ptr<InnerPersistentParams> paramsOf(const Fusion& f) {
   return innerPersistentHeuristics(f, info);
 }
 
+// A register-persistent plan with one row per block and the given vector, batch and threads.
+void expectRegisterRows(const InnerPersistentParams& p, int64_t vectorize, int64_t batch,
+                        int64_t threads) {
+  EXPECT_EQ(p.vectorize, vectorize);
+  EXPECT_EQ(p.persistent_batch, batch);
+  EXPECT_EQ(p.threads_per_row, threads);
+  EXPECT_EQ(p.rows_per_block, 1);
+  EXPECT_FALSE(p.shared_memory);
+}
+
 // Schedules a copy of the fusion through the registry's scheduler object, validates it and
 // compares its evaluation with the original's on `args`. Returns "" or the first problem.
 std::string scheduleAndCompare(const Fusion& original, const std::vector<eval::Argument>& args,
@@ -284,11 +294,7 @@ TEST(InnerPersistent, BenchmarkShapeParams) {
     });
     auto p = paramsOf(*f);
     SCOPED_TRACE(std::string(c.what) + " " + std::to_string(c.width) + " " + p->toString());
-    EXPECT_EQ(p->vectorize, c.vectorize);
-    EXPECT_EQ(p->persistent_batch, c.batch);
-    EXPECT_EQ(p->threads_per_row, c.threads);
-    EXPECT_EQ(p->rows_per_block, 1);
-    EXPECT_FALSE(p->shared_memory);
+    expectRegisterRows(*p, c.vectorize, c.batch, c.threads);
   }
 }
 
@@ -439,11 +445,7 @@ TEST(InnerPersistent, LatencyBoundBf16RowsHoldMoreValues) {
     auto f = make(twoPassVarMeanOf(c.rows, 12288, c.dtype));
     auto p = paramsOf(*f);
     SCOPED_TRACE(std::to_string(c.rows) + " " + p->toString());
-    EXPECT_EQ(p->vectorize, c.vectorize);
-    EXPECT_EQ(p->persistent_batch, c.batch);
-    EXPECT_EQ(p->threads_per_row, c.threads);
-    EXPECT_EQ(p->rows_per_block, 1);
-    EXPECT_FALSE(p->shared_memory);
+    expectRegisterRows(*p, c.vectorize, c.batch, c.threads);
   }
 }
 

@@ -235,26 +235,14 @@ TEST(ReductionTest, TransposedInputNoVectorization) {
 
 // var_mean (Welford plus pointwise after it) schedules through the sibling rFactor.
 TEST(ReductionTest, VarMean) {
-  auto build = [](ir::Fusion& f) {
-    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
-    f.addInput(x);
-    auto vm = ops::varMean(x, {1});
-    f.addOutput(vm.var);
-    f.addOutput(vm.mean);
-  };
+  auto build = varMeanFusion(1);
   auto s = scheduleAndCheck(build, {randomTensor({8, 300}, 1)}, 300);
   EXPECT_EQ(s.params->type(), SchedulerType::Reduction);
 }
 
 // var_mean over the outer dim: an outer Welford with TIDy and the sibling rFactor.
 TEST(ReductionTest, OuterVarMean) {
-  auto build = [](ir::Fusion& f) {
-    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
-    f.addInput(x);
-    auto vm = ops::varMean(x, {0});
-    f.addOutput(vm.var);
-    f.addOutput(vm.mean);
-  };
+  auto build = varMeanFusion(0);
   auto s = scheduleAndCheck(build, {randomTensor({600, 10}, 1)}, 600);
   const auto& p = reductionOf(s);
   EXPECT_FALSE(p.inner);

@@ -39,13 +39,7 @@ TEST(RegistryTest, SumsAreReductions) {
 // var_mean (a Welford) is not pointwise; the reduction scheduler takes it.
 TEST(RegistryTest, VarMeanIsNotPointwise) {
   auto p = propose(
-      [](ir::Fusion& f) {
-        auto* x = ops::TensorBuilder().shape({-1, -1}).build();
-        f.addInput(x);
-        auto vm = ops::varMean(x, {1});
-        f.addOutput(vm.var);
-        f.addOutput(vm.mean);
-      },
+      varMeanFusion(1),
       {randomTensor({4, 8}, 1)});
   ASSERT_NE(p.scheduler, nullptr);
   EXPECT_NE(p.scheduler->type(), SchedulerType::Pointwise);

@@ -201,13 +201,7 @@ TEST(ScheduledExecTest, OuterSumBenchmarkClassBf16) {
 
 // An outer var_mean: Welford states go through the TIDy warp-shuffle block reduction.
 TEST(ScheduledExecTest, OuterVarMeanBlockWelford) {
-  auto build = [](ir::Fusion& f) {
-    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
-    f.addInput(x);
-    auto vm = ops::varMean(x, {0});
-    f.addOutput(vm.var);
-    f.addOutput(vm.mean);
-  };
+  auto build = varMeanFusion(0);
   auto params = runScheduled(build, {randomTensor({403, 8}, 6)}, 403);
   const auto& p = dynamic_cast<const ReductionParams&>(*params);
   EXPECT_FALSE(p.inner);
@@ -239,13 +233,7 @@ TEST(ScheduledExecTest, PointwiseOneDUnrolled) {
 
 // var_mean: a block Welford through the sibling rFactor, pointwise var after it.
 TEST(ScheduledExecTest, VarMeanBlockWelford) {
-  auto build = [](ir::Fusion& f) {
-    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
-    f.addInput(x);
-    auto vm = ops::varMean(x, {1});
-    f.addOutput(vm.var);
-    f.addOutput(vm.mean);
-  };
+  auto build = varMeanFusion(1);
   runScheduled(build, {randomTensor({6, 300}, 1)}, 300);
 }
 

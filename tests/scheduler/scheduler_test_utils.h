@@ -142,4 +142,15 @@ inline BuildFn sumFusion(std::vector<int64_t> dims) {
   };
 }
 
+/// var and mean of a symbolic [-1, -1] f32 input over `dim` (a Welford, then var = m2 / (n - 1)).
+inline BuildFn varMeanFusion(int64_t dim) {
+  return [dim](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+    f.addInput(x);
+    auto vm = ops::varMean(x, {dim});
+    f.addOutput(vm.var);
+    f.addOutput(vm.mean);
+  };
+}
+
 }  // namespace loom::scheduler::testing
