@@ -6,6 +6,9 @@
 
 #include "loom/exec/kernel_executor.h"
 #include "loom/ir/tensor_view.h"
+#ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/memory.h"
+#endif
 
 namespace loom::exec {
 
@@ -138,6 +141,45 @@ std::vector<eval::Argument> metadataViews(std::span<const eval::Argument> args) 
     *t = Tensor::fromBlob(t->data(), t->sizes(), t->strides(), t->dtype(), Device::cpu());
   }
   return views;
+}
+
+std::vector<eval::Argument> checkedMetadataViews(const ir::Fusion& fusion,
+                                                 std::span<const eval::Argument> args,
+                                                 Backend backend) {
+  (void)checkArgumentDevices(fusion, args, backend);
+  return metadataViews(args);
+}
+
+bool hasHostTensor(std::span<const eval::Argument> args) {
+  for (const eval::Argument& a : args) {
+    const Tensor* t = std::get_if<Tensor>(&a);
+    if (t != nullptr && t->defined() && t->device().isCpu()) return true;
+  }
+  return false;
+}
+
+std::vector<eval::Argument> copyArgumentsToDevice(const ir::Fusion& fusion,
+                                                  std::span<const eval::Argument> args,
+                                                  [[maybe_unused]] CUstream stream) {
+  (void)checkArgumentDevices(fusion, args, Backend::Cuda);
+  std::vector<eval::Argument> device_args(args.begin(), args.end());
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  for (eval::Argument& a : device_args) {
+    Tensor* t = std::get_if<Tensor>(&a);
+    if (t != nullptr && t->defined()) *t = cuda::toDevice(*t, 0, stream);
+  }
+  return device_args;
+#else
+  LOOM_THROW("this Loom build has no CUDA backend (cuda.h was not found at configure time)");
+#endif
+}
+
+void copyOutputsToHost(std::vector<Tensor>& outputs, [[maybe_unused]] CUstream stream) {
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  for (Tensor& t : outputs) t = cuda::toHost(t, stream);
+#else
+  LOOM_THROW("this Loom build has no CUDA backend (cuda.h was not found at configure time)");
+#endif
 }
 
 }  // namespace loom::exec

@@ -449,15 +449,8 @@ void KernelExecutor::runResident(std::span<const eval::Argument> inputs,
     return;
   }
   ++plan_misses_;
-  const bool resident = checkArgumentDevices(*fusion_, inputs, backend_);
-  std::unique_ptr<LaunchPlan> plan;
-  if (resident) {
-    // The evaluator checks metadata only; it is told the tensors are host ones.
-    std::vector<eval::Argument> views = metadataViews(inputs);
-    plan = makePlan(views);
-  } else {
-    plan = makePlan(inputs);
-  }
+  // The evaluator checks metadata only; it is told the tensors are host ones.
+  std::unique_ptr<LaunchPlan> plan = makePlan(checkedMetadataViews(*fusion_, inputs, backend_));
   if (plans_.size() == kMaxPlans) plans_.pop_back();
   plans_.insert(plans_.begin(), std::move(plan));
   launchPlan(*plans_.front(), inputs, outputs);
@@ -472,32 +465,13 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
 void KernelExecutor::runInto(std::span<const eval::Argument> inputs,
                              std::vector<Tensor>& outputs) {
   LOOM_CHECK(isCompiled(), "KernelExecutor::run called before compile");
-  if (backend_ != Backend::Cuda) {
+  if (backend_ != Backend::Cuda || !hasHostTensor(inputs)) {
     runResident(inputs, outputs);
     return;
   }
-  bool any_host = false;
-  for (const eval::Argument& a : inputs) {
-    const Tensor* t = std::get_if<Tensor>(&a);
-    any_host = any_host || (t != nullptr && t->defined() && t->device().isCpu());
-  }
-  if (!any_host) {
-    runResident(inputs, outputs);
-    return;
-  }
-#ifdef LOOM_HAVE_CUDA_BACKEND
   // Host tensors on the cuda backend: copy in, run device-resident, copy out (synchronous).
-  (void)checkArgumentDevices(*fusion_, inputs, backend_);
-  std::vector<eval::Argument> device_inputs(inputs.begin(), inputs.end());
-  for (eval::Argument& a : device_inputs) {
-    Tensor* t = std::get_if<Tensor>(&a);
-    if (t != nullptr && t->defined()) *t = cuda::toDevice(*t, 0, options_.stream);
-  }
-  runResident(device_inputs, outputs);
-  for (Tensor& t : outputs) t = cuda::toHost(t, options_.stream);
-#else
-  LOOM_UNREACHABLE("cuda backend without LOOM_HAVE_CUDA_BACKEND");
-#endif
+  runResident(copyArgumentsToDevice(*fusion_, inputs, options_.stream), outputs);
+  copyOutputsToHost(outputs, options_.stream);
 }
 
 }  // namespace loom::exec

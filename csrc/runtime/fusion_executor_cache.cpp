@@ -11,9 +11,6 @@
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
 
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/memory.h"
-#endif
 
 namespace loom::runtime {
 
@@ -201,28 +198,14 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
 }
 
 std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> args) {
-  if (options_.backend != exec::Backend::Cuda) return runResident(args);
-  bool any_host = false;
-  for (const eval::Argument& a : args) {
-    const Tensor* t = std::get_if<Tensor>(&a);
-    any_host = any_host || (t != nullptr && t->defined() && t->device().isCpu());
+  if (options_.backend != exec::Backend::Cuda || !exec::hasHostTensor(args)) {
+    return runResident(args);
   }
-  if (!any_host) return runResident(args);
-#ifdef LOOM_HAVE_CUDA_BACKEND
   // Host tensors on cuda: copy in once, keep every segment on the device, copy the outputs out.
-  (void)exec::checkArgumentDevices(*fusion_, args, options_.backend);
   CUstream stream = options_.executor.stream;
-  std::vector<eval::Argument> device_args(args.begin(), args.end());
-  for (eval::Argument& a : device_args) {
-    Tensor* t = std::get_if<Tensor>(&a);
-    if (t != nullptr && t->defined()) *t = cuda::toDevice(*t, 0, stream);
-  }
-  std::vector<Tensor> outs = runResident(device_args);
-  for (Tensor& t : outs) t = cuda::toHost(t, stream);
+  std::vector<Tensor> outs = runResident(exec::copyArgumentsToDevice(*fusion_, args, stream));
+  exec::copyOutputsToHost(outs, stream);
   return outs;
-#else
-  LOOM_THROW("this Loom build has no CUDA backend (cuda.h was not found at configure time)");
-#endif
 }
 
 std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argument> args) {
@@ -237,10 +220,8 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   // Devices first (clear messages), then segmentFusion validates the rest
   // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
   // schedulers only look at metadata, so CUDA tensors go in as host-labelled views.
-  const bool resident = exec::checkArgumentDevices(*fusion_, args, options_.backend);
-  segmenter::SegmentedFusion segmented =
-      resident ? segmenter::segmentFusion(*fusion_, exec::metadataViews(args))
-               : segmenter::segmentFusion(*fusion_, args);
+  segmenter::SegmentedFusion segmented = segmenter::segmentFusion(
+      *fusion_, exec::checkedMetadataViews(*fusion_, args, options_.backend));
   FusionKernelRuntime* runtime = nullptr;
   for (auto& r : runtimes_) {
     if (r->segmented().sameAs(segmented)) {

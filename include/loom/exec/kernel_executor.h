@@ -69,6 +69,21 @@ bool checkArgumentDevices(const ir::Fusion& fusion, std::span<const eval::Argume
 /// must never be read.
 std::vector<eval::Argument> metadataViews(std::span<const eval::Argument> args);
 
+/// What a first run with new arguments analyses: checkArgumentDevices, then metadataViews.
+std::vector<eval::Argument> checkedMetadataViews(const ir::Fusion& fusion,
+                                                 std::span<const eval::Argument> args,
+                                                 Backend backend);
+
+/// True when some tensor argument is a host tensor: the cuda backend then copies in and out.
+bool hasHostTensor(std::span<const eval::Argument> args);
+
+/// `args` with every tensor copied to GPU 0 on `stream` (after checkArgumentDevices), and the host
+/// copies of a run's device outputs (waits for `stream`): the copy-in/copy-out convenience path.
+std::vector<eval::Argument> copyArgumentsToDevice(const ir::Fusion& fusion,
+                                                  std::span<const eval::Argument> args,
+                                                  CUstream stream);
+void copyOutputsToHost(std::vector<Tensor>& outputs, CUstream stream);
+
 /// How an output that is also an input is returned: a contiguous copy of a host tensor; for a
 /// CUDA tensor a device copy with the same sizes and strides (the memory the view spans), queued
 /// on `stream` and not waited for.
