@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/eval_test_utils.h"
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
@@ -35,19 +36,7 @@ inline Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed,
   return t;
 }
 
-/// Runs `fn`, expects a UserError and returns its message ("" and a failure otherwise).
-inline std::string userErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected a UserError, got: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected a UserError, nothing was thrown";
-  return "";
-}
+using eval::testing::userErrorOf;  // expects a UserError, returns its message
 
 using BuildFn = std::function<void(ir::Fusion&)>;
 
