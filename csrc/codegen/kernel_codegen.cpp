@@ -303,13 +303,15 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
     }
     case kir::NodeKind::GridReduce: {
       auto* g = s->as<kir::GridReduce>();
-      std::string work = "gw" + std::to_string(g->work);
-      std::string sem = "gs" + std::to_string(g->work);
+      std::string dims = std::string("<") + (g->x ? "true" : "false") + ", " +
+                         (g->y ? "true" : "false") + ", " + (g->z ? "true" : "false") + ">";
+      std::string buffers = "gw" + std::to_string(g->work) + ", gs" + std::to_string(g->work);
+      if (g->entrance != nullptr) buffers += ", (unsigned)(" + expr(g->entrance) + ")";
       if (g->isWelford()) {
         std::string wt = welfordType(g->welford[0], g->welford[2]);
         os << pad << "{\n" << pad << "  " << wt << " w = {" << g->welford[0]->name << ", "
            << g->welford[1]->name << ", " << g->welford[2]->name << "};\n"
-           << pad << "  " << g->last->name << " = loom::gridWelford(w, w, " << work << ", " << sem
+           << pad << "  " << g->last->name << " = loom::gridWelford" << dims << "(w, w, " << buffers
            << ");\n";
         for (int k = 0; k < 3; ++k) {
           os << pad << "  " << g->welford[k]->name << " = w." << (k == 0 ? "avg" : k == 1 ? "m2" : "n")
@@ -319,9 +321,9 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
         return;
       }
       std::string_view t = cTypeName(g->acc->dtype());
-      os << pad << g->last->name << " = loom::gridReduce(" << g->acc->name << ", " << g->acc->name
-         << ", " << reduceFunctor(g->op) << ", static_cast<" << t << ">(" << expr(g->init) << "), "
-         << work << ", " << sem << ");\n";
+      os << pad << g->last->name << " = loom::gridReduce" << dims << "(" << g->acc->name << ", "
+         << g->acc->name << ", " << reduceFunctor(g->op) << ", static_cast<" << t << ">("
+         << expr(g->init) << "), " << buffers << ");\n";
       return;
     }
     case kir::NodeKind::Comment: os << pad << "// " << s->as<kir::Comment>()->text << "\n"; return;

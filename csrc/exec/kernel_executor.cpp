@@ -323,15 +323,16 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     plan->scalars.push_back(detail::packScalar(inputs[pos], var->dtype(), input->toString()));
   }
   // Grid-reduction scratch (kir::Kernel::gridScratch): work buffers of one element per thread
-  // per block, and one semaphore per blockIdx.y/z segment. They live with the plan. The
+  // per block and entrance, and semaphores: one per segment and entrance is needed, one per block
+  // and entrance is allocated (an upper bound, whatever dims are reduced). They live with the plan. The
   // semaphores are zeroed once here: grid.cuh's last block of each segment resets its counter
   // (atomicExch to 0), so they are zero again after every complete launch and need no memset per
   // run. Launches of one executor are ordered on its one stream, so no two use them at once.
   const uint64_t blocks = uint64_t{lp.grid[0]} * lp.grid[1] * lp.grid[2];
   const uint64_t threads = uint64_t{lp.block[0]} * lp.block[1] * lp.block[2];
   for (const kir::Kernel::GridScratch& g : kernel_->gridScratch) {
-    uint64_t bytes = g.semaphore ? 4 * uint64_t{lp.grid[1]} * lp.grid[2]
-                                 : uint64_t(g.elementBytes) * blocks * threads;
+    uint64_t bytes = uint64_t(g.entrances) *
+                     (g.semaphore ? 4 * blocks : uint64_t(g.elementBytes) * blocks * threads);
     std::vector<int64_t> words{int64_t((bytes + 7) / 8)};
     Tensor t;
 #ifdef LOOM_HAVE_CUDA_BACKEND

@@ -120,6 +120,8 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
       } else {
         os << ir::opTypeName(g->op) << "(" << g->acc->name << ", init=" << toString(g->init);
       }
+      os << ", dims=" << (g->x ? "x" : "") << (g->y ? "y" : "") << (g->z ? "z" : "");
+      if (g->entrance != nullptr) os << ", entrance=" << toString(g->entrance);
       os << ", work=gw" << g->work << ", sem=gs" << g->work << ")\n";
       return;
     }

@@ -7,18 +7,21 @@
 // TensorOp accumulates; after R, in this order:
 //  * a block reduction over the TIDx/TIDy/TIDz reduction IDs (an all-reduce: every thread of the
 //    group holds the result);
-//  * a grid reduction when a reduction ID is on BIDx: every block leaves its partial in a work
-//    buffer (kir::Kernel::gridScratch, allocated by the executor, one per call site) and the last
-//    block of each blockIdx.y/z segment combines them; `last` says which block that is;
+//  * a grid reduction when reduction IDs are on block dims (any of BIDx/BIDy/BIDz): every block
+//    leaves its partial in a work buffer (kir::Kernel::gridScratch, allocated by the executor, one
+//    per call site) and the last block of each segment (the blocks agreeing on the other block
+//    dims) combines them; `last` says which block that is;
 //  * the result write(s) `T2 <- acc`, inside `if last` for grid reductions (the predicates pass
 //    adds threadIdx == 0 for reduced thread dims of parameters). Welford writes each sibling
 //    output that is used or a fusion output.
 //
-// `last` is declared at the top of the kernel and recorded in LowerContext::gridLast for every
+// `last` is declared at the top of the kernel and recorded in LowerContext::gridResults for every
 // output of the grid reduction: only the last block holds the result, so thread_predicates guards
-// every consumer of it by `last`. A grid reduction inside a serial loop is rejected: its blocks do
-// not wait for each other, so a fast block would overwrite its partial in the work buffer (and
-// count itself in again) before the last block of the previous iteration has read it.
+// every consumer of it by `last`. Blocks never wait for each other, so a grid reduction inside a
+// serial loop would let a fast block overwrite its partial of one iteration (and count itself in
+// again) before the last block has read it: each iteration is an "entrance" with its own slice of
+// the scratch (GridReduce::entrance), which needs the loops' trip counts to be constants; each
+// iteration may finish in a different block, so consumers must sit in the same iteration.
 //
 //   before: for i0 in BIDx 0 .. 8:              after:  for i0 in BIDx 0 .. 8:
 //             for i1 in TIDx 0 .. 128:                    var acc2 : f32 = 0
@@ -30,6 +33,7 @@
 
 #include "loom/ir/exprs.h"
 #include "loom/lower/lower.h"
+#include "index_compute.h"
 #include "welford.h"
 
 namespace loom::lower {
@@ -100,46 +104,88 @@ struct ReductionLowering {
     return false;
   }
 
-  int64_t addGridScratch(const std::string& ctype, int64_t bytes) {
+  int64_t addGridScratch(const std::string& ctype, int64_t bytes, int64_t entrances) {
     int64_t site = grid_sites++;
-    kernel.gridScratch.push_back({"gw" + std::to_string(site), ctype, bytes, false});
-    kernel.gridScratch.push_back({"gs" + std::to_string(site), "unsigned", 4, true});
+    kernel.gridScratch.push_back({"gw" + std::to_string(site), ctype, bytes, false, entrances});
+    kernel.gridScratch.push_back({"gs" + std::to_string(site), "unsigned", 4, true, entrances});
     return site;
   }
 
   std::vector<kir::Stmt*> top{};  // `last` declarations, inserted at the kernel's top at the end
 
+  // The serial loops around a grid reduction of `out`: each iteration reaches the call site once
+  // (an "entrance" with its own slice of the scratch), so their trip counts must be constants the
+  // executor can size the scratch by. Returns the loops (extent > 1) and sets `entrances`.
+  std::vector<const kir::ForLoop*> entranceLoops(const ir::TensorView* out,
+                                                 const std::vector<kir::ForLoop*>& enclosing,
+                                                 int64_t& entrances) {
+    std::vector<const kir::ForLoop*> loops;
+    entrances = 1;
+    for (const kir::ForLoop* f : enclosing) {
+      if (f->isParallel()) continue;
+      auto* start = f->start->dynCast<kir::Const>();
+      auto* stop = f->stop->dynCast<kir::Const>();
+      LOOM_CHECK(start != nullptr && start->asInt() == 0 && stop != nullptr && stop->asInt(),
+                 "lowering: the grid reduction of ", out->toString(), " is inside the serial loop ",
+                 "of ", f->id->toString(), ", whose extent ", kir::toString(f->stop), " is not a "
+                 "constant; each iteration needs its own grid scratch, sized at compile time: "
+                 "parallelize that axis (e.g. BIDy), split it by a constant, or move it right of "
+                 "the reduction");
+      if (*stop->asInt() == 1) continue;
+      entrances *= *stop->asInt();
+      loops.push_back(f);
+    }
+    return loops;
+  }
+
+  // The linear iteration number of `loops` (outermost first): ((i0 * n1) + i1) * n2 + i2 ...
+  kir::Value* entranceIndex(const std::vector<const kir::ForLoop*>& loops) {
+    IndexBuilder b{kernel};
+    kir::Value* e = nullptr;
+    for (const kir::ForLoop* f : loops) e = e == nullptr ? f->index : b.add(b.mul(e, f->stop), f->index);
+    return e;
+  }
+
   void lower(kir::TensorOp* op, const std::vector<kir::ForLoop*>& enclosing,
              std::vector<kir::Stmt*>& before, std::vector<kir::Stmt*>& after) {
-    bool x = false, y = false, z = false, grid = false;
+    bool x = false, y = false, z = false;
+    bool bx = false, by = false, bz = false;
+    std::vector<ir::ParallelType> grid_dims;
     for (ir::IterDomain* id : op->out->loop()) {
       if (!id->isReduction()) continue;
       ir::ParallelType p = id->parallelType();
       x |= p == ir::ParallelType::TIDx;
       y |= p == ir::ParallelType::TIDy;
       z |= p == ir::ParallelType::TIDz;
-      grid |= p == ir::ParallelType::BIDx;
-      LOOM_CHECK(p != ir::ParallelType::BIDy && p != ir::ParallelType::BIDz, "lowering: ",
-                 op->out->toString(), " reduces axis ", id->toString(), " over ",
-                 ir::parallelTypeName(p),
-                 "; grid reductions run over BIDx only (blockIdx.y/z index independent segments)");
+      bx |= p == ir::ParallelType::BIDx;
+      by |= p == ir::ParallelType::BIDy;
+      bz |= p == ir::ParallelType::BIDz;
+      if (ir::isBlockDim(p)) grid_dims.push_back(p);
     }
+    const bool grid = bx || by || bz;
     kir::Var* last = nullptr;
+    int64_t entrances = 1;
+    kir::Value* entrance = nullptr;
     if (grid) {
-      for (const kir::ForLoop* f : enclosing) {
-        auto* c = f->stop->dynCast<kir::Const>();
-        bool single = c != nullptr && c->asInt() == 1;
-        LOOM_CHECK(f->isParallel() || single, "lowering: the grid reduction of ",
-                   op->out->toString(), " over BIDx is inside the serial loop of ",
-                   f->id->toString(), "; blocks would reuse the work buffer before the last block "
-                   "read it: parallelize that axis (e.g. BIDy) or move it right of the reduction");
-      }
+      std::vector<const kir::ForLoop*> loops = entranceLoops(op->out, enclosing, entrances);
+      entrance = entranceIndex(loops);
       last = kernel.newVar(DataType::Bool, "last");
       top.push_back(kernel.create<kir::DeclareVar>(last, kernel.constBool(false)));
       for (size_t k = 0; k < op->expr->outputs().size(); ++k) {
-        ctx.gridLast[op->expr->output(k)->as<ir::TensorView>()] = last;
+        ctx.gridResults[op->expr->output(k)->as<ir::TensorView>()] = {last, grid_dims, loops};
       }
     }
+    // A GridReduce over this op's reduced block dims, for its entrance.
+    auto gridReduce = [&](ir::ReductionOpType type, kir::Var* acc, kir::Value* init,
+                          const std::string& ctype, int64_t bytes) {
+      auto* g = kernel.create<kir::GridReduce>(type, acc, init, last,
+                                               addGridScratch(ctype, bytes, entrances));
+      g->x = bx;
+      g->y = by;
+      g->z = bz;
+      g->entrance = entrance;
+      return g;
+    };
     std::vector<std::pair<const ir::TensorView*, kir::Var*>> results;
     if (op->expr->isA<ir::WelfordOp>()) {
       const auto* w = op->expr->as<ir::WelfordOp>();
@@ -165,8 +211,7 @@ struct ReductionLowering {
       if (grid) {
         std::string ctype = "loom::Welford<" + scratchCType(avg->dtype()) + ", " +
                             scratchCType(n->dtype()) + ">";
-        auto* g = kernel.create<kir::GridReduce>(ir::ReductionOpType::Sum, nullptr, nullptr, last,
-                                                 addGridScratch(ctype, bytes));
+        kir::GridReduce* g = gridReduce(ir::ReductionOpType::Sum, nullptr, nullptr, ctype, bytes);
         g->welford[0] = avg;
         g->welford[1] = m2;
         g->welford[2] = n;
@@ -190,8 +235,8 @@ struct ReductionLowering {
       }
       if (grid) {
         DataType dt = op->out->dtype();
-        after.push_back(kernel.create<kir::GridReduce>(
-            red->opType(), acc, init, last, addGridScratch(scratchCType(dt), int64_t(dataTypeSize(dt)))));
+        after.push_back(gridReduce(red->opType(), acc, init, scratchCType(dt),
+                                   int64_t(dataTypeSize(dt))));
       }
       results.push_back({op->out, acc});
     }

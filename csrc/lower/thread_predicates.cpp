@@ -13,15 +13,17 @@
 // pass, which guards their writes the same way.
 //
 // Grid reduction results: only the last block of a grid reduction (its `last` flag,
-// LowerContext::gridLast) holds the result, so every op that reads it, directly or through other
-// tensors, runs under `last` and, being in one block, is not also guarded by blockIdx.x == 0.
-// Such a consumer cannot be spread over BIDx (that needs the result in every block: a grid
-// broadcast), nor combine the results of two grid reductions (their last blocks differ); both are
-// user errors naming the tensor.
+// LowerContext::gridResults) holds the result, so every op that reads it, directly or through
+// other tensors, runs under `last` and, being in one block, is not also guarded by blockIdx == 0
+// along the reduced block dims. Such a consumer cannot be spread over a reduced block dim (that
+// needs the result in every block: a grid broadcast), nor combine the results of two grid
+// reductions (their last blocks differ), nor, for a grid reduction inside serial loops (one
+// finishing block per iteration), sit outside those loops; all are user errors naming the tensor.
 //
 //   before: for i0 in TIDx 0 .. 128:          after:  for i0 in TIDx 0 .. 128:
 //             tensor T2 = mul(T0, 2.0)                  if (threadIdx.x == 0):    (T2 serial)
 //                                                         tensor T2 = mul(T0, 2.0)
+#include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -51,18 +53,22 @@ void collectParallelLoops(const kir::Scope& scope,
   }
 }
 
-// For each non-grid-reduction expr reading grid reduction results (transitively), the `last` flag
-// of that grid reduction.
-std::unordered_map<const ir::Expr*, kir::Var*> gridConsumers(const LowerContext& ctx) {
-  std::unordered_map<const ir::TensorView*, kir::Var*> deps(ctx.gridLast.begin(), ctx.gridLast.end());
-  std::unordered_map<const ir::Expr*, kir::Var*> consumers;
+// For each non-grid-reduction expr reading grid reduction results (transitively), the result it
+// depends on, and the tensor it reads it from.
+struct GridDependency {
+  const LowerContext::GridResult* result = nullptr;
+  const ir::TensorView* from = nullptr;
+};
+std::unordered_map<const ir::Expr*, GridDependency> gridConsumers(const LowerContext& ctx) {
+  std::unordered_map<const ir::TensorView*, GridDependency> deps;
+  for (const auto& [tv, result] : ctx.gridResults) deps[tv] = {&result, tv};
+  std::unordered_map<const ir::Expr*, GridDependency> consumers;
   for (const ir::Expr* e : ctx.exprs) {
     bool grid_reduction = false;
     for (const ir::Val* out : e->outputs()) {
-      grid_reduction |= out->isA<ir::TensorView>() && ctx.gridLast.count(out->as<ir::TensorView>());
+      grid_reduction |= out->isA<ir::TensorView>() && ctx.gridResults.count(out->as<ir::TensorView>());
     }
-    kir::Var* dep = nullptr;
-    const ir::TensorView* from = nullptr;
+    GridDependency dep;
     for (const ir::Val* in : e->inputs()) {
       if (!in->isA<ir::TensorView>()) continue;
       auto it = deps.find(in->as<ir::TensorView>());
@@ -70,13 +76,13 @@ std::unordered_map<const ir::Expr*, kir::Var*> gridConsumers(const LowerContext&
       LOOM_CHECK(!grid_reduction, "lowering: ", e->output(0)->toString(),
                  " is a grid reduction of ", in->toString(), ", which depends on another grid "
                  "reduction's result; only that reduction's last block holds it (no grid broadcast)");
-      LOOM_CHECK(dep == nullptr || dep == it->second, "lowering: ", e->output(0)->toString(),
-                 " reads the results of two grid reductions (", from->toString(), " and ",
-                 in->toString(), "); each is held by its own last block only: split the fusion");
-      dep = it->second;
-      from = in->as<ir::TensorView>();
+      LOOM_CHECK(dep.result == nullptr || dep.result->last == it->second.result->last, "lowering: ",
+                 e->output(0)->toString(), " reads the results of two grid reductions (",
+                 dep.from->toString(), " and ", in->toString(), "); each is held by its own last "
+                 "block only: split the fusion");
+      dep = {it->second.result, in->as<ir::TensorView>()};
     }
-    if (dep == nullptr || grid_reduction) continue;
+    if (dep.result == nullptr || grid_reduction) continue;
     consumers[e] = dep;
     for (const ir::Val* out : e->outputs()) {
       if (out->isA<ir::TensorView>()) deps[out->as<ir::TensorView>()] = dep;
@@ -85,13 +91,17 @@ std::unordered_map<const ir::Expr*, kir::Var*> gridConsumers(const LowerContext&
   return consumers;
 }
 
+bool contains(const std::vector<ir::ParallelType>& v, ir::ParallelType p) {
+  return std::find(v.begin(), v.end(), p) != v.end();
+}
+
 }  // namespace
 
 bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx) {
   std::map<ir::ParallelType, std::set<std::string>> extents;
   collectParallelLoops(kernel.body, extents);
   IndexBuilder b{kernel};
-  std::unordered_map<const ir::Expr*, kir::Var*> grid_consumers = gridConsumers(ctx);
+  std::unordered_map<const ir::Expr*, GridDependency> grid_consumers = gridConsumers(ctx);
   bool changed = false;
   std::vector<kir::ForLoop*> loops;
   forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
@@ -100,15 +110,25 @@ bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx) {
     if (op == nullptr) return;
     kir::Value* cond = nullptr;
     auto consumer = grid_consumers.find(op->expr);
-    kir::Var* last = consumer == grid_consumers.end() ? nullptr : consumer->second;
-    if (last != nullptr) {
+    const LowerContext::GridResult* grid =
+        consumer == grid_consumers.end() ? nullptr : consumer->second.result;
+    if (grid != nullptr) {
       for (ir::IterDomain* id : op->out->loop()) {
-        LOOM_CHECK(id->parallelType() != ir::ParallelType::BIDx || id->isBroadcast(), "lowering: ",
-                   op->out->toString(), " reads a grid reduction result and is parallelized on "
-                   "BIDx (axis ", id->toString(), "); only the reduction's last block holds the "
-                   "result (no grid broadcast): keep its consumers off BIDx or split the fusion");
+        LOOM_CHECK(!contains(grid->dims, id->parallelType()) || id->isBroadcast(), "lowering: ",
+                   op->out->toString(), " reads a grid reduction result and is parallelized on ",
+                   ir::parallelTypeName(id->parallelType()), " (axis ", id->toString(), "), a "
+                   "block dim that reduction combines; only the reduction's last block holds the "
+                   "result (no grid broadcast): keep its consumers off that dim or split the fusion");
       }
-      cond = last;
+      for (const kir::ForLoop* f : grid->serialLoops) {
+        LOOM_CHECK(std::find(stack.begin(), stack.end(), f) != stack.end(), "lowering: ",
+                   op->out->toString(), " reads the grid reduction result ",
+                   consumer->second.from->toString(), " outside the serial loop of ",
+                   f->id->toString(), " around that reduction; each iteration finishes in its own "
+                   "last block: inline ", op->out->toString(), " into that loop (computeAt) or "
+                   "split the fusion");
+      }
+      cond = grid->last;
     }
     for (kir::ForLoop* f : stack) {
       if (f->isParallel() && extents[f->ptype].size() > 1) {
@@ -119,8 +139,8 @@ bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx) {
     bool global = it != ctx.buffers.end() && it->second->kind == kir::BufferKind::Param;
     if (global && op->role != kir::TensorOpRole::Accumulate) {
       for (const auto& [ptype, unused] : extents) {
-        // The last block of the grid reduction is the one writer along BIDx.
-        if (last != nullptr && ptype == ir::ParallelType::BIDx) continue;
+        // The last block of the grid reduction is the one writer along its reduced block dims.
+        if (grid != nullptr && contains(grid->dims, ptype)) continue;
         bool spread = false;
         for (ir::IterDomain* id : op->out->loop()) {
           spread |= id->parallelType() == ptype && !id->isBroadcast();

@@ -92,6 +92,40 @@ TEST(GridReduce, GridWelfordMatchesDoublePrecision) {
   EXPECT_EQ(r.semaphores, std::vector<unsigned>(segments, 0u));
 }
 
+// gridReduce over blockIdx.y and blockIdx.z with segments on blockIdx.x, reached three times
+// from one call site in a loop: every entrance of every segment gets its own exact sum (blocks run
+// one after another and interleaved), and every entrance's semaphore is zero again afterwards.
+TEST(GridReduce, ReducesOverYAndZPerEntrance) {
+  const int count = 777;
+  const unsigned segments = 3, entrances = 3, threads = 32;
+  const backend::Dim3 grid{segments, 2, 3};
+  std::vector<float> in(segments * count);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(static_cast<int>(i % 11) - 5);
+  std::vector<unsigned> sem(entrances * segments, 0);
+  for (bool cooperative : {false, true}) {
+    std::vector<float> work(size_t{entrances} * segments * 6 * threads);
+    std::vector<float> out(entrances * segments, -1.0f);
+    float* o = out.data();
+    const float* p = in.data();
+    float* w = work.data();
+    unsigned* s = sem.data();
+    int n = count, e = int(entrances);
+    void* args[] = {&o, &p, &n, &w, &s, &e};
+    backend::HostLaunchOptions opts;
+    opts.cooperative = cooperative;
+    hostModule(testing::kGridYZKernel).launch(grid, {threads}, threads * 4, args, opts);
+    for (unsigned k = 0; k < entrances; ++k) {
+      for (unsigned seg = 0; seg < segments; ++seg) {
+        float expect = 0;
+        for (int i = 0; i < count; ++i) expect += in[seg * count + i] + float(k);
+        EXPECT_EQ(out[k * segments + seg], expect)
+            << "entrance " << k << ", segment " << seg << ", cooperative " << cooperative;
+      }
+    }
+    EXPECT_EQ(sem, std::vector<unsigned>(entrances * segments, 0u));
+  }
+}
+
 // gridSync is a grid-wide barrier in a cooperative launch: after it every block sees every block's
 // write of the round, over three rounds with one pair of sync words, which end reset (count 0) with
 // the generation bumped once per barrier.

@@ -82,7 +82,7 @@ extern "C" __global__ void grid_reduce_test(float* out, const float* in, int cou
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) v += seg[i];
     v = loom::blockReduce<true, false>(v, loom::Sum{}, 0.0f, reinterpret_cast<float*>(smemRaw));
     float total = -1.0f;
-    if (loom::gridReduce(total, v, loom::Sum{}, 0.0f, static_cast<float*>(work), semaphores) &&
+    if (loom::gridReduce<true, false, false>(total, v, loom::Sum{}, 0.0f, static_cast<float*>(work), semaphores) &&
         threadIdx.x == 0) {
       out[blockIdx.y] = total;
     }
@@ -93,11 +93,37 @@ extern "C" __global__ void grid_reduce_test(float* out, const float* in, int cou
     }
     w = loom::blockWelford<true, false>(w, reinterpret_cast<loom::Welford<float>*>(smemRaw));
     loom::Welford<float> total = loom::welfordInit<float>();
-    if (loom::gridWelford(total, w, static_cast<loom::Welford<float>*>(work), semaphores) &&
+    if (loom::gridWelford<true, false, false>(total, w, static_cast<loom::Welford<float>*>(work), semaphores) &&
         threadIdx.x == 0) {
       out[3 * blockIdx.y] = total.avg;
       out[3 * blockIdx.y + 1] = total.m2;
       out[3 * blockIdx.y + 2] = (float)total.n;
+    }
+  }
+}
+)"};
+
+// Segment s = blockIdx.x sums in[s][0 .. count) over the threads and over blockIdx.y and
+// blockIdx.z together, `entrances` times in a loop: entrance e reduces in[s][i] + e into
+// out[e * gridDim.x + s]. The loop reuses one call site, so each entrance needs its own slice.
+inline constexpr TestKernel kGridYZKernel = {"grid_reduce_yz_test", R"(
+extern "C" __global__ void grid_reduce_yz_test(float* out, const float* in, int count,
+                                               float* work, unsigned* semaphores, int entrances) {
+  extern __shared__ __align__(16) char smemRaw[];
+  const float* seg = in + (long long)blockIdx.x * count;
+  const unsigned member = blockIdx.y + gridDim.y * blockIdx.z;
+  const unsigned members = gridDim.y * gridDim.z;
+  for (int e = 0; e < entrances; ++e) {
+    float v = 0.0f;
+    for (int i = member * blockDim.x + threadIdx.x; i < count; i += members * blockDim.x) {
+      v += seg[i] + (float)e;
+    }
+    v = loom::blockReduce<true, false>(v, loom::Sum{}, 0.0f, reinterpret_cast<float*>(smemRaw));
+    float total = -1.0f;
+    if (loom::gridReduce<false, true, true>(total, v, loom::Sum{}, 0.0f, work, semaphores,
+                                           (unsigned)e) &&
+        threadIdx.x == 0) {
+      out[e * gridDim.x + blockIdx.x] = total;
     }
   }
 }
@@ -190,7 +216,8 @@ extern "C" __global__ void elementwise_test(loom::Tensor<float, 3> t, loom::Tens
 
 inline const std::vector<TestKernel>& allTestKernels() {
   static const std::vector<TestKernel> kAll = {kWarpKernel,     kBlockKernel,    kWelfordKernel,
-                                               kGridKernel,     kGridSyncKernel, kElementwiseKernel};
+                                               kGridKernel,     kGridYZKernel,   kGridSyncKernel,
+                                               kElementwiseKernel};
   return kAll;
 }
 

@@ -64,6 +64,61 @@ inline std::vector<ExecCase> reductionCases() {
                      scheduleLike(f, out);
                    },
                    [] { return std::vector<eval::Argument>{randomTensor({3, 1000}, 13)}; }, 1000});
+  // Grid sum over blockIdx.y: rows on BIDx (one segment each), the reduction on BIDy x TIDx.
+  cases.push_back({"GridSumOverBIDy",
+                   [](ir::Fusion& f) {
+                     auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+                     f.addInput(x);
+                     f.addOutput(ops::sum(x, {1}));
+                   },
+                   [](ir::Fusion& f) {
+                     auto* out = output(f);
+                     out->split(1, 128);
+                     out->axis(0)->parallelize(ParallelType::BIDx);
+                     out->axis(1)->parallelize(ParallelType::BIDy);
+                     out->axis(2)->parallelize(ParallelType::TIDx);
+                     scheduleLike(f, out);
+                   },
+                   [] { return std::vector<eval::Argument>{randomTensor({5, 1000}, 17)}; }, 1000});
+  // Grid max over blockIdx.x and blockIdx.z together, rows on BIDy: [I, R/512 BIDz, 4 BIDx,
+  // 128 TIDx]; 3000 % 512 != 0, so the last z blocks are partly masked.
+  cases.push_back({"GridMaxOverBIDxAndBIDz",
+                   [](ir::Fusion& f) {
+                     auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+                     f.addInput(x);
+                     f.addOutput(ops::max(x, {1}));
+                   },
+                   [](ir::Fusion& f) {
+                     auto* out = output(f);
+                     out->split(1, 128)->split(1, 4);
+                     out->axis(0)->parallelize(ParallelType::BIDy);
+                     out->axis(1)->parallelize(ParallelType::BIDz);
+                     out->axis(2)->parallelize(ParallelType::BIDx);
+                     out->axis(3)->parallelize(ParallelType::TIDx);
+                     scheduleLike(f, out);
+                   },
+                   [] { return std::vector<eval::Argument>{randomTensor({3, 3000}, 18)}; }, 3000});
+  // var_mean of 4 rows in a serial loop, each a grid Welford over BIDy x TIDx: one entrance per
+  // row, var = m2 / (n - 1) computed in the same iteration by that row's last block.
+  cases.push_back({"WelfordGridOverBIDyInSerialLoop",
+                   [](ir::Fusion& f) {
+                     auto* x = ops::TensorBuilder().shape({4, 2000}).build();
+                     f.addInput(x);
+                     auto vm = ops::varMean(x, {1});
+                     f.addOutput(vm.var);
+                     f.addOutput(vm.mean);
+                   },
+                   [](ir::Fusion& f) {
+                     auto* avg = output(f, 1);
+                     while (!avg->definition()->isA<ir::WelfordOp>()) {
+                       avg = avg->definition()->input(0)->as<ir::TensorView>();
+                     }
+                     avg->split(1, 128);
+                     avg->axis(1)->parallelize(ParallelType::BIDy);
+                     avg->axis(2)->parallelize(ParallelType::TIDx);
+                     scheduleLike(f, avg);
+                   },
+                   [] { return std::vector<eval::Argument>{randomTensor({4, 2000}, 19)}; }, 2000});
   // Outer reduction, serial: sum over dim 0 of [50, 37], columns on TIDx.
   cases.push_back({"OuterSerialSum",
                    [](ir::Fusion& f) {

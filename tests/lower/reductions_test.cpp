@@ -56,7 +56,7 @@ TEST(ReductionsPass, GridSumUsesScratchAndLastBlockWrites) {
   auto k = lower::lowerFusionUntil(f, "reductions");
   std::string after = kir::toString(*k);
   EXPECT_TRUE(has(after, "acc4 = block_sum(acc4, init=0.0, dims=x)\n"
-                         "    last3 = grid_sum(acc4, init=0.0, work=gw0, sem=gs0)\n    if last3:\n"
+                         "    last3 = grid_sum(acc4, init=0.0, dims=x, work=gw0, sem=gs0)\n    if last3:\n"
                          "      T1 <- acc4 of T1 = sum(T0)\n"))
       << after;
   EXPECT_TRUE(has(after, ")\n  var last3 : bool = false\n  for i0 in BIDy")) << after;
@@ -66,21 +66,24 @@ TEST(ReductionsPass, GridSumUsesScratchAndLastBlockWrites) {
   EXPECT_TRUE(k->gridScratch[1].semaphore);
 }
 
-// Grid reductions combine over blockIdx.x only: a reduction on BIDy is a user error naming it.
-TEST(ReductionsPass, ReductionOnBIDyIsRejected) {
+// A reduction ID on BIDy is a grid reduction over blockIdx.y (dims=y): the blocks of one
+// blockIdx.x (the rows) form a segment, and the code calls the runtime's gridReduce<false, true,
+// false>.
+TEST(ReductionsPass, ReductionOnBIDyIsAGridReductionOverY) {
   ir::Fusion f;
   ir::FusionGuard guard(&f);
   auto* x = ops::TensorBuilder().shape({4, 100}).build();
   f.addInput(x);
   auto* out = ops::sum(x, {1});
   f.addOutput(out);
+  out->axis(0)->parallelize(ir::ParallelType::BIDx);
   out->axis(1)->parallelize(ir::ParallelType::BIDy);
-  try {
-    lower::lowerFusionUntil(f, "reductions");
-    FAIL() << "expected an error";
-  } catch (const std::exception& e) {
-    EXPECT_TRUE(has(e.what(), "over BIDy; grid reductions run over BIDx only")) << e.what();
-  }
+  auto k = lower::lowerFusionUntil(f, "reductions");
+  std::string after = kir::toString(*k);
+  EXPECT_TRUE(has(after, "= grid_sum(acc")) << after;
+  EXPECT_TRUE(has(after, ", dims=y, work=gw0, sem=gs0)")) << after;
+  ASSERT_EQ(k->gridScratch.size(), 2u);
+  EXPECT_EQ(k->gridScratch[0].entrances, 1);
 }
 
 // Error text of lowering `f` up to `pass`, or "" when it lowers.
@@ -121,15 +124,78 @@ TEST(ReductionsPass, GridResultConsumerRunsUnderLast) {
   EXPECT_LT(text.find("var last3 : bool = false"), text.find("for ")) << text;
 }
 
-// A grid reduction inside a serial loop would reuse its work buffer while the last block of the
-// previous iteration still reads it: a user error naming the tensor and the loop.
-TEST(ReductionsPass, GridReductionInSerialLoopIsRejected) {
+// A grid reduction inside a serial loop of constant extent is entered once per iteration: the
+// entrance is the loop index, and its scratch holds one slice per iteration (entrances = 4); the
+// consumer inlined into the same loop runs under that iteration's `last`.
+TEST(ReductionsPass, GridReductionInSerialLoopHasOneEntrancePerIteration) {
   ir::Fusion f;
   ir::FusionGuard guard(&f);
   gridSumThenDouble(f, ir::ParallelType::Serial);
+  auto k = lower::lowerFusionUntil(f, "thread_predicates");
+  std::string text = kir::toString(*k);
+  EXPECT_TRUE(has(text, "  for i0 in 0 .. 4:\n")) << text;
+  EXPECT_TRUE(has(text, ", dims=x, entrance=i0, work=gw0, sem=gs0)")) << text;
+  EXPECT_TRUE(has(text, "if (last3 && (threadIdx.x == 0)):\n      tensor T2 = mul(T1, 2.0)"))
+      << text;
+  ASSERT_EQ(k->gridScratch.size(), 2u);
+  EXPECT_EQ(k->gridScratch[0].entrances, 4);
+  EXPECT_EQ(k->gridScratch[1].entrances, 4);
+}
+
+// Two serial loops around a grid reduction: the entrance is their linear iteration number.
+TEST(ReductionsPass, GridReductionEntranceLinearizesNestedSerialLoops) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().shape({6, 1000}).build();
+  f.addInput(x);
+  auto* s = ops::sum(x, {1});
+  f.addOutput(s);
+  s->split(0, 3);
+  s->split(2, 128);
+  s->axis(2)->parallelize(ir::ParallelType::BIDx);
+  s->axis(3)->parallelize(ir::ParallelType::TIDx);
+  auto k = lower::lowerFusionUntil(f, "reductions");
+  std::string text = kir::toString(*k);
+  EXPECT_TRUE(has(text, ", dims=x, entrance=((i0 * 3) + i1), work=gw0")) << text;
+  EXPECT_EQ(k->gridScratch[0].entrances, 6);
+}
+
+// A serial loop of symbolic extent around a grid reduction cannot be given scratch per
+// iteration at compile time: a user error naming the tensor and the loop.
+TEST(ReductionsPass, GridReductionInSymbolicSerialLoopIsRejected) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().rank(2).build();
+  f.addInput(x);
+  auto* s = ops::sum(x, {1});
+  f.addOutput(s);
+  s->split(1, 128);
+  s->axis(1)->parallelize(ir::ParallelType::BIDx);
+  s->axis(2)->parallelize(ir::ParallelType::TIDx);
   std::string msg = lowerError(f, "reductions");
-  EXPECT_TRUE(has(msg, "the grid reduction of T1")) << msg;
-  EXPECT_TRUE(has(msg, "is inside the serial loop of i")) << msg;
+  EXPECT_TRUE(has(msg, "the grid reduction of " + s->toString() + " is inside the serial loop of"))
+      << msg;
+  EXPECT_TRUE(has(msg, "is not a constant")) << msg;
+}
+
+// Each iteration of a serial loop around a grid reduction finishes in its own last block, so a
+// consumer outside that loop has no block holding all iterations' results: a user error.
+TEST(ReductionsPass, GridResultConsumerOutsideTheSerialLoopIsRejected) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().shape({4, 1000}).build();
+  f.addInput(x);
+  auto* s = ops::sum(x, {1});
+  auto* out = ops::mul(s, 2.0);
+  f.addOutput(out);
+  s->split(1, 128);
+  s->axis(1)->parallelize(ir::ParallelType::BIDx);
+  s->axis(2)->parallelize(ir::ParallelType::TIDx);
+  s->setMemoryType(ir::MemoryType::Local);
+  std::string msg = lowerError(f, "thread_predicates");
+  EXPECT_TRUE(has(msg, out->toString() + " reads the grid reduction result " + s->toString() +
+                           " outside the serial loop of"))
+      << msg;
 }
 
 // A consumer of a grid reduction's result spread over BIDx would need the result in every block
@@ -149,7 +215,7 @@ TEST(ReductionsPass, GridResultConsumerOnBIDxIsRejected) {
   transform::parallelizeAllLike(out);
   transform::inlineMost(f);
   std::string msg = lowerError(f, "thread_predicates");
-  EXPECT_TRUE(has(msg, out->toString() + " reads a grid reduction result and is parallelized on BIDx"))
+  EXPECT_TRUE(has(msg, out->toString() + " reads a grid reduction result and is parallelized on BIDx (axis"))
       << msg;
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Device runtime: grid reductions over blockIdx.x (last block finishes) and a portable grid sync.
+// Device runtime: grid reductions over any block dims (last block finishes) and a portable grid sync.
 //
 // gridReduce needs no co-residency: every block writes its partial to a global work buffer and
 // counts itself in on a semaphore; the block that arrives last (the atomic counter says so) combines
@@ -21,54 +21,94 @@ __device__ __forceinline__ T loadVolatile(const T* p) {
   return *static_cast<const volatile T*>(p);
 }
 
-/// Reduces, for every thread slot (linear thread index), `value` over blockIdx.x. Blocks with the
-/// same (blockIdx.y, blockIdx.z) form one independent reduction ("segment").
+/// Where the calling block sits relative to the reduced block dimensions kX/kY/kZ: `member` is its
+/// index among the `size` blocks that reduce together (x fastest), `segment` the index of that
+/// group ("segment") among `segments`. The ThreadGroup of block.cuh, over blockIdx / gridDim.
+template <bool kX, bool kY, bool kZ>
+struct BlockGroup {
+  unsigned member = 0;
+  unsigned size = 1;
+  unsigned segment = 0;
+  unsigned segments = 1;
+
+  __device__ __forceinline__ BlockGroup() {
+    add(kX, blockIdx.x, gridDim.x);
+    add(kY, blockIdx.y, gridDim.y);
+    add(kZ, blockIdx.z, gridDim.z);
+  }
+
+ private:
+  __device__ __forceinline__ void add(bool reduced, unsigned idx, unsigned dim) {
+    if (reduced) {
+      member += idx * size;
+      size *= dim;
+    } else {
+      segment += idx * segments;
+      segments *= dim;
+    }
+  }
+};
+
+/// Reduces, for every thread slot (linear thread index), `value` over the block dimensions kX, kY,
+/// kZ. Blocks with the same index along the other dimensions form one independent reduction
+/// ("segment"): gridReduce<true, false, false> in a 2-D grid reduces over blockIdx.x for each
+/// blockIdx.y, gridReduce<false, true, false> over blockIdx.y for each blockIdx.x.
 ///
 /// Returns true in all threads of the one block per segment that finished the reduction; there
-/// `result` holds, for each thread, op(init, v[block 0], v[block 1], ...) of the values its slot
-/// passed in every block of the segment. In other blocks it returns false and leaves `result`
-/// unchanged. To reduce over threads as well, call blockReduce before (every thread then passes its
-/// group's partial) or after (in the finishing block only: the condition is uniform per block).
+/// `result` holds, for each thread, op(init, v[member 0], v[member 1], ...) of the values its slot
+/// passed in every block of the segment (members in order: deterministic). In other blocks it
+/// returns false and leaves `result` unchanged. To reduce over threads as well, call blockReduce
+/// before (every thread then passes its group's partial) or after (in the finishing block only: the
+/// condition is uniform per block).
+///
+/// `entrance` numbers the times one call site is reached in a launch (the iteration of the serial
+/// loops around it, 0 .. entrances - 1): each entrance has its own slice of the buffers, so a block
+/// that moves on to the next iteration never overwrites a partial the finishing block of the
+/// previous one has yet to read. Each entrance may finish in a different block.
 ///
 /// Buffers (global memory, allocated by the executor):
-///  - work: gridDim.x * gridDim.y * gridDim.z * (threads per block) elements of T; no initial value.
-///  - semaphores: gridDim.y * gridDim.z unsigned counters, zero before the first launch; they are
+///  - work: entrances * gridDim.x * gridDim.y * gridDim.z * (threads per block) elements of T; no
+///    initial value.
+///  - semaphores: entrances * segments unsigned counters, zero before the first launch; they are
 ///    zero again when the kernel ends, so they can be allocated once and reused.
-/// Each gridReduce call site in a kernel needs its own work buffer and semaphores (a block may reach
-/// the next call before the finishing block of this one has read the partials).
-/// Every thread of every block must call it (it contains two __syncthreads).
-template <typename T, typename Op>
-__device__ bool gridReduce(T& result, T value, Op op, T init, T* work, unsigned* semaphores) {
+/// Each gridReduce call site in a kernel needs its own buffers (a block may reach the next call
+/// before the finishing block of this one has read the partials). Every thread of every block must
+/// call it (it contains two __syncthreads).
+template <bool kX, bool kY, bool kZ, typename T, typename Op>
+__device__ bool gridReduce(T& result, T value, Op op, T init, T* work, unsigned* semaphores,
+                           unsigned entrance = 0u) {
+  const BlockGroup<kX, kY, kZ> g;
   const unsigned threads = blockThreadCount();
   const unsigned tid = linearThreadIdx();
-  const unsigned segment = blockIdx.y + gridDim.y * blockIdx.z;
-  T* segmentWork = work + static_cast<int64>(segment) * gridDim.x * threads;
+  const unsigned counter = entrance * g.segments + g.segment;
+  T* segmentWork = work + static_cast<int64>(counter) * g.size * threads;
 
-  segmentWork[static_cast<int64>(blockIdx.x) * threads + tid] = value;
+  segmentWork[static_cast<int64>(g.member) * threads + tid] = value;
   // Make this thread's partial visible to the finishing block before the block counts itself in.
   __threadfence();
   __syncthreads();
   bool last = false;
-  if (tid == 0u) last = atomicAdd(&semaphores[segment], 1u) == gridDim.x - 1u;
+  if (tid == 0u) last = atomicAdd(&semaphores[counter], 1u) == g.size - 1u;
   last = __syncthreads_or(last) != 0;
   if (!last) return false;
 
   __threadfence();
   T acc = init;
-  for (unsigned b = 0; b < gridDim.x; ++b) {
+  for (unsigned b = 0; b < g.size; ++b) {
     acc = op(acc, loadVolatile(&segmentWork[static_cast<int64>(b) * threads + tid]));
   }
   result = acc;
   // Every block of the segment has arrived, so nobody else touches the counter in this launch.
-  if (tid == 0u) atomicExch(&semaphores[segment], 0u);
+  if (tid == 0u) atomicExch(&semaphores[counter], 0u);
   return true;
 }
 
 /// gridReduce of Welford states; `work` holds Welford<T, N> elements.
-template <typename T, typename N>
+template <bool kX, bool kY, bool kZ, typename T, typename N>
 __device__ bool gridWelford(Welford<T, N>& result, Welford<T, N> value, Welford<T, N>* work,
-                            unsigned* semaphores) {
-  return gridReduce(result, value, WelfordOp{}, welfordInit<T, N>(), work, semaphores);
+                            unsigned* semaphores, unsigned entrance = 0u) {
+  return gridReduce<kX, kY, kZ>(result, value, WelfordOp{}, welfordInit<T, N>(), work, semaphores,
+                                entrance);
 }
 
 /// Grid-wide barrier for cooperative launches: no thread leaves before every thread of the grid

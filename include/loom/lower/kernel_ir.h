@@ -293,10 +293,12 @@ class Welford : public Stmt {
   bool x = false, y = false, z = false;
 };
 
-/// last = gridReduce over blockIdx.x of `acc` (or of the Welford triple when welford[0] is set):
-/// every block writes its partial to the work buffer of grid scratch `work`, the last block of
-/// each (blockIdx.y, blockIdx.z) segment combines them and gets `last` = true and the result in
-/// acc. Every thread of every block must reach it (never inside an IfThenElse).
+/// last = gridReduce of `acc` (or of the Welford triple when welford[0] is set) over the block
+/// dims x/y/z: every block writes its partial to the work buffer of grid scratch `work`, the last
+/// block of each segment (the blocks that agree on the dims not reduced) combines them and gets
+/// `last` = true and the result in acc. Inside serial loops, `entrance` is the linear iteration
+/// number of those loops (null outside any): each iteration uses its own slice of the scratch.
+/// Every thread of every block must reach it (never inside an IfThenElse).
 class GridReduce : public Stmt {
  public:
   LOOM_KIR_NODE(GridReduce)
@@ -311,6 +313,8 @@ class GridReduce : public Stmt {
   /// semaphores "gs<c>".
   int64_t work;
   Var* welford[3] = {nullptr, nullptr, nullptr};
+  bool x = true, y = false, z = false;  ///< reduced block dims
+  Value* entrance = nullptr;
 };
 
 class Comment : public Stmt {
@@ -401,13 +405,16 @@ class Kernel {
   /// Scalar fusion inputs, passed by value after the tensor parameters, in this order.
   std::vector<std::pair<const ir::Scalar*, Var*>> scalarParams;
   /// Global scratch of grid reductions, passed as plain pointers after all other parameters, in
-  /// this order. Per call site: a work buffer (`elementBytes` per thread per block, no initial
-  /// value) then a semaphore buffer (one zeroed unsigned per blockIdx.y/z segment).
+  /// this order. Per call site: a work buffer (`elementBytes` per thread per block and entrance,
+  /// no initial value) then a semaphore buffer (one zeroed unsigned per segment and entrance; the
+  /// executor allocates one per block and entrance, an upper bound).
   struct GridScratch {
     std::string name;   ///< "gw0" / "gs0"
     std::string ctype;  ///< C element type: "float", "loom::Welford<float, long long>", "unsigned"
     int64_t elementBytes = 4;
     bool semaphore = false;
+    /// Iterations of the serial loops around the call site (GridReduce::entrance's range).
+    int64_t entrances = 1;
   };
   std::vector<GridScratch> gridScratch;
   /// Bytes of the largest block-reduction element that is not a DataType (Welford triples).

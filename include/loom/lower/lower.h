@@ -31,9 +31,16 @@ class LowerContext {
   std::vector<const ir::Expr*> exprs;
   /// kernel_params / allocations: the buffer of each tensor.
   std::unordered_map<const ir::TensorView*, kir::Buffer*> buffers;
-  /// reductions: the `last` flag of each output of a grid reduction (true only in the block that
-  /// holds the result); thread_predicates guards the consumers of these outputs by it.
-  std::unordered_map<const ir::TensorView*, kir::Var*> gridLast;
+  /// reductions: what the consumers of a grid reduction's outputs need to know. Only the block
+  /// that finished the reduction holds its result (`last` is true there), and inside serial loops
+  /// that holds per iteration; thread_predicates guards the consumers by `last` and checks them.
+  struct GridResult {
+    kir::Var* last = nullptr;
+    std::vector<ir::ParallelType> dims;           ///< the reduced block dims (BIDx/BIDy/BIDz)
+    std::vector<const kir::ForLoop*> serialLoops;  ///< serial loops around the call site
+  };
+  /// The GridResult of each output of a grid reduction.
+  std::unordered_map<const ir::TensorView*, GridResult> gridResults;
 
   /// loop_nests: loop IDs that share one loop (tv->axis(k) with its consumers' axis(k) for k below
   /// tv's compute-at position) are one group. Returns the group id of a loop ID.
