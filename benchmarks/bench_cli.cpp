@@ -45,7 +45,7 @@ std::string usage() {
   std::ostringstream os;
   os << "usage: loom_bench [--json FILE] [--cases a,b] [--dtypes fp32,bf16] [--reps N]\n"
         "                  [--warmup N] [--host-calls N] [--skip-host] [--skip-compile]\n"
-        "                  [--compile-case C]\n"
+        "                  [--compile-case C] [--params name=value,...]\n"
         "\n"
         "Times Loom's kernels on the cases of shared/docs/performance.md with CUDA events\n"
         "(L2 flushed before each repetition), checks their outputs, measures the host overhead\n"
@@ -64,7 +64,9 @@ std::string usage() {
         "  --skip-host      do not measure the host overhead of a cached launch\n"
         "  --skip-compile   do not measure the cold and warm compile time\n"
         "  --compile-case C the case (fp32) whose compile time is measured\n"
-        "                   (default layer_norm_16384x4096)\n";
+        "                   (default layer_norm_16384x4096)\n"
+        "  --params LIST    heuristic fields to set on every kernel, for tuning, e.g.\n"
+        "                   bdimx=16,bdimy=32 (names as LOOM_DUMP=scheduler_params prints)\n";
   return os.str();
 }
 
@@ -130,6 +132,17 @@ Options parseArgs(const std::vector<std::string>& args) {
     } else if (arg == "--skip-compile") {
       noValue();
       o.skipCompile = true;
+    } else if (arg == "--params") {
+      std::vector<std::string> items = splitList(takeValue());
+      if (items.empty()) throw UsageError("--params expects name=value pairs such as bdimx=16");
+      for (const std::string& item : items) {
+        auto eq = item.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          throw UsageError("--params expects name=value pairs such as bdimx=16, got '" + item + "'");
+        }
+        o.params.emplace_back(item.substr(0, eq),
+                              parseCount("--params " + item.substr(0, eq), item.substr(eq + 1), 0));
+      }
     } else if (arg == "--compile-probe") {
       noValue();
       o.compileProbe = true;

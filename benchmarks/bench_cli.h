@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::bench {
@@ -31,6 +32,9 @@ struct Options {
   bool skipCompile = false;         ///< --skip-compile
   /// --compile-case: the fusion (in fp32) whose cold and warm compile time is measured.
   std::string compileCase = "layer_norm_16384x4096";
+  /// --params name=value,...: heuristic fields set on every case's kernels for tuning
+  /// (runtime::RuntimeOptions::paramOverrides).
+  std::vector<std::pair<std::string, int64_t>> params;
   bool help = false;                ///< --help / -h
   /// Hidden: run the compile-time probe once in this process and print one result line. The
   /// parent re-executes itself with it (a warm start must be a new process).

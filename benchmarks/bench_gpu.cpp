@@ -36,8 +36,10 @@ double msSince(Clock::time_point t0) {
 // The protocol's L2 flush: a write of 256 MiB, over four times the H200's 60 MB L2.
 constexpr int64_t kFlushBytes = int64_t(256) << 20;
 
-runtime::RuntimeOptions cudaOptions(const cuda::Stream& stream, bool poison) {
+runtime::RuntimeOptions cudaOptions(const cuda::Stream& stream, bool poison,
+                                    const Options* tuning = nullptr) {
   runtime::RuntimeOptions opts;
+  if (tuning != nullptr) opts.paramOverrides = tuning->params;
   opts.backend = exec::Backend::Cuda;
   opts.executor.stream = stream.handle();
   opts.executor.poisonOutputs = poison;
@@ -78,7 +80,7 @@ CaseResult runCase(const Case& c, DataType dtype, const Options& options) {
       // Correctness first, with outputs poisoned (NaN) before the launch: an element the kernel
       // never writes fails the finite check. A separate cache, since poisoning costs a memset.
       runtime::FusionExecutorCache checking(buildFusion(c.op, c.shape, dtype),
-                                            cudaOptions(stream, true));
+                                            cudaOptions(stream, true, &options));
       auto t0 = Clock::now();
       std::vector<Tensor> outs = checking.run(args);
       stream.synchronize();
@@ -89,11 +91,14 @@ CaseResult runCase(const Case& c, DataType dtype, const Options& options) {
     }
 
     runtime::FusionExecutorCache cache(buildFusion(c.op, c.shape, dtype),
-                                       cudaOptions(stream, false));
+                                       cudaOptions(stream, false, &options));
     for (int64_t i = 0; i <= options.warmup; ++i) (void)cache.run(args);  // the first compiles
     stream.synchronize();
     r.kernels = cache.lastRuntime() ? cache.lastRuntime()->numKernels() : 0;
     r.schedulers = schedulersOf(cache);
+    if (const auto* rt = cache.lastRuntime()) {
+      for (const auto& rec : rt->lastRun()) r.params += rec.params;
+    }
 
     Tensor flush = cuda::emptyCuda({kFlushBytes / 4}, DataType::Float32, 0, stream.handle());
     cuda::Event start = cuda::Event::create(0), stop = cuda::Event::create(0);

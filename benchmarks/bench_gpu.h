@@ -23,6 +23,7 @@ struct CaseResult {
   Summary us;
   int64_t kernels = 0;
   std::string schedulers;  ///< the scheduler of each kernel, "+"-joined
+  std::string params;      ///< each kernel's heuristic parameters (HeuristicParams::toString)
   double firstRunMs = 0;   ///< wall time of the first (compiling) run, disk cache as found
   CheckResult check;
   std::string error;  ///< what was thrown, if anything; then no times

@@ -61,6 +61,7 @@ void writeJson(const std::string& path, const std::string& gpu, const Options& o
       w.key("reps_us").array(r.repsUs);
       w.key("kernels").value(r.kernels);
       w.key("scheduler").value(r.schedulers);
+      w.key("params").value(r.params);
       w.key("first_run_ms").value(r.firstRunMs);
       w.key("check").value(r.check.ok ? "PASS" : "FAIL");
       w.key("check_detail").value(r.check.detail);

@@ -11,7 +11,6 @@
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
 
-
 namespace loom::runtime {
 
 namespace {
@@ -61,6 +60,22 @@ void InputKey::assign(std::span<const eval::Argument> args) {
 }
 
 namespace {
+
+// RuntimeOptions::paramOverrides: each name must be a field of some segment's parameters.
+void applyParamOverrides(segmenter::SegmentedFusion& segmented,
+                         const std::vector<std::pair<std::string, int64_t>>& overrides) {
+  for (const auto& [name, value] : overrides) {
+    bool used = false;
+    std::string kinds;
+    for (segmenter::Segment& seg : segmented.segments()) {
+      used |= seg.params->setField(name, value);
+      kinds += (kinds.empty() ? "" : ", ") + std::string(scheduler::schedulerTypeName(seg.schedulerType));
+    }
+    LOOM_CHECK(used, "parameter override '", name, "=", value, "' names no field of the ",
+               "heuristic parameters of this fusion's segments (", kinds, "); the fields are ",
+               "the names LOOM_DUMP=scheduler_params prints");
+  }
+}
 
 int64_t tensorBytes(const eval::Argument& a) {
   const Tensor* t = std::get_if<Tensor>(&a);
@@ -222,6 +237,7 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   // schedulers only look at metadata, so CUDA tensors go in as host-labelled views.
   segmenter::SegmentedFusion segmented = segmenter::segmentFusion(
       *fusion_, exec::checkedMetadataViews(*fusion_, args, options_.backend));
+  applyParamOverrides(segmented, options_.paramOverrides);
   FusionKernelRuntime* runtime = nullptr;
   for (auto& r : runtimes_) {
     if (r->segmented().sameAs(segmented)) {

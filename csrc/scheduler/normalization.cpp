@@ -101,6 +101,21 @@ std::unique_ptr<HeuristicParams> InnerPersistentParams::clone() const {
   return std::make_unique<InnerPersistentParams>(*this);
 }
 
+bool InnerPersistentParams::setField(std::string_view name, int64_t value) {
+  if (name == "vectorize") {
+    vectorize = value;
+  } else if (name == "persistent_batch") {
+    persistent_batch = value;
+  } else if (name == "rows_per_block") {
+    rows_per_block = value;
+  } else if (name == "shared_memory") {
+    shared_memory = value != 0;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 TensorView* projectableCastInput(const TensorView* tv) {
   auto* cast = tv->definition() != nullptr ? tv->definition()->dynCast<UnaryOp>() : nullptr;
   if (cast == nullptr || cast->opType() != UnaryOpType::Cast || tv->isFusionOutput()) {

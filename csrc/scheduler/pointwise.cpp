@@ -46,6 +46,23 @@ std::unique_ptr<HeuristicParams> PointwiseParams::clone() const {
   return std::make_unique<PointwiseParams>(*this);
 }
 
+bool PointwiseParams::setField(std::string_view name, int64_t value) {
+  if (name == "break_point") {
+    break_point = value;
+  } else if (name == "vectorize") {
+    vectorize = value;
+  } else if (name == "unroll") {
+    unroll = value;
+  } else if (name == "bdimx") {
+    bdimx = value;
+  } else if (name == "bdimy") {
+    bdimy = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 namespace {
 
 // The reference's logical IDs without reductions: the dims the schedule flattens.

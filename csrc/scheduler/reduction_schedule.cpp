@@ -159,14 +159,13 @@ void scheduleInner(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   }
 }
 
-// Loop of the reduction tensor: [I/v/tx (BIDx | BIDy), tx (TIDx), g (BIDx), ty (TIDy), S, U, v]
-// with U the unrolled serial steps. The rFactor producer reduces S and U per thread, keeping one
-// partial per vector lane (its v sits inside the serial loops: the lowering accumulates in its
-// register buffer); the final reduction, reordered to [I/v/tx, tx, v, g, ty], combines ty (block)
-// and g (grid, scalar columns only). Without ty, g and v each thread reduces its columns alone.
+// Loop of the reduction tensor: [I/v/tx (BIDx), tx (TIDx), g (BIDy), ty (TIDy), S, U, v] with U
+// the unrolled serial steps. The rFactor producer reduces S and U per thread, keeping one partial
+// per vector lane (its v sits inside the serial loops: the lowering accumulates in its register
+// buffer); the final reduction, reordered to [I/v/tx, tx, v, g, ty], combines ty (block) and g
+// (grid, over blockIdx.y: one grid-reduction entrance per lane of the serial v loop). Without ty,
+// g and v each thread reduces its columns alone.
 void scheduleOuter(ir::Fusion& fusion, TensorView* red, const ReductionParams& p) {
-  LOOM_CHECK(p.vectorize == 1 || p.grid_reduction == 1, "outer reduction params ", p.toString(),
-             " combine vectorization with a grid reduction; the grid helpers reduce scalars");
   std::vector<IterDomain*> iter_ids;
   for (IterDomain* id : red->logical()) {
     if (!id->isReduction()) iter_ids.push_back(id);
@@ -230,15 +229,16 @@ void scheduleOuter(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
     if (v_id != nullptr) {
       // The final reduction: [columns, tx, (g), (ty), v] -> [columns, tx, v, (g), (ty)], so its
       // block reduction runs once per lane with the lane loop outside.
-      std::vector<IterDomain*> final_order{red->axis(0), red->axis(1), red->axis(-1)};
-      for (int64_t k = 2; k + 1 < red->nDims(); ++k) final_order.push_back(red->axis(k));
-      reorderTo(red, final_order);
+      // Welford siblings share the loop domain, so each gets the same order.
+      std::vector<int64_t> perm{0, 1, red->nDims() - 1};
+      for (int64_t k = 2; k + 1 < red->nDims(); ++k) perm.push_back(k);
+      for (TensorView* sib : siblingsOf(red)) sib->reorder(perm);
     }
   }
-  // The grid reduction goes on BIDx (the lowering's grid helpers combine over blockIdx.x); the
-  // column blocks then move to BIDy.
-  transform::parallelize(ref, columns_pos, g_pos >= 0 ? ParallelType::BIDy : ParallelType::BIDx);
-  if (g_pos >= 0) transform::parallelize(ref, g_pos, ParallelType::BIDx);
+  // Column blocks on BIDx (consecutive blocks read neighbouring columns of the same rows; no
+  // 65535 limit), the grid reduction's row groups on BIDy.
+  transform::parallelize(ref, columns_pos, ParallelType::BIDx);
+  if (g_pos >= 0) transform::parallelize(ref, g_pos, ParallelType::BIDy);
   if (ty_pos >= 0 && p.bdimy > 1) transform::parallelize(ref, ty_pos, ParallelType::TIDy);
   if (unroll_pos >= 0) transform::parallelize(ref, unroll_pos, ParallelType::Unroll);
   transform::parallelize(ref, tx_pos, ParallelType::TIDx);

@@ -195,8 +195,40 @@ TEST(ScheduledExecTest, OuterSumBenchmarkClassBf16) {
   auto params = runScheduled(build, {randomTensor({300, 2104}, 5, DataType::BFloat16)}, 300);
   const auto& p = dynamic_cast<const ReductionParams&>(*params);
   EXPECT_EQ(p.vectorize, 8);
-  EXPECT_EQ(p.unroll, 4);  // floorPow2(ceil(300 / 64)): no more steps than the column has
+  EXPECT_EQ(p.unroll, 8);  // floorPow2(ceil(300 / 32)): no more steps than the column has
   EXPECT_GT(p.bdimy, 1);
+}
+
+// A vectorized outer sum whose column blocks cannot fill the SMs: row groups on BIDy combined by
+// a grid reduction, one entrance per vector lane; rows (3000) divisible by neither the block's
+// 32 rows, the row groups nor the unroll, in f32 and bf16 (f32 partials).
+TEST(ScheduledExecTest, OuterSumVectorizedGridOverBIDy) {
+  for (DataType dt : {DataType::Float32, DataType::BFloat16}) {
+    auto build = [dt](ir::Fusion& f) {
+      auto* x = ops::TensorBuilder().shape({-1, -1}).dtype(dt).build();
+      f.addInput(x);
+      f.addOutput(ops::sum(x, {0}));
+    };
+    auto params = runScheduled(build, {randomTensor({3000, 520}, 8, dt)}, 3000);
+    const auto& p = dynamic_cast<const ReductionParams&>(*params);
+    EXPECT_GT(p.vectorize, 1) << dataTypeName(dt);
+    EXPECT_GT(p.grid_reduction, 1) << dataTypeName(dt);
+    EXPECT_NE(last_kernel_text.find("loom::gridReduce<false, true, false>"), std::string::npos)
+        << last_kernel_text;
+  }
+}
+
+// A wide outer var_mean (vector-width columns, which Welford does not vectorize): scalar
+// columns, a block Welford over TIDy and a grid Welford over BIDy, then var from m2 (this fusion
+// hit an internal lowering error when the heuristics vectorized it).
+TEST(ScheduledExecTest, OuterVarMeanWideGridWelford) {
+  auto params = runScheduled(varMeanFusion(0), {randomTensor({1200, 260}, 7)}, 1200);
+  const auto& p = dynamic_cast<const ReductionParams&>(*params);
+  EXPECT_FALSE(p.inner);
+  EXPECT_EQ(p.vectorize, 1);
+  EXPECT_GT(p.grid_reduction, 1);
+  EXPECT_NE(last_kernel_text.find("loom::gridWelford<false, true, false>"), std::string::npos)
+      << last_kernel_text;
 }
 
 // An outer var_mean: Welford states go through the TIDy warp-shuffle block reduction.

@@ -40,6 +40,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "loom/eval/argument.h"
@@ -82,6 +83,11 @@ struct RuntimeOptions {
   exec::Backend backend = exec::Backend::Auto;
   /// Passed to every segment's executor; executor.stream is the stream of the whole run.
   exec::ExecutorOptions executor = {};
+  /// Tuning: heuristic fields set after the heuristics ran, for every segment whose parameters
+  /// have the field (HeuristicParams::setField), e.g. {"bdimx", 16}. A name that no segment's
+  /// parameters have is a user error. Part of the kernels' identity, not of the cache key: use
+  /// one cache per set of overrides.
+  std::vector<std::pair<std::string, int64_t>> paramOverrides = {};
 };
 
 /// Runs one segmentation: one KernelExecutor per segment, scheduled and compiled once.

@@ -39,6 +39,10 @@ class HeuristicParams {
   /// Same type and equal fields.
   virtual bool sameAs(const HeuristicParams& other) const = 0;
   virtual std::unique_ptr<HeuristicParams> clone() const = 0;
+  /// Sets the schedule field `name` (spelled as toString prints it) to `value`, for tuning
+  /// (RuntimeOptions::paramOverrides, `loom_bench --params`); false when there is no such field.
+  /// Booleans take 0 or 1. The scheduler checks the resulting combination when it schedules.
+  virtual bool setField(std::string_view name, int64_t value) = 0;
 
   bool operator==(const HeuristicParams& other) const { return sameAs(other); }
   bool operator!=(const HeuristicParams& other) const { return !sameAs(other); }

@@ -33,6 +33,7 @@ struct ReductionParams final : HeuristicParams {
   size_t hash() const override;
   bool sameAs(const HeuristicParams& other) const override;
   std::unique_ptr<HeuristicParams> clone() const override;
+  bool setField(std::string_view name, int64_t value) override;
 };
 
 std::unique_ptr<Scheduler> makeReductionScheduler();
