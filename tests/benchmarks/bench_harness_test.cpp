@@ -58,6 +58,9 @@ TEST(BenchCli, ParsesEveryOption) {
   EXPECT_EQ(parseArgs({}).compileCase, "layer_norm_16384x4096");
   EXPECT_EQ(parseArgs({"--compile-case", "softmax_16384x4096"}).compileCase, "softmax_16384x4096");
   EXPECT_TRUE(parseArgs({"-h"}).help);
+  Options tuned = parseArgs({"--params", "bdimx=16,grid_reduction=4"});
+  EXPECT_EQ(tuned.params, (std::vector<std::pair<std::string, int64_t>>{{"bdimx", 16},
+                                                                       {"grid_reduction", 4}}));
 }
 
 // Bad values are rejected with a message naming the option and what it expects.
@@ -75,6 +78,10 @@ TEST(BenchCli, RejectsBadArguments) {
             std::string::npos);
   EXPECT_NE(usageErrorOf({"--skip-host=1"}).find("takes no value"), std::string::npos);
   EXPECT_NE(usageErrorOf({"--frobnicate"}).find("unknown argument '--frobnicate'"),
+            std::string::npos);
+  EXPECT_NE(usageErrorOf({"--params", "bdimx"}).find("--params expects name=value pairs"),
+            std::string::npos);
+  EXPECT_NE(usageErrorOf({"--params", "bdimx=x"}).find("--params bdimx expects a whole number"),
             std::string::npos);
   EXPECT_EQ(usageErrorOf({"--reps", "20"}), "");
 }

@@ -124,6 +124,43 @@ TEST(FusionExecutorCache, InnerSumRuns) {
   EXPECT_EQ(cache.lastRuntime()->lastRun()[0].scheduler, "reduction");
 }
 
+// Parameter overrides set heuristic fields before scheduling (here a 64-thread inner reduction
+// instead of the heuristic's choice): the kernel uses them and still matches the reference; a
+// name no segment's parameters have is a UserError listing the segments' schedulers.
+TEST(FusionExecutorCache, ParamOverridesSetHeuristicFields) {
+  auto build = [] {
+    auto f = std::make_unique<Fusion>();
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(2).build();
+    f->addInput(x);
+    f->addOutput(ops::sum(x, {1}));
+    return f;
+  };
+  RuntimeOptions tuned = hostOptions();
+  tuned.paramOverrides = {{"bdimx", 64}, {"unroll", 1}};
+  FusionExecutorCache cache(build(), tuned);
+  std::vector<eval::Argument> args{randomTensor({5, 3000}, 13)};
+  std::vector<Tensor> outs = cache.run(args);
+  expectMatchesReference(cache.fusion(), args, outs, 3000);
+  const std::string& params = cache.lastRuntime()->lastRun().at(0).params;
+  EXPECT_NE(params.find("bdimx=64"), std::string::npos) << params;
+  EXPECT_NE(params.find("unroll=1"), std::string::npos) << params;
+  EXPECT_EQ(cache.lastRuntime()->lastRun().at(0).launch.block[0], 64u);
+
+  RuntimeOptions wrong = hostOptions();
+  wrong.paramOverrides = {{"persistent_batch", 2}};
+  FusionExecutorCache bad(build(), wrong);
+  try {
+    bad.run(args);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("parameter override 'persistent_batch=2' names no field"),
+              std::string::npos) << msg;
+    EXPECT_NE(msg.find("(reduction)"), std::string::npos) << msg;
+  }
+}
+
 // Inputs that do not match the fusion are UserErrors naming what was expected, as in
 // KernelExecutor, and nothing is cached for them.
 TEST(FusionExecutorCache, ValidatesInputs) {
