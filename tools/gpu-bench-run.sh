@@ -5,16 +5,24 @@
 # (one file, so the device tool brings it back whole); the table is printed last.
 #
 #   bash tools/gpu-bench-run.sh [--examples] [--fast-compile] [--ab-hints] [--stages]
+#                               [--sweep FILE] [--no-torch]
 #
 #   --examples      also run every full-size example with `loom run --backend cuda` (correctness)
 #   --fast-compile  also time every case with LOOM_NVRTC_FAST_COMPILE=min
 #   --ab-hints      also time the fp32 cases under each cache-hint define (LOOM_NVRTC_OPTIONS)
 #   --stages        also time the CPU compile stages there (loom_compile_stages)
+#   --no-torch      skip the torch baseline (a Loom-only run: no side-by-side table)
+#   --sweep FILE    also time heuristic variants: each line of FILE is "CASES DTYPES PARAMS"
+#                   (loom_bench --cases/--dtypes/--params); '#' starts a comment
 set -o pipefail
 out=${OUT:?set OUT to the output folder}
-examples=0 fast=0 hints=0 stages=0
-for a in "$@"; do
+examples=0 fast=0 hints=0 stages=0 sweep="" torch=1
+while [[ $# -gt 0 ]]; do
+  a=$1
+  shift
   case $a in
+    --sweep) sweep=${1:?--sweep needs a file}; shift ;;
+    --no-torch) torch=0 ;;
     --examples) examples=1 ;;
     --fast-compile) fast=1 ;;
     --ab-hints) hints=1 ;;
@@ -22,12 +30,16 @@ for a in "$@"; do
     *) echo "gpu-bench-run.sh: unknown option '$a'" >&2; exit 2 ;;
   esac
 done
+[[ -z $sweep || -f $sweep ]] || { echo "gpu-bench-run.sh: no sweep file '$sweep'" >&2; exit 2; }
 r=$out/r
 mkdir -p "$r"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$r/smi.txt" 2>&1
-(timeout 420 python3 benchmarks/torch_baseline.py --out "$r/torch.json" > "$r/torch.log" 2>&1
- echo "torch rc=$?" >> "$r/status.txt") &
-torch_pid=$!
+torch_pid=""
+if [[ $torch == 1 ]]; then
+  (timeout 420 python3 benchmarks/torch_baseline.py --out "$r/torch.json" > "$r/torch.log" 2>&1
+   echo "torch rc=$?" >> "$r/status.txt") &
+  torch_pid=$!
+fi
 if cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOOM_WERROR=ON > "$r/cmake.log" 2>&1 &&
    cmake --build build-gpu -j14 > "$r/build.log" 2>&1; then
   echo "build rc=0" >> "$r/status.txt"
@@ -35,7 +47,7 @@ else
   echo "build FAILED" >> "$r/status.txt"
   tail -40 "$r/build.log"
 fi
-wait $torch_pid  # GPU timings of the two sides never overlap
+[[ -n $torch_pid ]] && wait $torch_pid  # GPU timings of the two sides never overlap
 LOOM_DUMP=scheduler_params,ptxas,cuda_kernel timeout 240 build-gpu/bin/loom_bench \
   --json "$r/loom.json" > "$r/loom.log" 2>&1
 echo "bench rc=$?" >> "$r/status.txt"
@@ -57,6 +69,17 @@ if [[ $hints == 1 ]]; then  # cache hints on the fp32 cases (docs/runtime-librar
     echo "bench hints $k ($h) rc=$?" >> "$r/status.txt"
   done
 fi
+if [[ -n $sweep ]]; then  # heuristic variants (loom_bench --params), one JSON per line
+  k=0
+  grep -v '^\s*#' "$sweep" | while read -r cases dtypes params; do
+    [[ -z $cases ]] && continue
+    k=$((k + 1))
+    timeout 120 build-gpu/bin/loom_bench --skip-host --skip-compile --cases "$cases" \
+      --dtypes "$dtypes" --params "$params" --json "$r/sweep$k.json" > "$r/sweep$k.log" 2>&1
+    echo "sweep $k ($cases $dtypes $params) rc=$?" >> "$r/status.txt"
+  done
+  python3 benchmarks/sweep_table.py "$r"/sweep*.json > "$r/sweep.txt" 2>&1
+fi
 if [[ $stages == 1 ]]; then
   timeout 60 build-gpu/bin/loom_compile_stages --case layer_norm --dtype fp32 > "$r/stages.txt" 2>&1
 fi
@@ -70,14 +93,17 @@ if [[ $examples == 1 ]]; then  # every full-size example, checked by the referen
   wait
   sort "$r/examples.txt" >> "$r/status.txt"
 fi
-python3 benchmarks/compare.py --torch "$r/torch.json" --loom "$r/loom.json" --markdown \
+torch_arg=()
+[[ -f $r/torch.json ]] && torch_arg=(--torch "$r/torch.json")
+python3 benchmarks/compare.py "${torch_arg[@]}" --loom "$r/loom.json" --markdown \
   --out "$r/table.md" > /dev/null 2>&1
-python3 benchmarks/compare.py --torch "$r/torch.json" --loom "$r/loom.json" --out "$r/table.txt" \
+python3 benchmarks/compare.py "${torch_arg[@]}" --loom "$r/loom.json" --out "$r/table.txt" \
   > /dev/null 2>&1
 tar czf "$out/all.tgz" -C "$r" . && rm -rf "$r"
 tar xzf "$out/all.tgz" -O ./status.txt
 tar xzf "$out/all.tgz" -O ./gpu-tier.log | grep -E "tests passed|Failed|FAILED"
 tar xzf "$out/all.tgz" -O ./table.txt
+[[ -n $sweep ]] && tar xzf "$out/all.tgz" -O ./sweep.txt
 for j in $(tar tzf "$out/all.tgz" | grep -E 'loom-(fast-compile|hint[0-9]+)\.json$'); do
   tag=$(basename "$j" .json)
   python3 benchmarks/compare.py --loom <(tar xzf "$out/all.tgz" -O "$j") 2>/dev/null |

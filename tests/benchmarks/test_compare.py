@@ -22,6 +22,7 @@ SOURCE_DIR = os.environ.get("LOOM_SOURCE_DIR") or os.path.abspath(
 BENCH_DIR = os.path.join(SOURCE_DIR, "benchmarks")
 sys.path.insert(0, BENCH_DIR)
 import compare  # noqa: E402
+import sweep_table  # noqa: E402
 
 TORCH_IMPORTABLE = importlib.util.find_spec("torch") is not None
 
@@ -215,6 +216,22 @@ class RenderTest(unittest.TestCase):
         lines = text.splitlines()
         self.assertEqual(lines[2], "x       fp32     1.5")
         self.assertEqual(lines[3], "longer  bf16   100.0")
+
+
+class SweepTableTest(unittest.TestCase):
+    """sweep_table.py: one line per result with its parameters; unreadable files are reported."""
+
+    def test_rows_and_unreadable(self):
+        with tempfile.TemporaryDirectory() as d:
+            good = os.path.join(d, "sweep1.json")
+            with open(good, "w", encoding="utf-8") as f:
+                json.dump({"results": [{"case": "sum_dim0_16384x4096", "dtype": "fp32",
+                                        "loom_us": 70.5, "loom_tbps": 3.81, "check": "PASS",
+                                        "params": "Reduction: outer bdimx=16\n"}]}, f)
+            rows = sweep_table.rows([good, os.path.join(d, "missing.json")])
+        self.assertEqual(rows[0][1:6], ("sum_dim0_16384x4096", "fp32", 70.5, 3.81, "PASS"))
+        self.assertEqual(rows[0][6], "Reduction: outer bdimx=16")
+        self.assertEqual(rows[1][5], "UNREADABLE")
 
 
 class CliTest(unittest.TestCase):
