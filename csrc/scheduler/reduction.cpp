@@ -160,9 +160,13 @@ namespace {
 
 // Outer reduction [R, I] (I innermost). Preferred form: vectorized columns, each thread keeping a
 // vector of partial sums over an unrolled serial loop (several 16-byte loads in flight), the block
-// reducing over TIDy and, when the column blocks alone cannot give every SM two blocks, groups of
-// rows on BIDy combined by a grid reduction (one entrance per vector lane). Without a vector
-// width, scalar columns with the same grid split.
+// reducing over TIDy, and enough column blocks for every SM; no grid reduction. Narrow outputs
+// that cannot fill the SMs with column blocks take scalar columns with a grid reduction over BIDy.
+// (The schedule can combine vectors with a grid reduction, one grid-reduction entrance per lane,
+// but on the H200 that was slower: sum over dim 0 of [16384, 4096] bf16 with 8 row groups took
+// 59.7-61.3 us against 49.1 us without, the eight per-lane block and grid reductions at the end
+// of every block costing more than the split gains; f32 80.4 against 79.6 us. See
+// docs/performance.md.)
 void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, TensorView* red,
                      const std::vector<IterDomain*>& iter_ids, int64_t r, int64_t i,
                      ReductionParams& params) {
@@ -184,34 +188,29 @@ void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, Tenso
   for (TensorView* tv : aligned) itemsize = std::max<int64_t>(itemsize, int64_t(dataTypeSize(tv->dtype())));
   if (v > 1) {
     int64_t vec_columns = utils::ceilDiv(i, v);
-    // 256 contiguous bytes of each row per row of threads (eight 32-byte sectors), at most a warp
-    // wide and no wider than the columns.
-    int64_t tx = std::clamp<int64_t>(256 / (v * itemsize), 1, 32);
-    tx = std::min(tx, std::max<int64_t>(1, utils::floorPow2(vec_columns)));
-    int64_t ty = std::min(kThreads / tx, std::max<int64_t>(1, utils::floorPow2(r / kUnroll)));
+    // Fewest vector columns per block that still give one block per SM, but at least 64
+    // contiguous bytes per row (two 32-byte sectors) and at most a warp's worth.
+    int64_t min_tx = std::max<int64_t>(1, 64 / (v * itemsize));
+    int64_t tx = std::min<int64_t>(32, std::max<int64_t>(1, utils::floorPow2(vec_columns)));
+    while (tx > min_tx && utils::ceilDiv(vec_columns, tx) < dev.sm_count) tx /= 2;
     int64_t column_blocks = utils::ceilDiv(vec_columns, tx);
-    // Row groups on BIDy until about two blocks per SM, each thread keeping at least 16 rows so
-    // the loads dominate the final block and grid reductions.
-    int64_t grid = 1;
-    if (column_blocks < 2 * dev.sm_count) {
-      grid = std::min({utils::floorPow2(2 * dev.sm_count / column_blocks),
-                       utils::floorPow2(std::max<int64_t>(1, r / (ty * 16))), dev.max_grid_yz});
-      grid = std::max<int64_t>(grid, 1);
+    if (column_blocks * 2 >= dev.sm_count || r < 64 * kUnroll) {
+      int64_t ty = std::min(kThreads / tx, std::max<int64_t>(1, utils::floorPow2(r / kUnroll)));
+      params.vectorize = v;
+      params.bdimx = tx;
+      params.bdimy = ty;
+      params.grid_reduction = 1;
+      // 128 bytes of loads per thread and unrolled group (eight 16-byte loads: 64 KB per
+      // 512-thread block), narrower vectors keeping the bytes. With about two blocks per SM that
+      // covers the DRAM latency. (Where the sizes divide, ptxas unrolls the whole constant-trip
+      // loop and keeps its own rolling window of about five loads, whatever the unroll.)
+      int64_t unroll = std::min<int64_t>(16, 2 * kUnroll * 16 / (v * itemsize));
+      // Not more: with predicated loads ptxas keeps every load of the group live, so 128 bytes
+      // per thread already take 64 registers (f32 [16383, 4096]: exactly two 512-thread blocks
+      // per SM); 256 bytes took 128 (bf16), at the limit where a 512-thread block still launches.
+      params.unroll = std::min(unroll, utils::floorPow2(utils::ceilDiv(r, ty)));
+      return;
     }
-    params.vectorize = v;
-    params.bdimx = tx;
-    params.bdimy = ty;
-    params.grid_reduction = grid;
-    // 128 bytes of loads per thread and unrolled group (eight 16-byte loads: 64 KB per
-    // 512-thread block), narrower vectors keeping the bytes. With about two blocks per SM that
-    // covers the DRAM latency. (Where the sizes divide, ptxas unrolls the whole constant-trip
-    // loop and keeps its own rolling window of about five loads, whatever the unroll.)
-    int64_t unroll = std::min<int64_t>(16, 2 * kUnroll * 16 / (v * itemsize));
-    // Not more: with predicated loads ptxas keeps every load of the group live, so 128 bytes
-    // per thread already take 64 registers (f32 [16383, 4096]: exactly two 512-thread blocks
-    // per SM); 256 bytes took 128 (bf16), at the limit where a 512-thread block still launches.
-    params.unroll = std::min(unroll, utils::floorPow2(utils::ceilDiv(r, ty * grid)));
-    return;
   }
   // Scalar columns: tx = power of two near I, TIDy over long columns, grid reduction when the
   // column blocks fill less than half the SMs.

@@ -91,15 +91,15 @@ TEST(ReductionTest, FullReduction) {
   EXPECT_TRUE(reductionOf(s).inner);
 }
 
-// Outer sum, wide output: vector columns on TIDx/BIDx (4 per thread, 16 threads: 256 bytes per
-// row), rows over TIDy and an unrolled serial loop; the rFactor producer keeps one partial per lane.
+// Outer sum, wide output: vector columns on TIDx/BIDx (4 per thread: 64 bytes per row), rows
+// over TIDy and an unrolled serial loop; the rFactor producer keeps one partial per lane.
 TEST(ReductionTest, OuterSumWide) {
   auto s = scheduleAndCheck(sumFusion({0}), {randomTensor({50, 1024}, 1)}, 50);
   const auto& p = reductionOf(s);
   EXPECT_FALSE(p.inner);
   EXPECT_EQ(p.vectorize, 4);
-  EXPECT_EQ(p.bdimx, 16);  // 256 bytes of each row per row of threads
-  EXPECT_EQ(p.bdimy, 8);   // floorPow2(50 / 4)
+  EXPECT_EQ(p.bdimx, 4);  // 256 vector columns: the fewest per block at 64 bytes per row
+  EXPECT_EQ(p.bdimy, 8);  // floorPow2(50 / 4)
   EXPECT_EQ(p.unroll, 4);
   EXPECT_EQ(p.grid_reduction, 1);
   auto reds = utils::reductionTvs(*s.fusion);
@@ -129,36 +129,36 @@ BuildFn plainSum(std::vector<int64_t> dims, DataType dtype) {
   };
 }
 
-// The benchmark's sum over dim 0 of [16384, 4096] f32: 4-wide vectors, 16 vector columns (256
-// bytes of a row) by 32 rows per block (512 threads), 64 column blocks times 4 row groups on BIDy
-// (a grid reduction: 256 blocks, about two per SM), unroll 8 (eight 16-byte loads in flight).
+// The benchmark's sum over dim 0 of [16384, 4096] f32: 4-wide vectors, 4 vector columns by 128
+// rows per block (512 threads), 256 column blocks (about two per SM), unroll 8 (eight 16-byte
+// loads in flight per thread), no grid.
 TEST(ReductionTest, OuterSumBenchmarkF32) {
   auto f = makeFusion(plainSum({0}, DataType::Float32));
   SchedulerRuntimeInfo info = sizesOnly(*f, 16384, 4096);
   auto p = reductionHeuristics(*f, info);
   EXPECT_FALSE(p->inner);
   EXPECT_EQ(p->vectorize, 4);
-  EXPECT_EQ(p->bdimx, 16);
-  EXPECT_EQ(p->bdimy, 32);
+  EXPECT_EQ(p->bdimx, 4);
+  EXPECT_EQ(p->bdimy, 128);
   EXPECT_EQ(p->unroll, 8);
-  EXPECT_EQ(p->grid_reduction, 4);
+  EXPECT_EQ(p->grid_reduction, 1);
 }
 
-// The same in bf16: 8-wide (16-byte) vectors, 32 column blocks times 8 row groups, unroll 8 (not
-// more: 16 took 128 registers with predicated loads, the most a 512-thread block can launch with).
+// The same in bf16: 8-wide (16-byte) vectors, 128 column blocks, unroll 8 (not more: 16 took 128
+// registers with predicated loads, the most a 512-thread block can launch with).
 TEST(ReductionTest, OuterSumBenchmarkBf16) {
   auto f = makeFusion(plainSum({0}, DataType::BFloat16));
   SchedulerRuntimeInfo info = sizesOnly(*f, 16384, 4096);
   auto p = reductionHeuristics(*f, info);
   EXPECT_EQ(p->vectorize, 8);
-  EXPECT_EQ(p->bdimx, 16);
-  EXPECT_EQ(p->bdimy, 32);
+  EXPECT_EQ(p->bdimx, 4);
+  EXPECT_EQ(p->bdimy, 128);
   EXPECT_EQ(p->unroll, 8);
-  EXPECT_EQ(p->grid_reduction, 8);
+  EXPECT_EQ(p->grid_reduction, 1);
 }
 
-// Row groups follow the SM count: on a device with 8 SMs the 64 column blocks are enough, no
-// grid reduction.
+// Column blocks follow the SM count: on a device with 8 SMs, 32 vector columns per block
+// (a full warp) already give enough blocks.
 TEST(ReductionTest, OuterSumFollowsSmCount) {
   auto f = makeFusion(plainSum({0}, DataType::Float32));
   DeviceInfo small;
@@ -166,9 +166,8 @@ TEST(ReductionTest, OuterSumFollowsSmCount) {
   SchedulerRuntimeInfo info = sizesOnly(*f, 16384, 4096, small);
   auto p = reductionHeuristics(*f, info);
   EXPECT_EQ(p->vectorize, 4);
-  EXPECT_EQ(p->bdimx, 16);
-  EXPECT_EQ(p->bdimy, 32);
-  EXPECT_EQ(p->grid_reduction, 1);
+  EXPECT_EQ(p->bdimx, 32);
+  EXPECT_EQ(p->bdimy, 16);
 }
 
 // The unroll keeps 128 bytes per thread in flight whatever the vector width (2-wide f32: 16
@@ -179,13 +178,12 @@ TEST(ReductionTest, OuterUnrollFollowsVectorBytes) {
   auto p = reductionHeuristics(*f, narrow_vec);
   EXPECT_EQ(p->vectorize, 2);
   EXPECT_EQ(p->unroll, 16);
-  EXPECT_EQ(p->grid_reduction, 4);  // 65 column blocks of 32 x 2 columns
-  SchedulerRuntimeInfo short_cols = sizesOnly(*f, 100, 4096);
+  EXPECT_EQ(p->grid_reduction, 1);
+  SchedulerRuntimeInfo short_cols = sizesOnly(*f, 300, 4096);
   p = reductionHeuristics(*f, short_cols);
   EXPECT_EQ(p->vectorize, 4);
-  EXPECT_EQ(p->bdimy, 16);  // floorPow2(100 / 4)
-  EXPECT_EQ(p->grid_reduction, 1);  // fewer than 16 rows per thread with a split
-  EXPECT_EQ(p->unroll, 4);  // floorPow2(ceil(100 / 16))
+  EXPECT_EQ(p->bdimy, 64);   // floorPow2(300 / 4)
+  EXPECT_EQ(p->unroll, 4);   // floorPow2(ceil(300 / 64))
 }
 
 // Outer edge shapes: one element, prime sizes (no vectors), a single long column (grid).
@@ -213,16 +211,15 @@ TEST(ReductionTest, InnerSerialUnrolled) {
   EXPECT_TRUE(hasParallel(reds[0], ParallelType::Unroll));
 }
 
-// Outer sum, narrow output and long columns: 4-wide vectors over 4 threads, TIDy and a grid
-// reduction of row groups over BIDy (columns on BIDx), at least 16 rows per thread.
+// Outer sum, narrow output and long columns: TIDy and a grid reduction over BIDy (columns on
+// BIDx).
 TEST(ReductionTest, OuterSumNarrowLong) {
   auto s = scheduleAndCheck(sumFusion({0}), {randomTensor({4096, 24}, 1)}, 4096);
   const auto& p = reductionOf(s);
   EXPECT_FALSE(p.inner);
-  EXPECT_EQ(p.vectorize, 4);
-  EXPECT_EQ(p.bdimx, 4);
-  EXPECT_EQ(p.bdimy, 128);
-  EXPECT_EQ(p.grid_reduction, 2);  // floorPow2(4096 / (128 * 16))
+  EXPECT_EQ(p.bdimx, 32);
+  EXPECT_EQ(p.bdimy, 8);
+  EXPECT_GT(p.grid_reduction, 1);
   TensorView* red = reductionOfScheduled(s);
   EXPECT_TRUE(hasParallel(red, ParallelType::TIDy));
   EXPECT_TRUE(hasParallel(red, ParallelType::BIDy));
