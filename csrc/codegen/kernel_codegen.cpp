@@ -243,6 +243,11 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
     }
     case kir::NodeKind::DeclareVar: {
       auto* d = s->as<kir::DeclareVar>();
+      if (d->constIndex) {
+        os << pad << "const " << indexTypeName() << " " << d->var->name << " = " << expr(d->init)
+           << ";\n";
+        return;
+      }
       os << pad << cTypeName(d->var->dtype()) << " " << d->var->name << " = "
          << "static_cast<" << cTypeName(d->var->dtype()) << ">(" << expr(d->init) << ");\n";
       return;

@@ -65,29 +65,37 @@ void checkVectorLayout(const kir::Kernel::VectorizedParam& v, const void* data,
              " elements (", bytes, " bytes)");
   const int64_t rank = int64_t(sizes.size());
   if (rank == 0) return;
-  // The spanned dims, innermost first, must be dense: each stride the product of the sizes inside.
-  std::vector<bool> spanned(size_t(rank), false);
+  // The spanned dims, innermost first, start with a dense run (each stride the product of the
+  // sizes inside) that holds a multiple of the width: a vector then never leaves the run, so its
+  // lanes are adjacent in memory. Spanned dims past the run (padded rows) and all other dims need
+  // strides that keep every vector aligned: multiples of the width.
+  std::vector<bool> in_run(size_t(rank), false);
   int64_t dense = 1;
+  size_t run_dims = 0;
   for (auto it = v.dims.rbegin(); it != v.dims.rend(); ++it) {
     LOOM_ASSERT(*it >= 0 && *it < rank, "vectorized dim out of range");
     size_t d = size_t(*it);
-    spanned[d] = true;
-    LOOM_CHECK(sizes[d] == 1 || strides[d] == dense, "vectorized tensor ", name, ": dim ", d,
-               " has stride ", strides[d], " but vectorizing it needs ", dense,
-               dense == 1 ? " (contiguous)" : " (dense with the dims inside it)");
+    if (sizes[d] != 1 && strides[d] != dense) {
+      LOOM_CHECK(dense != 1, "vectorized tensor ", name, ": dim ", d, " has stride ", strides[d],
+                 " but vectorizing it needs 1 (contiguous)");
+      break;
+    }
+    in_run[d] = true;
     dense *= sizes[d];
+    ++run_dims;
   }
   if (v.dims.size() <= 1) {
     int64_t d = v.dims.empty() ? rank - 1 : v.dims[0];
     LOOM_CHECK(sizes[size_t(d)] % width == 0, "vectorized tensor ", name, ": the size ",
                sizes[size_t(d)], " of dim ", d, " is not a multiple of the vector width ", width);
   } else {
-    LOOM_CHECK(dense % width == 0, "vectorized tensor ", name, ": the ", v.dims.size(),
-               " merged dims it is vectorized over hold ", dense,
+    LOOM_CHECK(dense % width == 0, "vectorized tensor ", name, ": the ",
+               run_dims == v.dims.size() ? "" : "dense innermost ", run_dims, " of the ",
+               v.dims.size(), " merged dims it is vectorized over hold ", dense,
                " elements, which is not a multiple of the vector width ", width);
   }
   for (size_t d = 0; d < size_t(rank); ++d) {
-    if (spanned[d] || sizes[d] == 1) continue;
+    if (in_run[d] || sizes[d] == 1) continue;
     LOOM_CHECK(strides[d] % width == 0, "vectorized tensor ", name, ": stride ", strides[d],
                " of dim ", d, " is not a multiple of the vector width ", width);
   }

@@ -32,10 +32,11 @@ size_t appendTensorBlob(std::vector<int64_t>& blob, std::span<const int64_t> siz
                         std::span<const int64_t> strides, DataType index_type);
 
 /// Vectorized parameters are read/written `width` elements at a time: the data pointer must be
-/// aligned to the vector, the dims the vector spans (`v.dims`, merged outermost first) dense in
-/// memory with a total size that is a multiple of the width (the vector predicate is
-/// all-or-nothing), and every other stride a multiple of it. `data` may be null to check the
-/// layout only.
+/// aligned to the vector, the dims the vector spans (`v.dims`, merged outermost first) must start
+/// (innermost) with a dense run, innermost stride 1, whose size is a multiple of the width (so
+/// no vector leaves the run and the all-or-nothing vector predicate never drops elements), and
+/// every other stride (spanned dims past the run included) must be a multiple of it. `data` may
+/// be null to check the layout only.
 void checkVectorLayout(const kir::Kernel::VectorizedParam& v, const void* data,
                        std::span<const int64_t> sizes, std::span<const int64_t> strides);
 

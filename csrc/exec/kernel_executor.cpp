@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "exec/arguments.h"
+#include "loom/exec/contiguity.h"
 #include "loom/backend/host_module.h"
 #include "loom/eval/expression_evaluator.h"
 #include "loom/ir/tensor_domain.h"
@@ -276,7 +277,8 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     lp.sharedBytes = (lp.sharedBytes + 15) / 16 * 16 + size_t(kernel_->sharedTensorBytes);
   }
 
-  // Tensors by parameter: inputs as given, outputs laid out from their allocation domains.
+  // Tensors by parameter: inputs as given (size-1 strides normalized, see contiguity.h),
+  // outputs laid out densely from their allocation domains.
   std::vector<lower::TensorExtent> extents;
   for (const kir::Buffer* b : kernel_->params) {
     LaunchPlan::Param p;
@@ -285,7 +287,10 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
       p.input = std::find(fusion_->inputs().begin(), fusion_->inputs().end(), b->tv) -
                 fusion_->inputs().begin();
       const Tensor& t = std::get<Tensor>(inputs[size_t(p.input)]);
-      extents.push_back({t.sizes(), t.strides()});
+      // Lowering trusts the declared contiguity (no strides on contiguous dims): check it.
+      checkContiguity(b->tv, "input " + std::to_string(p.input) + " (" + b->tv->toString() + ")",
+                      t.sizes(), t.strides());
+      extents.push_back({t.sizes(), kernelStrides(b->tv, t.sizes(), t.strides())});
     } else {
       p.sizes = ee.logicalSizes(b->tv);
       outputLayout(b->tv, p.sizes, p.allocSizes, p.strides, p.permuted);

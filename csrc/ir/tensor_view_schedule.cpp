@@ -158,6 +158,11 @@ TensorView* TensorView::setAllocationDomain(std::vector<IterDomain*> ids, Contig
   return this;
 }
 
+TensorView* TensorView::setContiguity(Contiguity contiguity) {
+  domain_->setContiguity(std::move(contiguity));
+  return this;
+}
+
 TensorView* TensorView::setDeviceMesh(DeviceMesh mesh) {
   // DeviceMesh's constructor already rejects negative and repeated devices. A DID loop ID must
   // not outnumber the mesh.

@@ -245,25 +245,96 @@ IndexMap producerIndices(kir::Kernel& kernel, const ir::TensorView* producer,
   return idx;
 }
 
+namespace {
+
+// One run of a parameter's allocation dims indexed as one linear offset: `index` covers the dims
+// from the run's outermost to `last` (a logical position), whose stride the run is multiplied by.
+struct Run {
+  kir::Value* index;
+  size_t last;
+  bool contiguous;  ///< `last` is dense with the next inner dim (or, innermost, has stride 1)
+};
+
+// When `outer` is z / e and `inner` is z % e (the indices solveBackward gives a merge's inputs),
+// the index of the two as one linear range: z. Null otherwise.
+kir::Value* foldMerge(kir::Value* outer, kir::Value* inner) {
+  auto* div = outer->dynCast<kir::BinaryExpr>();
+  auto* mod = inner->dynCast<kir::BinaryExpr>();
+  if (div == nullptr || mod == nullptr || div->op != ir::BinaryOpType::Div ||
+      mod->op != ir::BinaryOpType::Mod || div->lhs != mod->lhs || div->rhs != mod->rhs) {
+    return nullptr;
+  }
+  return div->lhs;
+}
+
+// A parameter's offset. Strides are runtime values in logical order; the contiguity flags (of
+// fusion inputs, which the executor checks against the strides; Loom allocates every other
+// parameter densely in allocation order) let two things go: the stride of a contiguous innermost
+// dim (1), and the split of a merged loop index back into its dims: adjacent dims d1, d2 with d1
+// contiguous and indices z / e and z % e give z * stride(d2) for both, since stride(d1) = e *
+// stride(d2). Runs are folded until no adjacent pair folds, so merges nested either way combine.
+kir::Value* paramOffset(kir::Kernel& kernel, const ir::TensorView* tv, const kir::Buffer* buf,
+                        const IndexMap& idx) {
+  IndexBuilder b{kernel};
+  const std::vector<ir::IterDomain*> logical = ir::TensorDomain::noReductions(tv->logical());
+  auto indexOf = [&](size_t k) {
+    auto found = idx.find(logical[k]);
+    LOOM_ASSERT(found != idx.end(), "no index for ", logical[k]->toString(), " of ",
+                tv->toString());
+    return found->second;
+  };
+  // Allocation order when the allocation domain is a permutation of logical; flags false
+  // otherwise (every dim keeps its stride).
+  std::vector<Run> runs;
+  const std::vector<ir::IterDomain*>& alloc = tv->maybeAllocation();
+  for (size_t a = 0; a < alloc.size(); ++a) {
+    if (alloc[a]->isReduction()) continue;
+    auto it = std::find(logical.begin(), logical.end(), alloc[a]);
+    if (it == logical.end()) {
+      runs.clear();
+      for (size_t k = 0; k < logical.size(); ++k) {
+        if (!logical[k]->isBroadcast()) runs.push_back({indexOf(k), k, false});
+      }
+      break;
+    }
+    if (alloc[a]->isBroadcast()) continue;
+    const size_t k = size_t(it - logical.begin());
+    const bool contiguous = !buf->isFusionInput || tv->contiguity()[a].value_or(false);
+    runs.push_back({indexOf(k), k, contiguous});
+  }
+  for (bool folded = true; folded;) {
+    folded = false;
+    for (size_t r = 0; r + 1 < runs.size(); ++r) {
+      if (!runs[r].contiguous) continue;
+      if (kir::Value* z = foldMerge(runs[r].index, runs[r + 1].index)) {
+        runs[r + 1].index = z;
+        runs.erase(runs.begin() + int64_t(r));
+        folded = true;
+        break;
+      }
+    }
+  }
+  kir::Value* offset = nullptr;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    kir::Value* term = runs[r].index;
+    if (r + 1 < runs.size() || !runs[r].contiguous) {
+      term = b.mul(term, kernel.create<kir::TensorSize>(buf, int64_t(runs[r].last), true));
+    }
+    offset = offset ? b.add(offset, term) : term;
+  }
+  return offset ? offset : kernel.constInt(0);
+}
+
+}  // namespace
+
 kir::Value* bufferOffset(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
                          IndexMap idx) {
   IndexBuilder b{kernel};
   auto it = ctx.buffers.find(tv);
   LOOM_ASSERT(it != ctx.buffers.end(), "no buffer for ", tv->toString());
   const kir::Buffer* buf = it->second;
+  if (buf->kind == kir::BufferKind::Param) return paramOffset(kernel, tv, buf, idx);
   kir::Value* offset = nullptr;
-  if (buf->kind == kir::BufferKind::Param) {
-    auto ids = ir::TensorDomain::noReductions(tv->logical());
-    for (size_t k = 0; k < ids.size(); ++k) {
-      if (ids[k]->isBroadcast()) continue;
-      auto found = idx.find(ids[k]);
-      LOOM_ASSERT(found != idx.end(), "no index for ", ids[k]->toString(), " of ", tv->toString());
-      kir::Value* term =
-          b.mul(found->second, kernel.create<kir::TensorSize>(buf, int64_t(k), true));
-      offset = offset ? b.add(offset, term) : term;
-    }
-    return offset ? offset : kernel.constInt(0);
-  }
   solveForward(kernel, ctx, exprsBetween(tv->logical(), buf->allocIds), idx);
   int64_t stride = 1;
   for (auto id_it = buf->allocIds.rbegin(); id_it != buf->allocIds.rend(); ++id_it) {

@@ -33,8 +33,12 @@ IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
 IndexMap producerIndices(kir::Kernel& kernel, const ir::TensorView* producer,
                          const ir::TensorView* consumer, const IndexMap& consumer_idx);
 
-/// The element offset in `tv`'s buffer: logical index times runtime stride for parameters; dense
-/// over the allocation IDs (reached forward from the logical indices) for local buffers.
+/// The element offset in `tv`'s buffer. Parameters: over the allocation order (when it is a
+/// permutation of logical), index times runtime stride, where the contiguity flags (of fusion
+/// inputs; every other parameter is allocated densely) drop the stride of a contiguous innermost
+/// dim and fold adjacent dims d1, d2 with d1 contiguous and indices z / e, z % e into z times
+/// d2's stride. Local buffers: dense over the allocation IDs (reached forward from the logical
+/// indices).
 kir::Value* bufferOffset(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
                          IndexMap idx);
 

@@ -2,12 +2,15 @@
 // Pass indexing: every TensorOp becomes a scalar Store whose value reads its inputs with Loads.
 //
 // Indices come from index_compute: the output's loop indices are walked back to its logical
-// indices, mapped to each producer's logical IDs, and turned into an offset: logical index times
-// the runtime stride for parameters (broadcast IDs contribute nothing), dense over the allocation
-// IDs for local buffers.
+// indices, mapped to each producer's logical IDs, and turned into an offset: for parameters,
+// logical index times the runtime stride (broadcast IDs contribute nothing), except where the
+// contiguity flags make strides known (a contiguous innermost dim: none; contiguous dims whose
+// indices come from one merged loop index: that index times one stride); dense over the
+// allocation IDs for local buffers.
 //
-//   before: tensor T2 = add(T0, T1)
-//   after:  T2[(i0 * T2.stride[0])] = (T0[(i0 * T0.stride[0])] + T1[(i0 * T1.stride[0])])
+//   before: tensor T2 = add(T0, T1)                       (T0 [t, t], T1 [f, f], merged loop i0)
+//   after:  T2[i0] = (T0[i0] + T1[(((i0 / T1.size[1]) * T1.stride[0]) +
+//                                  ((i0 % T1.size[1]) * T1.stride[1]))])
 #include "index_compute.h"
 #include "welford.h"
 #include "loom/ir/exprs.h"

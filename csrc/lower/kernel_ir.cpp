@@ -72,6 +72,10 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
     }
     case NodeKind::DeclareVar: {
       auto* d = s->as<DeclareVar>();
+      if (d->constIndex) {
+        os << pad << "const " << d->var->name << " = " << toString(d->init) << "\n";
+        return;
+      }
       os << pad << "var " << d->var->name << " : " << dataTypeName(d->var->dtype()) << " = "
          << toString(d->init) << "\n";
       return;

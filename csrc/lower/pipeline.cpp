@@ -23,6 +23,7 @@ const std::vector<Pass>& pipeline() {
       {"vectorize", vectorize},
       {"syncs", syncs},
       {"simplify", simplify},
+      {"hoist_indices", hoistIndices},
   };
   return passes;
 }

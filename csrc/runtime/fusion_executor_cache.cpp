@@ -6,7 +6,9 @@
 #include <chrono>
 #include <iostream>
 
+#include "loom/exec/contiguity.h"
 #include "loom/ir/printer.h"
+#include "loom/ir/tensor_view.h"
 #include "loom/scheduler/registry.h"
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
@@ -223,6 +225,29 @@ std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> arg
   return outs;
 }
 
+const ir::Fusion& FusionExecutorCache::contiguityVariant(std::span<const eval::Argument> args) {
+  // The flags the strides prove, per tensor input (bindInputs reports wrong ranks later).
+  std::vector<ir::Contiguity> flags(fusion_->inputs().size());
+  std::vector<int64_t> pattern;
+  for (size_t i = 0; i < fusion_->inputs().size() && i < args.size(); ++i) {
+    const auto* tv = fusion_->inputs()[i]->dynCast<ir::TensorView>();
+    const Tensor* t = std::get_if<Tensor>(&args[i]);
+    if (tv == nullptr || t == nullptr || !t->defined() || t->dim() != tv->rank()) continue;
+    flags[i] = exec::contiguityFromStrides(tv, t->sizes(), t->strides());
+    for (const std::optional<bool>& c : flags[i]) pattern.push_back(c.has_value() ? *c : 2);
+    pattern.push_back(-int64_t(i) - 1);
+  }
+  for (const auto& [p, variant] : variants_) {
+    if (p == pattern) return *variant;
+  }
+  std::unique_ptr<ir::Fusion> variant = fusion_->clone();
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (!flags[i].empty()) variant->inputs()[i]->as<ir::TensorView>()->setContiguity(flags[i]);
+  }
+  variants_.emplace_back(std::move(pattern), std::move(variant));
+  return *variants_.back().second;
+}
+
 std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argument> args) {
   key_.assign(args);
   auto it = by_key_.find(key_);
@@ -235,8 +260,9 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   // Devices first (clear messages), then segmentFusion validates the rest
   // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
   // schedulers only look at metadata, so CUDA tensors go in as host-labelled views.
-  segmenter::SegmentedFusion segmented = segmenter::segmentFusion(
-      *fusion_, exec::checkedMetadataViews(*fusion_, args, options_.backend));
+  std::vector<eval::Argument> views = exec::checkedMetadataViews(*fusion_, args, options_.backend);
+  segmenter::SegmentedFusion segmented =
+      segmenter::segmentFusion(contiguityVariant(views), views);
   applyParamOverrides(segmented, options_.paramOverrides);
   FusionKernelRuntime* runtime = nullptr;
   for (auto& r : runtimes_) {

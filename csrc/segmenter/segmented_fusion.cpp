@@ -18,7 +18,10 @@ namespace loom::segmenter {
 namespace {
 
 // A fresh global input of `tv`'s logical shape without reductions and without a root: an
-// intermediate read back from memory has no history inside the segment.
+// intermediate read back from memory has no history inside the segment. The producing segment
+// allocates it densely in its allocation order: contiguous in logical order unless `tv` has an
+// allocation domain, whose order the fresh input does not keep (then no dim is promised
+// contiguous).
 ir::TensorView* freshInput(const ir::TensorView* tv, ir::IrCloner& cloner) {
   std::vector<ir::IterDomain*> ids;
   for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
@@ -26,7 +29,8 @@ ir::TensorView* freshInput(const ir::TensorView* tv, ir::IrCloner& cloner) {
         cloner.clone(id->start()), cloner.clone(id->extent()), id->iterType(),
         ir::ParallelType::Serial, cloner.clone(id->expandedExtent())));
   }
-  auto* td = ir::IrBuilder::create<ir::TensorDomain>(ids);
+  auto* td = ir::IrBuilder::create<ir::TensorDomain>(
+      ids, ir::TensorDomain::defaultContiguity(ids, !tv->domain()->hasAllocation()));
   auto* out = ir::IrBuilder::create<ir::TensorView>(td, tv->dtype(), ir::MemoryType::Global);
   if (tv->hasDeviceMesh()) out->setDeviceMesh(tv->deviceMesh());
   return out;

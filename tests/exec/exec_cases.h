@@ -34,6 +34,14 @@ inline Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed) {
   return t;
 }
 
+/// A view of `sizes` with `strides` and `offset` into a fresh random tensor of `storage` elements
+/// (a slice, a padded row layout, a strided column pick).
+inline Tensor stridedRandom(std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                            int64_t offset, int64_t storage, uint64_t seed) {
+  Tensor base = randomTensor({storage}, seed);
+  return Tensor(base.storage(), DataType::Float32, std::move(sizes), std::move(strides), offset);
+}
+
 inline ir::TensorView* output(ir::Fusion& f, size_t i = 0) {
   return f.outputs().at(i)->as<ir::TensorView>();
 }
@@ -87,6 +95,61 @@ inline std::vector<ExecCase> execCases() {
                      std::vector<int64_t> perm{1, 0};
                      return std::vector<eval::Argument>{t.permute(perm)};
                    }});
+  // Inputs whose declared contiguity is partial, each with a layout that has exactly it, on the
+  // merged [BIDx, TIDx] schedule of PointwiseBias: indexing folds only the dims the flags allow.
+  // [f, t]: columns 3..127 of [8, 130] rows (each row dense, rows 130 apart).
+  // [t, f]: every other column of [8, 250] (rows dense with the strided columns).
+  // [t, f, t]: [4, 6, 50] in rows padded to 64 (dim 1 strided, dim 0 dense with it).
+  struct Layout {
+    const char* name;
+    ir::Contiguity contiguity;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset, storage;
+  };
+  for (const Layout& l : std::vector<Layout>{
+           {"SlicedColumnsDeclaredFT", {false, true}, {8, 125}, {130, 1}, 3, 8 * 130},
+           {"StridedColumnsDeclaredTF", {true, false}, {8, 125}, {250, 2}, 1, 8 * 250},
+           {"PaddedRowsDeclaredTFT", {true, false, true}, {4, 6, 50}, {384, 64, 1}, 0, 4 * 384}}) {
+    cases.push_back({l.name,
+                     [l](ir::Fusion& f) {
+                       auto* x = ops::TensorBuilder()
+                                     .rank(int64_t(l.sizes.size()))
+                                     .contiguity(l.contiguity)
+                                     .build();
+                       f.addInput(x);
+                       f.addOutput(ops::mul(ops::exp(x), 2.0));
+                     },
+                     [](ir::Fusion& f) {
+                       auto* out = output(f);
+                       out->flatten()->split(0, 128);
+                       out->axis(0)->parallelize(ParallelType::BIDx);
+                       out->axis(1)->parallelize(ParallelType::TIDx);
+                       scheduleLike(f, out);
+                     },
+                     [l] {
+                       return std::vector<eval::Argument>{
+                           stridedRandom(l.sizes, l.strides, l.offset, l.storage, 20)};
+                     }});
+  }
+  // A block sum over rows of a column slice declared [f, t]: rows 320 apart.
+  cases.push_back({"BlockSumOfSlicedRows",
+                   [](ir::Fusion& f) {
+                     auto* x = ops::TensorBuilder().rank(2).contiguity({false, true}).build();
+                     f.addInput(x);
+                     f.addOutput(ops::sum(x, {1}));
+                   },
+                   [](ir::Fusion& f) {
+                     auto* out = output(f);
+                     out->split(1, 128);
+                     out->axis(0)->parallelize(ParallelType::BIDx);
+                     out->axis(2)->parallelize(ParallelType::TIDx);
+                     scheduleLike(f, out);
+                   },
+                   [] {
+                     return std::vector<eval::Argument>{
+                         stridedRandom({6, 300}, {320, 1}, 10, 6 * 320, 21)};
+                   },
+                   300});
   // Serial inner reduction: sum over the last dim, one thread per row.
   cases.push_back({"SerialInnerSum",
                    [](ir::Fusion& f) {

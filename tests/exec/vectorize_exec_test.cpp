@@ -46,9 +46,11 @@ Tensor randomOf(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
   return t;
 }
 
-// out = (x + y) * 2 over [-1, -1] of `dtype`.
-void buildAddMul(ir::Fusion& f, DataType dtype) {
-  auto* x = ops::TensorBuilder().shape({-1, -1}).dtype(dtype).build();
+// out = (x + y) * 2 over [-1, -1] of `dtype`; x with the given contiguity (empty: contiguous).
+void buildAddMul(ir::Fusion& f, DataType dtype, ir::Contiguity x_contiguity = {}) {
+  auto builder = ops::TensorBuilder().shape({-1, -1}).dtype(dtype);
+  if (!x_contiguity.empty()) builder.contiguity(x_contiguity);
+  auto* x = builder.build();
   auto* y = ops::TensorBuilder().shape({-1, -1}).dtype(dtype).build();
   f.addInput(x);
   f.addInput(y);
@@ -94,9 +96,9 @@ std::string runAndCompare(ir::Fusion& fusion, const ir::Fusion& reference,
 struct Float4AddMul {
   ir::Fusion fusion;
   std::unique_ptr<ir::Fusion> reference;
-  Float4AddMul() {
+  explicit Float4AddMul(ir::Contiguity x_contiguity = {}) {
     ir::FusionGuard guard(&fusion);
-    buildAddMul(fusion, DataType::Float32);
+    buildAddMul(fusion, DataType::Float32, std::move(x_contiguity));
     reference = fusion.clone();
     scheduleVectorized(fusion, 4, 32);
   }
@@ -168,7 +170,8 @@ TEST(VectorizeExec, MisalignedInputIsAnError) {
 }
 
 // A vector over merged dims may cross a row boundary: [6, 70] has rows of 70 (not a multiple
-// of 4) but 420 dense elements, so it runs, and right; a transposed input (not dense) is refused.
+// of 4) but 420 dense elements, so it runs, and right; a transposed input (not dense) is refused
+// by the vector layout check even where its contiguity is declared (false) as it is.
 TEST(VectorizeExec, MergedDimsVectorizeAcrossRows) {
   LOOM_SKIP_WITHOUT_GPU();
   Float4AddMul f;
@@ -181,11 +184,44 @@ TEST(VectorizeExec, MergedDimsVectorizeAcrossRows) {
   std::vector<eval::Argument> transposed{randomOf({8, 6}, DataType::Float32, 13).permute(perm),
                                          randomOf({6, 8}, DataType::Float32, 14)};
 #ifndef LOOM_EXEC_TEST_CUDA  // cuda copies host inputs into contiguous device buffers
+  Float4AddMul strided({false, false});
+  exec::KernelExecutor strided_ke;
+  strided_ke.compile(strided.fusion, testBackend());
   try {
-    ke.run(transposed);
+    strided_ke.run(transposed);
     ADD_FAILURE() << "expected a layout error";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("vectorized tensor T0: dim 1 has stride 6"),
+              std::string::npos)
+        << e.what();
+  }
+#endif
+}
+
+// Padded rows ([6, 40] in rows of 44, declared [f, t]) vectorize over the merged dims: the
+// dense rows hold a multiple of 4 and the row stride is one, so no vector crosses a row end.
+// Rows whose stride is not a multiple of the width are refused.
+TEST(VectorizeExec, PaddedRowsVectorizeWithinRows) {
+  LOOM_SKIP_WITHOUT_GPU();
+  Float4AddMul f({false, true});
+  ir::FusionGuard guard(&f.fusion);
+  exec::KernelExecutor ke;
+  Tensor base = randomOf({6 * 44}, DataType::Float32, 15);
+  std::vector<eval::Argument> in{Tensor(base.storage(), DataType::Float32, {6, 40}, {44, 1}),
+                                 randomOf({6, 40}, DataType::Float32, 16)};
+  EXPECT_EQ(runAndCompare(f.fusion, *f.reference, in, ke), "");
+  EXPECT_NE(ke.generated().kernelText.find("loom::loadVector"), std::string::npos)
+      << ke.generated().kernelText;
+#ifndef LOOM_EXEC_TEST_CUDA  // cuda copies host inputs into contiguous device buffers
+  Tensor odd_base = randomOf({6 * 42}, DataType::Float32, 17);
+  std::vector<eval::Argument> odd{Tensor(odd_base.storage(), DataType::Float32, {6, 40}, {42, 1}),
+                                  randomOf({6, 40}, DataType::Float32, 18)};
+  try {
+    ke.run(odd);
+    ADD_FAILURE() << "expected a layout error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("stride 42 of dim 0 is not a multiple of the vector "
+                                         "width 4"),
               std::string::npos)
         << e.what();
   }

@@ -44,13 +44,13 @@ TEST(LowerLoops, VectorizeCopiesWholeVectors) {
             "  for i0 in 0 .. 5:\n"
             "    alloc T2 : f32 local[4]\n"
             "    if (((i0 * 4) + 3) < 18):\n"
-            "      T2[(0 * 1) +: 4] = T0[(((i0 * 4) + 0) * T0.stride[0]) +: 4]\n"
+            "      T2[(0 * 1) +: 4] = T0[((i0 * 4) + 0) +: 4]\n"
             "    alloc T3 : f32 local[4]\n"
             "    for i2 in 0 .. 4:\n"
             "      if (((i0 * 4) + i2) < 18):\n"
             "        T3[(i2 * 1)] = (T2[(i2 * 1)] * 2.0)\n"
             "    if (((i0 * 4) + 3) < 18):\n"
-            "      T1[(((i0 * 4) + 0) * T1.stride[0]) +: 4] = T3[(0 * 1) +: 4]\n")
+            "      T1[((i0 * 4) + 0) +: 4] = T3[(0 * 1) +: 4]\n")
       << ba.after;
 }
 

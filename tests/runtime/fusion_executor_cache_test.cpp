@@ -161,6 +161,74 @@ TEST(FusionExecutorCache, ParamOverridesSetHeuristicFields) {
   }
 }
 
+Tensor viewOf(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+              int64_t offset = 0) {
+  return Tensor(base.storage(), base.dtype(), std::move(sizes), std::move(strides), offset);
+}
+
+// The kernel text of the last run's only segment.
+const std::string& lastKernel(const FusionExecutorCache& cache) {
+  return cache.lastRuntime()->executor(0).generated().kernelText;
+}
+
+// Inputs of any layout run through the cache with the default (contiguous) declaration: each
+// key's copy gets the contiguity its strides prove, so a transposed, sliced or expanded (stride
+// 0) x is read through its strides, and a contiguous x after them still without any.
+TEST(FusionExecutorCache, AnyStridedInputRunsWithTheDefaultDeclaration) {
+  FusionExecutorCache cache(pointwiseFusion(), hostOptions());
+  std::vector<int64_t> swap{1, 0};
+  // Which strides the kernel reads x through: none when contiguous; the row stride when rows are
+  // dense inside but not with each other; only the column stride for every other column (rows
+  // dense with the strided columns: one linear index).
+  struct Layout {
+    const char* name;
+    Tensor x;
+    bool stride0, stride1;
+  };
+  std::vector<Layout> layouts{
+      {"contiguous", randomTensor({4, 64}, 20), false, false},
+      {"transposed", randomTensor({64, 4}, 21).permute(swap), true, true},
+      {"column slice", viewOf(randomTensor({4, 80}, 22), {4, 64}, {80, 1}, 5), true, false},
+      {"every other column", viewOf(randomTensor({4, 128}, 23), {4, 64}, {128, 2}, 1), false,
+       true},
+      {"expanded row", viewOf(randomTensor({64}, 24), {4, 64}, {0, 1}), true, false},
+      {"contiguous again", randomTensor({4, 64}, 25), false, false}};
+  for (const Layout& l : layouts) {
+    SCOPED_TRACE(l.name);
+    std::vector<eval::Argument> args{l.x, randomTensor({4, 64}, 26)};
+    expectMatchesReference(cache.fusion(), args, cache.run(args), 1);
+    const std::string& text = lastKernel(cache);
+    // y is always contiguous: never a stride of T1's innermost dim.
+    EXPECT_EQ(text.find("T1.stride[1]"), std::string::npos) << text;
+    EXPECT_EQ(text.find("T0.stride[0]") != std::string::npos, l.stride0) << text;
+    EXPECT_EQ(text.find("T0.stride[1]") != std::string::npos, l.stride1) << text;
+  }
+  // Five keys (the last layout repeats the first) and five runtimes: contiguity [t, t], [f, f],
+  // [f, t], [t, f], and [f, t] again for the expanded row (stride 0), whose aligned data
+  // vectorizes where the column slice (5 elements off) does not.
+  EXPECT_EQ(cache.numKeys(), 5);
+  EXPECT_EQ(cache.hits(), 1);
+  EXPECT_EQ(cache.numRuntimes(), 5);
+}
+
+// A reduction over a transposed input and over a row slice, through the cache.
+TEST(FusionExecutorCache, InnerSumOfStridedInputs) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(2).build();
+    f->addInput(x);
+    f->addOutput(ops::sum(x, {1}));
+  }
+  FusionExecutorCache cache(std::move(f), hostOptions());
+  std::vector<int64_t> swap{1, 0};
+  for (const Tensor& x : {randomTensor({300, 5}, 27).permute(swap),
+                          viewOf(randomTensor({5, 320}, 28), {5, 300}, {320, 1}, 7)}) {
+    std::vector<eval::Argument> args{x};
+    expectMatchesReference(cache.fusion(), args, cache.run(args), 300);
+  }
+}
+
 // Inputs that do not match the fusion are UserErrors naming what was expected, as in
 // KernelExecutor, and nothing is cached for them.
 TEST(FusionExecutorCache, ValidatesInputs) {

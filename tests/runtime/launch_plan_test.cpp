@@ -63,9 +63,11 @@ TEST(LaunchPlan, ChangedScalarChangesResult) {
 }
 
 // A transposed (strided) input after a contiguous one of the same sizes gets its own plan with
-// its strides, and the contiguous layout still finds its plan afterwards.
+// its strides, and the contiguous layout still finds its plan afterwards. The input is declared
+// non-contiguous, which both layouts satisfy.
 TEST(LaunchPlan, StridedInputAfterContiguous) {
   auto f = scaledAddFusion(false);
+  f->inputs()[0]->as<ir::TensorView>()->setContiguity({false, false});
   auto reference = f->clone();
   schedulePointwise(*f);
   KernelExecutor ke;

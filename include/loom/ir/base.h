@@ -33,7 +33,10 @@
 //   - loop: what scheduling produces (split/merge/reorder of logical); defines loop nests and
 //     parallelization. Defaults to logical.
 //   - contiguity: one entry per allocation ID (per logical ID when allocation is empty): nullopt for
-//     broadcast and reduction IDs; true when the ID is dense with the next non-broadcast ID inward.
+//     broadcast and reduction IDs; true when the ID is dense with the next non-broadcast ID inward
+//     (stride == size * stride of that ID; stride 1 for the innermost). Kernels rely on it
+//     (no stride for a contiguous innermost dim); KernelExecutor checks input tensors against it
+//     and FusionExecutorCache sets it from the strides it is given (exec/contiguity.h).
 // * TensorView: a tensor value: a TensorDomain, a memory type and a device mesh. Rewrites of a
 //   sharded TensorView (rFactor, clearing reduction IDs, caching, Welford translation) keep its loop
 //   and allocation domains, minus what they remove; siblings of a multi-output op share one schedule.

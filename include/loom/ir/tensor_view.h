@@ -72,6 +72,10 @@ class TensorView : public Val {
   TensorView* reorder(const std::vector<int64_t>& permutation);
   TensorView* setMemoryType(MemoryType type);
   TensorView* setAllocationDomain(std::vector<IterDomain*> ids, Contiguity contiguity = {});
+  /// Replaces the contiguity flags, one per maybeAllocation() ID (nullopt for broadcast and
+  /// reduction IDs). Kernels index contiguous dims without strides, and KernelExecutor rejects
+  /// input tensors whose strides break the flags.
+  TensorView* setContiguity(Contiguity contiguity);
   TensorView* setDeviceMesh(DeviceMesh mesh);
 
   std::string toString() const override;

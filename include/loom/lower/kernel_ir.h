@@ -234,13 +234,16 @@ class Allocate : public Stmt {
   const Buffer* buffer;
 };
 
-/// Declares a scalar variable with an initial value (accumulators).
+/// Declares a scalar variable with an initial value (accumulators), or, when `constIndex`, a named
+/// index value computed once and never assigned (hoist_indices): `const <index type> i12 = init;`.
 class DeclareVar : public Stmt {
  public:
   LOOM_KIR_NODE(DeclareVar)
-  DeclareVar(Var* var, Value* init) : Stmt(kKind), var(var), init(init) {}
+  DeclareVar(Var* var, Value* init, bool const_index = false)
+      : Stmt(kKind), var(var), init(init), constIndex(const_index) {}
   Var* var;
   Value* init;
+  bool constIndex;
 };
 
 /// buffer[index] = value, or var = value when buffer is null.

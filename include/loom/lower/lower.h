@@ -98,7 +98,8 @@ bool eliminatePredicates(kir::Kernel& kernel, LowerContext& ctx);
 /// around a copy without inner predicates, the predicated loop as the else branch.
 bool unswitch(kir::Kernel& kernel, LowerContext& ctx);
 /// Replaces TensorOps by Stores and Loads indexed from loop indices through the Split/Merge
-/// exprs: parameters by logical index times runtime stride, local buffers densely.
+/// exprs: parameters by logical index times runtime stride (none for a contiguous innermost dim,
+/// one for a run of contiguous dims merged in the loop domain), local buffers densely.
 bool indexing(kir::Kernel& kernel, LowerContext& ctx);
 /// Vectorize loops of one global<->local copy become a VectorCopy under the predicate of the
 /// vector's last element (all-or-nothing); other Vectorize loops stay unrolled serial loops.
@@ -107,6 +108,10 @@ bool vectorize(kir::Kernel& kernel, LowerContext& ctx);
 bool syncs(kir::Kernel& kernel, LowerContext& ctx);
 /// Folds constants and removes x * 1, x + 0, x / 1, true && x in every value.
 bool simplify(kir::Kernel& kernel, LowerContext& ctx);
+/// Names index math that is loop-invariant or repeated: const index variables declared in the
+/// outermost scope defining their loop indices (never moving a possible division by zero to
+/// where it would not have been evaluated), each distinct expression once per scope.
+bool hoistIndices(kir::Kernel& kernel, LowerContext& ctx);
 
 /// The pipeline, in order (defined in pipeline.cpp).
 const std::vector<Pass>& pipeline();

@@ -9,7 +9,10 @@
 // rank, sizes, strides and data alignment (largest power of two up to 16 dividing the address);
 // scalar values are not part of it. The key is a flat vector of int64 with a word-wise FNV-1a hash;
 // equality compares the whole vector, so a hash collision never picks a wrong runtime.
-// On a miss the fusion is segmented for the new inputs (with heuristics); when an existing
+// On a miss the fusion is segmented for the new inputs (with heuristics), in a copy whose tensor
+// inputs carry the contiguity their strides prove (exec::contiguityFromStrides; one copy per
+// pattern of flags), so transposed, sliced or expanded (stride 0) inputs need no declaration and
+// the kernels index contiguous dims without strides only where that is true; when an existing
 // runtime has the same segmentation with equal HeuristicParams for every segment, its compiled
 // kernels are reused for the new key; only otherwise are kernels scheduled and compiled.
 //
@@ -147,7 +150,11 @@ class FusionExecutorCache {
 
  private:
   std::vector<Tensor> runResident(std::span<const eval::Argument> args);
+  /// The copy of the fusion with the input contiguity `args`' strides prove (made on first use).
+  const ir::Fusion& contiguityVariant(std::span<const eval::Argument> args);
   std::unique_ptr<ir::Fusion> fusion_;
+  /// Per pattern of input contiguity flags, the fusion copy the runtimes of those keys segment.
+  std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<ir::Fusion>>> variants_;
   RuntimeOptions options_;  // backend resolved at construction
   InputKey key_;            // the current run's key, reused
   std::vector<std::unique_ptr<FusionKernelRuntime>> runtimes_;
