@@ -383,6 +383,22 @@ std::string runtimeLibraryFor(const kir::Kernel& kernel) {
   return out;
 }
 
+std::string launchDefines(const kir::Kernel& kernel) {
+  static constexpr std::pair<ir::ParallelType, const char*> kDims[] = {
+      {ir::ParallelType::TIDx, "LOOM_BLOCK_DIM_X"}, {ir::ParallelType::TIDy, "LOOM_BLOCK_DIM_Y"},
+      {ir::ParallelType::TIDz, "LOOM_BLOCK_DIM_Z"}, {ir::ParallelType::BIDx, "LOOM_GRID_DIM_X"},
+      {ir::ParallelType::BIDy, "LOOM_GRID_DIM_Y"},  {ir::ParallelType::BIDz, "LOOM_GRID_DIM_Z"}};
+  std::string out;
+  for (const auto& [ptype, macro] : kDims) {
+    std::optional<int64_t> extent = kir::constantLaunchExtent(kernel, ptype);
+    if (!extent || *extent < 1) continue;  // 0 is not launched at all; the executor says so
+    out += "#define ";
+    out += macro;
+    out += " " + std::to_string(*extent) + "u\n";
+  }
+  return out;
+}
+
 GeneratedKernel generateKernel(kir::Kernel& kernel) {
   LOOM_ASSERT(kernel.indexType == DataType::Int32 || kernel.indexType == DataType::Int64,
               "index type ", dataTypeName(kernel.indexType));
@@ -412,22 +428,25 @@ GeneratedKernel generateKernel(kir::Kernel& kernel) {
     size_t elem = 0;
     for (DataType t : kernel.blockReduceTypes) elem = std::max(elem, dataTypeSize(t));
     elem = std::max(elem, size_t(kernel.blockReduceBytes));
-    body << "  const long long loom_smem_tensors = ((long long)blockDim.x * blockDim.y * blockDim.z * "
+    body << "  const long long loom_smem_tensors = ((long long)loom::blockThreadCount() * "
          << elem << " + 15) / 16 * 16;\n";
   }
   stmts(body, kernel.body, 1);
   body << "}\n";
   std::string text = body.str();
+  const std::string defines = launchDefines(kernel);
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx",
-                static_cast<unsigned long long>(Hasher().str(text).digest()));
+                static_cast<unsigned long long>(Hasher().str(defines).str(text).digest()));
   GeneratedKernel g;
   g.name = std::string("loom_kernel_") + hex;
   kernel.name = g.name;
-  g.kernelText = "extern \"C\" __global__ void " + g.name + text;
-  g.source = runtimeLibraryFor(kernel);
+  const std::string function = "extern \"C\" __global__ void " + g.name + text;
+  g.kernelText = defines + function;
+  g.source = defines;
+  g.source += runtimeLibraryFor(kernel);
   g.source += "\n";
-  g.source += g.kernelText;
+  g.source += function;
   return g;
 }
 

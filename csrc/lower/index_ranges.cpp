@@ -34,17 +34,7 @@ bool isIndex(const kir::Value* v) {
 
 IndexRanges::IndexRanges(const kir::Kernel& kernel) {
   for (const kir::LaunchDim& d : kernel.launch) {
-    // The executor launches the largest extent of the type's loops: known when all are constant.
-    std::optional<int64_t> extent;
-    for (const ir::Scalar* e : d.extents) {
-      auto value = eval::ExpressionEvaluator().evaluate(e);
-      auto* v = value ? std::get_if<int64_t>(&*value) : nullptr;
-      if (v == nullptr) {
-        extent.reset();
-        break;
-      }
-      extent = std::max(extent.value_or(0), *v);
-    }
+    std::optional<int64_t> extent = kir::constantLaunchExtent(kernel, d.ptype);
     if (!extent || *extent < 1) continue;
     launch_[d.ptype] = {0, *extent - 1};
     named_[indexName(d.ptype)] = {0, *extent - 1};

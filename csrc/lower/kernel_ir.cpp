@@ -2,7 +2,10 @@
 // Kernel IR helpers and the text printer used by pass tests and LOOM_DUMP=kernel_ir.
 #include "loom/lower/kernel_ir.h"
 
+#include <algorithm>
 #include <sstream>
+
+#include "loom/eval/expression_evaluator.h"
 
 namespace loom::kir {
 
@@ -212,6 +215,22 @@ std::string toString(const Kernel& kernel) {
   os << ")\n";
   printStmts(os, kernel.body, 1);
   return os.str();
+}
+
+std::optional<int64_t> constantLaunchExtent(const Kernel& kernel, ir::ParallelType p) {
+  for (const LaunchDim& d : kernel.launch) {
+    if (d.ptype != p) continue;
+    // The executor launches the largest extent of the type's loops.
+    std::optional<int64_t> extent;
+    for (const ir::Scalar* e : d.extents) {
+      auto value = eval::ExpressionEvaluator().evaluate(e);
+      auto* v = value ? std::get_if<int64_t>(&*value) : nullptr;
+      if (v == nullptr) return std::nullopt;
+      extent = std::max(extent.value_or(0), *v);
+    }
+    return extent;
+  }
+  return 1;
 }
 
 }  // namespace loom::kir

@@ -6,6 +6,8 @@
 
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/codegen/runtime_library.h"
+#include "loom/ir/builder.h"
+#include "loom/ir/fusion.h"
 
 namespace loom::codegen {
 namespace {
@@ -25,9 +27,37 @@ TEST(RuntimeLibraryFor, OmitsGridFileWithoutGridReductions) {
     EXPECT_GE(at, last) << f.name << " is out of dependency order";
     last = at;
   }
-  ASSERT_GE(g.source.size(), g.kernelText.size());
-  EXPECT_EQ(g.source.substr(g.source.size() - g.kernelText.size()), g.kernelText);
+  // The launch defines open both the source and the printed kernel; the function closes both.
+  const std::string defines = launchDefines(kernel);
+  ASSERT_EQ(g.kernelText.substr(0, defines.size()), defines);
+  EXPECT_EQ(g.source, defines + runtimeLibraryFor(kernel) + "\n" + g.kernelText.substr(defines.size()));
   EXPECT_LT(g.source.size(), runtimeLibrarySource().size() + g.kernelText.size());
+}
+
+// A kernel with no parallel loops launches one thread in one block: all six dims are defined.
+TEST(LaunchDefines, UnlaunchedDimsAreOne) {
+  kir::Kernel kernel;
+  EXPECT_EQ(launchDefines(kernel),
+            "#define LOOM_BLOCK_DIM_X 1u\n#define LOOM_BLOCK_DIM_Y 1u\n#define LOOM_BLOCK_DIM_Z 1u\n"
+            "#define LOOM_GRID_DIM_X 1u\n#define LOOM_GRID_DIM_Y 1u\n#define LOOM_GRID_DIM_Z 1u\n");
+}
+
+// Constant extents are defined (the largest of a type's loops); one that depends on the inputs
+// leaves its dim to the launch.
+TEST(LaunchDefines, ConstantExtentsOnlyLargestPerType) {
+  ir::Fusion fusion;
+  ir::FusionGuard guard(&fusion);
+  ir::Scalar* c96 = ir::IrBuilder::index(96);
+  ir::Scalar* c128 = ir::IrBuilder::index(128);
+  ir::Scalar* c4 = ir::IrBuilder::index(4);
+  ir::Scalar* n = ir::IrBuilder::symbolic(kIndexType);
+  kir::Kernel kernel;
+  kernel.launch.push_back({ir::ParallelType::TIDx, {c96, c128}});
+  kernel.launch.push_back({ir::ParallelType::TIDy, {c4}});
+  kernel.launch.push_back({ir::ParallelType::BIDx, {n}});
+  EXPECT_EQ(launchDefines(kernel),
+            "#define LOOM_BLOCK_DIM_X 128u\n#define LOOM_BLOCK_DIM_Y 4u\n#define LOOM_BLOCK_DIM_Z 1u\n"
+            "#define LOOM_GRID_DIM_Y 1u\n#define LOOM_GRID_DIM_Z 1u\n");
 }
 
 // A kernel with grid-reduction scratch gets the whole library, grid.cuh included.

@@ -124,6 +124,33 @@ TEST(BlockReduce, TwoDimensionalBlocksReduceAlongChosenDims) {
   }
 }
 
+// With the block shape fixed at compile time (codegen's LOOM_BLOCK_DIM_* defines), every path of
+// blockReduce and blockBroadcast gives the same results as with the shape read at run time: the
+// warp-shuffle paths (32x4, 8x16), the shared-memory path (100x3) and a 1-D block (256).
+TEST(BlockReduce, CompileTimeBlockShapeMatchesRunTimeShape) {
+  for (Dim3 block : {Dim3(32, 4), Dim3(8, 16), Dim3(100, 3), Dim3(256)}) {
+    const std::string shape = std::to_string(block.x) + "x" + std::to_string(block.y);
+    backend::HostCompileOptions o;
+    o.cacheDir = testing::testCacheDir() / "host";
+    auto m = backend::HostModule::load("#define LOOM_BLOCK_DIM_X " + std::to_string(block.x) +
+                                           "u\n#define LOOM_BLOCK_DIM_Y " +
+                                           std::to_string(block.y) +
+                                           "u\n#define LOOM_BLOCK_DIM_Z 1u\n" +
+                                           testing::withRuntime(testing::kBlockKernel),
+                                       testing::kBlockKernel.name, o);
+    const unsigned threads = static_cast<unsigned>(block.volume());
+    const auto in = smallInts(2 * threads);
+    for (int mode = 0; mode < 6; ++mode) {
+      std::vector<float> fixed(2 * threads, -99.0f);
+      float* out = fixed.data();
+      const float* p = in.data();
+      void* args[] = {&out, &p, &mode};
+      m->launch({2}, block, threads * sizeof(float), args);
+      EXPECT_EQ(fixed, runBlockKernel(block, mode, in)) << "mode " << mode << ", " << shape;
+    }
+  }
+}
+
 // A max reduction propagates NaN like torch.amax, whichever thread holds it.
 TEST(BlockReduce, MaxPropagatesNaN) {
   const Dim3 block(100);

@@ -30,9 +30,9 @@ struct ThreadGroup {
 
   __device__ __forceinline__ ThreadGroup() {
     unsigned groupStride = 1;
-    add(kX, threadIdx.x, blockDim.x, groupStride);
-    add(kY, threadIdx.y, blockDim.y, groupStride);
-    add(kZ, threadIdx.z, blockDim.z, groupStride);
+    add(kX, threadIdx.x, blockDimX(), groupStride);
+    add(kY, blockDimY() == 1u ? 0u : threadIdx.y, blockDimY(), groupStride);
+    add(kZ, blockDimZ() == 1u ? 0u : threadIdx.z, blockDimZ(), groupStride);
   }
 
   /// This thread's slot in a buffer of one element per thread, grouped: group * size + member.
@@ -82,12 +82,12 @@ __device__ T blockReduce(T value, Op op, T init, T* smem) {
     __syncthreads();
     return result;
   }
-  if (!kX && kY && !kZ && 32u % blockDim.x == 0u && (blockDim.x * blockDim.y) % 32u == 0u) {
+  if (!kX && kY && !kZ && 32u % blockDimX() == 0u && (blockDimX() * blockDimY()) % 32u == 0u) {
     // A reduction over y of narrow rows (outer reductions: blockDim.x vector columns): each warp
     // holds 32 / blockDim.x members of every group, strided by blockDim.x, so shuffles fold them
     // (a tree towards lanes 0..blockDim.x-1); one partial per (warp, x) goes to smem and every
     // thread folds its group's partials. One barrier pair, no bank conflicts.
-    const unsigned bdx = blockDim.x;
+    const unsigned bdx = blockDimX();
     const unsigned mask = warpLiveMask();
     const unsigned lane = linearThreadIdx() & 31u;
     for (unsigned offset = 16u; offset >= bdx; offset /= 2u) {
@@ -99,7 +99,7 @@ __device__ T blockReduce(T value, Op op, T init, T* smem) {
     if (lane < bdx) smem[warp * bdx + lane] = value;
     __syncthreads();
     // The warps of this thread's z slice, in order.
-    const unsigned warpsPerSlice = (bdx * blockDim.y) / 32u;
+    const unsigned warpsPerSlice = (bdx * blockDimY()) / 32u;
     const unsigned first = threadIdx.z * warpsPerSlice;
     T result = init;
     for (unsigned w = first; w < first + warpsPerSlice; ++w) {

@@ -32,9 +32,9 @@ struct BlockGroup {
   unsigned segments = 1;
 
   __device__ __forceinline__ BlockGroup() {
-    add(kX, blockIdx.x, gridDim.x);
-    add(kY, blockIdx.y, gridDim.y);
-    add(kZ, blockIdx.z, gridDim.z);
+    add(kX, gridDimX() == 1u ? 0u : blockIdx.x, gridDimX());
+    add(kY, gridDimY() == 1u ? 0u : blockIdx.y, gridDimY());
+    add(kZ, gridDimZ() == 1u ? 0u : blockIdx.z, gridDimZ());
   }
 
  private:
@@ -122,7 +122,7 @@ __device__ bool gridWelford(Welford<T, N>& result, Welford<T, N> value, Welford<
 __device__ inline void gridSync(unsigned* sync) {
   __syncthreads();
   if (linearThreadIdx() == 0u) {
-    const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    const unsigned blocks = gridDimX() * gridDimY() * gridDimZ();
     // The generation cannot change before this block arrives, so reading it first is safe; the
     // fence orders the read (and the block's writes) before the arrival.
     const unsigned generation = loadVolatile(&sync[1]);

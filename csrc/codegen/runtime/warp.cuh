@@ -30,14 +30,53 @@ struct Min {
   __device__ __forceinline__ T operator()(T a, T b) const { return loom_min(a, b); }
 };
 
+// ---- Launch geometry ----------------------------------------------------------------------------
+// Codegen defines LOOM_BLOCK_DIM_X .. LOOM_GRID_DIM_Z in front of the runtime for every launch
+// dimension the kernel fixes (a constant extent, or 1 where no loop is parallelized on it). The
+// runtime reads the geometry only through these functions, so the shape tests of blockReduce and
+// friends fold at compile time and NVRTC never optimizes the paths a launch cannot take.
+#ifdef LOOM_BLOCK_DIM_X
+__device__ __forceinline__ unsigned blockDimX() { return LOOM_BLOCK_DIM_X; }
+#else
+__device__ __forceinline__ unsigned blockDimX() { return blockDim.x; }
+#endif
+#ifdef LOOM_BLOCK_DIM_Y
+__device__ __forceinline__ unsigned blockDimY() { return LOOM_BLOCK_DIM_Y; }
+#else
+__device__ __forceinline__ unsigned blockDimY() { return blockDim.y; }
+#endif
+#ifdef LOOM_BLOCK_DIM_Z
+__device__ __forceinline__ unsigned blockDimZ() { return LOOM_BLOCK_DIM_Z; }
+#else
+__device__ __forceinline__ unsigned blockDimZ() { return blockDim.z; }
+#endif
+#ifdef LOOM_GRID_DIM_X
+__device__ __forceinline__ unsigned gridDimX() { return LOOM_GRID_DIM_X; }
+#else
+__device__ __forceinline__ unsigned gridDimX() { return gridDim.x; }
+#endif
+#ifdef LOOM_GRID_DIM_Y
+__device__ __forceinline__ unsigned gridDimY() { return LOOM_GRID_DIM_Y; }
+#else
+__device__ __forceinline__ unsigned gridDimY() { return gridDim.y; }
+#endif
+#ifdef LOOM_GRID_DIM_Z
+__device__ __forceinline__ unsigned gridDimZ() { return LOOM_GRID_DIM_Z; }
+#else
+__device__ __forceinline__ unsigned gridDimZ() { return gridDim.z; }
+#endif
+
 // ---- Thread geometry ----------------------------------------------------------------------------
 /// Threads in the block.
 __device__ __forceinline__ unsigned blockThreadCount() {
-  return blockDim.x * blockDim.y * blockDim.z;
+  return blockDimX() * blockDimY() * blockDimZ();
 }
-/// CUDA's linear thread index (x fastest), which also decides warp membership.
+/// CUDA's linear thread index (x fastest), which also decides warp membership. With a 1-D block
+/// (LOOM_BLOCK_DIM_Y and _Z are 1) this is threadIdx.x.
 __device__ __forceinline__ unsigned linearThreadIdx() {
-  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned y = blockDimY() == 1u ? 0u : threadIdx.y;
+  const unsigned z = blockDimZ() == 1u ? 0u : threadIdx.z;
+  return threadIdx.x + blockDimX() * (y + blockDimY() * z);
 }
 /// How many lanes of the calling thread's warp exist: 32, except in a block's partial last warp.
 __device__ __forceinline__ unsigned warpLiveLanes() {

@@ -14,10 +14,19 @@
 namespace loom::codegen {
 
 struct GeneratedKernel {
-  std::string name;        ///< the __global__ function's name
-  std::string kernelText;  ///< the kernel function alone (what LOOM_DUMP=cuda_kernel prints)
-  std::string source;      ///< runtimeLibraryFor(kernel) + kernel: what gets compiled
+  std::string name;  ///< the __global__ function's name
+  /// The kernel alone (what LOOM_DUMP=cuda_kernel prints): launchDefines(kernel), then the
+  /// function.
+  std::string kernelText;
+  /// What gets compiled: the launch defines, runtimeLibraryFor(kernel), then the function.
+  std::string source;
 };
+
+/// `#define LOOM_BLOCK_DIM_X 128u`-style lines for every launch dimension lowering fixes
+/// (kir::constantLaunchExtent), read by the runtime library's blockDimX() ... gridDimZ(). They go in
+/// front of the runtime so that its shape tests fold before NVRTC optimizes; the executor launches
+/// exactly these dimensions.
+std::string launchDefines(const kir::Kernel& kernel);
 
 /// The runtime library text `kernel` needs: every runtime file, less grid.cuh when the kernel
 /// has no grid reduction (fewer bytes for NVRTC to parse; the cached cubin's key changes with it).

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -444,6 +445,11 @@ class Kernel {
   std::vector<std::unique_ptr<Buffer>> buffers_;
   int64_t next_var_ = 0;
 };
+
+/// The launch extent of parallel type `p` when lowering alone fixes it: 1 when no loop of the
+/// kernel is parallelized on `p`, the largest extent of its loops when all are constant, nullopt
+/// when one depends on the inputs (the executor evaluates it per launch).
+std::optional<int64_t> constantLaunchExtent(const Kernel& kernel, ir::ParallelType p);
 
 /// Text form of a value ("(i3 * 128) + i4") and of the whole kernel (one statement per line,
 /// two spaces per scope). Used by golden pass tests and LOOM_DUMP=kernel_ir.
