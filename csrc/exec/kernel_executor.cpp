@@ -152,6 +152,9 @@ struct KernelExecutor::LaunchPlan {
   std::vector<void*> scratchPointers;
   std::vector<void*> args;
   std::vector<Tensor> live;          ///< per run: the allocated parameters, emptied after launch
+  /// A parallel type whose extent is 0 (0-size tensors): nothing is launched, since every tensor
+  /// the kernel allocates is empty then (makePlan checks it).
+  std::string emptyDim;
 };
 
 namespace {
@@ -254,9 +257,10 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     // loop on its own extent (thread_predicates).
     int64_t value = -1;
     for (const ir::Scalar* e : d.extents) value = std::max(value, ee.evaluateInt(e));
-    LOOM_CHECK(value > 0 && value <= (ir::isThreadDim(d.ptype) ? 1024 : (int64_t{1} << 31) - 1),
+    LOOM_CHECK(value >= 0 && value <= (ir::isThreadDim(d.ptype) ? 1024 : (int64_t{1} << 31) - 1),
                "kernel ", generated_.name, ": ", ir::parallelTypeName(d.ptype), " extent ", value,
                " is out of the range a launch allows");
+    if (value == 0 && plan->emptyDim.empty()) plan->emptyDim = ir::parallelTypeName(d.ptype);
     switch (d.ptype) {
       case ir::ParallelType::BIDx: lp.grid[0] = uint32_t(value); break;
       case ir::ParallelType::BIDy: lp.grid[1] = uint32_t(value); break;
@@ -295,6 +299,16 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
       p.sizes = ee.logicalSizes(b->tv);
       outputLayout(b->tv, p.sizes, p.allocSizes, p.strides, p.permuted);
       extents.push_back({p.sizes, p.strides});
+    }
+    if (!plan->emptyDim.empty() && p.input < 0) {
+      // A 0 extent leaves the loops of its type empty: only right to skip the launch when no
+      // allocated tensor has an element some thread would have to write.
+      int64_t numel = 1;
+      for (int64_t n : p.sizes) numel *= n;
+      LOOM_CHECK(numel == 0, "kernel ", generated_.name, ": its ", plan->emptyDim,
+                 " extent is 0 but ", b->tv->toString(), " has ", numel,
+                 " elements to write; launching no blocks or threads on a 0-size axis is only "
+                 "supported when every tensor the kernel writes is empty");
     }
     plan->params.push_back(std::move(p));
   }
@@ -426,6 +440,10 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
   last_launch_ = lp;
   last_generated_ = &plan.module->generated;
   if (dump_launch_) std::cout << generated().name << ": " << lp.toString() << "\n";
+  if (!plan.emptyDim.empty()) {  // every written tensor is empty: nothing to launch
+    std::fill(allocated.begin(), allocated.end(), Tensor());
+    return;
+  }
   if (backend_ == Backend::Host) {
     plan.module->host->launch(backend::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
                               backend::Dim3(lp.block[0], lp.block[1], lp.block[2]),

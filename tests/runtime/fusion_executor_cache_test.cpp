@@ -3,6 +3,8 @@
 // reuse across sizes with equal heuristics, and input validation.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
@@ -242,6 +244,53 @@ TEST(FusionExecutorCache, ValidatesInputs) {
     EXPECT_NE(std::string(e.what()).find("dtype"), std::string::npos) << e.what();
   }
   EXPECT_EQ(cache.numKeys(), 0);
+}
+
+// 0-size tensors through every scheduler: an empty output launches nothing (a launch of 0 blocks
+// is not allowed), and a reduction over an empty axis still writes its init value (sum 0, var and
+// mean NaN, as torch) into a non-empty output.
+TEST(FusionExecutorCache, ZeroSizeTensorsRunAndMatchTheReference) {
+  using Build = std::function<void(Fusion&, TensorView*)>;
+  const std::vector<std::pair<Build, std::vector<int64_t>>> cases = {
+      {[](Fusion& f, TensorView* x) { f.addOutput(ops::relu(ops::add(x, x))); }, {0, 5}},
+      {[](Fusion& f, TensorView* x) { f.addOutput(ops::sum(x, {1})); }, {4, 0}},
+      {[](Fusion& f, TensorView* x) { f.addOutput(ops::sum(x, {1})); }, {0, 8}},
+      {[](Fusion& f, TensorView* x) { f.addOutput(ops::sum(x, {0})); }, {0, 8}},
+      {[](Fusion& f, TensorView* x) { f.addOutput(ops::sum(x, {0})); }, {8, 0}},
+      {[](Fusion& f, TensorView* x) { f.addOutput(ops::softmax(x, 1)); }, {0, 8}},
+      {[](Fusion& f, TensorView* x) { f.addOutput(ops::softmax(x, 1)); }, {4, 0}},
+      {[](Fusion& f, TensorView* x) {
+         ops::VarMeanResult vm = ops::varMean(x, {1});
+         f.addOutput(vm.var);
+         f.addOutput(vm.mean);
+       },
+       {4, 0}},
+      {[](Fusion& f, TensorView* x) {
+         ops::VarMeanResult vm = ops::varMean(x, {1});
+         f.addOutput(vm.var);
+         f.addOutput(vm.mean);
+       },
+       {0, 8}},
+      {[](Fusion& f, TensorView* x) {
+         f.addOutput(ops::layerNorm(x, 1, nullptr, nullptr).y);
+       },
+       {0, 8}},
+  };
+  for (const auto& [build, sizes] : cases) {
+    auto f = std::make_unique<Fusion>();
+    {
+      FusionGuard g(f.get());
+      TensorView* x = ops::TensorBuilder().rank(2).build();
+      f->addInput(x);
+      build(*f, x);
+    }
+    const std::string what = f->toString();
+    FusionExecutorCache cache(std::move(f), hostOptions());
+    std::vector<eval::Argument> args{randomTensor(sizes, 5)};
+    std::vector<Tensor> outs;
+    ASSERT_NO_THROW(outs = cache.run(args)) << what;
+    expectMatchesReference(cache.fusion(), args, outs, 1);
+  }
 }
 
 }  // namespace
