@@ -50,6 +50,7 @@ void Fusion::registerStatement(Statement* s, std::optional<int64_t> name) {
 }
 
 void Fusion::wireExpr(Expr* e) {
+  invalidateOrders();
   for (Val* v : e->inputs()) {
     if (std::find(v->uses_.begin(), v->uses_.end(), e) == v->uses_.end()) v->uses_.push_back(e);
   }
@@ -57,6 +58,7 @@ void Fusion::wireExpr(Expr* e) {
 }
 
 void Fusion::unwireExpr(Expr* e) {
+  invalidateOrders();
   for (Val* v : e->inputs()) std::erase(v->uses_, e);
   for (Val* v : e->outputs()) {
     if (v->definition_ == e) v->definition_ = nullptr;
@@ -64,6 +66,7 @@ void Fusion::unwireExpr(Expr* e) {
 }
 
 void Fusion::deleteStatement(Statement* s) {
+  invalidateOrders();
   auto it = index_.find(s);
   LOOM_ASSERT(it != index_.end(), "statement is not in this fusion");
   size_t pos = it->second;
@@ -99,6 +102,7 @@ void Fusion::addInput(Val* v) {
   // Fusion inputs and outputs live in global memory by definition.
   if (auto* tv = v->dynCast<TensorView>()) tv->setMemoryType(MemoryType::Global);
   inputs_.push_back(v);
+  invalidateOrders();
 }
 
 void Fusion::addOutput(Val* v) {
@@ -106,6 +110,7 @@ void Fusion::addOutput(Val* v) {
   LOOM_CHECK(v->isA<TensorView>(), "fusion output ", v->toString(), " must be a tensor");
   LOOM_CHECK(!isOutput(v), v->toString(), " is already a fusion output");
   outputs_.push_back(v);
+  invalidateOrders();
   v->as<TensorView>()->setMemoryType(MemoryType::Global);
 }
 
@@ -116,6 +121,7 @@ void Fusion::replaceOutput(Val* old_out, Val* new_out) {
   LOOM_CHECK(new_out->isA<TensorView>(), "fusion output ", new_out->toString(),
              " must be a tensor");
   *it = new_out;
+  invalidateOrders();
   new_out->as<TensorView>()->setMemoryType(MemoryType::Global);
 }
 
@@ -123,6 +129,7 @@ void Fusion::removeOutput(Val* v) {
   auto it = std::find(outputs_.begin(), outputs_.end(), v);
   LOOM_CHECK(it != outputs_.end(), v->toString(), " is not a fusion output");
   outputs_.erase(it);
+  invalidateOrders();
 }
 
 bool Fusion::isInput(const Val* v) const {
@@ -133,30 +140,41 @@ bool Fusion::isOutput(const Val* v) const {
 }
 
 std::vector<Expr*> Fusion::exprs() const {
+  if (exprs_valid_) return exprs_;
   // Iterative post-order DFS from the outputs through definitions, so deep graphs do not
   // overflow the stack.
+  // A frame visits its expr's inputs, then its attribute vals (fetched once, when the inputs are
+  // done: most exprs have none, and the call builds a vector).
   std::vector<Expr*> order;
   std::unordered_set<const Expr*> done;
   std::unordered_set<const Expr*> on_stack;
+  done.reserve(stmts_.size());
   struct Frame {
     Expr* expr;
     size_t next_input;
+    std::vector<Val*> attributes;
+    bool attributes_fetched = false;
   };
+  std::vector<Frame> stack;
   for (Val* out : outputs_) {
     if (out->definition() == nullptr || done.count(out->definition())) continue;
-    std::vector<Frame> stack{{out->definition(), 0}};
+    stack.push_back({out->definition(), 0, {}, false});
     on_stack.insert(out->definition());
     while (!stack.empty()) {
       Frame& f = stack.back();
-      std::vector<Val*> deps = f.expr->inputs();
-      for (Val* a : f.expr->attributeVals()) deps.push_back(a);
-      if (f.next_input < deps.size()) {
-        Val* in = deps[f.next_input++];
+      const std::vector<Val*>& ins = f.expr->inputs();
+      if (f.next_input >= ins.size() && !f.attributes_fetched) {
+        f.attributes = f.expr->attributeVals();
+        f.attributes_fetched = true;
+      }
+      if (f.next_input < ins.size() + f.attributes.size()) {
+        const size_t k = f.next_input++;
+        Val* in = k < ins.size() ? ins[k] : f.attributes[k - ins.size()];
         Expr* d = in->definition();
         if (d != nullptr && !done.count(d)) {
           LOOM_ASSERT(!on_stack.count(d), "cycle through ", d->toString());
           on_stack.insert(d);
-          stack.push_back({d, 0});
+          stack.push_back({d, 0, {}, false});
         }
         continue;
       }
@@ -166,10 +184,18 @@ std::vector<Expr*> Fusion::exprs() const {
       stack.pop_back();
     }
   }
-  return order;
+  exprs_ = std::move(order);
+  exprs_valid_ = true;
+  return exprs_;
+}
+
+void Fusion::invalidateOrders() {
+  exprs_valid_ = false;
+  tvs_valid_ = false;
 }
 
 std::vector<TensorView*> Fusion::allTvs() const {
+  if (tvs_valid_) return tvs_;
   std::vector<TensorView*> tvs;
   std::unordered_set<const Val*> seen;
   auto add = [&](Val* v) {
@@ -183,7 +209,9 @@ std::vector<TensorView*> Fusion::allTvs() const {
     for (Val* v : e->outputs()) add(v);
   }
   for (Val* out : outputs_) add(out);
-  return tvs;
+  tvs_ = std::move(tvs);
+  tvs_valid_ = true;
+  return tvs_;
 }
 
 std::vector<Statement*> Fusion::statements() const {
@@ -283,6 +311,7 @@ IrCloner Fusion::copyInto(Fusion& target) const {
   for (auto& s : stmts_) c.clone(s.get());
   for (Val* v : inputs_) target.inputs_.push_back(c.clone(v));
   for (Val* v : outputs_) target.outputs_.push_back(c.clone(v));
+  target.invalidateOrders();
   return c;
 }
 

@@ -12,19 +12,20 @@ namespace loom::transform::detail {
 
 using namespace loom::ir;
 
+// The ID sets here are one tensor's domains (a handful of IDs), so vectors with linear search
+// beat hash sets, which allocate a node per element; this runs for every tensor of every ID graph.
 std::vector<Expr*> exprsBetween(const std::vector<IterDomain*>& from,
                                 const std::vector<IterDomain*>& to) {
-  std::unordered_set<const IterDomain*> stop(from.begin(), from.end());
-  std::unordered_set<const Expr*> visited;
   std::vector<Expr*> order;
   // Post-order DFS through definitions: an expr is emitted after the exprs defining its inputs.
   std::function<void(IterDomain*)> visit = [&](IterDomain* id) {
-    if (stop.count(id)) return;
+    if (std::find(from.begin(), from.end(), id) != from.end()) return;
     Expr* def = id->definition();
     if (def == nullptr || (!def->isA<Split>() && !def->isA<Merge>())) return;
-    if (!visited.insert(def).second) return;
+    if (std::find(order.begin(), order.end(), def) != order.end()) return;
     for (Val* in : def->inputs()) visit(in->as<IterDomain>());
-    order.push_back(def);
+    // A diamond (an ID used by two transforms of one domain) may have emitted it meanwhile.
+    if (std::find(order.begin(), order.end(), def) == order.end()) order.push_back(def);
   };
   for (IterDomain* id : to) visit(id);
   return order;
@@ -45,9 +46,8 @@ std::vector<Expr*> allIdExprs(const TensorView* tv) {
 
 std::vector<IterDomain*> allIds(const TensorView* tv) {
   std::vector<IterDomain*> ids;
-  std::unordered_set<IterDomain*> seen;
-  auto add = [&](IterDomain* id) {
-    if (seen.insert(id).second) ids.push_back(id);
+  auto add = [&](IterDomain* id) {  // one tensor's IDs: few, so a linear search
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   };
   for (IterDomain* id : tv->domain()->maybeRoot()) add(id);
   for (Expr* e : allIdExprs(tv)) {

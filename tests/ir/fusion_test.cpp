@@ -40,6 +40,46 @@ TEST(FusionTest, BuildTraverseVerify) {
   EXPECT_NO_THROW(verify(f));
 }
 
+// exprs() and allTvs() are memoized: every kind of graph change shows in the next call (new
+// exprs, redefinition, replaced inputs, output list edits, dead-code removal).
+TEST(FusionTest, TraversalsFollowEveryGraphChange) {
+  Fusion f;
+  FusionGuard g(&f);
+  auto* t0 = makeInput({4});
+  auto* t1 = unaryLike(t0, UnaryOpType::Exp);
+  f.addOutput(t1);
+  EXPECT_EQ(f.exprs().size(), 1u);
+  EXPECT_EQ(f.allTvs().size(), 2u);
+
+  auto* t2 = unaryLike(t1, UnaryOpType::Neg);
+  EXPECT_EQ(f.exprs().size(), 1u);  // t2 is not an output yet
+  f.addOutput(t2);
+  ASSERT_EQ(f.exprs().size(), 2u);
+  EXPECT_EQ(f.exprs()[1]->output(0), t2);
+  EXPECT_EQ(f.allTvs().size(), 3u);
+
+  auto* t3 = unaryLike(t0, UnaryOpType::Log);
+  t2->definition()->replaceInput(t1, t3);  // t2 = neg(log(t0)): both branches still reach outputs
+  ASSERT_EQ(f.exprs().size(), 3u);
+  EXPECT_EQ(f.exprs()[1]->output(0), t3);
+
+  f.removeOutput(t1);
+  EXPECT_EQ(f.exprs().size(), 2u);
+  EXPECT_EQ(f.allTvs().size(), 3u);  // t0, t3, t2
+
+  IrBuilder::create<UnaryOp>(UnaryOpType::Abs, t2, t0);  // redefinition: t2 = abs(t0)
+  ASSERT_EQ(f.exprs().size(), 1u);
+  EXPECT_EQ(f.exprs()[0]->as<UnaryOp>()->opType(), UnaryOpType::Abs);
+
+  f.replaceOutput(t2, t3);
+  ASSERT_EQ(f.exprs().size(), 1u);
+  EXPECT_EQ(f.exprs()[0]->output(0), t3);
+  f.removeDeadCode();
+  EXPECT_EQ(f.exprs().size(), 1u);
+  EXPECT_EQ(f.allTvs(), (std::vector<TensorView*>{t0, t3}));
+  EXPECT_NO_THROW(verify(f));
+}
+
 // A clone is structurally equal to its source and independent of it.
 TEST(FusionTest, CloneIsEqual) {
   Fusion f;

@@ -41,7 +41,10 @@ class Fusion {
   bool isOutput(const Val* v) const;
 
   /// Math exprs (not IterDomain transforms) that the outputs depend on, producers before
-  /// consumers. Deterministic: follows output order, then input order of each expr.
+  /// consumers. Deterministic: follows output order, then input order of each expr. Memoized:
+  /// every change of the graph (wiring an expr, the output list) drops the saved order, so a
+  /// Fusion is not safe to use from several threads at once, const calls included. Returns a
+  /// copy, so callers may change the graph while they walk it.
   std::vector<Expr*> exprs() const;
   /// Every TensorView the outputs depend on (and the inputs), in topological order.
   std::vector<TensorView*> allTvs() const;
@@ -78,6 +81,13 @@ class Fusion {
   std::vector<Val*> inputs_;
   std::vector<Val*> outputs_;
   std::vector<int64_t> next_name_;  // per NodeKind
+  // exprs() and allTvs() while the graph is unchanged (schedulers and lowering ask for them
+  // dozens of times per compile); every graph change calls invalidateOrders().
+  void invalidateOrders();
+  mutable std::vector<Expr*> exprs_;
+  mutable std::vector<TensorView*> tvs_;
+  mutable bool exprs_valid_ = false;
+  mutable bool tvs_valid_ = false;
 };
 
 /// Sets the active fusion for the guard's lifetime (thread-local), restoring the previous one.
