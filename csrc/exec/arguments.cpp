@@ -174,7 +174,7 @@ std::vector<eval::Argument> copyArgumentsToDevice(const ir::Fusion& fusion,
 #ifdef LOOM_HAVE_CUDA_BACKEND
   for (eval::Argument& a : device_args) {
     Tensor* t = std::get_if<Tensor>(&a);
-    if (t != nullptr && t->defined()) *t = cuda::toDevice(*t, 0, stream);
+    if (t != nullptr && t->defined()) *t = cuda::toDeviceSameLayout(*t, 0, stream);
   }
   return device_args;
 #else

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Contiguity against real strides (exec/contiguity.h): the flags strides prove, the strides the
 // kernel is given, and KernelExecutor's check of input tensors against the declared flags (host
-// backend; on cuda, host inputs are copied into dense device buffers first).
+// backend; on cuda, host inputs are copied to the device with their layout, so the same check
+// applies).
 #include <gtest/gtest.h>
 
 #include "exec/exec_cases.h"

@@ -118,6 +118,18 @@ Tensor toDevice(const Tensor& host, int device, CUstream stream,
   return out;
 }
 
+Tensor toDeviceSameLayout(const Tensor& host, int device, CUstream stream) {
+  LOOM_CHECK(host.defined(), "toDeviceSameLayout: the tensor is undefined");
+  LOOM_CHECK(host.device().isCpu(), "toDeviceSameLayout: tensor ", describe(host), " is on ",
+             host.device(), ", expected a host tensor");
+  const int64_t span = spannedElements(host);
+  Tensor storage = emptyCuda({span}, host.dtype(), device, stream);
+  if (span > 0) {
+    copyHostToDevice(storage.data(), host.data(), size_t(span) * host.itemSize(), device, stream);
+  }
+  return Tensor(storage.storage(), host.dtype(), host.sizes(), host.strides());
+}
+
 Tensor toHost(const Tensor& device, CUstream stream) {
   LOOM_CHECK(device.defined(), "toHost: the tensor is undefined");
   LOOM_CHECK(device.device().isCuda(), "toHost: tensor ", describe(device), " is on ",

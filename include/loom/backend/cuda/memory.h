@@ -24,6 +24,12 @@ Tensor emptyCuda(std::vector<int64_t> sizes, DataType dtype, int device = 0,
 Tensor toDevice(const Tensor& host, int device = 0, CUstream stream = nullptr,
                 std::shared_ptr<DeviceAllocator> allocator = nullptr);
 
+/// A device copy of a host tensor with the same sizes and strides: the memory the view spans is
+/// copied, gaps included, so permuted, padded and broadcast (stride 0) layouts stay what they
+/// were. Strides must be non-negative. What executors use for host arguments, so that a kernel
+/// sees the layout the caller passed (and its declared contiguity is checked against it).
+Tensor toDeviceSameLayout(const Tensor& host, int device = 0, CUstream stream = nullptr);
+
 /// A host copy of a device tensor with the same sizes and strides (the memory the view spans is
 /// copied, so gaps come along); call contiguous() on it for a dense one.
 Tensor toHost(const Tensor& device, CUstream stream = nullptr);
