@@ -399,7 +399,23 @@ std::string launchDefines(const kir::Kernel& kernel) {
   return out;
 }
 
-GeneratedKernel generateKernel(kir::Kernel& kernel) {
+std::string launchBounds(const kir::Kernel& kernel, int64_t multiprocessors) {
+  if (multiprocessors <= 0) return "";
+  int64_t threads = 1;
+  int64_t blocks = 1;
+  for (ir::ParallelType p : {ir::ParallelType::TIDx, ir::ParallelType::TIDy,
+                             ir::ParallelType::TIDz, ir::ParallelType::BIDx,
+                             ir::ParallelType::BIDy, ir::ParallelType::BIDz}) {
+    std::optional<int64_t> extent = kir::constantLaunchExtent(kernel, p);
+    if (!extent || *extent < 1) return "";
+    (ir::isThreadDim(p) ? threads : blocks) *= *extent;
+  }
+  const int64_t perSm = (blocks + multiprocessors - 1) / multiprocessors;
+  if (threads * perSm > 1024) return "";
+  return "__launch_bounds__(" + std::to_string(threads) + ", " + std::to_string(perSm) + ") ";
+}
+
+GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& options) {
   LOOM_ASSERT(kernel.indexType == DataType::Int32 || kernel.indexType == DataType::Int64,
               "index type ", dataTypeName(kernel.indexType));
   tl_index_type = kernel.indexType;
@@ -435,13 +451,15 @@ GeneratedKernel generateKernel(kir::Kernel& kernel) {
   body << "}\n";
   std::string text = body.str();
   const std::string defines = launchDefines(kernel);
+  const std::string bounds = launchBounds(kernel, options.multiprocessors);
   char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx",
-                static_cast<unsigned long long>(Hasher().str(defines).str(text).digest()));
+  std::snprintf(
+      hex, sizeof(hex), "%016llx",
+      static_cast<unsigned long long>(Hasher().str(defines).str(bounds).str(text).digest()));
   GeneratedKernel g;
   g.name = std::string("loom_kernel_") + hex;
   kernel.name = g.name;
-  const std::string function = "extern \"C\" __global__ void " + g.name + text;
+  const std::string function = "extern \"C\" __global__ void " + bounds + g.name + text;
   g.kernelText = defines + function;
   g.source = defines;
   g.source += runtimeLibraryFor(kernel);

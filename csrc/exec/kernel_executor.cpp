@@ -99,7 +99,15 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
   if (!slot) slot = std::make_unique<Compiled>();
   last_generated_ = nullptr;  // generated_ changes below
   kernel_->indexType = index_type;
-  generated_ = codegen::generateKernel(*kernel_);
+  codegen::CodegenOptions codegen_options;
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  // The same device CompileOptions::forArch("") compiles for.
+  if (backend_ == Backend::Cuda) {
+    cuda::requireCuda("running a kernel with the cuda backend");
+    codegen_options.multiprocessors = cuda::deviceProperties(0).multiprocessors;
+  }
+#endif
+  generated_ = codegen::generateKernel(*kernel_, codegen_options);
   slot->generated = generated_;
   const DumpOptions& dump = DumpOptions::fromEnvironment();
   if (dump.has(DumpOption::CudaKernel)) std::cout << generated_.kernelText;
@@ -108,7 +116,6 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
     return *slot;
   }
 #ifdef LOOM_HAVE_CUDA_BACKEND
-  cuda::requireCuda("running a kernel with the cuda backend");
   static cuda::NvrtcCompiler compiler;
   cuda::CompileResult r =
       compiler.compile(generated_.source, cuda::CompileOptions::forArch("", generated_.name));

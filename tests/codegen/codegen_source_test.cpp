@@ -2,6 +2,7 @@
 // Which parts of the runtime library generated kernel sources carry (fewer bytes for NVRTC).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "loom/codegen/kernel_codegen.h"
@@ -58,6 +59,39 @@ TEST(LaunchDefines, ConstantExtentsOnlyLargestPerType) {
   EXPECT_EQ(launchDefines(kernel),
             "#define LOOM_BLOCK_DIM_X 128u\n#define LOOM_BLOCK_DIM_Y 4u\n#define LOOM_BLOCK_DIM_Z 1u\n"
             "#define LOOM_GRID_DIM_Y 1u\n#define LOOM_GRID_DIM_Z 1u\n");
+}
+
+// One-wave grids get __launch_bounds__(threads, ceil(blocks / SMs)) in the declaration (and in the
+// name's hash); a grid of several waves, a product over 1024 threads per SM, a launch shape known
+// only at run time and an unknown SM count get none.
+TEST(LaunchBounds, OnlyForGridsResidentInOneWave) {
+  ir::Fusion fusion;
+  ir::FusionGuard guard(&fusion);
+  auto kernelWith = [](int64_t tidx, int64_t tidy, ir::Scalar* bidx) {
+    auto k = std::make_unique<kir::Kernel>();
+    k->launch.push_back({ir::ParallelType::TIDx, {ir::IrBuilder::index(tidx)}});
+    k->launch.push_back({ir::ParallelType::TIDy, {ir::IrBuilder::index(tidy)}});
+    k->launch.push_back({ir::ParallelType::BIDx, {bidx}});
+    return k;
+  };
+  auto outer = kernelWith(4, 128, ir::IrBuilder::index(128));  // 512 threads, 128 blocks
+  EXPECT_EQ(launchBounds(*outer, 132), "__launch_bounds__(512, 1) ");
+  EXPECT_EQ(launchBounds(*outer, 64), "__launch_bounds__(512, 2) ");
+  EXPECT_EQ(launchBounds(*outer, 42), "");   // 4 blocks of 512 per SM: under 64 registers
+  EXPECT_EQ(launchBounds(*outer, 0), "");    // SM count unknown
+  EXPECT_EQ(launchBounds(*kernelWith(128, 1, ir::IrBuilder::index(16384)), 132), "");
+  EXPECT_EQ(launchBounds(*kernelWith(4, 128, ir::IrBuilder::symbolic(kIndexType)), 132), "");
+
+  GeneratedKernel plain = generateKernel(*outer);
+  GeneratedKernel bounded = generateKernel(*outer, CodegenOptions{132});
+  EXPECT_NE(plain.kernelText.find("__global__ void " + plain.name + "("), std::string::npos)
+      << plain.kernelText;
+  EXPECT_NE(bounded.kernelText.find("__global__ void __launch_bounds__(512, 1) " + bounded.name +
+                                    "("),
+            std::string::npos)
+      << bounded.kernelText;
+  EXPECT_NE(bounded.source.find("__launch_bounds__(512, 1) " + bounded.name), std::string::npos);
+  EXPECT_NE(plain.name, bounded.name);
 }
 
 // A kernel with grid-reduction scratch gets the whole library, grid.cuh included.

@@ -100,6 +100,15 @@ if [[ $scheduled -lt 6 ]]; then
   failures=$((failures + 1))
 fi
 
+# With the SM count named, a grid that is resident in one wave (64 blocks of 128 threads on 132
+# SMs) gets launch bounds; without it the kernel has none. A bad count is an error.
+sed -e 's/{s0, BIDx}/{64, BIDx}/g' "$src/examples/scheduled/block_sum.fus" >"$tmp/fixed_sum.fus"
+check codegen-launch-bounds 0 '__global__ void __launch_bounds__\(128, 1\) loom_kernel_' -- \
+  "$loom" codegen "$tmp/fixed_sum.fus" --sms 132
+check codegen-no-sms 0 '__global__ void loom_kernel_[0-9a-f]+\(' -- "$loom" codegen "$tmp/fixed_sum.fus"
+check codegen-bad-sms 1 "--sms needs a positive multiprocessor count such as 132, got '0'" -- \
+  "$loom" codegen "$tmp/fixed_sum.fus" --sms 0
+
 # The examples are what the generator writes today (run tools/regen-examples.sh if not).
 "$loom" gen-examples "$tmp" >/dev/null
 stale=0

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// `loom codegen FILE.fus [--arch sm_90]`: lower a scheduled fusion, print its CUDA kernel, and
-// compile it with NVRTC to report registers and spills (no GPU needed).
+// `loom codegen FILE.fus [--arch sm_90] [--sms N]`: lower a scheduled fusion, print its CUDA
+// kernel, and compile it with NVRTC to report registers and spills (no GPU needed). --sms names the
+// target's multiprocessor count, as the executor has it from the device (launch bounds of
+// one-wave grids; codegen::launchBounds).
+#include <cstdlib>
 #include <iostream>
 
 #include "loom/codegen/kernel_codegen.h"
@@ -16,21 +19,30 @@ namespace loom::tools {
 int codegenCommand(const std::vector<std::string>& args) {
   std::string file;
   std::string arch = "sm_90";
+  codegen::CodegenOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--arch") {
       LOOM_CHECK(i + 1 < args.size(), "--arch needs a value such as sm_90");
       arch = args[++i];
+    } else if (args[i] == "--sms") {
+      LOOM_CHECK(i + 1 < args.size(), "--sms needs a multiprocessor count such as 132");
+      const std::string& v = args[++i];
+      char* end = nullptr;
+      const long long n = std::strtoll(v.c_str(), &end, 10);
+      LOOM_CHECK(!v.empty() && *end == '\0' && n > 0,
+                 "--sms needs a positive multiprocessor count such as 132, got '", v, "'");
+      options.multiprocessors = n;
     } else if (!args[i].empty() && args[i][0] == '-') {
-      LOOM_THROW("unknown option '", args[i], "' for codegen (expected --arch)");
+      LOOM_THROW("unknown option '", args[i], "' for codegen (expected --arch or --sms)");
     } else {
       LOOM_CHECK(file.empty(), "codegen takes one file, got '", file, "' and '", args[i], "'");
       file = args[i];
     }
   }
-  LOOM_CHECK(!file.empty(), "usage: loom codegen FILE.fus [--arch sm_90]");
+  LOOM_CHECK(!file.empty(), "usage: loom codegen FILE.fus [--arch sm_90] [--sms N]");
   auto fusion = ir::parseFusionFile(file);
   auto kernel = lower::lowerFusion(*fusion);
-  codegen::GeneratedKernel g = codegen::generateKernel(*kernel);
+  codegen::GeneratedKernel g = codegen::generateKernel(*kernel, options);
   std::cout << g.kernelText;
 #ifdef LOOM_HAVE_CUDA_BACKEND
   if (!cuda::nvrtcAvailable()) {

@@ -7,6 +7,7 @@
 // loom_kernel_<hash of its text>. The same source compiles with NVRTC and with the host backend.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "loom/lower/kernel_ir.h"
@@ -16,7 +17,7 @@ namespace loom::codegen {
 struct GeneratedKernel {
   std::string name;  ///< the __global__ function's name
   /// The kernel alone (what LOOM_DUMP=cuda_kernel prints): launchDefines(kernel), then the
-  /// function.
+  /// function (with launchBounds() in its declaration).
   std::string kernelText;
   /// What gets compiled: the launch defines, runtimeLibraryFor(kernel), then the function.
   std::string source;
@@ -28,12 +29,30 @@ struct GeneratedKernel {
 /// exactly these dimensions.
 std::string launchDefines(const kir::Kernel& kernel);
 
+/// What codegen may know about the GPU the kernel is built for. Everything is optional: a kernel
+/// generated without it (the host backend, `loom codegen`) is correct, only tuned less.
+struct CodegenOptions {
+  /// Streaming multiprocessors of the target GPU; 0 when unknown. Used by launchBounds().
+  int64_t multiprocessors = 0;
+};
+
+/// `__launch_bounds__(T, B) ` for a kernel whose whole grid is resident at once, else "". T is the
+/// block's thread count and B = ceil(grid blocks / multiprocessors), both constants of the launch
+/// (kir::constantLaunchExtent). Such a grid (outer reductions: one block of 512 threads per SM)
+/// cannot gain occupancy from a smaller register count, but without bounds ptxas still keeps it
+/// low and serializes the loads the kernel issues together; with them it may use up to
+/// 65536 / (T * B) registers and keep every load in flight, while B blocks per SM still fit.
+/// Emitted only when T * B <= 1024, so that budget stays at least 64 registers (no spills from
+/// the bound itself); multi-wave grids and run-time launch shapes get nothing.
+std::string launchBounds(const kir::Kernel& kernel, int64_t multiprocessors);
+
 /// The runtime library text `kernel` needs: every runtime file, less grid.cuh when the kernel
 /// has no grid reduction (fewer bytes for NVRTC to parse; the cached cubin's key changes with it).
 std::string runtimeLibraryFor(const kir::Kernel& kernel);
 
-/// Generates the kernel; sets kernel.name to the generated name.
-GeneratedKernel generateKernel(kir::Kernel& kernel);
+/// Generates the kernel; sets kernel.name to the generated name (a hash of the whole text, launch
+/// defines and bounds included).
+GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& options = {});
 
 /// The C++ spelling of a dtype in generated code (long long for Int64, __half for Float16, ...).
 std::string_view cTypeName(DataType dtype);
