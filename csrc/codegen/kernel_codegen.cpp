@@ -410,9 +410,8 @@ std::string launchBounds(const kir::Kernel& kernel, int64_t multiprocessors) {
     if (!extent || *extent < 1) return "";
     (ir::isThreadDim(p) ? threads : blocks) *= *extent;
   }
-  const int64_t perSm = (blocks + multiprocessors - 1) / multiprocessors;
-  if (threads * perSm > 1024) return "";
-  return "__launch_bounds__(" + std::to_string(threads) + ", " + std::to_string(perSm) + ") ";
+  if (blocks > multiprocessors) return "";
+  return "__launch_bounds__(" + std::to_string(threads) + ", 1) ";
 }
 
 GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& options) {

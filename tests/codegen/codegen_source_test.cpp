@@ -61,10 +61,10 @@ TEST(LaunchDefines, ConstantExtentsOnlyLargestPerType) {
             "#define LOOM_GRID_DIM_Y 1u\n#define LOOM_GRID_DIM_Z 1u\n");
 }
 
-// One-wave grids get __launch_bounds__(threads, ceil(blocks / SMs)) in the declaration (and in the
-// name's hash); a grid of several waves, a product over 1024 threads per SM, a launch shape known
-// only at run time and an unknown SM count get none.
-TEST(LaunchBounds, OnlyForGridsResidentInOneWave) {
+// Grids of at most one block per SM get __launch_bounds__(threads, 1) in the declaration (and in
+// the name's hash); two blocks per SM, a grid of several waves, a launch shape known only at run
+// time and an unknown SM count get none.
+TEST(LaunchBounds, OnlyForGridsOfOneBlockPerSm) {
   ir::Fusion fusion;
   ir::FusionGuard guard(&fusion);
   auto kernelWith = [](int64_t tidx, int64_t tidy, ir::Scalar* bidx) {
@@ -76,8 +76,8 @@ TEST(LaunchBounds, OnlyForGridsResidentInOneWave) {
   };
   auto outer = kernelWith(4, 128, ir::IrBuilder::index(128));  // 512 threads, 128 blocks
   EXPECT_EQ(launchBounds(*outer, 132), "__launch_bounds__(512, 1) ");
-  EXPECT_EQ(launchBounds(*outer, 64), "__launch_bounds__(512, 2) ");
-  EXPECT_EQ(launchBounds(*outer, 42), "");   // 4 blocks of 512 per SM: under 64 registers
+  EXPECT_EQ(launchBounds(*outer, 128), "__launch_bounds__(512, 1) ");
+  EXPECT_EQ(launchBounds(*outer, 127), "");  // two blocks on one SM
   EXPECT_EQ(launchBounds(*outer, 0), "");    // SM count unknown
   EXPECT_EQ(launchBounds(*kernelWith(128, 1, ir::IrBuilder::index(16384)), 132), "");
   EXPECT_EQ(launchBounds(*kernelWith(4, 128, ir::IrBuilder::symbolic(kIndexType)), 132), "");
