@@ -11,18 +11,40 @@
 
 namespace loom::ir {
 
+Statement*& IrCloner::slotFor(const Statement* s) {
+  if (source_ == nullptr && s->fusion_ != nullptr) {
+    source_ = s->fusion_;
+    by_slot_.resize(size_t(source_->numStatements()));
+  }
+  if (s->fusion_ == nullptr || s->fusion_ != source_) return others_[s];
+  if (s->slot_ >= by_slot_.size()) by_slot_.resize(size_t(source_->numStatements()));
+  Entry& e = by_slot_[s->slot_];
+  if (e.source == nullptr) e.source = s;
+  return e.source == s ? e.copy : others_[s];
+}
+
 Statement* IrCloner::clone(const Statement* s) {
   if (s == nullptr) return nullptr;
-  if (auto it = map_.find(s); it != map_.end()) return it->second;
+  if (Statement* done = slotFor(s)) return done;
   Statement* copy = s->cloneInto(*this);
-  map_[s] = copy;
+  // cloneInto may have cloned other statements (and grown by_slot_): look the slot up again.
+  slotFor(s) = copy;
   target_->registerStatement(copy, s->name());
   return copy;
 }
 
 Statement* IrCloner::lookup(const Statement* s) const {
-  auto it = map_.find(s);
-  return it == map_.end() ? nullptr : it->second;
+  if (s == nullptr) return nullptr;
+  if (s->fusion_ != nullptr && s->fusion_ == source_) {
+    if (s->slot_ < by_slot_.size() && by_slot_[s->slot_].source == s) {
+      return by_slot_[s->slot_].copy;
+    }
+    for (const Entry& e : by_slot_) {  // the source changed since: positions moved
+      if (e.source == s) return e.copy;
+    }
+  }
+  auto it = others_.find(s);
+  return it == others_.end() ? nullptr : it->second;
 }
 
 }  // namespace loom::ir

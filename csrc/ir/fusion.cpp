@@ -32,7 +32,7 @@ void Fusion::registerStatement(Statement* s, std::optional<int64_t> name) {
   } else {
     s->name_ = next++;
   }
-  index_[s] = stmts_.size();
+  s->slot_ = stmts_.size();
   stmts_.push_back(std::move(owned));
   if (auto* e = s->dynCast<Expr>()) {
     for (Val* v : e->inputs()) {
@@ -67,12 +67,11 @@ void Fusion::unwireExpr(Expr* e) {
 
 void Fusion::deleteStatement(Statement* s) {
   invalidateOrders();
-  auto it = index_.find(s);
-  LOOM_ASSERT(it != index_.end(), "statement is not in this fusion");
-  size_t pos = it->second;
-  index_.erase(it);
+  const size_t pos = s->slot_;
+  LOOM_ASSERT(s->fusion_ == this && pos < stmts_.size() && stmts_[pos].get() == s,
+              "statement is not in this fusion");
   stmts_.erase(stmts_.begin() + int64_t(pos));
-  for (size_t i = pos; i < stmts_.size(); ++i) index_[stmts_[i].get()] = i;
+  for (size_t i = pos; i < stmts_.size(); ++i) stmts_[i]->slot_ = i;
 }
 
 void Fusion::removeExpr(Expr* e) {
@@ -146,9 +145,9 @@ std::vector<Expr*> Fusion::exprs() const {
   // A frame visits its expr's inputs, then its attribute vals (fetched once, when the inputs are
   // done: most exprs have none, and the call builds a vector).
   std::vector<Expr*> order;
-  std::unordered_set<const Expr*> done;
-  std::unordered_set<const Expr*> on_stack;
-  done.reserve(stmts_.size());
+  // Visit state per statement position (slot_): 0 new, 1 on the DFS stack, 2 done.
+  std::vector<uint8_t> state(stmts_.size(), 0);
+  auto stateOf = [&](const Expr* e) -> uint8_t& { return state[e->slot_]; };
   struct Frame {
     Expr* expr;
     size_t next_input;
@@ -157,9 +156,9 @@ std::vector<Expr*> Fusion::exprs() const {
   };
   std::vector<Frame> stack;
   for (Val* out : outputs_) {
-    if (out->definition() == nullptr || done.count(out->definition())) continue;
+    if (out->definition() == nullptr || stateOf(out->definition()) == 2) continue;
     stack.push_back({out->definition(), 0, {}, false});
-    on_stack.insert(out->definition());
+    stateOf(out->definition()) = 1;
     while (!stack.empty()) {
       Frame& f = stack.back();
       const std::vector<Val*>& ins = f.expr->inputs();
@@ -171,15 +170,14 @@ std::vector<Expr*> Fusion::exprs() const {
         const size_t k = f.next_input++;
         Val* in = k < ins.size() ? ins[k] : f.attributes[k - ins.size()];
         Expr* d = in->definition();
-        if (d != nullptr && !done.count(d)) {
-          LOOM_ASSERT(!on_stack.count(d), "cycle through ", d->toString());
-          on_stack.insert(d);
+        if (d != nullptr && stateOf(d) != 2) {
+          LOOM_ASSERT(stateOf(d) != 1, "cycle through ", d->toString());
+          stateOf(d) = 1;
           stack.push_back({d, 0, {}, false});
         }
         continue;
       }
-      done.insert(f.expr);
-      on_stack.erase(f.expr);
+      stateOf(f.expr) = 2;
       order.push_back(f.expr);
       stack.pop_back();
     }
@@ -197,9 +195,11 @@ void Fusion::invalidateOrders() {
 std::vector<TensorView*> Fusion::allTvs() const {
   if (tvs_valid_) return tvs_;
   std::vector<TensorView*> tvs;
-  std::unordered_set<const Val*> seen;
+  std::vector<bool> seen(stmts_.size(), false);  // by slot_
   auto add = [&](Val* v) {
-    if (auto* tv = v->dynCast<TensorView>(); tv != nullptr && seen.insert(tv).second) {
+    auto* tv = v->dynCast<TensorView>();
+    if (tv != nullptr && !seen[tv->slot_]) {
+      seen[tv->slot_] = true;
       tvs.push_back(tv);
     }
   };
@@ -293,8 +293,7 @@ void Fusion::removeDeadCode() {
     if (!dead_set.count(s.get())) kept.push_back(std::move(s));
   }
   stmts_ = std::move(kept);
-  index_.clear();
-  for (size_t i = 0; i < stmts_.size(); ++i) index_[stmts_[i].get()] = i;
+  for (size_t i = 0; i < stmts_.size(); ++i) stmts_[i]->slot_ = i;
   // Live vals may still list dead exprs as uses only if those were unwired above; nothing else.
 }
 

@@ -103,6 +103,36 @@ TEST(FusionTest, CloneIsEqual) {
   EXPECT_FALSE(why.empty());
 }
 
+// copyInto's cloner maps every source statement to its copy, and still does after the source
+// drops statements (their positions in the source move down).
+TEST(FusionTest, ClonerLookupSurvivesSourceChanges) {
+  Fusion f;
+  FusionGuard g(&f);
+  auto* t0 = makeInput({3});
+  auto* dead = unaryLike(t0, UnaryOpType::Log);
+  auto* t1 = unaryLike(t0, UnaryOpType::Exp);
+  auto* t2 = unaryLike(t1, UnaryOpType::Neg);
+  f.addOutput(t2);
+  Fusion copy;
+  IrCloner cloner = f.copyInto(copy);
+  for (TensorView* tv : {t0, dead, t1, t2}) {
+    TensorView* c = cloner.lookup(tv);
+    ASSERT_NE(c, nullptr) << tv->toString();
+    EXPECT_EQ(c->fusion(), &copy);
+    EXPECT_EQ(c->name(), tv->name());
+  }
+  EXPECT_EQ(cloner.lookup(t2->definition())->fusion(), &copy);
+  f.removeDeadCode();  // the log and its output leave f: t1, t2 and their exprs move down
+  EXPECT_EQ(cloner.lookup(t1)->name(), t1->name());
+  EXPECT_EQ(cloner.lookup(t2), copy.outputs()[0]);
+  EXPECT_EQ(cloner.lookup(t2->definition()), copy.outputs()[0]->definition());
+  // Statements of another fusion are never confused with those positions.
+  Fusion other;
+  FusionGuard g2(&other);
+  auto* stranger = makeInput({3});
+  EXPECT_EQ(cloner.lookup(stranger), nullptr);
+}
+
 // Dead code removal keeps what outputs need and drops the rest.
 TEST(FusionTest, DeadCodeRemoval) {
   Fusion f;

@@ -97,8 +97,10 @@ class Statement {
 
  private:
   friend class Fusion;
+  friend class IrCloner;
   Fusion* fusion_ = nullptr;
   int64_t name_ = -1;
+  size_t slot_ = 0;  ///< position in the owning fusion's statement list (Fusion keeps it current)
   NodeKind kind_;
 };
 

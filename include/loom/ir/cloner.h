@@ -37,8 +37,20 @@ class IrCloner {
   Fusion* target() const { return target_; }
 
  private:
+  Statement*& slotFor(const Statement* s);
+
   Fusion* target_;
-  std::unordered_map<const Statement*, Statement*> map_;
+  // Copies of the statements of the first source fusion seen, by their position in it (no hashing
+  // on the clone path); statements of any other fusion go through `others_`.
+  // Each entry names its source statement too, so that a lookup after the source fusion changed
+  // (positions shift when statements are deleted) is still right.
+  struct Entry {
+    const Statement* source = nullptr;
+    Statement* copy = nullptr;
+  };
+  const Fusion* source_ = nullptr;
+  std::vector<Entry> by_slot_;
+  std::unordered_map<const Statement*, Statement*> others_;
 };
 
 }  // namespace loom::ir

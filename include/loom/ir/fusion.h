@@ -77,7 +77,6 @@ class Fusion {
   void deleteStatement(Statement* s);
 
   std::vector<std::unique_ptr<Statement>> stmts_;
-  std::unordered_map<const Statement*, size_t> index_;  // position in stmts_
   std::vector<Val*> inputs_;
   std::vector<Val*> outputs_;
   std::vector<int64_t> next_name_;  // per NodeKind
