@@ -188,11 +188,15 @@ void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, Tenso
   for (TensorView* tv : aligned) itemsize = std::max<int64_t>(itemsize, int64_t(dataTypeSize(tv->dtype())));
   if (v > 1) {
     int64_t vec_columns = utils::ceilDiv(i, v);
-    // Fewest vector columns per block that still give one block per SM, but at least 64
-    // contiguous bytes per row (two 32-byte sectors) and at most a warp's worth.
+    // Fewest vector columns per block while the grid stays within one block per SM, but at
+    // least 64 contiguous bytes per row (two 32-byte sectors) and at most a warp's worth. One
+    // block per SM rather than two: such a grid gets launch bounds (codegen::launchBounds), so
+    // ptxas keeps all of a thread's loads in flight; on the H200 the f32 sum over dim 0 of
+    // [16384, 4096] took 75.1 us as 128 blocks of 8 x 64 threads against 82.6 us as 256 blocks
+    // of 4 x 128 (benchmarks/results/2026-12-03-h200-run7).
     int64_t min_tx = std::max<int64_t>(1, 64 / (v * itemsize));
     int64_t tx = std::min<int64_t>(32, std::max<int64_t>(1, utils::floorPow2(vec_columns)));
-    while (tx > min_tx && utils::ceilDiv(vec_columns, tx) < dev.sm_count) tx /= 2;
+    while (tx > min_tx && utils::ceilDiv(vec_columns, tx / 2) <= dev.sm_count) tx /= 2;
     int64_t column_blocks = utils::ceilDiv(vec_columns, tx);
     if (column_blocks * 2 >= dev.sm_count || r < 64 * kUnroll) {
       int64_t ty = std::min(kThreads / tx, std::max<int64_t>(1, utils::floorPow2(r / kUnroll)));
@@ -201,8 +205,8 @@ void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, Tenso
       params.bdimy = ty;
       params.grid_reduction = 1;
       // 128 bytes of loads per thread and unrolled group (eight 16-byte loads: 64 KB per
-      // 512-thread block), narrower vectors keeping the bytes. With about two blocks per SM that
-      // covers the DRAM latency. (Where the sizes divide, ptxas unrolls the whole constant-trip
+      // 512-thread block), narrower vectors keeping the bytes. At one block per SM, all in flight
+      // (launch bounds), that covers the DRAM latency. (Where the sizes divide, ptxas unrolls the whole constant-trip
       // loop and keeps its own rolling window of about five loads, whatever the unroll.)
       int64_t unroll = std::min<int64_t>(16, 2 * kUnroll * 16 / (v * itemsize));
       // Not more: with predicated loads ptxas keeps every load of the group live, so 128 bytes
