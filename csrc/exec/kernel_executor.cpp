@@ -16,6 +16,7 @@
 #include "loom/lower/index_type.h"
 #include "loom/lower/lower.h"
 #include "loom/support/options.h"
+#include "loom/support/phase_timer.h"
 
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/driver.h"
@@ -76,8 +77,12 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
   options_ = options;
   backend_ = resolveBackend(backend);
   const DumpOptions& dump = DumpOptions::fromEnvironment();
+  PhaseTimer timer(dump.has(DumpOption::CompileTime), "kernel executor");
   kernel_ = lower::lowerFusion(*fusion_, dump);
+  timer.mark("lower");
   generated_ = codegen::generateKernel(*kernel_);
+  timer.rename(generated_.name);
+  timer.mark("codegen");
   compiled_ = std::make_unique<Compiled>();
   last_generated_ = nullptr;
   plans_.clear();
@@ -98,6 +103,8 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
   }
   if (!slot) slot = std::make_unique<Compiled>();
   last_generated_ = nullptr;  // generated_ changes below
+  const DumpOptions& dump = DumpOptions::fromEnvironment();
+  PhaseTimer timer(dump.has(DumpOption::CompileTime), "kernel executor");
   kernel_->indexType = index_type;
   codegen::CodegenOptions codegen_options;
 #ifdef LOOM_HAVE_CUDA_BACKEND
@@ -109,16 +116,19 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
 #endif
   generated_ = codegen::generateKernel(*kernel_, codegen_options);
   slot->generated = generated_;
-  const DumpOptions& dump = DumpOptions::fromEnvironment();
+  timer.rename(generated_.name);
+  timer.mark(index_type == DataType::Int32 ? "codegen (int32 indices)" : "codegen (int64 indices)");
   if (dump.has(DumpOption::CudaKernel)) std::cout << generated_.kernelText;
   if (backend_ == Backend::Host) {
     slot->host = backend::HostModule::load(generated_.source, generated_.name);
+    timer.mark("host compile or cache hit, and load");
     return *slot;
   }
 #ifdef LOOM_HAVE_CUDA_BACKEND
   static cuda::NvrtcCompiler compiler;
   cuda::CompileResult r =
       compiler.compile(generated_.source, cuda::CompileOptions::forArch("", generated_.name));
+  timer.mark(r.cacheHit ? "cubin cache hit" : "nvrtc");
   if (dump.has(DumpOption::Ptxas)) {
     for (const auto& k : r.kernels) {
       std::cout << k.function << ": " << k.registers << " registers, " << k.spillStores
@@ -127,6 +137,7 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
   }
   slot->module = std::make_unique<cuda::Module>(r.cubin, 0);
   slot->function = std::make_unique<cuda::Function>(slot->module->function(generated_.name));
+  timer.mark("module load");
   slot->built = true;
   return *slot;
 #else
@@ -480,11 +491,15 @@ void KernelExecutor::runResident(std::span<const eval::Argument> inputs,
     return;
   }
   ++plan_misses_;
+  PhaseTimer timer(DumpOptions::fromEnvironment().has(DumpOption::CompileTime), "kernel executor");
   // The evaluator checks metadata only; it is told the tensors are host ones.
   std::unique_ptr<LaunchPlan> plan = makePlan(checkedMetadataViews(*fusion_, inputs, backend_));
+  timer.rename(generated_.name);
+  timer.mark("launch plan (the codegen/cubin/module lines above included)");
   if (plans_.size() == kMaxPlans) plans_.pop_back();
   plans_.insert(plans_.begin(), std::move(plan));
   launchPlan(*plans_.front(), inputs, outputs);
+  timer.mark("first launch (outputs allocated, kernel queued)");
 }
 
 std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) {

@@ -30,6 +30,7 @@ enum class DumpOption : uint8_t {
   Ptxas,            ///< register and spill counts from the CUDA compiler
   HostCompile,      ///< host backend compiler command lines
   LaunchParams,     ///< launch dimensions and shared memory of each kernel launch
+  CompileTime,      ///< wall time of each step of a cache miss (segment ... module load, plan)
   kCount
 };
 
