@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "loom/ir/base.h"
