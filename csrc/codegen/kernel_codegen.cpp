@@ -3,8 +3,11 @@
 #include "loom/codegen/kernel_codegen.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "loom/codegen/runtime_library.h"
 #include "loom/support/hash.h"
@@ -383,35 +386,57 @@ std::string runtimeLibraryFor(const kir::Kernel& kernel) {
   return out;
 }
 
-std::string launchDefines(const kir::Kernel& kernel) {
-  static constexpr std::pair<ir::ParallelType, const char*> kDims[] = {
-      {ir::ParallelType::TIDx, "LOOM_BLOCK_DIM_X"}, {ir::ParallelType::TIDy, "LOOM_BLOCK_DIM_Y"},
-      {ir::ParallelType::TIDz, "LOOM_BLOCK_DIM_Z"}, {ir::ParallelType::BIDx, "LOOM_GRID_DIM_X"},
-      {ir::ParallelType::BIDy, "LOOM_GRID_DIM_Y"},  {ir::ParallelType::BIDz, "LOOM_GRID_DIM_Z"}};
-  std::string out;
-  for (const auto& [ptype, macro] : kDims) {
-    std::optional<int64_t> extent = kir::constantLaunchExtent(kernel, ptype);
-    if (!extent || *extent < 1) continue;  // 0 is not launched at all; the executor says so
-    out += "#define ";
-    out += macro;
-    out += " " + std::to_string(*extent) + "u\n";
+namespace {
+
+// The launch dims in the order TIDx, TIDy, TIDz, BIDx, BIDy, BIDz, with their macros, and the
+// extent of each that lowering fixes (kir::constantLaunchExtent), computed once per kernel for
+// both the defines and the bounds.
+constexpr std::array<std::pair<ir::ParallelType, const char*>, 6> kLaunchDims = {{
+    {ir::ParallelType::TIDx, "LOOM_BLOCK_DIM_X"}, {ir::ParallelType::TIDy, "LOOM_BLOCK_DIM_Y"},
+    {ir::ParallelType::TIDz, "LOOM_BLOCK_DIM_Z"}, {ir::ParallelType::BIDx, "LOOM_GRID_DIM_X"},
+    {ir::ParallelType::BIDy, "LOOM_GRID_DIM_Y"},  {ir::ParallelType::BIDz, "LOOM_GRID_DIM_Z"}}};
+using LaunchExtents = std::array<std::optional<int64_t>, kLaunchDims.size()>;
+
+LaunchExtents constantLaunchExtents(const kir::Kernel& kernel) {
+  LaunchExtents out;
+  for (size_t d = 0; d < kLaunchDims.size(); ++d) {
+    out[d] = kir::constantLaunchExtent(kernel, kLaunchDims[d].first);
   }
   return out;
 }
 
-std::string launchBounds(const kir::Kernel& kernel, int64_t multiprocessors) {
+std::string launchDefines(const LaunchExtents& extents) {
+  std::string out;
+  for (size_t d = 0; d < kLaunchDims.size(); ++d) {
+    // 0 is not launched at all; the executor says so.
+    if (!extents[d] || *extents[d] < 1) continue;
+    out += "#define ";
+    out += kLaunchDims[d].second;
+    out += " " + std::to_string(*extents[d]) + "u\n";
+  }
+  return out;
+}
+
+std::string launchBounds(const LaunchExtents& extents, int64_t multiprocessors) {
   if (multiprocessors <= 0) return "";
   int64_t threads = 1;
   int64_t blocks = 1;
-  for (ir::ParallelType p : {ir::ParallelType::TIDx, ir::ParallelType::TIDy,
-                             ir::ParallelType::TIDz, ir::ParallelType::BIDx,
-                             ir::ParallelType::BIDy, ir::ParallelType::BIDz}) {
-    std::optional<int64_t> extent = kir::constantLaunchExtent(kernel, p);
-    if (!extent || *extent < 1) return "";
-    (ir::isThreadDim(p) ? threads : blocks) *= *extent;
+  for (size_t d = 0; d < kLaunchDims.size(); ++d) {
+    if (!extents[d] || *extents[d] < 1) return "";
+    (ir::isThreadDim(kLaunchDims[d].first) ? threads : blocks) *= *extents[d];
   }
   if (blocks > multiprocessors) return "";
   return "__launch_bounds__(" + std::to_string(threads) + ", 1) ";
+}
+
+}  // namespace
+
+std::string launchDefines(const kir::Kernel& kernel) {
+  return launchDefines(constantLaunchExtents(kernel));
+}
+
+std::string launchBounds(const kir::Kernel& kernel, int64_t multiprocessors) {
+  return launchBounds(constantLaunchExtents(kernel), multiprocessors);
 }
 
 GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& options) {
@@ -449,8 +474,9 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
   stmts(body, kernel.body, 1);
   body << "}\n";
   std::string text = body.str();
-  const std::string defines = launchDefines(kernel);
-  const std::string bounds = launchBounds(kernel, options.multiprocessors);
+  const LaunchExtents extents = constantLaunchExtents(kernel);
+  const std::string defines = launchDefines(extents);
+  const std::string bounds = launchBounds(extents, options.multiprocessors);
   char hex[17];
   std::snprintf(
       hex, sizeof(hex), "%016llx",

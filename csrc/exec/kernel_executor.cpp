@@ -57,12 +57,29 @@ std::string LaunchParams::toString() const {
   return os.str();
 }
 
+namespace {
+
+// What codegen may know of the target: on cuda, the SM count of the device the module is built
+// for (CompileOptions::forArch("") compiles for device 0); nothing on the host backend or when no
+// driver is loaded (run() then says a GPU is required before anything is compiled).
+codegen::CodegenOptions codegenOptions(Backend backend) {
+  codegen::CodegenOptions o;
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  if (backend == Backend::Cuda && cuda::cudaAvailable()) {
+    o.multiprocessors = cuda::deviceProperties(0).multiprocessors;
+  }
+#else
+  (void)backend;
+#endif
+  return o;
+}
+
+}  // namespace
+
 struct KernelExecutor::Compiled {
+  /// This slot's kernel text; empty until generated (compile() writes the Int32 one ahead, so
+  /// the first run does not generate it again).
   codegen::GeneratedKernel generated;
-  /// `generated` holds this slot's kernel text, made for that SM count (compile() writes the
-  /// Int32 one ahead, so the first run does not generate it again).
-  bool hasText = false;
-  int64_t textMultiprocessors = 0;
   bool built = false;
   std::unique_ptr<Compiled> int32;  ///< in the Int64 slot only: the kernel built for Int32
   std::unique_ptr<backend::HostModule> host;
@@ -86,16 +103,14 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
   timer.mark("lower");
   // The text of the 32-bit-index kernel, which most sizes select; run() builds its module (or
   // generates the 64-bit one) once the sizes are known.
+  codegen_options_ = codegenOptions(backend_);
   kernel_->indexType = DataType::Int32;
-  const codegen::CodegenOptions codegen_options = codegenOptions(/*require_gpu=*/false);
-  generated_ = codegen::generateKernel(*kernel_, codegen_options);
+  generated_ = codegen::generateKernel(*kernel_, codegen_options_);
   timer.rename(generated_.name);
   timer.mark("codegen (int32 indices)");
   compiled_ = std::make_unique<Compiled>();
   compiled_->int32 = std::make_unique<Compiled>();
   compiled_->int32->generated = generated_;
-  compiled_->int32->hasText = true;
-  compiled_->int32->textMultiprocessors = codegen_options.multiprocessors;
   last_generated_ = nullptr;
   plans_.clear();
   has_vectorized_ = !kernel_->vectorized.empty();
@@ -105,20 +120,6 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
              "this Loom build has no CUDA backend (cuda.h was not found at configure time)");
 #endif
   // The module is built by run() for the index type the bound sizes need (one per type, cached).
-}
-
-codegen::CodegenOptions KernelExecutor::codegenOptions(bool require_gpu) const {
-  codegen::CodegenOptions o;
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  // The same device CompileOptions::forArch("") compiles for.
-  if (backend_ == Backend::Cuda) {
-    if (require_gpu) cuda::requireCuda("running a kernel with the cuda backend");
-    if (cuda::cudaAvailable()) o.multiprocessors = cuda::deviceProperties(0).multiprocessors;
-  }
-#else
-  (void)require_gpu;
-#endif
-  return o;
 }
 
 KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
@@ -131,17 +132,15 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
   last_generated_ = nullptr;  // generated_ changes below
   const DumpOptions& dump = DumpOptions::fromEnvironment();
   PhaseTimer timer(dump.has(DumpOption::CompileTime), "kernel executor");
-  const codegen::CodegenOptions codegen_options = codegenOptions(/*require_gpu=*/true);
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  if (backend_ == Backend::Cuda) cuda::requireCuda("running a kernel with the cuda backend");
+#endif
   kernel_->indexType = index_type;
-  if (slot->hasText && slot->textMultiprocessors == codegen_options.multiprocessors) {
-    generated_ = slot->generated;
-    timer.rename(generated_.name);
-  } else {
-    generated_ = codegen::generateKernel(*kernel_, codegen_options);
-    slot->generated = generated_;
-    slot->hasText = true;
-    slot->textMultiprocessors = codegen_options.multiprocessors;
-    timer.rename(generated_.name);
+  const bool generate = slot->generated.name.empty();
+  if (generate) slot->generated = codegen::generateKernel(*kernel_, codegen_options_);
+  generated_ = slot->generated;
+  timer.rename(generated_.name);
+  if (generate) {
     timer.mark(index_type == DataType::Int32 ? "codegen (int32 indices)"
                                              : "codegen (int64 indices)");
   }

@@ -205,9 +205,10 @@ void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, Tenso
       params.bdimy = ty;
       params.grid_reduction = 1;
       // 128 bytes of loads per thread and unrolled group (eight 16-byte loads: 64 KB per
-      // 512-thread block), narrower vectors keeping the bytes. At one block per SM, all in flight
-      // (launch bounds), that covers the DRAM latency. (Where the sizes divide, ptxas unrolls the whole constant-trip
-      // loop and keeps its own rolling window of about five loads, whatever the unroll.)
+      // 512-thread block), narrower vectors keeping the bytes. At one block per SM, all in
+      // flight (launch bounds), that covers the DRAM latency. (Where the sizes divide, ptxas
+      // unrolls the whole constant-trip loop and keeps its own rolling window of about five
+      // loads, whatever the unroll.)
       int64_t unroll = std::min<int64_t>(16, 2 * kUnroll * 16 / (v * itemsize));
       // Not more: with predicated loads ptxas keeps every load of the group live, so 128 bytes
       // per thread already take 64 registers (f32 [16383, 4096]: exactly two 512-thread blocks

@@ -138,9 +138,6 @@ class KernelExecutor {
   struct LaunchPlan;
   /// The module for `index_type` (generated and built on first use); sets generated_.
   Compiled& moduleFor(DataType index_type);
-  /// What codegen knows of the target: the device's SM count on cuda (requireCuda first when
-  /// `require_gpu`), nothing on the host backend.
-  codegen::CodegenOptions codegenOptions(bool require_gpu) const;
   /// Writes the signature of `inputs` into signature_ (reused storage).
   void computeSignature(std::span<const eval::Argument> inputs);
   /// The full path: validates, evaluates, builds the module and returns a new plan.
@@ -152,6 +149,7 @@ class KernelExecutor {
   std::unique_ptr<ir::Fusion> fusion_;
   std::unique_ptr<kir::Kernel> kernel_;
   codegen::GeneratedKernel generated_;
+  codegen::CodegenOptions codegen_options_;  ///< set by compile(), for every index type
   Backend backend_ = Backend::Host;
   ExecutorOptions options_;
   std::unique_ptr<Compiled> compiled_;

@@ -22,7 +22,9 @@ class PhaseTimer {
   /// Prints the time since the last mark (or construction) as `phase`, and restarts.
   void mark(std::string_view phase);
   /// Changes the subject of the following lines (a kernel's name is known after codegen).
-  void rename(std::string what) { what_ = std::move(what); }
+  void rename(std::string_view what) {
+    if (enabled_) what_ = what;
+  }
   bool enabled() const { return enabled_; }
 
  private:
