@@ -3,7 +3,8 @@
 // loop.
 //
 // A tensor inlined at position p is computed and consumed inside the loops of its loop IDs
-// [0, p), so its buffer is declared at the top of that scope (p = 0: the kernel body) and holds
+// [0, p), so its buffer is declared in that scope (LowerContext::scopes, from the loop graph;
+// p = 0: the kernel body) before the first statement computing it, and holds
 // one element per iteration of its loop IDs [p, n) that each thread runs itself: reduction,
 // broadcast and thread/block IDs are left out. Sizes must be constants (registers). A shared
 // tensor (MemoryType::Shared) also allocates its thread-parallel IDs (one element per thread of
@@ -84,11 +85,7 @@ struct Allocator {
       collectOuts(scope[i], outs);
       for (const ir::TensorView* tv : outs) {
         if (done.count(tv) || ctx.buffers.count(tv)) continue;  // params have buffers
-        int64_t ca = tv->computeAtPosition();
-        bool here = ca == 0 ? enclosing == nullptr
-                            : enclosing != nullptr &&
-                                  ctx.loopGroup(enclosing->id) == ctx.loopGroup(tv->axis(ca - 1));
-        if (!here) continue;
+        if (!ctx.isScopeOf(tv, enclosing)) continue;
         done.insert(tv);
         scope.insert(scope.begin() + int64_t(i), kernel.create<kir::Allocate>(makeLocal(tv)));
         ++i;

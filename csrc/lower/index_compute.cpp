@@ -111,18 +111,17 @@ void solveForward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir::
     progress = false;
     for (ir::Expr* e : exprs) {
       if (auto* s = e->dynCast<ir::Split>()) {
-        if (idx.count(s->outer()) || !idx.count(s->in())) continue;
+        // Indices already known (loop indices of a local buffer's own loops) are kept.
+        if ((idx.count(s->outer()) && idx.count(s->inner())) || !idx.count(s->in())) continue;
         kir::Value* inner_ext = ctx.lowerScalar(kernel, s->inner()->extent());
         kir::Value* outer = nullptr;
         kir::Value* inner = nullptr;
-        if (splitOperands(idx[s->in()], inner_ext, &outer, &inner)) {
-          idx[s->outer()] = outer;
-          idx[s->inner()] = inner;
-          progress = true;
-          continue;
+        if (!splitOperands(idx[s->in()], inner_ext, &outer, &inner)) {
+          outer = b.div(idx[s->in()], inner_ext);
+          inner = b.mod(idx[s->in()], inner_ext);
         }
-        idx[s->outer()] = b.div(idx[s->in()], inner_ext);
-        idx[s->inner()] = b.mod(idx[s->in()], inner_ext);
+        idx.emplace(s->outer(), outer);
+        idx.emplace(s->inner(), inner);
         progress = true;
       } else if (auto* m = e->dynCast<ir::Merge>()) {
         if (idx.count(m->out()) || !idx.count(m->outer()) || !idx.count(m->inner())) continue;
@@ -209,6 +208,8 @@ void mirrorConsumerTransforms(const ir::TensorView* producer, const ir::TensorVi
 IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
                          const std::vector<kir::ForLoop*>& loops) {
   IndexMap idx;
+  bool promoted = false;
+  const transform::LoopGraph& lg = ctx.loopGraph();
   for (ir::IterDomain* id : tv->loop()) {
     if (id->isBroadcast()) {
       idx[id] = kernel.constInt(0);
@@ -217,10 +218,12 @@ IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
     for (kir::ForLoop* f : loops) {
       if (ctx.loopGroup(f->id) == ctx.loopGroup(id)) {
         idx[id] = f->index;
+        promoted |= !lg.isExactlyPromoted(id);
         break;
       }
     }
   }
+  if (promoted) return promotedIndices(kernel, ctx, tv, idx);
   solveBackward(kernel, ctx, exprsBetween(tv->domain()->maybeRoot(), tv->loop()), idx);
   for (ir::IterDomain* id : tv->domain()->maybeRoot()) {
     if (id->isBroadcast()) idx[id] = kernel.constInt(0);
@@ -228,9 +231,51 @@ IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
   return idx;
 }
 
-IndexMap producerIndices(kir::Kernel& kernel, const ir::TensorView* producer,
+namespace {
+
+// A local or shared producer written in a promoted space holds the element of its own loop
+// iteration at each buffer position: a reader in the same loops reads the position of its own
+// iteration, found through the promoted counterparts of the producer's allocation IDs and of the
+// consumer's loop IDs.
+void loopAlignedPositions(LowerContext& ctx, const ir::TensorView* producer,
+                          const ir::TensorView* consumer, const IndexMap& consumer_idx,
+                          IndexMap& idx) {
+  const transform::IdGraph& exact = ctx.loopGraph().exact();
+  Promotion pp = promotionOf(ctx, producer);
+  Promotion cp = promotionOf(ctx, consumer);
+  auto image = [](const Promotion& pr, ir::IterDomain* id) {
+    auto it = pr.map.find(id);
+    return it == pr.map.end() ? id : it->second;
+  };
+  const kir::Buffer* buf = ctx.buffers.at(producer);
+  for (ir::IterDomain* a : buf->allocIds) {
+    ir::IterDomain* pa = image(pp, a);
+    kir::Value* found = nullptr;
+    for (ir::IterDomain* y : consumer->loop()) {
+      auto it = consumer_idx.find(y);
+      if (it != consumer_idx.end() && exact.areMapped(pa, image(cp, y))) {
+        found = it->second;
+        break;
+      }
+    }
+    LOOM_CHECK(found != nullptr, "lowering: ", consumer->toString(), " reads ",
+               producer->toString(), ", whose loops run over promoted IDs, but has no loop "
+               "matching its buffer axis ", a->toString(), "; inline ", producer->toString(),
+               " further into it");
+    idx[a] = found;
+  }
+}
+
+}  // namespace
+
+IndexMap producerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* producer,
                          const ir::TensorView* consumer, const IndexMap& consumer_idx) {
   IndexMap idx;
+  auto buf = ctx.buffers.find(producer);
+  const bool loop_aligned = buf != ctx.buffers.end() &&
+                            buf->second->kind != kir::BufferKind::Param &&
+                            isPromoted(ctx, producer);
+  if (loop_aligned) loopAlignedPositions(ctx, producer, consumer, consumer_idx, idx);
   for (ir::IterDomain* id : producer->logical()) {
     if (id->isBroadcast()) idx[id] = kernel.constInt(0);
   }
@@ -241,7 +286,7 @@ IndexMap producerIndices(kir::Kernel& kernel, const ir::TensorView* producer,
     auto it = consumer_idx.find(c);
     if (it != consumer_idx.end()) idx[p] = it->second;
   }
-  mirrorConsumerTransforms(producer, consumer, consumer_idx, to_consumer, idx);
+  if (!loop_aligned) mirrorConsumerTransforms(producer, consumer, consumer_idx, to_consumer, idx);
   return idx;
 }
 

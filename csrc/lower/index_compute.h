@@ -29,9 +29,29 @@ struct IndexBuilder {
 IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
                          const std::vector<kir::ForLoop*>& loops);
 
-/// The producer's logical-ID indices from the consumer's (broadcast IDs index 0).
-IndexMap producerIndices(kir::Kernel& kernel, const ir::TensorView* producer,
+/// The producer's logical-ID indices from the consumer's (broadcast IDs index 0). A local or
+/// shared producer written in a promoted space (isPromoted) is read at the buffer positions it
+/// was written at: its allocation IDs take the indices of the consumer loop IDs whose promoted
+/// counterparts are exactly mapped to theirs.
+IndexMap producerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* producer,
                          const ir::TensorView* consumer, const IndexMap& consumer_idx);
+
+/// How a tensor's IDs map onto the promoted IDs' tensors (promotion.cpp): `map` takes each ID
+/// of the tensor whose loop is promoted (and the IDs its history derives them from) to its
+/// counterpart; `refs` are the tensors of the promoted loop IDs; `kept` the tensor's own
+/// Split/Merge exprs that have no counterpart. Empty when every loop ID is exactly promoted.
+struct Promotion {
+  std::unordered_map<const ir::IterDomain*, ir::IterDomain*> map;
+  std::vector<const ir::TensorView*> refs;
+  std::vector<ir::Expr*> kept;
+};
+/// True when some loop ID of `tv` is not exactly mapped to its loop's promoted ID.
+bool isPromoted(const LowerContext& ctx, const ir::TensorView* tv);
+Promotion promotionOf(const LowerContext& ctx, const ir::TensorView* tv);
+/// The indices of `tv`'s root/logical IDs (and loop IDs: `loop_idx`) when its loops run over
+/// promoted IDs of other tensors: solved through the promoted tensors' histories.
+IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
+                         const IndexMap& loop_idx);
 
 /// The element offset in `tv`'s buffer. Parameters: over the allocation order (when it is a
 /// permutation of logical), index times runtime stride, where the contiguity flags (of fusion

@@ -44,7 +44,7 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
   std::vector<kir::Value*> ins;
   for (ir::Val* in : op->expr->inputs()) {
     if (auto* p = in->dynCast<ir::TensorView>()) {
-      IndexMap pidx = producerIndices(kernel, p, op->out, idx);
+      IndexMap pidx = producerIndices(kernel, ctx, p, op->out, idx);
       ins.push_back(kernel.create<kir::Load>(ctx.buffers.at(p), bufferOffset(kernel, ctx, p, pidx)));
     } else {
       ins.push_back(ctx.lowerScalar(kernel, in));

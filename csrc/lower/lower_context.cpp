@@ -1,77 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// LowerContext: loop groups (a union-find over loop IDs) and lowering of ir scalars to kir values.
+// LowerContext: the loop graph, tensor scopes and lowering of ir scalars to kir values.
 #include "loom/ir/exprs.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/lower/lower.h"
 
 namespace loom::lower {
 
-int64_t LowerContext::findRoot(int64_t i) const {
-  while (loop_parent_[size_t(i)] != i) {
-    loop_parent_[size_t(i)] = loop_parent_[size_t(loop_parent_[size_t(i)])];
-    i = loop_parent_[size_t(i)];
-  }
-  return i;
+const transform::LoopGraph& LowerContext::loopGraph() const {
+  LOOM_ASSERT(loop_graph_ != nullptr, "the loop graph is built by the loop_nests pass");
+  return *loop_graph_;
 }
 
-int64_t LowerContext::loopGroup(const ir::IterDomain* id) const {
-  auto it = loop_index_.find(id);
-  if (it == loop_index_.end()) {
-    auto* self = const_cast<LowerContext*>(this);
-    int64_t n = int64_t(loop_ids_.size());
-    self->loop_index_[id] = n;
-    self->loop_ids_.push_back(id);
-    loop_parent_.push_back(n);
-    return n;
-  }
-  return findRoot(it->second);
-}
-
-void LowerContext::uniteLoops(const ir::IterDomain* a, const ir::IterDomain* b) {
-  int64_t ra = loopGroup(a);
-  int64_t rb = loopGroup(b);
-  if (ra != rb) loop_parent_[size_t(rb)] = ra;
-}
-
-namespace {
-
-// How many broadcast IDs an ID is derived from (through Split/Merge definitions): a merge of a
-// broadcast with a real ID has the real extent only when it is not a broadcast stand-in, so the
-// loop takes its extent from the member derived from the fewest broadcasts.
-int64_t broadcastAncestors(const ir::IterDomain* id) {
-  if (id->isBroadcast()) return 1;
-  ir::Expr* def = id->definition();
-  if (def == nullptr) return 0;
-  int64_t n = 0;
-  for (ir::Val* in : def->inputs()) n += broadcastAncestors(in->as<ir::IterDomain>());
-  return n;
-}
-
-}  // namespace
-
-ir::IterDomain* LowerContext::loopRepresentative(const ir::IterDomain* id) const {
-  int64_t g = loopGroup(id);
-  const ir::IterDomain* best = id;
-  int64_t best_score = broadcastAncestors(id);
-  for (size_t i = 0; i < loop_ids_.size(); ++i) {
-    if (findRoot(int64_t(i)) != g) continue;
-    int64_t score = broadcastAncestors(loop_ids_[i]);
-    if (score < best_score) {
-      best = loop_ids_[i];
-      best_score = score;
-    }
-  }
-  return const_cast<ir::IterDomain*>(best);
-}
-
-ir::ParallelType LowerContext::loopParallelType(const ir::IterDomain* id) const {
-  int64_t g = loopGroup(id);
-  for (size_t i = 0; i < loop_ids_.size(); ++i) {
-    if (findRoot(int64_t(i)) == g && loop_ids_[i]->isParallelized()) {
-      return loop_ids_[i]->parallelType();
-    }
-  }
-  return ir::ParallelType::Serial;
+bool LowerContext::isScopeOf(const ir::TensorView* tv, const kir::ForLoop* scope) const {
+  auto it = scopes.find(tv);
+  return it != scopes.end() && it->second == scope;
 }
 
 kir::Value* LowerContext::lowerScalar(kir::Kernel& kernel, const ir::Val* v) {

@@ -40,6 +40,118 @@ namespace loom::lower {
 
 namespace {
 
+// A ReductionOp whose output keeps iteration loop IDs inside its reduction loops (an rFactor
+// producer [.., S(r), v(i)] of a vectorized outer reduction: one partial per vector lane) cannot use
+// one scalar accumulator. When all its reduction loops are serial (no block or grid step), it
+// accumulates in its own local buffer instead: the buffer is set to the init value by a copy of
+// the inner iteration loops placed before the outermost reduction loop (a WriteResult of a
+// variable holding the init), and the op becomes an Accumulate without accumulator variable
+// (indexing: out[i] = out[i] op in[i]). The reductions pass leaves it alone (not Compute).
+//
+//   for i3 in 0 .. S:                    var init4 = 0
+//     for i4 in Vectorize 0 .. 4:        for i5 in 0 .. 4:
+//       tensor T2 = sum(T1)                T2 <- init4 of T2 = sum(T1)
+//                                        for i3 in 0 .. S:
+//                                          for i4 in 0 .. 4:
+//                                            T2 += T2 = sum(T1)
+struct InBufferReductions {
+  kir::Kernel& kernel;
+  LowerContext& ctx;
+
+  bool applies(const kir::TensorOp* op) const {
+    if (!op->expr->isA<ir::ReductionOp>() || op->out->isFusionOutput()) return false;
+    bool in_reduction = false, inner_iteration = false;
+    for (ir::IterDomain* id : op->out->loop()) {
+      ir::ParallelType p = ctx.loopParallelType(id);
+      if (id->isReduction()) {
+        if (ir::isThreadOrBlockDim(p)) return false;  // block/grid steps need the accumulator
+        in_reduction = true;
+      } else if (in_reduction && !id->isBroadcast()) {
+        if (ir::isThreadOrBlockDim(p)) return false;
+        inner_iteration = true;
+      }
+    }
+    return inner_iteration;
+  }
+
+  // Rewrites `op`, enclosed by `loops`; returns the statements to insert before loop `first`.
+  void rewrite(kir::TensorOp* op, const std::vector<kir::ForLoop*>& loops, size_t first,
+               std::vector<kir::Stmt*>& init) {
+    const auto* red = op->expr->as<ir::ReductionOp>();
+    kir::Var* value = kernel.newVar(op->out->dtype(), "init");
+    init.push_back(kernel.create<kir::DeclareVar>(value, ctx.lowerScalar(kernel, red->init())));
+    kir::Scope* scope = &init;
+    for (size_t k = first; k < loops.size(); ++k) {
+      kir::ForLoop* l = loops[k];
+      bool iteration = false;
+      for (ir::IterDomain* id : op->out->loop()) {
+        iteration |= !id->isReduction() && ctx.loopGroup(id) == ctx.loopGroup(l->id);
+      }
+      if (!iteration) continue;
+      auto* copy = kernel.create<kir::ForLoop>(kernel.newVar(kIndexType, "i"), l->start, l->stop,
+                                               l->ptype == ir::ParallelType::Vectorize
+                                                   ? ir::ParallelType::Serial
+                                                   : l->ptype,
+                                               l->id);
+      scope->push_back(copy);
+      scope = &copy->body;
+    }
+    auto* write = kernel.create<kir::TensorOp>(op->expr, op->out, kir::TensorOpRole::WriteResult);
+    write->acc = value;
+    scope->push_back(write);
+    op->role = kir::TensorOpRole::Accumulate;
+  }
+
+  // Returns true when something was rewritten under `scope`.
+  bool visit(kir::Scope& scope, std::vector<kir::ForLoop*>& loops) {
+    bool changed = false;
+    for (size_t i = 0; i < scope.size(); ++i) {
+      if (auto* f = scope[i]->dynCast<kir::ForLoop>()) {
+        loops.push_back(f);
+        changed |= visit(f->body, loops);
+        loops.pop_back();
+        continue;
+      }
+      auto* op = scope[i]->dynCast<kir::TensorOp>();
+      if (op == nullptr || op->role != kir::TensorOpRole::Compute || !applies(op)) continue;
+      size_t first = loops.size();
+      for (size_t k = 0; k < loops.size() && first == loops.size(); ++k) {
+        for (ir::IterDomain* id : op->out->loop()) {
+          if (id->isReduction() && ctx.loopGroup(id) == ctx.loopGroup(loops[k]->id)) first = k;
+        }
+      }
+      LOOM_ASSERT(first < loops.size(), "no reduction loop around ", op->out->toString());
+      std::vector<kir::Stmt*> init;
+      rewrite(op, loops, first, init);
+      kir::Scope& parent = first == 0 ? pending_root : loops[first - 1]->body;
+      pending.push_back({&parent, loops[first], std::move(init)});
+      changed = true;
+    }
+    return changed;
+  }
+
+  // Insertions are done after the walk so that scopes being walked do not shift.
+  struct Insertion {
+    kir::Scope* scope;
+    kir::ForLoop* before;
+    std::vector<kir::Stmt*> stmts;
+  };
+  std::vector<Insertion> pending;
+  kir::Scope pending_root;  // placeholder for the kernel body (replaced in run)
+
+  bool run() {
+    std::vector<kir::ForLoop*> loops;
+    bool changed = visit(kernel.body, loops);
+    for (Insertion& ins : pending) {
+      kir::Scope& scope = ins.scope == &pending_root ? kernel.body : *ins.scope;
+      auto it = std::find(scope.begin(), scope.end(), ins.before);
+      LOOM_ASSERT(it != scope.end(), "reduction loop not found in its parent scope");
+      scope.insert(it, ins.stmts.begin(), ins.stmts.end());
+    }
+    return changed;
+  }
+};
+
 struct ReductionLowering {
   kir::Kernel& kernel;
   LowerContext& ctx;
@@ -90,11 +202,7 @@ struct ReductionLowering {
     return b;
   }
   bool allocateSibling(kir::Scope& scope, const kir::ForLoop* enclosing, const ir::TensorView* sib) {
-    int64_t ca = sib->computeAtPosition();
-    bool here = ca == 0 ? enclosing == nullptr
-                        : enclosing != nullptr &&
-                              ctx.loopGroup(enclosing->id) == ctx.loopGroup(sib->axis(ca - 1));
-    if (here) {
+    if (ctx.isScopeOf(sib, enclosing)) {
       scope.insert(scope.begin(), kernel.create<kir::Allocate>(makeSiblingBuffer(sib)));
       return true;
     }
@@ -295,6 +403,10 @@ bool reductions(kir::Kernel& kernel, LowerContext& ctx) {
       r.allocateSibling(kernel.body, nullptr, tv);
     }
   }
+  // Vectorized outer reductions accumulate in their own buffer first (they are not Compute
+  // afterwards, so the visit below leaves them alone).
+  InBufferReductions in_buffer{kernel, ctx, {}, {}};
+  r.changed |= in_buffer.run();
   std::vector<kir::ForLoop*> enclosing;
   r.visit(kernel.body, enclosing);
   kernel.body.insert(kernel.body.begin(), r.top.begin(), r.top.end());

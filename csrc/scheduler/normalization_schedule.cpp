@@ -281,7 +281,7 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
     }
   }
 
-  const transform::InlineOptions inline_options{.positional_only = true};  // loops by position
+  const transform::InlineOptions inline_options{};
   // Persistent buffers stay at the row position: their readers sit in different loop nests (before
   // and after a reduction), which positional inlining cannot see when every reader is pointwise
   // (the projected input caches, read by one cast per use).

@@ -249,7 +249,7 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
   }
 
   if (rank == 0) {  // a 0-dim output: one element, nothing to split
-    transform::inlineMost(fusion, {.positional_only = true});  // the lowering shares loops by position
+    transform::inlineMost(fusion);
     return;
   }
 
@@ -296,7 +296,7 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
       transform::parallelize(tv, tv->nDims() - 1, ParallelType::Vectorize);
     }
   }
-  transform::inlineMost(fusion, {.positional_only = true});  // the lowering shares loops by position
+  transform::inlineMost(fusion);
   if (params.unroll > 1) {
     // The input caches stop outside the Unroll loop: all `unroll` vector loads of a thread are
     // issued before the first store (a store could alias a later load, so the compiler would not
@@ -305,7 +305,7 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
     for (TensorView* tv : vectorized) {
       if (tv->definition() != nullptr && tv->definition()->input(0)->isFusionInput() &&
           tv->nDims() > unroll_pos && tv->axis(unroll_pos)->parallelType() == ParallelType::Unroll) {
-        transform::inlineAt(tv, unroll_pos, /*best_effort=*/true, {.positional_only = true});
+        transform::inlineAt(tv, unroll_pos, /*best_effort=*/true);
       }
     }
   }

@@ -85,7 +85,7 @@ void finish(ir::Fusion& fusion, TensorView* ref, const std::vector<TensorView*>&
       transform::parallelize(c, c->nDims() - 1, ParallelType::Vectorize);
     }
   }
-  transform::inlineMost(fusion, {.positional_only = true});  // the lowering shares loops by position
+  transform::inlineMost(fusion);
 }
 
 // Loop of the reduction tensor: [I/ty (BIDx | BIDy), ty (TIDy), g (BIDx), S, tx (TIDx), v];
@@ -154,7 +154,7 @@ void scheduleInner(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   // One unrolled group's vector loads first ([U, v] register cache), then the sums.
   if (unroll_pos >= 0) {
     for (TensorView* c : caches) {
-      transform::inlineAt(c, serial_pos + 1, /*best_effort=*/true, {.positional_only = true});
+      transform::inlineAt(c, serial_pos + 1, /*best_effort=*/true);
     }
   }
 }
@@ -246,7 +246,7 @@ void scheduleOuter(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   // The vector loads of one unrolled group go first, into a [U, v] register cache, so they are
   // all in flight before the sums use them.
   for (TensorView* c : caches) {
-    transform::inlineAt(c, serial_pos + 1, /*best_effort=*/true, {.positional_only = true});
+    transform::inlineAt(c, serial_pos + 1, /*best_effort=*/true);
   }
 }
 

@@ -10,6 +10,7 @@
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
 #include "loom/transform/id_graph.h"
+#include "loom/transform/loop_graph.h"
 #include "loom/transform/replay.h"
 #include "transform/utils.h"
 
@@ -26,34 +27,12 @@ bool isReductionTv(const TensorView* tv) {
 }
 
 // Where tv's loop[0, pos) lands in consumer c: the consumer position just after the last
-// consumer loop ID matched. tv's loop IDs must map (permissive graph, so a broadcast maps to the
-// ID its consumer resolves it to) in order onto c's loop IDs; consumer IDs skipped between two
-// matches must be broadcasts (a size-1 loop the producer can sit inside). Returns -1 and
-// describes the failing axis in `why` otherwise.
+// consumer loop ID matched (alignLoops, loop_graph.h), or -1 (with the failing axis in `why`).
 int64_t alignedConsumerPos(const TensorView* tv, const TensorView* c, int64_t pos,
-                           const IdGraph& graph, std::string* why, bool skip_broadcasts = true) {
-  int64_t next = 0;
-  for (int64_t k = 0; k < pos; ++k) {
-    IterDomain* id = tv->axis(k);
-    int64_t j = next;
-    while (j < c->nDims() && !graph.areMapped(id, c->axis(j))) {
-      if (!skip_broadcasts || !c->axis(j)->isBroadcast()) break;
-      ++j;
-    }
-    if (j >= c->nDims() || !graph.areMapped(id, c->axis(j))) {
-      if (why != nullptr) {
-        std::ostringstream os;
-        os << "axis " << k << " (" << id->toString() << ") of " << tv->toString()
-           << " does not map to axis " << std::min(j, c->nDims() - 1) << " of consumer "
-           << c->toString() << " (producer loop IDs must map in order onto a prefix of the "
-           << "consumer's loop; only consumer broadcasts may be skipped)";
-        *why = os.str();
-      }
-      return -1;
-    }
-    next = j + 1;
-  }
-  return next;
+                           const IdGraph& graph, std::string* why) {
+  std::vector<int64_t> at;
+  if (!alignLoops(tv, c, pos, graph, at, why)) return -1;
+  return at.empty() ? 0 : at.back() + 1;
 }
 
 // Computes the legal maximum; `why` receives the rule that stopped it.
@@ -113,9 +92,8 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
       return k;
     }
     for (TensorView* c : consumers) {
-      int64_t before = alignedConsumerPos(tv, c, k, graph, nullptr, !options.positional_only);
-      int64_t after =
-          alignedConsumerPos(tv, c, k + 1, graph, why, !options.positional_only);
+      int64_t before = alignedConsumerPos(tv, c, k, graph, nullptr);
+      int64_t after = alignedConsumerPos(tv, c, k + 1, graph, why);
       if (after < 0) return k;
       for (int64_t j = before; j < after; ++j) {
         if (c->axis(j)->parallelType() == ParallelType::Vectorize) {

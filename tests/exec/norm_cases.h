@@ -102,7 +102,7 @@ inline std::vector<ExecCase> normCases() {
                      }
                      // The weight/bias caches' loops line up with their consumers' by position
                      // only after the broadcast: the lowering shares loops by position.
-                     transform::inlineMost(f, {.positional_only = true});
+                     transform::inlineMost(f);
                    },
                    [] { return layerNormInputs(4, 512, 30); }, 512});
   // Grid Welford over one row of 5000 (40 blocks x 128 threads) and values derived from its

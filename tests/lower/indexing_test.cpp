@@ -135,12 +135,12 @@ std::unique_ptr<ir::Fusion> laneInsideReduction() {
   return f;
 }
 
-// loop_nests: a serial reduction whose output keeps an iteration loop inside its reduction loop
+// reductions: a serial reduction whose output keeps an iteration loop inside its reduction loop
 // accumulates in its own buffer, initialized by a copy of the inner iteration loop placed before
 // the reduction loop; indexing reads and writes the buffer by the lane index (no modulo).
 TEST(LowerLoops, IterationInsideReductionAccumulatesInBuffer) {
   auto f = laneInsideReduction();
-  std::string nests = lowerAround(*f, "loop_nests").after;
+  std::string nests = lowerAround(*f, "reductions").after;
   EXPECT_NE(nests.find("    var init"), std::string::npos) << nests;
   EXPECT_NE(nests.find("T1 += T1 = sum(T0)"), std::string::npos) << nests;
   EXPECT_NE(nests.find("T1 <- init"), std::string::npos) << nests;

@@ -18,6 +18,7 @@
 #include "loom/ir/fusion.h"
 #include "loom/lower/kernel_ir.h"
 #include "loom/support/options.h"
+#include "loom/transform/loop_graph.h"
 
 namespace loom::lower {
 
@@ -42,24 +43,31 @@ class LowerContext {
   /// The GridResult of each output of a grid reduction.
   std::unordered_map<const ir::TensorView*, GridResult> gridResults;
 
-  /// loop_nests: loop IDs that share one loop (tv->axis(k) with its consumers' axis(k) for k below
-  /// tv's compute-at position) are one group. Returns the group id of a loop ID.
-  int64_t loopGroup(const ir::IterDomain* id) const;
-  void uniteLoops(const ir::IterDomain* a, const ir::IterDomain* b);
-  /// The group's member to take the loop extent from (a non-broadcast one when there is one).
-  ir::IterDomain* loopRepresentative(const ir::IterDomain* id) const;
-  /// The parallel type of the group: the first non-Serial type of a member, else Serial.
-  ir::ParallelType loopParallelType(const ir::IterDomain* id) const;
+  /// loop_nests: which loop IDs are one loop, their promoted IDs and nesting (built by
+  /// buildLoopGraph from the scheduled fusion; see transform/loop_graph.h).
+  void buildLoopGraph() { loop_graph_ = std::make_unique<transform::LoopGraph>(fusion); }
+  const transform::LoopGraph& loopGraph() const;
+  /// The loop group of a loop ID.
+  int64_t loopGroup(const ir::IterDomain* id) const { return loopGraph().group(id); }
+  /// The ID the loop of `id`'s group runs over (its promoted ID).
+  ir::IterDomain* loopRepresentative(const ir::IterDomain* id) const {
+    return loopGraph().promoted(id);
+  }
+  /// The parallel type of the group: the non-Serial type of its members, else Serial.
+  ir::ParallelType loopParallelType(const ir::IterDomain* id) const {
+    return loopGraph().parallelType(loopGroup(id));
+  }
+  /// loop_nests: the loop each tensor is computed and allocated in (nullptr: the kernel body).
+  std::unordered_map<const ir::TensorView*, kir::ForLoop*> scopes;
+  /// True when `scope` is the one `tv` is allocated in.
+  bool isScopeOf(const ir::TensorView* tv, const kir::ForLoop* scope) const;
 
   /// The kir value of an ir scalar (constant, extent of an input tensor, scalar math over those).
   /// UserError when the scalar cannot be computed inside the kernel.
   kir::Value* lowerScalar(kir::Kernel& kernel, const ir::Val* v);
 
  private:
-  int64_t findRoot(int64_t i) const;
-  std::unordered_map<const ir::IterDomain*, int64_t> loop_index_;
-  std::vector<const ir::IterDomain*> loop_ids_;
-  mutable std::vector<int64_t> loop_parent_;
+  std::unique_ptr<transform::LoopGraph> loop_graph_;
   std::unordered_map<const ir::Val*, kir::Value*> scalars_;
 };
 

@@ -36,6 +36,11 @@ class IdGraph {
   std::vector<IterDomain*> disjointSet(const IterDomain* id) const;
   /// Number of disjoint sets.
   int64_t numSets() const;
+  /// A number naming id's set (equal for mapped IDs), or -1 when `id` is not in the graph.
+  int64_t setOf(const IterDomain* id) const {
+    auto it = index_.find(id);
+    return it == index_.end() ? -1 : find(it->second);
+  }
   /// True when `id` is in the graph.
   bool contains(const IterDomain* id) const { return index_.count(id) != 0; }
 

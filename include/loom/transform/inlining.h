@@ -31,9 +31,6 @@ using ir::TensorView;
 struct InlineOptions {
   /// Unrolled loop IDs may be shared (true) or stop inlining (false).
   bool allow_unroll = true;
-  /// Producer loop axis k may only share consumer loop axis k (no skipped consumer broadcast
-  /// IDs). The lowering places loops positionally, so schedulers that feed it ask for this.
-  bool positional_only = false;
 };
 
 /// The largest legal compute-at position of tv (0 for fusion inputs and tensors without uses).

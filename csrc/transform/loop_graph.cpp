@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+// LoopGraph: loop groups from inlining through the ID graphs, promotion and nesting.
+#include "loom/transform/loop_graph.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/transforms.h"
+#include "transform/utils.h"
+
+namespace loom::transform {
+
+using namespace loom::ir;
+
+bool alignLoops(const TensorView* producer, const TensorView* consumer, int64_t pos,
+                const IdGraph& permissive, std::vector<int64_t>& out, std::string* why) {
+  out.clear();
+  int64_t next = 0;
+  for (int64_t k = 0; k < pos; ++k) {
+    IterDomain* id = producer->axis(k);
+    int64_t j = next;
+    while (j < consumer->nDims() && !permissive.areMapped(id, consumer->axis(j))) {
+      if (!consumer->axis(j)->isBroadcast()) break;
+      ++j;
+    }
+    if (j >= consumer->nDims() || !permissive.areMapped(id, consumer->axis(j))) {
+      if (why != nullptr) {
+        std::ostringstream os;
+        os << "axis " << k << " (" << id->toString() << ") of " << producer->toString()
+           << " does not map to axis " << std::min(j, consumer->nDims() - 1) << " of consumer "
+           << consumer->toString() << " (producer loop IDs must map in order onto a prefix of the "
+           << "consumer's loop; only consumer broadcasts may be skipped)";
+        *why = os.str();
+      }
+      out.clear();
+      return false;
+    }
+    out.push_back(j);
+    next = j + 1;
+  }
+  return true;
+}
+
+namespace {
+
+// Non-broadcast IDs `id` derives from inside its tensor (walking definitions down to IDs without
+// one), and how many broadcast ones: the promoted member of a group is the one derived from the
+// most real dims, then from the fewest broadcasts.
+struct Coverage {
+  int64_t real = 0;
+  int64_t broadcast = 0;
+};
+
+Coverage coverageOf(const IterDomain* id) {
+  Coverage c;
+  std::vector<const IterDomain*> work{id};
+  std::vector<const IterDomain*> seen;
+  while (!work.empty()) {
+    const IterDomain* x = work.back();
+    work.pop_back();
+    if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
+    seen.push_back(x);
+    Expr* def = x->definition();
+    if (def == nullptr) {
+      (x->isBroadcast() ? c.broadcast : c.real) += 1;
+      continue;
+    }
+    for (Val* in : def->inputs()) work.push_back(in->as<IterDomain>());
+  }
+  return c;
+}
+
+// The tensors whose loops are placed: outputs of the fusion's math exprs (first output of each;
+// siblings share its loops).
+std::vector<TensorView*> placedTensors(const Fusion& fusion) {
+  std::vector<TensorView*> tvs;
+  for (Expr* e : fusion.exprs()) {
+    if (e->outputs().empty()) continue;
+    if (auto* tv = e->output(0)->dynCast<TensorView>()) tvs.push_back(tv);
+  }
+  return tvs;
+}
+
+}  // namespace
+
+LoopGraph::LoopGraph(const Fusion& fusion)
+    : exact_(std::make_unique<IdGraph>(fusion, IdMappingMode::Exact)),
+      permissive_(std::make_unique<IdGraph>(fusion, IdMappingMode::Permissive)) {
+  std::vector<TensorView*> tvs = fusion.allTvs();
+  for (TensorView* tv : tvs) {
+    for (IterDomain* id : tv->loop()) {
+      if (index_.emplace(id, int64_t(ids_.size())).second) {
+        ids_.push_back(id);
+        id_owner_.push_back(tv);
+        parent_.push_back(int64_t(parent_.size()));
+      }
+    }
+  }
+  buildGroups(placedTensors(fusion));
+  promote();
+  nest(placedTensors(fusion));
+}
+
+int64_t LoopGraph::find(int64_t i) const {
+  while (parent_[size_t(i)] != i) {
+    parent_[size_t(i)] = parent_[size_t(parent_[size_t(i)])];
+    i = parent_[size_t(i)];
+  }
+  return i;
+}
+
+void LoopGraph::unite(const IterDomain* a, const IterDomain* b) {
+  int64_t ra = find(index_.at(a));
+  int64_t rb = find(index_.at(b));
+  if (ra != rb) parent_[size_t(std::max(ra, rb))] = std::min(ra, rb);
+}
+
+void LoopGraph::buildGroups(const std::vector<TensorView*>& tvs) {
+  for (TensorView* tv : tvs) {
+    Expr* def = tv->definition();
+    // Siblings (Welford's avg, m2, n) share output 0's schedule, axis by axis.
+    for (TensorView* sib : detail::tvOutputs(def)) {
+      LOOM_CHECK(sib->nDims() == tv->nDims(), "lowering: ", sib->toString(), " and ",
+                 tv->toString(), " are outputs of one ", def->opName(),
+                 " but their loop domains differ in rank (", sib->nDims(), " vs ", tv->nDims(),
+                 "); siblings share one schedule");
+      for (int64_t k = 0; k < tv->nDims(); ++k) unite(tv->axis(k), sib->axis(k));
+    }
+    for (TensorView* p : detail::tvInputs(def)) {
+      if (p->computeAtPosition() == 0) continue;
+      std::vector<int64_t> at;
+      std::string why;
+      LOOM_CHECK(alignLoops(p, tv, p->computeAtPosition(), *permissive_, at, &why), "lowering: ",
+                 p->toString(), " is inlined at position ", p->computeAtPosition(),
+                 " but its loops do not line up with its consumer: ", why);
+      for (size_t k = 0; k < at.size(); ++k) unite(p->axis(int64_t(k)), tv->axis(at[k]));
+    }
+  }
+  // Dense group numbers in slot order (deterministic).
+  slot_group_.assign(ids_.size(), -1);
+  for (size_t i = 0; i < ids_.size(); ++i) {
+    int64_t r = find(int64_t(i));
+    if (slot_group_[size_t(r)] < 0) {
+      slot_group_[size_t(r)] = int64_t(groups_.size());
+      groups_.emplace_back();
+    }
+    slot_group_[i] = slot_group_[size_t(r)];
+    groups_[size_t(slot_group_[i])].members.push_back(ids_[i]);
+  }
+}
+
+void LoopGraph::promote() {
+  for (Group& g : groups_) {
+    Coverage best_cov;
+    g.trivial = true;
+    for (IterDomain* id : g.members) {
+      Coverage c = coverageOf(id);
+      bool better = g.promoted == nullptr || c.real > best_cov.real ||
+                    (c.real == best_cov.real && c.broadcast < best_cov.broadcast) ||
+                    (c.real == best_cov.real && c.broadcast == best_cov.broadcast &&
+                     g.promoted->isReduction() && !id->isReduction());
+      if (better) {
+        g.promoted = id;
+        best_cov = c;
+      }
+      ParallelType p = id->parallelType();
+      if (p != ParallelType::Serial) {
+        if (g.ptype == ParallelType::Serial) {
+          g.ptype = p;
+        } else if (p != g.ptype && (isThreadOrBlockDim(p) || isThreadOrBlockDim(g.ptype))) {
+          LOOM_THROW("lowering: loop IDs ", id->toString(), " (", parallelTypeName(p),
+                     ") and a loop ID parallelized on ", parallelTypeName(g.ptype),
+                     " share one loop through inlining; shared loop IDs must have one parallel "
+                     "type (parallelize them alike)");
+        }
+      }
+      if (!id->isBroadcast() || isThreadOrBlockDim(p)) g.trivial = false;
+    }
+  }
+}
+
+int64_t LoopGraph::group(const IterDomain* id) const {
+  auto it = index_.find(id);
+  LOOM_ASSERT(it != index_.end(), id->toString(), " is not a loop ID of the fusion");
+  return slot_group_[size_t(it->second)];
+}
+
+TensorView* LoopGraph::owner(const IterDomain* id) const {
+  auto it = index_.find(id);
+  LOOM_ASSERT(it != index_.end(), id->toString(), " is not a loop ID of the fusion");
+  return id_owner_[size_t(it->second)];
+}
+
+int64_t LoopGraph::scope(const TensorView* tv) const {
+  for (int64_t k = std::min(tv->computeAtPosition(), tv->nDims()) - 1; k >= 0; --k) {
+    int64_t g = group(tv->axis(k));
+    if (!isTrivial(g)) return g;
+  }
+  return -1;
+}
+
+std::vector<int64_t> LoopGraph::loopPath(const TensorView* tv) const {
+  std::vector<int64_t> path;
+  for (int64_t g = scope(tv); g >= 0; g = parent(g)) path.push_back(g);
+  std::reverse(path.begin(), path.end());
+  for (int64_t k = tv->computeAtPosition(); k < tv->nDims(); ++k) {
+    int64_t g = group(tv->axis(k));
+    if (!isTrivial(g)) path.push_back(g);
+  }
+  return path;
+}
+
+bool LoopGraph::isExactlyPromoted(const IterDomain* id) const {
+  IterDomain* p = promoted(id);
+  return p == id || exact_->areMapped(p, id);
+}
+
+void LoopGraph::nest(const std::vector<TensorView*>& tvs) {
+  // Each tensor's own loops nest in its scope, one inside the other.
+  auto claim = [&](int64_t g, int64_t parent, const TensorView* tv) {
+    Group& grp = groups_[size_t(g)];
+    if (grp.parent == -2) {
+      grp.parent = parent;
+      grp.parent_claimed_by = tv;
+      return;
+    }
+    auto describe = [&](int64_t p) {
+      return p < 0 ? std::string("the kernel body") : "the loop of " + promoted(p)->toString();
+    };
+    LOOM_CHECK(grp.parent == parent, "lowering: the loop of ", promoted(g)->toString(),
+               " would be nested in ", describe(grp.parent), " for ",
+               grp.parent_claimed_by->toString(), " but in ", describe(parent), " for ",
+               tv->toString(), "; their inlining cannot be realized by one loop nest (inline them "
+               "consistently, e.g. with transform::inlineMost)");
+  };
+  for (const TensorView* tv : tvs) {
+    int64_t prev = scope(tv);
+    for (int64_t k = tv->computeAtPosition(); k < tv->nDims(); ++k) {
+      int64_t g = group(tv->axis(k));
+      if (isTrivial(g)) continue;
+      claim(g, prev, tv);
+      prev = g;
+    }
+  }
+  // A group no tensor owns (every member borrowed) cannot be placed.
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    if (groups_[g].trivial || groups_[g].parent != -2) continue;
+    bool placed_member = false;
+    for (IterDomain* id : groups_[g].members) {
+      const TensorView* tv = owner(id);
+      placed_member |= tv->definition() != nullptr;
+    }
+    LOOM_CHECK(!placed_member, "lowering: no tensor owns the loop of ",
+               groups_[g].promoted->toString(), ": every tensor with that loop ID is inlined "
+               "into another one there, which is not possible");
+  }
+  // Borrowed loops must enclose the tensor's scope, and nesting must be acyclic.
+  for (const TensorView* tv : tvs) {
+    std::vector<int64_t> chain;
+    for (int64_t g = scope(tv); g >= 0; g = parent(g)) {
+      LOOM_CHECK(std::find(chain.begin(), chain.end(), g) == chain.end(),
+                 "lowering: the loops around ", tv->toString(), " nest in a cycle");
+      chain.push_back(g);
+      if (groups_[size_t(g)].parent == -2) break;
+    }
+    for (int64_t k = 0; k < std::min(tv->computeAtPosition(), tv->nDims()); ++k) {
+      int64_t g = group(tv->axis(k));
+      if (isTrivial(g)) continue;
+      LOOM_CHECK(std::find(chain.begin(), chain.end(), g) != chain.end(), "lowering: ",
+                 tv->toString(), " shares the loop of its axis ", k, " (",
+                 tv->axis(k)->toString(), ") with its consumers, but that loop does not enclose ",
+                 "the loop it is computed in");
+    }
+  }
+  for (Group& g : groups_) {
+    if (g.parent == -2) g.parent = -1;
+  }
+}
+
+}  // namespace loom::transform
