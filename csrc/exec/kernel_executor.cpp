@@ -11,6 +11,7 @@
 #include "loom/exec/contiguity.h"
 #include "loom/backend/host_module.h"
 #include "loom/eval/expression_evaluator.h"
+#include "loom/ir/layout.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/lower/index_type.h"
@@ -182,7 +183,7 @@ struct KernelExecutor::LaunchPlan {
     std::vector<int64_t> allocSizes;   ///< allocated: contiguous sizes in allocation order
     std::vector<int64_t> sizes;        ///< allocated: the logical view (a permutation of it)
     std::vector<int64_t> strides;
-    bool permuted = false;             ///< allocation order differs from logical order
+    bool view = false;                 ///< allocation order differs from logical, or expanded dims
     int64_t vectorBytes = 0;           ///< allocated and vectorized: the alignment it needs
     size_t pointerWord = 0;            ///< where its data pointer goes in `blob`
   };
@@ -229,31 +230,6 @@ void appendSignature(std::vector<int64_t>& sig, std::span<const eval::Argument> 
     } else {
       sig.push_back(std::get<bool>(a) ? 1 : 0);
     }
-  }
-}
-
-// Logical sizes -> (allocation-order sizes, strides of the logical view, permuted?) for `tv`,
-// whose allocation domain must be a permutation of its logical domain.
-void outputLayout(const ir::TensorView* tv, const std::vector<int64_t>& sizes,
-                  std::vector<int64_t>& alloc_sizes, std::vector<int64_t>& strides,
-                  bool& permuted) {
-  auto logical = ir::TensorDomain::noReductions(tv->logical());
-  auto alloc = ir::TensorDomain::noReductions(tv->maybeAllocation());
-  std::vector<size_t> perm;  // alloc position -> logical position
-  for (ir::IterDomain* id : alloc) {
-    auto it = std::find(logical.begin(), logical.end(), id);
-    LOOM_CHECK(it != logical.end(), "output ", tv->toString(),
-               ": allocation domains other than a permutation of logical are not supported yet");
-    perm.push_back(size_t(it - logical.begin()));
-  }
-  alloc_sizes.clear();
-  for (size_t p : perm) alloc_sizes.push_back(sizes[p]);
-  std::vector<int64_t> alloc_strides = Tensor::contiguousStrides(alloc_sizes);
-  strides.assign(sizes.size(), 0);
-  permuted = false;
-  for (size_t i = 0; i < perm.size(); ++i) {
-    strides[perm[i]] = alloc_strides[i];
-    permuted = permuted || perm[i] != i;
   }
 }
 
@@ -341,7 +317,10 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
       extents.push_back({t.sizes(), kernelStrides(b->tv, t.sizes(), t.strides())});
     } else {
       p.sizes = ee.logicalSizes(b->tv);
-      outputLayout(b->tv, p.sizes, p.allocSizes, p.strides, p.permuted);
+      ir::DenseLayout layout = ir::denseLayout(b->tv, p.sizes);
+      p.allocSizes = std::move(layout.allocSizes);
+      p.strides = std::move(layout.strides);
+      p.view = layout.view;
       extents.push_back({p.sizes, p.strides});
     }
     if (!plan->emptyDim.empty() && p.input < 0) {
@@ -451,11 +430,11 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
       Tensor t;
 #ifdef LOOM_HAVE_CUDA_BACKEND
       if (backend_ == Backend::Cuda) {
-        t = cuda::emptyCuda(p.permuted ? p.allocSizes : p.sizes, dtype, 0, stream);
+        t = cuda::emptyCuda(p.view ? p.allocSizes : p.sizes, dtype, 0, stream);
       }
 #endif
-      if (!t.defined()) t = Tensor::empty(p.permuted ? p.allocSizes : p.sizes, dtype);
-      if (p.permuted) t = Tensor(t.storage(), dtype, p.sizes, p.strides);
+      if (!t.defined()) t = Tensor::empty(p.view ? p.allocSizes : p.sizes, dtype);
+      if (p.view) t = Tensor(t.storage(), dtype, p.sizes, p.strides);
       if (options_.poisonOutputs) {
 #ifdef LOOM_HAVE_CUDA_BACKEND
         if (backend_ == Backend::Cuda) cuda::fillBytes(t, 0xff, stream);

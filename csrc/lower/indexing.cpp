@@ -72,10 +72,16 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
       return kernel.create<kir::Store>(
           out_buf, offset, kernel.create<kir::BinaryExpr>(dt, combineOp(r->opType()), prev, ins[0]));
     }
+    // The accumulator may be wider than the output (16-bit results accumulate in f32).
+    DataType acc_dt = op->acc->dtype();
+    kir::Value* in = ins[0];
+    if (in->dtype() != acc_dt) in = kernel.create<kir::UnaryExpr>(acc_dt, ir::UnaryOpType::Cast, in);
     return kernel.create<kir::Store>(
-        op->acc, kernel.create<kir::BinaryExpr>(dt, combineOp(r->opType()), op->acc, ins[0]));
+        op->acc, kernel.create<kir::BinaryExpr>(acc_dt, combineOp(r->opType()), op->acc, in));
   } else if (e->isA<ir::LoadStoreOp>() || e->isA<ir::BroadcastOp>() || e->isA<ir::SqueezeOp>() ||
-             e->isA<ir::ExpandOp>()) {
+             e->isA<ir::ExpandOp>() || e->isA<ir::ReshapeOp>()) {
+    // Copies: the domains carry the semantics (a reshape's root -> logical splits and merges
+    // give the consumer's root indices, which are the producer's logical ones).
     value = ins[0];
   } else {
     LOOM_THROW("lowering: ", e->opName(), " (", op->out->toString(),

@@ -333,16 +333,18 @@ struct ReductionLowering {
       }
     } else {
       const auto* red = op->expr->as<ir::ReductionOp>();
-      kir::Var* acc = kernel.newVar(op->out->dtype(), "acc");
+      // 16-bit results accumulate in f32: block and grid scratch hold f32 partials, max/min stay
+      // exact and sums lose nothing to 16-bit rounding between steps.
+      kir::Var* acc = kernel.newVar(accumulatorType(op->out->dtype()), "acc");
       kir::Value* init = ctx.lowerScalar(kernel, red->init());
       before.push_back(kernel.create<kir::DeclareVar>(acc, init));
       op->acc = acc;
       if (x || y || z) {
         after.push_back(kernel.create<kir::BlockReduce>(red->opType(), acc, init, x, y, z));
-        kernel.blockReduceTypes.push_back(op->out->dtype());
+        kernel.blockReduceTypes.push_back(acc->dtype());
       }
       if (grid) {
-        DataType dt = op->out->dtype();
+        DataType dt = acc->dtype();
         after.push_back(gridReduce(red->opType(), acc, init, scratchCType(dt),
                                    int64_t(dataTypeSize(dt))));
       }

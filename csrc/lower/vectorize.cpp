@@ -28,12 +28,13 @@ namespace loom::lower {
 namespace {
 
 // Positions (among the non-reduction logical dims of `tv`) of the logical IDs that `id` is split
-// and merged from, outermost first.
+// and merged from, outermost first. Broadcast dims are left out: kernels index them at 0 (an
+// expanded one's elements share one address), so a vector never steps along them.
 void spannedDims(const ir::TensorView* tv, ir::IterDomain* id, std::vector<int64_t>& dims) {
   auto logical = ir::TensorDomain::noReductions(tv->logical());
   auto it = std::find(logical.begin(), logical.end(), id);
   if (it != logical.end()) {
-    dims.push_back(it - logical.begin());
+    if (!id->isBroadcast()) dims.push_back(it - logical.begin());
     return;
   }
   ir::Expr* def = id->definition();

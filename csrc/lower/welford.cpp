@@ -33,6 +33,12 @@ int64_t welfordBytes(DataType avg, DataType n) {
   return (off + align - 1) / align * align;
 }
 
+DataType accumulatorType(DataType dtype) {
+  if (dtype == DataType::Float16 || dtype == DataType::BFloat16) return DataType::Float32;
+  if (dtype == DataType::Bool) return DataType::Int32;
+  return dtype;
+}
+
 std::string scratchCType(DataType dtype) {
   switch (dtype) {
     case DataType::Float32: return "float";
@@ -41,7 +47,9 @@ std::string scratchCType(DataType dtype) {
     case DataType::Int64: return "long long";
     default: break;
   }
-  LOOM_THROW("lowering: grid reductions of ", dataTypeName(dtype), " are not supported");
+  LOOM_ASSERT(false, "grid reduction scratch of ", dataTypeName(dtype),
+              " (16-bit and bool reductions accumulate in a wider type)");
+  LOOM_UNREACHABLE();
 }
 
 }  // namespace loom::lower

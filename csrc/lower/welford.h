@@ -19,4 +19,8 @@ int64_t welfordBytes(DataType avg, DataType n);
 /// The C name of a scalar element type of a grid work buffer ("float", "long long").
 std::string scratchCType(DataType dtype);
 
+/// The type a reduction of `dtype` accumulates in: Float32 for Float16/BFloat16, Int32 for Bool
+/// (so block and grid scratch hold plain numbers), else itself.
+DataType accumulatorType(DataType dtype);
+
 }  // namespace loom::lower

@@ -10,6 +10,7 @@
 #include "loom/scheduler/utils.h"
 #include "loom/support/error.h"
 #include "loom/transform/cache.h"
+#include "loom/transform/id_graph.h"
 #include "loom/transform/inlining.h"
 #include "loom/transform/propagation.h"
 #include "loom/transform/rfactor.h"
@@ -77,12 +78,20 @@ TensorView* rFactorAny(TensorView* red, const std::vector<int64_t>& axes) {
   return transform::rFactor(red, axes);
 }
 
+// Parallelizes like `ref` and vectorizes the input caches whose innermost loop ID is the vector
+// lane, `ref`'s innermost loop ID (exact graph; a cache broadcast along the lane, e.g. a row
+// statistic read by an outer reduction, keeps scalar loads), then inlines.
 void finish(ir::Fusion& fusion, TensorView* ref, const std::vector<TensorView*>& caches,
             int64_t vectorize) {
   transform::parallelizeAllLike(ref);
   if (vectorize > 1) {
+    const IterDomain* v_id = ref->axis(-1);
+    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
     for (TensorView* c : caches) {
-      transform::parallelize(c, c->nDims() - 1, ParallelType::Vectorize);
+      IterDomain* inner = c->axis(-1);
+      if (inner->extent()->isConstInt(vectorize) && exact.areMapped(inner, v_id)) {
+        transform::parallelize(c, c->nDims() - 1, ParallelType::Vectorize);
+      }
     }
   }
   transform::inlineMost(fusion);

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "loom/ir/layout.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/scheduler/registry.h"
@@ -82,8 +83,9 @@ class Segmenter {
   }
 
   // Arguments for a segment fusion: the real ones for original inputs (their strides and
-  // alignment matter to vectorization), dense 16-byte aligned stand-ins for intermediates (the
-  // executor allocates them that way). Stand-ins are never read.
+  // alignment matter to vectorization), 16-byte aligned stand-ins for intermediates with the
+  // layout the executor allocates them in (ir::denseLayout: expanded dims have stride 0).
+  // Stand-ins are never read.
   std::vector<eval::Argument> segmentArgs(const SegmentFusion& seg) {
     std::vector<eval::Argument> out;
     for (ir::Val* v : seg.inputs) {
@@ -95,7 +97,7 @@ class Segmenter {
       }
       auto* tv = v->as<ir::TensorView>();
       std::vector<int64_t> sizes = info_.evaluator().logicalSizes(tv);
-      std::vector<int64_t> strides = Tensor::contiguousStrides(sizes);
+      std::vector<int64_t> strides = ir::denseLayout(tv, sizes).strides;
       out.emplace_back(Tensor::fromBlob(reinterpret_cast<void*>(uintptr_t{4096}), sizes, strides,
                                         tv->dtype(), Device::cpu()));
     }
