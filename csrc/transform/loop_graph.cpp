@@ -3,6 +3,7 @@
 #include "loom/transform/loop_graph.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "loom/ir/exprs.h"
@@ -201,13 +202,14 @@ int64_t LoopGraph::scope(const TensorView* tv) const {
 }
 
 std::vector<int64_t> LoopGraph::loopPath(const TensorView* tv) const {
-  std::vector<int64_t> path;
-  for (int64_t g = scope(tv); g >= 0; g = parent(g)) path.push_back(g);
-  std::reverse(path.begin(), path.end());
+  int64_t innermost = scope(tv);
   for (int64_t k = tv->computeAtPosition(); k < tv->nDims(); ++k) {
     int64_t g = group(tv->axis(k));
-    if (!isTrivial(g)) path.push_back(g);
+    if (!isTrivial(g)) innermost = g;
   }
+  std::vector<int64_t> path;
+  for (int64_t g = innermost; g >= 0; g = parent(g)) path.push_back(g);
+  std::reverse(path.begin(), path.end());
   return path;
 }
 
@@ -218,29 +220,62 @@ bool LoopGraph::isExactlyPromoted(const IterDomain* id) const {
 
 void LoopGraph::nest(const std::vector<TensorView*>& tvs) {
   // Each tensor's own loops nest in its scope, one inside the other.
-  auto claim = [&](int64_t g, int64_t parent, const TensorView* tv) {
-    Group& grp = groups_[size_t(g)];
-    if (grp.parent == -2) {
-      grp.parent = parent;
-      grp.parent_claimed_by = tv;
-      return;
-    }
-    auto describe = [&](int64_t p) {
-      return p < 0 ? std::string("the kernel body") : "the loop of " + promoted(p)->toString();
-    };
-    LOOM_CHECK(grp.parent == parent, "lowering: the loop of ", promoted(g)->toString(),
-               " would be nested in ", describe(grp.parent), " for ",
-               grp.parent_claimed_by->toString(), " but in ", describe(parent), " for ",
-               tv->toString(), "; their inlining cannot be realized by one loop nest (inline them "
-               "consistently, e.g. with transform::inlineMost)");
-  };
   for (const TensorView* tv : tvs) {
     int64_t prev = scope(tv);
     for (int64_t k = tv->computeAtPosition(); k < tv->nDims(); ++k) {
       int64_t g = group(tv->axis(k));
       if (isTrivial(g)) continue;
-      claim(g, prev, tv);
+      groups_[size_t(g)].claims.push_back({prev, tv});
+      if (groups_[size_t(g)].parent == -2) groups_[size_t(g)].parent = prev;
       prev = g;
+    }
+  }
+  // Reconcile disagreeing claims: the deepest claim wins when every other one is an ancestor of
+  // it with only thread/block loops in between. Parents only move deeper, so this settles.
+  auto between_parallel = [&](int64_t outer, int64_t inner, int64_t g) {
+    // True when `outer` (-1: the body) encloses `inner` and `inner` with every loop between
+    // them is a thread/block loop: the extra loops a claimant of `outer` would sit in.
+    for (int64_t x = inner, steps = 0; x != outer; x = groups_[size_t(x)].parent, ++steps) {
+      if (x < 0 || x == g || steps > int64_t(groups_.size())) return false;
+      if (!isThreadOrBlockDim(groups_[size_t(x)].ptype)) return false;
+    }
+    return true;
+  };
+  auto describe = [&](int64_t p) {
+    return p < 0 ? std::string("the kernel body") : "the loop of " + promoted(p)->toString();
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      Group& grp = groups_[g];
+      if (grp.claims.size() < 2) continue;
+      std::optional<int64_t> winner;
+      for (const auto& [candidate, by] : grp.claims) {
+        bool dominates = true;
+        for (const auto& [other, tv] : grp.claims) {
+          dominates = dominates && (other == candidate ||
+                                    (candidate >= 0 && between_parallel(other, candidate,
+                                                                        int64_t(g))));
+        }
+        if (dominates) {
+          winner = candidate;
+          break;
+        }
+      }
+      if (!winner) {
+        const auto& a = grp.claims.front();
+        auto b = std::find_if(grp.claims.begin(), grp.claims.end(),
+                              [&](const auto& c) { return c.first != a.first; });
+        LOOM_THROW("lowering: the loop of ", promoted(int64_t(g))->toString(),
+                   " would be nested in ", describe(a.first), " for ", a.second->toString(),
+                   " but in ", describe(b->first), " for ", b->second->toString(),
+                   "; their inlining cannot be realized by one loop nest (inline them "
+                   "consistently, e.g. with transform::inlineMost)");
+      }
+      if (*winner != grp.parent) {
+        grp.parent = *winner;
+        changed = true;
+      }
     }
   }
   // A group no tensor owns (every member borrowed) cannot be placed.

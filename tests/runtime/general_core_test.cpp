@@ -169,6 +169,26 @@ TEST_F(GeneralCore, ProducerInlinedAcrossAnInnerBroadcast) {
   }
 }
 
+// An intermediate read by an output of its own shape and, broadcast, by a larger output: the
+// smaller output's loops sit inside the larger one's thread/block loops (not loops: it is
+// computed redundantly and written once), with the larger output also reduced.
+TEST_F(GeneralCore, IntermediateReadAtTwoBroadcastLevels) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(1).build();
+    TensorView* y = ops::TensorBuilder().rank(3).build();
+    f->addInput(x);
+    f->addInput(y);
+    TensorView* e = ops::exp(x);
+    TensorView* s = ops::mul(ops::broadcast(e, {true, true, false}), y);
+    f->addOutput(s);
+    f->addOutput(ops::sum(s, {0, 1}));
+    f->addOutput(ops::neg(e));
+  }
+  runAndCheck(std::move(f), {randomTensor({37}, 1), randomTensor({5, 6, 37}, 2)}, 30);
+}
+
 // Reshape runs in kernels: merges and splits of dims, through the pointwise, reduction and
 // normalization schedulers, before and after a reduction, and around a transpose.
 TEST_F(GeneralCore, ReshapeThroughEveryScheduler) {

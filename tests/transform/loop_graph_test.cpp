@@ -88,6 +88,37 @@ TEST(LoopGraph, ConsumerBroadcastLoopsAreSkippedAndTrivial) {
   EXPECT_EQ(at, (std::vector<int64_t>{0, 2}));
 }
 
+// Owners that disagree about where a thread/block loop nests settle on the deepest claim when
+// only thread/block loops lie between: exp(x) shared by neg(e) [BIDx, TIDx] and by a broadcast
+// into [BIDy, BIDx, TIDy, TIDx] puts neg's loops inside BIDy and TIDy.
+TEST(LoopGraph, ParallelLoopsNestInsideExtraParallelLoops) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* x = ops::TensorBuilder().shape({-1}).build();
+  auto* y = ops::TensorBuilder().shape({-1, -1}).build();
+  fusion.addInput(x);
+  fusion.addInput(y);
+  auto* e = ops::exp(x);
+  auto* big = ops::mul(ops::broadcast(e, {true, false}), y);
+  auto* small = ops::neg(e);
+  fusion.addOutput(big);
+  fusion.addOutput(small);
+  big->split(0, 4)->split(2, 32)->reorder(std::vector<int64_t>{0, 2, 1, 3});  // [o, I/32, 4, 32]
+  propagateTransforms(big);  // e and small: [I/32, 32]
+  ASSERT_EQ(small->nDims(), 2);
+  big->axis(0)->parallelize(ParallelType::BIDy);
+  big->axis(1)->parallelize(ParallelType::BIDx);
+  big->axis(2)->parallelize(ParallelType::TIDy);
+  big->axis(3)->parallelize(ParallelType::TIDx);
+  parallelizeAllLike(big);
+  small->axis(0)->parallelize(ParallelType::BIDx);
+  small->axis(1)->parallelize(ParallelType::TIDx);
+  inlineMost(fusion);
+  ASSERT_EQ(e->computeAtPosition(), 2);
+  LoopGraph lg(fusion);
+  EXPECT_EQ(lg.loopPath(small), lg.loopPath(big));
+}
+
 // Shared loop IDs with two different thread/block types are a UserError naming both types.
 TEST(LoopGraph, ConflictingParallelTypesAreAUserError) {
   Fusion fusion;

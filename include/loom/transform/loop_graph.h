@@ -28,9 +28,11 @@
 // A tensor T with compute-at position ca lives in the loop of its innermost loop ID left of ca (its
 // scope; none: the kernel body) and owns its loop IDs [ca, n): each owned loop is nested in the
 // previous one, the first in the scope. Groups whose members are all serial broadcast IDs are
-// trivial: they run once (index 0) and are not loops. Two tensors that disagree about where a loop
-// nests (a schedule whose inlining cannot be realized by one loop nest) are a UserError naming
-// both.
+// trivial: they run once (index 0) and are not loops. When owners disagree about where a loop
+// nests, the deepest claim wins if every other claim encloses it and only thread/block loops lie
+// between (those are not loops: a tensor placed inside extra ones is computed redundantly, and
+// its global writes are guarded to index 0 by lowering); any other disagreement (a schedule whose
+// inlining cannot be realized by one loop nest) is a UserError naming the tensors.
 #pragma once
 
 #include <cstdint>
@@ -87,8 +89,9 @@ class LoopGraph {
   /// The loop `tv` is computed and allocated in: its innermost non-trivial loop ID left of its
   /// compute-at position, or -1 (kernel body).
   int64_t scope(const TensorView* tv) const;
-  /// The non-trivial loops `tv`'s expr runs in, outermost first: the ancestors of its scope, then
-  /// its own loop IDs right of the compute-at position.
+  /// The non-trivial loops `tv`'s expr runs in, outermost first: its innermost own loop (or its
+  /// scope) and that loop's ancestors. Besides `tv`'s own loop IDs this may hold thread/block loops
+  /// of the tensors it shares loops with.
   std::vector<int64_t> loopPath(const TensorView* tv) const;
 
   /// True when loop ID `id` iterates over its group's promoted space: exactly mapped to the
@@ -103,7 +106,8 @@ class LoopGraph {
     ir::ParallelType ptype = ir::ParallelType::Serial;
     bool trivial = false;
     int64_t parent = -2;  ///< -2: not set yet
-    const TensorView* parent_claimed_by = nullptr;
+    /// Where the tensors owning this loop nest it (parent group, tensor), one entry per tensor.
+    std::vector<std::pair<int64_t, const TensorView*>> claims;
   };
   int64_t find(int64_t i) const;
   void unite(const IterDomain* a, const IterDomain* b);
