@@ -283,8 +283,10 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
 
   const transform::InlineOptions inline_options{};
   // Persistent buffers stay at the row position: their readers sit in different loop nests (before
-  // and after a reduction), which positional inlining cannot see when every reader is pointwise
-  // (the projected input caches, read by one cast per use).
+  // and after a reduction). The inliner's crossing rule cannot see that when every direct reader
+  // is pointwise (the projected input caches, read by one cast per use: only the cast's consumers
+  // are downstream of the reduction), and sharing the element loops with both readers would need
+  // one loop both before and after the reduction.
   std::vector<TensorView*> inlined;
   for (TensorView* tv : elementwise) {
     (buffer_set.count(tv) ? stats : inlined).push_back(tv);

@@ -74,8 +74,8 @@ TEST(ScheduledExecTest, PointwiseScalar) {
   runScheduled(addFusion(), {randomTensor({7, 13}, 1), randomTensor({7, 13}, 2)});
 }
 
-// The 2-D pointwise schedule of a bias add runs: its inlining is positional, which is what the
-// lowering's loop sharing needs (an earlier, non-positional inlining computed wrong numbers).
+// The 2-D pointwise schedule of a bias add runs: the bias's loops, inlined across the output's
+// row loops, are matched through the ID graph.
 TEST(ScheduledExecTest, PointwiseBroadcastTwoD) {
   auto params =
       runScheduled(biasAddFusion(), {randomTensor({6, 96}, 1), randomTensor({96}, 2)});
