@@ -287,8 +287,28 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   // is pointwise (the projected input caches, read by one cast per use: only the cast's consumers
   // are downstream of the reduction), and sharing the element loops with both readers would need
   // one loop both before and after the reduction.
+  // Caches of row-invariant inputs (layer_norm's weight and bias: no ID of the rows) are loaded
+  // once per block, up front, and held in registers across its rows: not inlined, their loads
+  // overlap the row's loads and reductions instead of waiting behind the block reductions.
+  std::unordered_set<TensorView*> row_invariant;
+  {
+    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
+    std::vector<IterDomain*> row_ids;
+    for (IterDomain* id : ref->logical()) {
+      if (!id->isReduction() && !id->isBroadcast()) row_ids.push_back(id);
+    }
+    for (TensorView* c : caches) {
+      auto* in = c->definition()->input(0)->as<TensorView>();
+      bool has_row = false;
+      for (IterDomain* id : in->logical()) {
+        for (IterDomain* r : row_ids) has_row = has_row || exact.areMapped(id, r);
+      }
+      if (!has_row && !row_ids.empty()) row_invariant.insert(c);
+    }
+  }
   std::vector<TensorView*> inlined;
   for (TensorView* tv : elementwise) {
+    if (row_invariant.count(tv)) continue;
     (buffer_set.count(tv) ? stats : inlined).push_back(tv);
   }
   // Inlining only sets compute-at positions, so one graph of the final loops serves it all.

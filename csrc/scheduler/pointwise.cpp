@@ -300,12 +300,21 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
   if (params.unroll > 1) {
     // The input caches stop outside the Unroll loop: all `unroll` vector loads of a thread are
     // issued before the first store (a store could alias a later load, so the compiler would not
-    // move the loads up itself).
+    // move the loads up itself). A cache without the unrolled rows (a bias broadcast along them)
+    // shares only the block loops, so it is loaded once per thread, not once per unrolled row.
     int64_t unroll_pos = params.break_point == 0 ? 1 : 2;
     for (TensorView* tv : vectorized) {
-      if (tv->definition() != nullptr && tv->definition()->input(0)->isFusionInput() &&
-          tv->nDims() > unroll_pos && tv->axis(unroll_pos)->parallelType() == ParallelType::Unroll) {
+      if (tv->definition() == nullptr || !tv->definition()->input(0)->isFusionInput()) continue;
+      if (tv->nDims() > unroll_pos && tv->axis(unroll_pos)->parallelType() == ParallelType::Unroll) {
         transform::inlineAt(tv, unroll_pos, /*best_effort=*/true);
+        continue;
+      }
+      int64_t block_loops = 0;
+      while (block_loops < tv->nDims() && ir::isBlockDim(tv->axis(block_loops)->parallelType())) {
+        ++block_loops;
+      }
+      if (block_loops < tv->computeAtPosition()) {
+        transform::inlineAt(tv, block_loops, /*best_effort=*/true);
       }
     }
   }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // loom_compile_stages: times each CPU stage of compiling a fusion (no GPU needed) for tuning.
 //
-//   loom_compile_stages [--case layer_norm|rms_norm|softmax|var_mean] [--dtype fp32|bf16]
+//   loom_compile_stages [--case layer_norm|rms_norm|softmax|var_mean|gelu_bias|sum_dim0]
+//                       [--dtype fp32|bf16]
 //                       [--reps N] [--nvrtc-reps N] [--arch sm_90] [--no-nvrtc] [--source]
 //
 // Stages, as FusionExecutorCache's first run does them: segmentation (scheduler checks and
@@ -91,8 +92,15 @@ std::unique_ptr<ir::Fusion> buildCase(const std::string& name, DataType dtype, i
     auto r = ops::varMean(x, {1});
     fusion->addOutput(r.var);
     fusion->addOutput(r.mean);
+  } else if (name == "gelu_bias") {
+    auto b = ops::TensorBuilder().shape({cols}).dtype(dtype).build();
+    fusion->addInput(b);
+    fusion->addOutput(ops::biasGelu(x, b));
+  } else if (name == "sum_dim0") {
+    fusion->addOutput(ops::sum(x, {0}));
   } else {
-    LOOM_THROW("unknown case '", name, "' (layer_norm, rms_norm, softmax, var_mean)");
+    LOOM_THROW("unknown case '", name,
+               "' (layer_norm, rms_norm, softmax, var_mean, gelu_bias, sum_dim0)");
   }
   return fusion;
 }
