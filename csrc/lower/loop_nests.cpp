@@ -264,8 +264,9 @@ bool loopNests(kir::Kernel& kernel, LowerContext& ctx) {
   const transform::IdGraph permissive(ctx.fusion, transform::IdMappingMode::Permissive);
   // Group loops shared through compute-at positions, and sibling outputs' loops.
   for (const ir::Expr* e : ctx.exprs) {
-    LOOM_CHECK(!e->isA<ir::ReshapeOp>(), "lowering: ",
-               e->opName(), " (", e->output(0)->toString(),
+    LOOM_CHECK(!e->isA<ir::ReshapeOp>() && !e->isA<ir::SliceOp>() && !e->isA<ir::PadOp>() &&
+                   !e->isA<ir::CatOp>() && !e->isA<ir::FullOp>() && !e->isA<ir::IotaOp>(),
+               "lowering: ", e->opName(), " (", e->output(0)->toString(),
                ") is not supported by the kernel executor yet");
     for (ir::Val* out : e->outputs()) {
       auto* c = out->as<ir::TensorView>();
