@@ -160,8 +160,10 @@ class Runner : public ir::ExprVisitor {
       int64_t extent = detail::scalarToInt(*known);
       if (extent == inferred || inferred == 1) {
         shape[d] = extent;
-      } else if (extent == 1 && ids[d]->isBroadcast()) {
-        shape[d] = inferred;  // an expanded operand keeps the broadcast dim at its size
+      } else if (extent == 1 && (ids[d]->isBroadcast() || ids[d]->isSymbolic())) {
+        // An expanded operand keeps the broadcast dim at its size; a Symbolic dim (from a
+        // dynamic reshape) that is 1 at run time broadcasts against the other operands.
+        shape[d] = inferred;
       } else {
         LOOM_THROW(e->toString(), ": dimension ", d, " of ", out->toString(), " has extent ",
                    extent, " but its operands have size ", inferred);
@@ -405,12 +407,170 @@ class Runner : public ir::ExprVisitor {
   }
 
   void handle(ir::ReshapeOp* e) override {
-    // The dense row-major buffer reinterpreted with the new shape is the row-major reshape.
+    // The dense row-major buffer reinterpreted with the new shape is the row-major reshape (a
+    // dynamic reshape runs the same way, with the sizes bound now).
     Buffer b = bufferOf(e->in(), e);
-    std::vector<int64_t> shape = ee_.logicalSizes(e->out());
-    LOOM_CHECK(numelOf(shape) == numelOf(b.shape), e->toString(), ": cannot reshape [",
-               join(b.shape), "] to [", join(shape), "]");
+    std::vector<int64_t> shape = checkedSizes(e, e->out(), "requested size");
+    LOOM_CHECK(numelOf(shape) == numelOf(b.shape), "reshape: cannot reshape ", e->in()->toString(),
+               " of shape [", join(b.shape), "] (", numelOf(b.shape), " elements) to shape [",
+               join(shape), "] (", numelOf(shape), " elements) in ", e->toString());
     b.shape = std::move(shape);
+    define(e->out(), std::move(b));
+  }
+
+  /// The logical sizes of `tv` (the output of `e`), each a UserError when negative.
+  std::vector<int64_t> checkedSizes(const ir::Expr* e, const TensorView* tv, const char* what) {
+    std::vector<int64_t> shape = ee_.logicalSizes(tv);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      LOOM_CHECK(shape[d] >= 0, e->opName(), ": ", tv->toString(), " would have the negative ",
+                 what, " ", shape[d], " at dimension ", d, " (sizes [", join(shape), "]) in ",
+                 e->toString());
+    }
+    return shape;
+  }
+
+  /// For each logical dim of a slice or pad output (reductions skipped): the Resize's left width
+  /// (0 for a dim that is its root ID) and the input dim's size.
+  struct ResizedDims {
+    std::vector<int64_t> left;
+    std::vector<int64_t> in_size;
+  };
+  ResizedDims resizedDims(const ir::Expr* e, const TensorView* out, const Buffer& in) {
+    const auto& root = out->root();
+    auto logical = ir::TensorDomain::noReductions(out->logical());
+    LOOM_CHECK(root.size() == in.shape.size() && logical.size() == root.size(), e->toString(),
+               ": the output's root does not mirror the input [", join(in.shape), "]");
+    ResizedDims r;
+    for (size_t d = 0; d < logical.size(); ++d) {
+      const ir::IterDomain* id = logical[d];
+      r.in_size.push_back(in.shape[d]);
+      if (id == root[d]) {
+        r.left.push_back(0);
+        continue;
+      }
+      auto* resize =
+          id->definition() != nullptr ? id->definition()->dynCast<ir::Resize>() : nullptr;
+      LOOM_CHECK(resize != nullptr && resize->in() == root[d], e->toString(), ": logical ",
+                 id->toString(), " of ", out->toString(), " is neither root ID ",
+                 root[d]->toString(), " nor a Resize of it");
+      r.left.push_back(ee_.evaluateInt(resize->left()));
+    }
+    return r;
+  }
+
+  void handle(ir::SliceOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    std::vector<int64_t> shape = checkedSizes(e, e->out(), "size");
+    ResizedDims r = resizedDims(e, e->out(), in);
+    auto strides = rowMajorStrides(in.shape);
+    int64_t base = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t start = -r.left[d];
+      LOOM_CHECK(start >= 0 && start + shape[d] <= r.in_size[d], "slice: dimension ", d, " of ",
+                 e->out()->toString(), " reads [", start, ", ", start + shape[d], ") of ",
+                 e->in()->toString(), ", whose size there is ", r.in_size[d], " (", e->toString(),
+                 ")");
+      base += start * strides[d];
+    }
+    Buffer out{shape, std::vector<double>(size_t(numelOf(shape)))};
+    forEachIndex(shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
+      out.data[size_t(lin)] = in.data[size_t(base + off[0])];
+    });
+    define(e->out(), std::move(out));
+  }
+
+  void handle(ir::PadOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    std::vector<int64_t> shape = checkedSizes(e, e->out(), "size");
+    ResizedDims r = resizedDims(e, e->out(), in);
+    double value = operand(e->value(), e).scalar;
+    auto in_strides = rowMajorStrides(in.shape);
+    Buffer out{shape, std::vector<double>(size_t(numelOf(shape)), value)};
+    std::vector<int64_t> idx(shape.size(), 0);
+    for (size_t lin = 0; lin < out.data.size(); ++lin) {
+      int64_t src = 0;
+      bool inside = true;
+      for (size_t d = 0; d < shape.size() && inside; ++d) {
+        int64_t i = idx[d] - r.left[d];
+        inside = i >= 0 && i < r.in_size[d];
+        src += i * in_strides[d];
+      }
+      if (inside) out.data[lin] = in.data[size_t(src)];
+      for (size_t d = shape.size(); d-- > 0;) {
+        if (++idx[d] < shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+    define(e->out(), std::move(out));
+  }
+
+  void handle(ir::CatOp* e) override {
+    const TensorView* out = e->out();
+    std::vector<int64_t> shape = checkedSizes(e, out, "size");
+    const auto dim = size_t(e->dim());
+    LOOM_CHECK(dim < shape.size(), e->toString(), ": dim ", dim, " is out of range for ",
+               out->toString(), " of rank ", shape.size());
+    // Input k covers [begin[k], begin[k] + size[k]) along dim.
+    std::vector<int64_t> begin, size;
+    int64_t next = 0;
+    for (size_t k = 0; k < e->numInputs(); ++k) {
+      const ir::Resize* resize = e->inputResize(k);
+      LOOM_CHECK(resize != nullptr, e->toString(), ": input ", e->in(k)->toString(),
+                 " is not padded along dimension ", dim,
+                 " (a CatOp reads each input's range "
+                 "from the Resize of its PadOp)");
+      const auto* pad = e->in(k)->definition();
+      const TensorView* orig =
+          pad != nullptr && pad->isA<ir::PadOp>() ? pad->as<ir::PadOp>()->in() : e->in(k);
+      const Buffer& b = bufferOf(e->in(k), e);
+      LOOM_CHECK(b.shape.size() == shape.size(), e->toString(), ": input ", e->in(k)->toString(),
+                 " has rank ", b.shape.size(), " but ", out->toString(), " has rank ",
+                 shape.size());
+      for (size_t d = 0; d < shape.size(); ++d) {
+        LOOM_CHECK(b.shape[d] == shape[d], "cat: input ", k, " (", orig->toString(), ") has size ",
+                   d == dim ? "(padded) " : "", b.shape[d], " at dimension ", d, " but ",
+                   out->toString(), " has size ", shape[d],
+                   d == dim ? "" : " there; only the cat dimension may differ", " (", e->toString(),
+                   ")");
+      }
+      begin.push_back(ee_.evaluateInt(resize->left()));
+      size.push_back(ee_.extentOf(resize->in(), e->in(k)));
+      LOOM_CHECK(begin.back() == next, e->toString(), ": input ", k, " starts at ", begin.back(),
+                 " along dimension ", dim, " but the inputs before it end at ", next);
+      next += size.back();
+    }
+    LOOM_CHECK(next == shape[dim], e->toString(), ": the inputs cover ", next,
+               " elements along dimension ", dim, " but ", out->toString(), " has ", shape[dim]);
+    // which[i]: the input that holds output index i along dim.
+    std::vector<size_t> which(static_cast<size_t>(shape[dim]), 0);
+    for (size_t k = 0; k < begin.size(); ++k) {
+      for (int64_t i = begin[k]; i < begin[k] + size[k]; ++i) which[size_t(i)] = k;
+    }
+    std::vector<const Buffer*> ins;
+    for (size_t k = 0; k < e->numInputs(); ++k) ins.push_back(&bufferOf(e->in(k), e));
+    Buffer result{shape, std::vector<double>(size_t(numelOf(shape)))};
+    const int64_t dim_stride = rowMajorStrides(shape)[dim];
+    for (size_t lin = 0; lin < result.data.size(); ++lin) {
+      auto i = size_t((int64_t(lin) / dim_stride) % shape[dim]);
+      result.data[lin] = ins[which[i]]->data[lin];
+    }
+    define(out, std::move(result));
+  }
+
+  void handle(ir::FullOp* e) override {
+    std::vector<int64_t> shape = checkedSizes(e, e->out(), "size");
+    double value = operand(e->value(), e).scalar;
+    define(e->out(), Buffer{shape, std::vector<double>(size_t(numelOf(shape)), value)});
+  }
+
+  void handle(ir::IotaOp* e) override {
+    std::vector<int64_t> shape = checkedSizes(e, e->out(), "length");
+    LOOM_CHECK(shape.size() == 1, e->toString(), ": ", e->out()->toString(), " has rank ",
+               shape.size(), "; iota makes 1-D tensors");
+    double start = operand(e->start(), e).scalar;
+    double step = operand(e->step(), e).scalar;
+    Buffer b{shape, std::vector<double>(size_t(shape[0]))};
+    for (int64_t i = 0; i < shape[0]; ++i) b.data[size_t(i)] = start + double(i) * step;
     define(e->out(), std::move(b));
   }
 
@@ -443,6 +603,7 @@ class Runner : public ir::ExprVisitor {
 
   void handle(ir::Split* /*e*/) override {}  // schedules do not change semantics
   void handle(ir::Merge* /*e*/) override {}
+  void handle(ir::Resize* /*e*/) override {}  // read by SliceOp, PadOp and CatOp
 
   void handleDefault(ir::Expr* e) override {
     LOOM_THROW("the reference evaluator does not support ", e->toString());

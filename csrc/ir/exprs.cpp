@@ -2,9 +2,13 @@
 // Math exprs: constructors, clones, names and attribute comparison.
 #include "loom/ir/exprs.h"
 
+#include <algorithm>
+
 #include "loom/ir/cloner.h"
+#include "loom/ir/iter_domain.h"
 #include "loom/ir/scalar.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/ir/transforms.h"
 
 namespace loom::ir {
 
@@ -131,6 +135,17 @@ ReshapeOp::ReshapeOp(const ReshapeOp* src, IrCloner& c)
 LOOM_DEFINE_CLONE(ReshapeOp)
 TensorView* ReshapeOp::out() const { return output(0)->as<TensorView>(); }
 TensorView* ReshapeOp::in() const { return input(0)->as<TensorView>(); }
+bool ReshapeOp::isDynamic() const {
+  const TensorView* o = out();
+  const auto& root = o->root();
+  if (o->logical().empty()) return !root.empty();  // [s] -> [] (s is 1 at run time)
+  for (const IterDomain* id : o->logical()) {
+    if (std::find(root.begin(), root.end(), id) == root.end() && id->definition() == nullptr) {
+      return true;
+    }
+  }
+  return false;
+}
 std::string ReshapeOp::opName() const { return "reshape"; }
 bool ReshapeOp::sameAttributes(const Expr*) const { return true; }
 
@@ -147,6 +162,73 @@ std::string LoadStoreOp::opName() const { return std::string(opTypeName(op_)); }
 bool LoadStoreOp::sameAttributes(const Expr* other) const {
   return other->as<LoadStoreOp>()->op_ == op_;
 }
+
+// ---- SliceOp
+SliceOp::SliceOp(TensorView* out, TensorView* in) : Expr(NodeKind::SliceOp, {in}, {out}) {}
+SliceOp::SliceOp(const SliceOp* src, IrCloner& c)
+    : Expr(NodeKind::SliceOp, c.clone(src->inputs()), c.clone(src->outputs())) {}
+LOOM_DEFINE_CLONE(SliceOp)
+TensorView* SliceOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* SliceOp::in() const { return input(0)->as<TensorView>(); }
+std::string SliceOp::opName() const { return "slice"; }
+bool SliceOp::sameAttributes(const Expr*) const { return true; }
+
+// ---- PadOp
+PadOp::PadOp(TensorView* out, TensorView* in, Scalar* value)
+    : Expr(NodeKind::PadOp, {in, value}, {out}) {}
+PadOp::PadOp(const PadOp* src, IrCloner& c)
+    : Expr(NodeKind::PadOp, c.clone(src->inputs()), c.clone(src->outputs())) {}
+LOOM_DEFINE_CLONE(PadOp)
+TensorView* PadOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* PadOp::in() const { return input(0)->as<TensorView>(); }
+Scalar* PadOp::value() const { return input(1)->as<Scalar>(); }
+std::string PadOp::opName() const { return "pad"; }
+bool PadOp::sameAttributes(const Expr*) const { return true; }
+
+// ---- CatOp
+namespace {
+std::vector<Val*> asVals(const std::vector<TensorView*>& tvs) {
+  return std::vector<Val*>(tvs.begin(), tvs.end());
+}
+}  // namespace
+CatOp::CatOp(TensorView* out, const std::vector<TensorView*>& inputs, int64_t dim)
+    : Expr(NodeKind::CatOp, asVals(inputs), {out}), dim_(dim) {}
+CatOp::CatOp(const CatOp* src, IrCloner& c)
+    : Expr(NodeKind::CatOp, c.clone(src->inputs()), c.clone(src->outputs())), dim_(src->dim_) {}
+LOOM_DEFINE_CLONE(CatOp)
+TensorView* CatOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* CatOp::in(size_t k) const { return input(k)->as<TensorView>(); }
+const Resize* CatOp::inputResize(size_t k) const {
+  auto ids = TensorDomain::noReductions(in(k)->logical());
+  if (dim_ < 0 || size_t(dim_) >= ids.size() || ids[size_t(dim_)]->definition() == nullptr) {
+    return nullptr;
+  }
+  return ids[size_t(dim_)]->definition()->dynCast<Resize>();
+}
+std::string CatOp::opName() const { return "cat"; }
+bool CatOp::sameAttributes(const Expr* other) const { return other->as<CatOp>()->dim_ == dim_; }
+
+// ---- FullOp
+FullOp::FullOp(TensorView* out, Scalar* value) : Expr(NodeKind::FullOp, {value}, {out}) {}
+FullOp::FullOp(const FullOp* src, IrCloner& c)
+    : Expr(NodeKind::FullOp, c.clone(src->inputs()), c.clone(src->outputs())) {}
+LOOM_DEFINE_CLONE(FullOp)
+TensorView* FullOp::out() const { return output(0)->as<TensorView>(); }
+Scalar* FullOp::value() const { return input(0)->as<Scalar>(); }
+std::string FullOp::opName() const { return "full"; }
+bool FullOp::sameAttributes(const Expr*) const { return true; }
+
+// ---- IotaOp
+IotaOp::IotaOp(TensorView* out, Scalar* start, Scalar* step)
+    : Expr(NodeKind::IotaOp, {start, step}, {out}) {}
+IotaOp::IotaOp(const IotaOp* src, IrCloner& c)
+    : Expr(NodeKind::IotaOp, c.clone(src->inputs()), c.clone(src->outputs())) {}
+LOOM_DEFINE_CLONE(IotaOp)
+TensorView* IotaOp::out() const { return output(0)->as<TensorView>(); }
+Scalar* IotaOp::start() const { return input(0)->as<Scalar>(); }
+Scalar* IotaOp::step() const { return input(1)->as<Scalar>(); }
+std::string IotaOp::opName() const { return "iota"; }
+bool IotaOp::sameAttributes(const Expr*) const { return true; }
 
 #undef LOOM_DEFINE_CLONE
 

@@ -15,7 +15,7 @@
 namespace loom::ir {
 namespace {
 thread_local Fusion* active_fusion = nullptr;
-constexpr size_t kNumKinds = size_t(NodeKind::Merge) + 1;
+constexpr size_t kNumKinds = kNumNodeKinds;
 }  // namespace
 
 Fusion::Fusion() : next_name_(kNumKinds, 0) {}

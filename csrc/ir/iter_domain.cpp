@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// IterDomain, its enums, and the Split/Merge constructors.
+// IterDomain, its enums, and the Split/Merge/Resize constructors.
 #include "loom/ir/iter_domain.h"
 
 #include <array>
@@ -145,6 +145,36 @@ IterDomain* IterDomain::merge(IterDomain* outer, IterDomain* inner, bool rfactor
                                             expanded, rfactor_product);
   IrBuilder::create<Merge>(out, outer, inner);
   return out;
+}
+
+IterDomain* IterDomain::resize(IterDomain* in, Scalar* left, Scalar* right, bool rfactor_product) {
+  LOOM_CHECK(left != nullptr && right != nullptr && isIntegralType(left->dtype()) &&
+                 isIntegralType(right->dtype()),
+             "resize of ", in->toString(), ": the left and right widths must be integers");
+  Scalar* extent = scalar_math::add(scalar_math::add(left, in->logicalExtent()), right);
+  if (auto e = extent->constInt()) {
+    LOOM_CHECK(*e >= 0, "resize of ", in->toString(), " (extent ", in->logicalExtent()->toString(),
+               ") by ", left->toString(), " and ", right->toString(), " gives the negative extent ",
+               *e);
+  }
+  auto* out = IrBuilder::create<IterDomain>(IrBuilder::index(0), extent, IterType::Iteration,
+                                            ParallelType::Serial, nullptr, rfactor_product);
+  IrBuilder::create<Resize>(out, in, left, right);
+  return out;
+}
+
+void IterDomain::concretizeSymbolic(IterType type, Scalar* extent, Scalar* expanded_extent) {
+  LOOM_ASSERT(isSymbolic(), "concretizeSymbolic of ", toString(), ", which is ",
+              iterTypeName(iter_type_));
+  LOOM_ASSERT(type == IterType::Iteration || type == IterType::Broadcast,
+              "a symbolic IterDomain becomes Iteration or Broadcast");
+  LOOM_ASSERT(extent != nullptr && (type != IterType::Broadcast || extent->isConstInt(1)),
+              "a concretized broadcast has the constant extent 1");
+  LOOM_ASSERT(expanded_extent == nullptr || type == IterType::Broadcast,
+              "only broadcast IterDomains have an expanded extent");
+  iter_type_ = type;
+  extent_ = extent;
+  expanded_extent_ = expanded_extent;
 }
 
 std::string IterDomain::toString() const { return "i" + std::to_string(name()); }

@@ -290,10 +290,11 @@ class Parser {
       outs.push_back(parseIdItem());
     } while (accept(","));
     expect("=");
-    const Token& op = expectIdent("split, outer_split or merge");
+    const Token& op = expectIdent("split, outer_split, merge or resize");
     bool is_split = op.text == "split" || op.text == "outer_split";
-    if (!is_split && op.text != "merge") {
-      fail(op, "unknown transform '", op.text, "' (expected split, outer_split or merge)");
+    bool is_resize = op.text == "resize";
+    if (!is_split && !is_resize && op.text != "merge") {
+      fail(op, "unknown transform '", op.text, "' (expected split, outer_split, merge or resize)");
     }
     size_t n_out = is_split ? 2 : 1;
     if (outs.size() != n_out) {
@@ -308,7 +309,13 @@ class Parser {
     expect("(");
     IterDomain* in0 = parseIdRef();
     expect(",");
-    if (is_split) {
+    if (is_resize) {
+      Scalar* left = parseIndexOperand("the left width of resize");
+      expect(",");
+      Scalar* right = parseIndexOperand("the right width of resize");
+      expect(")");
+      make<Resize>(std::nullopt, outs[0], in0, left, right);
+    } else if (is_split) {
       const Token& ftok = peek();
       Scalar* factor = parseScalarOperand();
       if (!isIntegralType(factor->dtype())) fail(ftok, "split factor must be an integer");
@@ -342,7 +349,16 @@ class Parser {
     PendingTensor p = std::move(*pending_);
     pending_.reset();
     const Token& t = *p.tok;
-    if (!p.root.empty()) checkDerived(t, p.root, p.logical, "root", "logical");
+    // A dynamic reshape's logical IDs are fresh (declared here, derived from nothing); the
+    // verifier checks that such a tensor is defined by a reshape.
+    bool fresh_logical =
+        !p.logical.empty() && std::all_of(p.logical.begin(), p.logical.end(), [&](IterDomain* id) {
+          return id->definition() == nullptr &&
+                 std::find(p.root.begin(), p.root.end(), id) == p.root.end();
+        });
+    if (!p.root.empty() && !fresh_logical) {
+      checkDerived(t, p.root, p.logical, "root", "logical");
+    }
     if (p.has_loop) checkDerived(t, p.logical, p.loop, "logical", "loop");
     if (!p.allocation.empty()) checkDerived(t, p.logical, p.allocation, "logical", "allocation");
     if (p.contiguity && !p.allocation.empty()) {
@@ -385,7 +401,7 @@ class Parser {
     for (IterDomain* id : to) {
       if (!seen.count(id)) {
         fail(t, t.text, ": ", to_name, " ID ", idNames_.at(id), " is not derived from the ",
-             from_name, " domain by the split/merge lines of this tensor");
+             from_name, " domain by the split/merge/resize lines of this tensor");
       }
     }
   }
@@ -714,6 +730,16 @@ void Parser::buildCall(const std::vector<Val*>& outs, const Token& line_tok) {
     if (a.val == nullptr || !a.val->isA<Scalar>()) fail(*a.tok, key, " must be a scalar");
     return a.val->as<Scalar>();
   };
+  // A scalar keyword argument that must have the output's dtype (pad value, full value, iota
+  // start and step).
+  auto typedScalarArg = [&](const std::string& key) -> Scalar* {
+    Scalar* v = scalarArg(key);
+    if (v->dtype() != outs[0]->dtype()) {
+      fail(*kw.at(key).tok, key, " of ", name, " is ", dataTypeName(v->dtype()), " but ",
+           line_tok.text, " is declared ", dataTypeName(outs[0]->dtype()));
+    }
+    return v;
+  };
   auto flagsArg = [&]() -> std::vector<bool> {
     const Arg& a = kw.at("flags");
     if (!a.flags) fail(*a.tok, "flags must be a list such as [true, false]");
@@ -761,6 +787,31 @@ void Parser::buildCall(const std::vector<Val*>& outs, const Token& line_tok) {
   } else if (name == "set") {
     need(1, 1, {});
     make<LoadStoreOp>(none, LoadStoreOpType::Set, tensorOut(0), tensorIn(pos[0]));
+  } else if (name == "slice") {
+    need(1, 1, {});
+    make<SliceOp>(none, tensorOut(0), tensorIn(pos[0]));
+  } else if (name == "pad") {
+    need(1, 1, {"value"});
+    make<PadOp>(none, tensorOut(0), tensorIn(pos[0]), typedScalarArg("value"));
+  } else if (name == "cat") {
+    if (pos.empty()) fail(op, "cat takes at least one operand, got 0");
+    need(pos.size(), 1, {"dim"});
+    std::vector<TensorView*> ins;
+    for (const Arg& a : pos) ins.push_back(tensorIn(a));
+    const Arg& d = kw.at("dim");
+    auto dim =
+        d.val != nullptr && d.val->isA<Scalar>() ? d.val->as<Scalar>()->constInt() : std::nullopt;
+    if (!dim || !isIntegralType(d.val->dtype()) || *dim < 0) {
+      fail(*d.tok, "dim must be a non-negative integer constant");
+    }
+    fusion_->removeVal(d.val);  // the constant is an attribute, not a node of the fusion
+    make<CatOp>(none, tensorOut(0), ins, *dim);
+  } else if (name == "full") {
+    need(0, 1, {"value"});
+    make<FullOp>(none, tensorOut(0), typedScalarArg("value"));
+  } else if (name == "iota") {
+    need(0, 1, {"start", "step"});
+    make<IotaOp>(none, tensorOut(0), typedScalarArg("start"), typedScalarArg("step"));
   } else {
     fail(op, "unknown op '", name, "'");
   }

@@ -2,9 +2,9 @@
 // The .fus printer: canonical names, then four sections (header, scalars, tensors, math).
 //
 // Every tensor is one declaration line (dtype, memory type, logical domain, attributes) followed
-// by indented lines for its root / allocation / loop domains and the Split/Merge exprs between
-// them. An IterDomain is declared (with extent and types, `i4{s1, TIDx}`) the first time it is
-// printed and referred to by name afterwards, so the reader sees each ID's details once, where
+// by indented lines for its root / allocation / loop domains and the Split/Merge/Resize exprs
+// between them. An IterDomain is declared (with extent and types, `i4{s1, TIDx}`) the first time it
+// is printed and referred to by name afterwards, so the reader sees each ID's details once, where
 // it first matters. Names are assigned in print order, which depends only on the fusion's
 // structure; that is what makes print(parse(print(f))) == print(f).
 #include "loom/ir/printer.h"
@@ -42,7 +42,9 @@ std::string literal(const Scalar* s) {
   return std::string(dataTypeName(s->dtype())) + "(" + v + ")";
 }
 
-bool isTransform(const Expr* e) { return e != nullptr && (e->isA<Split>() || e->isA<Merge>()); }
+bool isTransform(const Expr* e) {
+  return e != nullptr && (e->isA<Split>() || e->isA<Merge>() || e->isA<Resize>());
+}
 
 std::string pad(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
@@ -109,7 +111,7 @@ class Printer {
   }
 
  private:
-  // Split/Merge exprs of one tensor, producers first: root -> logical, then logical ->
+  // Split/Merge/Resize exprs of one tensor, producers first: root -> logical, then logical ->
   // allocation and loop. Exprs already printed with an earlier tensor (shared IDs) are skipped.
   std::vector<Expr*> planTransforms(TensorView* tv) {
     std::vector<Expr*> out;
@@ -265,6 +267,9 @@ class Printer {
     for (Expr* e : transforms) {
       os << indent << refs(e->outputs()) << " = " << e->opName() << "(" << refs(e->inputs());
       if (auto* split = e->dynCast<Split>()) os << ", " << ref(split->factor());
+      if (auto* resize = e->dynCast<Resize>()) {
+        os << ", " << ref(resize->left()) << ", " << ref(resize->right());
+      }
       os << ")\n";
     }
   }
@@ -272,7 +277,16 @@ class Printer {
   // "op(args)" of a math or scalar expr.
   std::string call(Expr* e) {
     std::string args = refs(e->inputs());
-    if (auto* u = e->dynCast<UnaryOp>(); u != nullptr && u->opType() == UnaryOpType::Cast) {
+    // Exprs whose scalar inputs are printed as keyword arguments.
+    if (auto* p = e->dynCast<PadOp>()) {
+      args = ref(p->in()) + ", value=" + ref(p->value());
+    } else if (auto* f = e->dynCast<FullOp>()) {
+      args = "value=" + ref(f->value());
+    } else if (auto* io = e->dynCast<IotaOp>()) {
+      args = "start=" + ref(io->start()) + ", step=" + ref(io->step());
+    } else if (auto* c = e->dynCast<CatOp>()) {
+      args += ", dim=" + std::to_string(c->dim());
+    } else if (auto* u = e->dynCast<UnaryOp>(); u != nullptr && u->opType() == UnaryOpType::Cast) {
       args += ", " + std::string(dataTypeName(u->out()->dtype()));
     } else if (auto* r = e->dynCast<ReductionOp>()) {
       args += ", init=" + ref(r->init());

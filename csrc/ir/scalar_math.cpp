@@ -2,6 +2,8 @@
 // Constant-folding arithmetic on index Scalars.
 #include "loom/ir/scalar_math.h"
 
+#include <algorithm>
+
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
 
@@ -25,6 +27,7 @@ Scalar* add(Scalar* a, Scalar* b) {
 
 Scalar* sub(Scalar* a, Scalar* b) {
   if (b->isConstInt(0)) return a;
+  if (a == b) return IrBuilder::index(0);
   if (auto x = a->constInt(), y = b->constInt(); x && y) return IrBuilder::index(*x - *y);
   return build(BinaryOpType::Sub, a, b);
 }
@@ -57,6 +60,33 @@ Scalar* ceilDiv(Scalar* a, Scalar* b) {
     return IrBuilder::index((*x + *y - 1) / *y);
   }
   return build(BinaryOpType::CeilDiv, a, b);
+}
+
+Scalar* max(Scalar* a, Scalar* b) {
+  if (a == b) return a;
+  if (auto x = a->constInt(), y = b->constInt(); x && y) return IrBuilder::index(std::max(*x, *y));
+  return build(BinaryOpType::Max, a, b);
+}
+
+Scalar* min(Scalar* a, Scalar* b) {
+  if (a == b) return a;
+  if (auto x = a->constInt(), y = b->constInt(); x && y) return IrBuilder::index(std::min(*x, *y));
+  return build(BinaryOpType::Min, a, b);
+}
+
+Scalar* lt(Scalar* a, Scalar* b) {
+  if (auto x = a->constInt(), y = b->constInt(); x && y) return IrBuilder::constant(*x < *y);
+  Scalar* out = IrBuilder::symbolic(DataType::Bool);
+  IrBuilder::create<BinaryOp>(BinaryOpType::Lt, out, a, b);
+  return out;
+}
+
+Scalar* where(Scalar* cond, Scalar* a, Scalar* b) {
+  if (a == b) return a;
+  if (cond->isConst()) return cond->constInt().value_or(0) != 0 ? a : b;
+  Scalar* out = IrBuilder::symbolic(kIndexType);
+  IrBuilder::create<TernaryOp>(TernaryOpType::Where, out, cond, a, b);
+  return out;
 }
 
 }  // namespace loom::ir::scalar_math

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Split and Merge exprs.
+// Split, Merge and Resize exprs.
 #include "loom/ir/transforms.h"
 
 #include "loom/ir/cloner.h"
@@ -35,5 +35,18 @@ IterDomain* Merge::outer() const { return input(0)->as<IterDomain>(); }
 IterDomain* Merge::inner() const { return input(1)->as<IterDomain>(); }
 std::string Merge::opName() const { return "merge"; }
 bool Merge::sameAttributes(const Expr*) const { return true; }
+
+Resize::Resize(IterDomain* out, IterDomain* in, Scalar* left, Scalar* right)
+    : Expr(NodeKind::Resize, {in}, {out}), left_(left), right_(right) {}
+Resize::Resize(const Resize* src, IrCloner& c)
+    : Expr(NodeKind::Resize, c.clone(src->inputs()), c.clone(src->outputs())),
+      left_(c.clone(src->left_)),
+      right_(c.clone(src->right_)) {}
+Statement* Resize::cloneInto(IrCloner& cloner) const { return new Resize(this, cloner); }
+IterDomain* Resize::in() const { return input(0)->as<IterDomain>(); }
+IterDomain* Resize::out() const { return output(0)->as<IterDomain>(); }
+std::vector<Val*> Resize::attributeVals() const { return {left_, right_}; }
+std::string Resize::opName() const { return "resize"; }
+bool Resize::sameAttributes(const Expr*) const { return true; }
 
 }  // namespace loom::ir

@@ -18,15 +18,17 @@ std::string idList(const std::vector<IterDomain*>& ids) {
   return "[" + join(names) + "]";
 }
 
-// IDs reachable from `from` by applying Split/Merge exprs whose inputs are all reachable.
-std::unordered_set<const IterDomain*> reachableFrom(const std::vector<IterDomain*>& from) {
+// IDs reachable from `from` by applying Split/Merge exprs (and Resize with `resize`) whose inputs
+// are all reachable.
+std::unordered_set<const IterDomain*> reachableFrom(const std::vector<IterDomain*>& from,
+                                                    bool resize) {
   std::unordered_set<const IterDomain*> seen(from.begin(), from.end());
   std::vector<const IterDomain*> work(from.begin(), from.end());
   while (!work.empty()) {
     const IterDomain* id = work.back();
     work.pop_back();
     for (Expr* use : id->uses()) {
-      if (!use->isA<Split>() && !use->isA<Merge>()) continue;
+      if (!use->isA<Split>() && !use->isA<Merge>() && !(resize && use->isA<Resize>())) continue;
       bool ready = std::all_of(use->inputs().begin(), use->inputs().end(), [&](Val* v) {
         return seen.count(v->as<IterDomain>()) != 0;
       });
@@ -41,8 +43,9 @@ std::unordered_set<const IterDomain*> reachableFrom(const std::vector<IterDomain
 }
 
 void checkDerived(const TensorView* tv, const std::vector<IterDomain*>& from,
-                  const std::vector<IterDomain*>& to, const char* from_name, const char* to_name) {
-  auto reach = reachableFrom(from);
+                  const std::vector<IterDomain*>& to, const char* from_name, const char* to_name,
+                  bool resize = false) {
+  auto reach = reachableFrom(from, resize);
   for (auto* id : to) {
     LOOM_ASSERT(reach.count(id), tv->toString(), ": ", to_name, " ID ", id->toString(),
                 " of ", idList(to), " is not derived from the ", from_name, " domain ",
@@ -53,7 +56,22 @@ void checkDerived(const TensorView* tv, const std::vector<IterDomain*>& from,
 void verifyTensor(const TensorView* tv) {
   const TensorDomain* td = tv->domain();
   LOOM_ASSERT(td->fusion() == tv->fusion(), tv->toString(), "'s domain is in another fusion");
-  if (td->hasRoot()) checkDerived(tv, td->root(), td->logical(), "root", "logical");
+  // Logical derives from root through Split/Merge/Resize, except in a dynamic reshape, whose
+  // logical IDs are fresh (concretization derives them). Loop and allocation derive from logical
+  // through Split/Merge only.
+  auto* reshape = tv->definition() != nullptr ? tv->definition()->dynCast<ReshapeOp>() : nullptr;
+  if (reshape != nullptr && reshape->isDynamic()) {
+    const auto& root = td->root();
+    for (auto* id : td->logical()) {
+      bool fresh =
+          id->definition() == nullptr && std::find(root.begin(), root.end(), id) == root.end();
+      LOOM_ASSERT(fresh, tv->toString(), ": logical ID ", id->toString(),
+                  " of the dynamic reshape output ", idList(td->logical()),
+                  " must be a fresh ID (no transform from the root domain ", idList(root), ")");
+    }
+  } else if (td->hasRoot()) {
+    checkDerived(tv, td->root(), td->logical(), "root", "logical", /*resize=*/true);
+  }
   checkDerived(tv, td->logical(), td->loop(), "logical", "loop");
   if (td->hasAllocation()) {
     checkDerived(tv, td->logical(), td->allocation(), "logical", "allocation");

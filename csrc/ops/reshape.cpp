@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // reshape: a row-major reshape built as merges and splits from the output's root to its logical
-// domain.
+// domain; with symbolic sizes a dynamic ReshapeOp that concretization makes static later.
 //
 // Size-1 dimensions are handled outside the ReshapeOp: size-1 input dims are squeezed first and
 // size-1 output dims broadcast afterwards, so the core reshape sees only sizes > 1. The core walks
@@ -8,11 +8,15 @@
 // match ([2,3,4] -> [6,4] gives the groups {2,3}->{6} and {4}->{4}). A group merges its input dims
 // into one ID and then splits off its output dims from the inside (inner splits by the constant
 // output sizes), so [2,3,4] -> [4,6] is merge(merge(2,3),4) = 24, split by 6 -> [4, 6].
+// Concretization (segmenter/concretize.h) runs the same grouping on runtime sizes and splits by
+// the size Scalars (reshapeGroups, reshapeByGroups).
+#include <algorithm>
 #include <functional>
 #include <numeric>
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/scalar_math.h"
 #include "loom/ops/shape.h"
 #include "ops/utils.h"
 
@@ -26,12 +30,11 @@ int64_t product(const std::vector<int64_t>& v) {
   return std::accumulate(v.begin(), v.end(), int64_t(1), std::multiplies<>());
 }
 
-// Reshapes x (all sizes > 1, equal products) with one ReshapeOp.
-TensorView* reshapeCore(TensorView* x, const std::vector<int64_t>& in,
-                        const std::vector<int64_t>& out) {
-  auto root = detail::freshIds(detail::dims(x));
-  LOOM_ASSERT(root.size() == in.size());
-  std::vector<IterDomain*> logical;
+}  // namespace
+
+std::vector<ReshapeGroup> reshapeGroups(const std::vector<int64_t>& in,
+                                        const std::vector<int64_t>& out) {
+  std::vector<ReshapeGroup> groups;
   size_t i = 0;
   size_t j = 0;
   while (j < out.size()) {
@@ -49,18 +52,31 @@ TensorView* reshapeCore(TensorView* x, const std::vector<int64_t>& in,
         pout *= out[j++];
       }
     }
-    IterDomain* merged = root[i0];
-    for (size_t k = i0 + 1; k < i; ++k) merged = IterDomain::merge(merged, root[k], true);
+    groups.push_back({int64_t(i0), int64_t(i), int64_t(j0), int64_t(j)});
+  }
+  LOOM_ASSERT(i == in.size(), "reshape groups left input dimensions over");
+  return groups;
+}
+
+TensorView* reshapeByGroups(TensorView* x, const std::vector<ReshapeGroup>& groups,
+                            const std::vector<Scalar*>& out_sizes) {
+  auto root = detail::freshIds(detail::dims(x));
+  std::vector<IterDomain*> logical;
+  for (const ReshapeGroup& g : groups) {
+    IterDomain* merged = root[size_t(g.in_begin)];
+    for (int64_t k = g.in_begin + 1; k < g.in_end; ++k) {
+      merged = IterDomain::merge(merged, root[size_t(k)], true);
+    }
     std::vector<IterDomain*> pieces;  // innermost first
-    for (size_t k = j - 1; k > j0; --k) {
-      auto [outer, inner] = IterDomain::split(merged, IrBuilder::index(out[k]), true, true);
+    for (int64_t k = g.out_end - 1; k > g.out_begin; --k) {
+      auto [outer, inner] = IterDomain::split(merged, out_sizes.at(size_t(k)), true, true);
       pieces.push_back(inner);
       merged = outer;
     }
     pieces.push_back(merged);
     logical.insert(logical.end(), pieces.rbegin(), pieces.rend());
   }
-  LOOM_ASSERT(i == in.size(), "reshape groups left input dimensions over");
+  LOOM_ASSERT(logical.size() == out_sizes.size(), "reshape groups do not cover the output");
   auto* td = IrBuilder::create<ir::TensorDomain>(root, logical, std::vector<IterDomain*>{},
                                                  std::vector<IterDomain*>{});
   auto* result = IrBuilder::create<TensorView>(td, x->dtype());
@@ -68,16 +84,12 @@ TensorView* reshapeCore(TensorView* x, const std::vector<int64_t>& in,
   return result;
 }
 
-}  // namespace
-
 TensorView* reshape(TensorView* x, const std::vector<int64_t>& new_sizes) {
   auto in_ids = detail::dims(x);
   std::vector<int64_t> in_sizes;
   for (size_t i = 0; i < in_ids.size(); ++i) {
     auto s = detail::constSize(in_ids[i]);
-    LOOM_CHECK(s.has_value(), "reshape: ", x->toString(), " ", detail::shapeString(x),
-               " has the symbolic extent ", in_ids[i]->logicalExtent()->toString(),
-               " at dimension ", i, "; reshape needs constant input extents");
+    if (!s.has_value()) return reshape(x, SizeList(new_sizes));  // a dynamic reshape
     in_sizes.push_back(*s);
   }
   const int64_t numel = product(in_sizes);
@@ -126,8 +138,84 @@ TensorView* reshape(TensorView* x, const std::vector<int64_t>& new_sizes) {
     out_ones.push_back(s == 1);
     if (s != 1) core_out.push_back(s);
   }
-  if (core_in != core_out) core = reshapeCore(core, core_in, core_out);
+  if (core_in != core_out) {
+    std::vector<Scalar*> factors;
+    for (int64_t size : core_out) factors.push_back(IrBuilder::index(size));
+    core = reshapeByGroups(core, reshapeGroups(core_in, core_out), factors);
+  }
   return broadcast(core, out_ones);
+}
+
+TensorView* reshape(TensorView* x, std::initializer_list<Size> new_sizes) {
+  return reshape(x, SizeList(new_sizes));
+}
+
+TensorView* reshape(TensorView* x, const SizeList& new_sizes) {
+  auto in_ids = detail::dims(x);
+  bool static_input = std::all_of(in_ids.begin(), in_ids.end(), [](const IterDomain* id) {
+    return detail::constSize(id).has_value();
+  });
+  auto constants = new_sizes.constants();
+  if (static_input && constants) return reshape(x, *constants);
+
+  // A dynamic reshape: the output's logical IDs carry the sizes and are derived from nothing.
+  int64_t inferred = -1;
+  for (size_t i = 0; i < new_sizes.size(); ++i) {
+    auto c = new_sizes[i].constant();
+    if (!c) continue;
+    if (*c == -1) {
+      LOOM_CHECK(inferred < 0, "reshape: only one size may be -1 in ", new_sizes.toString(),
+                 " (reshaping ", x->toString(), ")");
+      inferred = int64_t(i);
+      continue;
+    }
+    LOOM_CHECK(*c >= 0, "reshape: invalid size ", *c, " at dimension ", i, " of ",
+               new_sizes.toString(), " (reshaping ", x->toString(), ")");
+  }
+  std::vector<Scalar*> sizes;
+  for (const Size& s : new_sizes) sizes.push_back(s.toScalar());
+  if (inferred >= 0) {
+    Scalar* known = IrBuilder::index(1);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (int64_t(i) != inferred) known = ir::scalar_math::mul(known, sizes[i]);
+    }
+    LOOM_CHECK(!known->isConstInt(0), "reshape: cannot infer the -1 in ", new_sizes.toString(),
+               " for ", x->toString(), " ", detail::shapeString(x),
+               ": the other sizes have zero elements, so any size fits");
+    Scalar* numel = IrBuilder::index(1);
+    for (IterDomain* id : in_ids) numel = ir::scalar_math::mul(numel, id->logicalExtent());
+    auto n = numel->constInt();
+    auto k = known->constInt();
+    LOOM_CHECK(!n || !k || *n % *k == 0, "reshape: cannot infer the -1 in ", new_sizes.toString(),
+               " for ", x->toString(), " ", detail::shapeString(x), " with ", *n, " elements");
+    // max(known, 1): a product that is 0 at run time is reported as an element-count mismatch
+    // (by the evaluator or concretization), not as a division by zero.
+    sizes[size_t(inferred)] =
+        ir::scalar_math::div(numel, ir::scalar_math::max(known, IrBuilder::index(1)));
+  }
+  // Requesting the input's own extents is a copy.
+  if (sizes.size() == in_ids.size()) {
+    bool same = true;
+    for (size_t i = 0; same && i < sizes.size(); ++i) {
+      Scalar* e = in_ids[i]->logicalExtent();
+      same = sizes[i] == e || (sizes[i]->constInt() && sizes[i]->constInt() == e->constInt());
+    }
+    if (same) return set(x);
+  }
+  std::vector<IterDomain*> logical;
+  for (Scalar* size : sizes) {
+    if (size->isConstInt(1)) {
+      logical.push_back(IterDomain::create(IrBuilder::index(1), ir::IterType::Broadcast));
+    } else {
+      logical.push_back(IterDomain::create(
+          size, size->isConst() ? ir::IterType::Iteration : ir::IterType::Symbolic));
+    }
+  }
+  auto* td = IrBuilder::create<ir::TensorDomain>(
+      detail::freshIds(in_ids), logical, std::vector<IterDomain*>{}, std::vector<IterDomain*>{});
+  auto* result = IrBuilder::create<TensorView>(td, x->dtype());
+  IrBuilder::create<ir::ReshapeOp>(result, x);
+  return result;
 }
 
 }  // namespace loom::ops

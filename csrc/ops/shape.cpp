@@ -137,12 +137,62 @@ TensorView* expand(TensorView* x, const std::vector<int64_t>& sizes) {
                                                       ir::ParallelType::Serial, expanded));
       continue;
     }
+    if (id->isSymbolic()) {  // a broadcast at run time when it is 1: see the SizeList overload
+      out_ids.push_back(IterDomain::create(IrBuilder::index(want), IterType::Symbolic));
+      continue;
+    }
     auto have = detail::constSize(id);
     LOOM_CHECK(!have || *have == want, "expand: dimension ", i, " of ", x->toString(), " ",
                detail::shapeString(x), " has size ", *have,
                " and is not a broadcast dimension; it cannot be expanded to ", want,
                " (only size-1 dimensions expand; use -1 to keep it)");
     out_ids.push_back(detail::freshId(id));
+  }
+  TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
+  IrBuilder::create<ir::ExpandOp>(out, x);
+  return out;
+}
+
+TensorView* expand(TensorView* x, std::initializer_list<Size> sizes) {
+  return expand(x, SizeList(sizes));
+}
+
+TensorView* expand(TensorView* x, const SizeList& sizes) {
+  if (auto constants = sizes.constants()) return expand(x, *constants);
+  const int64_t rank = x->rank();
+  const auto n = int64_t(sizes.size());
+  LOOM_CHECK(n >= rank, "expand: ", x->toString(), " ", detail::shapeString(x), " has rank ", rank,
+             " but only ", n, " sizes were given ", sizes.toString());
+  if (n > rank) {
+    std::vector<bool> flags(size_t(n), false);
+    for (int64_t i = 0; i < n - rank; ++i) flags[size_t(i)] = true;
+    x = broadcast(x, flags);
+  }
+  auto in_ids = detail::dims(x);
+  std::vector<IterDomain*> out_ids;
+  for (size_t i = 0; i < in_ids.size(); ++i) {
+    IterDomain* id = in_ids[i];
+    const Size& want = sizes[i];
+    auto c = want.constant();
+    LOOM_CHECK(!c || *c >= -1, "expand: size ", *c, " for dimension ", i, " of ", x->toString(),
+               " is negative");
+    if (c == -1) {
+      out_ids.push_back(detail::freshId(id));
+    } else if (id->isBroadcast()) {
+      Scalar* expanded = c == 1 ? nullptr : want.toScalar();
+      out_ids.push_back(IrBuilder::create<IterDomain>(
+          id->start(), id->extent(), IterType::Broadcast, ir::ParallelType::Serial, expanded));
+    } else if (id->isSymbolic()) {
+      // 1 at run time: a broadcast expanded to `want`; otherwise it must already have that size.
+      out_ids.push_back(IterDomain::create(want.toScalar(), IterType::Symbolic));
+    } else {
+      auto have = detail::constSize(id);
+      LOOM_CHECK(!have || !c || *have == *c, "expand: dimension ", i, " of ", x->toString(), " ",
+                 detail::shapeString(x), " has size ", *have,
+                 " and is not a broadcast dimension; it cannot be expanded to ", *c,
+                 " (only size-1 dimensions expand; use -1 to keep it)");
+      out_ids.push_back(detail::freshId(id));
+    }
   }
   TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
   IrBuilder::create<ir::ExpandOp>(out, x);

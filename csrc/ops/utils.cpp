@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "loom/ir/exprs.h"
 #include "loom/ir/scalar_math.h"
 #include "loom/support/strings.h"
 
@@ -77,8 +78,9 @@ std::vector<IterDomain*> broadcastOutputIds(const std::vector<TensorView*>& tens
   std::vector<IterDomain*> out;
   out.reserve(rank);
   for (size_t pos = 0; pos < rank; ++pos) {
-    // The operand that decides the output: a non-broadcast ID with a constant extent beats one
-    // with a symbolic extent; among all-broadcast positions, an expanded one wins.
+    // The operand that decides the output: a non-broadcast ID beats a broadcast, an Iteration ID
+    // a Symbolic one, and one with a constant extent one with a symbolic extent; among
+    // all-broadcast positions, an expanded one wins.
     const IterDomain* chosen = nullptr;
     size_t chosen_tv = 0;
     bool all_broadcast = true;
@@ -102,6 +104,8 @@ std::vector<IterDomain*> broadcastOutputIds(const std::vector<TensorView*>& tens
         if (chosen == nullptr) return true;
         if (chosen->isBroadcast() != bcast) return !bcast;
         if (bcast) return !chosen->hasExpandedExtent() && id->hasExpandedExtent();
+        // An Iteration ID beats a Symbolic one (which may be a broadcast at run time).
+        if (chosen->isSymbolic() != id->isSymbolic()) return chosen->isSymbolic();
         return !chosen->extent()->isConst() && id->extent()->isConst();
       };
       if (better()) {
@@ -125,6 +129,21 @@ Scalar* numElements(const TensorView* x, const std::vector<int64_t>& axes) {
   Scalar* n = ir::IrBuilder::index(1);
   for (int64_t a : axes) n = ir::scalar_math::mul(n, ids.at(size_t(a))->logicalExtent());
   return n;
+}
+
+Scalar* castScalar(Scalar* s, DataType dtype) {
+  if (s->dtype() == dtype) return s;
+  if (s->isConst()) return ir::IrBuilder::constant(s->value(), dtype);
+  Scalar* out = ir::IrBuilder::symbolic(dtype);
+  ir::IrBuilder::create<ir::UnaryOp>(ir::UnaryOpType::Cast, out, s);
+  return out;
+}
+
+Scalar* scalarOperand(const Val* v, DataType dtype, std::string_view op, std::string_view what) {
+  LOOM_CHECK(v != nullptr && v->isA<Scalar>(), op, ": ", what,
+             " must be a number or a Scalar, got ",
+             v != nullptr ? v->toString() : std::string("nullptr"));
+  return castScalar(const_cast<Scalar*>(v->as<Scalar>()), dtype);
 }
 
 }  // namespace loom::ops::detail

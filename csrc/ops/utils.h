@@ -17,6 +17,7 @@ using ir::IterDomain;
 using ir::IterType;
 using ir::Scalar;
 using ir::TensorView;
+using ir::Val;
 
 /// A new serial IterDomain with `id`'s start and extents and the given type, no definition, not an
 /// rFactor product. An expanded extent is kept only when `type` is Broadcast.
@@ -56,5 +57,13 @@ std::vector<IterDomain*> broadcastOutputIds(const std::vector<TensorView*>& tens
 
 /// Product of the user-visible extents of the given dims of x (an index Scalar, folded).
 Scalar* numElements(const TensorView* x, const std::vector<int64_t>& axes);
+
+/// `s` converted to `dtype`: itself when the dtype matches, a new constant for a constant, a
+/// scalar Cast otherwise.
+Scalar* castScalar(Scalar* s, DataType dtype);
+
+/// The Scalar of a scalar operand (a number or a Scalar node) converted to `dtype`; a tensor is
+/// a UserError naming `op` and `what` ("the pad value").
+Scalar* scalarOperand(const Val* v, DataType dtype, std::string_view op, std::string_view what);
 
 }  // namespace loom::ops::detail

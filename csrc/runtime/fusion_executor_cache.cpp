@@ -3,6 +3,7 @@
 #include "loom/runtime/fusion_executor_cache.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <iostream>
 
@@ -113,7 +114,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
 
     PhaseTimer timer(dump.has(DumpOption::CompileTime), "segment " + std::to_string(seg.id));
     std::unique_ptr<ir::Fusion> scheduled = seg.fusion.fusion->clone();
-    scheduler::schedulerFor(seg.schedulerType).schedule(*scheduled, *seg.params);
+    scheduler::applyScheduler(scheduler::schedulerFor(seg.schedulerType), *scheduled, *seg.params);
     timer.mark("clone + schedule");
     if (dump.has(DumpOption::FusionIrScheduled)) {
       std::cout << "segment " << seg.id << " scheduled:\n" << ir::printFusion(*scheduled);
@@ -216,6 +217,8 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
     : fusion_(std::move(fusion)), options_(options) {
   LOOM_CHECK(fusion_ != nullptr, "FusionExecutorCache needs a fusion");
   options_.backend = exec::resolveBackend(options_.backend);
+  dynamic_ = segmenter::hasDynamicReshape(*fusion_);
+  scalar_sizes_ = segmenter::sizesDependOnScalarInputs(*fusion_);
 }
 
 std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> args) {
@@ -229,7 +232,8 @@ std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> arg
   return outs;
 }
 
-const ir::Fusion& FusionExecutorCache::contiguityVariant(std::span<const eval::Argument> args) {
+const FusionExecutorCache::Variant& FusionExecutorCache::contiguityVariant(
+    std::span<const eval::Argument> args) {
   // The flags the strides prove, per tensor input (bindInputs reports wrong ranks later).
   std::vector<ir::Contiguity> flags(fusion_->inputs().size());
   std::vector<int64_t> pattern;
@@ -241,19 +245,33 @@ const ir::Fusion& FusionExecutorCache::contiguityVariant(std::span<const eval::A
     for (const std::optional<bool>& c : flags[i]) pattern.push_back(c.has_value() ? *c : 2);
     pattern.push_back(-int64_t(i) - 1);
   }
-  for (const auto& [p, variant] : variants_) {
-    if (p == pattern) return *variant;
+  segmenter::Concretization concretization;
+  if (dynamic_) concretization = segmenter::concretizationFor(*fusion_, args);
+  for (const Variant& v : variants_) {
+    if (v.pattern == pattern && v.concretization == concretization) return v;
   }
   std::unique_ptr<ir::Fusion> variant = fusion_->clone();
   for (size_t i = 0; i < flags.size(); ++i) {
     if (!flags[i].empty()) variant->inputs()[i]->as<ir::TensorView>()->setContiguity(flags[i]);
   }
-  variants_.emplace_back(std::move(pattern), std::move(variant));
-  return *variants_.back().second;
+  if (dynamic_) segmenter::concretizeFusion(*variant, args);
+  variants_.push_back({std::move(pattern), std::move(concretization), std::move(variant)});
+  return variants_.back();
 }
 
 std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argument> args) {
   key_.assign(args);
+  if (scalar_sizes_) {
+    // Sizes (and so concretizations and heuristics) depend on the scalar arguments' values.
+    for (const eval::Argument& a : args) {
+      if (const auto* i = std::get_if<int64_t>(&a)) key_.fields.push_back(*i);
+      if (const auto* b = std::get_if<bool>(&a)) key_.fields.push_back(*b ? 1 : 0);
+      if (const auto* d = std::get_if<double>(&a)) {
+        key_.fields.push_back(std::bit_cast<int64_t>(*d));
+      }
+    }
+    key_.hash = hashFields(key_.fields);
+  }
   auto it = by_key_.find(key_);
   if (it != by_key_.end()) {
     ++hits_;
@@ -266,19 +284,21 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
   // schedulers only look at metadata, so CUDA tensors go in as host-labelled views.
   std::vector<eval::Argument> views = exec::checkedMetadataViews(*fusion_, args, options_.backend);
-  segmenter::SegmentedFusion segmented =
-      segmenter::segmentFusion(contiguityVariant(views), views);
+  const Variant& variant = contiguityVariant(views);
+  segmenter::SegmentedFusion segmented = segmenter::segmentFusion(*variant.fusion, views);
   applyParamOverrides(segmented, options_.paramOverrides);
   timer.mark("segment + heuristics");
   FusionKernelRuntime* runtime = nullptr;
-  for (auto& r : runtimes_) {
-    if (r->segmented().sameAs(segmented)) {
-      runtime = r.get();
+  for (size_t i = 0; i < runtimes_.size(); ++i) {
+    if (runtime_concretizations_[i] == variant.concretization &&
+        runtimes_[i]->segmented().sameAs(segmented)) {
+      runtime = runtimes_[i].get();
       break;
     }
   }
   if (runtime == nullptr) {
     runtimes_.push_back(std::make_unique<FusionKernelRuntime>(std::move(segmented), options_));
+    runtime_concretizations_.push_back(variant.concretization);
     runtime = runtimes_.back().get();
     timer.mark("new runtime: schedule, lower, codegen every segment");
   } else {

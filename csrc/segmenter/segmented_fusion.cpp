@@ -36,6 +36,28 @@ ir::TensorView* freshInput(const ir::TensorView* tv, ir::IrCloner& cloner) {
   return out;
 }
 
+// The scalars of tv's root and logical domains and of the transforms between them.
+std::vector<ir::Val*> domainScalars(const ir::TensorView* tv) {
+  std::vector<ir::Val*> out;
+  std::unordered_set<const ir::IterDomain*> seen;
+  std::vector<ir::IterDomain*> work(tv->logical().begin(), tv->logical().end());
+  work.insert(work.end(), tv->root().begin(), tv->root().end());
+  while (!work.empty()) {
+    ir::IterDomain* id = work.back();
+    work.pop_back();
+    if (!seen.insert(id).second) continue;
+    for (ir::Val* v : {static_cast<ir::Val*>(id->start()), static_cast<ir::Val*>(id->extent()),
+                       static_cast<ir::Val*>(id->expandedExtent())}) {
+      if (v != nullptr) out.push_back(v);
+    }
+    ir::Expr* def = id->definition();
+    if (def == nullptr) continue;
+    for (ir::Val* a : def->attributeVals()) out.push_back(a);
+    for (ir::Val* in : def->inputs()) work.push_back(in->as<ir::IterDomain>());
+  }
+  return out;
+}
+
 }  // namespace
 
 SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<ir::Expr*>& exprs,
@@ -84,6 +106,22 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
       if (in->isA<ir::TensorView>() || original.isInput(in)) need(in);
     }
   }
+  // Scalars the outputs' domains refer to (extents, split factors, resize widths) that no tensor
+  // input binds: scalar fusion inputs (a factory's size, a pad width, a reshape size) and math on
+  // them.
+  for (ir::Expr* e : ordered) {
+    for (ir::Val* o : e->outputs()) {
+      auto* tv = o->dynCast<ir::TensorView>();
+      if (tv == nullptr) continue;
+      for (ir::Val* v : domainScalars(tv)) {
+        if (original.isInput(v)) {
+          need(v);
+        } else {
+          collectScalar(collectScalar, v);
+        }
+      }
+    }
+  }
   for (ir::Expr* def : scalar_exprs) {
     for (ir::Val* in : def->inputs()) {
       if (original.isInput(in)) need(in);
@@ -120,12 +158,12 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
       if (it != fresh.end()) copy->replaceInput(cloner.lookup(in), it->second);
     }
   }
-  // Root-to-logical transforms (reshape) of the copied tensors: newest first, so a chain of
-  // Split/Merge exprs is found from its end.
+  // Root-to-logical transforms (reshape, slice, pad) of the copied tensors: newest first, so a
+  // chain of Split/Merge/Resize exprs is found from its end.
   std::vector<ir::Expr*> all = original.allExprs();
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     ir::Expr* e = *it;
-    if (!e->isA<ir::Split>() && !e->isA<ir::Merge>()) continue;
+    if (!e->isA<ir::Split>() && !e->isA<ir::Merge>() && !e->isA<ir::Resize>()) continue;
     bool wanted = std::any_of(e->outputs().begin(), e->outputs().end(),
                               [&](const ir::Val* o) { return cloner.lookup(o) != nullptr; });
     if (wanted) cloner.clone(e);

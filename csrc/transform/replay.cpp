@@ -44,6 +44,17 @@ class ReplayCore {
   ReplayCore(std::unordered_map<IterDomain*, IterDomain*> map, ParallelCopy mode,
              const TensorView* target = nullptr)
       : map_(std::move(map)), mode_(mode) {
+    // A target root ID that a Resize consumes (slice, pad) has no loop-side image: the Resize
+    // output is a new iteration space, so nothing is replayed onto its input.
+    if (target != nullptr) {
+      for (IterDomain* id : target->logical()) {
+        if (auto* r = id->definition() != nullptr ? id->definition()->dynCast<Resize>() : nullptr) {
+          for (auto it = map_.begin(); it != map_.end();) {
+            it = it->second == r->in() ? map_.erase(it) : std::next(it);
+          }
+        }
+      }
+    }
     for (auto& [s, t] : map_) copyParallel(s, t, mode_);
     if (target != nullptr && target->domain()->hasRoot()) {
       target_ = target;

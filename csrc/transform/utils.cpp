@@ -21,6 +21,8 @@ std::vector<Expr*> exprsBetween(const std::vector<IterDomain*>& from,
   std::function<void(IterDomain*)> visit = [&](IterDomain* id) {
     if (std::find(from.begin(), from.end(), id) != from.end()) return;
     Expr* def = id->definition();
+    // Resize (slice, pad) is not a schedule transform: the walk stops at its output, which
+    // the ID graphs then treat as an ID of its own, not mapped to the Resize input.
     if (def == nullptr || (!def->isA<Split>() && !def->isA<Merge>())) return;
     if (std::find(order.begin(), order.end(), def) != order.end()) return;
     for (Val* in : def->inputs()) visit(in->as<IterDomain>());
@@ -134,6 +136,19 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
   if (e->isA<ReshapeOp>()) return IrBuilder::create<ReshapeOp>(tv(out[0]), tv(in[0]));
   if (auto* l = e->dynCast<LoadStoreOp>()) {
     return IrBuilder::create<LoadStoreOp>(l->opType(), tv(out[0]), tv(in[0]));
+  }
+  if (e->isA<SliceOp>()) return IrBuilder::create<SliceOp>(tv(out[0]), tv(in[0]));
+  if (e->isA<PadOp>()) {
+    return IrBuilder::create<PadOp>(tv(out[0]), tv(in[0]), in[1]->as<Scalar>());
+  }
+  if (auto* c = e->dynCast<CatOp>()) {
+    std::vector<TensorView*> ins;
+    for (Val* v : in) ins.push_back(tv(v));
+    return IrBuilder::create<CatOp>(tv(out[0]), ins, c->dim());
+  }
+  if (e->isA<FullOp>()) return IrBuilder::create<FullOp>(tv(out[0]), in[0]->as<Scalar>());
+  if (e->isA<IotaOp>()) {
+    return IrBuilder::create<IotaOp>(tv(out[0]), in[0]->as<Scalar>(), in[1]->as<Scalar>());
   }
   LOOM_UNREACHABLE("recreate does not know expr ", e->toString());
 }

@@ -15,7 +15,8 @@ using ir::IterDomain;
 using ir::TensorView;
 
 /// Split/Merge exprs on the paths from `from` to `to`, producers before consumers. The walk goes
-/// backward from `to` through definitions and stops at IDs of `from`.
+/// backward from `to` through definitions and stops at IDs of `from` and at IDs that a Resize
+/// (slice, pad) defines: Resize is never replayed or mapped through.
 std::vector<Expr*> exprsBetween(const std::vector<IterDomain*>& from,
                                 const std::vector<IterDomain*>& to);
 

@@ -35,6 +35,11 @@ inline std::vector<double> valuesOf(const Tensor& t) {
   return out;
 }
 
+/// evaluateFusion with the arguments written as a braced list.
+inline std::vector<Tensor> evaluateWith(const ir::Fusion& fusion, std::vector<Argument> args) {
+  return evaluateFusion(fusion, args);
+}
+
 /// Runs `fn`, expects a UserError and returns its message ("" and a failure otherwise).
 inline std::string userErrorOf(const std::function<void()>& fn) {
   try {

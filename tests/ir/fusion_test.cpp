@@ -169,5 +169,53 @@ TEST(FusionTest, NoActiveFusion) {
   }
 }
 
+// A padded copy of `in`: root mirrors in, logical is Resize(root, left, right) (a PadOp).
+TensorView* padded(TensorView* in, int64_t left, int64_t right) {
+  IterDomain* root = in->logical()[0]->cloneWithoutDefinition();
+  IterDomain* out = IterDomain::resize(root, IrBuilder::index(left), IrBuilder::index(right), true);
+  auto* tv = IrBuilder::create<TensorView>(
+      IrBuilder::create<TensorDomain>(std::vector<IterDomain*>{root}, std::vector<IterDomain*>{out},
+                                      std::vector<IterDomain*>{}, std::vector<IterDomain*>{}),
+      in->dtype());
+  IrBuilder::create<PadOp>(tv, in, IrBuilder::constant(0.0, DataType::Float32));
+  return tv;
+}
+
+// Resize folds constant extents (left + extent + right) and rejects a negative one; the
+// verifier accepts it from root to logical, and a clone is structurally equal.
+TEST(FusionTest, ResizeRootToLogical) {
+  Fusion f;
+  FusionGuard g(&f);
+  auto* t0 = makeInput({8});
+  auto* t1 = padded(t0, 2, -3);
+  f.addOutput(t1);
+  EXPECT_EQ(t1->logical()[0]->extent()->constInt(), 7);
+  EXPECT_TRUE(t1->logical()[0]->isIteration());
+  EXPECT_NO_THROW(verify(f));
+  auto copy = f.clone();
+  std::string why;
+  EXPECT_TRUE(structurallyEqual(f, *copy, &why)) << why;
+  IterDomain* id = IterDomain::create(IrBuilder::index(2));
+  try {
+    IterDomain::resize(id, IrBuilder::index(-2), IrBuilder::index(-1));
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("gives the negative extent -1"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A loop domain may not be derived through a Resize (only Split/Merge of logical).
+TEST(FusionTest, ResizeNotInLoop) {
+  Fusion f;
+  FusionGuard g(&f);
+  auto* t0 = makeInput({8});
+  auto* t1 = unaryLike(t0, UnaryOpType::Neg);
+  f.addOutput(t1);
+  IterDomain* r = IterDomain::resize(t1->logical()[0], IrBuilder::index(1), IrBuilder::index(0));
+  t1->domain()->setLoopDomain({r});
+  EXPECT_THROW(verify(f), InternalError);
+}
+
 }  // namespace
 }  // namespace loom::ir

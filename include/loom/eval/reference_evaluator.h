@@ -36,8 +36,14 @@
 //   changes the result. Device (DID) parallel IDs are loop and allocation annotations only:
 //   the evaluator takes global (unsharded) inputs of the logical shapes and computes the global
 //   result, so a sharded fusion is checked against its unsharded original.
-// * Exprs run in Fusion::exprs() order; Split/Merge are not run (they only relate domains).
-//   Anything unsupported is a UserError naming the expr.
+// * Slice, pad and cat read their ranges from the Resize exprs of their outputs (pad: the PadOp
+//   value fills the rest; cat: output index i along dim comes from the input whose range
+//   [left_k, left_k + extent_k) holds it). Full and iota need no input tensor. A reshape,
+//   dynamic (sizes bound now) or static, reinterprets the row-major buffer. Runtime sizes are
+//   checked: a negative size of any of these outputs, cat inputs whose sizes disagree, a reshape
+//   whose element counts differ, and a slice range outside its input are UserErrors.
+// * Exprs run in Fusion::exprs() order; Split/Merge/Resize are not run (they only relate
+//   domains). Anything unsupported is a UserError naming the expr.
 #pragma once
 
 #include <span>

@@ -20,12 +20,17 @@
 //   - Split(in, factor, inner) makes [ceilDiv(N, f), f] (inner split) or [f, ceilDiv(N, f)] (outer
 //     split). A split need not divide its input: the remainder is masked by predicates at lowering.
 //     Merge(outer, inner) makes one ID of extent outer * inner, iterated outer-major.
+//     Resize(in, left, right) makes one Iteration ID of extent left + extent(in) + right (slice,
+//     pad); it appears only between root and logical.
 //   - ParallelType DIDx/y/z binds an ID to devices of the tensor's DeviceMesh; inside a kernel its
 //     extent is 1. BIDx.., TIDx.. bind to CUDA blocks and threads; Vectorize/Unroll/Unswitch are
 //     loop annotations. Each parallel type appears at most once in a tensor's loop domain.
-// * TensorDomain: four lists of IterDomains connected by Split/Merge exprs.
-//   - root: present only when the tensor's own definition transforms dimensions (reshape, rFactor);
-//     it maps 1:1 to the producer's logical domain minus its reductions.
+// * TensorDomain: four lists of IterDomains connected by Split/Merge exprs (and Resize from root
+//   to logical).
+//   - root: present only when the tensor's own definition transforms dimensions (reshape, rFactor,
+//     permute, slice, pad); it maps 1:1 to the producer's logical domain minus its reductions.
+//     A dynamic reshape's logical IDs are fresh Symbolic IDs not derived from its root; they are
+//     derived when the fusion is concretized for given inputs (segmenter/concretize.h).
 //   - logical: the tensor's global semantic shape, reduction IDs included. Sharding never changes
 //     the logical domain.
 //   - allocation: the order and shape of the buffer in memory, outermost first; empty means "same

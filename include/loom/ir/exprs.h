@@ -11,6 +11,7 @@
 
 namespace loom::ir {
 
+class Resize;
 class Scalar;
 class TensorView;
 
@@ -178,8 +179,13 @@ class ExpandOp : public Expr {
   bool sameAttributes(const Expr* other) const override;
 };
 
-/// Reshape with static sizes: out's root mirrors in's logical (minus reductions) and out's
-/// logical is derived from its root by Split/Merge exprs, row-major semantics.
+/// Row-major reshape. out's root mirrors in's logical (minus reductions).
+/// * Static: out's logical is derived from its root by Split/Merge exprs.
+/// * Dynamic (ops::reshape with symbolic sizes): out's logical IDs are not derived from the root
+///   (no transforms between them); their extents are the requested sizes and their IterType is
+///   Symbolic where the size is symbolic (a size that is 1 at run time is a broadcast).
+///   segmenter::concretizeFusion rebuilds a dynamic reshape as a static one for given inputs;
+///   the reference evaluator runs it directly. isDynamic() tells the two apart.
 class ReshapeOp : public Expr {
  public:
   LOOM_DECLARE_CLONE(ReshapeOp)
@@ -188,6 +194,8 @@ class ReshapeOp : public Expr {
 
   TensorView* out() const;
   TensorView* in() const;
+  /// True when out's logical domain is not derived from its root (a dynamic reshape).
+  bool isDynamic() const;
 
   std::string opName() const override;
   bool sameAttributes(const Expr* other) const override;
@@ -210,6 +218,99 @@ class LoadStoreOp : public Expr {
 
  private:
   LoadStoreOpType op_;
+};
+
+/// out = in[start_0:stop_0, start_1:stop_1, ...] (step 1). out's root mirrors in's logical
+/// (minus reductions); a sliced dim's logical ID is Resize(root, -start, stop - extent) with the
+/// normalized bounds (0 <= start <= stop <= extent); an unsliced dim's logical ID is its root ID.
+/// out index i of a sliced dim reads in index i + start.
+class SliceOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(SliceOp)
+  SliceOp(TensorView* out, TensorView* in);
+  SliceOp(const SliceOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* in() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+};
+
+/// out = in padded with `value`. out's root mirrors in's logical (minus reductions); a padded
+/// dim's logical ID is Resize(root, left, right) with the pad widths (negative widths crop); an
+/// unpadded dim's logical ID is its root ID. out index i reads in index i - left when
+/// 0 <= i - left < extent(in), and is `value` otherwise. Inputs: in, value (a Scalar of out's
+/// dtype).
+class PadOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(PadOp)
+  PadOp(TensorView* out, TensorView* in, Scalar* value);
+  PadOp(const PadOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* in() const;
+  Scalar* value() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+};
+
+/// Concatenation along `dim`. Every input is a PadOp output whose logical ID at `dim` is a
+/// Resize to the full output extent: input k covers [left_k, left_k + extent_k) of the output
+/// (left_k = the Resize's left width, extent_k = the extent of the Resize's input) and the
+/// ranges tile the output in input order. out index i along dim takes input k's value at i for
+/// the k whose range contains i. Other dims have equal extents in every input and out.
+class CatOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(CatOp)
+  CatOp(TensorView* out, const std::vector<TensorView*>& inputs, int64_t dim);
+  CatOp(const CatOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* in(size_t k) const;
+  size_t numInputs() const { return inputs().size(); }
+  int64_t dim() const { return dim_; }
+  /// The Resize that places input k: the definition of input k's logical ID at dim() (reductions
+  /// skipped), or nullptr when input k is not padded that way.
+  const Resize* inputResize(size_t k) const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  int64_t dim_;
+};
+
+/// out = value everywhere. No tensor input: out's logical extents give its shape. Input: value (a
+/// Scalar of out's dtype).
+class FullOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(FullOp)
+  FullOp(TensorView* out, Scalar* value);
+  FullOp(const FullOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  Scalar* value() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+};
+
+/// out[i] = start + i * step for a 1-D out (its logical extent is the length). Inputs: start and
+/// step, Scalars of out's dtype.
+class IotaOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(IotaOp)
+  IotaOp(TensorView* out, Scalar* start, Scalar* step);
+  IotaOp(const IotaOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  Scalar* start() const;
+  Scalar* step() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
 };
 
 }  // namespace loom::ir

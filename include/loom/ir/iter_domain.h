@@ -90,6 +90,17 @@ class IterDomain : public Val {
                                                    bool rfactor_products = false);
   /// Creates a Merge expr and returns its output (extent outer * inner).
   static IterDomain* merge(IterDomain* outer, IterDomain* inner, bool rfactor_product = false);
+  /// Creates a Resize expr and returns its output: an Iteration ID of extent
+  /// left + in's logical extent + right (folded when constant). left and right are integer
+  /// Scalars; negative values shrink.
+  static IterDomain* resize(IterDomain* in, Scalar* left, Scalar* right,
+                            bool rfactor_product = false);
+
+  /// For concretization only (segmenter/concretize.h): turns this Symbolic ID into an Iteration
+  /// ID with extent `extent`, or into a Broadcast ID (then `extent` must be the constant 1, and
+  /// `expanded_extent` may give the size of an expanded broadcast). The ID keeps its identity, so
+  /// the exprs and domains that refer to it stay valid.
+  void concretizeSymbolic(IterType type, Scalar* extent, Scalar* expanded_extent = nullptr);
 
   std::string toString() const override;
 

@@ -3,6 +3,7 @@
 // visitor methods in dispatch.h; add a node here and the compiler points at every switch to update.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -25,8 +26,14 @@
   X(ExpandOp)                      \
   X(ReshapeOp)                     \
   X(LoadStoreOp)                   \
+  X(SliceOp)                       \
+  X(PadOp)                         \
+  X(CatOp)                         \
+  X(FullOp)                        \
+  X(IotaOp)                        \
   X(Split)                         \
-  X(Merge)
+  X(Merge)                         \
+  X(Resize)
 
 namespace loom::ir {
 
@@ -48,6 +55,11 @@ enum class NodeKind : uint8_t {
 };
 
 inline constexpr bool isValKind(NodeKind k) { return k <= NodeKind::TensorView; }
+/// Number of NodeKind values.
+#define LOOM_NODE_COUNT(name) +1
+inline constexpr size_t kNumNodeKinds =
+    0 LOOM_FOR_EACH_VAL_NODE(LOOM_NODE_COUNT) LOOM_FOR_EACH_EXPR_NODE(LOOM_NODE_COUNT);
+#undef LOOM_NODE_COUNT
 inline constexpr bool isExprKind(NodeKind k) { return !isValKind(k); }
 
 /// "TensorView", "Split", ...

@@ -13,5 +13,12 @@ Scalar* mul(Scalar* a, Scalar* b);
 Scalar* div(Scalar* a, Scalar* b);
 Scalar* mod(Scalar* a, Scalar* b);
 Scalar* ceilDiv(Scalar* a, Scalar* b);
+/// The larger / smaller of two index Scalars (a itself when a and b are one node).
+Scalar* max(Scalar* a, Scalar* b);
+Scalar* min(Scalar* a, Scalar* b);
+/// a < b as a Bool Scalar.
+Scalar* lt(Scalar* a, Scalar* b);
+/// cond ? a : b for a Bool `cond` and index Scalars a, b.
+Scalar* where(Scalar* cond, Scalar* a, Scalar* b);
 
 }  // namespace loom::ir::scalar_math

@@ -7,8 +7,9 @@ namespace loom::ir {
 
 class Fusion;
 
-/// SSA links, input/output rules, and for every tensor: domains connected by Split/Merge exprs,
-/// contiguity aligned with allocation, each parallel type at most once in the loop domain.
+/// SSA links, input/output rules, and for every tensor: domains connected by Split/Merge exprs
+/// (Resize too from root to logical; a dynamic reshape's logical IDs are fresh), contiguity
+/// aligned with allocation, each parallel type at most once in the loop domain.
 void verify(const Fusion& fusion);
 
 }  // namespace loom::ir

@@ -4,8 +4,10 @@
 
 #include "loom/ops/arith.h"
 #include "loom/ops/composite.h"
+#include "loom/ops/factory.h"
 #include "loom/ops/operand.h"
 #include "loom/ops/reduction.h"
 #include "loom/ops/shape.h"
+#include "loom/ops/size.h"
 #include "loom/ops/tensor_builder.h"
 #include "loom/ops/type_promotion.h"

@@ -7,14 +7,19 @@
 //
 // Cache key (InputKey): per argument its kind; per tensor its dtype, device (type and index),
 // rank, sizes, strides and data alignment (largest power of two up to 16 dividing the address);
-// scalar values are not part of it. The key is a flat vector of int64 with a word-wise FNV-1a hash;
+// scalar values are not part of it, except when tensor sizes depend on scalar inputs
+// (segmenter::sizesDependOnScalarInputs: a factory, reshape or pad size given as a scalar
+// input), where the values of the scalar arguments are appended. The key is a flat vector of
+// int64 with a word-wise FNV-1a hash;
 // equality compares the whole vector, so a hash collision never picks a wrong runtime.
 // On a miss the fusion is segmented for the new inputs (with heuristics), in a copy whose tensor
 // inputs carry the contiguity their strides prove (exec::contiguityFromStrides; one copy per
 // pattern of flags), so transposed, sliced or expanded (stride 0) inputs need no declaration and
-// the kernels index contiguous dims without strides only where that is true; when an existing
-// runtime has the same segmentation with equal HeuristicParams for every segment, its compiled
-// kernels are reused for the new key; only otherwise are kernels scheduled and compiled.
+// the kernels index contiguous dims without strides only where that is true. A fusion with
+// dynamic reshapes is concretized in that copy for the inputs' sizes (one copy per pattern of
+// flags and segmenter::Concretization). When an existing runtime has the same concretization and
+// the same segmentation with equal HeuristicParams for every segment, its compiled kernels are
+// reused for the new key; only otherwise are kernels scheduled and compiled.
 //
 // The cached path does no analysis: the key is computed into a reused buffer and looked up, then
 // per segment the executor's launch plan for the input signature (KernelExecutor) allocates the
@@ -49,6 +54,7 @@
 #include "loom/eval/argument.h"
 #include "loom/exec/kernel_executor.h"
 #include "loom/ir/fusion.h"
+#include "loom/segmenter/concretize.h"
 #include "loom/segmenter/segmented_fusion.h"
 
 namespace loom::runtime {
@@ -150,14 +156,26 @@ class FusionExecutorCache {
 
  private:
   std::vector<Tensor> runResident(std::span<const eval::Argument> args);
-  /// The copy of the fusion with the input contiguity `args`' strides prove (made on first use).
-  const ir::Fusion& contiguityVariant(std::span<const eval::Argument> args);
+  /// A copy of the fusion that the runtimes of some keys segment: with the input contiguity
+  /// their strides prove, and concretized (segmenter/concretize.h) for their sizes when the
+  /// fusion has dynamic reshapes.
+  struct Variant {
+    std::vector<int64_t> pattern;              ///< contiguity flags of the tensor inputs
+    segmenter::Concretization concretization;  ///< empty without dynamic reshapes
+    std::unique_ptr<ir::Fusion> fusion;
+  };
+  /// The variant for `args` (made on first use).
+  const Variant& contiguityVariant(std::span<const eval::Argument> args);
   std::unique_ptr<ir::Fusion> fusion_;
-  /// Per pattern of input contiguity flags, the fusion copy the runtimes of those keys segment.
-  std::vector<std::pair<std::vector<int64_t>, std::unique_ptr<ir::Fusion>>> variants_;
+  bool dynamic_ = false;       ///< the fusion has dynamic reshapes
+  bool scalar_sizes_ = false;  ///< tensor sizes depend on scalar inputs: their values are keyed
+  std::vector<Variant> variants_;
   RuntimeOptions options_;  // backend resolved at construction
   InputKey key_;            // the current run's key, reused
   std::vector<std::unique_ptr<FusionKernelRuntime>> runtimes_;
+  /// Per runtime, the concretization it was compiled for: a key reuses a runtime only when its
+  /// concretization is equal (and its segmentation the same).
+  std::vector<segmenter::Concretization> runtime_concretizations_;
   std::unordered_map<InputKey, FusionKernelRuntime*, InputKeyHash> by_key_;
   FusionKernelRuntime* last_ = nullptr;
   int64_t hits_ = 0;

@@ -9,6 +9,8 @@
 //                extent(B) gives back A and B), which replay through a reshape creates.
 //   Permissive:  Exact plus broadcast IDs mapped to what they resolve to, and a Merge with a
 //                broadcast input mapped to its other input (forwarding through broadcasts).
+//   In both, a Resize output (the logical ID of a sliced or padded dim) is an ID of its own: it
+//   is not mapped to the Resize input, only to the IDs its consumers map to it.
 #pragma once
 
 #include <cstdint>

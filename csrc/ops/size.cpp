@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// Size and SizeList: integer constants or integer Scalars given to shape ops and factories.
+#include "loom/ops/size.h"
+
+#include "loom/ir/builder.h"
+#include "loom/ir/exprs.h"
+#include "loom/support/strings.h"
+
+namespace loom::ops {
+
+void Size::check() const {
+  LOOM_CHECK(scalar_ != nullptr, "a size, bound or width must not be a null Scalar");
+  LOOM_CHECK(isIntegralType(scalar_->dtype()), "a size, bound or width must be an integer, but ",
+             scalar_->toString(), " is ", dataTypeName(scalar_->dtype()));
+}
+
+std::optional<int64_t> Size::constant() const {
+  if (scalar_ == nullptr) return value_;
+  return scalar_->constInt();
+}
+
+ir::Scalar* Size::toScalar() const {
+  if (scalar_ == nullptr) return ir::IrBuilder::index(value_);
+  if (scalar_->dtype() == kIndexType) return scalar_;
+  if (auto c = scalar_->constInt()) return ir::IrBuilder::index(*c);
+  ir::Scalar* out = ir::IrBuilder::symbolic(kIndexType);
+  ir::IrBuilder::create<ir::UnaryOp>(ir::UnaryOpType::Cast, out, scalar_);
+  return out;
+}
+
+std::string Size::toString() const {
+  if (auto c = constant()) return std::to_string(*c);
+  return scalar_->toString();
+}
+
+SizeList::SizeList(const std::vector<int64_t>& sizes) {
+  sizes_.reserve(sizes.size());
+  for (int64_t s : sizes) sizes_.emplace_back(s);
+}
+
+SizeList::SizeList(const std::vector<ir::Scalar*>& sizes) {
+  sizes_.reserve(sizes.size());
+  for (ir::Scalar* s : sizes) sizes_.emplace_back(s);
+}
+
+std::optional<std::vector<int64_t>> SizeList::constants() const {
+  std::vector<int64_t> out;
+  out.reserve(sizes_.size());
+  for (const Size& s : sizes_) {
+    auto c = s.constant();
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+std::string SizeList::toString() const {
+  std::vector<std::string> parts;
+  for (const Size& s : sizes_) parts.push_back(s.toString());
+  return "[" + join(parts) + "]";
+}
+
+}  // namespace loom::ops
