@@ -24,8 +24,17 @@ function(loom_add_library layer)
   loom_set_flags(loom_${layer})
 endfunction()
 
+# The environment of every ctest test: the source tree, and LOOM_DEBUG turning on the verifiers
+# (kernel IR after every lowering pass, the IR after every scheduler) so that any test lowering or
+# scheduling a fusion also checks the passes' and schedulers' output. Tests registered with
+# add_test directly set it too:
+#   set_tests_properties(t PROPERTIES ENVIRONMENT "${LOOM_TEST_ENVIRONMENT}")
+set(LOOM_TEST_ENVIRONMENT
+  "LOOM_SOURCE_DIR=${PROJECT_SOURCE_DIR}" "LOOM_DEBUG=verify_kernel_ir,verify_ir")
+
 # loom_add_test(<name> LABEL unit SOURCES ... DEPS ...)
-# One GoogleTest executable registered as one ctest test with the given label.
+# One GoogleTest executable registered as one ctest test with the given label and
+# LOOM_TEST_ENVIRONMENT.
 function(loom_add_test name)
   cmake_parse_arguments(ARG "" "LABEL" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
@@ -34,5 +43,5 @@ function(loom_add_test name)
   loom_set_flags(${name})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABEL}"
-    ENVIRONMENT "LOOM_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    ENVIRONMENT "${LOOM_TEST_ENVIRONMENT}")
 endfunction()

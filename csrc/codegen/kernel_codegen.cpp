@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 #include <sstream>
+#include <unordered_set>
 #include <utility>
 
 #include "loom/codegen/runtime_library.h"
@@ -35,32 +36,50 @@ thread_local DataType tl_index_type = DataType::Int64;
 
 std::string indexTypeName() { return std::string(cTypeName(tl_index_type)); }
 
+// Vars declared with the index type (loop indices and const index variables); every other Int64
+// Var is a long long. Set by generateKernel for the duration of one call.
+thread_local const std::unordered_set<const kir::Var*>* tl_index_vars = nullptr;
+
 std::string constant(const kir::Const* c) {
-  DataType dt = c->dtype();
-  if (auto* b = std::get_if<bool>(&c->value)) return *b ? "true" : "false";
-  if (auto* i = std::get_if<int64_t>(&c->value)) {
-    bool ll = dt == DataType::Int64 && (dt != kIndexType || tl_index_type == DataType::Int64);
-    std::string s = std::to_string(*i) + (ll ? "LL" : "");
-    if (isFloatingType(dt)) s = std::to_string(*i) + ".0" + (dt == DataType::Float64 ? "" : "f");
-    return *i < 0 ? "(" + s + ")" : s;
+  return scalarLiteral(c->dtype(), c->value, tl_index_type);
+}
+
+// True when `v` is Int64 data (a long long) in an Int32-index kernel, where Int64 index math is
+// int: a load, a cast, an accumulator or scalar parameter, or math over one of those.
+bool isLongLongData(const kir::Value* v) {
+  if (tl_index_type != DataType::Int32 || v->dtype() != DataType::Int64) return false;
+  switch (v->kind()) {
+    case kir::NodeKind::Load: return true;
+    case kir::NodeKind::Var:
+      return tl_index_vars == nullptr || tl_index_vars->count(v->as<kir::Var>()) == 0;
+    case kir::NodeKind::UnaryExpr: {
+      auto* u = v->as<kir::UnaryExpr>();
+      return u->op == ir::UnaryOpType::Cast || isLongLongData(u->in);
+    }
+    case kir::NodeKind::BinaryExpr: {
+      auto* b = v->as<kir::BinaryExpr>();
+      return isLongLongData(b->lhs) || isLongLongData(b->rhs);
+    }
+    case kir::NodeKind::TernaryExpr: {
+      auto* t = v->as<kir::TernaryExpr>();
+      return isLongLongData(t->a) || isLongLongData(t->b) || isLongLongData(t->c);
+    }
+    default: return false;  // constants (either), thread indices and tensor sizes (index type)
   }
-  if (auto* d = std::get_if<double>(&c->value)) {
-    std::string cast = dt == DataType::Float64 ? "(double)" : "";
-    if (*d != *d) return cast + "__int_as_float(0x7fffffff)";
-    if (*d == 1.0 / 0.0) return cast + "__int_as_float(0x7f800000)";
-    if (*d == -1.0 / 0.0) return cast + "__int_as_float((int)0xff800000u)";
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.17g", *d);
-    std::string s = buf;
-    if (s.find_first_of(".e") == std::string::npos) s += ".0";
-    if (dt != DataType::Float64) s += "f";
-    if (!isFloatingType(dt)) s = "(" + std::string(cTypeName(dt)) + ")" + s;
-    return *d < 0 ? "(" + s + ")" : s;
-  }
-  LOOM_UNREACHABLE("constant without a value");
 }
 
 std::string expr(const kir::Value* v);
+
+// An operand of an op whose operands must agree in type (the runtime's loom_max(T, T),
+// loom_ceil_div, the loom_fmod overloads): with `long_long` (another operand is Int64 data in an
+// Int32-index kernel), an Int64 constant prints as long long instead of int.
+std::string operand(const kir::Value* v, bool long_long) {
+  auto* c = v->dynCast<kir::Const>();
+  if (long_long && c != nullptr && c->dtype() == DataType::Int64) {
+    return scalarLiteral(DataType::Int64, c->value, DataType::Int64);
+  }
+  return expr(v);
+}
 
 // Fusion inputs are read through loom::loadInput/loadVectorInput and fusion outputs written through
 // loom::storeOutput/storeVectorOutput, whose cache hints LOOM_INPUT_LOAD_HINT and
@@ -110,8 +129,9 @@ std::string unary(const kir::UnaryExpr* u) {
 
 std::string binary(const kir::BinaryExpr* b) {
   using Op = ir::BinaryOpType;
-  std::string l = expr(b->lhs);
-  std::string r = expr(b->rhs);
+  const bool long_long = isLongLongData(b->lhs) || isLongLongData(b->rhs);
+  std::string l = operand(b->lhs, long_long);
+  std::string r = operand(b->rhs, long_long);
   auto infix = [&](const char* op) { return "(" + l + " " + op + " " + r + ")"; };
   bool f32 = b->dtype() != DataType::Float64;
   switch (b->op) {
@@ -152,7 +172,9 @@ std::string expr(const kir::Value* v) {
     case kir::NodeKind::BinaryExpr: return binary(v->as<kir::BinaryExpr>());
     case kir::NodeKind::TernaryExpr: {
       auto* t = v->as<kir::TernaryExpr>();
-      std::string a = expr(t->a), b = expr(t->b), c = expr(t->c);
+      const bool long_long = isLongLongData(t->a) || isLongLongData(t->b) || isLongLongData(t->c);
+      std::string a = operand(t->a, long_long), b = operand(t->b, long_long),
+                  c = operand(t->c, long_long);
       switch (t->op) {
         case ir::TernaryOpType::Where: return "(" + a + " ? " + b + " : " + c + ")";
         case ir::TernaryOpType::Clamp: return "loom_min(loom_max(" + a + ", " + b + "), " + c + ")";
@@ -367,6 +389,20 @@ void stmts(std::ostringstream& os, const kir::Scope& scope, int indent) {
   for (const kir::Stmt* s : scope) stmt(os, s, indent);
 }
 
+void collectIndexVars(const kir::Scope& scope, std::unordered_set<const kir::Var*>& out) {
+  for (const kir::Stmt* s : scope) {
+    if (auto* f = s->dynCast<kir::ForLoop>()) {
+      out.insert(f->index);
+      collectIndexVars(f->body, out);
+    } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
+      collectIndexVars(i->thenBody, out);
+      collectIndexVars(i->elseBody, out);
+    } else if (auto* d = s->dynCast<kir::DeclareVar>(); d != nullptr && d->constIndex) {
+      out.insert(d->var);
+    }
+  }
+}
+
 }  // namespace
 
 // NVRTC parses every function body it is given, instantiated or not, so the grid-reduction part
@@ -443,6 +479,12 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
   LOOM_ASSERT(kernel.indexType == DataType::Int32 || kernel.indexType == DataType::Int64,
               "index type ", dataTypeName(kernel.indexType));
   tl_index_type = kernel.indexType;
+  std::unordered_set<const kir::Var*> index_vars;
+  collectIndexVars(kernel.body, index_vars);
+  tl_index_vars = &index_vars;
+  struct Reset {
+    ~Reset() { tl_index_vars = nullptr; }
+  } reset;
   std::ostringstream body;
   body << "(";
   for (size_t i = 0; i < kernel.params.size(); ++i) {

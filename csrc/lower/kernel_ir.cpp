@@ -217,6 +217,12 @@ std::string toString(const Kernel& kernel) {
   return os.str();
 }
 
+std::string toString(const Stmt* s) {
+  std::ostringstream os;
+  printStmt(os, s, 0);
+  return os.str();
+}
+
 std::optional<int64_t> constantLaunchExtent(const Kernel& kernel, ir::ParallelType p) {
   for (const LaunchDim& d : kernel.launch) {
     if (d.ptype != p) continue;

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "loom/lower/lower.h"
+#include "loom/lower/verify_kernel.h"
 #include "loom/transform/schedule.h"
 
 namespace loom::lower {
@@ -37,11 +38,13 @@ std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& du
   auto kernel = std::make_unique<kir::Kernel>();
   LowerContext ctx(fusion);
   bool found = last.empty();
+  const bool verify = DebugOptions::fromEnvironment().has(DebugOption::VerifyKernelIr);
   for (const Pass& pass : pipeline()) {
     bool changed = pass.fn(*kernel, ctx);
     if (changed && dump.hasWithArg(DumpOption::KernelIr, pass.name)) {
       std::cout << "=== kernel IR after " << pass.name << " ===\n" << kir::toString(*kernel);
     }
+    if (verify) verifyKernel(*kernel, pass.name);  // LOOM_DEBUG=verify_kernel_ir
     if (pass.name == last) {
       found = true;
       break;

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "loom/ir/verifier.h"
 #include "loom/scheduler/normalization.h"
 #include "loom/scheduler/pointwise.h"
 #include "loom/scheduler/reduction.h"
@@ -84,8 +85,20 @@ std::unique_ptr<HeuristicParams> scheduleFusion(ir::Fusion& fusion, SchedulerRun
       std::cout << "  rejected: " << proposal.rejectionSummary() << "\n";
     }
   }
-  proposal.scheduler->schedule(fusion, *params);
+  applyScheduler(*proposal.scheduler, fusion, *params);
   return params;
+}
+
+void applyScheduler(const Scheduler& scheduler, ir::Fusion& fusion, const HeuristicParams& params,
+                    const DebugOptions& debug) {
+  scheduler.schedule(fusion, params);
+  if (!debug.has(DebugOption::VerifyIr)) return;
+  try {
+    ir::verify(fusion);
+  } catch (const InternalError& e) {
+    LOOM_ASSERT(false, "the fusion scheduled by the ", scheduler.name(),
+                " scheduler breaks the IR contract (LOOM_DEBUG=verify_ir): ", e.reason());
+  }
 }
 
 }  // namespace loom::scheduler

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parsing of LOOM_DUMP.
+// Parsing of LOOM_DUMP and LOOM_DEBUG.
 #include "loom/support/options.h"
 
 #include <cstdlib>
@@ -93,6 +93,42 @@ bool DumpOptions::hasWithArg(DumpOption option, std::string_view arg) const {
     if (a == arg) return true;
   }
   return false;
+}
+
+namespace {
+
+constexpr std::array<std::string_view, static_cast<size_t>(DebugOption::kCount)>
+    kDebugOptionNames = {"verify_kernel_ir", "verify_ir"};
+
+}  // namespace
+
+std::string_view debugOptionName(DebugOption option) {
+  return kDebugOptionNames.at(static_cast<size_t>(option));
+}
+
+DebugOptions DebugOptions::parse(std::string_view spec) {
+  DebugOptions options;
+  for (auto& raw : split(spec, ',')) {
+    std::string_view name = trim(raw);
+    if (name.empty()) continue;
+    LOOM_CHECK(name.find('(') == std::string_view::npos, "LOOM_DEBUG: '", name,
+               "': debug options take no arguments");
+    bool found = false;
+    for (size_t i = 0; i < kDebugOptionNames.size(); ++i) {
+      if (kDebugOptionNames[i] == name) {
+        options.enable(static_cast<DebugOption>(i));
+        found = true;
+      }
+    }
+    LOOM_CHECK(found, "LOOM_DEBUG: unknown option '", name,
+               "'; valid options are: ", join(kDebugOptionNames));
+  }
+  return options;
+}
+
+const DebugOptions& DebugOptions::fromEnvironment() {
+  static const DebugOptions options = parse(getEnv("LOOM_DEBUG").value_or(""));
+  return options;
 }
 
 std::optional<std::string> getEnv(const char* name) {

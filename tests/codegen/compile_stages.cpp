@@ -154,7 +154,7 @@ int run(int argc, char** argv) {
     std::unique_ptr<ir::Fusion> scheduled;
     timeIt(schedule, [&] {
       scheduled = s.fusion.fusion->clone();
-      scheduler::schedulerFor(s.schedulerType).schedule(*scheduled, *s.params);
+      scheduler::applyScheduler(scheduler::schedulerFor(s.schedulerType), *scheduled, *s.params);
     });
     std::unique_ptr<ir::Fusion> copy;
     timeIt(clone, [&] { copy = scheduled->clone(); });

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of LOOM_DUMP parsing (DumpOptions).
+// Tests of LOOM_DUMP and LOOM_DEBUG parsing (DumpOptions, DebugOptions).
 #include "loom/support/options.h"
 
 #include <gmock/gmock.h>
@@ -102,6 +102,40 @@ TEST(OptionsTest, EnableReplacesArguments) {
   auto o = DumpOptions::parse("kernel_ir(a)");
   o.enable(DumpOption::KernelIr, {"z"});
   EXPECT_THAT(o.args(DumpOption::KernelIr), ElementsAre("z"));
+}
+
+std::string debugParseError(std::string_view spec) {
+  try {
+    DebugOptions::parse(spec);
+  } catch (const UserError& e) {
+    return e.message();
+  }
+  ADD_FAILURE() << "DebugOptions::parse('" << spec << "') did not throw";
+  return "";
+}
+
+// LOOM_DEBUG: every name round-trips, whitespace and empty items are ignored, nothing is on by
+// default.
+TEST(DebugOptionsTest, EveryNameParsesAlone) {
+  for (size_t i = 0; i < size_t(DebugOption::kCount); ++i) {
+    auto option = DebugOption(i);
+    auto o = DebugOptions::parse(" ," + std::string(debugOptionName(option)) + " ,");
+    for (size_t j = 0; j < size_t(DebugOption::kCount); ++j) {
+      EXPECT_EQ(o.has(DebugOption(j)), i == j) << debugOptionName(option);
+    }
+    EXPECT_FALSE(DebugOptions().has(option));
+  }
+  auto both = DebugOptions::parse("verify_kernel_ir,verify_ir");
+  EXPECT_TRUE(both.has(DebugOption::VerifyKernelIr));
+  EXPECT_TRUE(both.has(DebugOption::VerifyIr));
+}
+
+// LOOM_DEBUG: an unknown name is a user error listing the valid ones; arguments are refused.
+TEST(DebugOptionsTest, UnknownNameAndArgumentsAreErrors) {
+  std::string msg = debugParseError("verify_ir,verify_kernel");
+  EXPECT_THAT(msg, HasSubstr("LOOM_DEBUG: unknown option 'verify_kernel'"));
+  EXPECT_THAT(msg, HasSubstr("valid options are: verify_kernel_ir, verify_ir"));
+  EXPECT_THAT(debugParseError("verify_ir(x)"), HasSubstr("debug options take no arguments"));
 }
 
 }  // namespace

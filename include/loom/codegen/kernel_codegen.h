@@ -57,4 +57,21 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
 /// The C++ spelling of a dtype in generated code (long long for Int64, __half for Float16, ...).
 std::string_view cTypeName(DataType dtype);
 
+/// A constant of `dtype` holding `value` as a C++ expression of exactly that type and value,
+/// valid for NVRTC and for the host backend's compiler; every constant of generated code goes
+/// through it. `index_type` is the kernel's index type (Kernel::indexType).
+///
+///   bool          true, false (any other value: nonzero is true)
+///   i32           7, (-7), (-2147483647 - 1); an int64 value out of range wraps
+///   i64           7LL, (-7LL), (-9223372036854775807LL - 1LL); in an Int32-index kernel, values
+///                 that fit an int print as i32 (index constants share Int64 with data)
+///   f64           0.1, 1e+300, (-2.5), 0.0, (-0.0), 0x1p-1074 (subnormals in hexadecimal),
+///                 __longlong_as_double(0x7ff0000000000000LL) (inf; -inf negated), NaN likewise
+///   f32           the value rounded once to float (1e300 is inf), then as f64 with an f suffix:
+///                 0.1f, 0x1p-149f, __int_as_float(0x7f800000), __int_as_float(0x7fffffff)
+///   f16, bf16     the value rounded once to the type, written as the float that holds it
+///                 exactly: __half(0.099975586f), __nv_bfloat16((-__int_as_float(0x7f800000)))
+/// Integer values of floating dtypes round once (round-to-nearest-even), bools are 0 or 1.
+std::string scalarLiteral(DataType dtype, const ir::ScalarValue& value, DataType index_type);
+
 }  // namespace loom::codegen

@@ -455,6 +455,8 @@ std::optional<int64_t> constantLaunchExtent(const Kernel& kernel, ir::ParallelTy
 /// two spaces per scope). Used by golden pass tests and LOOM_DUMP=kernel_ir.
 std::string toString(const Value* v);
 std::string toString(const Kernel& kernel);
+/// One statement in the kernel's text form, with the bodies of loops and ifs, unindented.
+std::string toString(const Stmt* s);
 std::string_view bufferKindName(BufferKind k);
 
 }  // namespace loom::kir

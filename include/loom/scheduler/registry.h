@@ -17,6 +17,7 @@
 
 #include "loom/ir/fusion.h"
 #include "loom/scheduler/heuristic.h"
+#include "loom/support/options.h"
 
 namespace loom::scheduler {
 
@@ -58,8 +59,15 @@ struct SchedulerProposal {
 /// Tries allSchedulers() in order: compile-time check, then run-time check.
 SchedulerProposal proposeScheduler(const ir::Fusion& fusion, SchedulerRuntimeInfo& info);
 
-/// proposeScheduler, computeHeuristics and schedule in one step; prints the parameters when
-/// LOOM_DUMP=scheduler_params. UserError listing every rejection when no scheduler accepts.
+/// `scheduler.schedule(fusion, params)`; then, when `debug` has verify_ir (LOOM_DEBUG=verify_ir,
+/// on in every ctest test), ir::verify on the scheduled fusion, whose failure is an InternalError
+/// naming the scheduler. Every scheduling of a segment (scheduleFusion, the runtime) goes
+/// through it.
+void applyScheduler(const Scheduler& scheduler, ir::Fusion& fusion, const HeuristicParams& params,
+                    const DebugOptions& debug = DebugOptions::fromEnvironment());
+
+/// proposeScheduler, computeHeuristics and schedule (applyScheduler) in one step; prints the
+/// parameters when LOOM_DUMP=scheduler_params. UserError listing every rejection when no scheduler accepts.
 std::unique_ptr<HeuristicParams> scheduleFusion(ir::Fusion& fusion, SchedulerRuntimeInfo& info);
 
 }  // namespace loom::scheduler

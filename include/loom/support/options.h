@@ -2,6 +2,7 @@
 // Typed debug options read from the environment.
 //
 //   LOOM_DUMP=fusion_ir,kernel_ir(insert_syncs)   dump the fusion, and the kernel IR after one pass
+//   LOOM_DEBUG=verify_kernel_ir,verify_ir         extra checks (verifiers after passes/schedulers)
 //
 // Each option may take arguments in parentheses, separated by commas. An unknown option is a
 // user error that lists the valid ones. Options are plain values: a layer that needs them takes a
@@ -62,6 +63,36 @@ class DumpOptions {
 
  private:
   std::map<DumpOption, std::vector<std::string>> enabled_;
+};
+
+/// What LOOM_DEBUG may name: checks that cost compile time, off by default and on in every ctest
+/// test (cmake/LoomTargets.cmake sets LOOM_DEBUG=verify_kernel_ir,verify_ir). Keep
+/// kDebugOptionNames in options.cpp in the same order.
+enum class DebugOption : uint8_t {
+  VerifyKernelIr,  ///< lower::verifyKernel after every lowering pass
+  VerifyIr,        ///< ir::verify on every fusion a scheduler scheduled
+  kCount
+};
+
+/// The option names as written in LOOM_DEBUG, indexed by DebugOption.
+std::string_view debugOptionName(DebugOption option);
+
+/// A parsed LOOM_DEBUG value: a comma-separated list of names, without arguments.
+class DebugOptions {
+ public:
+  DebugOptions() = default;
+
+  /// Parses "a,b". Throws UserError for an unknown name (listing the valid ones) or arguments.
+  static DebugOptions parse(std::string_view spec);
+
+  /// Parses the LOOM_DEBUG environment variable (empty when unset). Read once per process.
+  static const DebugOptions& fromEnvironment();
+
+  bool has(DebugOption option) const { return (bits_ >> static_cast<unsigned>(option)) & 1u; }
+  void enable(DebugOption option) { bits_ |= 1u << static_cast<unsigned>(option); }
+
+ private:
+  uint32_t bits_ = 0;
 };
 
 /// The value of an environment variable, or nullopt when unset.
