@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit tests of the fuzzer's generator: seeds reproduce, every generated case is valid for the
+// reference evaluator, and the op families, dtypes, ranks and input layouts are all reached.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "fuzz/fusion_generator.h"
+#include "fuzz/fuzz_rng.h"
+#include "loom/eval/reference_evaluator.h"
+#include "loom/ir/ir.h"
+
+namespace loom::fuzz {
+namespace {
+
+constexpr uint64_t kSeeds = 300;
+
+// The PRNG is the project's own: its numbers are fixed, so a seed means the same case everywhere.
+TEST(FuzzRng, NumbersAreFixed) {
+  Rng r(1);
+  EXPECT_EQ(r.next(), 0x5e41ab087439611eULL);
+  EXPECT_EQ(r.below(10), 6u);
+  Rng a(42), b(42);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(a.next(), b.next());
+}
+
+// The same seed gives the same fusion text, steps and inputs.
+TEST(FusionGenerator, SeedsAreDeterministic) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    FuzzCase a = generateCase(seed);
+    FuzzCase b = generateCase(seed);
+    ASSERT_EQ(a.fusion->toString(), b.fusion->toString()) << "seed " << seed;
+    ASSERT_EQ(a.steps, b.steps) << "seed " << seed;
+    auto args_a = makeArguments(a, a.classValues, 0);
+    auto args_b = makeArguments(b, b.classValues, 0);
+    ASSERT_EQ(describeArguments(a, args_a), describeArguments(b, args_b)) << "seed " << seed;
+    for (size_t i = 0; i < args_a.size(); ++i) {
+      if (const auto* ta = std::get_if<Tensor>(&args_a[i])) {
+        const auto& tb = std::get<Tensor>(args_b[i]);
+        for (int64_t k = 0; k < ta->numel(); ++k) {
+          double x = ta->getDoubleLinear(k), y = tb.getDoubleLinear(k);
+          ASSERT_TRUE(x == y || (x != x && y != y)) << "seed " << seed << " input " << i;
+        }
+      }
+    }
+  }
+}
+
+// Every case evaluates on the reference evaluator (a failure here is a generator bug), in each
+// of its runs, and the outputs have the tolerance the case asks for.
+TEST(FusionGenerator, CasesAreValidForTheReference) {
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    FuzzCase c = generateCase(seed);
+    ASSERT_FALSE(c.fusion->outputs().empty()) << "seed " << seed;
+    ASSERT_EQ(c.outputs.size(), c.fusion->outputs().size());
+    std::vector<std::vector<int64_t>> runs{c.classValues};
+    if (auto v = resizedClassValues(c)) runs.push_back(*v);
+    for (size_t r = 0; r < runs.size(); ++r) {
+      auto args = makeArguments(c, runs[r], int(r == 0 ? 0 : 2));
+      std::vector<Tensor> out;
+      ASSERT_NO_THROW(out = eval::evaluateFusion(*c.fusion, args))
+          << "seed " << seed << "\n" << c.fusion->toString();
+      ASSERT_EQ(out.size(), c.outputs.size());
+      // Sizes stay within the budgets, a 0 counting as 1 (what is computed from an empty
+      // tensor, a reduction over its 0, need not be empty).
+      auto budget = [](const Tensor& t) {
+        int64_t n = 1;
+        for (int64_t s : t.sizes()) n *= std::max<int64_t>(1, s);
+        return n;
+      };
+      for (const eval::Argument& a : args) {
+        if (const auto* t = std::get_if<Tensor>(&a)) {
+          EXPECT_LE(budget(*t), 4096) << "seed " << seed;
+        }
+      }
+      for (const Tensor& t : out) EXPECT_LE(budget(t), 16384) << "seed " << seed;
+      for (size_t i = 0; i < out.size(); ++i) {
+        eval::Tolerance tol = outputTolerance(c, i, out[i].dtype(), runs[r]);
+        EXPECT_LE(tol.rtol, 1.0) << "seed " << seed;
+      }
+    }
+  }
+}
+
+// Over a few hundred seeds every implemented family is applied, every dtype is an input, every
+// rank 0-4 occurs, and each layout and fusion shape the fuzzer aims at shows up.
+TEST(FusionGenerator, CoversFamiliesDtypesRanksAndShapes) {
+  std::map<std::string, int> families;
+  std::set<DataType> dtypes;
+  std::set<size_t> ranks;
+  std::map<std::string, int> features;
+  int resized = 0;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    FuzzCase c = generateCase(seed);
+    for (const std::string& s : c.steps) ++families[s.substr(1, s.find(']') - 1)];
+    for (const InputSpec& in : c.inputs) {
+      if (!in.isTensor) continue;
+      dtypes.insert(in.dtype);
+      ranks.insert(in.declared.size());
+    }
+    for (const std::string& f : c.features) ++features[f];
+    resized += c.resizedRun && resizedClassValues(c).has_value();
+  }
+  for (const FamilyInfo& f : opFamilies()) {
+    if (f.implemented && f.weight > 0) {
+      EXPECT_GT(families[std::string(f.name)], 0) << f.name;
+    }
+  }
+  for (DataType t : kAllDataTypes) EXPECT_TRUE(dtypes.count(t)) << t;
+  for (size_t r = 0; r <= 4; ++r) EXPECT_TRUE(ranks.count(r)) << "rank " << r;
+  for (const char* f :
+       {"fan-out", "fan-in", "broadcast-against-larger", "normalization", "outer-reduction",
+        "multi-output", "output-is-input", "16-bit-reduction", "reshape", "permuted-input",
+        "sliced-input", "offset-input", "expanded-input", "zero-size", "scalar-input",
+        "special-scalar", "expand", "welford"}) {
+    EXPECT_GT(features[f], 0) << f;
+  }
+  EXPECT_GT(resized, 0);
+}
+
+// Family weights: with every family but one at 0, only that family (and the inputs) appears.
+TEST(FusionGenerator, FamilyWeightsSelectFamilies) {
+  GeneratorOptions o;
+  for (const FamilyInfo& f : opFamilies()) o.familyWeights[std::string(f.name)] = 0;
+  o.familyWeights["softmax"] = 1;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    FuzzCase c = generateCase(seed, o);
+    for (const std::string& s : c.steps) {
+      std::string fam = s.substr(1, s.find(']') - 1);
+      EXPECT_TRUE(fam == "input" || fam == "softmax") << s;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace loom::fuzz
