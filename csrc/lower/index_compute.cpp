@@ -30,8 +30,14 @@ kir::Value* IndexBuilder::div(kir::Value* a, kir::Value* b) {
 kir::Value* IndexBuilder::mod(kir::Value* a, kir::Value* b) {
   return kernel.create<kir::BinaryExpr>(kIndexType, ir::BinaryOpType::Mod, a, b);
 }
+kir::Value* IndexBuilder::sub(kir::Value* a, kir::Value* b) {
+  return kernel.create<kir::BinaryExpr>(kIndexType, ir::BinaryOpType::Sub, a, b);
+}
 kir::Value* IndexBuilder::lt(kir::Value* a, kir::Value* b) {
   return kernel.create<kir::BinaryExpr>(DataType::Bool, ir::BinaryOpType::Lt, a, b);
+}
+kir::Value* IndexBuilder::ge(kir::Value* a, kir::Value* b) {
+  return kernel.create<kir::BinaryExpr>(DataType::Bool, ir::BinaryOpType::Ge, a, b);
 }
 kir::Value* IndexBuilder::eq(kir::Value* a, kir::Value* b) {
   return kernel.create<kir::BinaryExpr>(DataType::Bool, ir::BinaryOpType::Eq, a, b);
@@ -78,6 +84,12 @@ void solveBackward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir:
         kir::Value* inner_ext = ctx.lowerScalar(kernel, m->inner()->extent());
         idx[m->outer()] = b.div(idx[m->out()], inner_ext);
         idx[m->inner()] = b.mod(idx[m->out()], inner_ext);
+        progress = true;
+      } else if (auto* r = e->dynCast<ir::Resize>()) {
+        // out = in widened by `left` elements in front: in = out - left (negative or past the
+        // input's extent in a pad's border).
+        if (idx.count(r->in()) || !idx.count(r->out())) continue;
+        idx[r->in()] = b.sub(idx[r->out()], ctx.lowerScalar(kernel, r->left()));
         progress = true;
       }
     }
@@ -127,6 +139,10 @@ void solveForward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir::
         if (idx.count(m->out()) || !idx.count(m->outer()) || !idx.count(m->inner())) continue;
         kir::Value* inner_ext = ctx.lowerScalar(kernel, m->inner()->extent());
         idx[m->out()] = b.add(b.mul(idx[m->outer()], inner_ext), idx[m->inner()]);
+        progress = true;
+      } else if (auto* r = e->dynCast<ir::Resize>()) {
+        if (idx.count(r->out()) || !idx.count(r->in())) continue;
+        idx[r->out()] = b.add(idx[r->in()], ctx.lowerScalar(kernel, r->left()));
         progress = true;
       }
     }
@@ -286,6 +302,13 @@ IndexMap producerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
     auto it = consumer_idx.find(c);
     if (it != consumer_idx.end()) idx[p] = it->second;
   }
+  // A squeeze removes IDs of extent 1 (broadcasts, or Iteration IDs that are 1 at run time, as
+  // concretized reshapes squeeze them): they are read at 0.
+  if (consumer->definition() != nullptr && consumer->definition()->isA<ir::SqueezeOp>()) {
+    for (ir::IterDomain* id : ir::TensorDomain::noReductions(producer->logical())) {
+      if (!to_consumer.count(id)) idx.emplace(id, kernel.constInt(0));
+    }
+  }
   if (!loop_aligned) mirrorConsumerTransforms(producer, consumer, consumer_idx, to_consumer, idx);
   return idx;
 }
@@ -397,7 +420,13 @@ kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::T
   IndexBuilder b{kernel};
   const auto& loop = tv->loop();
   kir::Value* cond = nullptr;
-  for (ir::IterDomain* id : tv->domain()->maybeRoot()) {
+  std::vector<ir::IterDomain*> checked = tv->domain()->maybeRoot();
+  for (ir::IterDomain*& id : checked) {
+    for (ir::Expr* use : id->uses()) {
+      if (auto* r = use->dynCast<ir::Resize>()) id = r->out();
+    }
+  }
+  for (ir::IterDomain* id : checked) {
     if (id->isBroadcast() || (id->isReduction() && !include_reductions)) continue;
     if (std::find(loop.begin(), loop.end(), id) != loop.end()) continue;
     auto it = idx.find(id);

@@ -19,7 +19,9 @@ struct IndexBuilder {
   kir::Value* mul(kir::Value* a, kir::Value* b);
   kir::Value* div(kir::Value* a, kir::Value* b);
   kir::Value* mod(kir::Value* a, kir::Value* b);
+  kir::Value* sub(kir::Value* a, kir::Value* b);
   kir::Value* lt(kir::Value* a, kir::Value* b);
+  kir::Value* ge(kir::Value* a, kir::Value* b);
   kir::Value* eq(kir::Value* a, kir::Value* b);
   kir::Value* logicalAnd(kir::Value* a, kir::Value* b);  ///< a may be null (then b)
 };
@@ -64,7 +66,9 @@ kir::Value* bufferOffset(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
 
 /// `index < extent` for each root-or-logical ID of `tv` whose index is computed from a split or
 /// merge (an ID that is itself a loop ID is in range by construction); reduction IDs only when
-/// `include_reductions`. Null when no condition is needed.
+/// `include_reductions`. A root ID resized into a logical one (slice, pad) is checked as that
+/// logical ID: the root index of a pad's border is out of the root's range by design. Null when
+/// no condition is needed.
 kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
                              const IndexMap& idx, bool include_reductions);
 

@@ -14,6 +14,7 @@
 #include "index_compute.h"
 #include "welford.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/transforms.h"
 
 namespace loom::lower {
 
@@ -32,6 +33,47 @@ ir::BinaryOpType combineOp(ir::ReductionOpType op) {
     case ir::ReductionOpType::Min: return ir::BinaryOpType::Min;
   }
   LOOM_UNREACHABLE();
+}
+
+// The input's value where the padded index falls inside it, `value` elsewhere: for each resized
+// dim, the root index (logical - left) must be in [0, extent). The load sits in the taken branch
+// of a `?:`, so it is never evaluated at a border index.
+kir::Value* lowerPad(kir::Kernel& kernel, LowerContext& ctx, const ir::PadOp* pad,
+                     const IndexMap& idx, kir::Value* in, kir::Value* value) {
+  IndexBuilder b{kernel};
+  kir::Value* inside = nullptr;
+  for (ir::IterDomain* root : pad->out()->domain()->maybeRoot()) {
+    bool resized = false;
+    for (ir::Expr* use : root->uses()) resized |= use->isA<ir::Resize>();
+    if (!resized) continue;
+    kir::Value* r = idx.at(root);
+    inside = b.logicalAnd(inside, b.logicalAnd(b.ge(r, kernel.constInt(0)),
+                                               b.lt(r, ctx.lowerScalar(kernel, root->extent()))));
+  }
+  if (inside == nullptr) return in;
+  DataType dt = pad->out()->dtype();
+  return kernel.create<kir::TernaryExpr>(dt, ir::TernaryOpType::Where, inside, in, value);
+}
+
+// Input k where the output index along the cat dim falls in [left_k, left_k + extent_k): a chain
+// of selects, the last input taking what is left.
+kir::Value* lowerCat(kir::Kernel& kernel, LowerContext& ctx, const ir::CatOp* cat,
+                     const IndexMap& idx, const std::vector<kir::Value*>& ins) {
+  IndexBuilder b{kernel};
+  ir::IterDomain* id = ir::TensorDomain::noReductions(cat->out()->logical()).at(size_t(cat->dim()));
+  kir::Value* i = idx.at(id);
+  DataType dt = cat->out()->dtype();
+  kir::Value* value = ins.back();
+  for (size_t k = ins.size() - 1; k-- > 0;) {
+    const ir::Resize* r = cat->inputResize(k);
+    LOOM_ASSERT(r != nullptr, "cat input ", k, " of ", cat->out()->toString(),
+                " is not padded to the output extent in this fusion");
+    kir::Value* lo = ctx.lowerScalar(kernel, r->left());
+    kir::Value* hi = b.add(lo, ctx.lowerScalar(kernel, r->in()->extent()));
+    kir::Value* in_range = b.logicalAnd(b.ge(i, lo), b.lt(i, hi));
+    value = kernel.create<kir::TernaryExpr>(dt, ir::TernaryOpType::Where, in_range, ins[k], value);
+  }
+  return value;
 }
 
 kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* op,
@@ -78,10 +120,25 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
     if (in->dtype() != acc_dt) in = kernel.create<kir::UnaryExpr>(acc_dt, ir::UnaryOpType::Cast, in);
     return kernel.create<kir::Store>(
         op->acc, kernel.create<kir::BinaryExpr>(acc_dt, combineOp(r->opType()), op->acc, in));
+  } else if (auto* pad = dyn<ir::PadOp>(e)) {
+    value = lowerPad(kernel, ctx, pad, idx, ins[0], ins[1]);
+  } else if (auto* cat = dyn<ir::CatOp>(e)) {
+    value = lowerCat(kernel, ctx, cat, idx, ins);
+  } else if (e->isA<ir::FullOp>()) {
+    value = ins[0];
+  } else if (auto* iota = dyn<ir::IotaOp>(e)) {
+    // start + i * step in the output's type, i the logical index.
+    ir::IterDomain* id = ir::TensorDomain::noReductions(op->out->logical()).at(0);
+    kir::Value* i = kernel.create<kir::UnaryExpr>(dt, ir::UnaryOpType::Cast, idx.at(id));
+    value = kernel.create<kir::BinaryExpr>(
+        dt, ir::BinaryOpType::Add, ins[0],
+        kernel.create<kir::BinaryExpr>(dt, ir::BinaryOpType::Mul, i, ins[1]));
+    (void)iota;
   } else if (e->isA<ir::LoadStoreOp>() || e->isA<ir::BroadcastOp>() || e->isA<ir::SqueezeOp>() ||
-             e->isA<ir::ExpandOp>() || e->isA<ir::ReshapeOp>()) {
+             e->isA<ir::ExpandOp>() || e->isA<ir::ReshapeOp>() || e->isA<ir::SliceOp>()) {
     // Copies: the domains carry the semantics (a reshape's root -> logical splits and merges
-    // give the consumer's root indices, which are the producer's logical ones).
+    // give the consumer's root indices, which are the producer's logical ones; a slice's
+    // Resize shifts them by its start).
     value = ins[0];
   } else {
     LOOM_THROW("lowering: ", e->opName(), " (", op->out->toString(),

@@ -41,7 +41,8 @@ std::vector<ir::Expr*> historyOf(const std::vector<ir::IterDomain*>& from,
     work.pop_back();
     if (stop.count(id)) continue;
     ir::Expr* def = id->definition();
-    if (def == nullptr || !(def->isA<ir::Split>() || def->isA<ir::Merge>()) ||
+    if (def == nullptr ||
+        !(def->isA<ir::Split>() || def->isA<ir::Merge>() || def->isA<ir::Resize>()) ||
         !seen.insert(def).second) {
       continue;
     }
@@ -162,6 +163,10 @@ IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
         kir::Value* inner_ext = ctx.lowerScalar(kernel, m->inner()->extent());
         by_set[set(m->outer())] = b.div(get(m->out()), inner_ext);
         by_set.emplace(set(m->inner()), b.mod(get(m->out()), inner_ext));
+        progress = true;
+      } else if (auto* r = e->dynCast<ir::Resize>()) {
+        if (known(r->in()) || !known(r->out())) continue;
+        by_set[set(r->in())] = b.sub(get(r->out()), ctx.lowerScalar(kernel, r->left()));
         progress = true;
       }
     }

@@ -180,7 +180,7 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   std::vector<TensorView*> caches;
   for (Val* in : std::vector<Val*>(fusion.inputs())) {
     auto* tv = in->dynCast<TensorView>();
-    if (tv == nullptr || tv->uses().empty()) continue;
+    if (tv == nullptr || tv->uses().empty() || utils::readThroughResize(tv)) continue;
     TensorView* cache = transform::cacheAfter(tv);
     caches.push_back(cache);
     if (buffer_set.count(tv)) buffer_set.insert(cache);

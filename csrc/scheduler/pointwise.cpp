@@ -240,7 +240,9 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
   for (TensorView* tv : aligned) {
     if (tv->isFusionInput()) {
       // Vector loads go into a register cache; the math reads the cache.
-      if (!tv->uses().empty()) vectorized.push_back(transform::cacheAfter(tv));
+      if (!tv->uses().empty() && !utils::readThroughResize(tv)) {
+        vectorized.push_back(transform::cacheAfter(tv));
+      }
     } else if (tv->definition() != nullptr) {
       // Vector stores come from a register cache holding the computed values.
       transform::cacheBefore(tv);

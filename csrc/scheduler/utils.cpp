@@ -24,6 +24,13 @@ std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion) {
   return result;
 }
 
+bool readThroughResize(const ir::TensorView* tv) {
+  for (ir::Expr* use : tv->uses()) {
+    if (use->isA<ir::SliceOp>() || use->isA<ir::PadOp>()) return true;
+  }
+  return false;
+}
+
 bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
   auto reject = [&](const std::string& reason) {
     if (why != nullptr) *why = reason;
@@ -54,6 +61,28 @@ bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
       }
     }
     if (tv->computeAtPosition() != 0) return reject(tv->toString() + " is already inlined");
+  }
+  // A slice or pad reads its input at shifted positions, outside any loop the input could be
+  // computed in: the input comes from global memory (a fusion input; the segmenter makes a
+  // computed one a segment boundary). A cat selects among its pads by their ranges, so they are
+  // in the same kernel.
+  for (ir::Expr* e : fusion.exprs()) {
+    if (e->isA<ir::SliceOp>() || e->isA<ir::PadOp>()) {
+      if (!e->input(0)->isFusionInput()) {
+        return reject("the input of " + e->output(0)->toString() + " = " + e->opName() + "(" +
+                      e->input(0)->toString() + ") is computed in this fusion; " + e->opName() +
+                      " reads its input from global memory");
+      }
+    } else if (auto* cat = e->dynCast<ir::CatOp>()) {
+      for (size_t k = 0; k < cat->numInputs(); ++k) {
+        ir::Expr* def = cat->in(k)->definition();
+        if (def == nullptr || !def->isA<ir::PadOp>() || cat->inputResize(k) == nullptr) {
+          return reject("input " + std::to_string(k) + " of " + cat->out()->toString() +
+                        " = cat(...) is not padded in this fusion; cat needs its pads in the "
+                        "same kernel");
+        }
+      }
+    }
   }
   return true;
 }

@@ -56,8 +56,31 @@ class Segmenter {
         return result;
       }
     }
-    // One group per expr, then greedy merges.
+    // One group per expr, then greedy merges. A cat starts in one group with the pads it
+    // selects among (it needs their ranges in its kernel).
     for (ir::Expr* e : tensor_exprs) {
+      if (auto* cat = e->dynCast<ir::CatOp>()) {
+        std::vector<ir::Expr*> group;
+        for (size_t k = 0; k < cat->numInputs(); ++k) {
+          ir::Expr* def = cat->in(k)->definition();
+          if (def != nullptr && def->isA<ir::PadOp>() && group_of_.count(def) != 0 &&
+              cat->in(k)->uses().size() == 1 && !cat->in(k)->isFusionOutput()) {
+            group.push_back(def);
+          }
+        }
+        if (!group.empty()) {
+          int64_t g = group_of_.at(group.front());
+          for (ir::Expr* pad : group) {
+            int64_t from = group_of_.at(pad);
+            if (from != g) groups_[size_t(from)].clear();
+            group_of_[pad] = g;
+          }
+          groups_[size_t(g)] = group;
+          groups_[size_t(g)].push_back(e);
+          group_of_[e] = g;
+          continue;
+        }
+      }
       group_of_[e] = int64_t(groups_.size());
       groups_.push_back({e});
     }

@@ -23,6 +23,10 @@ std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion);
 /// Returns false and writes *why otherwise.
 bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why);
 
+/// True when a slice or pad reads `tv` (at positions shifted by its start or padding, which no
+/// loop of a cache's schedule covers): such an input is read from global memory, not cached.
+bool readThroughResize(const ir::TensorView* tv);
+
 /// The output with the most non-broadcast logical dims (first one on ties), preferring outputs
 /// that are not also fusion inputs; nullptr when no output is a TensorView.
 ir::TensorView* largestOutput(const ir::Fusion& fusion);
