@@ -243,6 +243,12 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
       if (!tv->uses().empty() && !utils::readThroughResize(tv)) {
         vectorized.push_back(transform::cacheAfter(tv));
       }
+    } else if (tv->definition() != nullptr && !tv->uses().empty()) {
+      // An output also read in the fusion stays a register value for its readers; a forked copy
+      // is the vector store (the readers never read back global memory the kernel writes).
+      TensorView* fork = transform::cacheFork(tv);
+      tv->setMemoryType(ir::MemoryType::Local);
+      vectorized.push_back(fork);
     } else if (tv->definition() != nullptr) {
       // Vector stores come from a register cache holding the computed values.
       transform::cacheBefore(tv);

@@ -3,6 +3,7 @@
 #include "loom/transform/inlining.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -34,6 +35,112 @@ int64_t alignedConsumerPos(const TensorView* tv, const TensorView* c, int64_t po
   if (!alignLoops(tv, c, pos, graph, at, why)) return -1;
   return at.empty() ? 0 : at.back() + 1;
 }
+
+// The loops tensors share given the compute-at positions of every tensor but one (`skip`, whose
+// position is being chosen), and for each loop, per reduction R: whether it holds tensors R reads
+// (R's own reduction loop included) and tensors that read R's result. One loop cannot do both
+// unless it encloses R (one of R's loops left of its reduction loops: the row loop, in whose body
+// R's reduction loop separates the two): R's result exists only after its reduction loop ends.
+// The crossing rule in maxPos sees this for a tensor's direct consumers; sharing is transitive
+// (x feeds R and y, y feeds z, z reads R's result: x's loop joins z's through y), so the loops as
+// a whole are checked too.
+class SharedLoops {
+ public:
+  SharedLoops(const Fusion& fusion, const IdGraph& permissive, const TensorView* skip) {
+    std::vector<TensorView*> tvs = fusion.allTvs();
+    std::vector<const TensorView*> reductions;
+    for (TensorView* tv : tvs) {
+      if (isReductionTv(tv)) reductions.push_back(tv);
+    }
+    const size_t nr = reductions.size();
+    std::vector<std::unordered_set<const TensorView*>> after;
+    for (const TensorView* r : reductions) {
+      after.push_back(detail::downstreamOf(r));
+      for (TensorView* sib : detail::siblingsOf(r)) after.back().erase(sib);
+    }
+    for (TensorView* tv : tvs) {
+      auto down_of_tv = detail::downstreamOf(tv);
+      for (int64_t k = 0; k < tv->nDims(); ++k) {
+        IterDomain* id = tv->axis(k);
+        if (index_.count(id)) continue;
+        index_[id] = int64_t(parent_.size());
+        parent_.push_back(int64_t(parent_.size()));
+        std::vector<bool> up(nr, false), down(nr, false), encl(nr, false);
+        for (size_t r = 0; r < nr; ++r) {
+          bool is_r = tv == reductions[r];
+          for (TensorView* sib : detail::siblingsOf(reductions[r])) is_r = is_r || sib == tv;
+          up[r] = is_r || down_of_tv.count(reductions[r]) != 0;
+          down[r] = after[r].count(tv) != 0;
+          if (is_r) {
+            bool before_reduction = true;
+            for (int64_t j = 0; j <= k; ++j) before_reduction &= !tv->axis(j)->isReduction();
+            encl[r] = before_reduction;
+          }
+        }
+        up_.push_back(std::move(up));
+        down_.push_back(std::move(down));
+        encl_.push_back(std::move(encl));
+      }
+    }
+    for (TensorView* tv : tvs) {
+      Expr* def = tv->definition();
+      if (def == nullptr) continue;
+      auto outs = detail::tvOutputs(def);
+      for (TensorView* sib : outs) {
+        for (int64_t k = 0; k < std::min(sib->nDims(), outs[0]->nDims()); ++k) {
+          unite(outs[0]->axis(k), sib->axis(k));
+        }
+      }
+    }
+    for (TensorView* p : tvs) {
+      if (p == skip || p->computeAtPosition() == 0) continue;
+      for (TensorView* c : detail::consumersOf(p)) {
+        std::vector<int64_t> at;
+        if (!alignLoops(p, c, p->computeAtPosition(), permissive, at)) continue;
+        for (size_t k = 0; k < at.size(); ++k) unite(p->axis(int64_t(k)), c->axis(at[k]));
+      }
+    }
+  }
+
+  // True when the loops of `a` and `b`, joined, would hold tensors a reduction reads and readers
+  // of its result without enclosing it.
+  bool conflict(const IterDomain* a, const IterDomain* b) const {
+    auto ia = index_.find(a);
+    auto ib = index_.find(b);
+    if (ia == index_.end() || ib == index_.end()) return false;
+    size_t ra = size_t(find(ia->second)), rb = size_t(find(ib->second));
+    for (size_t r = 0; r < up_[ra].size(); ++r) {
+      bool up = up_[ra][r] || up_[rb][r];
+      bool down = down_[ra][r] || down_[rb][r];
+      bool encl = encl_[ra][r] || encl_[rb][r];
+      if (up && down && !encl) return true;
+    }
+    return false;
+  }
+
+  void unite(const IterDomain* a, const IterDomain* b) {
+    auto ia = index_.find(a);
+    auto ib = index_.find(b);
+    if (ia == index_.end() || ib == index_.end()) return;
+    int64_t ra = find(ia->second), rb = find(ib->second);
+    if (ra == rb) return;
+    parent_[size_t(rb)] = ra;
+    for (size_t r = 0; r < up_[size_t(ra)].size(); ++r) {
+      up_[size_t(ra)][r] = up_[size_t(ra)][r] || up_[size_t(rb)][r];
+      down_[size_t(ra)][r] = down_[size_t(ra)][r] || down_[size_t(rb)][r];
+      encl_[size_t(ra)][r] = encl_[size_t(ra)][r] || encl_[size_t(rb)][r];
+    }
+  }
+
+ private:
+  int64_t find(int64_t i) const {
+    while (parent_[size_t(i)] != i) i = parent_[size_t(i)];
+    return i;
+  }
+  std::unordered_map<const IterDomain*, int64_t> index_;
+  std::vector<int64_t> parent_;
+  std::vector<std::vector<bool>> up_, down_, encl_;
+};
 
 // Computes the legal maximum; `why` receives the rule that stopped it.
 int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options,
@@ -76,6 +183,7 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
     }
     crossings.push_back({r, std::move(late), std::move(reduction_ids)});
   }
+  std::optional<SharedLoops> shared;  // built on first use: most tensors stop earlier
   for (int64_t k = 0; k < tv->nDims(); ++k) {
     IterDomain* id = tv->axis(k);
     if (id->isReduction()) {
@@ -111,6 +219,23 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
             " reads the reduction's result; it cannot share that loop");
         return k;
       }
+    }
+    // The loops as a whole (transitive sharing through other tensors' inlining).
+    if (!shared.has_value()) shared.emplace(*tv->fusion(), graph, tv);
+    std::vector<IterDomain*> joined;
+    for (TensorView* c : consumers) {
+      std::vector<int64_t> at;
+      if (alignLoops(tv, c, k + 1, graph, at)) joined.push_back(c->axis(at[size_t(k)]));
+    }
+    for (IterDomain* c_id : joined) {
+      if (shared->conflict(id, c_id)) {
+        say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " would join the loop ",
+            "of ", c_id->toString(), " to one holding both tensors a reduction reads and readers "
+            "of its result; a loop that does not enclose the reduction cannot run before and "
+            "after it");
+        return k;
+      }
+      shared->unite(id, c_id);
     }
   }
   return tv->nDims();
