@@ -185,6 +185,7 @@ bool innerPersistentCompileTimeCheck(const Fusion& fusion, std::string* why) {
     has_tensor_output = true;
   }
   if (!has_tensor_output) return reject(why, "the fusion has no tensor output");
+  if (!utils::fitsOneKernel(fusion, why)) return false;
   for (TensorView* tv : fusion.allTvs()) {
     if (tv->domain()->hasRoot()) {
       return reject(why, "tensor " + tv->toString() +

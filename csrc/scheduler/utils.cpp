@@ -3,6 +3,8 @@
 #include "loom/scheduler/utils.h"
 
 #include <algorithm>
+#include <optional>
+#include <unordered_map>
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
@@ -29,6 +31,71 @@ bool readThroughResize(const ir::TensorView* tv) {
     if (use->isA<ir::SliceOp>() || use->isA<ir::PadOp>()) return true;
   }
   return false;
+}
+
+bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
+  auto reject = [&](const std::string& reason) {
+    if (why != nullptr) *why = reason;
+    return false;
+  };
+  // One kernel is scheduled from one reference tensor whose schedule propagates along
+  // producer-consumer edges: tensors it cannot reach would keep serial loops run by every
+  // thread. Unconnected groups of tensors (sharing no tensor, inputs included) are separate
+  // kernels: the segmenter never merges them.
+  {
+    std::vector<ir::TensorView*> tvs = fusion.allTvs();
+    std::unordered_map<const ir::TensorView*, size_t> index;
+    for (size_t i = 0; i < tvs.size(); ++i) index[tvs[i]] = i;
+    std::vector<size_t> parent(tvs.size());
+    for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+    auto find = [&](size_t i) {
+      while (parent[i] != i) i = parent[i] = parent[parent[i]];
+      return i;
+    };
+    for (ir::Expr* e : fusion.exprs()) {
+      std::vector<size_t> ends;
+      for (ir::Val* v : e->inputs()) {
+        if (auto* tv = v->dynCast<ir::TensorView>()) ends.push_back(index.at(tv));
+      }
+      for (ir::Val* v : e->outputs()) {
+        if (auto* tv = v->dynCast<ir::TensorView>()) ends.push_back(index.at(tv));
+      }
+      for (size_t k = 1; k < ends.size(); ++k) parent[find(ends[k])] = find(ends[0]);
+    }
+    std::optional<size_t> root;
+    for (ir::Val* out : fusion.outputs()) {
+      size_t r = find(index.at(out->as<ir::TensorView>()));
+      if (root && *root != r) {
+        return reject("outputs " + fusion.outputs().front()->toString() + " and " +
+                      out->toString() + " share no tensor; unconnected groups are separate "
+                      "kernels");
+      }
+      root = r;
+    }
+  }
+  // A slice or pad reads its input at shifted positions, outside any loop the input could be
+  // computed in: the input comes from global memory (a fusion input; the segmenter makes a
+  // computed one a segment boundary). A cat selects among its pads by their ranges, so they are
+  // in the same kernel.
+  for (ir::Expr* e : fusion.exprs()) {
+    if (e->isA<ir::SliceOp>() || e->isA<ir::PadOp>()) {
+      if (!e->input(0)->isFusionInput()) {
+        return reject("the input of " + e->output(0)->toString() + " = " + e->opName() + "(" +
+                      e->input(0)->toString() + ") is computed in this fusion; " + e->opName() +
+                      " reads its input from global memory");
+      }
+    } else if (auto* cat = e->dynCast<ir::CatOp>()) {
+      for (size_t k = 0; k < cat->numInputs(); ++k) {
+        ir::Expr* def = cat->in(k)->definition();
+        if (def == nullptr || !def->isA<ir::PadOp>() || cat->inputResize(k) == nullptr) {
+          return reject("input " + std::to_string(k) + " of " + cat->out()->toString() +
+                        " = cat(...) is not padded in this fusion; cat needs its pads in the "
+                        "same kernel");
+        }
+      }
+    }
+  }
+  return true;
 }
 
 bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
@@ -62,29 +129,7 @@ bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
     }
     if (tv->computeAtPosition() != 0) return reject(tv->toString() + " is already inlined");
   }
-  // A slice or pad reads its input at shifted positions, outside any loop the input could be
-  // computed in: the input comes from global memory (a fusion input; the segmenter makes a
-  // computed one a segment boundary). A cat selects among its pads by their ranges, so they are
-  // in the same kernel.
-  for (ir::Expr* e : fusion.exprs()) {
-    if (e->isA<ir::SliceOp>() || e->isA<ir::PadOp>()) {
-      if (!e->input(0)->isFusionInput()) {
-        return reject("the input of " + e->output(0)->toString() + " = " + e->opName() + "(" +
-                      e->input(0)->toString() + ") is computed in this fusion; " + e->opName() +
-                      " reads its input from global memory");
-      }
-    } else if (auto* cat = e->dynCast<ir::CatOp>()) {
-      for (size_t k = 0; k < cat->numInputs(); ++k) {
-        ir::Expr* def = cat->in(k)->definition();
-        if (def == nullptr || !def->isA<ir::PadOp>() || cat->inputResize(k) == nullptr) {
-          return reject("input " + std::to_string(k) + " of " + cat->out()->toString() +
-                        " = cat(...) is not padded in this fusion; cat needs its pads in the "
-                        "same kernel");
-        }
-      }
-    }
-  }
-  return true;
+  return fitsOneKernel(fusion, why);
 }
 
 ir::TensorView* largestOutput(const ir::Fusion& fusion) {

@@ -229,6 +229,62 @@ class Segmenter {
         return true;
       }
     }
+    // Then groups that read a common tensor without one feeding the other (exp(x) and x + 1):
+    // one kernel loads the shared input once.
+    std::vector<int64_t> order = topologicalGroups();
+    for (size_t i = 0; i < order.size(); ++i) {
+      for (size_t j = i + 1; j < order.size(); ++j) {
+        int64_t a = order[i], b = order[j];
+        if (!readCommonTensor(a, b) || reaches(a, b) || reaches(b, a)) continue;
+        std::vector<ir::Expr*> joined = groups_[size_t(a)];
+        joined.insert(joined.end(), groups_[size_t(b)].begin(), groups_[size_t(b)].end());
+        joined = sorted(joined);
+        if (rejected_.count(joined) != 0) continue;
+        std::string why;
+        if (!tryExprs(joined, &why)) {
+          rejected_.insert(joined);
+          continue;
+        }
+        for (ir::Expr* e : groups_[size_t(b)]) group_of_[e] = a;
+        groups_[size_t(a)] = joined;
+        groups_[size_t(b)].clear();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // True when some tensor group a reads (and does not produce) is read by group b too.
+  bool readCommonTensor(int64_t a, int64_t b) const {
+    std::unordered_set<const ir::Val*> read_by_a;
+    for (ir::Expr* e : groups_[size_t(a)]) {
+      for (ir::Val* in : e->inputs()) {
+        if (in->isA<ir::TensorView>()) read_by_a.insert(in);
+      }
+    }
+    for (ir::Expr* e : groups_[size_t(b)]) {
+      for (ir::Val* in : e->inputs()) {
+        if (read_by_a.count(in) == 0) continue;
+        ir::Expr* def = in->definition();
+        auto owner = def == nullptr ? group_of_.end() : group_of_.find(def);
+        if (owner == group_of_.end() || (owner->second != a && owner->second != b)) return true;
+      }
+    }
+    return false;
+  }
+
+  // True when group `to` depends on group `from` (through any groups).
+  bool reaches(int64_t from, int64_t to) const {
+    std::vector<int64_t> stack{from};
+    std::unordered_set<int64_t> seen;
+    while (!stack.empty()) {
+      int64_t g = stack.back();
+      stack.pop_back();
+      for (int64_t c : consumers(g)) {
+        if (c == to) return true;
+        if (seen.insert(c).second) stack.push_back(c);
+      }
+    }
     return false;
   }
 

@@ -64,7 +64,9 @@ Coverage coverageOf(const IterDomain* id) {
     seen.push_back(x);
     Expr* def = x->definition();
     if (def == nullptr) {
-      (x->isBroadcast() ? c.broadcast : c.real) += 1;
+      // An expanded broadcast counts as real: merged with another ID it contributes its
+      // expanded extent (the merge iterates every copy).
+      (x->isBroadcast() && !x->hasExpandedExtent() ? c.broadcast : c.real) += 1;
       continue;
     }
     for (Val* in : def->inputs()) work.push_back(in->as<IterDomain>());

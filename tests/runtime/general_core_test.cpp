@@ -87,8 +87,8 @@ TEST_F(GeneralCore, IntermediateFeedsTwoOutputs) {
   }
 }
 
-// Outputs of unrelated shapes, one of them reading the input another group also reads: each
-// group gets its own loops, after the loads they read.
+// Outputs in two groups that share no tensor: each group is its own kernel (a kernel's schedule
+// propagates from one reference tensor), and the outputs reading a common input share one.
 TEST_F(GeneralCore, OutputsOfUnrelatedShapes) {
   auto f = std::make_unique<Fusion>();
   {
