@@ -73,6 +73,32 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
       root = r;
     }
   }
+  // A computed tensor read at two different positions of one consumer (x * x^T: one dim of x
+  // against two dims of the product) cannot be computed inside the consumer's loops for both
+  // reads: it goes through global memory (the segmenter makes it a segment output).
+  {
+    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
+    std::unordered_map<int64_t, const ir::TensorView*> computed_set;  // exact set -> a tensor
+    for (ir::TensorView* tv : fusion.allTvs()) {
+      if (tv->isFusionInput() || tv->definition() == nullptr) continue;
+      for (ir::IterDomain* id : tv->logical()) {
+        if (!id->isBroadcast()) computed_set.emplace(exact.setOf(id), tv);
+      }
+    }
+    for (ir::TensorView* tv : fusion.allTvs()) {
+      auto ids = ir::TensorDomain::noReductions(tv->logical());
+      for (size_t i = 0; i < ids.size(); ++i) {
+        for (size_t j = i + 1; j < ids.size(); ++j) {
+          if (ids[i]->isBroadcast() || !exact.areMapped(ids[i], ids[j])) continue;
+          auto it = computed_set.find(exact.setOf(ids[i]));
+          if (it == computed_set.end()) continue;
+          return reject(it->second->toString() + " is read at two positions of " +
+                        tv->toString() + " (dims " + std::to_string(i) + " and " +
+                        std::to_string(j) + "); it goes through global memory");
+        }
+      }
+    }
+  }
   // A slice or pad reads its input at shifted positions, outside any loop the input could be
   // computed in: the input comes from global memory (a fusion input; the segmenter makes a
   // computed one a segment boundary). A cat selects among its pads by their ranges, so they are
