@@ -161,17 +161,6 @@ class LoopNestBuilder {
                    (ch.is_loop ? "the loop of " + ctx_.loopGraph().promoted(ch.id)->toString()
                                : ctx_.exprs[size_t(ch.id)]->output(0)->toString());
         }
-        if (getenv("LOOM_DEBUG_ORDER")) {
-          for (size_t c = 0; c < n; ++c) {
-            const LoopTree::Child& ch = node.children[c];
-            fprintf(stderr, "child %zu %s:", c, ch.is_loop ? ctx_.loopGraph().promoted(ch.id)->toString().c_str() : "expr");
-            if (ch.is_loop) for (int64_t e : tree_.nodes.at(ch.id).exprs) fprintf(stderr, " %s", ctx_.exprs[size_t(e)]->output(0)->toString().c_str());
-            else fprintf(stderr, " %s", ctx_.exprs[size_t(ch.id)]->output(0)->toString().c_str());
-            fprintf(stderr, " | preds:");
-            for (size_t p : preds[c]) fprintf(stderr, " %zu", p);
-            fprintf(stderr, "\n");
-          }
-        }
         LOOM_THROW("lowering: cannot order ", names, ": each needs a value another one computes "
                    "later; a loop shared through inlining would have to run twice (inline fewer "
                    "loop IDs)");

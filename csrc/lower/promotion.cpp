@@ -177,6 +177,8 @@ IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
       idx[id] = kernel.constInt(0);
       continue;
     }
+    // Reduction IDs have indices only inside their loops (a result write sits after them).
+    if (id->isReduction() && !known(id)) continue;
     LOOM_ASSERT(known(id), "lowering: no index for ", id->toString(), " of ", tv->toString(),
                 ", whose loops run over the promoted IDs of other tensors");
     idx[id] = get(id);

@@ -10,6 +10,7 @@
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
+#include "loom/ir/transforms.h"
 #include "loom/transform/id_graph.h"
 #include "loom/transform/loop_graph.h"
 #include "loom/transform/replay.h"
@@ -36,17 +37,23 @@ int64_t alignedConsumerPos(const TensorView* tv, const TensorView* c, int64_t po
   return at.empty() ? 0 : at.back() + 1;
 }
 
-// The loops tensors share given the compute-at positions of every tensor but one (`skip`, whose
-// position is being chosen), and for each loop, per reduction R: whether it holds tensors R reads
-// (R's own reduction loop included) and tensors that read R's result. One loop cannot do both
-// unless it encloses R (one of R's loops left of its reduction loops: the row loop, in whose body
-// R's reduction loop separates the two): R's result exists only after its reduction loop ends.
-// The crossing rule in maxPos sees this for a tensor's direct consumers; sharing is transitive
-// (x feeds R and y, y feeds z, z reads R's result: x's loop joins z's through y), so the loops as
-// a whole are checked too.
+// The loops tensors share given the compute-at positions set so far, checked as a whole:
+// sharing is transitive (x feeds y and z, so y's loop and z's loop become one through x), which
+// the per-tensor rules of maxPos cannot see. Two rules:
+//  * Per reduction R: one loop cannot hold tensors R reads (R's own reduction loop included) and
+//    tensors that read R's result, unless it encloses R (one of R's loops left of its reduction
+//    loops: the row loop, in whose body R's reduction loop separates the two). R's result exists
+//    only after its reduction loop ends.
+//  * One loop runs over one space: the members derived from the most real dims (counted as sets
+//    of the exact graph, following definitions across tensors, so a reduction's rFactor pieces
+//    and a producer without the consumer's broadcast count as the dims they come from) must come
+//    from the same ones. A broadcast resolved to different dims by two consumers (x[1, N]
+//    against a[M, N] and b[K, N]) cannot share the loop of either resolution with the other.
 class SharedLoops {
  public:
-  SharedLoops(const Fusion& fusion, const IdGraph& permissive, const TensorView* skip) {
+  SharedLoops(const Fusion& fusion, const IdGraph& permissive, const IdGraph& exact,
+              const TensorView* skip)
+      : permissive_(&permissive), exact_(&exact) {
     std::vector<TensorView*> tvs = fusion.allTvs();
     std::vector<const TensorView*> reductions;
     for (TensorView* tv : tvs) {
@@ -65,21 +72,23 @@ class SharedLoops {
         if (index_.count(id)) continue;
         index_[id] = int64_t(parent_.size());
         parent_.push_back(int64_t(parent_.size()));
-        std::vector<bool> up(nr, false), down(nr, false), encl(nr, false);
+        Root root;
+        root.up.assign(nr, false);
+        root.down.assign(nr, false);
+        root.encl.assign(nr, false);
         for (size_t r = 0; r < nr; ++r) {
           bool is_r = tv == reductions[r];
           for (TensorView* sib : detail::siblingsOf(reductions[r])) is_r = is_r || sib == tv;
-          up[r] = is_r || down_of_tv.count(reductions[r]) != 0;
-          down[r] = after[r].count(tv) != 0;
+          root.up[r] = is_r || down_of_tv.count(reductions[r]) != 0;
+          root.down[r] = after[r].count(tv) != 0;
           if (is_r) {
             bool before_reduction = true;
             for (int64_t j = 0; j <= k; ++j) before_reduction &= !tv->axis(j)->isReduction();
-            encl[r] = before_reduction;
+            root.encl[r] = before_reduction;
           }
         }
-        up_.push_back(std::move(up));
-        down_.push_back(std::move(down));
-        encl_.push_back(std::move(encl));
+        root.best = leafSets(id);
+        roots_.push_back(std::move(root));
       }
     }
     for (TensorView* tv : tvs) {
@@ -88,63 +97,153 @@ class SharedLoops {
       auto outs = detail::tvOutputs(def);
       for (TensorView* sib : outs) {
         for (int64_t k = 0; k < std::min(sib->nDims(), outs[0]->nDims()); ++k) {
-          unite(outs[0]->axis(k), sib->axis(k));
+          unite({outs[0]->axis(k), sib->axis(k)});
         }
       }
     }
     for (TensorView* p : tvs) {
-      if (p == skip || p->computeAtPosition() == 0) continue;
-      for (TensorView* c : detail::consumersOf(p)) {
-        std::vector<int64_t> at;
-        if (!alignLoops(p, c, p->computeAtPosition(), permissive, at)) continue;
-        for (size_t k = 0; k < at.size(); ++k) unite(p->axis(int64_t(k)), c->axis(at[k]));
-      }
+      if (p != skip) commit(p, p->computeAtPosition());
     }
   }
 
-  // True when the loops of `a` and `b`, joined, would hold tensors a reduction reads and readers
-  // of its result without enclosing it.
-  bool conflict(const IterDomain* a, const IterDomain* b) const {
-    auto ia = index_.find(a);
-    auto ib = index_.find(b);
-    if (ia == index_.end() || ib == index_.end()) return false;
-    size_t ra = size_t(find(ia->second)), rb = size_t(find(ib->second));
-    for (size_t r = 0; r < up_[ra].size(); ++r) {
-      bool up = up_[ra][r] || up_[rb][r];
-      bool down = down_[ra][r] || down_[rb][r];
-      bool encl = encl_[ra][r] || encl_[rb][r];
-      if (up && down && !encl) return true;
+  // True when joining the loops of `ids` would break a rule; `why` says which.
+  bool conflict(const std::vector<IterDomain*>& ids, std::string* why) const {
+    std::vector<size_t> rs = rootsOf(ids);
+    const size_t nr = roots_.front().up.size();
+    for (size_t r = 0; r < nr; ++r) {
+      bool up = false, down = false, encl = false;
+      for (size_t x : rs) {
+        up = up || roots_[x].up[r];
+        down = down || roots_[x].down[r];
+        encl = encl || roots_[x].encl[r];
+      }
+      if (up && down && !encl) {
+        if (why != nullptr) {
+          *why =
+              "it would join loops holding both tensors a reduction reads and readers of its "
+              "result; a loop that does not enclose the reduction cannot run before and after it";
+        }
+        return true;
+      }
+    }
+    size_t most = 0;
+    for (size_t x : rs) most = std::max(most, roots_[x].best.size());
+    const std::vector<int64_t>* space = nullptr;
+    for (size_t x : rs) {
+      if (roots_[x].best.size() != most) continue;
+      if (space == nullptr) {
+        space = &roots_[x].best;
+      } else if (*space != roots_[x].best) {
+        if (why != nullptr) {
+          *why =
+              "it would join loops that run over different dims (a broadcast resolved to "
+              "different dims by two consumers)";
+        }
+        return true;
+      }
     }
     return false;
   }
 
-  void unite(const IterDomain* a, const IterDomain* b) {
-    auto ia = index_.find(a);
-    auto ib = index_.find(b);
-    if (ia == index_.end() || ib == index_.end()) return;
-    int64_t ra = find(ia->second), rb = find(ib->second);
-    if (ra == rb) return;
-    parent_[size_t(rb)] = ra;
-    for (size_t r = 0; r < up_[size_t(ra)].size(); ++r) {
-      up_[size_t(ra)][r] = up_[size_t(ra)][r] || up_[size_t(rb)][r];
-      down_[size_t(ra)][r] = down_[size_t(ra)][r] || down_[size_t(rb)][r];
-      encl_[size_t(ra)][r] = encl_[size_t(ra)][r] || encl_[size_t(rb)][r];
+  void unite(const std::vector<IterDomain*>& ids) {
+    std::vector<size_t> rs = rootsOf(ids);
+    if (rs.size() < 2) return;
+    Root& into = roots_[rs[0]];
+    for (size_t i = 1; i < rs.size(); ++i) {
+      const Root& from = roots_[rs[i]];
+      parent_[rs[i]] = int64_t(rs[0]);
+      for (size_t r = 0; r < into.up.size(); ++r) {
+        into.up[r] = into.up[r] || from.up[r];
+        into.down[r] = into.down[r] || from.down[r];
+        into.encl[r] = into.encl[r] || from.encl[r];
+      }
+      if (from.best.size() > into.best.size()) into.best = from.best;
     }
   }
 
+  // The loops `tv` shares at compute-at position `pos`: each axis k < pos with the consumer axes
+  // it aligns to. Returns the largest prefix that breaks no rule (all of pos when none does).
+  int64_t commit(const TensorView* tv, int64_t pos, std::string* why = nullptr) {
+    auto consumers = detail::consumersOf(tv);
+    std::vector<std::vector<int64_t>> at(consumers.size());
+    for (size_t c = 0; c < consumers.size(); ++c) {
+      if (!alignLoops(tv, consumers[c], pos, *permissive_, at[c])) at[c].clear();
+    }
+    for (int64_t k = 0; k < pos; ++k) {
+      std::vector<IterDomain*> ids{tv->axis(k)};
+      for (size_t c = 0; c < consumers.size(); ++c) {
+        if (size_t(k) < at[c].size()) ids.push_back(consumers[c]->axis(at[c][size_t(k)]));
+      }
+      if (conflict(ids, why)) return k;
+      unite(ids);
+    }
+    return pos;
+  }
+
  private:
-  int64_t find(int64_t i) const {
-    while (parent_[size_t(i)] != i) i = parent_[size_t(i)];
+  struct Root {
+    std::vector<bool> up, down, encl;
+    std::vector<int64_t> best;  ///< sorted exact sets of the real dims of the widest member
+  };
+
+  // The exact sets of the real dims `id` is derived from: a set with a member defined by a
+  // Split/Merge (in any tensor) expands to its inputs' dims; a plain broadcast has none; other
+  // sets are dims of their own. Memoized per set; a set met again on its own expansion path
+  // (exact inverses map a merge of a split back to its input) counts as a dim.
+  std::vector<int64_t> leafSets(const IterDomain* id) {
+    int64_t set = exact_->setOf(id);
+    if (auto it = leaves_.find(set); it != leaves_.end()) return it->second;
+    leaves_[set] = {set};  // in progress
+    std::vector<int64_t> result;
+    const Expr* def = nullptr;
+    for (IterDomain* m : exact_->disjointSet(id)) {
+      Expr* d = m->definition();
+      if (d == nullptr || !(d->isA<Split>() || d->isA<Merge>())) continue;
+      bool self = false;
+      for (Val* in : d->inputs()) self = self || exact_->setOf(in->as<IterDomain>()) == set;
+      if (!self) {
+        def = d;
+        break;
+      }
+    }
+    if (def == nullptr) {
+      if (!(id->isBroadcast() && !id->hasExpandedExtent())) result.push_back(set);
+    } else {
+      for (Val* in : def->inputs()) {
+        for (int64_t x : leafSets(in->as<IterDomain>())) {
+          if (std::find(result.begin(), result.end(), x) == result.end()) result.push_back(x);
+        }
+      }
+    }
+    std::sort(result.begin(), result.end());
+    leaves_[set] = result;
+    return result;
+  }
+  size_t find(size_t i) const {
+    while (parent_[i] != int64_t(i)) i = size_t(parent_[i]);
     return i;
   }
+  std::vector<size_t> rootsOf(const std::vector<IterDomain*>& ids) const {
+    std::vector<size_t> rs;
+    for (IterDomain* id : ids) {
+      auto it = index_.find(id);
+      if (it == index_.end()) continue;
+      size_t r = find(size_t(it->second));
+      if (std::find(rs.begin(), rs.end(), r) == rs.end()) rs.push_back(r);
+    }
+    return rs;
+  }
+  const IdGraph* permissive_;
+  const IdGraph* exact_;
   std::unordered_map<const IterDomain*, int64_t> index_;
   std::vector<int64_t> parent_;
-  std::vector<std::vector<bool>> up_, down_, encl_;
+  std::vector<Root> roots_;
+  std::unordered_map<int64_t, std::vector<int64_t>> leaves_;
 };
 
 // Computes the legal maximum; `why` receives the rule that stopped it.
-int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options,
-               std::string* why) {
+int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options, std::string* why,
+               const SharedLoops* shared = nullptr) {
   auto say = [&](auto&&... parts) {
     if (why == nullptr) return;
     std::ostringstream os;
@@ -183,30 +282,38 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
     }
     crossings.push_back({r, std::move(late), std::move(reduction_ids)});
   }
-  std::optional<SharedLoops> shared;  // built on first use: most tensors stop earlier
-  for (int64_t k = 0; k < tv->nDims(); ++k) {
+  // The rules of one tensor and its direct consumers: `local` is where the first one stops.
+  int64_t local = tv->nDims();
+  for (int64_t k = 0; k < tv->nDims() && local == tv->nDims(); ++k) {
     IterDomain* id = tv->axis(k);
     if (id->isReduction()) {
       say("axis ", k, " (", id->toString(), ") of ", tv->toString(),
           " is a reduction; its consumers cannot share that loop");
-      return k;
+      local = k;
+      break;
     }
     if (id->parallelType() == ParallelType::Vectorize) {
       say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is vectorized");
-      return k;
+      local = k;
+      break;
     }
     if (!options.allow_unroll && id->parallelType() == ParallelType::Unroll) {
       say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is unrolled");
-      return k;
+      local = k;
+      break;
     }
     for (TensorView* c : consumers) {
       int64_t before = alignedConsumerPos(tv, c, k, graph, nullptr);
       int64_t after = alignedConsumerPos(tv, c, k + 1, graph, why);
-      if (after < 0) return k;
+      if (after < 0) {
+        local = k;
+        break;
+      }
       for (int64_t j = before; j < after; ++j) {
         if (c->axis(j)->parallelType() == ParallelType::Vectorize) {
           say("axis ", j, " of consumer ", c->toString(), " is vectorized");
-          return k;
+          local = k;
+          break;
         }
       }
     }
@@ -217,28 +324,28 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
         say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is reduced by ",
             r->toString(), " and consumer ", late.front()->toString(),
             " reads the reduction's result; it cannot share that loop");
-        return k;
+        local = k;
+        break;
       }
-    }
-    // The loops as a whole (transitive sharing through other tensors' inlining).
-    if (!shared.has_value()) shared.emplace(*tv->fusion(), graph, tv);
-    std::vector<IterDomain*> joined;
-    for (TensorView* c : consumers) {
-      std::vector<int64_t> at;
-      if (alignLoops(tv, c, k + 1, graph, at)) joined.push_back(c->axis(at[size_t(k)]));
-    }
-    for (IterDomain* c_id : joined) {
-      if (shared->conflict(id, c_id)) {
-        say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " would join the loop ",
-            "of ", c_id->toString(), " to one holding both tensors a reduction reads and readers "
-            "of its result; a loop that does not enclose the reduction cannot run before and "
-            "after it");
-        return k;
-      }
-      shared->unite(id, c_id);
     }
   }
-  return tv->nDims();
+  // The loops as a whole (transitive sharing through other tensors' inlining), checked on a
+  // copy: only setPosition commits.
+  std::optional<IdGraph> exact;
+  std::optional<SharedLoops> own;
+  if (shared == nullptr) {
+    exact.emplace(*tv->fusion(), IdMappingMode::Exact);
+    own.emplace(*tv->fusion(), graph, *exact, tv);
+    shared = &*own;
+  }
+  SharedLoops trial = *shared;
+  std::string rule;
+  int64_t ok = trial.commit(tv, local, why != nullptr ? &rule : nullptr);
+  if (ok < local) {
+    say("axis ", ok, " (", tv->axis(ok)->toString(), ") of ", tv->toString(),
+        " cannot be shared: ", rule);
+  }
+  return ok;
 }
 
 // Sets tv's compute-at position and gives each consumer the largest position aligned with one
@@ -281,8 +388,7 @@ void checkPermissive(const IdGraph& graph) {
 
 }  // namespace
 
-int64_t maxInlinePosition(const TensorView* tv, const IdGraph& permissive,
-                          InlineOptions options) {
+int64_t maxInlinePosition(const TensorView* tv, const IdGraph& permissive, InlineOptions options) {
   checkPermissive(permissive);
   return maxPos(tv, permissive, options, nullptr);
 }
@@ -304,9 +410,18 @@ void inlineAt(TensorView* tv, int64_t pos, bool best_effort, InlineOptions optio
 void inlineMost(const std::vector<TensorView*>& tvs, const IdGraph& permissive,
                 InlineOptions options) {
   checkPermissive(permissive);
+  if (tvs.empty()) return;
+  // Positions are chosen again, in order, against the loops the tensors before them formed.
+  for (TensorView* tv : tvs) {
+    if (!tv->isFusionInput()) setPosition(tv, 0, permissive);
+  }
+  const IdGraph exact(*tvs.front()->fusion(), IdMappingMode::Exact);
+  SharedLoops shared(*tvs.front()->fusion(), permissive, exact, nullptr);
   for (TensorView* tv : tvs) {
     if (tv->isFusionInput()) continue;
-    inlineWith(tv, -1, true, options, permissive);
+    int64_t pos = maxPos(tv, permissive, options, nullptr, &shared);
+    setPosition(tv, pos, permissive);
+    shared.commit(tv, pos);
   }
 }
 

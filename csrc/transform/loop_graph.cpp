@@ -43,18 +43,8 @@ bool alignLoops(const TensorView* producer, const TensorView* consumer, int64_t 
   return true;
 }
 
-namespace {
-
-// Non-broadcast IDs `id` derives from inside its tensor (walking definitions down to IDs without
-// one), and how many broadcast ones: the promoted member of a group is the one derived from the
-// most real dims, then from the fewest broadcasts.
-struct Coverage {
-  int64_t real = 0;
-  int64_t broadcast = 0;
-};
-
-Coverage coverageOf(const IterDomain* id) {
-  Coverage c;
+LoopCoverage loopCoverage(const IterDomain* id) {
+  LoopCoverage c;
   std::vector<const IterDomain*> work{id};
   std::vector<const IterDomain*> seen;
   while (!work.empty()) {
@@ -73,6 +63,8 @@ Coverage coverageOf(const IterDomain* id) {
   }
   return c;
 }
+
+namespace {
 
 // The tensors whose loops are placed: outputs of the fusion's math exprs (first output of each;
 // siblings share its loops).
@@ -155,10 +147,10 @@ void LoopGraph::buildGroups(const std::vector<TensorView*>& tvs) {
 
 void LoopGraph::promote() {
   for (Group& g : groups_) {
-    Coverage best_cov;
+    LoopCoverage best_cov;
     g.trivial = true;
     for (IterDomain* id : g.members) {
-      Coverage c = coverageOf(id);
+      LoopCoverage c = loopCoverage(id);
       bool better = g.promoted == nullptr || c.real > best_cov.real ||
                     (c.real == best_cov.real && c.broadcast < best_cov.broadcast) ||
                     (c.real == best_cov.real && c.broadcast == best_cov.broadcast &&
@@ -178,7 +170,7 @@ void LoopGraph::promote() {
                      "type (parallelize them alike)");
         }
       }
-      if (!id->isBroadcast() || isThreadOrBlockDim(p)) g.trivial = false;
+      if (!id->isBroadcast()) g.trivial = false;
     }
   }
 }

@@ -18,7 +18,13 @@ std::vector<ir::Expr*> reductionExprs(const ir::Fusion& fusion);
 /// The first output TensorView of each reduction expr (a Welford's avg).
 std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion);
 
-/// Rejects what no scheduler here handles: no TensorView output, a DID-parallel or
+/// Rejects what no single kernel can hold (every scheduler applies it): outputs in groups that
+/// share no tensor (separate kernels), a slice or pad of a tensor computed in the fusion (it reads
+/// its input from global memory), a cat whose pads are not in the fusion. Returns false and
+/// writes *why otherwise.
+bool fitsOneKernel(const ir::Fusion& fusion, std::string* why);
+
+/// Rejects what no scheduler here handles (fitsOneKernel included): no TensorView output, a DID-parallel or
 /// already-parallelized loop ID, a tensor with a non-trivial loop domain, Scalar outputs.
 /// Returns false and writes *why otherwise.
 bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why);

@@ -27,8 +27,9 @@
 // ## Nesting
 // A tensor T with compute-at position ca lives in the loop of its innermost loop ID left of ca (its
 // scope; none: the kernel body) and owns its loop IDs [ca, n): each owned loop is nested in the
-// previous one, the first in the scope. Groups whose members are all serial broadcast IDs are
-// trivial: they run once (index 0) and are not loops. When owners disagree about where a loop
+// previous one, the first in the scope. Groups whose members are all broadcast IDs are trivial:
+// not loops, index 0 (a broadcast bound to threads or blocks gives every thread the same value,
+// so the tensor is computed by all of them and its global writes are guarded to index 0). When owners disagree about where a loop
 // nests, the deepest claim wins if every other claim encloses it and only thread/block loops lie
 // between (those are not loops: a tensor placed inside extra ones is computed redundantly, and
 // its global writes are guarded to index 0 by lowering); any other disagreement (a schedule whose
@@ -57,6 +58,16 @@ using ir::TensorView;
 bool alignLoops(const TensorView* producer, const TensorView* consumer, int64_t pos,
                 const IdGraph& permissive, std::vector<int64_t>& out, std::string* why = nullptr);
 
+/// How many IDs without a definition `id` derives from inside its tensor (walking definitions):
+/// real ones (iteration, reduction, expanded broadcast: they contribute their extent to a merge)
+/// and plain broadcasts. A loop is promoted to the member with the most real ones, then the
+/// fewest broadcasts.
+struct LoopCoverage {
+  int64_t real = 0;
+  int64_t broadcast = 0;
+};
+LoopCoverage loopCoverage(const IterDomain* id);
+
 class LoopGraph {
  public:
   /// Builds the graph of a scheduled fusion (compute-at positions set). Throws UserError when the
@@ -81,7 +92,7 @@ class LoopGraph {
   /// The group's parallel type: the one non-Serial type its members carry (two different ones
   /// are a UserError at construction), else Serial.
   ir::ParallelType parallelType(int64_t group) const { return groups_[size_t(group)].ptype; }
-  /// All members serial broadcasts: the loop runs once with index 0 and is not emitted.
+  /// All members broadcasts (parallelized or not): not a loop; index 0.
   bool isTrivial(int64_t group) const { return groups_[size_t(group)].trivial; }
   /// The group this group's loop is nested in, or -1 (kernel body).
   int64_t parent(int64_t group) const { return groups_[size_t(group)].parent; }
