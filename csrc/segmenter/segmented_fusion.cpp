@@ -31,7 +31,12 @@ ir::TensorView* freshInput(const ir::TensorView* tv, ir::IrCloner& cloner) {
   }
   auto* td = ir::IrBuilder::create<ir::TensorDomain>(
       ids, ir::TensorDomain::defaultContiguity(ids, !tv->domain()->hasAllocation()));
-  auto* out = ir::IrBuilder::create<ir::TensorView>(td, tv->dtype(), ir::MemoryType::Global);
+  // It keeps the original's name: clones keep theirs (unique in the original fusion), and the
+  // original itself is replaced here, so no other tensor of the segment is named like it. (A
+  // counter name could be taken by a clone registered later: two kernel parameters or a
+  // parameter and a local buffer named alike.)
+  auto* out = new ir::TensorView(td, tv->dtype(), ir::MemoryType::Global);
+  td->fusion()->registerStatement(out, tv->name());
   if (tv->hasDeviceMesh()) out->setDeviceMesh(tv->deviceMesh());
   return out;
 }
