@@ -98,6 +98,9 @@ std::string unary(const kir::UnaryExpr* u) {
   std::string x = expr(u->in);
   bool f32 = u->in->dtype() != DataType::Float64;
   auto fn = [&](const char* name) { return std::string(name) + (f32 ? "f(" : "(") + x + ")"; };
+  auto cast = [&](const std::string& v) {
+    return "static_cast<" + std::string(cTypeName(u->dtype())) + ">(" + v + ")";
+  };
   switch (u->op) {
     case Op::Neg: return "(-" + x + ")";
     case Op::Abs: return isFloatingType(u->dtype()) ? fn("fabs") : "abs(" + x + ")";
@@ -112,17 +115,24 @@ std::string unary(const kir::UnaryExpr* u) {
     case Op::Cos: return fn("cos");
     case Op::Tanh: return fn("tanh");
     case Op::Erf: return fn("erf");
-    case Op::Floor: return fn("floor");
-    case Op::Ceil: return fn("ceil");
+    // Rounding an integer (or bool) is the identity; the builtins take floating operands only.
+    case Op::Floor: return isFloatingType(u->in->dtype()) ? fn("floor") : cast(x);
+    case Op::Ceil: return isFloatingType(u->in->dtype()) ? fn("ceil") : cast(x);
     case Op::Sigmoid: return "loom_sigmoid(" + x + ")";
     case Op::Silu: return "loom_silu(" + x + ")";
-    case Op::Round: return "loom_round(" + x + ")";
+    case Op::Round: return isFloatingType(u->in->dtype()) ? "loom_round(" + x + ")" : cast(x);
     case Op::Sign: return "loom_sign(" + x + ")";
     case Op::Relu: return "loom_max(" + x + ", (" + std::string(cTypeName(u->dtype())) + ")0)";
     case Op::IsNan: return "(" + x + " != " + x + ")";
-    case Op::IsInf: return "isinf(" + x + ")";
+    case Op::IsInf: return isFloatingType(u->in->dtype()) ? "isinf(" + x + ")" : "false";
     case Op::LogicalNot: return "(!" + x + ")";
-    case Op::Cast: return "static_cast<" + std::string(cTypeName(u->dtype())) + ">(" + x + ")";
+    case Op::Cast: {
+      // The 16-bit types convert from float and double only: integers go through float (exact
+      // below 2^24; beyond that, rounded twice).
+      bool half = u->dtype() == DataType::Float16 || u->dtype() == DataType::BFloat16;
+      if (half && !isFloatingType(u->in->dtype())) x = "static_cast<float>(" + x + ")";
+      return cast(x);
+    }
   }
   LOOM_UNREACHABLE();
 }
