@@ -204,9 +204,18 @@ bool innerPersistentCompileTimeCheck(const Fusion& fusion, std::string* why) {
   if (reds.empty()) return reject(why, "no reduction");
   const TensorView* ref = reds.front();
   std::vector<size_t> ref_pos = reducedPositions(ref);
+  const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
   for (TensorView* tv : reds) {
     std::vector<size_t> pos = reducedPositions(tv);
-    if (tv->logical().size() != ref->logical().size() || pos != ref_pos) {
+    bool same_dims = tv->logical().size() == ref->logical().size() && pos == ref_pos;
+    // The same dims, not just the same positions (a reduction of a transposed copy reduces
+    // another dim at the same position): one row loop and one reduction loop serve them all.
+    for (size_t i = 0; same_dims && i < tv->logical().size(); ++i) {
+      IterDomain* a = ref->logical()[i];
+      IterDomain* b = tv->logical()[i];
+      same_dims = a->isBroadcast() || b->isBroadcast() || exact.areMapped(a, b);
+    }
+    if (!same_dims) {
       return reject(why, "reductions " + ref->toString() + " and " + tv->toString() +
                              " reduce different dims");
     }
