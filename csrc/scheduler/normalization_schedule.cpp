@@ -263,12 +263,14 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
 
   if (p.vectorize > 1) {
     for (TensorView* c : caches) {
+      if (c->nDims() == 0) continue;  // a 0-dim input: one element, no vector
       IterDomain* inner = c->axis(-1);
       if (inner->extent()->isConstInt(p.vectorize) && !inner->isReduction()) {
         transform::parallelize(c, c->nDims() - 1, ParallelType::Vectorize);
       }
     }
     for (TensorView* tv : vectorized) {
+      if (tv->nDims() == 0) continue;
       IterDomain* inner = tv->axis(-1);
       if (inner->extent()->isConstInt(p.vectorize) && !inner->isReduction()) {
         transform::parallelize(tv, tv->nDims() - 1, ParallelType::Vectorize);

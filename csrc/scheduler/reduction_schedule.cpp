@@ -90,6 +90,7 @@ void finish(ir::Fusion& fusion, TensorView* ref, const std::vector<TensorView*>&
     const IterDomain* v_id = ref->axis(-1);
     const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
     for (TensorView* c : caches) {
+      if (c->nDims() == 0) continue;
       IterDomain* inner = c->axis(-1);
       if (inner->extent()->isConstInt(vectorize) && exact.areMapped(inner, v_id)) {
         transform::parallelize(c, c->nDims() - 1, ParallelType::Vectorize);
