@@ -241,8 +241,11 @@ IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
   }
   if (promoted) return promotedIndices(kernel, ctx, tv, idx);
   solveBackward(kernel, ctx, exprsBetween(tv->domain()->maybeRoot(), tv->loop()), idx);
+  // A broadcast root ID merged with others keeps the index the merge gives it (z / e): readers
+  // treat broadcast IDs as index 0 anyway, and the predicate needs it (< 1) to mask iterations
+  // of the merged loop past the real dims. Otherwise it is 0.
   for (ir::IterDomain* id : tv->domain()->maybeRoot()) {
-    if (id->isBroadcast()) idx[id] = kernel.constInt(0);
+    if (id->isBroadcast()) idx.emplace(id, kernel.constInt(0));
   }
   return idx;
 }
@@ -426,8 +429,26 @@ kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::T
       if (auto* r = use->dynCast<ir::Resize>()) id = r->out();
     }
   }
+  // Loops over promoted IDs of other tensors run over those tensors' spaces: their root indices
+  // (promotedIndices puts them in idx) are checked too.
+  if (isPromoted(ctx, tv)) {
+    for (const ir::TensorView* ref : promotionOf(ctx, tv).refs) {
+      for (ir::IterDomain* id : ref->domain()->maybeRoot()) {
+        if (!id->isBroadcast() && !id->isReduction() && idx.count(id) &&
+            std::find(checked.begin(), checked.end(), id) == checked.end()) {
+          checked.push_back(id);
+        }
+      }
+    }
+  }
   for (ir::IterDomain* id : checked) {
-    if (id->isBroadcast() || (id->isReduction() && !include_reductions)) continue;
+    if (id->isReduction() && !include_reductions) continue;
+    if (id->isBroadcast()) {
+      // Index 0 unless a merge gave it one (see consumerIndices): then it must be below 1.
+      auto it = idx.find(id);
+      auto* c = it == idx.end() ? nullptr : it->second->dynCast<kir::Const>();
+      if (it == idx.end() || (c != nullptr && c->asInt() == 0)) continue;
+    }
     if (std::find(loop.begin(), loop.end(), id) != loop.end()) continue;
     auto it = idx.find(id);
     if (it == idx.end()) continue;

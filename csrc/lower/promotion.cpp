@@ -134,10 +134,12 @@ IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
   };
   auto known = [&](const ir::IterDomain* id) { return by_set.count(set(id)) != 0; };
   auto get = [&](const ir::IterDomain* id) { return by_set.at(set(id)); };
+  // A loop ID with a counterpart seeds the counterpart's set only: its own set may be exactly
+  // mapped to one of its own logical IDs (an inner split of merge(b, i) by extent(i) gives back
+  // i), which must take the value the promoted history gives it, not the loop's.
   for (auto [id, value] : loop_idx) {
-    by_set.emplace(set(id), value);
     auto it = pr.map.find(id);
-    if (it != pr.map.end()) by_set.emplace(set(it->second), value);
+    by_set.emplace(set(it != pr.map.end() ? it->second : id), value);
   }
   std::vector<ir::Expr*> exprs = pr.kept;
   for (const ir::TensorView* ref : pr.refs) {
@@ -174,7 +176,10 @@ IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
   IndexMap idx = loop_idx;
   for (ir::IterDomain* id : tv->domain()->maybeRoot()) {
     if (id->isBroadcast()) {
-      idx[id] = kernel.constInt(0);
+      // Readers take broadcast IDs at 0; an index the solve gives it (its set exactly mapped to a
+      // loop piece, e.g. the outer half of split(merge(b, i), extent(i))) is kept for the
+      // predicate, which masks the iterations where it is not 0.
+      idx[id] = known(id) ? get(id) : kernel.constInt(0);
       continue;
     }
     // Reduction IDs have indices only inside their loops (a result write sits after them).
@@ -182,6 +187,16 @@ IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
     LOOM_ASSERT(known(id), "lowering: no index for ", id->toString(), " of ", tv->toString(),
                 ", whose loops run over the promoted IDs of other tensors");
     idx[id] = get(id);
+  }
+  // The promoted tensors' root indices: the loops run over their spaces, so an iteration past
+  // their extents (the padding of a non-divisible split) holds no element of `tv` either; the
+  // predicate checks them (inRangePredicate).
+  for (const ir::TensorView* ref : pr.refs) {
+    for (ir::IterDomain* id : ref->domain()->maybeRoot()) {
+      if (!id->isBroadcast() && !id->isReduction() && known(id) && !idx.count(id)) {
+        idx[id] = get(id);
+      }
+    }
   }
   // IDs between root and loop that kept their own history (the forward direction of indexing
   // and predicates may ask for them).
