@@ -74,27 +74,27 @@ TEST(HoistIndices, RepeatedIndexIsNamedOnce) {
             "      alloc T2 : f32 local[1]\n"
             "      const i2 = ((i0 * 128) + i1)\n"
             "      const i3 = (i2 % T0.size[1])\n"
-            "      if (i3 < T1.size[0]):\n"
+            "      const i4 = (i2 / T0.size[1])\n"
+            "      if (((i3 < T1.size[0]) && (i4 < T0.size[0])) && (i3 < T0.size[1])):\n"
             "        T2[0] = T1[i3]\n"
-            "      if (((i2 / T0.size[1]) < T0.size[0]) && (i3 < T0.size[1])):\n"
+            "      if ((i4 < T0.size[0]) && (i3 < T0.size[1])):\n"
             "        T3[i2] = (T0[i2] + T2[0])\n")
       << ba.before;
 }
 
-// x declared [f, f]: its offset splits the merged index by / and % of T0.size[1]. The quotient is
-// also the predicate's first test (always evaluated), so it is named before the if; the remainder
-// is the bias's index too (the bias is indexed through the loop's promoted ID, x + bias's merged
-// [I0, I1]), computed unconditionally by the bias load's predicate, so it is named once before
-// both.
+// x declared [f, f]: its offset splits the merged index by / and % of T0.size[1]. The bias is
+// indexed through the loop's promoted ID (x + bias's merged [I0, I1]) and guarded by the output's
+// ranges too (the loop runs over its space), so quotient and remainder are both evaluated by the
+// bias load's predicate first: each is named once, before both statements.
 TEST(HoistIndices, DivisionMovesOnlyWhereItIsEvaluated) {
   auto f = biasAdd({false, false});
   std::string after = lowerAround(*f, "hoist_indices").after;
   EXPECT_NE(after.find("      const i3 = (i2 % T0.size[1])\n"
-                       "      if (i3 < T1.size[0]):\n"),
+                       "      const i4 = (i2 / T0.size[1])\n"
+                       "      if (((i3 < T1.size[0]) && (i4 < T0.size[0])) && (i3 < T0.size[1])):\n"),
             std::string::npos)
       << after;
-  EXPECT_NE(after.find("      const i4 = (i2 / T0.size[1])\n"
-                       "      if ((i4 < T0.size[0]) && (i3 < T0.size[1])):\n"
+  EXPECT_NE(after.find("      if ((i4 < T0.size[0]) && (i3 < T0.size[1])):\n"
                        "        T3[i2] = (T0[((i4 * T0.stride[0]) + (i3 * T0.stride[1]))] + T2[0])\n"),
             std::string::npos)
       << after;
