@@ -429,6 +429,21 @@ kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::T
       if (auto* r = use->dynCast<ir::Resize>()) id = r->out();
     }
   }
+  // The outer input of a merge between logical and loop gets z / e, unbounded when the loop
+  // pads: a merge of split pieces in another order (a reshape replayed back to a transposed
+  // producer: z -> (z / 21, z % 21) -> (z % 21) * 3 + z / 21) maps padding iterations back into
+  // range, so that outer piece is checked itself. (A merge of logical IDs is already checked
+  // through them.)
+  for (ir::Expr* e : exprsBetween(tv->domain()->maybeRoot(), tv->loop())) {
+    auto* m = e->dynCast<ir::Merge>();
+    if (m == nullptr || std::find(checked.begin(), checked.end(), m->outer()) != checked.end()) {
+      continue;
+    }
+    const auto& logical = tv->logical();
+    if (std::find(logical.begin(), logical.end(), m->outer()) == logical.end()) {
+      checked.push_back(m->outer());
+    }
+  }
   // Loops over promoted IDs of other tensors run over those tensors' spaces: their root indices
   // (promotedIndices puts them in idx) are checked too.
   if (isPromoted(ctx, tv)) {

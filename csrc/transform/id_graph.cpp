@@ -51,6 +51,13 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
     changed = false;
     using Key = std::tuple<int, int64_t, int64_t, int64_t, bool>;
     std::map<Key, Expr*> seen;
+    // Merges by the set of their output: a split undoes any merge of its input's set (replay
+    // through a reshape and back: the reshape's merge and the loop's split are on mapped, not
+    // identical, IDs).
+    merges_by_set_.clear();
+    for (Expr* e : id_exprs) {
+      if (auto* m = e->dynCast<Merge>()) merges_by_set_[find(index_.at(m->out()))].push_back(m);
+    }
     for (Expr* e : id_exprs) {
       Key key;
       if (auto* s = e->dynCast<Split>()) {
@@ -90,14 +97,18 @@ bool IdGraph::uniteInverse(Expr* e) {
     return unite(m->out(), s->in());
   }
   auto* s = e->as<Split>();
-  auto* m = s->in()->definition() != nullptr ? s->in()->definition()->dynCast<Merge>() : nullptr;
-  if (m == nullptr || !s->innerSplit()) return false;
-  auto b = m->inner()->extent()->constInt();
-  auto f = s->factor()->constInt();
-  bool same = s->factor() == m->inner()->extent() || (b.has_value() && b == f);
-  if (!same) return false;
-  bool changed = unite(s->outer(), m->outer());
-  changed |= unite(s->inner(), m->inner());
+  if (!s->innerSplit()) return false;
+  auto it = merges_by_set_.find(find(index_.at(s->in())));
+  if (it == merges_by_set_.end()) return false;
+  bool changed = false;
+  for (Merge* m : it->second) {
+    auto b = m->inner()->extent()->constInt();
+    auto f = s->factor()->constInt();
+    bool same = s->factor() == m->inner()->extent() || (b.has_value() && b == f);
+    if (!same) continue;
+    changed |= unite(s->outer(), m->outer());
+    changed |= unite(s->inner(), m->inner());
+  }
   return changed;
 }
 

@@ -19,6 +19,7 @@
 
 #include "loom/ir/fusion.h"
 #include "loom/ir/iter_domain.h"
+#include "loom/ir/transforms.h"
 
 namespace loom::transform {
 
@@ -55,6 +56,7 @@ class IdGraph {
   std::vector<IterDomain*> ids_;
   std::unordered_map<const IterDomain*, int64_t> index_;
   mutable std::vector<int64_t> parent_;
+  std::unordered_map<int64_t, std::vector<ir::Merge*>> merges_by_set_;  ///< while building
 };
 
 }  // namespace loom::transform
