@@ -166,7 +166,7 @@ void scheduleInner(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   // One unrolled group's vector loads first ([U, v] register cache), then the sums.
   if (unroll_pos >= 0) {
     for (TensorView* c : caches) {
-      transform::inlineAt(c, serial_pos + 1, /*best_effort=*/true);
+      transform::inlineAt(c, std::min(serial_pos + 1, c->nDims()), /*best_effort=*/true);
     }
   }
 }
@@ -258,7 +258,7 @@ void scheduleOuter(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
   // The vector loads of one unrolled group go first, into a [U, v] register cache, so they are
   // all in flight before the sums use them.
   for (TensorView* c : caches) {
-    transform::inlineAt(c, serial_pos + 1, /*best_effort=*/true);
+    transform::inlineAt(c, std::min(serial_pos + 1, c->nDims()), /*best_effort=*/true);
   }
 }
 
