@@ -27,6 +27,12 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
     }
     auto es = detail::allIdExprs(tv);
     id_exprs.insert(id_exprs.end(), es.begin(), es.end());
+    if (tv->definition() != nullptr && tv->definition()->isA<ReshapeOp>() && tv->domain()->hasRoot()) {
+      // A reshape's splits divide their input (the reshape checked the sizes).
+      for (Expr* e : detail::exprsBetween(tv->root(), tv->logical())) {
+        if (auto* s = e->dynCast<Split>()) reshape_splits_.insert(s);
+      }
+    }
   }
   bool permissive = mode == IdMappingMode::Permissive;
   for (TensorView* tv : tvs) {
@@ -55,8 +61,12 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
     // through a reshape and back: the reshape's merge and the loop's split are on mapped, not
     // identical, IDs).
     merges_by_set_.clear();
+    exact_splits_by_set_.clear();
     for (Expr* e : id_exprs) {
       if (auto* m = e->dynCast<Merge>()) merges_by_set_[find(index_.at(m->out()))].push_back(m);
+      if (auto* s = e->dynCast<Split>(); s != nullptr && dividesInput(s)) {
+        exact_splits_by_set_[find(index_.at(s->outer()))].push_back(s);
+      }
     }
     for (Expr* e : id_exprs) {
       Key key;
@@ -88,13 +98,16 @@ bool IdGraph::uniteInverse(Expr* e) {
   // is X when f divides X's extent, and split(merge(A, B), extent(B)) gives back A and B. Replay
   // through a reshape makes these (a reshaped ID lifted into the loop side).
   if (auto* m = e->dynCast<Merge>()) {
-    auto* s = m->outer()->definition() != nullptr ? m->outer()->definition()->dynCast<Split>()
-                                                   : nullptr;
-    if (s == nullptr || s->outer() != m->outer() || s->inner() != m->inner()) return false;
-    auto x = s->in()->extent()->constInt();
-    auto f = s->factor()->constInt();
-    if (!x.has_value() || !f.has_value() || *f <= 0 || *x % *f != 0) return false;
-    return unite(m->out(), s->in());
+    // Any split that divides its input and whose outputs are mapped to the merge's inputs (the
+    // merge may join IDs that are themselves merges undoing splits: a reshape [56] -> [2, 4, 7]
+    // flattened back by a schedule).
+    auto it = exact_splits_by_set_.find(find(index_.at(m->outer())));
+    if (it == exact_splits_by_set_.end()) return false;
+    bool changed = false;
+    for (Split* s : it->second) {
+      if (areMapped(s->inner(), m->inner())) changed |= unite(m->out(), s->in());
+    }
+    return changed;
   }
   auto* s = e->as<Split>();
   if (!s->innerSplit()) return false;
@@ -110,6 +123,13 @@ bool IdGraph::uniteInverse(Expr* e) {
     changed |= unite(s->inner(), m->inner());
   }
   return changed;
+}
+
+bool IdGraph::dividesInput(const Split* s) const {
+  if (reshape_splits_.count(s) != 0) return true;
+  auto x = s->in()->extent()->constInt();
+  auto f = s->factor()->constInt();
+  return x.has_value() && f.has_value() && *f > 0 && *x % *f == 0;
 }
 
 int64_t IdGraph::find(int64_t i) const {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "loom/ir/fusion.h"
@@ -51,12 +52,16 @@ class IdGraph {
   int64_t find(int64_t i) const;
   bool unite(const IterDomain* a, const IterDomain* b);
   bool uniteInverse(ir::Expr* e);
+  bool dividesInput(const ir::Split* s) const;
 
   IdMappingMode mode_;
   std::vector<IterDomain*> ids_;
   std::unordered_map<const IterDomain*, int64_t> index_;
   mutable std::vector<int64_t> parent_;
   std::unordered_map<int64_t, std::vector<ir::Merge*>> merges_by_set_;  ///< while building
+  /// Splits known to divide their input: those of a reshape (root to logical), constant ones.
+  std::unordered_map<int64_t, std::vector<ir::Split*>> exact_splits_by_set_;  ///< while building
+  std::unordered_set<const ir::Split*> reshape_splits_;
 };
 
 }  // namespace loom::transform
