@@ -164,6 +164,7 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   // Outputs written with vector stores: decided on the unscheduled graph, like the heuristic's
   // width (whole-row outputs holding the innermost reduced ID).
   std::unordered_set<TensorView*> vector_outputs;
+  std::unordered_set<TensorView*> vector_inputs;
   if (p.vectorize > 1) {
     std::vector<IterDomain*> row_ids;
     for (IterDomain* id : ref->logical()) {
@@ -173,15 +174,40 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
       if (tv->isFusionOutput() && !tv->isFusionInput() && tv->definition() != nullptr) {
         vector_outputs.insert(tv);
       }
+      // Inputs whose pointer, strides and extents the heuristic's width was checked against;
+      // any other input (a row only mapped through a broadcast) is read element by element.
+      if (tv->isFusionInput()) vector_inputs.insert(tv);
+    }
+  }
+
+  // Inputs with an ID of each reduced dim (on the unscheduled graph: rFactor gives `ref` new
+  // reduction IDs). Only such a row-invariant input is held across rows (see below).
+  std::unordered_set<TensorView*> spans_row;
+  {
+    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
+    for (Val* v : fusion.inputs()) {
+      auto* in = v->dynCast<TensorView>();
+      if (in == nullptr) continue;
+      bool spans = true;
+      for (size_t r : reduced) {
+        bool found = false;
+        for (IterDomain* id : in->logical()) {
+          found = found || (!id->isBroadcast() && exact.areMapped(id, ref->logical()[r]));
+        }
+        spans = spans && found;
+      }
+      if (spans) spans_row.insert(in);
     }
   }
 
   // Inputs are loaded once into caches: these are the persistent copies of input rows.
   std::vector<TensorView*> caches;
+  std::vector<TensorView*> vector_caches;
   for (Val* in : std::vector<Val*>(fusion.inputs())) {
     auto* tv = in->dynCast<TensorView>();
     if (tv == nullptr || tv->uses().empty() || utils::readThroughResize(tv)) continue;
     TensorView* cache = transform::cacheAfter(tv);
+    if (vector_inputs.count(tv) != 0) vector_caches.push_back(cache);
     caches.push_back(cache);
     if (buffer_set.count(tv)) buffer_set.insert(cache);
   }
@@ -262,7 +288,7 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   }
 
   if (p.vectorize > 1) {
-    for (TensorView* c : caches) {
+    for (TensorView* c : vector_caches) {
       if (c->nDims() == 0) continue;  // a 0-dim input: one element, no vector
       IterDomain* inner = c->axis(-1);
       if (inner->extent()->isConstInt(p.vectorize) && !inner->isReduction()) {
@@ -305,7 +331,10 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
       for (IterDomain* id : in->logical()) {
         for (IterDomain* r : row_ids) has_row = has_row || exact.areMapped(id, r);
       }
-      if (!has_row && !row_ids.empty()) row_invariant.insert(c);
+      // Held across rows only when it spans each reduced dim: then its loops are the row's own
+      // (same split, same threads) and each thread holds the elements it reads. A partial row
+      // ([1, h, 1] against a row of h x w) is laid out differently and is read per element.
+      if (!has_row && spans_row.count(in) != 0 && !row_ids.empty()) row_invariant.insert(c);
     }
   }
   std::vector<TensorView*> inlined;
