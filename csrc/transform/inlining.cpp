@@ -51,8 +51,11 @@ int64_t alignedConsumerPos(const TensorView* tv, const TensorView* c, int64_t po
 //    against a[M, N] and b[K, N]) cannot share the loop of either resolution with the other.
 class SharedLoops {
  public:
+  // `pending`: tensors whose positions are chosen later (inlineMost's list); each counts for the
+  // ordering rule only once committed. `skip`: one more such tensor.
   SharedLoops(const Fusion& fusion, const IdGraph& permissive, const IdGraph& exact,
-              const TensorView* skip)
+              const TensorView* skip,
+              const std::unordered_set<const TensorView*>& pending = {})
       : permissive_(&permissive), exact_(&exact) {
     std::vector<TensorView*> tvs = fusion.allTvs();
     std::vector<const TensorView*> reductions;
@@ -88,7 +91,23 @@ class SharedLoops {
           }
         }
         root.best = leafSets(id);
+        root.output_broadcast = tv->isFusionOutput() && id->isBroadcast() &&
+                                !id->hasExpandedExtent();
         roots_.push_back(std::move(root));
+      }
+    }
+    // Producer-consumer pairs and each tensor's axes, for the ordering rule.
+    std::unordered_map<const TensorView*, size_t> tv_index;
+    for (TensorView* tv : tvs) {
+      tv_index[tv] = tvs_.size();
+      tvs_.push_back(tv);
+    }
+    for (TensorView* tv : tvs) {
+      Expr* def = tv->definition();
+      if (def == nullptr) continue;
+      for (TensorView* p : detail::tvInputs(def)) {
+        auto it = tv_index.find(p);
+        if (it != tv_index.end()) pairs_.emplace_back(it->second, tv_index.at(tv));
       }
     }
     for (TensorView* tv : tvs) {
@@ -101,8 +120,9 @@ class SharedLoops {
         }
       }
     }
+    committed_.assign(tvs_.size(), false);
     for (TensorView* p : tvs) {
-      if (p != skip) commit(p, p->computeAtPosition());
+      if (p != skip && pending.count(p) == 0) commit(p, p->computeAtPosition());
     }
   }
 
@@ -128,6 +148,24 @@ class SharedLoops {
     }
     size_t most = 0;
     for (size_t x : rs) most = std::max(most, roots_[x].best.size());
+    bool output_broadcast = false;
+    for (size_t x : rs) output_broadcast = output_broadcast || roots_[x].output_broadcast;
+    if (output_broadcast && most > 0) {
+      if (why != nullptr) {
+        *why =
+            "it would run a fusion output's broadcast axis as a loop over a real dim: the store "
+            "would repeat per element, and never happen when that dim is empty";
+      }
+      return true;
+    }
+    if (rs.size() >= 2 && unorderable(rs)) {
+      if (why != nullptr) {
+        *why =
+            "the loops could not be ordered: a loop would hold both a tensor and a reader of "
+            "a tensor computed after that loop from it";
+      }
+      return true;
+    }
     const std::vector<int64_t>* space = nullptr;
     for (size_t x : rs) {
       if (roots_[x].best.size() != most) continue;
@@ -157,6 +195,7 @@ class SharedLoops {
         into.down[r] = into.down[r] || from.down[r];
         into.encl[r] = into.encl[r] || from.encl[r];
       }
+      into.output_broadcast = into.output_broadcast || from.output_broadcast;
       if (from.best.size() > into.best.size()) into.best = from.best;
     }
   }
@@ -164,6 +203,9 @@ class SharedLoops {
   // The loops `tv` shares at compute-at position `pos`: each axis k < pos with the consumer axes
   // it aligns to. Returns the largest prefix that breaks no rule (all of pos when none does).
   int64_t commit(const TensorView* tv, int64_t pos, std::string* why = nullptr) {
+    if (auto it = std::find(tvs_.begin(), tvs_.end(), tv); it != tvs_.end()) {
+      committed_[size_t(it - tvs_.begin())] = true;
+    }
     auto consumers = detail::consumersOf(tv);
     std::vector<std::vector<int64_t>> at(consumers.size());
     for (size_t c = 0; c < consumers.size(); ++c) {
@@ -181,9 +223,74 @@ class SharedLoops {
   }
 
  private:
+  // True when joining the groups `rs` would leave some loop (or the kernel body) with children
+  // that cannot be ordered: lowering places each tensor in the loops of its axes and orders the
+  // loops and statements inside each loop by their producer-consumer dependencies; a cycle among
+  // siblings (x's loop feeds y outside it, and y feeds a later member of x's loop) would need
+  // that loop to run twice. Loops over broadcasts only and thread/block loops are left out of the
+  // chains (lowering does not make them loops, or nests across them).
+  bool unorderable(const std::vector<size_t>& rs) const {
+    auto group = [&](size_t root) {
+      return std::find(rs.begin(), rs.end(), root) != rs.end() ? rs.front() : root;
+    };
+    std::vector<std::vector<size_t>> chains(tvs_.size());
+    for (size_t t = 0; t < tvs_.size(); ++t) {
+      for (IterDomain* id : tvs_[t]->loop()) {
+        if (isThreadOrBlockDim(id->parallelType()) || id->isDeviceDim()) continue;
+        size_t r = group(find(size_t(index_.at(id))));
+        bool trivial = roots_[r].best.empty();
+        if (r == rs.front()) {
+          for (size_t x : rs) trivial = trivial && roots_[x].best.empty();
+        }
+        if (!trivial) chains[t].push_back(r);
+      }
+    }
+    // Nodes: loops by group root, statements as parent_.size() + tensor index.
+    const size_t stmt = parent_.size();
+    std::unordered_map<size_t, std::vector<size_t>> succ;
+    for (auto [p, c] : pairs_) {
+      // A producer whose position is still to be chosen may yet share the loops it would now
+      // seem to leave: only decided positions count.
+      if (!committed_[p]) continue;
+      const auto& a = chains[p];
+      const auto& b = chains[c];
+      size_t l = 0;
+      while (l < a.size() && l < b.size() && a[l] == b[l]) ++l;
+      size_t from = l < a.size() ? a[l] : stmt + p;
+      size_t to = l < b.size() ? b[l] : stmt + c;
+      if (from != to) succ[from].push_back(to);
+    }
+    // Cycle search (iterative DFS, colors: absent white, 1 grey, 2 black).
+    std::unordered_map<size_t, int> color;
+    for (const auto& [start, _] : succ) {
+      if (color.count(start) != 0) continue;
+      std::vector<std::pair<size_t, size_t>> stack{{start, 0}};
+      color[start] = 1;
+      while (!stack.empty()) {
+        auto& [node, next] = stack.back();
+        auto it = succ.find(node);
+        if (it == succ.end() || next == it->second.size()) {
+          color[node] = 2;
+          stack.pop_back();
+          continue;
+        }
+        size_t to = it->second[next++];
+        auto ci = color.find(to);
+        if (ci == color.end()) {
+          color[to] = 1;
+          stack.emplace_back(to, 0);
+        } else if (ci->second == 1) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   struct Root {
     std::vector<bool> up, down, encl;
     std::vector<int64_t> best;  ///< sorted exact sets of the real dims of the widest member
+    bool output_broadcast = false;  ///< holds a (not expanded) broadcast axis of a fusion output
   };
 
   // The exact sets of the real dims `id` is derived from: a set with a member defined by a
@@ -235,6 +342,9 @@ class SharedLoops {
   }
   const IdGraph* permissive_;
   const IdGraph* exact_;
+  std::vector<const TensorView*> tvs_;
+  std::vector<std::pair<size_t, size_t>> pairs_;  ///< (producer, consumer) indices into tvs_
+  std::vector<bool> committed_;                   ///< per tvs_: position decided
   std::unordered_map<const IterDomain*, int64_t> index_;
   std::vector<int64_t> parent_;
   std::vector<Root> roots_;
@@ -416,7 +526,8 @@ void inlineMost(const std::vector<TensorView*>& tvs, const IdGraph& permissive,
     if (!tv->isFusionInput()) setPosition(tv, 0, permissive);
   }
   const IdGraph exact(*tvs.front()->fusion(), IdMappingMode::Exact);
-  SharedLoops shared(*tvs.front()->fusion(), permissive, exact, nullptr);
+  const std::unordered_set<const TensorView*> pending(tvs.begin(), tvs.end());
+  SharedLoops shared(*tvs.front()->fusion(), permissive, exact, nullptr, pending);
   for (TensorView* tv : tvs) {
     if (tv->isFusionInput()) continue;
     int64_t pos = maxPos(tv, permissive, options, nullptr, &shared);
