@@ -301,5 +301,107 @@ TEST_F(GeneralCore, NonFiniteScalars) {
   runAndCheck(std::move(f), {randomTensor({8, 16}, 1), randomTensor({8, 16}, 2, DataType::Float64)});
 }
 
+// The fuzzer's finds (tests/fuzz), each cut down to the pattern that failed.
+
+// A reduction over the outer and inner dims of [N, 56, 2] reshaped to [2, 4, 1, 7] in the same
+// kernel: the reshape's split dims, flattened back by the schedule, are one loop with the
+// reduction's kept dim (they were a second loop outside the block's threads).
+TEST_F(GeneralCore, ReshapeOfAReductionOverOuterAndInnerDims) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({-1, 56, 2}).build();
+    f->addInput(x);
+    f->addOutput(ops::reshape(ops::varMean(x, {0, 2}).var, {2, 4, 1, 7}));
+  }
+  runAndCheck(std::move(f), {randomTensor({36, 56, 2}, 1)}, 72);
+}
+
+// An input that meets the row only through a broadcast (its [C] against a row of [R, C]) is not
+// checked by the normalization heuristic's vector width, so it is read element by element: here
+// it starts 2 bytes past a 4-byte boundary.
+TEST_F(GeneralCore, MisalignedInputOnlyBroadcastAgainstTheRow) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({2, 6, 34}).build();
+    TensorView* w = ops::TensorBuilder().shape({34}).dtype(DataType::BFloat16).build();
+    f->addInput(x);
+    f->addInput(w);
+    ops::LayerNormResult ln = ops::layerNorm(x, 1, nullptr, nullptr, 0.5);
+    f->addOutput(ln.y);
+    f->addOutput(ops::maximum(w, ln.rstd));  // [34] against [2, 6, 1]
+  }
+  Tensor storage = randomTensor({35}, 2, DataType::BFloat16);
+  Tensor w = Tensor::fromBlob(static_cast<char*>(storage.data()) + 2, {34}, {1}, DataType::BFloat16,
+                              storage.device());
+  runAndCheck(std::move(f), {randomTensor({2, 6, 34}, 1), w}, 34);
+}
+
+// A [R, 1] output of a reduction over a dim of size 0 is still written (sum = 0) although the
+// kernel's row loop is empty: an output's broadcast axis is not run as the row loop.
+TEST_F(GeneralCore, BroadcastOutputOfAnEmptyReduction) {
+  for (int64_t n : {0, 5}) {
+    auto f = std::make_unique<Fusion>();
+    {
+      FusionGuard g(f.get());
+      TensorView* y = ops::TensorBuilder().rank(2).build();
+      TensorView* z = ops::TensorBuilder().rank(2).build();
+      f->addInput(y);
+      f->addInput(z);
+      TensorView* a = ops::abs(ops::sum(y, {1}, /*keepdim=*/true));
+      f->addOutput(a);
+      f->addOutput(ops::add(a, z));  // a is read again in the reduction's kernel
+    }
+    runAndCheck(std::move(f), {randomTensor({7, n}, 2), randomTensor({7, n}, 3)}, 5);
+  }
+}
+
+// An input covering only part of the normalization row ([1, H, 1] against rows of H x W) is read
+// per element in the row's loops, not held in registers across rows in its own layout.
+TEST_F(GeneralCore, InputSpanningPartOfTheRow) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({15, -1, 16}).build();
+    TensorView* c = ops::TensorBuilder().shape({15, 13, 1}).build();
+    TensorView* m = ops::TensorBuilder().shape({1, 13, 1}).build();
+    f->addInput(x);
+    f->addInput(c);
+    f->addInput(m);
+    TensorView* ss = ops::sum(ops::mul(x, x), {1, 2}, /*keepdim=*/true);
+    TensorView* y = ops::mul(x, ops::rsqrt(ops::add(ss, 1.0)));
+    f->addOutput(ops::where(ops::le(c, 0.0), y, m));
+  }
+  runAndCheck(std::move(f), {randomTensor({15, 13, 16}, 1), randomTensor({15, 13, 1}, 2),
+                             randomTensor({1, 13, 1}, 3)},
+              208);
+}
+
+// Two outputs read inside the fusion (their vectorized stores are forked copies, so their
+// producers keep their own inner loops): inlining keeps every loop orderable (a tensor feeding
+// the second output would otherwise share a loop with a reader of it).
+TEST_F(GeneralCore, InliningKeepsLoopsOrderable) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* a = ops::TensorBuilder().shape({-1, -1, 4, 1}).dtype(DataType::Int64).build();
+    TensorView* b = ops::TensorBuilder().shape({-1, 1, 4, -1}).dtype(DataType::Int64).build();
+    f->addInput(a);
+    f->addInput(b);
+    TensorView* ne = ops::ne(a, b);
+    TensorView* m = ops::maximum(a, ops::cast(ne, DataType::Int64));
+    TensorView* ab = ops::abs(m);
+    f->addOutput(m);
+    f->addOutput(ab);
+    TensorView* gt = ops::cast(ops::gt(ab, ops::cast(ne, DataType::Int64)), DataType::Float32);
+    ops::VarMeanResult r = ops::varMean(gt, {0, 1, 2, 3}, 0.0, /*keepdim=*/true);
+    f->addOutput(ops::mul(ops::sub(gt, r.mean), ops::rsqrt(ops::add(r.var, 0.1))));
+  }
+  runAndCheck(std::move(f), {randomTensor({6, 4, 4, 1}, 1, DataType::Int64),
+                             randomTensor({6, 1, 4, 4}, 2, DataType::Int64)},
+              384);
+}
+
 }  // namespace
 }  // namespace loom::runtime
