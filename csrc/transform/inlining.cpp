@@ -51,8 +51,7 @@ int64_t alignedConsumerPos(const TensorView* tv, const TensorView* c, int64_t po
 //    against a[M, N] and b[K, N]) cannot share the loop of either resolution with the other.
 class SharedLoops {
  public:
-  // `pending`: tensors whose positions are chosen later (inlineMost's list); each counts for the
-  // ordering rule only once committed. `skip`: one more such tensor.
+  // `pending`: tensors whose positions are chosen later (inlineMost's list); `skip`: one more.
   SharedLoops(const Fusion& fusion, const IdGraph& permissive, const IdGraph& exact,
               const TensorView* skip,
               const std::unordered_set<const TensorView*>& pending = {})
@@ -120,9 +119,9 @@ class SharedLoops {
         }
       }
     }
-    committed_.assign(tvs_.size(), false);
+    decided_.assign(tvs_.size(), false);
     for (TensorView* p : tvs) {
-      if (p != skip && pending.count(p) == 0) commit(p, p->computeAtPosition());
+      if (p != skip && pending.count(p) == 0) commit(p, p->computeAtPosition(), nullptr, false);
     }
   }
 
@@ -158,7 +157,7 @@ class SharedLoops {
       }
       return true;
     }
-    if (rs.size() >= 2 && unorderable(rs)) {
+    if (rs.size() >= 2 && unorderable(rs) && !unorderable({})) {
       if (why != nullptr) {
         *why =
             "the loops could not be ordered: a loop would hold both a tensor and a reader of "
@@ -202,9 +201,13 @@ class SharedLoops {
 
   // The loops `tv` shares at compute-at position `pos`: each axis k < pos with the consumer axes
   // it aligns to. Returns the largest prefix that breaks no rule (all of pos when none does).
-  int64_t commit(const TensorView* tv, int64_t pos, std::string* why = nullptr) {
-    if (auto it = std::find(tvs_.begin(), tvs_.end(), tv); it != tvs_.end()) {
-      committed_[size_t(it - tvs_.begin())] = true;
+  // `decide`: tv's position is chosen here (by maxPos or inlineMost), so its producer-consumer
+  // pairs count for the ordering rule; positions found already set (and possibly changed later
+  // by a scheduler's own inlineAt calls) do not.
+  int64_t commit(const TensorView* tv, int64_t pos, std::string* why = nullptr,
+                 bool decide = true) {
+    if (auto it = std::find(tvs_.begin(), tvs_.end(), tv); decide && it != tvs_.end()) {
+      decided_[size_t(it - tvs_.begin())] = true;
     }
     auto consumers = detail::consumersOf(tv);
     std::vector<std::vector<int64_t>> at(consumers.size());
@@ -227,19 +230,19 @@ class SharedLoops {
   // that cannot be ordered: lowering places each tensor in the loops of its axes and orders the
   // loops and statements inside each loop by their producer-consumer dependencies; a cycle among
   // siblings (x's loop feeds y outside it, and y feeds a later member of x's loop) would need
-  // that loop to run twice. Loops over broadcasts only and thread/block loops are left out of the
-  // chains (lowering does not make them loops, or nests across them).
+  // that loop to run twice. Loops over broadcasts only are left out of the chains (lowering does
+  // not make them loops). With `rs` empty: the groups as they are (a join is refused only when it
+  // makes a cycle that was not there already).
   bool unorderable(const std::vector<size_t>& rs) const {
     auto group = [&](size_t root) {
-      return std::find(rs.begin(), rs.end(), root) != rs.end() ? rs.front() : root;
+      return !rs.empty() && std::find(rs.begin(), rs.end(), root) != rs.end() ? rs.front() : root;
     };
     std::vector<std::vector<size_t>> chains(tvs_.size());
     for (size_t t = 0; t < tvs_.size(); ++t) {
       for (IterDomain* id : tvs_[t]->loop()) {
-        if (isThreadOrBlockDim(id->parallelType()) || id->isDeviceDim()) continue;
         size_t r = group(find(size_t(index_.at(id))));
         bool trivial = roots_[r].best.empty();
-        if (r == rs.front()) {
+        if (!rs.empty() && r == rs.front()) {
           for (size_t x : rs) trivial = trivial && roots_[x].best.empty();
         }
         if (!trivial) chains[t].push_back(r);
@@ -249,9 +252,9 @@ class SharedLoops {
     const size_t stmt = parent_.size();
     std::unordered_map<size_t, std::vector<size_t>> succ;
     for (auto [p, c] : pairs_) {
-      // A producer whose position is still to be chosen may yet share the loops it would now
-      // seem to leave: only decided positions count.
-      if (!committed_[p]) continue;
+      // A producer whose position is not chosen here may yet share the loops it would now seem
+      // to leave: only positions decided by this inlining count.
+      if (!decided_[p]) continue;
       const auto& a = chains[p];
       const auto& b = chains[c];
       size_t l = 0;
@@ -344,7 +347,7 @@ class SharedLoops {
   const IdGraph* exact_;
   std::vector<const TensorView*> tvs_;
   std::vector<std::pair<size_t, size_t>> pairs_;  ///< (producer, consumer) indices into tvs_
-  std::vector<bool> committed_;                   ///< per tvs_: position decided
+  std::vector<bool> decided_;                     ///< per tvs_: position chosen by this inlining
   std::unordered_map<const IterDomain*, int64_t> index_;
   std::vector<int64_t> parent_;
   std::vector<Root> roots_;
