@@ -132,6 +132,71 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
       if (original.isInput(in)) need(in);
     }
   }
+  // Every symbolic size the segment refers to must be bound by its inputs. A fresh input's extent
+  // or a resize width may be math on sizes of fusion inputs the segment does not read (a pad of a
+  // slice of x, read back from memory: its extent is x's extent plus the widths); such an input
+  // joins the segment only to bind its sizes.
+  {
+    std::unordered_set<const ir::Val*> bound;
+    auto bindsOf = [&](ir::Val* v) {
+      auto* tv = v->dynCast<ir::TensorView>();
+      if (tv == nullptr) {
+        bound.insert(v);
+        return;
+      }
+      for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
+        bound.insert(id->extent());
+        if (id->expandedExtent() != nullptr) bound.insert(id->expandedExtent());
+      }
+    };
+    for (ir::Val* v : needed) bindsOf(v);
+    std::vector<ir::Val*> leaves;
+    std::unordered_set<const ir::Val*> visited;
+    auto collectLeaves = [&](auto& self, ir::Val* v) -> void {
+      if (v == nullptr || !v->isA<ir::Scalar>() || !visited.insert(v).second) return;
+      if (v->as<ir::Scalar>()->isConst()) return;
+      if (v->definition() == nullptr) {
+        leaves.push_back(v);
+        return;
+      }
+      for (ir::Val* in : v->definition()->inputs()) self(self, in);
+    };
+    for (ir::Val* v : needed) {
+      if (auto* tv = v->dynCast<ir::TensorView>(); tv != nullptr && !original.isInput(v)) {
+        for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
+          collectLeaves(collectLeaves, id->extent());
+          collectLeaves(collectLeaves, id->expandedExtent());
+        }
+      }
+    }
+    for (ir::Expr* def : scalar_exprs) {
+      for (ir::Val* in : def->inputs()) collectLeaves(collectLeaves, in);
+    }
+    for (ir::Expr* e : ordered) {
+      for (ir::Val* in : e->inputs()) collectLeaves(collectLeaves, in);
+      for (ir::Val* o : e->outputs()) {
+        if (auto* tv = o->dynCast<ir::TensorView>()) {
+          for (ir::Val* v : domainScalars(tv)) collectLeaves(collectLeaves, v);
+        }
+      }
+    }
+    for (ir::Val* leaf : leaves) {
+      if (bound.count(leaf) != 0) continue;
+      for (ir::Val* in : original.inputs()) {
+        auto* tv = in->dynCast<ir::TensorView>();
+        if (tv == nullptr) continue;
+        bool binds = false;
+        for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
+          binds = binds || id->extent() == leaf || id->expandedExtent() == leaf;
+        }
+        if (binds) {
+          need(in);
+          bindsOf(in);
+          break;
+        }
+      }
+    }
+  }
   std::vector<ir::Val*> ordered_needed;
   for (ir::Val* in : original.inputs()) {
     if (seen.count(in) != 0) ordered_needed.push_back(in);
