@@ -21,6 +21,13 @@ __device__ __forceinline__ T loom_min(T a, T b) {
   return a != a ? a : (b != b ? b : (a < b ? a : b));
 }
 
+/// Index math mixes 32-bit loop indices with 64-bit sizes (a slice bound or pad width computed
+/// from an Int64 scalar): such pairs compute in long long.
+__device__ __forceinline__ long long loom_max(int a, long long b) { return loom_max<long long>(a, b); }
+__device__ __forceinline__ long long loom_max(long long a, int b) { return loom_max<long long>(a, b); }
+__device__ __forceinline__ long long loom_min(int a, long long b) { return loom_min<long long>(a, b); }
+__device__ __forceinline__ long long loom_min(long long a, int b) { return loom_min<long long>(a, b); }
+
 /// torch.round: round half to even (rintf uses the default rounding mode, nearest-even).
 __device__ __forceinline__ float loom_round(float x) { return rintf(x); }
 __device__ __forceinline__ double loom_round(double x) { return rint(x); }
@@ -71,6 +78,13 @@ __device__ __forceinline__ float loom_gelu_grad(float x) {
 template <typename T>
 __device__ __forceinline__ T loom_ceil_div(T a, T b) {
   return (a + b - 1) / b;
+}
+
+__device__ __forceinline__ long long loom_ceil_div(int a, long long b) {
+  return loom_ceil_div<long long>(a, b);
+}
+__device__ __forceinline__ long long loom_ceil_div(long long a, int b) {
+  return loom_ceil_div<long long>(a, b);
 }
 
 /// torch.fmod: remainder with the sign of the dividend (C's fmod; truncating % for integers).
