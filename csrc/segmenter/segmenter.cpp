@@ -15,6 +15,7 @@
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/scheduler/registry.h"
+#include "loom/segmenter/remove_empty.h"
 #include "loom/segmenter/welford_translation.h"
 #include "loom/support/options.h"
 
@@ -303,6 +304,16 @@ class Segmenter {
 
 SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Argument> args,
                               const SegmenterOptions& options) {
+  // Empty outputs and reductions over empty dims need no kernel (remove_empty.h): a copy
+  // without them is segmented (no Welford translation: nothing there is worth a faster path).
+  if (hasEmptyWork(fusion, args)) {
+    std::shared_ptr<ir::Fusion> copy = fusion.clone();
+    removeEmptyWork(*copy, args);
+    SegmentedFusion result = Segmenter(*copy, args, options).run();
+    result.adoptRewritten(copy, &fusion);
+    if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
+    return result;
+  }
   // Welford -> two passes when the inner-persistent scheduler takes the translated fusion at
   // these sizes (the row stays on chip, so a second pass over it is free and the per-element
   // division of Welford's update goes away); otherwise the Welford path as it is.
