@@ -51,7 +51,10 @@ struct Welford {
     if (b_n == 0.0) return;
     double total = n + b_n;
     double delta = b_avg - avg;
-    avg += delta * (b_n / total);
+    double f = b_n / total;
+    double step = delta * f;
+    // An infinite mean against another: the weighted sum, order independent (welford.cuh).
+    avg = step - step == 0.0 ? avg + step : avg * (1.0 - f) + b_avg * f;
     m2 += b_m2 + delta * delta * (n * b_n / total);
     n = total;
   }

@@ -27,12 +27,22 @@ __device__ __forceinline__ Welford<T, N> welfordInit() {
   return Welford<T, N>{T(0), T(0), N(0)};
 }
 
+/// The new mean a + step, step being (b - a) times b's share f of the samples; when the step is
+/// not finite (an infinite mean meets another mean) the weighted sum a (1 - f) + b f instead,
+/// which is inf for inf against finite means and NaN for inf against -inf, as the mean of the
+/// samples is, in any order (a + step would give NaN for inf followed by a finite sample).
+template <typename T>
+__device__ __forceinline__ T welfordMean(T a, T b, T step, T f) {
+  return step - step == T(0) ? a + step : a * (T(1) - f) + b * f;
+}
+
 /// Adds one sample x.
 template <typename T, typename N>
 __device__ __forceinline__ Welford<T, N> welfordUpdate(Welford<T, N> w, T x) {
   w.n = w.n + N(1);
   const T delta = x - w.avg;
-  w.avg = w.avg + delta / static_cast<T>(w.n);
+  const T n = static_cast<T>(w.n);
+  w.avg = welfordMean(w.avg, x, delta / n, T(1) / n);
   w.m2 = w.m2 + delta * (x - w.avg);
   return w;
 }
@@ -45,7 +55,7 @@ __device__ __forceinline__ Welford<T, N> welfordCombine(Welford<T, N> a, Welford
   const T nbOverN = n == N(0) ? T(0) : static_cast<T>(b.n) / static_cast<T>(n);
   const T delta = b.avg - a.avg;
   Welford<T, N> r;
-  r.avg = a.avg + delta * nbOverN;
+  r.avg = welfordMean(a.avg, b.avg, delta * nbOverN, nbOverN);
   r.m2 = a.m2 + b.m2 + delta * delta * static_cast<T>(a.n) * nbOverN;
   r.n = n;
   return r;
