@@ -11,6 +11,7 @@
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
+#include "loom/ir/parser.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
@@ -401,6 +402,138 @@ TEST_F(GeneralCore, InliningKeepsLoopsOrderable) {
   runAndCheck(std::move(f), {randomTensor({6, 4, 4, 1}, 1, DataType::Int64),
                              randomTensor({6, 1, 4, 4}, 2, DataType::Int64)},
               384);
+}
+
+// A pad of a pair of pads, read back by a second segment (a cat needs its pads' inputs in
+// memory): that segment's input extent is math on sizes of a fusion input it does not read, so
+// the input joins the segment to bind them (it failed: "depends on values no input binds").
+TEST_F(GeneralCore, SegmentInputWithADerivedExtent) {
+  std::unique_ptr<Fusion> f = ir::parseFusion(R"(
+inputs:  T0, T1
+outputs: T8, T12
+s0 : i64
+s1 : i64
+s2 : i64
+s3 : i64  = add(s0, s0)
+s4 : i64  = add(s0, s0)
+s5 : i64  = add(s0, s0)
+s6 : f32  = cast(s5, f32)
+T0  : f32  global [i0{s0}, i1{s1}, i2{6}]
+T1  : f16  global [i3{6}, i4{0}, i5{s2}]
+T2  : f32  local  [i6{6}, i7{s1}, i8{s0}]
+      root       [i8, i7, i6]
+T3  : f32  local  [i9{6}, i10{s1}, i11{s3, rf}]
+      root       [i9, i10, i12{s0}]
+      i11 = resize(i12, 0, s0)
+T4  : f32  local  [i13{6}, i14{s1}, i15{s4, rf}]
+      root       [i13, i14, i16{s0}]
+      i15 = resize(i16, s0, 0)
+T5  : f32  local  [i17{6}, i18{s1}, i19{s5}]
+T6  : f32  local  [i20{6}, i21{s1}, r22{s5}]
+T7  : f32  local  [i23{6}, i24{s1}, b25{1}]
+T8  : f32  global [i26{6}, i27{s1}, b28{1}]
+T9  : f32  local  [i29{6}, i30{s1, rf}, i31{s5}]
+      root       [i29, i32{s1}, i31]
+      i30 = resize(i32, 0, 0)
+T10 : f32  local  [i33{6}, i34{0}, i35{s2}]
+T11 : f32  local  [i36{6}, i37{s1, rf}, i38{s2}]
+      root       [i36, i39{0}, i38]
+      i37 = resize(i39, s1, 0)
+T12 : f32  global [i40{6}, i41{s1}, i42{s5}]
+T2  = set(T0)
+T3  = pad(T2, value=f32(0.0))
+T4  = pad(T2, value=f32(0.0))
+T5  = cat(T3, T4, dim=2)
+T6  = sum(T5, init=f32(0.0))
+T7  = broadcast(T6, flags=[false, false, true])
+T8  = div(T7, s6)
+T9  = pad(T5, value=f32(0.0))
+T10 = cast(T1, f32)
+T11 = pad(T10, value=f32(0.0))
+T12 = cat(T9, T11, dim=1)
+)");
+  runAndCheck(std::move(f), {randomTensor({19, 16, 6}, 1), randomTensor({6, 0, 38}, 2, DataType::Float16)},
+              38);
+}
+
+// A reshape to sizes given as Int64 scalar inputs: its index math mixes 32-bit loop indices with
+// 64-bit sizes in min/max/ceil_div, which the runtime library takes in long long.
+TEST_F(GeneralCore, ReshapeToScalarInputSizes) {
+  std::unique_ptr<Fusion> f = ir::parseFusion(R"(
+inputs:  T0, s1, s2, s3
+outputs: T7, T9
+s1 : i64
+s2 : i64
+s3 : i64
+s4 : i64
+s5 : i64
+s6 : i64
+T0 : f16  global [i0{2}, i1{s4}, i2{s5}, i3{s6}]
+T2 : f32  local  [i4{2}, i5{s4}, i6{s5}, i7{s6}]
+T3 : f16  local  [i8{2}, i9{s4}, i10{s5}, r11{s6}]
+T4 : f16  local  [i12{2}, i13{s4}, i14{s5}, b15{1}]
+T5 : f32  local  [i16{2}, i17{s4}, i18{s5}, b19{1}]
+T6 : f32  local  [i20{2}, i21{s4}, i22{s5}, i23{s6}]
+T7 : f32  global [i24{2}, i25{s4}, i26{s5}, i27{s6}]
+T8 : f32  local  [b28{1}, u29{s1}, u30{s2}, u31{s3}, i32{2}]
+     root       [i33{2}, i34{s4}, i35{s5}, i36{s6}]
+T9 : bool global [b37{1}, u38{s1}, u39{s2}, u40{s3}, i41{2}]
+T2 = cast(T0, f32)
+T3 = max(T0, init=f16(-inf))
+T4 = broadcast(T3, flags=[false, false, false, true])
+T5 = cast(T4, f32)
+T6 = sub(T2, T5)
+T7 = exp(T6)
+T8 = reshape(T6)
+T9 = ge(T8, f32(-1.5))
+)");
+  runAndCheck(std::move(f), {randomTensor({2, 14, 16, 5}, 1, DataType::Float16), int64_t(14),
+                             int64_t(8), int64_t(10)},
+              5);
+}
+
+// Outputs with zero elements and reductions over an empty dim need no kernel: a [7, 1] output
+// next to a [7, 0] one is written (the kernel's loops would be empty), an empty sum is 0, an
+// empty max is -inf, an empty var_mean gives var nan (0 / 0) and the mean its init value.
+TEST_F(GeneralCore, EmptyOutputsAndEmptyReductions) {
+  for (int64_t m : {0, 5}) {
+    auto f = std::make_unique<Fusion>();
+    {
+      FusionGuard g(f.get());
+      TensorView* x = ops::TensorBuilder().rank(1).build();
+      TensorView* y = ops::TensorBuilder().rank(2).build();
+      f->addInput(x);
+      f->addInput(y);
+      TensorView* b = ops::mul(ops::broadcast(x, {false, true}), 2.0);
+      f->addOutput(b);
+      f->addOutput(ops::add(b, y));
+      f->addOutput(ops::add(ops::sum(y, {1}), x));
+      f->addOutput(ops::max(y, {1}));
+      ops::VarMeanResult vm = ops::varMean(y, {1});
+      f->addOutput(vm.var);
+      f->addOutput(vm.mean);
+    }
+    runAndCheck(std::move(f), {randomTensor({7}, 1), randomTensor({7, m}, 2)}, 5);
+  }
+}
+
+// The mean of samples holding inf is inf in any order: Welford's a + (x - a) / n would give
+// inf - inf = NaN for a finite sample after an infinite mean.
+TEST_F(GeneralCore, WelfordMeanOfInfiniteSamples) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(2).build();
+    f->addInput(x);
+    f->addOutput(ops::varMean(x, {1}).mean);
+    f->addOutput(ops::varMean(x, {0}).mean);
+  }
+  Tensor t = randomTensor({6, 40}, 1);
+  auto* p = static_cast<float*>(t.data());
+  p[0] = std::numeric_limits<float>::infinity();       // row 0, first: inf then finite samples
+  p[45] = std::numeric_limits<float>::infinity();      // row 1, in the middle
+  p[80 + 39] = -std::numeric_limits<float>::infinity();  // row 2, last
+  runAndCheck(std::move(f), {t}, 40);
 }
 
 }  // namespace
