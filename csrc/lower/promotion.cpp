@@ -142,6 +142,12 @@ IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
     by_set.emplace(set(it != pr.map.end() ? it->second : id), value);
   }
   std::vector<ir::Expr*> exprs = pr.kept;
+  // tv's own root-to-logical transforms (a reshape's merge): its loops may all be promoted, and
+  // its root indices then come from its logical ones.
+  if (tv->domain()->hasRoot()) {
+    auto own = historyOf(tv->root(), tv->logical());
+    exprs.insert(exprs.end(), own.begin(), own.end());
+  }
   for (const ir::TensorView* ref : pr.refs) {
     auto h = historyOf(ref->domain()->maybeRoot(), ref->loop());
     exprs.insert(exprs.end(), h.begin(), h.end());
