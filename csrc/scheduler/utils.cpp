@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
@@ -32,6 +33,87 @@ bool readThroughResize(const ir::TensorView* tv) {
   }
   return false;
 }
+
+namespace {
+
+// The reason a tensor's dims map onto each other through a reshape's merge or split (see
+// fitsOneKernel), or "" when none does.
+std::string selfMappingThroughReshape(const ir::Fusion& fusion) {
+  std::vector<ir::Expr*> transforms;
+  for (ir::TensorView* tv : fusion.allTvs()) {
+    if (!tv->domain()->hasRoot()) continue;
+    // The root-to-logical transforms: definitions walked back from the logical IDs.
+    std::vector<ir::IterDomain*> work(tv->logical().begin(), tv->logical().end());
+    std::unordered_set<const ir::Expr*> seen;
+    while (!work.empty()) {
+      ir::IterDomain* id = work.back();
+      work.pop_back();
+      ir::Expr* def = id->definition();
+      if (def == nullptr || !seen.insert(def).second) continue;
+      transforms.push_back(def);
+      for (ir::Val* in : def->inputs()) work.push_back(in->as<ir::IterDomain>());
+    }
+  }
+  if (transforms.empty()) return "";
+  const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
+  for (ir::TensorView* tv : fusion.allTvs()) {
+    auto ids = ir::TensorDomain::noReductions(tv->logical());
+    std::unordered_map<int64_t, size_t> dim_of;  // exact set -> dim of tv
+    for (size_t d = 0; d < ids.size(); ++d) {
+      if (!ids[d]->isBroadcast()) dim_of.emplace(exact.setOf(ids[d]), d);
+    }
+    if (dim_of.size() < 2) continue;
+    // The dims of tv an ID is made of by merges (empty when it is none of them).
+    std::unordered_map<int64_t, std::vector<size_t>> memo;
+    auto dimsOf = [&](auto& self, const ir::IterDomain* id, int depth) -> std::vector<size_t> {
+      int64_t set = exact.setOf(id);
+      if (auto it = dim_of.find(set); it != dim_of.end()) return {it->second};
+      if (auto it = memo.find(set); it != memo.end()) return it->second;
+      memo[set] = {};
+      std::vector<size_t> out;
+      if (depth < 8) {
+        for (ir::Expr* e : transforms) {
+          auto* m = e->dynCast<ir::Merge>();
+          if (m == nullptr || exact.setOf(m->out()) != set) continue;
+          std::vector<size_t> a = self(self, m->outer(), depth + 1);
+          std::vector<size_t> b = self(self, m->inner(), depth + 1);
+          if (a.empty() || b.empty()) continue;
+          out = a;
+          out.insert(out.end(), b.begin(), b.end());
+          break;
+        }
+      }
+      memo[set] = out;
+      return out;
+    };
+    for (ir::Expr* e : transforms) {
+      std::string what;
+      if (auto* m = e->dynCast<ir::Merge>()) {
+        auto it = dim_of.find(exact.setOf(m->out()));
+        if (it == dim_of.end()) continue;
+        std::vector<size_t> a = dimsOf(dimsOf, m->outer(), 0);
+        std::vector<size_t> b = dimsOf(dimsOf, m->inner(), 0);
+        if (a.empty() || b.empty()) continue;
+        what = "dims of " + tv->toString() + " merge into its dim " + std::to_string(it->second);
+      } else if (auto* sp = e->dynCast<ir::Split>()) {
+        auto it = dim_of.find(exact.setOf(sp->in()));
+        if (it == dim_of.end()) continue;
+        bool piece = dim_of.count(exact.setOf(sp->outer())) != 0 ||
+                     dim_of.count(exact.setOf(sp->inner())) != 0;
+        if (!piece) continue;
+        what = "a piece of dim " + std::to_string(it->second) + " of " + tv->toString() +
+               " is another of its dims";
+      }
+      if (!what.empty()) {
+        return what + " (through a reshape: " + e->toString() +
+               "); the reshape's result goes through global memory";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
 
 bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
   auto reject = [&](const std::string& reason) {
@@ -98,6 +180,13 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
         }
       }
     }
+  }
+  // A tensor whose dims meet again through a reshape (x[2, 8] against reshape(x, [16]) in one
+  // [2, 8, 16] consumer): the consumer's dims 0 and 1, merged by a schedule, are the reshape's
+  // merged dim, which is its dim 2, so the ID graph makes one loop of dims that differ. The
+  // reshape's result goes through global memory (a segment boundary).
+  if (std::string reason = selfMappingThroughReshape(fusion); !reason.empty()) {
+    return reject(reason);
   }
   // A slice or pad reads its input at shifted positions, outside any loop the input could be
   // computed in: the input comes from global memory (a fusion input; the segmenter makes a
