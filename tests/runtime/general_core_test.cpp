@@ -536,5 +536,34 @@ TEST_F(GeneralCore, WelfordMeanOfInfiniteSamples) {
   runAndCheck(std::move(f), {t}, 40);
 }
 
+// A reshape's result broadcast against another tensor: its loops are all promoted to the
+// output's, and its root indices come from its own merge ([16] back to [2, 8]).
+TEST_F(GeneralCore, BroadcastReshapeInPromotedLoops) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({2, 8}).build();
+    TensorView* y = ops::TensorBuilder().shape({2, 8, 1}).build();
+    f->addInput(x);
+    f->addInput(y);
+    f->addOutput(ops::add(ops::broadcast(ops::reshape(x, {16}), {true, true, false}), y));
+  }
+  runAndCheck(std::move(f), {randomTensor({2, 8}, 1), randomTensor({2, 8, 1}, 2)});
+}
+
+// x[2, 8] and reshape(x, [16]) meet in one [2, 8, 16] tensor: a schedule's merge of dims 0 and
+// 1 would be the reshape's merged dim, dim 2. The reshape goes to its own segment.
+TEST_F(GeneralCore, TensorMeetsItsOwnReshape) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({2, 8}).build();
+    f->addInput(x);
+    TensorView* r = ops::broadcast(ops::reshape(x, {16}), {true, true, false});
+    f->addOutput(ops::mul(r, ops::broadcast(ops::neg(x), {false, false, true})));
+  }
+  runAndCheck(std::move(f), {randomTensor({2, 8}, 1)});
+}
+
 }  // namespace
 }  // namespace loom::runtime
