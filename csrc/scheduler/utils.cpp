@@ -155,6 +155,65 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
       root = r;
     }
   }
+  // Outputs and reductions must also share real dims, not only tensors: x[2, 3, 32] reduced to a
+  // scalar that is broadcast against y[63, 64] links the two only through a tensor without dims,
+  // and one reference cannot schedule both spaces (the row of x and the 4032 elements of y).
+  // Links: a producer and a consumer sharing a non-broadcast ID (reductions included) in the
+  // exact graph; tensors without such IDs (0-dim results, all-broadcast tensors) are skipped.
+  {
+    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
+    std::vector<ir::TensorView*> tvs = fusion.allTvs();
+    std::unordered_map<const ir::TensorView*, size_t> index;
+    std::vector<std::vector<int64_t>> sets(tvs.size());
+    for (size_t i = 0; i < tvs.size(); ++i) {
+      index[tvs[i]] = i;
+      for (ir::IterDomain* id : tvs[i]->logical()) {
+        if (!id->isBroadcast() || id->hasExpandedExtent()) sets[i].push_back(exact.setOf(id));
+      }
+      std::sort(sets[i].begin(), sets[i].end());
+    }
+    std::vector<size_t> parent(tvs.size());
+    for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+    auto find = [&](size_t i) {
+      while (parent[i] != i) i = parent[i] = parent[parent[i]];
+      return i;
+    };
+    auto share = [&](size_t a, size_t b) {
+      for (int64_t x : sets[a]) {
+        if (std::binary_search(sets[b].begin(), sets[b].end(), x)) return true;
+      }
+      return false;
+    };
+    for (ir::Expr* e : fusion.exprs()) {
+      std::vector<size_t> outs;
+      for (ir::Val* v : e->outputs()) {
+        if (auto* tv = v->dynCast<ir::TensorView>()) outs.push_back(index.at(tv));
+      }
+      for (size_t k = 1; k < outs.size(); ++k) parent[find(outs[k])] = find(outs[0]);
+      for (ir::Val* v : e->inputs()) {
+        auto* tv = v->dynCast<ir::TensorView>();
+        if (tv == nullptr) continue;
+        size_t p = index.at(tv);
+        for (size_t c : outs) {
+          if (share(p, c)) parent[find(p)] = find(c);
+        }
+      }
+    }
+    const ir::TensorView* first = nullptr;
+    std::optional<size_t> root;
+    for (size_t i = 0; i < tvs.size(); ++i) {
+      ir::TensorView* tv = tvs[i];
+      bool counts = fusion.isOutput(tv) || tv->domain()->hasReduction();
+      if (!counts || sets[i].empty()) continue;
+      if (root && *root != find(i)) {
+        return reject(first->toString() + " and " + tv->toString() +
+                      " share no dim (they meet only through a tensor without dims, such as a "
+                      "full reduction's result); one kernel cannot run both spaces");
+      }
+      root = find(i);
+      first = tv;
+    }
+  }
   // A computed tensor read at two different positions of one consumer (x * x^T: one dim of x
   // against two dims of the product) cannot be computed inside the consumer's loops for both
   // reads: it goes through global memory (the segmenter makes it a segment output).

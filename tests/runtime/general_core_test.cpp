@@ -565,5 +565,22 @@ TEST_F(GeneralCore, TensorMeetsItsOwnReshape) {
   runAndCheck(std::move(f), {randomTensor({2, 8}, 1)});
 }
 
+// Two spaces meeting only through a full reduction's scalar (x[2, 3, 32] normalized by its min,
+// y[63, 64] combined with that min): separate kernels, not one whose threads cover 4032 elements.
+TEST_F(GeneralCore, SpacesMeetingOnlyThroughAScalar) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(3).build();
+    TensorView* y = ops::TensorBuilder().rank(2).build();
+    f->addInput(x);
+    f->addInput(y);
+    TensorView* m = ops::min(x, {0, 1, 2});
+    f->addOutput(ops::sub(x, ops::broadcast(m, {true, true, true})));
+    f->addOutput(ops::mul(y, ops::broadcast(m, {true, true})));
+  }
+  runAndCheck(std::move(f), {randomTensor({2, 3, 32}, 1), randomTensor({63, 64}, 2)}, 192);
+}
+
 }  // namespace
 }  // namespace loom::runtime
