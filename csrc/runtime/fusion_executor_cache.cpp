@@ -100,6 +100,20 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     std::vector<int64_t> ins;
     for (ir::Val* v : seg.fusion.inputs) {
       auto it = slot_of.find(v);
+      if (it == slot_of.end() && v->isA<ir::Scalar>()) {
+        // A size of an original input tensor: a slot the run fills from the arguments.
+        for (size_t i = 0; i < original.inputs().size() && it == slot_of.end(); ++i) {
+          auto* tv = original.inputs()[i]->dynCast<ir::TensorView>();
+          if (tv == nullptr) continue;
+          auto ids = ir::TensorDomain::noReductions(tv->logical());
+          for (size_t d = 0; d < ids.size(); ++d) {
+            if (ids[d]->extent() != v && ids[d]->expandedExtent() != v) continue;
+            size_slots_.push_back({num_slots_, i, int64_t(d)});
+            it = slot_of.emplace(v, num_slots_++).first;
+            break;
+          }
+        }
+      }
       LOOM_ASSERT(it != slot_of.end(), "segment ", seg.id, " reads ", v->toString(),
                   " before any segment produces it");
       ins.push_back(it->second);
@@ -164,6 +178,11 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
   const size_t num_inputs = segmented_.original().inputs().size();
   LOOM_ASSERT(args.size() == num_inputs, "argument count");
   for (size_t i = 0; i < num_inputs; ++i) slots_[i] = &args[i];
+  for (const SizeSlot& z : size_slots_) {
+    eval::Argument& a = owned_[size_t(z.slot) - num_inputs];
+    a = eval::Argument(std::get<Tensor>(args[z.input]).size(z.dim));
+    slots_[size_t(z.slot)] = &a;
+  }
   for (size_t s = 0; s < executors_.size(); ++s) {
     int64_t bytes = 0;
     std::span<const eval::Argument> sargs = args;

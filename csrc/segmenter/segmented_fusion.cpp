@@ -134,8 +134,8 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
   }
   // Every symbolic size the segment refers to must be bound by its inputs. A fresh input's extent
   // or a resize width may be math on sizes of fusion inputs the segment does not read (a pad of a
-  // slice of x, read back from memory: its extent is x's extent plus the widths); such an input
-  // joins the segment only to bind its sizes.
+  // slice of x, read back from memory: its extent is x's extent plus the widths); such a size
+  // becomes a scalar input of the segment (FusionKernelRuntime passes the input's size).
   {
     std::unordered_set<const ir::Val*> bound;
     auto bindsOf = [&](ir::Val* v) {
@@ -182,19 +182,8 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
     }
     for (ir::Val* leaf : leaves) {
       if (bound.count(leaf) != 0) continue;
-      for (ir::Val* in : original.inputs()) {
-        auto* tv = in->dynCast<ir::TensorView>();
-        if (tv == nullptr) continue;
-        bool binds = false;
-        for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
-          binds = binds || id->extent() == leaf || id->expandedExtent() == leaf;
-        }
-        if (binds) {
-          need(in);
-          bindsOf(in);
-          break;
-        }
-      }
+      need(leaf);
+      bound.insert(leaf);
     }
   }
   std::vector<ir::Val*> ordered_needed;
@@ -210,7 +199,7 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
   std::unordered_map<const ir::Val*, ir::Val*> fresh;
   for (ir::Val* v : needed) {
     ir::Val* copy = nullptr;
-    if (original.isInput(v)) {
+    if (original.isInput(v) || v->isA<ir::Scalar>()) {
       copy = cloner.clone(v);
     } else {
       copy = freshInput(v->as<ir::TensorView>(), cloner);

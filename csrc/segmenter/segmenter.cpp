@@ -119,6 +119,10 @@ class Segmenter {
         out.push_back(args_[size_t(it - ins.begin())]);
         continue;
       }
+      if (v->isA<ir::Scalar>()) {  // a size of an original input (buildSegmentFusion)
+        out.emplace_back(info_.evaluator().evaluateInt(v));
+        continue;
+      }
       auto* tv = v->as<ir::TensorView>();
       std::vector<int64_t> sizes = info_.evaluator().logicalSizes(tv);
       std::vector<int64_t> strides = ir::denseLayout(tv, sizes).strides;

@@ -127,6 +127,14 @@ class FusionKernelRuntime {
   std::vector<int64_t> fusion_output_slots_;
   std::vector<bool> output_is_input_;
   std::vector<bool> direct_;  // per segment: its inputs are exactly the fusion's, in order
+  // Slots holding a size of an original input (a segment's extent math needs it; see
+  // segmenter::buildSegmentFusion), filled from the arguments at the start of each run.
+  struct SizeSlot {
+    int64_t slot;
+    size_t input;
+    int64_t dim;
+  };
+  std::vector<SizeSlot> size_slots_;
   CUstream stream_ = nullptr;
   // Per run: slot -> the argument (the caller's inputs by pointer, segment outputs in owned_).
   std::vector<const eval::Argument*> slots_;
