@@ -280,6 +280,19 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
                    tv->nDims() > row_pos;
     for (size_t r : reduced) is_stat = is_stat && tv->logical()[r]->isBroadcast();
     if (is_stat) {
+      // The broadcasts at the reduced positions must not be what the row loops are made of (a
+      // broadcast inserted in front, [1, rows], puts the row dim at a reduced position).
+      std::unordered_set<const IterDomain*> row_sources;
+      std::vector<IterDomain*> work(tv->loop().begin(), tv->loop().begin() + row_pos);
+      while (!work.empty()) {
+        IterDomain* id = work.back();
+        work.pop_back();
+        if (!row_sources.insert(id).second || id->definition() == nullptr) continue;
+        for (Val* in : id->definition()->inputs()) work.push_back(in->as<IterDomain>());
+      }
+      for (size_t r : reduced) is_stat = is_stat && row_sources.count(tv->logical()[r]) == 0;
+    }
+    if (is_stat) {
       std::vector<IterDomain*> loop(tv->loop().begin(), tv->loop().begin() + row_pos);
       for (size_t r : reduced) loop.push_back(tv->logical()[r]);
       tv->domain()->setLoopDomain(loop);

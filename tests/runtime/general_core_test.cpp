@@ -582,5 +582,22 @@ TEST_F(GeneralCore, SpacesMeetingOnlyThroughAScalar) {
   runAndCheck(std::move(f), {randomTensor({2, 3, 32}, 1), randomTensor({63, 64}, 2)}, 192);
 }
 
+// Statistics of one row ([1, n] reduced over n) broadcast with a new leading dim: the broadcast
+// at the reduced position is the row itself, not a statistic's dim (it was used for both loops).
+TEST_F(GeneralCore, RowStatisticWithANewLeadingBroadcast) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({1, -1}).build();
+    f->addInput(x);
+    TensorView* d = ops::sub(x, ops::div(ops::sum(x, {1}, /*keepdim=*/true), 9.0));
+    TensorView* v = ops::minimum(ops::div(ops::sum(ops::mul(d, d), {1}), 8.0), 3.0);
+    f->addOutput(v);
+    f->addOutput(ops::isNan(v));
+    f->addOutput(ops::broadcast(v, {true, false}));
+  }
+  runAndCheck(std::move(f), {randomTensor({1, 9}, 3)}, 9);
+}
+
 }  // namespace
 }  // namespace loom::runtime
