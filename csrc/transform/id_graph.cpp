@@ -4,6 +4,7 @@
 
 #include <map>
 #include <tuple>
+#include <unordered_set>
 
 #include "loom/ir/scalar.h"
 #include "loom/ir/tensor_view.h"
@@ -35,6 +36,20 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
     }
   }
   bool permissive = mode == IdMappingMode::Permissive;
+  // Dims a squeeze removes are 1 at run time (checked), like broadcasts, also when their extent
+  // is symbolic: a merge with one is mapped to its other input in permissive mode.
+  std::unordered_set<const IterDomain*> squeezed;
+  for (TensorView* tv : tvs) {
+    auto* sq = tv->definition() != nullptr ? tv->definition()->dynCast<SqueezeOp>() : nullptr;
+    if (sq == nullptr) continue;
+    auto ids = TensorDomain::noReductions(sq->in()->logical());
+    for (size_t d = 0; d < ids.size() && d < sq->isSqueezedDim().size(); ++d) {
+      if (sq->isSqueezedDim()[d] && !ids[d]->isBroadcast()) squeezed.insert(ids[d]);
+    }
+  }
+  auto unitLike = [&](const IterDomain* id) {
+    return id->isBroadcast() || squeezed.count(id) != 0;
+  };
   for (TensorView* tv : tvs) {
     Expr* def = tv->definition();
     if (def == nullptr) continue;
@@ -76,8 +91,8 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
         key = {0, find(index_.at(s->in())), fk, 0, s->innerSplit()};
       } else {
         auto* m = e->as<Merge>();
-        if (permissive && (m->outer()->isBroadcast() || m->inner()->isBroadcast())) {
-          IterDomain* other = m->outer()->isBroadcast() ? m->inner() : m->outer();
+        if (permissive && (unitLike(m->outer()) || unitLike(m->inner()))) {
+          IterDomain* other = unitLike(m->outer()) ? m->inner() : m->outer();
           changed |= unite(m->out(), other);
         }
         key = {1, find(index_.at(m->outer())), find(index_.at(m->inner())), 0, false};

@@ -44,6 +44,16 @@ class ReplayCore {
   ReplayCore(std::unordered_map<IterDomain*, IterDomain*> map, ParallelCopy mode,
              const TensorView* target = nullptr)
       : map_(std::move(map)), mode_(mode) {
+    // The dims a squeeze removes are 1 at run time (the squeeze checks it, also for a dim of
+    // symbolic extent): a merge with one of them is forwarded like a merge with a broadcast.
+    if (target != nullptr && target->definition() != nullptr) {
+      if (auto* sq = target->definition()->dynCast<SqueezeOp>()) {
+        auto ids = TensorDomain::noReductions(sq->in()->logical());
+        for (size_t d = 0; d < ids.size() && d < sq->isSqueezedDim().size(); ++d) {
+          if (sq->isSqueezedDim()[d]) squeezed_.insert(ids[d]);
+        }
+      }
+    }
     // A target root ID that a Resize consumes (slice, pad) has no loop-side image: the Resize
     // output is a new iteration space, so nothing is replayed onto its input.
     if (target != nullptr) {
@@ -234,7 +244,8 @@ class ReplayCore {
       // Forward through an input the target lacks (a broadcast or reduction of the source).
       IterDomain* missing_src = o == nullptr ? m->outer() : m->inner();
       IterDomain* present = o == nullptr ? i : o;
-      if (present != nullptr && (missing_src->isBroadcast() || missing_src->isReduction())) {
+      if (present != nullptr && (missing_src->isBroadcast() || missing_src->isReduction() ||
+                                 squeezed_.count(missing_src) != 0)) {
         map_[m->out()] = present;
       }
       return;
@@ -269,6 +280,7 @@ class ReplayCore {
   }
 
   std::unordered_map<IterDomain*, IterDomain*> map_;
+  std::unordered_set<const IterDomain*> squeezed_;  ///< dims the target's squeeze removes
   ParallelCopy mode_;
   std::unordered_map<Expr*, Expr*> replayed_;  // source expr -> target expr (nullptr: skipped)
   const TensorView* target_ = nullptr;

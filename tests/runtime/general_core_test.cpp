@@ -599,5 +599,21 @@ TEST_F(GeneralCore, RowStatisticWithANewLeadingBroadcast) {
   runAndCheck(std::move(f), {randomTensor({1, 9}, 3)}, 9);
 }
 
+// A dynamic reshape of [5, s, t] with s = 1 at run time squeezes that dim (concretization) in
+// one kernel with the unsqueezed tensor: the squeezed dim, of symbolic extent, is merged away
+// like a broadcast when the schedule propagates.
+TEST_F(GeneralCore, SqueezeOfASymbolicDimBesideItsInput) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({5, -1, -1}).build();
+    f->addInput(x);
+    TensorView* y = ops::mul(x, 2.0);
+    f->addOutput(y);
+    f->addOutput(ops::reshape(y, {5, 20, 22}));
+  }
+  runAndCheck(std::move(f), {randomTensor({5, 1, 440}, 1)});
+}
+
 }  // namespace
 }  // namespace loom::runtime
