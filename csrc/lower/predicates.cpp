@@ -10,6 +10,9 @@
 //
 //   before: tensor T1 = exp(T0)          after:  if ((i0 * 128) + i1) < T0.size[0]:
 //                                                  tensor T1 = exp(T0)
+#include <algorithm>
+#include <unordered_set>
+
 #include "index_compute.h"
 
 namespace loom::lower {
@@ -32,6 +35,39 @@ bool predicates(kir::Kernel& kernel, LowerContext& ctx) {
           std::string axis(ir::parallelTypeName(id->parallelType()));  // "TIDx" -> x
           auto* tid = kernel.create<kir::NamedScalar>(std::string("threadIdx.") + axis.back());
           cond = b.logicalAnd(cond, b.eq(tid, kernel.constInt(0)));
+        }
+      }
+    }
+    if (op->role != kir::TensorOpRole::Accumulate &&
+        ctx.buffers.at(op->out)->kind == kir::BufferKind::Param && isPromoted(ctx, op->out)) {
+      // An output whose loops run over a larger tensor's space (a [8] result in the loops of a
+      // [4, s, 8] one) is written once: at index 0 of the dims it does not have. Its producers
+      // may be computed only there (a broadcast of them is checked to be below 1).
+      // "Its dims": the exact sets of its root and logical IDs and, through definitions (a
+      // reshape's splits and merges, in any tensor of the set), the sets they come from.
+      const transform::IdGraph& exact = ctx.loopGraph().exact();
+      std::unordered_set<int64_t> mine;
+      std::vector<ir::IterDomain*> work = op->out->domain()->maybeRoot();
+      work.insert(work.end(), op->out->logical().begin(), op->out->logical().end());
+      while (!work.empty()) {
+        ir::IterDomain* id = work.back();
+        work.pop_back();
+        if (!mine.insert(exact.setOf(id)).second) continue;
+        for (ir::IterDomain* m : exact.disjointSet(id)) {
+          if (m->definition() == nullptr) continue;
+          for (ir::Val* in : m->definition()->inputs()) work.push_back(in->as<ir::IterDomain>());
+        }
+      }
+      for (const ir::TensorView* ref : promotionOf(ctx, op->out).refs) {
+        for (ir::IterDomain* id : ref->domain()->maybeRoot()) {
+          if (id->isReduction() || !idx.count(id)) continue;
+          // A broadcast of the larger tensor with an index from a merge (padding iterations
+          // past its flattened space) counts like a dim it does not have.
+          auto* c = idx.at(id)->dynCast<kir::Const>();
+          if (c != nullptr && c->asInt() == 0) continue;
+          if (id->isBroadcast() || mine.count(exact.setOf(id)) == 0) {
+            cond = b.logicalAnd(cond, b.eq(idx.at(id), kernel.constInt(0)));
+          }
         }
       }
     }

@@ -197,11 +197,11 @@ IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
   // The promoted tensors' root indices: the loops run over their spaces, so an iteration past
   // their extents (the padding of a non-divisible split) holds no element of `tv` either; the
   // predicate checks them (inRangePredicate).
+  // (A broadcast root of theirs gets its index too when a merge gives it one: a write of `tv`
+  // guarded to run once checks it, see predicates.cpp.)
   for (const ir::TensorView* ref : pr.refs) {
     for (ir::IterDomain* id : ref->domain()->maybeRoot()) {
-      if (!id->isBroadcast() && !id->isReduction() && known(id) && !idx.count(id)) {
-        idx[id] = get(id);
-      }
+      if (!id->isReduction() && known(id) && !idx.count(id)) idx[id] = get(id);
     }
   }
   // IDs between root and loop that kept their own history (the forward direction of indexing

@@ -615,5 +615,23 @@ TEST_F(GeneralCore, SqueezeOfASymbolicDimBesideItsInput) {
   runAndCheck(std::move(f), {randomTensor({5, 1, 440}, 1)});
 }
 
+// An [8] output computed in the loops of a [1, 4, s, 8] one (an iota broadcast against an input,
+// and the iota squeezed back): it is written once, at index 0 of the dims it lacks, not by every
+// iteration (padding iterations past the flattened space included, where its producers are not
+// computed).
+TEST_F(GeneralCore, SmallerOutputInALargerLoopIsWrittenOnce) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({1, 4, -1, 8}).build();
+    f->addInput(x);
+    TensorView* b = ops::broadcast(ops::arange(-8.0, 0.0, 1.0, DataType::Float32),
+                                   {true, true, true, false});
+    f->addOutput(ops::sub(b, x));
+    f->addOutput(ops::squeeze(b, {0, 1, 2}));
+  }
+  runAndCheck(std::move(f), {randomTensor({1, 4, 5, 8}, 1)});
+}
+
 }  // namespace
 }  // namespace loom::runtime
