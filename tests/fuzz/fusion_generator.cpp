@@ -17,6 +17,7 @@
 #include "fuzz/fuzz_rng.h"
 #include "loom/ir/builder.h"
 #include "loom/ir/ir.h"
+#include "loom/ir/scalar_math.h"
 #include "loom/ops/ops.h"
 #include "loom/support/error.h"
 #include "loom/tensor/tensor.h"
@@ -198,6 +199,14 @@ class Generator {
   bool famOuterReduction();
   bool famBroadcastCombine();
   bool famFanOut();
+  bool famSlice();
+  bool famPad();
+  bool famCat();
+  bool famRotary();
+  bool famFull();
+  bool famIota();
+  bool famReshapeSymbolic();
+  bool famExpandSymbolic();
 
  private:
   // ---- Size classes.
@@ -209,12 +218,30 @@ class Generator {
   }
   bool pinned(const GenDim& d) { return d.kind == DimKind::Bcast || c_.classPinned[size_t(root(d.cls))]; }
   bool mayBeZero(const GenDim& d) { return d.kind != DimKind::Bcast && (value(d) == 0 || !pinned(d)); }
-  void pin(int c) {
-    int r = root(c);
-    c_.classPinned[size_t(r)] = true;
-    c_.classMax[size_t(r)] = c_.classValues[size_t(r)];
-  }
+  // Pins a class (its size stays in every run); a derived class pins what it derives from and
+  // becomes an ordinary pinned class.
+  void pin(int c);
   void unify(int a, int b);
+  // ---- Derived classes and constraints (see ClassFormula, ClassConstraint).
+  using Terms = std::vector<std::pair<int, int64_t>>;
+  bool derived(int c) { return c_.classFormulas.count(root(c)) > 0; }
+  bool dependsOn(int c, int target);
+  int constClass(int64_t v) { return newClass(v, true, v); }
+  // A class of size sum(coefficient * size) + offset: an existing class when the sum is one,
+  // a pinned class when it is constant, else a derived class.
+  int sumClass(const Terms& terms, int64_t offset);
+  // A class of size factor * product(sizes) / divisor (the divisor must divide it).
+  int productClass(const std::vector<int>& classes, int64_t factor, int64_t divisor);
+  // Every run must keep sum(coefficient * size) + offset >= 0 (or divisible by modulus).
+  void require(const Terms& terms, int64_t offset, int64_t modulus = 0);
+  // The size of a dim as terms plus an offset: a broadcast is the constant 1.
+  Terms termsOf(const GenDim& d, int64_t* offset) {
+    if (d.kind == DimKind::Bcast) {
+      *offset += 1;
+      return {};
+    }
+    return {{d.cls, 1}};
+  }
   int64_t numel(const std::vector<GenDim>& dims) {
     int64_t n = 1;
     for (const GenDim& d : dims) n *= value(d);
@@ -263,6 +290,32 @@ class Generator {
   void commitShape(const std::vector<int>& tensors);
   void note(const std::string& line) { c_.steps.push_back("[" + family_ + "] " + line); }
   std::string name(int t) { return ts_[size_t(t)].tv->toString(); }
+
+  // ---- Sizes given as Scalars.
+  // An Int64 scalar fusion input worth coef * size(cls) + offset in every run (cls -1: the
+  // constant `offset`).
+  ir::Scalar* sizeScalar(int cls, int64_t coef, int64_t offset);
+  ir::Scalar* extentScalar(int t, size_t d) {
+    return ir::TensorDomain::noReductions(ts_[size_t(t)].tv->logical())[d]->logicalExtent();
+  }
+  // A Size equal to class cls's size in every run: a constant (pinned classes, when allowed),
+  // the extent of a tensor with a dim of that class, or a size scalar.
+  ops::Size sizeFor(int cls, bool allow_const);
+  // A pad or full value for dtype dt: a constant (non-finite ones for floats) or a scalar input
+  // whose dtype converts cleanly; with what is known of it once cast to dt.
+  Opnd fillValue(DataType dt, bool allow_special);
+
+  // ---- Slice and cat.
+  struct SliceBound {
+    ops::Size start = int64_t(0);
+    ops::Size stop = int64_t(0);
+    int cls = -1;  // the class of the sliced dim
+  };
+  // Bounds for slicing dim d of tensor t that stay valid in every run, or nullopt.
+  std::optional<SliceBound> sliceBound(int t, size_t d, bool allow_scalar);
+  int sliceOp(int t, const std::vector<std::pair<size_t, SliceBound>>& bounds);
+  // cat of pool tensors (equal sizes except at dim), or -1 when their values do not cast cleanly.
+  int catOp(const std::vector<int>& parts, int64_t dim, int64_t spelled);
 
   // ---- Scalars.
   Opnd constant(double v);
@@ -357,14 +410,26 @@ const Family kFamilies[] = {
     {"broadcast_combine", 4, &Generator::famBroadcastCombine,
      "a lower-rank or broadcast tensor against a larger one"},
     {"fan_out", 3, &Generator::famFanOut, "one intermediate feeding two consumers"},
-    // TODO(fuzz): families for the newer ops (slice, pad, cat, full/zeros/ones, iota/arange,
-    // reshape and expand with symbolic sizes): write each as a function, then give it a weight.
-    {"slice", 0, nullptr, "TODO: slice with constant and symbolic bounds"},
-    {"pad", 0, nullptr, "TODO: pad with constant widths and values"},
-    {"cat", 0, nullptr, "TODO: cat along any dim"},
-    {"full", 0, nullptr, "TODO: full / zeros / ones as operands"},
-    {"iota", 0, nullptr, "TODO: iota / arange"},
-    {"reshape_symbolic", 0, nullptr, "TODO: reshape and expand with symbolic sizes"},
+    // The ops with Resize IDs, factories and symbolic sizes: together in about a quarter of the
+    // cases.
+    {"slice", 0.8, &Generator::famSlice,
+     "slice, constant or scalar-input bounds (negative, clamped, empty), one or several dims"},
+    {"pad", 0.6, &Generator::famPad,
+     "pad, torch-order widths (negative crops, scalar inputs, fewer pairs than dims), any value"},
+    {"cat", 0.6, &Generator::famCat,
+     "cat of 2-4 tensors along any dim: pool tensors, slices, new inputs of symbolic extent and "
+     "other dtypes"},
+    {"rotary", 0.25, &Generator::famRotary,
+     "cat([-x[..., h:], x[..., :h]], -1), then x * c + rot * s"},
+    {"full", 0.45, &Generator::famFull,
+     "full zeros ones, constant or scalar sizes (a tensor's shape or new), alone or as operands"},
+    {"iota", 0.45, &Generator::famIota,
+     "iota arange (int and float dtypes, fractional steps, scalar lengths), broadcast and "
+     "combined"},
+    {"reshape_symbolic", 0.5, &Generator::famReshapeSymbolic,
+     "dynamic reshape: symbolic extents, scalar sizes, -1, merges, splits, sizes 1 at run time"},
+    {"expand_symbolic", 0.4, &Generator::famExpandSymbolic,
+     "expand to scalar sizes (scalar inputs, extents) or -1"},
 };
 
 // ---- Size classes ---------------------------------------------------------------------------
@@ -385,6 +450,29 @@ int Generator::root(int c) {
   return c;
 }
 
+void Generator::pin(int c) {
+  int r = root(c);
+  auto f = c_.classFormulas.find(r);
+  if (f != c_.classFormulas.end()) {
+    const ClassFormula formula = f->second;
+    c_.classFormulas.erase(f);
+    for (const auto& [t, k] : formula.terms) pin(t);
+  }
+  c_.classPinned[size_t(r)] = true;
+  c_.classMax[size_t(r)] = c_.classValues[size_t(r)];
+}
+
+bool Generator::dependsOn(int c, int target) {
+  int r = root(c);
+  if (r == root(target)) return true;
+  auto f = c_.classFormulas.find(r);
+  if (f == c_.classFormulas.end()) return false;
+  for (const auto& [t, k] : f->second.terms) {
+    if (dependsOn(t, target)) return true;
+  }
+  return false;
+}
+
 void Generator::unify(int a, int b) {
   a = root(a);
   b = root(b);
@@ -392,10 +480,109 @@ void Generator::unify(int a, int b) {
   if (c_.classValues[size_t(a)] != c_.classValues[size_t(b)]) {
     throw GeneratorError("unify: size classes of different sizes");
   }
+  if (derived(a) || derived(b)) {
+    // A free class may follow a derived one; anything else is fixed for good.
+    const int d = derived(a) ? a : b;
+    const int f = d == a ? b : a;
+    if (!derived(f) && !c_.classPinned[size_t(f)] && !dependsOn(d, f)) {
+      c_.classRoot[size_t(f)] = d;
+      c_.classMax[size_t(d)] = std::min(c_.classMax[size_t(d)], c_.classMax[size_t(f)]);
+      return;
+    }
+    pin(a);
+    pin(b);
+  }
   c_.classRoot[size_t(b)] = a;
   c_.classPinned[size_t(a)] = c_.classPinned[size_t(a)] || c_.classPinned[size_t(b)];
   c_.classMax[size_t(a)] = std::min(c_.classMax[size_t(a)], c_.classMax[size_t(b)]);
   if (c_.classPinned[size_t(a)]) c_.classMax[size_t(a)] = c_.classValues[size_t(a)];
+}
+
+int Generator::sumClass(const Terms& terms, int64_t offset) {
+  std::map<int, int64_t> coef;  // by root
+  std::function<void(int, int64_t)> add = [&](int c, int64_t k) {
+    const int r = root(c);
+    if (c_.classPinned[size_t(r)]) {
+      offset += k * c_.classValues[size_t(r)];
+      return;
+    }
+    auto f = c_.classFormulas.find(r);
+    if (f != c_.classFormulas.end() && !f->second.product) {
+      const ClassFormula formula = f->second;
+      for (const auto& [t, m] : formula.terms) add(t, k * m);
+      offset += k * formula.offset;
+      return;
+    }
+    coef[r] += k;
+  };
+  for (const auto& [c, k] : terms) add(c, k);
+  Terms out;
+  int64_t value = offset;
+  int64_t max_value = offset;
+  for (const auto& [r, k] : coef) {
+    if (k == 0) continue;
+    out.emplace_back(r, k);
+    value += k * c_.classValues[size_t(r)];
+    if (k > 0) max_value += k * c_.classMax[size_t(r)];
+  }
+  if (value < 0) throw GeneratorError("a derived size class would be negative");
+  if (out.empty()) return constClass(value);
+  if (out.size() == 1 && out[0].second == 1 && offset == 0) return out[0].first;
+  const int c = newClass(value, false, std::max(value, max_value));
+  ClassFormula f;
+  f.terms = std::move(out);
+  f.offset = offset;
+  c_.classFormulas[c] = f;
+  return c;
+}
+
+int Generator::productClass(const std::vector<int>& classes, int64_t factor, int64_t divisor) {
+  std::vector<int> free;
+  int64_t value = factor;
+  double max_value = double(factor);
+  for (int c : classes) {
+    const int r = root(c);
+    value *= c_.classValues[size_t(r)];
+    if (c_.classPinned[size_t(r)]) {
+      factor *= c_.classValues[size_t(r)];
+      max_value *= double(c_.classValues[size_t(r)]);
+    } else {
+      free.push_back(r);
+      max_value *= double(c_.classMax[size_t(r)]);
+    }
+  }
+  if (divisor <= 0 || value % divisor != 0) {
+    throw GeneratorError("a derived size class does not divide");
+  }
+  value /= divisor;
+  if (free.empty()) return constClass(value);
+  if (free.size() == 1 && factor == divisor) return free[0];
+  max_value = std::min(max_value / double(divisor), 0x1p40);
+  const int c = newClass(value, false, std::max(value, int64_t(max_value)));
+  ClassFormula f;
+  f.product = true;
+  for (int r : free) f.terms.emplace_back(r, 1);
+  f.factor = factor;
+  f.divisor = divisor;
+  c_.classFormulas[c] = f;
+  return c;
+}
+
+void Generator::require(const Terms& terms, int64_t offset, int64_t modulus) {
+  ClassConstraint k;
+  k.offset = offset;
+  k.modulus = modulus;
+  int64_t now = offset;
+  bool all_pinned = true;
+  for (const auto& [c, m] : terms) {
+    now += m * c_.classValues[size_t(root(c))];
+    all_pinned = all_pinned && c_.classPinned[size_t(root(c))];
+    k.terms.emplace_back(c, m);
+  }
+  if (modulus == 0 ? now < 0 : now % modulus != 0) {
+    throw GeneratorError("a size constraint does not hold for the first run");
+  }
+  if (!all_pinned) c_.classConstraints.push_back(std::move(k));
 }
 
 // ---- The pool ---------------------------------------------------------------------------------
@@ -405,7 +592,10 @@ int Generator::adopt(TensorView* tv, std::vector<GenDim> dims, Num num, std::vec
   auto ids = ir::TensorDomain::noReductions(tv->logical());
   auto fail = [&](const std::string& why) {
     std::ostringstream os;
-    os << "the generator's model of " << tv->toString() << " is wrong: " << why;
+    os << "the generator's model of " << tv->toString() << " is wrong: " << why << " (family "
+       << family_ << ", defined by " << (tv->definition() ? tv->definition()->toString() : "-")
+       << "); steps so far:";
+    for (const std::string& s : c_.steps) os << "\n  " << s;
     throw GeneratorError(os.str());
   };
   if (ids.size() != dims.size()) {
@@ -1212,20 +1402,22 @@ int Generator::lerpOp(const Opnd& a, const Opnd& b, const Opnd& w) {
   return pointwise("lerp", {a, b, w}, ct, rule, build);
 }
 
-int Generator::castOp(int t, DataType to) {
-  GenTensor x = ts_[size_t(t)];
-  const DataType from = x.tv->dtype();
-  if (from == to) return -1;
-  Num o = x.num;
+// What is known of values `in` of dtype `from` once cast to `to`; nullopt when such a cast is not
+// generated (see docs/testing.md). A cast to the same dtype is no cast.
+std::optional<Num> castNum(const Num& in, DataType from, DataType to) {
+  if (from == to) return in;
+  Num o = in;
   o.product = false;
   if (isFloatingType(from) && !isFloatingType(to)) {
     // Truncation and != 0 are discontinuous; out-of-range and NaN conversions are undefined.
-    if (!x.num.exact) return -1;
-    if (isIntegralType(to) && (x.num.special || !(x.num.mag < intLimit(to)))) return -1;
+    if (!in.exact) return std::nullopt;
+    if (isIntegralType(to) && (in.special || !(in.mag < intLimit(to)))) return std::nullopt;
   }
-  if (from == DataType::Int64 && to == DataType::Int32 && !(x.num.mag <= kInt32Limit)) return -1;
+  if (from == DataType::Int64 && to == DataType::Int32 && !(in.mag <= kInt32Limit)) {
+    return std::nullopt;
+  }
   if (isReducedPrecision(to) &&
-      (from == DataType::Float64 || (!isFloatingType(from) && !(x.num.mag <= 16777216.0)))) {
+      (from == DataType::Float64 || (!isFloatingType(from) && !(in.mag <= 16777216.0)))) {
     // Kernels may convert through Float32 (the host emulation does): two roundings, which the
     // reference's direct conversion does not have.
     o.exact = false;
@@ -1233,12 +1425,22 @@ int Generator::castOp(int t, DataType to) {
   if (to == DataType::Bool) {
     o = Num{};
   } else if (isIntegralType(to)) {
-    o.mag = std::min(x.num.mag, intLimit(to));
+    o.mag = std::min(in.mag, intLimit(to));
     o.zsign = false;
-  } else if (x.num.mag > maxFinite(to)) {
+  } else if (in.mag > maxFinite(to)) {
     o.special = true;
   }
-  if (isFloatingType(to) && !o.exact && x.num.mag > kInexactMag) return -1;
+  if (isFloatingType(to) && !o.exact && in.mag > kInexactMag) return std::nullopt;
+  return o;
+}
+
+int Generator::castOp(int t, DataType to) {
+  GenTensor x = ts_[size_t(t)];
+  const DataType from = x.tv->dtype();
+  if (from == to) return -1;
+  std::optional<Num> cast_num = castNum(x.num, from, to);
+  if (!cast_num) return -1;
+  const Num o = *cast_num;
   TensorView* out = ops::cast(x.tv, to);
   ++ts_[size_t(t)].uses;
   int idx = adopt(out, x.dims, o, x.red, x.tol);
@@ -1793,6 +1995,8 @@ bool Generator::famReshape() {
     dims.push_back(s == 1 ? GenDim{DimKind::Bcast, -1} : GenDim{DimKind::Iter, newClass(s, true, s)});
   }
   TensorView* out = ops::reshape(x.tv, spelled);
+  // Sizes equal to x's give a copy (a dim of constant extent 1 stays an Iteration dim).
+  if (out->definition() != nullptr && out->definition()->isA<ir::LoadStoreOp>()) dims = x.dims;
   ++ts_[size_t(t)].uses;
   int idx = adopt(out, dims, x.num, x.red, x.tol);
   note(name(idx) + " = reshape(" + name(t) + ", " + shapeText(spelled) + ")");
@@ -1939,6 +2143,9 @@ int Generator::normParam(int t, int64_t n) {
   if (tensor_inputs_ >= opts_.maxTensorInputs) return -1;
   if (std::any_of(want.begin(), want.end(), [](const GenDim& d) { return d.kind == DimKind::Expanded; }))
     return -1;
+  int64_t elems = 1;
+  for (const GenDim& d : want) elems *= std::max<int64_t>(1, value(d));
+  if (elems > opts_.maxInputNumel) return -1;
   std::vector<int> classes;
   for (const GenDim& d : want) classes.push_back(d.kind == DimKind::Bcast ? -1 : d.cls);
   static const DataType types[] = {DataType::Float32, DataType::Float16, DataType::BFloat16,
@@ -2147,6 +2354,1013 @@ bool Generator::famFanOut() {
   return a >= 0 || b >= 0;
 }
 
+// ---- Sizes given as Scalars -------------------------------------------------------------------
+
+ir::Scalar* Generator::sizeScalar(int cls, int64_t coef, int64_t offset) {
+  InputSpec in;
+  in.isTensor = false;
+  in.dtype = DataType::Int64;
+  in.scalarClass = cls;
+  in.scalarCoef = coef;
+  in.scalarOffset = offset;
+  const int64_t v = cls >= 0 ? coef * c_.classValues[size_t(root(cls))] + offset : offset;
+  in.scalarValues.assign(3, double(v));
+  ir::Scalar* s = ir::IrBuilder::symbolic(DataType::Int64);
+  c_.fusion->addInput(s);
+  c_.inputs.push_back(in);
+  c_.features.insert("size-scalar");
+  std::string how = cls < 0 ? "constant" : "follows the sizes";
+  note(s->toString() + " = size scalar input " + std::to_string(v) + " (" + how + ")");
+  return s;
+}
+
+ops::Size Generator::sizeFor(int cls, bool allow_const) {
+  const int r = root(cls);
+  if (allow_const && c_.classPinned[size_t(r)] && rng_.chance(0.6)) {
+    return ops::Size(c_.classValues[size_t(r)]);
+  }
+  std::vector<ir::Scalar*> extents;
+  for (size_t t = 0; t < ts_.size(); ++t) {
+    const GenTensor& g = ts_[t];
+    for (size_t d = 0; d < g.dims.size(); ++d) {
+      if (g.dims[d].kind != DimKind::Bcast && root(g.dims[d].cls) == r) {
+        extents.push_back(extentScalar(int(t), d));
+      }
+    }
+  }
+  if (!extents.empty() && rng_.chance(0.5)) {
+    ir::Scalar* e = rng_.pick(extents);
+    if (allow_const || !e->isConst()) return ops::Size(e);
+  }
+  return ops::Size(sizeScalar(cls, 1, 0));
+}
+
+Opnd Generator::fillValue(DataType dt, bool allow_special) {
+  auto compatible = [&](DataType s) {
+    // Float64 scalars (NaN, inf, fractions) only fill floating tensors.
+    return isFloatingType(dt) || s != DataType::Float64;
+  };
+  std::vector<size_t> inputs;
+  for (size_t k = 0; k < scalar_inputs_.size(); ++k) {
+    if (compatible(c_.inputs[size_t(scalar_inputs_[k])].dtype)) inputs.push_back(k);
+  }
+  Opnd o;
+  if (!inputs.empty() && rng_.chance(0.2)) {
+    const size_t k = rng_.pick(inputs);
+    const InputSpec& in = c_.inputs[size_t(scalar_inputs_[k])];
+    o.val = scalar_vals_[k];
+    o.num.mag = 0;
+    o.num.minAbs = kInf;
+    for (double v : in.scalarValues) {
+      Num m = numOfValue(v);
+      o.num.special = o.num.special || m.special || std::fabs(v) > maxFinite(dt);
+      o.num.mag = std::max(o.num.mag, m.mag);
+      o.num.minAbs = std::min(o.num.minAbs, m.special ? 0.0 : m.minAbs);
+    }
+    if (dt == DataType::Bool) o.num = Num{};
+    return o;
+  }
+  if (dt == DataType::Bool) return constant(rng_.chance(0.5));
+  if (isIntegralType(dt)) {
+    static const std::vector<int64_t> small = {0, 1, -3, 7, 100, -1};
+    int64_t v = rng_.pick(small);
+    if (allow_special && rng_.chance(0.15)) v = dt == DataType::Int32 ? (1LL << 20) : (1LL << 40);
+    return constant(v);
+  }
+  // Values every float dtype holds exactly, and some that overflow Float16 (65536, 2^33).
+  static const std::vector<double> normal = {0.0, 1.0, -1.5, 0.5, 2.0, -0.0, 0.25};
+  static const std::vector<double> special = {kInf, -kInf, kNaN, 65536.0, 0x1p33, -0x1p33};
+  const double v = allow_special && rng_.chance(0.3) ? rng_.pick(special) : rng_.pick(normal);
+  o = constant(v);
+  if (std::fabs(v) > maxFinite(dt)) {
+    o.num.special = true;
+    o.num.mag = 0;
+    o.num.minAbs = 0;
+  }
+  return o;
+}
+
+// ---- Slice and cat ------------------------------------------------------------------------------
+
+std::optional<Generator::SliceBound> Generator::sliceBound(int t, size_t d, bool allow_scalar) {
+  const GenDim g = ts_[size_t(t)].dims[d];
+  int64_t off = 0;
+  const Terms n = termsOf(g, &off);  // the extent is n + off
+  const int64_t N = value(g);
+  const int64_t n_max = maxValue(g);
+  ir::Scalar* extent = extentScalar(t, d);
+  auto fixed = [&](int64_t v) -> ops::Size {
+    return allow_scalar && rng_.chance(0.25) ? ops::Size(sizeScalar(-1, 0, v)) : ops::Size(v);
+  };
+  // "To the end": the extent itself, or a bound past any size the dim may take.
+  auto to_end = [&]() -> ops::Size {
+    return rng_.chance(0.7) ? ops::Size(extent) : fixed(int64_t(1) << 20);
+  };
+  auto with = [&](Terms terms, int64_t k, int64_t c) {
+    terms.emplace_back(k, c);
+    return terms;
+  };
+  SliceBound b;
+  const double r = rng_.uniform();
+  if (r < 0.15) {  // [0:k] (or [-1000:k], which clamps to 0)
+    const int64_t k = rng_.range(0, N);
+    b.start = rng_.chance(0.2) && n_max <= 1000 ? ops::Size(int64_t(-1000)) : ops::Size(int64_t(0));
+    b.stop = fixed(k);
+    require(n, off - k);
+    b.cls = constClass(k);
+  } else if (r < 0.3) {  // [-k:]
+    if (N < 1) return std::nullopt;
+    const int64_t k = rng_.range(1, N);
+    b.start = fixed(-k);
+    b.stop = to_end();
+    require(n, off - k);
+    b.cls = constClass(k);
+  } else if (r < 0.45) {  // [s:]
+    const int64_t s = rng_.range(0, N);
+    b.start = fixed(s);
+    b.stop = to_end();
+    require(n, off - s);
+    b.cls = sumClass(n, off - s);
+  } else if (r < 0.58) {  // [:-e]
+    if (N < 1) return std::nullopt;
+    const int64_t e = rng_.range(1, N);
+    b.stop = fixed(-e);
+    require(n, off - e);
+    b.cls = sumClass(n, off - e);
+  } else if (r < 0.7) {  // [s:-e] or [s:t]
+    if (N >= 1 && rng_.chance(0.5)) {
+      const int64_t e = rng_.range(1, N);
+      const int64_t s = rng_.range(0, N - e);
+      b.start = fixed(s);
+      b.stop = fixed(-e);
+      require(n, off - s - e);
+      b.cls = sumClass(n, off - s - e);
+    } else {
+      const int64_t s = rng_.range(0, N);
+      const int64_t stop = rng_.range(s, N);
+      b.start = fixed(s);
+      b.stop = fixed(stop);
+      require(n, off - stop);
+      b.cls = constClass(stop - s);
+    }
+  } else if (r < 0.8) {  // stop before start: empty whatever the size
+    int64_t s, stop;
+    if (rng_.chance(0.5)) {
+      s = rng_.range(1, 6);
+      stop = rng_.range(0, s - 1);
+    } else {
+      s = -rng_.range(1, 3);
+      stop = s - rng_.range(1, 3);
+    }
+    b.start = fixed(s);
+    b.stop = fixed(stop);
+    b.cls = constClass(0);
+    c_.features.insert("slice-empty");
+  } else if (allow_scalar) {  // a bound that follows a class of its own (the resized run moves it)
+    const double q = rng_.uniform();
+    if (q < 0.4) {  // [S:]
+      const int64_t s = rng_.range(0, N);
+      const int k = newClass(s, false, s + 4);
+      b.start = ops::Size(sizeScalar(k, 1, 0));
+      b.stop = to_end();
+      require(with(n, k, -1), off);
+      b.cls = sumClass(with(n, k, -1), off);
+    } else if (q < 0.7) {  // [-K:]
+      if (N < 1) return std::nullopt;
+      const int64_t kv = rng_.range(1, N);
+      const int k = newClass(kv, false, kv + 4);
+      b.start = ops::Size(sizeScalar(k, -1, 0));
+      b.stop = to_end();
+      require({{k, 1}}, -1);
+      require(with(n, k, -1), off);
+      b.cls = k;
+    } else {  // [:K]
+      const int64_t kv = rng_.range(0, N);
+      const int k = newClass(kv, false, kv + 4);
+      b.stop = ops::Size(sizeScalar(k, 1, 0));
+      require(with(n, k, -1), off);
+      b.cls = k;
+    }
+    c_.features.insert("slice-scalar-bound");
+  } else {
+    return std::nullopt;
+  }
+  return b;
+}
+
+int Generator::sliceOp(int t, const std::vector<std::pair<size_t, SliceBound>>& bounds) {
+  const GenTensor x = ts_[size_t(t)];
+  const auto rank = int64_t(x.dims.size());
+  TensorView* out = nullptr;
+  std::string text;
+  if (bounds.size() == 1 && rng_.chance(0.4)) {
+    const auto d = int64_t(bounds[0].first);
+    const int64_t spelled = rng_.chance(0.4) ? d - rank : d;
+    const SliceBound& b = bounds[0].second;
+    out = ops::slice(x.tv, spelled, b.start, b.stop);
+    text = std::to_string(spelled) + ", " + b.start.toString() + ", " + b.stop.toString();
+  } else {
+    std::vector<ops::Size> starts, stops;
+    for (int64_t d = 0; d < rank; ++d) {
+      starts.emplace_back(int64_t(0));
+      stops.emplace_back(extentScalar(t, size_t(d)));
+    }
+    for (const auto& [d, b] : bounds) {
+      starts[d] = b.start;
+      stops[d] = b.stop;
+    }
+    ops::SizeList s(starts), e(stops);
+    out = ops::slice(x.tv, s, e);
+    text = s.toString() + ", " + e.toString();
+  }
+  std::vector<GenDim> dims = x.dims;
+  const bool sliced = out->definition() != nullptr && out->definition()->isA<ir::SliceOp>();
+  for (const auto& [d, b] : bounds) {
+    // A dim sliced whole (constant bounds 0 and its extent) stays what it was.
+    if (sliced && out->logical()[d] != out->root()[d]) dims[d] = GenDim{DimKind::Iter, b.cls};
+  }
+  ++ts_[size_t(t)].uses;
+  int idx = adopt(out, dims, x.num, x.red, x.tol);
+  note(name(idx) + " = slice(" + name(t) + ", " + text + ")");
+  c_.features.insert("slice");
+  if (x.input >= 0) c_.features.insert("slice-of-input");
+  return idx;
+}
+
+int Generator::catOp(const std::vector<int>& parts, int64_t dim, int64_t spelled) {
+  const auto d = size_t(dim);
+  const size_t rank = ts_[size_t(parts[0])].dims.size();
+  std::vector<Operand> operands;
+  std::vector<TensorView*> tvs;
+  for (int p : parts) {
+    operands.emplace_back(ts_[size_t(p)].tv);
+    tvs.push_back(ts_[size_t(p)].tv);
+  }
+  const DataType dtype = ops::resultType(operands);
+  Num o;
+  o.mag = 0;
+  o.minAbs = kInf;
+  double tol = 1;
+  std::vector<int> red;
+  bool mixed = false;
+  Terms cat_terms;
+  int64_t cat_offset = 0;
+  for (int p : parts) {
+    const GenTensor& g = ts_[size_t(p)];
+    if (g.dims.size() != rank) throw GeneratorError("cat of tensors of different ranks");
+    mixed = mixed || g.tv->dtype() != dtype;
+    std::optional<Num> n = castNum(g.num, g.tv->dtype(), dtype);
+    if (!n) return -1;
+    o.exact = o.exact && n->exact;
+    o.mag = std::max(o.mag, n->mag);
+    o.special = o.special || n->special;
+    o.minAbs = std::min(o.minAbs, n->minAbs);
+    o.product = o.product || n->product;
+    o.zsign = o.zsign || n->zsign;
+    tol = std::max(tol, g.tol);
+    if (redProduct(g.red) > redProduct(red)) red = g.red;
+    for (const auto& term : termsOf(g.dims[d], &cat_offset)) cat_terms.push_back(term);
+  }
+  if (!std::isfinite(o.minAbs)) o.minAbs = 0;
+  if (!o.exact && o.mag > kInexactMag) return -1;
+  // The other dims: equal sizes (checked by the callers), one class from now on; the output dim
+  // as a pointwise op would choose it.
+  std::vector<GenDim> dims(rank, GenDim{DimKind::Bcast, -1});
+  for (size_t pos = 0; pos < rank; ++pos) {
+    if (pos == d) continue;
+    int first = -1;
+    // A broadcast does not stretch in a cat: the others' size there stays 1.
+    const bool bcast = std::any_of(parts.begin(), parts.end(), [&](int p) {
+      return ts_[size_t(p)].dims[pos].kind == DimKind::Bcast;
+    });
+    for (int p : parts) {
+      if (bcast && ts_[size_t(p)].dims[pos].kind != DimKind::Bcast) pin(ts_[size_t(p)].dims[pos].cls);
+    }
+    for (int p : parts) {
+      const GenDim& g = ts_[size_t(p)].dims[pos];
+      if (g.kind == DimKind::Bcast) continue;
+      if (value(g) != value(ts_[size_t(parts[0])].dims[pos])) {
+        throw GeneratorError("cat of tensors whose sizes differ outside the cat dim");
+      }
+      if (first < 0) {
+        first = g.cls;
+      } else {
+        unify(first, g.cls);
+      }
+      if (g.kind == DimKind::Iter || dims[pos].kind == DimKind::Bcast) {
+        if (dims[pos].kind != DimKind::Iter) dims[pos] = g;
+      }
+    }
+  }
+  dims[d] = GenDim{DimKind::Iter, sumClass(cat_terms, cat_offset)};
+  if (!fits(dims)) return -1;
+  TensorView* out = ops::cat(tvs, spelled);
+  for (int p : parts) ++ts_[size_t(p)].uses;
+  int idx = adopt(out, dims, o, red, tol);
+  std::string names;
+  for (int p : parts) names += (names.empty() ? "" : ", ") + name(p);
+  note(name(idx) + " = cat([" + names + "], " + std::to_string(spelled) + ")");
+  c_.features.insert("cat");
+  if (mixed) c_.features.insert("cat-mixed-dtype");
+  if (!pinned(dims[d])) c_.features.insert("cat-symbolic-extent");
+  return idx;
+}
+
+// ---- Families of the ops with Resize IDs, factories and symbolic sizes ------------------------
+
+bool Generator::famSlice() {
+  auto ok = [](const GenTensor& g) { return !g.dims.empty(); };
+  int t = rng_.chance(0.3) ? pick([&](const GenTensor& g) { return ok(g) && g.input >= 0; }) : -1;
+  if (t < 0) t = pick(ok);
+  if (t < 0) return false;
+  const auto rank = int64_t(ts_[size_t(t)].dims.size());
+  std::vector<size_t> which;
+  if (rank >= 2 && rng_.chance(0.3)) {
+    for (int64_t d = 0; d < rank; ++d) {
+      if (rng_.chance(0.5)) which.push_back(size_t(d));
+    }
+  }
+  if (which.empty()) {
+    which.push_back(rng_.chance(0.5) ? size_t(rank - 1) : size_t(rng_.below(uint64_t(rank))));
+  }
+  std::vector<std::pair<size_t, SliceBound>> bounds;
+  for (size_t d : which) {
+    if (auto b = sliceBound(t, d, true)) bounds.emplace_back(d, *b);
+  }
+  if (bounds.empty()) return false;
+  if (bounds.size() >= 2) c_.features.insert("slice-several-dims");
+  return sliceOp(t, bounds) >= 0;
+}
+
+bool Generator::famPad() {
+  auto ok = [](const GenTensor& g) { return !g.dims.empty(); };
+  int t = rng_.chance(0.3) ? pick([&](const GenTensor& g) { return ok(g) && g.input >= 0; }) : -1;
+  if (t < 0) t = pick(ok);
+  if (t < 0) return false;
+  const GenTensor x = ts_[size_t(t)];
+  const auto rank = int64_t(x.dims.size());
+  const int64_t pairs = rng_.chance(0.6) ? 1 : rng_.range(1, rank);
+  std::vector<ops::Size> widths;
+  std::vector<int> classes(size_t(rank), -1);  // the class of each padded dim
+  std::vector<GenDim> dims = x.dims;
+  bool cropped = false;
+  for (int64_t k = 0; k < pairs; ++k) {
+    const auto d = size_t(rank - 1 - k);
+    if (k > 0 && rng_.chance(0.3)) {
+      widths.emplace_back(int64_t(0));
+      widths.emplace_back(int64_t(0));
+      continue;
+    }
+    int64_t off = 0;
+    Terms terms = termsOf(x.dims[d], &off);
+    std::vector<ops::Size> lr;
+    for (int side = 0; side < 2; ++side) {
+      const double r = rng_.uniform();
+      int64_t w;
+      if (r < 0.25) {
+        w = 0;
+      } else if (r < 0.6) {
+        w = rng_.range(1, 3);
+      } else if (r < 0.85) {
+        w = -rng_.range(1, 2);
+      } else if (r < 0.93) {  // a width that follows a class of its own
+        const int64_t v = rng_.range(0, 3);
+        const int c = newClass(v, false, 5);
+        lr.emplace_back(sizeScalar(c, 1, 0));
+        terms.emplace_back(c, 1);
+        continue;
+      } else {
+        w = rng_.range(4, 8);
+      }
+      lr.push_back(rng_.chance(0.2) ? ops::Size(sizeScalar(-1, 0, w)) : ops::Size(w));
+      off += w;
+      cropped = cropped || w < 0;
+    }
+    int64_t now = off;
+    for (const auto& [c, m] : terms) now += m * c_.classValues[size_t(root(c))];
+    if (now < 0) return false;  // cropped below zero
+    require(terms, off);
+    widths.push_back(lr[0]);
+    widths.push_back(lr[1]);
+    classes[d] = sumClass(terms, off);
+    dims[d] = GenDim{DimKind::Iter, classes[d]};
+  }
+  if (!fits(dims)) return false;
+  const Opnd v = fillValue(x.tv->dtype(), true);
+  ops::SizeList w(widths);
+  TensorView* out = ops::pad(x.tv, w, Operand(v.val));
+  const bool padded = out->definition() != nullptr && out->definition()->isA<ir::PadOp>();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!padded || out->logical()[size_t(d)] == out->root()[size_t(d)]) dims[size_t(d)] = x.dims[size_t(d)];
+  }
+  Num o = x.num;
+  if (padded) {
+    o.mag = std::max(o.mag, v.num.mag);
+    o.special = o.special || v.num.special;
+    o.minAbs = std::min(o.minAbs, v.num.minAbs);
+    if (x.tv->dtype() == DataType::Bool) o = Num{};
+  }
+  ++ts_[size_t(t)].uses;
+  int idx = adopt(out, dims, o, x.red, x.tol);
+  note(name(idx) + " = pad(" + name(t) + ", " + w.toString() + ", " +
+       (v.isConst ? numText(v.value) : v.val->toString()) + ")");
+  c_.features.insert("pad");
+  if (cropped) c_.features.insert("pad-negative");
+  if (pairs < rank) c_.features.insert("pad-fewer-pairs");
+  if (v.num.special) c_.features.insert("pad-special-value");
+  return true;
+}
+
+bool Generator::famCat() {
+  int t = pick([](const GenTensor& g) { return !g.dims.empty(); });
+  if (t < 0) return false;
+  const GenTensor x = ts_[size_t(t)];
+  const auto rank = int64_t(x.dims.size());
+  const int64_t d = rng_.chance(0.5) ? rank - 1 : int64_t(rng_.below(uint64_t(rank)));
+  const int64_t spelled = rng_.chance(0.35) ? d - rank : d;
+  static const double count_weights[] = {0.6, 0.3, 0.1};
+  const size_t n = rng_.weighted(count_weights) + 2;
+  auto matches = [&](const GenTensor& g) {
+    if (g.dims.size() != x.dims.size()) return false;
+    for (int64_t pos = 0; pos < rank; ++pos) {
+      if (pos != d && value(g.dims[size_t(pos)]) != value(x.dims[size_t(pos)])) return false;
+    }
+    return true;
+  };
+  std::vector<int> parts{t};
+  while (parts.size() < n) {
+    const double r = rng_.uniform();
+    int p = -1;
+    if (r < 0.35) {
+      p = pick(matches);
+    } else if (r < 0.5) {
+      p = rng_.pick(parts);
+    } else if (r < 0.75) {
+      if (auto b = sliceBound(t, size_t(d), true)) p = sliceOp(t, {{size_t(d), *b}});
+    } else if (tensor_inputs_ < opts_.maxTensorInputs) {
+      // A new input of symbolic extent along the cat dim, often of another dtype.
+      std::vector<int> classes;
+      const int64_t v = rng_.chance(0.1) ? 0 : rng_.range(1, 12);
+      int64_t elems = std::max<int64_t>(v, 1);
+      for (int64_t pos = 0; pos < rank; ++pos) {
+        const GenDim& g = x.dims[size_t(pos)];
+        if (pos == d) {
+          classes.push_back(-2);
+        } else {
+          classes.push_back(g.kind == DimKind::Bcast ? -1 : g.cls);
+          elems *= std::max<int64_t>(value(g), 1);
+        }
+      }
+      if (elems <= opts_.maxInputNumel) {
+        classes[size_t(d)] = newClass(v, false, std::max<int64_t>(2 * v + 3, 8));
+        p = addTensorInput(classes, rng_.chance(0.5) ? x.tv->dtype() : drawDtype(), false);
+      }
+    }
+    parts.push_back(p >= 0 ? p : t);
+  }
+  if (rng_.chance(0.3)) std::swap(parts[0], parts[rng_.below(parts.size())]);
+  return catOp(parts, d, spelled) >= 0;
+}
+
+bool Generator::famRotary() {
+  int t = pick([this](const GenTensor& g) {
+    return !g.dims.empty() && g.tv->dtype() != DataType::Bool &&
+           g.dims.back().kind != DimKind::Bcast && value(g.dims.back()) >= 2 &&
+           (g.num.exact || g.num.mag <= kInexactMag);
+  });
+  if (t < 0) return false;
+  const auto last = ts_[size_t(t)].dims.size() - 1;
+  const GenDim g = ts_[size_t(t)].dims[last];
+  const int64_t n = value(g);
+  const int64_t h = rng_.chance(0.6) ? n / 2 : rng_.range(1, n - 1);
+  require({{g.cls, 1}}, -h);
+  const ops::Size hs = rng_.chance(0.25) ? ops::Size(sizeScalar(-1, 0, h)) : ops::Size(h);
+  SliceBound lo, hi;
+  lo.stop = hs;
+  lo.cls = constClass(h);
+  hi.start = hs;
+  hi.stop = ops::Size(extentScalar(t, last));
+  hi.cls = sumClass({{g.cls, 1}}, -h);
+  int a = sliceOp(t, {{last, lo}});
+  int b = sliceOp(t, {{last, hi}});
+  int nb = unaryOp(Un::Neg, b);
+  if (nb < 0) return false;
+  int rot = catOp({nb, a}, int64_t(last), -1);
+  if (rot < 0) return false;
+  c_.features.insert("rotary");
+  if (rng_.chance(0.4)) return true;
+  // x * cos + rot * sin, with bounded factors (pool tensors or constants).
+  auto factor = [&](int like) -> Opnd {
+    int p = rng_.chance(0.5) ? partner(like, [](const GenTensor& f) { return f.num.mag <= 2; }) : -1;
+    return p >= 0 ? tensorOpnd(p) : constant(rng_.pick(std::vector<double>{0.5, -0.75, 1.0}));
+  };
+  int xc = binaryOp(Bin::Mul, tensorOpnd(t), factor(t));
+  int rs = binaryOp(Bin::Mul, tensorOpnd(rot), factor(rot));
+  if (xc < 0 || rs < 0) return true;
+  binaryOp(Bin::Add, tensorOpnd(xc), tensorOpnd(rs));
+  return true;
+}
+
+bool Generator::famFull() {
+  std::vector<ops::Size> shape;
+  std::vector<GenDim> dims;
+  const int p = rng_.chance(0.65) ? pick([](const GenTensor& g) { return g.dims.size() <= 4; }) : -1;
+  if (p >= 0) {
+    // p's shape (some dims 1), so that the result combines with it.
+    const std::vector<GenDim> like = ts_[size_t(p)].dims;
+    for (const GenDim& g : like) {
+      if (g.kind == DimKind::Bcast || rng_.chance(0.15)) {
+        shape.emplace_back(int64_t(1));
+        dims.push_back({DimKind::Bcast, -1});
+      } else {
+        shape.push_back(sizeFor(g.cls, true));
+        // A constant 1 (a pinned size 1) is a broadcast.
+        dims.push_back(shape.back().constant() == 1 ? GenDim{DimKind::Bcast, -1}
+                                                    : GenDim{DimKind::Iter, g.cls});
+      }
+    }
+  } else {
+    const int64_t rank = rng_.range(0, 3);
+    for (int64_t i = 0; i < rank; ++i) {
+      const int64_t v = rng_.chance(0.1) ? 0 : rng_.range(1, 24);
+      if (rng_.chance(0.5)) {
+        shape.emplace_back(v);
+        dims.push_back(v == 1 ? GenDim{DimKind::Bcast, -1} : GenDim{DimKind::Iter, constClass(v)});
+      } else {
+        const int c = newClass(v, false, std::max<int64_t>(2 * v + 3, 8));
+        shape.emplace_back(sizeScalar(c, 1, 0));
+        dims.push_back({DimKind::Iter, c});
+        c_.features.insert("full-scalar-size");
+      }
+    }
+  }
+  if (!fits(dims)) return false;
+  static const DataType types[] = {DataType::Bool,    DataType::Int32,   DataType::Int64,
+                                   DataType::Float16, DataType::BFloat16, DataType::Float32,
+                                   DataType::Float64};
+  const DataType dt = p >= 0 && rng_.chance(0.5) ? ts_[size_t(p)].tv->dtype()
+                                                 : types[rng_.below(std::size(types))];
+  ops::SizeList sizes(shape);
+  TensorView* out;
+  Num o;
+  std::string what;
+  const double r = rng_.uniform();
+  if (r < 0.2) {
+    out = ops::zeros(sizes, dt);
+    o = Num{true, 0.0, false, 0.0, false};
+    what = "zeros(";
+  } else if (r < 0.4) {
+    out = ops::ones(sizes, dt);
+    o = Num{true, 1.0, false, 1.0, false};
+    what = "ones(";
+  } else {
+    const Opnd v = fillValue(dt, true);
+    out = ops::full(sizes, Operand(v.val), dt);
+    o = v.num;
+    if (dt == DataType::Bool) o = Num{};
+    what = "full(" + std::string(v.isConst ? numText(v.value) : v.val->toString()) + ", ";
+  }
+  int f = adopt(out, dims, o, {}, 1.0);
+  note(name(f) + " = " + what + sizes.toString() + ", " + std::string(dataTypeName(dt)) + ")");
+  c_.features.insert("full");
+  if (p >= 0 && rng_.chance(0.6)) {
+    static const Bin ops_list[] = {Bin::Add, Bin::Mul, Bin::Sub, Bin::Maximum, Bin::Minimum};
+    const Bin b = ops_list[rng_.below(std::size(ops_list))];
+    if (rng_.chance(0.5)) {
+      binaryOp(b, tensorOpnd(p), tensorOpnd(f));
+    } else {
+      binaryOp(b, tensorOpnd(f), tensorOpnd(p));
+    }
+    c_.features.insert("full-operand");
+  }
+  return true;
+}
+
+// Whether v is a value of dtype dt (finite, with few enough significant bits).
+bool representable(double v, DataType dt) {
+  if (v == 0) return true;
+  if (!std::isfinite(v) || std::fabs(v) > maxFinite(dt)) return false;
+  int bits = 53;
+  double smallest = 0x1p-1022;
+  switch (dt) {
+    case DataType::Float16: bits = 11; smallest = 0x1p-14; break;
+    case DataType::BFloat16: bits = 8; smallest = 0x1p-126; break;
+    case DataType::Float32: bits = 24; smallest = 0x1p-126; break;
+    case DataType::Float64: break;
+    default: return v == std::trunc(v) && std::fabs(v) <= intLimit(dt);
+  }
+  if (std::fabs(v) < smallest) return false;
+  int e = 0;
+  const double m = std::frexp(std::fabs(v), &e);
+  const double scaled = std::ldexp(m, bits);
+  return scaled == std::trunc(scaled);
+}
+
+// v rounded to dtype dt (the rounding iota applies to start and step), as far as it matters
+// here: exact values stay, others are marked by `exact`.
+double roundedTo(double v, DataType dt, bool* exact) {
+  if (representable(v, dt)) return v;
+  *exact = false;
+  return dt == DataType::Float32 ? double(float(v)) : v;
+}
+
+bool Generator::famIota() {
+  // Along a dim of a pool tensor (then broadcast and combined with it), or on its own.
+  int p = -1;
+  size_t pd = 0;
+  if (rng_.chance(0.55)) {
+    p = pick([](const GenTensor& g) {
+      return std::any_of(g.dims.begin(), g.dims.end(),
+                         [](const GenDim& d) { return d.kind != DimKind::Bcast; });
+    });
+  }
+  if (p >= 0) {
+    std::vector<size_t> cands;
+    const auto& pdims = ts_[size_t(p)].dims;
+    for (size_t d = 0; d < pdims.size(); ++d) {
+      if (pdims[d].kind != DimKind::Bcast) cands.push_back(d);
+    }
+    pd = rng_.pick(cands);
+  }
+  static const DataType int_types[] = {DataType::Int32, DataType::Int64};
+  static const DataType float_types[] = {DataType::Float32, DataType::Float16, DataType::BFloat16,
+                                         DataType::Float64};
+  TensorView* out = nullptr;
+  int len_cls = -1;  // -1: a constant length 1 (a broadcast)
+  double start = 0, step = 1;
+  DataType dt = DataType::Int64;
+  std::string text;
+  const double r = rng_.uniform();
+  if (p >= 0 || r < 0.45) {
+    // iota(length, start, step, dtype), or arange(0, length) with a Scalar end.
+    ops::Size length = int64_t(0);
+    if (p >= 0) {
+      len_cls = ts_[size_t(p)].dims[pd].cls;
+      length = sizeFor(len_cls, true);
+    } else {
+      const int64_t v = rng_.chance(0.1) ? rng_.range(0, 1) : rng_.range(2, 40);
+      if (rng_.chance(0.5)) {
+        len_cls = v == 1 ? -1 : constClass(v);
+        length = ops::Size(v);
+      } else {
+        len_cls = newClass(v, false, std::max<int64_t>(2 * v + 3, 8));
+        length = ops::Size(sizeScalar(len_cls, 1, 0));
+        c_.features.insert("iota-scalar-length");
+      }
+    }
+    const bool floating = rng_.chance(0.5);
+    if (floating) {
+      static const std::vector<double> starts = {0.0, 0.5, -1.25, 2.0, -8.0};
+      static const std::vector<double> steps = {1.0, 0.5, 0.25, -0.75, 0.1, 2.0};
+      dt = float_types[rng_.below(std::size(float_types))];
+      start = rng_.pick(starts);
+      step = rng_.pick(steps);
+    } else {
+      static const std::vector<int64_t> starts = {0, 1, -3, 5};
+      static const std::vector<int64_t> steps = {1, 2, -1, 3};
+      dt = int_types[rng_.below(std::size(int_types))];
+      start = double(rng_.pick(starts));
+      step = double(rng_.pick(steps));
+    }
+    ir::Scalar* ls = length.scalar();
+    if (ls != nullptr && !floating && start == 0 && step == 1 && rng_.chance(0.4)) {
+      out = ops::arange(int64_t(0), Operand(ls), int64_t(1), dt);
+      text = "arange(0, " + length.toString() + ", 1, " + std::string(dataTypeName(dt)) + ")";
+    } else {
+      Operand s0 = floating ? Operand(start) : Operand(int64_t(start));
+      Operand st = floating ? Operand(step) : Operand(int64_t(step));
+      out = ops::iota(length, s0, st, dt);
+      text = "iota(" + length.toString() + ", " + numText(start) + ", " + numText(step) + ", " +
+             std::string(dataTypeName(dt)) + ")";
+    }
+    if (len_cls >= 0 && value(GenDim{DimKind::Iter, len_cls}) == 1 && length.isConst()) len_cls = -1;
+  } else {
+    // arange with constant bounds (fractional steps, empty and negative ranges), sometimes with
+    // a Scalar end that follows a class of its own.
+    struct Range {
+      double start, end, step;
+    };
+    static const std::vector<Range> ranges = {
+        {0, 5, 1},   {2, 9, 3},     {5, 0, -1},     {0, 3, 0.25}, {-1, 2.5, 0.5},
+        {0, 1, 0.1}, {1.5, -2, -0.5}, {3, 3, 1},    {0, 40, 1},   {-4, 4, 0.75}};
+    const Range rg = rng_.pick(ranges);
+    const bool ints = rg.start == std::trunc(rg.start) && rg.end == std::trunc(rg.end) &&
+                      rg.step == std::trunc(rg.step);
+    if (ints && rng_.chance(0.4)) {
+      // arange(s, E) with E a size scalar worth s + (a size of its own): that size is the length.
+      const int64_t s = int64_t(std::min(rg.start, rg.end));
+      const int64_t len = rng_.range(0, 20);
+      len_cls = newClass(len, false, std::max<int64_t>(2 * len + 3, 8));
+      ir::Scalar* e = sizeScalar(len_cls, 1, s);
+      dt = rng_.chance(0.5) ? DataType::Int64 : DataType::Float32;
+      out = ops::arange(s, Operand(e), int64_t(1), dt);
+      start = double(s);
+      step = 1;
+      text = "arange(" + std::to_string(s) + ", " + e->toString() + ", 1, " +
+             std::string(dataTypeName(dt)) + ")";
+      c_.features.insert("iota-scalar-length");
+    } else {
+      std::optional<DataType> want;
+      if (rng_.chance(0.4)) {
+        want = ints && rng_.chance(0.5) ? int_types[rng_.below(2)]
+                                        : float_types[rng_.below(std::size(float_types))];
+      }
+      dt = want.value_or(ints ? DataType::Int64 : DataType::Float32);
+      if (isIntegralType(dt) && !ints) return false;  // fractional values cast to integers
+      const auto len = int64_t(std::ceil((rg.end - rg.start) / rg.step));
+      len_cls = len == 1 ? -1 : constClass(len);
+      start = rg.start;
+      step = rg.step;
+      Operand a = ints ? Operand(int64_t(rg.start)) : Operand(rg.start);
+      Operand b = ints ? Operand(int64_t(rg.end)) : Operand(rg.end);
+      Operand c = ints ? Operand(int64_t(rg.step)) : Operand(rg.step);
+      out = ops::arange(a, b, c, want);
+      text = "arange(" + numText(rg.start) + ", " + numText(rg.end) + ", " + numText(rg.step) +
+             (want ? ", " + std::string(dataTypeName(*want)) : std::string()) + ")";
+      if (rg.step != std::trunc(rg.step)) c_.features.insert("arange-fractional");
+    }
+  }
+  // What is known of the values start + i * step (start and step rounded to dt first).
+  const int64_t n_max = len_cls < 0 ? 1 : maxValue(GenDim{DimKind::Iter, len_cls});
+  bool exact = true;
+  const double s0 = roundedTo(start, dt, &exact);
+  const double st = roundedTo(step, dt, &exact);
+  Num o;
+  o.mag = 0;
+  o.minAbs = kInf;
+  for (int64_t i = 0; i < std::max<int64_t>(n_max, 1); ++i) {
+    const double v = s0 + double(i) * st;
+    exact = exact && representable(v, dt) && representable(double(i) * st, dt) &&
+            representable(v, DataType::Float32);
+    o.mag = std::max(o.mag, std::fabs(v));
+    o.minAbs = std::min(o.minAbs, std::fabs(v));
+  }
+  o.exact = exact;
+  if (!exact) o.minAbs = 0;
+  if (o.mag > maxFinite(dt)) return false;
+  if (!exact && o.mag > kInexactMag) return false;
+  std::vector<GenDim> dims{len_cls < 0 ? GenDim{DimKind::Bcast, -1} : GenDim{DimKind::Iter, len_cls}};
+  int idx = adopt(out, dims, o, {}, 1.0);
+  note(name(idx) + " = " + text);
+  c_.features.insert("iota");
+  if (isFloatingType(dt)) c_.features.insert("iota-float");
+  if (p >= 0) {
+    // Broadcast along p's dim pd and combine with p (an index, a mask, an offset).
+    const size_t prank = ts_[size_t(p)].dims.size();
+    std::vector<bool> flags(prank, true);
+    flags[pd] = false;
+    int b = broadcastOp(idx, flags);
+    if (b < 0) return true;
+    static const Bin ops_list[] = {Bin::Add, Bin::Sub, Bin::Mul, Bin::Lt, Bin::Ge, Bin::Maximum};
+    const Bin op = ops_list[rng_.below(std::size(ops_list))];
+    int c = rng_.chance(0.5) ? binaryOp(op, tensorOpnd(p), tensorOpnd(b))
+                             : binaryOp(op, tensorOpnd(b), tensorOpnd(p));
+    if (c >= 0) c_.features.insert("iota-combined");
+  } else if (rng_.chance(0.5)) {
+    int q = partner(idx);
+    if (q >= 0 && q != idx) {
+      binaryOp(rng_.chance(0.5) ? Bin::Add : Bin::Mul, tensorOpnd(q), tensorOpnd(idx));
+    }
+  }
+  return true;
+}
+
+bool Generator::famReshapeSymbolic() {
+  int t = pick([](const GenTensor& g) {
+    return std::any_of(g.dims.begin(), g.dims.end(),
+                       [](const GenDim& d) { return d.kind == DimKind::Iter; }) &&
+           std::none_of(g.dims.begin(), g.dims.end(),
+                        [](const GenDim& d) { return d.kind == DimKind::Expanded; });
+  });
+  if (t < 0) return false;
+  const GenTensor x = ts_[size_t(t)];
+  const auto rank = int64_t(x.dims.size());
+  // Atoms: x's non-broadcast dims, some split in two by a constant that divides them.
+  struct Atom {
+    int cls;
+    int64_t dim;  // x's dim it is, -1 for a piece of a split
+  };
+  std::vector<Atom> atoms;
+  bool split = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    const GenDim& g = x.dims[size_t(d)];
+    if (g.kind == DimKind::Bcast) continue;
+    const int64_t v = value(g);
+    if (rng_.chance(0.3)) {
+      std::vector<int64_t> divisors;
+      for (int64_t a : {2, 3, 4}) {
+        if (v % a == 0) divisors.push_back(a);
+      }
+      if (!divisors.empty()) {
+        const int64_t a = rng_.pick(divisors);
+        if (!pinned(g)) require({{g.cls, 1}}, 0, a);
+        Atom piece{constClass(a), -1};
+        Atom rest{productClass({g.cls}, 1, a), -1};
+        if (rng_.chance(0.5)) std::swap(piece, rest);
+        atoms.push_back(piece);
+        atoms.push_back(rest);
+        split = true;
+        continue;
+      }
+    }
+    atoms.push_back({g.cls, d});
+  }
+  if (atoms.size() >= 2 && rng_.chance(0.25)) {
+    std::vector<int64_t> perm = rng_.permutation(int64_t(atoms.size()));
+    std::vector<Atom> shuffled;
+    for (int64_t i : perm) shuffled.push_back(atoms[size_t(i)]);
+    atoms = shuffled;
+  }
+  // Output dims: groups of adjacent atoms (merged), and size-1 dims here and there.
+  struct Out {
+    ops::Size size = int64_t(1);
+    GenDim dim;
+    bool one = false;  // an inserted size-1 dim
+  };
+  std::vector<Out> outs;
+  bool merged = false;
+  std::vector<std::vector<Atom>> groups;
+  for (const Atom& a : atoms) {
+    if (!groups.empty() && rng_.chance(0.35)) {
+      groups.back().push_back(a);
+      merged = true;
+    } else {
+      groups.push_back({a});
+    }
+  }
+  for (const auto& group : groups) {
+    Out o;
+    std::vector<int> classes;
+    bool from_dims = true;
+    for (const Atom& a : group) {
+      classes.push_back(a.cls);
+      from_dims = from_dims && a.dim >= 0;
+    }
+    const int cls = group.size() == 1 ? group[0].cls : productClass(classes, 1, 1);
+    o.dim = GenDim{DimKind::Iter, cls};
+    if (group.size() == 1 && group[0].dim >= 0 && rng_.chance(0.4)) {
+      o.size = ops::Size(extentScalar(t, size_t(group[0].dim)));
+    } else if (group.size() >= 2 && from_dims && rng_.chance(0.4)) {
+      ir::Scalar* e = extentScalar(t, size_t(group[0].dim));
+      for (size_t i = 1; i < group.size(); ++i) {
+        e = ir::scalar_math::mul(e, extentScalar(t, size_t(group[i].dim)));
+      }
+      o.size = ops::Size(e);
+    } else {
+      o.size = sizeFor(cls, true);
+    }
+    outs.push_back(o);
+  }
+  const int ones = rng_.chance(0.3) ? int(rng_.range(1, 2)) : 0;
+  for (int i = 0; i < ones; ++i) {
+    Out o;
+    o.one = true;
+    if (rng_.chance(0.5)) {
+      o.dim = GenDim{DimKind::Bcast, -1};
+    } else {
+      // 1 at run time only: a Symbolic dim that concretization makes a broadcast.
+      o.size = ops::Size(sizeScalar(-1, 0, 1));
+      o.dim = GenDim{DimKind::Iter, constClass(1)};
+      c_.features.insert("reshape-size-1-at-run-time");
+    }
+    outs.insert(outs.begin() + int64_t(rng_.below(outs.size() + 1)), o);
+  }
+  // One size may be -1 when the others can never be 0 (else it would infer 0).
+  std::vector<size_t> groups_at;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].one) groups_at.push_back(i);
+  }
+  if (!groups_at.empty() && rng_.chance(0.45)) {
+    const size_t m = rng_.pick(groups_at);
+    bool ok = true;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (i != m && outs[i].dim.kind != DimKind::Bcast && value(outs[i].dim) < 1) ok = false;
+    }
+    if (ok) {
+      for (size_t i = 0; i < outs.size(); ++i) {
+        if (i != m && outs[i].dim.kind != DimKind::Bcast && !pinned(outs[i].dim)) {
+          require({{outs[i].dim.cls, 1}}, -1);
+        }
+      }
+      outs[m].size = ops::Size(int64_t(-1));
+      c_.features.insert("reshape-minus-one");
+    }
+  }
+  // Dynamic: some input extent or some size is a Scalar that is not a constant.
+  bool dynamic = std::any_of(outs.begin(), outs.end(), [](const Out& o) {
+    return o.size.scalar() != nullptr && !o.size.isConst();
+  });
+  for (ir::IterDomain* id : ir::TensorDomain::noReductions(x.tv->logical())) {
+    dynamic = dynamic || !id->logicalExtent()->isConst();
+  }
+  if (!dynamic) {
+    for (Out& o : outs) {
+      if (!o.one && o.size.isConst() && o.size.constant() != -1) {
+        o.size = ops::Size(sizeScalar(o.dim.cls, 1, 0));
+        dynamic = true;
+        break;
+      }
+    }
+  }
+  if (!dynamic) return false;
+  std::vector<ops::Size> sizes;
+  std::vector<GenDim> dims;
+  for (const Out& o : outs) {
+    sizes.push_back(o.size);
+    // A constant 1 is a broadcast; any other size an Iteration (or Symbolic) dim.
+    if (o.size.constant() == 1) {
+      dims.push_back({DimKind::Bcast, -1});
+    } else {
+      dims.push_back(o.dim.kind == DimKind::Bcast ? GenDim{DimKind::Iter, constClass(1)} : o.dim);
+    }
+  }
+  if (!fits(dims)) return false;
+  ops::SizeList list(sizes);
+  TensorView* out = ops::reshape(x.tv, list);
+  // x's own extents give a copy, whose dims are x's.
+  if (out->definition() != nullptr && out->definition()->isA<ir::LoadStoreOp>()) dims = x.dims;
+  ++ts_[size_t(t)].uses;
+  int idx = adopt(out, dims, x.num, x.red, x.tol);
+  note(name(idx) + " = reshape(" + name(t) + ", " + list.toString() + ")");
+  c_.features.insert("dynamic-reshape");
+  if (merged) c_.features.insert("reshape-merge");
+  if (split) c_.features.insert("reshape-split");
+  return true;
+}
+
+bool Generator::famExpandSymbolic() {
+  auto symbolic = [](const GenTensor& g, size_t d) {
+    return ir::TensorDomain::noReductions(g.tv->logical())[d]->isSymbolic();
+  };
+  int t = pick([&](const GenTensor& g) {
+    if (g.dims.size() < 4) return true;
+    for (size_t d = 0; d < g.dims.size(); ++d) {
+      if (g.dims[d].kind == DimKind::Bcast || symbolic(g, d)) return true;
+    }
+    return false;
+  });
+  if (t < 0) return false;
+  const GenTensor x = ts_[size_t(t)];
+  const auto rank = int64_t(x.dims.size());
+  // A class for the size at a (right-aligned) position: often one a tensor already has there.
+  auto class_at = [&](int64_t pos_from_right) -> int {
+    std::vector<int> cands;
+    for (const GenTensor& g : ts_) {
+      auto r = int64_t(g.dims.size());
+      if (pos_from_right < r) {
+        const GenDim& d = g.dims[size_t(r - 1 - pos_from_right)];
+        if (d.kind != DimKind::Bcast) cands.push_back(d.cls);
+      }
+    }
+    if (!cands.empty() && rng_.chance(0.7)) return rng_.pick(cands);
+    const int64_t v = rng_.chance(0.1) ? rng_.range(0, 1) : rng_.range(2, 16);
+    return newClass(v, false, std::max<int64_t>(2 * v + 3, 8));
+  };
+  auto scalar_size = [&](int cls) {
+    ops::Size s = sizeFor(cls, false);
+    return s.isConst() ? ops::Size(sizeScalar(cls, 1, 0)) : s;
+  };
+  const int64_t lead = rank < 4 && rng_.chance(0.3) ? 1 : 0;
+  std::vector<ops::Size> sizes;
+  std::vector<GenDim> dims;
+  for (int64_t i = 0; i < lead; ++i) {
+    const int c = class_at(rank + lead - 1 - i);
+    sizes.push_back(scalar_size(c));
+    dims.push_back({DimKind::Expanded, c});
+  }
+  bool expanded = lead > 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    const GenDim& g = x.dims[size_t(d)];
+    if (g.kind == DimKind::Bcast && rng_.chance(0.7)) {
+      const int c = class_at(rank - 1 - d);
+      sizes.push_back(scalar_size(c));
+      dims.push_back({DimKind::Expanded, c});
+      expanded = true;
+    } else if (g.kind == DimKind::Iter && symbolic(x, size_t(d)) && rng_.chance(0.5)) {
+      // A Symbolic dim (a dynamic reshape's) given its own size.
+      sizes.push_back(scalar_size(g.cls));
+      dims.push_back(g);
+    } else if (g.kind == DimKind::Iter && rng_.chance(0.15)) {
+      sizes.emplace_back(extentScalar(t, size_t(d)));
+      dims.push_back(g);
+    } else {
+      sizes.emplace_back(int64_t(-1));
+      dims.push_back(g);
+    }
+  }
+  if (std::all_of(sizes.begin(), sizes.end(), [](const ops::Size& s) { return s.isConst(); })) {
+    return false;
+  }
+  if (!fits(dims)) return false;
+  ops::SizeList list(sizes);
+  TensorView* out = ops::expand(x.tv, list);
+  ++ts_[size_t(t)].uses;
+  int idx = adopt(out, dims, x.num, x.red, x.tol);
+  note(name(idx) + " = expand(" + name(t) + ", " + list.toString() + ")");
+  c_.features.insert(expanded ? "symbolic-expand" : "symbolic-expand-keep");
+  return true;
+}
+
 // ---- The whole case ---------------------------------------------------------------------------
 
 FuzzCase Generator::build() {
@@ -2334,17 +3548,29 @@ FuzzCase generateCase(uint64_t seed, const GeneratorOptions& options) {
 
 std::optional<std::vector<int64_t>> resizedClassValues(const FuzzCase& c,
                                                        const GeneratorOptions& options) {
+  // The free classes: those the inputs' sizes (and size scalars) depend on, through derived
+  // classes too, that are neither pinned nor derived.
   std::set<int> free;
+  std::set<int> seen;
+  std::function<void(int)> visit = [&](int cls) {
+    const int r = c.classRoot[size_t(cls)];
+    if (!seen.insert(r).second) return;
+    auto f = c.classFormulas.find(r);
+    if (f != c.classFormulas.end()) {
+      for (const auto& [t, k] : f->second.terms) visit(t);
+    } else if (!c.classPinned[size_t(r)]) {
+      free.insert(r);
+    }
+  };
   for (const InputSpec& in : c.inputs) {
     for (int cls : in.sizeClass) {
-      if (cls >= 0 && !c.classPinned[size_t(c.classRoot[size_t(cls)])]) {
-        free.insert(c.classRoot[size_t(cls)]);
-      }
+      if (cls >= 0) visit(cls);
     }
+    if (!in.isTensor && in.scalarClass >= 0) visit(in.scalarClass);
   }
   if (free.empty()) return std::nullopt;
   Rng rng(deriveSeed(c.seed, 0x5e5e));
-  for (int attempt = 0; attempt < 16; ++attempt) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
     std::vector<int64_t> v = c.classValues;
     bool changed = false;
     for (int cls : free) {
@@ -2355,7 +3581,42 @@ std::optional<std::vector<int64_t>> resizedClassValues(const FuzzCase& c,
       v[size_t(cls)] = nv;
     }
     if (!changed) continue;
+    // Derived classes follow; each must stay a size within its bound, and every constraint hold.
     bool ok = true;
+    std::map<int, int64_t> memo;
+    std::function<int64_t(int)> size_of = [&](int cls) -> int64_t {
+      const int r = c.classRoot[size_t(cls)];
+      auto f = c.classFormulas.find(r);
+      if (f == c.classFormulas.end()) return v[size_t(r)];
+      if (auto m = memo.find(r); m != memo.end()) return m->second;
+      const ClassFormula& fm = f->second;
+      int64_t out;
+      if (fm.product) {
+        double p = double(fm.factor);
+        for (const auto& [t, k] : fm.terms) p *= double(size_of(t));
+        if (p > 0x1p50) {
+          ok = false;
+          p = 0;
+        }
+        const auto whole = int64_t(p);
+        if (whole % fm.divisor != 0) ok = false;
+        out = whole / fm.divisor;
+      } else {
+        out = fm.offset;
+        for (const auto& [t, k] : fm.terms) out += k * size_of(t);
+      }
+      if (out < 0 || out > c.classMax[size_t(r)]) ok = false;
+      memo[r] = out;
+      return out;
+    };
+    for (const auto& [r, f] : c.classFormulas) v[size_t(r)] = size_of(r);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = v[size_t(c.classRoot[i])];
+    for (const ClassConstraint& k : c.classConstraints) {
+      int64_t sum = k.offset;
+      for (const auto& [t, m] : k.terms) sum += m * v[size_t(c.classRoot[size_t(t)])];
+      if (k.modulus == 0 ? sum < 0 : sum % k.modulus != 0) ok = false;
+    }
+    if (!ok) continue;
     for (const auto& classes : c.tensorClasses) {
       double n = 1;
       for (int cls : classes) {
@@ -2382,6 +3643,10 @@ std::vector<eval::Argument> makeArguments(const FuzzCase& c, std::span<const int
     const InputSpec& in = c.inputs[i];
     if (!in.isTensor) {
       double v = in.scalarValues[std::min(size_t(run), in.scalarValues.size() - 1)];
+      if (in.scalarClass >= 0) {
+        v = double(in.scalarCoef * class_values[size_t(c.classRoot[size_t(in.scalarClass)])] +
+                   in.scalarOffset);
+      }
       if (in.dtype == DataType::Float64) {
         args.emplace_back(v);
       } else if (in.dtype == DataType::Int64) {

@@ -14,6 +14,10 @@
 // must be equal at run time (operands of a pointwise op, a layer_norm weight and its input) share
 // one. A class whose extent is a constant in the IR is pinned; the others may take other values in
 // a later run (FuzzCase::resizedRun), which checks that kernels reused for new sizes stay right.
+// Some classes are derived from others (a cat's extent is the sum of its inputs', a slice's the
+// extent minus its bounds, a reshape's merged dim a product) and follow them in that run; size
+// scalars (scalar inputs used as sizes, bounds or widths) take their values from classes too, and
+// constraints (a bound inside its extent, a split that divides) keep every run's shapes valid.
 //
 // The generator keeps the comparison with the reference evaluator meaningful: it tracks for each
 // tensor whether its values are bit-exact in every correct implementation (only correctly rounded
@@ -33,6 +37,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "loom/eval/argument.h"
@@ -86,6 +91,32 @@ struct InputSpec {
   ValueKind values = ValueKind::Normal;
   // Scalars: the value of each run.
   std::vector<double> scalarValues;
+  // Size scalars (Int64 inputs giving a size, bound or width): when scalarClass >= 0 the value of
+  // a run is scalarCoef * (size of class scalarClass) + scalarOffset, so that it follows the sizes
+  // of the resized run; scalarValues is then unused.
+  int scalarClass = -1;
+  int64_t scalarCoef = 1;
+  int64_t scalarOffset = 0;
+};
+
+/// A size class whose size follows from others (the extent of a slice, pad or cat, a dim a
+/// dynamic reshape merged or split): sum of coefficient * size + offset, or
+/// factor * product of sizes / divisor.
+struct ClassFormula {
+  bool product = false;
+  std::vector<std::pair<int, int64_t>> terms;  ///< (class, coefficient; 1 in a product)
+  int64_t offset = 0;   ///< sums
+  int64_t factor = 1;   ///< products
+  int64_t divisor = 1;  ///< products
+};
+
+/// A condition every run's sizes must meet (a slice bound inside its extent, a -1 of a reshape
+/// that stays inferable, a split size that divides): sum of coefficient * size + offset >= 0, or,
+/// with a modulus, that sum divisible by it.
+struct ClassConstraint {
+  std::vector<std::pair<int, int64_t>> terms;
+  int64_t offset = 0;
+  int64_t modulus = 0;
 };
 
 /// What the comparison of one fusion output needs.
@@ -109,6 +140,8 @@ struct FuzzCase {
   std::vector<int64_t> classValues;  ///< sizes of the first runs
   std::vector<int64_t> classMax;     ///< largest size the numeric bounds allowed for
   std::vector<bool> classPinned;
+  std::map<int, ClassFormula> classFormulas;  ///< derived classes (roots), by class
+  std::vector<ClassConstraint> classConstraints;
   /// Per tensor the generator built: its dims' classes (-1: size 1), to bound sizes of a rerun.
   std::vector<std::vector<int>> tensorClasses;
   std::vector<std::string> steps;   ///< one line per op family applied
@@ -119,8 +152,9 @@ struct FuzzCase {
 /// Builds the case of `seed`. Throws GeneratorError (or an ops UserError) on a generator bug.
 FuzzCase generateCase(uint64_t seed, const GeneratorOptions& options = {});
 
-/// Sizes for the resized run: new values for the unpinned classes the inputs use, within the
-/// element limits; nullopt when the case has no such class or no draw fits.
+/// Sizes for the resized run: new values for the unpinned classes the inputs use (derived
+/// classes follow their formulas), within the element limits and the constraints; nullopt when
+/// the case has no such class or no draw fits.
 std::optional<std::vector<int64_t>> resizedClassValues(const FuzzCase& c,
                                                        const GeneratorOptions& options = {});
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
 
 #include "fuzz/fusion_generator.h"
 #include "fuzz/fuzz_rng.h"
@@ -48,53 +49,115 @@ TEST(FusionGenerator, SeedsAreDeterministic) {
   }
 }
 
+// The families of the ops with Resize IDs, factories and symbolic sizes.
+const char* const kNewOpFamilies[] = {"slice", "pad",  "cat",  "rotary", "full",
+                                      "iota",  "reshape_symbolic", "expand_symbolic"};
+
+std::string familyOf(const std::string& step) { return step.substr(1, step.find(']') - 1); }
+
+// Whether case c evaluates on the reference in its first and resized runs, within the size
+// budgets and tolerances; the number of size scalars the resized run changed goes to *moved.
+void expectValid(const FuzzCase& c, int* moved = nullptr) {
+  const uint64_t seed = c.seed;
+  ASSERT_FALSE(c.fusion->outputs().empty()) << "seed " << seed;
+  ASSERT_EQ(c.outputs.size(), c.fusion->outputs().size());
+  std::vector<std::vector<int64_t>> runs{c.classValues};
+  if (auto v = resizedClassValues(c)) runs.push_back(*v);
+  std::vector<std::vector<eval::Argument>> all_args;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    auto args = makeArguments(c, runs[r], int(r == 0 ? 0 : 2));
+    std::vector<Tensor> out;
+    try {
+      out = eval::evaluateFusion(*c.fusion, args);
+    } catch (const std::exception& e) {
+      FAIL() << "seed " << seed << (r == 0 ? "" : " (resized run)") << ": " << e.what() << "\n"
+             << c.fusion->toString();
+    }
+    ASSERT_EQ(out.size(), c.outputs.size());
+    // Sizes stay within the budgets, a 0 counting as 1 (what is computed from an empty
+    // tensor, a reduction over its 0, need not be empty).
+    auto budget = [](const Tensor& t) {
+      int64_t n = 1;
+      for (int64_t s : t.sizes()) n *= std::max<int64_t>(1, s);
+      return n;
+    };
+    for (const eval::Argument& a : args) {
+      if (const auto* t = std::get_if<Tensor>(&a)) {
+        EXPECT_LE(budget(*t), 4096) << "seed " << seed;
+      }
+    }
+    for (const Tensor& t : out) EXPECT_LE(budget(t), 16384) << "seed " << seed;
+    for (size_t i = 0; i < out.size(); ++i) {
+      eval::Tolerance tol = outputTolerance(c, i, out[i].dtype(), runs[r]);
+      EXPECT_LE(tol.rtol, 1.0) << "seed " << seed << " output " << i;
+    }
+    all_args.push_back(std::move(args));
+  }
+  if (moved != nullptr && all_args.size() == 2) {
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      if (c.inputs[i].isTensor || c.inputs[i].scalarClass < 0) continue;
+      if (std::get<int64_t>(all_args[0][i]) != std::get<int64_t>(all_args[1][i])) ++*moved;
+    }
+  }
+}
+
 // Every case evaluates on the reference evaluator (a failure here is a generator bug), in each
 // of its runs, and the outputs have the tolerance the case asks for.
 TEST(FusionGenerator, CasesAreValidForTheReference) {
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     FuzzCase c = generateCase(seed);
-    ASSERT_FALSE(c.fusion->outputs().empty()) << "seed " << seed;
-    ASSERT_EQ(c.outputs.size(), c.fusion->outputs().size());
-    std::vector<std::vector<int64_t>> runs{c.classValues};
-    if (auto v = resizedClassValues(c)) runs.push_back(*v);
-    for (size_t r = 0; r < runs.size(); ++r) {
-      auto args = makeArguments(c, runs[r], int(r == 0 ? 0 : 2));
-      std::vector<Tensor> out;
-      ASSERT_NO_THROW(out = eval::evaluateFusion(*c.fusion, args))
-          << "seed " << seed << "\n" << c.fusion->toString();
-      ASSERT_EQ(out.size(), c.outputs.size());
-      // Sizes stay within the budgets, a 0 counting as 1 (what is computed from an empty
-      // tensor, a reduction over its 0, need not be empty).
-      auto budget = [](const Tensor& t) {
-        int64_t n = 1;
-        for (int64_t s : t.sizes()) n *= std::max<int64_t>(1, s);
-        return n;
-      };
-      for (const eval::Argument& a : args) {
-        if (const auto* t = std::get_if<Tensor>(&a)) {
-          EXPECT_LE(budget(*t), 4096) << "seed " << seed;
-        }
-      }
-      for (const Tensor& t : out) EXPECT_LE(budget(t), 16384) << "seed " << seed;
-      for (size_t i = 0; i < out.size(); ++i) {
-        eval::Tolerance tol = outputTolerance(c, i, out[i].dtype(), runs[r]);
-        EXPECT_LE(tol.rtol, 1.0) << "seed " << seed;
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(expectValid(c));
   }
 }
 
-// Over a few hundred seeds every implemented family is applied, every dtype is an input, every
-// rank 0-4 occurs, and each layout and fusion shape the fuzzer aims at shows up.
+// With the new-op families weighted up, every case is still valid (every run, the resized one
+// included, keeps its slices, pads, cats and reshapes valid), the resized run moves size scalars,
+// and each family reaches the variants it is meant to cover.
+TEST(FusionGenerator, NewOpFamiliesAreValidAndCoverTheirVariants) {
+  GeneratorOptions o;
+  for (const char* f : kNewOpFamilies) o.familyWeights[f] = 12;
+  std::map<std::string, int> features;
+  int moved = 0;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    FuzzCase c;
+    try {
+      c = generateCase(seed, o);
+    } catch (const std::exception& e) {
+      FAIL() << "seed " << seed << ": " << e.what();
+    }
+    ASSERT_NO_FATAL_FAILURE(expectValid(c, &moved));
+    for (const std::string& f : c.features) ++features[f];
+  }
+  for (const char* f :
+       {"slice", "slice-of-input", "slice-several-dims", "slice-scalar-bound", "slice-empty",
+        "pad", "pad-negative", "pad-fewer-pairs", "pad-special-value", "cat", "cat-mixed-dtype",
+        "cat-symbolic-extent", "rotary", "full", "full-scalar-size", "full-operand", "iota",
+        "iota-float", "iota-scalar-length", "iota-combined", "arange-fractional",
+        "dynamic-reshape", "reshape-merge", "reshape-split", "reshape-minus-one",
+        "reshape-size-1-at-run-time", "symbolic-expand", "size-scalar"}) {
+    EXPECT_GT(features[f], 0) << f;
+  }
+  EXPECT_GT(moved, 0);
+}
+
+// Over a few hundred seeds every family is implemented and applied (the new-op families in about
+// a quarter of the cases), every dtype is an input, every rank 0-4 occurs, and each layout and
+// fusion shape the fuzzer aims at shows up.
 TEST(FusionGenerator, CoversFamiliesDtypesRanksAndShapes) {
   std::map<std::string, int> families;
   std::set<DataType> dtypes;
   std::set<size_t> ranks;
   std::map<std::string, int> features;
   int resized = 0;
+  int with_new_ops = 0;
   for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
     FuzzCase c = generateCase(seed);
-    for (const std::string& s : c.steps) ++families[s.substr(1, s.find(']') - 1)];
+    bool new_ops = false;
+    for (const std::string& s : c.steps) {
+      ++families[familyOf(s)];
+      for (const char* f : kNewOpFamilies) new_ops = new_ops || familyOf(s) == f;
+    }
+    with_new_ops += new_ops;
     for (const InputSpec& in : c.inputs) {
       if (!in.isTensor) continue;
       dtypes.insert(in.dtype);
@@ -104,10 +167,14 @@ TEST(FusionGenerator, CoversFamiliesDtypesRanksAndShapes) {
     resized += c.resizedRun && resizedClassValues(c).has_value();
   }
   for (const FamilyInfo& f : opFamilies()) {
+    EXPECT_TRUE(f.implemented) << f.name;
     if (f.implemented && f.weight > 0) {
       EXPECT_GT(families[std::string(f.name)], 0) << f.name;
     }
   }
+  // The new-op families appear in about a quarter of the cases.
+  EXPECT_GE(with_new_ops, int(kSeeds) * 15 / 100);
+  EXPECT_LE(with_new_ops, int(kSeeds) * 40 / 100);
   for (DataType t : kAllDataTypes) EXPECT_TRUE(dtypes.count(t)) << t;
   for (size_t r = 0; r <= 4; ++r) EXPECT_TRUE(ranks.count(r)) << "rank " << r;
   for (const char* f :
