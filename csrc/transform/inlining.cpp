@@ -100,6 +100,8 @@ class SharedLoops {
     for (TensorView* tv : tvs) {
       tv_index[tv] = tvs_.size();
       tvs_.push_back(tv);
+      axes_.emplace_back();
+      for (IterDomain* id : tv->loop()) axes_.back().push_back(size_t(index_.at(id)));
     }
     for (TensorView* tv : tvs) {
       Expr* def = tv->definition();
@@ -237,57 +239,60 @@ class SharedLoops {
     auto group = [&](size_t root) {
       return !rs.empty() && std::find(rs.begin(), rs.end(), root) != rs.end() ? rs.front() : root;
     };
+    // Chains only of the tensors in a counted pair, computed once each.
     std::vector<std::vector<size_t>> chains(tvs_.size());
-    for (size_t t = 0; t < tvs_.size(); ++t) {
-      for (IterDomain* id : tvs_[t]->loop()) {
-        size_t r = group(find(size_t(index_.at(id))));
+    std::vector<bool> have(tvs_.size(), false);
+    auto chain = [&](size_t t) -> const std::vector<size_t>& {
+      if (have[t]) return chains[t];
+      have[t] = true;
+      for (size_t axis : axes_[t]) {
+        size_t r = group(find(axis));
         bool trivial = roots_[r].best.empty();
         if (!rs.empty() && r == rs.front()) {
           for (size_t x : rs) trivial = trivial && roots_[x].best.empty();
         }
         if (!trivial) chains[t].push_back(r);
       }
-    }
-    // Nodes: loops by group root, statements as parent_.size() + tensor index.
+      return chains[t];
+    };
+    // Nodes: loops by group root, statements as parent_.size() + tensor index; numbered densely.
     const size_t stmt = parent_.size();
-    std::unordered_map<size_t, std::vector<size_t>> succ;
+    std::unordered_map<size_t, size_t> node;
+    std::vector<std::pair<size_t, size_t>> edges;
+    auto nodeOf = [&](size_t key) { return node.emplace(key, node.size()).first->second; };
     for (auto [p, c] : pairs_) {
       // A producer whose position is not chosen here may yet share the loops it would now seem
       // to leave: only positions decided by this inlining count.
       if (!decided_[p]) continue;
-      const auto& a = chains[p];
-      const auto& b = chains[c];
+      const auto& a = chain(p);
+      const auto& b = chain(c);
       size_t l = 0;
       while (l < a.size() && l < b.size() && a[l] == b[l]) ++l;
       size_t from = l < a.size() ? a[l] : stmt + p;
       size_t to = l < b.size() ? b[l] : stmt + c;
-      if (from != to) succ[from].push_back(to);
+      if (from != to) edges.emplace_back(nodeOf(from), nodeOf(to));
     }
-    // Cycle search (iterative DFS, colors: absent white, 1 grey, 2 black).
-    std::unordered_map<size_t, int> color;
-    for (const auto& [start, _] : succ) {
-      if (color.count(start) != 0) continue;
-      std::vector<std::pair<size_t, size_t>> stack{{start, 0}};
-      color[start] = 1;
-      while (!stack.empty()) {
-        auto& [node, next] = stack.back();
-        auto it = succ.find(node);
-        if (it == succ.end() || next == it->second.size()) {
-          color[node] = 2;
-          stack.pop_back();
-          continue;
-        }
-        size_t to = it->second[next++];
-        auto ci = color.find(to);
-        if (ci == color.end()) {
-          color[to] = 1;
-          stack.emplace_back(to, 0);
-        } else if (ci->second == 1) {
-          return true;
-        }
+    // A cycle remains when Kahn's order cannot take every node.
+    std::vector<std::vector<size_t>> succ(node.size());
+    std::vector<size_t> indegree(node.size(), 0);
+    for (auto [f, t] : edges) {
+      succ[f].push_back(t);
+      ++indegree[t];
+    }
+    std::vector<size_t> ready;
+    for (size_t n = 0; n < node.size(); ++n) {
+      if (indegree[n] == 0) ready.push_back(n);
+    }
+    size_t taken = 0;
+    while (!ready.empty()) {
+      size_t n = ready.back();
+      ready.pop_back();
+      ++taken;
+      for (size_t t : succ[n]) {
+        if (--indegree[t] == 0) ready.push_back(t);
       }
     }
-    return false;
+    return taken < node.size();
   }
 
   struct Root {
@@ -346,6 +351,7 @@ class SharedLoops {
   const IdGraph* permissive_;
   const IdGraph* exact_;
   std::vector<const TensorView*> tvs_;
+  std::vector<std::vector<size_t>> axes_;  ///< per tvs_: the union-find index of each loop ID
   std::vector<std::pair<size_t, size_t>> pairs_;  ///< (producer, consumer) indices into tvs_
   std::vector<bool> decided_;                     ///< per tvs_: position chosen by this inlining
   std::unordered_map<const IterDomain*, int64_t> index_;
