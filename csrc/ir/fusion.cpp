@@ -124,6 +124,12 @@ void Fusion::replaceOutput(Val* old_out, Val* new_out) {
   new_out->as<TensorView>()->setMemoryType(MemoryType::Global);
 }
 
+void Fusion::replaceAllUses(Val* old, Val* replacement) {
+  std::vector<Expr*> uses = old->uses();  // a copy: replaceInput edits the list
+  for (Expr* use : uses) use->replaceInput(old, replacement);
+  if (isOutput(old)) replaceOutput(old, replacement);
+}
+
 void Fusion::removeOutput(Val* v) {
   auto it = std::find(outputs_.begin(), outputs_.end(), v);
   LOOM_CHECK(it != outputs_.end(), v->toString(), " is not a fusion output");

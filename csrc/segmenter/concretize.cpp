@@ -124,13 +124,6 @@ TensorView* rebuild(const ir::ReshapeOp* r, const ReshapeConcretization& c) {
   return core == x ? ops::set(x) : core;
 }
 
-// Makes `replacement` take the place of `old` for its consumers and as a fusion output.
-void rewire(ir::Fusion& fusion, TensorView* old, TensorView* replacement) {
-  std::vector<ir::Expr*> uses = old->uses();
-  for (ir::Expr* use : uses) use->replaceInput(old, replacement);
-  if (fusion.isOutput(old)) fusion.replaceOutput(old, replacement);
-}
-
 // Resolves the Symbolic IDs of the tensors downstream of the rebuilt reshapes (see concretize.h).
 class SymbolicResolver {
  public:
@@ -341,7 +334,7 @@ Concretization concretizeFusion(ir::Fusion& fusion, std::span<const eval::Argume
   for (ir::Expr* e : fusion.exprs()) {
     if (next < reshapes.size() && e == reshapes[next]) {
       TensorView* old = reshapes[next]->out();
-      rewire(fusion, old, rebuild(reshapes[next], c.reshapes[next]));
+      fusion.replaceAllUses(old, rebuild(reshapes[next], c.reshapes[next]));
       ++next;
       continue;
     }

@@ -80,12 +80,6 @@ TensorView* filledLike(const TensorView* tv, ir::Scalar* value) {
   return out;
 }
 
-void rewire(ir::Fusion& fusion, TensorView* old, TensorView* replacement) {
-  std::vector<Expr*> uses = old->uses();
-  for (Expr* use : uses) use->replaceInput(old, replacement);
-  if (fusion.isOutput(old)) fusion.replaceOutput(old, replacement);
-}
-
 }  // namespace
 
 bool hasEmptyWork(const ir::Fusion& fusion, std::span<const eval::Argument> args) {
@@ -99,21 +93,21 @@ bool removeEmptyWork(ir::Fusion& fusion, std::span<const eval::Argument> args) {
   ir::FusionGuard guard(&fusion);
   for (Expr* e : w.reductions) {
     if (auto* r = e->dynCast<ir::ReductionOp>()) {
-      rewire(fusion, r->out(), filledLike(r->out(), r->init()));
+      fusion.replaceAllUses(r->out(), filledLike(r->out(), r->init()));
       continue;
     }
     auto* wf = e->as<ir::WelfordOp>();
     TensorView* avg = wf->outAvg();
     TensorView* m2 = wf->outM2();
     TensorView* n = wf->outN();
-    rewire(fusion, avg, filledLike(avg, wf->initAvg()));
-    rewire(fusion, m2, filledLike(m2, wf->initM2()));
-    rewire(fusion, n, filledLike(n, wf->initN()));
+    fusion.replaceAllUses(avg, filledLike(avg, wf->initAvg()));
+    fusion.replaceAllUses(m2, filledLike(m2, wf->initM2()));
+    fusion.replaceAllUses(n, filledLike(n, wf->initN()));
   }
   for (TensorView* tv : w.outputs) {
     // Still an output (a reduction above may have replaced it already with a FullOp).
     if (!fusion.isOutput(tv)) continue;
-    rewire(fusion, tv, filledLike(tv, ir::IrBuilder::constant(ir::ScalarValue(int64_t(0)),
+    fusion.replaceAllUses(tv, filledLike(tv, ir::IrBuilder::constant(ir::ScalarValue(int64_t(0)),
                                                                tv->dtype())));
   }
   fusion.removeDeadCode();

@@ -33,6 +33,9 @@ class Fusion {
   void addOutput(Val* v);
   /// Replaces output `old_out` by `new_out` in place.
   void replaceOutput(Val* old_out, Val* new_out);
+  /// Makes `replacement` take `old`'s place as the input of every expr that reads it and as a
+  /// fusion output (graph rewrites: concretization, empty-work removal).
+  void replaceAllUses(Val* old, Val* replacement);
   void removeOutput(Val* v);
   const std::vector<Val*>& inputs() const { return inputs_; }
   const std::vector<Val*>& outputs() const { return outputs_; }
