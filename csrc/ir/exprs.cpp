@@ -113,6 +113,14 @@ SqueezeOp::SqueezeOp(const SqueezeOp* src, IrCloner& c)
 LOOM_DEFINE_CLONE(SqueezeOp)
 TensorView* SqueezeOp::out() const { return output(0)->as<TensorView>(); }
 TensorView* SqueezeOp::in() const { return input(0)->as<TensorView>(); }
+std::vector<IterDomain*> SqueezeOp::squeezedIds() const {
+  std::vector<IterDomain*> out;
+  auto ids = TensorDomain::noReductions(in()->logical());
+  for (size_t d = 0; d < ids.size() && d < is_squeezed_dim_.size(); ++d) {
+    if (is_squeezed_dim_[d]) out.push_back(ids[d]);
+  }
+  return out;
+}
 std::string SqueezeOp::opName() const { return "squeeze"; }
 bool SqueezeOp::sameAttributes(const Expr* other) const {
   return other->as<SqueezeOp>()->is_squeezed_dim_ == is_squeezed_dim_;

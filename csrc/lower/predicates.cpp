@@ -10,7 +10,6 @@
 //
 //   before: tensor T1 = exp(T0)          after:  if ((i0 * 128) + i1) < T0.size[0]:
 //                                                  tensor T1 = exp(T0)
-#include <algorithm>
 #include <unordered_set>
 
 #include "index_compute.h"

@@ -28,7 +28,8 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
     }
     auto es = detail::allIdExprs(tv);
     id_exprs.insert(id_exprs.end(), es.begin(), es.end());
-    if (tv->definition() != nullptr && tv->definition()->isA<ReshapeOp>() && tv->domain()->hasRoot()) {
+    Expr* def = tv->definition();
+    if (def != nullptr && def->isA<ReshapeOp>() && tv->domain()->hasRoot()) {
       // A reshape's splits divide their input (the reshape checked the sizes).
       for (Expr* e : detail::exprsBetween(tv->root(), tv->logical())) {
         if (auto* s = e->dynCast<Split>()) reshape_splits_.insert(s);
@@ -42,10 +43,7 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
   for (TensorView* tv : tvs) {
     auto* sq = tv->definition() != nullptr ? tv->definition()->dynCast<SqueezeOp>() : nullptr;
     if (sq == nullptr) continue;
-    auto ids = TensorDomain::noReductions(sq->in()->logical());
-    for (size_t d = 0; d < ids.size() && d < sq->isSqueezedDim().size(); ++d) {
-      if (sq->isSqueezedDim()[d] && !ids[d]->isBroadcast()) squeezed.insert(ids[d]);
-    }
+    for (IterDomain* id : sq->squeezedIds()) squeezed.insert(id);
   }
   auto unitLike = [&](const IterDomain* id) {
     return id->isBroadcast() || squeezed.count(id) != 0;

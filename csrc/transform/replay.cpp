@@ -48,10 +48,7 @@ class ReplayCore {
     // symbolic extent): a merge with one of them is forwarded like a merge with a broadcast.
     if (target != nullptr && target->definition() != nullptr) {
       if (auto* sq = target->definition()->dynCast<SqueezeOp>()) {
-        auto ids = TensorDomain::noReductions(sq->in()->logical());
-        for (size_t d = 0; d < ids.size() && d < sq->isSqueezedDim().size(); ++d) {
-          if (sq->isSqueezedDim()[d]) squeezed_.insert(ids[d]);
-        }
+        for (IterDomain* id : sq->squeezedIds()) squeezed_.insert(id);
       }
     }
     // A target root ID that a Resize consumes (slice, pad) has no loop-side image: the Resize

@@ -156,6 +156,9 @@ class SqueezeOp : public Expr {
   TensorView* out() const;
   TensorView* in() const;
   const std::vector<bool>& isSqueezedDim() const { return is_squeezed_dim_; }
+  /// The input's logical IDs (reductions left out) this squeeze removes: 1 at run time, also
+  /// when their extent is symbolic (the squeeze checks it).
+  std::vector<IterDomain*> squeezedIds() const;
 
   std::string opName() const override;
   bool sameAttributes(const Expr* other) const override;
