@@ -36,9 +36,44 @@ bool readThroughResize(const ir::TensorView* tv) {
 
 namespace {
 
+// Connected components of `tvs` (all of the fusion's tensors): an expr's tensor outputs are one
+// component, and each tensor input joins them where `linked(input, output)` holds (indices into
+// tvs). Returns each tensor's component.
+template <typename Linked>
+std::vector<size_t> tensorComponents(const ir::Fusion& fusion,
+                                     const std::vector<ir::TensorView*>& tvs, Linked linked) {
+  std::unordered_map<const ir::TensorView*, size_t> index;
+  for (size_t i = 0; i < tvs.size(); ++i) index[tvs[i]] = i;
+  std::vector<size_t> parent(tvs.size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto find = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (ir::Expr* e : fusion.exprs()) {
+    std::vector<size_t> outs;
+    for (ir::Val* v : e->outputs()) {
+      if (auto* tv = v->dynCast<ir::TensorView>()) outs.push_back(index.at(tv));
+    }
+    for (size_t k = 1; k < outs.size(); ++k) parent[find(outs[k])] = find(outs[0]);
+    for (ir::Val* v : e->inputs()) {
+      auto* tv = v->dynCast<ir::TensorView>();
+      if (tv == nullptr) continue;
+      size_t p = index.at(tv);
+      for (size_t c : outs) {
+        if (linked(p, c)) parent[find(p)] = find(c);
+      }
+    }
+  }
+  std::vector<size_t> component(tvs.size());
+  for (size_t i = 0; i < tvs.size(); ++i) component[i] = find(i);
+  return component;
+}
+
 // The reason a tensor's dims map onto each other through a reshape's merge or split (see
 // fitsOneKernel), or "" when none does.
-std::string selfMappingThroughReshape(const ir::Fusion& fusion) {
+std::string selfMappingThroughReshape(const ir::Fusion& fusion,
+                                      const transform::IdGraph& exact) {
   std::vector<ir::Expr*> transforms;
   for (ir::TensorView* tv : fusion.allTvs()) {
     if (!tv->domain()->hasRoot()) continue;
@@ -55,7 +90,6 @@ std::string selfMappingThroughReshape(const ir::Fusion& fusion) {
     }
   }
   if (transforms.empty()) return "";
-  const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
   for (ir::TensorView* tv : fusion.allTvs()) {
     auto ids = ir::TensorDomain::noReductions(tv->logical());
     std::unordered_map<int64_t, size_t> dim_of;  // exact set -> dim of tv
@@ -113,6 +147,39 @@ std::string selfMappingThroughReshape(const ir::Fusion& fusion) {
   return "";
 }
 
+// The reason outputs and reductions fall into groups that share no real dim (see
+// fitsOneKernel), or "" when they do not. Links: a producer and a consumer sharing a
+// non-broadcast ID (reductions included) in the exact graph; tensors without such IDs (0-dim
+// results, all-broadcast tensors) are skipped.
+std::string spacesSharingNoDim(const ir::Fusion& fusion, const transform::IdGraph& exact) {
+  std::vector<ir::TensorView*> tvs = fusion.allTvs();
+  std::vector<std::vector<int64_t>> sets(tvs.size());  // sorted exact sets of real dims
+  for (size_t i = 0; i < tvs.size(); ++i) {
+    for (ir::IterDomain* id : tvs[i]->logical()) {
+      if (!id->isBroadcast() || id->hasExpandedExtent()) sets[i].push_back(exact.setOf(id));
+    }
+    std::sort(sets[i].begin(), sets[i].end());
+  }
+  std::vector<size_t> component = tensorComponents(fusion, tvs, [&](size_t a, size_t b) {
+    return std::any_of(sets[a].begin(), sets[a].end(), [&](int64_t x) {
+      return std::binary_search(sets[b].begin(), sets[b].end(), x);
+    });
+  });
+  std::optional<size_t> first;
+  for (size_t i = 0; i < tvs.size(); ++i) {
+    bool counts = fusion.isOutput(tvs[i]) || tvs[i]->domain()->hasReduction();
+    if (!counts || sets[i].empty()) continue;
+    if (!first) {
+      first = i;
+    } else if (component[i] != component[*first]) {
+      return tvs[*first]->toString() + " and " + tvs[i]->toString() +
+             " share no dim (they meet only through a tensor without dims, such as a full "
+             "reduction's result); one kernel cannot run both spaces";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
@@ -126,99 +193,32 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
   // kernels: the segmenter never merges them.
   {
     std::vector<ir::TensorView*> tvs = fusion.allTvs();
-    std::unordered_map<const ir::TensorView*, size_t> index;
-    for (size_t i = 0; i < tvs.size(); ++i) index[tvs[i]] = i;
-    std::vector<size_t> parent(tvs.size());
-    for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
-    auto find = [&](size_t i) {
-      while (parent[i] != i) i = parent[i] = parent[parent[i]];
-      return i;
-    };
-    for (ir::Expr* e : fusion.exprs()) {
-      std::vector<size_t> ends;
-      for (ir::Val* v : e->inputs()) {
-        if (auto* tv = v->dynCast<ir::TensorView>()) ends.push_back(index.at(tv));
-      }
-      for (ir::Val* v : e->outputs()) {
-        if (auto* tv = v->dynCast<ir::TensorView>()) ends.push_back(index.at(tv));
-      }
-      for (size_t k = 1; k < ends.size(); ++k) parent[find(ends[k])] = find(ends[0]);
-    }
-    std::optional<size_t> root;
+    std::vector<size_t> component =
+        tensorComponents(fusion, tvs, [](size_t, size_t) { return true; });
+    std::vector<size_t> output_component;  // per fusion output, in output order
     for (ir::Val* out : fusion.outputs()) {
-      size_t r = find(index.at(out->as<ir::TensorView>()));
-      if (root && *root != r) {
+      size_t i = size_t(std::find(tvs.begin(), tvs.end(), out) - tvs.begin());
+      output_component.push_back(component.at(i));
+    }
+    for (size_t k = 1; k < output_component.size(); ++k) {
+      if (output_component[k] != output_component[0]) {
         return reject("outputs " + fusion.outputs().front()->toString() + " and " +
-                      out->toString() + " share no tensor; unconnected groups are separate "
-                      "kernels");
+                      fusion.outputs()[k]->toString() + " share no tensor; unconnected "
+                      "groups are separate kernels");
       }
-      root = r;
     }
   }
   // Outputs and reductions must also share real dims, not only tensors: x[2, 3, 32] reduced to a
   // scalar that is broadcast against y[63, 64] links the two only through a tensor without dims,
   // and one reference cannot schedule both spaces (the row of x and the 4032 elements of y).
-  // Links: a producer and a consumer sharing a non-broadcast ID (reductions included) in the
-  // exact graph; tensors without such IDs (0-dim results, all-broadcast tensors) are skipped.
-  {
-    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
-    std::vector<ir::TensorView*> tvs = fusion.allTvs();
-    std::unordered_map<const ir::TensorView*, size_t> index;
-    std::vector<std::vector<int64_t>> sets(tvs.size());
-    for (size_t i = 0; i < tvs.size(); ++i) {
-      index[tvs[i]] = i;
-      for (ir::IterDomain* id : tvs[i]->logical()) {
-        if (!id->isBroadcast() || id->hasExpandedExtent()) sets[i].push_back(exact.setOf(id));
-      }
-      std::sort(sets[i].begin(), sets[i].end());
-    }
-    std::vector<size_t> parent(tvs.size());
-    for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
-    auto find = [&](size_t i) {
-      while (parent[i] != i) i = parent[i] = parent[parent[i]];
-      return i;
-    };
-    auto share = [&](size_t a, size_t b) {
-      for (int64_t x : sets[a]) {
-        if (std::binary_search(sets[b].begin(), sets[b].end(), x)) return true;
-      }
-      return false;
-    };
-    for (ir::Expr* e : fusion.exprs()) {
-      std::vector<size_t> outs;
-      for (ir::Val* v : e->outputs()) {
-        if (auto* tv = v->dynCast<ir::TensorView>()) outs.push_back(index.at(tv));
-      }
-      for (size_t k = 1; k < outs.size(); ++k) parent[find(outs[k])] = find(outs[0]);
-      for (ir::Val* v : e->inputs()) {
-        auto* tv = v->dynCast<ir::TensorView>();
-        if (tv == nullptr) continue;
-        size_t p = index.at(tv);
-        for (size_t c : outs) {
-          if (share(p, c)) parent[find(p)] = find(c);
-        }
-      }
-    }
-    const ir::TensorView* first = nullptr;
-    std::optional<size_t> root;
-    for (size_t i = 0; i < tvs.size(); ++i) {
-      ir::TensorView* tv = tvs[i];
-      bool counts = fusion.isOutput(tv) || tv->domain()->hasReduction();
-      if (!counts || sets[i].empty()) continue;
-      if (root && *root != find(i)) {
-        return reject(first->toString() + " and " + tv->toString() +
-                      " share no dim (they meet only through a tensor without dims, such as a "
-                      "full reduction's result); one kernel cannot run both spaces");
-      }
-      root = find(i);
-      first = tv;
-    }
+  const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
+  if (std::string reason = spacesSharingNoDim(fusion, exact); !reason.empty()) {
+    return reject(reason);
   }
   // A computed tensor read at two different positions of one consumer (x * x^T: one dim of x
   // against two dims of the product) cannot be computed inside the consumer's loops for both
   // reads: it goes through global memory (the segmenter makes it a segment output).
   {
-    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
     std::unordered_map<int64_t, const ir::TensorView*> computed_set;  // exact set -> a tensor
     for (ir::TensorView* tv : fusion.allTvs()) {
       if (tv->isFusionInput() || tv->definition() == nullptr) continue;
@@ -244,7 +244,7 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
   // [2, 8, 16] consumer): the consumer's dims 0 and 1, merged by a schedule, are the reshape's
   // merged dim, which is its dim 2, so the ID graph makes one loop of dims that differ. The
   // reshape's result goes through global memory (a segment boundary).
-  if (std::string reason = selfMappingThroughReshape(fusion); !reason.empty()) {
+  if (std::string reason = selfMappingThroughReshape(fusion, exact); !reason.empty()) {
     return reject(reason);
   }
   // A slice or pad reads its input at shifted positions, outside any loop the input could be
