@@ -255,34 +255,6 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
   return seg;
 }
 
-eval::ExpressionEvaluator bindSegmentSizes(const SegmentFusion& segment,
-                                           eval::ExpressionEvaluator& original) {
-  eval::ExpressionEvaluator ee;
-  auto bindFrom = [&](const ir::Scalar* copy, const ir::Scalar* orig) {
-    if (copy == nullptr || orig == nullptr || copy->isConst() || copy->definition() != nullptr ||
-        ee.isBound(copy)) {
-      return;
-    }
-    if (auto v = original.evaluate(orig)) ee.bind(copy, *v);
-  };
-  for (size_t i = 0; i < segment.inputs.size(); ++i) {
-    const ir::Val* orig = segment.inputs[i];
-    const ir::Val* copy = segment.fusion->inputs()[i];
-    if (orig->isA<ir::Scalar>()) {
-      bindFrom(copy->as<ir::Scalar>(), orig->as<ir::Scalar>());
-      continue;
-    }
-    auto orig_ids = ir::TensorDomain::noReductions(orig->as<ir::TensorView>()->logical());
-    auto copy_ids = ir::TensorDomain::noReductions(copy->as<ir::TensorView>()->logical());
-    LOOM_ASSERT(orig_ids.size() == copy_ids.size(), "segment input rank differs");
-    for (size_t k = 0; k < orig_ids.size(); ++k) {
-      bindFrom(copy_ids[k]->extent(), orig_ids[k]->extent());
-      bindFrom(copy_ids[k]->expandedExtent(), orig_ids[k]->expandedExtent());
-    }
-  }
-  return ee;
-}
-
 void SegmentedFusion::adoptRewritten(std::shared_ptr<const ir::Fusion> rewritten,
                                      const ir::Fusion* source) {
   LOOM_ASSERT(rewritten != nullptr && rewritten->inputs().size() == source->inputs().size() &&

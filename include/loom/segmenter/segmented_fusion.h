@@ -14,7 +14,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "loom/eval/expression_evaluator.h"
 #include "loom/ir/fusion.h"
 #include "loom/scheduler/heuristic.h"
 
@@ -37,12 +36,6 @@ struct SegmentFusion {
 /// outside `exprs` reads it. Scalar math feeding the exprs is copied along.
 SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<ir::Expr*>& exprs,
                                  const std::vector<ir::Expr*>& live);
-
-/// An evaluator for the segment fusion's sizes, taken from an evaluator of the original fusion
-/// whose inputs are bound: binds every symbolic extent of the segment's tensor inputs and every
-/// scalar input to the original's value.
-eval::ExpressionEvaluator bindSegmentSizes(const SegmentFusion& segment,
-                                           eval::ExpressionEvaluator& original);
 
 /// One segment: its exprs, its fusion and the scheduler chosen for it.
 struct Segment {
