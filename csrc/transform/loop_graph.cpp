@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/transforms.h"
@@ -57,6 +58,7 @@ LoopCoverage loopCoverage(const IterDomain* id) {
       // An expanded broadcast counts as real: merged with another ID it contributes its
       // expanded extent (the merge iterates every copy).
       (x->isBroadcast() && !x->hasExpandedExtent() ? c.broadcast : c.real) += 1;
+      if (x->isBroadcast() && x->hasExpandedExtent()) ++c.expanded;
       continue;
     }
     for (Val* in : def->inputs()) work.push_back(in->as<IterDomain>());
@@ -151,10 +153,11 @@ void LoopGraph::promote() {
     g.trivial = true;
     for (IterDomain* id : g.members) {
       LoopCoverage c = loopCoverage(id);
-      bool better = g.promoted == nullptr || c.real > best_cov.real ||
-                    (c.real == best_cov.real && c.broadcast < best_cov.broadcast) ||
-                    (c.real == best_cov.real && c.broadcast == best_cov.broadcast &&
-                     g.promoted->isReduction() && !id->isReduction());
+      auto key = [](const LoopCoverage& k) {
+        return std::make_tuple(k.real, -k.broadcast, -k.expanded);
+      };
+      bool better = g.promoted == nullptr || key(c) > key(best_cov) ||
+                    (key(c) == key(best_cov) && g.promoted->isReduction() && !id->isReduction());
       if (better) {
         g.promoted = id;
         best_cov = c;

@@ -61,10 +61,13 @@ bool alignLoops(const TensorView* producer, const TensorView* consumer, int64_t 
 /// How many IDs without a definition `id` derives from inside its tensor (walking definitions):
 /// real ones (iteration, reduction, expanded broadcast: they contribute their extent to a merge)
 /// and plain broadcasts. A loop is promoted to the member with the most real ones, then the
-/// fewest broadcasts.
+/// fewest broadcasts, then the fewest expanded broadcasts (a real ID's exact set reaches the
+/// logical IDs of the tensors that share the loop; an expanded broadcast's does not, so indices
+/// solved over its history would miss them).
 struct LoopCoverage {
   int64_t real = 0;
   int64_t broadcast = 0;
+  int64_t expanded = 0;  ///< of the real ones, the expanded broadcasts
 };
 LoopCoverage loopCoverage(const IterDomain* id);
 
