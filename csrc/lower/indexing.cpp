@@ -48,7 +48,7 @@ kir::Value* lowerPad(kir::Kernel& kernel, LowerContext& ctx, const ir::PadOp* pa
     if (!resized) continue;
     kir::Value* r = idx.at(root);
     inside = b.logicalAnd(inside, b.logicalAnd(b.ge(r, kernel.constInt(0)),
-                                               b.lt(r, ctx.lowerScalar(kernel, root->extent()))));
+                                               b.lt(r, ctx.lowerScalar(kernel, root->logicalExtent()))));
   }
   if (inside == nullptr) return in;
   DataType dt = pad->out()->dtype();
@@ -69,7 +69,7 @@ kir::Value* lowerCat(kir::Kernel& kernel, LowerContext& ctx, const ir::CatOp* ca
     LOOM_ASSERT(r != nullptr, "cat input ", k, " of ", cat->out()->toString(),
                 " is not padded to the output extent in this fusion");
     kir::Value* lo = ctx.lowerScalar(kernel, r->left());
-    kir::Value* hi = b.add(lo, ctx.lowerScalar(kernel, r->in()->extent()));
+    kir::Value* hi = b.add(lo, ctx.lowerScalar(kernel, r->in()->logicalExtent()));
     kir::Value* in_range = b.logicalAnd(b.ge(i, lo), b.lt(i, hi));
     value = kernel.create<kir::TernaryExpr>(dt, ir::TernaryOpType::Where, in_range, ins[k], value);
   }
