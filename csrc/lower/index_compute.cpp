@@ -423,12 +423,7 @@ kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::T
   IndexBuilder b{kernel};
   const auto& loop = tv->loop();
   kir::Value* cond = nullptr;
-  std::vector<ir::IterDomain*> checked = tv->domain()->maybeRoot();
-  for (ir::IterDomain*& id : checked) {
-    for (ir::Expr* use : id->uses()) {
-      if (auto* r = use->dynCast<ir::Resize>()) id = r->out();
-    }
-  }
+  std::vector<ir::IterDomain*> checked = resizedRoot(tv);
   // The outer input of a merge between logical and loop gets z / e, unbounded when the loop
   // pads: a merge of split pieces in another order (a reshape replayed back to a transposed
   // producer: z -> (z / 21, z % 21) -> (z % 21) * 3 + z / 21) maps padding iterations back into
@@ -448,7 +443,7 @@ kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::T
   // (promotedIndices puts them in idx) are checked too.
   if (isPromoted(ctx, tv)) {
     for (const ir::TensorView* ref : promotionOf(ctx, tv).refs) {
-      for (ir::IterDomain* id : ref->domain()->maybeRoot()) {
+      for (ir::IterDomain* id : resizedRoot(ref)) {
         if (!id->isBroadcast() && !id->isReduction() && idx.count(id) &&
             std::find(checked.begin(), checked.end(), id) == checked.end()) {
           checked.push_back(id);

@@ -47,6 +47,9 @@ struct Promotion {
   std::vector<const ir::TensorView*> refs;
   std::vector<ir::Expr*> kept;
 };
+/// `tv`'s root IDs (logical without a root), each resized one (slice, pad) replaced by its
+/// resize output: the range its index must lie in (a pad's border is outside the root's).
+std::vector<ir::IterDomain*> resizedRoot(const ir::TensorView* tv);
 /// True when some loop ID of `tv` is not exactly mapped to its loop's promoted ID.
 bool isPromoted(const LowerContext& ctx, const ir::TensorView* tv);
 Promotion promotionOf(const LowerContext& ctx, const ir::TensorView* tv);

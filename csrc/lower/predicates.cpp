@@ -58,7 +58,7 @@ bool predicates(kir::Kernel& kernel, LowerContext& ctx) {
         }
       }
       for (const ir::TensorView* ref : promotionOf(ctx, op->out).refs) {
-        for (ir::IterDomain* id : ref->domain()->maybeRoot()) {
+        for (ir::IterDomain* id : resizedRoot(ref)) {
           if (id->isReduction() || !idx.count(id)) continue;
           // A broadcast of the larger tensor with an index from a merge (padding iterations
           // past its flattened space) counts like a dim it does not have.

@@ -54,6 +54,16 @@ std::vector<ir::Expr*> historyOf(const std::vector<ir::IterDomain*>& from,
 
 }  // namespace
 
+std::vector<ir::IterDomain*> resizedRoot(const ir::TensorView* tv) {
+  std::vector<ir::IterDomain*> ids = tv->domain()->maybeRoot();
+  for (ir::IterDomain*& id : ids) {
+    for (ir::Expr* use : id->uses()) {
+      if (auto* r = use->dynCast<ir::Resize>()) id = r->out();
+    }
+  }
+  return ids;
+}
+
 bool isPromoted(const LowerContext& ctx, const ir::TensorView* tv) {
   const transform::LoopGraph& lg = ctx.loopGraph();
   for (ir::IterDomain* id : tv->loop()) {
@@ -199,8 +209,9 @@ IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
   // predicate checks them (inRangePredicate).
   // (A broadcast root of theirs gets its index too when a merge gives it one: a write of `tv`
   // guarded to run once checks it, see predicates.cpp.)
+  // A padded root's range is its resize output's (the pad's border is in the space too).
   for (const ir::TensorView* ref : pr.refs) {
-    for (ir::IterDomain* id : ref->domain()->maybeRoot()) {
+    for (ir::IterDomain* id : resizedRoot(ref)) {
       if (!id->isReduction() && known(id) && !idx.count(id)) idx[id] = get(id);
     }
   }
