@@ -15,6 +15,13 @@
 //             for i1 in 0 .. 4:                       alloc T1 : f32 local[4]
 //               tensor T1 = exp(T0)                   for i1 in 0 .. 4:
 //             for i2 in 0 .. 4: ...                     tensor T1 = exp(T0)
+//
+// A local buffer lives in the registers of the thread that computes it, so every reader of an
+// element must be that thread: each thread/block-parallel loop of the tensor that its consumer
+// does not share must run over the same index space (exactly mapped) on the same parallel type
+// in the consumer (a block reduction over it qualifies). Anything else is a cross-thread read of
+// registers, refused here rather than computed wrong.
+#include <algorithm>
 #include <unordered_set>
 
 #include "loom/eval/expression_evaluator.h"
@@ -23,6 +30,45 @@
 namespace loom::lower {
 
 namespace {
+
+// The IDs without a definition that `id` is made of.
+std::vector<const ir::IterDomain*> leaves(const ir::IterDomain* id) {
+  std::vector<const ir::IterDomain*> out;
+  std::vector<const ir::IterDomain*> work{id};
+  while (!work.empty()) {
+    const ir::IterDomain* x = work.back();
+    work.pop_back();
+    if (x->definition() == nullptr) {
+      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+      continue;
+    }
+    for (ir::Val* in : x->definition()->inputs()) work.push_back(in->as<ir::IterDomain>());
+  }
+  return out;
+}
+
+// True when loop IDs `a` and `b` give every iteration the same element: exactly mapped, or
+// mapped only through broadcasts that stand for size-1 dims on the other side too (a broadcast
+// against the reduction of a broadcast). A broadcast resolved to a real dim on the other side
+// changes what a merge with it iterates, so it does not qualify.
+bool sameIndexSpace(const transform::LoopGraph& lg, const ir::IterDomain* a,
+                    const ir::IterDomain* b) {
+  if (lg.exact().areMapped(a, b)) return true;
+  if (!lg.permissive().areMapped(a, b)) return false;
+  auto sizeOne = [](const ir::IterDomain* x) {
+    if (x->isBroadcast()) return !x->hasExpandedExtent();
+    auto c = x->extent()->constInt();
+    return c.has_value() && *c == 1;
+  };
+  std::vector<const ir::IterDomain*> la = leaves(a);
+  std::vector<const ir::IterDomain*> lb = leaves(b);
+  for (const ir::IterDomain* x : la) {
+    for (const ir::IterDomain* y : lb) {
+      if (lg.permissive().areMapped(x, y) && sizeOne(x) != sizeOne(y)) return false;
+    }
+  }
+  return true;
+}
 
 struct Allocator {
   kir::Kernel& kernel;
@@ -41,12 +87,45 @@ struct Allocator {
     }
   }
 
+  // See the file comment: `tv`'s elements in registers are read only by the threads that wrote
+  // them.
+  void checkRegisterReads(const ir::TensorView* tv) {
+    const transform::LoopGraph& lg = ctx.loopGraph();
+    for (const ir::Expr* use : tv->uses()) {
+      if (std::find(ctx.exprs.begin(), ctx.exprs.end(), use) == ctx.exprs.end()) continue;
+      auto* consumer = use->output(0)->dynCast<ir::TensorView>();
+      if (consumer == nullptr) continue;
+      std::vector<int64_t> path = lg.loopPath(consumer);
+      for (int64_t k = tv->computeAtPosition(); k < tv->nDims(); ++k) {
+        ir::IterDomain* id = tv->axis(k);
+        ir::ParallelType p = id->parallelType();
+        if (!ir::isThreadOrBlockDim(p) || id->isBroadcast() || id->isReduction() ||
+            lg.isTrivial(lg.group(id))) {
+          continue;
+        }
+        if (std::find(path.begin(), path.end(), lg.group(id)) != path.end()) continue;
+        bool same_threads = false;
+        for (ir::IterDomain* cid : consumer->loop()) {
+          if (cid->parallelType() == p && sameIndexSpace(lg, id, cid)) same_threads = true;
+        }
+        LOOM_CHECK(same_threads, "lowering: local tensor ", tv->toString(),
+                   " is held in the registers of the threads of its loop ", id->toString(), " (",
+                   ir::parallelTypeName(p), "), which its consumer ", consumer->toString(),
+                   " neither shares nor runs over the same index space on ",
+                   ir::parallelTypeName(p),
+                   ": other threads would read those registers. Inline it into its consumer past "
+                   "that axis, parallelize both alike, or give it shared or global memory");
+      }
+    }
+  }
+
   kir::Buffer* makeLocal(const ir::TensorView* tv) {
     kir::Buffer* b = kernel.createBuffer();
     b->tv = tv;
     b->name = tv->toString();
     b->dtype = tv->dtype();
     bool shared = tv->memoryType() == ir::MemoryType::Shared;
+    if (!shared) checkRegisterReads(tv);
     b->kind = shared ? kir::BufferKind::Shared : kir::BufferKind::Local;
     int64_t size = 1;
     for (int64_t k = tv->computeAtPosition(); k < tv->nDims(); ++k) {

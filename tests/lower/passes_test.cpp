@@ -67,6 +67,36 @@ TEST(LowerPasses, AllocationsSizeFromLoopsRightOfComputeAt) {
       << after;
 }
 
+// allocations refuses a register buffer read by other threads: neg(x[8]) on TIDx over its 8
+// elements, not inlined, read by a consumer whose TIDx runs over the 2 outer pieces of its split.
+TEST(LowerPasses, AllocationsRefuseRegistersReadAcrossThreads) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({8}).build();
+  f->addInput(x);
+  auto* t = ops::neg(x);
+  auto* out = ops::add(t, 1.0);
+  f->addOutput(out);
+  t->axis(0)->parallelize(ir::ParallelType::TIDx);
+  out->split(0, 4, /*inner_split=*/false);
+  out->axis(0)->parallelize(ir::ParallelType::TIDx);
+  try {
+    lower::lowerFusion(*f);
+    FAIL() << "lowering accepted registers read across threads";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "local tensor T1 is held in the registers of the threads of its loop i1 "
+                  "(TIDx), which its consumer T2 neither shares nor runs over the same index "
+                  "space on TIDx"),
+              std::string::npos)
+        << e.what();
+  }
+  // Inlined into its consumer, the same buffer is read by the thread that wrote it.
+  transform::propagateTransforms(out);
+  transform::inlineMost(*f);
+  EXPECT_NO_THROW(lower::lowerFusion(*f));
+}
+
 // reductions declares the accumulator before the outermost reduction loop, accumulates inside,
 // and block-reduces and writes the result after it.
 TEST(LowerPasses, ReductionsAccumulateThenBlockReduce) {
