@@ -633,5 +633,64 @@ TEST_F(GeneralCore, SmallerOutputInALargerLoopIsWrittenOnce) {
   runAndCheck(std::move(f), {randomTensor({1, 4, 5, 8}, 1)});
 }
 
+// An input expanded along a dim ([1, 10, 5, 7] to [7, 10, 5, 7]) combined with a real
+// [7, 10, 5, 7] input stored dim-0-innermost: the shared loop is promoted to the real dim,
+// whose history gives both tensors their indices (with the expanded broadcast as the promoted
+// ID, the real tensor had none).
+TEST_F(GeneralCore, ExpandedAndRealDimShareALoop) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({7, 10, 5, 7}).dtype(DataType::Float16).build();
+    TensorView* y = ops::TensorBuilder().shape({1, 10, 5, 7}).dtype(DataType::BFloat16).build();
+    f->addInput(x);
+    f->addInput(y);
+    f->addOutput(ops::isNan(x));
+    // The expanded tensors come first in the loop they share with x's.
+    TensorView* e = ops::cast(ops::expand(y, {7, -1, -1, -1}), DataType::Bool);
+    f->addOutput(ops::logicalOr(e, ops::cast(x, DataType::Bool)));
+  }
+  // x's storage order is [1, 3, 2, 0] outermost first (dim 0 innermost).
+  Tensor storage = randomTensor({10, 5, 7, 7}, 1, DataType::Float16);
+  const std::vector<int64_t> to_logical = {3, 0, 1, 2};
+  Tensor x = storage.permute(to_logical);
+  runAndCheck(std::move(f), {x, randomTensor({1, 10, 5, 7}, 2, DataType::BFloat16)});
+}
+
+// A pad of an expanded dim ([31] broadcast and expanded to [31, 12, 6], padded by (-1, 1) on
+// the last dim): the padded index is checked against the expanded extent (6), not the
+// broadcast's 1, which made every element the pad value.
+TEST_F(GeneralCore, PadOfAnExpandedDim) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({31}).build();
+    f->addInput(x);
+    TensorView* e = ops::expand(ops::broadcast(ops::exp(x), {false, true, true}), {31, 12, 6});
+    f->addOutput(e);
+    f->addOutput(ops::pad(e, {-1, 1}, 0.25));
+    f->addOutput(ops::cat({e, ops::neg(e)}, 2));
+  }
+  runAndCheck(std::move(f), {randomTensor({31}, 1)});
+}
+
+// The rotary pattern cat([-x[:, 10:], x[:, :10]], 1) * x + ..., broadcast to [22, 58, 1]: the
+// broadcast's loops are promoted to a pad's, whose range is its padded extent (58), not its
+// input's (48), which had left the last 10 columns unwritten.
+TEST_F(GeneralCore, RotaryCatInPromotedLoops) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({22, 58}).build();
+    f->addInput(x);
+    TensorView* lo = ops::slice(x, 1, 0, 10);
+    TensorView* rot = ops::cat({ops::neg(ops::slice(x, 1, 10, 58)), lo}, -1);
+    TensorView* y = ops::add(ops::mul(x, rot), ops::mul(rot, 1.0));
+    f->addOutput(lo);
+    f->addOutput(ops::sub(ops::broadcast(y, {false, false, true}), -0.75));
+  }
+  runAndCheck(std::move(f), {randomTensor({22, 58}, 1)});
+}
+
 }  // namespace
 }  // namespace loom::runtime
