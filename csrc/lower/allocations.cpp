@@ -31,45 +31,6 @@ namespace loom::lower {
 
 namespace {
 
-// The IDs without a definition that `id` is made of.
-std::vector<const ir::IterDomain*> leaves(const ir::IterDomain* id) {
-  std::vector<const ir::IterDomain*> out;
-  std::vector<const ir::IterDomain*> work{id};
-  while (!work.empty()) {
-    const ir::IterDomain* x = work.back();
-    work.pop_back();
-    if (x->definition() == nullptr) {
-      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
-      continue;
-    }
-    for (ir::Val* in : x->definition()->inputs()) work.push_back(in->as<ir::IterDomain>());
-  }
-  return out;
-}
-
-// True when loop IDs `a` and `b` give every iteration the same element: exactly mapped, or
-// mapped only through broadcasts that stand for size-1 dims on the other side too (a broadcast
-// against the reduction of a broadcast). A broadcast resolved to a real dim on the other side
-// changes what a merge with it iterates, so it does not qualify.
-bool sameIndexSpace(const transform::LoopGraph& lg, const ir::IterDomain* a,
-                    const ir::IterDomain* b) {
-  if (lg.exact().areMapped(a, b)) return true;
-  if (!lg.permissive().areMapped(a, b)) return false;
-  auto sizeOne = [](const ir::IterDomain* x) {
-    if (x->isBroadcast()) return !x->hasExpandedExtent();
-    auto c = x->extent()->constInt();
-    return c.has_value() && *c == 1;
-  };
-  std::vector<const ir::IterDomain*> la = leaves(a);
-  std::vector<const ir::IterDomain*> lb = leaves(b);
-  for (const ir::IterDomain* x : la) {
-    for (const ir::IterDomain* y : lb) {
-      if (lg.permissive().areMapped(x, y) && sizeOne(x) != sizeOne(y)) return false;
-    }
-  }
-  return true;
-}
-
 struct Allocator {
   kir::Kernel& kernel;
   LowerContext& ctx;
@@ -95,27 +56,15 @@ struct Allocator {
       if (std::find(ctx.exprs.begin(), ctx.exprs.end(), use) == ctx.exprs.end()) continue;
       auto* consumer = use->output(0)->dynCast<ir::TensorView>();
       if (consumer == nullptr) continue;
-      std::vector<int64_t> path = lg.loopPath(consumer);
-      for (int64_t k = tv->computeAtPosition(); k < tv->nDims(); ++k) {
-        ir::IterDomain* id = tv->axis(k);
-        ir::ParallelType p = id->parallelType();
-        if (!ir::isThreadOrBlockDim(p) || id->isBroadcast() || id->isReduction() ||
-            lg.isTrivial(lg.group(id))) {
-          continue;
-        }
-        if (std::find(path.begin(), path.end(), lg.group(id)) != path.end()) continue;
-        bool same_threads = false;
-        for (ir::IterDomain* cid : consumer->loop()) {
-          if (cid->parallelType() == p && sameIndexSpace(lg, id, cid)) same_threads = true;
-        }
-        LOOM_CHECK(same_threads, "lowering: local tensor ", tv->toString(),
-                   " is held in the registers of the threads of its loop ", id->toString(), " (",
-                   ir::parallelTypeName(p), "), which its consumer ", consumer->toString(),
-                   " neither shares nor runs over the same index space on ",
-                   ir::parallelTypeName(p),
-                   ": other threads would read those registers. Inline it into its consumer past "
-                   "that axis, parallelize both alike, or give it shared or global memory");
-      }
+      const ir::IterDomain* id = lg.registersReadAcrossThreads(tv, consumer);
+      if (id == nullptr) continue;
+      std::string_view p = ir::parallelTypeName(id->parallelType());
+      LOOM_THROW("lowering: local tensor ", tv->toString(),
+                 " is held in the registers of the threads of its loop ", id->toString(), " (", p,
+                 "), which its consumer ", consumer->toString(),
+                 " neither shares nor runs over the same index space on ", p,
+                 ": other threads would read those registers. Inline it into its consumer past "
+                 "that axis, parallelize both alike, or give it shared or global memory");
     }
   }
 
@@ -141,8 +90,7 @@ struct Allocator {
       std::optional<int64_t> extent;
       if (value && std::holds_alternative<int64_t>(*value)) extent = std::get<int64_t>(*value);
       LOOM_CHECK(extent.has_value(), "lowering: ", shared ? "shared" : "local", " tensor ",
-                 tv->toString(), " axis ", k,
-                 " has the symbolic extent ", id->extent()->toString(),
+                 tv->toString(), " axis ", k, " has the symbolic extent ", id->extent()->toString(),
                  "; inline it further (computeAt) or parallelize that axis so that its local "
                  "buffer has a constant size");
       size *= *extent;

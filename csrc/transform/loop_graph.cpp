@@ -128,8 +128,8 @@ void LoopGraph::buildGroups(const std::vector<TensorView*>& tvs) {
       if (p->computeAtPosition() == 0) continue;
       std::vector<int64_t> at;
       std::string why;
-      LOOM_CHECK(alignLoops(p, tv, p->computeAtPosition(), *permissive_, at, &why), "lowering: ",
-                 p->toString(), " is inlined at position ", p->computeAtPosition(),
+      LOOM_CHECK(alignLoops(p, tv, p->computeAtPosition(), *permissive_, at, &why),
+                 "lowering: ", p->toString(), " is inlined at position ", p->computeAtPosition(),
                  " but its loops do not line up with its consumer: ", why);
       for (size_t k = 0; k < at.size(); ++k) unite(p->axis(int64_t(k)), tv->axis(at[k]));
     }
@@ -210,6 +210,79 @@ std::vector<int64_t> LoopGraph::loopPath(const TensorView* tv) const {
   return path;
 }
 
+namespace {
+
+// The IDs without a definition that `id` is made of.
+std::vector<const IterDomain*> leafIds(const IterDomain* id) {
+  std::vector<const IterDomain*> out;
+  std::vector<const IterDomain*> work{id};
+  while (!work.empty()) {
+    const IterDomain* x = work.back();
+    work.pop_back();
+    if (x->definition() == nullptr) {
+      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+      continue;
+    }
+    for (Val* in : x->definition()->inputs()) work.push_back(in->as<IterDomain>());
+  }
+  return out;
+}
+
+// True when loop IDs `a` and `b` give every iteration the same element: exactly mapped, or
+// permissively mapped (the same transforms) with the same real dims underneath: every leaf that
+// is not of size 1 exactly mapped to one on the other side. A broadcast standing for a size-1 dim
+// on both sides (against the reduction of a broadcast) is no difference; a broadcast resolved to
+// a real dim on one side is (iota[4] against the merge of [4, s]: the other side iterates s too).
+bool sameIndexSpace(const IdGraph& exact, const IdGraph& permissive, const IterDomain* a,
+                    const IterDomain* b) {
+  if (exact.areMapped(a, b)) return true;
+  if (!permissive.areMapped(a, b)) return false;
+  auto sizeOne = [](const IterDomain* x) {
+    if (x->isBroadcast()) return !x->hasExpandedExtent();
+    auto c = x->extent()->constInt();
+    return c.has_value() && *c == 1;
+  };
+  std::vector<const IterDomain*> la = leafIds(a);
+  std::vector<const IterDomain*> lb = leafIds(b);
+  auto covered = [&](const std::vector<const IterDomain*>& from,
+                     const std::vector<const IterDomain*>& to) {
+    for (const IterDomain* x : from) {
+      if (sizeOne(x)) continue;
+      bool ok = false;
+      for (const IterDomain* y : to) ok = ok || (!sizeOne(y) && exact.areMapped(x, y));
+      if (!ok) return false;
+    }
+    return true;
+  };
+  return covered(la, lb) && covered(lb, la);
+}
+
+}  // namespace
+
+const IterDomain* LoopGraph::registersReadAcrossThreads(const TensorView* producer,
+                                                        const TensorView* consumer) const {
+  std::vector<int64_t> path = loopPath(consumer);
+  // Every axis: those left of the compute-at position are shared with some consumer, which
+  // need not be this one.
+  for (IterDomain* id : producer->loop()) {
+    ParallelType p = id->parallelType();
+    if (!isThreadOrBlockDim(p) || id->isBroadcast() || id->isReduction() || isTrivial(group(id))) {
+      continue;
+    }
+    if (std::find(path.begin(), path.end(), group(id)) != path.end()) continue;
+    // The spaces the loops really run over: their promoted IDs (a consumer inlined into a
+    // larger tensor's loops runs over that tensor's space, whatever its own IDs say).
+    bool same_threads = false;
+    for (IterDomain* cid : consumer->loop()) {
+      same_threads =
+          same_threads || (cid->parallelType() == p &&
+                           sameIndexSpace(*exact_, *permissive_, promoted(id), promoted(cid)));
+    }
+    if (!same_threads) return id;
+  }
+  return nullptr;
+}
+
 bool LoopGraph::isExactlyPromoted(const IterDomain* id) const {
   IterDomain* p = promoted(id);
   return p == id || exact_->areMapped(p, id);
@@ -250,9 +323,9 @@ void LoopGraph::nest(const std::vector<TensorView*>& tvs) {
       for (const auto& [candidate, by] : grp.claims) {
         bool dominates = true;
         for (const auto& [other, tv] : grp.claims) {
-          dominates = dominates && (other == candidate ||
-                                    (candidate >= 0 && between_parallel(other, candidate,
-                                                                        int64_t(g))));
+          dominates =
+              dominates && (other == candidate ||
+                            (candidate >= 0 && between_parallel(other, candidate, int64_t(g))));
         }
         if (dominates) {
           winner = candidate;
@@ -284,7 +357,8 @@ void LoopGraph::nest(const std::vector<TensorView*>& tvs) {
       placed_member |= tv->definition() != nullptr;
     }
     LOOM_CHECK(!placed_member, "lowering: no tensor owns the loop of ",
-               groups_[g].promoted->toString(), ": every tensor with that loop ID is inlined "
+               groups_[g].promoted->toString(),
+               ": every tensor with that loop ID is inlined "
                "into another one there, which is not possible");
   }
   // Borrowed loops must enclose the tensor's scope, and nesting must be acyclic.
@@ -299,8 +373,8 @@ void LoopGraph::nest(const std::vector<TensorView*>& tvs) {
     for (int64_t k = 0; k < std::min(tv->computeAtPosition(), tv->nDims()); ++k) {
       int64_t g = group(tv->axis(k));
       if (isTrivial(g)) continue;
-      LOOM_CHECK(std::find(chain.begin(), chain.end(), g) != chain.end(), "lowering: ",
-                 tv->toString(), " shares the loop of its axis ", k, " (",
+      LOOM_CHECK(std::find(chain.begin(), chain.end(), g) != chain.end(),
+                 "lowering: ", tv->toString(), " shares the loop of its axis ", k, " (",
                  tv->axis(k)->toString(), ") with its consumers, but that loop does not enclose ",
                  "the loop it is computed in");
     }

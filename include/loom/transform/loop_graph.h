@@ -113,6 +113,15 @@ class LoopGraph {
   /// which lowering indexes through the promoted ID's history.
   bool isExactlyPromoted(const IterDomain* id) const;
 
+  /// For a producer held in registers (a local tensor): the first of its thread/block-parallel
+  /// loop IDs (shared with other consumers or its own) whose loop `consumer` neither shares nor
+  /// matches with a loop of the same parallel type over the same index space (promoted IDs
+  /// exactly mapped, or mapped only through size-1 broadcasts), so that some element would be
+  /// read by a thread that did not write it; null when there is none. Broadcast and reduction IDs do not count (every thread of a broadcast
+  /// computes the same value; a reduction's result is the reductions pass's business).
+  const IterDomain* registersReadAcrossThreads(const TensorView* producer,
+                                               const TensorView* consumer) const;
+
  private:
   struct Group {
     std::vector<IterDomain*> members;
