@@ -46,15 +46,14 @@ int64_t alignedConsumerPos(const TensorView* tv, const TensorView* c, int64_t po
 //    only after its reduction loop ends.
 //  * One loop runs over one space: the members derived from the most real dims (counted as sets
 //    of the exact graph, following definitions across tensors, so a reduction's rFactor pieces
-//    and a producer without the consumer's broadcast count as the dims they come from) must come
-//    from the same ones. A broadcast resolved to different dims by two consumers (x[1, N]
-//    against a[M, N] and b[K, N]) cannot share the loop of either resolution with the other.
+//    and a producer without the consumer's broadcast count as the dims they come from) must hold
+//    the dims of every other member. A broadcast resolved to different dims by two consumers (x[1,
+//    N] against a[M, N] and b[K, N]) cannot share the loop of either resolution with the other.
 class SharedLoops {
  public:
   // `pending`: tensors whose positions are chosen later (inlineMost's list); `skip`: one more.
   SharedLoops(const Fusion& fusion, const IdGraph& permissive, const IdGraph& exact,
-              const TensorView* skip,
-              const std::unordered_set<const TensorView*>& pending = {})
+              const TensorView* skip, const std::unordered_set<const TensorView*>& pending = {})
       : permissive_(&permissive), exact_(&exact) {
     std::vector<TensorView*> tvs = fusion.allTvs();
     std::vector<const TensorView*> reductions;
@@ -89,9 +88,9 @@ class SharedLoops {
             root.encl[r] = before_reduction;
           }
         }
-        root.best = leafSets(id);
-        root.output_broadcast = tv->isFusionOutput() && id->isBroadcast() &&
-                                !id->hasExpandedExtent();
+        root.best = ownLeafSets(id);
+        root.output_broadcast =
+            tv->isFusionOutput() && id->isBroadcast() && !id->hasExpandedExtent();
         roots_.push_back(std::move(root));
       }
     }
@@ -169,10 +168,11 @@ class SharedLoops {
     }
     const std::vector<int64_t>* space = nullptr;
     for (size_t x : rs) {
-      if (roots_[x].best.size() != most) continue;
-      if (space == nullptr) {
-        space = &roots_[x].best;
-      } else if (*space != roots_[x].best) {
+      if (roots_[x].best.size() == most) space = &roots_[x].best;
+    }
+    for (size_t x : rs) {
+      if (!std::includes(space->begin(), space->end(), roots_[x].best.begin(),
+                         roots_[x].best.end())) {
         if (why != nullptr) {
           *why =
               "it would join loops that run over different dims (a broadcast resolved to "
@@ -297,31 +297,77 @@ class SharedLoops {
 
   struct Root {
     std::vector<bool> up, down, encl;
-    std::vector<int64_t> best;  ///< sorted exact sets of the real dims of the widest member
+    std::vector<int64_t> best;      ///< sorted exact sets of the real dims of the widest member
     bool output_broadcast = false;  ///< holds a (not expanded) broadcast axis of a fusion output
   };
 
-  // The exact sets of the real dims `id` is derived from: a set with a member defined by a
-  // Split/Merge (in any tensor) expands to its inputs' dims; a plain broadcast has none; other
-  // sets are dims of their own. Memoized per set; a set met again on its own expansion path
-  // (exact inverses map a merge of a split back to its input) counts as a dim.
+  // The dims loop ID `id` iterates: its own tensor's history walked down to IDs without a
+  // definition there, each taken as the exact sets of the real dims it stands for (leafSets).
+  // A member whose dims are a subset of the widest member's is indexed through that member's
+  // history when the loop is promoted (lowering/promotion.cpp): x[N] in the loop of
+  // merge(M, N), whatever its own schedule's pieces.
+  std::vector<int64_t> ownLeafSets(const IterDomain* id) {
+    std::vector<int64_t> result;
+    std::vector<const IterDomain*> work{id};
+    std::unordered_set<const IterDomain*> seen;
+    while (!work.empty()) {
+      const IterDomain* x = work.back();
+      work.pop_back();
+      if (!seen.insert(x).second) continue;
+      Expr* d = x->definition();
+      if (d != nullptr && (d->isA<Split>() || d->isA<Merge>())) {
+        for (Val* in : d->inputs()) work.push_back(in->as<IterDomain>());
+        continue;
+      }
+      for (int64_t s : leafSets(x)) {
+        if (std::find(result.begin(), result.end(), s) == result.end()) result.push_back(s);
+      }
+    }
+    std::sort(result.begin(), result.end());
+    return result;
+  }
+
+  // The exact sets of the real dims `id` is derived from, by the first rule that applies to its
+  // exact set: (1) a member defined by a root-to-logical Split/Merge (a reshape's, an rFactor's
+  // pieces) expands to that expr's inputs' dims; (2) a set holding an ID without a definition
+  // (a root or logical ID; reductions aside) is a dim of its own, or none when those are all
+  // plain broadcasts; (3) otherwise it expands through a member's Split/Merge (a schedule's, in
+  // any tensor). Rule 2 comes before 3 because exact inverses (the outer piece of
+  // split(merge(b, i), extent(i)) maps back to b) make sets that are their own ancestors, and
+  // expanding those would depend on which member is met first. A set met again on its own
+  // expansion path counts as a dim. Memoized per set.
   std::vector<int64_t> leafSets(const IterDomain* id) {
     int64_t set = exact_->setOf(id);
     if (auto it = leaves_.find(set); it != leaves_.end()) return it->second;
     leaves_[set] = {set};  // in progress
     std::vector<int64_t> result;
-    const Expr* def = nullptr;
+    bool has_leaf = false;
+    bool real_leaf = false;
     for (IterDomain* m : exact_->disjointSet(id)) {
-      Expr* d = m->definition();
-      if (d == nullptr || !(d->isA<Split>() || d->isA<Merge>())) continue;
-      bool self = false;
-      for (Val* in : d->inputs()) self = self || exact_->setOf(in->as<IterDomain>()) == set;
-      if (!self) {
-        def = d;
-        break;
-      }
+      if (m->definition() != nullptr || m->isReduction()) continue;
+      has_leaf = true;
+      real_leaf = real_leaf || !(m->isBroadcast() && !m->hasExpandedExtent());
     }
-    if (def == nullptr) {
+    auto definitionOf = [&](bool rfactor_only) -> const Expr* {
+      for (IterDomain* m : exact_->disjointSet(id)) {
+        Expr* d = m->definition();
+        if (d == nullptr || !(d->isA<Split>() || d->isA<Merge>())) continue;
+        if (rfactor_only && !m->isRFactorProduct()) continue;
+        bool self = false;
+        for (Val* in : d->inputs()) self = self || exact_->setOf(in->as<IterDomain>()) == set;
+        if (!self) return d;
+      }
+      return nullptr;
+    };
+    const Expr* def = definitionOf(/*rfactor_only=*/true);
+    if (def != nullptr) {
+      has_leaf = false;
+    } else if (!has_leaf) {
+      def = definitionOf(/*rfactor_only=*/false);
+    }
+    if (has_leaf) {
+      if (real_leaf) result.push_back(set);
+    } else if (def == nullptr) {
       if (!(id->isBroadcast() && !id->hasExpandedExtent())) result.push_back(set);
     } else {
       for (Val* in : def->inputs()) {
