@@ -28,6 +28,7 @@
 #include "loom/transform/cache.h"
 #include "loom/transform/inlining.h"
 #include "loom/transform/propagation.h"
+#include "loom/transform/recompute.h"
 #include "loom/transform/replay.h"
 #include "loom/transform/rfactor.h"
 #include "loom/transform/schedule.h"
@@ -362,6 +363,7 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
     int64_t pos = std::min(row_pos, transform::maxInlinePosition(tv, permissive, inline_options));
     transform::inlineAt(tv, pos, permissive, /*best_effort=*/true, inline_options);
   }
+  transform::recomputeAcrossThreads(fusion, inline_options);
 }
 
 }  // namespace loom::scheduler

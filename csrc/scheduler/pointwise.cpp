@@ -14,6 +14,7 @@
 #include "loom/transform/id_graph.h"
 #include "loom/transform/inlining.h"
 #include "loom/transform/propagation.h"
+#include "loom/transform/recompute.h"
 #include "loom/transform/schedule.h"
 
 namespace loom::scheduler {
@@ -326,6 +327,7 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
       }
     }
   }
+  transform::recomputeAcrossThreads(fusion);
 }
 
 }  // namespace loom::scheduler

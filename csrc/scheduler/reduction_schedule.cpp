@@ -13,6 +13,7 @@
 #include "loom/transform/id_graph.h"
 #include "loom/transform/inlining.h"
 #include "loom/transform/propagation.h"
+#include "loom/transform/recompute.h"
 #include "loom/transform/rfactor.h"
 #include "loom/transform/schedule.h"
 
@@ -280,6 +281,7 @@ void scheduleReduction(ir::Fusion& fusion, const ReductionParams& params) {
   } else {
     scheduleOuter(fusion, red, params);
   }
+  transform::recomputeAcrossThreads(fusion);
 }
 
 }  // namespace loom::scheduler

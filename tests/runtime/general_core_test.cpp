@@ -692,5 +692,48 @@ TEST_F(GeneralCore, RotaryCatInPromotedLoops) {
   runAndCheck(std::move(f), {randomTensor({22, 58}, 1)});
 }
 
+// iota(4) broadcast to [1, 4, 1] feeds a transposed [4, 1, 1] output and, cast, a
+// comparison with an [s, 4, t] input: the two outputs' loops cannot be one (an output's
+// broadcast axis never loops over a real dim), so the [s, 4, t] side recomputes the iota and
+// its broadcast in its own loops instead of reading registers other threads wrote.
+TEST_F(GeneralCore, ProducerOfTwoLoopNestsIsRecomputed) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(3).dtype(DataType::Float64).build();
+    TensorView* y = ops::TensorBuilder().shape({1, 4, -1}).build();
+    f->addInput(x);
+    f->addInput(y);
+    TensorView* io = ops::broadcast(ops::iota(4, 0, -1, DataType::Int32), {true, false, true});
+    f->addOutput(
+        ops::lt(ops::cast(io, DataType::Float64), ops::div(x, ops::cast(y, DataType::Float64))));
+    f->addOutput(ops::permute(io, {1, 0, 2}));
+  }
+  runAndCheck(std::move(f),
+              {randomTensor({6, 4, 20}, 1, DataType::Float64), randomTensor({1, 4, 20}, 2)});
+}
+
+// A bias-like [4] input feeds, through two broadcasts, two uses of one [5, 4] loop nest
+// (out = (x + exp(b)) * float(b != 0)): the producer's schedule splits its own [4] where the
+// consumers split the merged [5, 4], and inlining still puts both chains in the consumers' loops
+// (the broadcast's loop pieces stand for no dim; they had been counted as one).
+TEST_F(GeneralCore, BiasThroughTwoBroadcastsInOneLoopNest) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({5, 4}).build();
+    TensorView* b = ops::TensorBuilder().shape({4}).build();
+    f->addInput(x);
+    f->addInput(b);
+    TensorView* y = ops::add(x, ops::broadcast(ops::exp(b), {true, false}));
+    TensorView* nz =
+        ops::cast(ops::logicalOr(ops::cast(b, DataType::Bool), ops::cast(b, DataType::Bool)),
+                  DataType::Float32);
+    f->addOutput(y);
+    f->addOutput(ops::mul(y, ops::broadcast(nz, {true, false})));
+  }
+  runAndCheck(std::move(f), {randomTensor({5, 4}, 1), randomTensor({4}, 2)});
+}
+
 }  // namespace
 }  // namespace loom::runtime
