@@ -14,22 +14,6 @@ using namespace loom::ir;
 
 namespace {
 
-// A fresh domain with clones of `tv`'s logical IDs minus reductions (a copy's output domain).
-TensorDomain* copyDomain(const TensorView* tv) {
-  std::vector<IterDomain*> ids;
-  for (IterDomain* id : TensorDomain::noReductions(tv->logical())) {
-    ids.push_back(id->cloneWithoutDefinition());
-    if (ids.back()->isParallelized()) ids.back()->parallelize(ParallelType::Serial);
-  }
-  return IrBuilder::create<TensorDomain>(ids);
-}
-
-TensorView* newTensor(const TensorView* like, TensorDomain* domain, MemoryType memory) {
-  auto* tv = IrBuilder::create<TensorView>(domain, like->dtype(), memory);
-  tv->setDeviceMesh(like->deviceMesh());
-  return tv;
-}
-
 const ReplayOptions kCacheReplay{.replay_allocation = true, .parallel = ParallelCopy::All};
 
 }  // namespace
@@ -44,8 +28,8 @@ TensorView* cacheBefore(TensorView* tv, MemoryType memory) {
   // The cache takes tv's whole domain (reductions, a reshape's root); tv gets a plain copy domain
   // that replays the old schedule.
   TensorDomain* old = tv->domain();
-  TensorView* cache = newTensor(tv, old, memory);
-  tv->setDomain(copyDomain(cache));
+  TensorView* cache = detail::newTensor(tv, old, memory);
+  tv->setDomain(detail::copyDomain(cache));
   std::vector<Val*> outs = def->outputs();
   for (Val*& o : outs) {
     if (o == tv) o = cache;
@@ -61,7 +45,7 @@ TensorView* cacheAfter(TensorView* tv, MemoryType memory) {
   LOOM_CHECK(tv->computeAtPosition() == 0, "cacheAfter of ", tv->toString(),
              ": cache before inlining");
   FusionGuard guard(tv->fusion());
-  TensorView* cache = newTensor(tv, copyDomain(tv), memory);
+  TensorView* cache = detail::newTensor(tv, detail::copyDomain(tv), memory);
   std::vector<Expr*> uses = tv->uses();
   for (Expr* use : uses) {
     auto outs = detail::tvOutputs(use);
@@ -82,7 +66,7 @@ TensorView* cacheFork(TensorView* tv) {
   LOOM_CHECK(!tv->uses().empty(), "cacheFork of ", tv->toString(),
              ": it has no uses; a fork is only needed for outputs that are also read");
   FusionGuard guard(f);
-  TensorView* out = newTensor(tv, copyDomain(tv), MemoryType::Global);
+  TensorView* out = detail::newTensor(tv, detail::copyDomain(tv), MemoryType::Global);
   IrBuilder::create<LoadStoreOp>(LoadStoreOpType::Set, out, tv);
   f->replaceOutput(tv, out);
   TransformReplay::replayCasP(out, tv, -1, kCacheReplay);

@@ -44,24 +44,33 @@ bool alignLoops(const TensorView* producer, const TensorView* consumer, int64_t 
   return true;
 }
 
-LoopCoverage loopCoverage(const IterDomain* id) {
-  LoopCoverage c;
+namespace {
+
+// The IDs without a definition that `id` is made of.
+std::vector<const IterDomain*> leafIds(const IterDomain* id) {
+  std::vector<const IterDomain*> out;
   std::vector<const IterDomain*> work{id};
-  std::vector<const IterDomain*> seen;
   while (!work.empty()) {
     const IterDomain* x = work.back();
     work.pop_back();
-    if (std::find(seen.begin(), seen.end(), x) != seen.end()) continue;
-    seen.push_back(x);
-    Expr* def = x->definition();
-    if (def == nullptr) {
-      // An expanded broadcast counts as real: merged with another ID it contributes its
-      // expanded extent (the merge iterates every copy).
-      (x->isBroadcast() && !x->hasExpandedExtent() ? c.broadcast : c.real) += 1;
-      if (x->isBroadcast() && x->hasExpandedExtent()) ++c.expanded;
+    if (x->definition() == nullptr) {
+      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
       continue;
     }
-    for (Val* in : def->inputs()) work.push_back(in->as<IterDomain>());
+    for (Val* in : x->definition()->inputs()) work.push_back(in->as<IterDomain>());
+  }
+  return out;
+}
+
+}  // namespace
+
+LoopCoverage loopCoverage(const IterDomain* id) {
+  LoopCoverage c;
+  for (const IterDomain* x : leafIds(id)) {
+    // An expanded broadcast counts as real: merged with another ID it contributes its expanded
+    // extent (the merge iterates every copy).
+    (x->isBroadcast() && !x->hasExpandedExtent() ? c.broadcast : c.real) += 1;
+    if (x->isBroadcast() && x->hasExpandedExtent()) ++c.expanded;
   }
   return c;
 }
@@ -211,22 +220,6 @@ std::vector<int64_t> LoopGraph::loopPath(const TensorView* tv) const {
 }
 
 namespace {
-
-// The IDs without a definition that `id` is made of.
-std::vector<const IterDomain*> leafIds(const IterDomain* id) {
-  std::vector<const IterDomain*> out;
-  std::vector<const IterDomain*> work{id};
-  while (!work.empty()) {
-    const IterDomain* x = work.back();
-    work.pop_back();
-    if (x->definition() == nullptr) {
-      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
-      continue;
-    }
-    for (Val* in : x->definition()->inputs()) work.push_back(in->as<IterDomain>());
-  }
-  return out;
-}
 
 // True when loop IDs `a` and `b` give every iteration the same element: exactly mapped, or
 // permissively mapped (the same transforms) with the same real dims underneath: every leaf that

@@ -6,7 +6,6 @@
 #include <memory>
 #include <unordered_set>
 
-#include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
 #include "loom/transform/loop_graph.h"
 #include "loom/transform/replay.h"
@@ -29,14 +28,7 @@ bool recomputable(const TensorView* tv) {
 // consumer it feeds there.
 TensorView* recomputeFor(TensorView* tv, Expr* use) {
   FusionGuard guard(tv->fusion());
-  std::vector<IterDomain*> ids;
-  for (IterDomain* id : TensorDomain::noReductions(tv->logical())) {
-    ids.push_back(id->cloneWithoutDefinition());
-    if (ids.back()->isParallelized()) ids.back()->parallelize(ParallelType::Serial);
-  }
-  auto* copy = IrBuilder::create<TensorView>(IrBuilder::create<TensorDomain>(ids), tv->dtype(),
-                                             MemoryType::Local);
-  copy->setDeviceMesh(tv->deviceMesh());
+  TensorView* copy = detail::newTensor(tv, detail::copyDomain(tv), MemoryType::Local);
   detail::recreate(tv->definition(), tv->definition()->inputs(), {copy});
   use->replaceInput(tv, copy);
   auto* consumer = use->output(0)->as<TensorView>();

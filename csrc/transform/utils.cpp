@@ -153,6 +153,21 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
   LOOM_UNREACHABLE("recreate does not know expr ", e->toString());
 }
 
+TensorDomain* copyDomain(const TensorView* tv) {
+  std::vector<IterDomain*> ids;
+  for (IterDomain* id : TensorDomain::noReductions(tv->logical())) {
+    ids.push_back(id->cloneWithoutDefinition());
+    if (ids.back()->isParallelized()) ids.back()->parallelize(ParallelType::Serial);
+  }
+  return IrBuilder::create<TensorDomain>(ids);
+}
+
+TensorView* newTensor(const TensorView* like, TensorDomain* domain, MemoryType memory) {
+  auto* tv = IrBuilder::create<TensorView>(domain, like->dtype(), memory);
+  tv->setDeviceMesh(like->deviceMesh());
+  return tv;
+}
+
 std::string idList(const std::vector<IterDomain*>& ids) {
   std::vector<std::string> names;
   for (auto* id : ids) names.push_back(id->toString());

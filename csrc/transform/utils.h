@@ -41,6 +41,12 @@ Expr* recreateWithOutputs(Expr* e, const std::vector<ir::Val*>& outputs);
 /// Rebuilds math expr `e` with new inputs and outputs.
 Expr* recreate(Expr* e, const std::vector<ir::Val*>& inputs, const std::vector<ir::Val*>& outputs);
 
+/// A fresh domain with clones of `tv`'s logical IDs minus reductions, serial (a copy's output
+/// domain).
+ir::TensorDomain* copyDomain(const TensorView* tv);
+/// A tensor on `domain` with `like`'s dtype and device mesh.
+TensorView* newTensor(const TensorView* like, ir::TensorDomain* domain, ir::MemoryType memory);
+
 /// "[i0, i3, i5]".
 std::string idList(const std::vector<IterDomain*>& ids);
 
