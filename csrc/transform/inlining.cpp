@@ -366,7 +366,7 @@ class SharedLoops {
       def = definitionOf(/*rfactor_only=*/false);
     }
     if (has_leaf) {
-      if (real_leaf) result.push_back(set);
+      if (real_leaf) result.push_back(expandedAsReal(id, set));
     } else if (def == nullptr) {
       if (!(id->isBroadcast() && !id->hasExpandedExtent())) result.push_back(set);
     } else {
@@ -379,6 +379,34 @@ class SharedLoops {
     std::sort(result.begin(), result.end());
     leaves_[set] = result;
     return result;
+  }
+  // An exact set of expanded broadcasts (and no real ID) is the same dim as a real ID of the
+  // same extent it maps to permissively: x expanded to [8, N] and sum(x) over [r8, N] run over
+  // one space. The smallest such exact set stands for it; `set` when there is none.
+  int64_t expandedAsReal(const IterDomain* id, int64_t set) const {
+    bool expanded_only = true;
+    const IterDomain* expanded = nullptr;
+    for (IterDomain* m : exact_->disjointSet(id)) {
+      if (!m->isBroadcast()) expanded_only = false;
+      if (m->hasExpandedExtent()) expanded = m;
+    }
+    if (!expanded_only || expanded == nullptr || !permissive_->contains(id)) return set;
+    auto sameExtent = [&](const IterDomain* y) {
+      const Scalar* a = expanded->logicalExtent();
+      const Scalar* b = y->logicalExtent();
+      auto ca = a->constInt();
+      auto cb = b->constInt();
+      return a == b || (ca.has_value() && cb.has_value() && *ca == *cb);
+    };
+    int64_t best = set;
+    bool found = false;
+    for (IterDomain* y : permissive_->disjointSet(id)) {
+      if (y->isBroadcast() || !exact_->contains(y) || !sameExtent(y)) continue;
+      int64_t ys = exact_->setOf(y);
+      if (!found || ys < best) best = ys;
+      found = true;
+    }
+    return best;
   }
   size_t find(size_t i) const {
     while (parent_[i] != int64_t(i)) i = size_t(parent_[i]);
