@@ -105,16 +105,33 @@ class ReductionScheduler final : public Scheduler {
     for (IterDomain* id : outs.front()->logical()) {
       if (id->isReduction()) reduced.push_back(id);
     }
+    std::vector<IterDomain*> kept;  // the dims the reduction's result has
+    for (IterDomain* id : outs.front()->logical()) {
+      if (!id->isReduction() && (!id->isBroadcast() || id->hasExpandedExtent())) {
+        kept.push_back(id);
+      }
+    }
     for (TensorView* tv : fusion.allTvs()) {
       if (after.count(tv) == 0 || tv->definition() == reductions.front()) continue;
       for (IterDomain* id : tv->logical()) {
-        if (id->isBroadcast() || id->isReduction()) continue;
+        if (id->isReduction() || (id->isBroadcast() && !id->hasExpandedExtent())) continue;
         for (IterDomain* r : reduced) {
           if (graph.areMapped(id, r)) {
             return reject("the reduced dim " + r->toString() + " of " + outs.front()->toString() +
                           " is iterated again after the reduction (" + tv->toString() +
                           "): a normalization pattern");
           }
+        }
+        // The result of a grid reduction exists only per column after every block has added
+        // its part; an epilogue over dims the result does not have (y[14, 10, 21] from
+        // max(x[14, 10, 1]) broadcast against another input) would read it in blocks and
+        // threads that never held it.
+        bool mapped = std::any_of(kept.begin(), kept.end(),
+                                  [&](IterDomain* k) { return graph.areMapped(id, k); });
+        if (!mapped) {
+          return reject("the dim " + id->toString() + " of " + tv->toString() +
+                        " after the reduction is not a dim of its result " +
+                        outs.front()->toString() + "; that epilogue needs its own kernel");
         }
       }
     }
