@@ -12,8 +12,10 @@
 #include <unordered_set>
 
 #include "loom/ir/layout.h"
+#include "loom/ir/printer.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/lower/lower.h"
 #include "loom/scheduler/registry.h"
 #include "loom/segmenter/remove_empty.h"
 #include "loom/segmenter/welford_translation.h"
@@ -52,14 +54,56 @@ class Segmenter {
     if (tensor_exprs.empty()) return result;
     if (!options_.forceSegmentation) {
       std::string why;
-      if (auto t = tryExprs(tensor_exprs, &why)) {
+      if (auto t = tryExprs(tensor_exprs, &why, /*verify=*/true)) {
         addSegment(result, tensor_exprs, std::move(*t));
         return result;
       }
     }
-    // One group per expr, then greedy merges. A cat starts in one group with the pads it
-    // selects among (it needs their ranges in its kernel).
-    for (ir::Expr* e : tensor_exprs) {
+    // One group per expr, then greedy merges.
+    startGroups(tensor_exprs);
+    while (mergeOnce()) {
+    }
+    // Merges are judged by the schedulers' proposals alone (cheap). Each final group is then
+    // scheduled and lowered once: a group whose schedule lowering refuses goes back to one group
+    // per expr, and from then on every merge is verified the same way.
+    std::vector<std::pair<int64_t, Trial>> accepted;
+    while (true) {
+      accepted.clear();
+      std::vector<int64_t> refused;
+      for (int64_t g : topologicalGroups()) {
+        std::string why;
+        std::optional<Trial> t = tryExprs(groups_[size_t(g)], &why, /*verify=*/true);
+        if (t.has_value()) {
+          accepted.emplace_back(g, std::move(*t));
+          continue;
+        }
+        // Back to its starting groups; one that is a starting group itself has nothing to split.
+        std::vector<ir::Expr*> exprs = std::move(groups_[size_t(g)]);
+        groups_[size_t(g)].clear();
+        rejected_.insert(sorted(exprs));
+        for (ir::Expr* e : exprs) group_of_.erase(e);
+        const size_t before = groups_.size();
+        startGroups(exprs);
+        const auto live = std::count_if(groups_.begin() + std::ptrdiff_t(before), groups_.end(),
+                                        [](const auto& group) { return !group.empty(); });
+        LOOM_CHECK(live > 1, "no scheduler accepts ", exprs.back()->toString(),
+                   " even on its own: ", why);
+        refused.push_back(g);
+      }
+      if (refused.empty()) break;
+      verify_merges_ = true;
+      while (mergeOnce()) {
+      }
+    }
+    for (auto& [g, t] : accepted) addSegment(result, groups_[size_t(g)], std::move(t));
+    return result;
+  }
+
+ private:
+  // One new group per expr of `exprs`, except that a cat starts in one group with the pads it
+  // selects among (it needs their ranges in its kernel).
+  void startGroups(const std::vector<ir::Expr*>& exprs) {
+    for (ir::Expr* e : exprs) {
       if (auto* cat = e->dynCast<ir::CatOp>()) {
         std::vector<ir::Expr*> group;
         for (size_t k = 0; k < cat->numInputs(); ++k) {
@@ -85,19 +129,8 @@ class Segmenter {
       group_of_[e] = int64_t(groups_.size());
       groups_.push_back({e});
     }
-    while (mergeOnce()) {
-    }
-    for (int64_t g : topologicalGroups()) {
-      std::string why;
-      std::optional<Trial> t = tryExprs(groups_[size_t(g)], &why);
-      LOOM_CHECK(t.has_value(), "no scheduler accepts ", groups_[size_t(g)].front()->toString(),
-                 " even on its own: ", why);
-      addSegment(result, groups_[size_t(g)], std::move(*t));
-    }
-    return result;
   }
 
- private:
   // Sorted by position in the original, so equal sets compare equal.
   std::vector<ir::Expr*> sorted(std::vector<ir::Expr*> exprs) const {
     std::sort(exprs.begin(), exprs.end(), [&](ir::Expr* a, ir::Expr* b) {
@@ -132,7 +165,11 @@ class Segmenter {
     return out;
   }
 
-  std::optional<Trial> tryExprs(const std::vector<ir::Expr*>& exprs, std::string* why) {
+  // The scheduler the registry proposes for `exprs` and its parameters; nullopt (with the
+  // reasons in `why`) when none accepts them. With `verify` (or once verify_merges_ is set), the
+  // proposal only counts when its schedule lowers: see verifySchedule.
+  std::optional<Trial> tryExprs(const std::vector<ir::Expr*>& exprs, std::string* why,
+                                bool verify = false) {
     Trial t;
     t.fusion = buildSegmentFusion(fusion_, sorted(exprs), live_);
     std::vector<eval::Argument> args = segmentArgs(t.fusion);
@@ -144,7 +181,30 @@ class Segmenter {
     }
     t.type = p.scheduler->type();
     t.params = p.scheduler->computeHeuristics(*t.fusion.fusion, info);
+    if ((verify || verify_merges_) && !verifySchedule(t, why)) return std::nullopt;
     return t;
+  }
+
+  // Schedules a copy of the trial's fusion and lowers it. A proposal whose schedule the
+  // scheduler or lowering refuses (registers read across threads, loops that cannot be ordered,
+  // a local buffer of symbolic size, ...) is no segment: the exprs are split further instead of
+  // failing the whole fusion at compile time. The reason is kept for the error when a single
+  // expr fails, and printed under LOOM_DUMP=segments.
+  bool verifySchedule(const Trial& t, std::string* why) {
+    try {
+      std::unique_ptr<ir::Fusion> scheduled = t.fusion.fusion->clone();
+      scheduler::applyScheduler(scheduler::schedulerFor(t.type), *scheduled, *t.params);
+      (void)lower::lowerFusion(*scheduled, DumpOptions{});
+      return true;
+    } catch (const Error& e) {
+      *why = std::string(scheduler::schedulerTypeName(t.type)) + " schedule does not lower: " +
+             e.what();
+      if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) {
+        std::cout << "segmenter: a schedule that does not lower, split further: " << *why << "\n"
+                  << ir::printFusion(*t.fusion.fusion);
+      }
+      return false;
+    }
   }
 
   void addSegment(SegmentedFusion& result, const std::vector<ir::Expr*>& exprs, Trial t) {
@@ -302,6 +362,7 @@ class Segmenter {
   std::vector<std::vector<ir::Expr*>> groups_;  // emptied when merged away
   std::unordered_map<const ir::Expr*, int64_t> group_of_;
   std::set<std::vector<ir::Expr*>> rejected_;
+  bool verify_merges_ = false;  ///< set once a merged group's schedule failed to lower
 };
 
 }  // namespace
