@@ -735,5 +735,53 @@ TEST_F(GeneralCore, BiasThroughTwoBroadcastsInOneLoopNest) {
   runAndCheck(std::move(f), {randomTensor({5, 4}, 1), randomTensor({4}, 2)});
 }
 
+// A sum over every dim of [24, 5] broadcast and expanded to [8, 24, 5]: the input's cache and
+// the reduction's rFactor share their loops (the expanded broadcast and the reduced dim of the
+// same extent are one space); the cache had been left in its own loops, its registers read by
+// other threads.
+TEST_F(GeneralCore, SumOverAnExpandedDim) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({24, 5}).build();
+    f->addInput(x);
+    TensorView* e = ops::expand(ops::broadcast(x, {true, false, false}), {8, -1, -1});
+    f->addOutput(ops::sum(e, {}));
+    f->addOutput(ops::sum(e, {0, 1}));
+  }
+  runAndCheck(std::move(f), {randomTensor({24, 5}, 1)}, 8 * 24 * 5);
+}
+
+// The same with the expanded tensor as the fusion's input (stride 0 along dim 0).
+TEST_F(GeneralCore, SumOverAnExpandedInput) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({1, 24, 5}).build();
+    f->addInput(x);
+    TensorView* e = ops::expand(x, {8, -1, -1});
+    f->addOutput(ops::sum(e, {}));
+  }
+  runAndCheck(std::move(f), {randomTensor({1, 24, 5}, 1)}, 8 * 24 * 5);
+}
+
+// An outer (grid) reduction whose result, broadcast, meets another input's dims
+// (y[14, 1, 21] >= max(x[14, 10, 1], dim 0)): the epilogue runs over dims the reduction's result
+// does not have, so it gets its own kernel (it had read the result in blocks that never held
+// it).
+TEST_F(GeneralCore, ReductionEpilogueOverOtherDims) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({-1, 10, 1}).build();
+    TensorView* y = ops::TensorBuilder().shape({14, 1, 21}).build();
+    f->addInput(x);
+    f->addInput(y);
+    TensorView* m = ops::max(x, {0}, /*keepdim=*/true);
+    f->addOutput(ops::mul(ops::cast(ops::ge(y, m), DataType::Float32), y));
+  }
+  runAndCheck(std::move(f), {randomTensor({14, 10, 1}, 1), randomTensor({14, 1, 21}, 2)});
+}
+
 }  // namespace
 }  // namespace loom::runtime
