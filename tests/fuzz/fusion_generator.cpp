@@ -270,6 +270,7 @@ class Generator {
   // Whether an inexact tensor's error may come from math below Float64: a pool tensor upstream
   // that is inexact and low precision, or a computed tensor of a 16- or 32-bit float type.
   bool upstreamLowPrecision(TensorView* tv);
+  DataType coarsestInexactUpstream(int t);
   // A random tensor satisfying `ok` (recent and unused ones preferred), or -1.
   int pick(const std::function<bool(const GenTensor&)>& ok = nullptr);
   // A tensor that broadcasts with `a` (other than a, when possible), or -1.
@@ -634,6 +635,43 @@ int Generator::adopt(TensorView* tv, std::vector<GenDim> dims, Num num, std::vec
   for (const GenDim& d : ts_.back().dims) classes.push_back(d.kind == DimKind::Bcast ? -1 : d.cls);
   c_.tensorClasses.push_back(std::move(classes));
   return int(ts_.size()) - 1;
+}
+
+DataType Generator::coarsestInexactUpstream(int t) {
+  // Machine epsilon orders the floating types: BFloat16 is the coarsest.
+  auto coarser = [](DataType a, DataType b) {
+    auto eps = [](DataType d) {
+      switch (d) {
+        case DataType::BFloat16: return 0x1p-8;
+        case DataType::Float16: return 0x1p-11;
+        case DataType::Float32: return 0x1p-24;
+        default: return 0x1p-53;
+      }
+    };
+    return eps(a) > eps(b) ? a : b;
+  };
+  DataType result = DataType::Float64;
+  std::vector<ir::Val*> stack{ts_[size_t(t)].tv};
+  std::set<ir::Val*> seen;
+  while (!stack.empty()) {
+    ir::Val* v = stack.back();
+    stack.pop_back();
+    if (!seen.insert(v).second) continue;
+    auto* tv = v->as<TensorView>();
+    // Tensors inside a composite op are not in the pool: walked through, judged by what the
+    // pool knows above and below them.
+    auto it = pool_index_.find(tv);
+    if (it != pool_index_.end()) {
+      const GenTensor& g = ts_[size_t(it->second)];
+      if (!g.num.exact && isFloatingType(tv->dtype())) result = coarser(result, tv->dtype());
+    }
+    ir::Expr* def = tv->definition();
+    if (def == nullptr) continue;
+    for (ir::Val* in : def->inputs()) {
+      if (in->isA<TensorView>()) stack.push_back(in);
+    }
+  }
+  return result;
 }
 
 bool Generator::upstreamLowPrecision(TensorView* tv) {
@@ -3421,6 +3459,7 @@ FuzzCase Generator::build() {
     spec.tolScale = t.tol;
     spec.isInput = t.input >= 0;
     spec.lowPrecision = !t.num.exact && t.num.lowp;
+    spec.coarsestInexact = coarsestInexactUpstream(o);
     c_.outputs.push_back(spec);
   }
   c_.fusion->removeDeadCode();
@@ -3675,6 +3714,11 @@ eval::Tolerance outputTolerance(const FuzzCase& c, size_t i, DataType dtype,
   n = std::min(n, 1e15);
   if (dtype == DataType::Float64 && o.lowPrecision) dtype = DataType::Float32;
   eval::Tolerance tol = eval::defaultTolerance(dtype, int64_t(n));
+  if (isFloatingType(dtype)) {
+    eval::Tolerance coarse = eval::defaultTolerance(o.coarsestInexact, int64_t(n));
+    tol.rtol = std::max(tol.rtol, coarse.rtol);
+    tol.atol = std::max(tol.atol, coarse.atol);
+  }
   tol.rtol *= o.tolScale;
   tol.atol *= o.tolScale;
   return tol;

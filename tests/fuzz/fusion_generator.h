@@ -125,6 +125,11 @@ struct OutputSpec {
   double tolScale = 1.0;              ///< multiplies defaultTolerance's rtol and atol
   /// A Float64 output computed partly in lower precision: compared with Float32's tolerance.
   bool lowPrecision = false;
+  /// The coarsest floating type an inexact value upstream was held in (Float64 when none was):
+  /// rounding to it can land one of its ulps apart in correct implementations (an average that
+  /// is a tie in Float16, computed exactly by the reference and to Float32 by a kernel), so the
+  /// output is compared with that type's tolerance when it is looser than its own.
+  DataType coarsestInexact = DataType::Float64;
   bool isInput = false;
   std::string name;  ///< as the printed fusion names it (T<i>)
 };
