@@ -256,6 +256,10 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
       vectorized.push_back(tv);
     }
   }
+  // Every other output read in the fusion too: its readers may run in other threads (an [N, 1]
+  // output read by an [N, 3] tensor is stored by one thread per row), and global memory this
+  // kernel writes is never read back.
+  utils::forkOutputsReadInFusion(fusion);
 
   if (rank == 0) {  // a 0-dim output: one element, nothing to split
     transform::inlineMost(fusion);

@@ -276,6 +276,9 @@ void scheduleReduction(ir::Fusion& fusion, const ReductionParams& params) {
   LOOM_CHECK(params.vectorize >= 1 && params.bdimx >= 1 && params.bdimy >= 1 &&
                  params.grid_reduction >= 1,
              "invalid reduction params: ", params.toString());
+  // Outputs read in the fusion (a prologue's result that the reduction also reads) keep a
+  // register value for their readers; a forked copy is stored.
+  utils::forkOutputsReadInFusion(fusion, red);
   if (params.inner) {
     scheduleInner(fusion, red, params);
   } else {

@@ -9,6 +9,7 @@
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
+#include "loom/transform/cache.h"
 #include "loom/transform/id_graph.h"
 
 namespace loom::scheduler::utils {
@@ -304,6 +305,22 @@ bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
     if (tv->computeAtPosition() != 0) return reject(tv->toString() + " is already inlined");
   }
   return fitsOneKernel(fusion, why);
+}
+
+std::vector<ir::TensorView*> forkOutputsReadInFusion(ir::Fusion& fusion,
+                                                     const ir::TensorView* keep) {
+  std::vector<ir::TensorView*> forks;
+  for (ir::Val* out : std::vector<ir::Val*>(fusion.outputs())) {
+    auto* tv = out->dynCast<ir::TensorView>();
+    if (tv == nullptr || tv->isFusionInput() || tv->definition() == nullptr ||
+        tv->uses().empty() || tv->memoryType() != ir::MemoryType::Global) {
+      continue;
+    }
+    if (keep != nullptr && keep->definition() == tv->definition()) continue;
+    forks.push_back(transform::cacheFork(tv));
+    tv->setMemoryType(ir::MemoryType::Local);
+  }
+  return forks;
 }
 
 ir::TensorView* largestOutput(const ir::Fusion& fusion) {

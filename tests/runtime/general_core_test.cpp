@@ -783,5 +783,38 @@ TEST_F(GeneralCore, ReductionEpilogueOverOtherDims) {
   runAndCheck(std::move(f), {randomTensor({14, 10, 1}, 1), randomTensor({14, 1, 21}, 2)});
 }
 
+// An [N, 1] output also read by an [N, 3] output in one pointwise kernel: the reader uses a
+// register copy (it had read global memory the kernel writes, which another thread stores a
+// row later: unwritten elements for odd row starts). Several sizes through one cache.
+TEST_F(GeneralCore, OutputReadByAWiderOutput) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({-1, 3}).dtype(DataType::Int64).build();
+    TensorView* a = ops::TensorBuilder().shape({-1, 1}).build();
+    TensorView* m = ops::TensorBuilder().shape({1, 1}).build();
+    f->addInput(x);
+    f->addInput(a);
+    f->addInput(m);
+    TensorView* am = ops::mul(a, m);
+    f->addOutput(am);
+    f->addOutput(ops::lerp(am, ops::cast(ops::eq(x, x), DataType::Float32), 0.25));
+  }
+  FusionExecutorCache cache(std::move(f), options());
+  for (int64_t n : {7, 34, 20, 5}) {
+    Tensor x = Tensor::empty({n, 3}, DataType::Int64);
+    fillRandom(x, uint64_t(n));
+    std::vector<eval::Argument> args{x, randomTensor({n, 1}, 2), randomTensor({1, 1}, 3)};
+    std::vector<Tensor> got = cache.run(args);
+    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
+    for (size_t i = 0; i < got.size(); ++i) {
+      auto err = eval::expectClose(got[i], expected[i], eval::defaultTolerance(got[i].dtype()),
+                                   "n = " + std::to_string(n) + ", output " + std::to_string(i));
+      EXPECT_FALSE(err.has_value()) << *err;
+    }
+  }
+}
+
+
 }  // namespace
 }  // namespace loom::runtime

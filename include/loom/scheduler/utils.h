@@ -33,6 +33,13 @@ bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why);
 /// loop of a cache's schedule covers): such an input is read from global memory, not cached.
 bool readThroughResize(const ir::TensorView* tv);
 
+/// Gives every computed fusion output that is also read in the fusion (other than the outputs
+/// of `keep`'s definition) a forked copy as the output (transform::cacheFork) and keeps the
+/// original in registers for its readers: a kernel never reads back global memory it writes.
+/// Returns the forks.
+std::vector<ir::TensorView*> forkOutputsReadInFusion(ir::Fusion& fusion,
+                                                     const ir::TensorView* keep = nullptr);
+
 /// The output with the most non-broadcast logical dims (first one on ties), preferring outputs
 /// that are not also fusion inputs; nullptr when no output is a TensorView.
 ir::TensorView* largestOutput(const ir::Fusion& fusion);
