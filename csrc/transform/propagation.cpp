@@ -136,21 +136,38 @@ void propagateTransforms(TensorView* reference, ReplayOptions options,
 
 void parallelizeAllLike(TensorView* reference, const std::vector<TensorView*>& tvs) {
   Fusion& fusion = *reference->fusion();
-  IdGraph graph(fusion, IdMappingMode::Permissive);
+  IdGraph exact(fusion, IdMappingMode::Exact);
+  IdGraph permissive(fusion, IdMappingMode::Permissive);
   std::vector<TensorView*> targets = tvs.empty() ? fusion.allTvs() : tvs;
   for (TensorView* tv : targets) {
     if (tv == reference) continue;
     for (int64_t k = 0; k < tv->nDims(); ++k) {
       IterDomain* id = tv->axis(k);
+      // The reference loop ID exactly mapped to it; else the first parallel one mapped
+      // permissively.
+      // Permissive sets can hold several reference loop IDs (x[1, N] and y[M, 1] read by one
+      // [M, N] tensor map M and N permissively, and so both pieces of a split of merge(M, N)):
+      // an exact match is the one loop it shares.
+      IterDomain* match = nullptr;
       for (IterDomain* ref : reference->loop()) {
-        ParallelType p = ref->parallelType();
-        if (p == ParallelType::Serial || !graph.areMapped(id, ref)) continue;
-        bool used = std::any_of(tv->loop().begin(), tv->loop().end(),
-                                [&](IterDomain* o) { return o->parallelType() == p; });
-        if (used || (p == ParallelType::Vectorize && k != tv->nDims() - 1)) break;
-        id->parallelize(p);
-        break;
+        if (exact.areMapped(id, ref)) {
+          match = ref;
+          break;
+        }
       }
+      for (IterDomain* ref : reference->loop()) {
+        if (match == nullptr && ref->parallelType() != ParallelType::Serial &&
+            permissive.areMapped(id, ref)) {
+          match = ref;
+        }
+      }
+      if (match == nullptr) continue;
+      ParallelType p = match->parallelType();
+      if (p == ParallelType::Serial) continue;
+      bool used = std::any_of(tv->loop().begin(), tv->loop().end(),
+                              [&](IterDomain* o) { return o->parallelType() == p; });
+      if (used || (p == ParallelType::Vectorize && k != tv->nDims() - 1)) continue;
+      id->parallelize(p);
     }
   }
 }

@@ -815,6 +815,22 @@ TEST_F(GeneralCore, OutputReadByAWiderOutput) {
   }
 }
 
+// A reduction over max(a[1, 2, 315], b[2, 1, 1]): the two inputs map rows and columns onto each
+// other permissively, so both pieces of the row split did; the block's TIDy rows are copied to
+// the tensors after the reduction by their exact match (they had stayed serial, and only
+// threadIdx.y == 0 stored: half the rows unwritten).
+TEST_F(GeneralCore, ReductionOfInputsBroadcastAlongDifferentDims) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* a = ops::TensorBuilder().shape({1, 2, 315}).build();
+    TensorView* b = ops::TensorBuilder().shape({2, 1, 1}).build();
+    f->addInput(a);
+    f->addInput(b);
+    f->addOutput(ops::abs(ops::sum(ops::maximum(a, b), {2}, /*keepdim=*/true)));
+  }
+  runAndCheck(std::move(f), {randomTensor({1, 2, 315}, 1), randomTensor({2, 1, 1}, 2)}, 315);
+}
 
 }  // namespace
 }  // namespace loom::runtime

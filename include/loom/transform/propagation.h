@@ -45,8 +45,9 @@ void propagateTransforms(TensorView* reference, ReplayOptions options = {},
                          const std::vector<TensorView*>& selected = {});
 
 /// Copies the parallel types of reference's loop IDs onto the loop IDs of `tvs` (all tensors of
-/// the fusion when empty) that map to them in the permissive ID graph. A type already used in a
-/// target's loop domain is not copied twice; Vectorize is copied only to innermost loop IDs.
+/// the fusion when empty) that map to them: the exactly mapped reference loop ID, else the first
+/// parallel one mapped in the permissive ID graph. A type already used in a target's loop domain is not
+/// copied twice; Vectorize is copied only to innermost loop IDs.
 void parallelizeAllLike(TensorView* reference, const std::vector<TensorView*>& tvs = {});
 
 }  // namespace loom::transform
