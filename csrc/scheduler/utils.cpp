@@ -330,7 +330,11 @@ ir::TensorView* largestOutput(const ir::Fusion& fusion) {
     auto* tv = out->dynCast<ir::TensorView>();
     if (tv == nullptr) continue;
     int64_t dims = 0;
-    for (ir::IterDomain* id : tv->logical()) dims += (!id->isBroadcast() && !id->isReduction());
+    // An expanded broadcast is a dim the output is written over (densely): an output that has
+    // one is larger than one without it, and only as the reference does it get a loop.
+    for (ir::IterDomain* id : tv->logical()) {
+      dims += !id->isReduction() && (!id->isBroadcast() || id->hasExpandedExtent());
+    }
     // An output that is also an input is only copied: prefer computed outputs.
     dims = tv->isFusionInput() ? dims : dims + (int64_t(1) << 32);
     if (dims > best_dims) {

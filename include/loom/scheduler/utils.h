@@ -40,7 +40,8 @@ bool readThroughResize(const ir::TensorView* tv);
 std::vector<ir::TensorView*> forkOutputsReadInFusion(ir::Fusion& fusion,
                                                      const ir::TensorView* keep = nullptr);
 
-/// The output with the most non-broadcast logical dims (first one on ties), preferring outputs
+/// The output with the most logical dims that are not plain broadcasts (expanded ones count:
+/// the output is written over them), first one on ties, preferring outputs
 /// that are not also fusion inputs; nullptr when no output is a TensorView.
 ir::TensorView* largestOutput(const ir::Fusion& fusion);
 
