@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Empty outputs and reductions over empty dims become FullOps (see remove_empty.h).
+// Empty tensors and reductions over empty dims become FullOps (see remove_empty.h).
 #include "loom/segmenter/remove_empty.h"
 
 #include <optional>
@@ -19,7 +19,7 @@ using ir::IterDomain;
 using ir::TensorView;
 
 struct EmptyWork {
-  std::vector<TensorView*> outputs;  ///< fusion outputs with zero elements
+  std::vector<TensorView*> outputs;  ///< computed tensors with zero elements
   std::vector<Expr*> reductions;     ///< reductions over an empty dim with a non-empty result
 };
 
@@ -44,12 +44,12 @@ EmptyWork findEmptyWork(const ir::Fusion& fusion, std::span<const eval::Argument
   eval::ExpressionEvaluator ee;
   ee.bindInputs(fusion, args);
   EmptyWork work;
-  for (ir::Val* v : fusion.outputs()) {
-    auto* tv = v->dynCast<TensorView>();
-    if (tv == nullptr || tv->definition() == nullptr || tv->definition()->isA<ir::FullOp>()) {
-      continue;
+  for (Expr* e : fusion.exprs()) {
+    if (e->isA<ir::FullOp>()) continue;
+    for (ir::Val* v : e->outputs()) {
+      auto* tv = v->dynCast<TensorView>();
+      if (tv != nullptr && numel(ee, tv) == 0) work.outputs.push_back(tv);
     }
-    if (numel(ee, tv) == 0) work.outputs.push_back(tv);
   }
   for (Expr* e : fusion.exprs()) {
     if (!e->isA<ir::ReductionOp>() && !e->isA<ir::WelfordOp>()) continue;
@@ -105,8 +105,8 @@ bool removeEmptyWork(ir::Fusion& fusion, std::span<const eval::Argument> args) {
     fusion.replaceAllUses(n, filledLike(n, wf->initN()));
   }
   for (TensorView* tv : w.outputs) {
-    // Still an output (a reduction above may have replaced it already with a FullOp).
-    if (!fusion.isOutput(tv)) continue;
+    // Still in use (a reduction above may have replaced it already with a FullOp).
+    if (!fusion.isOutput(tv) && tv->uses().empty()) continue;
     fusion.replaceAllUses(tv, filledLike(tv, ir::IrBuilder::constant(ir::ScalarValue(int64_t(0)),
                                                                tv->dtype())));
   }

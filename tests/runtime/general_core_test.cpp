@@ -850,5 +850,21 @@ TEST_F(GeneralCore, ExpandedOutputBesideAnotherOutput) {
   runAndCheck(std::move(f), {x});
 }
 
+// A slice to nothing read by a cat, beside a non-empty output: the empty intermediate becomes
+// an empty full (remove_empty.h), never a kernel output whose empty loops would launch no
+// threads for a non-empty neighbour (fuzz seed 876 had such a segment).
+TEST_F(GeneralCore, EmptySliceReadByACat) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({-1, -1}).build();
+    f->addInput(x);
+    TensorView* s = ops::slice(x, 1, 1, 1);
+    f->addOutput(ops::cat({ops::exp(x), s, x}, 1));
+    f->addOutput(ops::gt(x, 0.0));
+  }
+  runAndCheck(std::move(f), {randomTensor({3, 1}, 1)});
+}
+
 }  // namespace
 }  // namespace loom::runtime

@@ -4,12 +4,14 @@
 //   if (segmenter::hasEmptyWork(fusion, args)) segmenter::removeEmptyWork(copy, args);
 //
 // For the sizes `args` give, two kinds of expression need no kernel:
-//  * a fusion output with zero elements: it becomes a FullOp (nothing is written);
+//  * a computed tensor with zero elements (an output, or an intermediate such as a slice to
+//    nothing that a pad or cat reads): it becomes a FullOp (nothing is written or read);
 //  * a reduction (sum, prod, max, min, Welford) over dims of which one has size zero, with
 //    elements left in its result: each result becomes a FullOp of the reduction's init value,
 //    which is what reducing nothing gives (the reference evaluator's semantics).
 // Replacing them keeps every kernel's loops non-empty where it writes: a kernel whose loops
-// run over an empty dim cannot write a [N, 1] output or the N results of an empty reduction.
+// run over an empty dim cannot write a [N, 1] output or the N results of an empty reduction
+// (nor, as a segment's reference, the non-empty outputs beside an empty one).
 // FusionExecutorCache segments such inputs through a rewritten copy (the key holds every size,
 // so other sizes get their own segmentation).
 #pragma once
