@@ -304,22 +304,49 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   // schedulers only look at metadata, so CUDA tensors go in as host-labelled views.
   std::vector<eval::Argument> views = exec::checkedMetadataViews(*fusion_, args, options_.backend);
   const Variant& variant = contiguityVariant(views);
-  segmenter::SegmentedFusion segmented = segmenter::segmentFusion(*variant.fusion, views);
-  applyParamOverrides(segmented, options_.paramOverrides);
-  timer.mark("segment + heuristics");
-  FusionKernelRuntime* runtime = nullptr;
-  for (size_t i = 0; i < runtimes_.size(); ++i) {
-    if (runtime_concretizations_[i] == variant.concretization &&
-        runtimes_[i]->segmented().sameAs(segmented)) {
-      runtime = runtimes_[i].get();
-      break;
+  auto segment = [&] {
+    segmenter::SegmenterOptions seg_options;
+    seg_options.verifySchedules = verify_schedules_;
+    segmenter::SegmentedFusion sf = segmenter::segmentFusion(*variant.fusion, views, seg_options);
+    applyParamOverrides(sf, options_.paramOverrides);
+    return sf;
+  };
+  auto existing = [&](const segmenter::SegmentedFusion& sf) -> FusionKernelRuntime* {
+    for (size_t i = 0; i < runtimes_.size(); ++i) {
+      if (runtime_concretizations_[i] == variant.concretization &&
+          runtimes_[i]->segmented().sameAs(sf)) {
+        return runtimes_[i].get();
+      }
     }
-  }
+    return nullptr;
+  };
+  segmenter::SegmentedFusion segmented = segment();
+  timer.mark("segment + heuristics");
+  FusionKernelRuntime* runtime = existing(segmented);
   if (runtime == nullptr) {
-    runtimes_.push_back(std::make_unique<FusionKernelRuntime>(std::move(segmented), options_));
-    runtime_concretizations_.push_back(variant.concretization);
-    runtime = runtimes_.back().get();
-    timer.mark("new runtime: schedule, lower, codegen every segment");
+    std::unique_ptr<FusionKernelRuntime> built;
+    try {
+      built = std::make_unique<FusionKernelRuntime>(std::move(segmented), options_);
+    } catch (const UnavailableError&) {
+      throw;  // no device or compiler: nothing a different segmentation changes
+    } catch (const Error&) {
+      if (verify_schedules_) throw;
+      // Some segment's schedule does not compile (a scheduler's proposal it could not keep):
+      // segment again with every proposal verified (segmenter.h), now and for later sizes.
+      verify_schedules_ = true;
+      segmented = segment();
+      timer.mark("segmented again, verifying schedules");
+      runtime = existing(segmented);
+      if (runtime == nullptr) {
+        built = std::make_unique<FusionKernelRuntime>(std::move(segmented), options_);
+      }
+    }
+    if (built != nullptr) {
+      runtimes_.push_back(std::move(built));
+      runtime_concretizations_.push_back(variant.concretization);
+      runtime = runtimes_.back().get();
+      timer.mark("new runtime: schedule, lower, codegen every segment");
+    }
   } else {
     timer.mark("runtime reused (same segments and heuristics)");
   }

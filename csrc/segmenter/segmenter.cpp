@@ -54,7 +54,7 @@ class Segmenter {
     if (tensor_exprs.empty()) return result;
     if (!options_.forceSegmentation) {
       std::string why;
-      if (auto t = tryExprs(tensor_exprs, &why, /*verify=*/true)) {
+      if (auto t = tryExprs(tensor_exprs, &why, options_.verifySchedules)) {
         addSegment(result, tensor_exprs, std::move(*t));
         return result;
       }
@@ -63,16 +63,16 @@ class Segmenter {
     startGroups(tensor_exprs);
     while (mergeOnce()) {
     }
-    // Merges are judged by the schedulers' proposals alone (cheap). Each final group is then
-    // scheduled and lowered once: a group whose schedule lowering refuses goes back to one group
-    // per expr, and from then on every merge is verified the same way.
+    // Merges are judged by the schedulers' proposals alone (cheap). With verifySchedules, each
+    // final group is then scheduled and lowered once: a group whose schedule lowering refuses
+    // goes back to its starting groups, and from then on every merge is verified the same way.
     std::vector<std::pair<int64_t, Trial>> accepted;
     while (true) {
       accepted.clear();
       std::vector<int64_t> refused;
       for (int64_t g : topologicalGroups()) {
         std::string why;
-        std::optional<Trial> t = tryExprs(groups_[size_t(g)], &why, /*verify=*/true);
+        std::optional<Trial> t = tryExprs(groups_[size_t(g)], &why, options_.verifySchedules);
         if (t.has_value()) {
           accepted.emplace_back(g, std::move(*t));
           continue;

@@ -177,6 +177,8 @@ class FusionExecutorCache {
   std::unique_ptr<ir::Fusion> fusion_;
   bool dynamic_ = false;       ///< the fusion has dynamic reshapes
   bool scalar_sizes_ = false;  ///< tensor sizes depend on scalar inputs: their values are keyed
+  /// Set once a segment's schedule failed to compile: segmentation verifies every proposal.
+  bool verify_schedules_ = false;
   std::vector<Variant> variants_;
   RuntimeOptions options_;  // backend resolved at construction
   InputKey key_;            // the current run's key, reused

@@ -18,12 +18,15 @@
 // Pairs that were rejected once are not tried again. A single expr no scheduler takes is a
 // UserError naming the expr and every scheduler's reason.
 //
-// Verification. A proposal is a promise that the schedule compiles; the whole fusion's, and
-// each final group's, is kept only after scheduling a copy and lowering it (about half a
-// millisecond per segment, once per input signature). A group whose schedule the scheduler or
-// lowering refuses (registers another thread would read, loops that cannot be ordered, ...) goes
-// back to its starting groups, and from then on every merge is verified the same way, so the
-// fusion runs in more kernels instead of failing. LOOM_DUMP=segments prints each refusal.
+// Verification (SegmenterOptions::verifySchedules). A proposal is a promise that the schedule
+// compiles, which schedulers do not always keep. With verification the whole fusion's, and each
+// final group's, proposal is kept only after scheduling a copy and lowering it (as long as
+// scheduling the segment again: a few milliseconds for a normalization). A group whose schedule
+// the scheduler or lowering refuses (registers another thread would read, loops that cannot be
+// ordered, ...) goes back to its starting groups, and from then on every merge is verified the
+// same way, so the fusion runs in more kernels instead of failing. FusionExecutorCache segments
+// without it and again with it when a segment's schedule fails to compile.
+// LOOM_DUMP=segments prints each refusal.
 #pragma once
 
 #include <span>
@@ -42,6 +45,8 @@ struct SegmenterOptions {
   /// whole fusion at these sizes (translateApplicableWelford); the segments then refer to the
   /// translated copy, which the SegmentedFusion owns.
   bool translateWelford = true;
+  /// Schedule and lower every proposal before keeping it (see "Verification" above).
+  bool verifySchedules = false;
   scheduler::DeviceInfo device = {};
 };
 
