@@ -189,8 +189,32 @@ IndexMap promotedIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
       }
     }
   }
+  // tv's own resizes, from its logical IDs back to its root: the input of a pad or slice may be
+  // exactly mapped to an ID that another loop of the nest runs over (x[1, 12] padded to [1, 20]
+  // and permuted, in the loops of y[20, 12] = f(x) * g(pad): the pad's input is y's dim 1 in the
+  // exact graph, while the pad reads it at dim 0's index minus the padding). Its index here is
+  // the one its own resize gives, whatever its set holds.
+  std::unordered_map<const ir::IterDomain*, kir::Value*> own;
+  auto value = [&](const ir::IterDomain* id) -> kir::Value* {
+    auto it = own.find(id);
+    if (it != own.end()) return it->second;
+    return known(id) ? get(id) : nullptr;
+  };
+  if (tv->domain()->hasRoot()) {
+    auto history = historyOf(tv->root(), tv->logical());
+    for (auto it = history.rbegin(); it != history.rend(); ++it) {
+      auto* r = (*it)->dynCast<ir::Resize>();
+      if (r == nullptr) continue;
+      kir::Value* out = value(r->out());
+      if (out != nullptr) own[r->in()] = b.sub(out, ctx.lowerScalar(kernel, r->left()));
+    }
+  }
   IndexMap idx = loop_idx;
   for (ir::IterDomain* id : tv->domain()->maybeRoot()) {
+    if (auto it = own.find(id); it != own.end()) {
+      idx[id] = it->second;
+      continue;
+    }
     if (id->isBroadcast()) {
       // Readers take broadcast IDs at 0; an index the solve gives it (its set exactly mapped to a
       // loop piece, e.g. the outer half of split(merge(b, i), extent(i))) is kept for the

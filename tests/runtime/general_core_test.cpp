@@ -866,5 +866,25 @@ TEST_F(GeneralCore, EmptySliceReadByACat) {
   runAndCheck(std::move(f), {randomTensor({3, 1}, 1)});
 }
 
+// One input read in two index spaces of one loop nest: x[1, 12] padded to [1, 20] and permuted
+// feeds y[20, 12] = relu(max(sign(x), rsqrt(pad))) with x's 12 as y's dim 1, while the pad reads
+// x at dim 0's index minus the padding. The pad's input takes the index of its own resize (it
+// had taken dim 1's, its exact set's, and read x unpadded).
+TEST_F(GeneralCore, PaddedInputReadInTwoIndexSpaces) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({1, 12}).build();
+    f->addInput(x);
+    TensorView* p = ops::pad(x, {4, 4});
+    TensorView* t = ops::permute(p, {1, 0});
+    TensorView* a = ops::rsqrt(t);
+    f->addOutput(a);
+    f->addOutput(ops::relu(ops::maximum(ops::sign(x), ops::relu(a))));
+    f->addOutput(ops::set(p));
+  }
+  runAndCheck(std::move(f), {randomTensor({1, 12}, 1)});
+}
+
 }  // namespace
 }  // namespace loom::runtime
