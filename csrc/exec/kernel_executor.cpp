@@ -197,8 +197,9 @@ struct KernelExecutor::LaunchPlan {
   std::vector<void*> scratchPointers;
   std::vector<void*> args;
   std::vector<Tensor> live;          ///< per run: the allocated parameters, emptied after launch
-  /// A parallel type whose extent is 0 (0-size tensors): nothing is launched, since every tensor
-  /// the kernel allocates is empty then (makePlan checks it).
+  /// A parallel type whose extent is 0 (0-size tensors), or "output" when every tensor the
+  /// kernel writes is empty: nothing is launched (makePlan checks that every tensor the kernel
+  /// allocates is empty then).
   std::string emptyDim;
 };
 
@@ -335,6 +336,18 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     }
     plan->params.push_back(std::move(p));
   }
+  // Every tensor the kernel writes is empty (an output of expanded broadcasts of extent 0 has no
+  // loop to leave empty): a launch could only write out of bounds.
+  bool writes = false;
+  bool all_empty = true;
+  for (const LaunchPlan::Param& p : plan->params) {
+    if (p.input >= 0) continue;
+    writes = true;
+    int64_t numel = 1;
+    for (int64_t n : p.sizes) numel *= n;
+    all_empty = all_empty && numel == 0;
+  }
+  if (writes && all_empty && plan->emptyDim.empty()) plan->emptyDim = "output";
   const DataType index_type = lower::selectIndexType(extents);
   for (const kir::Kernel::VectorizedParam& v : kernel_->vectorized) {
     const kir::Buffer* vb = v.buffer;

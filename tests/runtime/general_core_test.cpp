@@ -886,5 +886,19 @@ TEST_F(GeneralCore, PaddedInputReadInTwoIndexSpaces) {
   runAndCheck(std::move(f), {randomTensor({1, 12}, 1)});
 }
 
+// Outputs of zero elements whose dims are all expanded broadcasts (expand to [0, 5]) have no
+// loop to leave empty: their kernel is not launched (it had stored element 0 of an empty buffer).
+TEST_F(GeneralCore, EmptyExpandedOutput) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({1, 1}).build();
+    f->addInput(x);
+    f->addOutput(ops::expand(ops::exp(x), {0, 5}));
+    f->addOutput(ops::mul(x, 2.0));
+  }
+  runAndCheck(std::move(f), {randomTensor({1, 1}, 1)});
+}
+
 }  // namespace
 }  // namespace loom::runtime
