@@ -206,7 +206,7 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   std::vector<TensorView*> vector_caches;
   for (Val* in : std::vector<Val*>(fusion.inputs())) {
     auto* tv = in->dynCast<TensorView>();
-    if (tv == nullptr || tv->uses().empty() || utils::readThroughResize(tv)) continue;
+    if (tv == nullptr || tv->uses().empty() || utils::readFromGlobal(tv)) continue;
     TensorView* cache = transform::cacheAfter(tv);
     if (vector_inputs.count(tv) != 0) vector_caches.push_back(cache);
     caches.push_back(cache);

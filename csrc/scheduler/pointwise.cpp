@@ -241,7 +241,7 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
   for (TensorView* tv : aligned) {
     if (tv->isFusionInput()) {
       // Vector loads go into a register cache; the math reads the cache.
-      if (!tv->uses().empty() && !utils::readThroughResize(tv)) {
+      if (!tv->uses().empty() && !utils::readFromGlobal(tv)) {
         vectorized.push_back(transform::cacheAfter(tv));
       }
     } else if (tv->definition() != nullptr && !tv->uses().empty()) {
@@ -305,8 +305,14 @@ void schedulePointwise(ir::Fusion& fusion, const PointwiseParams& params) {
   transform::propagateTransforms(ref);
   transform::parallelizeAllLike(ref);
   if (params.vectorize > 1) {
+    // Only where the innermost loop ID is the reference's vector lane: a cache of an input with
+    // dims the reference lacks (squeezed ones, of symbolic extent) has those innermost.
+    const IterDomain* lane = ref->axis(-1);
+    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
     for (TensorView* tv : vectorized) {
-      transform::parallelize(tv, tv->nDims() - 1, ParallelType::Vectorize);
+      if (tv->nDims() > 0 && exact.areMapped(tv->axis(-1), lane)) {
+        transform::parallelize(tv, tv->nDims() - 1, ParallelType::Vectorize);
+      }
     }
   }
   transform::inlineMost(fusion);

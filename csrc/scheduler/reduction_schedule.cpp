@@ -61,7 +61,7 @@ std::vector<TensorView*> cacheVectorizedInputs(ir::Fusion& fusion, TensorView* r
                                                const std::vector<IterDomain*>& inner_ids) {
   std::vector<TensorView*> caches;
   for (TensorView* tv : utils::innerAlignedTensors(fusion, red, inner_ids)) {
-    if (tv->isFusionInput() && !tv->uses().empty() && !utils::readThroughResize(tv)) {
+    if (tv->isFusionInput() && !tv->uses().empty() && !utils::readFromGlobal(tv)) {
       caches.push_back(transform::cacheAfter(tv));
     }
   }

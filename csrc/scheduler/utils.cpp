@@ -28,9 +28,14 @@ std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion) {
   return result;
 }
 
-bool readThroughResize(const ir::TensorView* tv) {
+bool readFromGlobal(const ir::TensorView* tv) {
   for (ir::Expr* use : tv->uses()) {
     if (use->isA<ir::SliceOp>() || use->isA<ir::PadOp>()) return true;
+    if (auto* sq = use->dynCast<ir::SqueezeOp>()) {
+      for (ir::IterDomain* id : sq->squeezedIds()) {
+        if (!id->isBroadcast()) return true;
+      }
+    }
   }
   return false;
 }

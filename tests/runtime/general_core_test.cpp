@@ -900,5 +900,20 @@ TEST_F(GeneralCore, EmptyExpandedOutput) {
   runAndCheck(std::move(f), {randomTensor({1, 1}, 1)});
 }
 
+// A reshape of [s0, s1, 64] to [64] at s0 = s1 = 1 (concretized to a squeeze of dims of
+// symbolic extent) under the vectorized pointwise schedule: the input is read from global
+// memory, not cached (a cache would loop over the squeezed dims outside the consumer's loops,
+// and its innermost loop ID, the squeezed one, was vectorized).
+TEST_F(GeneralCore, SqueezeOfSymbolicDimsVectorized) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({-1, -1, 64}).build();
+    f->addInput(x);
+    f->addOutput(ops::reshape(x, {64}));
+  }
+  runAndCheck(std::move(f), {randomTensor({1, 1, 64}, 1)});
+}
+
 }  // namespace
 }  // namespace loom::runtime

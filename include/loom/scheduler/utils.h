@@ -29,9 +29,11 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why);
 /// Returns false and writes *why otherwise.
 bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why);
 
-/// True when a slice or pad reads `tv` (at positions shifted by its start or padding, which no
-/// loop of a cache's schedule covers): such an input is read from global memory, not cached.
-bool readThroughResize(const ir::TensorView* tv);
+/// True when `tv` is read where no loop of a cache's schedule covers it, so that it is read from
+/// global memory, not cached: by a slice or pad (at positions shifted by its start or padding),
+/// or by a squeeze of a dim that is not a broadcast (of symbolic extent, 1 at run time: a cache
+/// would hold it in a loop of that extent outside the consumer's loops).
+bool readFromGlobal(const ir::TensorView* tv);
 
 /// Gives every computed fusion output that is also read in the fusion (other than the outputs
 /// of `keep`'s definition) a forked copy as the output (transform::cacheFork) and keeps the
