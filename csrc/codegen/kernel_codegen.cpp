@@ -144,6 +144,16 @@ std::string binary(const kir::BinaryExpr* b) {
   std::string r = operand(b->rhs, long_long);
   auto infix = [&](const char* op) { return "(" + l + " " + op + " " + r + ")"; };
   bool f32 = b->dtype() != DataType::Float64;
+  if (b->total && isIntegralType(b->dtype())) {
+    // Integer division of the fusion's own values: defined for every operand (math.cuh).
+    switch (b->op) {
+      case Op::Div: return "loom_div(" + l + ", " + r + ")";
+      case Op::Mod:
+      case Op::Fmod: return "loom_fmod(" + l + ", " + r + ")";
+      case Op::CeilDiv: return "loom_ceil_div_total(" + l + ", " + r + ")";
+      default: break;
+    }
+  }
   switch (b->op) {
     case Op::Add: return infix("+");
     case Op::Sub: return infix("-");

@@ -23,11 +23,6 @@ int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)
 int64_t wrapSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
 int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
 
-void checkDivisor(int64_t b, const ir::Expr* e) {
-  LOOM_CHECK(b != 0, "integer division by zero in ", e != nullptr ? e->toString() : "a scalar op",
-             ": the result is undefined; give this op nonzero divisors");
-}
-
 int64_t intPow(int64_t base, int64_t exp) {
   if (exp < 0) {
     // Integer powers with a negative exponent: only |base| == 1 keeps a nonzero integer part.
@@ -134,21 +129,22 @@ int64_t intUnary(UnaryOpType op, int64_t x, const ir::Expr* e) {
   }
 }
 
-int64_t intBinary(BinaryOpType op, int64_t a, int64_t b, const ir::Expr* e) {
+int64_t intBinary(BinaryOpType op, int64_t a, int64_t b) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   switch (op) {
     case BinaryOpType::Add: return wrapAdd(a, b);
     case BinaryOpType::Sub: return wrapSub(a, b);
     case BinaryOpType::Mul: return wrapMul(a, b);
+    // Integer division is defined for every operand, as in the kernels (math.cuh, docs/ops.md):
+    // by zero 0, the most negative value by -1 itself (remainder 0).
     case BinaryOpType::Div:
-      checkDivisor(b, e);
+      if (b == 0) return 0;
       return (a == kMin && b == -1) ? kMin : a / b;  // truncates toward zero
     case BinaryOpType::Mod:
     case BinaryOpType::Fmod:
-      checkDivisor(b, e);
-      return (b == -1) ? 0 : a % b;  // sign of the dividend
+      return (b == 0 || b == -1) ? 0 : a % b;  // sign of the dividend
     case BinaryOpType::CeilDiv: {
-      checkDivisor(b, e);
+      if (b == 0) return 0;
       if (a == kMin && b == -1) return kMin;
       int64_t q = a / b;
       int64_t r = a % b;
@@ -247,10 +243,10 @@ double applyUnary(UnaryOpType op, double x, DataType in, DataType out, const ir:
   return roundToDtype(floatUnary(op, x), out);
 }
 
-double applyBinary(BinaryOpType op, double a, double b, DataType lhs, DataType rhs, DataType out,
-                   const ir::Expr* e) {
+double applyBinary(BinaryOpType op, double a, double b, DataType lhs, DataType rhs,
+                   DataType out) {
   if (usesIntegerMath(op, lhs, rhs, out)) {
-    return double(wrapToDtype(intBinary(op, toInt64(a), toInt64(b), e), out));
+    return double(wrapToDtype(intBinary(op, toInt64(a), toInt64(b)), out));
   }
   return roundToDtype(floatBinary(op, a, b), out);
 }

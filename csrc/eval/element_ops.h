@@ -36,9 +36,11 @@ double roundHalfEven(double x);
 bool usesIntegerMath(ir::BinaryOpType op, DataType lhs, DataType rhs, DataType out);
 bool usesIntegerMath(ir::UnaryOpType op, DataType in, DataType out);
 
-/// Integer math. `e` names the expr in errors (division by zero).
+/// Integer math. `e` names the expr in errors. Division, remainder and ceil_div are defined for
+/// every operand as the kernels define them (docs/ops.md: by zero 0; the most negative value by
+/// -1 itself, remainder 0).
 int64_t intUnary(ir::UnaryOpType op, int64_t x, const ir::Expr* e);
-int64_t intBinary(ir::BinaryOpType op, int64_t a, int64_t b, const ir::Expr* e);
+int64_t intBinary(ir::BinaryOpType op, int64_t a, int64_t b);
 
 /// Floating math in double, not yet rounded to the output dtype. Cast is the identity here.
 double floatUnary(ir::UnaryOpType op, double x);
@@ -48,7 +50,7 @@ double floatTernary(ir::TernaryOpType op, double a, double b, double c);
 /// One element through an op, with rounding to `out`: the entry points the evaluators use.
 double applyUnary(ir::UnaryOpType op, double x, DataType in, DataType out, const ir::Expr* e);
 double applyBinary(ir::BinaryOpType op, double a, double b, DataType lhs, DataType rhs,
-                   DataType out, const ir::Expr* e);
+                   DataType out);
 double applyTernary(ir::TernaryOpType op, double a, double b, double c, DataType out);
 
 /// ScalarValue helpers: a value converted to double / int64, and a double stored as `dtype`

@@ -54,12 +54,12 @@ ScalarValue evalUnary(const ir::UnaryOp* op, const ScalarValue& x) {
 ScalarValue evalBinary(const ir::BinaryOp* op, const ScalarValue& a, const ScalarValue& b) {
   DataType out = op->out()->dtype();
   if (detail::usesIntegerMath(op->opType(), op->lhs()->dtype(), op->rhs()->dtype(), out)) {
-    int64_t r = detail::intBinary(op->opType(), detail::scalarToInt(a), detail::scalarToInt(b), op);
+    int64_t r = detail::intBinary(op->opType(), detail::scalarToInt(a), detail::scalarToInt(b));
     if (isBooleanType(out)) return r != 0;
     return detail::wrapToDtype(r, out);
   }
   double r = detail::applyBinary(op->opType(), detail::scalarToDouble(a), detail::scalarToDouble(b),
-                                 op->lhs()->dtype(), op->rhs()->dtype(), out, op);
+                                 op->lhs()->dtype(), op->rhs()->dtype(), out);
   return detail::scalarFromDouble(r, out);
 }
 

@@ -247,7 +247,7 @@ class Runner : public ir::ExprVisitor {
     DataType r = e->rhs()->dtype();
     DataType out_t = out->dtype();
     define(out, pointwise(e, out, [&](const std::vector<double>& v) {
-             return detail::applyBinary(e->opType(), v[0], v[1], l, r, out_t, e);
+             return detail::applyBinary(e->opType(), v[0], v[1], l, r, out_t);
            }));
   }
 

@@ -314,7 +314,8 @@ struct Hoister {
       case kir::NodeKind::UnaryExpr:
         return kernel.create<kir::UnaryExpr>(v->dtype(), v->as<kir::UnaryExpr>()->op, c[0]);
       case kir::NodeKind::BinaryExpr:
-        return kernel.create<kir::BinaryExpr>(v->dtype(), v->as<kir::BinaryExpr>()->op, c[0], c[1]);
+        return kernel.create<kir::BinaryExpr>(v->dtype(), v->as<kir::BinaryExpr>()->op, c[0], c[1],
+                                              v->as<kir::BinaryExpr>()->total);
       case kir::NodeKind::TernaryExpr:
         return kernel.create<kir::TernaryExpr>(v->dtype(), v->as<kir::TernaryExpr>()->op, c[0],
                                                c[1], c[2]);

@@ -485,7 +485,7 @@ kir::Value* substitute(kir::Kernel& kernel, kir::Value* v,
       kir::Value* l = substitute(kernel, b->lhs, repl);
       kir::Value* r = substitute(kernel, b->rhs, repl);
       if (l == b->lhs && r == b->rhs) return v;
-      return kernel.create<kir::BinaryExpr>(b->dtype(), b->op, l, r);
+      return kernel.create<kir::BinaryExpr>(b->dtype(), b->op, l, r, b->total);
     }
     case kir::NodeKind::TernaryExpr: {
       auto* t = v->as<kir::TernaryExpr>();

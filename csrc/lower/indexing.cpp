@@ -98,7 +98,7 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
   if (auto* u = dyn<ir::UnaryOp>(e)) {
     value = kernel.create<kir::UnaryExpr>(dt, u->opType(), ins[0]);
   } else if (auto* bin = dyn<ir::BinaryOp>(e)) {
-    value = kernel.create<kir::BinaryExpr>(dt, bin->opType(), ins[0], ins[1]);
+    value = kernel.create<kir::BinaryExpr>(dt, bin->opType(), ins[0], ins[1], /*total=*/true);
   } else if (auto* t = dyn<ir::TernaryOp>(e)) {
     value = kernel.create<kir::TernaryExpr>(dt, t->opType(), ins[0], ins[1], ins[2]);
   } else if (e->isA<ir::WelfordOp>()) {

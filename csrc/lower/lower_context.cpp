@@ -27,7 +27,7 @@ kir::Value* LowerContext::lowerScalar(kir::Kernel& kernel, const ir::Val* v) {
       out = kernel.create<kir::UnaryExpr>(s->dtype(), u->opType(), lowerScalar(kernel, u->in()));
     } else if (auto* b = def->dynCast<ir::BinaryOp>()) {
       out = kernel.create<kir::BinaryExpr>(s->dtype(), b->opType(), lowerScalar(kernel, b->lhs()),
-                                           lowerScalar(kernel, b->rhs()));
+                                           lowerScalar(kernel, b->rhs()), /*total=*/true);
     } else if (auto* t = def->dynCast<ir::TernaryOp>()) {
       out = kernel.create<kir::TernaryExpr>(s->dtype(), t->opType(), lowerScalar(kernel, t->a()),
                                             lowerScalar(kernel, t->b()), lowerScalar(kernel, t->c()));

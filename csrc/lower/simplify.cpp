@@ -47,8 +47,10 @@ struct Simplifier {
         case Op::Add: return kernel.constInt(x + y);
         case Op::Sub: return kernel.constInt(x - y);
         case Op::Mul: return kernel.constInt(x * y);
-        case Op::Div: if (y != 0) return kernel.constInt(x / y); break;
-        case Op::Mod: if (y != 0) return kernel.constInt(x % y); break;
+        // Constants that would trap (by 0, the most negative value by -1) are left to the
+        // kernel's total division (kernel_ir.h, BinaryExpr::total).
+        case Op::Div: if (y != 0 && y != -1) return kernel.constInt(x / y); break;
+        case Op::Mod: if (y != 0 && y != -1) return kernel.constInt(x % y); break;
         case Op::CeilDiv: if (y > 0 && x >= 0) return kernel.constInt((x + y - 1) / y); break;
         default: break;
       }
@@ -70,14 +72,18 @@ struct Simplifier {
       if ((b->op == Op::Div || b->op == Op::Mod) && cl == 0) return kernel.constInt(0);
       if (b->op == Op::Mod && cr == 1) return kernel.constInt(0);
     }
-    if (b->dtype() == kIndexType && (b->op == Op::Div || b->op == Op::Mod) && cr > 0) {
+    // (Index math only: its dividends are non-negative, the fusion's own values need not be.)
+    if (b->dtype() == kIndexType && !b->total && (b->op == Op::Div || b->op == Op::Mod) &&
+        cr > 0) {
       if (kir::Value* v = divMod(b->op, l, *cr)) return v;
     }
     if (b->op == Op::LogicalAnd) {
       if (isTrue(l)) return r;
       if (isTrue(r)) return l;
     }
-    kir::Value* out = l == b->lhs && r == b->rhs ? b : kernel.create<kir::BinaryExpr>(b->dtype(), b->op, l, r);
+    kir::Value* out = l == b->lhs && r == b->rhs
+                          ? b
+                          : kernel.create<kir::BinaryExpr>(b->dtype(), b->op, l, r, b->total);
     if (b->dtype() == DataType::Bool && b->op != Op::LogicalAnd && ranges.provablyTrue(out)) {
       return kernel.constBool(true);
     }

@@ -2,6 +2,8 @@
 // ExpressionEvaluator: scalar math, binding, and validation of runtime inputs.
 #include "loom/eval/expression_evaluator.h"
 
+#include <limits>
+
 #include "eval/eval_test_utils.h"
 
 namespace loom::eval::testing {
@@ -53,15 +55,20 @@ TEST_F(ExpressionEvaluatorTest, LargeIntegersExact) {
   EXPECT_EQ(ee.evaluateInt(sm::add(a, IrBuilder::index(1))), (int64_t(1) << 60) + 1);
 }
 
-// Division by zero in scalar math is a UserError.
-TEST_F(ExpressionEvaluatorTest, ScalarDivisionByZero) {
+// Integer division in scalar math is defined for every operand, as in kernels (docs/ops.md):
+// by zero 0, the most negative value by -1 itself.
+TEST_F(ExpressionEvaluatorTest, ScalarDivisionIsTotal) {
   ExpressionEvaluator ee;
   Scalar* a = IrBuilder::symbolic(kIndexType);
   Scalar* b = IrBuilder::symbolic(kIndexType);
   Scalar* q = sm::div(a, b);
   ee.bind(a, int64_t(4));
   ee.bind(b, int64_t(0));
-  EXPECT_HAS(userErrorOf([&] { ee.evaluate(q); }), "division by zero");
+  EXPECT_EQ(ee.evaluateInt(q), 0);
+  ExpressionEvaluator ee2;
+  ee2.bind(a, std::numeric_limits<int64_t>::min());
+  ee2.bind(b, int64_t(-1));
+  EXPECT_EQ(ee2.evaluateInt(q), std::numeric_limits<int64_t>::min());
 }
 
 // A Float32 scalar holds its value rounded to float.

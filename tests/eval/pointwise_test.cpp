@@ -151,16 +151,31 @@ TEST_F(PointwiseTest, IntegerPromotionAndWrap) {
   expectValues(valuesOf(res[1]), {14, -2});
 }
 
-// Integer division by zero has no defined result: a UserError naming the expr.
-TEST_F(PointwiseTest, IntegerDivisionByZero) {
-  auto* a = input({2}, DataType::Int64);
-  auto* b = input({2}, DataType::Int64);
-  auto* c = binaryDirect(ir::BinaryOpType::Div, a, b, DataType::Int64);
-  std::string msg = userErrorOf([&] {
-    run({c}, {makeTensor({2}, {1, 2}, DataType::Int64), makeTensor({2}, {1, 0}, DataType::Int64)});
-  });
-  EXPECT_HAS(msg, "division by zero");
-  EXPECT_HAS(msg, c->toString());
+// Integer division, remainder and ceil_div are defined for every operand (docs/ops.md): by zero
+// 0, the most negative value by -1 itself (remainder 0).
+TEST_F(PointwiseTest, IntegerDivisionIsTotal) {
+  auto* a = input({3}, DataType::Int64);
+  auto* b = input({3}, DataType::Int64);
+  const double lo = -9223372036854775808.0;
+  auto res = run({binaryDirect(ir::BinaryOpType::Div, a, b, DataType::Int64),
+                  binaryDirect(ir::BinaryOpType::Mod, a, b, DataType::Int64),
+                  binaryDirect(ir::BinaryOpType::CeilDiv, a, b, DataType::Int64), ops::fmod(a, b)},
+                 {makeTensor({3}, {7, lo, 0}, DataType::Int64),
+                  makeTensor({3}, {0, -1, 0}, DataType::Int64)});
+  expectValues(valuesOf(res[0]), {0, lo, 0});
+  expectValues(valuesOf(res[1]), {0, 0, 0});
+  expectValues(valuesOf(res[2]), {0, lo, 0});
+  expectValues(valuesOf(res[3]), {0, 0, 0});
+}
+
+// The same in Int32: INT32_MIN / -1 wraps to itself.
+TEST_F(PointwiseTest, Int32DivisionIsTotal) {
+  auto* a = input({2}, DataType::Int32);
+  auto* b = input({2}, DataType::Int32);
+  auto res = run({binaryDirect(ir::BinaryOpType::Div, a, b, DataType::Int32)},
+                 {makeTensor({2}, {-2147483648.0, 5}, DataType::Int32),
+                  makeTensor({2}, {-1, 0}, DataType::Int32)});
+  expectValues(valuesOf(res[0]), {-2147483648.0, 0});
 }
 
 // where picks by condition, clamp saturates (NaN propagates), lerp = a + w * (b - a).

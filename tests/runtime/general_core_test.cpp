@@ -915,5 +915,36 @@ TEST_F(GeneralCore, SqueezeOfSymbolicDimsVectorized) {
   runAndCheck(std::move(f), {randomTensor({1, 1, 64}, 1)});
 }
 
+// Integer division of tensors by zero and of the most negative value by -1 never traps: the
+// kernel gives what the evaluator gives (docs/ops.md; on the host backend it was SIGFPE).
+TEST_F(GeneralCore, IntegerDivisionNeverTraps) {
+  for (const char* dt : {"i32", "i64"}) {
+    const std::string t = dt;
+    auto f = ir::parseFusion("inputs: T0, T1\noutputs: T2, T3, T4, T5\n\n# tensors\n"
+                             "T0 : " + t + " global [i0{6}]\nT1 : " + t + " global [i1{6}]\n"
+                             "T2 : " + t + " global [i2{6}]\nT3 : " + t + " global [i3{6}]\n"
+                             "T4 : " + t + " global [i4{6}]\nT5 : " + t + " global [i5{6}]\n\n"
+                             "# math\nT2 = div(T0, T1)\nT3 = mod(T0, T1)\n"
+                             "T4 = ceil_div(T0, T1)\nT5 = fmod(T0, T1)\n");
+    const DataType dtype = t == "i32" ? DataType::Int32 : DataType::Int64;
+    Tensor a = Tensor::empty({6}, dtype);
+    Tensor b = Tensor::empty({6}, dtype);
+    const int64_t lo = t == "i32" ? std::numeric_limits<int32_t>::min()
+                                  : std::numeric_limits<int64_t>::min();
+    const std::vector<int64_t> av = {7, -7, lo, lo, 0, 9};
+    const std::vector<int64_t> bv = {0, 0, -1, 0, 0, -2};
+    for (size_t i = 0; i < av.size(); ++i) {
+      if (dtype == DataType::Int32) {
+        a.dataAs<int32_t>()[i] = int32_t(av[i]);
+        b.dataAs<int32_t>()[i] = int32_t(bv[i]);
+      } else {
+        a.dataAs<int64_t>()[i] = av[i];
+        b.dataAs<int64_t>()[i] = bv[i];
+      }
+    }
+    runAndCheck(std::move(f), {a, b});
+  }
+}
+
 }  // namespace
 }  // namespace loom::runtime

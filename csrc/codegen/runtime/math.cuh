@@ -87,14 +87,43 @@ __device__ __forceinline__ long long loom_ceil_div(long long a, int b) {
   return loom_ceil_div<long long>(a, b);
 }
 
+/// Integer division of the fusion's values, defined for every operand (docs/ops.md): truncating
+/// toward zero; by zero gives 0 (NumPy's choice; torch raises on the CPU), the most negative
+/// value by -1 gives itself (two's complement wrap). Never traps.
+template <typename T>
+__device__ __forceinline__ T loom_div(T a, T b) {
+  if (b == 0) return 0;
+  if (b == -1) return static_cast<T>(0ULL - static_cast<unsigned long long>(a));
+  return a / b;
+}
+__device__ __forceinline__ long long loom_div(int a, long long b) { return loom_div<long long>(a, b); }
+__device__ __forceinline__ long long loom_div(long long a, int b) { return loom_div<long long>(a, b); }
+
+/// ceil(a / b) for every integer operand: by zero 0, the most negative value by -1 itself.
+template <typename T>
+__device__ __forceinline__ T loom_ceil_div_total(T a, T b) {
+  T q = loom_div(a, b);
+  if (b == 0 || b == -1) return q;
+  T r = a % b;
+  return (r != 0 && ((r > 0) == (b > 0))) ? q + 1 : q;
+}
+__device__ __forceinline__ long long loom_ceil_div_total(int a, long long b) {
+  return loom_ceil_div_total<long long>(a, b);
+}
+__device__ __forceinline__ long long loom_ceil_div_total(long long a, int b) {
+  return loom_ceil_div_total<long long>(a, b);
+}
+
 /// torch.fmod: remainder with the sign of the dividend (C's fmod; truncating % for integers).
-/// An integer division by zero returns 0 instead of trapping.
+/// An integer remainder by zero or by -1 is 0 (a % -1 traps for the most negative a).
 __device__ __forceinline__ float loom_fmod(float a, float b) { return fmodf(a, b); }
 __device__ __forceinline__ double loom_fmod(double a, double b) { return fmod(a, b); }
-__device__ __forceinline__ int loom_fmod(int a, int b) { return b == 0 ? 0 : a % b; }
+__device__ __forceinline__ int loom_fmod(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }
 __device__ __forceinline__ long long loom_fmod(long long a, long long b) {
-  return b == 0 ? 0 : a % b;
+  return (b == 0 || b == -1) ? 0 : a % b;
 }
+__device__ __forceinline__ long long loom_fmod(int a, long long b) { return loom_fmod((long long)a, b); }
+__device__ __forceinline__ long long loom_fmod(long long a, int b) { return loom_fmod(a, (long long)b); }
 
 /// torch.remainder: remainder with the sign of the divisor (Python's %).
 template <typename T>

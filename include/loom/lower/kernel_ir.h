@@ -167,11 +167,16 @@ class UnaryExpr : public Value {
 class BinaryExpr : public Value {
  public:
   LOOM_KIR_NODE(BinaryExpr)
-  BinaryExpr(DataType dtype, ir::BinaryOpType op, Value* lhs, Value* rhs)
-      : Value(kKind, dtype), op(op), lhs(lhs), rhs(rhs) {}
+  BinaryExpr(DataType dtype, ir::BinaryOpType op, Value* lhs, Value* rhs, bool total = false)
+      : Value(kKind, dtype), op(op), lhs(lhs), rhs(rhs), total(total) {}
   ir::BinaryOpType op;
   Value* lhs;
   Value* rhs;
+  /// The fusion's own math (tensor ops and scalars), as opposed to index math lowering made:
+  /// an integer division, remainder or ceil_div of it is defined for every operand (by zero: 0;
+  /// the most negative value by -1: itself, remainder 0; docs/ops.md) and codegen emits it so.
+  /// Index math divides by split factors and extents, which are positive.
+  bool total = false;
 };
 
 class TernaryExpr : public Value {
