@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "loom/eval/expression_evaluator.h"
+#include "loom/support/checked_math.h"
 
 namespace loom::ir {
 class Expr;
@@ -22,9 +23,10 @@ class TensorView;
 
 namespace loom::eval::detail {
 
+/// Elements of `shape`; a UserError when the count (or its doubles' bytes) overflows 64 bits.
 inline int64_t numelOf(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  int64_t n = checkedNumel(shape, "the element count of a tensor the reference evaluates");
+  checkedMul(n, int64_t(sizeof(double)), "the reference evaluator's buffer of a tensor");
   return n;
 }
 

@@ -16,6 +16,7 @@
 #include "loom/ir/tensor_view.h"
 #include "loom/lower/index_type.h"
 #include "loom/lower/lower.h"
+#include "loom/support/checked_math.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
 
@@ -318,6 +319,8 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
       extents.push_back({t.sizes(), kernelStrides(b->tv, t.sizes(), t.strides())});
     } else {
       p.sizes = ee.logicalSizes(b->tv);
+      checkedMul(checkedNumel(p.sizes, "the element count of " + b->tv->toString()),
+                 int64_t(dataTypeSize(b->tv->dtype())), "the byte size of " + b->tv->toString());
       ir::DenseLayout layout = ir::denseLayout(b->tv, p.sizes);
       p.allocSizes = std::move(layout.allocSizes);
       p.strides = std::move(layout.strides);

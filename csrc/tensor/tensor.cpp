@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 
+#include "loom/support/checked_math.h"
 #include "loom/support/error.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/half.h"
@@ -40,6 +41,9 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, DataType dtype, std::vector<int
     LOOM_CHECK(sizes_[i] >= 0, "tensor size ", sizes_[i], " at dimension ", i, " is negative");
   }
   LOOM_CHECK(offset_ >= 0, "tensor offset ", offset_, " is negative");
+  // numel() and every byte offset of an element fit in int64 (checked once here).
+  checkedMul(checkedNumel(sizes_, "the element count of a tensor"), int64_t(itemSize()),
+             "the byte size of a tensor");
 }
 
 std::vector<int64_t> Tensor::contiguousStrides(std::span<const int64_t> sizes) {
@@ -47,7 +51,7 @@ std::vector<int64_t> Tensor::contiguousStrides(std::span<const int64_t> sizes) {
   int64_t s = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<int64_t>(sizes[i], 1);
+    if (i > 0) s = checkedMul(s, std::max<int64_t>(sizes[i], 1), "the strides of a tensor");
   }
   return strides;
 }
@@ -68,9 +72,13 @@ Tensor Tensor::emptyStrided(std::vector<int64_t> sizes, std::vector<int64_t> str
     if (sizes[i] == 0) extent = 0;
   }
   if (extent != 0) {
-    for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      extent = checkedAdd(extent, checkedMul(sizes[i] - 1, strides[i], "a tensor's extent"),
+                          "a tensor's extent");
+    }
   }
-  auto storage = Storage::allocateHost(size_t(extent) * dataTypeSize(dtype));
+  const int64_t bytes = checkedMul(extent, int64_t(dataTypeSize(dtype)), "a tensor's byte size");
+  auto storage = Storage::allocateHost(size_t(bytes));
   return Tensor(std::move(storage), dtype, std::move(sizes), std::move(strides));
 }
 
@@ -81,11 +89,22 @@ Tensor Tensor::fromBlob(void* data, std::vector<int64_t> sizes, std::vector<int6
     if (sizes[i] == 0) extent = 0;
   }
   if (extent != 0) {
-    for (size_t i = 0; i < sizes.size() && i < strides.size(); ++i)
-      extent += (sizes[i] - 1) * std::abs(strides[i]);
+    for (size_t i = 0; i < sizes.size() && i < strides.size(); ++i) {
+      LOOM_CHECK(sizes[i] >= 0, "fromBlob: negative size ", sizes[i]);
+      LOOM_CHECK(strides[i] != std::numeric_limits<int64_t>::min(), "fromBlob: stride ",
+                 strides[i], " out of range");
+      extent = checkedAdd(
+          extent, checkedMul(sizes[i] - 1, std::abs(strides[i]), "a tensor's extent"),
+          "a tensor's extent");
+    }
   }
-  auto storage = std::make_shared<Storage>(data, size_t(extent) * dataTypeSize(dtype), device,
-                                           std::move(deleter));
+  const int64_t bytes = checkedMul(extent, int64_t(dataTypeSize(dtype)), "a tensor's byte size");
+  LOOM_CHECK(data != nullptr || bytes == 0, "fromBlob: a null data pointer for a ",
+             dataTypeName(dtype), " tensor of ", extent, " elements");
+  LOOM_CHECK(reinterpret_cast<uintptr_t>(data) % dataTypeSize(dtype) == 0, "fromBlob: data ",
+             data, " is not aligned to the ", dataTypeSize(dtype), "-byte elements of ",
+             dataTypeName(dtype));
+  auto storage = std::make_shared<Storage>(data, size_t(bytes), device, std::move(deleter));
   return Tensor(std::move(storage), dtype, std::move(sizes), std::move(strides));
 }
 

@@ -353,5 +353,42 @@ TEST(TensorTest, HostOnlyOperationsRejectDeviceTensors) {
   EXPECT_THAT(userErrorOf([&] { d.contiguous(); }), HasSubstr("needs a host tensor"));
 }
 
+// Sizes whose products overflow int64 are UserErrors, never a wrapped (small) allocation: an
+// element count past 2^63, a byte size past it, and the strides of such a shape. A zero size
+// makes a shape empty (its strides must still fit).
+TEST(TensorTest, SizeProductsThatOverflowAreErrors) {
+  const int64_t big = int64_t(1) << 62;
+  EXPECT_THAT(userErrorOf([&] { Tensor::empty({big + 1}, DataType::Float32); }),
+              HasSubstr("overflows 64 bits"));
+  EXPECT_THAT(userErrorOf([&] { Tensor::empty({int64_t(1) << 32, int64_t(1) << 32},
+                                              DataType::Float32); }),
+              HasSubstr("overflows 64 bits"));
+  EXPECT_THAT(userErrorOf([&] { Tensor::empty({3, big, 5}, DataType::Bool); }),
+              HasSubstr("overflows 64 bits"));
+  Tensor empty = Tensor::empty({big, 0, big}, DataType::Float32);
+  EXPECT_EQ(empty.numel(), 0);
+  int64_t x = 0;
+  EXPECT_THAT(userErrorOf([&] {
+                Tensor::fromBlob(&x, {big, 4}, {1, big}, DataType::Bool, Device::cpu());
+              }),
+              HasSubstr("overflows 64 bits"));
+}
+
+// fromBlob rejects a null pointer for a tensor with elements and a pointer not aligned to the
+// element size (a null pointer for an empty tensor is fine).
+TEST(TensorTest, FromBlobRejectsNullAndMisalignedData) {
+  EXPECT_THAT(userErrorOf([] {
+                Tensor::fromBlob(nullptr, {4}, {1}, DataType::Float32, Device::cpu());
+              }),
+              HasSubstr("null data pointer"));
+  EXPECT_EQ(Tensor::fromBlob(nullptr, {0}, {1}, DataType::Float32, Device::cpu()).numel(), 0);
+  alignas(8) char buffer[64] = {};
+  EXPECT_THAT(userErrorOf([&] {
+                Tensor::fromBlob(buffer + 2, {4}, {1}, DataType::Float32, Device::cpu());
+              }),
+              HasSubstr("is not aligned to the 4-byte elements of f32"));
+  EXPECT_EQ(Tensor::fromBlob(buffer + 2, {4}, {1}, DataType::Float16, Device::cpu()).numel(), 4);
+}
+
 }  // namespace
 }  // namespace loom

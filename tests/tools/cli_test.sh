@@ -69,6 +69,14 @@ printf 'inputs: T0\noutputs: T1\ns0 : i64\nT0 : f32 global [i0{s0}]\nT1 : f32 gl
   >"$tmp/sym.fus"
 check eval-sizes 0 '^T1 +\[5\] f32' -- "$loom" eval "$tmp/sym.fus" --sizes s0=5
 check eval-missing-size 1 'pass it with --sizes s0=N' -- "$loom" eval "$tmp/sym.fus"
+# Sizes whose element count overflows 64 bits are an error naming the input (a heap overflow
+# when the inputs were filled).
+printf 'inputs: T0\noutputs: T1\ns0 : i64\nT0 : f32 global [i0{s0}, i1{4}]\nT1 : f32 global [i2{s0}, i3{4}]\nT1 = abs(T0)\n' \
+  >"$tmp/big.fus"
+check eval-size-overflow 1 'element count of input 0 \(T0\) overflows 64 bits' -- \
+  "$loom" eval "$tmp/big.fus" --sizes s0=4611686018427387904
+check run-size-overflow 1 'element count of input 0 \(T0\) overflows 64 bits' -- \
+  "$loom" run "$tmp/big.fus" --backend host --sizes s0=4611686018427387904
 
 # Every hand-scheduled example lowers to one kernel that `codegen` prints and compiles for sm_90
 # with NVRTC (no GPU needed) without register spills, and `eval` computes its outputs.

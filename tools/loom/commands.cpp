@@ -12,6 +12,7 @@
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
 #include "loom/ir/printer.h"
+#include "loom/support/checked_math.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/tensor.h"
 
@@ -100,6 +101,10 @@ int evalCommand(const std::vector<std::string>& args) {
       for (size_t k = 0; k < ids.size(); ++k) {
         shape.push_back(extentValue(ids[k]->logicalExtent(), tv, k, sizes));
       }
+      checkedMul(checkedNumel(shape, "the element count of input " + std::to_string(i) + " (" +
+                                          tv->toString() + ")"),
+                 int64_t(dataTypeSize(tv->dtype())),
+                 "the byte size of input " + std::to_string(i) + " (" + tv->toString() + ")");
       Tensor t = Tensor::empty(shape, tv->dtype());
       fillRandom(t, seed * 1000003 + i);
       inputs.emplace_back(std::move(t));

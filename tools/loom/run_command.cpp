@@ -14,6 +14,7 @@
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
 #include "loom/runtime/fusion_executor_cache.h"
+#include "loom/support/checked_math.h"
 #include "loom/support/strings.h"
 #include "tools/loom/commands.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
@@ -55,6 +56,10 @@ std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
                                                              " axis " + std::to_string(k)),
                                               e->toString()));
       }
+      checkedMul(checkedNumel(shape, "the element count of input " + std::to_string(i) + " (" +
+                                          tv->toString() + ")"),
+                 int64_t(dataTypeSize(tv->dtype())),
+                 "the byte size of input " + std::to_string(i) + " (" + tv->toString() + ")");
       Tensor t = Tensor::empty(shape, tv->dtype());
       fillRandom(t, seed * 1000003 + i);
       inputs.emplace_back(std::move(t));
