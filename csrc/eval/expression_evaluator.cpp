@@ -183,28 +183,51 @@ std::optional<ScalarValue> ExpressionEvaluator::evaluate(const ir::Val* v) {
   if (s->isConst()) return detail::normalizeScalar(s->value(), s->dtype());
   if (auto it = bound_.find(v); it != bound_.end()) return it->second;
   if (auto it = derived_.find(v); it != derived_.end()) return it->second;
-  ir::Expr* def = s->definition();
-  if (def == nullptr) return std::nullopt;
-  std::vector<ScalarValue> ins;
-  for (ir::Val* in : def->inputs()) {
-    if (!in->isA<ir::Scalar>()) return std::nullopt;
-    auto x = evaluate(in);
-    if (!x) return std::nullopt;
-    ins.push_back(*x);
+  // The values v is computed from, innermost first, with an explicit stack (a chain of scalar
+  // ops can be tens of thousands long; recursion per op overflowed the stack).
+  auto known = [&](const ir::Val* x) -> const ScalarValue* {
+    if (auto it = bound_.find(x); it != bound_.end()) return &it->second;
+    if (auto it = derived_.find(x); it != derived_.end()) return &it->second;
+    return nullptr;
+  };
+  std::vector<std::pair<const ir::Scalar*, bool>> stack{{s, false}};  // (scalar, inputs pushed)
+  while (!stack.empty()) {
+    auto [x, expanded] = stack.back();
+    if (x->isConst() || known(x) != nullptr) {
+      stack.pop_back();
+      continue;
+    }
+    ir::Expr* def = x->definition();
+    if (def == nullptr) return std::nullopt;  // an unbound symbolic value upstream
+    if (!expanded) {
+      stack.back().second = true;
+      for (ir::Val* in : def->inputs()) {
+        if (!in->isA<ir::Scalar>()) return std::nullopt;
+        stack.push_back({in->as<ir::Scalar>(), false});
+      }
+      continue;
+    }
+    stack.pop_back();
+    std::vector<ScalarValue> ins;
+    for (ir::Val* in : def->inputs()) {
+      const auto* is = in->as<ir::Scalar>();
+      ins.push_back(is->isConst() ? detail::normalizeScalar(is->value(), is->dtype())
+                                  : *known(is));
+    }
+    ScalarValue r;
+    if (auto* u = def->dynCast<ir::UnaryOp>()) {
+      r = evalUnary(u, ins[0]);
+    } else if (auto* b = def->dynCast<ir::BinaryOp>()) {
+      r = evalBinary(b, ins[0], ins[1]);
+    } else if (auto* t = def->dynCast<ir::TernaryOp>()) {
+      r = evalTernary(t, ins[0], ins[1], ins[2]);
+    } else {
+      LOOM_THROW("cannot evaluate ", x->toString(), ": its definition ", def->toString(),
+                 " is not scalar math");
+    }
+    derived_.emplace(x, r);
   }
-  ScalarValue r;
-  if (auto* u = def->dynCast<ir::UnaryOp>()) {
-    r = evalUnary(u, ins[0]);
-  } else if (auto* b = def->dynCast<ir::BinaryOp>()) {
-    r = evalBinary(b, ins[0], ins[1]);
-  } else if (auto* t = def->dynCast<ir::TernaryOp>()) {
-    r = evalTernary(t, ins[0], ins[1], ins[2]);
-  } else {
-    LOOM_THROW("cannot evaluate ", s->toString(), ": its definition ", def->toString(),
-               " is not scalar math");
-  }
-  derived_.emplace(v, r);
-  return r;
+  return *known(s);
 }
 
 int64_t ExpressionEvaluator::evaluateInt(const ir::Val* v) {

@@ -181,20 +181,43 @@ class Printer {
   }
 
   // Post-order over scalar definitions, so a scalar is named after the scalars it is made from.
-  void collectScalar(Val* v) {
-    auto* s = v == nullptr ? nullptr : v->dynCast<Scalar>();
-    if (s == nullptr || s->isConst() || names_.count(s)) return;
-    names_[s] = "";  // visiting
-    if (Expr* d = s->definition()) {
+  // An explicit stack, not recursion: a chain of scalar ops can be tens of thousands long. A
+  // scalar's name is "" while its inputs are being named.
+  void collectScalar(Val* root) {
+    auto pending = [&](Val* v) -> Scalar* {
+      auto* s = v == nullptr ? nullptr : v->dynCast<Scalar>();
+      return (s == nullptr || s->isConst() || names_.count(s)) ? nullptr : s;
+    };
+    std::vector<std::pair<Scalar*, bool>> stack;  // (scalar, its inputs pushed)
+    if (Scalar* s = pending(root)) stack.push_back({s, false});
+    while (!stack.empty()) {
+      auto [s, expanded] = stack.back();
+      if (expanded) {
+        stack.pop_back();
+        names_[s] = "s" + std::to_string(scalars_.size());
+        scalars_.push_back(s);
+        continue;
+      }
+      if (names_.count(s)) {  // reached again through another path, already named
+        stack.pop_back();
+        continue;
+      }
+      names_[s] = "";
+      stack.back().second = true;
+      Expr* d = s->definition();
+      if (d == nullptr) continue;
+      std::vector<Val*> ins;
       for (Val* in : d->inputs()) {
         LOOM_ASSERT(in->isA<Scalar>(), "scalar ", s->toString(), " is computed from ",
                     in->toString(), ", which the text form cannot express");
-        collectScalar(in);
+        ins.push_back(in);
       }
-      for (Val* a : d->attributeVals()) collectScalar(a);
+      for (Val* a : d->attributeVals()) ins.push_back(a);
+      // Reversed, so the first input is named first (the order the text has always had).
+      for (auto it = ins.rbegin(); it != ins.rend(); ++it) {
+        if (Scalar* in = pending(*it)) stack.push_back({in, false});
+      }
     }
-    names_[s] = "s" + std::to_string(scalars_.size());
-    scalars_.push_back(s);
   }
 
   // Reference to a tensor or scalar (constants print as literals).

@@ -18,6 +18,27 @@ bool LowerContext::isScopeOf(const ir::TensorView* tv, const kir::ForLoop* scope
 
 kir::Value* LowerContext::lowerScalar(kir::Kernel& kernel, const ir::Val* v) {
   if (auto it = scalars_.find(v); it != scalars_.end()) return it->second;
+  // The scalars v is computed from are lowered first, innermost first, with an explicit stack,
+  // so that the recursive calls below find their operands lowered (a chain of scalar ops can be
+  // tens of thousands long).
+  std::vector<std::pair<const ir::Val*, bool>> stack{{v, false}};  // (scalar, inputs pushed)
+  while (!stack.empty()) {
+    auto [x, expanded] = stack.back();
+    ir::Expr* def = x->as<ir::Scalar>()->definition();
+    if (scalars_.count(x) != 0 || x->as<ir::Scalar>()->isConst() || def == nullptr) {
+      stack.pop_back();
+      continue;
+    }
+    if (!expanded) {
+      stack.back().second = true;
+      for (ir::Val* in : def->inputs()) {
+        if (in->isA<ir::Scalar>() && scalars_.count(in) == 0) stack.push_back({in, false});
+      }
+      continue;
+    }
+    stack.pop_back();
+    if (x != v) lowerScalar(kernel, x);  // its inputs are lowered: no deeper recursion
+  }
   const auto* s = v->as<ir::Scalar>();
   kir::Value* out = nullptr;
   if (s->isConst()) {

@@ -5,6 +5,9 @@
 #include <limits>
 
 #include "eval/eval_test_utils.h"
+#include "loom/ir/parser.h"
+#include "loom/ir/printer.h"
+#include "loom/ops/ops.h"
 
 namespace loom::eval::testing {
 namespace {
@@ -216,6 +219,33 @@ TEST_F(InputValidationTest, EvaluateFusionValidates) {
   fusion_.addOutput(ops::neg(x));
   std::vector<Argument> args = {Tensor::empty({3}, DataType::Float32)};
   EXPECT_HAS(userErrorOf([&] { evaluateFusion(fusion_, args); }), "expected size 2");
+}
+
+// A chain of 15,000 scalar ops (out = x + (s + 1 + 1 + ...)) is printed, parsed back, cloned and
+// evaluated without recursing per op (each had overflowed the stack), and the reference
+// evaluator computes the tensor that uses it.
+TEST(ExpressionEvaluatorDeep, ScalarChainOf15000Ops) {
+  ir::Fusion fusion;
+  ir::FusionGuard guard(&fusion);
+  ir::TensorView* x = ops::TensorBuilder().shape({4}).build();
+  Scalar* in = IrBuilder::symbolic(kIndexType);
+  fusion.addInput(x);
+  fusion.addInput(in);
+  Scalar* s = in;
+  for (int i = 0; i < 15000; ++i) s = sm::add(s, IrBuilder::constant(int64_t(1)));
+  fusion.addOutput(ops::add(x, s));
+  ExpressionEvaluator ee;
+  ee.bind(in, int64_t(7));
+  EXPECT_EQ(ee.evaluateInt(s), 15007);
+  std::string text = ir::printFusion(fusion);
+  auto parsed = ir::parseFusion(text);
+  EXPECT_EQ(ir::printFusion(*parsed), text);
+  auto cloned = fusion.clone();
+  EXPECT_EQ(ir::printFusion(*cloned), text);
+  Tensor t = makeTensor({4}, {1, 2, 3, 4});
+  std::vector<Argument> args{t, int64_t(7)};
+  std::vector<Tensor> out = evaluateFusion(*parsed, args);
+  expectValues(valuesOf(out[0]), {15008, 15009, 15010, 15011});
 }
 
 }  // namespace
