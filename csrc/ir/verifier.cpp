@@ -73,6 +73,21 @@ void verifyTensor(const TensorView* tv) {
     checkDerived(tv, td->root(), td->logical(), "root", "logical", /*resize=*/true);
   }
   checkDerived(tv, td->logical(), td->loop(), "logical", "loop");
+  // Constant extents are sizes: never negative; a broadcast's is 1 (its size is its expanded
+  // extent, when it has one).
+  for (IterDomain* id : td->maybeRoot()) {
+    auto c = id->extent()->constInt();
+    LOOM_ASSERT(!c.has_value() || *c >= 0, tv->toString(), ": ", id->toString(),
+                " has the negative extent ", *c);
+    LOOM_ASSERT(!id->isBroadcast() || !c.has_value() || *c == 1, tv->toString(), ": broadcast ",
+                id->toString(), " has the extent ", *c,
+                " (a broadcast's extent is 1; a size of its own is an expanded extent)");
+    if (id->expandedExtent() != nullptr) {
+      auto e = id->expandedExtent()->constInt();
+      LOOM_ASSERT(!e.has_value() || *e >= 0, tv->toString(), ": ", id->toString(),
+                  " has the negative expanded extent ", *e);
+    }
+  }
   if (td->hasAllocation()) {
     checkDerived(tv, td->logical(), td->allocation(), "logical", "allocation");
   }
@@ -120,7 +135,11 @@ void verify(const Fusion& fusion) {
     LOOM_ASSERT(in->definition() == nullptr, "fusion input ", in->toString(),
                 " has a definition");
   }
-  // Every tensor the outputs depend on is computed or is an input.
+  // Every output is computed or is an input, and so is every tensor the outputs depend on.
+  for (Val* out : fusion.outputs()) {
+    LOOM_ASSERT(out->definition() != nullptr || fusion.isInput(out) || out->isA<Scalar>(),
+                "fusion output ", out->toString(), " is neither computed nor a fusion input");
+  }
   for (Expr* e : fusion.exprs()) {
     for (Val* in : e->inputs()) {
       if (!in->isA<TensorView>()) continue;
@@ -129,6 +148,22 @@ void verify(const Fusion& fusion) {
     }
   }
   for (TensorView* tv : fusion.allTvs()) verifyTensor(tv);
+}
+
+void verifyRunnable(const Fusion& fusion) {
+  // A reduction reduces: its output has a reduction ID whenever its input has any ID.
+  for (Expr* e : fusion.exprs()) {
+    if (!e->isA<ReductionOp>() && !e->isA<WelfordOp>()) continue;
+    auto* in = e->input(0)->dynCast<TensorView>();
+    auto* out = e->output(0)->as<TensorView>();
+    if (in == nullptr || in->logical().empty()) continue;
+    const auto& ids = out->domain()->maybeRoot();
+    bool reduces = std::any_of(ids.begin(), ids.end(), [](IterDomain* id) {
+      return id->isReduction();
+    });
+    LOOM_ASSERT(reduces, "'", e->toString(), "' reduces no dim: its output ", out->toString(),
+                " has no reduction ID (mark the reduced dims r)");
+  }
 }
 
 }  // namespace loom::ir

@@ -10,6 +10,7 @@
 #include "loom/exec/contiguity.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/ir/verifier.h"
 #include "loom/scheduler/registry.h"
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
@@ -235,6 +236,13 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
                                          RuntimeOptions options)
     : fusion_(std::move(fusion)), options_(options) {
   LOOM_CHECK(fusion_ != nullptr, "FusionExecutorCache needs a fusion");
+  // A fusion handed in by the caller that breaks the IR contract is the caller's error.
+  try {
+    ir::verify(*fusion_);
+    ir::verifyRunnable(*fusion_);
+  } catch (const InternalError& e) {
+    LOOM_CHECK(false, "invalid fusion: ", e.reason());
+  }
   options_.backend = exec::resolveBackend(options_.backend);
   dynamic_ = segmenter::hasDynamicReshape(*fusion_);
   scalar_sizes_ = segmenter::sizesDependOnScalarInputs(*fusion_);

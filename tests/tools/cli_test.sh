@@ -69,6 +69,23 @@ printf 'inputs: T0\noutputs: T1\ns0 : i64\nT0 : f32 global [i0{s0}]\nT1 : f32 gl
   >"$tmp/sym.fus"
 check eval-sizes 0 '^T1 +\[5\] f32' -- "$loom" eval "$tmp/sym.fus" --sizes s0=5
 check eval-missing-size 1 'pass it with --sizes s0=N' -- "$loom" eval "$tmp/sym.fus"
+# A fusion the IR contract rejects, or that cannot run, is a user error naming the problem: an
+# output nothing computes, a reduction that reduces no dim, a negative or non-unit broadcast
+# extent.
+printf 'inputs: T0\noutputs: T1, T2\nT0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT2 : f32 global [i2{4}]\nT1 = abs(T0)\n' >"$tmp/noout.fus"
+check output-not-computed 1 'fusion output T2 is neither computed nor a fusion input' -- \
+  "$loom" run "$tmp/noout.fus" --backend host
+printf 'inputs: T0\noutputs: T1\nT0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT1 = sum(T0, init=f32(0.0))\n' >"$tmp/red.fus"
+check reduction-without-reduced-dim 1 'reduces no dim' -- "$loom" eval "$tmp/red.fus"
+check reduction-without-reduced-dim-run 1 'reduces no dim' -- "$loom" run "$tmp/red.fus" --backend host
+printf 'inputs: T0\noutputs: T1\nT0 : f32 global [b0{-3}]\nT1 : f32 global [b1{-3}]\nT1 = abs(T0)\n' >"$tmp/negb.fus"
+check negative-extent 1 'has the negative extent -3' -- "$loom" eval "$tmp/negb.fus"
+printf 'inputs: T0\noutputs: T1\nT0 : f32 global [b0{5}]\nT1 : f32 global [b1{5}]\nT1 = abs(T0)\n' >"$tmp/bigb.fus"
+check broadcast-extent 1 "a broadcast's extent is 1" -- "$loom" eval "$tmp/bigb.fus"
+# Asking for the GPU on a machine without one is "unavailable" (exit 3), not an internal error.
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  check no-gpu 3 '^loom: unavailable: .*(GPU|CUDA)' -- "$loom" run "$tmp/sym.fus" --backend cuda --sizes s0=4
+fi
 # Sizes whose element count overflows 64 bits are an error naming the input (a heap overflow
 # when the inputs were filled).
 printf 'inputs: T0\noutputs: T1\ns0 : i64\nT0 : f32 global [i0{s0}, i1{4}]\nT1 : f32 global [i2{s0}, i3{4}]\nT1 = abs(T0)\n' \

@@ -12,6 +12,7 @@
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
 #include "loom/ir/printer.h"
+#include "loom/ir/verifier.h"
 #include "loom/support/checked_math.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/tensor.h"
@@ -91,6 +92,11 @@ int evalCommand(const std::vector<std::string>& args) {
   }
   LOOM_CHECK(!file.empty(), "usage: loom eval FILE.fus [--seed N] [--sizes s0=N,...]");
   auto fusion = ir::parseFusionFile(file);
+  try {
+    ir::verifyRunnable(*fusion);
+  } catch (const InternalError& e) {
+    LOOM_CHECK(false, file, ": cannot evaluate: ", e.reason());
+  }
 
   std::vector<eval::Argument> inputs;
   for (size_t i = 0; i < fusion->inputs().size(); ++i) {

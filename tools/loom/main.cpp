@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The `loom` command-line program: dispatches to subcommands and turns errors into exit code 1.
+// The `loom` command-line program: dispatches to subcommands and turns errors into exit codes
+// (1 user error, 2 internal error, 3 unavailable here).
 #include <iostream>
 #include <string>
 #include <vector>
@@ -26,7 +27,10 @@ constexpr const char* kUsage =
     "                                          against the reference; per kernel: scheduler,\n"
     "                                          launch, time (--bench: repeated, bandwidth)\n"
     "  version                                 print the Loom version\n"
-    "  help, --help, -h                        print this message\n";
+    "  help, --help, -h                        print this message\n"
+    "\n"
+    "exit status: 0 success, 1 an error in the input or the command line, 2 an internal error\n"
+    "(a bug in Loom), 3 unavailable here (no GPU or driver for --backend cuda)\n";
 
 }  // namespace
 
@@ -57,6 +61,10 @@ int main(int argc, char** argv) {
   } catch (const loom::UserError& e) {
     std::cerr << "loom: error: " << e.message() << "\n";
     return 1;
+  } catch (const loom::UnavailableError& e) {
+    // Not a bug: what was asked for needs something this machine lacks (no GPU, no driver).
+    std::cerr << "loom: unavailable: " << e.message() << "\n";
+    return 3;
   } catch (const std::exception& e) {
     std::cerr << "loom: internal error: " << e.what() << "\n";
     return 2;

@@ -12,4 +12,10 @@ class Fusion;
 /// aligned with allocation, each parallel type at most once in the loop domain.
 void verify(const Fusion& fusion);
 
+/// What a fusion needs beyond the IR contract to be run (the parser and FusionExecutorCache
+/// check it): every reduction reduces some dim. (The contract allows a reduction without
+/// reduction IDs: clearReductionIterDomains leaves one on the way to a communication.)
+/// Throws InternalError like verify().
+void verifyRunnable(const Fusion& fusion);
+
 }  // namespace loom::ir
