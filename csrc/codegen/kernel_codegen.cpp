@@ -173,7 +173,13 @@ std::string binary(const kir::BinaryExpr* b) {
     case Op::Ge: return infix(">=");
     case Op::LogicalAnd: return infix("&&");
     case Op::LogicalOr: return infix("||");
-    case Op::CeilDiv: return "loom_ceil_div(" + l + ", " + r + ")";
+    case Op::CeilDiv:
+      // Floats: ceil of the true quotient, as the evaluator computes it ((a + b - 1) / b is
+      // only right for integers).
+      if (isFloatingType(b->dtype())) {
+        return std::string(f32 ? "ceilf(" : "ceil(") + l + " / " + r + ")";
+      }
+      return "loom_ceil_div(" + l + ", " + r + ")";
   }
   LOOM_UNREACHABLE();
 }

@@ -946,5 +946,20 @@ TEST_F(GeneralCore, IntegerDivisionNeverTraps) {
   }
 }
 
+// ceil_div of floating tensors (reachable through the text form) is ceil(a / b) in kernels as in
+// the evaluator (kernels computed (a + b - 1) / b).
+TEST_F(GeneralCore, FloatCeilDivMatchesTheEvaluator) {
+  auto f = ir::parseFusion(
+      "inputs: T0, T1\noutputs: T2\n\n# tensors\nT0 : f32 global [i0{64}]\n"
+      "T1 : f32 global [i1{64}]\nT2 : f32 global [i2{64}]\n\n# math\nT2 = ceil_div(T0, T1)\n");
+  Tensor a = randomTensor({64}, 1);
+  Tensor b = randomTensor({64}, 2);
+  for (int64_t i = 0; i < 64; ++i) {
+    b.dataAs<float>()[i] = b.dataAs<float>()[i] >= 0 ? b.dataAs<float>()[i] + 0.5f
+                                                       : b.dataAs<float>()[i] - 0.5f;
+  }
+  runAndCheck(std::move(f), {a, b});
+}
+
 }  // namespace
 }  // namespace loom::runtime
