@@ -961,5 +961,16 @@ TEST_F(GeneralCore, FloatCeilDivMatchesTheEvaluator) {
   runAndCheck(std::move(f), {a, b});
 }
 
+// A sum of f32 into an i64 output converts each element first, in kernels and in the evaluator
+// alike (the evaluator had summed in double and converted the sum).
+TEST_F(GeneralCore, FloatSumIntoAnIntegerOutput) {
+  auto f = ir::parseFusion(
+      "inputs: T0\noutputs: T1\n\n# tensors\nT0 : f32 global [i0{4}, i1{64}]\n"
+      "T1 : i64 global [i2{4}, r3{64}]\n\n# math\nT1 = sum(T0, init=0)\n");
+  Tensor x = randomTensor({4, 64}, 1);
+  for (int64_t i = 0; i < 4 * 64; ++i) x.dataAs<float>()[i] *= 3.0f;
+  runAndCheck(std::move(f), {x}, 64);
+}
+
 }  // namespace
 }  // namespace loom::runtime
