@@ -306,9 +306,12 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   // Tensors by parameter: inputs as given (size-1 strides normalized, see contiguity.h),
   // outputs laid out densely from their allocation domains.
   std::vector<lower::TensorExtent> extents;
+  bool writes = false;     // some parameter is written (not a fusion input)
+  bool all_empty = true;   // every written parameter has zero elements
   for (const kir::Buffer* b : kernel_->params) {
     LaunchPlan::Param p;
     p.buffer = b;
+    int64_t numel = 0;  // of a written parameter
     if (b->isFusionInput) {
       p.input = std::find(fusion_->inputs().begin(), fusion_->inputs().end(), b->tv) -
                 fusion_->inputs().begin();
@@ -319,8 +322,11 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
       extents.push_back({t.sizes(), kernelStrides(b->tv, t.sizes(), t.strides())});
     } else {
       p.sizes = ee.logicalSizes(b->tv);
-      checkedMul(checkedNumel(p.sizes, "the element count of " + b->tv->toString()),
-                 int64_t(dataTypeSize(b->tv->dtype())), "the byte size of " + b->tv->toString());
+      numel = checkedNumel(p.sizes, "the element count of " + b->tv->toString());
+      checkedMul(numel, int64_t(dataTypeSize(b->tv->dtype())),
+                 "the byte size of " + b->tv->toString());
+      writes = true;
+      all_empty = all_empty && numel == 0;
       ir::DenseLayout layout = ir::denseLayout(b->tv, p.sizes);
       p.allocSizes = std::move(layout.allocSizes);
       p.strides = std::move(layout.strides);
@@ -330,8 +336,6 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     if (!plan->emptyDim.empty() && p.input < 0) {
       // A 0 extent leaves the loops of its type empty: only right to skip the launch when no
       // allocated tensor has an element some thread would have to write.
-      int64_t numel = 1;
-      for (int64_t n : p.sizes) numel *= n;
       LOOM_CHECK(numel == 0, "kernel ", generated_.name, ": its ", plan->emptyDim,
                  " extent is 0 but ", b->tv->toString(), " has ", numel,
                  " elements to write; launching no blocks or threads on a 0-size axis is only "
@@ -341,15 +345,6 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   }
   // Every tensor the kernel writes is empty (an output of expanded broadcasts of extent 0 has no
   // loop to leave empty): a launch could only write out of bounds.
-  bool writes = false;
-  bool all_empty = true;
-  for (const LaunchPlan::Param& p : plan->params) {
-    if (p.input >= 0) continue;
-    writes = true;
-    int64_t numel = 1;
-    for (int64_t n : p.sizes) numel *= n;
-    all_empty = all_empty && numel == 0;
-  }
   if (writes && all_empty && plan->emptyDim.empty()) plan->emptyDim = "output";
   const DataType index_type = lower::selectIndexType(extents);
   for (const kir::Kernel::VectorizedParam& v : kernel_->vectorized) {
