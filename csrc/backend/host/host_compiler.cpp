@@ -2,29 +2,39 @@
 // Host compiler driver: writes a kernel's translation unit to the cache, compiles it, caches it.
 //
 // Cache layout: <cache>/<16 hex digits>/{kernel.cpp, loom_cuda_emulation.h, loom_emu_abi.h,
-// kernel.so, compile.log}. The key hashes the translation unit, both headers, the flags and the
-// compiler's version line, so a changed header or compiler never reuses an old object. Files are
-// written under temporary names and renamed, so processes sharing a cache never see half a file.
+// kernel.so, compile.log, manifest}. The key is the SHA-256 of the translation unit, both headers,
+// the compiler, the flags and the compiler's version line, so a changed header or compiler never
+// reuses an old object. An entry is built in a fresh private directory (<16 hex>.build.XXXXXX)
+// and renamed into place whole, so readers see a complete entry or none. Before an entry's object
+// is loaded, the entry must be a private directory of ours and kernel.so must match the SHA-256 in
+// `manifest`; anything else is rebuilt, with a warning. A cache directory that is not private
+// (another user could plant code) is not used at all. The compiler runs through posix_spawn with
+// an argument vector: no shell ever sees a path or a flag. See docs/host-backend.md.
 #include "backend/host/host_compiler.h"
 
-#include <sys/wait.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cctype>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
+#include <cerrno>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
 
 #include "backend/host/embedded_runtime.h"
+#include "backend/host/process.h"
+#include "loom/support/cache_root.h"
 #include "loom/support/error.h"
-#include "loom/support/hash.h"
 #include "loom/support/options.h"
+#include "loom/support/private_dir.h"
+#include "loom/support/private_file.h"
+#include "loom/support/sha256.h"
 #include "loom/support/strings.h"
+#include "loom/support/warning.h"
 
 namespace loom::backend::host {
 namespace {
@@ -68,72 +78,211 @@ bool parseSharedDecl(std::string_view text, std::string& type, std::string& name
   return !type.empty();
 }
 
-std::string hex16(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+/// The compiler's words and the flags, each one argument.
+struct CompilerCommand {
+  std::vector<std::string> compiler;  ///< LOOM_HOST_CXX split on whitespace ("ccache g++")
+  std::vector<std::string> flags;
+};
 
-void writeFileAtomically(const fs::path& path, std::string_view text) {
-  static std::atomic<uint64_t> counter{0};
-  const fs::path tmp =
-      path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    LOOM_CHECK(out.good(), "host backend: cannot write ", tmp.string());
+CompilerCommand compilerCommand(const HostCompileOptions& options) {
+  CompilerCommand c;
+  std::string compiler = options.compiler;
+  if (compiler.empty()) compiler = getEnv("LOOM_HOST_CXX").value_or("");
+  c.compiler = splitWords(compiler);
+  if (c.compiler.empty()) c.compiler = {"c++"};
+  c.flags = {"-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden"};
+  if (options.flags.empty()) {
+    c.flags.push_back("-O2");
+  } else {
+    c.flags.insert(c.flags.end(), options.flags.begin(), options.flags.end());
   }
-  fs::rename(tmp, path);
-}
-
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
+  for (std::string& w : splitWords(getEnv("LOOM_HOST_CXXFLAGS").value_or(""))) {
+    c.flags.push_back(std::move(w));
   }
-  return out + "'";
+  return c;
 }
 
-/// The first line of `<compiler> --version`, memoized per compiler string.
-std::string compilerVersion(const std::string& compiler) {
+/// The first line of `<compiler> --version`, memoized per compiler (under a lock: compiles run on
+/// many threads).
+std::string compilerVersion(const std::vector<std::string>& compiler) {
   static std::mutex mutex;
-  static std::map<std::string, std::string> versions;
+  static std::map<std::vector<std::string>, std::string> versions;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = versions.find(compiler);
   if (it != versions.end()) return it->second;
-  std::string line;
-  if (FILE* p = popen((compiler + " --version 2>/dev/null").c_str(), "r")) {
-    char buf[512];
-    if (std::fgets(buf, sizeof(buf), p)) line = buf;
-    pclose(p);
-  }
-  LOOM_CHECK(!line.empty(), "host backend: the host compiler '", compiler,
-             "' did not answer --version; set LOOM_HOST_CXX to a working C++17 compiler");
-  return versions[compiler] = std::string(trim(line));
+  std::vector<std::string> argv = compiler;
+  argv.push_back("--version");
+  std::string output;
+  const ProcessResult r = runProcess(argv, {}, {}, &output);
+  const std::string line(trim(output.substr(0, output.find('\n'))));
+  LOOM_CHECK(r.ok() && !line.empty(), "host backend: the host compiler '", join(compiler, " "),
+             "' did not answer --version (", r.describe(),
+             "); set LOOM_HOST_CXX to a working C++17 compiler");
+  return versions[compiler] = line;
 }
 
-fs::path defaultCacheDir() {
-  if (auto dir = getEnv("LOOM_CACHE_DIR"); dir && !dir->empty()) return fs::path(*dir) / "host";
-  if (auto xdg = getEnv("XDG_CACHE_HOME"); xdg && !xdg->empty()) {
-    return fs::path(*xdg) / "loom" / "host";
-  }
-  if (auto home = getEnv("HOME"); home && !home->empty()) {
-    return fs::path(*home) / ".cache" / "loom" / "host";
-  }
-  return fs::temp_directory_path() / "loom-cache" / "host";
+// An entry's checksum file ("manifest"): the format line, the SHA-256 of the key material, and the
+// size and SHA-256 of kernel.so.
+constexpr std::string_view kManifestFormat = "loom host kernel cache entry 1";
+
+std::string manifestText(const std::string& key, const std::string& object) {
+  return detail::concat(kManifestFormat, "\nkey ", key, "\nkernel.so ", object.size(), " ",
+                        sha256Hex(object), "\n");
 }
 
+/// Why the entry directory cannot be used as it is; empty reason and !exists when it is absent.
+struct EntryCheck {
+  bool exists = false;
+  std::string problem;  ///< empty: the entry verified
+  bool good() const { return exists && problem.empty(); }
+};
+
+/// Verifies an entry before anything in it is loaded: a private directory of ours, a manifest for
+/// this key, and a kernel.so (a regular file of ours, not writable by others) whose bytes match
+/// the manifest's size and SHA-256.
+EntryCheck checkEntry(const fs::path& entry, const std::string& key) {
+  EntryCheck c;
+  struct stat st;
+  if (::lstat(entry.c_str(), &st) != 0 && errno == ENOENT) return c;
+  c.exists = true;
+  if (auto problem = privateDirectoryProblem(entry)) {
+    c.problem = *problem;
+    return c;
+  }
+  std::string manifest;
+  if (auto problem = readPrivateFile(entry / "manifest", manifest)) {
+    c.problem = *problem == "does not exist" ? "has no checksum file"
+                                             : "has a checksum file that " + *problem;
+    return c;
+  }
+  std::istringstream in(manifest);
+  std::string format, keyWord, storedKey, objectWord, storedSha;
+  uint64_t storedSize = 0;
+  std::getline(in, format);
+  in >> keyWord >> storedKey >> objectWord >> storedSize >> storedSha;
+  if (!in || format != kManifestFormat || keyWord != "key" || objectWord != "kernel.so") {
+    c.problem = "has a malformed checksum file";
+    return c;
+  }
+  if (storedKey != key) {
+    c.problem = "was built from other inputs (its key does not match)";
+    return c;
+  }
+  std::string object;
+  if (auto problem = readPrivateFile(entry / "kernel.so", object)) {
+    c.problem = "has a kernel.so that " + *problem;
+    return c;
+  }
+  if (object.size() != storedSize || sha256Hex(object) != storedSha) {
+    c.problem = "failed its checksum";
+  }
+  return c;
+}
+
+/// Removes whatever is at `path` (an entry being replaced): a directory is first renamed to a fresh
+/// private name, so the final name is free at once even if removing the files takes a while.
+void moveAside(const fs::path& path) {
+  std::error_code ec;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (!S_ISDIR(st.st_mode)) {
+    ::unlink(path.c_str());
+    return;
+  }
+  if (auto grave = makePrivateTempDirectory(path.parent_path(), path.filename().string() + ".old.")) {
+    // rename(2) replaces an empty directory.
+    if (::rename(path.c_str(), grave->c_str()) == 0) {
+      fs::remove_all(*grave, ec);
+      return;
+    }
+    fs::remove(*grave, ec);
+  }
+  fs::remove_all(path, ec);
+}
+
+/// An exclusive lock on `<dir>/.lock` (flock), serializing the replacement of entries among threads
+/// and processes; readers take no lock. Without a lock file, installs go ahead unlocked.
+class DirLock {
+ public:
+  explicit DirLock(const fs::path& dir) {
+    fd_ = ::open((dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd_ < 0) return;
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) break;
+    }
+  }
+  ~DirLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+/// Where a kernel is compiled: a fresh private directory holding the headers and the source.
+struct BuildDir {
+  fs::path dir;
+  /// The command as run (in `dir`, with paths relative to it) and as a line to rerun by hand.
+  std::vector<std::string> argv;
+};
+
+/// Writes the headers and the translation unit into `dir` and runs the compiler there with relative
+/// paths, so the command works again in the entry the directory becomes. Returns how the compiler
+/// failed ("exit status 1"), or nullopt when it succeeded; `argv` receives the command.
+std::optional<std::string> compileIn(const fs::path& dir, const CompilerCommand& cmd,
+                                     const std::string& translationUnit, bool dump,
+                                     std::vector<std::string>& argv) {
+  for (auto [name, text] : {std::pair<const char*, std::string_view>{"loom_cuda_emulation.h",
+                                                                     embeddedCudaEmulationHeader()},
+                            {"loom_emu_abi.h", embeddedEmuAbiHeader()},
+                            {"kernel.cpp", translationUnit}}) {
+    auto error = writeFileAtomically(dir / name, text);
+    LOOM_CHECK(!error, "host backend: cannot write the kernel source: ", error.value_or(""));
+  }
+  argv = cmd.compiler;
+  // A compiler named by a relative path keeps meaning what it meant in our working directory.
+  if (argv[0].find('/') != std::string::npos) argv[0] = fs::absolute(argv[0]).string();
+  argv.insert(argv.end(), cmd.flags.begin(), cmd.flags.end());
+  for (const char* a : {"-I.", "-o", "kernel.so", "kernel.cpp"}) argv.emplace_back(a);
+  if (dump) {
+    std::cerr << "[loom host_compile] cd " << displayCommand({dir.string()}) << " && "
+              << displayCommand(argv) << "\n";
+  }
+  ++gCompilerRuns;
+  const ProcessResult r = runProcess(argv, dir, dir / "compile.log");
+  if (r.ok()) return std::nullopt;
+  return r.describe();
+}
+
+/// The UserError of a failed compile whose files are now in `dir`.
+[[noreturn]] void throwCompileError(std::string_view kernelName, const fs::path& dir,
+                                    const std::vector<std::string>& argv,
+                                    const std::string& failure) {
+  std::string log;
+  (void)readPrivateFile(dir / "compile.log", log);
+  constexpr size_t kMaxLog = 12000;
+  if (log.size() > kMaxLog) log = log.substr(0, kMaxLog) + "\n... (log truncated)";
+  LOOM_THROW("host backend: compiling kernel ", kernelName, " failed (", failure,
+             ")\n  source: ", (dir / "kernel.cpp").string(), "\n  command: cd ",
+             displayCommand({dir.string()}), " && ", displayCommand(argv), "\n  compiler log (",
+             (dir / "compile.log").string(), "):\n", log);
+}
+
+/// Prepares the host cache directory: created 0700 where missing, and trusted only when it and
+/// (for the default location) the cache root are private directories of ours. Returns what is
+/// wrong, as "<path> <problem>".
+std::optional<std::string> prepareCacheDir(const fs::path& hostDir, bool defaultLocation) {
+  std::vector<fs::path> dirs;
+  if (defaultLocation) dirs.push_back(hostDir.parent_path());
+  dirs.push_back(hostDir);
+  if (auto error = createPrivateDirectories(hostDir)) return *error;
+  for (const fs::path& d : dirs) {
+    if (auto problem = privateDirectoryProblem(d)) return d.string() + " " + *problem;
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 std::string rewriteSharedDeclarations(std::string_view source) {
@@ -225,67 +374,103 @@ std::string hostTranslationUnit(std::string_view source, std::string_view kernel
 
 CompiledObject compileForHost(const std::string& translationUnit, std::string_view kernelName,
                               const HostCompileOptions& options, bool forceCompile) {
-  std::string compiler = options.compiler;
-  if (compiler.empty()) compiler = getEnv("LOOM_HOST_CXX").value_or("");
-  if (compiler.empty()) compiler = "c++";
-  std::vector<std::string> flags =
-      options.flags.empty() ? std::vector<std::string>{"-O2"} : options.flags;
-  if (auto extra = getEnv("LOOM_HOST_CXXFLAGS"); extra && !extra->empty()) {
-    flags.push_back(*extra);
-  }
-  const std::string flagText = "-std=c++17 -shared -fPIC -fvisibility=hidden " + join(flags, " ");
-
-  const std::string_view header = embeddedCudaEmulationHeader();
-  const std::string_view abi = embeddedEmuAbiHeader();
-  Hasher h;
-  h.str("loom-host-backend-1")
+  const CompilerCommand cmd = compilerCommand(options);
+  // The key: SHA-256 of everything that determines the object. Its first 16 hex digits name the
+  // entry; the manifest holds all 64, so two inputs sharing a prefix cannot reuse each other's.
+  Sha256 h;
+  h.str("loom-host-backend-2")
       .str(translationUnit)
-      .str(header)
-      .str(abi)
-      .str(compiler)
-      .str(flagText);
-  h.str(compilerVersion(compiler));
-  const fs::path cacheDir = options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir;
-  const fs::path dir = cacheDir / hex16(h.digest());
-
-  CompiledObject result;
-  result.sourcePath = dir / "kernel.cpp";
-  result.objectPath = dir / "kernel.so";
+      .str(embeddedCudaEmulationHeader())
+      .str(embeddedEmuAbiHeader());
+  for (const std::string& w : cmd.compiler) h.str(w);
+  h.str("--");
+  for (const std::string& f : cmd.flags) h.str(f);
+  h.str(compilerVersion(cmd.compiler));
+  const std::string key = h.hexDigest();
+  const std::string name = key.substr(0, 16);
   const bool dump = DumpOptions::fromEnvironment().has(DumpOption::HostCompile);
-  std::error_code ec;
-  if (!forceCompile && fs::exists(result.objectPath, ec)) {
-    result.cacheHit = true;
-    if (dump) std::cerr << "[loom host_compile] cache hit: " << result.objectPath.string() << "\n";
+
+  const bool defaultLocation = options.cacheDir.empty();
+  const fs::path hostDir = defaultLocation ? cacheRoot() / "host" : options.cacheDir;
+  CompiledObject result;
+  std::vector<std::string> argv;
+  if (auto problem = prepareCacheDir(hostDir, defaultLocation)) {
+    // A cache is an optimization: compile into a private temporary directory the module removes.
+    warnOnce(detail::concat("host kernel cache ", hostDir.string(), " is not used: ", *problem,
+                            "; compiling into private temporary directories instead"));
+    std::string error;
+    std::error_code ec;
+    fs::path tmp = fs::temp_directory_path(ec);
+    if (ec) tmp = "/tmp";
+    auto temp = makePrivateTempDirectory(tmp, "loom-host-", &error);
+    LOOM_CHECK(temp, "host backend: ", error);
+    if (auto failure = compileIn(*temp, cmd, translationUnit, dump, argv)) {
+      throwCompileError(kernelName, *temp, argv, *failure);
+    }
+    result.sourcePath = *temp / "kernel.cpp";
+    result.objectPath = *temp / "kernel.so";
+    result.temporaryDir = *temp;
     return result;
   }
-  fs::create_directories(dir, ec);
-  LOOM_CHECK(!ec, "host backend: cannot create the cache directory ", dir.string(), ": ",
-             ec.message(), " (set LOOM_CACHE_DIR to a writable directory)");
-  writeFileAtomically(dir / "loom_cuda_emulation.h", header);
-  writeFileAtomically(dir / "loom_emu_abi.h", abi);
-  writeFileAtomically(result.sourcePath, translationUnit);
 
-  const fs::path tmpObject =
-      dir / ("kernel.so.tmp." + std::to_string(getpid()) + "." + std::to_string(gCompilerRuns));
-  const fs::path logPath = dir / "compile.log";
-  const std::string command = compiler + " " + flagText + " -I" + shellQuote(dir.string()) +
-                              " -o " + shellQuote(tmpObject.string()) + " " +
-                              shellQuote(result.sourcePath.string());
-  if (dump) std::cerr << "[loom host_compile] " << command << "\n";
-  ++gCompilerRuns;
-  const int status =
-      std::system((command + " > " + shellQuote(logPath.string()) + " 2>&1").c_str());
-  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : status;
-  if (status != 0) {
-    std::string log = readFile(logPath);
-    constexpr size_t kMaxLog = 12000;
-    if (log.size() > kMaxLog) log = log.substr(0, kMaxLog) + "\n... (log truncated)";
-    fs::remove(tmpObject, ec);
-    LOOM_THROW("host backend: compiling kernel ", kernelName, " failed (exit status ", rc,
-               ")\n  source: ", result.sourcePath.string(), "\n  command: ", command,
-               "\n  compiler log (", logPath.string(), "):\n", log);
+  fs::path entry = hostDir / name;
+  if (!forceCompile) {
+    const EntryCheck check = checkEntry(entry, key);
+    if (check.good()) {
+      if (dump) std::cerr << "[loom host_compile] cache hit: " << entry.string() << "\n";
+      result.sourcePath = entry / "kernel.cpp";
+      result.objectPath = entry / "kernel.so";
+      result.cacheHit = true;
+      return result;
+    }
+    if (check.exists) {
+      warn(detail::concat("host kernel cache entry ", entry.string(), " ", check.problem,
+                          "; rebuilding"));
+    }
   }
-  fs::rename(tmpObject, result.objectPath);
+
+  std::string error;
+  auto build = makePrivateTempDirectory(hostDir, name + ".build.", &error);
+  LOOM_CHECK(build, "host backend: ", error);
+  if (auto failure = compileIn(*build, cmd, translationUnit, dump, argv)) {
+    // Keep the failed attempt for inspection, one per key (its command works there too).
+    fs::path kept = *build;
+    {
+      DirLock lock(hostDir);
+      const fs::path failed = hostDir / (name + ".failed");
+      moveAside(failed);
+      if (::rename(build->c_str(), failed.c_str()) == 0) kept = failed;
+    }
+    throwCompileError(kernelName, kept, argv, *failure);
+  }
+  // The compiler created kernel.so under the process umask; an entry's files are ours alone.
+  ::chmod((*build / "kernel.so").c_str(), 0700);
+  std::string object;
+  auto problem = readPrivateFile(*build / "kernel.so", object);
+  LOOM_CHECK(!problem, "host backend: the compiler's output ", (*build / "kernel.so").string(), " ",
+             problem.value_or(""));
+  auto writeError = writeFileAtomically(*build / "manifest", manifestText(key, object));
+  LOOM_CHECK(!writeError, "host backend: ", writeError.value_or(""));
+
+  {
+    // Install: rename the whole directory into place, so a reader sees a complete entry or none.
+    // Under the lock, an entry that appeared meanwhile (a racing compile of the same key) is used
+    // when it verifies; a damaged one, or the one that failed to load (forceCompile), is replaced.
+    DirLock lock(hostDir);
+    if (!forceCompile && checkEntry(entry, key).good()) {
+      std::error_code ec;
+      fs::remove_all(*build, ec);
+    } else {
+      moveAside(entry);
+      if (::rename(build->c_str(), entry.c_str()) != 0) {
+        entry = *build;  // cannot install (not expected): use the build and let the module remove it
+        result.temporaryDir = *build;
+      }
+    }
+  }
+  if (dump) std::cerr << "[loom host_compile] stored: " << entry.string() << "\n";
+  result.sourcePath = entry / "kernel.cpp";
+  result.objectPath = entry / "kernel.so";
   return result;
 }
 

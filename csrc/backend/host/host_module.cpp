@@ -9,10 +9,13 @@
 #include "backend/host/host_compiler.h"
 #include "loom/support/error.h"
 #include "loom/support/options.h"
+#include "loom/support/warning.h"
 
 namespace loom::backend {
 
 namespace {
+
+using ::loom::detail::concat;
 
 /// dlopen + symbol lookup; returns an error text instead of throwing so the caller can retry.
 std::string openObject(const std::filesystem::path& path, const std::string& entryName,
@@ -51,10 +54,14 @@ std::unique_ptr<HostModule> HostModule::load(std::string_view source, std::strin
   host::CompiledObject obj = host::compileForHost(unit, kernelName, options);
   std::string error = openObject(obj.objectPath, entryName, m->handle_, m->entry_, m->ctxSlot_);
   if (!error.empty() && obj.cacheHit) {
-    // A damaged or stale cache entry: build it again rather than failing.
+    // A verified entry that does not load (built for another emulation ABI, say): build it again
+    // rather than failing.
+    warn(concat("host kernel cache entry ", obj.objectPath.parent_path().string(),
+                " could not be loaded (", error, "); rebuilding"));
     obj = host::compileForHost(unit, kernelName, options, /*forceCompile=*/true);
     error = openObject(obj.objectPath, entryName, m->handle_, m->entry_, m->ctxSlot_);
   }
+  m->temporaryDir_ = obj.temporaryDir;
   LOOM_CHECK(error.empty(), "host backend: cannot load kernel ", kernelName, " from ",
              obj.objectPath.string(), ": ", error, " (source: ", obj.sourcePath.string(), ")");
   m->sourcePath_ = obj.sourcePath;
@@ -65,6 +72,10 @@ std::unique_ptr<HostModule> HostModule::load(std::string_view source, std::strin
 
 HostModule::~HostModule() {
   if (handle_) dlclose(handle_);
+  if (!temporaryDir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(temporaryDir_, ec);
+  }
 }
 
 void HostModule::launch(Dim3 grid, Dim3 block, size_t dynamicSharedBytes, void** args,

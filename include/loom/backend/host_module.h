@@ -35,12 +35,15 @@ struct Dim3 {
 /// How to compile a kernel for the host.
 struct HostCompileOptions {
   /// Cache directory; empty: $LOOM_CACHE_DIR/host, else $XDG_CACHE_HOME/loom/host, else
-  /// ~/.cache/loom/host.
+  /// ~/.cache/loom/host, else <temp dir>/loom-cache-<uid>/host. Created with mode 0700; used only
+  /// while it is a private directory of the current user (see docs/host-backend.md).
   std::filesystem::path cacheDir;
-  /// Compiler; empty: $LOOM_HOST_CXX, else "c++".
+  /// Compiler; empty: $LOOM_HOST_CXX, else "c++". Split on whitespace ("ccache g++"); never run
+  /// through a shell.
   std::string compiler;
-  /// Flags replacing the default optimization flags ("-O2"); $LOOM_HOST_CXXFLAGS is appended to
-  /// them (for example "-g -O0" or "-fsanitize=address" when debugging a kernel).
+  /// Flags replacing the default optimization flags ("-O2"), one argument each; the words of
+  /// $LOOM_HOST_CXXFLAGS are appended to them (for example "-g -O0" or "-fsanitize=address" when
+  /// debugging a kernel).
   std::vector<std::string> flags;
 };
 
@@ -57,8 +60,9 @@ struct HostLaunchOptions {
 class HostModule {
  public:
   /// Compiles `source` (CUDA C++ defining the __global__ function `kernelName`) against the
-  /// emulation header, or loads it from the disk cache. Throws UserError with the compiler log and
-  /// the source path when compilation fails.
+  /// emulation header, or loads it from the disk cache after checking its checksum. Safe to call
+  /// from many threads at once. Throws UserError with the compiler log and the source path when
+  /// compilation fails.
   static std::unique_ptr<HostModule> load(std::string_view source, std::string_view kernelName,
                                           const HostCompileOptions& options = {});
 
@@ -88,6 +92,7 @@ class HostModule {
   std::filesystem::path sourcePath_;
   std::filesystem::path objectPath_;
   bool cacheHit_ = false;
+  std::filesystem::path temporaryDir_;  ///< removed with the module (built outside the cache)
   void* handle_ = nullptr;
   void (*entry_)(void**) = nullptr;
   void* (*ctxSlot_)() = nullptr;
