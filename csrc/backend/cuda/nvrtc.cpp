@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <nvrtc.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cstdio>
@@ -15,6 +16,8 @@
 #include "loom/support/error.h"
 #include "loom/support/hash.h"
 #include "loom/support/options.h"
+#include "loom/support/private_dir.h"
+#include "loom/support/private_file.h"
 #include "loom/support/strings.h"
 
 #define LOOM_NVRTC_FUNCTIONS(X)                                                           \
@@ -251,7 +254,7 @@ CompileStats NvrtcCompiler::stats() const {
 
 std::filesystem::path NvrtcCompiler::sourceDir() const {
   if (cache_) return cache_->dir() / "sources";
-  return std::filesystem::temp_directory_path() / "loom-cuda-sources";
+  return std::filesystem::temp_directory_path() / concat("loom-cuda-sources-", ::geteuid());
 }
 
 CompileResult NvrtcCompiler::compile(std::string_view source, const CompileOptions& options) {
@@ -329,9 +332,7 @@ CompileResult NvrtcCompiler::compile(std::string_view source, const CompileOptio
 
 std::string NvrtcCompiler::writeFailedSource(const std::string& source, const std::string& name,
                                              uint64_t key) const {
-  std::error_code ec;
   std::filesystem::path dir = sourceDir();
-  std::filesystem::create_directories(dir, ec);
   char hex[24];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(key));
   std::string safe = name;
@@ -339,10 +340,11 @@ std::string NvrtcCompiler::writeFailedSource(const std::string& source, const st
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
   }
   std::filesystem::path path = dir / concat(safe, "-", hex, ".cu");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << source;
-  out.close();
-  if (!out) return concat("(could not write the source under ", dir.string(), ")");
+  // A private folder and an atomic write: never write through a link someone else put there.
+  std::optional<std::string> error = createPrivateDirectories(dir);
+  if (!error) error = privateDirectoryProblem(dir);
+  if (!error) error = writeFileAtomically(path, source);
+  if (error) return concat("(could not write the source under ", dir.string(), ": ", *error, ")");
   return path.string();
 }
 

@@ -83,7 +83,7 @@ struct CompileStats {
 
 class NvrtcCompiler {
  public:
-  /// Caches under defaultCacheRoot()/"cuda" when there is one.
+  /// Caches under defaultCacheRoot()/"cuda".
   NvrtcCompiler();
   /// Caches under `cubinCacheDir`; nullopt disables the cache.
   explicit NvrtcCompiler(std::optional<std::filesystem::path> cubinCacheDir);
@@ -93,7 +93,8 @@ class NvrtcCompiler {
   CompileResult compile(std::string_view source, const CompileOptions& options);
 
   CompileStats stats() const;
-  /// Where failed sources are written: the cache dir, else the system temp dir.
+  /// Where failed sources are written (a private folder, 0700): the cache dir's sources/, else
+  /// <temp dir>/loom-cuda-sources-<uid>.
   std::filesystem::path sourceDir() const;
   const std::optional<CubinCache>& cache() const { return cache_; }
 
