@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: Apache-2.0
+// The host kernel cache's trust rules: private directories, checksummed entries, no shell, and
+// compiles from many threads at once.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/host/host_compiler.h"
+#include "backend/host_test_util.h"
+#include "loom/support/cache_root.h"
+#include "loom/support/private_dir.h"
+
+namespace loom::backend {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Sets (or, with nullopt, unsets) an environment variable for the scope of a test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+/// A fresh private directory under the temp dir, removed (permissions restored) at the end.
+class Scratch {
+ public:
+  Scratch() : path_(*makePrivateTempDirectory(fs::temp_directory_path(), "loom-host-cache-test-")) {}
+  ~Scratch() {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(path_, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_directory() && !it->is_symlink()) ::chmod(it->path().c_str(), 0700);
+    }
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+unsigned modeOf(const fs::path& p) {
+  struct stat st;
+  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+bool isUnder(const fs::path& p, const fs::path& dir) {
+  const std::string s = p.lexically_normal().string(), d = dir.lexically_normal().string();
+  return s.compare(0, d.size(), d) == 0;
+}
+
+/// A kernel writing out[i] = i * k + `offset`; a different offset is a different cache key.
+std::string kernelSource(int offset) {
+  return "extern \"C\" __global__ void affine(int* out, int k) {\n"
+         "  out[threadIdx.x] = threadIdx.x * k + " +
+         std::to_string(offset) + ";\n}\n";
+}
+
+/// Launches affine on 8 threads and checks every value.
+void expectRuns(const HostModule& m, int offset) {
+  std::vector<int> out(8, -1);
+  int* o = out.data();
+  int k = 3;
+  void* args[] = {&o, &k};
+  m.launch({1}, {8}, 0, args);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], i * 3 + offset) << "element " << i;
+}
+
+HostCompileOptions optionsIn(const fs::path& dir) {
+  HostCompileOptions o;
+  o.cacheDir = dir;
+  return o;
+}
+
+/// Compiles the kernel into the cache without loading it, so the test can damage the entry before
+/// this process maps it.
+fs::path compileOnly(const HostCompileOptions& opts, int offset) {
+  host::CompiledObject obj =
+      host::compileForHost(host::hostTranslationUnit(kernelSource(offset), "affine"), "affine", opts);
+  EXPECT_TRUE(obj.temporaryDir.empty());
+  return obj.objectPath.parent_path();
+}
+
+/// Loads the kernel with stderr captured; returns what was printed.
+std::string loadCapturing(const HostCompileOptions& opts, int offset,
+                          std::unique_ptr<HostModule>& m) {
+  ::testing::internal::CaptureStderr();
+  try {
+    m = HostModule::load(kernelSource(offset), "affine", opts);
+  } catch (...) {
+    ::testing::internal::GetCapturedStderr();
+    throw;
+  }
+  return ::testing::internal::GetCapturedStderr();
+}
+
+// The default cache root and every directory Loom creates in it are 0700 even under umask 0,
+// and so is an entry's kernel.so; the entry has its checksum file.
+TEST(HostCache, DirectoriesAreCreatedPrivate) {
+  Scratch scratch;
+  const fs::path root = scratch.path() / "new" / "root";
+  ScopedEnv env("LOOM_CACHE_DIR", root.string());
+  const mode_t oldMask = ::umask(0);
+  std::unique_ptr<HostModule> m;
+  try {
+    m = HostModule::load(kernelSource(1), "affine");
+  } catch (...) {
+    ::umask(oldMask);
+    throw;
+  }
+  ::umask(oldMask);
+  expectRuns(*m, 1);
+  const fs::path entry = m->objectPath().parent_path();
+  EXPECT_EQ(entry.parent_path(), root / "host");
+  EXPECT_EQ(modeOf(scratch.path() / "new"), 0700u);
+  EXPECT_EQ(modeOf(root), 0700u);
+  EXPECT_EQ(modeOf(root / "host"), 0700u);
+  EXPECT_EQ(modeOf(entry), 0700u);
+  EXPECT_EQ(modeOf(entry / "kernel.so"), 0700u);
+  EXPECT_EQ(modeOf(entry / "kernel.cpp"), 0600u);
+  EXPECT_EQ(modeOf(entry / "manifest"), 0600u);
+  for (const auto& e : fs::directory_iterator(root / "host")) {
+    EXPECT_EQ(e.path().filename().string().find(".build."), std::string::npos) << e.path();
+  }
+}
+
+// A cache directory others can write to is not used: one warning names it and why, the kernel is
+// compiled into a private temporary directory (removed with the module) and still runs.
+TEST(HostCache, WritableCacheDirIsNotTrusted) {
+  Scratch scratch;
+  const fs::path open = scratch.path() / "open";
+  fs::create_directory(open);
+  ASSERT_EQ(::chmod(open.c_str(), 0777), 0);
+  std::unique_ptr<HostModule> m;
+  const std::string err = loadCapturing(optionsIn(open), 2, m);
+  EXPECT_EQ(err, "loom: warning: host kernel cache " + open.string() + " is not used: " +
+                     open.string() +
+                     " is writable by group or others (mode 0777); compiling into private "
+                     "temporary directories instead\n");
+  expectRuns(*m, 2);
+  EXPECT_FALSE(m->cacheHit());
+  EXPECT_FALSE(isUnder(m->objectPath(), open)) << m->objectPath();
+  EXPECT_TRUE(fs::is_empty(open));
+  const fs::path temp = m->objectPath().parent_path();
+  EXPECT_EQ(modeOf(temp), 0700u);
+  m.reset();
+  EXPECT_FALSE(fs::exists(temp)) << temp;
+}
+
+// A cache directory that is a symbolic link (here to a private directory of ours) is not used
+// either, and nothing is written through the link.
+TEST(HostCache, SymlinkedCacheDirIsNotTrusted) {
+  Scratch scratch;
+  const fs::path real = scratch.path() / "real";
+  fs::create_directory(real);
+  const fs::path link = scratch.path() / "link";
+  fs::create_directory_symlink(real, link);
+  std::unique_ptr<HostModule> m;
+  const std::string err = loadCapturing(optionsIn(link), 3, m);
+  EXPECT_NE(err.find("loom: warning: host kernel cache " + link.string() + " is not used: " +
+                     link.string() + " is a symbolic link"),
+            std::string::npos)
+      << err;
+  expectRuns(*m, 3);
+  EXPECT_TRUE(fs::is_empty(real));
+}
+
+// A cache directory owned by another user is not used (only root can make one to test with).
+TEST(HostCache, CacheDirOwnedBySomeoneElseIsNotTrusted) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a directory away";
+  Scratch scratch;
+  const fs::path theirs = scratch.path() / "theirs";
+  fs::create_directory(theirs);
+  ASSERT_EQ(::chown(theirs.c_str(), 12345, 12345), 0);
+  std::unique_ptr<HostModule> m;
+  const std::string err = loadCapturing(optionsIn(theirs), 4, m);
+  EXPECT_NE(err.find(theirs.string() + " is owned by uid 12345, not by the current user (uid 0)"),
+            std::string::npos)
+      << err;
+  expectRuns(*m, 4);
+}
+
+// A truncated kernel.so (which used to crash dlopen with SIGBUS) fails its checksum: one warning,
+// the entry is rebuilt, the kernel runs, and the next load is a quiet hit.
+TEST(HostCache, TruncatedObjectIsRebuilt) {
+  Scratch scratch;
+  const HostCompileOptions opts = optionsIn(scratch.path() / "cache");
+  const fs::path entry = compileOnly(opts, 5);
+  fs::resize_file(entry / "kernel.so", fs::file_size(entry / "kernel.so") / 2);
+  const uint64_t before = HostModule::compilerRuns();
+  std::unique_ptr<HostModule> m;
+  const std::string err = loadCapturing(opts, 5, m);
+  EXPECT_EQ(err, "loom: warning: host kernel cache entry " + entry.string() +
+                     " failed its checksum; rebuilding\n");
+  EXPECT_EQ(HostModule::compilerRuns(), before + 1);
+  EXPECT_FALSE(m->cacheHit());
+  EXPECT_EQ(m->objectPath(), entry / "kernel.so");
+  expectRuns(*m, 5);
+  std::unique_ptr<HostModule> again;
+  EXPECT_EQ(loadCapturing(opts, 5, again), "");
+  EXPECT_TRUE(again->cacheHit());
+  expectRuns(*again, 5);
+}
+
+// One flipped byte in kernel.so is caught the same way.
+TEST(HostCache, FlippedByteIsRebuilt) {
+  Scratch scratch;
+  const HostCompileOptions opts = optionsIn(scratch.path() / "cache");
+  const fs::path entry = compileOnly(opts, 6);
+  {
+    std::fstream f(entry / "kernel.so", std::ios::in | std::ios::out | std::ios::binary);
+    const auto at = std::streamoff(fs::file_size(entry / "kernel.so") / 3);
+    f.seekg(at);
+    char c = 0;
+    f.get(c);
+    f.seekp(at);
+    f.put(char(c ^ 0x5a));
+  }
+  const uint64_t before = HostModule::compilerRuns();
+  std::unique_ptr<HostModule> m;
+  const std::string err = loadCapturing(opts, 6, m);
+  EXPECT_EQ(err, "loom: warning: host kernel cache entry " + entry.string() +
+                     " failed its checksum; rebuilding\n");
+  EXPECT_EQ(HostModule::compilerRuns(), before + 1);
+  expectRuns(*m, 6);
+}
+
+// An entry without its checksum file (an older Loom's, or a half-removed one) is rebuilt.
+TEST(HostCache, MissingChecksumFileIsRebuilt) {
+  Scratch scratch;
+  const HostCompileOptions opts = optionsIn(scratch.path() / "cache");
+  const fs::path entry = compileOnly(opts, 7);
+  fs::remove(entry / "manifest");
+  std::unique_ptr<HostModule> m;
+  const std::string err = loadCapturing(opts, 7, m);
+  EXPECT_EQ(err, "loom: warning: host kernel cache entry " + entry.string() +
+                     " has no checksum file; rebuilding\n");
+  EXPECT_FALSE(m->cacheHit());
+  expectRuns(*m, 7);
+  EXPECT_TRUE(fs::exists(entry / "manifest"));
+}
+
+// A kernel.so replaced by a symbolic link (to an intact copy) is not followed.
+TEST(HostCache, SymlinkedObjectIsRebuilt) {
+  Scratch scratch;
+  const HostCompileOptions opts = optionsIn(scratch.path() / "cache");
+  const fs::path entry = compileOnly(opts, 8);
+  fs::rename(entry / "kernel.so", scratch.path() / "elsewhere.so");
+  fs::create_symlink(scratch.path() / "elsewhere.so", entry / "kernel.so");
+  std::unique_ptr<HostModule> m;
+  const std::string err = loadCapturing(opts, 8, m);
+  EXPECT_EQ(err, "loom: warning: host kernel cache entry " + entry.string() +
+                     " has a kernel.so that is a symbolic link; rebuilding\n");
+  expectRuns(*m, 8);
+  EXPECT_FALSE(fs::is_symlink(entry / "kernel.so"));
+}
+
+// With none of LOOM_CACHE_DIR, XDG_CACHE_HOME and HOME set, the cache is a per-user directory in
+// the temp dir, never the shared name /tmp/loom-cache.
+TEST(HostCache, PerUserRootWithoutHome) {
+  Scratch scratch;
+  ScopedEnv a("LOOM_CACHE_DIR", std::nullopt), b("XDG_CACHE_HOME", std::nullopt),
+      c("HOME", std::nullopt), t("TMPDIR", scratch.path().string());
+  const fs::path expected = scratch.path() / ("loom-cache-" + std::to_string(::geteuid()));
+  EXPECT_EQ(cacheRoot(), expected);
+  {
+    ScopedEnv tmp("TMPDIR", std::nullopt);
+    EXPECT_NE(cacheRoot(), fs::path("/tmp/loom-cache"));
+    EXPECT_EQ(cacheRoot().filename(), "loom-cache-" + std::to_string(::geteuid()));
+  }
+  std::unique_ptr<HostModule> m = HostModule::load(kernelSource(9), "affine");
+  expectRuns(*m, 9);
+  EXPECT_TRUE(isUnder(m->objectPath(), expected / "host")) << m->objectPath();
+  EXPECT_EQ(modeOf(expected), 0700u);
+}
+
+// Paths are never shell text: a cache path with spaces, quotes, $(...) and backquotes works, and
+// the command substitution in it never runs.
+TEST(HostCache, CachePathWithShellCharactersWorks) {
+  Scratch scratch;
+  const fs::path odd =
+      scratch.path() / "a b 'q' \"dq\" $(touch pwned1) `touch pwned2`; touch pwned3 &";
+  ScopedEnv env("LOOM_CACHE_DIR", odd.string());
+  std::unique_ptr<HostModule> m = HostModule::load(kernelSource(10), "affine");
+  expectRuns(*m, 10);
+  EXPECT_TRUE(isUnder(m->objectPath(), odd)) << m->objectPath();
+  for (const char* f : {"pwned1", "pwned2", "pwned3"}) {
+    EXPECT_FALSE(fs::exists(f)) << f;
+    EXPECT_FALSE(fs::exists(scratch.path() / f)) << f;
+    EXPECT_FALSE(fs::exists(m->objectPath().parent_path() / f)) << f;
+  }
+  // A compile error in such a directory reports it too.
+  const std::string msg = testing::userErrorOf([&] {
+    HostModule::load("extern \"C\" __global__ void bad(int* o) { o[0] = nope; }", "bad");
+  });
+  EXPECT_NE(msg.find("nope"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(odd.string()), std::string::npos) << msg;
+}
+
+// LOOM_HOST_CXX and LOOM_HOST_CXXFLAGS are split into words (no shell): a compiler given as
+// "env c++" and two flags in one variable both work.
+TEST(HostCache, CompilerAndFlagsAreWords) {
+  Scratch scratch;
+  ScopedEnv cxx("LOOM_HOST_CXX", "env c++");
+  ScopedEnv flags("LOOM_HOST_CXXFLAGS", " -DLOOM_TEST_OFFSET=11\t-O1 ");
+  auto m = HostModule::load(
+      "extern \"C\" __global__ void affine(int* out, int k) {\n"
+      "  out[threadIdx.x] = threadIdx.x * k + LOOM_TEST_OFFSET;\n}\n",
+      "affine", optionsIn(scratch.path()));
+  expectRuns(*m, 11);
+}
+
+// Eight threads loading at once, four kernels twice each, on a cold cache: every load succeeds and
+// runs correctly; then eight threads on one key, warm. No build directory is left behind and every
+// entry verifies afterwards.
+TEST(HostCache, EightThreadsCompileConcurrently) {
+  Scratch scratch;
+  const HostCompileOptions opts = optionsIn(scratch.path() / "cache");
+  auto runThreads = [&](auto offsetOf) {
+    std::atomic<int> failures{0};
+    std::vector<std::string> errors(8);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        try {
+          const int offset = offsetOf(t);
+          auto m = HostModule::load(kernelSource(offset), "affine", opts);
+          std::vector<int> out(8, -1);
+          int* o = out.data();
+          int k = 3;
+          void* args[] = {&o, &k};
+          m->launch({1}, {8}, 0, args);
+          for (int i = 0; i < 8; ++i) {
+            if (out[i] != i * 3 + offset) ++failures;
+          }
+        } catch (const std::exception& e) {
+          errors[t] = e.what();
+          ++failures;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (const auto& e : errors) EXPECT_EQ(e, "");
+    EXPECT_EQ(failures.load(), 0);
+  };
+  ::testing::internal::CaptureStderr();
+  runThreads([](int t) { return 100 + t % 4; });  // same key pairwise, different keys across
+  runThreads([](int) { return 200; });           // all on one key (cold, then warm below)
+  runThreads([](int) { return 200; });
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err, "");
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(opts.cacheDir)) {
+    const std::string name = e.path().filename().string();
+    if (name == ".lock") continue;
+    EXPECT_EQ(name.find('.'), std::string::npos) << "left behind: " << e.path();
+    ++entries;
+  }
+  EXPECT_EQ(entries, 5);
+  const uint64_t before = HostModule::compilerRuns();
+  for (int offset : {100, 101, 102, 103, 200}) {
+    auto m = HostModule::load(kernelSource(offset), "affine", opts);
+    EXPECT_TRUE(m->cacheHit());
+    expectRuns(*m, offset);
+  }
+  EXPECT_EQ(HostModule::compilerRuns(), before);
+}
+
+}  // namespace
+}  // namespace loom::backend
