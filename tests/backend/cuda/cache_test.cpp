@@ -4,7 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <atomic>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include "backend/cuda/test_kernels.h"
 #include "loom/backend/cuda/nvrtc.h"
@@ -45,24 +52,164 @@ TEST(CubinCache, StoreThenLoadRoundTrips) {
   EXPECT_EQ(files, 1);
 }
 
-// A truncated or foreign file is a miss, not an error.
-TEST(CubinCache, CorruptFileIsAMiss) {
-  TempDir dir;
-  CubinCache cache(dir.path());
-  ASSERT_TRUE(cache.store(7, {"log", {'a', 'b', 'c'}}));
-  std::filesystem::resize_file(cache.pathFor(7), 20);
-  EXPECT_FALSE(cache.load(7).has_value());
-  std::filesystem::copy_file(cache.pathFor(7), cache.pathFor(8));
-  EXPECT_FALSE(cache.load(8).has_value());
+/// Runs `f` with stderr captured and returns what it printed.
+template <typename F>
+std::string stderrOf(F&& f) {
+  ::testing::internal::CaptureStderr();
+  f();
+  return ::testing::internal::GetCapturedStderr();
 }
 
-// LOOM_CACHE_DIR picks the cache root.
+/// Sets (or, with nullopt, unsets) an environment variable for the scope of a test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+unsigned modeOf(const std::filesystem::path& p) {
+  struct stat st;
+  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+// A good entry is a quiet hit; the folder is created 0700 and the file 0600 even under umask 0.
+TEST(CubinCache, GoodEntryIsAQuietHitInAPrivateFolder) {
+  TempDir dir;
+  CubinCache cache(dir.path() / "a" / "cuda");
+  const mode_t oldMask = ::umask(0);
+  const bool stored = cache.store(5, {"log", {'x', 'y'}});
+  ::umask(oldMask);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(modeOf(dir.path() / "a"), 0700u);
+  EXPECT_EQ(modeOf(cache.dir()), 0700u);
+  EXPECT_EQ(modeOf(cache.pathFor(5)), 0600u);
+  std::optional<CubinCache::Entry> loaded;
+  EXPECT_EQ(stderrOf([&] { loaded = cache.load(5); }), "");
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->cubin, (std::vector<char>{'x', 'y'}));
+  EXPECT_EQ(stderrOf([&] { EXPECT_FALSE(cache.load(6).has_value()); }), "");  // absent: quiet
+}
+
+// A truncated file, a flipped byte and another key's file are misses with one warning each, and
+// the next store overwrites the bad entry.
+TEST(CubinCache, DamagedEntriesAreWarnedMisses) {
+  TempDir dir;
+  CubinCache cache(dir.path());
+  const CubinCache::Entry entry{"ptxas info", {'\x7f', 'E', 'L', 'F', 'a', 'b', 'c', 'd'}};
+  ASSERT_TRUE(cache.store(7, entry));
+  const auto path = cache.pathFor(7);
+  const auto size = std::filesystem::file_size(path);
+
+  std::filesystem::resize_file(path, size - 3);
+  EXPECT_EQ(stderrOf([&] { EXPECT_FALSE(cache.load(7).has_value()); }),
+            "loom: warning: cubin cache entry " + path.string() +
+                " failed its checksum; recompiling\n");
+
+  ASSERT_TRUE(cache.store(7, entry));
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(size - 2));
+    f.put('Z');
+  }
+  EXPECT_EQ(stderrOf([&] { EXPECT_FALSE(cache.load(7).has_value()); }),
+            "loom: warning: cubin cache entry " + path.string() +
+                " failed its checksum; recompiling\n");
+
+  std::filesystem::resize_file(path, 20);  // shorter than the header
+  EXPECT_EQ(stderrOf([&] { EXPECT_FALSE(cache.load(7).has_value()); }),
+            "loom: warning: cubin cache entry " + path.string() +
+                " is not a cubin cache file; recompiling\n");
+
+  ASSERT_TRUE(cache.store(7, entry));
+  std::filesystem::copy_file(path, cache.pathFor(8));
+  EXPECT_EQ(stderrOf([&] { EXPECT_FALSE(cache.load(8).has_value()); }),
+            "loom: warning: cubin cache entry " + cache.pathFor(8).string() +
+                " holds the entry of another key; recompiling\n");
+
+  std::optional<CubinCache::Entry> loaded;
+  EXPECT_EQ(stderrOf([&] { loaded = cache.load(7); }), "");
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->cubin, entry.cubin);
+  EXPECT_EQ(loaded->log, entry.log);
+}
+
+// A folder others can write to, or a symbolic link, is not used: loads miss and stores are
+// skipped, with one warning per folder.
+TEST(CubinCache, UntrustedFolderIsNotUsed) {
+  TempDir dir;
+  CubinCache good(dir.path() / "cuda");
+  ASSERT_TRUE(good.store(9, {"log", {'c'}}));
+  ASSERT_EQ(::chmod(good.dir().c_str(), 0777), 0);
+  const std::string err = stderrOf([&] {
+    EXPECT_FALSE(good.load(9).has_value());
+    EXPECT_FALSE(good.store(10, {"log", {'d'}}));
+  });
+  EXPECT_EQ(err, "loom: warning: cubin cache " + good.dir().string() +
+                     " is not used: it is writable by group or others (mode 0777)\n");
+  EXPECT_FALSE(std::filesystem::exists(good.pathFor(10)));
+  ASSERT_EQ(::chmod(good.dir().c_str(), 0700), 0);
+
+  std::filesystem::create_directory_symlink(good.dir(), dir.path() / "link");
+  CubinCache linked(dir.path() / "link");
+  EXPECT_EQ(stderrOf([&] { EXPECT_FALSE(linked.load(9).has_value()); }),
+            "loom: warning: cubin cache " + linked.dir().string() +
+                " is not used: it is a symbolic link\n");
+}
+
+// Eight threads storing and loading the same and different keys at once all see whole entries.
+TEST(CubinCache, ConcurrentStoresAndLoads) {
+  TempDir dir;
+  CubinCache cache(dir.path() / "cuda");
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const uint64_t key = uint64_t(t % 2 == 0 ? 1000 : 2000 + t);
+        const CubinCache::Entry e{"log " + std::to_string(key),
+                                  std::vector<char>(1000 + key % 7, char(key))};
+        if (!cache.store(key, e)) ++bad;
+        auto loaded = cache.load(key);
+        if (!loaded || loaded->cubin != e.cubin || loaded->log != e.log) ++bad;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  for (const auto& e : std::filesystem::directory_iterator(cache.dir())) {
+    EXPECT_EQ(e.path().extension(), ".cubin") << "left behind: " << e.path();
+  }
+}
+
+// LOOM_CACHE_DIR picks the cache root; without it, XDG_CACHE_HOME and HOME the root is a per-user
+// folder in the temp dir, not a shared name.
 TEST(CubinCache, CacheRootFromEnvironment) {
-  const char* old = std::getenv("LOOM_CACHE_DIR");
-  std::string saved = old ? old : "";
-  setenv("LOOM_CACHE_DIR", "/tmp/loom-cache-root-test", 1);
-  EXPECT_EQ(defaultCacheRoot(), std::filesystem::path("/tmp/loom-cache-root-test"));
-  if (old) setenv("LOOM_CACHE_DIR", saved.c_str(), 1); else unsetenv("LOOM_CACHE_DIR");
+  {
+    ScopedEnv env("LOOM_CACHE_DIR", "/tmp/loom-cache-root-test");
+    EXPECT_EQ(defaultCacheRoot(), std::filesystem::path("/tmp/loom-cache-root-test"));
+  }
+  ScopedEnv a("LOOM_CACHE_DIR", std::nullopt), b("XDG_CACHE_HOME", std::nullopt),
+      c("HOME", std::nullopt), t("TMPDIR", "/var/tmp");
+  EXPECT_EQ(defaultCacheRoot(),
+            std::filesystem::path("/var/tmp") / ("loom-cache-" + std::to_string(::geteuid())));
 }
 
 // The second compile of the same source and options is a hit that does not call NVRTC and keeps
@@ -116,7 +263,10 @@ TEST(NvrtcCache, DamagedEntryIsRecompiled) {
   std::string source = test::readKernel("vector_add.cu");
   CompileResult first = compiler.compile(source, sm90());
   std::filesystem::resize_file(compiler.cache()->pathFor(first.key), 10);
-  CompileResult again = compiler.compile(source, sm90());
+  CompileResult again;
+  EXPECT_EQ(stderrOf([&] { again = compiler.compile(source, sm90()); }),
+            "loom: warning: cubin cache entry " + compiler.cache()->pathFor(first.key).string() +
+                " is not a cubin cache file; recompiling\n");
   EXPECT_FALSE(again.cacheHit);
   EXPECT_EQ(compiler.stats().nvrtcCompiles, 2u);
   EXPECT_TRUE(compiler.cache()->load(first.key).has_value());

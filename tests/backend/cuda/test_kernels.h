@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "loom/support/private_dir.h"
+
 namespace loom::cuda::test {
 
 inline std::filesystem::path kernelDir() { return LOOM_CUDA_TEST_KERNEL_DIR; }
@@ -38,13 +40,8 @@ inline std::string readKernel(const std::string& name) { return readFile(kernelD
 /// A fresh, empty folder removed when the object goes.
 class TempDir {
  public:
-  TempDir() {
-    static int counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            ("loom-cuda-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
+  TempDir()
+      : path_(*makePrivateTempDirectory(std::filesystem::temp_directory_path(), "loom-cuda-test-")) {}
   ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
