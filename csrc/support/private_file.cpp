@@ -36,7 +36,8 @@ bool writeAll(int fd, std::string_view bytes) {
 
 std::optional<std::string> writeFileAtomically(const fs::path& path, std::string_view bytes,
                                                mode_t mode) {
-  std::string temp = (path.parent_path() / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  std::string temp =
+      (path.parent_path() / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) {
     return detail::concat("cannot create a temporary file beside ", path.string(), ": ",
@@ -52,8 +53,8 @@ std::optional<std::string> writeFileAtomically(const fs::path& path, std::string
     error = detail::concat("cannot write ", temp, ": ", std::strerror(errno));
   }
   if (error.empty() && ::rename(temp.c_str(), path.c_str()) != 0) {
-    error = detail::concat("cannot rename ", temp, " to ", path.string(), ": ",
-                           std::strerror(errno));
+    error =
+        detail::concat("cannot rename ", temp, " to ", path.string(), ": ", std::strerror(errno));
   }
   if (!error.empty()) {
     ::unlink(temp.c_str());

@@ -53,7 +53,8 @@ class ScopedEnv {
 /// A fresh private directory under the temp dir, removed (permissions restored) at the end.
 class Scratch {
  public:
-  Scratch() : path_(*makePrivateTempDirectory(fs::temp_directory_path(), "loom-host-cache-test-")) {}
+  Scratch()
+      : path_(*makePrivateTempDirectory(fs::temp_directory_path(), "loom-host-cache-test-")) {}
   ~Scratch() {
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(path_, ec);
@@ -105,8 +106,8 @@ HostCompileOptions optionsIn(const fs::path& dir) {
 /// Compiles the kernel into the cache without loading it, so the test can damage the entry before
 /// this process maps it.
 fs::path compileOnly(const HostCompileOptions& opts, int offset) {
-  host::CompiledObject obj =
-      host::compileForHost(host::hostTranslationUnit(kernelSource(offset), "affine"), "affine", opts);
+  host::CompiledObject obj = host::compileForHost(
+      host::hostTranslationUnit(kernelSource(offset), "affine"), "affine", opts);
   EXPECT_TRUE(obj.temporaryDir.empty());
   return obj.objectPath.parent_path();
 }
@@ -163,8 +164,8 @@ TEST(HostCache, WritableCacheDirIsNotTrusted) {
   ASSERT_EQ(::chmod(open.c_str(), 0777), 0);
   std::unique_ptr<HostModule> m;
   const std::string err = loadCapturing(optionsIn(open), 2, m);
-  EXPECT_EQ(err, "loom: warning: host kernel cache " + open.string() + " is not used: " +
-                     open.string() +
+  EXPECT_EQ(err, "loom: warning: host kernel cache " + open.string() +
+                     " is not used: " + open.string() +
                      " is writable by group or others (mode 0777); compiling into private "
                      "temporary directories instead\n");
   expectRuns(*m, 2);
@@ -187,8 +188,8 @@ TEST(HostCache, SymlinkedCacheDirIsNotTrusted) {
   fs::create_directory_symlink(real, link);
   std::unique_ptr<HostModule> m;
   const std::string err = loadCapturing(optionsIn(link), 3, m);
-  EXPECT_NE(err.find("loom: warning: host kernel cache " + link.string() + " is not used: " +
-                     link.string() + " is a symbolic link"),
+  EXPECT_NE(err.find("loom: warning: host kernel cache " + link.string() +
+                     " is not used: " + link.string() + " is a symbolic link"),
             std::string::npos)
       << err;
   expectRuns(*m, 3);
@@ -375,7 +376,7 @@ TEST(HostCache, EightThreadsCompileConcurrently) {
   };
   ::testing::internal::CaptureStderr();
   runThreads([](int t) { return 100 + t % 4; });  // same key pairwise, different keys across
-  runThreads([](int) { return 200; });           // all on one key (cold, then warm below)
+  runThreads([](int) { return 200; });            // all on one key (cold, then warm below)
   runThreads([](int) { return 200; });
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(err, "");

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private directories and files: created 0700/0600, and refused when others could have written them.
+// Private directories and files: created 0700/0600, and refused when others could have written
+// them.
+#include "loom/support/private_dir.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "loom/support/private_dir.h"
 #include "loom/support/private_file.h"
 
 namespace loom {
@@ -18,7 +20,9 @@ namespace fs = std::filesystem;
 /// A fresh directory under the temp dir, removed at the end of the test.
 struct ScratchDir {
   fs::path path;
-  ScratchDir() { path = *makePrivateTempDirectory(fs::temp_directory_path(), "loom-private-test-"); }
+  ScratchDir() {
+    path = *makePrivateTempDirectory(fs::temp_directory_path(), "loom-private-test-");
+  }
   ~ScratchDir() {
     std::error_code ec;
     fs::remove_all(path, ec);

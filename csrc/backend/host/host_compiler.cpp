@@ -189,7 +189,8 @@ void moveAside(const fs::path& path) {
     ::unlink(path.c_str());
     return;
   }
-  if (auto grave = makePrivateTempDirectory(path.parent_path(), path.filename().string() + ".old.")) {
+  const std::string prefix = path.filename().string() + ".old.";
+  if (auto grave = makePrivateTempDirectory(path.parent_path(), prefix)) {
     // rename(2) replaces an empty directory.
     if (::rename(path.c_str(), grave->c_str()) == 0) {
       fs::remove_all(*grave, ec);
@@ -463,7 +464,8 @@ CompiledObject compileForHost(const std::string& translationUnit, std::string_vi
     } else {
       moveAside(entry);
       if (::rename(build->c_str(), entry.c_str()) != 0) {
-        entry = *build;  // cannot install (not expected): use the build and let the module remove it
+        // Cannot install (not expected): use the build, and let the module remove it.
+        entry = *build;
         result.temporaryDir = *build;
       }
     }

@@ -65,8 +65,8 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::filesy
   if (!logPath.empty()) {
     outFd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (outFd < 0) {
-      result.startError = detail::concat("cannot create ", logPath.string(), ": ",
-                                         std::strerror(errno));
+      result.startError =
+          detail::concat("cannot create ", logPath.string(), ": ", std::strerror(errno));
       return result;
     }
   } else {
@@ -111,8 +111,8 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::filesy
   }
   while (::waitpid(pid, &result.waitStatus, 0) < 0) {
     if (errno != EINTR) {
-      result.startError = detail::concat("waiting for '", argv[0], "' failed: ",
-                                         std::strerror(errno));
+      result.startError =
+          detail::concat("waiting for '", argv[0], "' failed: ", std::strerror(errno));
       break;
     }
   }

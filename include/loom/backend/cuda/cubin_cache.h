@@ -27,7 +27,7 @@ std::optional<std::filesystem::path> defaultCacheRoot();
 class CubinCache {
  public:
   struct Entry {
-    std::string log;         ///< the compiler's log (ptxas info)
+    std::string log;  ///< the compiler's log (ptxas info)
     std::vector<char> cubin;
   };
 
