@@ -94,6 +94,15 @@ check eval-size-overflow 1 'element count of input 0 \(T0\) overflows 64 bits' -
   "$loom" eval "$tmp/big.fus" --sizes s0=4611686018427387904
 check run-size-overflow 1 'element count of input 0 \(T0\) overflows 64 bits' -- \
   "$loom" run "$tmp/big.fus" --backend host --sizes s0=4611686018427387904
+# Two inputs of one add with separate symbolic extents: sizes that disagree (a size-1 operand
+# where no broadcast is declared included) are an error naming both inputs, on both paths.
+printf 'inputs: T0, T1\noutputs: T2\ns0 : i64\ns1 : i64\nT0 : f32 global [i0{s0}]\nT1 : f32 global [i1{s1}]\nT2 : f32 global [i2{s0}]\nT2 = add(T0, T1)\n' \
+  >"$tmp/mismatch.fus"
+check shapes-disagree-run 1 'shapes disagree in T2 = add\(T0, T1\): T1 dimension 0 has size 1 \(extent s1, from input 1 \(T1\) dimension 0\)' -- \
+  "$loom" run "$tmp/mismatch.fus" --backend host --sizes s0=4,s1=1
+check shapes-disagree-eval 1 'T2 dimension 0 has size 4 \(extent s0, from input 0 \(T0\) dimension 0\)' -- \
+  "$loom" eval "$tmp/mismatch.fus" --sizes s0=4,s1=8
+check shapes-agree 0 '^PASS T2 +\[4\] f32' -- "$loom" run "$tmp/mismatch.fus" --backend host --sizes s0=4,s1=4
 
 # Every hand-scheduled example lowers to one kernel that `codegen` prints and compiles for sm_90
 # with NVRTC (no GPU needed) without register spills, and `eval` computes its outputs.
