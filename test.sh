@@ -5,27 +5,58 @@
 #
 #   ./test.sh           preset `release` (or `ci`, warnings as errors, when CI=true), build/
 #   ./test.sh --asan    preset `asan` (AddressSanitizer + UBSan), build-asan/, unit and emu only
+#   ./test.sh --tsan    preset `tsan` (ThreadSanitizer), build-tsan/, the `threads` tests only
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 asan=0
+tsan=0
 for arg in "$@"; do
   case $arg in
     --asan) asan=1 ;;
+    --tsan) tsan=1 ;;
     -h | --help)
-      sed -n '3,7s/^# \{0,1\}//p' "$0"
+      sed -n '3,8s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
     *)
-      echo "test.sh: unknown argument '$arg' (expected --asan)" >&2
+      echo "test.sh: unknown argument '$arg' (expected --asan or --tsan)" >&2
       exit 2
       ;;
   esac
 done
+if [[ $asan == 1 && $tsan == 1 ]]; then
+  echo "test.sh: --asan and --tsan cannot be combined" >&2
+  exit 2
+fi
 
 tools/install-deps.sh
 # Make UBSan findings fail the test that hit them (ASan aborts by default).
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+if [[ $tsan == 1 ]]; then
+  # Only the tests that start threads, and what they link: a ThreadSanitizer build of everything
+  # would take most of an hour on two cores. Races are errors (exit code 66).
+  export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
+  echo "test.sh: preset tsan (build-tsan/), label threads"
+  cmake --preset tsan
+  targets=$(ctest --test-dir build-tsan -N -L '^threads$' | sed -n 's/^ *Test *#[0-9]*: *//p')
+  if [[ -z $targets ]]; then
+    echo "test.sh: no tests carry the label threads" >&2
+    exit 1
+  fi
+  # shellcheck disable=SC2086 # one target per word
+  cmake --build --preset tsan -j "$(nproc)" --target $targets
+  if ctest --test-dir build-tsan --output-on-failure -L '^threads$'; then
+    echo "== test.sh summary (preset tsan) =="
+    echo "  ran:     threads ($(echo "$targets" | wc -w) tests)"
+    echo "  all tiers that ran passed"
+    exit 0
+  fi
+  echo "== test.sh summary (preset tsan) =="
+  echo "  FAILED:  threads"
+  exit 1
+fi
 
 if [[ $asan == 1 ]]; then
   preset=asan build_dir=build-asan

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "eval/element_ops.h"
+#include "eval/shape_constraints.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/fusion.h"
 #include "loom/ir/iter_domain.h"
@@ -314,6 +315,10 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
                detail::scalarToInt(*v), " (extent ", extent->toString(), "), got size ",
                need.first);
   }
+  checkShapeConstraints(fusion, *this, [&](const ir::Val* v) {
+    auto it = binders.find(v);
+    return it != binders.end() ? it->second : std::string();
+  });
 }
 
 }  // namespace loom::eval

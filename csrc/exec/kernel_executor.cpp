@@ -471,9 +471,7 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
   }
 
   const LaunchParams& lp = plan.launch;
-  last_launch_ = lp;
-  last_generated_ = &plan.module->generated;
-  if (dump_launch_) std::cout << generated().name << ": " << lp.toString() << "\n";
+  if (dump_launch_) std::cout << plan.module->generated.name << ": " << lp.toString() << "\n";
   if (!plan.emptyDim.empty()) {  // every written tensor is empty: nothing to launch
     std::fill(allocated.begin(), allocated.end(), Tensor());
     return;
@@ -495,27 +493,42 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
 #endif
 }
 
-void KernelExecutor::runResident(std::span<const eval::Argument> inputs,
-                                 std::vector<Tensor>& outputs) {
-  computeSignature(inputs);
-  for (size_t i = 0; i < plans_.size(); ++i) {
-    if (plans_[i]->signature != signature_) continue;
-    ++plan_hits_;
-    // Most recently used first: a rotation of pointers, no allocation.
-    std::rotate(plans_.begin(), plans_.begin() + int64_t(i), plans_.begin() + int64_t(i) + 1);
-    launchPlan(*plans_.front(), inputs, outputs);
-    return;
+LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
+                                         std::vector<Tensor>& outputs) {
+  // A plan is taken out of the list while it runs (its argument buffer, allocations and grid
+  // scratch belong to one launch at a time) and put back after; a run that finds its plan taken
+  // by another thread makes a second one. The lock covers the list and plan making (so a module
+  // is built once), never a launch.
+  std::unique_ptr<LaunchPlan> plan;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    computeSignature(inputs);
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      if (plans_[i]->signature != signature_) continue;
+      ++plan_hits_;
+      plan = std::move(plans_[i]);
+      plans_.erase(plans_.begin() + int64_t(i));
+      break;
+    }
+    if (plan == nullptr) {
+      ++plan_misses_;
+      PhaseTimer timer(DumpOptions::fromEnvironment().has(DumpOption::CompileTime),
+                       "kernel executor");
+      // The evaluator checks metadata only; it is told the tensors are host ones.
+      plan = makePlan(checkedMetadataViews(*fusion_, inputs, backend_));
+      timer.rename(generated_.name);
+      timer.mark("launch plan (the codegen/cubin/module lines above included)");
+    }
   }
-  ++plan_misses_;
-  PhaseTimer timer(DumpOptions::fromEnvironment().has(DumpOption::CompileTime), "kernel executor");
-  // The evaluator checks metadata only; it is told the tensors are host ones.
-  std::unique_ptr<LaunchPlan> plan = makePlan(checkedMetadataViews(*fusion_, inputs, backend_));
-  timer.rename(generated_.name);
-  timer.mark("launch plan (the codegen/cubin/module lines above included)");
-  if (plans_.size() == kMaxPlans) plans_.pop_back();
+  launchPlan(*plan, inputs, outputs);
+  const LaunchParams launched = plan->launch;
+  std::lock_guard<std::mutex> lock(mutex_);
+  last_launch_ = launched;
+  last_generated_ = &plan->module->generated;
+  // Most recently used first.
   plans_.insert(plans_.begin(), std::move(plan));
-  launchPlan(*plans_.front(), inputs, outputs);
-  timer.mark("first launch (outputs allocated, kernel queued)");
+  if (plans_.size() > kMaxPlans) plans_.pop_back();
+  return launched;
 }
 
 std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) {
@@ -524,16 +537,15 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
   return outputs;
 }
 
-void KernelExecutor::runInto(std::span<const eval::Argument> inputs,
-                             std::vector<Tensor>& outputs) {
+LaunchParams KernelExecutor::runInto(std::span<const eval::Argument> inputs,
+                                     std::vector<Tensor>& outputs) {
   LOOM_CHECK(isCompiled(), "KernelExecutor::run called before compile");
-  if (backend_ != Backend::Cuda || !hasHostTensor(inputs)) {
-    runResident(inputs, outputs);
-    return;
-  }
+  if (backend_ != Backend::Cuda || !hasHostTensor(inputs)) return runResident(inputs, outputs);
   // Host tensors on the cuda backend: copy in, run device-resident, copy out (synchronous).
-  runResident(copyArgumentsToDevice(*fusion_, inputs, options_.stream), outputs);
+  LaunchParams launched =
+      runResident(copyArgumentsToDevice(*fusion_, inputs, options_.stream), outputs);
   copyOutputsToHost(outputs, options_.stream);
+  return launched;
 }
 
 }  // namespace loom::exec

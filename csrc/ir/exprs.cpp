@@ -66,6 +66,30 @@ bool ReductionOp::sameAttributes(const Expr* other) const {
 }
 
 // ---- WelfordOp
+namespace {
+
+bool isConstValue(const Scalar* s, double v) {
+  auto d = s->isConst() ? s->constDouble() : std::nullopt;
+  return d.has_value() && *d == v;
+}
+
+}  // namespace
+
+bool ReductionOp::hasIdentityInit() const {
+  switch (op_) {
+    case ReductionOpType::Sum: return isConstValue(init_, 0.0);
+    case ReductionOpType::Prod: return isConstValue(init_, 1.0);
+    case ReductionOpType::Max:
+    case ReductionOpType::Min: return true;
+  }
+  return false;
+}
+
+bool WelfordOp::hasIdentityInit() const {
+  return isConstValue(init_avg_, 0.0) && isConstValue(init_m2_, 0.0) &&
+         isConstValue(init_n_, 0.0);
+}
+
 WelfordOp::WelfordOp(TensorView* out_avg, TensorView* out_m2, TensorView* out_n, Val* in_avg,
                      Val* in_m2, Val* in_n, Scalar* init_avg, Scalar* init_m2, Scalar* init_n)
     : Expr(NodeKind::WelfordOp, {in_avg, in_m2, in_n}, {out_avg, out_m2, out_n}),

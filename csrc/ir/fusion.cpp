@@ -145,6 +145,11 @@ bool Fusion::isOutput(const Val* v) const {
 }
 
 std::vector<Expr*> Fusion::exprs() const {
+  std::lock_guard<std::mutex> lock(orders_mutex_);
+  return exprsLocked();
+}
+
+const std::vector<Expr*>& Fusion::exprsLocked() const {
   if (exprs_valid_) return exprs_;
   // Iterative post-order DFS from the outputs through definitions, so deep graphs do not
   // overflow the stack.
@@ -199,6 +204,7 @@ void Fusion::invalidateOrders() {
 }
 
 std::vector<TensorView*> Fusion::allTvs() const {
+  std::lock_guard<std::mutex> lock(orders_mutex_);
   if (tvs_valid_) return tvs_;
   std::vector<TensorView*> tvs;
   std::vector<bool> seen(stmts_.size(), false);  // by slot_
@@ -210,7 +216,7 @@ std::vector<TensorView*> Fusion::allTvs() const {
     }
   };
   for (Val* in : inputs_) add(in);
-  for (Expr* e : exprs()) {
+  for (Expr* e : exprsLocked()) {
     for (Val* v : e->inputs()) add(v);
     for (Val* v : e->outputs()) add(v);
   }

@@ -14,7 +14,7 @@
 #include "loom/eval/expression_evaluator.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/transforms.h"
-#include "loom/transform/logical_map.h"
+#include "loom/ir/logical_map.h"
 
 namespace loom::lower {
 
@@ -299,7 +299,7 @@ IndexMap producerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
     if (id->isBroadcast()) idx[id] = kernel.constInt(0);
   }
   std::unordered_map<const ir::IterDomain*, ir::IterDomain*> to_consumer;
-  for (auto [p, c] : transform::pairwiseLogicalMap(producer, consumer)) {
+  for (auto [p, c] : ir::pairwiseLogicalMap(producer, consumer)) {
     if (p->isBroadcast()) continue;
     to_consumer[p] = c;
     auto it = consumer_idx.find(c);

@@ -12,6 +12,7 @@
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/verifier.h"
 #include "loom/scheduler/registry.h"
+#include "loom/segmenter/reduction_inits.h"
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
@@ -162,9 +163,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     direct_.push_back(direct);
   }
   stream_ = options.executor.stream;
-  slots_.assign(size_t(num_slots_), nullptr);
-  owned_.resize(size_t(num_slots_ - num_inputs));
-  segment_args_.resize(input_slots_.size());
+  idle_.push_back(newScratch());
   records_.resize(input_slots_.size());
   for (const segmenter::Segment& seg : segmented_.segments()) {
     KernelRecord& r = records_[size_t(seg.id)];
@@ -175,60 +174,100 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
   }
 }
 
+std::unique_ptr<FusionKernelRuntime::Scratch> FusionKernelRuntime::newScratch() const {
+  const size_t num_inputs = segmented_.original().inputs().size();
+  auto scratch = std::make_unique<Scratch>();
+  scratch->slots.assign(size_t(num_slots_), nullptr);
+  scratch->owned.resize(size_t(num_slots_) - num_inputs);
+  scratch->segment_args.resize(input_slots_.size());
+  scratch->records.resize(input_slots_.size());
+  return scratch;
+}
+
 std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> args) {
   const size_t num_inputs = segmented_.original().inputs().size();
   LOOM_ASSERT(args.size() == num_inputs, "argument count");
-  for (size_t i = 0; i < num_inputs; ++i) slots_[i] = &args[i];
+  std::unique_ptr<Scratch> taken;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      taken = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (taken == nullptr) taken = newScratch();  // another run holds the idle one
+  Scratch& sc = *taken;
+  // On every exit: drop references to the caller's inputs and to the outputs handed out, and
+  // give the scratch back.
+  struct GiveBack {
+    FusionKernelRuntime& runtime;
+    std::unique_ptr<Scratch>& scratch;
+    ~GiveBack() {
+      std::fill(scratch->slots.begin(), scratch->slots.end(), nullptr);
+      std::fill(scratch->owned.begin(), scratch->owned.end(), eval::Argument(Tensor()));
+      for (auto& gathered : scratch->segment_args) gathered.clear();
+      scratch->segment_outs.clear();
+      std::lock_guard<std::mutex> lock(runtime.mutex_);
+      runtime.idle_.push_back(std::move(scratch));
+    }
+  } give_back{*this, taken};
+
+  for (size_t i = 0; i < num_inputs; ++i) sc.slots[i] = &args[i];
   for (const SizeSlot& z : size_slots_) {
-    eval::Argument& a = owned_[size_t(z.slot) - num_inputs];
+    eval::Argument& a = sc.owned[size_t(z.slot) - num_inputs];
     a = eval::Argument(std::get<Tensor>(args[z.input]).size(z.dim));
-    slots_[size_t(z.slot)] = &a;
+    sc.slots[size_t(z.slot)] = &a;
   }
   for (size_t s = 0; s < executors_.size(); ++s) {
     int64_t bytes = 0;
     std::span<const eval::Argument> sargs = args;
     if (!direct_[s]) {
-      std::vector<eval::Argument>& gathered = segment_args_[s];
+      std::vector<eval::Argument>& gathered = sc.segment_args[s];
       gathered.clear();
-      for (int64_t slot : input_slots_[s]) gathered.push_back(*slots_[size_t(slot)]);
+      for (int64_t slot : input_slots_[s]) gathered.push_back(*sc.slots[size_t(slot)]);
       sargs = gathered;
     }
     for (const eval::Argument& a : sargs) bytes += tensorBytes(a);
-    std::vector<Tensor>& outs = segment_outs_;  // reused: no allocation per segment
+    std::vector<Tensor>& outs = sc.segment_outs;  // reused: no allocation per segment
     auto start = std::chrono::steady_clock::now();
-    executors_[s]->runInto(sargs, outs);
+    const exec::LaunchParams launched = executors_[s]->runInto(sargs, outs);
     auto stop = std::chrono::steady_clock::now();
     LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
     for (size_t i = 0; i < outs.size(); ++i) {
       bytes += int64_t(outs[i].numel()) * int64_t(outs[i].itemSize());
       size_t slot = size_t(output_slots_[s][i]);
-      owned_[slot - num_inputs] = std::move(outs[i]);
-      slots_[slot] = &owned_[slot - num_inputs];
+      sc.owned[slot - num_inputs] = std::move(outs[i]);
+      sc.slots[slot] = &sc.owned[slot - num_inputs];
     }
     // Intermediates nobody reads any more go back to the allocator now, not at the end (on cuda
     // stream-ordered: after the kernels queued so far).
     for (int64_t slot : free_after_[s]) {
-      owned_[size_t(slot) - num_inputs] = eval::Argument(Tensor());
-      slots_[size_t(slot)] = nullptr;
+      sc.owned[size_t(slot) - num_inputs] = eval::Argument(Tensor());
+      sc.slots[size_t(slot)] = nullptr;
     }
-    if (!direct_[s]) segment_args_[s].clear();
+    if (!direct_[s]) sc.segment_args[s].clear();
     outs.clear();
-    // Only the timing and launch change per run; the strings were filled at construction.
-    KernelRecord& r = records_[s];
-    r.launch = executors_[s]->lastLaunch();
+    KernelRecord& r = sc.records[s];
+    r.launch = launched;
     r.seconds = std::chrono::duration<double>(stop - start).count();
     r.bytes = bytes;
   }
   std::vector<Tensor> result;
   result.reserve(fusion_output_slots_.size());
   for (size_t i = 0; i < fusion_output_slots_.size(); ++i) {
-    const Tensor& t = std::get<Tensor>(*slots_[size_t(fusion_output_slots_[i])]);
+    const Tensor& t = std::get<Tensor>(*sc.slots[size_t(fusion_output_slots_[i])]);
     // An output that is also an input is returned as a copy, as KernelExecutor does.
     result.push_back(output_is_input_[i] ? exec::copyForOutput(t, stream_) : t);
   }
-  // Drop references to the caller's inputs and to the outputs handed out.
-  std::fill(slots_.begin(), slots_.end(), nullptr);
-  std::fill(owned_.begin(), owned_.end(), eval::Argument(Tensor()));
+  {
+    // Only the timing and launch change per run; the strings were filled at construction.
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t s = 0; s < records_.size(); ++s) {
+      records_[s].launch = sc.records[s].launch;
+      records_[s].seconds = sc.records[s].seconds;
+      records_[s].bytes = sc.records[s].bytes;
+    }
+  }
   return result;
 }
 
@@ -282,30 +321,51 @@ const FusionExecutorCache::Variant& FusionExecutorCache::contiguityVariant(
     if (!flags[i].empty()) variant->inputs()[i]->as<ir::TensorView>()->setContiguity(flags[i]);
   }
   if (dynamic_) segmenter::concretizeFusion(*variant, args);
+  // Kernels reduce in parallel partials, each starting at the init: a sum's or Welford's
+  // non-identity init is combined once, after the reduction (reduction_inits.h).
+  segmenter::separateReductionInits(*variant);
   variants_.push_back({std::move(pattern), std::move(concretization), std::move(variant)});
   return variants_.back();
 }
 
+FusionKernelRuntime* FusionExecutorCache::findRuntime(const InputKey& key) const {
+  std::shared_lock<std::shared_mutex> lock(keys_mutex_);
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : it->second;
+}
+
 std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argument> args) {
-  key_.assign(args);
+  InputKey key;
+  key.fields.reserve(args.size() * 12);
+  key.assign(args);
   if (scalar_sizes_) {
     // Sizes (and so concretizations and heuristics) depend on the scalar arguments' values.
     for (const eval::Argument& a : args) {
-      if (const auto* i = std::get_if<int64_t>(&a)) key_.fields.push_back(*i);
-      if (const auto* b = std::get_if<bool>(&a)) key_.fields.push_back(*b ? 1 : 0);
+      if (const auto* i = std::get_if<int64_t>(&a)) key.fields.push_back(*i);
+      if (const auto* b = std::get_if<bool>(&a)) key.fields.push_back(*b ? 1 : 0);
       if (const auto* d = std::get_if<double>(&a)) {
-        key_.fields.push_back(std::bit_cast<int64_t>(*d));
+        key.fields.push_back(std::bit_cast<int64_t>(*d));
       }
     }
-    key_.hash = hashFields(key_.fields);
+    key.hash = hashFields(key.fields);
   }
-  auto it = by_key_.find(key_);
-  if (it != by_key_.end()) {
-    ++hits_;
-    last_ = it->second;
-    return last_->run(args);
+  // A hit takes the keys' lock shared, only for the lookup; the runtime runs concurrently with
+  // other hits (FusionKernelRuntime::run is safe to call from several threads).
+  if (FusionKernelRuntime* runtime = findRuntime(key)) {
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    last_.store(runtime, std::memory_order_relaxed);
+    return runtime->run(args);
   }
-  ++misses_;
+  // A miss: one thread at a time segments and compiles; a thread that waited here for the same
+  // key finds the runtime the first one made.
+  std::unique_lock<std::mutex> compiling(compile_mutex_);
+  if (FusionKernelRuntime* runtime = findRuntime(key)) {
+    compiling.unlock();
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    last_.store(runtime, std::memory_order_relaxed);
+    return runtime->run(args);
+  }
+  misses_.fetch_add(1, std::memory_order_relaxed);
   PhaseTimer timer(DumpOptions::fromEnvironment().has(DumpOption::CompileTime), "fusion");
   // Devices first (clear messages), then segmentFusion validates the rest
   // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
@@ -358,8 +418,12 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   } else {
     timer.mark("runtime reused (same segments and heuristics)");
   }
-  by_key_.emplace(key_, runtime);
-  last_ = runtime;
+  {
+    std::unique_lock<std::shared_mutex> lock(keys_mutex_);
+    by_key_.emplace(std::move(key), runtime);
+  }
+  compiling.unlock();
+  last_.store(runtime, std::memory_order_relaxed);
   std::vector<Tensor> outs = runtime->run(args);
   timer.mark("first run (modules, plans, launches; not synchronized)");
   return outs;

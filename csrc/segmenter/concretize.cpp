@@ -15,7 +15,7 @@
 #include "loom/ir/transforms.h"
 #include "loom/ir/verifier.h"
 #include "loom/support/strings.h"
-#include "loom/transform/logical_map.h"
+#include "loom/ir/logical_map.h"
 
 namespace loom::segmenter {
 namespace {
@@ -142,7 +142,7 @@ class SymbolicResolver {
           continue;
         }
         producers.push_back(p);
-        for (auto [pid, cid] : transform::pairwiseLogicalMap(p, tv, {.map_broadcast = true})) {
+        for (auto [pid, cid] : ir::pairwiseLogicalMap(p, tv, {.map_broadcast = true})) {
           from[cid].emplace_back(pid, p);
         }
       }

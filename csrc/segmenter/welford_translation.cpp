@@ -33,6 +33,8 @@ Scalar* countAs(Scalar* count, DataType dtype) {
 
 bool isTranslatableWelford(const WelfordOp* w) {
   if (!w->hasRawInput() || !w->inAvg()->isA<TensorView>()) return false;
+  // The two passes compute the input's own statistics; an init is combined separately first.
+  if (!w->hasIdentityInit()) return false;
   for (TensorView* out : {w->outAvg(), w->outM2(), w->outN()}) {
     if (out->domain()->hasRoot()) return false;
   }

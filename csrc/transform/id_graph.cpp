@@ -9,7 +9,7 @@
 #include "loom/ir/scalar.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/transforms.h"
-#include "loom/transform/logical_map.h"
+#include "loom/ir/logical_map.h"
 #include "transform/utils.h"
 
 namespace loom::transform {
@@ -52,7 +52,7 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
     Expr* def = tv->definition();
     if (def == nullptr) continue;
     for (TensorView* p : detail::tvInputs(def)) {
-      for (auto [pid, cid] : pairwiseLogicalMap(p, tv, {.map_broadcast = permissive})) {
+      for (auto [pid, cid] : ir::pairwiseLogicalMap(p, tv, {.map_broadcast = permissive})) {
         unite(pid, cid);
       }
     }

@@ -8,7 +8,7 @@
 
 #include "loom/ir/iter_domain.h"
 #include "loom/transform/id_graph.h"
-#include "loom/transform/logical_map.h"
+#include "loom/ir/logical_map.h"
 #include "transform/utils.h"
 
 namespace loom::transform {
@@ -42,11 +42,11 @@ bool contains(const std::vector<IterDomain*>& ids, const IterDomain* id) {
 Info carry(const Info& info, TensorView* from, TensorView* to, PropagationStep step) {
   std::unordered_map<IterDomain*, IterDomain*> m;
   if (step == PropagationStep::ProducerToConsumer) {
-    for (auto [p, c] : pairwiseLogicalMap(from, to)) {
+    for (auto [p, c] : ir::pairwiseLogicalMap(from, to)) {
       if (contains(to->logical(), c)) m[p] = c;
     }
   } else if (step == PropagationStep::ConsumerToProducer) {
-    for (auto [p, c] : pairwiseLogicalMap(to, from)) m[c] = p;
+    for (auto [p, c] : ir::pairwiseLogicalMap(to, from)) m[c] = p;
   } else {
     auto a = from->logical();
     auto b = to->logical();

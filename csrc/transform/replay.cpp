@@ -15,7 +15,7 @@
 #include "loom/ir/iter_domain.h"
 #include "loom/ir/scalar.h"
 #include "loom/ir/transforms.h"
-#include "loom/transform/logical_map.h"
+#include "loom/ir/logical_map.h"
 #include "transform/utils.h"
 
 namespace loom::transform {
@@ -504,7 +504,7 @@ void TransformReplay::selfReplay(const TensorView* from, TensorView* to) {
 int64_t TransformReplay::replayPasC(TensorView* producer, const TensorView* consumer,
                                     int64_t consumer_pos, ReplayOptions options) {
   FusionGuard guard(producer->fusion());
-  auto map = consumerToProducerMap(producer, consumer);
+  auto map = ir::consumerToProducerMap(producer, consumer);
   return replayPair(producer, consumer, consumer_pos, std::move(map), options, "replayPasC");
 }
 
@@ -515,7 +515,7 @@ int64_t TransformReplay::replayCasP(TensorView* consumer, const TensorView* prod
   // root->logical transforms where the producer's schedule matches them and otherwise lifts the
   // transformed IDs into the loop side (see ReplayCore::lift).
   std::unordered_map<IterDomain*, IterDomain*> map;
-  for (auto [p, c] : pairwiseLogicalMap(producer, consumer)) map[p] = c;
+  for (auto [p, c] : ir::pairwiseLogicalMap(producer, consumer)) map[p] = c;
   return replayPair(consumer, producer, producer_pos, std::move(map), options, "replayCasP");
 }
 

@@ -220,6 +220,19 @@ TensorView* makeProducer(TensorView* tv, TensorDomain* domain) {
 
 }  // namespace
 
+namespace {
+
+/// The init a partial of `red` starts at: the identity of a sum or a prod, else red's own init.
+Scalar* identityLike(const ReductionOp* red) {
+  if (red->hasIdentityInit()) return red->init();
+  const DataType dt = red->init()->dtype();
+  const bool sum = red->opType() == ReductionOpType::Sum;
+  if (isFloatingType(dt)) return IrBuilder::constant(ScalarValue(sum ? 0.0 : 1.0), dt);
+  return IrBuilder::constant(ScalarValue(int64_t{sum ? 0 : 1}), dt);
+}
+
+}  // namespace
+
 TensorView* rFactor(TensorView* tv, const std::vector<int64_t>& axes) {
   Expr* def = tv->definition();
   LOOM_CHECK(def != nullptr && (def->isA<ReductionOp>() || def->isA<WelfordOp>()), "rFactor of ",
@@ -234,7 +247,9 @@ TensorView* rFactor(TensorView* tv, const std::vector<int64_t>& axes) {
   SplitDomains d = splitDomains(tv, set);
   TensorView* producer = makeProducer(tv, d.producer);
   tv->setDomain(d.consumer);
-  IrBuilder::create<ReductionOp>(red->opType(), red->init(), producer, in);
+  // The partials start at the identity and the final reduction at the init, which it then
+  // counts once (a sum's init 1.5 started every partial at 1.5).
+  IrBuilder::create<ReductionOp>(red->opType(), identityLike(red), producer, in);
   IrBuilder::create<ReductionOp>(red->opType(), red->init(), tv, producer);
   return producer;
 }
@@ -263,8 +278,11 @@ std::vector<TensorView*> rFactor(TensorView* tv, const std::vector<int64_t>& axe
     producers.push_back(makeProducer(s, d.producer));
     s->setDomain(d.consumer);
   }
+  // Partials from (0, 0, 0); the final Welford combines the init once.
   IrBuilder::create<WelfordOp>(producers[0], producers[1], producers[2], in_avg, in_m2, in_n,
-                               w->initAvg(), w->initM2(), w->initN());
+                               IrBuilder::constant(ScalarValue(0.0), w->initAvg()->dtype()),
+                               IrBuilder::constant(ScalarValue(0.0), w->initM2()->dtype()),
+                               IrBuilder::constant(ScalarValue(int64_t{0}), w->initN()->dtype()));
   IrBuilder::create<WelfordOp>(siblings[0], siblings[1], siblings[2], producers[0], producers[1],
                                producers[2], w->initAvg(), w->initM2(), w->initN());
   return producers;

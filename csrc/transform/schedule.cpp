@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "loom/ir/exprs.h"
 #include "loom/ir/scalar.h"
 #include "transform/utils.h"
 
@@ -35,6 +36,29 @@ void parallelize(TensorView* tv, int64_t axis, ParallelType type) {
              ": it is inside the compute-at position ", tv->computeAtPosition());
   id->parallelize(type);
 }
+
+namespace {
+
+// Each thread (and block) of a parallel reduction starts its partial at the init: an init that is
+// not the identity of a sum, prod or Welford would be counted once per partial.
+void checkParallelReductionInit(const TensorView* tv) {
+  Expr* def = tv->definition();
+  if (def == nullptr) return;
+  const auto* r = def->dynCast<ReductionOp>();
+  const auto* w = def->dynCast<WelfordOp>();
+  if ((r == nullptr || r->hasIdentityInit()) && (w == nullptr || w->hasIdentityInit())) return;
+  for (IterDomain* id : tv->loop()) {
+    const ParallelType p = id->parallelType();
+    if (!id->isReduction() || !isThreadOrBlockDim(p)) continue;
+    LOOM_CHECK(false, def->toString(), ": its init is not the identity (",
+               r != nullptr ? "0 for a sum, 1 for a prod" : "(0, 0, 0) for a Welford",
+               ") and ", tv->toString(), " reduces over ", id->toString(), " in parallel (",
+               parallelTypeName(p), "), so each thread would count it once; reduce from the "
+               "identity and combine the init after the reduction (the automatic path does)");
+  }
+}
+
+}  // namespace
 
 void validateSchedule(const Fusion& fusion) {
   for (TensorView* tv : fusion.allTvs()) {
@@ -70,6 +94,7 @@ void validateSchedule(const Fusion& fusion) {
     }
     LOOM_CHECK(tv->computeAtPosition() <= tv->nDims(), tv->toString(), ": compute-at position ",
                tv->computeAtPosition(), " exceeds its ", tv->nDims(), " loop IDs");
+    checkParallelReductionInit(tv);
   }
 }
 

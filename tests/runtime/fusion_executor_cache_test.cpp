@@ -246,6 +246,33 @@ TEST(FusionExecutorCache, ValidatesInputs) {
   EXPECT_EQ(cache.numKeys(), 0);
 }
 
+// Sizes that disagree across inputs (the two operands of one add, a size-1 operand where no
+// broadcast is declared) are UserErrors naming both inputs, found before anything is compiled or
+// launched, and nothing is cached for them; after a good run, a bad key is still checked.
+TEST(FusionExecutorCache, InputsWhoseSizesDisagree) {
+  FusionExecutorCache cache(pointwiseFusion(), hostOptions());
+  auto expectDisagree = [&](std::vector<int64_t> xs, std::vector<int64_t> ys) {
+    std::vector<eval::Argument> args{randomTensor(xs, 20), randomTensor(ys, 21)};
+    try {
+      cache.run(args);
+      FAIL() << "expected a UserError";
+    } catch (const UserError& e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find("shapes disagree in"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("from input 0 (T0)"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("from input 1 (T1)"), std::string::npos) << msg;
+    }
+  };
+  expectDisagree({4, 64}, {4, 1});
+  expectDisagree({4, 64}, {1, 64});
+  expectDisagree({4, 64}, {4, 128});
+  EXPECT_EQ(cache.numKeys(), 0);
+  std::vector<eval::Argument> good{randomTensor({4, 64}, 22), randomTensor({4, 64}, 23)};
+  expectMatchesReference(cache.fusion(), good, cache.run(good), 1);
+  expectDisagree({4, 64}, {4, 32});
+  EXPECT_EQ(cache.numKeys(), 1);
+}
+
 // 0-size tensors through every scheduler: an empty output launches nothing (a launch of 0 blocks
 // is not allowed), and a reduction over an empty axis still writes its init value (sum 0, var and
 // mean NaN, as torch) into a non-empty output.

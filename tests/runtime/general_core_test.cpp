@@ -972,5 +972,44 @@ TEST_F(GeneralCore, FloatSumIntoAnIntegerOutput) {
   runAndCheck(std::move(f), {x}, 64);
 }
 
+// Reductions whose init is not the identity: a sum's init is added once, a Welford's (avg, m2, n)
+// is combined once (docs/ops.md), whatever the schedule splits the reduction into (threads,
+// blocks, rFactor partials each started at the init and counted it once per partial). Inner and
+// outer reductions, wide ones (grid reductions), and an empty reduced dim (the init itself).
+TEST_F(GeneralCore, NonIdentityReductionInits) {
+  struct Case {
+    int64_t rows, cols;
+    int axis;
+  };
+  for (Case c : {Case{7, 1000, 1}, Case{4, 70000, 1}, Case{3000, 9, 0}, Case{5, 0, 1}}) {
+    SCOPED_TRACE("rows " + std::to_string(c.rows) + " cols " + std::to_string(c.cols) +
+                 " axis " + std::to_string(c.axis));
+    const std::string r0 = c.axis == 0 ? "r" : "i";
+    const std::string r1 = c.axis == 1 ? "r" : "i";
+    // The reduced shape with IterDomains k and k + 1 (names are unique per fusion).
+    auto shape = [&](int k) {
+      return "[" + r0 + std::to_string(k) + "{" + std::to_string(c.rows) + "}, " + r1 +
+             std::to_string(k + 1) + "{" + std::to_string(c.cols) + "}]";
+    };
+    auto sums = ir::parseFusion(
+        "inputs: T0\noutputs: T1, T2\nT0 : f32 global [i0{" + std::to_string(c.rows) +
+        "}, i1{" + std::to_string(c.cols) + "}]\nT1 : f32 global " + shape(2) +
+        "\nT2 : f32 global " + shape(4) + "\nT1 = sum(T0, init=1.5)\nT2 = max(T0, init=0.25)\n");
+    runAndCheck(std::move(sums), {randomTensor({c.rows, c.cols}, 40)}, c.axis ? c.cols : c.rows);
+    auto welford = ir::parseFusion(
+        "inputs: T0\noutputs: T1, T2, T3\nT0 : f32 global [i0{" + std::to_string(c.rows) +
+        "}, i1{" + std::to_string(c.cols) + "}]\nT1 : f32 global " + shape(2) +
+        "\nT2 : f32 global " + shape(4) + "\nT3 : i64 global " + shape(6) +
+        "\nT1, T2, T3 = welford(T0, 0.0, 1, init_avg=2.0, init_m2=5.0, init_n=3)\n");
+    runAndCheck(std::move(welford), {randomTensor({c.rows, c.cols}, 41)},
+                c.axis ? c.cols : c.rows);
+  }
+  // prod over a short row (random values in [-1, 1) would underflow a long one).
+  auto prod = ir::parseFusion(
+      "inputs: T0\noutputs: T1\nT0 : f32 global [i0{9}, i1{24}]\nT1 : f32 global [i2{9}, "
+      "r3{24}]\nT1 = prod(T0, init=-2.0)\n");
+  runAndCheck(std::move(prod), {randomTensor({9, 24}, 42)}, 24);
+}
+
 }  // namespace
 }  // namespace loom::runtime

@@ -94,6 +94,35 @@ check eval-size-overflow 1 'element count of input 0 \(T0\) overflows 64 bits' -
   "$loom" eval "$tmp/big.fus" --sizes s0=4611686018427387904
 check run-size-overflow 1 'element count of input 0 \(T0\) overflows 64 bits' -- \
   "$loom" run "$tmp/big.fus" --backend host --sizes s0=4611686018427387904
+# Two inputs of one add with separate symbolic extents: sizes that disagree (a size-1 operand
+# where no broadcast is declared included) are an error naming both inputs, on both paths.
+printf 'inputs: T0, T1\noutputs: T2\ns0 : i64\ns1 : i64\nT0 : f32 global [i0{s0}]\nT1 : f32 global [i1{s1}]\nT2 : f32 global [i2{s0}]\nT2 = add(T0, T1)\n' \
+  >"$tmp/mismatch.fus"
+check shapes-disagree-run 1 'shapes disagree in T2 = add\(T0, T1\): T1 dimension 0 has size 1 \(extent s1, from input 1 \(T1\) dimension 0\)' -- \
+  "$loom" run "$tmp/mismatch.fus" --backend host --sizes s0=4,s1=1
+check shapes-disagree-eval 1 'T2 dimension 0 has size 4 \(extent s0, from input 0 \(T0\) dimension 0\)' -- \
+  "$loom" eval "$tmp/mismatch.fus" --sizes s0=4,s1=8
+check shapes-agree 0 '^PASS T2 +\[4\] f32' -- "$loom" run "$tmp/mismatch.fus" --backend host --sizes s0=4,s1=4
+# --sizes values that are not numbers of the needed kind, names given twice and negative sizes
+# are errors naming them (a float scalar input went through an uncaught stod).
+check sizes-not-integer 1 "s0 must be an integer, got 'abc'" -- \
+  "$loom" eval "$tmp/mismatch.fus" --sizes s0=abc,s1=4
+check sizes-twice 1 '--sizes gives s0 twice' -- "$loom" eval "$tmp/mismatch.fus" --sizes s0=4,s0=5,s1=4
+check sizes-negative 1 'the size of input 0 \(T0\) axis 0 \(s0\) must not be negative, got -2' -- \
+  "$loom" run "$tmp/mismatch.fus" --backend host --sizes s0=-2,s1=-2
+printf 'inputs: T0, s1\noutputs: T1\ns1 : f64\nT0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT1 = mul(T0, s1)\n' \
+  >"$tmp/fscalar.fus"
+check float-scalar-not-number 1 "s1 must be a number, got 'x2'" -- \
+  "$loom" run "$tmp/fscalar.fus" --backend host --sizes s1=x2
+check float-scalar-runs 0 '^PASS T1 +\[4\] f32' -- "$loom" run "$tmp/fscalar.fus" --backend host --sizes s1=2.5
+# A tensor named with the largest int64 parses, prints renumbered and runs (a signed overflow once).
+printf 'inputs: T9223372036854775807\noutputs: T1\nT9223372036854775807 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT1 = abs(T9223372036854775807)\n' \
+  >"$tmp/maxname.fus"
+check max-tensor-name 0 'T1 = abs\(T0\)' -- "$loom" print "$tmp/maxname.fus"
+check max-tensor-name-run 0 '^PASS T1 +\[4\] f32' -- "$loom" run "$tmp/maxname.fus" --backend host
+printf 'inputs: T9223372036854775808\noutputs: T1\nT9223372036854775808 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT1 = abs(T9223372036854775808)\n' \
+  >"$tmp/toobigname.fus"
+check too-big-tensor-name 1 'T9223372036854775808' -- "$loom" print "$tmp/toobigname.fus"
 
 # Every hand-scheduled example lowers to one kernel that `codegen` prints and compiles for sm_90
 # with NVRTC (no GPU needed) without register spills, and `eval` computes its outputs.

@@ -4,7 +4,7 @@
 
 #include "loom/ops/ops.h"
 #include "loom/transform/id_graph.h"
-#include "loom/transform/logical_map.h"
+#include "loom/ir/logical_map.h"
 #include "loom/transform/replay.h"
 #include "test_utils.h"
 
@@ -25,16 +25,16 @@ TEST(LogicalMap, SkipsReductionsAndNewBroadcasts) {
   auto* p = ops::permute(x, {1, 0});
   fusion.addOutput(b);
   fusion.addOutput(p);
-  auto sb = pairwiseLogicalMap(s, b);
+  auto sb = ir::pairwiseLogicalMap(s, b);
   ASSERT_EQ(sb.size(), 1u);
   EXPECT_EQ(sb[0].first, s->logical()[0]);
   EXPECT_EQ(sb[0].second, b->logical()[1]);
-  auto xs = pairwiseLogicalMap(x, s);
+  auto xs = ir::pairwiseLogicalMap(x, s);
   ASSERT_EQ(xs.size(), 2u);
   EXPECT_TRUE(xs[1].second->isReduction());
-  auto xp = producerToConsumerMap(x, p);
+  auto xp = ir::producerToConsumerMap(x, p);
   EXPECT_EQ(xp.at(x->logical()[0]), p->domain()->maybeRoot()[0]);
-  EXPECT_TRUE(has(userError([&] { pairwiseLogicalMap(b, s); }), "is not an input"));
+  EXPECT_TRUE(has(userError([&] { ir::pairwiseLogicalMap(b, s); }), "is not an input"));
 }
 
 // Exact maps producer/consumer IDs and equal splits of mapped IDs, never broadcast to iteration;

@@ -5,6 +5,7 @@
 
 #include "loom/ops/ops.h"
 #include "loom/transform/inlining.h"
+#include "loom/transform/rfactor.h"
 #include "loom/transform/schedule.h"
 #include "test_utils.h"
 
@@ -138,6 +139,33 @@ TEST_F(ScheduleTest, ValidateScheduleReportsViolations) {
   y->axis(0)->parallelize(ParallelType::DIDx);
   msg = userError([&] { validateSchedule(fusion); });
   EXPECT_TRUE(has(msg, "the device mesh has 4 devices")) << msg;
+}
+
+// A sum or Welford whose init is not the identity, reduced over a thread- or block-parallel dim,
+// is rejected (each thread would count the init once); a serial reduction, max with any init,
+// and an rFactor (whose partial starts at the identity) are fine.
+TEST_F(ScheduleTest, ParallelReductionNeedsIdentityInit) {
+  TensorView* s = ops::sum(x, {2});
+  fusion.addOutput(s);
+  auto* r = s->definition()->as<ReductionOp>();
+  // Rebuild the sum with init 1.5.
+  fusion.removeExpr(r);
+  IrBuilder::create<ReductionOp>(ReductionOpType::Sum, IrBuilder::constant(1.5), s, x);
+  validateSchedule(fusion);  // serial: the init is added once
+  s->axis(2)->parallelize(ParallelType::TIDx);
+  std::string msg = userError([&] { validateSchedule(fusion); });
+  EXPECT_TRUE(has(msg, "its init is not the identity (0 for a sum, 1 for a prod)")) << msg;
+  EXPECT_TRUE(has(msg, "in parallel (TIDx)")) << msg;
+  s->axis(2)->parallelize(ParallelType::Serial);
+  // rFactor: the partial starts at 0, the final sum keeps 1.5.
+  s->split(2, 4);
+  TensorView* partial = rFactor(s, {3});
+  auto* partial_sum = partial->definition()->as<ReductionOp>();
+  EXPECT_TRUE(partial_sum->init()->isConst() && partial_sum->init()->constDouble() == 0.0)
+      << partial_sum->toString();
+  EXPECT_EQ(s->definition()->as<ReductionOp>()->init()->constDouble(), 1.5);
+  partial->axis(3)->parallelize(ParallelType::TIDx);
+  validateSchedule(fusion);  // the partial over TIDx starts at the identity
 }
 
 // Inputs and outputs stay in global memory; allocation IDs must derive from logical.

@@ -16,51 +16,9 @@
 #include "loom/support/checked_math.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/tensor.h"
+#include "tools/loom/random_inputs.h"
 
 namespace loom::tools {
-namespace {
-
-int64_t parseInteger(const std::string& s, const std::string& what) {
-  int64_t v = 0;
-  auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-  LOOM_CHECK(res.ec == std::errc() && res.ptr == s.data() + s.size(), what,
-             " must be an integer, got '", s, "'");
-  return v;
-}
-
-double parseNumber(const std::string& s, const std::string& what) {
-  double v = 0;
-  auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-  LOOM_CHECK(res.ec == std::errc() && res.ptr == s.data() + s.size(), what,
-             " must be a number, got '", s, "'");
-  return v;
-}
-
-// "s0=4,s1=8" -> {s0: "4", s1: "8"}.
-std::map<std::string, std::string> parseSizes(const std::string& spec) {
-  std::map<std::string, std::string> out;
-  for (const std::string& item : split(spec, ',')) {
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    LOOM_CHECK(eq != std::string::npos && eq > 0, "--sizes expects NAME=VALUE pairs such as ",
-               "s0=128,s1=64, got '", item, "'");
-    out[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  return out;
-}
-
-// The value of one extent: a constant, or a symbolic scalar bound with --sizes.
-int64_t extentValue(const ir::Scalar* extent, const ir::TensorView* tv, size_t axis,
-                    const std::map<std::string, std::string>& sizes) {
-  if (auto c = extent->constInt()) return *c;
-  auto it = sizes.find(extent->toString());
-  LOOM_CHECK(it != sizes.end(), "the size of ", tv->toString(), " axis ", axis, " is ",
-             extent->toString(), "; pass it with --sizes ", extent->toString(), "=N");
-  return parseInteger(it->second, extent->toString());
-}
-
-}  // namespace
-
 int printCommand(const std::vector<std::string>& args) {
   LOOM_CHECK(args.size() == 1, "usage: loom print FILE.fus");
   LOOM_CHECK(args[0].empty() || args[0][0] != '-', "unknown option '", args[0], "' for print");
@@ -98,36 +56,7 @@ int evalCommand(const std::vector<std::string>& args) {
     LOOM_CHECK(false, file, ": cannot evaluate: ", e.reason());
   }
 
-  std::vector<eval::Argument> inputs;
-  for (size_t i = 0; i < fusion->inputs().size(); ++i) {
-    ir::Val* in = fusion->inputs()[i];
-    if (auto* tv = in->dynCast<ir::TensorView>()) {
-      std::vector<int64_t> shape;
-      auto ids = ir::TensorDomain::noReductions(tv->logical());
-      for (size_t k = 0; k < ids.size(); ++k) {
-        shape.push_back(extentValue(ids[k]->logicalExtent(), tv, k, sizes));
-      }
-      checkedMul(checkedNumel(shape, "the element count of input " + std::to_string(i) + " (" +
-                                          tv->toString() + ")"),
-                 int64_t(dataTypeSize(tv->dtype())),
-                 "the byte size of input " + std::to_string(i) + " (" + tv->toString() + ")");
-      Tensor t = Tensor::empty(shape, tv->dtype());
-      fillRandom(t, seed * 1000003 + i);
-      inputs.emplace_back(std::move(t));
-      continue;
-    }
-    auto* s = in->as<ir::Scalar>();
-    auto it = sizes.find(s->toString());
-    LOOM_CHECK(it != sizes.end(), "scalar input ", s->toString(), " needs a value: pass --sizes ",
-               s->toString(), "=VALUE");
-    if (isFloatingType(s->dtype())) {
-      inputs.emplace_back(parseNumber(it->second, s->toString()));
-    } else if (isBooleanType(s->dtype())) {
-      inputs.emplace_back(it->second == "true" || it->second == "1");
-    } else {
-      inputs.emplace_back(parseInteger(it->second, s->toString()));
-    }
-  }
+  std::vector<eval::Argument> inputs = randomInputs(*fusion, sizes, seed);
 
   std::vector<Tensor> outs = eval::evaluateFusion(*fusion, inputs);
   for (size_t i = 0; i < outs.size(); ++i) {

@@ -17,6 +17,7 @@
 #include "loom/support/checked_math.h"
 #include "loom/support/strings.h"
 #include "tools/loom/commands.h"
+#include "tools/loom/random_inputs.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/event.h"
 #include "loom/backend/cuda/memory.h"
@@ -24,55 +25,6 @@
 
 namespace loom::tools {
 namespace {
-
-int64_t toInt(const std::string& s, const std::string& what) {
-  int64_t v = 0;
-  auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-  LOOM_CHECK(res.ec == std::errc() && res.ptr == s.data() + s.size(), what,
-             " must be an integer, got '", s, "'");
-  return v;
-}
-
-// Random inputs: tensor extents from constants or --sizes NAME=N, scalars from --sizes.
-std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
-                                         const std::map<std::string, std::string>& sizes,
-                                         uint64_t seed) {
-  std::vector<eval::Argument> inputs;
-  auto valueOf = [&](const ir::Val* v, const std::string& what) -> const std::string& {
-    auto it = sizes.find(v->toString());
-    LOOM_CHECK(it != sizes.end(), what, " is ", v->toString(), "; pass it with --sizes ",
-               v->toString(), "=N");
-    return it->second;
-  };
-  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
-    ir::Val* in = fusion.inputs()[i];
-    if (auto* tv = in->dynCast<ir::TensorView>()) {
-      std::vector<int64_t> shape;
-      auto ids = ir::TensorDomain::noReductions(tv->logical());
-      for (size_t k = 0; k < ids.size(); ++k) {
-        const ir::Scalar* e = ids[k]->logicalExtent();
-        shape.push_back(e->constInt() ? *e->constInt()
-                                      : toInt(valueOf(e, "the size of " + tv->toString() +
-                                                             " axis " + std::to_string(k)),
-                                              e->toString()));
-      }
-      checkedMul(checkedNumel(shape, "the element count of input " + std::to_string(i) + " (" +
-                                          tv->toString() + ")"),
-                 int64_t(dataTypeSize(tv->dtype())),
-                 "the byte size of input " + std::to_string(i) + " (" + tv->toString() + ")");
-      Tensor t = Tensor::empty(shape, tv->dtype());
-      fillRandom(t, seed * 1000003 + i);
-      inputs.emplace_back(std::move(t));
-      continue;
-    }
-    auto* s = in->as<ir::Scalar>();
-    const std::string& v = valueOf(s, "scalar input " + s->toString());
-    if (isFloatingType(s->dtype())) inputs.emplace_back(std::stod(v));
-    else if (isBooleanType(s->dtype())) inputs.emplace_back(v == "true" || v == "1");
-    else inputs.emplace_back(toInt(v, s->toString()));
-  }
-  return inputs;
-}
 
 double maxError(const Tensor& a, const Tensor& b) {
   double m = 0;
@@ -100,17 +52,12 @@ int runCommand(const std::vector<std::string>& args) {
       LOOM_CHECK(i + 1 < args.size(), a, " needs a value");
       const std::string& v = args[++i];
       if (a == "--seed") {
-        seed = uint64_t(toInt(v, "--seed"));
+        seed = uint64_t(parseInteger(v, "--seed"));
       } else if (a == "--backend") {
         LOOM_CHECK(v == "host" || v == "cuda", "--backend must be host or cuda, got '", v, "'");
         backend = v == "host" ? exec::Backend::Host : exec::Backend::Cuda;
       } else {
-        for (const std::string& item : split(v, ',')) {
-          auto eq = item.find('=');
-          LOOM_CHECK(eq != std::string::npos && eq > 0,
-                     "--sizes expects NAME=VALUE pairs such as s0=128,s1=64, got '", item, "'");
-          sizes[item.substr(0, eq)] = item.substr(eq + 1);
-        }
+        sizes = parseSizes(v);
       }
     } else if (!a.empty() && a[0] == '-') {
       LOOM_THROW("unknown option '", a, "' for run (expected --backend, --sizes, --seed, --bench)");

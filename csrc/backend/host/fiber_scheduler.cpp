@@ -31,6 +31,10 @@
 #include <sanitizer/common_interface_defs.h>
 #define LOOM_FIBER_ASAN 1
 #endif
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define LOOM_FIBER_TSAN 1
+#endif
 
 namespace loom::backend::host {
 namespace {
@@ -48,6 +52,34 @@ inline void asanFinishSwitch([[maybe_unused]] void* fakeStack,
                              [[maybe_unused]] size_t* oldSize) {
 #ifdef LOOM_FIBER_ASAN
   __sanitizer_finish_switch_fiber(fakeStack, oldBottom, oldSize);
+#endif
+}
+
+// ThreadSanitizer must be told which fiber runs (each has its own shadow stack and clock); a
+// switch with flags 0 orders everything before it before everything after, which is what one OS
+// thread running the fibers in turn gives. Without TSan these compile to nothing.
+inline void* tsanCurrentFiber() {
+#ifdef LOOM_FIBER_TSAN
+  return __tsan_get_current_fiber();
+#else
+  return nullptr;
+#endif
+}
+inline void* tsanCreateFiber() {
+#ifdef LOOM_FIBER_TSAN
+  return __tsan_create_fiber(0);
+#else
+  return nullptr;
+#endif
+}
+inline void tsanDestroyFiber([[maybe_unused]] void* fiber) {
+#ifdef LOOM_FIBER_TSAN
+  if (fiber != nullptr) __tsan_destroy_fiber(fiber);
+#endif
+}
+inline void tsanSwitchTo([[maybe_unused]] void* fiber) {
+#ifdef LOOM_FIBER_TSAN
+  __tsan_switch_to_fiber(fiber, 0);
 #endif
 }
 
@@ -135,6 +167,7 @@ struct Fiber {
   FiberState state = FiberState::Ready;
   int barrierResult = 0;
   void* asanFakeStack = nullptr;
+  void* tsanFiber = nullptr;  // ThreadSanitizer's fiber (builds with TSan only)
 };
 
 struct Warp {
@@ -208,12 +241,14 @@ class Scheduler {
   void switchToScheduler(Fiber* f, bool finished = false) {
     // A finished fiber passes no fake-stack slot, so ASan frees its fake stack.
     asanStartSwitch(finished ? nullptr : &f->asanFakeStack, mainStackBottom_, mainStackSize_);
+    tsanSwitchTo(tsanMain_);
     swapcontext(&f->ctx, &main_);
     asanFinishSwitch(f->asanFakeStack, nullptr, nullptr);
   }
   void switchToFiber(Fiber* f) {
     void* fake = nullptr;
     asanStartSwitch(&fake, f->ctx.uc_stack.ss_sp, f->ctx.uc_stack.ss_size);
+    tsanSwitchTo(f->tsanFiber);
     swapcontext(&main_, &f->ctx);
     asanFinishSwitch(fake, nullptr, nullptr);
   }
@@ -226,6 +261,7 @@ class Scheduler {
 
   const GridLaunch& launch_;
   ucontext_t main_;
+  void* tsanMain_ = tsanCurrentFiber();
   const void* mainStackBottom_ = nullptr;
   size_t mainStackSize_ = 0;
   std::deque<Fiber*> ready_;
@@ -325,10 +361,19 @@ void Scheduler::run(std::vector<Block*>& blocks, std::vector<Fiber>& fibers,
       f.t.api = &kApi;
       f.t.impl = &f;
       makeFiberContext(&f, stacks.stack(next), stacks.stackSize());
+      f.tsanFiber = tsanCreateFiber();
       ready_.push_back(&f);
     }
   }
   gridThreads_ = next;
+  // Fibers end with the launch, finished or not (an error abandons the rest).
+  struct DestroyTsanFibers {
+    std::vector<Fiber>& fibers;
+    size_t count;
+    ~DestroyTsanFibers() {
+      for (size_t i = 0; i < count; ++i) tsanDestroyFiber(fibers[i].tsanFiber);
+    }
+  } destroy_tsan_fibers{fibers, next};
   size_t done = 0;
   while (!ready_.empty()) {
     Fiber* f = ready_.front();

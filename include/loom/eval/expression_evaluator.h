@@ -55,7 +55,8 @@ class ExpressionEvaluator {
   /// tensor, the dimension and expected vs got: argument count; tensor vs scalar; rank (logical
   /// without reductions); exact dtype; CPU device; constant extents equal the size; broadcast
   /// dims have size 1 unless expanded (then stride 0 or size 1); a symbolic extent shared by
-  /// several inputs gets one size.
+  /// several inputs gets one size; dims that the fusion's exprs line up have equal sizes unless
+  /// the fusion declares a broadcast (checkShapeConstraints in shape_constraints.h).
   void bindInputs(const ir::Fusion& fusion, std::span<const Argument> args);
 
  private:

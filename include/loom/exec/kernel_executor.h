@@ -32,6 +32,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -112,8 +113,14 @@ class KernelExecutor {
   /// host tensors otherwise. An output that is also an input is returned as a copy of it.
   std::vector<Tensor> run(std::span<const eval::Argument> inputs);
   /// run() writing the outputs into `outputs` (cleared first), so that a caller running the same
-  /// executor again and again reuses one vector instead of allocating one per run.
-  void runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs);
+  /// executor again and again reuses one vector instead of allocating one per run. Returns this
+  /// run's launch parameters.
+  ///
+  /// run() and runInto() may be called from several threads at once: plans are looked up and
+  /// made under a lock (a module is built once), and each launch uses a plan no other launch
+  /// holds (see runResident). The accessors below describe the last run to finish; read them
+  /// when no run is in flight.
+  LaunchParams runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs);
 
   /// Plans kept (least recently used goes first).
   static constexpr size_t kMaxPlans = 8;
@@ -145,7 +152,7 @@ class KernelExecutor {
   /// Allocates outputs (into `outputs`), fills the plan's argument buffer and launches.
   void launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs,
                   std::vector<Tensor>& outputs);
-  void runResident(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs);
+  LaunchParams runResident(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs);
   std::unique_ptr<ir::Fusion> fusion_;
   std::unique_ptr<kir::Kernel> kernel_;
   codegen::GeneratedKernel generated_;
@@ -158,7 +165,11 @@ class KernelExecutor {
   // Filled at compile(): what run() needs without looking at the fusion again.
   bool has_vectorized_ = false;
   bool dump_launch_ = false;
-  // Most recently used first; signature_ is the scratch the current run's signature goes in.
+  // Guards what runs share: the plan list and statistics, signature_, module building (makePlan,
+  // moduleFor, generated_), last_launch_ and last_generated_.
+  std::mutex mutex_;
+  // Idle plans, most recently used first (a running plan is out of the list); signature_ is the
+  // scratch a run's signature goes in, under mutex_.
   std::vector<std::unique_ptr<LaunchPlan>> plans_;
   std::vector<int64_t> signature_;
   int64_t plan_hits_ = 0;

@@ -82,6 +82,9 @@ class ReductionOp : public Expr {
 
   ReductionOpType opType() const { return op_; }
   Scalar* init() const { return init_; }
+  /// True when partials may each start at init(): it is the identity of a sum (0) or a prod (1),
+  /// or the op is max or min (idempotent).
+  bool hasIdentityInit() const;
   TensorView* out() const;
   TensorView* in() const;
 
@@ -114,6 +117,8 @@ class WelfordOp : public Expr {
   Scalar* initAvg() const { return init_avg_; }
   Scalar* initM2() const { return init_m2_; }
   Scalar* initN() const { return init_n_; }
+  /// True when the init is (0, 0, 0), so that partials may each start at it.
+  bool hasIdentityInit() const;
   /// True when the input is a raw tensor (m2 = 0 and n = 1 constants).
   bool hasRawInput() const;
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -43,10 +44,10 @@ class Fusion {
   bool isOutput(const Val* v) const;
 
   /// Math exprs (not IterDomain transforms) that the outputs depend on, producers before
-  /// consumers. Deterministic: follows output order, then input order of each expr. Memoized:
-  /// every change of the graph (wiring an expr, the output list) drops the saved order, so a
-  /// Fusion is not safe to use from several threads at once, const calls included. Returns a
-  /// copy, so callers may change the graph while they walk it.
+  /// consumers. Deterministic: follows output order, then input order of each expr. Memoized
+  /// (under a lock, so const use from several threads at once is safe; changing the graph while
+  /// another thread reads it is not): every change of the graph (wiring an expr, the output list)
+  /// drops the saved order. Returns a copy, so callers may change the graph while they walk it.
   std::vector<Expr*> exprs() const;
   /// Every TensorView the outputs depend on (and the inputs), in topological order.
   std::vector<TensorView*> allTvs() const;
@@ -85,6 +86,8 @@ class Fusion {
   // exprs() and allTvs() while the graph is unchanged (schedulers and lowering ask for them
   // dozens of times per compile); every graph change calls invalidateOrders().
   void invalidateOrders();
+  const std::vector<Expr*>& exprsLocked() const;  // exprs() with orders_mutex_ held
+  mutable std::mutex orders_mutex_;
   mutable std::vector<Expr*> exprs_;
   mutable std::vector<TensorView*> tvs_;
   mutable bool exprs_valid_ = false;

@@ -39,12 +39,22 @@
 //
 // With host tensor arguments the inputs are copied to the device once, the segments run there,
 // and the outputs are copied back (synchronous). Mixed host/CUDA arguments, another GPU, or CUDA
-// tensors with the host backend are UserErrors. One run at a time per cache (not thread-safe);
-// use one cache per stream for concurrent work.
+// tensors with the host backend are UserErrors.
+//
+// Threads: run() may be called from several threads at once. A hit takes a shared lock for the
+// key lookup only, then runs the runtime concurrently with other hits (each run works in its own
+// scratch and launch plans; FusionKernelRuntime::run, KernelExecutor::runInto). Misses are
+// serialized on one lock, so a key is segmented and compiled once; hits of compiled keys go on
+// meanwhile. With CUDA tensors every run queues on RuntimeOptions::executor.stream: use one cache
+// per stream when the threads' work should overlap on the device. lastRuntime() and lastRun()
+// describe the last run; read them when no run is in flight.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -107,9 +117,11 @@ class FusionKernelRuntime {
 
   /// Runs the segments in order on `args` (the original fusion's inputs, already validated, all
   /// host or all CUDA tensors, see the file comment) and returns the original fusion's outputs.
+  /// Safe to call from several threads at once.
   std::vector<Tensor> run(std::span<const eval::Argument> args);
 
   const segmenter::SegmentedFusion& segmented() const { return segmented_; }
+  /// What the last run to finish did (read it when no run is in flight).
   const std::vector<KernelRecord>& lastRun() const { return records_; }
   int64_t numKernels() const { return int64_t(executors_.size()); }
   const exec::KernelExecutor& executor(int64_t segment) const {
@@ -136,12 +148,21 @@ class FusionKernelRuntime {
   };
   std::vector<SizeSlot> size_slots_;
   CUstream stream_ = nullptr;
-  // Per run: slot -> the argument (the caller's inputs by pointer, segment outputs in owned_).
-  std::vector<const eval::Argument*> slots_;
-  std::vector<eval::Argument> owned_;  // slots past the original inputs
-  std::vector<std::vector<eval::Argument>> segment_args_;  // reused, for non-direct segments
-  std::vector<Tensor> segment_outs_;  // reused: the outputs of the segment being run
-  std::vector<KernelRecord> records_;
+  // What one run works in, reused by later runs: slot -> the argument (the caller's inputs by
+  // pointer, segment outputs in `owned`), the gathered arguments of non-direct segments, the
+  // outputs of the segment being run, and per segment the launch, time and bytes.
+  struct Scratch {
+    std::vector<const eval::Argument*> slots;
+    std::vector<eval::Argument> owned;  // slots past the original inputs
+    std::vector<std::vector<eval::Argument>> segment_args;
+    std::vector<Tensor> segment_outs;
+    std::vector<KernelRecord> records;  // launch, seconds and bytes only
+  };
+  std::unique_ptr<Scratch> newScratch() const;
+  // Guards idle_ and records_. Concurrent runs each take an idle scratch (or make one).
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Scratch>> idle_;
+  std::vector<KernelRecord> records_;  // the last run to finish
 };
 
 class FusionExecutorCache {
@@ -154,16 +175,24 @@ class FusionExecutorCache {
   std::vector<Tensor> run(std::span<const eval::Argument> args);
 
   const ir::Fusion& fusion() const { return *fusion_; }
-  /// The runtime the last run used.
-  const FusionKernelRuntime* lastRuntime() const { return last_; }
+  /// The runtime the last run to start used.
+  const FusionKernelRuntime* lastRuntime() const { return last_.load(std::memory_order_relaxed); }
   /// Distinct runtimes (compiled kernel sets) and the keys seen.
-  int64_t numRuntimes() const { return int64_t(runtimes_.size()); }
-  int64_t numKeys() const { return int64_t(by_key_.size()); }
-  int64_t hits() const { return hits_; }
-  int64_t misses() const { return misses_; }
+  int64_t numRuntimes() const {
+    std::lock_guard<std::mutex> lock(compile_mutex_);
+    return int64_t(runtimes_.size());
+  }
+  int64_t numKeys() const {
+    std::shared_lock<std::shared_mutex> lock(keys_mutex_);
+    return int64_t(by_key_.size());
+  }
+  int64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+  int64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
  private:
   std::vector<Tensor> runResident(std::span<const eval::Argument> args);
+  /// The runtime compiled for `key`, or nullptr (takes keys_mutex_ shared).
+  FusionKernelRuntime* findRuntime(const InputKey& key) const;
   /// A copy of the fusion that the runtimes of some keys segment: with the input contiguity
   /// their strides prove, and concretized (segmenter/concretize.h) for their sizes when the
   /// fusion has dynamic reshapes.
@@ -174,22 +203,29 @@ class FusionExecutorCache {
   };
   /// The variant for `args` (made on first use).
   const Variant& contiguityVariant(std::span<const eval::Argument> args);
+  // Set at construction, read-only after.
   std::unique_ptr<ir::Fusion> fusion_;
   bool dynamic_ = false;       ///< the fusion has dynamic reshapes
   bool scalar_sizes_ = false;  ///< tensor sizes depend on scalar inputs: their values are keyed
+  RuntimeOptions options_;     // backend resolved at construction
+
+  // Guarded by compile_mutex_ (misses run one at a time, holding it).
+  mutable std::mutex compile_mutex_;
   /// Set once a segment's schedule failed to compile: segmentation verifies every proposal.
   bool verify_schedules_ = false;
   std::vector<Variant> variants_;
-  RuntimeOptions options_;  // backend resolved at construction
-  InputKey key_;            // the current run's key, reused
   std::vector<std::unique_ptr<FusionKernelRuntime>> runtimes_;
   /// Per runtime, the concretization it was compiled for: a key reuses a runtime only when its
   /// concretization is equal (and its segmentation the same).
   std::vector<segmenter::Concretization> runtime_concretizations_;
+
+  // Guarded by keys_mutex_: shared for lookups, exclusive to insert (with compile_mutex_ held).
+  mutable std::shared_mutex keys_mutex_;
   std::unordered_map<InputKey, FusionKernelRuntime*, InputKeyHash> by_key_;
-  FusionKernelRuntime* last_ = nullptr;
-  int64_t hits_ = 0;
-  int64_t misses_ = 0;
+
+  std::atomic<FusionKernelRuntime*> last_{nullptr};
+  std::atomic<int64_t> hits_{0};
+  std::atomic<int64_t> misses_{0};
 };
 
 }  // namespace loom::runtime

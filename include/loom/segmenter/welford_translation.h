@@ -27,8 +27,8 @@
 
 namespace loom::segmenter {
 
-/// True when `w` can be translated: a raw input (m2 = 0, n = 1) that is a TensorView, and
-/// outputs without a root domain (not rFactored).
+/// True when `w` can be translated: a raw input (m2 = 0, n = 1) that is a TensorView, the init
+/// (0, 0, 0) (separateReductionInits), and outputs without a root domain (not rFactored).
 bool isTranslatableWelford(const ir::WelfordOp* w);
 
 /// True when the fusion holds at least one translatable WelfordOp.

@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pairwise producer-consumer logical-domain map.
-#include "loom/transform/logical_map.h"
+#include "loom/ir/logical_map.h"
 
 #include <algorithm>
+#include <string>
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
-#include "transform/utils.h"
 
-namespace loom::transform {
+namespace loom::ir {
+namespace {
 
-using namespace loom::ir;
+std::string idList(const std::vector<IterDomain*>& ids) {
+  std::string s = "[";
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + ids[i]->toString();
+  return s + "]";
+}
+
+}  // namespace
+
 
 std::vector<std::pair<IterDomain*, IterDomain*>> pairwiseLogicalMap(const TensorView* producer,
                                                                     const TensorView* consumer,
@@ -40,7 +48,7 @@ std::vector<std::pair<IterDomain*, IterDomain*>> pairwiseLogicalMap(const Tensor
     p_ids = std::move(kept);
   }
   LOOM_ASSERT(p_ids.size() == c_ids.size(), "logical map of ", producer->toString(), " ",
-              detail::idList(p_ids), " and ", consumer->toString(), " ", detail::idList(c_ids),
+              idList(p_ids), " and ", consumer->toString(), " ", idList(c_ids),
               " through ", def->toString(), ": different ranks");
   std::vector<std::pair<IterDomain*, IterDomain*>> pairs;
   for (size_t i = 0; i < p_ids.size(); ++i) {
@@ -66,4 +74,4 @@ std::unordered_map<IterDomain*, IterDomain*> consumerToProducerMap(const TensorV
   return m;
 }
 
-}  // namespace loom::transform
+}  // namespace loom::ir

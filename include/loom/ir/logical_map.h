@@ -14,10 +14,7 @@
 
 #include "loom/ir/tensor_view.h"
 
-namespace loom::transform {
-
-using ir::IterDomain;
-using ir::TensorView;
+namespace loom::ir {
 
 struct LogicalMapOptions {
   /// Also map a producer broadcast ID to the consumer ID it is resolved to (non-broadcast).
@@ -35,4 +32,4 @@ std::unordered_map<IterDomain*, IterDomain*> producerToConsumerMap(
 std::unordered_map<IterDomain*, IterDomain*> consumerToProducerMap(
     const TensorView* producer, const TensorView* consumer, LogicalMapOptions options = {});
 
-}  // namespace loom::transform
+}  // namespace loom::ir

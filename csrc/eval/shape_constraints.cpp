@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// The extent equalities of a fusion's exprs, checked against bound inputs.
+#include "eval/shape_constraints.h"
+
+#include <optional>
+
+#include "eval/element_ops.h"
+#include "loom/eval/expression_evaluator.h"
+#include "loom/ir/exprs.h"
+#include "loom/ir/fusion.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/ir/logical_map.h"
+#include "loom/ir/tensor_domain.h"
+#include "loom/ir/tensor_view.h"
+#include "loom/support/error.h"
+
+namespace loom::eval {
+namespace {
+
+using ir::IterDomain;
+using ir::TensorView;
+
+std::optional<int64_t> sizeOf(ExpressionEvaluator& ee, const IterDomain* id) {
+  auto v = ee.evaluate(id->logicalExtent());
+  if (!v.has_value()) return std::nullopt;
+  return detail::scalarToInt(*v);
+}
+
+/// "T1 dimension 0 (i1{s1})": the position among the dims users see, else in the root.
+std::string describeDim(const TensorView* tv, const IterDomain* id) {
+  const auto ids = ir::TensorDomain::noReductions(tv->logical());
+  for (size_t d = 0; d < ids.size(); ++d) {
+    if (ids[d] == id) return tv->toString() + " dimension " + std::to_string(d);
+  }
+  const auto& logical = tv->logical();
+  for (size_t d = 0; d < logical.size(); ++d) {
+    if (logical[d] == id) return tv->toString() + " reduced dimension " + std::to_string(d);
+  }
+  const auto& root = tv->domain()->maybeRoot();
+  for (size_t d = 0; d < root.size(); ++d) {
+    if (root[d] == id) return tv->toString() + " root dimension " + std::to_string(d);
+  }
+  return tv->toString() + " " + id->toString();
+}
+
+std::string sizeText(const IterDomain* id, int64_t size,
+                     const std::function<std::string(const ir::Val*)>& origin) {
+  const ir::Scalar* extent = id->logicalExtent();
+  std::string text = "size " + std::to_string(size);
+  if (extent->isConst()) return text;
+  text += " (extent " + extent->toString();
+  std::string from = origin(extent);
+  if (!from.empty()) text += ", from " + from;
+  return text + ")";
+}
+
+}  // namespace
+
+void checkShapeConstraints(const ir::Fusion& fusion, ExpressionEvaluator& ee,
+                           const std::function<std::string(const ir::Val*)>& origin) {
+  for (const ir::Expr* e : fusion.exprs()) {
+    // A reduction whose output lists no reduction dims leaves the reduced dims to be inferred
+    // from sizes (the reference evaluator does); its dims cannot be lined up here.
+    if (e->isA<ir::ReductionOp>() || e->isA<ir::WelfordOp>()) {
+      const auto* out = e->output(0)->as<TensorView>();
+      if (!out->domain()->hasReduction()) continue;
+    }
+    for (ir::Val* in : e->inputs()) {
+      const auto* p = in->dynCast<TensorView>();
+      if (p == nullptr) continue;
+      for (ir::Val* out : e->outputs()) {
+        const auto* c = out->dynCast<TensorView>();
+        if (c == nullptr) continue;
+        for (auto [pid, cid] : ir::pairwiseLogicalMap(p, c)) {
+          // A declared broadcast stretches to any size.
+          if (pid->isBroadcast() && !pid->hasExpandedExtent()) continue;
+          std::optional<int64_t> ps = sizeOf(ee, pid);
+          std::optional<int64_t> cs = sizeOf(ee, cid);
+          if (!ps.has_value() || !cs.has_value() || *ps == *cs) continue;
+          // A symbolic dim of size 1 is a broadcast decided at run time (and a symbolic output
+          // dim may carry the extent of such an operand); expand stretches a size-1 dim.
+          if (*ps == 1 && (pid->isSymbolic() || e->isA<ir::ExpandOp>())) continue;
+          if (*cs == 1 && cid->isSymbolic()) continue;
+          LOOM_CHECK(false, "shapes disagree in ", e->toString(), ": ", describeDim(p, pid),
+                     " has ", sizeText(pid, *ps, origin), " but ", describeDim(c, cid), " has ",
+                     sizeText(cid, *cs, origin),
+                     "; they must be equal (a size-1 dimension stretches only where the fusion "
+                     "declares a broadcast)");
+        }
+      }
+    }
+  }
+}
+
+}  // namespace loom::eval

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// The inputs `loom eval` and `loom run` make up: --sizes parsed and checked against the fusion,
+// random tensors of the sizes it gives.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/eval/argument.h"
+#include "loom/ir/fusion.h"
+
+namespace loom::tools {
+
+/// A strict integer (the whole text, in range), else a UserError "WHAT must be an integer".
+int64_t parseInteger(const std::string& text, const std::string& what);
+/// A strict number, else a UserError "WHAT must be a number".
+double parseNumber(const std::string& text, const std::string& what);
+
+/// "s0=4,s1=8" -> {s0: "4", s1: "8"}; a malformed item or a name given twice is a UserError.
+std::map<std::string, std::string> parseSizes(const std::string& spec);
+
+/// One argument per fusion input: tensors of the sizes the constants and `sizes` give, filled
+/// with random values from `seed`; scalar inputs from `sizes`. UserErrors: a symbolic size or a
+/// scalar input `sizes` does not give, a value that is not a number of the needed kind, a
+/// negative size, a size whose element or byte count overflows. Names the inputs do not use are
+/// ignored (one --sizes serves several files).
+std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
+                                         const std::map<std::string, std::string>& sizes,
+                                         uint64_t seed);
+
+}  // namespace loom::tools
