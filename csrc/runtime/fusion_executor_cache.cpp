@@ -202,12 +202,21 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
   struct GiveBack {
     FusionKernelRuntime& runtime;
     std::unique_ptr<Scratch>& scratch;
+    bool completed = false;  // the run finished: its records become lastRun()
     ~GiveBack() {
       std::fill(scratch->slots.begin(), scratch->slots.end(), nullptr);
       std::fill(scratch->owned.begin(), scratch->owned.end(), eval::Argument(Tensor()));
       for (auto& gathered : scratch->segment_args) gathered.clear();
       scratch->segment_outs.clear();
       std::lock_guard<std::mutex> lock(runtime.mutex_);
+      if (completed) {
+        // Only the timing and launch change per run; the strings were filled at construction.
+        for (size_t s = 0; s < runtime.records_.size(); ++s) {
+          runtime.records_[s].launch = scratch->records[s].launch;
+          runtime.records_[s].seconds = scratch->records[s].seconds;
+          runtime.records_[s].bytes = scratch->records[s].bytes;
+        }
+      }
       runtime.idle_.push_back(std::move(scratch));
     }
   } give_back{*this, taken};
@@ -259,15 +268,7 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     // An output that is also an input is returned as a copy, as KernelExecutor does.
     result.push_back(output_is_input_[i] ? exec::copyForOutput(t, stream_) : t);
   }
-  {
-    // Only the timing and launch change per run; the strings were filled at construction.
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t s = 0; s < records_.size(); ++s) {
-      records_[s].launch = sc.records[s].launch;
-      records_[s].seconds = sc.records[s].seconds;
-      records_[s].bytes = sc.records[s].bytes;
-    }
-  }
+  give_back.completed = true;
   return result;
 }
 
@@ -335,8 +336,9 @@ FusionKernelRuntime* FusionExecutorCache::findRuntime(const InputKey& key) const
 }
 
 std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argument> args) {
-  InputKey key;
-  key.fields.reserve(args.size() * 12);
+  // The key is computed into this thread's buffer (no allocation once it has grown); a miss
+  // stores a copy.
+  thread_local InputKey key;
   key.assign(args);
   if (scalar_sizes_) {
     // Sizes (and so concretizations and heuristics) depend on the scalar arguments' values.
@@ -420,7 +422,7 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   }
   {
     std::unique_lock<std::shared_mutex> lock(keys_mutex_);
-    by_key_.emplace(std::move(key), runtime);
+    by_key_.emplace(key, runtime);
   }
   compiling.unlock();
   last_.store(runtime, std::memory_order_relaxed);
