@@ -85,9 +85,10 @@ class Parser {
     FusionGuard guard(fusion_.get());
     while (peek().kind != Kind::End) parseLine();
     finishTensor();
-    for (auto& [tok, is_input] : io_) {
-      Val* v = lookupVal(*tok);
-      located(*tok, [&] { is_input ? fusion_->addInput(v) : fusion_->addOutput(v); });
+    for (const auto& entry : io_) {
+      Val* v = lookupVal(*entry.first);
+      const bool is_input = entry.second;
+      located(*entry.first, [&] { is_input ? fusion_->addInput(v) : fusion_->addOutput(v); });
     }
     try {
       verify(*fusion_);
@@ -212,7 +213,13 @@ class Parser {
     DataType dtype = parseDtype();
     auto* s = make<Scalar>(number, dtype);
     scalars_[number] = {s, &name_tok};
-    if (accept("=")) buildCall({s}, name_tok);
+    if (accept("=")) {
+      buildCall({s}, name_tok);
+      // Names resolve to earlier lines only, so a scalar's own name is the one way to a cycle.
+      for (Val* in : s->definition()->inputs()) {
+        if (in == s) fail(name_tok, name_tok.text, " is used in its own definition");
+      }
+    }
     expectEndOfLine();
   }
 

@@ -106,6 +106,17 @@ TEST(ParserErrorTest, Redefinition) {
               "6:1", "T1 already has a definition");
 }
 
+// A scalar defined in terms of itself is an error (evaluating it grew a stack without end), and
+// a broadcast whose flags do not fit its operand and output is rejected by the verifier with the
+// line of the expr (the logical map asserted later).
+TEST(ParserErrorTest, SelfReferenceAndOperandRanks) {
+  expectError(std::string(kHeader) + "s0 : i64\ns1 : i64 = ceil_div(s1, 128)\n", "4:1",
+              "s1 is used in its own definition");
+  expectError(std::string("inputs: T0\noutputs: T2\nT0 : f32 global [i0{4}, i1{8}]\n"
+                          "T2 : f32 global [b2{1}, i3{8}]\nT2 = broadcast(T0, flags=[true, false])\n"),
+              "4:1", "'T2 = broadcast(T0)': operand T0 has 2 dims to line up with T2, which has 1");
+}
+
 // Ops check how many operands and outputs they get.
 TEST(ParserErrorTest, OperandCount) {
   std::string decls = std::string(kHeader) + "T0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\n";
