@@ -7,8 +7,8 @@
 // p = 0: the kernel body) before the first statement computing it, and holds
 // one element per iteration of its loop IDs [p, n) that each thread runs itself: reduction,
 // broadcast and thread/block IDs are left out. Sizes must be constants (registers). A shared
-// tensor (MemoryType::Shared) also allocates its thread-parallel IDs (one element per thread of
-// the block) and gets a 16-byte aligned byte offset after the previous shared tensors; the kernel
+// tensor (MemoryType::Shared) also allocates its thread-parallel IDs, inside the compute-at
+// position too (one element per thread of the block), and gets a 16-byte aligned byte offset after the previous shared tensors; the kernel
 // places them after the block-reduction scratch (Kernel::sharedTensorBytes).
 //
 //   before: for i0 in BIDx 0 .. 8:          after:  for i0 in BIDx 0 .. 8:
@@ -77,12 +77,16 @@ struct Allocator {
     if (!shared) checkRegisterReads(tv);
     b->kind = shared ? kir::BufferKind::Shared : kir::BufferKind::Local;
     int64_t size = 1;
-    for (int64_t k = tv->computeAtPosition(); k < tv->nDims(); ++k) {
+    // A shared buffer holds the elements of every thread of the block, so its thread IDs are
+    // allocated too, inside the compute-at position as well (each thread of the loop is there at
+    // once: leaving them out gave every thread one shared element); blocks have their own shared
+    // memory.
+    for (int64_t k = shared ? 0 : tv->computeAtPosition(); k < tv->nDims(); ++k) {
       ir::IterDomain* id = tv->axis(k);
-      // A shared buffer holds the elements of every thread of the block, so its thread IDs are
-      // allocated too; blocks have their own shared memory.
       ir::ParallelType p = id->parallelType();
-      bool allocated = shared ? !ir::isBlockDim(p) : !ir::isThreadOrBlockDim(p);
+      const bool inlined = k < tv->computeAtPosition();
+      bool allocated = shared ? (inlined ? ir::isThreadDim(p) : !ir::isBlockDim(p))
+                              : !ir::isThreadOrBlockDim(p);
       if (id->isReduction() || id->isBroadcast() || !allocated) continue;
       // Constant folding of split extents (ceilDiv(200, 128)) without any runtime binding.
       eval::ExpressionEvaluator ee;

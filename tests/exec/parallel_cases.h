@@ -84,6 +84,25 @@ inline std::vector<ExecCase> parallelCases() {
                      c->axis(2)->parallelize(ParallelType::TIDx);
                    },
                    [] { return std::vector<eval::Argument>{randomTensor({5, 3, 4, 32}, 7)}; }});
+  // exp(x) through a shared copy of x inlined past its TIDx axis: the buffer still holds one
+  // element per thread (it held one element that every thread of the block wrote and read).
+  cases.push_back({"SharedInlinedPastThreads",
+                   [](ir::Fusion& f) {
+                     auto* x = ops::TensorBuilder().shape({-1, 128}).build();
+                     f.addInput(x);
+                     f.addOutput(ops::exp(x));
+                   },
+                   [](ir::Fusion& f) {
+                     auto* x = f.inputs()[0]->as<ir::TensorView>();
+                     auto* out = output(f);
+                     auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
+                     for (auto* t : {c, out}) {
+                       t->axis(0)->parallelize(ParallelType::BIDx);
+                       t->axis(1)->parallelize(ParallelType::TIDx);
+                     }
+                     transform::computeAt(c, out, 2);
+                   },
+                   [] { return std::vector<eval::Argument>{randomTensor({7, 128}, 8)}; }});
   // exp(permute(x)) fully inlined: the permute's root domain is x's order, its logical the
   // transposed one.
   cases.push_back({"PermuteInFusion",

@@ -139,5 +139,29 @@ TEST(LowerAllocations, SharedTensorIncludesThreadAxes) {
   EXPECT_NE(full.find("block_sync"), std::string::npos) << full;
 }
 
+// A shared tensor inlined past its TIDx axis still gets one element per thread (it got one
+// element that every thread wrote and read).
+TEST(LowerAllocations, SharedTensorInlinedPastThreadAxis) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({4, 32}).build();
+  f->addInput(x);
+  auto* out = ops::exp(x);
+  f->addOutput(out);
+  auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
+  for (auto* t : {c, out}) {
+    t->axis(0)->parallelize(ir::ParallelType::BIDx);
+    t->axis(1)->parallelize(ir::ParallelType::TIDx);
+  }
+  transform::computeAt(c, out, 2);
+  auto kernel = lower::lowerFusionUntil(*f, "allocations");
+  std::string text = kir::toString(*kernel);
+  EXPECT_NE(text.find("alloc T2 : f32 shared[32]"), std::string::npos) << text;
+  EXPECT_EQ(kernel->sharedTensorBytes, 128);
+  std::string full = kir::toString(*lower::lowerFusion(*f, DumpOptions()));
+  EXPECT_NE(full.find("T2[i1] = T0["), std::string::npos) << full;
+  EXPECT_NE(full.find("exp(T2[i1])"), std::string::npos) << full;
+}
+
 }  // namespace
 }  // namespace loom::test
