@@ -97,6 +97,45 @@ for label in unit emu; do
 done
 run_tier "unit|emu ($(count_tests unit) unit, $(count_tests emu) emu tests)" -L 'unit|emu' -j2
 
+# libFuzzer: the .fus parser and the parse-verify-evaluate path, LOOM_LIBFUZZER_SECONDS (60) each
+# from the examples and the regression inputs, in a clang build with ASan and UBSan (build-fuzz/).
+libfuzzer_tier() {
+  local seconds=${LOOM_LIBFUZZER_SECONDS:-60} work
+  work=$(mktemp -d)
+  cmake --preset libfuzzer >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; return 1; }
+  cmake --build --preset libfuzzer -j "$(nproc)" --target loom_fus_parse_fuzzer loom_fus_eval_fuzzer ||
+    return 1
+  local ok=0 name
+  for name in fus_parse_fuzzer fus_eval_fuzzer; do
+    mkdir -p "$work/$name"
+    cp examples/*.fus examples/scheduled/*.fus tests/libfuzzer/regressions/*.fus "$work/$name/"
+    echo "libfuzzer: $name for ${seconds}s"
+    if ! build-fuzz/bin/loom_$name -seed=1 -max_total_time="$seconds" -max_len=8192 \
+      -rss_limit_mb=4096 -artifact_prefix="$work/$name-" "$work/$name" >"$work/$name.log" 2>&1; then
+      echo "libfuzzer: $name found a failure:"
+      grep -E 'ERROR|non-user|does not|!=|SUMMARY' "$work/$name.log" | head -5
+      for f in "$work/$name"-*; do [[ -f $f ]] && { echo "input ($f):"; head -c 2000 "$f"; echo; }; done
+      ok=1
+    else
+      grep -E '^Done [0-9]+ runs' "$work/$name.log" || true
+    fi
+  done
+  [[ $ok == 0 ]] && rm -rf "$work"
+  return $ok
+}
+
+if [[ $asan == 1 ]]; then
+  skipped+=("libfuzzer (--asan runs unit and emu only)")
+elif ! command -v clang++ >/dev/null 2>&1; then
+  skipped+=("libfuzzer (clang++ not found)")
+elif ! printf '#include <cstddef>\n#include <cstdint>\nextern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }\n' |
+  clang++ -fsanitize=fuzzer -x c++ - -o /dev/null >/dev/null 2>&1; then
+  skipped+=("libfuzzer (clang++ cannot link -fsanitize=fuzzer)")
+else
+  echo "== tier libfuzzer =="
+  if libfuzzer_tier; then ran+=("libfuzzer (2 targets)"); else ran+=("libfuzzer"); failed+=("libfuzzer"); fi
+fi
+
 if [[ $asan == 1 ]]; then
   skipped+=("gpu (--asan runs unit and emu only)" "mpi (--asan runs unit and emu only)")
 else

@@ -10,6 +10,11 @@ function(loom_set_flags target)
     target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
     target_link_options(${target} PUBLIC -fsanitize=address,undefined)
   endif()
+  if(LOOM_LIBFUZZER)
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link,address,undefined
+      -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+    target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+  endif()
   if(LOOM_TSAN)
     target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
     target_link_options(${target} PUBLIC -fsanitize=thread)
@@ -36,11 +41,11 @@ endfunction()
 set(LOOM_TEST_ENVIRONMENT
   "LOOM_SOURCE_DIR=${PROJECT_SOURCE_DIR}" "LOOM_DEBUG=verify_kernel_ir,verify_ir")
 
-# loom_add_test(<name> LABEL unit SOURCES ... DEPS ...)
+# loom_add_test(<name> LABEL unit [more labels] SOURCES ... DEPS ...)
 # One GoogleTest executable registered as one ctest test with the given label and
 # LOOM_TEST_ENVIRONMENT.
 function(loom_add_test name)
-  cmake_parse_arguments(ARG "" "LABEL" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "LABEL;SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/csrc)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest GTest::gtest_main)

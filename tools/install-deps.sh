@@ -14,6 +14,7 @@ required=(
   cmake:cmd/cmake
   ninja-build:cmd/ninja
   g++:cmd/g++
+  clang:cmd/clang++
   libgtest-dev:inc/gtest/gtest.h
   libgmock-dev:inc/gmock/gmock.h
 )
