@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // LowerContext: the loop graph, tensor scopes and lowering of ir scalars to kir values.
+#include <algorithm>
+
 #include "loom/ir/exprs.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/lower/lower.h"
@@ -76,6 +78,20 @@ kir::Value* LowerContext::lowerScalar(kir::Kernel& kernel, const ir::Val* v) {
   LOOM_CHECK(out != nullptr, "lowering: scalar ", v->toString(),
              " is not a constant, a scalar fusion input, an extent of a fusion input, or "
              "scalar math over those");
+  if (ir::Expr* def = s->definition()) {
+    // Code generation writes the math as one nested expression, and C++ compilers (and the
+    // recursive printers on the way) stop at some depth: refuse deep chains by name.
+    int64_t depth = 0;
+    for (ir::Val* in : def->inputs()) {
+      auto it = in->isA<ir::Scalar>() ? scalar_depths_.find(scalars_.at(in)) : scalar_depths_.end();
+      if (it != scalar_depths_.end()) depth = std::max(depth, it->second);
+    }
+    LOOM_CHECK(depth + 1 <= kMaxScalarDepth, "lowering: scalar ", v->toString(),
+               " is the end of a chain of more than ", kMaxScalarDepth,
+               " scalar ops, which a kernel cannot compute as one expression; compute it "
+               "before the fusion and pass it as a scalar input");
+    scalar_depths_[out] = depth + 1;
+  }
   scalars_[v] = out;
   return out;
 }

@@ -123,6 +123,17 @@ check max-tensor-name-run 0 '^PASS T1 +\[4\] f32' -- "$loom" run "$tmp/maxname.f
 printf 'inputs: T9223372036854775808\noutputs: T1\nT9223372036854775808 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT1 = abs(T9223372036854775808)\n' \
   >"$tmp/toobigname.fus"
 check too-big-tensor-name 1 'T9223372036854775808' -- "$loom" print "$tmp/toobigname.fus"
+# A chain of 15,000 scalar ops: printing and reference evaluation walk it without recursion (a
+# stack overflow once); a kernel refuses it by name instead of crashing in code generation.
+{
+  printf 'inputs: T0, s0\noutputs: T1\ns0 : f32\n'
+  seq 1 15000 | awk '{ printf "s%d : f32 = add(s%d, f32(1.0))\n", $1, $1 - 1 }'
+  printf 'T0 : f32 global [i0{8}]\nT1 : f32 global [i1{8}]\nT1 = mul(T0, s15000)\n'
+} >"$tmp/deep.fus"
+check deep-chain-print 0 's15000 : f32  = add\(s14999, f32\(1\.0\)\)' -- "$loom" print "$tmp/deep.fus"
+check deep-chain-eval 0 '^T1 +\[8\] f32 +sum=' -- "$loom" eval "$tmp/deep.fus" --sizes s0=1.0
+check deep-chain-run 1 'scalar s257 is the end of a chain of more than 256 scalar ops' -- \
+  "$loom" run "$tmp/deep.fus" --backend host --sizes s0=1.0
 
 # Every hand-scheduled example lowers to one kernel that `codegen` prints and compiles for sm_90
 # with NVRTC (no GPU needed) without register spills, and `eval` computes its outputs.

@@ -63,12 +63,15 @@ class LowerContext {
   bool isScopeOf(const ir::TensorView* tv, const kir::ForLoop* scope) const;
 
   /// The kir value of an ir scalar (constant, extent of an input tensor, scalar math over those).
-  /// UserError when the scalar cannot be computed inside the kernel.
+  /// UserError when the scalar cannot be computed inside the kernel, or when its math nests more
+  /// than kMaxScalarDepth ops (the kernel computes it as one C++ expression).
   kir::Value* lowerScalar(kir::Kernel& kernel, const ir::Val* v);
+  static constexpr int64_t kMaxScalarDepth = 256;
 
  private:
   std::unique_ptr<transform::LoopGraph> loop_graph_;
   std::unordered_map<const ir::Val*, kir::Value*> scalars_;
+  std::unordered_map<const kir::Value*, int64_t> scalar_depths_;  // of the scalar math lowered
 };
 
 /// One lowering pass.
