@@ -18,37 +18,13 @@
 #include "backend/host_test_util.h"
 #include "loom/support/cache_root.h"
 #include "loom/support/private_dir.h"
+#include "scoped_env.h"
 
 namespace loom::backend {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// Sets (or, with nullopt, unsets) an environment variable for the scope of a test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using ::loom::test::ScopedEnv;
 
 /// A fresh private directory under the temp dir, removed (permissions restored) at the end.
 class Scratch {

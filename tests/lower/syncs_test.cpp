@@ -117,8 +117,8 @@ TEST(LowerThreadPredicates, SerialGlobalWriteBySingleThread) {
   EXPECT_EQ(after.find("if (threadIdx.x == 0):\n        tensor T2"), std::string::npos) << after;
 }
 
-// allocations gives a shared tensor one element per thread of its TIDx axis and a byte offset.
-TEST(LowerAllocations, SharedTensorIncludesThreadAxes) {
+// exp(x[4, 32]) through a shared copy of x, both on [BIDx, TIDx], the copy computed at `ca`.
+std::unique_ptr<ir::Fusion> sharedCopyFusion(int64_t ca) {
   auto f = std::make_unique<ir::Fusion>();
   ir::FusionGuard guard(f.get());
   auto* x = ops::TensorBuilder().shape({4, 32}).build();
@@ -130,7 +130,13 @@ TEST(LowerAllocations, SharedTensorIncludesThreadAxes) {
     t->axis(0)->parallelize(ir::ParallelType::BIDx);
     t->axis(1)->parallelize(ir::ParallelType::TIDx);
   }
-  transform::computeAt(c, out, 1);
+  transform::computeAt(c, out, ca);
+  return f;
+}
+
+// allocations gives a shared tensor one element per thread of its TIDx axis and a byte offset.
+TEST(LowerAllocations, SharedTensorIncludesThreadAxes) {
+  auto f = sharedCopyFusion(1);
   auto kernel = lower::lowerFusionUntil(*f, "allocations");
   std::string text = kir::toString(*kernel);
   EXPECT_NE(text.find("alloc T2 : f32 shared[32]"), std::string::npos) << text;
@@ -142,18 +148,7 @@ TEST(LowerAllocations, SharedTensorIncludesThreadAxes) {
 // A shared tensor inlined past its TIDx axis still gets one element per thread (it got one
 // element that every thread wrote and read).
 TEST(LowerAllocations, SharedTensorInlinedPastThreadAxis) {
-  auto f = std::make_unique<ir::Fusion>();
-  ir::FusionGuard guard(f.get());
-  auto* x = ops::TensorBuilder().shape({4, 32}).build();
-  f->addInput(x);
-  auto* out = ops::exp(x);
-  f->addOutput(out);
-  auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
-  for (auto* t : {c, out}) {
-    t->axis(0)->parallelize(ir::ParallelType::BIDx);
-    t->axis(1)->parallelize(ir::ParallelType::TIDx);
-  }
-  transform::computeAt(c, out, 2);
+  auto f = sharedCopyFusion(2);
   auto kernel = lower::lowerFusionUntil(*f, "allocations");
   std::string text = kir::toString(*kernel);
   EXPECT_NE(text.find("alloc T2 : f32 shared[32]"), std::string::npos) << text;

@@ -10,6 +10,7 @@
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
+#include "runtime/runtime_test_util.h"
 #include "loom/segmenter/segmenter.h"
 
 namespace loom::runtime {
@@ -18,19 +19,8 @@ namespace {
 using ir::Fusion;
 using ir::FusionGuard;
 using ir::TensorView;
-
-Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), DataType::Float32);
-  fillRandom(t, seed);
-  return t;
-}
-
-RuntimeOptions hostOptions() {
-  RuntimeOptions o;
-  o.backend = exec::Backend::Host;
-  o.executor.poisonOutputs = true;
-  return o;
-}
+using test::hostOptions;
+using test::randomTensor;
 
 // relu(x + y) over two symbolic 2-D inputs.
 std::unique_ptr<Fusion> pointwiseFusion() {

@@ -15,6 +15,7 @@
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -22,21 +23,10 @@ namespace {
 using ir::Fusion;
 using ir::FusionGuard;
 using ir::TensorView;
+using test::hostOptions;
+using test::randomTensor;
 
 constexpr int kThreads = 8;
-
-Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), DataType::Float32);
-  fillRandom(t, seed);
-  return t;
-}
-
-RuntimeOptions hostOptions() {
-  RuntimeOptions o;
-  o.backend = exec::Backend::Host;
-  o.executor.poisonOutputs = true;
-  return o;
-}
 
 // Softmax over dim 1 (normalization scheduler) and a sum over dim 0 of the same input: outputs of
 // unrelated shapes, so more than one kernel.

@@ -15,11 +15,13 @@
 
 #include "backend/cuda/test_kernels.h"
 #include "loom/backend/cuda/nvrtc.h"
+#include "scoped_env.h"
 
 namespace loom::cuda {
 namespace {
 
 using test::TempDir;
+using ::loom::test::ScopedEnv;
 
 #define SKIP_WITHOUT_NVRTC()                                                      \
   if (!nvrtcAvailable()) {                                                        \
@@ -59,30 +61,6 @@ std::string stderrOf(F&& f) {
   f();
   return ::testing::internal::GetCapturedStderr();
 }
-
-/// Sets (or, with nullopt, unsets) an environment variable for the scope of a test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 unsigned modeOf(const std::filesystem::path& p) {
   struct stat st;
