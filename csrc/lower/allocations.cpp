@@ -49,16 +49,26 @@ struct Allocator {
   }
 
   // See the file comment: `tv`'s elements in registers are read only by the threads that wrote
-  // them.
-  void checkRegisterReads(const ir::TensorView* tv) {
+  // them; a shared tensor's only by the blocks that wrote them (each block has its own shared
+  // memory).
+  void checkReads(const ir::TensorView* tv, bool shared) {
     const transform::LoopGraph& lg = ctx.loopGraph();
     for (const ir::Expr* use : tv->uses()) {
       if (std::find(ctx.exprs.begin(), ctx.exprs.end(), use) == ctx.exprs.end()) continue;
       auto* consumer = use->output(0)->dynCast<ir::TensorView>();
       if (consumer == nullptr) continue;
-      const ir::IterDomain* id = lg.registersReadAcrossThreads(tv, consumer);
+      const ir::IterDomain* id = shared ? lg.sharedReadAcrossBlocks(tv, consumer)
+                                        : lg.registersReadAcrossThreads(tv, consumer);
       if (id == nullptr) continue;
       std::string_view p = ir::parallelTypeName(id->parallelType());
+      if (shared) {
+        LOOM_THROW("lowering: shared tensor ", tv->toString(),
+                   " is held in the shared memory of the blocks of its loop ", id->toString(),
+                   " (", p, "), which its consumer ", consumer->toString(),
+                   " neither shares nor runs over the same index space on ", p,
+                   ": other blocks would read that memory. Parallelize both alike or give it "
+                   "global memory");
+      }
       LOOM_THROW("lowering: local tensor ", tv->toString(),
                  " is held in the registers of the threads of its loop ", id->toString(), " (", p,
                  "), which its consumer ", consumer->toString(),
@@ -74,7 +84,7 @@ struct Allocator {
     b->name = tv->toString();
     b->dtype = tv->dtype();
     bool shared = tv->memoryType() == ir::MemoryType::Shared;
-    if (!shared) checkRegisterReads(tv);
+    checkReads(tv, shared);
     b->kind = shared ? kir::BufferKind::Shared : kir::BufferKind::Local;
     int64_t size = 1;
     // A shared buffer holds the elements of every thread of the block, so its thread IDs are

@@ -254,12 +254,23 @@ bool sameIndexSpace(const IdGraph& exact, const IdGraph& permissive, const IterD
 
 const IterDomain* LoopGraph::registersReadAcrossThreads(const TensorView* producer,
                                                         const TensorView* consumer) const {
+  return readAcross(producer, consumer, /*blocks_only=*/false);
+}
+
+const IterDomain* LoopGraph::sharedReadAcrossBlocks(const TensorView* producer,
+                                                    const TensorView* consumer) const {
+  return readAcross(producer, consumer, /*blocks_only=*/true);
+}
+
+const IterDomain* LoopGraph::readAcross(const TensorView* producer, const TensorView* consumer,
+                                        bool blocks_only) const {
   std::vector<int64_t> path = loopPath(consumer);
   // Every axis: those left of the compute-at position are shared with some consumer, which
   // need not be this one.
   for (IterDomain* id : producer->loop()) {
     ParallelType p = id->parallelType();
-    if (!isThreadOrBlockDim(p) || id->isBroadcast() || id->isReduction() || isTrivial(group(id))) {
+    const bool counts = blocks_only ? isBlockDim(p) : isThreadOrBlockDim(p);
+    if (!counts || id->isBroadcast() || id->isReduction() || isTrivial(group(id))) {
       continue;
     }
     if (std::find(path.begin(), path.end(), group(id)) != path.end()) continue;

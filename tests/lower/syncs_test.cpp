@@ -158,5 +158,31 @@ TEST(LowerAllocations, SharedTensorInlinedPastThreadAxis) {
   EXPECT_NE(full.find("exp(T2[i1])"), std::string::npos) << full;
 }
 
+// A shared tensor written by the blocks of its BIDx loop and read by a consumer that runs that
+// axis serially (each block would read rows other blocks wrote into their own shared memory) is
+// refused by name.
+TEST(LowerAllocations, SharedTensorReadAcrossBlocksIsRefused) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* x = ops::TensorBuilder().shape({4, 32}).build();
+  f->addInput(x);
+  auto* out = ops::exp(x);
+  f->addOutput(out);
+  auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
+  c->axis(0)->parallelize(ir::ParallelType::BIDx);
+  c->axis(1)->parallelize(ir::ParallelType::TIDx);
+  out->axis(1)->parallelize(ir::ParallelType::TIDx);
+  std::string msg;
+  try {
+    lower::lowerFusion(*f, DumpOptions());
+  } catch (const UserError& e) {
+    msg = e.what();
+  }
+  EXPECT_NE(msg.find("shared tensor T2 is held in the shared memory of the blocks of its loop"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("other blocks would read that memory"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace loom::test
