@@ -27,6 +27,10 @@ void Fusion::registerStatement(Statement* s, std::optional<int64_t> name) {
   s->fusion_ = this;
   int64_t& next = next_name_[size_t(s->kind())];
   if (name.has_value()) {
+    // Names are counted up from the largest given one, which must leave room to count.
+    constexpr int64_t kMaxName = int64_t{1} << 62;
+    LOOM_CHECK(*name >= 0 && *name <= kMaxName, "the name number ", *name,
+               " is out of range (0 to ", kMaxName, ")");
     s->name_ = *name;
     next = std::max(next, *name + 1);
   } else {
