@@ -134,26 +134,27 @@ std::unique_ptr<ir::Fusion> sharedCopyFusion(int64_t ca) {
   return f;
 }
 
-// allocations gives a shared tensor one element per thread of its TIDx axis and a byte offset.
-TEST(LowerAllocations, SharedTensorIncludesThreadAxes) {
-  auto f = sharedCopyFusion(1);
+// The fully lowered kernel of sharedCopyFusion(ca), after checking that allocations gave the
+// shared copy one element per thread of its TIDx axis (32 floats, 128 bytes).
+std::string loweredWithPerThreadSharedBuffer(int64_t ca) {
+  auto f = sharedCopyFusion(ca);
   auto kernel = lower::lowerFusionUntil(*f, "allocations");
   std::string text = kir::toString(*kernel);
   EXPECT_NE(text.find("alloc T2 : f32 shared[32]"), std::string::npos) << text;
   EXPECT_EQ(kernel->sharedTensorBytes, 128);
-  std::string full = kir::toString(*lower::lowerFusion(*f, DumpOptions()));
+  return kir::toString(*lower::lowerFusion(*f, DumpOptions()));
+}
+
+// allocations gives a shared tensor one element per thread of its TIDx axis and a byte offset.
+TEST(LowerAllocations, SharedTensorIncludesThreadAxes) {
+  std::string full = loweredWithPerThreadSharedBuffer(1);
   EXPECT_NE(full.find("block_sync"), std::string::npos) << full;
 }
 
 // A shared tensor inlined past its TIDx axis still gets one element per thread (it got one
 // element that every thread wrote and read).
 TEST(LowerAllocations, SharedTensorInlinedPastThreadAxis) {
-  auto f = sharedCopyFusion(2);
-  auto kernel = lower::lowerFusionUntil(*f, "allocations");
-  std::string text = kir::toString(*kernel);
-  EXPECT_NE(text.find("alloc T2 : f32 shared[32]"), std::string::npos) << text;
-  EXPECT_EQ(kernel->sharedTensorBytes, 128);
-  std::string full = kir::toString(*lower::lowerFusion(*f, DumpOptions()));
+  std::string full = loweredWithPerThreadSharedBuffer(2);
   EXPECT_NE(full.find("T2[i1] = T0["), std::string::npos) << full;
   EXPECT_NE(full.find("exp(T2[i1])"), std::string::npos) << full;
 }
