@@ -972,6 +972,33 @@ TEST_F(GeneralCore, FloatSumIntoAnIntegerOutput) {
   runAndCheck(std::move(f), {x}, 64);
 }
 
+// Rows holding infinities: mean, var_mean (Welford) and an outer sum give what the reference
+// gives (inf, -inf, and nan where +inf meets -inf or a variance meets an infinity), for a row
+// short enough to be one thread's, one block's, and several blocks'.
+TEST_F(GeneralCore, RowsWithInfinities) {
+  for (int64_t w : {7, 1000, 5000}) {
+    SCOPED_TRACE("width " + std::to_string(w));
+    auto f = std::make_unique<Fusion>();
+    {
+      FusionGuard g(f.get());
+      TensorView* x = ops::TensorBuilder().rank(2).build();
+      f->addInput(x);
+      f->addOutput(ops::mean(x, {1}));
+      auto vm = ops::varMean(x, {1}, 1);
+      f->addOutput(vm.var);
+      f->addOutput(vm.mean);
+      f->addOutput(ops::sum(x, {0}));
+    }
+    Tensor t = randomTensor({4, w}, 43);
+    const double inf = std::numeric_limits<double>::infinity();
+    t.setDoubleLinear(3, inf);                                        // row 0: +inf
+    t.setDoubleLinear(w + 2, -inf);                                   // row 1: -inf
+    t.setDoubleLinear(2 * w + 1, inf);                                // row 2: both
+    t.setDoubleLinear(2 * w + 2, -inf);
+    runAndCheck(std::move(f), {t}, w);
+  }
+}
+
 // Reductions whose init is not the identity: a sum's init is added once, a Welford's (avg, m2, n)
 // is combined once (docs/ops.md), whatever the schedule splits the reduction into (threads,
 // blocks, rFactor partials each started at the init and counted it once per partial). Inner and
