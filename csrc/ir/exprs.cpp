@@ -3,6 +3,7 @@
 #include "loom/ir/exprs.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "loom/ir/cloner.h"
 #include "loom/ir/iter_domain.h"
@@ -65,7 +66,6 @@ bool ReductionOp::sameAttributes(const Expr* other) const {
   return other->as<ReductionOp>()->op_ == op_;
 }
 
-// ---- WelfordOp
 namespace {
 
 bool isConstValue(const Scalar* s, double v) {
@@ -74,6 +74,28 @@ bool isConstValue(const Scalar* s, double v) {
 }
 
 }  // namespace
+
+ScalarValue reductionIdentity(ReductionOpType op, DataType dtype) {
+  auto extreme = [&](bool lowest) -> ScalarValue {
+    if (isFloatingType(dtype)) {
+      double inf = std::numeric_limits<double>::infinity();
+      return lowest ? -inf : inf;
+    }
+    if (isBooleanType(dtype)) return !lowest;
+    if (dtype == DataType::Int32) {
+      return int64_t(lowest ? std::numeric_limits<int32_t>::min()
+                            : std::numeric_limits<int32_t>::max());
+    }
+    return lowest ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+  };
+  switch (op) {
+    case ReductionOpType::Sum: return int64_t(0);
+    case ReductionOpType::Prod: return int64_t(1);
+    case ReductionOpType::Max: return extreme(true);
+    case ReductionOpType::Min: return extreme(false);
+  }
+  LOOM_UNREACHABLE();
+}
 
 bool ReductionOp::hasIdentityInit() const {
   switch (op_) {
@@ -85,6 +107,7 @@ bool ReductionOp::hasIdentityInit() const {
   return false;
 }
 
+// ---- WelfordOp
 bool WelfordOp::hasIdentityInit() const {
   return isConstValue(init_avg_, 0.0) && isConstValue(init_m2_, 0.0) &&
          isConstValue(init_n_, 0.0);

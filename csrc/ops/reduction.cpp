@@ -7,7 +7,6 @@
 #include "loom/ops/reduction.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
@@ -66,29 +65,6 @@ TensorView* maybeKeepdim(TensorView* out, int64_t rank, const std::vector<int64_
   return broadcast(out, keepdimFlags(rank, axes));
 }
 
-// The identity of `op` as a constant of `dtype`.
-Scalar* initValue(ReductionOpType op, DataType dtype) {
-  auto extreme = [&](bool lowest) -> ir::ScalarValue {
-    if (isFloatingType(dtype)) {
-      double inf = std::numeric_limits<double>::infinity();
-      return lowest ? -inf : inf;
-    }
-    if (isBooleanType(dtype)) return !lowest;
-    if (dtype == DataType::Int32) {
-      return int64_t(lowest ? std::numeric_limits<int32_t>::min()
-                            : std::numeric_limits<int32_t>::max());
-    }
-    return lowest ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
-  };
-  switch (op) {
-    case ReductionOpType::Sum: return IrBuilder::constant(int64_t(0), dtype);
-    case ReductionOpType::Prod: return IrBuilder::constant(int64_t(1), dtype);
-    case ReductionOpType::Max: return IrBuilder::constant(extreme(true), dtype);
-    case ReductionOpType::Min: return IrBuilder::constant(extreme(false), dtype);
-  }
-  LOOM_UNREACHABLE();
-}
-
 TensorView* reduce(ReductionOpType op, TensorView* x, const std::vector<int64_t>& axes,
                    bool keepdim, DataType out_dtype) {
   auto red_axes = reductionAxes(x, axes, ir::opTypeName(op));
@@ -96,7 +72,8 @@ TensorView* reduce(ReductionOpType op, TensorView* x, const std::vector<int64_t>
   // A 0-D tensor reduced over "every dimension" reduces nothing: the value itself.
   if (red_axes.empty()) return in == x ? set(x) : in;
   TensorView* out = detail::newTensor(reducedIds(in, red_axes), out_dtype);
-  IrBuilder::create<ir::ReductionOp>(op, initValue(op, out_dtype), out, in);
+  IrBuilder::create<ir::ReductionOp>(
+      op, IrBuilder::constant(ir::reductionIdentity(op, out_dtype), out_dtype), out, in);
   return maybeKeepdim(out, x->rank(), red_axes, keepdim);
 }
 

@@ -40,11 +40,8 @@ void separate(Fusion& fusion, ReductionOp* r) {
   const std::vector<Expr*> uses = out->uses();
   fusion.removeExpr(r);
   const bool sum = op == ReductionOpType::Sum;
-  Scalar* identity =
-      isIntegralType(out->dtype()) || isBooleanType(out->dtype())
-          ? IrBuilder::constant(ScalarValue(int64_t{sum ? 0 : 1}), out->dtype())
-          : IrBuilder::constant(ScalarValue(sum ? 0.0 : 1.0), out->dtype());
-  IrBuilder::create<ReductionOp>(op, identity, out, in);
+  IrBuilder::create<ReductionOp>(
+      op, IrBuilder::constant(ir::reductionIdentity(op, out->dtype()), out->dtype()), out, in);
   TensorView* combined = castTo(sum ? ops::add(out, init) : ops::mul(out, init), out->dtype());
   redirect(fusion, out, combined, uses);
 }

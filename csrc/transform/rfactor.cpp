@@ -226,9 +226,7 @@ namespace {
 Scalar* identityLike(const ReductionOp* red) {
   if (red->hasIdentityInit()) return red->init();
   const DataType dt = red->init()->dtype();
-  const bool sum = red->opType() == ReductionOpType::Sum;
-  if (isFloatingType(dt)) return IrBuilder::constant(ScalarValue(sum ? 0.0 : 1.0), dt);
-  return IrBuilder::constant(ScalarValue(int64_t{sum ? 0 : 1}), dt);
+  return IrBuilder::constant(reductionIdentity(red->opType(), dt), dt);
 }
 
 }  // namespace

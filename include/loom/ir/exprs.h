@@ -8,6 +8,7 @@
 
 #include "loom/ir/base.h"
 #include "loom/ir/op_types.h"
+#include "loom/ir/scalar.h"
 
 namespace loom::ir {
 
@@ -72,8 +73,12 @@ class TernaryOp : public Expr {
   TernaryOpType op_;
 };
 
-/// out = reduce(in) over the IDs that are Reduction in out's logical domain; `init` is the
-/// identity (0 for sum, 1 for prod, lowest / highest for max / min).
+/// The identity of `op` over `dtype`: 0 for sum, 1 for prod, the lowest / highest value for max
+/// / min (-inf / +inf for floats, false / true for bool).
+ScalarValue reductionIdentity(ReductionOpType op, DataType dtype);
+
+/// out = reduce(in) over the IDs that are Reduction in out's logical domain; `init` is normally
+/// the identity (reductionIdentity; docs/ops.md says what another init means).
 class ReductionOp : public Expr {
  public:
   LOOM_DECLARE_CLONE(ReductionOp)
