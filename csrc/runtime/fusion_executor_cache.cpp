@@ -353,19 +353,18 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   }
   // A hit takes the keys' lock shared, only for the lookup; the runtime runs concurrently with
   // other hits (FusionKernelRuntime::run is safe to call from several threads).
-  if (FusionKernelRuntime* runtime = findRuntime(key)) {
+  auto runHit = [&](FusionKernelRuntime* runtime) {
     hits_.fetch_add(1, std::memory_order_relaxed);
     last_.store(runtime, std::memory_order_relaxed);
     return runtime->run(args);
-  }
+  };
+  if (FusionKernelRuntime* runtime = findRuntime(key)) return runHit(runtime);
   // A miss: one thread at a time segments and compiles; a thread that waited here for the same
   // key finds the runtime the first one made.
   std::unique_lock<std::mutex> compiling(compile_mutex_);
   if (FusionKernelRuntime* runtime = findRuntime(key)) {
     compiling.unlock();
-    hits_.fetch_add(1, std::memory_order_relaxed);
-    last_.store(runtime, std::memory_order_relaxed);
-    return runtime->run(args);
+    return runHit(runtime);
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
   PhaseTimer timer(DumpOptions::fromEnvironment().has(DumpOption::CompileTime), "fusion");

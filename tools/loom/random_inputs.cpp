@@ -11,20 +11,26 @@
 
 namespace loom::tools {
 
-int64_t parseInteger(const std::string& text, const std::string& what) {
-  int64_t v = 0;
+namespace {
+
+// The whole of `text` as a T, else a UserError "WHAT must be KIND".
+template <typename T>
+T parseWhole(const std::string& text, const std::string& what, const char* kind) {
+  T v{};
   auto res = std::from_chars(text.data(), text.data() + text.size(), v);
   LOOM_CHECK(!text.empty() && res.ec == std::errc() && res.ptr == text.data() + text.size(), what,
-             " must be an integer, got '", text, "'");
+             " must be ", kind, ", got '", text, "'");
   return v;
 }
 
+}  // namespace
+
+int64_t parseInteger(const std::string& text, const std::string& what) {
+  return parseWhole<int64_t>(text, what, "an integer");
+}
+
 double parseNumber(const std::string& text, const std::string& what) {
-  double v = 0;
-  auto res = std::from_chars(text.data(), text.data() + text.size(), v);
-  LOOM_CHECK(!text.empty() && res.ec == std::errc() && res.ptr == text.data() + text.size(), what,
-             " must be a number, got '", text, "'");
-  return v;
+  return parseWhole<double>(text, what, "a number");
 }
 
 std::map<std::string, std::string> parseSizes(const std::string& spec) {
