@@ -16,11 +16,8 @@
 //               tensor T1 = exp(T0)                   for i1 in 0 .. 4:
 //             for i2 in 0 .. 4: ...                     tensor T1 = exp(T0)
 //
-// A local buffer lives in the registers of the thread that computes it, so every reader of an
-// element must be that thread: each thread/block-parallel loop of the tensor that its consumer
-// does not share must run over the same index space (exactly mapped) on the same parallel type
-// in the consumer (a block reduction over it qualifies). Anything else is a cross-thread read of
-// registers, refused here rather than computed wrong.
+// Whether the threads that read a buffer are the ones that wrote it was checked before (pass
+// memory_reads).
 #include <algorithm>
 #include <unordered_set>
 
@@ -48,43 +45,12 @@ struct Allocator {
     }
   }
 
-  // See the file comment: `tv`'s elements in registers are read only by the threads that wrote
-  // them; a shared tensor's only by the blocks that wrote them (each block has its own shared
-  // memory).
-  void checkReads(const ir::TensorView* tv, bool shared) {
-    const transform::LoopGraph& lg = ctx.loopGraph();
-    for (const ir::Expr* use : tv->uses()) {
-      if (std::find(ctx.exprs.begin(), ctx.exprs.end(), use) == ctx.exprs.end()) continue;
-      auto* consumer = use->output(0)->dynCast<ir::TensorView>();
-      if (consumer == nullptr) continue;
-      const ir::IterDomain* id = shared ? lg.sharedReadAcrossBlocks(tv, consumer)
-                                        : lg.registersReadAcrossThreads(tv, consumer);
-      if (id == nullptr) continue;
-      std::string_view p = ir::parallelTypeName(id->parallelType());
-      if (shared) {
-        LOOM_THROW("lowering: shared tensor ", tv->toString(),
-                   " is held in the shared memory of the blocks of its loop ", id->toString(),
-                   " (", p, "), which its consumer ", consumer->toString(),
-                   " neither shares nor runs over the same index space on ", p,
-                   ": other blocks would read that memory. Parallelize both alike or give it "
-                   "global memory");
-      }
-      LOOM_THROW("lowering: local tensor ", tv->toString(),
-                 " is held in the registers of the threads of its loop ", id->toString(), " (", p,
-                 "), which its consumer ", consumer->toString(),
-                 " neither shares nor runs over the same index space on ", p,
-                 ": other threads would read those registers. Inline it into its consumer past "
-                 "that axis, parallelize both alike, or give it shared or global memory");
-    }
-  }
-
   kir::Buffer* makeLocal(const ir::TensorView* tv) {
     kir::Buffer* b = kernel.createBuffer();
     b->tv = tv;
     b->name = tv->toString();
     b->dtype = tv->dtype();
     bool shared = tv->memoryType() == ir::MemoryType::Shared;
-    checkReads(tv, shared);
     b->kind = shared ? kir::BufferKind::Shared : kir::BufferKind::Local;
     int64_t size = 1;
     // A shared buffer holds the elements of every thread of the block, so its thread IDs are

@@ -221,6 +221,11 @@ void mirrorConsumerTransforms(const ir::TensorView* producer, const ir::TensorVi
 
 }  // namespace
 
+std::string parallelIndexName(ir::ParallelType p) {
+  std::string name(ir::parallelTypeName(p));
+  return std::string(ir::isThreadDim(p) ? "threadIdx." : "blockIdx.") + name.back();
+}
+
 IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
                          const std::vector<kir::ForLoop*>& loops) {
   IndexMap idx;
@@ -231,12 +236,19 @@ IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
       idx[id] = kernel.constInt(0);
       continue;
     }
+    bool found = false;
     for (kir::ForLoop* f : loops) {
       if (ctx.loopGroup(f->id) == ctx.loopGroup(id)) {
         idx[id] = f->index;
         promoted |= !lg.isExactlyPromoted(id);
+        found = true;
         break;
       }
+    }
+    const ir::ParallelType p = ctx.loopParallelType(id);
+    if (!found && ir::isThreadOrBlockDim(p)) {
+      idx[id] = kernel.create<kir::NamedScalar>(parallelIndexName(p));
+      promoted |= !lg.isExactlyPromoted(id);
     }
   }
   if (promoted) return promotedIndices(kernel, ctx, tv, idx);

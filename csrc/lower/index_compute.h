@@ -26,8 +26,14 @@ struct IndexBuilder {
   kir::Value* logicalAnd(kir::Value* a, kir::Value* b);  ///< a may be null (then b)
 };
 
-/// Indices of `tv`'s loop IDs that have an enclosing loop (matched by loop group), then of every
-/// ID between the loop domain and the root-or-logical domain that they determine.
+/// "threadIdx.x" for TIDx, "blockIdx.y" for BIDy: the index of a thread/block-parallel loop.
+std::string parallelIndexName(ir::ParallelType p);
+
+/// Indices of `tv`'s loop IDs that have an enclosing loop (matched by loop group), or are
+/// thread/block-parallel (a parallel loop is not a loop: its index is the thread's or block's
+/// anywhere in the kernel, so a reduction's result written after its reduction loops still
+/// knows the parallel iteration loops nested inside them), then of every ID between the loop
+/// domain and the root-or-logical domain that they determine.
 IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorView* tv,
                          const std::vector<kir::ForLoop*>& loops);
 

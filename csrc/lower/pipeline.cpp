@@ -14,6 +14,7 @@ const std::vector<Pass>& pipeline() {
       {"expr_sort", exprSort},
       {"kernel_params", kernelParams},
       {"loop_nests", loopNests},
+      {"memory_reads", memoryReads},
       {"allocations", allocations},
       {"reductions", reductions},
       {"thread_predicates", threadPredicates},

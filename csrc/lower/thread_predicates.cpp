@@ -34,12 +34,6 @@ namespace loom::lower {
 
 namespace {
 
-// "TIDx" -> "threadIdx.x", "BIDy" -> "blockIdx.y".
-std::string parallelIndexName(ir::ParallelType p) {
-  std::string name(ir::parallelTypeName(p));
-  return std::string(ir::isThreadDim(p) ? "threadIdx." : "blockIdx.") + name.back();
-}
-
 void collectParallelLoops(const kir::Scope& scope,
                           std::map<ir::ParallelType, std::set<std::string>>& extents) {
   for (const kir::Stmt* s : scope) {

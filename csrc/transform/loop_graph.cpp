@@ -257,8 +257,8 @@ const IterDomain* LoopGraph::registersReadAcrossThreads(const TensorView* produc
   return readAcross(producer, consumer, /*blocks_only=*/false);
 }
 
-const IterDomain* LoopGraph::sharedReadAcrossBlocks(const TensorView* producer,
-                                                    const TensorView* consumer) const {
+const IterDomain* LoopGraph::readAcrossBlocks(const TensorView* producer,
+                                              const TensorView* consumer) const {
   return readAcross(producer, consumer, /*blocks_only=*/true);
 }
 

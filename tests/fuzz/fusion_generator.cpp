@@ -1322,10 +1322,17 @@ int Generator::binaryOp(Bin b, const Opnd& x, const Opnd& y) {
           o.mag = p.mag;
           o.special = true;
         } else {
-          // Integer (or Bool) remainders need a known nonzero divisor: a constant.
-          if (boolean || !y.isConst || y.value == 0 || x.tensor < 0) return std::nullopt;
-          if (std::fabs(y.value) > intLimit(compute)) return std::nullopt;
-          o.mag = std::min(p.mag, std::fabs(y.value));
+          // Integer remainders are defined for every divisor (docs/ops.md: by 0 gives 0), so a
+          // tensor divisor, zeros included, is fine: the result is no larger than the dividend.
+          if (boolean || x.tensor < 0) return std::nullopt;
+          if (y.isConst) {
+            if (std::fabs(y.value) > intLimit(compute)) return std::nullopt;
+            o.mag = y.value == 0 ? p.mag : std::min(p.mag, std::fabs(y.value));
+            if (y.value == 0) c_.features.insert("int-remainder-by-zero");
+          } else {
+            o.mag = p.mag;
+            c_.features.insert("int-remainder-by-tensor");
+          }
         }
         break;
       case Bin::Maximum:

@@ -3,6 +3,8 @@
 // reference evaluator, and the classes failures are grouped by.
 #include "fuzz/fuzz_runner.h"
 
+#include "fuzz/fuzz_rng.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,7 +18,9 @@
 
 #include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
+#include "loom/ir/printer.h"
 #include "loom/runtime/fusion_executor_cache.h"
+#include "loom/scheduler/registry.h"
 #include "loom/support/error.h"
 
 #ifdef LOOM_HAVE_CUDA_BACKEND
@@ -169,6 +173,87 @@ std::string caseText(const FuzzCase& c, const std::string& fusion_text,
   return os.str();
 }
 
+// The hand-edited schedule of a one-kernel case (RunnerOptions::handSchedules): the automatic
+// schedule of the cache's only segment with intermediates moved to random memory types, lowered
+// and run by a KernelExecutor. nullopt when there is nothing to edit or lowering refused the
+// edit (recorded as a feature); otherwise the verdict of the run.
+struct HandRun {
+  Verdict verdict = Verdict::Pass;
+  std::string failureClass;
+  std::string error;
+  std::string report;
+};
+
+std::optional<HandRun> runHandSchedule(FuzzCase& c, const runtime::FusionExecutorCache& cache,
+                                       const std::vector<eval::Argument>& args,
+                                       const std::vector<Tensor>& expected,
+                                       const RunnerOptions& options) {
+  const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
+  if (rt == nullptr || rt->segmented().segments().size() != 1) return std::nullopt;
+  const segmenter::SegmentedFusion& sf = rt->segmented();
+  const segmenter::Segment& seg = sf.segments().front();
+  // The kernel's parameters must be the fusion's own inputs and outputs, in order.
+  if (seg.fusion.inputs != sf.original().inputs() ||
+      seg.fusion.outputs != sf.original().outputs()) {
+    return std::nullopt;
+  }
+  for (ir::Val* out : sf.original().outputs()) {
+    if (sf.original().isInput(out)) return std::nullopt;
+  }
+  std::unique_ptr<ir::Fusion> fusion = seg.fusion.fusion->clone();
+  scheduler::applyScheduler(scheduler::schedulerFor(seg.schedulerType), *fusion, *seg.params);
+
+  Rng rng(deriveSeed(c.seed, 0x48414e44));  // "HAND"
+  const std::vector<ir::MemoryType> types = {ir::MemoryType::Local, ir::MemoryType::Shared,
+                                             ir::MemoryType::Global};
+  std::string edits;
+  for (ir::TensorView* tv : fusion->allTvs()) {
+    if (tv->isFusionInput() || tv->isFusionOutput() || !rng.chance(0.5)) continue;
+    ir::MemoryType m = rng.pick(types);
+    if (m == tv->memoryType()) continue;
+    tv->setMemoryType(m);
+    edits += "  " + tv->toString() + " -> " + std::string(ir::memoryTypeName(m)) + "\n";
+  }
+  if (edits.empty()) return std::nullopt;
+  c.features.insert("hand-memory-types");
+  auto report = [&](const std::string& extra) {
+    return "hand schedule: the automatic schedule of the only segment (" +
+           std::string(scheduler::schedulerTypeName(seg.schedulerType)) +
+           ") with these memory types:\n" + edits + "scheduled fusion:\n" +
+           ir::printFusion(*fusion) + extra;
+  };
+  exec::KernelExecutor ke;
+  try {
+    ke.compile(*fusion, options.backend, {.poisonOutputs = true});
+  } catch (const UserError&) {
+    c.features.insert("hand-refused");  // a schedule lowering cannot run, refused by name
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return HandRun{Verdict::LoomError, classifyException(e) + " (hand schedule)", e.what(),
+                   report("")};
+  }
+  std::vector<Tensor> actual;
+  try {
+    actual = ke.run(args);
+  } catch (const std::exception& e) {
+    return HandRun{Verdict::LoomError, classifyException(e) + " (hand schedule)", e.what(),
+                   report("")};
+  }
+  std::optional<Mismatch> worst;
+  std::string messages;
+  for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
+    eval::Tolerance tol = outputTolerance(c, i, expected[i].dtype(), c.classValues);
+    if (auto m = compareOutput(actual[i], expected[i], tol, "output " + std::to_string(i))) {
+      messages += m->message + "\n";
+      if (!worst || m->rank > worst->rank) worst = m;
+    }
+  }
+  if (actual.size() != expected.size()) worst = Mismatch{5, "wrong number of outputs", ""};
+  if (!worst) return std::nullopt;
+  return HandRun{Verdict::Mismatch, "mismatch (hand schedule): " + worst->kind, messages,
+                 report("kernel:\n" + ke.generated().kernelText)};
+}
+
 }  // namespace
 
 std::string_view verdictName(Verdict v) {
@@ -275,6 +360,7 @@ SeedResult runSeed(uint64_t seed, const RunnerOptions& options) {
                   caseText(c, fusion_text, first_args, plans[0].label));
   }
 
+  std::vector<Tensor> first_expected;
   for (const Plan& plan : plans) {
     std::vector<eval::Argument> args =
         plan.run == 0 ? first_args : makeArguments(c, plan.values, plan.run);
@@ -322,6 +408,29 @@ SeedResult runSeed(uint64_t seed, const RunnerOptions& options) {
                            "):\n" + segments;
       return finish(Verdict::Mismatch,
                     "mismatch: " + worst->kind + " [" + scheds + "]" + suffix, messages, report);
+    }
+    if (plan.run == 0) first_expected = std::move(expected);
+  }
+  // The hand-edited schedule, after the automatic path passed (its first run's segmentation).
+  if (options.handSchedules && deriveSeed(seed, 0x48414e44) % 3 == 0) {
+    // The cache's last runtime is the one of the last plan; rerun the first plan's arguments so
+    // that segment, arguments and expected values belong together.
+    try {
+      (void)cache->run(first_args);
+    } catch (const std::exception& e) {
+      return finish(Verdict::LoomError, classifyException(e) + " (rerun)", e.what(),
+                    caseText(c, fusion_text, first_args, plans[0].label));
+    }
+    std::optional<HandRun> hand;
+    try {
+      hand = runHandSchedule(c, *cache, first_args, first_expected, options);
+    } catch (const std::exception& e) {
+      hand = HandRun{Verdict::LoomError, classifyException(e) + " (hand schedule)", e.what(), ""};
+    }
+    res.features.assign(c.features.begin(), c.features.end());
+    if (hand) {
+      return finish(hand->verdict, hand->failureClass, hand->error,
+                    caseText(c, fusion_text, first_args, plans[0].label) + hand->report);
     }
   }
   return finish(Verdict::Pass, "", "", "");

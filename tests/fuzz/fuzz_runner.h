@@ -30,6 +30,11 @@ struct RunnerOptions {
   /// Besides the first run: a second run with new values (the cached path) and, for cases that
   /// ask for it, a run with other sizes for the symbolic dims.
   bool extraRuns = true;
+  /// For a third of the seeds (chosen by the seed) whose fusion the automatic path runs as one
+  /// kernel: that kernel's schedule edited by hand (intermediates moved to other memory types)
+  /// and run through a KernelExecutor. Lowering must refuse the edit (a UserError) or run it
+  /// right; a wrong number or an internal error is a failure of the seed.
+  bool handSchedules = true;
 };
 
 struct SeedResult {

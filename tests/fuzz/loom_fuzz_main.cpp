@@ -52,6 +52,8 @@ Options:
   --min-steps N, --max-steps N   op-family applications per fusion (default 1 and 25)
   --family NAME=W    weight of an op family (0 disables it); repeatable
   --no-extra-runs    only the first run (no cached rerun, no resized run)
+  --no-hand-schedules  no hand-edited schedules (by default a third of the one-kernel seeds
+                     also run their kernel with intermediates moved to other memory types)
   --list-families    print the op families and their weights
   --verbose          print the full report of every failure (default: first of each class)
   --quiet            no progress lines
@@ -168,6 +170,9 @@ Options parseArgs(int argc, char** argv) {
         usageError("bad weight in --family " + v);
       }
       o.reproArgs.push_back("--family " + v);
+    } else if (a == "--no-hand-schedules") {
+      o.runner.handSchedules = false;
+      o.reproArgs.push_back("--no-hand-schedules");
     } else if (a == "--no-extra-runs") {
       o.runner.extraRuns = false;
       o.reproArgs.push_back("--no-extra-runs");

@@ -90,6 +90,10 @@ bool kernelParams(kir::Kernel& kernel, LowerContext& ctx);
 /// Builds ForLoops from each output's loop domain, sharing the outer compute-at loops of
 /// producers with their consumers, with one TensorOp per expr; records the launch dims.
 bool loopNests(kir::Kernel& kernel, LowerContext& ctx);
+/// Checks each intermediate's memory type against the parallel types that write and read it
+/// (registers read by their thread, shared memory by its block, global memory written in the
+/// kernel by the block that wrote it); changes nothing.
+bool memoryReads(kir::Kernel& kernel, LowerContext& ctx);
 /// Local buffers for intermediates, allocated inside their compute-at loop, sized by the loop IDs
 /// right of it (reductions, broadcasts and thread/block IDs excluded).
 bool allocations(kir::Kernel& kernel, LowerContext& ctx);

@@ -121,14 +121,15 @@ class LoopGraph {
   /// computes the same value; a reduction's result is the reductions pass's business).
   const IterDomain* registersReadAcrossThreads(const TensorView* producer,
                                                const TensorView* consumer) const;
-  /// The same for a producer in shared memory, which every thread of a block sees: the first of
-  /// its block-parallel loop IDs whose loop `consumer` neither shares nor matches, so that some
-  /// element would be read by another block; null when there is none.
-  const IterDomain* sharedReadAcrossBlocks(const TensorView* producer,
+  /// The same for a producer every thread of a block sees (shared memory, or global memory
+  /// written in the same kernel): the first of its block-parallel loop IDs whose loop `consumer`
+  /// neither shares nor matches, so that some element would be read by another block; null when
+  /// there is none.
+  const IterDomain* readAcrossBlocks(const TensorView* producer,
                                            const TensorView* consumer) const;
 
  private:
-  /// registersReadAcrossThreads (thread and block IDs) or sharedReadAcrossBlocks (block IDs).
+  /// registersReadAcrossThreads (thread and block IDs) or readAcrossBlocks (block IDs).
   const IterDomain* readAcross(const TensorView* producer, const TensorView* consumer,
                                bool blocks_only) const;
   struct Group {
