@@ -12,7 +12,6 @@
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/verifier.h"
 #include "loom/scheduler/registry.h"
-#include "loom/segmenter/reduction_inits.h"
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
@@ -321,10 +320,8 @@ const FusionExecutorCache::Variant& FusionExecutorCache::contiguityVariant(
   for (size_t i = 0; i < flags.size(); ++i) {
     if (!flags[i].empty()) variant->inputs()[i]->as<ir::TensorView>()->setContiguity(flags[i]);
   }
-  if (dynamic_) segmenter::concretizeFusion(*variant, args);
-  // Kernels reduce in parallel partials, each starting at the init: a sum's or Welford's
-  // non-identity init is combined once, after the reduction (reduction_inits.h).
-  segmenter::separateReductionInits(*variant);
+  // Rewrites for these arguments (dynamic reshapes concretized, reduction inits separated, ...)
+  // are the segmenter's pre-segmentation passes (presegment.h).
   variants_.push_back({std::move(pattern), std::move(concretization), std::move(variant)});
   return variants_.back();
 }

@@ -17,8 +17,7 @@
 #include "loom/ir/tensor_view.h"
 #include "loom/lower/lower.h"
 #include "loom/scheduler/registry.h"
-#include "loom/segmenter/remove_empty.h"
-#include "loom/segmenter/welford_translation.h"
+#include "loom/segmenter/presegment.h"
 #include "loom/support/options.h"
 
 namespace loom::segmenter {
@@ -369,35 +368,15 @@ class Segmenter {
 
 SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Argument> args,
                               const SegmenterOptions& options) {
-  // Empty outputs and reductions over empty dims need no kernel (remove_empty.h): a copy
-  // without them is segmented (no Welford translation: nothing there is worth a faster path).
-  if (hasEmptyWork(fusion, args)) {
-    std::shared_ptr<ir::Fusion> copy = fusion.clone();
-    removeEmptyWork(*copy, args);
-    SegmentedFusion result = Segmenter(*copy, args, options).run();
-    result.adoptRewritten(copy, &fusion);
-    if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
-    return result;
-  }
-  // Welford -> two passes when the inner-persistent scheduler takes the translated fusion at
-  // these sizes (the row stays on chip, so a second pass over it is free and the per-element
-  // division of Welford's update goes away); otherwise the Welford path as it is.
-  if (options.translateWelford && hasTranslatableWelford(fusion)) {
-    std::shared_ptr<ir::Fusion> copy = fusion.clone();
-    std::string why;
-    if (translateApplicableWelford(*copy, args, options.device, &why)) {
-      SegmentedFusion result = Segmenter(*copy, args, options).run();
-      result.adoptRewritten(copy, &fusion);
-      result.setWelfordNote("translated to two passes (sum, then sum of squared deviations)");
-      if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
-      return result;
-    }
-    SegmentedFusion result = Segmenter(fusion, args, options).run();
-    result.setWelfordNote("kept (not translated: " + why + ")");
-    if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
-    return result;
-  }
-  SegmentedFusion result = Segmenter(fusion, args, options).run();
+  // The pre-segmentation passes rewrite a copy; when none changed it, the caller's fusion is
+  // segmented (its exprs are the segments' own, which runtime reuse compares by identity).
+  std::shared_ptr<ir::Fusion> copy = fusion.clone();
+  PresegmentContext ctx{.args = args, .device = options.device,
+                        .translateWelford = options.translateWelford};
+  const bool rewritten = runPresegmentPasses(*copy, ctx);
+  SegmentedFusion result = Segmenter(rewritten ? *copy : fusion, args, options).run();
+  if (rewritten) result.adoptRewritten(copy, &fusion);
+  if (!ctx.welfordNote.empty()) result.setWelfordNote(ctx.welfordNote);
   if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
   return result;
 }

@@ -194,8 +194,8 @@ class FusionExecutorCache {
   /// The runtime compiled for `key`, or nullptr (takes keys_mutex_ shared).
   FusionKernelRuntime* findRuntime(const InputKey& key) const;
   /// A copy of the fusion that the runtimes of some keys segment: with the input contiguity
-  /// their strides prove, and concretized (segmenter/concretize.h) for their sizes when the
-  /// fusion has dynamic reshapes.
+  /// their strides prove. Keyed by the concretization too (segmenter/concretize.h; the
+  /// segmenter's pre-segmentation passes apply it), which runtimes are reused by.
   struct Variant {
     std::vector<int64_t> pattern;              ///< contiguity flags of the tensor inputs
     segmenter::Concretization concretization;  ///< empty without dynamic reshapes

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pre-segmentation pass list (presegment.h).
+#include "loom/segmenter/presegment.h"
+
+#include <iostream>
+
+#include "loom/ir/printer.h"
+#include "loom/ir/verifier.h"
+#include "loom/segmenter/concretize.h"
+#include "loom/segmenter/reduction_inits.h"
+#include "loom/segmenter/remove_empty.h"
+#include "loom/segmenter/welford_translation.h"
+#include "loom/support/error.h"
+
+namespace loom::segmenter {
+
+namespace {
+
+bool concretizeReshapes(ir::Fusion& fusion, PresegmentContext& ctx) {
+  if (!hasDynamicReshape(fusion)) return false;
+  concretizeFusion(fusion, ctx.args);
+  return true;
+}
+
+bool reductionInits(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
+  return separateReductionInits(fusion) > 0;
+}
+
+bool removeEmpty(ir::Fusion& fusion, PresegmentContext& ctx) {
+  if (!hasEmptyWork(fusion, ctx.args)) return false;
+  removeEmptyWork(fusion, ctx.args);
+  ctx.removedEmptyWork = true;
+  return true;
+}
+
+bool translateWelfords(ir::Fusion& fusion, PresegmentContext& ctx) {
+  if (!ctx.translateWelford || ctx.removedEmptyWork || !hasTranslatableWelford(fusion)) {
+    return false;
+  }
+  std::string why;
+  if (translateApplicableWelford(fusion, ctx.args, ctx.device, &why)) {
+    ctx.welfordNote = "translated to two passes (sum, then sum of squared deviations)";
+    return true;
+  }
+  ctx.welfordNote = "kept (not translated: " + why + ")";
+  return false;
+}
+
+}  // namespace
+
+const std::vector<PresegmentPass>& presegmentPasses() {
+  static const std::vector<PresegmentPass> passes = {
+      {"concretize_reshapes", concretizeReshapes},
+      {"reduction_inits", reductionInits},
+      {"remove_empty_work", removeEmpty},
+      {"translate_welford", translateWelfords},
+  };
+  return passes;
+}
+
+bool runPresegmentPasses(ir::Fusion& fusion, PresegmentContext& ctx, const DumpOptions& dump) {
+  if (dump.hasWithArg(DumpOption::FusionIr, "input")) {
+    std::cout << "=== fusion before the pre-segmentation passes ===\n" << ir::printFusion(fusion);
+  }
+  bool changed = false;
+  for (const PresegmentPass& pass : presegmentPasses()) {
+    const bool did = pass.run(fusion, ctx);
+    changed |= did;
+    if (!did) continue;
+    try {
+      ir::verify(fusion);
+    } catch (const InternalError& e) {
+      LOOM_ASSERT(false, "pre-segmentation pass ", pass.name,
+                  " left a fusion that breaks the IR contract: ", e.reason());
+    }
+    if (dump.hasWithArg(DumpOption::FusionIr, pass.name)) {
+      std::cout << "=== fusion after " << pass.name << " ===\n" << ir::printFusion(fusion);
+    }
+  }
+  return changed;
+}
+
+}  // namespace loom::segmenter

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pre-segmentation passes: rewrites of a whole fusion for the arguments of one run, before
+// the segmenter splits it. One named list like the lowering pipeline (csrc/segmenter/presegment.cpp):
+//
+//   concretize_reshapes   dynamic reshapes become static ones for these sizes (concretize.h)
+//   reduction_inits       non-identity reduction inits combined once, after the reduction
+//   remove_empty_work     empty outputs and reductions over empty dims need no kernel
+//   translate_welford     Welford -> two passes when the persistent scheduler takes the result
+//
+// segmentFusion runs the list on a copy of the fusion; when some pass changed it, the segments
+// refer to that copy (SegmentedFusion::rewritten()). After each pass the copy is verified
+// (ir::verify: a pass that breaks the IR contract is an internal error naming the pass), and
+// LOOM_DUMP=fusion_ir(pass) prints it after that pass when the pass changed it, fusion_ir(input)
+// before the first pass; fusion_ir alone prints both.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/eval/argument.h"
+#include "loom/ir/fusion.h"
+#include "loom/scheduler/device_info.h"
+#include "loom/support/options.h"
+
+namespace loom::segmenter {
+
+/// What the passes know of the run, and what they report back.
+struct PresegmentContext {
+  /// The run's arguments (metadata: sizes, strides, alignment; data is never read).
+  std::span<const eval::Argument> args;
+  scheduler::DeviceInfo device;
+  /// translate_welford runs only when set (SegmenterOptions::translateWelford).
+  bool translateWelford = true;
+  /// Set by remove_empty_work when it removed something: the Welford translation is then not
+  /// worth trying (nothing of a fusion with empty work is on a fast path).
+  bool removedEmptyWork = false;
+  /// translate_welford's verdict for LOOM_DUMP=segments ("translated ...", "kept (...)").
+  std::string welfordNote;
+};
+
+/// One pass: rewrites `fusion` in place and returns whether it changed anything.
+struct PresegmentPass {
+  std::string_view name;
+  bool (*run)(ir::Fusion& fusion, PresegmentContext& ctx);
+};
+
+/// The passes in the order they run.
+const std::vector<PresegmentPass>& presegmentPasses();
+
+/// Runs every pass on `fusion` (see the file comment); returns whether any changed it.
+bool runPresegmentPasses(ir::Fusion& fusion, PresegmentContext& ctx,
+                         const DumpOptions& dump = DumpOptions::fromEnvironment());
+
+}  // namespace loom::segmenter
