@@ -246,15 +246,7 @@ class Parser {
       if (key.text == "contig") {
         p.contiguity = parseContiguity();
       } else if (key.text == "mesh") {
-        std::vector<int64_t> devices;
-        expect("[");
-        if (!isPunct("]")) {
-          do {
-            devices.push_back(parseInt());
-          } while (accept(","));
-        }
-        expect("]");
-        p.mesh = DeviceMesh(std::move(devices));
+        p.mesh = parseMesh(key);
       } else if (key.text == "ca") {
         p.ca = parseInt();
       } else if (key.text == "mpp") {
@@ -481,6 +473,42 @@ class Parser {
            " IterDomain; write ", idNames_.at(id));
     }
     return id;
+  }
+
+  // mesh=[0, 1] or, for an N-D mesh, nested lists of equal length: mesh=[[0, 1], [2, 3]].
+  DeviceMesh parseMesh(const Token& key) {
+    std::vector<int64_t> devices;
+    std::vector<int64_t> shape;  // learned from the first list at each depth
+    auto list = [&](auto&& self, size_t depth) -> void {
+      const Token& open = peek();
+      expect("[");
+      if (depth >= 3) fail(open, "a device mesh has at most 3 axes (DIDx, DIDy, DIDz)");
+      int64_t n = 0;
+      const bool nested = isPunct("[");
+      if (!isPunct("]")) {
+        do {
+          if (nested) {
+            self(self, depth + 1);
+          } else {
+            devices.push_back(parseInt());
+          }
+          ++n;
+        } while (accept(","));
+      }
+      if (shape.size() <= depth) shape.resize(depth + 1, -1);
+      if (shape[depth] < 0) shape[depth] = n;
+      if (shape[depth] != n) {
+        fail(open, "the lists of a device mesh must have equal lengths: ", n, " vs ",
+             shape[depth]);
+      }
+      expect("]");
+    };
+    list(list, 0);
+    try {
+      return devices.empty() ? DeviceMesh() : DeviceMesh(std::move(devices), std::move(shape));
+    } catch (const UserError& e) {
+      fail(key, e.reason());
+    }
   }
 
   Contiguity parseContiguity() {

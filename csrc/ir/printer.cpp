@@ -276,7 +276,7 @@ class Printer {
     if (!td->hasAllocation() && td->contiguity() != TensorDomain::defaultContiguity(td->logical())) {
       os << " contig=" << contiguity(td->contiguity());
     }
-    if (tv->hasDeviceMesh()) os << " mesh=[" << join(tv->deviceMesh().devices()) << "]";
+    if (tv->hasDeviceMesh()) os << " mesh=" << tv->deviceMesh();
     if (tv->computeAtPosition() != 0) os << " ca=" << tv->computeAtPosition();
     if (tv->maxProducerPosition() != 0) os << " mpp=" << tv->maxProducerPosition();
     os << "\n";

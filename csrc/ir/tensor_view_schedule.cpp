@@ -164,14 +164,19 @@ TensorView* TensorView::setContiguity(Contiguity contiguity) {
 }
 
 TensorView* TensorView::setDeviceMesh(DeviceMesh mesh) {
-  // DeviceMesh's constructor already rejects negative and repeated devices. A DID loop ID must
-  // not outnumber the mesh.
+  // DeviceMesh's constructor already rejects negative and repeated devices. A DID loop ID needs
+  // the mesh axis of its type and must not outnumber it.
   for (IterDomain* id : domain_->loop()) {
+    if (!id->isDeviceDim() || mesh.empty()) continue;
+    LOOM_CHECK(mesh.hasAxis(id->parallelType()), "device mesh ", mesh, " of ", toString(),
+               " has no axis for ", parallelTypeName(id->parallelType()), " (axis ",
+               id->toString(), "): DIDx is the last mesh axis, DIDy the one before, DIDz the "
+               "one before that");
     auto e = id->extent()->constInt();
-    LOOM_CHECK(!id->isDeviceDim() || mesh.empty() || !e.has_value() || *e <= mesh.size(),
-               "device mesh of ", toString(), " has ", mesh.size(), " devices but axis ",
-               id->toString(), " is ", parallelTypeName(id->parallelType()), " with extent ",
-               e.value_or(0));
+    const int64_t n = mesh.size(id->parallelType());
+    LOOM_CHECK(!e.has_value() || *e <= n, "device mesh ", mesh, " of ", toString(), " has ", n,
+               " devices along ", parallelTypeName(id->parallelType()), " but axis ",
+               id->toString(), " has extent ", e.value_or(0));
   }
   mesh_ = std::move(mesh);
   return this;

@@ -82,10 +82,13 @@ void validateSchedule(const Fusion& fusion) {
                    " is inside the compute-at position ", tv->computeAtPosition());
       }
       if (isDeviceDim(p) && tv->hasDeviceMesh()) {
+        const DeviceMesh& mesh = tv->deviceMesh();
+        LOOM_CHECK(mesh.hasAxis(p), tv->toString(), ": axis ", k, " is ", parallelTypeName(p),
+                   " but its device mesh ", mesh, " has no axis for it");
         auto e = id->extent()->constInt();
-        LOOM_CHECK(!e.has_value() || *e == tv->deviceMesh().size(), tv->toString(), ": axis ", k,
-                   " is ", parallelTypeName(p), " with extent ", *e, " but the device mesh has ",
-                   tv->deviceMesh().size(), " devices");
+        LOOM_CHECK(!e.has_value() || *e == mesh.size(p), tv->toString(), ": axis ", k, " is ",
+                   parallelTypeName(p), " with extent ", *e, " but the device mesh ", mesh,
+                   " has ", mesh.size(p), " devices along it");
       }
     }
     for (int64_t k = 0; k < tv->computeAtPosition() && k < tv->nDims(); ++k) {

@@ -138,7 +138,7 @@ TEST_F(ScheduleTest, ValidateScheduleReportsViolations) {
   y->setDeviceMesh(DeviceMesh::arange(4));
   y->axis(0)->parallelize(ParallelType::DIDx);
   msg = userError([&] { validateSchedule(fusion); });
-  EXPECT_TRUE(has(msg, "the device mesh has 4 devices")) << msg;
+  EXPECT_TRUE(has(msg, "the device mesh [0, 1, 2, 3] has 4 devices along it")) << msg;
 }
 
 // A sum or Welford whose init is not the identity, reduced over a thread- or block-parallel dim,
