@@ -6,6 +6,7 @@
 
 #include "loom/ir/printer.h"
 #include "loom/ir/verifier.h"
+#include "loom/multidevice/sharding.h"
 #include "loom/segmenter/concretize.h"
 #include "loom/segmenter/reduction_inits.h"
 #include "loom/segmenter/remove_empty.h"
@@ -20,6 +21,19 @@ bool concretizeReshapes(ir::Fusion& fusion, PresegmentContext& ctx) {
   if (!hasDynamicReshape(fusion)) return false;
   concretizeFusion(fusion, ctx.args);
   return true;
+}
+
+bool propagateShardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
+  return multidevice::propagateShardings(fusion);
+}
+
+bool checkResharding(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
+  multidevice::checkNoResharding(fusion);
+  return false;
+}
+
+bool finalizeShardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
+  return multidevice::finalizeShardings(fusion);
 }
 
 bool reductionInits(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
@@ -51,9 +65,12 @@ bool translateWelfords(ir::Fusion& fusion, PresegmentContext& ctx) {
 const std::vector<PresegmentPass>& presegmentPasses() {
   static const std::vector<PresegmentPass> passes = {
       {"concretize_reshapes", concretizeReshapes},
+      {"propagate_shardings", propagateShardings},
+      {"check_resharding", checkResharding},
       {"reduction_inits", reductionInits},
       {"remove_empty_work", removeEmpty},
       {"translate_welford", translateWelfords},
+      {"finalize_shardings", finalizeShardings},
   };
   return passes;
 }

@@ -45,8 +45,10 @@ struct CoutCapture {
 TEST(Presegment, PassesInOrder) {
   std::vector<std::string> names;
   for (const PresegmentPass& p : presegmentPasses()) names.emplace_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"concretize_reshapes", "reduction_inits",
-                                             "remove_empty_work", "translate_welford"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"concretize_reshapes", "propagate_shardings",
+                                             "check_resharding", "reduction_inits",
+                                             "remove_empty_work", "translate_welford",
+                                             "finalize_shardings"}));
 }
 
 // A var_mean the persistent scheduler holds is translated; nothing else applies.

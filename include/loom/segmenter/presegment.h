@@ -3,9 +3,13 @@
 // the segmenter splits it. One named list like the lowering pipeline (csrc/segmenter/presegment.cpp):
 //
 //   concretize_reshapes   dynamic reshapes become static ones for these sizes (concretize.h)
+//   propagate_shardings   meshes and DID splits spread from annotated tensors (multidevice)
+//   check_resharding      a producer and consumer sharded differently is a UserError (for now)
 //   reduction_inits       non-identity reduction inits combined once, after the reduction
 //   remove_empty_work     empty outputs and reductions over empty dims need no kernel
 //   translate_welford     Welford -> two passes when the persistent scheduler takes the result
+//   finalize_shardings    tensors made since propagation sharded too; DID outermost; sharded
+//                         allocation domains (multidevice/sharding.h)
 //
 // segmentFusion runs the list on a copy of the fusion; when some pass changed it, the segments
 // refer to that copy (SegmentedFusion::rewritten()). After each pass the copy is verified

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+// Passes propagate_shardings and finalize_shardings (sharding.h).
+//
+// Propagation maps each DID split of a reference tensor through the op between it and an
+// unsharded neighbour: forward from a producer (its sharded logical ID -> the consumer's root or
+// logical ID the op maps it to -> through a reshape to the logical ID whose outer split is the
+// same blocks), backward from a consumer (the inverse). A reduced, broadcast or otherwise
+// unmatched ID is left unsharded; check_resharding then says which communication that needs.
+//
+//   x [b, s, e] sharded on s (DIDx) -> y = exp(x) [b, s, e]: y's s is outer-split by d on DIDx
+//   -> m = sum(y, {2}) [b, s, r{e}]: s again; a sum over s instead would leave r{s} unsharded.
+#include <algorithm>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/logical_map.h"
+#include "loom/ir/scalar.h"
+#include "loom/ir/transforms.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/support/error.h"
+
+namespace loom::multidevice {
+
+namespace {
+
+bool contains(const std::vector<ir::IterDomain*>& ids, const ir::IterDomain* id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+bool dividedBy(const ir::IterDomain* id, int64_t devices) {
+  auto e = id->extent()->constInt();
+  return e.has_value() && *e % devices == 0;
+}
+
+// The logical ID of `tv` whose outer split by `devices` holds the same blocks as an outer split of
+// its root-or-logical ID `id` (nullptr when there is none): `id` itself when logical, else through
+// the reshape between root and logical, the outer output of a split of `id` (when `devices`
+// divides it) or the output of a merge whose outer input is `id`.
+ir::IterDomain* logicalImage(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices) {
+  const std::vector<ir::IterDomain*>& logical = tv->logical();
+  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
+    if (contains(logical, id)) return id;
+    ir::IterDomain* next = nullptr;
+    for (ir::Expr* use : id->uses()) {
+      if (auto* s = use->dynCast<ir::Split>(); s != nullptr && s->in() == id) {
+        if (dividedBy(s->outer(), devices)) next = s->outer();
+      } else if (auto* m = use->dynCast<ir::Merge>(); m != nullptr && m->outer() == id) {
+        next = m->out();
+      }
+      if (next != nullptr) break;
+    }
+    id = next;
+  }
+  return nullptr;
+}
+
+// The inverse: the root-or-logical ID of `tv` whose logicalImage is its logical ID `id`.
+ir::IterDomain* rootPreimage(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices) {
+  const std::vector<ir::IterDomain*>& root = tv->domain()->maybeRoot();
+  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
+    if (contains(root, id)) return id;
+    ir::Expr* def = id->definition();
+    if (auto* s = def == nullptr ? nullptr : def->dynCast<ir::Split>();
+        s != nullptr && s->outer() == id && dividedBy(id, devices)) {
+      id = s->in();
+    } else if (auto* m = def == nullptr ? nullptr : def->dynCast<ir::Merge>();
+               m != nullptr && m->out() == id) {
+      id = m->outer();
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// Moves the DID loop IDs of `tv` to the front, keeping their order and the others'.
+bool moveDidOutermost(ir::TensorView* tv) {
+  std::vector<int64_t> dids, rest;
+  for (int64_t k = 0; k < tv->nDims(); ++k) (tv->axis(k)->isDeviceDim() ? dids : rest).push_back(k);
+  std::vector<int64_t> perm = dids;
+  perm.insert(perm.end(), rest.begin(), rest.end());
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
+  if (!identity) tv->reorder(perm);
+  return !identity;
+}
+
+// Gives `target` (no mesh yet) the mesh of `ref` and each of its DID splits that maps onto a
+// logical ID of `target` through their op (`ref` is its producer, or its consumer).
+void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer) {
+  const std::vector<ShardedAxis> axes = shardedAxes(ref);
+  target->setDeviceMesh(ref->deviceMesh());
+  for (const ShardedAxis& a : axes) {
+    ir::IterDomain* t = nullptr;
+    if (ref_is_producer) {
+      auto map = ir::producerToConsumerMap(ref, target);
+      auto it = map.find(a.logical);
+      if (it != map.end()) t = logicalImage(target, it->second, a.devices);
+    } else if (ir::IterDomain* r = rootPreimage(ref, a.logical, a.devices)) {
+      auto map = ir::consumerToProducerMap(target, ref);
+      auto it = map.find(r);
+      if (it != map.end()) t = it->second;
+    }
+    if (t == nullptr || t->isReduction() || t->isBroadcast()) continue;
+    auto extent = t->extent()->constInt();
+    if (extent.has_value() && *extent % a.devices != 0) continue;  // check_resharding says so
+    const auto& loop = target->loop();
+    auto pos = std::find(loop.begin(), loop.end(), t);
+    if (pos == loop.end()) continue;  // already transformed: not a tensor propagation touches
+    const int64_t axis = int64_t(pos - loop.begin());
+    target->split(axis, a.devices, /*inner_split=*/false);
+    target->axis(axis)->parallelize(a.type);
+  }
+  moveDidOutermost(target);
+}
+
+// The tensor of `tvs` with the most sharded axes (the first on ties), or nullptr when none has
+// a mesh.
+const ir::TensorView* bestReference(const std::vector<ir::TensorView*>& tvs) {
+  const ir::TensorView* best = nullptr;
+  size_t best_axes = 0;
+  for (const ir::TensorView* tv : tvs) {
+    if (!tv->hasDeviceMesh()) continue;
+    size_t n = shardedAxes(tv).size();
+    if (best == nullptr || n > best_axes) {
+      best = tv;
+      best_axes = n;
+    }
+  }
+  return best;
+}
+
+std::vector<ir::TensorView*> tensorsOf(const std::vector<ir::Val*>& vals) {
+  std::vector<ir::TensorView*> out;
+  for (ir::Val* v : vals) {
+    if (auto* tv = v->dynCast<ir::TensorView>()) out.push_back(tv);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool propagateShardings(ir::Fusion& fusion) {
+  if (!isMultidevice(fusion)) return false;
+  // The user's annotations first: a malformed one is an error naming the tensor.
+  for (const ir::TensorView* tv : fusion.allTvs()) (void)shardedAxes(tv);
+  bool changed = false;
+  const std::vector<ir::Expr*> exprs = fusion.exprs();
+  // Forward, producers first: every output of an expr (siblings alike) from its best input.
+  for (ir::Expr* e : exprs) {
+    const ir::TensorView* ref = bestReference(tensorsOf(e->inputs()));
+    if (ref == nullptr) continue;
+    for (ir::TensorView* out : tensorsOf(e->outputs())) {
+      if (out->hasDeviceMesh()) continue;
+      shardLike(out, ref, /*ref_is_producer=*/true);
+      changed = true;
+    }
+  }
+  // Backward, consumers first: inputs (and what feeds them) left without a mesh.
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    const ir::TensorView* ref = bestReference(tensorsOf((*it)->outputs()));
+    if (ref == nullptr) continue;
+    for (ir::TensorView* in : tensorsOf((*it)->inputs())) {
+      if (in->hasDeviceMesh()) continue;
+      shardLike(in, ref, /*ref_is_producer=*/false);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+bool finalizeShardings(ir::Fusion& fusion) {
+  if (!isMultidevice(fusion)) return false;
+  // Tensors the passes after propagation created (reduction-init combines, the Welford
+  // translation's sum, broadcast, difference and square) are sharded like their neighbours.
+  bool changed = propagateShardings(fusion);
+  for (ir::TensorView* tv : fusion.allTvs()) {
+    LOOM_ASSERT(tv->hasDeviceMesh(), tv->toString(),
+                " has no device mesh after sharding propagation in a multidevice fusion");
+    const std::vector<ShardedAxis> axes = shardedAxes(tv);
+    if (axes.empty()) continue;
+    changed |= moveDidOutermost(tv);
+    // The allocation domain: the DID IDs first, then the allocation (else logical) order with
+    // each sharded logical ID replaced by its local part. Already sharded ones are kept.
+    const std::vector<ir::IterDomain*>& alloc = tv->maybeAllocation();
+    if (std::any_of(alloc.begin(), alloc.end(), [](ir::IterDomain* id) { return id->isDeviceDim(); })) {
+      continue;
+    }
+    std::vector<ir::IterDomain*> ids;
+    ir::Contiguity contiguity;
+    for (const ShardedAxis& a : axes) {
+      ids.push_back(a.did);
+      contiguity.push_back(true);  // one block per device: the local buffer has no gap there
+    }
+    const ir::Contiguity& flags = tv->contiguity();
+    for (size_t k = 0; k < alloc.size(); ++k) {
+      ir::IterDomain* id = alloc[k];
+      const std::optional<bool> flag = k < flags.size() ? flags[k] : std::nullopt;
+      bool sharded = false;
+      for (const ShardedAxis& a : axes) {
+        if (a.logical != id) continue;
+        ids.push_back(a.did->definition()->as<ir::Split>()->inner());
+        sharded = true;
+      }
+      if (!sharded) ids.push_back(id);
+      contiguity.push_back(flag);
+    }
+    tv->setAllocationDomain(std::move(ids), std::move(contiguity));
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace loom::multidevice

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pass check_resharding (sharding.h): an expression whose producer and consumer are sharded
+// differently moves data between devices. Until Loom runs communications, that is a UserError
+// naming the expression and the communication it would need.
+#include <algorithm>
+#include <sstream>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/logical_map.h"
+#include "loom/ir/scalar.h"
+#include "loom/ir/transforms.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/support/error.h"
+
+namespace loom::multidevice {
+
+namespace {
+
+bool dividedBy(const ir::IterDomain* id, int64_t devices) {
+  auto e = id->extent()->constInt();
+  return e.has_value() && *e % devices == 0;
+}
+
+// logicalImage / rootPreimage of propagation.cpp, for a check that must agree with it: the
+// consumer logical ID an outer split of root-or-logical ID `id` shards alike.
+ir::IterDomain* imageOf(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices) {
+  const std::vector<ir::IterDomain*>& logical = tv->logical();
+  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
+    if (std::find(logical.begin(), logical.end(), id) != logical.end()) return id;
+    ir::IterDomain* next = nullptr;
+    for (ir::Expr* use : id->uses()) {
+      if (auto* s = use->dynCast<ir::Split>(); s != nullptr && s->in() == id) {
+        if (dividedBy(s->outer(), devices)) next = s->outer();
+      } else if (auto* m = use->dynCast<ir::Merge>(); m != nullptr && m->outer() == id) {
+        next = m->out();
+      }
+      if (next != nullptr) break;
+    }
+    id = next;
+  }
+  return nullptr;
+}
+
+std::string pairReason(const ir::Expr* e, const ir::TensorView* p, const ir::TensorView* c) {
+  std::ostringstream os;
+  const std::string where = "'" + e->toString() + "'";
+  if (p->hasDeviceMesh() && c->hasDeviceMesh() && !(p->deviceMesh() == c->deviceMesh())) {
+    os << where << " moves " << p->toString() << " from device mesh " << p->deviceMesh()
+       << " to " << c->toString() << " on device mesh " << c->deviceMesh()
+       << ": that needs a SendRecv or a Broadcast";
+    return os.str();
+  }
+  const std::vector<ShardedAxis> p_axes = shardedAxes(p);
+  const std::vector<ShardedAxis> c_axes = shardedAxes(c);
+  const auto p2c = ir::producerToConsumerMap(p, c);
+  for (const ShardedAxis& a : p_axes) {
+    const std::string_view name = ir::parallelTypeName(a.type);
+    const ShardedAxis* ca = findAxis(c_axes, a.type);
+    auto it = p2c.find(a.logical);
+    if (it != p2c.end() && it->second->isReduction()) {
+      os << where << " reduces dim " << a.logical->toString() << " of " << p->toString()
+         << ", which is sharded on " << name << ": that needs "
+         << (ca != nullptr ? "a ReduceScatter" : "an Allreduce") << " of the partial results";
+      return os.str();
+    }
+    ir::IterDomain* image = it == p2c.end() ? nullptr : imageOf(c, it->second, a.devices);
+    if (ca == nullptr) {
+      os << where << " reads " << p->toString() << ", sharded on " << name << " along "
+         << a.logical->toString() << ", into " << c->toString() << ", which is not sharded on "
+         << name << ": that needs an Allgather";
+      return os.str();
+    }
+    if (image != ca->logical) {
+      os << where << " reads " << p->toString() << ", sharded on " << name << " along "
+         << a.logical->toString() << ", into " << c->toString() << ", sharded on " << name
+         << " along " << ca->logical->toString()
+         << (image == nullptr ? " (not the same blocks of data)" : " (another dim)")
+         << ": that needs an AllToAll";
+      return os.str();
+    }
+  }
+  const auto c2p = ir::consumerToProducerMap(p, c);
+  for (const ShardedAxis& ca : c_axes) {
+    if (findAxis(p_axes, ca.type) != nullptr) continue;  // compared above
+    // The producer dim the consumer's sharded dim reads (through a reshape's root).
+    ir::IterDomain* id = ca.logical;
+    const std::vector<ir::IterDomain*>& root = c->domain()->maybeRoot();
+    for (int steps = 0; steps < 64 && id != nullptr &&
+                        std::find(root.begin(), root.end(), id) == root.end();
+         ++steps) {
+      ir::Expr* def = id->definition();
+      if (auto* s = def == nullptr ? nullptr : def->dynCast<ir::Split>(); s && s->outer() == id) {
+        id = s->in();
+      } else if (auto* m = def == nullptr ? nullptr : def->dynCast<ir::Merge>(); m && m->out() == id) {
+        id = m->outer();
+      } else {
+        id = nullptr;
+      }
+    }
+    auto it = id == nullptr ? c2p.end() : c2p.find(id);
+    if (it != c2p.end() && it->second->isBroadcast()) continue;  // no data along that dim
+    os << where << " reads " << p->toString() << ", which is not sharded on "
+       << ir::parallelTypeName(ca.type) << ", into " << c->toString() << ", sharded on "
+       << ir::parallelTypeName(ca.type) << " along " << ca.logical->toString()
+       << ": that needs a Scatter";
+    return os.str();
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string reshardingReason(const ir::Expr* e) {
+  for (ir::Val* in : e->inputs()) {
+    auto* p = in->dynCast<ir::TensorView>();
+    if (p == nullptr) continue;
+    for (ir::Val* out : e->outputs()) {
+      auto* c = out->dynCast<ir::TensorView>();
+      if (c == nullptr) continue;
+      std::string why = pairReason(e, p, c);
+      if (!why.empty()) return why;
+    }
+  }
+  return "";
+}
+
+void checkNoResharding(const ir::Fusion& fusion) {
+  if (!isMultidevice(fusion)) return;
+  for (const ir::Expr* e : fusion.exprs()) {
+    std::string why = reshardingReason(e);
+    LOOM_CHECK(why.empty(), why,
+               ". Loom does not run communications yet: shard producer and consumer alike");
+  }
+}
+
+}  // namespace loom::multidevice

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a tensor's sharding is, and the forms Loom refuses (sharding.h).
+#include <algorithm>
+
+#include "loom/ir/scalar.h"
+#include "loom/ir/transforms.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/support/error.h"
+
+namespace loom::multidevice {
+
+std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
+  std::vector<ShardedAxis> axes;
+  const std::vector<ir::IterDomain*>& logical = tv->logical();
+  for (ir::IterDomain* id : tv->loop()) {
+    if (!id->isDeviceDim()) continue;
+    const ir::ParallelType p = id->parallelType();
+    const std::string_view name = ir::parallelTypeName(p);
+    LOOM_CHECK(tv->hasDeviceMesh(), tv->toString(), ": loop ID ", id->toString(), " is ", name,
+               " but the tensor has no device mesh (setDeviceMesh)");
+    const ir::DeviceMesh& mesh = tv->deviceMesh();
+    LOOM_CHECK(mesh.hasAxis(p), tv->toString(), ": loop ID ", id->toString(), " is ", name,
+               " but its device mesh ", mesh, " has no axis for it (DIDx is the last axis)");
+    LOOM_CHECK(findAxis(axes, p) == nullptr, tv->toString(), ": two loop IDs are ", name, " (",
+               findAxis(axes, p)->did->toString(), " and ", id->toString(), ")");
+    const int64_t devices = mesh.size(p);
+    auto* split = id->definition() == nullptr ? nullptr : id->definition()->dynCast<ir::Split>();
+    const bool logical_in =
+        split != nullptr && std::find(logical.begin(), logical.end(), split->in()) != logical.end();
+    LOOM_CHECK(split != nullptr && !split->innerSplit() && split->outer() == id && logical_in,
+               tv->toString(), ": ", name, " loop ID ", id->toString(),
+               " must be the outer part of an outer split of a logical ID (outer_split(axis, ",
+               devices, ")); ",
+               split == nullptr       ? "it is not made by a split"
+               : split->innerSplit()  ? "it comes from an inner split"
+               : split->outer() != id ? "it is the inner part of the split"
+                                      : "it splits an ID that is not logical");
+    auto factor = split->factor()->constInt();
+    LOOM_CHECK(factor.has_value() && *factor == devices, tv->toString(), ": ", name, " loop ID ",
+               id->toString(), " splits ", split->in()->toString(), " into ",
+               split->factor()->toString(), " parts but the mesh has ", devices,
+               " devices along ", name);
+    LOOM_CHECK(!split->in()->isBroadcast(), tv->toString(), ": ", name, " loop ID ",
+               id->toString(), " shards the broadcast ID ", split->in()->toString());
+    auto extent = split->in()->extent()->constInt();
+    LOOM_CHECK(!extent.has_value() || *extent % devices == 0, tv->toString(), ": dim ",
+               split->in()->toString(), " of extent ", extent.value_or(0),
+               " is sharded over ", devices, " devices (", name,
+               "), which do not divide it");
+    axes.push_back({p, id, split->in(), devices});
+  }
+  return axes;
+}
+
+const ShardedAxis* findAxis(const std::vector<ShardedAxis>& axes, ir::ParallelType type) {
+  for (const ShardedAxis& a : axes) {
+    if (a.type == type) return &a;
+  }
+  return nullptr;
+}
+
+bool isMultidevice(const ir::Fusion& fusion) {
+  for (const ir::TensorView* tv : fusion.allTvs()) {
+    if (tv->hasDeviceMesh()) return true;
+  }
+  return false;
+}
+
+}  // namespace loom::multidevice

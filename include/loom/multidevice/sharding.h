@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shardings: which logical IDs of a tensor are split over which axes of its device mesh, and the
+// pre-segmentation passes that spread them over a fusion.
+//
+// A tensor is sharded along DID type P (DIDx/y/z) when one of its loop IDs is P-parallel. Loom
+// runs exactly one form of it: that loop ID is the outer output of an outer split of a logical
+// ID by the size of P's mesh axis (the buffer then holds a contiguous block of that dim on each
+// device). The logical domain stays global.
+//
+//   x : [b, s, e] mesh=[0, 1, 2, 3]      loop [i3{4, DIDx}, i0{b}, i4{s/4}, i2{e}]
+//                                        i3, i4 = outer_split(i1, 4)
+//
+// Passes (segmenter/presegment.h runs them, in this order with the others):
+//   propagate_shardings  a tensor without a mesh takes the mesh and the DID splits of a sharded
+//                        producer (else a sharded consumer), mapped through the op's logical
+//                        map; tensors the user gave a mesh are never changed
+//   check_resharding     a producer and consumer sharded differently need a communication,
+//                        which is a UserError naming the expression and the communication
+//   finalize_shardings   tensors created by later passes are sharded like their neighbours;
+//                        DID loop IDs move outermost and the allocation domain carries the DID
+//                        split (the buffer is the local shard)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "loom/ir/fusion.h"
+#include "loom/ir/tensor_view.h"
+
+namespace loom::multidevice {
+
+/// One DID-parallel loop ID of a tensor and the logical ID it shards.
+struct ShardedAxis {
+  ir::ParallelType type = ir::ParallelType::DIDx;
+  ir::IterDomain* did = nullptr;      ///< the DID loop ID (outer output of the split)
+  ir::IterDomain* logical = nullptr;  ///< the logical ID it splits
+  int64_t devices = 1;                ///< the mesh size along `type` (the split factor)
+};
+
+/// The sharded axes of `tv` (in loop order). UserError naming the tensor when its sharding is not
+/// the form above: a DID loop ID without a mesh or without a mesh axis of its type, two loop IDs
+/// on one DID type, a DID ID that is an inner split, an inner part, a merge, a split of a split
+/// or a split by another factor than its mesh axis size, or a constant sharded extent the mesh
+/// size does not divide.
+std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv);
+
+/// The sharded axis of `tv` along `type`, or nullptr.
+const ShardedAxis* findAxis(const std::vector<ShardedAxis>& axes, ir::ParallelType type);
+
+/// True when some tensor of the fusion has a device mesh.
+bool isMultidevice(const ir::Fusion& fusion);
+
+/// Pass propagate_shardings (see the file comment); returns whether it changed the fusion.
+bool propagateShardings(ir::Fusion& fusion);
+
+/// Pass check_resharding: UserError for the first expression whose producer and consumer are
+/// sharded differently (see reshardingReason); changes nothing.
+void checkNoResharding(const ir::Fusion& fusion);
+
+/// Why `e` needs a communication ("T1 is sharded on DIDx along i3 but T2 reduces it: an
+/// Allreduce ..."), or "" when every producer/consumer pair of `e` is sharded alike.
+std::string reshardingReason(const ir::Expr* e);
+
+/// Pass finalize_shardings (see the file comment); returns whether it changed the fusion.
+bool finalizeShardings(ir::Fusion& fusion);
+
+}  // namespace loom::multidevice

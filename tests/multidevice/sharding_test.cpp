@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shardings: propagation through every op family, the user's annotation winning, the
+// resharding check naming the communication, the malformed annotations, finalizing (DID
+// outermost, sharded allocation), and the founding case through the pre-segmentation passes.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "loom/ir/ir.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/ops/ops.h"
+#include "loom/segmenter/presegment.h"
+
+namespace loom::multidevice {
+namespace {
+
+using ir::DeviceMesh;
+using ir::Fusion;
+using ir::FusionGuard;
+using ir::ParallelType;
+using ir::TensorView;
+
+constexpr int64_t kD = 4;
+
+// Shards logical dim `dim` of `tv` over kD devices on `type` (the user's annotation).
+void shard(TensorView* tv, int64_t dim, ParallelType type = ParallelType::DIDx,
+           DeviceMesh mesh = DeviceMesh::arange(kD)) {
+  tv->setDeviceMesh(std::move(mesh));
+  tv->outerSplit(dim, tv->deviceMesh().size(type));
+  tv->axis(dim)->parallelize(type);
+}
+
+// "DIDx@1 DIDy@0": each sharded axis with the position of its logical ID; "-" unsharded;
+// "none" without a mesh.
+std::string sharding(const TensorView* tv) {
+  if (!tv->hasDeviceMesh()) return "none";
+  std::string out;
+  for (const ShardedAxis& a : shardedAxes(tv)) {
+    const auto& logical = tv->logical();
+    int64_t pos = std::find(logical.begin(), logical.end(), a.logical) - logical.begin();
+    out += (out.empty() ? "" : " ") + std::string(ir::parallelTypeName(a.type)) + "@" +
+           std::to_string(pos);
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string userErrorOf(const auto& fn) {
+  try {
+    fn();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TensorView* input(Fusion& f, std::vector<int64_t> shape, DataType dtype = DataType::Float32) {
+  auto* x = ops::TensorBuilder().shape(std::move(shape)).dtype(dtype).build();
+  f.addInput(x);
+  return x;
+}
+
+// Pointwise, broadcast, cast, composites and reductions over an unsharded dim all keep the
+// sequence dim sharded; a broadcast bias gets the mesh and stays replicated.
+TEST(ShardingPropagation, ThroughEveryOpFamily) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {2, 8, 16});
+  TensorView* bias = input(f, {16});
+  shard(x, 1);
+  TensorView* y = ops::relu(ops::add(x, ops::broadcast(bias, {true, true, false})));
+  TensorView* h = ops::cast(y, DataType::BFloat16);
+  TensorView* sm = ops::softmax(y, 2);
+  ops::LayerNormResult ln = ops::layerNorm(y, 1, nullptr, nullptr);
+  TensorView* rms = ops::rmsNorm(y, 1, nullptr, 1e-5);
+  ops::VarMeanResult vm = ops::varMean(y, {2}, 0.0);
+  TensorView* s = ops::sum(y, {2});
+  TensorView* p = ops::permute(y, {1, 0, 2});
+  for (TensorView* out : {h, sm, ln.y, rms, vm.var, vm.mean, s, p}) f.addOutput(out);
+  EXPECT_TRUE(propagateShardings(f));
+  checkNoResharding(f);
+  EXPECT_EQ(sharding(bias), "-");
+  for (TensorView* tv : {y, h, sm, ln.y, rms, vm.var, vm.mean, s}) {
+    EXPECT_EQ(sharding(tv), "DIDx@1") << tv->toString();
+  }
+  EXPECT_EQ(sharding(p), "DIDx@0");  // the sequence dim moved to the front
+  for (TensorView* tv : f.allTvs()) EXPECT_TRUE(tv->hasDeviceMesh()) << tv->toString();
+}
+
+// A reshape keeps the sharding where it keeps the blocks of the sharded dim: splitting e, or
+// splitting s into (4, s/4) with the mesh size dividing the outer part; merging (b, s) loses it.
+TEST(ShardingPropagation, ThroughReshapes) {
+  {
+    Fusion f;
+    FusionGuard g(&f);
+    TensorView* x = input(f, {2, 8, 16});
+    shard(x, 1);
+    TensorView* a = ops::reshape(x, std::vector<int64_t>{2, 8, 4, 4});
+    TensorView* b = ops::reshape(x, std::vector<int64_t>{2, 4, 2, 16});
+    f.addOutput(a);
+    f.addOutput(b);
+    propagateShardings(f);
+    checkNoResharding(f);
+    EXPECT_EQ(sharding(a), "DIDx@1");
+    EXPECT_EQ(sharding(b), "DIDx@1");
+  }
+  {
+    Fusion f;
+    FusionGuard g(&f);
+    TensorView* x = input(f, {2, 8, 16});
+    shard(x, 1);
+    TensorView* m = ops::reshape(x, std::vector<int64_t>{16, 16});
+    f.addOutput(m);
+    propagateShardings(f);
+    EXPECT_EQ(sharding(m), "-");
+    std::string msg = userErrorOf([&] { checkNoResharding(f); });
+    EXPECT_NE(msg.find("reshape"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("that needs an Allgather"), std::string::npos) << msg;
+  }
+}
+
+// Only an output annotated: the inputs (and what lies between) are sharded backwards.
+TEST(ShardingPropagation, BackwardFromAnOutput) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {8, 16});
+  TensorView* y = ops::exp(ops::mul(x, 2.0));
+  f.addOutput(y);
+  shard(y, 0);
+  propagateShardings(f);
+  EXPECT_EQ(sharding(x), "DIDx@0");
+  checkNoResharding(f);
+}
+
+// A 2-D mesh: rows on DIDy, columns on DIDx, both propagate.
+TEST(ShardingPropagation, TwoDimensionalMesh) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {4, 6, 8});
+  DeviceMesh mesh({0, 1, 2, 3, 4, 5}, {2, 3});
+  x->setDeviceMesh(mesh);
+  x->outerSplit(0, 2);
+  x->axis(0)->parallelize(ParallelType::DIDy);
+  x->outerSplit(2, 3);
+  x->axis(2)->parallelize(ParallelType::DIDx);
+  TensorView* y = ops::sum(ops::neg(x), {2});
+  f.addOutput(y);
+  propagateShardings(f);
+  checkNoResharding(f);
+  EXPECT_EQ(sharding(y), "DIDy@0 DIDx@1");
+  EXPECT_EQ(y->deviceMesh(), mesh);
+}
+
+// The user's annotation wins over propagation; the check then names the communication.
+TEST(ShardingPropagation, UserAnnotationWinsAndReshardingIsNamed) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {8, 16});
+  TensorView* y = ops::exp(x);
+  f.addOutput(y);
+  shard(x, 0);
+  shard(y, 1);
+  propagateShardings(f);
+  EXPECT_EQ(sharding(y), "DIDx@1");
+  std::string msg = userErrorOf([&] { checkNoResharding(f); });
+  EXPECT_NE(msg.find("exp"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("that needs an AllToAll"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("does not run communications yet"), std::string::npos) << msg;
+}
+
+// Each communication the check names.
+TEST(ReshardingCheck, NamesTheCommunication) {
+  auto reason = [](auto build) {
+    Fusion f;
+    FusionGuard g(&f);
+    build(f);
+    propagateShardings(f);
+    return userErrorOf([&] { checkNoResharding(f); });
+  };
+  std::string allreduce = reason([](Fusion& f) {
+    TensorView* x = input(f, {8, 16});
+    shard(x, 0);
+    f.addOutput(ops::sum(x, {0}));
+  });
+  EXPECT_NE(allreduce.find("that needs an Allreduce"), std::string::npos) << allreduce;
+  std::string reduce_scatter = reason([](Fusion& f) {
+    TensorView* x = input(f, {8, 16});
+    shard(x, 0);
+    TensorView* s = ops::sum(x, {0});
+    shard(s, 0);
+    f.addOutput(s);
+  });
+  EXPECT_NE(reduce_scatter.find("that needs a ReduceScatter"), std::string::npos)
+      << reduce_scatter;
+  std::string allgather = reason([](Fusion& f) {
+    TensorView* x = input(f, {8, 16});
+    shard(x, 0);
+    TensorView* y = ops::relu(x);
+    y->setDeviceMesh(DeviceMesh::arange(kD));  // replicated on the same mesh
+    f.addOutput(y);
+  });
+  EXPECT_NE(allgather.find("that needs an Allgather"), std::string::npos) << allgather;
+  std::string scatter = reason([](Fusion& f) {
+    TensorView* x = input(f, {8, 16});
+    TensorView* w = input(f, {8, 16});
+    shard(x, 0);
+    w->setDeviceMesh(DeviceMesh::arange(kD));
+    f.addOutput(ops::mul(w, x));
+  });
+  EXPECT_NE(scatter.find("that needs a Scatter"), std::string::npos) << scatter;
+  std::string send = reason([](Fusion& f) {
+    TensorView* x = input(f, {8, 16});
+    x->setDeviceMesh(DeviceMesh({0}));
+    TensorView* y = ops::neg(x);
+    y->setDeviceMesh(DeviceMesh({1}));
+    f.addOutput(y);
+  });
+  EXPECT_NE(send.find("that needs a SendRecv or a Broadcast"), std::string::npos) << send;
+}
+
+// Annotations Loom cannot run are errors naming the tensor.
+TEST(ShardedAxes, MalformedAnnotations) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {8, 16});
+  f.addOutput(ops::neg(x));
+  x->setDeviceMesh(DeviceMesh::arange(kD));
+  x->split(0, kD);  // inner split
+  x->axis(1)->parallelize(ParallelType::DIDx);
+  std::string msg = userErrorOf([&] { shardedAxes(x); });
+  EXPECT_NE(msg.find("must be the outer part of an outer split"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("inner split"), std::string::npos) << msg;
+
+  Fusion f2;
+  FusionGuard g2(&f2);
+  TensorView* z = input(f2, {6, 16});
+  f2.addOutput(ops::neg(z));
+  shard(z, 0);  // 6 rows over 4 devices
+  msg = userErrorOf([&] { shardedAxes(z); });
+  EXPECT_NE(msg.find("is sharded over 4 devices (DIDx), which do not divide it"),
+            std::string::npos)
+      << msg;
+}
+
+// Finalizing moves DID outermost and gives the allocation domain the DID split.
+TEST(FinalizeShardings, AllocationIsTheLocalShard) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {2, 8, 16});
+  shard(x, 1);
+  TensorView* y = ops::exp(x);
+  f.addOutput(y);
+  propagateShardings(f);
+  EXPECT_TRUE(finalizeShardings(f));
+  for (TensorView* tv : {x, y}) {
+    EXPECT_TRUE(tv->axis(0)->isDeviceDim()) << tv->toString();
+    const auto& alloc = tv->maybeAllocation();
+    ASSERT_EQ(alloc.size(), 4u) << tv->toString();
+    EXPECT_EQ(alloc[0]->parallelType(), ParallelType::DIDx);
+    EXPECT_TRUE(alloc[2]->extent()->isConstInt(2)) << alloc[2]->toString();  // s / d
+  }
+}
+
+// The founding case through the pre-segmentation passes: var_mean over e of [b, s, e] with s
+// sharded, translated (persistent path) and not: every tensor, those the translation made
+// included, keeps the DID split in loop and allocation.
+TEST(FoundingCase, VarMeanStaysShardedThroughThePasses) {
+  for (bool translate : {true, false}) {
+    Fusion f;
+    FusionGuard g(&f);
+    TensorView* x = input(f, {-1, -1, -1});
+    ops::VarMeanResult vm = ops::varMean(x, {2}, 0.0);
+    f.addOutput(vm.var);
+    f.addOutput(vm.mean);
+    shard(x, 1);
+    // Local shard metadata: [b, s/d, e]; the sizes never reach the data.
+    const std::vector<int64_t> local = {1, 512, 1024};
+    std::vector<eval::Argument> args = {
+        Tensor::fromBlob(reinterpret_cast<void*>(uintptr_t{4096}), local,
+                         Tensor::contiguousStrides(local), DataType::Float32, Device::cpu())};
+    segmenter::PresegmentContext ctx{.args = args, .translateWelford = translate};
+    segmenter::runPresegmentPasses(f, ctx, DumpOptions());
+    EXPECT_EQ(ctx.welfordNote.find("translated") == 0, translate) << ctx.welfordNote;
+    bool saw_welford = false;
+    for (const ir::Expr* e : f.exprs()) saw_welford |= e->isA<ir::WelfordOp>();
+    EXPECT_EQ(saw_welford, !translate);
+    for (TensorView* tv : f.allTvs()) {
+      EXPECT_EQ(sharding(tv), "DIDx@1") << tv->toString() << "\n" << f.toString();
+      EXPECT_TRUE(tv->axis(0)->isDeviceDim()) << tv->toString();
+      EXPECT_EQ(tv->maybeAllocation().front()->parallelType(), ParallelType::DIDx)
+          << tv->toString();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace loom::multidevice
