@@ -2,6 +2,8 @@
 // ExpressionEvaluator: scalar evaluation and validation/binding of runtime fusion inputs.
 #include "loom/eval/expression_evaluator.h"
 
+#include "loom/support/checked_math.h"
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -259,7 +261,8 @@ std::vector<int64_t> ExpressionEvaluator::logicalSizes(const ir::TensorView* tv)
   return sizes;
 }
 
-void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const Argument> args) {
+void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const Argument> args,
+                                     Shards shards) {
   const auto& inputs = fusion.inputs();
   std::vector<std::string> names;
   for (const ir::Val* in : inputs) names.push_back(in->toString());
@@ -288,10 +291,18 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
     auto ids = ir::TensorDomain::noReductions(tv->logical());
     LOOM_CHECK(t.dim() == int64_t(ids.size()), name, ": expected rank ", ids.size(),
                ", got rank ", t.dim(), " (", describe(t), ")");
+    const std::vector<int64_t> counts =
+        shards == Shards::Local ? ir::shardCounts(tv) : std::vector<int64_t>(ids.size(), 1);
     for (size_t d = 0; d < ids.size(); ++d) {
       const ir::IterDomain* id = ids[d];
       int64_t size = t.size(int64_t(d));
       std::string where = name + " dimension " + std::to_string(d);
+      if (counts[d] > 1) {
+        // A shard: the logical extent is what all devices hold together.
+        where += " (sharded over " + std::to_string(counts[d]) + " devices, local size " +
+                 std::to_string(size) + ")";
+        size = checkedMul(size, counts[d], where);
+      }
       if (id->isBroadcast()) {
         if (!id->hasExpandedExtent()) {
           LOOM_CHECK(size == 1, where, " is a broadcast dimension: expected size 1, got size ",

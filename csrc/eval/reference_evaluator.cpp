@@ -63,7 +63,7 @@ struct Welford {
 class Runner : public ir::ExprVisitor {
  public:
   std::vector<Tensor> run(const ir::Fusion& fusion, std::span<const Argument> args) {
-    ee_.bindInputs(fusion, args);
+    ee_.bindInputs(fusion, args, ExpressionEvaluator::Shards::Global);  // whole tensors
     for (size_t i = 0; i < fusion.inputs().size(); ++i) {
       if (auto* tv = fusion.inputs()[i]->dynCast<TensorView>()) {
         buffers_[tv] = readTensor(std::get<Tensor>(args[i]));

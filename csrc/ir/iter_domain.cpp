@@ -177,6 +177,11 @@ void IterDomain::concretizeSymbolic(IterType type, Scalar* extent, Scalar* expan
   expanded_extent_ = expanded_extent;
 }
 
+void IterDomain::localizeExtent(Scalar* extent) {
+  LOOM_ASSERT(extent != nullptr && !isBroadcast(), "localizeExtent of ", toString());
+  extent_ = extent;
+}
+
 std::string IterDomain::toString() const { return "i" + std::to_string(name()); }
 
 }  // namespace loom::ir

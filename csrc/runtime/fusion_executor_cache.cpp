@@ -11,6 +11,7 @@
 #include "loom/ir/printer.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/verifier.h"
+#include "loom/multidevice/sharding.h"
 #include "loom/scheduler/registry.h"
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
@@ -282,6 +283,14 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
   } catch (const InternalError& e) {
     LOOM_CHECK(false, "invalid fusion: ", e.reason());
   }
+  if (multidevice::isMultidevice(*fusion_)) {
+    LOOM_CHECK(options_.deviceId.has_value(),
+               "the fusion is sharded (its tensors have device meshes): set "
+               "RuntimeOptions::deviceId to the device (rank) this process runs it as");
+    // Malformed shardings and reshardings are the caller's errors: say so now, not at the
+    // first run.
+    (void)multidevice::shardedCopy(*fusion_);
+  }
   options_.backend = exec::resolveBackend(options_.backend);
   dynamic_ = segmenter::hasDynamicReshape(*fusion_);
   scalar_sizes_ = segmenter::sizesDependOnScalarInputs(*fusion_);
@@ -373,6 +382,7 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   auto segment = [&] {
     segmenter::SegmenterOptions seg_options;
     seg_options.verifySchedules = verify_schedules_;
+    seg_options.deviceId = options_.deviceId;
     segmenter::SegmentedFusion sf = segmenter::segmentFusion(*variant.fusion, views, seg_options);
     applyParamOverrides(sf, options_.paramOverrides);
     return sf;

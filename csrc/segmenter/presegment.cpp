@@ -36,6 +36,10 @@ bool finalizeShardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
   return multidevice::finalizeShardings(fusion);
 }
 
+bool localizeShards(ir::Fusion& fusion, PresegmentContext& ctx) {
+  return ctx.deviceId.has_value() && multidevice::localizeShardings(fusion, *ctx.deviceId);
+}
+
 bool reductionInits(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
   return separateReductionInits(fusion) > 0;
 }
@@ -71,6 +75,7 @@ const std::vector<PresegmentPass>& presegmentPasses() {
       {"remove_empty_work", removeEmpty},
       {"translate_welford", translateWelfords},
       {"finalize_shardings", finalizeShardings},
+      {"localize_shards", localizeShards},
   };
   return passes;
 }

@@ -372,7 +372,8 @@ SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Ar
   // segmented (its exprs are the segments' own, which runtime reuse compares by identity).
   std::shared_ptr<ir::Fusion> copy = fusion.clone();
   PresegmentContext ctx{.args = args, .device = options.device,
-                        .translateWelford = options.translateWelford};
+                        .translateWelford = options.translateWelford,
+                        .deviceId = options.deviceId};
   const bool rewritten = runPresegmentPasses(*copy, ctx);
   SegmentedFusion result = Segmenter(rewritten ? *copy : fusion, args, options).run();
   if (rewritten) result.adoptRewritten(copy, &fusion);

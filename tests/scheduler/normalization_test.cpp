@@ -364,7 +364,9 @@ TEST(InnerPersistent, KeepsDidOutermost) {
   std::vector<eval::Argument> args = {randomTensor({2, 8, 64}, 12)};
   std::unique_ptr<Fusion> scheduled = f->clone();
   {
-    SchedulerRuntimeInfo info(*scheduled, args);
+    // The runtime's arguments are one device's shard: [b, s / d, e].
+    std::vector<eval::Argument> local = {randomTensor({2, 2, 64}, 12)};
+    SchedulerRuntimeInfo info(*scheduled, local);
     auto p = innerPersistentHeuristics(*scheduled, info);
     EXPECT_EQ(p->rows, 2 * 2);  // b * s / d rows on this device
     scheduleInnerPersistent(*scheduled, *p);

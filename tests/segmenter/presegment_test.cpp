@@ -48,7 +48,7 @@ TEST(Presegment, PassesInOrder) {
   EXPECT_EQ(names, (std::vector<std::string>{"concretize_reshapes", "propagate_shardings",
                                              "check_resharding", "reduction_inits",
                                              "remove_empty_work", "translate_welford",
-                                             "finalize_shardings"}));
+                                             "finalize_shardings", "localize_shards"}));
 }
 
 // A var_mean the persistent scheduler holds is translated; nothing else applies.

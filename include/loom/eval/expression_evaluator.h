@@ -57,7 +57,14 @@ class ExpressionEvaluator {
   /// dims have size 1 unless expanded (then stride 0 or size 1); a symbolic extent shared by
   /// several inputs gets one size; dims that the fusion's exprs line up have equal sizes unless
   /// the fusion declares a broadcast (checkShapeConstraints in shape_constraints.h).
-  void bindInputs(const ir::Fusion& fusion, std::span<const Argument> args);
+  ///
+  /// Sharded inputs (DID loop IDs, ir::shardCounts): with `Shards::Local` (the runtime) a tensor
+  /// argument is one device's shard, and a sharded dim binds its logical extent as the local
+  /// size times the number of devices; with `Shards::Global` (the reference evaluator) arguments
+  /// are whole tensors.
+  enum class Shards : uint8_t { Local, Global };
+  void bindInputs(const ir::Fusion& fusion, std::span<const Argument> args,
+                  Shards shards = Shards::Local);
 
  private:
   std::unordered_map<const ir::Val*, ir::ScalarValue> bound_;

@@ -102,6 +102,10 @@ class IterDomain : public Val {
   /// the exprs and domains that refer to it stay valid.
   void concretizeSymbolic(IterType type, Scalar* extent, Scalar* expanded_extent = nullptr);
 
+  /// For sharding localization only (multidevice::localizeShardings): the extent one device
+  /// holds of this sharded ID. The ID keeps its identity, so exprs and domains stay valid.
+  void localizeExtent(Scalar* extent);
+
   std::string toString() const override;
 
  private:

@@ -22,10 +22,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "loom/ir/fusion.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/tensor/tensor.h"
 
 namespace loom::multidevice {
 
@@ -63,5 +65,29 @@ std::string reshardingReason(const ir::Expr* e);
 
 /// Pass finalize_shardings (see the file comment); returns whether it changed the fusion.
 bool finalizeShardings(ir::Fusion& fusion);
+
+/// Pass localize_shards (after finalize_shardings, when a device runs the fusion): the program
+/// one device of the mesh runs on its shards. Every DID split is removed (loop and allocation go
+/// back to the logical IDs, the meshes are cleared) and each sharded logical ID holds the local
+/// extent: a constant N becomes N / devices; a symbolic one is bound by the local tensor's size.
+/// Every device of a mesh runs the same program on its own data (no communication is left:
+/// check_resharding ran). UserError for what a local program cannot compute: an iota along a
+/// sharded dim (its values depend on the device), a device not in a tensor's mesh.
+bool localizeShardings(ir::Fusion& fusion, int64_t device);
+
+/// `tv`'s fusion with propagate_shardings, check_resharding and finalize_shardings applied to a
+/// copy: the shardings its outputs will have (to cut a global reference into shards).
+std::unique_ptr<ir::Fusion> shardedCopy(const ir::Fusion& fusion);
+
+/// The shard of the global tensor `global` (shaped like `tv`'s logical domain without
+/// reductions) that `device` holds under `tv`'s sharding: a view, sliced along each sharded
+/// dim by the device's coordinate on that DID axis; the whole tensor when `tv` is not sharded.
+/// UserError when the device is not in `tv`'s mesh or the shapes disagree.
+Tensor shardTensor(const Tensor& global, const ir::TensorView* tv, int64_t device);
+
+/// The global tensor put back together from `shards` (one per device of `tv`'s mesh, in mesh
+/// order): a new contiguous host tensor. Devices that hold the same block (replicated along
+/// an axis `tv` is not sharded on) must agree; the first one is taken.
+Tensor unshardTensor(const std::vector<Tensor>& shards, const ir::TensorView* tv);
 
 }  // namespace loom::multidevice

@@ -55,6 +55,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -107,6 +108,11 @@ struct RuntimeOptions {
   /// parameters have is a user error. Part of the kernels' identity, not of the cache key: use
   /// one cache per set of overrides.
   std::vector<std::pair<std::string, int64_t>> paramOverrides = {};
+  /// The device id this process runs a sharded fusion as (an id of the fusion's device meshes;
+  /// under mpirun, the rank): the arguments are its local shards (multidevice::shardTensor), the
+  /// outputs are its local shards, and the kernels are its local program (docs/multidevice.md).
+  /// Required for a fusion with device meshes; ignored otherwise.
+  std::optional<int64_t> deviceId = std::nullopt;
 };
 
 /// Runs one segmentation: one KernelExecutor per segment, scheduled and compiled once.

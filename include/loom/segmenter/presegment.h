@@ -10,6 +10,7 @@
 //   translate_welford     Welford -> two passes when the persistent scheduler takes the result
 //   finalize_shardings    tensors made since propagation sharded too; DID outermost; sharded
 //                         allocation domains (multidevice/sharding.h)
+//   localize_shards       with a device id: the program that device runs on its shards
 //
 // segmentFusion runs the list on a copy of the fusion; when some pass changed it, the segments
 // refer to that copy (SegmentedFusion::rewritten()). After each pass the copy is verified
@@ -18,6 +19,7 @@
 // before the first pass; fusion_ir alone prints both.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +39,9 @@ struct PresegmentContext {
   scheduler::DeviceInfo device;
   /// translate_welford runs only when set (SegmenterOptions::translateWelford).
   bool translateWelford = true;
+  /// The device (rank) that runs the fusion: localize_shards makes its program. Unset: a
+  /// sharded fusion stays sharded (nothing can run it; tests inspect it).
+  std::optional<int64_t> deviceId;
   /// Set by remove_empty_work when it removed something: the Welford translation is then not
   /// worth trying (nothing of a fusion with empty work is on a fast path).
   bool removedEmptyWork = false;

@@ -29,6 +29,7 @@
 // LOOM_DUMP=segments prints each refusal.
 #pragma once
 
+#include <optional>
 #include <span>
 
 #include "loom/eval/argument.h"
@@ -48,6 +49,9 @@ struct SegmenterOptions {
   /// Schedule and lower every proposal before keeping it (see "Verification" above).
   bool verifySchedules = false;
   scheduler::DeviceInfo device = {};
+  /// The device (rank) of the device meshes that runs a sharded fusion: the segments are then
+  /// its local program (pre-segmentation pass localize_shards).
+  std::optional<int64_t> deviceId;
 };
 
 /// Segments `fusion` for the sizes, strides and alignment of `args` (validated against the

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pass localize_shards (sharding.h): the program one device runs on its shards.
+//
+//   before: x [b, s{2048}, e] mesh=[0, 1, 2, 3]     after: x [b, s{512}, e]
+//           loop [i3{4, DIDx}, b, i4{512}, e]              loop = logical, no mesh
+//
+// Every device of a mesh runs the same program: once check_resharding has passed, no value
+// crosses devices, and each device's shard of every tensor is the same block of the same dims.
+#include <algorithm>
+#include <unordered_set>
+
+#include "loom/ir/builder.h"
+#include "loom/ir/exprs.h"
+#include "loom/ir/fusion.h"
+#include "loom/ir/scalar.h"
+#include "loom/ir/tensor_domain.h"
+#include "loom/ir/transforms.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/support/error.h"
+
+namespace loom::multidevice {
+
+namespace {
+
+// The local extent of `id`, sharded over `devices`: a constant divides (shardedAxes checked it
+// divides); a symbolic extent stays, bound by the local tensor's size.
+void localize(ir::IterDomain* id, int64_t devices, std::unordered_set<ir::IterDomain*>& done) {
+  if (!done.insert(id).second) return;
+  if (auto n = id->extent()->constInt()) id->localizeExtent(ir::IrBuilder::index(*n / devices));
+}
+
+// `id` and, through a reshape's root -> logical transforms, the root IDs its blocks come from
+// (the outer-split input of a split whose outer part it is, the outer input of a merge).
+void localizeChain(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices,
+                   std::unordered_set<ir::IterDomain*>& done) {
+  const std::vector<ir::IterDomain*>& root = tv->domain()->maybeRoot();
+  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
+    localize(id, devices, done);
+    if (std::find(root.begin(), root.end(), id) != root.end()) return;
+    ir::Expr* def = id->definition();
+    if (auto* s = def == nullptr ? nullptr : def->dynCast<ir::Split>(); s && s->outer() == id) {
+      id = s->in();
+    } else if (auto* m = def == nullptr ? nullptr : def->dynCast<ir::Merge>(); m && m->out() == id) {
+      id = m->outer();
+    } else {
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+bool localizeShardings(ir::Fusion& fusion, int64_t device) {
+  if (!isMultidevice(fusion)) return false;
+  ir::FusionGuard guard(&fusion);
+  struct Entry {
+    ir::TensorView* tv;
+    std::vector<ShardedAxis> axes;
+  };
+  std::vector<Entry> entries;
+  for (ir::TensorView* tv : fusion.allTvs()) {
+    if (!tv->hasDeviceMesh()) continue;
+    const ir::DeviceMesh& mesh = tv->deviceMesh();
+    LOOM_CHECK(mesh.indexOf(device) >= 0, "device ", device, " is not in the device mesh ", mesh,
+               " of ", tv->toString(), ": a device runs a fusion only on the meshes it is in");
+    std::vector<ShardedAxis> axes = shardedAxes(tv);
+    if (!axes.empty() && tv->definition() != nullptr && tv->definition()->isA<ir::IotaOp>()) {
+      LOOM_THROW(tv->definition()->toString(), ": an iota along a sharded dim (",
+                 axes.front().logical->toString(),
+                 ") has values that depend on the device; shard it after the iota");
+    }
+    entries.push_back({tv, std::move(axes)});
+  }
+  std::unordered_set<ir::IterDomain*> done;
+  for (Entry& e : entries) {
+    ir::TensorView* tv = e.tv;
+    for (const ShardedAxis& a : e.axes) localizeChain(tv, a.logical, a.devices, done);
+    // The allocation without the DID splits: each local part back to its logical ID.
+    const std::vector<ir::IterDomain*> alloc = tv->maybeAllocation();
+    const ir::Contiguity flags = tv->contiguity();
+    std::vector<ir::IterDomain*> ids;
+    ir::Contiguity contiguity;
+    bool had_did = false;
+    for (size_t k = 0; k < alloc.size(); ++k) {
+      ir::IterDomain* id = alloc[k];
+      if (id->isDeviceDim()) {
+        had_did = true;
+        continue;
+      }
+      for (const ShardedAxis& a : e.axes) {
+        if (a.did->definition()->as<ir::Split>()->inner() == id) id = a.logical;
+      }
+      ids.push_back(id);
+      contiguity.push_back(k < flags.size() ? flags[k] : std::nullopt);
+    }
+    if (had_did) tv->setAllocationDomain(std::move(ids), std::move(contiguity));
+    tv->domain()->setLoopDomain(tv->logical());
+    for (const ShardedAxis& a : e.axes) {
+      auto* split = a.did->definition()->as<ir::Split>();
+      ir::IterDomain* inner = split->inner();
+      fusion.removeExpr(split);
+      fusion.removeVal(a.did);
+      fusion.removeVal(inner);
+    }
+    tv->setDeviceMesh(ir::DeviceMesh());
+  }
+  return true;
+}
+
+}  // namespace loom::multidevice
