@@ -17,6 +17,8 @@ required=(
   clang:cmd/clang++
   libgtest-dev:inc/gtest/gtest.h
   libgmock-dev:inc/gmock/gmock.h
+  openmpi-bin:cmd/mpirun
+  libopenmpi-dev:cmd/mpicc
 )
 optional=(
   libbenchmark-dev:inc/benchmark/benchmark.h

@@ -284,9 +284,21 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
     LOOM_CHECK(false, "invalid fusion: ", e.reason());
   }
   if (multidevice::isMultidevice(*fusion_)) {
+    if (const multidevice::Communicator* comm = options_.communicator) {
+      if (!options_.deviceId.has_value()) options_.deviceId = comm->rank();
+      for (const ir::TensorView* tv : fusion_->allTvs()) {
+        if (!tv->hasDeviceMesh()) continue;
+        for (int64_t d : tv->deviceMesh().devices()) {
+          LOOM_CHECK(d < comm->size(), "the device mesh ", tv->deviceMesh(), " of ",
+                     tv->toString(), " names device ", d, " but there are only ", comm->size(),
+                     " ranks (", comm->source(), "): a mesh may not be larger than the world");
+        }
+      }
+    }
     LOOM_CHECK(options_.deviceId.has_value(),
                "the fusion is sharded (its tensors have device meshes): set "
-               "RuntimeOptions::deviceId to the device (rank) this process runs it as");
+               "RuntimeOptions::deviceId to the device (rank) this process runs it as, or "
+               "RuntimeOptions::communicator");
     // Malformed shardings and reshardings are the caller's errors: say so now, not at the
     // first run.
     (void)multidevice::shardedCopy(*fusion_);

@@ -65,6 +65,7 @@
 #include "loom/eval/argument.h"
 #include "loom/exec/kernel_executor.h"
 #include "loom/ir/fusion.h"
+#include "loom/multidevice/communicator.h"
 #include "loom/segmenter/concretize.h"
 #include "loom/segmenter/segmented_fusion.h"
 
@@ -113,6 +114,10 @@ struct RuntimeOptions {
   /// outputs are its local shards, and the kernels are its local program (docs/multidevice.md).
   /// Required for a fusion with device meshes; ignored otherwise.
   std::optional<int64_t> deviceId = std::nullopt;
+  /// The ranks this process runs among (multidevice/communicator.h; not owned, must outlive the
+  /// cache). With one, deviceId defaults to its rank and every device of the fusion's meshes
+  /// must be a rank of it.
+  const multidevice::Communicator* communicator = nullptr;
 };
 
 /// Runs one segmentation: one KernelExecutor per segment, scheduled and compiled once.

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sharded fusions run by the device-by-device tests (sharded_exec_test.cpp, one process plays
+// every device) and the mpirun tests (mpi_test.cpp, one rank per device), and the check of one
+// device's outputs against its shard of the reference.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/eval/compare.h"
+#include "loom/eval/reference_evaluator.h"
+#include "loom/ir/ir.h"
+#include "loom/multidevice/communicator.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/ops/ops.h"
+#include "loom/runtime/fusion_executor_cache.h"
+#ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/memory.h"
+#endif
+
+namespace loom::multidevice::test {
+
+using ir::DeviceMesh;
+using ir::Fusion;
+using ir::FusionGuard;
+using ir::ParallelType;
+using ir::TensorView;
+
+/// Shards loop axis `axis` of `tv` (an unsharded axis: its logical position when nothing before
+/// it was split) over `mesh` on `type`.
+inline void shard(TensorView* tv, int64_t axis, const DeviceMesh& mesh,
+                  ParallelType type = ParallelType::DIDx) {
+  tv->setDeviceMesh(mesh);
+  tv->outerSplit(axis, mesh.size(type));
+  tv->axis(axis)->parallelize(type);
+}
+
+struct Case {
+  std::string name;
+  /// Builds the fusion, inputs annotated.
+  std::function<void(Fusion&)> build;
+  /// Global input shapes.
+  std::vector<std::vector<int64_t>> shapes;
+  int64_t reduced = 1;  ///< elements reduced into one output element (the tolerance)
+};
+
+inline TensorView* input(Fusion& f, std::vector<int64_t> shape, DataType dtype) {
+  auto* x = ops::TensorBuilder().shape(std::move(shape)).dtype(dtype).build();
+  f.addInput(x);
+  return x;
+}
+
+/// A 2-D mesh of `d` devices: 2 x d/2 when d is even, else 1 x d.
+inline DeviceMesh mesh2d(int64_t d) {
+  std::vector<int64_t> devices = DeviceMesh::arange(d).devices();
+  return d % 2 == 0 ? DeviceMesh(devices, {2, d / 2}) : DeviceMesh(devices, {1, d});
+}
+
+/// Every example fusion sharded on a non-reduced axis over `d` devices (d divides 12): 1-D and
+/// 2-D meshes, fp32 and bf16, constant and symbolic extents, and the founding case.
+inline std::vector<Case> shardedCases(int64_t d) {
+  std::vector<Case> out;
+  const DeviceMesh mesh = DeviceMesh::arange(d);
+  for (DataType dt : {DataType::Float32, DataType::BFloat16}) {
+    const std::string suffix = dt == DataType::Float32 ? "Fp32" : "Bf16";
+    out.push_back({"BiasGelu" + suffix,
+                   [=](Fusion& f) {
+                     TensorView* x = input(f, {-1, -1}, dt);
+                     TensorView* b = input(f, {-1}, dt);
+                     shard(x, 0, mesh);
+                     f.addOutput(ops::gelu(ops::add(x, ops::broadcast(b, {true, false}))));
+                   },
+                   {{24, 96}, {96}}});
+    out.push_back({"Softmax" + suffix,
+                   [=](Fusion& f) {
+                     TensorView* x = input(f, {8, 12, 64}, dt);
+                     shard(x, 1, mesh);
+                     f.addOutput(ops::softmax(x, 2));
+                   },
+                   {{8, 12, 64}},
+                   64});
+    out.push_back({"LayerNorm" + suffix,
+                   [=](Fusion& f) {
+                     TensorView* x = input(f, {-1, -1, -1}, dt);
+                     TensorView* w = input(f, {-1}, dt);
+                     TensorView* b = input(f, {-1}, dt);
+                     shard(x, 1, mesh);
+                     f.addOutput(ops::layerNorm(x, 1, w, b).y);
+                   },
+                   {{2, 24, 128}, {128}, {128}},
+                   128});
+    out.push_back({"RmsNorm" + suffix,
+                   [=](Fusion& f) {
+                     TensorView* x = input(f, {-1, -1}, dt);
+                     shard(x, 0, mesh);
+                     f.addOutput(ops::rmsNorm(x, 1, nullptr, 1e-5));
+                   },
+                   {{24, 80}},
+                   80});
+    out.push_back({"SumOverUnshardedAxis" + suffix,
+                   [=](Fusion& f) {
+                     TensorView* x = input(f, {-1, -1}, dt);
+                     shard(x, 1, mesh);
+                     f.addOutput(ops::sum(x, {0}));
+                   },
+                   {{64, 48}},
+                   64});
+  }
+  // A 2-D mesh: rows on DIDy, the last dim on DIDx; a sum over the unsharded middle dim.
+  out.push_back({"TwoDimensionalMesh",
+                 [=](Fusion& f) {
+                   TensorView* x = input(f, {-1, -1, -1}, DataType::Float32);
+                   const DeviceMesh m = mesh2d(d);
+                   shard(x, 2, m, ParallelType::DIDx);  // loop [b, s, DIDx, e/x]
+                   shard(x, 0, m, ParallelType::DIDy);  // loop [DIDy, b/y, s, DIDx, e/x]
+                   f.addOutput(ops::mul(ops::exp(x), 0.5));
+                   f.addOutput(ops::sum(x, {1}));
+                 },
+                 {{4, 10, 12}},
+                 10});
+  // The founding case: var_mean over e of [b, s, e], s sharded; the persistent path (Welford
+  // translated) and the Welford path (a row too wide to hold).
+  for (bool wide : {false, true}) {
+    out.push_back({wide ? "FoundingCaseWelfordPath" : "FoundingCasePersistentPath",
+                   [=](Fusion& f) {
+                     TensorView* x = input(f, {-1, -1, -1}, DataType::Float32);
+                     ops::VarMeanResult vm = ops::varMean(x, {2}, 0.0);
+                     f.addOutput(vm.var);
+                     f.addOutput(vm.mean);
+                     shard(x, 1, mesh);
+                   },
+                   {{1, 24, wide ? 65536 : 768}},
+                   wide ? 65536 : 768});
+  }
+  return out;
+}
+
+/// The global inputs of `c` (random, the same on every device for one seed).
+inline std::vector<eval::Argument> globalInputs(const Case& c, const Fusion& fusion) {
+  std::vector<eval::Argument> args;
+  for (size_t i = 0; i < c.shapes.size(); ++i) {
+    Tensor t = Tensor::empty(c.shapes[i], fusion.inputs()[i]->as<TensorView>()->dtype());
+    fillRandom(t, 100 + i);
+    args.push_back(t);
+  }
+  return args;
+}
+
+/// Runs `c` as `device` on `backend` and compares its outputs with its shards of `expected`
+/// (the reference outputs of the global inputs); returns the outputs (host) and adds a
+/// failure message per mismatch to `failures`.
+inline std::vector<Tensor> runAsDevice(const Case& c, const Fusion& fusion,
+                                       const Fusion& sharded,
+                                       const std::vector<eval::Argument>& global,
+                                       const std::vector<Tensor>& expected, int64_t device,
+                                       exec::Backend backend, std::vector<std::string>& failures,
+                                       const Communicator* comm = nullptr) {
+  std::vector<eval::Argument> local;
+  for (size_t i = 0; i < global.size(); ++i) {
+    Tensor shard = shardTensor(std::get<Tensor>(global[i]),
+                               sharded.inputs()[i]->as<TensorView>(), device)
+                       .contiguous();
+#ifdef LOOM_HAVE_CUDA_BACKEND
+    if (backend == exec::Backend::Cuda) shard = cuda::toDevice(shard);
+#endif
+    local.push_back(shard);
+  }
+  runtime::RuntimeOptions options;
+  options.backend = backend;
+  options.executor.poisonOutputs = true;
+  options.communicator = comm;
+  if (comm == nullptr) options.deviceId = device;
+  runtime::FusionExecutorCache cache(fusion.clone(), options);
+  std::vector<Tensor> outs = cache.run(local);
+  if (outs.size() != expected.size()) {
+    failures.push_back(c.name + " device " + std::to_string(device) + ": " +
+                       std::to_string(outs.size()) + " outputs, expected " +
+                       std::to_string(expected.size()));
+    return outs;
+  }
+  for (size_t o = 0; o < outs.size(); ++o) {
+#ifdef LOOM_HAVE_CUDA_BACKEND
+    if (backend == exec::Backend::Cuda) outs[o] = cuda::toHost(outs[o]);
+#endif
+    Tensor want = shardTensor(expected[o], sharded.outputs()[o]->as<TensorView>(), device)
+                      .contiguous();
+    auto msg = eval::expectClose(outs[o], want, eval::defaultTolerance(want.dtype(), c.reduced),
+                                 c.name + " device " + std::to_string(device) + " output " +
+                                     std::to_string(o));
+    if (msg) failures.push_back(*msg);
+  }
+  return outs;
+}
+
+}  // namespace loom::multidevice::test
