@@ -180,6 +180,12 @@ check codegen-no-sms 0 '__global__ void loom_kernel_[0-9a-f]+\(' -- "$loom" code
 check codegen-bad-sms 1 "--sms needs a positive multiprocessor count such as 132, got '0'" -- \
   "$loom" codegen "$tmp/fixed_sum.fus" --sms 0
 
+# A sharded fusion: one process is rank 0 of 1; a 4-device mesh is larger than that world.
+check sharded-single-rank 0 "1 rank\(s\) \(single process\): all PASS" -- \
+  "$loom" run "$src/examples/multidevice/var_mean_sp_d1.fus" --backend host
+check sharded-mesh-too-large 1 "a mesh may not be larger than the world" -- \
+  "$loom" run "$src/examples/multidevice/var_mean_sp_d4.fus" --backend host
+
 # The examples are what the generator writes today (run tools/regen-examples.sh if not).
 "$loom" gen-examples "$tmp" >/dev/null
 stale=0

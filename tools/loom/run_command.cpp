@@ -18,6 +18,8 @@
 #include "loom/support/strings.h"
 #include "tools/loom/commands.h"
 #include "tools/loom/random_inputs.h"
+#include "tools/loom/sharded_run.h"
+#include "loom/multidevice/sharding.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/event.h"
 #include "loom/backend/cuda/memory.h"
@@ -71,6 +73,12 @@ int runCommand(const std::vector<std::string>& args) {
              "[--bench]");
   auto fusion = ir::parseFusionFile(file);
   std::vector<eval::Argument> inputs = randomInputs(*fusion, sizes, seed);
+  if (multidevice::isMultidevice(*fusion)) {
+    runtime::RuntimeOptions sharded_options;
+    sharded_options.backend = exec::resolveBackend(backend);
+    sharded_options.executor.poisonOutputs = true;
+    return runSharded(std::move(fusion), inputs, sharded_options, bench);
+  }
   std::vector<Tensor> expected = eval::evaluateFusion(*fusion, inputs);
   std::vector<std::string> names;
   for (ir::Val* out : fusion->outputs()) names.push_back(out->toString());

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// `loom run` of a sharded fusion (tensors with device meshes), one rank per device:
+//
+//   mpirun -np 4 loom run examples/multidevice/var_mean_sp_d4.fus [--backend cuda] [--bench]
+//
+// Every rank makes the same global random inputs from the seed, computes the global reference,
+// takes its shards, runs its local program, and checks its outputs against its shards of the
+// reference. Rank 0 prints every rank's lines and one summary; the exit status is 1 on every
+// rank when any rank failed.
+#include "tools/loom/sharded_run.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "loom/eval/compare.h"
+#include "loom/eval/reference_evaluator.h"
+#include "loom/multidevice/communicator.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/support/strings.h"
+#ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/event.h"
+#include "loom/backend/cuda/memory.h"
+#endif
+
+namespace loom::tools {
+
+int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argument>& global,
+               runtime::RuntimeOptions options, bool bench) {
+  multidevice::Communicator& comm = multidevice::Communicator::instance();
+  const int64_t rank = comm.rank();
+  const bool on_device = options.backend == exec::Backend::Cuda;
+  std::vector<Tensor> expected = eval::evaluateFusion(*fusion, global);
+  std::unique_ptr<ir::Fusion> sharded = multidevice::shardedCopy(*fusion);
+  std::ostringstream lines;
+  bool ok = true;
+  try {
+    std::vector<eval::Argument> local;
+    for (size_t i = 0; i < global.size(); ++i) {
+      if (const auto* t = std::get_if<Tensor>(&global[i])) {
+        Tensor shard =
+            multidevice::shardTensor(*t, sharded->inputs()[i]->as<ir::TensorView>(), rank)
+                .contiguous();
+#ifdef LOOM_HAVE_CUDA_BACKEND
+        if (on_device) shard = cuda::toDevice(shard);
+#endif
+        local.push_back(shard);
+      } else {
+        local.push_back(global[i]);
+      }
+    }
+    options.communicator = &comm;
+    std::unique_ptr<ir::Fusion> timed_fusion = bench ? fusion->clone() : nullptr;
+    runtime::FusionExecutorCache cache(std::move(fusion), options);
+    std::vector<Tensor> outs = cache.run(local);
+    for (size_t o = 0; o < outs.size(); ++o) {
+#ifdef LOOM_HAVE_CUDA_BACKEND
+      if (on_device) outs[o] = cuda::toHost(outs[o]);
+#endif
+      const auto* out_tv = sharded->outputs()[o]->as<ir::TensorView>();
+      Tensor want = multidevice::shardTensor(expected[o], out_tv, rank).contiguous();
+      int64_t reduced = 1;
+      for (const eval::Argument& a : global) {
+        if (const auto* t = std::get_if<Tensor>(&a)) reduced = std::max(reduced, t->numel());
+      }
+      reduced = std::max<int64_t>(1, reduced / std::max<int64_t>(1, expected[o].numel()));
+      auto err = eval::expectClose(outs[o], want, eval::defaultTolerance(want.dtype(), reduced),
+                                   out_tv->toString());
+      lines << "rank " << rank << ": " << (err ? "FAIL " : "PASS ") << out_tv->toString()
+            << " shard [" << join(outs[o].sizes()) << "] of [" << join(expected[o].sizes())
+            << "] " << dataTypeName(outs[o].dtype()) << "\n";
+      if (err) lines << "  " << *err << "\n";
+      ok = ok && !err;
+    }
+    const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
+    lines << "rank " << rank << ": " << rt->lastRun().size() << " kernel(s) on "
+          << exec::backendName(options.backend) << ", "
+          << comm.communications() << " communications\n";
+    if (bench) {
+      runtime::RuntimeOptions timed_options = options;
+      timed_options.executor.poisonOutputs = false;
+      runtime::FusionExecutorCache timed(std::move(timed_fusion), timed_options);
+      constexpr int kWarmup = 5, kReps = 50;
+      for (int r = 0; r < kWarmup; ++r) timed.run(local);
+      double host_us = 0, kernel_ms = 0;
+#ifdef LOOM_HAVE_CUDA_BACKEND
+      if (on_device) {
+        cuda::Event start = cuda::Event::create(), stop = cuda::Event::create();
+        for (int r = 0; r < kReps; ++r) {
+          start.record(nullptr);
+          auto t0 = std::chrono::steady_clock::now();
+          timed.run(local);
+          host_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                               t0)
+                         .count();
+          stop.record(nullptr);
+          stop.synchronize();
+          kernel_ms += double(cuda::Event::elapsedMs(start, stop));
+        }
+      }
+#endif
+      if (!on_device) {
+        for (int r = 0; r < kReps; ++r) {
+          auto t0 = std::chrono::steady_clock::now();
+          timed.run(local);
+          double us = std::chrono::duration<double, std::micro>(
+                          std::chrono::steady_clock::now() - t0)
+                          .count();
+          host_us += us;
+          kernel_ms += us / 1e3;
+        }
+      }
+      char buf[256];
+      std::snprintf(buf, sizeof(buf),
+                    "rank %lld: bench %.4f ms per run (%s), host %.2f us per cached run "
+                    "(mean of %d)\n",
+                    static_cast<long long>(rank), kernel_ms / kReps,
+                    on_device ? "CUDA events, L2 not flushed" : "host wall time", host_us / kReps,
+                    kReps);
+      lines << buf;
+    }
+  } catch (const std::exception& e) {
+    // Every rank must still reach the gather below, so a rank's error is reported, not thrown.
+    lines << "rank " << rank << ": error: " << e.what() << "\n";
+    ok = false;
+  }
+  std::vector<std::string> all = comm.allgatherBytes(lines.str());
+  std::vector<int64_t> oks = comm.allgather(ok ? 1 : 0);
+  int64_t passed = 0;
+  for (int64_t v : oks) passed += v;
+  if (rank == 0) {
+    for (const std::string& l : all) std::cout << l;
+    std::cout << comm.size() << " rank(s) (" << comm.source() << "): "
+              << (passed == comm.size() ? "all PASS"
+                                        : std::to_string(comm.size() - passed) + " FAILED")
+              << "\n";
+  }
+  return passed == comm.size() ? 0 : 1;
+}
+
+}  // namespace loom::tools
