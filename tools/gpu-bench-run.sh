@@ -5,24 +5,27 @@
 # (one file, so the device tool brings it back whole); the table is printed last.
 #
 #   bash tools/gpu-bench-run.sh [--examples] [--fast-compile] [--ab-hints] [--stages]
-#                               [--sweep FILE] [--no-torch]
+#                               [--sweep FILE] [--no-torch] [--mpi]
 #
 #   --examples      also run every full-size example with `loom run --backend cuda` (correctness)
 #   --fast-compile  also time every case with LOOM_NVRTC_FAST_COMPILE=min
 #   --ab-hints      also time the fp32 cases under each cache-hint define (LOOM_NVRTC_OPTIONS)
 #   --stages        also time the CPU compile stages there (loom_compile_stages)
 #   --no-torch      skip the torch baseline (a Loom-only run: no side-by-side table)
+#   --mpi           also the mpi tier with GPU ranks (ranks share the GPUs) and the founding case
+#                   per rank for 1, 2 and 4 ranks next to the single-device run (founding.txt)
 #   --sweep FILE    also time heuristic variants: each line of FILE is "CASES DTYPES PARAMS"
 #                   (loom_bench --cases/--dtypes/--params); '#' starts a comment
 set -o pipefail
 out=${OUT:?set OUT to the output folder}
-examples=0 fast=0 hints=0 stages=0 sweep="" torch=1
+examples=0 fast=0 hints=0 stages=0 sweep="" torch=1 mpi=0
 while [[ $# -gt 0 ]]; do
   a=$1
   shift
   case $a in
     --sweep) sweep=${1:?--sweep needs a file}; shift ;;
     --no-torch) torch=0 ;;
+    --mpi) mpi=1 ;;
     --examples) examples=1 ;;
     --fast-compile) fast=1 ;;
     --ab-hints) hints=1 ;;
@@ -85,6 +88,22 @@ if [[ $stages == 1 ]]; then
 fi
 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 120 > "$r/gpu-tier.log" 2>&1
 echo "gpu tier rc=$?" >> "$r/status.txt"
+if [[ $mpi == 1 ]]; then  # GPU ranks: the mpi tier, then the founding case's figures
+  LOOM_MPI_TEST_BACKEND=cuda ctest --test-dir build-gpu -L mpi --output-on-failure --timeout 300 \
+    > "$r/mpi-tier.log" 2>&1
+  echo "mpi tier (GPU ranks) rc=$?" >> "$r/status.txt"
+  mpi_flags=(--allow-run-as-root --oversubscribe -x NCCL_NVLS_ENABLE=0)
+  {
+    echo "== single device: loom run examples/var_mean_fp32.fus --backend cuda --bench"
+    timeout 200 build-gpu/bin/loom run examples/var_mean_fp32.fus --backend cuda --bench
+    for d in 1 2 4; do
+      echo "== mpirun -np $d loom run examples/multidevice/var_mean_sp_d$d.fus --backend cuda --bench"
+      NCCL_NVLS_ENABLE=0 timeout 300 mpirun -np "$d" "${mpi_flags[@]}" build-gpu/bin/loom run \
+        "examples/multidevice/var_mean_sp_d$d.fus" --backend cuda --bench
+    done
+  } > "$r/founding.txt" 2>&1
+  echo "founding case rc=$?" >> "$r/status.txt"
+fi
 if [[ $examples == 1 ]]; then  # every full-size example, checked by the reference evaluator
   for f in examples/*.fus; do
     (timeout 200 build-gpu/bin/loom run "$f" --backend cuda > "$r/run-$(basename "$f" .fus).log" 2>&1
@@ -103,6 +122,10 @@ tar czf "$out/all.tgz" -C "$r" . && rm -rf "$r"
 tar xzf "$out/all.tgz" -O ./status.txt
 tar xzf "$out/all.tgz" -O ./gpu-tier.log | grep -E "tests passed|Failed|FAILED"
 tar xzf "$out/all.tgz" -O ./table.txt
+if [[ $mpi == 1 ]]; then
+  tar xzf "$out/all.tgz" -O ./mpi-tier.log | grep -E "tests passed|Failed|FAILED"
+  tar xzf "$out/all.tgz" -O ./founding.txt | grep -E "^==|bench|rank\(s\)|FAIL|error"
+fi
 [[ -n $sweep ]] && tar xzf "$out/all.tgz" -O ./sweep.txt
 for j in $(tar tzf "$out/all.tgz" | grep -E 'loom-(fast-compile|hint[0-9]+)\.json$'); do
   tag=$(basename "$j" .json)
