@@ -371,9 +371,11 @@ SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Ar
   // The pre-segmentation passes rewrite a copy; when none changed it, the caller's fusion is
   // segmented (its exprs are the segments' own, which runtime reuse compares by identity).
   std::shared_ptr<ir::Fusion> copy = fusion.clone();
-  PresegmentContext ctx{.args = args, .device = options.device,
-                        .translateWelford = options.translateWelford,
-                        .deviceId = options.deviceId};
+  PresegmentContext ctx;
+  ctx.args = args;
+  ctx.device = options.device;
+  ctx.translateWelford = options.translateWelford;
+  ctx.deviceId = options.deviceId;
   const bool rewritten = runPresegmentPasses(*copy, ctx);
   SegmentedFusion result = Segmenter(rewritten ? *copy : fusion, args, options).run();
   if (rewritten) result.adoptRewritten(copy, &fusion);

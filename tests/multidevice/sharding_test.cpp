@@ -277,7 +277,9 @@ TEST(FoundingCase, VarMeanStaysShardedThroughThePasses) {
     std::vector<eval::Argument> args = {
         Tensor::fromBlob(reinterpret_cast<void*>(uintptr_t{4096}), local,
                          Tensor::contiguousStrides(local), DataType::Float32, Device::cpu())};
-    segmenter::PresegmentContext ctx{.args = args, .translateWelford = translate};
+    segmenter::PresegmentContext ctx;
+    ctx.args = args;
+    ctx.translateWelford = translate;
     segmenter::runPresegmentPasses(f, ctx, DumpOptions());
     EXPECT_EQ(ctx.welfordNote.find("translated") == 0, translate) << ctx.welfordNote;
     bool saw_welford = false;

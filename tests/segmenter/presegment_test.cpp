@@ -55,7 +55,8 @@ TEST(Presegment, PassesInOrder) {
 TEST(Presegment, TranslatesWelfordAndReportsIt) {
   auto f = varMean();
   std::vector<eval::Argument> args = {shapeOnly({64, 1024})};
-  PresegmentContext ctx{.args = args};
+  PresegmentContext ctx;
+  ctx.args = args;
   CoutCapture capture;
   EXPECT_TRUE(runPresegmentPasses(*f, ctx, DumpOptions::parse("fusion_ir(translate_welford)")));
   std::string dumped = capture.out.str();
@@ -69,13 +70,15 @@ TEST(Presegment, TranslatesWelfordAndReportsIt) {
 TEST(Presegment, EmptyWorkSkipsTheTranslation) {
   auto f = varMean();
   std::vector<eval::Argument> args = {shapeOnly({4, 0})};
-  PresegmentContext ctx{.args = args};
+  PresegmentContext ctx;
+  ctx.args = args;
   EXPECT_TRUE(runPresegmentPasses(*f, ctx, DumpOptions()));
   EXPECT_TRUE(ctx.removedEmptyWork);
   EXPECT_EQ(ctx.welfordNote, "");
 
   auto g = varMean();
-  PresegmentContext off{.args = args, .translateWelford = false};
+  PresegmentContext off;
+  off.translateWelford = false;
   std::vector<eval::Argument> full = {shapeOnly({4, 8})};
   off.args = full;
   EXPECT_FALSE(runPresegmentPasses(*g, off, DumpOptions()));
@@ -88,7 +91,9 @@ TEST(Presegment, SegmentFusionSegmentsTheRewrittenCopy) {
   std::vector<eval::Argument> args = {shapeOnly({64, 1024})};
   SegmentedFusion translated = segmentFusion(*f, args);
   EXPECT_TRUE(translated.rewritten());
-  SegmentedFusion kept = segmentFusion(*f, args, {.translateWelford = false});
+  SegmenterOptions no_translation;
+  no_translation.translateWelford = false;
+  SegmentedFusion kept = segmentFusion(*f, args, no_translation);
   EXPECT_FALSE(kept.rewritten());
   EXPECT_EQ(&kept.original(), f.get());
 }
