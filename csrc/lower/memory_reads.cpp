@@ -11,10 +11,10 @@
 //           block-parallel loop of the producer must be shared or matched by the consumer.
 //   global  every thread of every block, but a kernel has no grid-wide barrier: only the block
 //           that wrote an element may read it. As for shared, plus: a producer with no loop on a
-//           block dim P the kernel launches is written by the blocks with P index 0 only (the
-//           thread_predicates guard), so it may not be read by any block along P; unless P is
-//           reduced by a grid reduction the tensor is computed from: then it and its readers run
-//           in the last block of that reduction only.
+//           block dim P the kernel launches (a broadcast loop ID on P does not count) is written
+//           by the blocks with P index 0 only (the thread_predicates guard), so it may not be
+//           read by any block along P; unless P is reduced by a grid reduction the tensor is
+//           computed from: then it and its readers run in the last block of that reduction only.
 // A global tensor read only by later kernels (outputs, segment boundaries) has no consumer here.
 //
 //   T1 : f32 global [i0{8, BIDx}, i1{128, TIDx}]       T2 = sum over i0 of T1 in every block:
@@ -77,10 +77,13 @@ std::unordered_map<const ir::TensorView*, std::set<ir::ParallelType>> gridReduce
   return dims;
 }
 
-bool hasLoopOn(const ir::TensorView* tv, ir::ParallelType p) {
+// True when `tv` is spread over `p` as thread_predicates counts it: a broadcast loop ID on `p`
+// does not spread it, so its global writes are left to the blocks with index 0 on `p`.
+bool spreadOver(const ir::TensorView* tv, ir::ParallelType p) {
   const auto& loop = tv->loop();
-  return std::any_of(loop.begin(), loop.end(),
-                     [p](const ir::IterDomain* id) { return id->parallelType() == p; });
+  return std::any_of(loop.begin(), loop.end(), [p](const ir::IterDomain* id) {
+    return id->parallelType() == p && !id->isBroadcast();
+  });
 }
 
 void checkRead(const LowerContext& ctx, const std::set<ir::ParallelType>& launched,
@@ -122,10 +125,11 @@ void checkRead(const LowerContext& ctx, const std::set<ir::ParallelType>& launch
                    "kernels");
       }
       for (ir::ParallelType p : launched) {
-        if (hasLoopOn(tv, p) || grid_reduced.count(p)) continue;
-        LOOM_THROW("lowering: global tensor ", tv->toString(), " has no loop on ",
+        if (spreadOver(tv, p) || grid_reduced.count(p)) continue;
+        LOOM_THROW("lowering: global tensor ", tv->toString(), " is not spread over ",
+                   ir::parallelTypeName(p), " (no loop ID of it but a broadcast is on ",
                    ir::parallelTypeName(p),
-                   ", which the kernel launches, so only the blocks with index 0 on it write "
+                   "), which the kernel launches, so only the blocks with index 0 on it write "
                    "it; ", consumer->toString(), " reads it in the same kernel, where other "
                    "blocks would read it before it is written (a kernel has no grid-wide "
                    "barrier). Parallelize it on ",

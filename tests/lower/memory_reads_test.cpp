@@ -74,5 +74,28 @@ TEST(LowerMemoryReads, GlobalIntermediateWrittenByBlockZeroOnlyIsRefused) {
   EXPECT_NE(msg.find("no grid-wide barrier"), std::string::npos) << msg;
 }
 
+// A broadcast loop ID on BIDx does not spread a tensor over the blocks: thread_predicates leaves
+// its global writes to block 0, so other blocks reading it in the same kernel is refused (it gave
+// NaNs on the GPU; the host backend's sequential blocks hid it).
+TEST(LowerMemoryReads, BroadcastOnABlockDimDoesNotSpreadTheWrites) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto* bias = ops::TensorBuilder().shape({32}).build();
+  auto* x = ops::TensorBuilder().shape({4, 32}).build();
+  f->addInput(bias);
+  f->addInput(x);
+  auto* b = ops::broadcast(bias, {true, false});
+  auto* out = ops::add(x, b);
+  f->addOutput(out);
+  b->setMemoryType(ir::MemoryType::Global);
+  b->axis(0)->parallelize(ir::ParallelType::BIDx);  // the broadcast [1] on BIDx
+  b->axis(1)->parallelize(ir::ParallelType::TIDx);
+  out->axis(0)->parallelize(ir::ParallelType::BIDx);
+  out->axis(1)->parallelize(ir::ParallelType::TIDx);
+  std::string msg = lowerError(*f);
+  EXPECT_NE(msg.find("global tensor T2 is not spread over BIDx"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("which the kernel launches"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace loom::test
