@@ -15,6 +15,9 @@
 //           by the blocks with P index 0 only (the thread_predicates guard), so it may not be
 //           read by any block along P; unless P is reduced by a grid reduction the tensor is
 //           computed from: then it and its readers run in the last block of that reduction only.
+//           Nor may it be inlined into block-parallel loops over a larger space than its own (a
+//           merged broadcast resolved by the consumer): its writes are masked to the iterations
+//           that map onto its elements, which other blocks read.
 // A global tensor read only by later kernels (outputs, segment boundaries) has no consumer here.
 //
 //   T1 : f32 global [i0{8, BIDx}, i1{128, TIDx}]       T2 = sum over i0 of T1 in every block:
@@ -114,6 +117,20 @@ void checkRead(const LowerContext& ctx, const std::set<ir::ParallelType>& launch
                  "global memory in a kernel of its own");
     }
     case ir::MemoryType::Global: {
+      // Inlined into block-parallel loops over a larger space than its own (a broadcast merged
+      // into them and resolved by the consumer), it is written only by the iterations that map
+      // onto its elements, which need not be the reading blocks.
+      for (const ir::IterDomain* id : tv->loop()) {
+        const ir::ParallelType p = ctx.loopParallelType(id);
+        if (!ir::isBlockDim(p) || lg.isExactlyPromoted(id)) continue;
+        LOOM_THROW("lowering: global tensor ", tv->toString(), " runs in the loop of ",
+                   lg.promoted(id)->toString(), " (", ir::parallelTypeName(p),
+                   "), a larger space than its own axis ", id->toString(),
+                   ": only the blocks whose iterations map onto its elements write them, and ",
+                   consumer->toString(), " reads them in the same kernel from other blocks (a "
+                   "kernel has no grid-wide barrier). Keep it local or shared, or compute them "
+                   "in separate kernels");
+      }
       if (const ir::IterDomain* id = lg.readAcrossBlocks(tv, consumer)) {
         std::string_view p = ir::parallelTypeName(id->parallelType());
         LOOM_THROW("lowering: global tensor ", tv->toString(),

@@ -96,6 +96,25 @@ extern "C" __global__ void ids(int* out) {
           ASSERT_EQ(out[b * 64 + x + 8 * (y + 4 * z)], b * 1000 + z * 100 + y * 10 + x);
 }
 
+// Blocks run one at a time, the last first: a kernel that reads what a lower block writes (a race
+// CUDA does not order) reads unwritten data on the host as well. The order each block arrives in
+// is recorded by thread 0 through an atomic counter.
+TEST(HostEmulation, BlocksRunLastFirst) {
+  const char* src = R"(
+extern "C" __global__ void order(int* counter, int* out) {
+  if (threadIdx.x == 0) out[atomicAdd(counter, 1)] = blockIdx.x;
+}
+)";
+  auto m = loadKernel(src, "order");
+  int counter = 0;
+  std::vector<int> out(5, -1);
+  int* c = &counter;
+  int* o = out.data();
+  void* args[] = {&c, &o};
+  m->launch({5}, {32}, 0, args);
+  EXPECT_EQ(out, (std::vector<int>{4, 3, 2, 1, 0}));
+}
+
 // Warp shuffles: an xor butterfly gives every lane the warp sum; up/down/idx follow CUDA's
 // out-of-range rule (a lane whose source is outside its width segment keeps its own value).
 TEST(HostEmulation, WarpShuffles) {

@@ -6,6 +6,7 @@
 
 #include "lower/lower_test_util.h"
 #include "loom/transform/cache.h"
+#include "loom/transform/inlining.h"
 
 namespace loom::test {
 namespace {
@@ -95,6 +96,38 @@ TEST(LowerMemoryReads, BroadcastOnABlockDimDoesNotSpreadTheWrites) {
   std::string msg = lowerError(*f);
   EXPECT_NE(msg.find("global tensor T2 is not spread over BIDx"), std::string::npos) << msg;
   EXPECT_NE(msg.find("which the kernel launches"), std::string::npos) << msg;
+}
+
+// A global bias broadcast inlined into the [rows * cols] loops of its consumer (merged with the
+// broadcast row dim, split onto BIDx/TIDx) is written by the row-0 iterations only; the other
+// blocks read it (NaNs on the GPU). Refused; kept local it is fine.
+TEST(LowerMemoryReads, GlobalInlinedIntoALargerSpaceIsRefused) {
+  for (ir::MemoryType memory : {ir::MemoryType::Global, ir::MemoryType::Local}) {
+    auto f = std::make_unique<ir::Fusion>();
+    ir::FusionGuard guard(f.get());
+    auto* x = ops::TensorBuilder().shape({6, 300}).build();
+    auto* bias = ops::TensorBuilder().shape({300}).build();
+    f->addInput(x);
+    f->addInput(bias);
+    auto* b = ops::broadcast(bias, {true, false});
+    auto* out = ops::add(x, b);
+    f->addOutput(out);
+    b->setMemoryType(memory);
+    for (ir::TensorView* tv : {b, out}) {
+      tv->merge(0);
+      tv->split(0, 128);
+      tv->axis(0)->parallelize(ir::ParallelType::BIDx);
+      tv->axis(1)->parallelize(ir::ParallelType::TIDx);
+    }
+    transform::inlineAt(b, 2);
+    std::string msg = lowerError(*f);
+    if (memory == ir::MemoryType::Local) {
+      EXPECT_EQ(msg, "");
+      continue;
+    }
+    EXPECT_NE(msg.find("global tensor T2 runs in the loop of"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("a larger space than its own"), std::string::npos) << msg;
+  }
 }
 
 }  // namespace

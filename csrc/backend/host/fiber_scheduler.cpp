@@ -644,10 +644,12 @@ void runGrid(const GridLaunch& launch) {
     Scheduler(launch).run(all, fibers, stacks);
     return;
   }
-  // One block at a time; the stacks and fibers are reused by every block.
+  // One block at a time, the last first: CUDA runs blocks in no fixed order, and a kernel that
+  // reads in one block what a lower block writes (a race on the GPU) then reads unwritten data
+  // here too instead of passing by luck. The stacks and fibers are reused by every block.
   StackPool stacks(blockThreads, launch.options.stackBytes);
   std::vector<Fiber> fibers(blockThreads);
-  for (uint64_t i = 0; i < blocks; ++i) {
+  for (uint64_t i = blocks; i-- > 0;) {
     auto block = makeBlock(i);
     std::vector<Block*> one{block.get()};
     Scheduler(launch).run(one, fibers, stacks);
