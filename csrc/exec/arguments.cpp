@@ -109,7 +109,7 @@ void throwMisalignedOutput(const kir::Buffer* b, const void* data, int64_t bytes
 }  // namespace detail
 
 bool checkArgumentDevices(const ir::Fusion& fusion, std::span<const eval::Argument> args,
-                          Backend backend) {
+                          Backend backend, int device) {
   const auto& inputs = fusion.inputs();
   // The first tensor argument sets what the others must match on the cuda backend.
   const Tensor* first = nullptr;
@@ -124,8 +124,9 @@ bool checkArgumentDevices(const ir::Fusion& fusion, std::span<const eval::Argume
       continue;
     }
     if (t->device().isCuda()) {
-      LOOM_CHECK(t->device().index == 0, "input ", i, " (", inputs[i]->toString(), ") is on ",
-                 t->device(), ": expected a CUDA tensor on GPU 0, where the kernels are loaded");
+      LOOM_CHECK(t->device().index == device, "input ", i, " (", inputs[i]->toString(),
+                 ") is on ", t->device(), ": expected a CUDA tensor on GPU ", device,
+                 ", where the kernels are loaded");
     }
     if (first == nullptr) {
       first = t;
@@ -153,8 +154,8 @@ std::vector<eval::Argument> metadataViews(std::span<const eval::Argument> args) 
 
 std::vector<eval::Argument> checkedMetadataViews(const ir::Fusion& fusion,
                                                  std::span<const eval::Argument> args,
-                                                 Backend backend) {
-  (void)checkArgumentDevices(fusion, args, backend);
+                                                 Backend backend, int device) {
+  (void)checkArgumentDevices(fusion, args, backend, device);
   return metadataViews(args);
 }
 
@@ -168,13 +169,14 @@ bool hasHostTensor(std::span<const eval::Argument> args) {
 
 std::vector<eval::Argument> copyArgumentsToDevice(const ir::Fusion& fusion,
                                                   std::span<const eval::Argument> args,
-                                                  [[maybe_unused]] CUstream stream) {
-  (void)checkArgumentDevices(fusion, args, Backend::Cuda);
+                                                  [[maybe_unused]] CUstream stream,
+                                                  int device) {
+  (void)checkArgumentDevices(fusion, args, Backend::Cuda, device);
   std::vector<eval::Argument> device_args(args.begin(), args.end());
 #ifdef LOOM_HAVE_CUDA_BACKEND
   for (eval::Argument& a : device_args) {
     Tensor* t = std::get_if<Tensor>(&a);
-    if (t != nullptr && t->defined()) *t = cuda::toDeviceSameLayout(*t, 0, stream);
+    if (t != nullptr && t->defined()) *t = cuda::toDeviceSameLayout(*t, device, stream);
   }
   return device_args;
 #else

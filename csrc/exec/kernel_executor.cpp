@@ -61,14 +61,14 @@ std::string LaunchParams::toString() const {
 
 namespace {
 
-// What codegen may know of the target: on cuda, the SM count of the device the module is built
-// for (CompileOptions::forArch("") compiles for device 0); nothing on the host backend or when no
-// driver is loaded (run() then says a GPU is required before anything is compiled).
-codegen::CodegenOptions codegenOptions(Backend backend) {
+// What codegen may know of the target: on cuda, the SM count of the GPU the module is built for
+// (ExecutorOptions::device); nothing on the host backend or when no driver is loaded (run() then
+// says a GPU is required before anything is compiled).
+codegen::CodegenOptions codegenOptions(Backend backend, [[maybe_unused]] int device) {
   codegen::CodegenOptions o;
 #ifdef LOOM_HAVE_CUDA_BACKEND
   if (backend == Backend::Cuda && cuda::cudaAvailable()) {
-    o.multiprocessors = cuda::deviceProperties(0).multiprocessors;
+    o.multiprocessors = cuda::deviceProperties(device).multiprocessors;
   }
 #else
   (void)backend;
@@ -97,6 +97,8 @@ KernelExecutor::~KernelExecutor() = default;
 void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
                              ExecutorOptions options) {
   fusion_ = scheduled.clone();
+  LOOM_CHECK(options.device >= 0, "ExecutorOptions::device must be a GPU index (>= 0), got ",
+             options.device);
   options_ = options;
   backend_ = resolveBackend(backend);
   const DumpOptions& dump = DumpOptions::fromEnvironment();
@@ -105,7 +107,7 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
   timer.mark("lower");
   // The text of the 32-bit-index kernel, which most sizes select; run() builds its module (or
   // generates the 64-bit one) once the sizes are known.
-  codegen_options_ = codegenOptions(backend_);
+  codegen_options_ = codegenOptions(backend_, options_.device);
   kernel_->indexType = DataType::Int32;
   generated_ = codegen::generateKernel(*kernel_, codegen_options_);
   timer.rename(generated_.name);
@@ -154,8 +156,9 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
   }
 #ifdef LOOM_HAVE_CUDA_BACKEND
   static cuda::NvrtcCompiler compiler;
-  cuda::CompileResult r =
-      compiler.compile(generated_.source, cuda::CompileOptions::forArch("", generated_.name));
+  cuda::CompileOptions compile_options = cuda::CompileOptions::forArch("", generated_.name);
+  compile_options.device = options_.device;  // its architecture
+  cuda::CompileResult r = compiler.compile(generated_.source, compile_options);
   timer.mark(r.cacheHit ? "cubin cache hit" : "nvrtc");
   if (dump.has(DumpOption::Ptxas)) {
     for (const auto& k : r.kernels) {
@@ -163,7 +166,7 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
                 << " bytes spill stores, " << k.spillLoads << " bytes spill loads\n";
     }
   }
-  slot->module = std::make_unique<cuda::Module>(r.cubin, 0);
+  slot->module = std::make_unique<cuda::Module>(r.cubin, options_.device);
   slot->function = std::make_unique<cuda::Function>(slot->module->function(generated_.name));
   timer.mark("module load");
   slot->built = true;
@@ -390,7 +393,7 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     Tensor t;
 #ifdef LOOM_HAVE_CUDA_BACKEND
     if (backend_ == Backend::Cuda) {
-      t = cuda::emptyCuda(words, DataType::Int64, 0, options_.stream);
+      t = cuda::emptyCuda(words, DataType::Int64, options_.device, options_.stream);
       cuda::fillBytes(t, 0, options_.stream);
     }
 #endif
@@ -441,7 +444,7 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
       Tensor t;
 #ifdef LOOM_HAVE_CUDA_BACKEND
       if (backend_ == Backend::Cuda) {
-        t = cuda::emptyCuda(p.view ? p.allocSizes : p.sizes, dtype, 0, stream);
+        t = cuda::emptyCuda(p.view ? p.allocSizes : p.sizes, dtype, options_.device, stream);
       }
 #endif
       if (!t.defined()) t = Tensor::empty(p.view ? p.allocSizes : p.sizes, dtype);
@@ -515,7 +518,7 @@ LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
       PhaseTimer timer(DumpOptions::fromEnvironment().has(DumpOption::CompileTime),
                        "kernel executor");
       // The evaluator checks metadata only; it is told the tensors are host ones.
-      plan = makePlan(checkedMetadataViews(*fusion_, inputs, backend_));
+      plan = makePlan(checkedMetadataViews(*fusion_, inputs, backend_, options_.device));
       timer.rename(generated_.name);
       timer.mark("launch plan (the codegen/cubin/module lines above included)");
     }
@@ -543,7 +546,8 @@ LaunchParams KernelExecutor::runInto(std::span<const eval::Argument> inputs,
   if (backend_ != Backend::Cuda || !hasHostTensor(inputs)) return runResident(inputs, outputs);
   // Host tensors on the cuda backend: copy in, run device-resident, copy out (synchronous).
   LaunchParams launched =
-      runResident(copyArgumentsToDevice(*fusion_, inputs, options_.stream), outputs);
+      runResident(copyArgumentsToDevice(*fusion_, inputs, options_.stream, options_.device),
+                  outputs);
   copyOutputsToHost(outputs, options_.stream);
   return launched;
 }

@@ -16,6 +16,9 @@
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
+#ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/driver.h"
+#endif
 
 namespace loom::runtime {
 
@@ -304,6 +307,16 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
     (void)multidevice::shardedCopy(*fusion_);
   }
   options_.backend = exec::resolveBackend(options_.backend);
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  if (options_.backend == exec::Backend::Cuda) {
+    if (options_.gpu.has_value()) {
+      options_.executor.device = *options_.gpu;
+    } else if (options_.communicator != nullptr && cuda::deviceCount() > 0) {
+      // A rank drives cuda:<local rank>, ranks sharing GPUs round-robin when there are fewer.
+      options_.executor.device = options_.communicator->gpuIndex(cuda::deviceCount());
+    }
+  }
+#endif
   dynamic_ = segmenter::hasDynamicReshape(*fusion_);
   scalar_sizes_ = segmenter::sizesDependOnScalarInputs(*fusion_);
 }
@@ -314,7 +327,8 @@ std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> arg
   }
   // Host tensors on cuda: copy in once, keep every segment on the device, copy the outputs out.
   CUstream stream = options_.executor.stream;
-  std::vector<Tensor> outs = runResident(exec::copyArgumentsToDevice(*fusion_, args, stream));
+  std::vector<Tensor> outs =
+      runResident(exec::copyArgumentsToDevice(*fusion_, args, stream, options_.executor.device));
   exec::copyOutputsToHost(outs, stream);
   return outs;
 }
@@ -389,7 +403,8 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   // Devices first (clear messages), then segmentFusion validates the rest
   // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
   // schedulers only look at metadata, so CUDA tensors go in as host-labelled views.
-  std::vector<eval::Argument> views = exec::checkedMetadataViews(*fusion_, args, options_.backend);
+  std::vector<eval::Argument> views =
+      exec::checkedMetadataViews(*fusion_, args, options_.backend, options_.executor.device);
   const Variant& variant = contiguityVariant(views);
   auto segment = [&] {
     segmenter::SegmenterOptions seg_options;

@@ -17,6 +17,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/driver.h"
 #include "loom/backend/cuda/memory.h"
 #endif
 
@@ -163,7 +164,9 @@ inline std::vector<Tensor> runAsDevice(const Case& c, const Fusion& fusion,
                                sharded.inputs()[i]->as<TensorView>(), device)
                        .contiguous();
 #ifdef LOOM_HAVE_CUDA_BACKEND
-    if (backend == exec::Backend::Cuda) shard = cuda::toDevice(shard);
+    if (backend == exec::Backend::Cuda) {
+      shard = cuda::toDevice(shard, comm != nullptr ? comm->gpuIndex(cuda::deviceCount()) : 0);
+    }
 #endif
     local.push_back(shard);
   }

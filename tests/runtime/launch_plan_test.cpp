@@ -166,6 +166,15 @@ TEST(LaunchPlan, MixedOrForeignDevicesOnCudaAreRejected) {
   msg = userErrorOf([&] { ke.run(other_gpu); });
   EXPECT_NE(msg.find("input 0"), std::string::npos) << msg;
   EXPECT_NE(msg.find("is on cuda:1: expected a CUDA tensor on GPU 0"), std::string::npos) << msg;
+  // An executor of GPU 2 (ExecutorOptions::device) expects its inputs there.
+  KernelExecutor ke2;
+  ke2.compile(*f, Backend::Cuda, {.device = 2});
+  msg = userErrorOf([&] { ke2.run(other_gpu); });
+  EXPECT_NE(msg.find("is on cuda:1: expected a CUDA tensor on GPU 2"), std::string::npos) << msg;
+  msg = userErrorOf([&] { KernelExecutor().compile(*f, Backend::Cuda, {.device = -1}); });
+  EXPECT_NE(msg.find("ExecutorOptions::device must be a GPU index (>= 0), got -1"),
+            std::string::npos)
+      << msg;
 #endif
 }
 

@@ -21,6 +21,7 @@
 #include "loom/multidevice/sharding.h"
 #include "loom/support/strings.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/driver.h"
 #include "loom/backend/cuda/event.h"
 #include "loom/backend/cuda/memory.h"
 #endif
@@ -44,7 +45,7 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
             multidevice::shardTensor(*t, sharded->inputs()[i]->as<ir::TensorView>(), rank)
                 .contiguous();
 #ifdef LOOM_HAVE_CUDA_BACKEND
-        if (on_device) shard = cuda::toDevice(shard);
+        if (on_device) shard = cuda::toDevice(shard, comm.gpuIndex(cuda::deviceCount()));
 #endif
         local.push_back(shard);
       } else {

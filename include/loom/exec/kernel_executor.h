@@ -56,14 +56,18 @@ struct ExecutorOptions {
   /// The stream every allocation, memset, copy and launch of run() goes on (cuda backend; the
   /// host backend ignores it). Null: the legacy default stream. Fixed at compile().
   CUstream stream = nullptr;
+  /// The GPU of the cuda backend (its index among the driver's devices): the kernels are
+  /// compiled for its architecture and loaded there, outputs and scratch are allocated there,
+  /// and CUDA tensor inputs must be there. Fixed at compile(). The host backend ignores it.
+  int device = 0;
 };
 
 /// Checks that each tensor argument is where `backend` can use it: host tensors for Host; for
-/// Cuda either all host tensors (copied) or all CUDA tensors on GPU 0. UserError naming the input
-/// and what was expected. Arguments past the fusion's inputs and non-tensors are left to
-/// ExpressionEvaluator::bindInputs. Returns true when the tensors are CUDA tensors.
+/// Cuda either all host tensors (copied) or all CUDA tensors on GPU `device`. UserError naming
+/// the input and what was expected. Arguments past the fusion's inputs and non-tensors are left
+/// to ExpressionEvaluator::bindInputs. Returns true when the tensors are CUDA tensors.
 bool checkArgumentDevices(const ir::Fusion& fusion, std::span<const eval::Argument> args,
-                          Backend backend);
+                          Backend backend, int device = 0);
 
 /// Host-labelled views of `args` with the same data pointers, sizes and strides, for checks that
 /// only look at metadata (ExpressionEvaluator::bindInputs, scheduler alignment); their elements
@@ -73,16 +77,17 @@ std::vector<eval::Argument> metadataViews(std::span<const eval::Argument> args);
 /// What a first run with new arguments analyses: checkArgumentDevices, then metadataViews.
 std::vector<eval::Argument> checkedMetadataViews(const ir::Fusion& fusion,
                                                  std::span<const eval::Argument> args,
-                                                 Backend backend);
+                                                 Backend backend, int device = 0);
 
 /// True when some tensor argument is a host tensor: the cuda backend then copies in and out.
 bool hasHostTensor(std::span<const eval::Argument> args);
 
-/// `args` with every tensor copied to GPU 0 on `stream` (after checkArgumentDevices), and the host
-/// copies of a run's device outputs (waits for `stream`): the copy-in/copy-out convenience path.
+/// `args` with every tensor copied to GPU `device` on `stream` (after checkArgumentDevices), and
+/// the host copies of a run's device outputs (waits for `stream`): the copy-in/copy-out
+/// convenience path.
 std::vector<eval::Argument> copyArgumentsToDevice(const ir::Fusion& fusion,
                                                   std::span<const eval::Argument> args,
-                                                  CUstream stream);
+                                                  CUstream stream, int device = 0);
 void copyOutputsToHost(std::vector<Tensor>& outputs, CUstream stream);
 
 /// How an output that is also an input is returned: a contiguous copy of a host tensor; for a

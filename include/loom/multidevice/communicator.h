@@ -37,6 +37,9 @@ class Communicator {
   int64_t size() const { return size_; }
   int64_t localRank() const { return local_rank_; }
   int64_t localSize() const { return local_size_; }
+  /// The GPU this rank drives among `gpus` GPUs: its local rank, round-robin when ranks share
+  /// GPUs (RuntimeOptions::gpu unset picks it).
+  int gpuIndex(int64_t gpus) const { return int(local_rank_ % (gpus > 0 ? gpus : 1)); }
   /// Where the rank and size came from: "OpenMPI", "RANK/WORLD_SIZE", "single process",
   /// "explicit".
   const std::string& source() const { return source_; }

@@ -118,6 +118,9 @@ struct RuntimeOptions {
   /// cache). With one, deviceId defaults to its rank and every device of the fusion's meshes
   /// must be a rank of it.
   const multidevice::Communicator* communicator = nullptr;
+  /// The GPU of the cuda backend; unset: the communicator's local rank modulo the number of
+  /// GPUs (ranks may share one), else executor.device.
+  std::optional<int> gpu = std::nullopt;
 };
 
 /// Runs one segmentation: one KernelExecutor per segment, scheduled and compiled once.
