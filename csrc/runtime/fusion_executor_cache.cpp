@@ -315,6 +315,14 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
       // A rank drives cuda:<local rank>, ranks sharing GPUs round-robin when there are fewer.
       options_.executor.device = options_.communicator->gpuIndex(cuda::deviceCount());
     }
+    // The schedulers size launches for the real GPU where there is one (the H200 defaults
+    // otherwise, so heuristics stay deterministic without a driver).
+    if (cuda::cudaAvailable()) {
+      const cuda::DeviceProperties p = cuda::deviceProperties(options_.executor.device);
+      device_info_.sm_count = p.multiprocessors;
+      device_info_.max_threads_per_block = p.maxThreadsPerBlock;
+      device_info_.shared_memory_per_block = int64_t(p.maxSharedMemoryPerBlockOptin);
+    }
   }
 #endif
   dynamic_ = segmenter::hasDynamicReshape(*fusion_);
@@ -410,6 +418,7 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
     segmenter::SegmenterOptions seg_options;
     seg_options.verifySchedules = verify_schedules_;
     seg_options.deviceId = options_.deviceId;
+    seg_options.device = device_info_;
     segmenter::SegmentedFusion sf = segmenter::segmentFusion(*variant.fusion, views, seg_options);
     applyParamOverrides(sf, options_.paramOverrides);
     return sf;

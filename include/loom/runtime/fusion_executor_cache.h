@@ -66,6 +66,7 @@
 #include "loom/exec/kernel_executor.h"
 #include "loom/ir/fusion.h"
 #include "loom/multidevice/communicator.h"
+#include "loom/scheduler/device_info.h"
 #include "loom/segmenter/concretize.h"
 #include "loom/segmenter/segmented_fusion.h"
 
@@ -222,6 +223,9 @@ class FusionExecutorCache {
   bool dynamic_ = false;       ///< the fusion has dynamic reshapes
   bool scalar_sizes_ = false;  ///< tensor sizes depend on scalar inputs: their values are keyed
   RuntimeOptions options_;     // backend resolved at construction
+  /// What the schedulers size launches for: the real GPU's properties on the cuda backend with a
+  /// driver, the H200 defaults otherwise.
+  scheduler::DeviceInfo device_info_;
 
   // Guarded by compile_mutex_ (misses run one at a time, holding it).
   mutable std::mutex compile_mutex_;
