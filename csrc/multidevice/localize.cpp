@@ -29,25 +29,6 @@ void localize(ir::IterDomain* id, int64_t devices, std::unordered_set<ir::IterDo
   if (auto n = id->extent()->constInt()) id->localizeExtent(ir::IrBuilder::index(*n / devices));
 }
 
-// `id` and, through a reshape's root -> logical transforms, the root IDs its blocks come from
-// (the outer-split input of a split whose outer part it is, the outer input of a merge).
-void localizeChain(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices,
-                   std::unordered_set<ir::IterDomain*>& done) {
-  const std::vector<ir::IterDomain*>& root = tv->domain()->maybeRoot();
-  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
-    localize(id, devices, done);
-    if (std::find(root.begin(), root.end(), id) != root.end()) return;
-    ir::Expr* def = id->definition();
-    if (auto* s = def == nullptr ? nullptr : def->dynCast<ir::Split>(); s && s->outer() == id) {
-      id = s->in();
-    } else if (auto* m = def == nullptr ? nullptr : def->dynCast<ir::Merge>(); m && m->out() == id) {
-      id = m->outer();
-    } else {
-      return;
-    }
-  }
-}
-
 }  // namespace
 
 bool localizeShardings(ir::Fusion& fusion, int64_t device) {
@@ -74,7 +55,11 @@ bool localizeShardings(ir::Fusion& fusion, int64_t device) {
   std::unordered_set<ir::IterDomain*> done;
   for (Entry& e : entries) {
     ir::TensorView* tv = e.tv;
-    for (const ShardedAxis& a : e.axes) localizeChain(tv, a.logical, a.devices, done);
+    // The sharded logical ID and, through a reshape, the root IDs its blocks come from.
+    for (const ShardedAxis& a : e.axes) {
+      (void)shardedPreimage(tv, a.logical, a.devices,
+                            [&](ir::IterDomain* id) { localize(id, a.devices, done); });
+    }
     // The allocation without the DID splits: each local part back to its logical ID.
     const std::vector<ir::IterDomain*> alloc = tv->maybeAllocation();
     const ir::Contiguity flags = tv->contiguity();

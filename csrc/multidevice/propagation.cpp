@@ -4,8 +4,9 @@
 // Propagation maps each DID split of a reference tensor through the op between it and an
 // unsharded neighbour: forward from a producer (its sharded logical ID -> the consumer's root or
 // logical ID the op maps it to -> through a reshape to the logical ID whose outer split is the
-// same blocks), backward from a consumer (the inverse). A reduced, broadcast or otherwise
-// unmatched ID is left unsharded; check_resharding then says which communication that needs.
+// same blocks: shardedImage), backward from a consumer (the inverse: shardedPreimage). A
+// reduced, broadcast or otherwise unmatched ID is left unsharded; check_resharding then says which
+// communication that needs.
 //
 //   x [b, s, e] sharded on s (DIDx) -> y = exp(x) [b, s, e]: y's s is outer-split by d on DIDx
 //   -> m = sum(y, {2}) [b, s, r{e}]: s again; a sum over s instead would leave r{s} unsharded.
@@ -21,56 +22,6 @@
 namespace loom::multidevice {
 
 namespace {
-
-bool contains(const std::vector<ir::IterDomain*>& ids, const ir::IterDomain* id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
-}
-
-bool dividedBy(const ir::IterDomain* id, int64_t devices) {
-  auto e = id->extent()->constInt();
-  return e.has_value() && *e % devices == 0;
-}
-
-// The logical ID of `tv` whose outer split by `devices` holds the same blocks as an outer split of
-// its root-or-logical ID `id` (nullptr when there is none): `id` itself when logical, else through
-// the reshape between root and logical, the outer output of a split of `id` (when `devices`
-// divides it) or the output of a merge whose outer input is `id`.
-ir::IterDomain* logicalImage(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices) {
-  const std::vector<ir::IterDomain*>& logical = tv->logical();
-  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
-    if (contains(logical, id)) return id;
-    ir::IterDomain* next = nullptr;
-    for (ir::Expr* use : id->uses()) {
-      if (auto* s = use->dynCast<ir::Split>(); s != nullptr && s->in() == id) {
-        if (dividedBy(s->outer(), devices)) next = s->outer();
-      } else if (auto* m = use->dynCast<ir::Merge>(); m != nullptr && m->outer() == id) {
-        next = m->out();
-      }
-      if (next != nullptr) break;
-    }
-    id = next;
-  }
-  return nullptr;
-}
-
-// The inverse: the root-or-logical ID of `tv` whose logicalImage is its logical ID `id`.
-ir::IterDomain* rootPreimage(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices) {
-  const std::vector<ir::IterDomain*>& root = tv->domain()->maybeRoot();
-  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
-    if (contains(root, id)) return id;
-    ir::Expr* def = id->definition();
-    if (auto* s = def == nullptr ? nullptr : def->dynCast<ir::Split>();
-        s != nullptr && s->outer() == id && dividedBy(id, devices)) {
-      id = s->in();
-    } else if (auto* m = def == nullptr ? nullptr : def->dynCast<ir::Merge>();
-               m != nullptr && m->out() == id) {
-      id = m->outer();
-    } else {
-      return nullptr;
-    }
-  }
-  return nullptr;
-}
 
 // Moves the DID loop IDs of `tv` to the front, keeping their order and the others'.
 bool moveDidOutermost(ir::TensorView* tv) {
@@ -94,8 +45,8 @@ void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_pr
     if (ref_is_producer) {
       auto map = ir::producerToConsumerMap(ref, target);
       auto it = map.find(a.logical);
-      if (it != map.end()) t = logicalImage(target, it->second, a.devices);
-    } else if (ir::IterDomain* r = rootPreimage(ref, a.logical, a.devices)) {
+      if (it != map.end()) t = shardedImage(target, it->second, a.devices);
+    } else if (ir::IterDomain* r = shardedPreimage(ref, a.logical, a.devices)) {
       auto map = ir::consumerToProducerMap(target, ref);
       auto it = map.find(r);
       if (it != map.end()) t = it->second;

@@ -16,31 +16,6 @@ namespace loom::multidevice {
 
 namespace {
 
-bool dividedBy(const ir::IterDomain* id, int64_t devices) {
-  auto e = id->extent()->constInt();
-  return e.has_value() && *e % devices == 0;
-}
-
-// logicalImage / rootPreimage of propagation.cpp, for a check that must agree with it: the
-// consumer logical ID an outer split of root-or-logical ID `id` shards alike.
-ir::IterDomain* imageOf(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices) {
-  const std::vector<ir::IterDomain*>& logical = tv->logical();
-  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
-    if (std::find(logical.begin(), logical.end(), id) != logical.end()) return id;
-    ir::IterDomain* next = nullptr;
-    for (ir::Expr* use : id->uses()) {
-      if (auto* s = use->dynCast<ir::Split>(); s != nullptr && s->in() == id) {
-        if (dividedBy(s->outer(), devices)) next = s->outer();
-      } else if (auto* m = use->dynCast<ir::Merge>(); m != nullptr && m->outer() == id) {
-        next = m->out();
-      }
-      if (next != nullptr) break;
-    }
-    id = next;
-  }
-  return nullptr;
-}
-
 std::string pairReason(const ir::Expr* e, const ir::TensorView* p, const ir::TensorView* c) {
   std::ostringstream os;
   const std::string where = "'" + e->toString() + "'";
@@ -63,7 +38,7 @@ std::string pairReason(const ir::Expr* e, const ir::TensorView* p, const ir::Ten
          << (ca != nullptr ? "a ReduceScatter" : "an Allreduce") << " of the partial results";
       return os.str();
     }
-    ir::IterDomain* image = it == p2c.end() ? nullptr : imageOf(c, it->second, a.devices);
+    ir::IterDomain* image = it == p2c.end() ? nullptr : shardedImage(c, it->second, a.devices);
     if (ca == nullptr) {
       os << where << " reads " << p->toString() << ", sharded on " << name << " along "
          << a.logical->toString() << ", into " << c->toString() << ", which is not sharded on "
@@ -83,20 +58,7 @@ std::string pairReason(const ir::Expr* e, const ir::TensorView* p, const ir::Ten
   for (const ShardedAxis& ca : c_axes) {
     if (findAxis(p_axes, ca.type) != nullptr) continue;  // compared above
     // The producer dim the consumer's sharded dim reads (through a reshape's root).
-    ir::IterDomain* id = ca.logical;
-    const std::vector<ir::IterDomain*>& root = c->domain()->maybeRoot();
-    for (int steps = 0; steps < 64 && id != nullptr &&
-                        std::find(root.begin(), root.end(), id) == root.end();
-         ++steps) {
-      ir::Expr* def = id->definition();
-      if (auto* s = def == nullptr ? nullptr : def->dynCast<ir::Split>(); s && s->outer() == id) {
-        id = s->in();
-      } else if (auto* m = def == nullptr ? nullptr : def->dynCast<ir::Merge>(); m && m->out() == id) {
-        id = m->outer();
-      } else {
-        id = nullptr;
-      }
-    }
+    ir::IterDomain* id = shardedPreimage(c, ca.logical, ca.devices);
     auto it = id == nullptr ? c2p.end() : c2p.find(id);
     if (it != c2p.end() && it->second->isBroadcast()) continue;  // no data along that dim
     os << where << " reads " << p->toString() << ", which is not sharded on "

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "loom/ir/scalar.h"
+#include "loom/ir/tensor_domain.h"
 #include "loom/ir/transforms.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/support/error.h"
@@ -50,6 +51,53 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
     axes.push_back({p, id, split->in(), devices});
   }
   return axes;
+}
+
+namespace {
+
+bool dividedBy(const ir::IterDomain* id, int64_t devices) {
+  auto e = id->extent()->constInt();
+  return e.has_value() && *e % devices == 0;
+}
+
+}  // namespace
+
+ir::IterDomain* shardedImage(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices) {
+  const std::vector<ir::IterDomain*>& logical = tv->logical();
+  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
+    if (std::find(logical.begin(), logical.end(), id) != logical.end()) return id;
+    ir::IterDomain* next = nullptr;
+    for (ir::Expr* use : id->uses()) {
+      if (auto* s = use->dynCast<ir::Split>(); s != nullptr && s->in() == id) {
+        if (dividedBy(s->outer(), devices)) next = s->outer();
+      } else if (auto* m = use->dynCast<ir::Merge>(); m != nullptr && m->outer() == id) {
+        next = m->out();
+      }
+      if (next != nullptr) break;
+    }
+    id = next;
+  }
+  return nullptr;
+}
+
+ir::IterDomain* shardedPreimage(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices,
+                                const std::function<void(ir::IterDomain*)>& visit) {
+  const std::vector<ir::IterDomain*>& root = tv->domain()->maybeRoot();
+  for (int steps = 0; steps < 64 && id != nullptr; ++steps) {
+    if (visit) visit(id);
+    if (std::find(root.begin(), root.end(), id) != root.end()) return id;
+    ir::Expr* def = id->definition();
+    if (auto* s = def == nullptr ? nullptr : def->dynCast<ir::Split>();
+        s != nullptr && s->outer() == id && dividedBy(id, devices)) {
+      id = s->in();
+    } else if (auto* m = def == nullptr ? nullptr : def->dynCast<ir::Merge>();
+               m != nullptr && m->out() == id) {
+      id = m->outer();
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
 }
 
 const ShardedAxis* findAxis(const std::vector<ShardedAxis>& axes, ir::ParallelType type) {

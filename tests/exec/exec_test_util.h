@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "backend_available.h"
+
 #include "exec/exec_cases.h"
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
@@ -28,13 +30,7 @@ inline exec::Backend testBackend() {
 /// outputs of the same fusion before scheduling, within the default tolerance. Skips on the gpu
 /// executables when no GPU is present.
 inline void expectMatchesReference(const ExecCase& c) {
-  if (testBackend() == exec::Backend::Cuda) {
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (!cuda::cudaAvailable()) GTEST_SKIP() << "no GPU: " << cuda::unavailableReason();
-#else
-    GTEST_SKIP() << "built without the CUDA backend";
-#endif
-  }
+  if (auto why = test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
   ir::Fusion fusion;
   ir::FusionGuard guard(&fusion);
   c.build(fusion);

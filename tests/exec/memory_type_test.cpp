@@ -5,6 +5,8 @@
 // an internal error. Emu (host backend) and gpu executables.
 #include <gtest/gtest.h>
 
+#include "backend_available.h"
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -115,13 +117,7 @@ std::optional<Outcome> runVariant(const Variant& v) {
 }
 
 TEST(MemoryTypeVariants, EachRunsRightOrIsRefused) {
-  if (testBackend() == exec::Backend::Cuda) {
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (!cuda::cudaAvailable()) GTEST_SKIP() << "no GPU: " << cuda::unavailableReason();
-#else
-    GTEST_SKIP() << "built without the CUDA backend";
-#endif
-  }
+  if (auto why = test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
   std::vector<Variant> all;
   for (const auto& entry : std::filesystem::directory_iterator(scheduledDir())) {
     if (entry.path().extension() != ".fus") continue;
@@ -153,13 +149,7 @@ TEST(MemoryTypeVariants, EachRunsRightOrIsRefused) {
 // dim 0 with the reduced dim outermost): the result, written after the reduction loop, is
 // indexed by the thread's and block's own indices. It was an internal error ("no index").
 TEST(MemoryTypeVariants, ParallelLoopsInsideTheReductionLoop) {
-  if (testBackend() == exec::Backend::Cuda) {
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (!cuda::cudaAvailable()) GTEST_SKIP() << "no GPU: " << cuda::unavailableReason();
-#else
-    GTEST_SKIP() << "built without the CUDA backend";
-#endif
-  }
+  if (auto why = test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
   std::string text = readFile(scheduledDir() / "sum_dim0.fus");
   const std::string loop = "loop       [i6{s3, BIDx}, i7{128, TIDx}, r4]";
   auto at = text.find(loop);

@@ -6,6 +6,8 @@
 // a communication. LOOM_MPI_TEST_BACKEND=cuda runs the ranks on the GPU (ranks share it).
 #include <gtest/gtest.h>
 
+#include "backend_available.h"
+
 #include <cstdlib>
 #include <sstream>
 
@@ -38,13 +40,7 @@ class MpiSharded : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MpiSharded, EachRankComputesItsShard) {
   Communicator& comm = Communicator::instance();
-  if (backend() == exec::Backend::Cuda) {
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (!cuda::cudaAvailable()) GTEST_SKIP() << "no GPU: " << cuda::unavailableReason();
-#else
-    GTEST_SKIP() << "built without the CUDA backend";
-#endif
-  }
+  if (auto why = loom::test::backendUnavailable(backend())) GTEST_SKIP() << *why;
   const std::vector<Case> cases = shardedCases(comm.size());
   const Case* c = nullptr;
   for (const Case& k : cases) {

@@ -6,6 +6,8 @@
 // and symbolic extents; the founding case translated and not; the user errors of sharded inputs.
 #include <gtest/gtest.h>
 
+#include "backend_available.h"
+
 #include "multidevice/sharded_cases.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/driver.h"
@@ -27,13 +29,7 @@ exec::Backend backend() {
 // Runs `c` as every device of a 4-device mesh in turn and checks each device's outputs; the
 // shards put back together equal the whole reference.
 void runOnEveryDevice(const Case& c) {
-  if (backend() == exec::Backend::Cuda) {
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (!cuda::cudaAvailable()) GTEST_SKIP() << "no GPU: " << cuda::unavailableReason();
-#else
-    GTEST_SKIP() << "built without the CUDA backend";
-#endif
-  }
+  if (auto why = loom::test::backendUnavailable(backend())) GTEST_SKIP() << *why;
   Fusion fusion;
   {
     FusionGuard g(&fusion);

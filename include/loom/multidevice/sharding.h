@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -48,6 +49,18 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv);
 
 /// The sharded axis of `tv` along `type`, or nullptr.
 const ShardedAxis* findAxis(const std::vector<ShardedAxis>& axes, ir::ParallelType type);
+
+/// The logical ID of `tv` whose outer split by `devices` holds the same blocks of data as an
+/// outer split of its root-or-logical ID `id`: `id` itself when logical; through a reshape's
+/// root -> logical transforms, the outer output of a split of `id` (when `devices` divides it) or
+/// the output of a merge whose outer input is `id`. nullptr when there is none.
+ir::IterDomain* shardedImage(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices);
+
+/// The inverse walk, from the logical ID `id` of `tv` back to its root (or logical) ID, calling
+/// `visit` on every ID on the way (`id` first); returns the root ID, or nullptr when the
+/// transforms between them do not keep the blocks (then the walk stops there).
+ir::IterDomain* shardedPreimage(const ir::TensorView* tv, ir::IterDomain* id, int64_t devices,
+                                const std::function<void(ir::IterDomain*)>& visit = {});
 
 /// True when some tensor of the fusion has a device mesh.
 bool isMultidevice(const ir::Fusion& fusion);
