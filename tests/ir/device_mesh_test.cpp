@@ -2,20 +2,13 @@
 // DeviceMesh: N-D shapes, the axes of the DID types, teams, printing, the text form and errors.
 #include <gtest/gtest.h>
 
+#include "user_error_of.h"
+
 #include "ir/text_test_util.h"
 #include "loom/ir/device_mesh.h"
 
 namespace loom::ir {
 namespace {
-
-std::string userErrorOf(const auto& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(DeviceMeshTest, AxesFromTheLast) {
   DeviceMesh m({0, 1, 2, 3, 4, 5}, {2, 3});
@@ -32,16 +25,16 @@ TEST(DeviceMeshTest, AxesFromTheLast) {
   std::ostringstream os;
   os << m;
   EXPECT_EQ(os.str(), "[[0, 1, 2], [3, 4, 5]]");
-  EXPECT_NE(userErrorOf([&] { (void)m.size(ParallelType::DIDz); }).find("no axis for DIDz"),
+  EXPECT_NE(loom::test::userErrorOf([&] { (void)m.size(ParallelType::DIDz); }).find("no axis for DIDz"),
             std::string::npos);
 }
 
 TEST(DeviceMeshTest, Errors) {
-  EXPECT_NE(userErrorOf([] { DeviceMesh({0, 1, 1}); }).find("lists device 1 twice"),
+  EXPECT_NE(loom::test::userErrorOf([] { DeviceMesh({0, 1, 1}); }).find("lists device 1 twice"),
             std::string::npos);
-  EXPECT_NE(userErrorOf([] { DeviceMesh({0, 1, 2}, {2, 2}); }).find("holds 4 devices but 3"),
+  EXPECT_NE(loom::test::userErrorOf([] { DeviceMesh({0, 1, 2}, {2, 2}); }).find("holds 4 devices but 3"),
             std::string::npos);
-  EXPECT_NE(userErrorOf([] { DeviceMesh({0, 1}, {1, 1, 1, 2}); }).find("1 to 3 axes"),
+  EXPECT_NE(loom::test::userErrorOf([] { DeviceMesh({0, 1}, {1, 1, 1, 2}); }).find("1 to 3 axes"),
             std::string::npos);
 }
 
@@ -64,20 +57,20 @@ TEST(DeviceMeshTest, TextForm) {
 
   std::string ragged = text;
   ragged.replace(ragged.find("[3, 4, 5]"), 9, "[3, 4]");
-  std::string err = userErrorOf([&] { parseFusion(ragged, "bad.fus"); });
+  std::string err = loom::test::userErrorOf([&] { parseFusion(ragged, "bad.fus"); });
   EXPECT_NE(err.find("bad.fus:3:"), std::string::npos) << err;
   EXPECT_NE(err.find("equal lengths"), std::string::npos) << err;
 
   std::string repeated = text;
   repeated.replace(repeated.find("[3, 4, 5]"), 9, "[3, 4, 4]");
-  err = userErrorOf([&] { parseFusion(repeated, "bad.fus"); });
+  err = loom::test::userErrorOf([&] { parseFusion(repeated, "bad.fus"); });
   EXPECT_NE(err.find("bad.fus:3:"), std::string::npos) << err;
   EXPECT_NE(err.find("lists device 4 twice"), std::string::npos) << err;
 
   // DIDz needs a third mesh axis.
   std::string no_axis = text;
   no_axis.replace(no_axis.find("DIDy"), 4, "DIDz");
-  err = userErrorOf([&] { parseFusion(no_axis, "bad.fus"); });
+  err = loom::test::userErrorOf([&] { parseFusion(no_axis, "bad.fus"); });
   EXPECT_NE(err.find("no axis for DIDz"), std::string::npos) << err;
 }
 

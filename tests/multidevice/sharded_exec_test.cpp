@@ -6,6 +6,8 @@
 // and symbolic extents; the founding case translated and not; the user errors of sharded inputs.
 #include <gtest/gtest.h>
 
+#include "user_error_of.h"
+
 #include "backend_available.h"
 
 #include "multidevice/sharded_cases.h"
@@ -64,15 +66,6 @@ TEST_P(ShardedExec, EachDeviceComputesItsShard) { runOnEveryDevice(GetParam()); 
 INSTANTIATE_TEST_SUITE_P(Cases, ShardedExec, ::testing::ValuesIn(shardedCases(4)),
                          [](const auto& info) { return info.param.name; });
 
-std::string userErrorOf(const auto& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::unique_ptr<Fusion> shardedExp(std::vector<int64_t> shape, const DeviceMesh& mesh) {
   auto f = std::make_unique<Fusion>();
   FusionGuard g(f.get());
@@ -87,13 +80,13 @@ TEST(ShardedExecErrors, ClearMessages) {
   runtime::RuntimeOptions options;
   options.backend = exec::Backend::Host;
   // No device id.
-  std::string msg = userErrorOf([&] {
+  std::string msg = loom::test::userErrorOf([&] {
     runtime::FusionExecutorCache cache(shardedExp({8, 4}, DeviceMesh::arange(4)), options);
   });
   EXPECT_NE(msg.find("set RuntimeOptions::deviceId"), std::string::npos) << msg;
   // A device outside the mesh.
   options.deviceId = 7;
-  msg = userErrorOf([&] {
+  msg = loom::test::userErrorOf([&] {
     runtime::FusionExecutorCache cache(shardedExp({8, 4}, DeviceMesh::arange(4)), options);
     cache.run(std::vector<eval::Argument>{Tensor::empty({2, 4}, DataType::Float32)});
   });
@@ -102,7 +95,7 @@ TEST(ShardedExecErrors, ClearMessages) {
   // A local tensor of the wrong size for the shard of a constant extent: 8 rows over 4 devices
   // is 2 rows each.
   options.deviceId = 1;
-  msg = userErrorOf([&] {
+  msg = loom::test::userErrorOf([&] {
     runtime::FusionExecutorCache cache(shardedExp({8, 4}, DeviceMesh::arange(4)), options);
     cache.run(std::vector<eval::Argument>{Tensor::empty({8, 4}, DataType::Float32)});
   });
@@ -111,12 +104,12 @@ TEST(ShardedExecErrors, ClearMessages) {
             std::string::npos)
       << msg;
   // A sharded extent the mesh does not divide.
-  msg = userErrorOf([&] {
+  msg = loom::test::userErrorOf([&] {
     runtime::FusionExecutorCache cache(shardedExp({6, 4}, DeviceMesh::arange(4)), options);
   });
   EXPECT_NE(msg.find("which do not divide it"), std::string::npos) << msg;
   // A fusion that needs communication.
-  msg = userErrorOf([&] {
+  msg = loom::test::userErrorOf([&] {
     auto f = std::make_unique<Fusion>();
     FusionGuard g(f.get());
     TensorView* x = input(*f, {8, 4}, DataType::Float32);

@@ -4,6 +4,8 @@
 // outermost, sharded allocation), and the founding case through the pre-segmentation passes.
 #include <gtest/gtest.h>
 
+#include "user_error_of.h"
+
 #include <memory>
 
 #include "loom/ir/ir.h"
@@ -42,15 +44,6 @@ std::string sharding(const TensorView* tv) {
            std::to_string(pos);
   }
   return out.empty() ? "-" : out;
-}
-
-std::string userErrorOf(const auto& fn) {
-  try {
-    fn();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TensorView* input(Fusion& f, std::vector<int64_t> shape, DataType dtype = DataType::Float32) {
@@ -112,7 +105,7 @@ TEST(ShardingPropagation, ThroughReshapes) {
     f.addOutput(m);
     propagateShardings(f);
     EXPECT_EQ(sharding(m), "-");
-    std::string msg = userErrorOf([&] { checkNoResharding(f); });
+    std::string msg = loom::test::userErrorOf([&] { checkNoResharding(f); });
     EXPECT_NE(msg.find("reshape"), std::string::npos) << msg;
     EXPECT_NE(msg.find("that needs an Allgather"), std::string::npos) << msg;
   }
@@ -161,7 +154,7 @@ TEST(ShardingPropagation, UserAnnotationWinsAndReshardingIsNamed) {
   shard(y, 1);
   propagateShardings(f);
   EXPECT_EQ(sharding(y), "DIDx@1");
-  std::string msg = userErrorOf([&] { checkNoResharding(f); });
+  std::string msg = loom::test::userErrorOf([&] { checkNoResharding(f); });
   EXPECT_NE(msg.find("exp"), std::string::npos) << msg;
   EXPECT_NE(msg.find("that needs an AllToAll"), std::string::npos) << msg;
   EXPECT_NE(msg.find("does not run communications yet"), std::string::npos) << msg;
@@ -174,7 +167,7 @@ TEST(ReshardingCheck, NamesTheCommunication) {
     FusionGuard g(&f);
     build(f);
     propagateShardings(f);
-    return userErrorOf([&] { checkNoResharding(f); });
+    return loom::test::userErrorOf([&] { checkNoResharding(f); });
   };
   std::string allreduce = reason([](Fusion& f) {
     TensorView* x = input(f, {8, 16});
@@ -226,7 +219,7 @@ TEST(ShardedAxes, MalformedAnnotations) {
   x->setDeviceMesh(DeviceMesh::arange(kD));
   x->split(0, kD);  // inner split
   x->axis(1)->parallelize(ParallelType::DIDx);
-  std::string msg = userErrorOf([&] { shardedAxes(x); });
+  std::string msg = loom::test::userErrorOf([&] { shardedAxes(x); });
   EXPECT_NE(msg.find("must be the outer part of an outer split"), std::string::npos) << msg;
   EXPECT_NE(msg.find("inner split"), std::string::npos) << msg;
 
@@ -235,7 +228,7 @@ TEST(ShardedAxes, MalformedAnnotations) {
   TensorView* z = input(f2, {6, 16});
   f2.addOutput(ops::neg(z));
   shard(z, 0);  // 6 rows over 4 devices
-  msg = userErrorOf([&] { shardedAxes(z); });
+  msg = loom::test::userErrorOf([&] { shardedAxes(z); });
   EXPECT_NE(msg.find("is sharded over 4 devices (DIDx), which do not divide it"),
             std::string::npos)
       << msg;
