@@ -291,13 +291,14 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
     auto ids = ir::TensorDomain::noReductions(tv->logical());
     LOOM_CHECK(t.dim() == int64_t(ids.size()), name, ": expected rank ", ids.size(),
                ", got rank ", t.dim(), " (", describe(t), ")");
-    const std::vector<int64_t> counts =
-        shards == Shards::Local ? ir::shardCounts(tv) : std::vector<int64_t>(ids.size(), 1);
+    // Only a tensor with a device mesh can be sharded; the others need no per-dim counts.
+    std::vector<int64_t> counts;
+    if (shards == Shards::Local && tv->hasDeviceMesh()) counts = ir::shardCounts(tv);
     for (size_t d = 0; d < ids.size(); ++d) {
       const ir::IterDomain* id = ids[d];
       int64_t size = t.size(int64_t(d));
       std::string where = name + " dimension " + std::to_string(d);
-      if (counts[d] > 1) {
+      if (!counts.empty() && counts[d] > 1) {
         // A shard: the logical extent is what all devices hold together.
         where += " (sharded over " + std::to_string(counts[d]) + " devices, local size " +
                  std::to_string(size) + ")";
