@@ -36,6 +36,14 @@
 #define LOOM_FIBER_TSAN 1
 #endif
 
+// The running fiber's context on this OS thread, set around every switch into a fiber. Initial-exec:
+// static TLS, so it sits at one offset from the thread pointer on every thread and kernel objects can
+// reach it without symbols or TLS of their own. In a debugger: `p *loom_emu_running_thread`.
+extern "C" {
+__attribute__((visibility("hidden"), tls_model("initial-exec"))) thread_local LoomEmuThread*
+    loom_emu_running_thread = nullptr;
+}
+
 namespace loom::backend::host {
 namespace {
 
@@ -378,9 +386,9 @@ void Scheduler::run(std::vector<Block*>& blocks, std::vector<Fiber>& fibers,
   while (!ready_.empty()) {
     Fiber* f = ready_.front();
     ready_.pop_front();
-    *launch_.ctxSlot = &f->t;
+    loom_emu_running_thread = &f->t;
     switchToFiber(f);
-    *launch_.ctxSlot = nullptr;
+    loom_emu_running_thread = nullptr;
     if (!error_.empty()) break;
     if (f->state == FiberState::Done) {
       ++done;
@@ -604,6 +612,11 @@ std::string Scheduler::deadlockReport(const std::vector<Block*>& blocks) const {
 }
 
 }  // namespace
+
+ptrdiff_t runningThreadOffset() {
+  return reinterpret_cast<char*>(&loom_emu_running_thread) -
+         static_cast<char*>(__builtin_thread_pointer());
+}
 
 void runGrid(const GridLaunch& launch) {
   const uint64_t blockThreads = launch.block.volume();

@@ -15,8 +15,6 @@ struct GridLaunch {
   Dim3 block;
   size_t dynamicSharedBytes = 0;
   HostLaunchOptions options;
-  /// The kernel object's thread-local context pointer, set before every switch into a fiber.
-  LoomEmuThread** ctxSlot = nullptr;
   /// The trampoline: calls the kernel with CUDA-style packed arguments.
   void (*entry)(void**) = nullptr;
   void** args = nullptr;
@@ -29,5 +27,10 @@ struct GridLaunch {
 /// incomplete warp mask, deadlock, grid sync without a cooperative launch) and for exceptions or
 /// traps raised by the kernel.
 void runGrid(const GridLaunch& launch);
+
+/// Where the running fiber's LoomEmuThread is found: the offset from the thread pointer of this
+/// library's thread-local pointer to it, the same on every thread. Kernel objects get it through
+/// loom_emu_bind when they are loaded.
+ptrdiff_t runningThreadOffset();
 
 }  // namespace loom::backend::host

@@ -361,10 +361,9 @@ std::string hostTranslationUnit(std::string_view source, std::string_view kernel
      << rewriteSharedDeclarations(source) << "\n"
      << "#line 1 \"loom_trampoline.cpp\"\n"
      << "extern \"C\" {\n"
-     << "__attribute__((visibility(\"hidden\"))) thread_local LoomEmuThread* loom_emu_ctx = "
-        "nullptr;\n"
-     << "__attribute__((visibility(\"default\"))) void* loom_emu_ctx_slot() { return "
-        "&loom_emu_ctx; }\n"
+     << "__attribute__((visibility(\"hidden\"))) ptrdiff_t loom_emu_ctx_offset = 0;\n"
+     << "__attribute__((visibility(\"default\"))) void loom_emu_bind(ptrdiff_t ctxOffset) { "
+        "loom_emu_ctx_offset = ctxOffset; }\n"
      << "__attribute__((visibility(\"default\"))) unsigned loom_emu_abi_version() { return "
         "LOOM_EMU_ABI_VERSION; }\n"
      << "__attribute__((visibility(\"default\"))) void " << trampolineName(kernelName)

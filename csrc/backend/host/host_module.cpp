@@ -19,7 +19,7 @@ using ::loom::detail::concat;
 
 /// dlopen + symbol lookup; returns an error text instead of throwing so the caller can retry.
 std::string openObject(const std::filesystem::path& path, const std::string& entryName,
-                       void*& handle, void (*&entry)(void**), void* (*&slot)()) {
+                       void*& handle, void (*&entry)(void**)) {
   handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* e = dlerror();
@@ -27,9 +27,9 @@ std::string openObject(const std::filesystem::path& path, const std::string& ent
   }
   auto version = reinterpret_cast<unsigned (*)()>(dlsym(handle, "loom_emu_abi_version"));
   entry = reinterpret_cast<void (*)(void**)>(dlsym(handle, entryName.c_str()));
-  slot = reinterpret_cast<void* (*)()>(dlsym(handle, "loom_emu_ctx_slot"));
+  auto bind = reinterpret_cast<void (*)(ptrdiff_t)>(dlsym(handle, "loom_emu_bind"));
   std::string error;
-  if (!version || !entry || !slot) {
+  if (!version || !entry || !bind) {
     error = "the object lacks " + entryName + " or the emulation runtime symbols";
   } else if (version() != LOOM_EMU_ABI_VERSION) {
     error = "the object was built for emulation ABI " + std::to_string(version()) + ", expected " +
@@ -38,6 +38,8 @@ std::string openObject(const std::filesystem::path& path, const std::string& ent
   if (!error.empty()) {
     dlclose(handle);
     handle = nullptr;
+  } else {
+    bind(host::runningThreadOffset());
   }
   return error;
 }
@@ -52,14 +54,14 @@ std::unique_ptr<HostModule> HostModule::load(std::string_view source, std::strin
   std::unique_ptr<HostModule> m(new HostModule());
   m->kernelName_ = std::string(kernelName);
   host::CompiledObject obj = host::compileForHost(unit, kernelName, options);
-  std::string error = openObject(obj.objectPath, entryName, m->handle_, m->entry_, m->ctxSlot_);
+  std::string error = openObject(obj.objectPath, entryName, m->handle_, m->entry_);
   if (!error.empty() && obj.cacheHit) {
     // A verified entry that does not load (built for another emulation ABI, say): build it again
     // rather than failing.
     warn(concat("host kernel cache entry ", obj.objectPath.parent_path().string(),
                 " could not be loaded (", error, "); rebuilding"));
     obj = host::compileForHost(unit, kernelName, options, /*forceCompile=*/true);
-    error = openObject(obj.objectPath, entryName, m->handle_, m->entry_, m->ctxSlot_);
+    error = openObject(obj.objectPath, entryName, m->handle_, m->entry_);
   }
   m->temporaryDir_ = obj.temporaryDir;
   LOOM_CHECK(error.empty(), "host backend: cannot load kernel ", kernelName, " from ",
@@ -92,7 +94,6 @@ void HostModule::launch(Dim3 grid, Dim3 block, size_t dynamicSharedBytes, void**
   l.block = block;
   l.dynamicSharedBytes = dynamicSharedBytes;
   l.options = options;
-  l.ctxSlot = static_cast<LoomEmuThread**>(ctxSlot_());
   l.entry = entry_;
   l.args = args;
   l.kernelName = kernelName_;

@@ -95,7 +95,6 @@ class HostModule {
   std::filesystem::path temporaryDir_;  ///< removed with the module (built outside the cache)
   void* handle_ = nullptr;
   void (*entry_)(void**) = nullptr;
-  void* (*ctxSlot_)() = nullptr;
 };
 
 /// The text of the emulation header (csrc/backend/host/runtime/cuda_emulation.h), embedded.

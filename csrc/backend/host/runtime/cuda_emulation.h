@@ -35,10 +35,18 @@
 #define LOOM_EMULATION 1
 
 // ---- Thread context ---------------------------------------------------------------------------
+// The running fiber's LoomEmuThread lives in a thread-local variable of the loading library, at a
+// fixed offset from the thread pointer (static TLS) that the library hands over when it loads the
+// object (loom_emu_bind). Reading it costs two loads, and the object has no TLS of its own: dynamic
+// TLS in dlopen'ed objects is slow to reach and confuses LeakSanitizer's thread scan.
 extern "C" {
-// Hidden, so that each kernel object uses its own slot even when several are loaded.
-extern __attribute__((visibility("hidden"))) thread_local LoomEmuThread* loom_emu_ctx;
+extern __attribute__((visibility("hidden"))) ptrdiff_t loom_emu_ctx_offset;
 }
+inline __attribute__((always_inline)) LoomEmuThread* loom_emu_current() {
+  return *reinterpret_cast<LoomEmuThread**>(static_cast<char*>(__builtin_thread_pointer()) +
+                                            loom_emu_ctx_offset);
+}
+#define loom_emu_ctx (loom_emu_current())
 
 using uint3 = LoomEmuUint3;
 struct dim3 {

@@ -3,7 +3,9 @@
 //
 // Both sides include this file: the kernel through cuda_emulation.h, the library directly. It holds
 // only plain structs and function pointers, so the kernel object needs no symbols from the process
-// that loads it: the scheduler hands each fiber a LoomEmuThread whose `api` table it fills in.
+// that loads it: the scheduler hands each fiber a LoomEmuThread whose `api` table it fills in, and
+// the object finds the running fiber's LoomEmuThread at the thread-pointer offset given to its
+// loom_emu_bind when it is loaded.
 // Bump LOOM_EMU_ABI_VERSION whenever a layout below changes (cached .so files check it).
 #ifndef LOOM_EMU_ABI_H
 #define LOOM_EMU_ABI_H
@@ -11,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LOOM_EMU_ABI_VERSION 1
+#define LOOM_EMU_ABI_VERSION 2
 
 /// CUDA's uint3, under a name that cannot clash with the library's own types.
 struct LoomEmuUint3 {
