@@ -284,25 +284,20 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
                " is a tensor, but the argument is a ", describeArgument(args[i]));
     const Tensor& t = std::get<Tensor>(args[i]);
     LOOM_CHECK(t.defined(), name, ": the argument is an undefined tensor");
-    LOOM_CHECK(t.device().isCpu(), name,
-               ": the reference evaluator needs a host (cpu) tensor, got ", describe(t));
     LOOM_CHECK(t.dtype() == tv->dtype(), name, ": expected dtype ", tv->dtype(), ", got ",
                describe(t));
     auto ids = ir::TensorDomain::noReductions(tv->logical());
     LOOM_CHECK(t.dim() == int64_t(ids.size()), name, ": expected rank ", ids.size(),
                ", got rank ", t.dim(), " (", describe(t), ")");
-    // Only a tensor with a device mesh can be sharded; the others need no per-dim counts.
-    std::vector<int64_t> counts;
-    if (shards == Shards::Local && tv->hasDeviceMesh()) counts = ir::shardCounts(tv);
+    const TensorMetadata m = inputMetadata(tv, t, shards, name);
     for (size_t d = 0; d < ids.size(); ++d) {
       const ir::IterDomain* id = ids[d];
-      int64_t size = t.size(int64_t(d));
+      const int64_t size = m.globalSizes[d];
       std::string where = name + " dimension " + std::to_string(d);
-      if (!counts.empty() && counts[d] > 1) {
+      if (size != m.sizes[d]) {
         // A shard: the logical extent is what all devices hold together.
-        where += " (sharded over " + std::to_string(counts[d]) + " devices, local size " +
-                 std::to_string(size) + ")";
-        size = checkedMul(size, counts[d], where);
+        where += " (sharded over " + std::to_string(size / m.sizes[d]) + " devices, local size " +
+                 std::to_string(m.sizes[d]) + ")";
       }
       if (id->isBroadcast()) {
         if (!id->hasExpandedExtent()) {
@@ -310,9 +305,9 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
                      size);
           continue;
         }
-        LOOM_CHECK(size == 1 || t.stride(int64_t(d)) == 0, where,
+        LOOM_CHECK(size == 1 || m.strides[d] == 0, where,
                    " is an expanded broadcast dimension: expected stride 0 (or size 1), got size ",
-                   size, " with stride ", t.stride(int64_t(d)));
+                   size, " with stride ", m.strides[d]);
         matchExtent(*this, id->expandedExtent(), size, where, binders, later);
         continue;
       }
@@ -331,6 +326,22 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
     auto it = binders.find(v);
     return it != binders.end() ? it->second : std::string();
   });
+}
+
+TensorMetadata inputMetadata(const ir::TensorView* tv, const Tensor& t,
+                             ExpressionEvaluator::Shards shards, const std::string& name) {
+  TensorMetadata m = TensorMetadata::of(t);
+  // Only a tensor with a device mesh can be sharded; the others need no per-dim counts.
+  if (shards != ExpressionEvaluator::Shards::Local || !tv->hasDeviceMesh()) return m;
+  const std::vector<int64_t> counts = ir::shardCounts(tv);
+  for (size_t d = 0; d < counts.size() && d < m.sizes.size(); ++d) {
+    if (counts[d] <= 1) continue;
+    m.globalSizes[d] = checkedMul(m.sizes[d], counts[d],
+                                  name + " dimension " + std::to_string(d) + " (sharded over " +
+                                      std::to_string(counts[d]) + " devices, local size " +
+                                      std::to_string(m.sizes[d]) + ")");
+  }
+  return m;
 }
 
 }  // namespace loom::eval

@@ -63,6 +63,13 @@ struct Welford {
 class Runner : public ir::ExprVisitor {
  public:
   std::vector<Tensor> run(const ir::Fusion& fusion, std::span<const Argument> args) {
+    // The evaluator reads elements: tensors must be host tensors (binding reads metadata only).
+    for (size_t i = 0; i < fusion.inputs().size() && i < args.size(); ++i) {
+      const Tensor* t = std::get_if<Tensor>(&args[i]);
+      if (t == nullptr || !t->defined() || t->device().isCpu()) continue;
+      LOOM_THROW("input ", i, " (", fusion.inputs()[i]->toString(),
+                 "): the reference evaluator needs a host (cpu) tensor, got ", describe(*t));
+    }
     ee_.bindInputs(fusion, args, ExpressionEvaluator::Shards::Global);  // whole tensors
     for (size_t i = 0; i < fusion.inputs().size(); ++i) {
       if (auto* tv = fusion.inputs()[i]->dynCast<TensorView>()) {

@@ -7,6 +7,7 @@
 
 #include "loom/ir/iter_domain.h"
 #include "loom/support/error.h"
+#include "loom/tensor/tensor_metadata.h"
 
 namespace loom::scheduler {
 
@@ -30,17 +31,6 @@ std::string DeviceInfo::toString() const {
   return os.str();
 }
 
-namespace {
-
-// Largest power of two, at most 16, that divides `address`.
-int64_t addressAlignment(uintptr_t address) {
-  int64_t a = 1;
-  while (a < 16 && address % uintptr_t(a * 2) == 0) a *= 2;
-  return a;
-}
-
-}  // namespace
-
 SchedulerRuntimeInfo::SchedulerRuntimeInfo(const ir::Fusion& fusion,
                                            std::span<const eval::Argument> args,
                                            DeviceInfo device)
@@ -51,9 +41,7 @@ SchedulerRuntimeInfo::SchedulerRuntimeInfo(const ir::Fusion& fusion,
     const auto* t = std::get_if<Tensor>(&args[i]);
     if (tv == nullptr || t == nullptr) continue;
     input_strides_[tv] = t->strides();
-    // An empty tensor may have no storage; its address does not matter then.
-    input_alignment_[tv] =
-        t->numel() == 0 ? 16 : addressAlignment(reinterpret_cast<uintptr_t>(t->data()));
+    input_alignment_[tv] = dataAlignment(t->data(), t->numel());
   }
 }
 

@@ -205,12 +205,18 @@ TEST_F(InputValidationTest, ExpandedNeedsStrideZero) {
   EXPECT_EQ(ee.logicalSizes(tv), (std::vector<int64_t>{4}));
 }
 
-// The reference evaluator reads host memory only.
+// Binding reads metadata only, so a tensor on any device binds; the reference evaluator reads
+// host memory only and says so.
 TEST_F(InputValidationTest, NonCpuDevice) {
-  input({2});
+  auto* x = input({2});
+  fusion_.addOutput(ops::neg(x));
   float data[2] = {0, 0};
   Tensor t = Tensor::fromBlob(data, {2}, {1}, DataType::Float32, Device::cuda(0));
-  EXPECT_HAS(bindError({t}), "needs a host (cpu) tensor");
+  ExpressionEvaluator ee;
+  ee.bindInputs(fusion_, std::vector<Argument>{t});
+  EXPECT_EQ(ee.logicalSizes(x), (std::vector<int64_t>{2}));
+  EXPECT_HAS(userErrorOf([&] { evaluateFusion(fusion_, std::vector<Argument>{t}); }),
+             "input 0 (" + x->toString() + "): the reference evaluator needs a host (cpu) tensor");
 }
 
 // Validation errors reach evaluateFusion callers.

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "loom/eval/expression_evaluator.h"
 #include "loom/ir/ir.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/ops/ops.h"
@@ -285,6 +286,32 @@ TEST(FoundingCase, VarMeanStaysShardedThroughThePasses) {
           << tv->toString();
     }
   }
+}
+
+// A sharded input's metadata: the local shard's sizes, and global sizes that multiply each
+// DID-split dim by its mesh axis (both axes of a 2-D mesh); the reference evaluator's whole
+// tensors (Shards::Global) are taken as they are, and an overflowing product names the input.
+TEST(ShardedMetadata, GlobalSizesFromTheDidSplits) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {6, 6, 5});
+  x->setDeviceMesh(DeviceMesh({0, 1, 2, 3, 4, 5}, {2, 3}));  // DIDy: 2, DIDx: 3
+  x->outerSplit(0, 2);
+  x->axis(0)->parallelize(ParallelType::DIDy);
+  x->outerSplit(2, 3);
+  x->axis(2)->parallelize(ParallelType::DIDx);
+  using Shards = eval::ExpressionEvaluator::Shards;
+  Tensor local = Tensor::empty({3, 2, 5}, DataType::Float32);
+  TensorMetadata m = eval::inputMetadata(x, local, Shards::Local, "input 0");
+  EXPECT_EQ(m.sizes, (std::vector<int64_t>{3, 2, 5}));
+  EXPECT_EQ(m.globalSizes, (std::vector<int64_t>{6, 6, 5}));
+  EXPECT_EQ(eval::inputMetadata(x, local, Shards::Global, "input 0").globalSizes,
+            (std::vector<int64_t>{3, 2, 5}));
+  Tensor huge = Tensor::fromBlob(local.data(), {int64_t(1) << 62, 1, 1}, {0, 0, 0},
+                                 DataType::Bool, Device::cpu());
+  std::string msg =
+      test::userErrorOf([&] { eval::inputMetadata(x, huge, Shards::Local, "input 0"); });
+  EXPECT_NE(msg.find("input 0 dimension 0 (sharded over 2 devices"), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "loom/support/error.h"
 #include "loom/tensor/half.h"
+#include "loom/tensor/tensor_metadata.h"
 
 namespace loom {
 namespace {
@@ -388,6 +389,34 @@ TEST(TensorTest, FromBlobRejectsNullAndMisalignedData) {
               }),
               HasSubstr("is not aligned to the 4-byte elements of f32"));
   EXPECT_EQ(Tensor::fromBlob(buffer + 2, {4}, {1}, DataType::Float16, Device::cpu()).numel(), 4);
+}
+
+// The one alignment rule: the largest power of two up to 16 dividing the address; 16 for an
+// empty tensor, whose address is never used.
+TEST(TensorMetadata, AlignmentRule) {
+  alignas(16) char buffer[64] = {};
+  EXPECT_EQ(dataAlignment(buffer, 1), 16);
+  EXPECT_EQ(dataAlignment(buffer + 8, 1), 8);
+  EXPECT_EQ(dataAlignment(buffer + 4, 1), 4);
+  EXPECT_EQ(dataAlignment(buffer + 6, 1), 2);
+  EXPECT_EQ(dataAlignment(buffer + 3, 1), 1);
+  EXPECT_EQ(dataAlignment(buffer + 32, 1), 16);  // capped at 16
+  EXPECT_EQ(dataAlignment(buffer + 3, 0), 16);
+}
+
+// Metadata of a view on any device: sizes, strides, dtype, device, alignment, no memory read.
+TEST(TensorMetadata, OfAView) {
+  alignas(16) float data[24] = {};
+  Tensor t = Tensor::fromBlob(data + 2, {3, 4}, {8, 2}, DataType::Float32, Device::cuda(1));
+  TensorMetadata m = TensorMetadata::of(t);
+  EXPECT_EQ(m.dtype, DataType::Float32);
+  EXPECT_EQ(m.device, Device::cuda(1));
+  EXPECT_EQ(m.sizes, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(m.strides, (std::vector<int64_t>{8, 2}));
+  EXPECT_EQ(m.globalSizes, m.sizes);
+  EXPECT_EQ(m.alignment, 8);
+  EXPECT_EQ(m.numel(), 12);
+  EXPECT_EQ(m.dim(), 2);
 }
 
 }  // namespace

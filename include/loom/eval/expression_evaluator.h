@@ -14,11 +14,13 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "loom/eval/argument.h"
 #include "loom/ir/scalar.h"
+#include "loom/tensor/tensor_metadata.h"
 
 namespace loom::ir {
 class Fusion;
@@ -53,7 +55,7 @@ class ExpressionEvaluator {
   /// Checks `args` against the fusion's inputs and binds scalar inputs and the symbolic (and
   /// expanded) extents of tensor inputs. Checks, each a UserError naming the input position, the
   /// tensor, the dimension and expected vs got: argument count; tensor vs scalar; rank (logical
-  /// without reductions); exact dtype; CPU device; constant extents equal the size; broadcast
+  /// without reductions); exact dtype; constant extents equal the size; broadcast
   /// dims have size 1 unless expanded (then stride 0 or size 1); a symbolic extent shared by
   /// several inputs gets one size; dims that the fusion's exprs line up have equal sizes unless
   /// the fusion declares a broadcast (checkShapeConstraints in shape_constraints.h).
@@ -62,6 +64,8 @@ class ExpressionEvaluator {
   /// argument is one device's shard, and a sharded dim binds its logical extent as the local
   /// size times the number of devices; with `Shards::Global` (the reference evaluator) arguments
   /// are whole tensors.
+  ///
+  /// Only metadata is read (inputMetadata), so tensors may be on any device.
   enum class Shards : uint8_t { Local, Global };
   void bindInputs(const ir::Fusion& fusion, std::span<const Argument> args,
                   Shards shards = Shards::Local);
@@ -70,5 +74,11 @@ class ExpressionEvaluator {
   std::unordered_map<const ir::Val*, ir::ScalarValue> bound_;
   std::unordered_map<const ir::Val*, ir::ScalarValue> derived_;  // cache, cleared by bind()
 };
+
+/// The metadata of argument `t` for fusion input `tv` (rank already checked): with
+/// Shards::Local and a tensor with a device mesh, each sharded dim's global size is its local
+/// size times its shard count (ir::shardCounts); UserError naming `name` when that overflows.
+TensorMetadata inputMetadata(const ir::TensorView* tv, const Tensor& t,
+                             ExpressionEvaluator::Shards shards, const std::string& name);
 
 }  // namespace loom::eval

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// TensorMetadata: what a tensor argument is apart from its elements, the one value that input
+// binding, argument checks, cache keys and heuristics read.
+//
+//   TensorMetadata m = TensorMetadata::of(t);   // any device: nothing is read from memory
+//   m.sizes, m.strides      // the buffer this process holds (a sharded tensor's local shard)
+//   m.globalSizes           // the logical extents: the local sizes unless a binding that knows
+//                           // the tensor's sharding says otherwise (eval::tensorMetadata)
+//   m.alignment             // dataAlignment(): what vectorized accesses may assume
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "loom/tensor/tensor.h"
+
+namespace loom {
+
+/// The largest power of two, at most 16 bytes, that divides the address `data`; 16 when the
+/// tensor has no elements (its address is never used). The one alignment rule: vectorized
+/// accesses of up to 16 bytes, cache keys and launch plans all read it.
+int64_t dataAlignment(const void* data, int64_t numel);
+
+struct TensorMetadata {
+  DataType dtype = DataType::Float32;
+  Device device;
+  std::vector<int64_t> sizes;        ///< local: what this buffer holds
+  std::vector<int64_t> strides;      ///< in elements, per logical dim
+  std::vector<int64_t> globalSizes;  ///< logical extents across devices (see the file comment)
+  int64_t alignment = 16;            ///< dataAlignment of the first element
+
+  /// The metadata of a defined tensor (globalSizes = sizes).
+  static TensorMetadata of(const Tensor& t);
+  int64_t dim() const { return int64_t(sizes.size()); }
+  int64_t numel() const;
+};
+
+}  // namespace loom
