@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Kernel argument packing, vectorized-layout checks and the device rules for run() arguments.
+// Kernel argument packing and vectorized-layout checks.
 #include "exec/arguments.h"
 
 #include <cstring>
 
-#include "loom/exec/kernel_executor.h"
 #include "loom/ir/tensor_view.h"
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/memory.h"
-#endif
 
 namespace loom::exec {
 
@@ -107,89 +103,5 @@ void throwMisalignedOutput(const kir::Buffer* b, const void* data, int64_t bytes
 }
 
 }  // namespace detail
-
-bool checkArgumentDevices(const ir::Fusion& fusion, std::span<const eval::Argument> args,
-                          Backend backend, int device) {
-  const auto& inputs = fusion.inputs();
-  // The first tensor argument sets what the others must match on the cuda backend.
-  const Tensor* first = nullptr;
-  size_t first_pos = 0;
-  for (size_t i = 0; i < inputs.size() && i < args.size(); ++i) {
-    const Tensor* t = std::get_if<Tensor>(&args[i]);
-    if (t == nullptr || !t->defined() || !inputs[i]->isA<ir::TensorView>()) continue;
-    if (backend != Backend::Cuda) {
-      LOOM_CHECK(t->device().isCpu(), "input ", i, " (", inputs[i]->toString(),
-                 ") is a CUDA tensor (", describe(*t), ") but the executor's backend is ",
-                 backendName(backend), ": expected a host (cpu) tensor");
-      continue;
-    }
-    if (t->device().isCuda()) {
-      LOOM_CHECK(t->device().index == device, "input ", i, " (", inputs[i]->toString(),
-                 ") is on ", t->device(), ": expected a CUDA tensor on GPU ", device,
-                 ", where the kernels are loaded");
-    }
-    if (first == nullptr) {
-      first = t;
-      first_pos = i;
-      continue;
-    }
-    LOOM_CHECK(t->device().type == first->device().type, "input ", i, " (",
-               inputs[i]->toString(), ") is on ", t->device(), " but input ", first_pos, " (",
-               inputs[first_pos]->toString(), ") is on ", first->device(),
-               ": expected the tensor inputs of one run to be all CUDA tensors (device-resident) "
-               "or all host tensors (copied in and out)");
-  }
-  return first != nullptr && first->device().isCuda();
-}
-
-std::vector<eval::Argument> metadataViews(std::span<const eval::Argument> args) {
-  std::vector<eval::Argument> views(args.begin(), args.end());
-  for (eval::Argument& a : views) {
-    Tensor* t = std::get_if<Tensor>(&a);
-    if (t == nullptr || !t->defined() || t->device().isCpu()) continue;
-    *t = Tensor::fromBlob(t->data(), t->sizes(), t->strides(), t->dtype(), Device::cpu());
-  }
-  return views;
-}
-
-std::vector<eval::Argument> checkedMetadataViews(const ir::Fusion& fusion,
-                                                 std::span<const eval::Argument> args,
-                                                 Backend backend, int device) {
-  (void)checkArgumentDevices(fusion, args, backend, device);
-  return metadataViews(args);
-}
-
-bool hasHostTensor(std::span<const eval::Argument> args) {
-  for (const eval::Argument& a : args) {
-    const Tensor* t = std::get_if<Tensor>(&a);
-    if (t != nullptr && t->defined() && t->device().isCpu()) return true;
-  }
-  return false;
-}
-
-std::vector<eval::Argument> copyArgumentsToDevice(const ir::Fusion& fusion,
-                                                  std::span<const eval::Argument> args,
-                                                  [[maybe_unused]] CUstream stream,
-                                                  int device) {
-  (void)checkArgumentDevices(fusion, args, Backend::Cuda, device);
-  std::vector<eval::Argument> device_args(args.begin(), args.end());
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  for (eval::Argument& a : device_args) {
-    Tensor* t = std::get_if<Tensor>(&a);
-    if (t != nullptr && t->defined()) *t = cuda::toDeviceSameLayout(*t, device, stream);
-  }
-  return device_args;
-#else
-  LOOM_THROW("this Loom build has no CUDA backend (cuda.h was not found at configure time)");
-#endif
-}
-
-void copyOutputsToHost(std::vector<Tensor>& outputs, [[maybe_unused]] CUstream stream) {
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  for (Tensor& t : outputs) t = cuda::toHost(t, stream);
-#else
-  LOOM_THROW("this Loom build has no CUDA backend (cuda.h was not found at configure time)");
-#endif
-}
 
 }  // namespace loom::exec

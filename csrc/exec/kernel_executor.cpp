@@ -19,76 +19,16 @@
 #include "loom/support/checked_math.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
-
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/driver.h"
-#include "loom/backend/cuda/memory.h"
-#include "loom/backend/cuda/module.h"
-#include "loom/backend/cuda/nvrtc.h"
-#include "loom/backend/cuda/stream.h"
-#endif
+#include "loom/tensor/tensor_metadata.h"
 
 namespace loom::exec {
-
-std::string_view backendName(Backend b) {
-  switch (b) {
-    case Backend::Auto: return "auto";
-    case Backend::Host: return "host";
-    case Backend::Cuda: return "cuda";
-  }
-  LOOM_UNREACHABLE();
-}
-
-Backend resolveBackend(Backend b) {
-  if (b != Backend::Auto) return b;
-  if (auto env = getEnv("LOOM_BACKEND"); env && !env->empty()) {
-    if (*env == "host") return Backend::Host;
-    if (*env == "cuda") return Backend::Cuda;
-    LOOM_THROW("LOOM_BACKEND must be 'host' or 'cuda', got '", *env, "'");
-  }
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  if (cuda::cudaAvailable()) return Backend::Cuda;
-#endif
-  return Backend::Host;
-}
-
-std::string LaunchParams::toString() const {
-  std::ostringstream os;
-  os << "grid (" << grid[0] << ", " << grid[1] << ", " << grid[2] << "), block (" << block[0]
-     << ", " << block[1] << ", " << block[2] << "), dynamic shared " << sharedBytes << " bytes";
-  return os.str();
-}
-
-namespace {
-
-// What codegen may know of the target: on cuda, the SM count of the GPU the module is built for
-// (ExecutorOptions::device); nothing on the host backend or when no driver is loaded (run() then
-// says a GPU is required before anything is compiled).
-codegen::CodegenOptions codegenOptions(Backend backend, [[maybe_unused]] int device) {
-  codegen::CodegenOptions o;
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  if (backend == Backend::Cuda && cuda::cudaAvailable()) {
-    o.multiprocessors = cuda::deviceProperties(device).multiprocessors;
-  }
-#else
-  (void)backend;
-#endif
-  return o;
-}
-
-}  // namespace
 
 struct KernelExecutor::Compiled {
   /// This slot's kernel text; empty until generated (compile() writes the Int32 one ahead, so
   /// the first run does not generate it again).
   codegen::GeneratedKernel generated;
-  bool built = false;
   std::unique_ptr<Compiled> int32;  ///< in the Int64 slot only: the kernel built for Int32
-  std::unique_ptr<backend::HostModule> host;
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  std::unique_ptr<cuda::Module> module;
-  std::unique_ptr<cuda::Function> function;
-#endif
+  std::unique_ptr<LoadedKernel> loaded;
 };
 
 KernelExecutor::KernelExecutor() = default;
@@ -96,18 +36,26 @@ KernelExecutor::~KernelExecutor() = default;
 
 void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
                              ExecutorOptions options) {
-  fusion_ = scheduled.clone();
   LOOM_CHECK(options.device >= 0, "ExecutorOptions::device must be a GPU index (>= 0), got ",
              options.device);
+  compile(scheduled, makeComputeDevice(backend, options.device), options);
+}
+
+void KernelExecutor::compile(const ir::Fusion& scheduled,
+                             std::shared_ptr<const ComputeDevice> device,
+                             ExecutorOptions options) {
+  LOOM_CHECK(device != nullptr, "KernelExecutor::compile needs a device");
+  fusion_ = scheduled.clone();
+  device_ = std::move(device);
   options_ = options;
-  backend_ = resolveBackend(backend);
+  options_.device = device_->index();
   const DumpOptions& dump = DumpOptions::fromEnvironment();
   PhaseTimer timer(dump.has(DumpOption::CompileTime), "kernel executor");
   kernel_ = lower::lowerFusion(*fusion_, dump);
   timer.mark("lower");
   // The text of the 32-bit-index kernel, which most sizes select; run() builds its module (or
   // generates the 64-bit one) once the sizes are known.
-  codegen_options_ = codegenOptions(backend_, options_.device);
+  codegen_options_ = device_->codegenOptions();
   kernel_->indexType = DataType::Int32;
   generated_ = codegen::generateKernel(*kernel_, codegen_options_);
   timer.rename(generated_.name);
@@ -119,16 +67,12 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
   plans_.clear();
   has_vectorized_ = !kernel_->vectorized.empty();
   dump_launch_ = dump.has(DumpOption::LaunchParams);
-#ifndef LOOM_HAVE_CUDA_BACKEND
-  LOOM_CHECK(backend_ == Backend::Host,
-             "this Loom build has no CUDA backend (cuda.h was not found at configure time)");
-#endif
   // The module is built by run() for the index type the bound sizes need (one per type, cached).
 }
 
 KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
   std::unique_ptr<Compiled>& slot = index_type == DataType::Int32 ? compiled_->int32 : compiled_;
-  if (slot && (slot->host || slot->built)) {
+  if (slot && slot->loaded) {
     generated_ = slot->generated;
     return *slot;
   }
@@ -136,9 +80,7 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
   last_generated_ = nullptr;  // generated_ changes below
   const DumpOptions& dump = DumpOptions::fromEnvironment();
   PhaseTimer timer(dump.has(DumpOption::CompileTime), "kernel executor");
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  if (backend_ == Backend::Cuda) cuda::requireCuda("running a kernel with the cuda backend");
-#endif
+  device_->require("running a kernel with the cuda backend");
   kernel_->indexType = index_type;
   const bool generate = slot->generated.name.empty();
   if (generate) slot->generated = codegen::generateKernel(*kernel_, codegen_options_);
@@ -149,31 +91,8 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
                                              : "codegen (int64 indices)");
   }
   if (dump.has(DumpOption::CudaKernel)) std::cout << generated_.kernelText;
-  if (backend_ == Backend::Host) {
-    slot->host = backend::HostModule::load(generated_.source, generated_.name);
-    timer.mark("host compile or cache hit, and load");
-    return *slot;
-  }
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  static cuda::NvrtcCompiler compiler;
-  cuda::CompileOptions compile_options = cuda::CompileOptions::forArch("", generated_.name);
-  compile_options.device = options_.device;  // its architecture
-  cuda::CompileResult r = compiler.compile(generated_.source, compile_options);
-  timer.mark(r.cacheHit ? "cubin cache hit" : "nvrtc");
-  if (dump.has(DumpOption::Ptxas)) {
-    for (const auto& k : r.kernels) {
-      std::cout << k.function << ": " << k.registers << " registers, " << k.spillStores
-                << " bytes spill stores, " << k.spillLoads << " bytes spill loads\n";
-    }
-  }
-  slot->module = std::make_unique<cuda::Module>(r.cubin, options_.device);
-  slot->function = std::make_unique<cuda::Function>(slot->module->function(generated_.name));
-  timer.mark("module load");
-  slot->built = true;
+  slot->loaded = device_->load(generated_, dump, timer);
   return *slot;
-#else
-  LOOM_UNREACHABLE("cuda backend without LOOM_HAVE_CUDA_BACKEND");
-#endif
 }
 
 struct KernelExecutor::LaunchPlan {
@@ -225,7 +144,7 @@ void appendSignature(std::vector<int64_t>& sig, std::span<const eval::Argument> 
       sig.push_back(t->dim());
       for (int64_t s : t->sizes()) sig.push_back(s);
       for (int64_t s : t->strides()) sig.push_back(s);
-      if (alignment) sig.push_back(int64_t(reinterpret_cast<uintptr_t>(t->data()) % 16));
+      if (alignment) sig.push_back(dataAlignment(t->data(), t->numel()));
     } else if (const double* d = std::get_if<double>(&a)) {
       int64_t bits = 0;
       std::memcpy(&bits, d, sizeof(bits));
@@ -239,30 +158,6 @@ void appendSignature(std::vector<int64_t>& sig, std::span<const eval::Argument> 
 }
 
 }  // namespace
-
-Tensor copyForOutput(const Tensor& t, CUstream stream) {
-  if (!t.device().isCuda()) return t.contiguous();
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  // The memory the view spans is copied (gaps included), so strided and broadcast views need no
-  // kernel and keep their strides.
-  int64_t span = 1;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) == 0) span = 0;
-  }
-  for (int64_t d = 0; span != 0 && d < t.dim(); ++d) {
-    LOOM_CHECK(t.stride(d) >= 0, "tensor ", describe(t), " has a negative stride on axis ", d,
-               "; returning it as an output needs non-negative strides");
-    span += (t.size(d) - 1) * t.stride(d);
-  }
-  Tensor storage = cuda::emptyCuda({span}, t.dtype(), t.device().index, stream);
-  cuda::copyDeviceToDevice(storage.data(), t.data(), size_t(span) * t.itemSize(),
-                           t.device().index, stream);
-  return Tensor(storage.storage(), t.dtype(), t.sizes(), t.strides());
-#else
-  (void)stream;
-  LOOM_THROW("tensor ", describe(t), " is a CUDA tensor, but this Loom build has no CUDA backend");
-#endif
-}
 
 void KernelExecutor::computeSignature(std::span<const eval::Argument> inputs) {
   signature_.clear();
@@ -390,17 +285,8 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     uint64_t bytes = uint64_t(g.entrances) *
                      (g.semaphore ? 4 * blocks : uint64_t(g.elementBytes) * blocks * threads);
     std::vector<int64_t> words{int64_t((bytes + 7) / 8)};
-    Tensor t;
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (backend_ == Backend::Cuda) {
-      t = cuda::emptyCuda(words, DataType::Int64, options_.device, options_.stream);
-      cuda::fillBytes(t, 0, options_.stream);
-    }
-#endif
-    if (!t.defined()) {
-      t = Tensor::empty(words, DataType::Int64);
-      t.fill(0);
-    }
+    Tensor t = device_->empty(words, DataType::Int64, options_.stream);
+    device_->zero(t, options_.stream);
     plan->scratch.push_back(t);
     plan->scratchPointers.push_back(t.data());
   }
@@ -430,7 +316,7 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
 
 void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs,
                                 std::vector<Tensor>& outputs) {
-  [[maybe_unused]] const CUstream stream = options_.stream;
+  const CUstream stream = options_.stream;
   // Allocated parameters stay referenced in plan.live until the launch is queued; on cuda their
   // memory goes back to the stream-ordered pool after the kernel, whenever the last handle drops.
   std::vector<Tensor>& allocated = plan.live;
@@ -441,20 +327,9 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
       data = std::get<Tensor>(inputs[size_t(p.input)]).data();
     } else {
       const DataType dtype = p.buffer->dtype;
-      Tensor t;
-#ifdef LOOM_HAVE_CUDA_BACKEND
-      if (backend_ == Backend::Cuda) {
-        t = cuda::emptyCuda(p.view ? p.allocSizes : p.sizes, dtype, options_.device, stream);
-      }
-#endif
-      if (!t.defined()) t = Tensor::empty(p.view ? p.allocSizes : p.sizes, dtype);
+      Tensor t = device_->empty(p.view ? p.allocSizes : p.sizes, dtype, stream);
+      if (options_.poisonOutputs) device_->poison(t, stream);
       if (p.view) t = Tensor(t.storage(), dtype, p.sizes, p.strides);
-      if (options_.poisonOutputs) {
-#ifdef LOOM_HAVE_CUDA_BACKEND
-        if (backend_ == Backend::Cuda) cuda::fillBytes(t, 0xff, stream);
-#endif
-        if (t.device().isCpu()) poison(t);
-      }
       data = t.data();
       if (p.vectorBytes != 0 && reinterpret_cast<uintptr_t>(data) % uint64_t(p.vectorBytes) != 0) {
         detail::throwMisalignedOutput(p.buffer, data, p.vectorBytes);
@@ -469,7 +344,8 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
     if (o >= 0) {
       outputs.push_back(allocated[size_t(o)]);  // a copy: `allocated` is emptied after launch
     } else {
-      outputs.push_back(copyForOutput(std::get<Tensor>(inputs[size_t(-o - 1)]), stream));
+      outputs.push_back(
+          device_->copyForOutput(std::get<Tensor>(inputs[size_t(-o - 1)]), stream));
     }
   }
 
@@ -479,21 +355,8 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
     std::fill(allocated.begin(), allocated.end(), Tensor());
     return;
   }
-  if (backend_ == Backend::Host) {
-    plan.module->host->launch(backend::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
-                              backend::Dim3(lp.block[0], lp.block[1], lp.block[2]),
-                              lp.sharedBytes, plan.args.data());
-    std::fill(allocated.begin(), allocated.end(), Tensor());
-    return;
-  }
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  cuda::LaunchConfig config(cuda::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
-                            cuda::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes);
-  plan.module->function->launch(config, plan.args.data(), cuda::Stream::borrow(stream, 0));
+  plan.module->loaded->launch(lp, plan.args.data(), stream);
   std::fill(allocated.begin(), allocated.end(), Tensor());
-#else
-  LOOM_UNREACHABLE("cuda backend without LOOM_HAVE_CUDA_BACKEND");
-#endif
 }
 
 LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
@@ -517,8 +380,9 @@ LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
       ++plan_misses_;
       PhaseTimer timer(DumpOptions::fromEnvironment().has(DumpOption::CompileTime),
                        "kernel executor");
-      // The evaluator checks metadata only; it is told the tensors are host ones.
-      plan = makePlan(checkedMetadataViews(*fusion_, inputs, backend_, options_.device));
+      // Devices first (clear messages); the plan then reads metadata only.
+      (void)device_->checkArguments(*fusion_, inputs);
+      plan = makePlan(inputs);
       timer.rename(generated_.name);
       timer.mark("launch plan (the codegen/cubin/module lines above included)");
     }
@@ -543,12 +407,11 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
 LaunchParams KernelExecutor::runInto(std::span<const eval::Argument> inputs,
                                      std::vector<Tensor>& outputs) {
   LOOM_CHECK(isCompiled(), "KernelExecutor::run called before compile");
-  if (backend_ != Backend::Cuda || !hasHostTensor(inputs)) return runResident(inputs, outputs);
-  // Host tensors on the cuda backend: copy in, run device-resident, copy out (synchronous).
+  if (!device_->copiesArguments(inputs)) return runResident(inputs, outputs);
+  // Host tensors on a GPU: copy in, run device-resident, copy out (synchronous).
   LaunchParams launched =
-      runResident(copyArgumentsToDevice(*fusion_, inputs, options_.stream, options_.device),
-                  outputs);
-  copyOutputsToHost(outputs, options_.stream);
+      runResident(device_->copyIn(*fusion_, inputs, options_.stream), outputs);
+  device_->copyOut(outputs, options_.stream);
   return launched;
 }
 

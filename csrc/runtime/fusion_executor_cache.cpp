@@ -16,9 +16,7 @@
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/driver.h"
-#endif
+#include "loom/tensor/tensor_metadata.h"
 
 namespace loom::runtime {
 
@@ -60,10 +58,7 @@ void InputKey::assign(std::span<const eval::Argument> args) {
     k.fields.push_back(t->dim());
     for (int64_t s : t->sizes()) k.fields.push_back(s);
     for (int64_t s : t->strides()) k.fields.push_back(s);
-    auto addr = reinterpret_cast<uintptr_t>(t->data());
-    int64_t align = 16;
-    while (align > 1 && addr % uintptr_t(align) != 0) align /= 2;
-    k.fields.push_back(align);
+    k.fields.push_back(dataAlignment(t->data(), t->numel()));
   }
   k.hash = hashFields(k.fields);
 }
@@ -95,7 +90,10 @@ int64_t tensorBytes(const eval::Argument& a) {
 
 FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
                                          const RuntimeOptions& options)
-    : segmented_(std::move(segmented)) {
+    : segmented_(std::move(segmented)),
+      device_(options.device != nullptr
+                  ? options.device
+                  : exec::makeComputeDevice(options.backend, options.executor.device)) {
   const ir::Fusion& original = segmented_.original();
   const DumpOptions& dump = DumpOptions::fromEnvironment();
   std::unordered_map<const ir::Val*, int64_t> slot_of;
@@ -139,7 +137,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
       std::cout << "segment " << seg.id << " scheduled:\n" << ir::printFusion(*scheduled);
     }
     auto ke = std::make_unique<exec::KernelExecutor>();
-    ke->compile(*scheduled, options.backend, options.executor);
+    ke->compile(*scheduled, device_, options.executor);
     timer.mark("executor compile (the kernel executor lines above included)");
     executors_.push_back(std::move(ke));
   }
@@ -269,7 +267,7 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
   for (size_t i = 0; i < fusion_output_slots_.size(); ++i) {
     const Tensor& t = std::get<Tensor>(*sc.slots[size_t(fusion_output_slots_[i])]);
     // An output that is also an input is returned as a copy, as KernelExecutor does.
-    result.push_back(output_is_input_[i] ? exec::copyForOutput(t, stream_) : t);
+    result.push_back(output_is_input_[i] ? device_->copyForOutput(t, stream_) : t);
   }
   give_back.completed = true;
   return result;
@@ -306,38 +304,36 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
     // first run.
     (void)multidevice::shardedCopy(*fusion_);
   }
-  options_.backend = exec::resolveBackend(options_.backend);
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  if (options_.backend == exec::Backend::Cuda) {
+  if (options_.device == nullptr) {
+    int gpu = options_.executor.device;
     if (options_.gpu.has_value()) {
-      options_.executor.device = *options_.gpu;
-    } else if (options_.communicator != nullptr && cuda::deviceCount() > 0) {
+      gpu = *options_.gpu;
+    } else if (options_.communicator != nullptr && exec::gpuCount() > 0) {
       // A rank drives cuda:<local rank>, ranks sharing GPUs round-robin when there are fewer.
-      options_.executor.device = options_.communicator->gpuIndex(cuda::deviceCount());
+      gpu = options_.communicator->gpuIndex(exec::gpuCount());
     }
-    // The schedulers size launches for the real GPU where there is one (the H200 defaults
-    // otherwise, so heuristics stay deterministic without a driver).
-    if (cuda::cudaAvailable()) {
-      const cuda::DeviceProperties p = cuda::deviceProperties(options_.executor.device);
-      device_info_.sm_count = p.multiprocessors;
-      device_info_.max_threads_per_block = p.maxThreadsPerBlock;
-      device_info_.shared_memory_per_block = int64_t(p.maxSharedMemoryPerBlockOptin);
-    }
+    options_.device = exec::makeComputeDevice(options_.backend, gpu);
   }
-#endif
+  options_.backend = options_.device->backend();
+  options_.executor.device = options_.device->index();
+  // The schedulers size launches for the real GPU where there is one (the H200 defaults
+  // otherwise, so heuristics stay deterministic without a driver).
+  if (std::optional<cuda::DeviceProperties> p = options_.device->gpuProperties()) {
+    device_info_.sm_count = p->multiprocessors;
+    device_info_.max_threads_per_block = p->maxThreadsPerBlock;
+    device_info_.shared_memory_per_block = int64_t(p->maxSharedMemoryPerBlockOptin);
+  }
   dynamic_ = segmenter::hasDynamicReshape(*fusion_);
   scalar_sizes_ = segmenter::sizesDependOnScalarInputs(*fusion_);
 }
 
 std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> args) {
-  if (options_.backend != exec::Backend::Cuda || !exec::hasHostTensor(args)) {
-    return runResident(args);
-  }
-  // Host tensors on cuda: copy in once, keep every segment on the device, copy the outputs out.
+  const exec::ComputeDevice& device = *options_.device;
+  if (!device.copiesArguments(args)) return runResident(args);
+  // Host tensors on a GPU: copy in once, keep every segment on the device, copy the outputs out.
   CUstream stream = options_.executor.stream;
-  std::vector<Tensor> outs =
-      runResident(exec::copyArgumentsToDevice(*fusion_, args, stream, options_.executor.device));
-  exec::copyOutputsToHost(outs, stream);
+  std::vector<Tensor> outs = runResident(device.copyIn(*fusion_, args, stream));
+  device.copyOut(outs, stream);
   return outs;
 }
 
@@ -410,16 +406,15 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   PhaseTimer timer(DumpOptions::fromEnvironment().has(DumpOption::CompileTime), "fusion");
   // Devices first (clear messages), then segmentFusion validates the rest
   // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
-  // schedulers only look at metadata, so CUDA tensors go in as host-labelled views.
-  std::vector<eval::Argument> views =
-      exec::checkedMetadataViews(*fusion_, args, options_.backend, options_.executor.device);
-  const Variant& variant = contiguityVariant(views);
+  // schedulers read metadata only, so tensors on any device go in as they are.
+  (void)options_.device->checkArguments(*fusion_, args);
+  const Variant& variant = contiguityVariant(args);
   auto segment = [&] {
     segmenter::SegmenterOptions seg_options;
     seg_options.verifySchedules = verify_schedules_;
     seg_options.deviceId = options_.deviceId;
     seg_options.device = device_info_;
-    segmenter::SegmentedFusion sf = segmenter::segmentFusion(*variant.fusion, views, seg_options);
+    segmenter::SegmentedFusion sf = segmenter::segmentFusion(*variant.fusion, args, seg_options);
     applyParamOverrides(sf, options_.paramOverrides);
     return sf;
   };

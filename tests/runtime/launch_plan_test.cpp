@@ -271,5 +271,68 @@ TEST(LaunchPlan, RunIntoReusesTheOutputVector) {
   EXPECT_EQ(ke.planMisses(), 1);
 }
 
+// A ComputeDevice names its backend and GPU, and says where its tensors live; asking for a GPU
+// in a build without the CUDA backend, or for a negative index, is a user error.
+TEST(ComputeDevice, NamesBackendIndexAndTensorPlace) {
+  std::shared_ptr<const exec::ComputeDevice> host = exec::makeComputeDevice(Backend::Host);
+  EXPECT_EQ(host->backend(), Backend::Host);
+  EXPECT_EQ(host->name(), "host");
+  EXPECT_EQ(host->tensorDevice(), Device::cpu());
+  EXPECT_FALSE(host->gpuProperties().has_value());
+  Tensor x = randomTensor({4, 8}, 51);
+  std::vector<eval::Argument> on_host{x};
+  EXPECT_FALSE(host->copiesArguments(on_host));
+  std::string msg = userErrorOf([&] { exec::makeComputeDevice(Backend::Cuda, -1); });
+  EXPECT_NE(msg.find("a GPU index must be >= 0, got -1"), std::string::npos) << msg;
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  // Naming a GPU touches no driver; using it does.
+  std::shared_ptr<const exec::ComputeDevice> gpu = exec::makeComputeDevice(Backend::Cuda, 3);
+  EXPECT_EQ(gpu->backend(), Backend::Cuda);
+  EXPECT_EQ(gpu->index(), 3);
+  EXPECT_EQ(gpu->name(), "cuda:3");
+  EXPECT_EQ(gpu->tensorDevice(), Device::cuda(3));
+  EXPECT_TRUE(gpu->copiesArguments(on_host));
+  std::vector<eval::Argument> resident{fakeCuda(x, 3)};
+  EXPECT_FALSE(gpu->copiesArguments(resident));
+#else
+  msg = userErrorOf([&] { exec::makeComputeDevice(Backend::Cuda, 0); });
+  EXPECT_NE(msg.find("has no CUDA backend"), std::string::npos) << msg;
+#endif
+}
+
+// The executor and the cache take a device object; every segment's executor uses that one, and
+// its argument rules are the device's.
+TEST(ComputeDevice, ExecutorAndCacheRunOnTheGivenDevice) {
+  auto f = scaledAddFusion(false);
+  auto reference = f->clone();
+  std::shared_ptr<const exec::ComputeDevice> host = exec::makeComputeDevice(Backend::Host);
+  auto scheduled = f->clone();
+  schedulePointwise(*scheduled);
+  KernelExecutor ke;
+  ke.compile(*scheduled, host, {.poisonOutputs = true});
+  EXPECT_EQ(&ke.device(), host.get());
+  std::vector<eval::Argument> a{randomTensor({6, 33}, 52), randomTensor({6, 33}, 53)};
+  expectMatches(*reference, a, ke.run(a), 1, "executor on the host device");
+
+  runtime::RuntimeOptions opts;
+  opts.device = host;
+  opts.executor.poisonOutputs = true;
+  runtime::FusionExecutorCache cache(f->clone(), opts);
+  expectMatches(*reference, a, cache.run(a), 1, "cache on the host device");
+  ASSERT_NE(cache.lastRuntime(), nullptr);
+  for (int64_t s = 0; s < cache.lastRuntime()->numKernels(); ++s) {
+    EXPECT_EQ(&cache.lastRuntime()->executor(s).device(), host.get()) << "segment " << s;
+  }
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  // An executor of cuda:2 wants its CUDA inputs there; that is checked before any GPU is used.
+  KernelExecutor on_gpu2;
+  on_gpu2.compile(*scheduled, exec::makeComputeDevice(Backend::Cuda, 2));
+  std::vector<eval::Argument> on_gpu1{fakeCuda(std::get<Tensor>(a[0]), 1),
+                                      fakeCuda(std::get<Tensor>(a[1]), 1)};
+  std::string msg = userErrorOf([&] { on_gpu2.run(on_gpu1); });
+  EXPECT_NE(msg.find("is on cuda:1: expected a CUDA tensor on GPU 2"), std::string::npos) << msg;
+#endif
+}
+
 }  // namespace
 }  // namespace loom::test

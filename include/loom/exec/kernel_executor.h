@@ -5,11 +5,11 @@
 //   ke.compile(fusion);                                  // lower, codegen, compile (host or cuda)
 //   std::vector<Tensor> outs = ke.run({Tensor(x), Tensor(bias)});
 //
-// Backends: Host runs the kernel text on the CPU (host backend, fibers); Cuda compiles it with
-// NVRTC and launches it on GPU 0. Auto picks LOOM_BACKEND=host|cuda when set, else cuda when a GPU
-// is present, else host.
+// Devices (compute_device.h): the host backend runs the kernel text on the CPU (fibers); a GPU
+// compiles it with NVRTC and launches it there. Backend::Auto picks LOOM_BACKEND=host|cuda when
+// set, else cuda when a GPU is present, else host.
 //
-// Where tensors live (cuda backend): when the tensor inputs are CUDA tensors on GPU 0, nothing is
+// Where tensors live (a GPU): when the tensor inputs are CUDA tensors on that GPU, nothing is
 // copied: outputs are allocated on the device (cuda::defaultAllocator(), stream-ordered on
 // ExecutorOptions::stream), the launch is queued on that stream and run() returns the CUDA outputs
 // without synchronizing. When they are host tensors, run() copies them in, launches, copies the
@@ -40,15 +40,11 @@
 #include "loom/backend/cuda/driver.h"
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/eval/argument.h"
+#include "loom/exec/compute_device.h"
 #include "loom/ir/fusion.h"
 #include "loom/lower/kernel_ir.h"
 
 namespace loom::exec {
-
-enum class Backend : uint8_t { Auto, Host, Cuda };
-std::string_view backendName(Backend b);  ///< "auto", "host", "cuda"
-/// Resolves Auto (LOOM_BACKEND, then GPU presence); UserError for a bad LOOM_BACKEND value.
-Backend resolveBackend(Backend b);
 
 struct ExecutorOptions {
   /// Fill outputs with NaN (floats) before the launch, so unwritten elements show up in checks.
@@ -56,51 +52,9 @@ struct ExecutorOptions {
   /// The stream every allocation, memset, copy and launch of run() goes on (cuda backend; the
   /// host backend ignores it). Null: the legacy default stream. Fixed at compile().
   CUstream stream = nullptr;
-  /// The GPU of the cuda backend (its index among the driver's devices): the kernels are
-  /// compiled for its architecture and loaded there, outputs and scratch are allocated there,
-  /// and CUDA tensor inputs must be there. Fixed at compile(). The host backend ignores it.
+  /// The GPU compile(fusion, Backend, options) picks for the cuda backend (its index among the
+  /// driver's devices). compile(fusion, device, options) takes the device itself.
   int device = 0;
-};
-
-/// Checks that each tensor argument is where `backend` can use it: host tensors for Host; for
-/// Cuda either all host tensors (copied) or all CUDA tensors on GPU `device`. UserError naming
-/// the input and what was expected. Arguments past the fusion's inputs and non-tensors are left
-/// to ExpressionEvaluator::bindInputs. Returns true when the tensors are CUDA tensors.
-bool checkArgumentDevices(const ir::Fusion& fusion, std::span<const eval::Argument> args,
-                          Backend backend, int device = 0);
-
-/// Host-labelled views of `args` with the same data pointers, sizes and strides, for checks that
-/// only look at metadata (ExpressionEvaluator::bindInputs, scheduler alignment); their elements
-/// must never be read.
-std::vector<eval::Argument> metadataViews(std::span<const eval::Argument> args);
-
-/// What a first run with new arguments analyses: checkArgumentDevices, then metadataViews.
-std::vector<eval::Argument> checkedMetadataViews(const ir::Fusion& fusion,
-                                                 std::span<const eval::Argument> args,
-                                                 Backend backend, int device = 0);
-
-/// True when some tensor argument is a host tensor: the cuda backend then copies in and out.
-bool hasHostTensor(std::span<const eval::Argument> args);
-
-/// `args` with every tensor copied to GPU `device` on `stream` (after checkArgumentDevices), and
-/// the host copies of a run's device outputs (waits for `stream`): the copy-in/copy-out
-/// convenience path.
-std::vector<eval::Argument> copyArgumentsToDevice(const ir::Fusion& fusion,
-                                                  std::span<const eval::Argument> args,
-                                                  CUstream stream, int device = 0);
-void copyOutputsToHost(std::vector<Tensor>& outputs, CUstream stream);
-
-/// How an output that is also an input is returned: a contiguous copy of a host tensor; for a
-/// CUDA tensor a device copy with the same sizes and strides (the memory the view spans), queued
-/// on `stream` and not waited for.
-Tensor copyForOutput(const Tensor& t, CUstream stream);
-
-/// Launch parameters computed from the bound extents.
-struct LaunchParams {
-  uint32_t grid[3] = {1, 1, 1};
-  uint32_t block[3] = {1, 1, 1};
-  size_t sharedBytes = 0;
-  std::string toString() const;
 };
 
 class KernelExecutor {
@@ -110,7 +64,10 @@ class KernelExecutor {
   KernelExecutor(const KernelExecutor&) = delete;
   KernelExecutor& operator=(const KernelExecutor&) = delete;
 
-  /// Lowers and compiles `scheduled` (cloned: later changes to it do not matter).
+  /// Lowers and compiles `scheduled` (cloned: later changes to it do not matter) for `device`.
+  void compile(const ir::Fusion& scheduled, std::shared_ptr<const ComputeDevice> device,
+               ExecutorOptions options = {});
+  /// compile() for makeComputeDevice(backend, options.device).
   void compile(const ir::Fusion& scheduled, Backend backend = Backend::Auto,
                ExecutorOptions options = {});
   /// Validates and binds `inputs` (on a plan miss), allocates outputs from their allocation
@@ -135,7 +92,8 @@ class KernelExecutor {
   int64_t numPlans() const { return int64_t(plans_.size()); }
 
   bool isCompiled() const { return kernel_ != nullptr; }
-  Backend backend() const { return backend_; }
+  Backend backend() const { return device_->backend(); }
+  const ComputeDevice& device() const { return *device_; }
   /// The kernel of the last run (its index type), or of compile() before any run.
   const codegen::GeneratedKernel& generated() const {
     return last_generated_ != nullptr ? *last_generated_ : generated_;
@@ -162,7 +120,7 @@ class KernelExecutor {
   std::unique_ptr<kir::Kernel> kernel_;
   codegen::GeneratedKernel generated_;
   codegen::CodegenOptions codegen_options_;  ///< set by compile(), for every index type
-  Backend backend_ = Backend::Host;
+  std::shared_ptr<const ComputeDevice> device_;
   ExecutorOptions options_;
   std::unique_ptr<Compiled> compiled_;
   const codegen::GeneratedKernel* last_generated_ = nullptr;

@@ -26,7 +26,7 @@
 // outputs, patches a reused argument buffer and launches. Value slots are planned once; the
 // original inputs are referenced, not copied, and intermediates are freed after their last use.
 //
-// Devices (cuda backend): with CUDA tensor arguments (GPU 0) everything stays on the device:
+// Devices (a GPU, RuntimeOptions::device): with CUDA tensor arguments on it everything stays there:
 // intermediates between segments and the outputs are CUDA tensors allocated and freed
 // stream-ordered on RuntimeOptions::executor.stream, every launch is queued on that stream and
 // run() returns without synchronizing:
@@ -102,6 +102,8 @@ struct KernelRecord {
 };
 
 struct RuntimeOptions {
+  /// Where the kernels run (exec/compute_device.h). Null: made from `backend` and the GPU below.
+  std::shared_ptr<const exec::ComputeDevice> device = nullptr;
   exec::Backend backend = exec::Backend::Auto;
   /// Passed to every segment's executor; executor.stream is the stream of the whole run.
   exec::ExecutorOptions executor = {};
@@ -119,8 +121,8 @@ struct RuntimeOptions {
   /// cache). With one, deviceId defaults to its rank and every device of the fusion's meshes
   /// must be a rank of it.
   const multidevice::Communicator* communicator = nullptr;
-  /// The GPU of the cuda backend; unset: the communicator's local rank modulo the number of
-  /// GPUs (ranks may share one), else executor.device.
+  /// The GPU of the cuda backend when `device` is null; unset: the communicator's local rank
+  /// modulo the number of GPUs (ranks may share one), else executor.device.
   std::optional<int> gpu = std::nullopt;
 };
 
@@ -162,6 +164,7 @@ class FusionKernelRuntime {
     int64_t dim;
   };
   std::vector<SizeSlot> size_slots_;
+  std::shared_ptr<const exec::ComputeDevice> device_;
   CUstream stream_ = nullptr;
   // What one run works in, reused by later runs: slot -> the argument (the caller's inputs by
   // pointer, segment outputs in `owned`), the gathered arguments of non-direct segments, the
@@ -222,7 +225,7 @@ class FusionExecutorCache {
   std::unique_ptr<ir::Fusion> fusion_;
   bool dynamic_ = false;       ///< the fusion has dynamic reshapes
   bool scalar_sizes_ = false;  ///< tensor sizes depend on scalar inputs: their values are keyed
-  RuntimeOptions options_;     // backend resolved at construction
+  RuntimeOptions options_;     // device (and backend) resolved at construction
   /// What the schedulers size launches for: the real GPU's properties on the cuda backend with a
   /// driver, the H200 defaults otherwise.
   scheduler::DeviceInfo device_info_;

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// Private to the executor: the GPU side of ComputeDevice, defined by cuda_device.cpp in builds
+// with the CUDA backend and by no_cuda_device.cpp without it (CMake picks the file, so no other
+// source tests LOOM_HAVE_CUDA_BACKEND).
+#pragma once
+
+#include <memory>
+
+#include "loom/exec/compute_device.h"
+
+namespace loom::exec::detail {
+
+/// GPU `index`; UserError in a build without the CUDA backend.
+std::shared_ptr<const ComputeDevice> makeGpuDevice(int index);
+/// GPUs the driver sees; 0 without a driver or a CUDA backend. Never throws.
+int driverGpuCount() noexcept;
+
+}  // namespace loom::exec::detail
