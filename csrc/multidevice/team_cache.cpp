@@ -103,6 +103,7 @@ std::unique_ptr<TeamTransport> TeamCache::makeNccl(const Team& team, int64_t pos
       detail::checkMpi(MPI_Bcast(bytes, int(size), MPI_BYTE, 0, comm), "MPI_Bcast");
     };
 #else
+    (void)entry;
     LOOM_UNREACHABLE("NCCL between several ranks in a build without MPI");
 #endif
   }
