@@ -29,14 +29,15 @@ void checkTensor(const char* what, const char* name, const Tensor& t) {
 void checkSameDevice(const char* what, const char* a_name, const Tensor& a, const char* b_name,
                      const Tensor& b) {
   LOOM_CHECK(a.device() == b.device(), what, ": ", a_name, " ", describe(a), " and ", b_name, " ",
-             describe(b), " are on different devices; a collective's tensors are all on the host "
+             describe(b),
+             " are on different devices; a collective's tensors are all on the host "
              "or all on one GPU");
 }
 
 void checkSameDtype(const char* what, const char* a_name, const Tensor& a, const char* b_name,
                     const Tensor& b) {
-  LOOM_CHECK(a.dtype() == b.dtype(), what, ": ", b_name, " ", describe(b), " has dtype ",
-             b.dtype(), ", expected ", a_name, "'s dtype ", a.dtype());
+  LOOM_CHECK(a.dtype() == b.dtype(), what, ": ", b_name, " ", describe(b), " has dtype ", b.dtype(),
+             ", expected ", a_name, "'s dtype ", a.dtype());
 }
 
 // Whether the bytes of a and b overlap (empty tensors overlap nothing).
@@ -126,9 +127,10 @@ void Communicator::allgather(const Tensor& input, Tensor& output, const Team& te
              " = ", n * input.numel());
   const bool inPlace = static_cast<const char*>(input.data()) ==
                        static_cast<const char*>(output.data()) + size_t(position) * bytesOf(input);
-  LOOM_CHECK(inPlace || !overlap(input, output), what, ": input and output overlap; the input is "
-             "either apart from the output or exactly this rank's block of it (block ", position,
-             ")");
+  LOOM_CHECK(inPlace || !overlap(input, output), what,
+             ": input and output overlap; the input is "
+             "either apart from the output or exactly this rank's block of it (block ",
+             position, ")");
   transportFor(what, team, position, input.device()).allgather(input, output, stream);
 }
 
@@ -139,8 +141,8 @@ void Communicator::allreduce(Tensor& inout, ReduceOp op, const Team& team, CUstr
   transportFor(what, team, position, inout.device()).allreduce(inout, op, stream);
 }
 
-void Communicator::reduceScatter(const Tensor& input, Tensor& output, ReduceOp op,
-                                 const Team& team, CUstream stream) {
+void Communicator::reduceScatter(const Tensor& input, Tensor& output, ReduceOp op, const Team& team,
+                                 CUstream stream) {
   const char* what = "reduceScatter";
   const int64_t position = positionIn(team, what);
   checkTensor(what, "input", input);
@@ -167,7 +169,8 @@ void Communicator::sendRecv(const Tensor* send, int64_t dst, Tensor* recv, int64
                             const Team& team, CUstream stream) {
   const char* what = "sendRecv";
   const int64_t position = positionIn(team, what);
-  LOOM_CHECK(send != nullptr || recv != nullptr, what, ": neither a send nor a receive; every "
+  LOOM_CHECK(send != nullptr || recv != nullptr, what,
+             ": neither a send nor a receive; every "
              "member of the team has one or both (leave a rank with nothing to exchange out of "
              "the team)");
   int64_t dstPosition = -1;
@@ -185,8 +188,7 @@ void Communicator::sendRecv(const Tensor* send, int64_t dst, Tensor* recv, int64
   const bool receivesFromSelf = recv != nullptr && src == rank_;
   LOOM_CHECK(sendsToSelf == receivesFromSelf, what, ": a ",
              sendsToSelf ? "send to" : "receive from", " this rank (", rank_,
-             ") itself needs the matching ", sendsToSelf ? "receive" : "send",
-             " in the same call");
+             ") itself needs the matching ", sendsToSelf ? "receive" : "send", " in the same call");
   if (sendsToSelf) {
     checkSameDtype(what, "send", *send, "recv", *recv);
     LOOM_CHECK(send->numel() == recv->numel(), what, ": recv ", describe(*recv), " has ",
@@ -196,8 +198,7 @@ void Communicator::sendRecv(const Tensor* send, int64_t dst, Tensor* recv, int64
     LOOM_CHECK(!overlap(*send, *recv), what, ": send and recv overlap");
   }
   const Device device = send != nullptr ? send->device() : recv->device();
-  transportFor(what, team, position, device)
-      .sendRecv(send, dstPosition, recv, srcPosition, stream);
+  transportFor(what, team, position, device).sendRecv(send, dstPosition, recv, srcPosition, stream);
 }
 
 void Communicator::allToAll(const Tensor& input, Tensor& output, const Team& team,

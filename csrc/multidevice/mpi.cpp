@@ -74,8 +74,7 @@ class MpiSession {
     MPI_Initialized(&initialized);
     if (!initialized) {
       int provided = 0;
-      LOOM_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) ==
-                     MPI_SUCCESS,
+      LOOM_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) == MPI_SUCCESS,
                  "MPI_Init_thread failed");
       owned_ = true;
     }  // else the embedding program owns MPI; the hooks still run in its MPI_Finalize
@@ -178,9 +177,9 @@ MPI_Op mpiReduceOp(DataType dtype, ReduceOp op) {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
     if (!r.ops16Made[t][o]) {
-      MPI_User_function* fn =
-          t == 0 ? reduce16Function<halfBitsToFloat, floatToHalfBits>(op)
-                 : reduce16Function<bfloat16BitsToFloat, floatToBFloat16Bits>(op);
+      MPI_User_function* fn = t == 0
+                                  ? reduce16Function<halfBitsToFloat, floatToHalfBits>(op)
+                                  : reduce16Function<bfloat16BitsToFloat, floatToBFloat16Bits>(op);
       checkMpi(MPI_Op_create(fn, /*commute=*/1, &r.ops16[t][o]), "MPI_Op_create");
       r.ops16Made[t][o] = true;
     }

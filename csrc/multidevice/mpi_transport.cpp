@@ -44,18 +44,17 @@ class MpiTransport final : public TeamTransport {
   }
 
   void allreduce(Tensor& inout, ReduceOp op, CUstream) override {
-    checkMpi(MPI_Allreduce(MPI_IN_PLACE, inout.data(), mpiCount(inout.numel(), "allreduce"),
-                           mpiDataType(inout.dtype()), detail::mpiReduceOp(inout.dtype(), op),
-                           comm_),
-             "MPI_Allreduce");
+    checkMpi(
+        MPI_Allreduce(MPI_IN_PLACE, inout.data(), mpiCount(inout.numel(), "allreduce"),
+                      mpiDataType(inout.dtype()), detail::mpiReduceOp(inout.dtype(), op), comm_),
+        "MPI_Allreduce");
   }
 
   void reduceScatter(const Tensor& input, Tensor& output, ReduceOp op, CUstream) override {
     (void)mpiCount(input.numel(), "reduceScatter");
-    checkMpi(MPI_Reduce_scatter_block(input.data(), output.data(),
-                                      mpiCount(output.numel(), "reduceScatter"),
-                                      mpiDataType(input.dtype()),
-                                      detail::mpiReduceOp(input.dtype(), op), comm_),
+    checkMpi(MPI_Reduce_scatter_block(
+                 input.data(), output.data(), mpiCount(output.numel(), "reduceScatter"),
+                 mpiDataType(input.dtype()), detail::mpiReduceOp(input.dtype(), op), comm_),
              "MPI_Reduce_scatter_block");
   }
 
@@ -80,8 +79,8 @@ class MpiTransport final : public TeamTransport {
     if (recv == nullptr) return;
     int got = 0;
     checkMpi(MPI_Get_count(&status, recvType, &got), "MPI_Get_count");
-    LOOM_CHECK(got == recvCount, "sendRecv: received ", got, " elements from team position ",
-               src, " into recv ", describe(*recv), " of ", recvCount,
+    LOOM_CHECK(got == recvCount, "sendRecv: received ", got, " elements from team position ", src,
+               " into recv ", describe(*recv), " of ", recvCount,
                "; the sender's tensor must have the receiver's numel and dtype");
   }
 

@@ -39,9 +39,8 @@ std::unique_ptr<State> open(const char* library) {
     return state;
   }
   std::vector<std::string> missing;
-#define LOOM_NCCL_LOOKUP_ENTRY(name, type)                                          \
-  state->api.name =                                                                \
-      reinterpret_cast<std::add_pointer_t<type>>(dlsym(state->handle, #name));      \
+#define LOOM_NCCL_LOOKUP_ENTRY(name, type)                                                   \
+  state->api.name = reinterpret_cast<std::add_pointer_t<type>>(dlsym(state->handle, #name)); \
   if (state->api.name == nullptr) missing.emplace_back(#name);
   LOOM_NCCL_FUNCTIONS(LOOM_NCCL_LOOKUP_ENTRY)
 #undef LOOM_NCCL_LOOKUP_ENTRY
@@ -91,7 +90,8 @@ std::string versionText(int code) {
 }
 
 void check(const Api& api, Result r, std::string_view what) {
-  if (r == kSuccess) [[likely]] return;
+  if (r == kSuccess) [[likely]]
+    return;
   const char* text = api.ncclGetErrorString != nullptr ? api.ncclGetErrorString(r) : nullptr;
   LOOM_THROW("NCCL: ", what, " failed: ", text != nullptr ? text : "unknown error", " (", r, ")");
 }

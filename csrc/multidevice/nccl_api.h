@@ -37,19 +37,19 @@ inline constexpr DataType kUint8 = 1, kInt32 = 2, kInt64 = 4, kFloat16 = 6, kFlo
 // ncclRedOp_t values.
 inline constexpr RedOp kSum = 0, kProd = 1, kMax = 2, kMin = 3;
 
-#define LOOM_NCCL_FUNCTIONS(X)                                                                  \
-  X(ncclGetVersion, Result(int*))                                                                  \
-  X(ncclGetErrorString, const char*(Result))                                                       \
-  X(ncclGetUniqueId, Result(UniqueId*))                                                            \
-  X(ncclCommInitRank, Result(Comm*, int, UniqueId, int))                                           \
-  X(ncclCommDestroy, Result(Comm))                                                                 \
-  X(ncclAllGather, Result(const void*, void*, size_t, DataType, Comm, CUstream))                   \
-  X(ncclAllReduce, Result(const void*, void*, size_t, DataType, RedOp, Comm, CUstream))            \
-  X(ncclReduceScatter, Result(const void*, void*, size_t, DataType, RedOp, Comm, CUstream))        \
-  X(ncclBroadcast, Result(const void*, void*, size_t, DataType, int, Comm, CUstream))              \
-  X(ncclSend, Result(const void*, size_t, DataType, int, Comm, CUstream))                          \
-  X(ncclRecv, Result(void*, size_t, DataType, int, Comm, CUstream))                                \
-  X(ncclGroupStart, Result())                                                                      \
+#define LOOM_NCCL_FUNCTIONS(X)                                                              \
+  X(ncclGetVersion, Result(int*))                                                           \
+  X(ncclGetErrorString, const char*(Result))                                                \
+  X(ncclGetUniqueId, Result(UniqueId*))                                                     \
+  X(ncclCommInitRank, Result(Comm*, int, UniqueId, int))                                    \
+  X(ncclCommDestroy, Result(Comm))                                                          \
+  X(ncclAllGather, Result(const void*, void*, size_t, DataType, Comm, CUstream))            \
+  X(ncclAllReduce, Result(const void*, void*, size_t, DataType, RedOp, Comm, CUstream))     \
+  X(ncclReduceScatter, Result(const void*, void*, size_t, DataType, RedOp, Comm, CUstream)) \
+  X(ncclBroadcast, Result(const void*, void*, size_t, DataType, int, Comm, CUstream))       \
+  X(ncclSend, Result(const void*, size_t, DataType, int, Comm, CUstream))                   \
+  X(ncclRecv, Result(void*, size_t, DataType, int, Comm, CUstream))                         \
+  X(ncclGroupStart, Result())                                                               \
   X(ncclGroupEnd, Result())
 
 struct Api {

@@ -3,10 +3,9 @@
 // Calls are queued on the caller's stream and not waited for; the GPU the communicator was made
 // on is made current before each. Point-to-point calls go in one NCCL group, so a rank's send and
 // receive progress together whatever order the peers issue theirs in.
-#include "multidevice/team_transport.h"
-
 #include "loom/support/strings.h"
 #include "multidevice/nccl_api.h"
+#include "multidevice/team_transport.h"
 
 namespace loom::multidevice {
 namespace {

@@ -3,9 +3,8 @@
 // NCCL refuses to run (it needs a GPU per rank): each input is copied to the host on the caller's
 // stream (waited for), the host transport runs the collective, each result is copied back (waited
 // for too, so the host buffers can go when the call returns).
-#include "multidevice/team_transport.h"
-
 #include "loom/backend/cuda/memory.h"
+#include "multidevice/team_transport.h"
 
 namespace loom::multidevice {
 namespace {
@@ -20,8 +19,7 @@ Tensor downloaded(const Tensor& device, CUstream stream) {
 }
 
 void upload(const Tensor& host, const Tensor& device, CUstream stream) {
-  cuda::copyHostToDevice(device.data(), host.data(), bytesOf(host), device.device().index,
-                         stream);
+  cuda::copyHostToDevice(device.data(), host.data(), bytesOf(host), device.device().index, stream);
 }
 
 class StagedTransport final : public TeamTransport {

@@ -25,8 +25,7 @@ class TeamTransport {
 
   virtual void allgather(const Tensor& input, Tensor& output, CUstream stream) = 0;
   virtual void allreduce(Tensor& inout, ReduceOp op, CUstream stream) = 0;
-  virtual void reduceScatter(const Tensor& input, Tensor& output, ReduceOp op,
-                             CUstream stream) = 0;
+  virtual void reduceScatter(const Tensor& input, Tensor& output, ReduceOp op, CUstream stream) = 0;
   virtual void broadcast(Tensor& buffer, int64_t root, CUstream stream) = 0;
   /// A null tensor skips its half; `dst` and `src` are positions (may be this rank's own).
   virtual void sendRecv(const Tensor* send, int64_t dst, Tensor* recv, int64_t src,

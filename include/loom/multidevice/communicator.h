@@ -163,8 +163,7 @@ class Communicator {
   Transport chooseTransport(const Team& team, Device device) const;
   // After the arguments are checked: picks the transport (making the team's communicators on
   // first use), counts the communication and records the transport.
-  TeamTransport& transportFor(const char* what, const Team& team, int64_t position,
-                              Device device);
+  TeamTransport& transportFor(const char* what, const Team& team, int64_t position, Device device);
 
   int64_t rank_ = 0;
   int64_t size_ = 1;
