@@ -26,7 +26,6 @@ int64_t envInt(const char* name) {
   return *end == '\0' ? int64_t(x) : -1;
 }
 
-
 }  // namespace
 
 #ifdef LOOM_HAVE_MPI
