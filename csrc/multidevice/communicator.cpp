@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Communicator (communicator.h): the launcher's environment, and MPI for collectives on host
-// buffers when the build has it (LOOM_HAVE_MPI).
+// Communicator (communicator.h): the launcher's environment, the world's collectives on small
+// host values (MPI, when the build has it: LOOM_HAVE_MPI), and the teams' communicators. The
+// collectives on tensors are in collectives.cpp.
 #include "loom/multidevice/communicator.h"
 
 #include <cstdlib>
-#include <mutex>
 
 #include "loom/support/error.h"
+#include "multidevice/team_cache.h"
 
 #ifdef LOOM_HAVE_MPI
-#include <mpi.h>
+#include "multidevice/mpi.h"
 #endif
 
 namespace loom::multidevice {
@@ -25,45 +26,34 @@ int64_t envInt(const char* name) {
   return *end == '\0' ? int64_t(x) : -1;
 }
 
-#ifdef LOOM_HAVE_MPI
-// MPI for the whole process: initialized once, finalized at exit when Loom initialized it.
-class MpiSession {
- public:
-  static void ensure() {
-    static MpiSession session;
-    (void)session;
-  }
-
- private:
-  MpiSession() {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (initialized) return;  // the embedding program owns MPI
-    int provided = 0;
-    LOOM_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) == MPI_SUCCESS,
-               "MPI_Init_thread failed");
-    owned_ = true;
-  }
-  ~MpiSession() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (owned_ && !finalized) MPI_Finalize();
-  }
-  bool owned_ = false;
-};
-
-void checkMpi(int result, const char* what) {
-  if (result == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int len = 0;
-  MPI_Error_string(result, text, &len);
-  LOOM_THROW("MPI: ", what, " failed: ", std::string(text, size_t(len)));
-}
-#endif
-
 }  // namespace
 
-Communicator::Communicator() {
+#ifdef LOOM_HAVE_MPI
+using detail::checkMpi;
+#endif
+
+std::string_view reduceOpName(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Prod: return "prod";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Min: return "min";
+  }
+  return "?";
+}
+
+std::string_view transportName(Transport t) {
+  switch (t) {
+    case Transport::None: return "none";
+    case Transport::Local: return "local";
+    case Transport::Mpi: return "mpi";
+    case Transport::Nccl: return "nccl";
+    case Transport::Staged: return "staged";
+  }
+  return "?";
+}
+
+Communicator::Communicator() : teams_(std::make_unique<TeamCache>()) {
   if (int64_t r = envInt("OMPI_COMM_WORLD_RANK"), s = envInt("OMPI_COMM_WORLD_SIZE");
       r >= 0 && s > 0) {
     rank_ = r;
@@ -86,18 +76,28 @@ Communicator::Communicator() {
 #ifdef LOOM_HAVE_MPI
   // Under a launcher of several ranks, bring MPI up now: every rank constructs its
   // communicator at the same point, and a rank that fails shows it here.
-  if (size_ > 1) MpiSession::ensure();
+  if (size_ > 1) detail::ensureMpi();
 #endif
 }
 
 Communicator::Communicator(int64_t rank, int64_t size, int64_t local_rank, int64_t local_size)
     : rank_(rank), size_(size), local_rank_(local_rank), local_size_(local_size),
-      source_("explicit") {
+      source_("explicit"), teams_(std::make_unique<TeamCache>()) {
   LOOM_CHECK(size >= 1 && rank >= 0 && rank < size && local_size >= 1 && local_rank >= 0 &&
                  local_rank < local_size,
              "Communicator: rank ", rank, " of ", size, ", local rank ", local_rank, " of ",
              local_size, " is not a valid place");
 }
+
+Communicator::~Communicator() = default;  // ~TeamCache releases the teams
+
+Team Communicator::world() const {
+  Team team(static_cast<size_t>(size_));
+  for (int64_t r = 0; r < size_; ++r) team[size_t(r)] = r;
+  return team;
+}
+
+void Communicator::releaseTeams() { teams_->release(); }
 
 Communicator& Communicator::instance() {
   static Communicator comm;
@@ -112,11 +112,11 @@ bool Communicator::hasMpi() {
 #endif
 }
 
-void Communicator::requireMpi(const char* what) {
-  LOOM_CHECK(hasMpi(), what, " between ", size_, " ranks needs MPI, and this Loom build has none "
+void Communicator::requireMpi(const char* what, int64_t ranks) {
+  LOOM_CHECK(hasMpi(), what, " between ", ranks, " ranks needs MPI, and this Loom build has none "
              "(configure with an MPI installation; tools/install-deps.sh installs OpenMPI)");
 #ifdef LOOM_HAVE_MPI
-  MpiSession::ensure();
+  detail::ensureMpi();
   int mpi_size = 0;
   checkMpi(MPI_Comm_size(MPI_COMM_WORLD, &mpi_size), "MPI_Comm_size");
   LOOM_CHECK(mpi_size == size_, what, ": the launcher says ", size_, " ranks (", source_,
@@ -126,7 +126,7 @@ void Communicator::requireMpi(const char* what) {
 
 void Communicator::barrier() {
   if (size_ == 1) return;
-  requireMpi("a barrier");
+  requireMpi("a barrier", size_);
   communications_.fetch_add(1, std::memory_order_relaxed);
 #ifdef LOOM_HAVE_MPI
   checkMpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
@@ -136,7 +136,7 @@ void Communicator::barrier() {
 std::vector<int64_t> Communicator::allgather(int64_t value) {
   std::vector<int64_t> out(static_cast<size_t>(size_), value);
   if (size_ == 1) return out;
-  requireMpi("an allgather");
+  requireMpi("an allgather", size_);
   communications_.fetch_add(1, std::memory_order_relaxed);
 #ifdef LOOM_HAVE_MPI
   checkMpi(MPI_Allgather(&value, 1, MPI_INT64_T, out.data(), 1, MPI_INT64_T, MPI_COMM_WORLD),

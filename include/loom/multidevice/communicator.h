@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Communicator: this process's place among the ranks a launcher started, and the collectives
-// between them on host buffers (MPI).
+// between them: on host tensors through MPI, on CUDA tensors through NCCL (or staged through the
+// host when ranks share a GPU).
 //
 //   multidevice::Communicator& comm = multidevice::Communicator::instance();
 //   RuntimeOptions options;
 //   options.communicator = &comm;               // deviceId defaults to comm.rank()
+//
+//   multidevice::Team team = {0, 1};            // world ranks, in order
+//   comm.allgather(shard, gathered, team);      // gathered = rank 0's shard, then rank 1's
+//   comm.allreduce(partial, multidevice::ReduceOp::Sum, team, stream);
 //
 // Rank, size, local rank and local size come from the launcher's environment: OpenMPI's
 // (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE) first, then the torchrun-style RANK,
@@ -14,14 +19,59 @@
 // every rank's local program (sharded runs need no communication); a collective between several
 // ranks is then a UserError that says so. Running a rank per GPU: the rank drives
 // cuda:<local rank modulo the GPU count> (ranks may share a GPU).
+//
+// Collectives on tensors run within a Team, the ordered world ranks taking part (a slice of a
+// device mesh). Every rank of the team makes the same call (same team, sizes, dtype, root), and
+// only those ranks do. The first call on a team creates its communicators (an MPI
+// sub-communicator; for CUDA tensors an NCCL communicator), kept until releaseTeams() or the
+// Communicator's end, and always before MPI is finalized. How a call moves data (lastTransport()):
+//   - Local: a team of one; a copy on this rank, no MPI or NCCL needed.
+//   - Mpi: host tensors, over the team's MPI sub-communicator.
+//   - Nccl: CUDA tensors when every rank on the node has a GPU of its own (local size <= GPU
+//     count). libnccl.so.2 is opened at run time (LOOM_NCCL_LIBRARY names another file); the
+//     team's first rank makes the NCCL id and sends it over MPI. The call is queued on `stream`
+//     and returns without waiting for it.
+//   - Staged: CUDA tensors when ranks share a GPU: copied to the host (the stream is waited for),
+//     an MPI collective, copied back (waited for too).
+// Tensors must be contiguous, of one dtype, and all on the host or all on one GPU. On Float16
+// and BFloat16 the reductions compute in float and round each partial result to the dtype (as
+// NCCL does); on Bool, Sum and Max are a logical or, Prod and Min a logical and.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "loom/backend/cuda/driver.h"  // CUstream (only the handle type; no driver is needed)
+#include "loom/tensor/tensor.h"
+
 namespace loom::multidevice {
+
+/// The world ranks of a collective, in order: a rank's position in the team is its index here
+/// (allgather concatenates in this order). Ranks are distinct and in [0, world size).
+using Team = std::vector<int64_t>;
+
+/// The reduction of allreduce and reduceScatter.
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min };
+
+/// How a collective moved its data (see the file comment).
+enum class Transport : uint8_t { None, Local, Mpi, Nccl, Staged };
+
+/// Which transport CUDA tensors take between several ranks. Auto: Nccl when local size <= GPU
+/// count, else Staged; a team of one copies locally. Nccl and Staged force one (for tests, and
+/// embedders who know better); Nccl then runs a team of one through NCCL too.
+enum class CudaTransport : uint8_t { Auto, Nccl, Staged };
+
+/// "sum", "prod", "max", "min".
+std::string_view reduceOpName(ReduceOp op);
+/// "none", "local", "mpi", "nccl", "staged".
+std::string_view transportName(Transport t);
+
+class TeamCache;
+class TeamTransport;
 
 class Communicator {
  public:
@@ -29,6 +79,10 @@ class Communicator {
   Communicator();
   /// An explicit view, for tests and embedders that know their ranks. size >= 1, 0 <= rank < size.
   Communicator(int64_t rank, int64_t size, int64_t local_rank, int64_t local_size);
+  /// Releases the teams' communicators (releaseTeams()).
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
 
   /// The process-wide communicator from the environment (a convenience; runtimes take any).
   static Communicator& instance();
@@ -43,6 +97,8 @@ class Communicator {
   /// Where the rank and size came from: "OpenMPI", "RANK/WORLD_SIZE", "single process",
   /// "explicit".
   const std::string& source() const { return source_; }
+  /// Every rank, in order: {0, 1, ..., size() - 1}.
+  Team world() const;
 
   /// True when this build has MPI.
   static bool hasMpi();
@@ -54,11 +110,60 @@ class Communicator {
   /// Every rank's bytes (of any length), in rank order.
   std::vector<std::string> allgatherBytes(const std::string& bytes);
 
-  /// Collectives issued so far through this communicator (tests assert on it).
+  // Collectives on tensors within a team (see the file comment). `stream` is used for CUDA
+  // tensors (null: the legacy default stream) and ignored for host tensors. Sizes are checked
+  // on each rank against its own tensors; every rank is trusted to pass the sizes the others do.
+
+  /// output = every member's input, concatenated in team order: output.numel() is team.size()
+  /// times input.numel(), whatever its shape (e.g. [team.size() * d0, ...]). In place when input
+  /// is this rank's block of output.
+  void allgather(const Tensor& input, Tensor& output, const Team& team, CUstream stream = nullptr);
+  /// inout = the elementwise reduction of every member's inout.
+  void allreduce(Tensor& inout, ReduceOp op, const Team& team, CUstream stream = nullptr);
+  /// output = block p (of output.numel() elements) of the reduction of every member's input,
+  /// where p is this rank's position in the team: input.numel() is team.size() times
+  /// output.numel(). Input and output may not overlap.
+  void reduceScatter(const Tensor& input, Tensor& output, ReduceOp op, const Team& team,
+                     CUstream stream = nullptr);
+  /// Every member's buffer = the buffer of world rank `root` (a member of the team).
+  void broadcast(Tensor& buffer, int64_t root, const Team& team, CUstream stream = nullptr);
+  /// Sends `*send` to world rank `dst` and receives `*recv` from world rank `src`, both members
+  /// of the team, as one exchange that cannot deadlock on the pairing (a ring shift is one
+  /// call on every member). A null pointer skips that half; a member with nothing to do calls
+  /// with both null. The receiver's numel and dtype must equal the sender's.
+  void sendRecv(const Tensor* send, int64_t dst, Tensor* recv, int64_t src, const Team& team,
+                CUstream stream = nullptr);
+  /// Block q of input (of input.numel() / team.size() elements) goes to the member at position
+  /// q, and output block q comes from it: input.numel() == output.numel(), a multiple of
+  /// team.size(). Input and output may not overlap.
+  void allToAll(const Tensor& input, Tensor& output, const Team& team, CUstream stream = nullptr);
+
+  /// How the last tensor collective on this communicator moved its data (None before any).
+  Transport lastTransport() const { return last_transport_.load(std::memory_order_relaxed); }
+  CudaTransport cudaTransport() const { return cuda_transport_; }
+  /// Changes the transport of later CUDA collectives (teams created so far keep theirs).
+  void setCudaTransport(CudaTransport t) { cuda_transport_ = t; }
+
+  /// Frees every team's MPI sub-communicator and NCCL communicator now. Every rank calls it at the
+  /// same point (freeing an MPI communicator is collective); the next call on a team makes them
+  /// again. Runs by itself at the Communicator's end or before MPI is finalized, whichever comes
+  /// first.
+  void releaseTeams();
+
+  /// Collectives issued so far through this communicator (tests assert on it): every barrier,
+  /// allgather, allgatherBytes between several ranks, and every tensor collective, a team of one
+  /// included.
   int64_t communications() const { return communications_.load(std::memory_order_relaxed); }
 
  private:
-  void requireMpi(const char* what);
+  void requireMpi(const char* what, int64_t ranks);
+  // Checks the team and the caller's membership; returns the caller's position.
+  int64_t positionIn(const Team& team, const char* what) const;
+  // The transport a collective on `team` takes for tensors on `device`.
+  Transport chooseTransport(const Team& team, Device device) const;
+  // After the arguments are checked: picks the transport (making the team's communicators on
+  // first use), counts the communication and records the transport.
+  TeamTransport& transportFor(const char* what, const Team& team, int64_t position, Device device);
 
   int64_t rank_ = 0;
   int64_t size_ = 1;
@@ -66,6 +171,9 @@ class Communicator {
   int64_t local_size_ = 1;
   std::string source_;
   std::atomic<int64_t> communications_{0};
+  std::atomic<Transport> last_transport_{Transport::None};
+  CudaTransport cuda_transport_ = CudaTransport::Auto;
+  std::unique_ptr<TeamCache> teams_;  // the teams' communicators, made on first use
 };
 
 }  // namespace loom::multidevice

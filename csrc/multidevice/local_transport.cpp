@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// The transport of a team of one (team_transport.h): every collective is a copy on this rank, or
+// nothing. No MPI, no NCCL.
+#include <cstring>
+
+#include "multidevice/team_transport.h"
+
+#ifdef LOOM_HAVE_CUDA_BACKEND
+#include "loom/backend/cuda/memory.h"
+#endif
+
+namespace loom::multidevice {
+namespace {
+
+// dst's bytes = src's (same size, checked by the Communicator); host or one GPU.
+void copyTensor(const Tensor& src, const Tensor& dst, CUstream stream) {
+  const size_t nbytes = size_t(src.numel()) * src.itemSize();
+  if (nbytes == 0 || src.data() == dst.data()) return;
+  if (dst.device().isCpu()) {
+    std::memmove(dst.data(), src.data(), nbytes);
+    return;
+  }
+#ifdef LOOM_HAVE_CUDA_BACKEND
+  cuda::copyDeviceToDevice(dst.data(), src.data(), nbytes, dst.device().index, stream);
+#else
+  (void)stream;
+  LOOM_UNREACHABLE("a CUDA tensor in a build without the CUDA backend");
+#endif
+}
+
+class LocalTransport final : public TeamTransport {
+ public:
+  Transport kind() const override { return Transport::Local; }
+  void allgather(const Tensor& input, Tensor& output, CUstream stream) override {
+    copyTensor(input, output, stream);
+  }
+  void allreduce(Tensor&, ReduceOp, CUstream) override {}
+  void reduceScatter(const Tensor& input, Tensor& output, ReduceOp, CUstream stream) override {
+    copyTensor(input, output, stream);
+  }
+  void broadcast(Tensor&, int64_t, CUstream) override {}
+  void sendRecv(const Tensor* send, int64_t, Tensor* recv, int64_t, CUstream stream) override {
+    if (send != nullptr && recv != nullptr) copyTensor(*send, *recv, stream);
+  }
+  void allToAll(const Tensor& input, Tensor& output, CUstream stream) override {
+    copyTensor(input, output, stream);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<TeamTransport> makeLocalTransport() { return std::make_unique<LocalTransport>(); }
+
+}  // namespace loom::multidevice

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// MPI for the whole process (mpi.h): initialization once, finalization at exit, hooks that free
+// Loom's communicators at the start of MPI_Finalize, and the datatypes and reductions of Loom's
+// dtypes.
+#ifdef LOOM_HAVE_MPI
+
+#include "multidevice/mpi.h"
+
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "loom/support/error.h"
+#include "loom/tensor/half.h"
+
+namespace loom::multidevice::detail {
+namespace {
+
+// The Float16 / BFloat16 user ops, and the hooks to run before MPI is finalized. Never
+// destroyed: a Communicator that outlives the static that finalizes MPI still cancels its hook.
+struct Registry {
+  std::mutex mutex;
+  std::map<int64_t, std::function<void()>> hooks;
+  int64_t next = 0;
+  bool finalizing = false;
+  MPI_Op ops16[2][4] = {};  // [Float16, BFloat16][ReduceOp]
+  bool ops16Made[2][4] = {};
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+// MPI deletes MPI_COMM_SELF's attributes first thing in MPI_Finalize, while MPI still works:
+// the place to free what Loom made from it, whoever finalizes MPI.
+int releaseBeforeFinalize(MPI_Comm, int, void*, void*) {
+  Registry& r = registry();
+  std::map<int64_t, std::function<void()>> hooks;
+  {
+    std::lock_guard lock(r.mutex);
+    r.finalizing = true;
+    hooks.swap(r.hooks);
+  }
+  for (auto it = hooks.rbegin(); it != hooks.rend(); ++it) {
+    try {
+      it->second();
+    } catch (const std::exception& e) {
+      std::cerr << "loom: releasing communicators before MPI_Finalize: " << e.what() << "\n";
+    }
+  }
+  std::lock_guard lock(r.mutex);
+  for (int t = 0; t < 2; ++t) {
+    for (int o = 0; o < 4; ++o) {
+      if (r.ops16Made[t][o]) MPI_Op_free(&r.ops16[t][o]);
+      r.ops16Made[t][o] = false;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+// MPI for the whole process: initialized once, finalized at exit when Loom initialized it.
+class MpiSession {
+ public:
+  static void ensure() {
+    static MpiSession session;
+    (void)session;
+  }
+
+ private:
+  MpiSession() {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      int provided = 0;
+      LOOM_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) == MPI_SUCCESS,
+                 "MPI_Init_thread failed");
+      owned_ = true;
+    }  // else the embedding program owns MPI; the hooks still run in its MPI_Finalize
+    int key = MPI_KEYVAL_INVALID;
+    checkMpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, releaseBeforeFinalize, &key, nullptr),
+             "MPI_Comm_create_keyval");
+    checkMpi(MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr), "MPI_Comm_set_attr");
+  }
+  ~MpiSession() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (owned_ && !finalized) MPI_Finalize();
+  }
+  bool owned_ = false;
+};
+
+template <ReduceOp Op>
+float combine(float a, float b) {
+  if constexpr (Op == ReduceOp::Sum) return a + b;
+  if constexpr (Op == ReduceOp::Prod) return a * b;
+  if constexpr (Op == ReduceOp::Max) return (a != a || a > b) ? a : b;  // NaN wins
+  if constexpr (Op == ReduceOp::Min) return (a != a || a < b) ? a : b;
+}
+
+// inout[i] = op(in[i], inout[i]) on 16-bit floats, computed in float, rounded once per element.
+template <float (*Load)(uint16_t), uint16_t (*Store)(float), ReduceOp Op>
+void reduce16(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = Store(combine<Op>(Load(a[i]), Load(b[i])));
+}
+
+template <float (*Load)(uint16_t), uint16_t (*Store)(float)>
+MPI_User_function* reduce16Function(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return reduce16<Load, Store, ReduceOp::Sum>;
+    case ReduceOp::Prod: return reduce16<Load, Store, ReduceOp::Prod>;
+    case ReduceOp::Max: return reduce16<Load, Store, ReduceOp::Max>;
+    case ReduceOp::Min: return reduce16<Load, Store, ReduceOp::Min>;
+  }
+  LOOM_UNREACHABLE("reduce op ", int(op));
+}
+
+}  // namespace
+
+void ensureMpi() { MpiSession::ensure(); }
+
+bool mpiFinalized() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return true;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.finalizing;
+}
+
+int64_t atFinalize(std::function<void()> release) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  LOOM_ASSERT(!r.finalizing, "a finalize hook registered while MPI is being finalized");
+  int64_t handle = r.next++;
+  r.hooks.emplace(handle, std::move(release));
+  return handle;
+}
+
+void cancelAtFinalize(int64_t handle) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.hooks.erase(handle);
+}
+
+void checkMpi(int result, const char* what) {
+  if (result == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(result, text, &len);
+  LOOM_THROW("MPI: ", what, " failed: ", std::string(text, size_t(len)));
+}
+
+MPI_Datatype mpiDataType(DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool: return MPI_C_BOOL;
+    case DataType::Int32: return MPI_INT32_T;
+    case DataType::Int64: return MPI_INT64_T;
+    case DataType::Float16:
+    case DataType::BFloat16: return MPI_UINT16_T;
+    case DataType::Float32: return MPI_FLOAT;
+    case DataType::Float64: return MPI_DOUBLE;
+  }
+  LOOM_UNREACHABLE("dtype ", int(dtype));
+}
+
+MPI_Op mpiReduceOp(DataType dtype, ReduceOp op) {
+  if (dtype == DataType::Bool) {
+    return op == ReduceOp::Sum || op == ReduceOp::Max ? MPI_LOR : MPI_LAND;
+  }
+  if (isReducedPrecision(dtype)) {
+    const int t = dtype == DataType::Float16 ? 0 : 1;
+    const int o = int(op);
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    if (!r.ops16Made[t][o]) {
+      MPI_User_function* fn = t == 0
+                                  ? reduce16Function<halfBitsToFloat, floatToHalfBits>(op)
+                                  : reduce16Function<bfloat16BitsToFloat, floatToBFloat16Bits>(op);
+      checkMpi(MPI_Op_create(fn, /*commute=*/1, &r.ops16[t][o]), "MPI_Op_create");
+      r.ops16Made[t][o] = true;
+    }
+    return r.ops16[t][o];
+  }
+  switch (op) {
+    case ReduceOp::Sum: return MPI_SUM;
+    case ReduceOp::Prod: return MPI_PROD;
+    case ReduceOp::Max: return MPI_MAX;
+    case ReduceOp::Min: return MPI_MIN;
+  }
+  LOOM_UNREACHABLE("reduce op ", int(op));
+}
+
+int mpiCount(int64_t count, const char* what) {
+  LOOM_CHECK(count <= int64_t(INT32_MAX), what, ": ", count,
+             " elements is more than MPI's count (int) holds; split the collective");
+  return int(count);
+}
+
+}  // namespace loom::multidevice::detail
+
+#endif  // LOOM_HAVE_MPI

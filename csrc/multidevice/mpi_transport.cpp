@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// Host tensors over the team's MPI communicator (team_transport.h). The communicator returns
+// errors (MPI_ERRORS_RETURN) so that a failed call is a UserError with MPI's text, not an abort.
+#include "multidevice/team_transport.h"
+
+#ifdef LOOM_HAVE_MPI
+
+#include "multidevice/mpi.h"
+
+namespace loom::multidevice {
+namespace {
+
+using detail::checkMpi;
+using detail::mpiCount;
+using detail::mpiDataType;
+
+constexpr int kTag = 0;
+
+class MpiTransport final : public TeamTransport {
+ public:
+  explicit MpiTransport(MPI_Comm comm) : comm_(comm) {
+    checkMpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    checkMpi(MPI_Comm_rank(comm_, &position_), "MPI_Comm_rank");
+    checkMpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  }
+  ~MpiTransport() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm_);
+  }
+  MpiTransport(const MpiTransport&) = delete;
+  MpiTransport& operator=(const MpiTransport&) = delete;
+
+  Transport kind() const override { return Transport::Mpi; }
+
+  void allgather(const Tensor& input, Tensor& output, CUstream) override {
+    const int n = mpiCount(input.numel(), "allgather");
+    // This rank's block of the output as input: MPI spells that MPI_IN_PLACE.
+    const char* mine =
+        static_cast<const char*>(output.data()) + size_t(position_) * size_t(n) * input.itemSize();
+    const void* send = input.data() == mine ? MPI_IN_PLACE : input.data();
+    MPI_Datatype type = mpiDataType(input.dtype());
+    checkMpi(MPI_Allgather(send, n, type, output.data(), n, type, comm_), "MPI_Allgather");
+  }
+
+  void allreduce(Tensor& inout, ReduceOp op, CUstream) override {
+    checkMpi(
+        MPI_Allreduce(MPI_IN_PLACE, inout.data(), mpiCount(inout.numel(), "allreduce"),
+                      mpiDataType(inout.dtype()), detail::mpiReduceOp(inout.dtype(), op), comm_),
+        "MPI_Allreduce");
+  }
+
+  void reduceScatter(const Tensor& input, Tensor& output, ReduceOp op, CUstream) override {
+    (void)mpiCount(input.numel(), "reduceScatter");
+    checkMpi(MPI_Reduce_scatter_block(
+                 input.data(), output.data(), mpiCount(output.numel(), "reduceScatter"),
+                 mpiDataType(input.dtype()), detail::mpiReduceOp(input.dtype(), op), comm_),
+             "MPI_Reduce_scatter_block");
+  }
+
+  void broadcast(Tensor& buffer, int64_t root, CUstream) override {
+    checkMpi(MPI_Bcast(buffer.data(), mpiCount(buffer.numel(), "broadcast"),
+                       mpiDataType(buffer.dtype()), int(root), comm_),
+             "MPI_Bcast");
+  }
+
+  void sendRecv(const Tensor* send, int64_t dst, Tensor* recv, int64_t src, CUstream) override {
+    // MPI_PROC_NULL turns a missing half into nothing, so one call serves every pairing.
+    const int sendCount = send != nullptr ? mpiCount(send->numel(), "sendRecv") : 0;
+    const int recvCount = recv != nullptr ? mpiCount(recv->numel(), "sendRecv") : 0;
+    MPI_Datatype sendType = send != nullptr ? mpiDataType(send->dtype()) : MPI_BYTE;
+    MPI_Datatype recvType = recv != nullptr ? mpiDataType(recv->dtype()) : MPI_BYTE;
+    MPI_Status status;
+    checkMpi(MPI_Sendrecv(send != nullptr ? send->data() : nullptr, sendCount, sendType,
+                          send != nullptr ? int(dst) : MPI_PROC_NULL, kTag,
+                          recv != nullptr ? recv->data() : nullptr, recvCount, recvType,
+                          recv != nullptr ? int(src) : MPI_PROC_NULL, kTag, comm_, &status),
+             "MPI_Sendrecv");
+    if (recv == nullptr) return;
+    int got = 0;
+    checkMpi(MPI_Get_count(&status, recvType, &got), "MPI_Get_count");
+    LOOM_CHECK(got == recvCount, "sendRecv: received ", got, " elements from team position ", src,
+               " into recv ", describe(*recv), " of ", recvCount,
+               "; the sender's tensor must have the receiver's numel and dtype");
+  }
+
+  void allToAll(const Tensor& input, Tensor& output, CUstream) override {
+    const int block = mpiCount(input.numel() / size_, "allToAll");
+    MPI_Datatype type = mpiDataType(input.dtype());
+    checkMpi(MPI_Alltoall(input.data(), block, type, output.data(), block, type, comm_),
+             "MPI_Alltoall");
+  }
+
+ private:
+  MPI_Comm comm_;
+  int position_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<TeamTransport> makeMpiTransport(MPI_Comm comm) {
+  return std::make_unique<MpiTransport>(comm);
+}
+
+}  // namespace loom::multidevice
+
+#endif  // LOOM_HAVE_MPI
