@@ -89,7 +89,8 @@ fi
 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 120 > "$r/gpu-tier.log" 2>&1
 echo "gpu tier rc=$?" >> "$r/status.txt"
 if [[ $mpi == 1 ]]; then  # GPU ranks: the mpi tier, then the founding case's figures
-  LOOM_MPI_TEST_BACKEND=cuda ctest --test-dir build-gpu -L mpi --output-on-failure --timeout 300 \
+  # -V: the tests' own output too, so a skipped GPU test shows (ctest counts a skip as a pass).
+  LOOM_MPI_TEST_BACKEND=cuda ctest --test-dir build-gpu -L mpi -V --timeout 300 \
     > "$r/mpi-tier.log" 2>&1
   echo "mpi tier (GPU ranks) rc=$?" >> "$r/status.txt"
   mpi_flags=(--allow-run-as-root --oversubscribe -x NCCL_NVLS_ENABLE=0)
@@ -124,6 +125,7 @@ tar xzf "$out/all.tgz" -O ./gpu-tier.log | grep -E "tests passed|Failed|FAILED"
 tar xzf "$out/all.tgz" -O ./table.txt
 if [[ $mpi == 1 ]]; then
   tar xzf "$out/all.tgz" -O ./mpi-tier.log | grep -E "tests passed|Failed|FAILED"
+  echo "mpi tier: $(tar xzf "$out/all.tgz" -O ./mpi-tier.log | grep -c '\[  SKIPPED \]') gtest lines SKIPPED"
   tar xzf "$out/all.tgz" -O ./founding.txt | grep -E "^==|bench|rank\(s\)|FAIL|error"
 fi
 [[ -n $sweep ]] && tar xzf "$out/all.tgz" -O ./sweep.txt
