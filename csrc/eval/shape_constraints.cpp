@@ -74,6 +74,8 @@ void checkShapeConstraints(const ir::Fusion& fusion, ExpressionEvaluator& ee,
         for (auto [pid, cid] : ir::pairwiseLogicalMap(p, c)) {
           // A declared broadcast stretches to any size.
           if (pid->isBroadcast() && !pid->hasExpandedExtent()) continue;
+          // One device's view against the whole: a communication in a device's program.
+          if (pid->isLocalized() != cid->isLocalized()) continue;
           std::optional<int64_t> ps = sizeOf(ee, pid);
           std::optional<int64_t> cs = sizeOf(ee, cid);
           if (!ps.has_value() || !cs.has_value() || *ps == *cs) continue;

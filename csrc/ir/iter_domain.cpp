@@ -59,7 +59,8 @@ IterDomain::IterDomain(const IterDomain* src, IrCloner& cloner)
       expanded_extent_(cloner.clone(src->expanded_extent_)),
       iter_type_(src->iter_type_),
       parallel_type_(src->parallel_type_),
-      is_rfactor_product_(src->is_rfactor_product_) {}
+      is_rfactor_product_(src->is_rfactor_product_),
+      is_localized_(src->is_localized_) {}
 
 Statement* IterDomain::cloneInto(IrCloner& cloner) const { return new IterDomain(this, cloner); }
 
@@ -180,6 +181,7 @@ void IterDomain::concretizeSymbolic(IterType type, Scalar* extent, Scalar* expan
 void IterDomain::localizeExtent(Scalar* extent) {
   LOOM_ASSERT(extent != nullptr && !isBroadcast(), "localizeExtent of ", toString());
   extent_ = extent;
+  is_localized_ = true;
 }
 
 std::string IterDomain::toString() const { return "i" + std::to_string(name()); }

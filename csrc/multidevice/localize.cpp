@@ -4,8 +4,9 @@
 //   before: x [b, s{2048}, e] mesh=[0, 1, 2, 3]     after: x [b, s{512}, e]
 //           loop [i3{4, DIDx}, b, i4{512}, e]              loop = logical, no mesh
 //
-// Every device of a mesh runs the same program: once check_resharding has passed, no value
-// crosses devices, and each device's shard of every tensor is the same block of the same dims.
+// Every device of a mesh runs the same program: each device's shard of every tensor is the same
+// block of the same dims. The communications decompose_reshardings left pair a localized ID
+// with one that is not (IterDomain::isLocalized); the runtime runs them.
 #include <algorithm>
 #include <unordered_set>
 
@@ -57,8 +58,11 @@ bool localizeShardings(ir::Fusion& fusion, int64_t device) {
     ir::TensorView* tv = e.tv;
     // The sharded logical ID and, through a reshape, the root IDs its blocks come from.
     for (const ShardedAxis& a : e.axes) {
+      // Walk first, then localize: the walk checks the extents it passes.
+      std::vector<ir::IterDomain*> path;
       (void)shardedPreimage(tv, a.logical, a.devices,
-                            [&](ir::IterDomain* id) { localize(id, a.devices, done); });
+                            [&](ir::IterDomain* id) { path.push_back(id); });
+      for (ir::IterDomain* id : path) localize(id, a.devices, done);
     }
     // The allocation without the DID splits: each local part back to its logical ID.
     const std::vector<ir::IterDomain*> alloc = tv->maybeAllocation();

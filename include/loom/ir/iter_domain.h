@@ -105,6 +105,10 @@ class IterDomain : public Val {
   /// For sharding localization only (multidevice::localizeShardings): the extent one device
   /// holds of this sharded ID. The ID keeps its identity, so exprs and domains stay valid.
   void localizeExtent(Scalar* extent);
+  /// True once localizeExtent ran: the extent is one device's view. In a device's program, an
+  /// expr that pairs a localized ID with one that is not moves data between devices (a
+  /// communication), so its sizes do not line up.
+  bool isLocalized() const { return is_localized_; }
 
   std::string toString() const override;
 
@@ -115,6 +119,7 @@ class IterDomain : public Val {
   IterType iter_type_;
   ParallelType parallel_type_;
   bool is_rfactor_product_;
+  bool is_localized_ = false;
 };
 
 }  // namespace loom::ir
