@@ -5,7 +5,7 @@
 // unsharded neighbour: forward from a producer (its sharded logical ID -> the consumer's root or
 // logical ID the op maps it to -> through a reshape to the logical ID whose outer split is the
 // same blocks: shardedImage), backward from a consumer (the inverse: shardedPreimage). A
-// reduced, broadcast or otherwise unmatched ID is left unsharded; check_resharding then says which
+// reduced, broadcast or otherwise unmatched ID is left unsharded; decompose_reshardings then says which
 // communication that needs.
 //
 //   x [b, s, e] sharded on s (DIDx) -> y = exp(x) [b, s, e]: y's s is outer-split by d on DIDx
@@ -35,35 +35,6 @@ bool moveDidOutermost(ir::TensorView* tv) {
   return !identity;
 }
 
-// Gives `target` (no mesh yet) the mesh of `ref` and each of its DID splits that maps onto a
-// logical ID of `target` through their op (`ref` is its producer, or its consumer).
-void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer) {
-  const std::vector<ShardedAxis> axes = shardedAxes(ref);
-  target->setDeviceMesh(ref->deviceMesh());
-  for (const ShardedAxis& a : axes) {
-    ir::IterDomain* t = nullptr;
-    if (ref_is_producer) {
-      auto map = ir::producerToConsumerMap(ref, target);
-      auto it = map.find(a.logical);
-      if (it != map.end()) t = shardedImage(target, it->second, a.devices);
-    } else if (ir::IterDomain* r = shardedPreimage(ref, a.logical, a.devices)) {
-      auto map = ir::consumerToProducerMap(target, ref);
-      auto it = map.find(r);
-      if (it != map.end()) t = it->second;
-    }
-    if (t == nullptr || t->isReduction() || t->isBroadcast()) continue;
-    auto extent = t->extent()->constInt();
-    if (extent.has_value() && *extent % a.devices != 0) continue;  // check_resharding says so
-    const auto& loop = target->loop();
-    auto pos = std::find(loop.begin(), loop.end(), t);
-    if (pos == loop.end()) continue;  // already transformed: not a tensor propagation touches
-    const int64_t axis = int64_t(pos - loop.begin());
-    target->split(axis, a.devices, /*inner_split=*/false);
-    target->axis(axis)->parallelize(a.type);
-  }
-  moveDidOutermost(target);
-}
-
 // The tensor of `tvs` with the most sharded axes (the first on ties), or nullptr when none has
 // a mesh.
 const ir::TensorView* bestReference(const std::vector<ir::TensorView*>& tvs) {
@@ -89,6 +60,33 @@ std::vector<ir::TensorView*> tensorsOf(const std::vector<ir::Val*>& vals) {
 }
 
 }  // namespace
+
+void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer) {
+  const std::vector<ShardedAxis> axes = shardedAxes(ref);
+  target->setDeviceMesh(ref->deviceMesh());
+  for (const ShardedAxis& a : axes) {
+    ir::IterDomain* t = nullptr;
+    if (ref_is_producer) {
+      auto map = ir::producerToConsumerMap(ref, target);
+      auto it = map.find(a.logical);
+      if (it != map.end()) t = shardedImage(target, it->second, a.devices);
+    } else if (ir::IterDomain* r = shardedPreimage(ref, a.logical, a.devices)) {
+      auto map = ir::consumerToProducerMap(target, ref);
+      auto it = map.find(r);
+      if (it != map.end()) t = it->second;
+    }
+    if (t == nullptr || t->isReduction() || t->isBroadcast()) continue;
+    auto extent = t->extent()->constInt();
+    if (extent.has_value() && *extent % a.devices != 0) continue;  // decompose_reshardings says so
+    const auto& loop = target->loop();
+    auto pos = std::find(loop.begin(), loop.end(), t);
+    if (pos == loop.end()) continue;  // already transformed: not a tensor propagation touches
+    const int64_t axis = int64_t(pos - loop.begin());
+    target->split(axis, a.devices, /*inner_split=*/false);
+    target->axis(axis)->parallelize(a.type);
+  }
+  moveDidOutermost(target);
+}
 
 bool propagateShardings(ir::Fusion& fusion) {
   if (!isMultidevice(fusion)) return false;

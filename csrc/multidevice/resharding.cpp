@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Pass check_resharding (sharding.h): an expression whose producer and consumer are sharded
-// differently moves data between devices. Until Loom runs communications, that is a UserError
-// naming the expression and the communication it would need.
+// Resharding detection (sharding.h): an expression whose producer and consumer are sharded
+// differently moves data between devices; reshardingReason names the communication it needs
+// (decompose_reshardings, communication.h, turns it into one), checkNoResharding refuses it.
 #include <algorithm>
 #include <sstream>
 
@@ -29,9 +29,16 @@ std::string pairReason(const ir::Expr* e, const ir::TensorView* p, const ir::Ten
   const std::vector<ShardedAxis> c_axes = shardedAxes(c);
   const auto p2c = ir::producerToConsumerMap(p, c);
   for (const ShardedAxis& a : p_axes) {
+    if (a.devices == 1) continue;  // one device holds it all: nothing moves
     const std::string_view name = ir::parallelTypeName(a.type);
     const ShardedAxis* ca = findAxis(c_axes, a.type);
     auto it = p2c.find(a.logical);
+    // The same blocks on the same axis: alike, even when the consumer's root ID is a reduction
+    // whose per-device split survives (the partial of a decomposed sharded reduction).
+    if (it != p2c.end() && ca != nullptr && !ca->logical->isReduction() &&
+        shardedImage(c, it->second, a.devices) == ca->logical) {
+      continue;
+    }
     if (it != p2c.end() && it->second->isReduction()) {
       os << where << " reduces dim " << a.logical->toString() << " of " << p->toString()
          << ", which is sharded on " << name << ": that needs "
@@ -56,7 +63,7 @@ std::string pairReason(const ir::Expr* e, const ir::TensorView* p, const ir::Ten
   }
   const auto c2p = ir::consumerToProducerMap(p, c);
   for (const ShardedAxis& ca : c_axes) {
-    if (findAxis(p_axes, ca.type) != nullptr) continue;  // compared above
+    if (ca.devices == 1 || findAxis(p_axes, ca.type) != nullptr) continue;  // compared above
     // The producer dim the consumer's sharded dim reads (through a reshape's root).
     ir::IterDomain* id = shardedPreimage(c, ca.logical, ca.devices);
     auto it = id == nullptr ? c2p.end() : c2p.find(id);
@@ -90,8 +97,8 @@ void checkNoResharding(const ir::Fusion& fusion) {
   if (!isMultidevice(fusion)) return;
   for (const ir::Expr* e : fusion.exprs()) {
     std::string why = reshardingReason(e);
-    LOOM_CHECK(why.empty(), why,
-               ". Loom does not run communications yet: shard producer and consumer alike");
+    LOOM_CHECK(why.empty(), why, ". This check asks for a fusion without communications: shard "
+                                 "producer and consumer alike");
   }
 }
 

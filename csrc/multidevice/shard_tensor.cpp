@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "loom/ir/fusion.h"
+#include "loom/multidevice/communication.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/support/error.h"
 #include "loom/support/strings.h"
@@ -104,7 +105,7 @@ Tensor unshardTensor(const std::vector<Tensor>& shards, const ir::TensorView* tv
 std::unique_ptr<ir::Fusion> shardedCopy(const ir::Fusion& fusion) {
   std::unique_ptr<ir::Fusion> copy = fusion.clone();
   propagateShardings(*copy);
-  checkNoResharding(*copy);
+  decomposeReshardings(*copy);
   finalizeShardings(*copy);
   return copy;
 }

@@ -6,6 +6,7 @@
 
 #include "loom/ir/printer.h"
 #include "loom/ir/verifier.h"
+#include "loom/multidevice/communication.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/segmenter/concretize.h"
 #include "loom/segmenter/reduction_inits.h"
@@ -27,9 +28,8 @@ bool propagateShardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
   return multidevice::propagateShardings(fusion);
 }
 
-bool checkResharding(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
-  multidevice::checkNoResharding(fusion);
-  return false;
+bool decomposeReshardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
+  return multidevice::decomposeReshardings(fusion);
 }
 
 bool finalizeShardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
@@ -37,7 +37,12 @@ bool finalizeShardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
 }
 
 bool localizeShards(ir::Fusion& fusion, PresegmentContext& ctx) {
-  return ctx.deviceId.has_value() && multidevice::localizeShardings(fusion, *ctx.deviceId);
+  if (!ctx.deviceId.has_value() || !multidevice::isMultidevice(fusion)) return false;
+  // The shardings go now: what each communication moves is decided while they are there.
+  for (ir::Expr* e : fusion.exprs()) {
+    if (auto c = multidevice::communicationOf(e)) ctx.communications.emplace(e, std::move(*c));
+  }
+  return multidevice::localizeShardings(fusion, *ctx.deviceId);
 }
 
 bool reductionInits(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
@@ -52,7 +57,8 @@ bool removeEmpty(ir::Fusion& fusion, PresegmentContext& ctx) {
 }
 
 bool translateWelfords(ir::Fusion& fusion, PresegmentContext& ctx) {
-  if (!ctx.translateWelford || ctx.removedEmptyWork || !hasTranslatableWelford(fusion)) {
+  if (!ctx.translateWelford || ctx.removedEmptyWork || !hasTranslatableWelford(fusion) ||
+      multidevice::hasCommunication(fusion)) {
     return false;
   }
   std::string why;
@@ -70,8 +76,8 @@ const std::vector<PresegmentPass>& presegmentPasses() {
   static const std::vector<PresegmentPass> passes = {
       {"concretize_reshapes", concretizeReshapes},
       {"propagate_shardings", propagateShardings},
-      {"check_resharding", checkResharding},
       {"reduction_inits", reductionInits},
+      {"decompose_reshardings", decomposeReshardings},
       {"remove_empty_work", removeEmpty},
       {"translate_welford", translateWelfords},
       {"finalize_shardings", finalizeShardings},

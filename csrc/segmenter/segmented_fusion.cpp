@@ -298,6 +298,10 @@ bool SegmentedFusion::sameAs(const SegmentedFusion& other) const {
     }
     if ((a.params == nullptr) != (b.params == nullptr)) return false;
     if (a.params != nullptr && !a.params->sameAs(*b.params)) return false;
+    if (a.communication.has_value() != b.communication.has_value()) return false;
+    if (a.communication && a.communication->toString() != b.communication->toString()) {
+      return false;
+    }
   }
   return true;
 }
@@ -312,7 +316,9 @@ std::string SegmentedFusion::toString() const {
     return s.empty() ? std::string("-") : s;
   };
   for (const Segment& seg : segments_) {
-    os << "segment " << seg.id << " (" << scheduler::schedulerTypeName(seg.schedulerType)
+    os << "segment " << seg.id << " ("
+       << (seg.communication ? "communication"
+                             : std::string(scheduler::schedulerTypeName(seg.schedulerType)))
        << "): inputs " << names(seg.fusion.inputs) << " | outputs " << names(seg.fusion.outputs)
        << "\n";
     for (const ir::Expr* e : seg.exprs) {
@@ -320,6 +326,7 @@ std::string SegmentedFusion::toString() const {
       while (!text.empty() && text.back() == '\n') text.pop_back();
       os << "  " << text << "\n";
     }
+    if (seg.communication) os << "  " << seg.communication->toString() << "\n";
     if (seg.params != nullptr) {
       std::string text = seg.params->toString();
       while (!text.empty() && text.back() == '\n') text.pop_back();

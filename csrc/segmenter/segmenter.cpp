@@ -38,8 +38,13 @@ struct Trial {
 class Segmenter {
  public:
   Segmenter(const ir::Fusion& fusion, std::span<const eval::Argument> args,
-            const SegmenterOptions& options)
-      : fusion_(fusion), args_(args), options_(options), info_(fusion, args, options.device) {
+            const SegmenterOptions& options,
+            std::unordered_map<const ir::Expr*, multidevice::Communication> communications)
+      : fusion_(fusion),
+        args_(args),
+        options_(options),
+        info_(fusion, args, options.device),
+        communications_(std::move(communications)) {
     live_ = fusion.exprs();
     for (size_t i = 0; i < live_.size(); ++i) position_[live_[i]] = i;
   }
@@ -51,7 +56,8 @@ class Segmenter {
       if (producesTensor(e)) tensor_exprs.push_back(e);
     }
     if (tensor_exprs.empty()) return result;
-    if (!options_.forceSegmentation) {
+    // A communication is a segment of its own, so a fusion with one is never one kernel.
+    if (!options_.forceSegmentation && communications_.empty()) {
       std::string why;
       if (auto t = tryExprs(tensor_exprs, &why, options_.verifySchedules)) {
         addSegment(result, tensor_exprs, std::move(*t));
@@ -70,6 +76,12 @@ class Segmenter {
       accepted.clear();
       std::vector<int64_t> refused;
       for (int64_t g : topologicalGroups()) {
+        if (isCommunication(g)) {
+          Trial t;
+          t.fusion = buildSegmentFusion(fusion_, groups_[size_t(g)], live_);
+          accepted.emplace_back(g, std::move(t));
+          continue;
+        }
         std::string why;
         std::optional<Trial> t = tryExprs(groups_[size_t(g)], &why, options_.verifySchedules);
         if (t.has_value()) {
@@ -213,6 +225,10 @@ class Segmenter {
     s.fusion = std::move(t.fusion);
     s.schedulerType = t.type;
     s.params = std::move(t.params);
+    if (s.exprs.size() == 1) {
+      auto it = communications_.find(s.exprs.front());
+      if (it != communications_.end()) s.communication = it->second;
+    }
     result.segments().push_back(std::move(s));
   }
 
@@ -278,6 +294,7 @@ class Segmenter {
   bool mergeOnce() {
     for (int64_t g : topologicalGroups()) {
       for (int64_t c : consumers(g)) {
+        if (isCommunication(g) || isCommunication(c)) continue;
         std::vector<ir::Expr*> joined = groups_[size_t(g)];
         joined.insert(joined.end(), groups_[size_t(c)].begin(), groups_[size_t(c)].end());
         joined = sorted(joined);
@@ -299,6 +316,7 @@ class Segmenter {
     for (size_t i = 0; i < order.size(); ++i) {
       for (size_t j = i + 1; j < order.size(); ++j) {
         int64_t a = order[i], b = order[j];
+        if (isCommunication(a) || isCommunication(b)) continue;
         if (!readCommonTensor(a, b) || reaches(a, b) || reaches(b, a)) continue;
         std::vector<ir::Expr*> joined = groups_[size_t(a)];
         joined.insert(joined.end(), groups_[size_t(b)].begin(), groups_[size_t(b)].end());
@@ -316,6 +334,12 @@ class Segmenter {
       }
     }
     return false;
+  }
+
+  // True when group g is a communication (always a group of its one expr).
+  bool isCommunication(int64_t g) const {
+    const std::vector<ir::Expr*>& exprs = groups_[size_t(g)];
+    return exprs.size() == 1 && communications_.count(exprs.front()) != 0;
   }
 
   // True when some tensor group a reads (and does not produce) is read by group b too.
@@ -362,6 +386,7 @@ class Segmenter {
   std::unordered_map<const ir::Expr*, int64_t> group_of_;
   std::set<std::vector<ir::Expr*>> rejected_;
   bool verify_merges_ = false;  ///< set once a merged group's schedule failed to lower
+  std::unordered_map<const ir::Expr*, multidevice::Communication> communications_;
 };
 
 }  // namespace
@@ -377,7 +402,8 @@ SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Ar
   ctx.translateWelford = options.translateWelford;
   ctx.deviceId = options.deviceId;
   const bool rewritten = runPresegmentPasses(*copy, ctx);
-  SegmentedFusion result = Segmenter(rewritten ? *copy : fusion, args, options).run();
+  SegmentedFusion result =
+      Segmenter(rewritten ? *copy : fusion, args, options, std::move(ctx.communications)).run();
   if (rewritten) result.adoptRewritten(copy, &fusion);
   if (!ctx.welfordNote.empty()) result.setWelfordNote(ctx.welfordNote);
   if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();

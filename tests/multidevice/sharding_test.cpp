@@ -158,7 +158,7 @@ TEST(ShardingPropagation, UserAnnotationWinsAndReshardingIsNamed) {
   std::string msg = loom::test::userErrorOf([&] { checkNoResharding(f); });
   EXPECT_NE(msg.find("exp"), std::string::npos) << msg;
   EXPECT_NE(msg.find("that needs an AllToAll"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("does not run communications yet"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("asks for a fusion without communications"), std::string::npos) << msg;
 }
 
 // Each communication the check names.

@@ -14,8 +14,8 @@
 //   propagate_shardings  a tensor without a mesh takes the mesh and the DID splits of a sharded
 //                        producer (else a sharded consumer), mapped through the op's logical
 //                        map; tensors the user gave a mesh are never changed
-//   check_resharding     a producer and consumer sharded differently need a communication,
-//                        which is a UserError naming the expression and the communication
+//   decompose_reshardings (communication.h) a producer and consumer sharded differently need a
+//                        communication: each such expression becomes local compute plus one
 //   finalize_shardings   tensors created by later passes are sharded like their neighbours;
 //                        DID loop IDs move outermost and the allocation domain carries the DID
 //                        split (the buffer is the local shard)
@@ -65,11 +65,16 @@ ir::IterDomain* shardedPreimage(const ir::TensorView* tv, ir::IterDomain* id, in
 /// True when some tensor of the fusion has a device mesh.
 bool isMultidevice(const ir::Fusion& fusion);
 
+/// Gives `target` (no mesh yet) the mesh of `ref` and each of its DID splits that maps onto a
+/// logical ID of `target` through their op (`ref` is its producer, or its consumer); DID loop IDs
+/// go outermost. A reduced, broadcast or unmatched ID stays unsharded.
+void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer);
+
 /// Pass propagate_shardings (see the file comment); returns whether it changed the fusion.
 bool propagateShardings(ir::Fusion& fusion);
 
-/// Pass check_resharding: UserError for the first expression whose producer and consumer are
-/// sharded differently (see reshardingReason); changes nothing.
+/// UserError for the first expression whose producer and consumer are sharded differently (see
+/// reshardingReason); changes nothing. For callers that want a fusion without communications.
 void checkNoResharding(const ir::Fusion& fusion);
 
 /// Why `e` needs a communication ("T1 is sharded on DIDx along i3 but T2 reduces it: an
@@ -83,13 +88,14 @@ bool finalizeShardings(ir::Fusion& fusion);
 /// one device of the mesh runs on its shards. Every DID split is removed (loop and allocation go
 /// back to the logical IDs, the meshes are cleared) and each sharded logical ID holds the local
 /// extent: a constant N becomes N / devices; a symbolic one is bound by the local tensor's size.
-/// Every device of a mesh runs the same program on its own data (no communication is left:
-/// check_resharding ran). UserError for what a local program cannot compute: an iota along a
-/// sharded dim (its values depend on the device), a device not in a tensor's mesh.
+/// Every device of a mesh runs the same program on its own data; the communications
+/// decompose_reshardings left pair one device's view with the whole, and the runtime runs them.
+/// UserError for what a local program cannot compute: an iota along a sharded dim (its values
+/// depend on the device), a device not in a tensor's mesh.
 bool localizeShardings(ir::Fusion& fusion, int64_t device);
 
-/// `tv`'s fusion with propagate_shardings, check_resharding and finalize_shardings applied to a
-/// copy: the shardings its outputs will have (to cut a global reference into shards).
+/// `tv`'s fusion with propagate_shardings, decompose_reshardings and finalize_shardings applied
+/// to a copy: the shardings its outputs will have (to cut a global reference into shards).
 std::unique_ptr<ir::Fusion> shardedCopy(const ir::Fusion& fusion);
 
 /// The shard of the global tensor `global` (shaped like `tv`'s logical domain without

@@ -4,13 +4,15 @@
 //
 //   concretize_reshapes   dynamic reshapes become static ones for these sizes (concretize.h)
 //   propagate_shardings   meshes and DID splits spread from annotated tensors (multidevice)
-//   check_resharding      a producer and consumer sharded differently is a UserError (for now)
 //   reduction_inits       non-identity reduction inits combined once, after the reduction
+//   decompose_reshardings every resharding expression becomes local compute plus one pure
+//                         communication (multidevice/communication.h); others are UserErrors
 //   remove_empty_work     empty outputs and reductions over empty dims need no kernel
 //   translate_welford     Welford -> two passes when the persistent scheduler takes the result
 //   finalize_shardings    tensors made since propagation sharded too; DID outermost; sharded
 //                         allocation domains (multidevice/sharding.h)
-//   localize_shards       with a device id: the program that device runs on its shards
+//   localize_shards       with a device id: the program that device runs on its shards (the
+//                         communications are recorded first: the shardings go)
 //
 // segmentFusion runs the list on a copy of the fusion; when some pass changed it, the segments
 // refer to that copy (SegmentedFusion::rewritten()). After each pass the copy is verified
@@ -23,10 +25,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "loom/eval/argument.h"
 #include "loom/ir/fusion.h"
+#include "loom/multidevice/communication.h"
 #include "loom/scheduler/device_info.h"
 #include "loom/support/options.h"
 
@@ -47,6 +51,8 @@ struct PresegmentContext {
   bool removedEmptyWork = false;
   /// translate_welford's verdict for LOOM_DUMP=segments ("translated ...", "kept (...)").
   std::string welfordNote;
+  /// Set by localize_shards: the expressions that are communications, and what each moves.
+  std::unordered_map<const ir::Expr*, multidevice::Communication> communications;
 };
 
 /// One pass: rewrites `fusion` in place and returns whether it changed anything.

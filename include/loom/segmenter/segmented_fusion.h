@@ -10,11 +10,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "loom/ir/fusion.h"
+#include "loom/multidevice/communication.h"
 #include "loom/scheduler/heuristic.h"
 
 namespace loom::segmenter {
@@ -44,8 +46,11 @@ struct Segment {
   std::vector<ir::Expr*> exprs;
   SegmentFusion fusion;
   scheduler::SchedulerType schedulerType = scheduler::SchedulerType::Pointwise;
-  /// The heuristic for the sizes the segmentation was made for.
+  /// The heuristic for the sizes the segmentation was made for (null for a communication).
   std::unique_ptr<scheduler::HeuristicParams> params;
+  /// Set when the segment is one communication (its one expr moves data between devices) and
+  /// no kernel: the runtime runs it through the communicator.
+  std::optional<multidevice::Communication> communication;
 };
 
 /// The segments of one fusion in a valid run order (every segment after the producers of its

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: Apache-2.0
+// Communication (communication.h): what a resharding expression moves, and pass
+// decompose_reshardings, which leaves only expressions that are one communication.
+#include "loom/multidevice/communication.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/logical_map.h"
+#include "loom/ir/scalar.h"
+#include "loom/ir/tensor_domain.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/ops/reduction.h"
+#include "loom/ops/shape.h"
+#include "loom/support/error.h"
+
+namespace loom::multidevice {
+
+namespace {
+
+// Position of `id` among `tv`'s logical IDs without reductions; -1 when it is not one.
+int64_t logicalDim(const ir::TensorView* tv, const ir::IterDomain* id) {
+  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(tv->logical());
+  auto it = std::find(ids.begin(), ids.end(), id);
+  return it == ids.end() ? -1 : int64_t(it - ids.begin());
+}
+
+std::optional<ReduceOp> reduceOpOf(ir::ReductionOpType t) {
+  switch (t) {
+    case ir::ReductionOpType::Sum: return ReduceOp::Sum;
+    case ir::ReductionOpType::Prod: return ReduceOp::Prod;
+    case ir::ReductionOpType::Max: return ReduceOp::Max;
+    case ir::ReductionOpType::Min: return ReduceOp::Min;
+  }
+  return std::nullopt;
+}
+
+[[noreturn]] void unsupported(const ir::Expr* e, const std::string& what) {
+  LOOM_THROW("'", e->toString(), "' needs a communication Loom cannot run yet: ", what,
+             " (", reshardingReason(e), ")");
+}
+
+// The sharded axis of `p` that `e` (a reduction producing `c`) reduces, or nullptr.
+const ShardedAxis* reducedShardedAxis(const std::vector<ShardedAxis>& p_axes,
+                                      const ir::TensorView* p, const ir::TensorView* c) {
+  const auto p2c = ir::producerToConsumerMap(p, c);
+  const std::vector<ShardedAxis> c_axes = shardedAxes(c);
+  for (const ShardedAxis& a : p_axes) {
+    if (a.devices == 1) continue;  // one device holds it all
+    auto it = p2c.find(a.logical);
+    if (it == p2c.end() || !it->second->isReduction()) continue;
+    // A partial keeps the per-device blocks sharded: that reduction is local.
+    const ShardedAxis* ca = findAxis(c_axes, a.type);
+    if (ca != nullptr && !ca->logical->isReduction() &&
+        shardedImage(c, it->second, a.devices) == ca->logical) {
+      continue;
+    }
+    return &a;
+  }
+  return nullptr;
+}
+
+// The other DID types must shard `p` and `c` alike: one communication changes one mesh axis.
+void requireOthersAlike(const ir::Expr* e, const ir::TensorView* p, const ir::TensorView* c,
+                        ir::ParallelType changed) {
+  const std::vector<ShardedAxis> p_axes = shardedAxes(p);
+  const std::vector<ShardedAxis> c_axes = shardedAxes(c);
+  const auto p2c = ir::producerToConsumerMap(p, c);
+  for (ir::ParallelType t : {ir::ParallelType::DIDx, ir::ParallelType::DIDy,
+                             ir::ParallelType::DIDz}) {
+    if (t == changed) continue;
+    const ShardedAxis* pa = findAxis(p_axes, t);
+    const ShardedAxis* ca = findAxis(c_axes, t);
+    if (pa == nullptr && ca == nullptr) continue;
+    bool alike = pa != nullptr && ca != nullptr;
+    if (alike) {
+      auto it = p2c.find(pa->logical);
+      alike = it != p2c.end() && shardedImage(c, it->second, pa->devices) == ca->logical;
+    }
+    if (!alike) unsupported(e, "it changes the sharding along two mesh axes");
+  }
+}
+
+}  // namespace
+
+std::string_view communicationTypeName(CommunicationType t) {
+  switch (t) {
+    case CommunicationType::Allgather: return "Allgather";
+    case CommunicationType::Allreduce: return "Allreduce";
+    case CommunicationType::ReduceScatter: return "ReduceScatter";
+  }
+  LOOM_UNREACHABLE();
+}
+
+std::string Communication::toString() const {
+  std::ostringstream os;
+  os << communicationTypeName(type);
+  if (type != CommunicationType::Allgather) os << " (" << reduceOpName(op) << ")";
+  os << " over " << ir::parallelTypeName(axis) << " of mesh " << mesh;
+  if (reducedDim >= 0) os << ", reducing dim " << reducedDim;
+  if (dim >= 0) os << (type == CommunicationType::Allgather ? ", along dim " : ", scattered along dim ") << dim;
+  return os.str();
+}
+
+std::optional<Communication> communicationOf(const ir::Expr* e) {
+  if (reshardingReason(e).empty()) return std::nullopt;
+  std::vector<ir::TensorView*> ins, outs;
+  for (ir::Val* v : e->inputs()) {
+    if (auto* tv = v->dynCast<ir::TensorView>()) ins.push_back(tv);
+  }
+  for (ir::Val* v : e->outputs()) {
+    if (auto* tv = v->dynCast<ir::TensorView>()) outs.push_back(tv);
+  }
+  if (ins.size() != 1 || outs.size() != 1) {
+    unsupported(e, "a communication reads one tensor and writes one");
+  }
+  const ir::TensorView* p = ins.front();
+  const ir::TensorView* c = outs.front();
+  if (!p->hasDeviceMesh() || !c->hasDeviceMesh() || !(p->deviceMesh() == c->deviceMesh())) {
+    unsupported(e, "moving data between device meshes (Broadcast, SendRecv)");
+  }
+  const std::vector<ShardedAxis> p_axes = shardedAxes(p);
+  const std::vector<ShardedAxis> c_axes = shardedAxes(c);
+  Communication comm;
+  comm.mesh = p->deviceMesh();
+  if (const auto* r = dynamic_cast<const ir::ReductionOp*>(e)) {
+    const ShardedAxis* a = reducedShardedAxis(p_axes, p, c);
+    if (a == nullptr) unsupported(e, "a reduction that reshards no reduced dim");
+    auto extent = a->logical->extent()->constInt();
+    if (!extent.has_value() || *extent != a->devices) {
+      unsupported(e, "a reduction over a sharded dim with more than one element per device "
+                     "(a local partial reduction, then an Allreduce of the partials)");
+    }
+    if (!r->hasIdentityInit()) unsupported(e, "a sharded reduction with a non-identity init");
+    const auto p2c = ir::producerToConsumerMap(p, c);
+    size_t reduced = 0;
+    for (ir::IterDomain* id : c->logical()) reduced += id->isReduction() ? 1 : 0;
+    if (reduced != 1) unsupported(e, "a reduction of the partials over more than the sharded dim");
+    comm.axis = a->type;
+    comm.reducedDim = logicalDim(p, a->logical);
+    comm.op = *reduceOpOf(r->opType());
+    requireOthersAlike(e, p, c, a->type);
+    if (const ShardedAxis* ca = findAxis(c_axes, a->type)) {
+      if (ca->logical->isReduction()) {
+        unsupported(e, "a DID-parallel reduction ID (shard the output along one of its "
+                       "iteration dims for a ReduceScatter)");
+      }
+      if (!ca->logical->extent()->constInt().has_value()) {
+        unsupported(e, "a ReduceScatter along a dim of symbolic size");
+      }
+      comm.type = CommunicationType::ReduceScatter;
+      comm.dim = logicalDim(c, ca->logical);
+    } else {
+      comm.type = CommunicationType::Allreduce;
+    }
+    return comm;
+  }
+  if (dynamic_cast<const ir::LoadStoreOp*>(e) == nullptr) {
+    unsupported(e, "only a set or a reduction of partials is a communication");
+  }
+  const auto p2c = ir::producerToConsumerMap(p, c);
+  for (const ShardedAxis& a : p_axes) {
+    if (a.devices == 1 || findAxis(c_axes, a.type) != nullptr) continue;
+    auto it = p2c.find(a.logical);
+    if (it == p2c.end()) unsupported(e, "an Allgather along a dim the output does not have");
+    requireOthersAlike(e, p, c, a.type);
+    // A device's program holds one symbol for the local and the whole extent alike.
+    if (!a.logical->extent()->constInt().has_value()) {
+      unsupported(e, "an Allgather along a dim of symbolic size");
+    }
+    comm.type = CommunicationType::Allgather;
+    comm.axis = a.type;
+    comm.dim = logicalDim(c, it->second);
+    if (comm.dim < 0) unsupported(e, "an Allgather into a reshaped or permuted output");
+    return comm;
+  }
+  unsupported(e, "a Scatter or an AllToAll (the output is sharded where the input is not, or "
+                 "along another dim)");
+}
+
+namespace {
+
+// The reduction `r` over the sharded logical dim `a` of its input, with several elements per
+// device, as a local partial reduction and a reduction of the partials (the communication):
+//
+//   out = sum(x, {k, ...})          x [.., s, ..] sharded on DIDx along s (d devices)
+//   xr = reshape(x, [.., d, s/d, ..])   sharded along d: one block per device, a local view
+//   partial = sum(xr, {k + 1, ...})     [.., d, ..] sharded along d: each device's partial
+//   out' = sum(partial, {k'})           an Allreduce (or a ReduceScatter), replacing out
+//
+// Constant extents only (a symbolic one would need a dynamic reshape after concretization).
+void decomposeReduction(ir::Fusion& fusion, ir::ReductionOp* r, const ShardedAxis& a) {
+  ir::TensorView* x = r->in();
+  ir::TensorView* out = r->out();
+  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(x->logical());
+  std::vector<int64_t> sizes;
+  for (ir::IterDomain* id : ids) {
+    auto n = id->extent()->constInt();
+    if (!n.has_value()) {
+      unsupported(r, "a reduction over a sharded dim of a tensor with symbolic sizes (a local "
+                     "partial reduction, then an Allreduce of the partials)");
+    }
+    sizes.push_back(*n);
+  }
+  const int64_t k = logicalDim(x, a.logical);
+  // The dims `out` reduces, as positions in x's dims.
+  const auto p2c = ir::producerToConsumerMap(x, out);
+  std::vector<int64_t> reduced;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = p2c.find(ids[i]);
+    if (it != p2c.end() && it->second->isReduction()) reduced.push_back(int64_t(i));
+  }
+  std::vector<int64_t> split_sizes;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (int64_t(i) == k) {
+      split_sizes.push_back(a.devices);
+      split_sizes.push_back(sizes[i] / a.devices);
+    } else {
+      split_sizes.push_back(sizes[i]);
+    }
+  }
+  ir::TensorView* xr = ops::reshape(x, split_sizes);
+  std::vector<int64_t> local_axes;
+  for (int64_t i : reduced) local_axes.push_back(i < k ? i : i + 1);
+  auto reduce = [&](ir::TensorView* in, const std::vector<int64_t>& axes) {
+    switch (r->opType()) {
+      case ir::ReductionOpType::Sum: return ops::sum(in, axes);
+      case ir::ReductionOpType::Prod: return ops::prod(in, axes);
+      case ir::ReductionOpType::Max: return ops::max(in, axes);
+      case ir::ReductionOpType::Min: return ops::min(in, axes);
+    }
+    LOOM_UNREACHABLE();
+  };
+  ir::TensorView* partial = reduce(xr, local_axes);
+  int64_t kept_before = 0;  // x's dims before k that the reduction keeps
+  for (int64_t i = 0; i < k; ++i) {
+    kept_before += std::find(reduced.begin(), reduced.end(), i) == reduced.end() ? 1 : 0;
+  }
+  ir::TensorView* result = reduce(partial, {kept_before});
+  LOOM_ASSERT(result->dtype() == out->dtype(), "the decomposed reduction changed the dtype of ",
+              out->toString());
+  shardLike(xr, x, /*ref_is_producer=*/true);
+  shardLike(partial, xr, /*ref_is_producer=*/true);
+  // The result keeps the user's sharding of `out` (a ReduceScatter when it is sharded on the
+  // same axis along another dim), else `out`'s mesh (replicated).
+  result->setDeviceMesh(out->deviceMesh());
+  const std::vector<ir::IterDomain*> out_ids = ir::TensorDomain::noReductions(out->logical());
+  const std::vector<ir::IterDomain*> res_ids = ir::TensorDomain::noReductions(result->logical());
+  for (const ShardedAxis& oa : shardedAxes(out)) {
+    const int64_t pos = int64_t(std::find(out_ids.begin(), out_ids.end(), oa.logical) -
+                                out_ids.begin());
+    const auto& loop = result->loop();
+    const int64_t at =
+        int64_t(std::find(loop.begin(), loop.end(), res_ids.at(size_t(pos))) - loop.begin());
+    result->outerSplit(at, oa.devices);
+    result->axis(at)->parallelize(oa.type);
+  }
+  if (out->isFusionOutput()) fusion.replaceOutput(out, result);
+  fusion.replaceAllUses(out, result);
+}
+
+}  // namespace
+
+bool hasCommunication(const ir::Fusion& fusion) {
+  if (!isMultidevice(fusion)) return false;
+  for (ir::Expr* e : fusion.exprs()) {
+    if (!reshardingReason(e).empty()) return true;
+  }
+  return false;
+}
+
+bool decomposeReshardings(ir::Fusion& fusion) {
+  if (!hasCommunication(fusion)) return false;
+  ir::FusionGuard guard(&fusion);
+  // Tensors made since propagation (reduction-init combines) take their neighbours' shardings.
+  (void)propagateShardings(fusion);
+  bool changed = false;
+  for (ir::Expr* e : fusion.exprs()) {
+    if (reshardingReason(e).empty()) continue;
+    if (auto* r = e->dynCast<ir::ReductionOp>()) {
+      const std::vector<ShardedAxis> p_axes = shardedAxes(r->in());
+      const ShardedAxis* a = reducedShardedAxis(p_axes, r->in(), r->out());
+      if (a == nullptr) continue;  // communicationOf names what it needs
+      auto extent = a->logical->extent()->constInt();
+      // One element per device along the dim: the reduction is the communication itself.
+      if (extent.has_value() && *extent == a->devices) continue;
+      if (!r->hasIdentityInit()) unsupported(e, "a sharded reduction with a non-identity init");
+      decomposeReduction(fusion, r, *a);
+      changed = true;
+      continue;
+    }
+    if (e->isA<ir::LoadStoreOp>() || e->isA<ir::WelfordOp>()) continue;
+    // Reshard before: each input sharded unlike the output is copied (a set: the
+    // communication) into a tensor sharded like the output, which the expression reads.
+    std::vector<ir::TensorView*> outs;
+    for (ir::Val* v : e->outputs()) {
+      if (auto* tv = v->dynCast<ir::TensorView>()) outs.push_back(tv);
+    }
+    if (outs.size() != 1) continue;  // communicationOf names it below
+    for (ir::Val* v : std::vector<ir::Val*>(e->inputs())) {
+      auto* in = v->dynCast<ir::TensorView>();
+      if (in == nullptr) continue;
+      ir::TensorView* copy = ops::set(in);
+      e->replaceInput(in, copy);
+      shardLike(copy, outs.front(), /*ref_is_producer=*/false);
+      if (!reshardingReason(copy->definition()).empty()) changed = true;
+    }
+  }
+  for (ir::Expr* e : fusion.exprs()) (void)communicationOf(e);
+  return changed;
+}
+
+}  // namespace loom::multidevice
