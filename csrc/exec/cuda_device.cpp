@@ -82,6 +82,9 @@ class CudaDevice final : public ComputeDevice {
     cuda::fillBytes(fresh, 0xff, stream);  // NaN in every float type, -1 in integers
   }
 
+  void copyBytes(void* dst, const void* src, size_t bytes, CUstream stream) const override {
+    if (bytes != 0) cuda::copyDeviceToDevice(dst, src, bytes, index_, stream);
+  }
   Tensor copyForOutput(const Tensor& t, CUstream stream) const override {
     if (!t.device().isCuda()) return t.contiguous();
     // The memory the view spans is copied (gaps included), so strided and broadcast views need

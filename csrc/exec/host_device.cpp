@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host backend as a ComputeDevice: kernels compiled by the host compiler and run as fibers on
 // the CPU (backend/host_module.h); tensors are host tensors.
+#include <cstring>
 #include <memory>
 
 #include "loom/backend/host_module.h"
@@ -50,6 +51,9 @@ class HostDevice final : public ComputeDevice {
   void poison(const Tensor& fresh, CUstream) const override {
     Tensor t = fresh;
     loom::poison(t);
+  }
+  void copyBytes(void* dst, const void* src, size_t bytes, CUstream) const override {
+    if (bytes != 0) std::memcpy(dst, src, bytes);
   }
   Tensor copyForOutput(const Tensor& t, CUstream) const override { return t.contiguous(); }
 

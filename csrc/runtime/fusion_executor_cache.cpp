@@ -72,6 +72,7 @@ void applyParamOverrides(segmenter::SegmentedFusion& segmented,
     bool used = false;
     std::string kinds;
     for (segmenter::Segment& seg : segmented.segments()) {
+      if (seg.params == nullptr) continue;  // a communication
       used |= seg.params->setField(name, value);
       kinds += (kinds.empty() ? "" : ", ") + std::string(scheduler::schedulerTypeName(seg.schedulerType));
     }
@@ -129,6 +130,14 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     input_slots_.push_back(std::move(ins));
     output_slots_.push_back(std::move(outs));
 
+    if (seg.communication) {
+      communications_.push_back(std::make_unique<CommunicationExecutor>(
+          seg, device_, options.communicator, options.deviceId.value_or(0),
+          options.executor.stream));
+      executors_.push_back(nullptr);
+      continue;
+    }
+    communications_.push_back(nullptr);
     PhaseTimer timer(dump.has(DumpOption::CompileTime), "segment " + std::to_string(seg.id));
     std::unique_ptr<ir::Fusion> scheduled = seg.fusion.fusion->clone();
     scheduler::applyScheduler(scheduler::schedulerFor(seg.schedulerType), *scheduled, *seg.params);
@@ -169,9 +178,11 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
   for (const segmenter::Segment& seg : segmented_.segments()) {
     KernelRecord& r = records_[size_t(seg.id)];
     r.segment = seg.id;
-    r.scheduler = std::string(scheduler::schedulerTypeName(seg.schedulerType));
-    r.params = seg.params->toString();
-    r.backend = executors_[size_t(seg.id)]->backend();
+    r.scheduler = seg.communication
+                      ? std::string(multidevice::communicationTypeName(seg.communication->type))
+                      : std::string(scheduler::schedulerTypeName(seg.schedulerType));
+    r.params = seg.communication ? seg.communication->toString() : seg.params->toString();
+    r.backend = device_->backend();
   }
 }
 
@@ -240,7 +251,12 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     for (const eval::Argument& a : sargs) bytes += tensorBytes(a);
     std::vector<Tensor>& outs = sc.segment_outs;  // reused: no allocation per segment
     auto start = std::chrono::steady_clock::now();
-    const exec::LaunchParams launched = executors_[s]->runInto(sargs, outs);
+    exec::LaunchParams launched;
+    if (communications_[s] != nullptr) {
+      communications_[s]->runInto(sargs, outs);
+    } else {
+      launched = executors_[s]->runInto(sargs, outs);
+    }
     auto stop = std::chrono::steady_clock::now();
     LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
     for (size_t i = 0; i < outs.size(); ++i) {

@@ -3,7 +3,8 @@
 // meshes. Every rank builds the same global inputs, takes its shard, runs every sharded case as
 // its rank, and checks its outputs against its shard of the reference; the ranks then agree on
 // the verdict through the communicator, so a failure on one rank fails every rank. No run issues
-// a communication. LOOM_MPI_TEST_BACKEND=cuda runs the ranks on the GPU (ranks share it).
+// a communication, except the resharding cases at the end, which count theirs.
+// LOOM_MPI_TEST_BACKEND=cuda runs the ranks on the GPU (ranks share it).
 #include <gtest/gtest.h>
 
 #include "backend_available.h"
@@ -11,9 +12,11 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "loom/multidevice/communication.h"
 #include "multidevice/sharded_cases.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/driver.h"
+#include "loom/backend/cuda/memory.h"
 #endif
 
 namespace loom::multidevice {
@@ -103,6 +106,163 @@ TEST(Mpi, MeshLargerThanTheWorld) {
   EXPECT_NE(msg.find("a mesh may not be larger than the world"), std::string::npos) << msg;
   EXPECT_NE(msg.find("names device " + std::to_string(comm.size())), std::string::npos) << msg;
 }
+
+// Resharding becomes communication. Each fusion runs on every rank's shard; the output is
+// checked against the rank's shard of the double-precision reference, outputs poisoned first,
+// and exactly the expected communications are issued.
+struct CommunicationCase {
+  std::string name;
+  std::function<void(Fusion&, int64_t)> build;  // (fusion, d)
+  int64_t communications = 1;
+  /// At -np 1 a dim of one element per device has extent 1, which the builder makes a
+  /// broadcast: the reduction cases need two ranks.
+  int64_t minRanks = 1;
+};
+
+std::vector<CommunicationCase> communicationCases() {
+  return {
+      // relu of a sharded input into a replicated output: an Allgather along dim 1 (not the
+      // outermost: the blocks are rearranged), then relu on the whole tensor.
+      {"AllgatherIntoReplicated",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {3, 4 * d, 5}, DataType::Float32);
+         shard(x, 1, DeviceMesh::arange(d));
+         TensorView* y = ops::relu(x);
+         y->setDeviceMesh(DeviceMesh::arange(d));
+         f.addOutput(y);
+       }},
+      // A sum (and a max) over the sharded dim of one element per device: an Allreduce each.
+      {"AllreduceSumAndMax",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {d, 6}, DataType::Float32);
+         shard(x, 0, DeviceMesh::arange(d));
+         f.addOutput(ops::sum(x, {0}));
+         f.addOutput(ops::max(x, {0}));
+       },
+       2, 2},
+      // Several elements per device along the reduced sharded dim: a local partial reduction,
+      // then an Allreduce of the partials; with another reduced dim too, and for max.
+      {"PartialsThenAllreduce",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {3, 4 * d, 5}, DataType::Float32);
+         shard(x, 1, DeviceMesh::arange(d));
+         f.addOutput(ops::sum(x, {1}));
+         f.addOutput(ops::sum(x, {1, 2}));
+         f.addOutput(ops::max(x, {0, 1}));
+       },
+       3},
+      // bf16 in, the sum over the sharded sequence dim of a [b, s, e] input (f32 math inside).
+      {"SequenceSumBf16",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {2, 8 * d, 6}, DataType::BFloat16);
+         shard(x, 1, DeviceMesh::arange(d));
+         f.addOutput(ops::sum(ops::cast(x, DataType::Float32), {1}));
+       }},
+      // Partials reduce-scattered: the sum's output sharded along its other dim.
+      {"PartialsThenReduceScatter",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {3 * d, 2, 4 * d}, DataType::Float32);
+         shard(x, 0, DeviceMesh::arange(d));
+         TensorView* y = ops::sum(x, {0});
+         shard(y, 2, DeviceMesh::arange(d));  // loop axis 2: [r, 2, 4d]
+         f.addOutput(y);
+       }},
+      // The sum's output sharded along its other dim: a ReduceScatter.
+      {"ReduceScatter",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {d, 3, 4 * d}, DataType::Float32);
+         shard(x, 0, DeviceMesh::arange(d));
+         TensorView* y = ops::sum(x, {0});
+         shard(y, 2, DeviceMesh::arange(d));
+         f.addOutput(y);
+       },
+       1, 2},
+  };
+}
+
+class MpiCommunication : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MpiCommunication, MatchesTheReferenceWithTheExpectedCommunications) {
+  Communicator& comm = Communicator::instance();
+  if (auto why = loom::test::backendUnavailable(backend())) GTEST_SKIP() << *why;
+  const int64_t d = comm.size();
+  CommunicationCase c;
+  for (const CommunicationCase& k : communicationCases()) {
+    if (k.name == GetParam()) c = k;
+  }
+  ASSERT_TRUE(c.build);
+  if (d < c.minRanks) GTEST_SKIP() << c.name << " needs " << c.minRanks << " ranks";
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard g(fusion.get());
+    c.build(*fusion, d);
+  }
+  std::vector<eval::Argument> global;
+  for (size_t i = 0; i < fusion->inputs().size(); ++i) {
+    auto* tv = fusion->inputs()[i]->as<TensorView>();
+    std::vector<int64_t> sizes;
+    for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
+      sizes.push_back(*id->extent()->constInt());
+    }
+    Tensor t = Tensor::empty(sizes, tv->dtype());
+    fillRandom(t, 200 + i);
+    global.push_back(t);
+  }
+  std::vector<Tensor> expected = eval::evaluateFusion(*fusion, global);
+  std::unique_ptr<Fusion> sharded = shardedCopy(*fusion);
+  std::vector<eval::Argument> local;
+  for (size_t i = 0; i < global.size(); ++i) {
+    local.push_back(shardTensor(std::get<Tensor>(global[i]),
+                                sharded->inputs()[i]->as<TensorView>(), comm.rank())
+                        .contiguous());
+  }
+  runtime::RuntimeOptions options;
+  options.backend = backend();
+  options.communicator = &comm;
+  options.executor.poisonOutputs = true;
+  std::vector<std::string> failures;
+  const int64_t before = comm.communications();
+  try {
+    runtime::FusionExecutorCache cache(std::move(fusion), options);
+    std::vector<Tensor> outs = cache.run(local);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      Tensor got = outs[o];
+#ifdef LOOM_HAVE_CUDA_BACKEND
+      if (got.device().isCuda()) got = cuda::toHost(got);
+#endif
+      const auto* tv = sharded->outputs()[o]->as<TensorView>();
+      Tensor want = shardTensor(expected[o], tv, comm.rank()).contiguous();
+      if (auto err = eval::expectClose(got, want, eval::defaultTolerance(want.dtype(), 4 * d),
+                                       tv->toString())) {
+        failures.push_back(*err);
+      }
+    }
+  } catch (const std::exception& e) {
+    failures.push_back(std::string("rank threw: ") + e.what());
+  }
+  // On one rank a sharding over one device moves nothing.
+  const int64_t issued = comm.communications() - before;
+  const int64_t want = d > 1 ? c.communications : 0;
+  if (issued != want) {
+    failures.push_back("issued " + std::to_string(issued) + " communications, expected " +
+                       std::to_string(want));
+  }
+  std::ostringstream mine;
+  for (const std::string& f : failures) mine << f << "\n";
+  std::vector<std::string> all = comm.allgatherBytes(mine.str());
+  for (size_t r = 0; r < all.size(); ++r) {
+    EXPECT_TRUE(all[r].empty()) << "rank " << r << " of " << d << ":\n" << all[r];
+  }
+}
+
+std::vector<std::string> communicationCaseNames() {
+  std::vector<std::string> names;
+  for (const CommunicationCase& c : communicationCases()) names.push_back(c.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, MpiCommunication, ::testing::ValuesIn(communicationCaseNames()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace loom::multidevice

@@ -157,7 +157,7 @@ inline std::vector<Tensor> runAsDevice(const Case& c, const Fusion& fusion,
                                        const std::vector<eval::Argument>& global,
                                        const std::vector<Tensor>& expected, int64_t device,
                                        exec::Backend backend, std::vector<std::string>& failures,
-                                       const Communicator* comm = nullptr) {
+                                       Communicator* comm = nullptr) {
   std::vector<eval::Argument> local;
   for (size_t i = 0; i < global.size(); ++i) {
     Tensor shard = shardTensor(std::get<Tensor>(global[i]),

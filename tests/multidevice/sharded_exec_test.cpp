@@ -108,7 +108,8 @@ TEST(ShardedExecErrors, ClearMessages) {
     runtime::FusionExecutorCache cache(shardedExp({6, 4}, DeviceMesh::arange(4)), options);
   });
   EXPECT_NE(msg.find("which do not divide it"), std::string::npos) << msg;
-  // A fusion that needs communication.
+  // A fusion that needs communication runs one (Allreduce of the partial sums), which needs a
+  // communicator.
   msg = loom::test::userErrorOf([&] {
     auto f = std::make_unique<Fusion>();
     FusionGuard g(f.get());
@@ -116,8 +117,27 @@ TEST(ShardedExecErrors, ClearMessages) {
     shard(x, 0, DeviceMesh::arange(4));
     f->addOutput(ops::sum(x, {0}));
     runtime::FusionExecutorCache cache(std::move(f), options);
+    cache.run(std::vector<eval::Argument>{Tensor::empty({2, 4}, DataType::Float32)});
   });
-  EXPECT_NE(msg.find("that needs an Allreduce"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("needs a communication (Allreduce (sum) over DIDx of mesh"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("set RuntimeOptions::communicator"), std::string::npos) << msg;
+  // One Loom cannot run yet is still named with the communication it needs.
+  msg = loom::test::userErrorOf([&] {
+    auto f = std::make_unique<Fusion>();
+    FusionGuard g(f.get());
+    TensorView* x = input(*f, {8, 4}, DataType::Float32);
+    shard(x, 0, DeviceMesh::arange(4));
+    TensorView* y = ops::set(x);
+    y->setDeviceMesh(DeviceMesh::arange(4));
+    y->outerSplit(1, 4);
+    y->axis(1)->parallelize(ParallelType::DIDx);
+    f->addOutput(y);
+    runtime::FusionExecutorCache cache(std::move(f), options);
+  });
+  EXPECT_NE(msg.find("needs a communication Loom cannot run yet"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("that needs an AllToAll"), std::string::npos) << msg;
 }
 
 }  // namespace

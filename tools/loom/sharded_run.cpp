@@ -76,9 +76,11 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
       ok = ok && !err;
     }
     const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
-    lines << "rank " << rank << ": " << rt->lastRun().size() << " kernel(s) on "
-          << exec::backendName(options.backend) << ", "
-          << comm.communications() << " communications\n";
+    int64_t kernels = 0;
+    for (int64_t seg = 0; seg < rt->numKernels(); ++seg) kernels += rt->communication(seg) ? 0 : 1;
+    lines << "rank " << rank << ": " << kernels << " kernel(s) on "
+          << exec::backendName(options.backend) << ", " << comm.communications()
+          << " communication(s) issued\n";
     if (bench) {
       runtime::RuntimeOptions timed_options = options;
       timed_options.executor.poisonOutputs = false;

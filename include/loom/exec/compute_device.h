@@ -83,6 +83,8 @@ class ComputeDevice {
   /// from written ones (NaN for floats; ExecutorOptions::poisonOutputs).
   virtual void zero(const Tensor& fresh, CUstream stream) const = 0;
   virtual void poison(const Tensor& fresh, CUstream stream) const = 0;
+  /// Copies `bytes` bytes between two buffers of this device (queued on `stream` on a GPU).
+  virtual void copyBytes(void* dst, const void* src, size_t bytes, CUstream stream) const = 0;
   /// An output that is also an input is returned as a copy: contiguous on the host; on a GPU the
   /// memory the view spans, same sizes and strides, queued on `stream`.
   virtual Tensor copyForOutput(const Tensor& t, CUstream stream) const = 0;

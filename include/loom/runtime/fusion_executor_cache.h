@@ -64,6 +64,7 @@
 
 #include "loom/eval/argument.h"
 #include "loom/exec/kernel_executor.h"
+#include "loom/runtime/communication_executor.h"
 #include "loom/ir/fusion.h"
 #include "loom/multidevice/communicator.h"
 #include "loom/scheduler/device_info.h"
@@ -120,7 +121,7 @@ struct RuntimeOptions {
   /// The ranks this process runs among (multidevice/communicator.h; not owned, must outlive the
   /// cache). With one, deviceId defaults to its rank and every device of the fusion's meshes
   /// must be a rank of it.
-  const multidevice::Communicator* communicator = nullptr;
+  multidevice::Communicator* communicator = nullptr;
   /// The GPU of the cuda backend when `device` is null; unset: the communicator's local rank
   /// modulo the number of GPUs (ranks may share one), else executor.device.
   std::optional<int> gpu = std::nullopt;
@@ -140,14 +141,23 @@ class FusionKernelRuntime {
   const segmenter::SegmentedFusion& segmented() const { return segmented_; }
   /// What the last run to finish did (read it when no run is in flight).
   const std::vector<KernelRecord>& lastRun() const { return records_; }
+  /// Segments: kernels and communications.
   int64_t numKernels() const { return int64_t(executors_.size()); }
+  /// The executor of a kernel segment (UserError for a communication segment).
   const exec::KernelExecutor& executor(int64_t segment) const {
+    LOOM_CHECK(executors_.at(size_t(segment)) != nullptr, "segment ", segment,
+               " is a communication, not a kernel");
     return *executors_.at(size_t(segment));
+  }
+  /// The communication of segment `segment`, or nullptr for a kernel segment.
+  const CommunicationExecutor* communication(int64_t segment) const {
+    return communications_.at(size_t(segment)).get();
   }
 
  private:
   segmenter::SegmentedFusion segmented_;
-  std::vector<std::unique_ptr<exec::KernelExecutor>> executors_;
+  std::vector<std::unique_ptr<exec::KernelExecutor>> executors_;  // null: a communication
+  std::vector<std::unique_ptr<CommunicationExecutor>> communications_;  // null: a kernel
   // Value slots: the original inputs first, then every segment output. Plans index them.
   int64_t num_slots_ = 0;
   std::vector<std::vector<int64_t>> input_slots_;   // per segment

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// CommunicationExecutor (communication_executor.h).
+#include "loom/runtime/communication_executor.h"
+
+#include "loom/ir/tensor_view.h"
+#include "loom/support/error.h"
+
+namespace loom::runtime {
+
+namespace {
+
+using multidevice::CommunicationType;
+
+// Product of sizes[from, to).
+int64_t product(const std::vector<int64_t>& sizes, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t k = from; k < to && k < sizes.size(); ++k) n *= sizes[k];
+  return n;
+}
+
+// Moves block r of each of `outer` rows to block-major order or back: a [outer, team, chunk]
+// layout (row-major, as the tensor holds it) against [team, outer, chunk] (what the collectives
+// move). `to_blocks` picks the direction. Chunks are `chunk` elements of `item` bytes.
+void rearrange(const exec::ComputeDevice& device, char* dst, const char* src, int64_t outer,
+               int64_t team, int64_t chunk, size_t item, bool to_blocks, CUstream stream) {
+  const size_t bytes = size_t(chunk) * item;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t r = 0; r < team; ++r) {
+      const size_t row_major = size_t(o * team + r) * bytes;
+      const size_t block_major = size_t(r * outer + o) * bytes;
+      if (to_blocks) {
+        device.copyBytes(dst + block_major, src + row_major, bytes, stream);
+      } else {
+        device.copyBytes(dst + row_major, src + block_major, bytes, stream);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+CommunicationExecutor::CommunicationExecutor(const segmenter::Segment& segment,
+                                             std::shared_ptr<const exec::ComputeDevice> device,
+                                             multidevice::Communicator* communicator,
+                                             int64_t deviceId, CUstream stream)
+    : fusion_(segment.fusion.fusion.get()),
+      comm_(*segment.communication),
+      device_(std::move(device)),
+      communicator_(communicator),
+      team_(comm_.team(deviceId)),
+      stream_(stream),
+      what_(segment.exprs.front()->toString()) {
+  while (!what_.empty() && what_.back() == '\n') what_.pop_back();
+  LOOM_ASSERT(fusion_->inputs().size() == 1 && fusion_->outputs().size() == 1,
+              "a communication segment reads one tensor and writes one: ", what_);
+}
+
+void CommunicationExecutor::runInto(std::span<const eval::Argument> inputs,
+                                    std::vector<Tensor>& outputs) const {
+  LOOM_CHECK(communicator_ != nullptr, "'", what_, "' needs a communication (",
+             comm_.toString(), "): set RuntimeOptions::communicator");
+  LOOM_ASSERT(inputs.size() == 1, "communication input count");
+  const Tensor& in = std::get<Tensor>(inputs[0]);
+  LOOM_CHECK(in.isContiguous(), "'", what_, "': ", comm_.toString(),
+             " needs a contiguous input, got ", describe(in), " with strides [",
+             [&] {
+               std::string s;
+               for (int64_t x : in.strides()) s += (s.empty() ? "" : ", ") + std::to_string(x);
+               return s;
+             }(),
+             "]");
+  const auto* out_tv = fusion_->outputs()[0]->as<ir::TensorView>();
+  const int64_t team = int64_t(team_.size());
+  // The received tensor's sizes follow from the input's and the communication (the segment's
+  // extents are one device's view on one side and the whole on the other).
+  std::vector<int64_t> sizes = in.sizes();
+  if (comm_.type == CommunicationType::Allgather) {
+    sizes.at(size_t(comm_.dim)) *= team;
+  } else {
+    sizes.erase(sizes.begin() + comm_.reducedDim);
+    if (comm_.type == CommunicationType::ReduceScatter) {
+      LOOM_CHECK(sizes.at(size_t(comm_.dim)) % team == 0, "'", what_, "': ", comm_.toString(),
+                 ": dim ", comm_.dim, " of size ", sizes[size_t(comm_.dim)],
+                 " does not split evenly over the ", team, " devices of the team");
+      sizes[size_t(comm_.dim)] /= team;
+    }
+  }
+  LOOM_CHECK(out_tv->dtype() == in.dtype(), "'", what_, "': expected a ", out_tv->dtype(),
+             " input, got ", describe(in));
+  Tensor out = device_->empty(sizes, out_tv->dtype(), stream_);
+  const size_t item = in.itemSize();
+  multidevice::Communicator& c = *communicator_;
+  switch (comm_.type) {
+    case CommunicationType::Allgather: {
+      const int64_t outer = product(sizes, 0, size_t(comm_.dim));
+      if (outer == 1) {
+        c.allgather(in, out, team_, stream_);
+        break;
+      }
+      const std::vector<int64_t> flat{out.numel()};
+      Tensor staged = device_->empty(flat, out.dtype(), stream_);
+      c.allgather(in, staged, team_, stream_);
+      rearrange(*device_, static_cast<char*>(out.data()), static_cast<const char*>(staged.data()),
+                outer, team, in.numel() / outer, item, /*to_blocks=*/false, stream_);
+      break;
+    }
+    case CommunicationType::Allreduce:
+      device_->copyBytes(out.data(), in.data(), size_t(in.numel()) * item, stream_);
+      c.allreduce(out, comm_.op, team_, stream_);
+      break;
+    case CommunicationType::ReduceScatter: {
+      // The input's dim of the scattered blocks: the output's dim j, past the reduced dim.
+      const int64_t j = comm_.dim < comm_.reducedDim ? comm_.dim : comm_.dim + 1;
+      const int64_t outer = product(in.sizes(), 0, size_t(j));
+      if (outer == 1) {
+        c.reduceScatter(in, out, comm_.op, team_, stream_);
+        break;
+      }
+      const std::vector<int64_t> flat{in.numel()};
+      Tensor staged = device_->empty(flat, in.dtype(), stream_);
+      rearrange(*device_, static_cast<char*>(staged.data()), static_cast<const char*>(in.data()),
+                outer, team, in.numel() / (outer * team), item, /*to_blocks=*/true, stream_);
+      c.reduceScatter(staged, out, comm_.op, team_, stream_);
+      break;
+    }
+  }
+  outputs.clear();
+  outputs.push_back(std::move(out));
+}
+
+}  // namespace loom::runtime
