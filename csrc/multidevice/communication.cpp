@@ -89,6 +89,8 @@ std::string_view communicationTypeName(CommunicationType t) {
     case CommunicationType::Allgather: return "Allgather";
     case CommunicationType::Allreduce: return "Allreduce";
     case CommunicationType::ReduceScatter: return "ReduceScatter";
+    case CommunicationType::AllToAll: return "AllToAll";
+    case CommunicationType::Scatter: return "Scatter";
   }
   LOOM_UNREACHABLE();
 }
@@ -96,10 +98,16 @@ std::string_view communicationTypeName(CommunicationType t) {
 std::string Communication::toString() const {
   std::ostringstream os;
   os << communicationTypeName(type);
-  if (type != CommunicationType::Allgather) os << " (" << reduceOpName(op) << ")";
+  if (type == CommunicationType::Allreduce || type == CommunicationType::ReduceScatter) {
+    os << " (" << reduceOpName(op) << ")";
+  }
   os << " over " << ir::parallelTypeName(axis) << " of mesh " << mesh;
   if (reducedDim >= 0) os << ", reducing dim " << reducedDim;
-  if (dim >= 0) os << (type == CommunicationType::Allgather ? ", along dim " : ", scattered along dim ") << dim;
+  if (dim >= 0) {
+    os << (type == CommunicationType::ReduceScatter ? ", scattered along dim " : ", gathered along dim ")
+       << dim;
+  }
+  if (splitDim >= 0) os << ", split along dim " << splitDim;
   return os.str();
 }
 
@@ -159,24 +167,51 @@ std::optional<Communication> communicationOf(const ir::Expr* e) {
   if (dynamic_cast<const ir::LoadStoreOp*>(e) == nullptr) {
     unsupported(e, "only a set or a reduction of partials is a communication");
   }
+  // A set keeps the dims in place (a permuting set reads another order: refused below).
   const auto p2c = ir::producerToConsumerMap(p, c);
-  for (const ShardedAxis& a : p_axes) {
-    if (a.devices == 1 || findAxis(c_axes, a.type) != nullptr) continue;
-    auto it = p2c.find(a.logical);
-    if (it == p2c.end()) unsupported(e, "an Allgather along a dim the output does not have");
-    requireOthersAlike(e, p, c, a.type);
+  auto constant = [&](const ir::IterDomain* id, const char* what) {
     // A device's program holds one symbol for the local and the whole extent alike.
-    if (!a.logical->extent()->constInt().has_value()) {
-      unsupported(e, "an Allgather along a dim of symbolic size");
+    if (!id->extent()->constInt().has_value()) {
+      unsupported(e, std::string(what) + " along a dim of symbolic size");
     }
-    comm.type = CommunicationType::Allgather;
+  };
+  for (const ShardedAxis& a : p_axes) {
+    if (a.devices == 1) continue;
+    const ShardedAxis* ca = findAxis(c_axes, a.type);
+    auto it = p2c.find(a.logical);
+    if (it == p2c.end()) unsupported(e, "moving a sharded dim the output does not have");
+    if (ca != nullptr && shardedImage(c, it->second, a.devices) == ca->logical) continue;
+    requireOthersAlike(e, p, c, a.type);
+    constant(a.logical, ca == nullptr ? "an Allgather" : "an AllToAll");
     comm.axis = a.type;
     comm.dim = logicalDim(c, it->second);
-    if (comm.dim < 0) unsupported(e, "an Allgather into a reshaped or permuted output");
+    if (comm.dim < 0 || comm.dim != logicalDim(p, a.logical)) {
+      unsupported(e, "a communication into a reshaped or permuted output");
+    }
+    if (ca == nullptr) {
+      comm.type = CommunicationType::Allgather;
+      return comm;
+    }
+    constant(ca->logical, "an AllToAll");
+    comm.type = CommunicationType::AllToAll;
+    comm.splitDim = logicalDim(c, ca->logical);
     return comm;
   }
-  unsupported(e, "a Scatter or an AllToAll (the output is sharded where the input is not, or "
-                 "along another dim)");
+  for (const ShardedAxis& ca : c_axes) {
+    if (ca.devices == 1 || findAxis(p_axes, ca.type) != nullptr) continue;
+    requireOthersAlike(e, p, c, ca.type);
+    constant(ca.logical, "a Scatter");
+    comm.type = CommunicationType::Scatter;
+    comm.axis = ca.type;
+    comm.splitDim = logicalDim(c, ca.logical);
+    const auto c2p = ir::consumerToProducerMap(p, c);
+    auto it = c2p.find(ca.logical);
+    if (it == c2p.end() || logicalDim(p, it->second) != comm.splitDim) {
+      unsupported(e, "a Scatter into a reshaped or permuted output");
+    }
+    return comm;
+  }
+  unsupported(e, "a set that moves no sharded dim");
 }
 
 namespace {

@@ -2,6 +2,8 @@
 // CommunicationExecutor (communication_executor.h).
 #include "loom/runtime/communication_executor.h"
 
+#include <algorithm>
+
 #include "loom/ir/tensor_view.h"
 #include "loom/support/error.h"
 
@@ -51,14 +53,17 @@ CommunicationExecutor::CommunicationExecutor(const segmenter::Segment& segment,
       stream_(stream),
       what_(segment.exprs.front()->toString()) {
   while (!what_.empty() && what_.back() == '\n') what_.pop_back();
+  position_ = int64_t(std::find(team_.begin(), team_.end(), deviceId) - team_.begin());
+  LOOM_ASSERT(position_ < int64_t(team_.size()), "device ", deviceId, " is not in its team");
   LOOM_ASSERT(fusion_->inputs().size() == 1 && fusion_->outputs().size() == 1,
               "a communication segment reads one tensor and writes one: ", what_);
 }
 
 void CommunicationExecutor::runInto(std::span<const eval::Argument> inputs,
                                     std::vector<Tensor>& outputs) const {
-  LOOM_CHECK(communicator_ != nullptr, "'", what_, "' needs a communication (",
-             comm_.toString(), "): set RuntimeOptions::communicator");
+  LOOM_CHECK(communicator_ != nullptr || comm_.type == CommunicationType::Scatter, "'", what_,
+             "' needs a communication (", comm_.toString(),
+             "): set RuntimeOptions::communicator");
   LOOM_ASSERT(inputs.size() == 1, "communication input count");
   const Tensor& in = std::get<Tensor>(inputs[0]);
   LOOM_CHECK(in.isContiguous(), "'", what_, "': ", comm_.toString(),
@@ -74,8 +79,19 @@ void CommunicationExecutor::runInto(std::span<const eval::Argument> inputs,
   // The received tensor's sizes follow from the input's and the communication (the segment's
   // extents are one device's view on one side and the whole on the other).
   std::vector<int64_t> sizes = in.sizes();
+  auto split = [&](int64_t dim) {
+    LOOM_CHECK(sizes.at(size_t(dim)) % team == 0, "'", what_, "': ", comm_.toString(), ": dim ",
+               dim, " of size ", sizes[size_t(dim)], " does not split evenly over the ", team,
+               " devices of the team");
+    sizes[size_t(dim)] /= team;
+  };
   if (comm_.type == CommunicationType::Allgather) {
     sizes.at(size_t(comm_.dim)) *= team;
+  } else if (comm_.type == CommunicationType::AllToAll) {
+    sizes.at(size_t(comm_.dim)) *= team;
+    split(comm_.splitDim);
+  } else if (comm_.type == CommunicationType::Scatter) {
+    split(comm_.splitDim);
   } else {
     sizes.erase(sizes.begin() + comm_.reducedDim);
     if (comm_.type == CommunicationType::ReduceScatter) {
@@ -89,38 +105,67 @@ void CommunicationExecutor::runInto(std::span<const eval::Argument> inputs,
              " input, got ", describe(in));
   Tensor out = device_->empty(sizes, out_tv->dtype(), stream_);
   const size_t item = in.itemSize();
-  multidevice::Communicator& c = *communicator_;
   switch (comm_.type) {
     case CommunicationType::Allgather: {
       const int64_t outer = product(sizes, 0, size_t(comm_.dim));
       if (outer == 1) {
-        c.allgather(in, out, team_, stream_);
+        communicator_->allgather(in, out, team_, stream_);
         break;
       }
       const std::vector<int64_t> flat{out.numel()};
       Tensor staged = device_->empty(flat, out.dtype(), stream_);
-      c.allgather(in, staged, team_, stream_);
+      communicator_->allgather(in, staged, team_, stream_);
       rearrange(*device_, static_cast<char*>(out.data()), static_cast<const char*>(staged.data()),
                 outer, team, in.numel() / outer, item, /*to_blocks=*/false, stream_);
       break;
     }
     case CommunicationType::Allreduce:
       device_->copyBytes(out.data(), in.data(), size_t(in.numel()) * item, stream_);
-      c.allreduce(out, comm_.op, team_, stream_);
+      communicator_->allreduce(out, comm_.op, team_, stream_);
       break;
     case CommunicationType::ReduceScatter: {
       // The input's dim of the scattered blocks: the output's dim j, past the reduced dim.
       const int64_t j = comm_.dim < comm_.reducedDim ? comm_.dim : comm_.dim + 1;
       const int64_t outer = product(in.sizes(), 0, size_t(j));
       if (outer == 1) {
-        c.reduceScatter(in, out, comm_.op, team_, stream_);
+        communicator_->reduceScatter(in, out, comm_.op, team_, stream_);
         break;
       }
       const std::vector<int64_t> flat{in.numel()};
       Tensor staged = device_->empty(flat, in.dtype(), stream_);
       rearrange(*device_, static_cast<char*>(staged.data()), static_cast<const char*>(in.data()),
                 outer, team, in.numel() / (outer * team), item, /*to_blocks=*/true, stream_);
-      c.reduceScatter(staged, out, comm_.op, team_, stream_);
+      communicator_->reduceScatter(staged, out, comm_.op, team_, stream_);
+      break;
+    }
+    case CommunicationType::AllToAll: {
+      // Send block q of the split dim to member q, then place block r of what arrives at
+      // position r of the gathered dim.
+      const int64_t j = comm_.splitDim, k = comm_.dim;
+      const int64_t outer_j = product(in.sizes(), 0, size_t(j));
+      const std::vector<int64_t> flat{in.numel()};
+      Tensor send = device_->empty(flat, in.dtype(), stream_);
+      Tensor recv = device_->empty(flat, in.dtype(), stream_);
+      rearrange(*device_, static_cast<char*>(send.data()), static_cast<const char*>(in.data()),
+                outer_j, team, in.numel() / (outer_j * team), item, /*to_blocks=*/true, stream_);
+      communicator_->allToAll(send, recv, team_, stream_);
+      const int64_t outer_k = product(sizes, 0, size_t(k));
+      rearrange(*device_, static_cast<char*>(out.data()), static_cast<const char*>(recv.data()),
+                outer_k, team, out.numel() / (outer_k * team), item, /*to_blocks=*/false,
+                stream_);
+      break;
+    }
+    case CommunicationType::Scatter: {
+      // Every member holds the whole: copy this member's block of each row.
+      const int64_t j = comm_.splitDim;
+      const int64_t outer = product(in.sizes(), 0, size_t(j));
+      const size_t bytes = size_t(out.numel() / std::max<int64_t>(outer, 1)) * item;
+      for (int64_t o = 0; o < outer && bytes != 0; ++o) {
+        device_->copyBytes(static_cast<char*>(out.data()) + size_t(o) * bytes,
+                           static_cast<const char*>(in.data()) +
+                               (size_t(o * team + position_)) * bytes,
+                           bytes, stream_);
+      }
       break;
     }
   }

@@ -29,7 +29,24 @@ bool propagateShardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
 }
 
 bool decomposeReshardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
-  return multidevice::decomposeReshardings(fusion);
+  const bool dump = DumpOptions::fromEnvironment().has(DumpOption::Resharding);
+  if (dump && multidevice::isMultidevice(fusion)) {
+    for (const ir::Expr* e : fusion.exprs()) {
+      const std::string why = multidevice::reshardingReason(e);
+      if (!why.empty()) std::cout << "resharding: " << why << "\n";
+    }
+  }
+  const bool changed = multidevice::decomposeReshardings(fusion);
+  if (dump && multidevice::isMultidevice(fusion)) {
+    for (const ir::Expr* e : fusion.exprs()) {
+      if (auto c = multidevice::communicationOf(e)) {
+        std::string text = e->toString();
+        while (!text.empty() && text.back() == '\n') text.pop_back();
+        std::cout << "resharding: '" << text << "' is a communication: " << c->toString() << "\n";
+      }
+    }
+  }
+  return changed;
 }
 
 bool finalizeShardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {

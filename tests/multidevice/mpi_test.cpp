@@ -113,6 +113,9 @@ TEST(Mpi, MeshLargerThanTheWorld) {
 struct CommunicationCase {
   std::string name;
   std::function<void(Fusion&, int64_t)> build;  // (fusion, d)
+  /// The communication segments the runtime runs, in order (with two ranks or more).
+  std::vector<CommunicationType> kinds;
+  /// Collectives issued (a Scatter is a local copy and issues none).
   int64_t communications = 1;
   /// At -np 1 a dim of one element per device has extent 1, which the builder makes a
   /// broadcast: the reduction cases need two ranks.
@@ -130,7 +133,8 @@ std::vector<CommunicationCase> communicationCases() {
          TensorView* y = ops::relu(x);
          y->setDeviceMesh(DeviceMesh::arange(d));
          f.addOutput(y);
-       }},
+       },
+       {CommunicationType::Allgather}},
       // A sum (and a max) over the sharded dim of one element per device: an Allreduce each.
       {"AllreduceSumAndMax",
        [](Fusion& f, int64_t d) {
@@ -139,7 +143,9 @@ std::vector<CommunicationCase> communicationCases() {
          f.addOutput(ops::sum(x, {0}));
          f.addOutput(ops::max(x, {0}));
        },
-       2, 2},
+       {CommunicationType::Allreduce, CommunicationType::Allreduce},
+       2,
+       2},
       // Several elements per device along the reduced sharded dim: a local partial reduction,
       // then an Allreduce of the partials; with another reduced dim too, and for max.
       {"PartialsThenAllreduce",
@@ -150,6 +156,7 @@ std::vector<CommunicationCase> communicationCases() {
          f.addOutput(ops::sum(x, {1, 2}));
          f.addOutput(ops::max(x, {0, 1}));
        },
+       {CommunicationType::Allreduce, CommunicationType::Allreduce, CommunicationType::Allreduce},
        3},
       // bf16 in, the sum over the sharded sequence dim of a [b, s, e] input (f32 math inside).
       {"SequenceSumBf16",
@@ -157,7 +164,8 @@ std::vector<CommunicationCase> communicationCases() {
          TensorView* x = input(f, {2, 8 * d, 6}, DataType::BFloat16);
          shard(x, 1, DeviceMesh::arange(d));
          f.addOutput(ops::sum(ops::cast(x, DataType::Float32), {1}));
-       }},
+       },
+       {CommunicationType::Allreduce}},
       // Partials reduce-scattered: the sum's output sharded along its other dim.
       {"PartialsThenReduceScatter",
        [](Fusion& f, int64_t d) {
@@ -166,7 +174,8 @@ std::vector<CommunicationCase> communicationCases() {
          TensorView* y = ops::sum(x, {0});
          shard(y, 2, DeviceMesh::arange(d));  // loop axis 2: [r, 2, 4d]
          f.addOutput(y);
-       }},
+       },
+       {CommunicationType::ReduceScatter}},
       // The sum's output sharded along its other dim: a ReduceScatter.
       {"ReduceScatter",
        [](Fusion& f, int64_t d) {
@@ -176,7 +185,31 @@ std::vector<CommunicationCase> communicationCases() {
          shard(y, 2, DeviceMesh::arange(d));
          f.addOutput(y);
        },
-       1, 2},
+       {CommunicationType::ReduceScatter},
+       1,
+       2},
+      // The sharded dim moves (dim 0 to dim 2): an AllToAll, then the negation locally.
+      {"AllToAll",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {2 * d, 3, 4 * d}, DataType::Float32);
+         shard(x, 0, DeviceMesh::arange(d));
+         TensorView* y = ops::neg(x);
+         shard(y, 2, DeviceMesh::arange(d));
+         f.addOutput(y);
+       },
+       {CommunicationType::AllToAll}},
+      // A replicated operand of a sharded product: each device takes its block (a Scatter,
+      // local: every device holds the whole).
+      {"ScatterReplicatedOperand",
+       [](Fusion& f, int64_t d) {
+         TensorView* w = input(f, {4 * d, 6}, DataType::Float32);
+         TensorView* x = input(f, {4 * d, 6}, DataType::Float32);
+         w->setDeviceMesh(DeviceMesh::arange(d));
+         shard(x, 0, DeviceMesh::arange(d));
+         f.addOutput(ops::mul(w, x));
+       },
+       {CommunicationType::Scatter},
+       0},
   };
 }
 
@@ -225,6 +258,18 @@ TEST_P(MpiCommunication, MatchesTheReferenceWithTheExpectedCommunications) {
   try {
     runtime::FusionExecutorCache cache(std::move(fusion), options);
     std::vector<Tensor> outs = cache.run(local);
+    std::vector<CommunicationType> kinds;
+    const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
+    for (int64_t seg = 0; seg < rt->numKernels(); ++seg) {
+      if (const auto* ce = rt->communication(seg)) kinds.push_back(ce->communication().type);
+    }
+    const std::vector<CommunicationType> want_kinds =
+        d > 1 ? c.kinds : std::vector<CommunicationType>{};
+    if (kinds != want_kinds) {
+      std::string got_text;
+      for (CommunicationType k : kinds) got_text += std::string(communicationTypeName(k)) + " ";
+      failures.push_back("ran communications [" + got_text + "], not the expected ones");
+    }
     for (size_t o = 0; o < outs.size(); ++o) {
       Tensor got = outs[o];
 #ifdef LOOM_HAVE_CUDA_BACKEND

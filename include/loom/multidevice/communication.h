@@ -4,6 +4,8 @@
 // segment of its own.
 //
 //   T1 = set(T0)    T0 sharded on DIDx along dim 1, T1 replicated   -> Allgather along dim 1
+//                   ... T1 sharded on DIDx along dim 0 instead      -> AllToAll
+//                   T0 replicated, T1 sharded                       -> Scatter (a local slice)
 //   T2 = sum(T1)    T1's dim 1 sharded on DIDx (1 element per device), T2 replicated
 //                                                                   -> Allreduce (sum)
 //                   ... T2 sharded on DIDx along another dim j      -> ReduceScatter along j
@@ -23,17 +25,21 @@
 
 namespace loom::multidevice {
 
-enum class CommunicationType : uint8_t { Allgather, Allreduce, ReduceScatter };
-/// "Allgather", "Allreduce", "ReduceScatter".
+/// Scatter: a replicated tensor read as shards; every device already holds the whole, so it
+/// takes its block locally (no collective is issued).
+enum class CommunicationType : uint8_t { Allgather, Allreduce, ReduceScatter, AllToAll, Scatter };
+/// "Allgather", "Allreduce", "ReduceScatter", "AllToAll", "Scatter".
 std::string_view communicationTypeName(CommunicationType t);
 
 struct Communication {
   CommunicationType type = CommunicationType::Allgather;
   ir::DeviceMesh mesh;                         ///< the producer's and consumer's mesh
   ir::ParallelType axis = ir::ParallelType::DIDx;  ///< the mesh axis whose teams communicate
-  /// Allgather: the consumer's logical dim (reductions skipped) the blocks are concatenated
-  /// along. ReduceScatter: the consumer's dim the result is scattered along. -1 otherwise.
+  /// Allgather and AllToAll: the consumer's logical dim (reductions skipped) the blocks are
+  /// concatenated along. ReduceScatter: the consumer's dim the result is scattered along.
   int64_t dim = -1;
+  /// AllToAll and Scatter: the consumer's dim each device keeps one block of.
+  int64_t splitDim = -1;
   /// Allreduce and ReduceScatter: the producer's dim (reductions skipped) of one element per
   /// device that is reduced, and the reduction.
   int64_t reducedDim = -1;
@@ -64,8 +70,9 @@ bool hasCommunication(const ir::Fusion& fusion);
 ///  - any other resharding expression (a pointwise op, a reshape, ...) reads a `set` copy of
 ///    each input, sharded like its output: the copy is the communication (an Allgather).
 /// Then every resharding expression must be one Loom runs (communicationOf), else a UserError
-/// naming it: symbolic sizes in a sharded reduction, Scatter, AllToAll, Broadcast, SendRecv and
-/// Welford over a sharded dim are refused for now. Returns whether it changed the fusion.
+/// naming it: symbolic sizes along a communicated dim, Broadcast, SendRecv, Welford over a
+/// sharded dim and two mesh axes changed at once are refused for now. Returns whether it changed
+/// the fusion.
 bool decomposeReshardings(ir::Fusion& fusion);
 
 }  // namespace loom::multidevice

@@ -7,6 +7,10 @@
 //   Allreduce                   out = in reduced over the team (in: one element per device
 //                               along the reduced dim)
 //   ReduceScatter along dim j   out [.., n / d, ..] = this member's block of the reduction
+//   AllToAll (k gathered, j split)  out [.., d * s, .., n / d, ..] <- block q of dim j of every
+//                               member's in [.., s, .., n, ..] goes to member q
+//   Scatter along dim j         out [.., n / d, ..] = this member's block of in (a local copy:
+//                               every member holds the whole)
 //
 // Blocks along a dim that is not outermost are rearranged through a staging buffer, so the
 // communicator always moves contiguous blocks.
@@ -46,6 +50,7 @@ class CommunicationExecutor {
   std::shared_ptr<const exec::ComputeDevice> device_;
   multidevice::Communicator* communicator_;
   multidevice::Team team_;
+  int64_t position_ = 0;  ///< this device's position in team_
   CUstream stream_;
   std::string what_;  ///< the expression, for messages
 };

@@ -32,6 +32,7 @@ enum class DumpOption : uint8_t {
   HostCompile,      ///< host backend compiler command lines
   LaunchParams,     ///< launch dimensions and shared memory of each kernel launch
   CompileTime,      ///< wall time of each step of a cache miss (segment ... module load, plan)
+  Resharding,       ///< each resharding expression: why, and the communication it becomes
   kCount
 };
 
