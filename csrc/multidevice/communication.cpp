@@ -295,6 +295,79 @@ void decomposeReduction(ir::Fusion& fusion, ir::ReductionOp* r, const ShardedAxi
   fusion.replaceAllUses(out, result);
 }
 
+// A Welford over the sharded dim `a` of its raw input: each device's partial statistics of its
+// block, gathered (three Allgathers of one triple per device) and combined exactly:
+//
+//   xr = reshape(x, [.., d, s/d, ..])             sharded along d
+//   (pa, pm, pn) = welford(xr, {s/d, ...})        [.., d, ..] sharded along d: one per device
+//   (ga, gm, gn) = set(pa), set(pm), set(pn)      replicated: Allgathers
+//   (avg, m2, n) = welfordCombine(ga, gm, gn, {d}) local, replacing the original outputs
+void decomposeWelford(ir::Fusion& fusion, ir::WelfordOp* w, const ShardedAxis& a) {
+  auto* x = w->inAvg()->dynCast<ir::TensorView>();
+  if (x == nullptr || !w->hasRawInput() || !w->hasIdentityInit()) {
+    unsupported(w, "a Welford over a sharded dim that combines partial statistics or starts "
+                   "from a non-zero init");
+  }
+  auto* out_avg = w->output(0)->as<ir::TensorView>();
+  auto* out_m2 = w->output(1)->as<ir::TensorView>();
+  auto* out_n = w->output(2)->as<ir::TensorView>();
+  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(x->logical());
+  std::vector<int64_t> sizes;
+  for (ir::IterDomain* id : ids) {
+    auto n = id->extent()->constInt();
+    if (!n.has_value()) {
+      unsupported(w, "a Welford over a sharded dim of a tensor with symbolic sizes");
+    }
+    sizes.push_back(*n);
+  }
+  const int64_t k = logicalDim(x, a.logical);
+  const auto p2c = ir::producerToConsumerMap(x, out_avg);
+  std::vector<int64_t> reduced;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = p2c.find(ids[i]);
+    if (it != p2c.end() && it->second->isReduction()) reduced.push_back(int64_t(i));
+  }
+  std::vector<int64_t> split_sizes;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (int64_t(i) == k) {
+      split_sizes.push_back(a.devices);
+      split_sizes.push_back(sizes[i] / a.devices);
+    } else {
+      split_sizes.push_back(sizes[i]);
+    }
+  }
+  ir::TensorView* xr = ops::reshape(x, split_sizes);
+  shardLike(xr, x, /*ref_is_producer=*/true);
+  std::vector<int64_t> local_axes;
+  for (int64_t i : reduced) local_axes.push_back(i < k ? i : i + 1);
+  ops::WelfordResult partial = ops::welford(xr, local_axes);
+  int64_t kept_before = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    kept_before += std::find(reduced.begin(), reduced.end(), i) == reduced.end() ? 1 : 0;
+  }
+  std::vector<ir::TensorView*> gathered;
+  for (ir::TensorView* t : {partial.avg, partial.m2, partial.n}) {
+    ir::TensorView* g = ops::set(t);
+    g->setDeviceMesh(out_avg->deviceMesh());  // replicated: the set is an Allgather
+    gathered.push_back(g);
+  }
+  ops::WelfordResult combined =
+      ops::welfordCombine(gathered[0], gathered[1], gathered[2], {kept_before});
+  const std::pair<ir::TensorView*, ir::TensorView*> replaced[] = {
+      {out_avg, combined.avg}, {out_m2, combined.m2}, {out_n, combined.n}};
+  for (auto [old_tv, new_tv] : replaced) {
+    LOOM_ASSERT(old_tv->dtype() == new_tv->dtype(), "the decomposed Welford changed the dtype of ",
+                old_tv->toString());
+    if (shardedAxes(old_tv).empty()) {
+      new_tv->setDeviceMesh(old_tv->deviceMesh());
+    } else {
+      unsupported(w, "a Welford over a sharded dim whose results are sharded");
+    }
+    if (old_tv->isFusionOutput()) fusion.replaceOutput(old_tv, new_tv);
+    fusion.replaceAllUses(old_tv, new_tv);
+  }
+}
+
 }  // namespace
 
 bool hasCommunication(const ir::Fusion& fusion) {
@@ -325,7 +398,19 @@ bool decomposeReshardings(ir::Fusion& fusion) {
       changed = true;
       continue;
     }
-    if (e->isA<ir::LoadStoreOp>() || e->isA<ir::WelfordOp>()) continue;
+    if (auto* w = e->dynCast<ir::WelfordOp>()) {
+      auto* in = w->inAvg()->dynCast<ir::TensorView>();
+      auto* out = w->output(0)->as<ir::TensorView>();
+      const std::vector<ShardedAxis> in_axes =
+          in == nullptr ? std::vector<ShardedAxis>{} : shardedAxes(in);
+      const ShardedAxis* a = in == nullptr ? nullptr : reducedShardedAxis(in_axes, in, out);
+      if (a != nullptr) {
+        decomposeWelford(fusion, w, *a);
+        changed = true;
+      }
+      continue;
+    }
+    if (e->isA<ir::LoadStoreOp>()) continue;
     // Reshard before: each input sharded unlike the output is copied (a set: the
     // communication) into a tensor sharded like the output, which the expression reads.
     std::vector<ir::TensorView*> outs;
@@ -342,6 +427,8 @@ bool decomposeReshardings(ir::Fusion& fusion) {
       if (!reshardingReason(copy->definition()).empty()) changed = true;
     }
   }
+  // Tensors the decompositions made in between (casts) take their neighbours' shardings.
+  if (changed) (void)propagateShardings(fusion);
   for (ir::Expr* e : fusion.exprs()) (void)communicationOf(e);
   return changed;
 }

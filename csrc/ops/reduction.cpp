@@ -134,6 +134,22 @@ WelfordResult welford(TensorView* x, const std::vector<int64_t>& axes) {
   return {avg, m2, n};
 }
 
+WelfordResult welfordCombine(TensorView* avg, TensorView* m2, TensorView* n,
+                             const std::vector<int64_t>& axes) {
+  auto red_axes = reductionAxes(avg, axes, "welfordCombine");
+  LOOM_CHECK(m2->dtype() == avg->dtype() && n->dtype() == DataType::Int64,
+             "welfordCombine: expected avg and m2 of one floating type and an Int64 n, got ",
+             avg->dtype(), ", ", m2->dtype(), ", ", n->dtype());
+  const DataType ct = avg->dtype();
+  auto out_avg = detail::newTensor(reducedIds(avg, red_axes), ct);
+  auto out_m2 = detail::newTensor(reducedIds(avg, red_axes), ct);
+  auto out_n = detail::newTensor(reducedIds(avg, red_axes), DataType::Int64);
+  IrBuilder::create<ir::WelfordOp>(out_avg, out_m2, out_n, avg, m2, n,
+                                   IrBuilder::constant(0.0, ct), IrBuilder::constant(0.0, ct),
+                                   IrBuilder::constant(int64_t(0)));
+  return {out_avg, out_m2, out_n};
+}
+
 TensorView* mean(TensorView* x, const std::vector<int64_t>& axes, bool keepdim) {
   auto red_axes = reductionAxes(x, axes, "mean");
   TensorView* xc = cast(x, statsType(x->dtype()));

@@ -166,6 +166,34 @@ std::vector<CommunicationCase> communicationCases() {
          f.addOutput(ops::sum(ops::cast(x, DataType::Float32), {1}));
        },
        {CommunicationType::Allreduce}},
+      // var_mean over the sharded sequence dim: each device's Welford partials, gathered (three
+      // Allgathers: avg, m2, n) and combined exactly; and a layer-norm-like normalization over
+      // that dim from sums (Allreduce of the partial sums each time).
+      {"VarMeanOverTheShardedDim",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {2, 8 * d, 6}, DataType::Float32);
+         shard(x, 1, DeviceMesh::arange(d));
+         ops::VarMeanResult vm = ops::varMean(x, {1}, /*correction=*/0.0);
+         f.addOutput(vm.var);
+         f.addOutput(vm.mean);
+       },
+       {CommunicationType::Allgather, CommunicationType::Allgather, CommunicationType::Allgather},
+       3},
+      // Sequence-parallel normalization whose statistics span the sharded dim: mean and
+      // two-pass variance over it (each sum an Allreduce of local partials), then every device
+      // normalizes its own block.
+      {"NormalizeOverTheShardedDim",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {2, 8 * d, 6}, DataType::Float32);
+         shard(x, 1, DeviceMesh::arange(d));
+         TensorView* m = ops::mean(x, {1}, /*keepdim=*/true);
+         TensorView* v = ops::variance(x, {1}, /*correction=*/0.0, /*keepdim=*/true);
+         TensorView* y = ops::mul(ops::sub(x, m), ops::rsqrt(ops::add(v, 1e-5)));
+         f.addOutput(y);
+       },
+       {CommunicationType::Allreduce, CommunicationType::Allreduce,
+        CommunicationType::Allreduce},
+       3},
       // Partials reduce-scattered: the sum's output sharded along its other dim.
       {"PartialsThenReduceScatter",
        [](Fusion& f, int64_t d) {

@@ -67,11 +67,14 @@ bool hasCommunication(const ir::Fusion& fusion);
 ///    along d: one partial per device) and the reduction of the partials, an Allreduce (or a
 ///    ReduceScatter when the result is sharded along another dim on that axis); with one
 ///    element per device the reduction is the communication as it is;
+///  - a Welford over a sharded dim becomes each device's Welford of its block, three Allgathers
+///    of the (avg, m2, n) partials and their exact local combine (ops::welfordCombine);
 ///  - any other resharding expression (a pointwise op, a reshape, ...) reads a `set` copy of
-///    each input, sharded like its output: the copy is the communication (an Allgather).
+///    each input, sharded like its output: the copy is the communication (an Allgather, an
+///    AllToAll or a Scatter).
 /// Then every resharding expression must be one Loom runs (communicationOf), else a UserError
-/// naming it: symbolic sizes along a communicated dim, Broadcast, SendRecv, Welford over a
-/// sharded dim and two mesh axes changed at once are refused for now. Returns whether it changed
+/// naming it: symbolic sizes along a communicated dim, Broadcast, SendRecv, a Welford over a
+/// sharded dim with sharded results, and two mesh axes changed at once are refused for now. Returns whether it changed
 /// the fusion.
 bool decomposeReshardings(ir::Fusion& fusion);
 

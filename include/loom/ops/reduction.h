@@ -26,6 +26,11 @@ struct WelfordResult {
   TensorView* n;
 };
 WelfordResult welford(TensorView* x, const std::vector<int64_t>& axes);
+/// Combines partial Welford results over `axes`: avg, m2 and n (alike in shape, as one
+/// welford() made them) become the statistics of all their elements together, exactly (the
+/// pairwise update of means and m2). One WelfordOp whose inputs are the three tensors.
+WelfordResult welfordCombine(TensorView* avg, TensorView* m2, TensorView* n,
+                             const std::vector<int64_t>& axes);
 
 /// mean = sum / N, computed in Float32 (Float64 for Float64), returned in the input's floating
 /// type (integers: Float32).
