@@ -194,6 +194,21 @@ std::vector<CommunicationCase> communicationCases() {
        {CommunicationType::Allreduce, CommunicationType::Allreduce,
         CommunicationType::Allreduce},
        3},
+      // A 2-D mesh (2 x d/2): dim 0 on DIDy, dim 2 on DIDx; the sum over dim 0 reduces within
+      // each DIDy team (the devices of one mesh column) only, and stays sharded on DIDx.
+      {"TwoDimensionalMeshReducesWithinDidyTeams",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {4, 3, 2 * d}, DataType::Float32);
+         x->setDeviceMesh(mesh2d(d));
+         x->outerSplit(0, 2);
+         x->axis(0)->parallelize(ParallelType::DIDy);
+         x->outerSplit(3, d / 2);
+         x->axis(3)->parallelize(ParallelType::DIDx);
+         f.addOutput(ops::sum(x, {0}));
+       },
+       {CommunicationType::Allreduce},
+       1,
+       4},
       // Partials reduce-scattered: the sum's output sharded along its other dim.
       {"PartialsThenReduceScatter",
        [](Fusion& f, int64_t d) {
