@@ -216,6 +216,49 @@ std::optional<Communication> communicationOf(const ir::Expr* e) {
 
 namespace {
 
+// A reduction of x (into `out`) over the sharded dim `a`, seen per device block: xr views x as
+// [.., d, s/d, ..] (sharded along d), `localAxes` are the dims of xr each device reduces (s/d
+// and the reduction's other dims) and `devicesDim` is d's position among the partial's dims.
+struct BlockReduction {
+  ir::TensorView* xr = nullptr;
+  std::vector<int64_t> localAxes;
+  int64_t devicesDim = 0;
+};
+
+BlockReduction blockReduction(const ir::Expr* e, ir::TensorView* x, const ir::TensorView* out,
+                              const ShardedAxis& a) {
+  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(x->logical());
+  const int64_t k = logicalDim(x, a.logical);
+  const auto p2c = ir::producerToConsumerMap(x, out);
+  BlockReduction b;
+  std::vector<int64_t> split_sizes;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto n = ids[i]->extent()->constInt();
+    // A symbolic extent would need a dynamic reshape after concretization.
+    if (!n.has_value()) {
+      unsupported(e, "a reduction over a sharded dim of a tensor with symbolic sizes (a local "
+                     "partial reduction of each device's block, then a combine of the partials)");
+    }
+    const bool reduced = p2c.count(ids[i]) != 0 && p2c.at(ids[i])->isReduction();
+    if (int64_t(i) == k) {
+      split_sizes.push_back(a.devices);
+      split_sizes.push_back(*n / a.devices);
+      b.localAxes.push_back(int64_t(i) + 1);
+      continue;
+    }
+    split_sizes.push_back(*n);
+    if (reduced) {
+      b.localAxes.push_back(int64_t(i) < k ? int64_t(i) : int64_t(i) + 1);
+    } else if (int64_t(i) < k) {
+      ++b.devicesDim;
+    }
+  }
+  std::sort(b.localAxes.begin(), b.localAxes.end());
+  b.xr = ops::reshape(x, split_sizes);
+  shardLike(b.xr, x, /*ref_is_producer=*/true);
+  return b;
+}
+
 // The reduction `r` over the sharded logical dim `a` of its input, with several elements per
 // device, as a local partial reduction and a reduction of the partials (the communication):
 //
@@ -226,38 +269,8 @@ namespace {
 //
 // Constant extents only (a symbolic one would need a dynamic reshape after concretization).
 void decomposeReduction(ir::Fusion& fusion, ir::ReductionOp* r, const ShardedAxis& a) {
-  ir::TensorView* x = r->in();
   ir::TensorView* out = r->out();
-  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(x->logical());
-  std::vector<int64_t> sizes;
-  for (ir::IterDomain* id : ids) {
-    auto n = id->extent()->constInt();
-    if (!n.has_value()) {
-      unsupported(r, "a reduction over a sharded dim of a tensor with symbolic sizes (a local "
-                     "partial reduction, then an Allreduce of the partials)");
-    }
-    sizes.push_back(*n);
-  }
-  const int64_t k = logicalDim(x, a.logical);
-  // The dims `out` reduces, as positions in x's dims.
-  const auto p2c = ir::producerToConsumerMap(x, out);
-  std::vector<int64_t> reduced;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto it = p2c.find(ids[i]);
-    if (it != p2c.end() && it->second->isReduction()) reduced.push_back(int64_t(i));
-  }
-  std::vector<int64_t> split_sizes;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (int64_t(i) == k) {
-      split_sizes.push_back(a.devices);
-      split_sizes.push_back(sizes[i] / a.devices);
-    } else {
-      split_sizes.push_back(sizes[i]);
-    }
-  }
-  ir::TensorView* xr = ops::reshape(x, split_sizes);
-  std::vector<int64_t> local_axes;
-  for (int64_t i : reduced) local_axes.push_back(i < k ? i : i + 1);
+  const BlockReduction b = blockReduction(r, r->in(), out, a);
   auto reduce = [&](ir::TensorView* in, const std::vector<int64_t>& axes) {
     switch (r->opType()) {
       case ir::ReductionOpType::Sum: return ops::sum(in, axes);
@@ -267,16 +280,11 @@ void decomposeReduction(ir::Fusion& fusion, ir::ReductionOp* r, const ShardedAxi
     }
     LOOM_UNREACHABLE();
   };
-  ir::TensorView* partial = reduce(xr, local_axes);
-  int64_t kept_before = 0;  // x's dims before k that the reduction keeps
-  for (int64_t i = 0; i < k; ++i) {
-    kept_before += std::find(reduced.begin(), reduced.end(), i) == reduced.end() ? 1 : 0;
-  }
-  ir::TensorView* result = reduce(partial, {kept_before});
+  ir::TensorView* partial = reduce(b.xr, b.localAxes);
+  ir::TensorView* result = reduce(partial, {b.devicesDim});
   LOOM_ASSERT(result->dtype() == out->dtype(), "the decomposed reduction changed the dtype of ",
               out->toString());
-  shardLike(xr, x, /*ref_is_producer=*/true);
-  shardLike(partial, xr, /*ref_is_producer=*/true);
+  shardLike(partial, b.xr, /*ref_is_producer=*/true);
   // The result keeps the user's sharding of `out` (a ReduceScatter when it is sharded on the
   // same axis along another dim), else `out`'s mesh (replicated).
   result->setDeviceMesh(out->deviceMesh());
@@ -311,40 +319,8 @@ void decomposeWelford(ir::Fusion& fusion, ir::WelfordOp* w, const ShardedAxis& a
   auto* out_avg = w->output(0)->as<ir::TensorView>();
   auto* out_m2 = w->output(1)->as<ir::TensorView>();
   auto* out_n = w->output(2)->as<ir::TensorView>();
-  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(x->logical());
-  std::vector<int64_t> sizes;
-  for (ir::IterDomain* id : ids) {
-    auto n = id->extent()->constInt();
-    if (!n.has_value()) {
-      unsupported(w, "a Welford over a sharded dim of a tensor with symbolic sizes");
-    }
-    sizes.push_back(*n);
-  }
-  const int64_t k = logicalDim(x, a.logical);
-  const auto p2c = ir::producerToConsumerMap(x, out_avg);
-  std::vector<int64_t> reduced;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto it = p2c.find(ids[i]);
-    if (it != p2c.end() && it->second->isReduction()) reduced.push_back(int64_t(i));
-  }
-  std::vector<int64_t> split_sizes;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (int64_t(i) == k) {
-      split_sizes.push_back(a.devices);
-      split_sizes.push_back(sizes[i] / a.devices);
-    } else {
-      split_sizes.push_back(sizes[i]);
-    }
-  }
-  ir::TensorView* xr = ops::reshape(x, split_sizes);
-  shardLike(xr, x, /*ref_is_producer=*/true);
-  std::vector<int64_t> local_axes;
-  for (int64_t i : reduced) local_axes.push_back(i < k ? i : i + 1);
-  ops::WelfordResult partial = ops::welford(xr, local_axes);
-  int64_t kept_before = 0;
-  for (int64_t i = 0; i < k; ++i) {
-    kept_before += std::find(reduced.begin(), reduced.end(), i) == reduced.end() ? 1 : 0;
-  }
+  const BlockReduction b = blockReduction(w, x, out_avg, a);
+  ops::WelfordResult partial = ops::welford(b.xr, b.localAxes);
   std::vector<ir::TensorView*> gathered;
   for (ir::TensorView* t : {partial.avg, partial.m2, partial.n}) {
     ir::TensorView* g = ops::set(t);
@@ -352,7 +328,7 @@ void decomposeWelford(ir::Fusion& fusion, ir::WelfordOp* w, const ShardedAxis& a
     gathered.push_back(g);
   }
   ops::WelfordResult combined =
-      ops::welfordCombine(gathered[0], gathered[1], gathered[2], {kept_before});
+      ops::welfordCombine(gathered[0], gathered[1], gathered[2], {b.devicesDim});
   const std::pair<ir::TensorView*, ir::TensorView*> replaced[] = {
       {out_avg, combined.avg}, {out_m2, combined.m2}, {out_n, combined.n}};
   for (auto [old_tv, new_tv] : replaced) {
