@@ -40,6 +40,14 @@ void checkSameDtype(const char* what, const char* a_name, const Tensor& a, const
              ", expected ", a_name, "'s dtype ", a.dtype());
 }
 
+// Both tensors defined and contiguous, of one dtype, on one device.
+void checkInputOutput(const char* what, const Tensor& input, const Tensor& output) {
+  checkTensor(what, "input", input);
+  checkTensor(what, "output", output);
+  checkSameDtype(what, "input", input, "output", output);
+  checkSameDevice(what, "input", input, "output", output);
+}
+
 // Whether the bytes of a and b overlap (empty tensors overlap nothing).
 bool overlap(const Tensor& a, const Tensor& b) {
   auto begin = [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); };
@@ -117,10 +125,7 @@ void Communicator::allgather(const Tensor& input, Tensor& output, const Team& te
                              CUstream stream) {
   const char* what = "allgather";
   const int64_t position = positionIn(team, what);
-  checkTensor(what, "input", input);
-  checkTensor(what, "output", output);
-  checkSameDtype(what, "input", input, "output", output);
-  checkSameDevice(what, "input", input, "output", output);
+  checkInputOutput(what, input, output);
   const int64_t n = int64_t(team.size());
   LOOM_CHECK(output.numel() == n * input.numel(), what, ": output ", describe(output), " has ",
              output.numel(), " elements, expected team size ", n, " x input's ", input.numel(),
@@ -145,10 +150,7 @@ void Communicator::reduceScatter(const Tensor& input, Tensor& output, ReduceOp o
                                  CUstream stream) {
   const char* what = "reduceScatter";
   const int64_t position = positionIn(team, what);
-  checkTensor(what, "input", input);
-  checkTensor(what, "output", output);
-  checkSameDtype(what, "input", input, "output", output);
-  checkSameDevice(what, "input", input, "output", output);
+  checkInputOutput(what, input, output);
   const int64_t n = int64_t(team.size());
   LOOM_CHECK(input.numel() == n * output.numel(), what, ": input ", describe(input), " has ",
              input.numel(), " elements, expected team size ", n, " x output's ", output.numel(),
@@ -205,10 +207,7 @@ void Communicator::allToAll(const Tensor& input, Tensor& output, const Team& tea
                             CUstream stream) {
   const char* what = "allToAll";
   const int64_t position = positionIn(team, what);
-  checkTensor(what, "input", input);
-  checkTensor(what, "output", output);
-  checkSameDtype(what, "input", input, "output", output);
-  checkSameDevice(what, "input", input, "output", output);
+  checkInputOutput(what, input, output);
   const int64_t n = int64_t(team.size());
   LOOM_CHECK(output.numel() == input.numel(), what, ": output ", describe(output), " has ",
              output.numel(), " elements, expected input's ", input.numel());
