@@ -8,6 +8,7 @@
 
 #include "loom/backend/host_module.h"
 #include "loom/support/error.h"
+#include "user_error_of.h"
 
 namespace loom::backend::testing {
 
@@ -22,14 +23,7 @@ inline std::unique_ptr<HostModule> loadKernel(const std::string& source, const s
   return HostModule::load(source, name, testCompileOptions());
 }
 
-/// The message of the UserError `f` throws, or "" when it throws none.
-inline std::string userErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+/// The message of the UserError a call throws, or "" when it throws none.
+using loom::test::userErrorOf;
 
 }  // namespace loom::backend::testing
