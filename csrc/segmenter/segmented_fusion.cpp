@@ -298,10 +298,7 @@ bool SegmentedFusion::sameAs(const SegmentedFusion& other) const {
     }
     if ((a.params == nullptr) != (b.params == nullptr)) return false;
     if (a.params != nullptr && !a.params->sameAs(*b.params)) return false;
-    if (a.communication.has_value() != b.communication.has_value()) return false;
-    if (a.communication && a.communication->toString() != b.communication->toString()) {
-      return false;
-    }
+    if (a.communication != b.communication) return false;
   }
   return true;
 }

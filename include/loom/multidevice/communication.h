@@ -49,6 +49,7 @@ struct Communication {
   Team team(int64_t device) const { return mesh.team(device, axis); }
   /// "Allgather over DIDx of mesh [0, 1] along dim 1".
   std::string toString() const;
+  bool operator==(const Communication&) const = default;
 };
 
 /// The communication `e` needs when it is a pure communication (a set, or a reduction of one
