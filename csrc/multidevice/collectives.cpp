@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Communicator's collectives on tensors (communicator.h): every argument is checked here,
 // once, with a UserError that names the collective, the tensor and what was expected; then the
-// team's transport (team_transport.h) moves the data.
+// team's transport (team_transport.h) moves the data. The rooted ones are in
+// rooted_collectives.cpp.
 #include <cstdint>
 
 #include "loom/multidevice/communicator.h"

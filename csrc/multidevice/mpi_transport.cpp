@@ -5,6 +5,8 @@
 
 #ifdef LOOM_HAVE_MPI
 
+#include <vector>
+
 #include "multidevice/mpi.h"
 
 namespace loom::multidevice {
@@ -91,7 +93,79 @@ class MpiTransport final : public TeamTransport {
              "MPI_Alltoall");
   }
 
+  // A root that takes no part has a zero count and no displacement of its own: the v-forms let
+  // the root's block be missing without a sub-communicator of the other members.
+  void gather(const Tensor* input, Tensor* output, int64_t root, CUstream) override {
+    const Tensor& mine = input != nullptr ? *input : *output;
+    MPI_Datatype type = mpiDataType(mine.dtype());
+    if (position_ != root) {
+      checkMpi(MPI_Gatherv(input->data(), mpiCount(input->numel(), "gather"), type, nullptr,
+                           nullptr, nullptr, type, int(root), comm_),
+               "MPI_Gatherv");
+      return;
+    }
+    const bool rootSends = input != nullptr;
+    const Blocks blocks = rootedBlocks(output->numel(), root, rootSends, "gather");
+    checkMpi(MPI_Gatherv(rootSends ? input->data() : nullptr, blocks.counts[size_t(root)], type,
+                         output->data(), blocks.counts.data(), blocks.displacements.data(), type,
+                         int(root), comm_),
+             "MPI_Gatherv");
+  }
+
+  void scatter(const Tensor* input, Tensor* output, int64_t root, CUstream) override {
+    const Tensor& mine = output != nullptr ? *output : *input;
+    MPI_Datatype type = mpiDataType(mine.dtype());
+    if (position_ != root) {
+      checkMpi(MPI_Scatterv(nullptr, nullptr, nullptr, type, output->data(),
+                            mpiCount(output->numel(), "scatter"), type, int(root), comm_),
+               "MPI_Scatterv");
+      return;
+    }
+    const bool rootReceives = output != nullptr;
+    const Blocks blocks = rootedBlocks(input->numel(), root, rootReceives, "scatter");
+    checkMpi(MPI_Scatterv(input->data(), blocks.counts.data(), blocks.displacements.data(), type,
+                          rootReceives ? output->data() : nullptr, blocks.counts[size_t(root)],
+                          type, int(root), comm_),
+             "MPI_Scatterv");
+  }
+
+  // MPI_Reduce takes every member's contribution, so a root that sends nothing contributes the
+  // op's identity, written into its output and reduced in place.
+  void reduce(const Tensor* input, Tensor* output, ReduceOp op, int64_t root, CUstream) override {
+    const Tensor& mine = input != nullptr ? *input : *output;
+    MPI_Datatype type = mpiDataType(mine.dtype());
+    MPI_Op mpiOp = detail::mpiReduceOp(mine.dtype(), op);
+    const int count = mpiCount(mine.numel(), "reduce");
+    if (position_ != root) {
+      checkMpi(MPI_Reduce(input->data(), nullptr, count, type, mpiOp, int(root), comm_),
+               "MPI_Reduce");
+      return;
+    }
+    const void* send = input != nullptr ? input->data() : MPI_IN_PLACE;
+    if (input == nullptr) output->fill(reduceIdentity(output->dtype(), op));
+    checkMpi(MPI_Reduce(send, output->data(), count, type, mpiOp, int(root), comm_), "MPI_Reduce");
+  }
+
  private:
+  // On the root of a gather or scatter: each position's count and displacement in the whole
+  // tensor of `numel` elements, in blocks of rootedBlock's order.
+  struct Blocks {
+    std::vector<int> counts;
+    std::vector<int> displacements;
+  };
+  Blocks rootedBlocks(int64_t numel, int64_t root, bool rootTakesPart, const char* what) const {
+    const int64_t parts = size_ - (rootTakesPart ? 0 : 1);
+    const int64_t block = numel / parts;
+    (void)mpiCount(numel, what);  // every displacement fits when the whole does
+    Blocks b{std::vector<int>(size_t(size_), 0), std::vector<int>(size_t(size_), 0)};
+    for (int64_t q = 0; q < size_; ++q) {
+      if (q == root && !rootTakesPart) continue;
+      b.counts[size_t(q)] = int(block);
+      b.displacements[size_t(q)] = int(rootedBlock(q, root, rootTakesPart) * block);
+    }
+    return b;
+  }
+
   MPI_Comm comm_;
   int position_ = 0;
   int size_ = 1;

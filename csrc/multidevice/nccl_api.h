@@ -47,6 +47,7 @@ inline constexpr RedOp kSum = 0, kProd = 1, kMax = 2, kMin = 3;
   X(ncclAllReduce, Result(const void*, void*, size_t, DataType, RedOp, Comm, CUstream))     \
   X(ncclReduceScatter, Result(const void*, void*, size_t, DataType, RedOp, Comm, CUstream)) \
   X(ncclBroadcast, Result(const void*, void*, size_t, DataType, int, Comm, CUstream))       \
+  X(ncclReduce, Result(const void*, void*, size_t, DataType, RedOp, int, Comm, CUstream))   \
   X(ncclSend, Result(const void*, size_t, DataType, int, Comm, CUstream))                   \
   X(ncclRecv, Result(void*, size_t, DataType, int, Comm, CUstream))                         \
   X(ncclGroupStart, Result())                                                               \

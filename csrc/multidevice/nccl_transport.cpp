@@ -2,7 +2,11 @@
 // CUDA tensors over the team's NCCL communicator (team_transport.h), for ranks with a GPU each.
 // Calls are queued on the caller's stream and not waited for; the GPU the communicator was made
 // on is made current before each. Point-to-point calls go in one NCCL group, so a rank's send and
-// receive progress together whatever order the peers issue theirs in.
+// receive progress together whatever order the peers issue theirs in (gather and scatter are
+// such calls too).
+#include <algorithm>
+
+#include "loom/backend/cuda/memory.h"
 #include "loom/support/strings.h"
 #include "multidevice/nccl_api.h"
 #include "multidevice/team_transport.h"
@@ -14,8 +18,8 @@ using ::loom::detail::concat;
 
 class NcclTransport final : public TeamTransport {
  public:
-  NcclTransport(const nccl::Api& api, nccl::Comm comm, int device, int64_t size)
-      : api_(api), comm_(comm), device_(device), size_(size) {}
+  NcclTransport(const nccl::Api& api, nccl::Comm comm, int device, int64_t position, int64_t size)
+      : api_(api), comm_(comm), device_(device), position_(position), size_(size) {}
   ~NcclTransport() override {
     try {
       cuda::makeCurrent(device_);
@@ -97,7 +101,96 @@ class NcclTransport final : public TeamTransport {
     });
   }
 
+  // Gather and scatter are the root's sends or receives, one per member, in one group; a root that
+  // takes part sends to or receives from itself, which NCCL allows within a group.
+  void gather(const Tensor* input, Tensor* output, int64_t root, CUstream stream) override {
+    if (position_ != root) {
+      group("gather", [&] {
+        return api_.ncclSend(input->data(), size_t(input->numel()), nccl::dataType(input->dtype()),
+                             int(root), comm_, stream);
+      });
+      return;
+    }
+    const bool rootSends = input != nullptr;
+    const int64_t parts = size_ - (rootSends ? 0 : 1);
+    const size_t block = size_t(output->numel() / parts);
+    const nccl::DataType type = nccl::dataType(output->dtype());
+    group("gather", [&] {
+      nccl::Result r = nccl::kSuccess;
+      if (rootSends) r = api_.ncclSend(input->data(), block, type, int(root), comm_, stream);
+      for (int64_t q = 0; q < size_ && r == nccl::kSuccess; ++q) {
+        if (q == root && !rootSends) continue;
+        r = api_.ncclRecv(blockOf(*output, rootedBlock(q, root, rootSends), block), block, type,
+                          int(q), comm_, stream);
+      }
+      return r;
+    });
+  }
+
+  void scatter(const Tensor* input, Tensor* output, int64_t root, CUstream stream) override {
+    if (position_ != root) {
+      group("scatter", [&] {
+        return api_.ncclRecv(output->data(), size_t(output->numel()),
+                             nccl::dataType(output->dtype()), int(root), comm_, stream);
+      });
+      return;
+    }
+    const bool rootReceives = output != nullptr;
+    const int64_t parts = size_ - (rootReceives ? 0 : 1);
+    const size_t block = size_t(input->numel() / parts);
+    const nccl::DataType type = nccl::dataType(input->dtype());
+    group("scatter", [&] {
+      nccl::Result r = nccl::kSuccess;
+      for (int64_t q = 0; q < size_ && r == nccl::kSuccess; ++q) {
+        if (q == root && !rootReceives) continue;
+        r = api_.ncclSend(blockOf(*input, rootedBlock(q, root, rootReceives), block), block, type,
+                          int(q), comm_, stream);
+      }
+      if (r == nccl::kSuccess && rootReceives) {
+        r = api_.ncclRecv(output->data(), block, type, int(root), comm_, stream);
+      }
+      return r;
+    });
+  }
+
+  // ncclReduce takes every member's contribution: a root that sends nothing contributes the op's
+  // identity, written into its output, which it then reduces in place. A member other than the
+  // root passes its input as the (unused) receive buffer, as in-place callers do.
+  void reduce(const Tensor* input, Tensor* output, ReduceOp op, int64_t root,
+              CUstream stream) override {
+    enter();
+    const Tensor& mine = position_ == root ? *output : *input;
+    const void* send = input != nullptr ? input->data() : output->data();
+    void* recv = position_ == root ? output->data() : input->data();
+    if (input == nullptr) fillIdentity(*output, op, stream);
+    nccl::check(api_,
+                api_.ncclReduce(send, recv, size_t(mine.numel()), nccl::dataType(mine.dtype()),
+                                nccl::redOp(mine.dtype(), op), int(root), comm_, stream),
+                "ncclReduce");
+  }
+
  private:
+  // Block `index` (of `block` elements) of a contiguous tensor.
+  static char* blockOf(const Tensor& t, int64_t index, size_t block) {
+    return static_cast<char*>(t.data()) + size_t(index) * block * t.itemSize();
+  }
+
+  // Every element of `t` = the identity of `op`: a byte fill queued on the stream when its bytes
+  // are all alike (Sum, Bool), else a copy from the host, which waits for the stream.
+  static void fillIdentity(const Tensor& t, ReduceOp op, CUstream stream) {
+    unsigned char element[8] = {};
+    storeFromDouble(element, t.dtype(), reduceIdentity(t.dtype(), op));
+    const size_t size = t.itemSize();
+    if (std::all_of(element, element + size, [&](unsigned char b) { return b == element[0]; })) {
+      cuda::fillBytes(t, element[0], stream);
+      return;
+    }
+    Tensor host = Tensor::empty(t.sizes(), t.dtype());
+    host.fill(reduceIdentity(t.dtype(), op));
+    cuda::copyHostToDevice(t.data(), host.data(), size_t(t.numel()) * size, t.device().index,
+                           stream);
+  }
+
   void enter() const { cuda::makeCurrent(device_); }
 
   // Issues `calls` inside ncclGroupStart / ncclGroupEnd; the group is closed even when a call
@@ -115,6 +208,7 @@ class NcclTransport final : public TeamTransport {
   const nccl::Api& api_;
   nccl::Comm comm_;
   int device_;
+  int64_t position_;
   int64_t size_;
 };
 
@@ -148,7 +242,7 @@ std::unique_ptr<TeamTransport> makeNcclTransport(const Team& team, int64_t posit
   nccl::Comm comm = nullptr;
   nccl::check(*api, api->ncclCommInitRank(&comm, int(team.size()), id, int(position)),
               concat("ncclCommInitRank for team [", join(team), "] on GPU ", device));
-  return std::make_unique<NcclTransport>(*api, comm, device, int64_t(team.size()));
+  return std::make_unique<NcclTransport>(*api, comm, device, position, int64_t(team.size()));
 }
 
 }  // namespace loom::multidevice

@@ -63,8 +63,30 @@ class StagedTransport final : public TeamTransport {
     host_.allToAll(in, out, nullptr);
     upload(out, output, stream);
   }
+  // Rooted: each tensor a member passes is staged, each it leaves null stays null.
+  void gather(const Tensor* input, Tensor* output, int64_t root, CUstream stream) override {
+    rooted(input, output, stream,
+           [&](Tensor* in, Tensor* out) { host_.gather(in, out, root, nullptr); });
+  }
+  void scatter(const Tensor* input, Tensor* output, int64_t root, CUstream stream) override {
+    rooted(input, output, stream,
+           [&](Tensor* in, Tensor* out) { host_.scatter(in, out, root, nullptr); });
+  }
+  void reduce(const Tensor* input, Tensor* output, ReduceOp op, int64_t root,
+              CUstream stream) override {
+    rooted(input, output, stream,
+           [&](Tensor* in, Tensor* out) { host_.reduce(in, out, op, root, nullptr); });
+  }
 
  private:
+  template <typename Run>
+  static void rooted(const Tensor* input, Tensor* output, CUstream stream, Run run) {
+    Tensor in = input != nullptr ? downloaded(*input, stream) : Tensor();
+    Tensor out = output != nullptr ? Tensor::empty(output->sizes(), output->dtype()) : Tensor();
+    run(input != nullptr ? &in : nullptr, output != nullptr ? &out : nullptr);
+    if (output != nullptr) upload(out, *output, stream);
+  }
+
   TeamTransport& host_;
 };
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 
 #include "loom/multidevice/communicator.h"
@@ -31,7 +32,36 @@ class TeamTransport {
   virtual void sendRecv(const Tensor* send, int64_t dst, Tensor* recv, int64_t src,
                         CUstream stream) = 0;
   virtual void allToAll(const Tensor& input, Tensor& output, CUstream stream) = 0;
+
+  // Rooted collectives; `root` is a position. Every member but the root passes the tensor of its
+  // side (gather and reduce: input; scatter: output) and null for the other; the root passes its
+  // output (gather, reduce) or input (scatter), and the other tensor exactly when it takes part
+  // too. Blocks are in the order of rootedBlock().
+  virtual void gather(const Tensor* input, Tensor* output, int64_t root, CUstream stream) = 0;
+  virtual void scatter(const Tensor* input, Tensor* output, int64_t root, CUstream stream) = 0;
+  virtual void reduce(const Tensor* input, Tensor* output, ReduceOp op, int64_t root,
+                      CUstream stream) = 0;
 };
+
+/// The block of the member at `position` in a rooted collective's concatenated tensor (gather's
+/// output, scatter's input): its position, less one past a root that takes no part.
+inline int64_t rootedBlock(int64_t position, int64_t root, bool rootTakesPart) {
+  return rootTakesPart || position < root ? position : position - 1;
+}
+
+/// The identity of `op` on `dtype` (what a root that sends nothing contributes to reduce): 0 for
+/// Sum, 1 for Prod, -inf for Max and +inf for Min, which storeFromDouble saturates to the lowest
+/// and highest integer; on Bool 0 (false) for Sum and Max (or), 1 (true) for Prod and Min (and).
+inline double reduceIdentity(DataType dtype, ReduceOp op) {
+  if (dtype == DataType::Bool) return op == ReduceOp::Sum || op == ReduceOp::Max ? 0.0 : 1.0;
+  switch (op) {
+    case ReduceOp::Sum: return 0.0;
+    case ReduceOp::Prod: return 1.0;
+    case ReduceOp::Max: return -std::numeric_limits<double>::infinity();
+    case ReduceOp::Min: return std::numeric_limits<double>::infinity();
+  }
+  return 0.0;
+}
 
 /// A team of one, host or CUDA tensors: copies (on `stream` for CUDA tensors, not waited for).
 std::unique_ptr<TeamTransport> makeLocalTransport();

@@ -45,7 +45,8 @@ void expectHas(const std::string& msg, const std::string& part) {
 }
 
 // A team of one runs every collective on this rank, counts each, and reports the local
-// transport; the data is exactly what the collective defines for one member.
+// transport; the data is exactly what the collective defines for one member (for the rooted
+// ones, a root that takes part).
 TEST(Communicator, TeamOfOneRunsEveryCollectiveLocally) {
   for (auto [rank, size] : {std::pair<int64_t, int64_t>{0, 1}, {2, 4}}) {
     Communicator comm(rank, size, rank, size);
@@ -77,7 +78,18 @@ TEST(Communicator, TeamOfOneRunsEveryCollectiveLocally) {
       comm.allToAll(in, exchanged, team);
       EXPECT_TRUE(sameBytes(exchanged, in)) << dtype;
 
-      EXPECT_EQ(comm.communications(), before + 6) << "one per call";
+      // Rooted: the only member is the root, and it sends to and receives from itself.
+      Tensor rootGathered = poisoned({15}, dtype);
+      comm.gather(&in, &rootGathered, rank, team);
+      EXPECT_TRUE(sameBytes(rootGathered, in)) << dtype;
+      Tensor rootScattered = poisoned({5, 3}, dtype);
+      comm.scatter(&in, &rootScattered, rank, team);
+      EXPECT_TRUE(sameBytes(rootScattered, in)) << dtype;
+      Tensor rootReduced = poisoned({3, 5}, dtype);
+      comm.reduce(&in, &rootReduced, ReduceOp::Prod, rank, team);
+      EXPECT_TRUE(sameBytes(rootReduced, in)) << dtype;
+
+      EXPECT_EQ(comm.communications(), before + 9) << "one per call";
       EXPECT_EQ(comm.lastTransport(), Transport::Local);
     }
   }
@@ -187,6 +199,109 @@ TEST(Communicator, RootAndPeerErrors) {
   expectHas(userErrorOf([&] { comm.sendRecv(&x, 0, &y32, 0, {0, 1}); }),
             "sendRecv: recv [4] i32 on cpu has dtype i32, expected send's dtype i64");
   EXPECT_EQ(comm.communications(), 0);
+}
+
+// Rooted collectives: the root is a member and passes its own tensor (gather and reduce: output;
+// scatter: input); every other member passes the tensor of its side and not the root's; a team of
+// one whose root takes no part has nobody to send to or receive from.
+TEST(Communicator, RootedRoleErrors) {
+  Communicator comm(1, 4, 1, 4);
+  Tensor x = random({4}, DataType::Float32, 1);
+  Tensor y = poisoned({12}, DataType::Float32);
+  const Team team = {0, 1, 2};
+  expectHas(userErrorOf([&] { comm.gather(&x, &y, 3, team); }),
+            "gather: root 3 is not in team [0, 1, 2]; root is a world rank of the team");
+  const Team without = {0, 2};
+  expectHas(userErrorOf([&] { comm.reduce(&x, nullptr, ReduceOp::Sum, 0, without); }),
+            "reduce: this rank (1) is not in team [0, 2]");
+  // This rank (1) is not the root (2).
+  expectHas(userErrorOf([&] { comm.gather(nullptr, nullptr, 2, team); }),
+            "gather: rank 1 passes no input; every member of team [0, 1, 2] but the root (2) "
+            "sends");
+  expectHas(userErrorOf([&] { comm.gather(&x, &y, 2, team); }),
+            "gather: rank 1 passes an output but is not the root (2); only the root receives the "
+            "gathered tensor");
+  expectHas(userErrorOf([&] { comm.scatter(&y, &x, 2, team); }),
+            "scatter: rank 1 passes an input but is not the root (2); only the root holds the "
+            "tensor to scatter");
+  expectHas(userErrorOf([&] { comm.scatter(nullptr, nullptr, 2, team); }),
+            "scatter: rank 1 passes no output; every member of team [0, 1, 2] but the root (2) "
+            "receives");
+  expectHas(userErrorOf([&] { comm.reduce(nullptr, nullptr, ReduceOp::Max, 2, team); }),
+            "reduce: rank 1 passes no input; every member of team [0, 1, 2] but the root (2) "
+            "sends");
+  // This rank is the root.
+  expectHas(userErrorOf([&] { comm.gather(&x, nullptr, 1, team); }),
+            "gather: the root (rank 1) passes no output; the root receives the gathered tensor");
+  expectHas(userErrorOf([&] { comm.scatter(nullptr, &x, 1, team); }),
+            "scatter: the root (rank 1) passes no input; the root holds the tensor to scatter");
+  expectHas(userErrorOf([&] { comm.reduce(&x, nullptr, ReduceOp::Sum, 1, team); }),
+            "reduce: the root (rank 1) passes no output; the root receives the reduction");
+  expectHas(userErrorOf([&] { comm.gather(nullptr, &y, 1, {1}); }),
+            "gather: no member sends: the root (rank 1) passes no input and is the only member of "
+            "team [1]");
+  expectHas(userErrorOf([&] { comm.scatter(&y, nullptr, 1, {1}); }),
+            "scatter: no member receives: the root (rank 1) passes no output and is the only "
+            "member of team [1]");
+  expectHas(userErrorOf([&] { comm.reduce(nullptr, &x, ReduceOp::Sum, 1, {1}); }),
+            "reduce: no member sends");
+  EXPECT_EQ(comm.communications(), 0) << "a refused call communicates nothing";
+}
+
+// On the root: gather's output and scatter's input hold one block per sender or receiver (the
+// root counted when it takes part), reduce's output has the input's numel; the root's tensors are
+// contiguous, of one dtype, on one device, apart.
+TEST(Communicator, RootedSizeAndTensorErrors) {
+  Communicator comm(1, 4, 1, 4);
+  const Team team = {0, 1, 2};
+  Tensor in = random({2, 3}, DataType::Float32, 1);
+  Tensor out = poisoned({10}, DataType::Float32);
+  expectHas(userErrorOf([&] { comm.gather(&in, &out, 1, team); }),
+            "gather: output [10] f32 on cpu has 10 elements, expected one block of input's 6 per "
+            "sender, 3 x 6 = 18");
+  Tensor eleven = poisoned({11}, DataType::Float32);
+  expectHas(userErrorOf([&] { comm.gather(nullptr, &eleven, 1, team); }),
+            "gather: output [11] f32 on cpu has 11 elements, not a multiple of the number of "
+            "senders, 2 (the members of team [0, 1, 2] but the root, which passes no input): one "
+            "block per sender");
+  expectHas(userErrorOf([&] { comm.scatter(&out, &in, 1, team); }),
+            "scatter: input [10] f32 on cpu has 10 elements, expected one block of output's 6 per "
+            "receiver, 3 x 6 = 18");
+  Tensor seven = random({7}, DataType::Float32, 2);
+  expectHas(userErrorOf([&] { comm.scatter(&seven, nullptr, 1, team); }),
+            "scatter: input [7] f32 on cpu has 7 elements, not a multiple of the number of "
+            "receivers, 2 (the members of team [0, 1, 2] but the root, which passes no output)");
+  expectHas(userErrorOf([&] { comm.reduce(&in, &out, ReduceOp::Sum, 1, team); }),
+            "reduce: output [10] f32 on cpu has 10 elements, expected input's 6");
+  Tensor bf = poisoned({18}, DataType::BFloat16);
+  expectHas(userErrorOf([&] { comm.gather(&in, &bf, 1, team); }),
+            "gather: output [18] bf16 on cpu has dtype bf16, expected input's dtype f32");
+  Tensor transposed = in.permute(std::vector<int64_t>{1, 0});
+  Tensor six = poisoned({6}, DataType::Float32);
+  expectHas(userErrorOf([&] { comm.reduce(&transposed, &six, ReduceOp::Sum, 1, team); }),
+            "reduce: input [3, 2] f32 on cpu has strides [1, 3]; collectives need contiguous "
+            "tensors (strides [2, 1])");
+  expectHas(userErrorOf([&] { comm.gather(&transposed, nullptr, 2, team); }),
+            "gather: input [3, 2] f32 on cpu has strides [1, 3]");
+  Tensor undefined;
+  expectHas(userErrorOf([&] { comm.scatter(nullptr, &undefined, 2, team); }),
+            "scatter: output is an undefined tensor");
+  Tensor gpuOut = fakeCuda({6}, DataType::Float32);
+  expectHas(userErrorOf([&] { comm.reduce(&in, &gpuOut, ReduceOp::Sum, 1, team); }),
+            "reduce: input [2, 3] f32 on cpu and output [6] f32 on cuda:0 are on different "
+            "devices");
+  Tensor whole = poisoned({12}, DataType::Float32);
+  Tensor firstHalf = Tensor(whole.storage(), DataType::Float32, {6}, {1}, 0);
+  Tensor middle = Tensor(whole.storage(), DataType::Float32, {6}, {1}, 3);
+  const Team pair = {1, 2};
+  expectHas(userErrorOf([&] { comm.gather(&firstHalf, &whole, 1, pair); }),
+            "gather: input and output overlap");
+  expectHas(userErrorOf([&] { comm.scatter(&whole, &middle, 1, pair); }),
+            "scatter: input and output overlap");
+  expectHas(userErrorOf([&] { comm.reduce(&firstHalf, &middle, ReduceOp::Sum, 1, team); }),
+            "reduce: input and output overlap");
+  EXPECT_EQ(comm.communications(), 0);
+  EXPECT_EQ(comm.lastTransport(), Transport::None);
 }
 
 // Without MPI, a team of several ranks is refused by name; a team of one still runs.

@@ -11,6 +11,10 @@
 //   comm.allgather(shard, gathered, team);      // gathered = rank 0's shard, then rank 1's
 //   comm.allreduce(partial, multidevice::ReduceOp::Sum, team, stream);
 //
+//   // Rooted, between meshes: producer mesh {0, 1} holds shards, consumer device 2 the whole.
+//   multidevice::Team pc = {0, 1, 2};           // producers and consumer together
+//   comm.gather(rank < 2 ? &shard : nullptr, rank == 2 ? &whole : nullptr, /*root=*/2, pc);
+//
 // Rank, size, local rank and local size come from the launcher's environment: OpenMPI's
 // (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE) first, then the torchrun-style RANK,
 // WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE; without either, one process of rank 0. MPI is
@@ -36,6 +40,18 @@
 // Tensors must be contiguous, of one dtype, and all on the host or all on one GPU. On Float16
 // and BFloat16 the reductions compute in float and round each partial result to the dtype (as
 // NCCL does); on Bool, Sum and Max are a logical or, Prod and Min a logical and.
+//
+// Rooted collectives (gather, scatter, reduce) move data between device meshes, as between
+// pipeline stages: the team is the producers and the consumers together, and the root is the one
+// consumer (gather, reduce) or the one producer (scatter), which may or may not also be on the
+// other side. What the root passes says which: a root passing an input sends (gather, reduce), a
+// root passing an output receives (scatter). Every other member always takes part, so the senders
+// (receivers) are the team's members in team order, less the root when it passes nothing; only the
+// root needs their count, and it knows, so no rank has to be told. A root that sends nothing to a
+// reduce contributes the op's identity (0 for Sum, 1 for Prod, the lowest value for Max, -inf on
+// floats, the highest for Min; on Bool false for Sum and Max, true for Prod and Min), written into
+// its output first: under NCCL that fill is queued on the stream when the identity's bytes are
+// all alike (Sum, Bool) and otherwise copied from the host, which waits for the stream.
 #pragma once
 
 #include <atomic>
@@ -137,6 +153,29 @@ class Communicator {
   /// q, and output block q comes from it: input.numel() == output.numel(), a multiple of
   /// team.size(). Input and output may not overlap.
   void allToAll(const Tensor& input, Tensor& output, const Team& team, CUstream stream = nullptr);
+
+  // Rooted collectives (see the file comment): `root` is a world rank of the team, the one
+  // receiver of gather and reduce, the one sender of scatter. Every other member always sends
+  // (gather, reduce) or receives (scatter); the root does too exactly when it passes an input
+  // (gather, reduce) or an output (scatter). A pointer a member has no use for is null: a member
+  // other than the root passes no output (gather, reduce) or no input (scatter).
+
+  /// Root's output = every sender's input, concatenated in the senders' team order (a root that
+  /// sends has its block at its own place in that order). On the root, output.numel() is the
+  /// number of senders times the input numel every sender passes. Input and output may not
+  /// overlap.
+  void gather(const Tensor* input, Tensor* output, int64_t root, const Team& team,
+              CUstream stream = nullptr);
+  /// Root's input split into as many equal contiguous blocks as there are receivers: block q goes
+  /// to the q-th receiver in team order (the root, when it receives, at its own place in that
+  /// order). On the root, input.numel() is the number of receivers times the output numel every
+  /// receiver passes. Input and output may not overlap.
+  void scatter(const Tensor* input, Tensor* output, int64_t root, const Team& team,
+               CUstream stream = nullptr);
+  /// Root's output = the elementwise reduction of every sender's input, all of output's numel. A
+  /// root that sends nothing adds nothing to the result. Input and output may not overlap.
+  void reduce(const Tensor* input, Tensor* output, ReduceOp op, int64_t root, const Team& team,
+              CUstream stream = nullptr);
 
   /// How the last tensor collective on this communicator moved its data (None before any).
   Transport lastTransport() const { return last_transport_.load(std::memory_order_relaxed); }
