@@ -5,8 +5,9 @@
 // reverse order, sub-teams ({0, 1}, {2, 3}, {1, 3} for 4 ranks) and a team of one; a rank outside
 // a team skips it. The values are small multiples of 1/4 (powers of two for products), so every
 // partial sum and product is exact in bf16 and the order MPI or NCCL reduces in cannot matter.
-// LOOM_MPI_TEST_BACKEND=cuda runs the same tests on CUDA tensors (NCCL with a GPU per rank,
-// staged through the host when ranks share one).
+// Rooted collectives (gather, scatter, reduce) run with the first and the last member as root, the
+// root taking part and not. LOOM_MPI_TEST_BACKEND=cuda runs the same tests on CUDA tensors (NCCL
+// with a GPU per rank, staged through the host when ranks share one).
 #include <gtest/gtest.h>
 
 #include "user_error_of.h"
@@ -373,6 +374,172 @@ TEST_F(MpiCollectives, AllToAll) {
   }
 }
 
+// The members of `team` that send to (gather, reduce) or receive from (scatter) `root`, in team
+// order: all but the root, and the root too when it takes part.
+Team partsOf(const Team& team, int64_t root, bool rootTakesPart) {
+  Team parts;
+  for (int64_t r : team) {
+    if (r != root || rootTakesPart) parts.push_back(r);
+  }
+  return parts;
+}
+
+// Every (root, root takes part) case a rooted collective runs on `team`: the first and the last
+// member as root, each taking part and not (a team of one has no one else, so its root takes part).
+std::vector<std::pair<int64_t, bool>> rootedCases(const Team& team) {
+  std::vector<std::pair<int64_t, bool>> cases;
+  for (int64_t root : {team.front(), team.back()}) {
+    cases.emplace_back(root, true);
+    if (team.size() > 1) cases.emplace_back(root, false);
+  }
+  return cases;
+}
+
+std::string rootedText(const char* what, int64_t root, bool rootTakesPart, DataType dtype,
+                       const Team& team) {
+  return std::string(what) + " to root " + std::to_string(root) +
+         (rootTakesPart ? " (taking part) " : " (not taking part) ") +
+         std::string(dataTypeName(dtype)) + " " + teamText(team);
+}
+
+// Gather: the root's output is the senders' inputs in team order; a root that passes no input
+// has no block.
+TEST_F(MpiCollectives, Gather) {
+  uint64_t salt = 5000;
+  for (const Team& team : teams(comm_)) {
+    for (auto [root, rootSends] : rootedCases(team)) {
+      for (DataType dtype : kSomeDtypes) {
+        ++salt;
+        if (!contains(team, comm_.rank())) continue;
+        const bool isRoot = comm_.rank() == root;
+        const bool sends = !isRoot || rootSends;
+        const Team senders = partsOf(team, root, rootSends);
+        const int64_t n = int64_t(senders.size());
+        Tensor input = put(hostTensor({2, 3}, dtype, [&](int64_t i) {
+          return valueOf(comm_.rank(), i, salt, dtype, Kind::Any);
+        }));
+        Tensor output = isRoot ? blank({n * 2, 3}, dtype) : Tensor();
+        const int64_t before = comm_.communications();
+        comm_.gather(sends ? &input : nullptr, isRoot ? &output : nullptr, root, team);
+        const std::string what = rootedText("gather", root, rootSends, dtype, team);
+        expectCounted(before, team, what);
+        if (!isRoot) continue;
+        expectEqual(output, hostTensor({n * 2, 3}, dtype, [&](int64_t i) {
+                      return valueOf(senders[size_t(i / 6)], i % 6, salt, dtype, Kind::Any);
+                    }), what);
+      }
+    }
+  }
+}
+
+// Scatter: receiver q (in team order) gets block q of the root's input; a root that passes no
+// output gets no block.
+TEST_F(MpiCollectives, Scatter) {
+  uint64_t salt = 6000;
+  for (const Team& team : teams(comm_)) {
+    for (auto [root, rootReceives] : rootedCases(team)) {
+      for (DataType dtype : kSomeDtypes) {
+        ++salt;
+        if (!contains(team, comm_.rank())) continue;
+        const bool isRoot = comm_.rank() == root;
+        const bool receives = !isRoot || rootReceives;
+        const Team receivers = partsOf(team, root, rootReceives);
+        const int64_t n = int64_t(receivers.size());
+        Tensor input = put(hostTensor({n, 5}, dtype, [&](int64_t i) {
+          return valueOf(root, i, salt, dtype, Kind::Any);
+        }));
+        Tensor output = receives ? blank({5}, dtype) : Tensor();
+        const int64_t before = comm_.communications();
+        comm_.scatter(isRoot ? &input : nullptr, receives ? &output : nullptr, root, team);
+        const std::string what = rootedText("scatter from", root, rootReceives, dtype, team);
+        expectCounted(before, team, what);
+        if (!receives) continue;
+        const int64_t q = positionOf(receivers, comm_.rank());
+        expectEqual(output, hostTensor({5}, dtype, [&](int64_t i) {
+                      return valueOf(root, q * 5 + i, salt, dtype, Kind::Any);
+                    }), what);
+      }
+    }
+  }
+}
+
+// Reduce: the root's output is the reduction of the senders' inputs, every op on every dtype (a
+// root that sends nothing contributes the op's identity, which must leave the result alone).
+TEST_F(MpiCollectives, Reduce) {
+  uint64_t salt = 7000;
+  for (const Team& team : teams(comm_)) {
+    for (auto [root, rootSends] : rootedCases(team)) {
+      for (DataType dtype : kAllDataTypes) {
+        for (ReduceOp op : kAllOps) {
+          ++salt;
+          if (!contains(team, comm_.rank())) continue;
+          const bool isRoot = comm_.rank() == root;
+          const bool sends = !isRoot || rootSends;
+          const Team senders = partsOf(team, root, rootSends);
+          const Kind kind = kindOf(op);
+          Tensor input = put(hostTensor({3, 2}, dtype, [&](int64_t i) {
+            return valueOf(comm_.rank(), i, salt, dtype, kind);
+          }));
+          Tensor output = isRoot ? blank({6}, dtype) : Tensor();
+          const int64_t before = comm_.communications();
+          comm_.reduce(sends ? &input : nullptr, isRoot ? &output : nullptr, op, root, team);
+          const std::string what = rootedText("reduce", root, rootSends, dtype, team) + " " +
+                                   std::string(reduceOpName(op));
+          expectCounted(before, team, what);
+          if (!isRoot) continue;
+          expectEqual(output, hostTensor({6}, dtype, [&](int64_t i) {
+                        double acc = valueOf(senders[0], i, salt, dtype, kind);
+                        for (size_t m = 1; m < senders.size(); ++m) {
+                          acc = reduce(acc, valueOf(senders[m], i, salt, dtype, kind), dtype, op);
+                        }
+                        return acc;
+                      }), what);
+        }
+      }
+    }
+  }
+}
+
+// The producer / consumer shape the runtime uses between meshes: the first half of the world
+// holds shards, the last rank (outside that half, except in a world of one or two) consumes them
+// gathered, scatters them back and sums them.
+TEST_F(MpiCollectives, BetweenMeshes) {
+  const int64_t n = comm_.size();
+  Team producers;
+  for (int64_t r = 0; r < std::max<int64_t>(1, n / 2); ++r) producers.push_back(r);
+  const int64_t consumer = n - 1;
+  Team team = producers;
+  if (!contains(team, consumer)) team.push_back(consumer);
+  if (!contains(team, comm_.rank())) return;
+  const bool produces = contains(producers, comm_.rank());
+  const bool consumes = comm_.rank() == consumer;
+  const int64_t p = int64_t(producers.size());
+  const DataType dtype = DataType::BFloat16;
+  Tensor shard = put(hostTensor({4}, dtype, [&](int64_t i) {
+    return valueOf(comm_.rank(), i, 8000, dtype, Kind::Any);
+  }));
+  Tensor whole = consumes ? blank({p * 4}, dtype) : Tensor();
+  comm_.gather(produces ? &shard : nullptr, consumes ? &whole : nullptr, consumer, team);
+  if (consumes) {
+    expectEqual(whole, hostTensor({p * 4}, dtype, [&](int64_t i) {
+                  return valueOf(producers[size_t(i / 4)], i % 4, 8000, dtype, Kind::Any);
+                }), "gather between meshes");
+  }
+  Tensor back = produces ? blank({4}, dtype) : Tensor();
+  comm_.scatter(consumes ? &whole : nullptr, produces ? &back : nullptr, consumer, team);
+  if (produces) expectEqual(back, fetch(shard), "scatter between meshes");
+  Tensor sum = consumes ? blank({4}, dtype) : Tensor();
+  comm_.reduce(produces ? &shard : nullptr, consumes ? &sum : nullptr, ReduceOp::Sum, consumer,
+               team);
+  if (consumes) {
+    expectEqual(sum, hostTensor({4}, dtype, [&](int64_t i) {
+                  double acc = 0;
+                  for (int64_t r : producers) acc += valueOf(r, i, 8000, dtype, Kind::Any);
+                  return acc;
+                }), "reduce between meshes");
+  }
+}
+
 // The user errors on the launcher's communicator: each is raised before any communication, on
 // the ranks that make the mistake, and names it.
 TEST_F(MpiCollectives, Errors) {
@@ -402,6 +569,24 @@ TEST_F(MpiCollectives, Errors) {
     has(userErrorOf([&] { comm_.allgather(x, host, comm_.world()); }),
         "are on different devices");
   }
+  // Rooted: the root is a member, a member other than the root sends, only the root receives.
+  const int64_t last = n - 1;
+  has(userErrorOf([&] { comm_.gather(&x, nullptr, n, comm_.world()); }),
+      "gather: root " + std::to_string(n) + " is not in team");
+  if (me != last) {
+    has(userErrorOf([&] { comm_.gather(nullptr, nullptr, last, comm_.world()); }),
+        "gather: rank " + std::to_string(me) + " passes no input; every member of team");
+    Tensor out = blank({4}, DataType::Float32);
+    has(userErrorOf([&] { comm_.reduce(&x, &out, ReduceOp::Sum, last, comm_.world()); }),
+        "reduce: rank " + std::to_string(me) + " passes an output but is not the root");
+  } else {
+    has(userErrorOf([&] { comm_.scatter(nullptr, &x, last, comm_.world()); }),
+        "scatter: the root (rank " + std::to_string(me) + ") passes no input");
+    Tensor wrongBlocks = blank({4 * n + 4}, DataType::Float32);
+    has(userErrorOf([&] { comm_.gather(&x, &wrongBlocks, last, comm_.world()); }),
+        "expected one block of input's 4 per sender, " + std::to_string(n) + " x 4 = " +
+            std::to_string(4 * n));
+  }
   EXPECT_EQ(comm_.communications(), before) << "refused calls communicate nothing";
 }
 
@@ -430,6 +615,31 @@ TEST_F(MpiCollectives, ForcedCudaTransports) {
       Tensor gathered = blank({int64_t(team.size()) * 6}, dtype);
       comm_.allgather(inout, gathered, team);
       EXPECT_EQ(comm_.lastTransport(), expected);
+      // Rooted, to the first rank, taking part when it is alone: Prod's identity (1) is no byte
+      // pattern, so a root that sends nothing has it copied from the host.
+      const int64_t root = 0;
+      const bool isRoot = comm_.rank() == root;
+      const bool sends = !isRoot || team.size() == 1;
+      const Team senders = partsOf(team, root, team.size() == 1);
+      Tensor factors = put(hostTensor({6}, dtype, [&](int64_t i) {
+        return valueOf(comm_.rank(), i, 78, dtype, Kind::Product);
+      }));
+      Tensor product = isRoot ? blank({6}, dtype) : Tensor();
+      comm_.reduce(sends ? &factors : nullptr, isRoot ? &product : nullptr, ReduceOp::Prod, root,
+                   team);
+      EXPECT_EQ(comm_.lastTransport(), expected);
+      Tensor blocks = isRoot ? blank({int64_t(senders.size()) * 6}, dtype) : Tensor();
+      comm_.gather(sends ? &factors : nullptr, isRoot ? &blocks : nullptr, root, team);
+      if (!isRoot) continue;
+      const std::string what = "forced " + std::string(transportName(expected));
+      expectEqual(product, hostTensor({6}, dtype, [&](int64_t i) {
+                    double acc = 1;
+                    for (int64_t r : senders) acc *= valueOf(r, i, 78, dtype, Kind::Product);
+                    return acc;
+                  }), "reduce prod " + what);
+      expectEqual(blocks, hostTensor({int64_t(senders.size()) * 6}, dtype, [&](int64_t i) {
+                    return valueOf(senders[size_t(i / 6)], i % 6, 78, dtype, Kind::Product);
+                  }), "gather " + what);
     }
   }
   comm_.setCudaTransport(CudaTransport::Auto);
