@@ -116,7 +116,9 @@ class CudaDevice final : public ComputeDevice {
     return device_args;
   }
   void copyOut(std::vector<Tensor>& outputs, CUstream stream) const override {
-    for (Tensor& t : outputs) t = cuda::toHost(t, stream);
+    for (Tensor& t : outputs) {
+      if (t.defined()) t = cuda::toHost(t, stream);
+    }
   }
 
  private:

@@ -141,6 +141,13 @@ void Fusion::removeOutput(Val* v) {
   invalidateOrders();
 }
 
+void Fusion::removeInput(Val* v) {
+  auto it = std::find(inputs_.begin(), inputs_.end(), v);
+  LOOM_CHECK(it != inputs_.end(), v->toString(), " is not a fusion input");
+  inputs_.erase(it);
+  invalidateOrders();
+}
+
 bool Fusion::isInput(const Val* v) const {
   return std::find(inputs_.begin(), inputs_.end(), v) != inputs_.end();
 }

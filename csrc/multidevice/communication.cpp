@@ -82,6 +82,130 @@ void requireOthersAlike(const ir::Expr* e, const ir::TensorView* p, const ir::Te
   }
 }
 
+
+// Positions of `p`'s and `c`'s logical dims agree (a set keeps them in place).
+bool sameDim(const ir::TensorView* p, const ir::IterDomain* p_id, const ir::TensorView* c,
+             const ir::IterDomain* c_id) {
+  const int64_t k = logicalDim(p, p_id);
+  return k >= 0 && k == logicalDim(c, c_id);
+}
+
+// The sharded axes of `tv` over more than one device (one device holds it all).
+std::vector<ShardedAxis> splitAxes(const ir::TensorView* tv) {
+  std::vector<ShardedAxis> out;
+  for (const ShardedAxis& a : shardedAxes(tv)) {
+    if (a.devices > 1) out.push_back(a);
+  }
+  return out;
+}
+
+// True when the outputs of one expression are on one mesh and sharded along the same dims.
+bool outputsAlike(const std::vector<ir::TensorView*>& outs) {
+  auto layout = [](const ir::TensorView* tv) {
+    std::vector<std::pair<int64_t, int64_t>> out;  // (DID type, logical dim)
+    for (const ShardedAxis& a : splitAxes(tv)) out.emplace_back(int64_t(a.type), logicalDim(tv, a.logical));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  for (const ir::TensorView* tv : outs) {
+    if (!(tv->deviceMesh() == outs.front()->deviceMesh()) || layout(tv) != layout(outs.front())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `e` moves data from p's mesh to c's (file comment of communication.h).
+Communication moveBetweenMeshes(const ir::Expr* e, const ir::TensorView* p, const ir::TensorView* c) {
+  Communication comm;
+  comm.mesh = p->deviceMesh();
+  comm.receivers = c->deviceMesh();
+  for (ir::IterDomain* id : ir::TensorDomain::noReductions(p->logical())) {
+    if (!id->extent()->constInt().has_value()) {
+      unsupported(e, "a move between device meshes of a tensor with a symbolic size (" +
+                         id->toString() + "): a receiving device holds nothing to read it from");
+    }
+  }
+  const std::vector<ShardedAxis> p_axes = splitAxes(p);
+  const std::vector<ShardedAxis> c_axes = splitAxes(c);
+  const ir::DeviceMesh& from = comm.mesh;
+  const ir::DeviceMesh& to = comm.receivers;
+  if (const auto* r = dynamic_cast<const ir::ReductionOp*>(e)) {
+    const ShardedAxis* a = reducedShardedAxis(shardedAxes(p), p, c);
+    if (a == nullptr) unsupported(e, "a reduction between meshes that reduces no sharded dim");
+    auto extent = a->logical->extent()->constInt();
+    if (*extent != a->devices || !r->hasIdentityInit()) {
+      unsupported(e, "a reduction between meshes that is not a reduction of one partial per "
+                     "device");
+    }
+    if (to.size() != 1 || !c_axes.empty() || p_axes.size() != 1 || from.size() != a->devices) {
+      unsupported(e, "a reduction between meshes other than one of partials sharded over "
+                     "every device of one mesh into a single device (a Reduce); reduce into one "
+                     "device, then move the result");
+    }
+    comm.type = CommunicationType::Reduce;
+    comm.axis = a->type;
+    comm.root = to.devices().front();
+    comm.reducedDim = logicalDim(p, a->logical);
+    comm.op = *reduceOpOf(r->opType());
+    return comm;
+  }
+  if (dynamic_cast<const ir::LoadStoreOp*>(e) == nullptr) {
+    unsupported(e, "only a set or a reduction of partials moves data between meshes");
+  }
+  const auto p2c = ir::producerToConsumerMap(p, c);
+  auto alike = [&] {
+    if (p_axes.size() != c_axes.size() || !(from.shape() == to.shape())) return false;
+    for (const ShardedAxis& a : p_axes) {
+      const ShardedAxis* ca = findAxis(c_axes, a.type);
+      auto it = p2c.find(a.logical);
+      if (ca == nullptr || it == p2c.end() || shardedImage(c, it->second, a.devices) != ca->logical ||
+          !sameDim(p, a.logical, c, ca->logical)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (alike()) {
+    comm.type = CommunicationType::SendRecv;
+    return comm;
+  }
+  if (p_axes.empty() && c_axes.empty()) {
+    comm.type = CommunicationType::Broadcast;
+    comm.root = from.devices().front();
+    return comm;
+  }
+  if (c_axes.empty() && p_axes.size() == 1 && to.size() == 1 &&
+      from.size() == p_axes.front().devices) {
+    const ShardedAxis& a = p_axes.front();
+    auto it = p2c.find(a.logical);
+    if (it == p2c.end() || !sameDim(p, a.logical, c, it->second)) {
+      unsupported(e, "a Gather into a reshaped or permuted output");
+    }
+    comm.type = CommunicationType::Gather;
+    comm.axis = a.type;
+    comm.root = to.devices().front();
+    comm.dim = logicalDim(c, it->second);
+    return comm;
+  }
+  if (p_axes.empty() && c_axes.size() == 1 && to.size() == c_axes.front().devices) {
+    const ShardedAxis& ca = c_axes.front();
+    const auto c2p = ir::consumerToProducerMap(p, c);
+    auto it = c2p.find(ca.logical);
+    if (it == c2p.end() || !sameDim(p, it->second, c, ca.logical)) {
+      unsupported(e, "a Scatter into a reshaped or permuted output");
+    }
+    comm.type = CommunicationType::Scatter;
+    comm.axis = ca.type;
+    comm.root = from.devices().front();
+    comm.splitDim = logicalDim(c, ca.logical);
+    return comm;
+  }
+  unsupported(e, "a move between meshes other than a SendRecv (alike shardings, meshes of one "
+                 "shape), a Broadcast (replicated on both), a Gather of the shards of a whole "
+                 "mesh into one device, or a Scatter from a replicated tensor onto a 1-D mesh; "
+                 "move the data in two steps");
+}
 }  // namespace
 
 std::string_view communicationTypeName(CommunicationType t) {
@@ -91,8 +215,43 @@ std::string_view communicationTypeName(CommunicationType t) {
     case CommunicationType::ReduceScatter: return "ReduceScatter";
     case CommunicationType::AllToAll: return "AllToAll";
     case CommunicationType::Scatter: return "Scatter";
+    case CommunicationType::Broadcast: return "Broadcast";
+    case CommunicationType::SendRecv: return "SendRecv";
+    case CommunicationType::Gather: return "Gather";
+    case CommunicationType::Reduce: return "Reduce";
   }
   LOOM_UNREACHABLE();
+}
+
+bool Communication::sends(int64_t device) const {
+  if (!betweenMeshes()) return mesh.indexOf(device) >= 0;
+  switch (type) {
+    case CommunicationType::Broadcast:
+    case CommunicationType::Scatter: return device == root;
+    default: return mesh.indexOf(device) >= 0;
+  }
+}
+
+bool Communication::receives(int64_t device) const { return receivers.indexOf(device) >= 0; }
+
+Team Communication::team(int64_t device) const {
+  if (!betweenMeshes()) return mesh.team(device, axis);
+  if (!involves(device)) return {};
+  // The same list on every member: the senders' order decides a Gather's blocks, the
+  // receivers' a Scatter's.
+  const bool from_root =
+      type == CommunicationType::Broadcast || type == CommunicationType::Scatter;
+  const ir::DeviceMesh& first = from_root ? receivers : mesh;
+  Team out = first.devices();
+  auto add = [&](int64_t d) {
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  };
+  if (from_root) {
+    add(root);
+  } else {
+    for (int64_t d : receivers.devices()) add(d);
+  }
+  return out;
 }
 
 std::string Communication::toString() const {
@@ -101,7 +260,12 @@ std::string Communication::toString() const {
   if (type == CommunicationType::Allreduce || type == CommunicationType::ReduceScatter) {
     os << " (" << reduceOpName(op) << ")";
   }
-  os << " over " << ir::parallelTypeName(axis) << " of mesh " << mesh;
+  if (betweenMeshes()) {
+    os << " from mesh " << mesh << " to mesh " << receivers;
+    if (root >= 0) os << ", root " << root;
+  } else {
+    os << " over " << ir::parallelTypeName(axis) << " of mesh " << mesh;
+  }
   if (reducedDim >= 0) os << ", reducing dim " << reducedDim;
   if (dim >= 0) {
     os << (type == CommunicationType::ReduceScatter ? ", scattered along dim " : ", gathered along dim ")
@@ -125,13 +289,15 @@ std::optional<Communication> communicationOf(const ir::Expr* e) {
   }
   const ir::TensorView* p = ins.front();
   const ir::TensorView* c = outs.front();
-  if (!p->hasDeviceMesh() || !c->hasDeviceMesh() || !(p->deviceMesh() == c->deviceMesh())) {
-    unsupported(e, "moving data between device meshes (Broadcast, SendRecv)");
+  if (!p->hasDeviceMesh() || !c->hasDeviceMesh()) {
+    unsupported(e, "a tensor with a device mesh next to one without");
   }
+  if (!(p->deviceMesh() == c->deviceMesh())) return moveBetweenMeshes(e, p, c);
   const std::vector<ShardedAxis> p_axes = shardedAxes(p);
   const std::vector<ShardedAxis> c_axes = shardedAxes(c);
   Communication comm;
   comm.mesh = p->deviceMesh();
+  comm.receivers = comm.mesh;
   if (const auto* r = dynamic_cast<const ir::ReductionOp*>(e)) {
     const ShardedAxis* a = reducedShardedAxis(p_axes, p, c);
     if (a == nullptr) unsupported(e, "a reduction that reshards no reduced dim");
@@ -287,18 +453,7 @@ void decomposeReduction(ir::Fusion& fusion, ir::ReductionOp* r, const ShardedAxi
   shardLike(partial, b.xr, /*ref_is_producer=*/true);
   // The result keeps the user's sharding of `out` (a ReduceScatter when it is sharded on the
   // same axis along another dim), else `out`'s mesh (replicated).
-  result->setDeviceMesh(out->deviceMesh());
-  const std::vector<ir::IterDomain*> out_ids = ir::TensorDomain::noReductions(out->logical());
-  const std::vector<ir::IterDomain*> res_ids = ir::TensorDomain::noReductions(result->logical());
-  for (const ShardedAxis& oa : shardedAxes(out)) {
-    const int64_t pos = int64_t(std::find(out_ids.begin(), out_ids.end(), oa.logical) -
-                                out_ids.begin());
-    const auto& loop = result->loop();
-    const int64_t at =
-        int64_t(std::find(loop.begin(), loop.end(), res_ids.at(size_t(pos))) - loop.begin());
-    result->outerSplit(at, oa.devices);
-    result->axis(at)->parallelize(oa.type);
-  }
+  shardAtSamePositions(result, out);
   if (out->isFusionOutput()) fusion.replaceOutput(out, result);
   fusion.replaceAllUses(out, result);
 }
@@ -310,6 +465,7 @@ void decomposeReduction(ir::Fusion& fusion, ir::ReductionOp* r, const ShardedAxi
 //   (pa, pm, pn) = welford(xr, {s/d, ...})        [.., d, ..] sharded along d: one per device
 //   (ga, gm, gn) = set(pa), set(pm), set(pn)      replicated: Allgathers
 //   (avg, m2, n) = welfordCombine(ga, gm, gn, {d}) local, replacing the original outputs
+//   (then a Scatter, a local slice, of each result the user sharded)
 void decomposeWelford(ir::Fusion& fusion, ir::WelfordOp* w, const ShardedAxis& a) {
   auto* x = w->inAvg()->dynCast<ir::TensorView>();
   if (x == nullptr || !w->hasRawInput() || !w->hasIdentityInit()) {
@@ -334,10 +490,13 @@ void decomposeWelford(ir::Fusion& fusion, ir::WelfordOp* w, const ShardedAxis& a
   for (auto [old_tv, new_tv] : replaced) {
     LOOM_ASSERT(old_tv->dtype() == new_tv->dtype(), "the decomposed Welford changed the dtype of ",
                 old_tv->toString());
-    if (shardedAxes(old_tv).empty()) {
-      new_tv->setDeviceMesh(old_tv->deviceMesh());
-    } else {
-      unsupported(w, "a Welford over a sharded dim whose results are sharded");
+    new_tv->setDeviceMesh(old_tv->deviceMesh());
+    if (!splitAxes(old_tv).empty()) {
+      // The user sharded the statistics: each device keeps its block of the combined whole
+      // (a Scatter, a local slice).
+      ir::TensorView* block = ops::set(new_tv);
+      shardAtSamePositions(block, old_tv);
+      new_tv = block;
     }
     if (old_tv->isFusionOutput()) fusion.replaceOutput(old_tv, new_tv);
     fusion.replaceAllUses(old_tv, new_tv);
@@ -365,14 +524,16 @@ bool decomposeReshardings(ir::Fusion& fusion) {
     if (auto* r = e->dynCast<ir::ReductionOp>()) {
       const std::vector<ShardedAxis> p_axes = shardedAxes(r->in());
       const ShardedAxis* a = reducedShardedAxis(p_axes, r->in(), r->out());
-      if (a == nullptr) continue;  // communicationOf names what it needs
-      auto extent = a->logical->extent()->constInt();
-      // One element per device along the dim: the reduction is the communication itself.
-      if (extent.has_value() && *extent == a->devices) continue;
-      if (!r->hasIdentityInit()) unsupported(e, "a sharded reduction with a non-identity init");
-      decomposeReduction(fusion, r, *a);
-      changed = true;
-      continue;
+      if (a != nullptr) {
+        auto extent = a->logical->extent()->constInt();
+        // One element per device along the dim: the reduction is the communication itself.
+        if (extent.has_value() && *extent == a->devices) continue;
+        if (!r->hasIdentityInit()) unsupported(e, "a sharded reduction with a non-identity init");
+        decomposeReduction(fusion, r, *a);
+        changed = true;
+        continue;
+      }
+      // Otherwise only a move between meshes is left: reshard the input before (below).
     }
     if (auto* w = e->dynCast<ir::WelfordOp>()) {
       auto* in = w->inAvg()->dynCast<ir::TensorView>();
@@ -383,8 +544,8 @@ bool decomposeReshardings(ir::Fusion& fusion) {
       if (a != nullptr) {
         decomposeWelford(fusion, w, *a);
         changed = true;
+        continue;
       }
-      continue;
     }
     if (e->isA<ir::LoadStoreOp>()) continue;
     // Reshard before: each input sharded unlike the output is copied (a set: the
@@ -393,7 +554,9 @@ bool decomposeReshardings(ir::Fusion& fusion) {
     for (ir::Val* v : e->outputs()) {
       if (auto* tv = v->dynCast<ir::TensorView>()) outs.push_back(tv);
     }
-    if (outs.size() != 1) continue;  // communicationOf names it below
+    // Several outputs (a Welford's) are sharded alike by propagation; else communicationOf
+    // names the expression below.
+    if (outs.empty() || !outputsAlike(outs)) continue;
     for (ir::Val* v : std::vector<ir::Val*>(e->inputs())) {
       auto* in = v->dynCast<ir::TensorView>();
       if (in == nullptr) continue;

@@ -15,6 +15,7 @@
 #include "loom/ir/exprs.h"
 #include "loom/ir/logical_map.h"
 #include "loom/ir/scalar.h"
+#include "loom/ir/tensor_domain.h"
 #include "loom/ir/transforms.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/support/error.h"
@@ -84,6 +85,22 @@ void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_pr
     const int64_t axis = int64_t(pos - loop.begin());
     target->split(axis, a.devices, /*inner_split=*/false);
     target->axis(axis)->parallelize(a.type);
+  }
+  moveDidOutermost(target);
+}
+
+void shardAtSamePositions(ir::TensorView* target, const ir::TensorView* ref) {
+  target->setDeviceMesh(ref->deviceMesh());
+  const std::vector<ir::IterDomain*> ref_ids = ir::TensorDomain::noReductions(ref->logical());
+  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(target->logical());
+  LOOM_ASSERT(ids.size() == ref_ids.size(), "shardAtSamePositions: ", target->toString(), " and ",
+              ref->toString(), " differ in rank");
+  for (const ShardedAxis& a : shardedAxes(ref)) {
+    const size_t pos = size_t(std::find(ref_ids.begin(), ref_ids.end(), a.logical) - ref_ids.begin());
+    const auto& loop = target->loop();
+    const int64_t at = int64_t(std::find(loop.begin(), loop.end(), ids.at(pos)) - loop.begin());
+    target->outerSplit(at, a.devices);
+    target->axis(at)->parallelize(a.type);
   }
   moveDidOutermost(target);
 }

@@ -22,7 +22,7 @@ std::string pairReason(const ir::Expr* e, const ir::TensorView* p, const ir::Ten
   if (p->hasDeviceMesh() && c->hasDeviceMesh() && !(p->deviceMesh() == c->deviceMesh())) {
     os << where << " moves " << p->toString() << " from device mesh " << p->deviceMesh()
        << " to " << c->toString() << " on device mesh " << c->deviceMesh()
-       << ": that needs a SendRecv or a Broadcast";
+       << ": that needs a communication between the meshes";
     return os.str();
   }
   const std::vector<ShardedAxis> p_axes = shardedAxes(p);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/support/error.h"
 
@@ -57,15 +58,30 @@ CommunicationExecutor::CommunicationExecutor(const segmenter::Segment& segment,
   LOOM_ASSERT(position_ < int64_t(team_.size()), "device ", deviceId, " is not in its team");
   LOOM_ASSERT(fusion_->inputs().size() == 1 && fusion_->outputs().size() == 1,
               "a communication segment reads one tensor and writes one: ", what_);
+  sends_ = comm_.sends(deviceId);
+  receives_ = comm_.receives(deviceId);
+  device_id_ = deviceId;
+  if (comm_.betweenMeshes()) {
+    // Constant extents (communicationOf requires them between meshes), localized: a receiver
+    // may hold no tensor to read its sizes from.
+    const auto* out_tv = fusion_->outputs()[0]->as<ir::TensorView>();
+    for (ir::IterDomain* id : ir::TensorDomain::noReductions(out_tv->logical())) {
+      received_sizes_.push_back(*id->extent()->constInt());
+    }
+  }
 }
 
 void CommunicationExecutor::runInto(std::span<const eval::Argument> inputs,
                                     std::vector<Tensor>& outputs) const {
-  LOOM_CHECK(communicator_ != nullptr || comm_.type == CommunicationType::Scatter, "'", what_,
-             "' needs a communication (", comm_.toString(),
-             "): set RuntimeOptions::communicator");
+  const bool local = comm_.type == CommunicationType::Scatter && !comm_.betweenMeshes();
+  LOOM_CHECK(communicator_ != nullptr || local, "'", what_, "' needs a communication (",
+             comm_.toString(), "): set RuntimeOptions::communicator");
   LOOM_ASSERT(inputs.size() == 1, "communication input count");
   const Tensor& in = std::get<Tensor>(inputs[0]);
+  if (comm_.betweenMeshes()) {
+    runBetweenMeshes(in, outputs);
+    return;
+  }
   LOOM_CHECK(in.isContiguous(), "'", what_, "': ", comm_.toString(),
              " needs a contiguous input, got ", describe(in), " with strides [",
              [&] {
@@ -168,9 +184,92 @@ void CommunicationExecutor::runInto(std::span<const eval::Argument> inputs,
       }
       break;
     }
+    case CommunicationType::Broadcast:
+    case CommunicationType::SendRecv:
+    case CommunicationType::Gather:
+    case CommunicationType::Reduce:
+      LOOM_ASSERT(false, comm_.toString(), " within one mesh");
   }
   outputs.clear();
   outputs.push_back(std::move(out));
+}
+
+void CommunicationExecutor::runBetweenMeshes(const Tensor& in, std::vector<Tensor>& outputs) const {
+  const auto* out_tv = fusion_->outputs()[0]->as<ir::TensorView>();
+  // `in` is a stand-in (sizes only) on a device that receives without sending.
+  if (sends_) {
+    LOOM_CHECK(in.isContiguous(), "'", what_, "': ", comm_.toString(),
+               " needs a contiguous input, got ", describe(in));
+    LOOM_CHECK(in.dtype() == out_tv->dtype(), "'", what_, "': expected a ", out_tv->dtype(),
+               " input, got ", describe(in));
+  }
+  Tensor out;
+  if (receives_) out = device_->empty(received_sizes_, out_tv->dtype(), stream_);
+  const ir::DeviceMesh& from = comm_.mesh;
+  const ir::DeviceMesh& to = comm_.receivers;
+  switch (comm_.type) {
+    case CommunicationType::SendRecv: {
+      // P[i] sends its block to C[i].
+      const int64_t i = from.indexOf(device_id_), j = to.indexOf(device_id_);
+      const int64_t dst = sends_ ? to.devices()[size_t(i)] : device_id_;
+      const int64_t src = receives_ ? from.devices()[size_t(j)] : device_id_;
+      communicator_->sendRecv(sends_ ? &in : nullptr, dst, receives_ ? &out : nullptr, src, team_,
+                              stream_);
+      break;
+    }
+    case CommunicationType::Broadcast: {
+      Tensor buffer = receives_ ? out : in;  // the root sends from its input
+      if (sends_ && receives_) {
+        device_->copyBytes(out.data(), in.data(), size_t(in.numel()) * in.itemSize(), stream_);
+      }
+      communicator_->broadcast(buffer, comm_.root, team_, stream_);
+      break;
+    }
+    case CommunicationType::Gather: {
+      const Tensor* send = sends_ ? &in : nullptr;
+      const int64_t outer = product(received_sizes_, 0, size_t(comm_.dim));
+      if (!receives_ || outer == 1) {
+        communicator_->gather(send, receives_ ? &out : nullptr, comm_.root, team_, stream_);
+        break;
+      }
+      // Blocks of a dim that is not outermost arrive one member after another: rearrange.
+      const std::vector<int64_t> flat{out.numel()};
+      Tensor staged = device_->empty(flat, out.dtype(), stream_);
+      communicator_->gather(send, &staged, comm_.root, team_, stream_);
+      const int64_t senders = from.size();
+      rearrange(*device_, static_cast<char*>(out.data()), static_cast<const char*>(staged.data()),
+                outer, senders, out.numel() / (outer * senders), out.itemSize(),
+                /*to_blocks=*/false, stream_);
+      break;
+    }
+    case CommunicationType::Scatter: {
+      const int64_t outer = product(in.sizes(), 0, size_t(comm_.splitDim));
+      Tensor* recv = receives_ ? &out : nullptr;
+      if (!sends_ || outer == 1) {
+        communicator_->scatter(sends_ ? &in : nullptr, recv, comm_.root, team_, stream_);
+        break;
+      }
+      const int64_t receivers = to.size();
+      const std::vector<int64_t> flat{in.numel()};
+      Tensor staged = device_->empty(flat, in.dtype(), stream_);
+      rearrange(*device_, static_cast<char*>(staged.data()), static_cast<const char*>(in.data()),
+                outer, receivers, in.numel() / (outer * receivers), in.itemSize(),
+                /*to_blocks=*/true, stream_);
+      communicator_->scatter(&staged, recv, comm_.root, team_, stream_);
+      break;
+    }
+    case CommunicationType::Reduce: {
+      // One partial per sender along the reduced dim (of extent 1 locally): the same bytes as
+      // the result's.
+      communicator_->reduce(sends_ ? &in : nullptr, receives_ ? &out : nullptr, comm_.op,
+                            comm_.root, team_, stream_);
+      break;
+    }
+    default:
+      LOOM_ASSERT(false, comm_.toString(), " does not move data between meshes");
+  }
+  outputs.clear();
+  outputs.push_back(std::move(out));  // undefined on a device that only sends
 }
 
 }  // namespace loom::runtime

@@ -6,6 +6,7 @@
 #include <bit>
 #include <chrono>
 #include <iostream>
+#include <sstream>
 
 #include "loom/exec/contiguity.h"
 #include "loom/ir/printer.h"
@@ -16,6 +17,7 @@
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
+#include "loom/support/strings.h"
 #include "loom/tensor/tensor_metadata.h"
 
 namespace loom::runtime {
@@ -173,6 +175,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     direct_.push_back(direct);
   }
   stream_ = options.executor.stream;
+  device_id_ = options.deviceId;
   idle_.push_back(newScratch());
   records_.resize(input_slots_.size());
   for (const segmenter::Segment& seg : segmented_.segments()) {
@@ -184,6 +187,36 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     r.params = seg.communication ? seg.communication->toString() : seg.params->toString();
     r.backend = device_->backend();
   }
+  if (dump.has(DumpOption::HostProgram)) std::cout << hostProgram();
+}
+
+std::string FusionKernelRuntime::hostProgram() const {
+  std::ostringstream os;
+  os << "host program";
+  if (device_id_.has_value()) os << " of device " << *device_id_;
+  const size_t steps = segmented_.segments().size();
+  os << ": " << steps << (steps == 1 ? " step" : " steps") << " on " << device_->name() << "\n";
+  auto names = [](const std::vector<ir::Val*>& vals) {
+    std::string out;
+    for (const ir::Val* v : vals) out += (out.empty() ? "" : ", ") + v->toString();
+    return out.empty() ? std::string("nothing") : out;
+  };
+  for (const segmenter::Segment& seg : segmented_.segments()) {
+    os << "  " << seg.id << ": ";
+    if (const CommunicationExecutor* c = communications_.at(size_t(seg.id)).get()) {
+      const bool moves = c->communication().betweenMeshes();
+      os << (!moves ? "communicate" : c->sends() && c->receives() ? "send and receive"
+                                      : c->sends()                ? "send"
+                                                                  : "receive")
+         << " by " << c->communication().toString() << " (team [" << join(c->team()) << "]): "
+         << (c->sends() ? names(seg.fusion.inputs) : "a stand-in for " + names(seg.fusion.inputs))
+         << " -> " << (c->receives() ? names(seg.fusion.outputs) : "nothing kept") << "\n";
+      continue;
+    }
+    os << "kernel (" << scheduler::schedulerTypeName(seg.schedulerType)
+       << "): " << names(seg.fusion.inputs) << " -> " << names(seg.fusion.outputs) << "\n";
+  }
+  return os.str();
 }
 
 std::unique_ptr<FusionKernelRuntime::Scratch> FusionKernelRuntime::newScratch() const {
@@ -319,6 +352,7 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
     // Malformed shardings and reshardings are the caller's errors: say so now, not at the
     // first run.
     (void)multidevice::shardedCopy(*fusion_);
+    program_ = segmenter::deviceProgram(*fusion_, *options_.deviceId);
   }
   if (options_.device == nullptr) {
     int gpu = options_.executor.device;
@@ -339,27 +373,54 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
     device_info_.max_threads_per_block = p->maxThreadsPerBlock;
     device_info_.shared_memory_per_block = int64_t(p->maxSharedMemoryPerBlockOptin);
   }
-  dynamic_ = segmenter::hasDynamicReshape(*fusion_);
-  scalar_sizes_ = segmenter::sizesDependOnScalarInputs(*fusion_);
+  dynamic_ = segmenter::hasDynamicReshape(programFusion());
+  scalar_sizes_ = segmenter::sizesDependOnScalarInputs(programFusion());
 }
 
 std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> args) {
   const exec::ComputeDevice& device = *options_.device;
+  std::vector<eval::Argument> held;
+  if (program_.has_value()) {
+    // Only the inputs this device holds are read (the others are never looked at).
+    const auto& inputs = fusion_->inputs();
+    LOOM_CHECK(args.size() == inputs.size(), "the fusion takes ", inputs.size(),
+               " inputs but ", args.size(), " arguments were given");
+    for (int64_t i : program_->inputs) {
+      if (i >= 0) held.push_back(args[size_t(i)]);
+    }
+    args = held;
+  }
   if (!device.copiesArguments(args)) return runResident(args);
   // Host tensors on a GPU: copy in once, keep every segment on the device, copy the outputs out.
   CUstream stream = options_.executor.stream;
-  std::vector<Tensor> outs = runResident(device.copyIn(*fusion_, args, stream));
+  std::vector<Tensor> outs = runResident(device.copyIn(programFusion(), args, stream));
   device.copyOut(outs, stream);
   return outs;
+}
+
+std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argument> args) {
+  if (!program_.has_value()) return runProgram(args);
+  // The stand-ins of tensors this device receives without holding: sizes only, never read (an
+  // address no allocation has, so a read would fault rather than go unnoticed).
+  std::vector<eval::Argument> full(args.begin(), args.end());
+  for (const segmenter::DeviceProgram::StandIn& s : program_->standIns) {
+    full.push_back(Tensor::fromBlob(reinterpret_cast<void*>(uintptr_t{4096}), s.sizes,
+                                    Tensor::contiguousStrides(s.sizes), s.dtype,
+                                    options_.device->tensorDevice()));
+  }
+  std::vector<Tensor> outs = runProgram(full);
+  std::vector<Tensor> result;
+  for (int64_t o : program_->outputs) result.push_back(o >= 0 ? outs.at(size_t(o)) : Tensor());
+  return result;
 }
 
 const FusionExecutorCache::Variant& FusionExecutorCache::contiguityVariant(
     std::span<const eval::Argument> args) {
   // The flags the strides prove, per tensor input (bindInputs reports wrong ranks later).
-  std::vector<ir::Contiguity> flags(fusion_->inputs().size());
+  std::vector<ir::Contiguity> flags(programFusion().inputs().size());
   std::vector<int64_t> pattern;
-  for (size_t i = 0; i < fusion_->inputs().size() && i < args.size(); ++i) {
-    const auto* tv = fusion_->inputs()[i]->dynCast<ir::TensorView>();
+  for (size_t i = 0; i < programFusion().inputs().size() && i < args.size(); ++i) {
+    const auto* tv = programFusion().inputs()[i]->dynCast<ir::TensorView>();
     const Tensor* t = std::get_if<Tensor>(&args[i]);
     if (tv == nullptr || t == nullptr || !t->defined() || t->dim() != tv->rank()) continue;
     flags[i] = exec::contiguityFromStrides(tv, t->sizes(), t->strides());
@@ -367,11 +428,11 @@ const FusionExecutorCache::Variant& FusionExecutorCache::contiguityVariant(
     pattern.push_back(-int64_t(i) - 1);
   }
   segmenter::Concretization concretization;
-  if (dynamic_) concretization = segmenter::concretizationFor(*fusion_, args);
+  if (dynamic_) concretization = segmenter::concretizationFor(programFusion(), args);
   for (const Variant& v : variants_) {
     if (v.pattern == pattern && v.concretization == concretization) return v;
   }
-  std::unique_ptr<ir::Fusion> variant = fusion_->clone();
+  std::unique_ptr<ir::Fusion> variant = programFusion().clone();
   for (size_t i = 0; i < flags.size(); ++i) {
     if (!flags[i].empty()) variant->inputs()[i]->as<ir::TensorView>()->setContiguity(flags[i]);
   }
@@ -387,7 +448,7 @@ FusionKernelRuntime* FusionExecutorCache::findRuntime(const InputKey& key) const
   return it == by_key_.end() ? nullptr : it->second;
 }
 
-std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argument> args) {
+std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argument> args) {
   // The key is computed into this thread's buffer (no allocation once it has grown); a miss
   // stores a copy.
   thread_local InputKey key;
@@ -423,12 +484,13 @@ std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argum
   // Devices first (clear messages), then segmentFusion validates the rest
   // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
   // schedulers read metadata only, so tensors on any device go in as they are.
-  (void)options_.device->checkArguments(*fusion_, args);
+  (void)options_.device->checkArguments(programFusion(), args);
   const Variant& variant = contiguityVariant(args);
   auto segment = [&] {
     segmenter::SegmenterOptions seg_options;
     seg_options.verifySchedules = verify_schedules_;
     seg_options.deviceId = options_.deviceId;
+    if (program_.has_value()) seg_options.communicationOrder = program_->communicationOrder;
     seg_options.device = device_info_;
     segmenter::SegmentedFusion sf = segmenter::segmentFusion(*variant.fusion, args, seg_options);
     applyParamOverrides(sf, options_.paramOverrides);

@@ -59,7 +59,7 @@ bool localizeShards(ir::Fusion& fusion, PresegmentContext& ctx) {
   for (ir::Expr* e : fusion.exprs()) {
     if (auto c = multidevice::communicationOf(e)) ctx.communications.emplace(e, std::move(*c));
   }
-  return multidevice::localizeShardings(fusion, *ctx.deviceId);
+  return multidevice::localizeShardings(fusion);
 }
 
 bool reductionInits(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {

@@ -47,6 +47,14 @@ class Segmenter {
         communications_(std::move(communications)) {
     live_ = fusion.exprs();
     for (size_t i = 0; i < live_.size(); ++i) position_[live_[i]] = i;
+    // The communications in the given order, each the next one's predecessor (consumers()).
+    for (int64_t name : options.communicationOrder) {
+      for (const auto& [e, c] : communications_) {
+        for (const ir::Val* o : e->outputs()) {
+          if (o->isA<ir::TensorView>() && o->name() == name) comm_chain_.push_back(e);
+        }
+      }
+    }
   }
 
   SegmentedFusion run() {
@@ -232,7 +240,8 @@ class Segmenter {
     result.segments().push_back(std::move(s));
   }
 
-  // Groups that read a tensor group g produces.
+  // Groups that read a tensor group g produces, and the communication that runs after g when
+  // g is one (SegmenterOptions::communicationOrder).
   std::set<int64_t> consumers(int64_t g) const {
     std::set<int64_t> out;
     for (ir::Expr* e : groups_[size_t(g)]) {
@@ -241,6 +250,13 @@ class Segmenter {
           auto it = group_of_.find(use);
           if (it != group_of_.end() && it->second != g) out.insert(it->second);
         }
+      }
+    }
+    if (isCommunication(g)) {
+      auto at = std::find(comm_chain_.begin(), comm_chain_.end(), groups_[size_t(g)].front());
+      if (at != comm_chain_.end() && at + 1 != comm_chain_.end()) {
+        auto it = group_of_.find(*(at + 1));
+        if (it != group_of_.end()) out.insert(it->second);
       }
     }
     return out;
@@ -387,6 +403,7 @@ class Segmenter {
   std::set<std::vector<ir::Expr*>> rejected_;
   bool verify_merges_ = false;  ///< set once a merged group's schedule failed to lower
   std::unordered_map<const ir::Expr*, multidevice::Communication> communications_;
+  std::vector<const ir::Expr*> comm_chain_;  ///< communications in SegmenterOptions' order
 };
 
 }  // namespace

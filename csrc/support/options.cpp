@@ -13,7 +13,7 @@ namespace {
 constexpr std::array<std::string_view, static_cast<size_t>(DumpOption::kCount)> kDumpOptionNames = {
     "fusion_ir", "fusion_ir_scheduled", "scheduler_params", "segments", "kernel_ir",
     "cuda_kernel", "ptxas", "host_compile", "launch_params",
-    "compile_time", "resharding"};
+    "compile_time", "resharding", "host_program"};
 
 std::optional<DumpOption> lookup(std::string_view name) {
   for (size_t i = 0; i < kDumpOptionNames.size(); ++i) {

@@ -38,6 +38,8 @@ class Fusion {
   /// fusion output (graph rewrites: concretization, empty-work removal).
   void replaceAllUses(Val* old, Val* replacement);
   void removeOutput(Val* v);
+  /// Drops `v` from the inputs (it stays registered: removeDeadCode deletes it when unused).
+  void removeInput(Val* v);
   const std::vector<Val*>& inputs() const { return inputs_; }
   const std::vector<Val*>& outputs() const { return outputs_; }
   bool isInput(const Val* v) const;

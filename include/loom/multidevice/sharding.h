@@ -70,6 +70,10 @@ bool isMultidevice(const ir::Fusion& fusion);
 /// go outermost. A reduced, broadcast or unmatched ID stays unsharded.
 void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer);
 
+/// Gives `target` (no mesh yet) `ref`'s mesh and DID splits, each on the logical dim (reductions
+/// skipped) at the position it has in `ref`: for tensors of one shape that are not producer and
+/// consumer (a replacement of `ref`, a stand-in for it).
+void shardAtSamePositions(ir::TensorView* target, const ir::TensorView* ref);
 /// Pass propagate_shardings (see the file comment); returns whether it changed the fusion.
 bool propagateShardings(ir::Fusion& fusion);
 
@@ -85,14 +89,16 @@ std::string reshardingReason(const ir::Expr* e);
 bool finalizeShardings(ir::Fusion& fusion);
 
 /// Pass localize_shards (after finalize_shardings, when a device runs the fusion): the program
-/// one device of the mesh runs on its shards. Every DID split is removed (loop and allocation go
+/// every device of the mesh runs on its shards. Every DID split is removed (loop and allocation go
 /// back to the logical IDs, the meshes are cleared) and each sharded logical ID holds the local
 /// extent: a constant N becomes N / devices; a symbolic one is bound by the local tensor's size.
 /// Every device of a mesh runs the same program on its own data; the communications
 /// decompose_reshardings left pair one device's view with the whole, and the runtime runs them.
 /// UserError for what a local program cannot compute: an iota along a sharded dim (its values
-/// depend on the device), a device not in a tensor's mesh.
-bool localizeShardings(ir::Fusion& fusion, int64_t device);
+/// depend on the device). Tensors on meshes the running device is not in are localized like
+/// those of any member (the runtime gives a device only the tensors it holds:
+/// segmenter/device_program.h).
+bool localizeShardings(ir::Fusion& fusion);
 
 /// `tv`'s fusion with propagate_shardings, decompose_reshardings and finalize_shardings applied
 /// to a copy: the shardings its outputs will have (to cut a global reference into shards).

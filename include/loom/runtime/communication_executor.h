@@ -12,6 +12,14 @@
 //   Scatter along dim j         out [.., n / d, ..] = this member's block of in (a local copy:
 //                               every member holds the whole)
 //
+// Between meshes (P the producer's, C the consumer's; a device in only one of them either sends
+// or receives, and one that only sends returns an undefined tensor):
+//   SendRecv                    P[i] sends its block to C[i]
+//   Broadcast                   P's first device sends the whole to every device of C
+//   Gather along dim k          C's only device gets every block of P, concatenated along k
+//   Scatter along dim j         P's first device sends block q of dim j to C[q]
+//   Reduce                      C's only device gets the reduction of P's partials
+//
 // Blocks along a dim that is not outermost are rearranged through a staging buffer, so the
 // communicator always moves contiguous blocks.
 #pragma once
@@ -42,6 +50,10 @@ class CommunicationExecutor {
   void runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs) const;
 
   const multidevice::Communication& communication() const { return comm_; }
+  /// The devices this one communicates with (itself included), and its part.
+  const multidevice::Team& team() const { return team_; }
+  bool sends() const { return sends_; }
+  bool receives() const { return receives_; }
   const exec::ComputeDevice& device() const { return *device_; }
 
  private:
@@ -51,6 +63,12 @@ class CommunicationExecutor {
   multidevice::Communicator* communicator_;
   multidevice::Team team_;
   int64_t position_ = 0;  ///< this device's position in team_
+  int64_t device_id_ = 0;
+  bool sends_ = true;     ///< this device sends (between meshes: not every device does)
+  bool receives_ = true;  ///< this device gets the result (else it returns an undefined tensor)
+  /// Between meshes: the received tensor's local sizes (constants).
+  std::vector<int64_t> received_sizes_;
+  void runBetweenMeshes(const Tensor& in, std::vector<Tensor>& outputs) const;
   CUstream stream_;
   std::string what_;  ///< the expression, for messages
 };

@@ -69,6 +69,7 @@
 #include "loom/multidevice/communicator.h"
 #include "loom/scheduler/device_info.h"
 #include "loom/segmenter/concretize.h"
+#include "loom/segmenter/device_program.h"
 #include "loom/segmenter/segmented_fusion.h"
 
 namespace loom::runtime {
@@ -153,6 +154,11 @@ class FusionKernelRuntime {
   const CommunicationExecutor* communication(int64_t segment) const {
     return communications_.at(size_t(segment)).get();
   }
+  /// What a run does, step by step (LOOM_DUMP=host_program prints it when the runtime is made):
+  ///   host program of device 1: 2 steps on host
+  ///     0: receive by SendRecv from mesh [0] to mesh [1] (team [0, 1]): a stand-in for T6 -> T5
+  ///     1: kernel (pointwise): T5 -> T4
+  std::string hostProgram() const;
 
  private:
   segmenter::SegmentedFusion segmented_;
@@ -176,6 +182,7 @@ class FusionKernelRuntime {
   std::vector<SizeSlot> size_slots_;
   std::shared_ptr<const exec::ComputeDevice> device_;
   CUstream stream_ = nullptr;
+  std::optional<int64_t> device_id_;  ///< RuntimeOptions::deviceId (sharded fusions)
   // What one run works in, reused by later runs: slot -> the argument (the caller's inputs by
   // pointer, segment outputs in `owned`), the gathered arguments of non-direct segments, the
   // outputs of the segment being run, and per segment the launch, time and bytes.
@@ -199,7 +206,10 @@ class FusionExecutorCache {
 
   /// Validates `args` (as KernelExecutor does: count, kind, rank, dtype, sizes, device) on a
   /// miss, and returns the outputs of the fusion: CUDA tensors, not synchronized, for CUDA
-  /// arguments; host tensors for host arguments.
+  /// arguments; host tensors for host arguments. A sharded fusion whose tensors live on meshes
+  /// this device is not in (segmenter/device_program.h): its arguments for inputs it does not
+  /// hold are not read (pass undefined tensors), and its outputs it does not hold are undefined
+  /// tensors (Tensor::defined() is false).
   std::vector<Tensor> run(std::span<const eval::Argument> args);
 
   const ir::Fusion& fusion() const { return *fusion_; }
@@ -219,6 +229,10 @@ class FusionExecutorCache {
 
  private:
   std::vector<Tensor> runResident(std::span<const eval::Argument> args);
+  /// runResident on the arguments of what this device runs (program_'s inputs when it has one).
+  std::vector<Tensor> runProgram(std::span<const eval::Argument> args);
+  /// What this device segments and runs: program_'s fusion, else the whole fusion.
+  const ir::Fusion& programFusion() const { return program_ ? *program_->fusion : *fusion_; }
   /// The runtime compiled for `key`, or nullptr (takes keys_mutex_ shared).
   FusionKernelRuntime* findRuntime(const InputKey& key) const;
   /// A copy of the fusion that the runtimes of some keys segment: with the input contiguity
@@ -233,6 +247,8 @@ class FusionExecutorCache {
   const Variant& contiguityVariant(std::span<const eval::Argument> args);
   // Set at construction, read-only after.
   std::unique_ptr<ir::Fusion> fusion_;
+  /// This device's part, when it does not hold every tensor of a sharded fusion.
+  std::optional<segmenter::DeviceProgram> program_;
   bool dynamic_ = false;       ///< the fusion has dynamic reshapes
   bool scalar_sizes_ = false;  ///< tensor sizes depend on scalar inputs: their values are keyed
   RuntimeOptions options_;     // device (and backend) resolved at construction

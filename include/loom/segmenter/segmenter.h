@@ -52,6 +52,11 @@ struct SegmenterOptions {
   /// The device (rank) of the device meshes that runs a sharded fusion: the segments are then
   /// its local program (pre-segmentation pass localize_shards).
   std::optional<int64_t> deviceId;
+  /// The order communications run in, by the names of their outputs (ir::Val::name), when the
+  /// fusion is one device's part of a larger one (DeviceProgram::communicationOrder): each
+  /// communication runs after the previous one in this list, so devices that share several
+  /// issue them alike. Empty: the fusion's own order (every device runs the same program).
+  std::vector<int64_t> communicationOrder;
 };
 
 /// Segments `fusion` for the sizes, strides and alignment of `args` (validated against the

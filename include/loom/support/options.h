@@ -33,6 +33,7 @@ enum class DumpOption : uint8_t {
   LaunchParams,     ///< launch dimensions and shared memory of each kernel launch
   CompileTime,      ///< wall time of each step of a cache miss (segment ... module load, plan)
   Resharding,       ///< each resharding expression: why, and the communication it becomes
+  HostProgram,      ///< what a runtime runs, in order: kernels and communications, per device
   kCount
 };
 
