@@ -563,7 +563,13 @@ bool decomposeReshardings(ir::Fusion& fusion) {
       ir::TensorView* copy = ops::set(in);
       e->replaceInput(in, copy);
       shardLike(copy, outs.front(), /*ref_is_producer=*/false);
-      if (!reshardingReason(copy->definition()).empty()) changed = true;
+      if (!reshardingReason(copy->definition()).empty()) {
+        changed = true;
+        continue;
+      }
+      // Already sharded like the output: read it as it is.
+      e->replaceInput(copy, in);
+      fusion.removeVal(copy);
     }
   }
   // Tensors the decompositions made in between (casts) take their neighbours' shardings.
