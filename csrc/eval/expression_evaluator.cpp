@@ -2,6 +2,7 @@
 // ExpressionEvaluator: scalar evaluation and validation/binding of runtime fusion inputs.
 #include "loom/eval/expression_evaluator.h"
 
+
 #include "loom/support/checked_math.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "loom/ir/exprs.h"
 #include "loom/ir/fusion.h"
 #include "loom/ir/iter_domain.h"
+#include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/support/strings.h"
@@ -312,6 +314,16 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
         continue;
       }
       matchExtent(*this, id->extent(), size, where, binders, later);
+    }
+  }
+  // A local shard's extent n / d (multidevice::localizeShardings) is the only one of its
+  // symbol n: the whole is d times the local size.
+  for (const auto& [extent, need] : later) {
+    int64_t factor = 0;
+    const ir::Scalar* whole = ir::scalar_math::dividedSymbol(extent, &factor);
+    if (whole != nullptr && !isBound(whole)) {
+      bind(whole, checkedMul(need.first, factor, need.second));
+      binders.emplace(whole, need.second);
     }
   }
   for (const auto& [extent, need] : later) {

@@ -47,6 +47,19 @@ Scalar* div(Scalar* a, Scalar* b) {
   return build(BinaryOpType::Div, a, b);
 }
 
+const Scalar* dividedSymbol(const Scalar* extent, int64_t* factor) {
+  const auto* def = extent->definition() == nullptr ? nullptr
+                                                    : extent->definition()->dynCast<BinaryOp>();
+  if (def == nullptr || def->opType() != BinaryOpType::Div) return nullptr;
+  const auto* s = def->lhs()->dynCast<Scalar>();
+  const auto* c = def->rhs()->dynCast<Scalar>();
+  if (s == nullptr || c == nullptr || s->isConst() || s->definition() != nullptr) return nullptr;
+  std::optional<int64_t> n = c->constInt();
+  if (!n.has_value() || *n <= 0) return nullptr;
+  *factor = *n;
+  return s;
+}
+
 Scalar* mod(Scalar* a, Scalar* b) {
   if (auto x = a->constInt(), y = b->constInt(); x && y && *y != 0) {
     return IrBuilder::index(*x % *y);

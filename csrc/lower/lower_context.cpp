@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "loom/ir/exprs.h"
+#include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/lower/lower.h"
 
@@ -66,10 +67,18 @@ kir::Value* LowerContext::lowerScalar(kir::Kernel& kernel, const ir::Val* v) {
       if (tv == nullptr || out != nullptr) continue;
       auto ids = ir::TensorDomain::noReductions(tv->logical());
       for (size_t k = 0; k < ids.size() && out == nullptr; ++k) {
-        if (ids[k]->extent() == v || ids[k]->expandedExtent() == v) {
+        int64_t factor = 0;
+        const bool whole = ir::scalar_math::dividedSymbol(ids[k]->extent(), &factor) == v;
+        if (ids[k]->extent() == v || ids[k]->expandedExtent() == v || whole) {
           auto it = buffers.find(tv);
           LOOM_ASSERT(it != buffers.end(), "no buffer for input ", tv->toString());
           out = kernel.create<kir::TensorSize>(it->second, int64_t(k), false);
+          // A local shard's extent v / factor: the whole is factor times its size.
+          if (whole) {
+            out = kernel.create<kir::BinaryExpr>(
+                s->dtype(), ir::BinaryOpType::Mul, out,
+                kernel.create<kir::Const>(s->dtype(), ir::ScalarValue(int64_t{factor})), /*total=*/true);
+          }
         }
       }
       if (out) break;

@@ -320,9 +320,6 @@ std::optional<Communication> communicationOf(const ir::Expr* e) {
         unsupported(e, "a DID-parallel reduction ID (shard the output along one of its "
                        "iteration dims for a ReduceScatter)");
       }
-      if (!ca->logical->extent()->constInt().has_value()) {
-        unsupported(e, "a ReduceScatter along a dim of symbolic size");
-      }
       comm.type = CommunicationType::ReduceScatter;
       comm.dim = logicalDim(c, ca->logical);
     } else {
@@ -335,12 +332,6 @@ std::optional<Communication> communicationOf(const ir::Expr* e) {
   }
   // A set keeps the dims in place (a permuting set reads another order: refused below).
   const auto p2c = ir::producerToConsumerMap(p, c);
-  auto constant = [&](const ir::IterDomain* id, const char* what) {
-    // A device's program holds one symbol for the local and the whole extent alike.
-    if (!id->extent()->constInt().has_value()) {
-      unsupported(e, std::string(what) + " along a dim of symbolic size");
-    }
-  };
   for (const ShardedAxis& a : p_axes) {
     if (a.devices == 1) continue;
     const ShardedAxis* ca = findAxis(c_axes, a.type);
@@ -348,7 +339,6 @@ std::optional<Communication> communicationOf(const ir::Expr* e) {
     if (it == p2c.end()) unsupported(e, "moving a sharded dim the output does not have");
     if (ca != nullptr && shardedImage(c, it->second, a.devices) == ca->logical) continue;
     requireOthersAlike(e, p, c, a.type);
-    constant(a.logical, ca == nullptr ? "an Allgather" : "an AllToAll");
     comm.axis = a.type;
     comm.dim = logicalDim(c, it->second);
     if (comm.dim < 0 || comm.dim != logicalDim(p, a.logical)) {
@@ -358,7 +348,6 @@ std::optional<Communication> communicationOf(const ir::Expr* e) {
       comm.type = CommunicationType::Allgather;
       return comm;
     }
-    constant(ca->logical, "an AllToAll");
     comm.type = CommunicationType::AllToAll;
     comm.splitDim = logicalDim(c, ca->logical);
     return comm;
@@ -366,7 +355,6 @@ std::optional<Communication> communicationOf(const ir::Expr* e) {
   for (const ShardedAxis& ca : c_axes) {
     if (ca.devices == 1 || findAxis(p_axes, ca.type) != nullptr) continue;
     requireOthersAlike(e, p, c, ca.type);
-    constant(ca.logical, "a Scatter");
     comm.type = CommunicationType::Scatter;
     comm.axis = ca.type;
     comm.splitDim = logicalDim(c, ca.logical);

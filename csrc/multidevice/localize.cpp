@@ -2,6 +2,7 @@
 // Pass localize_shards (sharding.h): the program one device runs on its shards.
 //
 //   before: x [b, s{2048}, e] mesh=[0, 1, 2, 3]     after: x [b, s{512}, e]
+//           (a symbolic s: s / 4, with s the whole sequence)
 //           loop [i3{4, DIDx}, b, i4{512}, e]              loop = logical, no mesh
 //
 // Every device of a mesh runs the same program: each device's shard of every tensor is the same
@@ -10,12 +11,14 @@
 // communications decompose_reshardings left pair a localized ID
 // with one that is not (IterDomain::isLocalized); the runtime runs them.
 #include <algorithm>
+#include <map>
 #include <unordered_set>
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/fusion.h"
 #include "loom/ir/scalar.h"
+#include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/transforms.h"
 #include "loom/multidevice/sharding.h"
@@ -26,11 +29,26 @@ namespace loom::multidevice {
 namespace {
 
 // The local extent of `id`, sharded over `devices`: a constant divides (shardedAxes checked it
-// divides); a symbolic extent stays, bound by the local tensor's size.
-void localize(ir::IterDomain* id, int64_t devices, std::unordered_set<ir::IterDomain*>& done) {
-  if (!done.insert(id).second) return;
-  if (auto n = id->extent()->constInt()) id->localizeExtent(ir::IrBuilder::index(*n / devices));
-}
+// divides); a symbolic extent n becomes n / devices (one scalar per (n, devices), shared by
+// every ID of that extent), so n keeps meaning the whole where a communication's other side
+// reads it, and binding a local tensor of size L gives n = L * devices
+// (ExpressionEvaluator::bindInputs).
+struct Localizer {
+  std::unordered_set<ir::IterDomain*> done;
+  std::map<std::pair<ir::Scalar*, int64_t>, ir::Scalar*> local_extents;
+
+  void localize(ir::IterDomain* id, int64_t devices) {
+    if (!done.insert(id).second) return;
+    ir::Scalar* n = id->extent();
+    if (auto c = n->constInt()) {
+      id->localizeExtent(ir::IrBuilder::index(*c / devices));
+      return;
+    }
+    ir::Scalar*& local = local_extents[{n, devices}];
+    if (local == nullptr) local = ir::scalar_math::div(n, ir::IrBuilder::index(devices));
+    id->localizeExtent(local);
+  }
+};
 
 }  // namespace
 
@@ -52,7 +70,7 @@ bool localizeShardings(ir::Fusion& fusion) {
     }
     entries.push_back({tv, std::move(axes)});
   }
-  std::unordered_set<ir::IterDomain*> done;
+  Localizer localizer;
   for (Entry& e : entries) {
     ir::TensorView* tv = e.tv;
     // The sharded logical ID and, through a reshape, the root IDs its blocks come from.
@@ -61,7 +79,7 @@ bool localizeShardings(ir::Fusion& fusion) {
       std::vector<ir::IterDomain*> path;
       (void)shardedPreimage(tv, a.logical, a.devices,
                             [&](ir::IterDomain* id) { path.push_back(id); });
-      for (ir::IterDomain* id : path) localize(id, a.devices, done);
+      for (ir::IterDomain* id : path) localizer.localize(id, a.devices);
     }
     // The allocation without the DID splits: each local part back to its logical ID.
     const std::vector<ir::IterDomain*> alloc = tv->maybeAllocation();

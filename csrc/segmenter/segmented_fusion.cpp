@@ -2,6 +2,7 @@
 // Building standalone segment fusions from sets of exprs, and printing a segmentation.
 #include "loom/segmenter/segmented_fusion.h"
 
+
 #include <algorithm>
 #include <sstream>
 #include <unordered_set>
@@ -10,6 +11,7 @@
 #include "loom/ir/cloner.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
+#include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/transforms.h"
@@ -146,6 +148,11 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
       }
       for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
         bound.insert(id->extent());
+        // A local shard's n / d binds n too (ExpressionEvaluator::bindInputs).
+        int64_t factor = 0;
+        if (const ir::Scalar* n = ir::scalar_math::dividedSymbol(id->extent(), &factor)) {
+          bound.insert(n);
+        }
         if (id->expandedExtent() != nullptr) bound.insert(id->expandedExtent());
       }
     };

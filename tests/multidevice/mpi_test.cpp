@@ -125,6 +125,8 @@ struct CommunicationCase {
   std::function<bool(int64_t r, int64_t d)> involved = nullptr;
   /// Text rank r's host program (FusionKernelRuntime::hostProgram) must contain ("" for none).
   std::function<std::string(int64_t r)> programMentions = nullptr;
+  /// Global input sizes, for inputs of symbolic extents (given d); else their constant extents.
+  std::function<std::vector<std::vector<int64_t>>(int64_t d)> sizes = nullptr;
 };
 
 // A 1-D mesh of the devices [from, to).
@@ -281,6 +283,65 @@ std::vector<CommunicationCase> communicationCases() {
        {CommunicationType::Allgather, CommunicationType::Allgather, CommunicationType::Allgather,
         CommunicationType::Scatter, CommunicationType::Scatter},
        3},
+      // Symbolic sizes: each device binds its shard's size, and n / d is the local extent of
+      // a sharded dim of whole extent n (so the gathered side reads n as the whole). An
+      // Allgather along dim 1, then a kernel on the whole tensor.
+      {"AllgatherSymbolic",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {-1, -1, -1}, DataType::Float32);
+         shard(x, 1, DeviceMesh::arange(d));
+         TensorView* y = ops::relu(x);
+         y->setDeviceMesh(DeviceMesh::arange(d));
+         f.addOutput(ops::sum(y, {2}));
+       },
+       {CommunicationType::Allgather},
+       1,
+       1,
+       nullptr,
+       nullptr,
+       [](int64_t d) { return std::vector<std::vector<int64_t>>{{3, 4 * d, 5}}; }},
+      {"AllToAllSymbolic",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {-1, -1, -1}, DataType::Float32);
+         shard(x, 0, DeviceMesh::arange(d));
+         TensorView* y = ops::neg(x);
+         shard(y, 2, DeviceMesh::arange(d));
+         f.addOutput(y);
+       },
+       {CommunicationType::AllToAll},
+       1,
+       1,
+       nullptr,
+       nullptr,
+       [](int64_t d) { return std::vector<std::vector<int64_t>>{{2 * d, 3, 4 * d}}; }},
+      {"ReduceScatterSymbolic",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {d, -1, -1}, DataType::Float32);
+         shard(x, 0, DeviceMesh::arange(d));
+         TensorView* y = ops::sum(x, {0});
+         shard(y, 2, DeviceMesh::arange(d));
+         f.addOutput(ops::exp(y));
+       },
+       {CommunicationType::ReduceScatter},
+       1,
+       2,
+       nullptr,
+       nullptr,
+       [](int64_t d) { return std::vector<std::vector<int64_t>>{{d, 3, 4 * d}}; }},
+      {"ScatterSymbolic",
+       [](Fusion& f, int64_t d) {
+         TensorView* w = input(f, {-1, -1}, DataType::Float32);
+         TensorView* x = input(f, {-1, -1}, DataType::Float32);
+         w->setDeviceMesh(DeviceMesh::arange(d));
+         shard(x, 0, DeviceMesh::arange(d));
+         f.addOutput(ops::mul(w, x));
+       },
+       {CommunicationType::Scatter},
+       0,
+       1,
+       nullptr,
+       nullptr,
+       [](int64_t d) { return std::vector<std::vector<int64_t>>{{4 * d, 6}, {4 * d, 6}}; }},
       // Between meshes. One device's tensor to every device: a Broadcast from device 0 (the
       // whole mesh at -np 1 is that device: nothing moves).
       {"BroadcastToEveryDevice",
@@ -386,8 +447,12 @@ TEST_P(MpiCommunication, MatchesTheReferenceWithTheExpectedCommunications) {
   for (size_t i = 0; i < fusion->inputs().size(); ++i) {
     auto* tv = fusion->inputs()[i]->as<TensorView>();
     std::vector<int64_t> sizes;
-    for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
-      sizes.push_back(*id->extent()->constInt());
+    if (c.sizes != nullptr) {
+      sizes = c.sizes(d).at(i);
+    } else {
+      for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
+        sizes.push_back(*id->extent()->constInt());
+      }
     }
     Tensor t = Tensor::empty(sizes, tv->dtype());
     fillRandom(t, 200 + i);

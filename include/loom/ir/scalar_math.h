@@ -21,4 +21,9 @@ Scalar* lt(Scalar* a, Scalar* b);
 /// cond ? a : b for a Bool `cond` and index Scalars a, b.
 Scalar* where(Scalar* cond, Scalar* a, Scalar* b);
 
+/// The symbol s when `extent` is div(s, c) of a symbol s (no definition) and a constant c > 0,
+/// with c in *factor; nullptr otherwise. A local shard's extent has this form
+/// (multidevice::localizeShardings), and a size bound to it gives s = size * c.
+const Scalar* dividedSymbol(const Scalar* extent, int64_t* factor);
+
 }  // namespace loom::ir::scalar_math

@@ -91,7 +91,9 @@ bool finalizeShardings(ir::Fusion& fusion);
 /// Pass localize_shards (after finalize_shardings, when a device runs the fusion): the program
 /// every device of the mesh runs on its shards. Every DID split is removed (loop and allocation go
 /// back to the logical IDs, the meshes are cleared) and each sharded logical ID holds the local
-/// extent: a constant N becomes N / devices; a symbolic one is bound by the local tensor's size.
+/// extent: a constant N becomes N / devices, a symbolic n the scalar n / devices (binding a local
+/// tensor of size L gives n = L * devices, so n keeps meaning the whole where a communication's
+/// other side reads it).
 /// Every device of a mesh runs the same program on its own data; the communications
 /// decompose_reshardings left pair one device's view with the whole, and the runtime runs them.
 /// UserError for what a local program cannot compute: an iota along a sharded dim (its values
