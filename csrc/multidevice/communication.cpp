@@ -379,36 +379,25 @@ struct BlockReduction {
   int64_t devicesDim = 0;
 };
 
-BlockReduction blockReduction(const ir::Expr* e, ir::TensorView* x, const ir::TensorView* out,
+BlockReduction blockReduction(ir::TensorView* x, const ir::TensorView* out,
                               const ShardedAxis& a) {
   const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(x->logical());
   const int64_t k = logicalDim(x, a.logical);
   const auto p2c = ir::producerToConsumerMap(x, out);
   BlockReduction b;
-  std::vector<int64_t> split_sizes;
   for (size_t i = 0; i < ids.size(); ++i) {
-    auto n = ids[i]->extent()->constInt();
-    // A symbolic extent would need a dynamic reshape after concretization.
-    if (!n.has_value()) {
-      unsupported(e, "a reduction over a sharded dim of a tensor with symbolic sizes (a local "
-                     "partial reduction of each device's block, then a combine of the partials)");
-    }
     const bool reduced = p2c.count(ids[i]) != 0 && p2c.at(ids[i])->isReduction();
     if (int64_t(i) == k) {
-      split_sizes.push_back(a.devices);
-      split_sizes.push_back(*n / a.devices);
       b.localAxes.push_back(int64_t(i) + 1);
-      continue;
-    }
-    split_sizes.push_back(*n);
-    if (reduced) {
+    } else if (reduced) {
       b.localAxes.push_back(int64_t(i) < k ? int64_t(i) : int64_t(i) + 1);
     } else if (int64_t(i) < k) {
       ++b.devicesDim;
     }
   }
   std::sort(b.localAxes.begin(), b.localAxes.end());
-  b.xr = ops::reshape(x, split_sizes);
+  // An outer split by d: a static view even of a symbolic extent.
+  b.xr = ops::splitDim(x, k, a.devices);
   shardLike(b.xr, x, /*ref_is_producer=*/true);
   return b;
 }
@@ -420,11 +409,9 @@ BlockReduction blockReduction(const ir::Expr* e, ir::TensorView* x, const ir::Te
 //   xr = reshape(x, [.., d, s/d, ..])   sharded along d: one block per device, a local view
 //   partial = sum(xr, {k + 1, ...})     [.., d, ..] sharded along d: each device's partial
 //   out' = sum(partial, {k'})           an Allreduce (or a ReduceScatter), replacing out
-//
-// Constant extents only (a symbolic one would need a dynamic reshape after concretization).
 void decomposeReduction(ir::Fusion& fusion, ir::ReductionOp* r, const ShardedAxis& a) {
   ir::TensorView* out = r->out();
-  const BlockReduction b = blockReduction(r, r->in(), out, a);
+  const BlockReduction b = blockReduction(r->in(), out, a);
   auto reduce = [&](ir::TensorView* in, const std::vector<int64_t>& axes) {
     switch (r->opType()) {
       case ir::ReductionOpType::Sum: return ops::sum(in, axes);
@@ -463,7 +450,7 @@ void decomposeWelford(ir::Fusion& fusion, ir::WelfordOp* w, const ShardedAxis& a
   auto* out_avg = w->output(0)->as<ir::TensorView>();
   auto* out_m2 = w->output(1)->as<ir::TensorView>();
   auto* out_n = w->output(2)->as<ir::TensorView>();
-  const BlockReduction b = blockReduction(w, x, out_avg, a);
+  const BlockReduction b = blockReduction(x, out_avg, a);
   ops::WelfordResult partial = ops::welford(b.xr, b.localAxes);
   std::vector<ir::TensorView*> gathered;
   for (ir::TensorView* t : {partial.avg, partial.m2, partial.n}) {

@@ -17,6 +17,7 @@
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/scalar_math.h"
+#include "loom/ir/transforms.h"
 #include "loom/ops/shape.h"
 #include "ops/utils.h"
 
@@ -77,6 +78,46 @@ TensorView* reshapeByGroups(TensorView* x, const std::vector<ReshapeGroup>& grou
     logical.insert(logical.end(), pieces.rbegin(), pieces.rend());
   }
   LOOM_ASSERT(logical.size() == out_sizes.size(), "reshape groups do not cover the output");
+  auto* td = IrBuilder::create<ir::TensorDomain>(root, logical, std::vector<IterDomain*>{},
+                                                 std::vector<IterDomain*>{});
+  auto* result = IrBuilder::create<TensorView>(td, x->dtype());
+  IrBuilder::create<ir::ReshapeOp>(result, x);
+  return result;
+}
+
+TensorView* splitDim(TensorView* x, int64_t dim, int64_t outer) {
+  auto root = detail::freshIds(detail::dims(x));
+  LOOM_CHECK(dim >= 0 && dim < int64_t(root.size()), "splitDim: dim ", dim, " of ",
+             x->toString(), " of rank ", root.size());
+  LOOM_CHECK(outer > 0, "splitDim: the outer extent must be positive, got ", outer);
+  if (auto n = root[size_t(dim)]->extent()->constInt()) {
+    LOOM_CHECK(*n % outer == 0, "splitDim: ", outer, " does not divide dim ", dim, " of ",
+               x->toString(), " (extent ", *n, ")");
+  }
+  std::vector<IterDomain*> logical;
+  for (size_t k = 0; k < root.size(); ++k) {
+    if (int64_t(k) != dim) {
+      logical.push_back(root[k]);
+      continue;
+    }
+    // An inner split by extent / outer whose outer ID has the constant extent `outer`: the
+    // factor is the block size, so a program of local extents (a device's shard of a sharded
+    // dim) that replays the split gets its own blocks, and the outer extent stays a constant
+    // even for a symbolic extent.
+    IterDomain* in = root[k];
+    LOOM_CHECK(!in->isBroadcast(), "splitDim: dim ", dim, " of ", x->toString(),
+               " is a broadcast");
+    Scalar* block = ir::scalar_math::div(in->extent(), IrBuilder::index(outer));
+    Scalar* zero = IrBuilder::index(0);
+    auto* o = IrBuilder::create<IterDomain>(zero, IrBuilder::index(outer), in->iterType(),
+                                            ir::ParallelType::Serial, nullptr,
+                                            /*rfactor_product=*/true);
+    auto* i = IrBuilder::create<IterDomain>(zero, block, in->iterType(), ir::ParallelType::Serial,
+                                            nullptr, /*rfactor_product=*/true);
+    IrBuilder::create<ir::Split>(o, i, in, block, /*inner_split=*/true);
+    logical.push_back(o);
+    logical.push_back(i);
+  }
   auto* td = IrBuilder::create<ir::TensorDomain>(root, logical, std::vector<IterDomain*>{},
                                                  std::vector<IterDomain*>{});
   auto* result = IrBuilder::create<TensorView>(td, x->dtype());

@@ -10,6 +10,7 @@
 
 #include "loom/exec/contiguity.h"
 #include "loom/ir/printer.h"
+#include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/verifier.h"
 #include "loom/multidevice/sharding.h"
@@ -113,8 +114,11 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
           if (tv == nullptr) continue;
           auto ids = ir::TensorDomain::noReductions(tv->logical());
           for (size_t d = 0; d < ids.size(); ++d) {
-            if (ids[d]->extent() != v && ids[d]->expandedExtent() != v) continue;
-            size_slots_.push_back({num_slots_, i, int64_t(d)});
+            // A local shard's extent v / factor gives v too (multidevice::localizeShardings).
+            int64_t factor = 1;
+            const bool whole = ir::scalar_math::dividedSymbol(ids[d]->extent(), &factor) == v;
+            if (ids[d]->extent() != v && ids[d]->expandedExtent() != v && !whole) continue;
+            size_slots_.push_back({num_slots_, i, int64_t(d), whole ? factor : 1});
             it = slot_of.emplace(v, num_slots_++).first;
             break;
           }
@@ -269,7 +273,7 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
   for (size_t i = 0; i < num_inputs; ++i) sc.slots[i] = &args[i];
   for (const SizeSlot& z : size_slots_) {
     eval::Argument& a = sc.owned[size_t(z.slot) - num_inputs];
-    a = eval::Argument(std::get<Tensor>(args[z.input]).size(z.dim));
+    a = eval::Argument(std::get<Tensor>(args[z.input]).size(z.dim) * z.factor);
     sc.slots[size_t(z.slot)] = &a;
   }
   for (size_t s = 0; s < executors_.size(); ++s) {

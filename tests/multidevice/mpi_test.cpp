@@ -342,6 +342,24 @@ std::vector<CommunicationCase> communicationCases() {
        nullptr,
        nullptr,
        [](int64_t d) { return std::vector<std::vector<int64_t>>{{4 * d, 6}, {4 * d, 6}}; }},
+      // Reductions over a sharded dim of symbolic size: the partials view each device's block
+      // through an outer split by d (static even when the extent is symbolic).
+      {"SymbolicSequenceStatistics",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {-1, -1, -1}, DataType::Float32);
+         shard(x, 1, DeviceMesh::arange(d));
+         f.addOutput(ops::sum(x, {1}));
+         ops::VarMeanResult vm = ops::varMean(x, {1}, /*correction=*/1.0);
+         f.addOutput(vm.var);
+         f.addOutput(vm.mean);
+       },
+       {CommunicationType::Allreduce, CommunicationType::Allgather, CommunicationType::Allgather,
+        CommunicationType::Allgather},
+       4,
+       1,
+       nullptr,
+       nullptr,
+       [](int64_t d) { return std::vector<std::vector<int64_t>>{{2, 8 * d, 6}}; }},
       // Between meshes. One device's tensor to every device: a Broadcast from device 0 (the
       // whole mesh at -np 1 is that device: nothing moves).
       {"BroadcastToEveryDevice",

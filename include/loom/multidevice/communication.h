@@ -116,9 +116,8 @@ bool hasCommunication(const ir::Fusion& fusion);
 ///    Allgather, an AllToAll, a Scatter, or a move between meshes). A reduction whose input is
 ///    on another mesh reads such a copy too.
 /// Then every resharding expression must be one Loom runs (communicationOf), else a UserError
-/// naming it and what Loom runs instead: a reduction over a sharded dim of symbolic size with
-/// several elements per device, any symbolic size between meshes, two mesh axes changed at
-/// once, and moves between meshes other
+/// naming it and what Loom runs instead: any symbolic size between meshes, two mesh axes
+/// changed at once, and moves between meshes other
 /// than those listed in the file comment. Returns whether it changed the fusion.
 bool decomposeReshardings(ir::Fusion& fusion);
 

@@ -43,6 +43,11 @@ TensorView* reshape(TensorView* x, const std::vector<int64_t>& new_sizes);
 /// exprs.h) that segmenter::concretizeFusion turns into a static one for given inputs.
 TensorView* reshape(TensorView* x, const SizeList& new_sizes);
 TensorView* reshape(TensorView* x, std::initializer_list<Size> new_sizes);
+/// x with dim `dim` viewed as [outer, extent / outer]: a split from the result's root to its
+/// logical domain whose outer extent is the constant `outer` and whose factor is the block
+/// extent / outer, a static reshape even when the extent is symbolic (then `outer` must divide
+/// it at run time).
+TensorView* splitDim(TensorView* x, int64_t dim, int64_t outer);
 /// A copy.
 TensorView* set(TensorView* x);
 

@@ -178,6 +178,7 @@ class FusionKernelRuntime {
     int64_t slot;
     size_t input;
     int64_t dim;
+    int64_t factor = 1;  ///< the size times this (a local shard's whole extent)
   };
   std::vector<SizeSlot> size_slots_;
   std::shared_ptr<const exec::ComputeDevice> device_;
