@@ -55,5 +55,5 @@ for f in "$work"/doc/*; do
   name=$(basename "$f")
   [[ -f $work/src/$name ]] || { echo "$doc: snippet '$name' is not in $src"; status=1; }
 done
-[[ $status == 0 ]] && echo "check_snippets: $(ls "$work/src" | wc -l) snippets of $doc match $src"
+[[ $status == 0 ]] && echo "check_snippets: $(find "$work/src" -type f | wc -l) snippets of $doc match $src"
 exit $status
