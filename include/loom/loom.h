@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The whole public API a framework uses, in one include: build a fusion (ir, ops), hold data
 // (tensor, DLPack), run it (runtime::FusionExecutorCache on a ComputeDevice, or a kernel scheduled
-// by hand with transform:: and run by exec::KernelExecutor), check it (the reference evaluator), shard it (multidevice),
-// and read and write the .fus text form. docs/cpp-api.md walks through it.
+// by hand with transform:: and run by exec::KernelExecutor), check it (the reference evaluator),
+// shard it (multidevice), and read and write the .fus text form. docs/cpp-api.md walks through it.
 //
-//   #include "loom/loom.h"              // target loom::loom (find_package(Loom) or add_subdirectory)
+//   #include "loom/loom.h"   // target loom::loom (find_package(Loom) or add_subdirectory)
 //
 // The per-layer headers stay the finer choice for Loom's own code: this one costs every layer's
 // declarations in each translation unit that includes it.

@@ -67,11 +67,11 @@ TEST(CppApiDoc, HostTensorsRunThroughFusionExecutorCache) {
   EXPECT_EQ(cache.hits(), 1);
 
   // [snippet read-outputs]
-  const Tensor& y = outs[0];    // [4, 8] f32, on the host like the inputs
-  const Tensor& sums = outs[1];  // [4]
-  double y03 = y.getDouble({{0, 3}});      // relu(0 * 2 - 3 * 2 + 0.5) = 0
-  double y30 = y.getDouble({{3, 0}});      // relu(3 * 2 + 0.5) = 6.5
-  const float* raw = y.dataAs<float>();    // row-major: y is contiguous
+  const Tensor& y = outs[0];             // [4, 8] f32, on the host like the inputs
+  const Tensor& sums = outs[1];          // [4]
+  double y03 = y.getDouble({{0, 3}});    // relu(0 * 2 - 3 * 2 + 0.5) = 0
+  double y30 = y.getDouble({{3, 0}});    // relu(3 * 2 + 0.5) = 6.5
+  const float* raw = y.dataAs<float>();  // row-major: y is contiguous
   double s3 = sums.getDoubleLinear(3);
 
   // The reference evaluator (double precision) is the oracle Loom's own tests compare with.
@@ -98,12 +98,12 @@ TEST(CppApiDoc, CudaTensorsStayOnTheGpu) {
   fillRandom(bias, 2);
   // [snippet cuda-tensors]
   // Built with the CUDA backend (LOOM_HAVE_CUDA_BACKEND, Loom_HAVE_CUDA_BACKEND in CMake):
-  Tensor x_gpu = cuda::toDevice(x);        // a copy on cuda:0
+  Tensor x_gpu = cuda::toDevice(x);  // a copy on cuda:0
   Tensor bias_gpu = cuda::toDevice(bias);
 
   runtime::RuntimeOptions gpu_options;
   gpu_options.backend = exec::Backend::Cuda;
-  gpu_options.executor.stream = nullptr;   // the CUstream every launch is queued on
+  gpu_options.executor.stream = nullptr;  // the CUstream every launch is queued on
   runtime::FusionExecutorCache gpu_cache(std::move(fusion), gpu_options);
 
   std::vector<eval::Argument> gpu_args = {x_gpu, bias_gpu};
@@ -135,7 +135,7 @@ TEST(CppApiDoc, HandScheduledKernelExecutor) {
     out->axis(1)->parallelize(ir::ParallelType::TIDx);
     transform::propagateTransforms(out);  // every tensor split like `out`
     transform::parallelizeAllLike(out);
-    transform::inlineMost(scheduled);     // intermediates computed where they are used
+    transform::inlineMost(scheduled);  // intermediates computed where they are used
   }
   exec::KernelExecutor ke;
   ke.compile(scheduled, exec::Backend::Host);  // lower, generate CUDA C++, compile
@@ -153,8 +153,8 @@ TEST(CppApiDoc, PrintAndParseTheTextForm) {
   // [snippet text-form]
   std::string text = ir::printFusion(*fusion);  // what `loom print` shows; .fus files hold it
   std::unique_ptr<ir::Fusion> parsed = ir::parseFusion(text, "my_fusion.fus");
-  bool same = ir::structurallyEqual(*fusion, *parsed);         // true
-  bool stable = ir::printFusion(*parsed) == text;              // true: printing is canonical
+  bool same = ir::structurallyEqual(*fusion, *parsed);  // true
+  bool stable = ir::printFusion(*parsed) == text;       // true: printing is canonical
   // [end snippet]
   EXPECT_TRUE(same);
   EXPECT_TRUE(stable);
@@ -168,9 +168,8 @@ TEST(CppApiDoc, Version) {
 #endif
   std::string version = LOOM_VERSION_STRING;  // "0.1.0"
   // [end snippet]
-  EXPECT_EQ(version, std::to_string(LOOM_VERSION_MAJOR) + "." +
-                         std::to_string(LOOM_VERSION_MINOR) + "." +
-                         std::to_string(LOOM_VERSION_PATCH));
+  EXPECT_EQ(version, std::to_string(LOOM_VERSION_MAJOR) + "." + std::to_string(LOOM_VERSION_MINOR) +
+                         "." + std::to_string(LOOM_VERSION_PATCH));
 }
 
 }  // namespace
