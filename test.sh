@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds Loom and runs its test tiers (ctest labels, see docs/design.md):
-#   unit, emu  always;   gpu  when nvidia-smi works;   mpi  when mpirun exists and mpi tests do.
+#   unit, emu, packaging  always;   packaging_subdir  in CI (CI=true, .ci/run);
+#   gpu  when nvidia-smi works;   mpi  when mpirun exists and mpi tests do.
 #
 #   ./test.sh           preset `release` (or `ci`, warnings as errors, when CI=true), build/
 #   ./test.sh --asan    preset `asan` (AddressSanitizer + UBSan), build-asan/, unit and emu only
@@ -16,7 +17,7 @@ for arg in "$@"; do
     --asan) asan=1 ;;
     --tsan) tsan=1 ;;
     -h | --help)
-      sed -n '3,8s/^# \{0,1\}//p' "$0"
+      sed -n '3,9s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
     *)
@@ -96,6 +97,20 @@ for label in unit emu; do
   if [[ ${n:-0} == 0 ]]; then skipped+=("$label (no tests registered yet)"); fi
 done
 run_tier "unit|emu ($(count_tests unit) unit, $(count_tests emu) emu tests)" -L 'unit|emu' -j2
+
+# Loom as a package (tests/packaging): an install into a temp prefix and a consumer of it, cheap
+# since it reuses the built libraries. The subproject consumer rebuilds the libraries (a few
+# CPU-minutes with a cold ccache), so only CI runs it. Neither under --asan.
+if [[ $asan == 1 ]]; then
+  skipped+=("packaging (--asan runs unit and emu only)")
+else
+  run_tier "packaging ($(count_tests packaging) test)" -L '^packaging$' -j1
+  if [[ ${CI:-} == true ]]; then
+    run_tier "packaging_subdir ($(count_tests packaging_subdir) test)" -L '^packaging_subdir$' -j1
+  else
+    skipped+=("packaging_subdir (CI only: rebuilds the libraries as a subproject)")
+  fi
+fi
 
 # libFuzzer: the .fus parser and the parse-verify-evaluate path, LOOM_LIBFUZZER_SECONDS (60) each
 # from the examples and the regression inputs, in a clang build with ASan and UBSan (build-fuzz/).

@@ -14,6 +14,7 @@
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "benchmarks/bench_gpu.h"
 #include "loom/backend/cuda/driver.h"
+#include "loom/version.h"
 #endif
 
 namespace loom::bench {
@@ -36,7 +37,7 @@ void writeJson(const std::string& path, const std::string& gpu, const Options& o
   w.key("schema").value("loom-bench-loom/1");
   w.key("date").value(utcTimestamp());
   w.key("gpu").value(gpu);
-  w.key("loom").value(LOOM_VERSION);
+  w.key("loom").value(LOOM_VERSION_STRING);
   w.key("protocol").beginObject();
   w.key("timer").value("cuda events around FusionExecutorCache::run");
   w.key("reps").value(o.reps);
@@ -166,7 +167,7 @@ void printReport(const std::vector<CaseResult>& results, const HostOverhead* hos
 
 int runBenchmarks(const Options& o, const std::string& exe) {
   std::string gpu = gpuName();
-  std::cout << "loom_bench " << LOOM_VERSION << " on " << gpu << ": " << o.reps
+  std::cout << "loom_bench " << LOOM_VERSION_STRING << " on " << gpu << ": " << o.reps
             << " reps after " << o.warmup << " warm-up runs, L2 flushed (256 MiB) before each\n";
   bool ok = true;
   std::optional<CompileTimes> compile;

@@ -23,14 +23,39 @@ endfunction()
 
 # loom_add_library(<layer> SOURCES a.cpp b.cpp DEPS loom_x loom_y)
 # Creates the static library loom_<layer>; public headers live in include/loom/<layer>/.
+# Consumers name it loom::<layer>: an alias in the build tree (add_subdirectory) and the exported
+# name once installed (find_package), so one spelling works both ways. C++20 is a usage
+# requirement, since the public headers need it.
 function(loom_add_library layer)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(loom_${layer} STATIC ${ARG_SOURCES})
+  add_library(loom::${layer} ALIAS loom_${layer})
+  set_target_properties(loom_${layer} PROPERTIES EXPORT_NAME ${layer})
   target_include_directories(loom_${layer}
-    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PUBLIC
+      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${PROJECT_SOURCE_DIR}/csrc)
+  target_compile_features(loom_${layer} PUBLIC cxx_std_20)
   target_link_libraries(loom_${layer} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
   loom_set_flags(loom_${layer})
+  set_property(GLOBAL APPEND PROPERTY LOOM_LIBRARIES loom_${layer})
+endfunction()
+
+# loom::loom (target loom_all, since `loom` is the CLI): every library, for a framework that wants
+# the whole public API (include/loom/loom.h) without picking layers. Call after the last library.
+# In the build tree it alone carries the generated include/ (loom/version.h): on the libraries it
+# would change every compile command for a header no library source includes. Installed, every
+# target has it, since both trees are one include/ there.
+function(loom_add_umbrella_target)
+  get_property(libs GLOBAL PROPERTY LOOM_LIBRARIES)
+  add_library(loom_all INTERFACE)
+  add_library(loom::loom ALIAS loom_all)
+  set_target_properties(loom_all PROPERTIES EXPORT_NAME loom)
+  target_include_directories(loom_all INTERFACE
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_link_libraries(loom_all INTERFACE ${libs})
 endfunction()
 
 # The environment of every ctest test: the source tree, and LOOM_DEBUG turning on the verifiers

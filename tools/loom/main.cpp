@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "loom/support/error.h"
+#include "loom/version.h"
 #include "tools/loom/commands.h"
 
 namespace {
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "version" || cmd == "--version") {
-      std::cout << "loom " << LOOM_VERSION << "\n";
+      std::cout << "loom " << LOOM_VERSION_STRING << "\n";
       return 0;
     }
     if (cmd == "print") return loom::tools::printCommand(args);

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds and runs consumer/main.cpp the two ways a user consumes Loom (registered by
+# CMakeLists.txt here; label packaging):
+#   packaging_test.sh install BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
+#     `cmake --install` of the already built BUILD_DIR into WORK_DIR/prefix, a check that nothing
+#     installed names the build or source tree, then consumer/ with find_package(Loom), and
+#     consumer/main.cpp once more with only `pkg-config --cflags --libs loom`.
+#   packaging_test.sh subdir SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
+#     subdir_consumer/, which builds Loom's libraries itself through add_subdirectory (unoptimized,
+#     the quickest to compile; LAUNCHER, ccache, makes a rerun cheap).
+# Build directories under WORK_DIR are kept between runs, so a rerun only rebuilds what changed.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mode=$1
+shift
+
+# Runs the consumer as a user's program would run: outside Loom's source and test environment.
+run_consumer() {
+  (cd "$work" && env -u LOOM_SOURCE_DIR "$1")
+}
+
+configure() {
+  local src=$1 bin=$2
+  shift 2
+  cmake -S "$src" -B "$bin" -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" \
+    ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher"} "$@" >"$bin.configure.log" 2>&1 || {
+    cat "$bin.configure.log"
+    return 1
+  }
+}
+
+case $mode in
+  install)
+    build=$1 source=$2 work=$3 generator=$4 cxx=$5 launcher=${6:-}
+    mkdir -p "$work"
+    prefix=$work/prefix
+    # A fresh prefix, so that a file the install rules stopped installing cannot linger; installed
+    # files keep their timestamps, so the consumer's rebuild stays incremental.
+    rm -rf "$prefix"
+    cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+    for f in lib/cmake/Loom/LoomConfig.cmake lib/cmake/Loom/LoomConfigVersion.cmake \
+      lib/cmake/Loom/LoomTargets.cmake lib/pkgconfig/loom.pc include/loom/loom.h \
+      include/loom/version.h include/loom/runtime/fusion_executor_cache.h lib/libloom_runtime.a; do
+      [[ -f $prefix/$f ]] || { echo "packaging: $f was not installed" >&2; exit 1; }
+    done
+    if grep -rlF -e "$build" -e "$source" "$prefix/lib/cmake" "$prefix/lib/pkgconfig" \
+      "$prefix/include"; then
+      echo "packaging: the installed files above name the build or source tree" >&2
+      exit 1
+    fi
+    configure "$here/consumer" "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix"
+    cmake --build "$work/consumer" >"$work/consumer.build.log" 2>&1 || {
+      cat "$work/consumer.build.log"
+      exit 1
+    }
+    run_consumer "$work/consumer/loom_consumer"
+    if command -v pkg-config >/dev/null 2>&1; then
+      export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+      # shellcheck disable=SC2046 # pkg-config prints several words on purpose
+      $launcher "$cxx" -std=c++20 $(pkg-config --cflags loom) "$here/consumer/main.cpp" \
+        -o "$work/loom_consumer_pc" $(pkg-config --libs loom)
+      run_consumer "$work/loom_consumer_pc"
+    else
+      echo "packaging: pkg-config not found, loom.pc not checked"
+    fi
+    ;;
+  subdir)
+    source=$1 work=$2 generator=$3 cxx=$4 launcher=${5:-}
+    mkdir -p "$work"
+    configure "$here/subdir_consumer" "$work/subdir" -DLOOM_SOURCE_DIR="$source"
+    cmake --build "$work/subdir" -j 2 >"$work/subdir.build.log" 2>&1 || {
+      tail -50 "$work/subdir.build.log"
+      exit 1
+    }
+    run_consumer "$work/subdir/loom_consumer"
+    ;;
+  *)
+    echo "packaging_test.sh: unknown mode '$mode' (expected install or subdir)" >&2
+    exit 2
+    ;;
+esac
