@@ -573,14 +573,20 @@ Row Bench::run(Collective c, int64_t bytes) {
     place_.sync();
   }
   // The batch: enough raw calls for about kBatchTargetUs per repetition, the same on every rank.
+  // The median of a few single calls, so that one call slowed by another process on the machine
+  // does not shrink the batch to one.
   int64_t batch = options_.batch;
   if (batch == 0) {
-    constexpr int kProbe = 3;
+    constexpr int kProbe = 5;
+    std::vector<double> probe;
     barrier();
-    const auto t0 = Clock::now();
-    for (int k = 0; k < kProbe; ++k) ways[0].call();
-    place_.sync();
-    const double perCall = maxOverRanks(usSince(t0) / kProbe);
+    for (int k = 0; k < kProbe; ++k) {
+      const auto t0 = Clock::now();
+      ways[0].call();
+      place_.sync();
+      probe.push_back(usSince(t0));
+    }
+    const double perCall = maxOverRanks(summarize(probe).median);
     const int64_t cap = place_.cuda() ? kMaxBatchGpu : kMaxBatchHost;
     batch = std::clamp<int64_t>(int64_t(std::llround(kBatchTargetUs / std::max(perCall, 0.01))), 1,
                                 cap);
