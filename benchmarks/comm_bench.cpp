@@ -12,7 +12,7 @@
 // per barrier would add that skew to every small call. So each repetition is a barrier and then
 // a batch of K calls back to back (K picked per size so that a batch lasts about 2 ms; 1 for
 // large sizes), and a repetition's time per call is the slowest rank's batch time over K. The
-// three ways take turns within every repetition, in an order that rotates, so that a change in
+// three ways take turns within every repetition, in an order that changes, so that a change in
 // the machine's load (other processes, the CPU clock) lands on all of them alike. GPU times
 // come from CUDA events around the batch; the host time of a call on a GPU rank is the CPU time
 // to issue it (before the stream is synchronized). Each way's result is checked once per size
@@ -593,13 +593,18 @@ Row Bench::run(Collective c, int64_t bytes) {
   }
   row.batch = batch;
 
-  // Repetitions: the ways take turns, in an order rotated every repetition.
+  // Repetitions: the ways take turns, in the next of their orders each repetition. Every order
+  // (not only rotations) so that each way follows each other way about as often: a way that
+  // leaves work behind (the fusion unmapping a large output) must not always precede the same one.
   const int64_t reps = options_.iters;
   const size_t nw = ways.size();
+  std::vector<size_t> order(nw);
+  for (size_t j = 0; j < nw; ++j) order[j] = j;
   std::vector<double> times(nw * size_t(reps) * 2, 0.0);  // [way][rep][time, host]
   for (int64_t rep = 0; rep < reps; ++rep) {
+    if (rep > 0) std::next_permutation(order.begin(), order.end());
     for (size_t j = 0; j < nw; ++j) {
-      const size_t wi = (size_t(rep) + j) % nw;
+      const size_t wi = order[j];
       Way& w = ways[wi];
       barrier();
       auto [perBatch, issue] = place_.time([&] {
