@@ -81,9 +81,10 @@ void checkMpi(int rc, const char* what) {
 // Element i of rank r's input: a small integer (see the file comment).
 float pattern(int64_t rank, int64_t i) { return float(int((i * 7 + rank * 13) % 31) - 15); }
 
+// Element i of the sum over `ranks` ranks' inputs, summed in integers.
 float sumOverRanks(int64_t ranks, int64_t i) {
   int64_t s = 0;
-  for (int64_t r = 0; r < ranks; ++r) s += int64_t((i * 7 + r * 13) % 31) - 15;
+  for (int64_t r = 0; r < ranks; ++r) s += int64_t(pattern(r, i));
   return float(s);
 }
 
