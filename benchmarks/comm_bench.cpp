@@ -218,7 +218,6 @@ struct Way {
   std::string name;
   std::function<void()> call;       ///< one collective (queued on the stream on a GPU)
   std::function<Tensor()> checked;  ///< inputs refilled, one call, its output
-  std::function<void()> settle;     ///< after the check, before timing
 };
 
 // Every figure of one row, medians and minima over the repetitions.
@@ -409,10 +408,6 @@ Way Bench::rawWay(Collective c, const Buffers& b, const std::function<float(int6
     place_.sync();
     return out;
   };
-  // Repeated in-place sums would grow without bound: time them on zeros.
-  w.settle = [this, c, in] {
-    if (c == Collective::Allreduce) place_.fill(in, [](int64_t) { return 0.0f; });
-  };
   return w;
 }
 
@@ -437,9 +432,6 @@ Way Bench::commWay(Collective c, const Buffers& b, const std::function<float(int
     call();
     place_.sync();
     return *out;
-  };
-  w.settle = [this, c, in] {
-    if (c == Collective::Allreduce) place_.fill(*in, [](int64_t) { return 0.0f; });
   };
   return w;
 }
@@ -504,7 +496,6 @@ Way Bench::fusionWay(Collective c, const Buffers& b, const std::function<float(i
     described_fusion_[k] = true;
     return outs.at(0);
   };
-  w.settle = [] {};
   return w;
 }
 
@@ -577,8 +568,10 @@ Row Bench::run(Collective c, int64_t bytes) {
         break;
       }
     }
-    w.settle();
   }
+  // Repeated in-place sums would grow without bound: allreduce is timed on zeros (the fusion
+  // reads the same buffer, so it sums zeros too).
+  if (c == Collective::Allreduce) place_.fill(buffers.in, [](int64_t) { return 0.0f; });
   place_.sync();
   row.ok = maxOverRanks(double(bad)) == 0;
 
