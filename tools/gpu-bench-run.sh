@@ -5,7 +5,7 @@
 # (one file, so the device tool brings it back whole); the table is printed last.
 #
 #   bash tools/gpu-bench-run.sh [--examples] [--fast-compile] [--ab-hints] [--stages]
-#                               [--sweep FILE] [--no-torch] [--mpi]
+#                               [--sweep FILE] [--no-torch] [--mpi] [--comm]
 #
 #   --examples      also run every full-size example with `loom run --backend cuda` (correctness)
 #   --fast-compile  also time every case with LOOM_NVRTC_FAST_COMPILE=min
@@ -14,11 +14,14 @@
 #   --no-torch      skip the torch baseline (a Loom-only run: no side-by-side table)
 #   --mpi           also the mpi tier with GPU ranks (ranks share the GPUs) and the founding case
 #                   per rank for 1, 2 and 4 ranks next to the single-device run (founding.txt)
+#   --comm          also the communication microbenchmark on GPU ranks (loom_comm_bench through
+#                   benchmarks/run_comm_bench.sh --gpu: NCCL at -np 1, and -np 2, 4 staged when the
+#                   ranks share a GPU or NCCL with a GPU each); tables in comm/*.txt
 #   --sweep FILE    also time heuristic variants: each line of FILE is "CASES DTYPES PARAMS"
 #                   (loom_bench --cases/--dtypes/--params); '#' starts a comment
 set -o pipefail
 out=${OUT:?set OUT to the output folder}
-examples=0 fast=0 hints=0 stages=0 sweep="" torch=1 mpi=0
+examples=0 fast=0 hints=0 stages=0 sweep="" torch=1 mpi=0 comm=0
 while [[ $# -gt 0 ]]; do
   a=$1
   shift
@@ -26,6 +29,7 @@ while [[ $# -gt 0 ]]; do
     --sweep) sweep=${1:?--sweep needs a file}; shift ;;
     --no-torch) torch=0 ;;
     --mpi) mpi=1 ;;
+    --comm) comm=1 ;;
     --examples) examples=1 ;;
     --fast-compile) fast=1 ;;
     --ab-hints) hints=1 ;;
@@ -105,6 +109,14 @@ if [[ $mpi == 1 ]]; then  # GPU ranks: the mpi tier, then the founding case's fi
   } > "$r/founding.txt" 2>&1
   echo "founding case rc=$?" >> "$r/status.txt"
 fi
+if [[ $comm == 1 ]]; then  # collectives through Loom next to NCCL / MPI called directly
+  # Staged sweeps stop at 64 MiB here (every staged call copies through pageable host memory;
+  # run_comm_bench.sh's own default, 256 MiB, takes minutes more than this call has), and each
+  # configuration gets at most 150 s.
+  LOOM_COMM_BENCH=build-gpu/bin/loom_comm_bench COMM_BENCH_STAGED_MAX=${COMM_BENCH_STAGED_MAX:-64M} \
+    COMM_BENCH_RUN_TIMEOUT=150 bash benchmarks/run_comm_bench.sh --gpu "$r/comm" > "$r/comm.log" 2>&1
+  echo "comm bench rc=$?" >> "$r/status.txt"
+fi
 if [[ $examples == 1 ]]; then  # every full-size example, checked by the reference evaluator
   for f in examples/*.fus; do
     (timeout 200 build-gpu/bin/loom run "$f" --backend cuda > "$r/run-$(basename "$f" .fus).log" 2>&1
@@ -128,6 +140,7 @@ if [[ $mpi == 1 ]]; then
   echo "mpi tier: $(tar xzf "$out/all.tgz" -O ./mpi-tier.log | grep -c '\[  SKIPPED \]') gtest lines SKIPPED"
   tar xzf "$out/all.tgz" -O ./founding.txt | grep -E "^==|bench|rank\(s\)|FAIL|error"
 fi
+[[ $comm == 1 ]] && tar xzf "$out/all.tgz" -O ./comm.log
 [[ -n $sweep ]] && tar xzf "$out/all.tgz" -O ./sweep.txt
 for j in $(tar tzf "$out/all.tgz" | grep -E 'loom-(fast-compile|hint[0-9]+)\.json$'); do
   tag=$(basename "$j" .json)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Self-test of benchmarks/compare.py and the torch-free paths of the benchmark scripts (no GPU)."""
+"""Self-test of benchmarks/compare.py, comm_table.py and the torch-free paths of the benchmark
+scripts (no GPU)."""
 
 import importlib.util
 import io
@@ -21,6 +22,7 @@ SOURCE_DIR = os.environ.get("LOOM_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BENCH_DIR = os.path.join(SOURCE_DIR, "benchmarks")
 sys.path.insert(0, BENCH_DIR)
+import comm_table  # noqa: E402
 import compare  # noqa: E402
 import sweep_table  # noqa: E402
 
@@ -232,6 +234,53 @@ class SweepTableTest(unittest.TestCase):
         self.assertEqual(rows[0][1:6], ("sum_dim0_16384x4096", "fp32", 70.5, 3.81, "PASS"))
         self.assertEqual(rows[0][6], "Reduction: outer bdimx=16")
         self.assertEqual(rows[1][5], "UNREADABLE")
+
+
+class CommTableTest(unittest.TestCase):
+    """comm_table.py: minima over runs, ratios and +us from them, each run's own ratio kept."""
+
+    HEADER = ("collective,bytes,ranks,backend,transport,raw,batch,raw_us,raw_min_us,raw_host_us,"
+              "raw_host_min_us,raw_algbw_gbps,raw_busbw_gbps,comm_us,comm_min_us,comm_host_us,"
+              "comm_host_min_us,comm_algbw_gbps,comm_busbw_gbps,fusion_us,fusion_min_us,"
+              "fusion_host_us,fusion_host_min_us,fusion_algbw_gbps,fusion_busbw_gbps,comm_over_raw,"
+              "fusion_over_raw,comm_host_above_us,fusion_host_above_us,check\n")
+
+    def write(self, d, name, raw_min, comm_min, fusion_min, comm_over_raw, ranks=2):
+        path = os.path.join(d, name)
+        fusion = f"1,{fusion_min},1,1,1,1" if fusion_min is not None else ",,,,,"
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.HEADER)
+            f.write(f"allreduce,1048576,{ranks},host,mpi,MPI,1,1,{raw_min},1,1,1,1,"
+                    f"1,{comm_min},1,1,1,1,{fusion},{comm_over_raw},,0,,ok\n")
+        return path
+
+    def test_minima_over_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.write(d, "a.csv", 100.0, 110.0, 200.0, 0.90)
+            b = self.write(d, "b.csv", 80.0, 100.0, 160.0, 1.10)
+            lines = comm_table.table([a, b]).splitlines()
+        self.assertEqual(len(lines), 3)
+        cells = [c.strip() for c in lines[2].strip("|").split("|")]
+        # raw 80, comm 100, fusion 160; busbw = 1 MiB / 80 us x 2(n-1)/n = 13.11 GB/s.
+        self.assertEqual(cells[:8], ["allreduce", "1 MiB", "80.0", "100.0", "160.0", "13.11",
+                                     "0.80", "0.50"])
+        self.assertEqual(cells[8:10], ["20.0", "80.0"])
+        self.assertEqual(cells[10], "1.00 (0.90-1.10)")
+        self.assertEqual(cells[11], "-")
+
+    def test_one_rank_has_no_fusion_or_busbw(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.write(d, "a.csv", 10.0, 10.5, None, 0.95, ranks=1)
+            cells = [c.strip() for c in comm_table.table([a]).splitlines()[2].strip("|").split("|")]
+        self.assertEqual(cells[4:8], ["-", "-", "0.95", "-"])
+        self.assertEqual(cells[10], "0.95")
+
+    def test_mixed_rank_counts_are_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.write(d, "a.csv", 10.0, 10.5, 11.0, 0.95, ranks=2)
+            b = self.write(d, "b.csv", 10.0, 10.5, 11.0, 0.95, ranks=4)
+            with self.assertRaises(ValueError):
+                comm_table.table([a, b])
 
 
 class CliTest(unittest.TestCase):
