@@ -103,7 +103,19 @@ void Communicator::allreduce(Tensor& inout, ReduceOp op, const Team& team, CUstr
   const char* what = "allreduce";
   const int64_t position = positionIn(team, what);
   checkTensor(what, "inout", inout);
-  transportFor(what, team, position, inout.device()).allreduce(inout, op, stream);
+  transportFor(what, team, position, inout.device()).allreduce(inout, inout, op, stream);
+}
+
+void Communicator::allreduce(const Tensor& input, Tensor& output, ReduceOp op, const Team& team,
+                             CUstream stream) {
+  const char* what = "allreduce";
+  const int64_t position = positionIn(team, what);
+  checkInputOutput(what, input, output);
+  LOOM_CHECK(input.numel() == output.numel(), what, ": input ", describe(input), " has ",
+             input.numel(), " elements, expected output's ", output.numel());
+  LOOM_CHECK(!overlap(input, output), what,
+             ": input and output overlap (pass one tensor for an allreduce in place)");
+  transportFor(what, team, position, input.device()).allreduce(input, output, op, stream);
 }
 
 void Communicator::reduceScatter(const Tensor& input, Tensor& output, ReduceOp op, const Team& team,

@@ -34,7 +34,9 @@ class LocalTransport final : public TeamTransport {
   void allgather(const Tensor& input, Tensor& output, CUstream stream) override {
     copyTensor(input, output, stream);
   }
-  void allreduce(Tensor&, ReduceOp, CUstream) override {}
+  void allreduce(const Tensor& input, Tensor& output, ReduceOp, CUstream stream) override {
+    copyTensor(input, output, stream);
+  }
   void reduceScatter(const Tensor& input, Tensor& output, ReduceOp, CUstream stream) override {
     copyTensor(input, output, stream);
   }

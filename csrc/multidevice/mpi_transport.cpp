@@ -45,10 +45,11 @@ class MpiTransport final : public TeamTransport {
     checkMpi(MPI_Allgather(send, n, type, output.data(), n, type, comm_), "MPI_Allgather");
   }
 
-  void allreduce(Tensor& inout, ReduceOp op, CUstream) override {
+  void allreduce(const Tensor& input, Tensor& output, ReduceOp op, CUstream) override {
+    const void* send = input.data() == output.data() ? MPI_IN_PLACE : input.data();
     checkMpi(
-        MPI_Allreduce(MPI_IN_PLACE, inout.data(), mpiCount(inout.numel(), "allreduce"),
-                      mpiDataType(inout.dtype()), detail::mpiReduceOp(inout.dtype(), op), comm_),
+        MPI_Allreduce(send, output.data(), mpiCount(output.numel(), "allreduce"),
+                      mpiDataType(output.dtype()), detail::mpiReduceOp(output.dtype(), op), comm_),
         "MPI_Allreduce");
   }
 

@@ -40,11 +40,11 @@ class NcclTransport final : public TeamTransport {
                 "ncclAllGather");
   }
 
-  void allreduce(Tensor& inout, ReduceOp op, CUstream stream) override {
+  void allreduce(const Tensor& input, Tensor& output, ReduceOp op, CUstream stream) override {
     enter();
     nccl::check(api_,
-                api_.ncclAllReduce(inout.data(), inout.data(), size_t(inout.numel()),
-                                   nccl::dataType(inout.dtype()), nccl::redOp(inout.dtype(), op),
+                api_.ncclAllReduce(input.data(), output.data(), size_t(output.numel()),
+                                   nccl::dataType(output.dtype()), nccl::redOp(output.dtype(), op),
                                    comm_, stream),
                 "ncclAllReduce");
   }

@@ -25,7 +25,8 @@ class TeamTransport {
   virtual Transport kind() const = 0;
 
   virtual void allgather(const Tensor& input, Tensor& output, CUstream stream) = 0;
-  virtual void allreduce(Tensor& inout, ReduceOp op, CUstream stream) = 0;
+  /// In place when `input` and `output` are the same tensor (same data), else disjoint.
+  virtual void allreduce(const Tensor& input, Tensor& output, ReduceOp op, CUstream stream) = 0;
   virtual void reduceScatter(const Tensor& input, Tensor& output, ReduceOp op, CUstream stream) = 0;
   virtual void broadcast(Tensor& buffer, int64_t root, CUstream stream) = 0;
   /// A null tensor skips its half; `dst` and `src` are positions (may be this rank's own).

@@ -136,8 +136,7 @@ void CommunicationExecutor::runInto(std::span<const eval::Argument> inputs,
       break;
     }
     case CommunicationType::Allreduce:
-      device_->copyBytes(out.data(), in.data(), size_t(in.numel()) * item, stream_);
-      communicator_->allreduce(out, comm_.op, team_, stream_);
+      communicator_->allreduce(in, out, comm_.op, team_, stream_);
       break;
     case CommunicationType::ReduceScatter: {
       // The input's dim of the scattered blocks: the output's dim j, past the reduced dim.

@@ -141,6 +141,8 @@ TEST(Communicator, SizeErrors) {
   Tensor half = random({3}, DataType::Float32, 3);
   expectHas(userErrorOf([&] { comm.sendRecv(&half, 1, &seven2, 1, {1, 3}); }),
             "sendRecv: recv [7] f32 on cpu has 7 elements, expected send's 3");
+  expectHas(userErrorOf([&] { comm.allreduce(seven, out, ReduceOp::Sum, {1, 3}); }),
+            "allreduce: input [7] f32 on cpu has 7 elements, expected output's 10");
   EXPECT_EQ(comm.communications(), 0);
 }
 
@@ -176,6 +178,8 @@ TEST(Communicator, TensorErrors) {
   Tensor quarter = Tensor(whole.storage(), DataType::Float32, {3}, {1}, 0);
   expectHas(userErrorOf([&] { comm.reduceScatter(firstHalf, quarter, ReduceOp::Sum, {0, 1}); }),
             "reduceScatter: input and output overlap");
+  expectHas(userErrorOf([&] { comm.allreduce(firstHalf, middle, ReduceOp::Sum, {0, 1}); }),
+            "allreduce: input and output overlap (pass one tensor for an allreduce in place)");
   EXPECT_EQ(comm.communications(), 0);
 }
 

@@ -237,13 +237,23 @@ TEST_F(MpiCollectives, Allreduce) {
         const std::string what = "allreduce " + std::string(reduceOpName(op)) + " " +
                                  std::string(dataTypeName(dtype)) + " " + teamText(team);
         expectCounted(before, team, what);
-        expectEqual(inout, hostTensor({5, 2}, dtype, [&](int64_t i) {
-                      double acc = valueOf(team[0], i, salt, dtype, kind);
-                      for (size_t m = 1; m < team.size(); ++m) {
-                        acc = reduce(acc, valueOf(team[m], i, salt, dtype, kind), dtype, op);
-                      }
-                      return acc;
-                    }), what);
+        const Tensor want = hostTensor({5, 2}, dtype, [&](int64_t i) {
+          double acc = valueOf(team[0], i, salt, dtype, kind);
+          for (size_t m = 1; m < team.size(); ++m) {
+            acc = reduce(acc, valueOf(team[m], i, salt, dtype, kind), dtype, op);
+          }
+          return acc;
+        });
+        expectEqual(inout, want, what);
+        // Out of place: the input stays as it was.
+        const Tensor mine = hostTensor({5, 2}, dtype, [&](int64_t i) {
+          return valueOf(comm_.rank(), i, salt, dtype, kind);
+        });
+        Tensor input = put(mine);
+        Tensor output = put(hostTensor({5, 2}, dtype, [](int64_t) { return 0.0; }));
+        comm_.allreduce(input, output, op, team);
+        expectEqual(output, want, what + " out of place");
+        expectEqual(input, mine, what + " out of place: the input");
       }
     }
   }

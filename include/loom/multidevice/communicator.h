@@ -136,6 +136,10 @@ class Communicator {
   void allgather(const Tensor& input, Tensor& output, const Team& team, CUstream stream = nullptr);
   /// inout = the elementwise reduction of every member's inout.
   void allreduce(Tensor& inout, ReduceOp op, const Team& team, CUstream stream = nullptr);
+  /// output = the elementwise reduction of every member's input (of output's numel; input and
+  /// output disjoint), without copying the input first.
+  void allreduce(const Tensor& input, Tensor& output, ReduceOp op, const Team& team,
+                 CUstream stream = nullptr);
   /// output = block p (of output.numel() elements) of the reduction of every member's input,
   /// where p is this rank's position in the team: input.numel() is team.size() times
   /// output.numel(). Input and output may not overlap.
