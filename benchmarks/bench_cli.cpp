@@ -10,6 +10,14 @@
 namespace loom::bench {
 namespace {
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
 int64_t parseCount(const std::string& option, const std::string& text, int64_t minimum) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
@@ -23,13 +31,6 @@ int64_t parseCount(const std::string& option, const std::string& text, int64_t m
   return value;
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-}  // namespace
 
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> out;

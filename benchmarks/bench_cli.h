@@ -50,5 +50,7 @@ std::string usage();
 
 /// Splits "a,b,,c" into {"a", "b", "c"}.
 std::vector<std::string> splitList(const std::string& text);
+/// `text` as a whole number of at least `minimum`; UsageError naming `option` otherwise.
+int64_t parseCount(const std::string& option, const std::string& text, int64_t minimum);
 
 }  // namespace loom::bench

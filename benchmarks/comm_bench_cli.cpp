@@ -7,23 +7,10 @@
 #include <charconv>
 #include <sstream>
 
-#include "benchmarks/bench_cli.h"  // UsageError, splitList
+#include "benchmarks/bench_cli.h"  // UsageError, splitList, parseCount
 
 namespace loom::bench::comm {
 namespace {
-
-int64_t parseCount(const std::string& option, const std::string& text, int64_t minimum) {
-  int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end) {
-    throw UsageError(option + " expects a whole number, got '" + text + "'");
-  }
-  if (value < minimum) {
-    throw UsageError(option + " must be at least " + std::to_string(minimum) + ", got " + text);
-  }
-  return value;
-}
 
 std::string oneOf(const std::string& option, const std::string& value,
                   std::initializer_list<const char*> allowed) {
