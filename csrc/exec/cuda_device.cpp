@@ -52,18 +52,13 @@ class CudaDevice final : public ComputeDevice {
   void require(std::string_view purpose) const override { cuda::requireCuda(purpose); }
 
   std::unique_ptr<LoadedKernel> load(const codegen::GeneratedKernel& kernel,
-                                     const DumpOptions& dump, PhaseTimer& timer) const override {
+                                     const DumpOptions& /*dump*/, PhaseTimer& timer) const override {
     static cuda::NvrtcCompiler compiler;
     cuda::CompileOptions options = cuda::CompileOptions::forArch("", kernel.name);
     options.device = index_;  // its architecture
     cuda::CompileResult r = compiler.compile(kernel.source, options);
     timer.mark(r.cacheHit ? "cubin cache hit" : "nvrtc");
-    if (dump.has(DumpOption::Ptxas)) {
-      for (const auto& k : r.kernels) {
-        std::cout << k.function << ": " << k.registers << " registers, " << k.spillStores
-                  << " bytes spill stores, " << k.spillLoads << " bytes spill loads\n";
-      }
-    }
+    // LOOM_DUMP=ptxas: the compiler prints each kernel's resources (cuda/nvrtc.h).
     auto loaded =
         std::make_unique<CudaKernel>(std::make_unique<cuda::Module>(r.cubin, index_), kernel.name,
                                      index_);

@@ -17,6 +17,7 @@
 #include "loom/lower/index_type.h"
 #include "loom/lower/lower.h"
 #include "loom/support/checked_math.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
 #include "loom/tensor/tensor_metadata.h"
@@ -90,7 +91,7 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
     timer.mark(index_type == DataType::Int32 ? "codegen (int32 indices)"
                                              : "codegen (int64 indices)");
   }
-  if (dump.has(DumpOption::CudaKernel)) std::cout << generated_.kernelText;
+  if (dump.has(DumpOption::CudaKernel)) dumpSink() << generated_.kernelText;
   slot->loaded = device_->load(generated_, dump, timer);
   return *slot;
 }
@@ -350,7 +351,7 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
   }
 
   const LaunchParams& lp = plan.launch;
-  if (dump_launch_) std::cout << plan.module->generated.name << ": " << lp.toString() << "\n";
+  if (dump_launch_) dumpSink() << plan.module->generated.name << ": " << lp.toString() << "\n";
   if (!plan.emptyDim.empty()) {  // every written tensor is empty: nothing to launch
     std::fill(allocated.begin(), allocated.end(), Tensor());
     return;

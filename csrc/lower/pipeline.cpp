@@ -5,6 +5,7 @@
 
 #include "loom/lower/lower.h"
 #include "loom/lower/verify_kernel.h"
+#include "loom/support/dump_sink.h"
 #include "loom/transform/schedule.h"
 
 namespace loom::lower {
@@ -43,7 +44,7 @@ std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& du
   for (const Pass& pass : pipeline()) {
     bool changed = pass.fn(*kernel, ctx);
     if (changed && dump.hasWithArg(DumpOption::KernelIr, pass.name)) {
-      std::cout << "=== kernel IR after " << pass.name << " ===\n" << kir::toString(*kernel);
+      dumpSink() << "=== kernel IR after " << pass.name << " ===\n" << kir::toString(*kernel);
     }
     if (verify) verifyKernel(*kernel, pass.name);  // LOOM_DEBUG=verify_kernel_ir
     if (pass.name == last) {

@@ -16,6 +16,7 @@
 #include "loom/multidevice/sharding.h"
 #include "loom/scheduler/registry.h"
 #include "loom/segmenter/segmenter.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
 #include "loom/support/strings.h"
@@ -149,7 +150,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     scheduler::applyScheduler(scheduler::schedulerFor(seg.schedulerType), *scheduled, *seg.params);
     timer.mark("clone + schedule");
     if (dump.has(DumpOption::FusionIrScheduled)) {
-      std::cout << "segment " << seg.id << " scheduled:\n" << ir::printFusion(*scheduled);
+      dumpSink() << "segment " << seg.id << " scheduled:\n" << ir::printFusion(*scheduled);
     }
     auto ke = std::make_unique<exec::KernelExecutor>();
     ke->compile(*scheduled, device_, options.executor);
@@ -191,7 +192,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     r.params = seg.communication ? seg.communication->toString() : seg.params->toString();
     r.backend = device_->backend();
   }
-  if (dump.has(DumpOption::HostProgram)) std::cout << hostProgram();
+  if (dump.has(DumpOption::HostProgram)) dumpSink() << hostProgram();
 }
 
 std::string FusionKernelRuntime::hostProgram() const {

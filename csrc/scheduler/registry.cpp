@@ -8,6 +8,7 @@
 #include "loom/scheduler/normalization.h"
 #include "loom/scheduler/pointwise.h"
 #include "loom/scheduler/reduction.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 #include "loom/support/options.h"
 
@@ -80,9 +81,9 @@ std::unique_ptr<HeuristicParams> scheduleFusion(ir::Fusion& fusion, SchedulerRun
              proposal.rejectionSummary());
   std::unique_ptr<HeuristicParams> params = proposal.scheduler->computeHeuristics(fusion, info);
   if (DumpOptions::fromEnvironment().has(DumpOption::SchedulerParams)) {
-    std::cout << params->toString();
+    dumpSink() << params->toString();
     if (!proposal.rejections.empty()) {
-      std::cout << "  rejected: " << proposal.rejectionSummary() << "\n";
+      dumpSink() << "  rejected: " << proposal.rejectionSummary() << "\n";
     }
   }
   applyScheduler(*proposal.scheduler, fusion, *params);

@@ -12,6 +12,7 @@
 #include "loom/segmenter/reduction_inits.h"
 #include "loom/segmenter/remove_empty.h"
 #include "loom/segmenter/welford_translation.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 
 namespace loom::segmenter {
@@ -33,7 +34,7 @@ bool decomposeReshardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
   if (dump && multidevice::isMultidevice(fusion)) {
     for (const ir::Expr* e : fusion.exprs()) {
       const std::string why = multidevice::reshardingReason(e);
-      if (!why.empty()) std::cout << "resharding: " << why << "\n";
+      if (!why.empty()) dumpSink() << "resharding: " << why << "\n";
     }
   }
   const bool changed = multidevice::decomposeReshardings(fusion);
@@ -42,7 +43,7 @@ bool decomposeReshardings(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
       if (auto c = multidevice::communicationOf(e)) {
         std::string text = e->toString();
         while (!text.empty() && text.back() == '\n') text.pop_back();
-        std::cout << "resharding: '" << text << "' is a communication: " << c->toString() << "\n";
+        dumpSink() << "resharding: '" << text << "' is a communication: " << c->toString() << "\n";
       }
     }
   }
@@ -105,7 +106,7 @@ const std::vector<PresegmentPass>& presegmentPasses() {
 
 bool runPresegmentPasses(ir::Fusion& fusion, PresegmentContext& ctx, const DumpOptions& dump) {
   if (dump.hasWithArg(DumpOption::FusionIr, "input")) {
-    std::cout << "=== fusion before the pre-segmentation passes ===\n" << ir::printFusion(fusion);
+    dumpSink() << "=== fusion before the pre-segmentation passes ===\n" << ir::printFusion(fusion);
   }
   bool changed = false;
   for (const PresegmentPass& pass : presegmentPasses()) {
@@ -119,7 +120,7 @@ bool runPresegmentPasses(ir::Fusion& fusion, PresegmentContext& ctx, const DumpO
                   " left a fusion that breaks the IR contract: ", e.reason());
     }
     if (dump.hasWithArg(DumpOption::FusionIr, pass.name)) {
-      std::cout << "=== fusion after " << pass.name << " ===\n" << ir::printFusion(fusion);
+      dumpSink() << "=== fusion after " << pass.name << " ===\n" << ir::printFusion(fusion);
     }
   }
   return changed;

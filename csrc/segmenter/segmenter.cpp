@@ -18,6 +18,7 @@
 #include "loom/lower/lower.h"
 #include "loom/scheduler/registry.h"
 #include "loom/segmenter/presegment.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/options.h"
 
 namespace loom::segmenter {
@@ -219,7 +220,7 @@ class Segmenter {
       *why = std::string(scheduler::schedulerTypeName(t.type)) + " schedule does not lower: " +
              e.what();
       if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) {
-        std::cout << "segmenter: a schedule that does not lower, split further: " << *why << "\n"
+        dumpSink() << "segmenter: a schedule that does not lower, split further: " << *why << "\n"
                   << ir::printFusion(*t.fusion.fusion);
       }
       return false;
@@ -423,7 +424,7 @@ SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Ar
       Segmenter(rewritten ? *copy : fusion, args, options, std::move(ctx.communications)).run();
   if (rewritten) result.adoptRewritten(copy, &fusion);
   if (!ctx.welfordNote.empty()) result.setWelfordNote(ctx.welfordNote);
-  if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) std::cout << result.toString();
+  if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) dumpSink() << result.toString();
   return result;
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "backend/host/host_compiler.h"
 #include "backend/host_test_util.h"
 #include "loom/support/cache_root.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/private_dir.h"
 #include "scoped_env.h"
 
@@ -88,9 +90,12 @@ fs::path compileOnly(const HostCompileOptions& opts, int offset) {
   return obj.objectPath.parent_path();
 }
 
-/// Loads the kernel with stderr captured; returns what was printed.
+/// Loads the kernel with stderr (warnings) and the dump sink (LOOM_DUMP=host_compile) captured;
+/// returns what was printed, warnings first.
 std::string loadCapturing(const HostCompileOptions& opts, int offset,
                           std::unique_ptr<HostModule>& m) {
+  std::ostringstream dumps;
+  ScopedDumpSink into(dumps);
   ::testing::internal::CaptureStderr();
   try {
     m = HostModule::load(kernelSource(offset), "affine", opts);
@@ -98,7 +103,7 @@ std::string loadCapturing(const HostCompileOptions& opts, int offset,
     ::testing::internal::GetCapturedStderr();
     throw;
   }
-  return ::testing::internal::GetCapturedStderr();
+  return ::testing::internal::GetCapturedStderr() + dumps.str();
 }
 
 // The default cache root and every directory Loom creates in it are 0700 even under umask 0,

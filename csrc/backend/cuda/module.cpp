@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "backend/cuda/driver_api.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/options.h"
 
 namespace loom::cuda {
@@ -89,7 +90,7 @@ void Function::launch(const LaunchConfig& config, void** args, const Stream& str
   // A fixed purpose: launches are on the hot path, so no message is built unless one fails.
   const auto& api = detail::enterDevice(module_->device, "launching a CUDA kernel");
   if (dump_launch_) {
-    std::cerr << "launch " << name_ << ": " << config << "\n";
+    dumpSink() << "launch " << name_ << ": " << config << "\n";
   }
   auto fail = [&](CUresult r, std::string_view step) {
     std::string message = concat("launching kernel '", name_, "' with ", config, " failed", step,

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "loom/backend/cuda/driver.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 #include "loom/support/hash.h"
 #include "loom/support/options.h"
@@ -125,7 +126,7 @@ int64_t numberBefore(std::string_view line, std::string_view suffix) {
 
 void dumpResources(const std::string& name, const CompileResult& r) {
   for (const auto& k : r.kernels) {
-    std::cerr << "ptxas " << name << " " << r.arch << " " << k.function << ": " << k.registers
+    dumpSink() << "ptxas " << name << " " << r.arch << " " << k.function << ": " << k.registers
               << " registers, " << k.spillStores << " bytes spill stores, " << k.spillLoads
               << " bytes spill loads, " << k.stackFrame << " bytes stack, " << k.sharedMemory
               << " bytes smem" << (r.cacheHit ? " (cached)" : "") << "\n";

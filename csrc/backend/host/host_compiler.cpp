@@ -28,6 +28,7 @@
 #include "backend/host/embedded_runtime.h"
 #include "backend/host/process.h"
 #include "loom/support/cache_root.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 #include "loom/support/options.h"
 #include "loom/support/private_dir.h"
@@ -248,7 +249,7 @@ std::optional<std::string> compileIn(const fs::path& dir, const CompilerCommand&
   argv.insert(argv.end(), cmd.flags.begin(), cmd.flags.end());
   for (const char* a : {"-I.", "-o", "kernel.so", "kernel.cpp"}) argv.emplace_back(a);
   if (dump) {
-    std::cerr << "[loom host_compile] cd " << displayCommand({dir.string()}) << " && "
+    dumpSink() << "[loom host_compile] cd " << displayCommand({dir.string()}) << " && "
               << displayCommand(argv) << "\n";
   }
   ++gCompilerRuns;
@@ -417,7 +418,7 @@ CompiledObject compileForHost(const std::string& translationUnit, std::string_vi
   if (!forceCompile) {
     const EntryCheck check = checkEntry(entry, key);
     if (check.good()) {
-      if (dump) std::cerr << "[loom host_compile] cache hit: " << entry.string() << "\n";
+      if (dump) dumpSink() << "[loom host_compile] cache hit: " << entry.string() << "\n";
       result.sourcePath = entry / "kernel.cpp";
       result.objectPath = entry / "kernel.so";
       result.cacheHit = true;
@@ -469,7 +470,7 @@ CompiledObject compileForHost(const std::string& translationUnit, std::string_vi
       }
     }
   }
-  if (dump) std::cerr << "[loom host_compile] stored: " << entry.string() << "\n";
+  if (dump) dumpSink() << "[loom host_compile] stored: " << entry.string() << "\n";
   result.sourcePath = entry / "kernel.cpp";
   result.objectPath = entry / "kernel.so";
   return result;

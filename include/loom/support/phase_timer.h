@@ -5,8 +5,9 @@
 //   lower();   t.mark("lower");
 //   codegen(); t.mark("codegen");
 //
-// prints "compile_time kernel loom_kernel_ab12: lower 0.381 ms" and so on to stderr, one line per
-// mark (the time since the previous mark or the constructor). Disabled, it reads no clock.
+// prints "compile_time kernel loom_kernel_ab12: lower 0.381 ms" and so on to the dump sink
+// (support/dump_sink.h), one line per mark (the time since the previous mark or the
+// constructor). Disabled, it reads no clock.
 #pragma once
 
 #include <chrono>

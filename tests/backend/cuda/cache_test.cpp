@@ -10,11 +10,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "backend/cuda/test_kernels.h"
 #include "loom/backend/cuda/nvrtc.h"
+#include "loom/support/dump_sink.h"
 #include "scoped_env.h"
 
 namespace loom::cuda {
@@ -54,12 +56,15 @@ TEST(CubinCache, StoreThenLoadRoundTrips) {
   EXPECT_EQ(files, 1);
 }
 
-/// Runs `f` with stderr captured and returns what it printed.
+/// Runs `f` with stderr (warnings) and the dump sink (LOOM_DUMP=ptxas) captured and returns
+/// what it printed, warnings first.
 template <typename F>
 std::string stderrOf(F&& f) {
+  std::ostringstream dumps;
+  ScopedDumpSink into(dumps);
   ::testing::internal::CaptureStderr();
   f();
-  return ::testing::internal::GetCapturedStderr();
+  return ::testing::internal::GetCapturedStderr() + dumps.str();
 }
 
 unsigned modeOf(const std::filesystem::path& p) {
