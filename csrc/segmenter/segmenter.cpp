@@ -48,12 +48,18 @@ class Segmenter {
         communications_(std::move(communications)) {
     live_ = fusion.exprs();
     for (size_t i = 0; i < live_.size(); ++i) position_[live_[i]] = i;
-    // The communications in the given order, each the next one's predecessor (consumers()).
+    // The communications in the given order (else the fusion's), each the next one's
+    // predecessor (consumers()): every device issues them in one order, whatever groups merge.
     for (int64_t name : options.communicationOrder) {
       for (const auto& [e, c] : communications_) {
         for (const ir::Val* o : e->outputs()) {
           if (o->isA<ir::TensorView>() && o->name() == name) comm_chain_.push_back(e);
         }
+      }
+    }
+    if (options.communicationOrder.empty()) {
+      for (ir::Expr* e : live_) {
+        if (communications_.count(e) != 0) comm_chain_.push_back(e);
       }
     }
   }

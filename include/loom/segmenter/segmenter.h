@@ -55,7 +55,8 @@ struct SegmenterOptions {
   /// The order communications run in, by the names of their outputs (ir::Val::name), when the
   /// fusion is one device's part of a larger one (DeviceProgram::communicationOrder): each
   /// communication runs after the previous one in this list, so devices that share several
-  /// issue them alike. Empty: the fusion's own order (every device runs the same program).
+  /// issue them alike. Empty: the fusion's own order (exprs()), which is the whole fusion's
+  /// when the device runs all of it.
   std::vector<int64_t> communicationOrder;
 };
 
