@@ -378,6 +378,15 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
     device_info_.max_threads_per_block = p->maxThreadsPerBlock;
     device_info_.shared_memory_per_block = int64_t(p->maxSharedMemoryPerBlockOptin);
   }
+  if (program_.has_value()) {
+    // The stand-ins of tensors this device receives without holding: sizes only, never read (an
+    // address no allocation has, so a read would fault rather than go unnoticed). Made once.
+    for (const segmenter::DeviceProgram::StandIn& s : program_->standIns) {
+      stand_ins_.push_back(Tensor::fromBlob(reinterpret_cast<void*>(uintptr_t{4096}), s.sizes,
+                                            Tensor::contiguousStrides(s.sizes), s.dtype,
+                                            options_.device->tensorDevice()));
+    }
+  }
   dynamic_ = segmenter::hasDynamicReshape(programFusion());
   scalar_sizes_ = segmenter::sizesDependOnScalarInputs(programFusion());
 }
@@ -405,14 +414,8 @@ std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> arg
 
 std::vector<Tensor> FusionExecutorCache::runResident(std::span<const eval::Argument> args) {
   if (!program_.has_value()) return runProgram(args);
-  // The stand-ins of tensors this device receives without holding: sizes only, never read (an
-  // address no allocation has, so a read would fault rather than go unnoticed).
   std::vector<eval::Argument> full(args.begin(), args.end());
-  for (const segmenter::DeviceProgram::StandIn& s : program_->standIns) {
-    full.push_back(Tensor::fromBlob(reinterpret_cast<void*>(uintptr_t{4096}), s.sizes,
-                                    Tensor::contiguousStrides(s.sizes), s.dtype,
-                                    options_.device->tensorDevice()));
-  }
+  full.insert(full.end(), stand_ins_.begin(), stand_ins_.end());
   std::vector<Tensor> outs = runProgram(full);
   std::vector<Tensor> result;
   for (int64_t o : program_->outputs) result.push_back(o >= 0 ? outs.at(size_t(o)) : Tensor());

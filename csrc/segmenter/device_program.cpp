@@ -16,10 +16,6 @@ namespace loom::segmenter {
 
 namespace {
 
-bool holds(const ir::TensorView* tv, int64_t device) {
-  return !tv->hasDeviceMesh() || tv->deviceMesh().indexOf(device) >= 0;
-}
-
 ir::TensorView* onlyTensor(const std::vector<ir::Val*>& vals) {
   ir::TensorView* out = nullptr;
   for (ir::Val* v : vals) {
@@ -66,7 +62,7 @@ std::optional<DeviceProgram> deviceProgram(const ir::Fusion& fusion, int64_t dev
   (void)separateReductionInits(*f);
   (void)multidevice::decomposeReshardings(*f);
   bool all = true;
-  for (const ir::TensorView* tv : f->allTvs()) all = all && holds(tv, device);
+  for (const ir::TensorView* tv : f->allTvs()) all = all && multidevice::holds(tv, device);
   if (all) return std::nullopt;
 
   DeviceProgram program;
@@ -95,7 +91,7 @@ std::optional<DeviceProgram> deviceProgram(const ir::Fusion& fusion, int64_t dev
   std::vector<int64_t> held_inputs;
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto* tv = f->inputs()[i]->dynCast<ir::TensorView>();
-    if (tv == nullptr || holds(tv, device)) held_inputs.push_back(int64_t(i));
+    if (tv == nullptr || multidevice::holds(tv, device)) held_inputs.push_back(int64_t(i));
   }
   std::vector<ir::Val*> dropped;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -112,7 +108,7 @@ std::optional<DeviceProgram> deviceProgram(const ir::Fusion& fusion, int64_t dev
   int64_t next = 0;
   for (ir::Val* v : outputs) {
     auto* tv = v->dynCast<ir::TensorView>();
-    if (tv == nullptr || holds(tv, device)) {
+    if (tv == nullptr || multidevice::holds(tv, device)) {
       program.outputs.push_back(next++);
     } else {
       program.outputs.push_back(-1);

@@ -481,9 +481,7 @@ TEST_P(MpiCommunication, MatchesTheReferenceWithTheExpectedCommunications) {
   const int64_t rank = comm.rank();
   // What this rank holds: tensors on a mesh it is in (it passes nothing for the others and gets
   // undefined outputs for them).
-  auto holds = [&](const TensorView* tv) {
-    return !tv->hasDeviceMesh() || tv->deviceMesh().indexOf(rank) >= 0;
-  };
+  auto holds = [&](const TensorView* tv) { return multidevice::holds(tv, rank); };
   const bool involved = c.involved == nullptr || c.involved(rank, d);
   std::vector<eval::Argument> local;
   for (size_t i = 0; i < global.size(); ++i) {

@@ -41,11 +41,8 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
   std::ostringstream lines;
   bool ok = true;
   try {
-    // What this rank holds: tensors on a mesh it is in (it passes nothing for the others and
-    // gets undefined outputs for them).
-    auto holds = [&](const ir::TensorView* tv) {
-      return !tv->hasDeviceMesh() || tv->deviceMesh().indexOf(rank) >= 0;
-    };
+    // A rank passes nothing for the tensors it does not hold and gets undefined outputs for them.
+    auto holds = [&](const ir::TensorView* tv) { return multidevice::holds(tv, rank); };
     std::vector<eval::Argument> local;
     for (size_t i = 0; i < global.size(); ++i) {
       if (const auto* t = std::get_if<Tensor>(&global[i])) {

@@ -64,6 +64,10 @@ ir::IterDomain* shardedPreimage(const ir::TensorView* tv, ir::IterDomain* id, in
 
 /// True when some tensor of the fusion has a device mesh.
 bool isMultidevice(const ir::Fusion& fusion);
+/// True when `device` holds (a shard of) `tv`: `tv` has no mesh or `device` is in it.
+inline bool holds(const ir::TensorView* tv, int64_t device) {
+  return !tv->hasDeviceMesh() || tv->deviceMesh().indexOf(device) >= 0;
+}
 
 /// Gives `target` (no mesh yet) the mesh of `ref` and each of its DID splits that maps onto a
 /// logical ID of `target` through their op (`ref` is its producer, or its consumer); DID loop IDs

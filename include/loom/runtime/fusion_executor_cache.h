@@ -250,6 +250,7 @@ class FusionExecutorCache {
   std::unique_ptr<ir::Fusion> fusion_;
   /// This device's part, when it does not hold every tensor of a sharded fusion.
   std::optional<segmenter::DeviceProgram> program_;
+  std::vector<eval::Argument> stand_ins_;  ///< program_'s stand-in arguments, made once
   bool dynamic_ = false;       ///< the fusion has dynamic reshapes
   bool scalar_sizes_ = false;  ///< tensor sizes depend on scalar inputs: their values are keyed
   RuntimeOptions options_;     // device (and backend) resolved at construction
