@@ -19,6 +19,9 @@ required=(
   libgmock-dev:inc/gmock/gmock.h
   openmpi-bin:cmd/mpirun
   libopenmpi-dev:cmd/mpicc
+  libfmt-dev:inc/fmt/format.h
+  libcli11-dev:inc/CLI/CLI.hpp
+  libboost-context-dev:inc/boost/context/detail/fcontext.hpp
 )
 optional=(
   libbenchmark-dev:inc/benchmark/benchmark.h
