@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <sstream>
 
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
@@ -12,6 +13,7 @@
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_util.h"
 #include "loom/segmenter/segmenter.h"
+#include "loom/support/dump_sink.h"
 
 namespace loom::runtime {
 namespace {
@@ -114,6 +116,35 @@ TEST(FusionExecutorCache, InnerSumRuns) {
   expectMatchesReference(cache.fusion(), args, outs, 300);
   ASSERT_EQ(cache.lastRuntime()->lastRun().size(), 1u);
   EXPECT_EQ(cache.lastRuntime()->lastRun()[0].scheduler, "reduction");
+}
+
+// LOOM_DUMP=scheduler_params on the automatic path (here through RuntimeOptions::dump, which
+// stands in for the environment): each segment's parameters, once per compiled runtime, into the
+// dump sink; nothing on a cache hit, nothing when the option is off.
+TEST(FusionExecutorCache, SchedulerParamsAreDumpedPerSegment) {
+  RuntimeOptions options = hostOptions();
+  options.dump = DumpOptions::parse("scheduler_params");
+  std::ostringstream dumped;
+  {
+    ScopedDumpSink into(dumped);
+    FusionExecutorCache cache(pointwiseFusion(), options);
+    std::vector<eval::Argument> args{randomTensor({4, 64}, 31), randomTensor({4, 64}, 32)};
+    expectMatchesReference(cache.fusion(), args, cache.run(args), 1);
+    const std::string params = cache.lastRuntime()->lastRun()[0].params;
+    EXPECT_EQ(dumped.str(), "segment 0 (pointwise): " + params);
+    (void)cache.run(args);
+    EXPECT_EQ(dumped.str(), "segment 0 (pointwise): " + params) << "a hit prints nothing";
+  }
+  EXPECT_NE(dumped.str().find("Pointwise: "), std::string::npos) << dumped.str();
+
+  std::ostringstream silent;
+  ScopedDumpSink into(silent);
+  RuntimeOptions quiet = hostOptions();
+  quiet.dump = DumpOptions{};
+  FusionExecutorCache cache(pointwiseFusion(), quiet);
+  std::vector<eval::Argument> args{randomTensor({4, 64}, 33), randomTensor({4, 64}, 34)};
+  (void)cache.run(args);
+  EXPECT_EQ(silent.str(), "");
 }
 
 // Parameter overrides set heuristic fields before scheduling (here a 64-thread inner reduction

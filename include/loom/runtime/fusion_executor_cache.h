@@ -71,6 +71,7 @@
 #include "loom/segmenter/concretize.h"
 #include "loom/segmenter/device_program.h"
 #include "loom/segmenter/segmented_fusion.h"
+#include "loom/support/options.h"
 
 namespace loom::runtime {
 
@@ -126,6 +127,10 @@ struct RuntimeOptions {
   /// The GPU of the cuda backend when `device` is null; unset: the communicator's local rank
   /// modulo the number of GPUs (ranks may share one), else executor.device.
   std::optional<int> gpu = std::nullopt;
+  /// What the runtime's own dumps print (scheduler_params, fusion_ir_scheduled, host_program,
+  /// compile_time of a cache miss); unset: LOOM_DUMP. Lets an embedding program (or a test) ask
+  /// for them per cache without touching the process environment.
+  std::optional<DumpOptions> dump = std::nullopt;
 };
 
 /// Runs one segmentation: one KernelExecutor per segment, scheduled and compiled once.
