@@ -147,8 +147,10 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     communications_.push_back(nullptr);
     PhaseTimer timer(dump.has(DumpOption::CompileTime), "segment " + std::to_string(seg.id));
     if (dump.has(DumpOption::SchedulerParams)) {
+      std::string params = seg.params->toString();
+      if (params.empty() || params.back() != '\n') params += '\n';
       dumpSink() << "segment " << seg.id << " (" << scheduler::schedulerTypeName(seg.schedulerType)
-                 << "): " << seg.params->toString();
+                 << "): " << params;
     }
     std::unique_ptr<ir::Fusion> scheduled = seg.fusion.fusion->clone();
     scheduler::applyScheduler(scheduler::schedulerFor(seg.schedulerType), *scheduled, *seg.params);

@@ -130,7 +130,8 @@ TEST(FusionExecutorCache, SchedulerParamsAreDumpedPerSegment) {
     FusionExecutorCache cache(pointwiseFusion(), options);
     std::vector<eval::Argument> args{randomTensor({4, 64}, 31), randomTensor({4, 64}, 32)};
     expectMatchesReference(cache.fusion(), args, cache.run(args), 1);
-    const std::string params = cache.lastRuntime()->lastRun()[0].params;
+    std::string params = cache.lastRuntime()->lastRun()[0].params;
+    if (params.back() != '\n') params += '\n';
     EXPECT_EQ(dumped.str(), "segment 0 (pointwise): " + params);
     (void)cache.run(args);
     EXPECT_EQ(dumped.str(), "segment 0 (pointwise): " + params) << "a hit prints nothing";
