@@ -13,6 +13,7 @@
 #include "loom/support/error.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/half.h"
+#include "loom/tensor/host_block_cache.h"
 
 namespace loom {
 
@@ -21,10 +22,7 @@ std::ostream& operator<<(std::ostream& os, Device d) {
 }
 
 std::shared_ptr<Storage> Storage::allocateHost(size_t nbytes) {
-  size_t rounded = (nbytes + 63) / 64 * 64;
-  void* p = rounded == 0 ? nullptr : std::aligned_alloc(64, rounded);
-  LOOM_CHECK(rounded == 0 || p != nullptr, "out of host memory allocating ", nbytes, " bytes");
-  return std::make_shared<Storage>(p, nbytes, Device::cpu(), [](void* q) { std::free(q); });
+  return HostBlockCache::process().allocate(nbytes);
 }
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, DataType dtype, std::vector<int64_t> sizes,

@@ -23,6 +23,7 @@
 #include "loom/runtime/fusion_executor_cache.h"
 #include "loom/tensor/data_type.h"
 #include "loom/tensor/dlpack.h"
+#include "loom/tensor/host_block_cache.h"
 #include "loom/tensor/tensor.h"
 #include "loom/transform/inlining.h"
 #include "loom/transform/propagation.h"

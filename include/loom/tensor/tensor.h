@@ -48,7 +48,8 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
-  /// Host memory, 64-byte aligned, uninitialized.
+  /// Host memory, 64-byte aligned, uninitialized; large blocks come from the process's
+  /// HostBlockCache (loom/tensor/host_block_cache.h).
   static std::shared_ptr<Storage> allocateHost(size_t nbytes);
 
  private:
