@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
     }
     if (help->parsed()) {
       if (help_topic.empty()) {
-        std::cout << app.help();
+        // app.help() would describe the selected subcommand, `help` itself.
+        std::cout << app.get_formatter()->make_help(&app, "loom", CLI::AppFormatMode::Normal);
         return 0;
       }
       for (const loom::tools::Command& c : commands) {

@@ -10,12 +10,18 @@ namespace loom::tools {
 
 Progress::Step::Step(Progress& progress, std::string what)
     : progress_(progress), what_(std::move(what)), start_(std::chrono::steady_clock::now()) {
-  if (progress_.after_.count() >= 0) watcher_ = std::thread([this] { watch(); });
+  if (progress_.after_.count() < 0) return;
+  if (progress_.after_.count() == 0) {
+    // Reported at once, before the step can end (a threshold of 0 reports every step).
+    progress_.print(fmt::format("loom: {} ...\n", what_));
+    reported_ = true;
+  }
+  watcher_ = std::thread([this] { watch(); });
 }
 
 void Progress::Step::watch() {
   std::unique_lock lock(mutex_);
-  auto next = start_ + progress_.after_;
+  auto next = start_ + (reported_ ? progress_.every_ : progress_.after_);
   while (!wake_.wait_until(lock, next, [this] { return done_; })) {
     const double so_far =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
