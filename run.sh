@@ -20,7 +20,11 @@ fi
 # The main job: the sequence-length var_mean ([1, 2048, 12288] over the last dim) scheduled
 # automatically, run, and checked against the reference evaluator; on the GPU when there is one
 # (then also timed), on the host backend otherwise (about 20 s on 2 cores).
+# `loom run` says which backend it picked and why, each output and its check, and the time split
+# into compile, run and reference check; long steps print progress lines to stderr.
 if command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then
+  echo "run.sh: a GPU is present: running on it, then timing 20 runs (--bench)" >&2
   exec "$loom" run examples/var_mean_fp32.fus --seed 0 --bench
 fi
+echo "run.sh: no GPU (nvidia-smi sees none): running on the host backend (about 20 s on 2 cores)" >&2
 exec "$loom" run examples/var_mean_fp32.fus --seed 0

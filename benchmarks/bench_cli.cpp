@@ -3,6 +3,7 @@
 #include "benchmarks/bench_cli.h"
 
 #include <charconv>
+#include <memory>
 #include <sstream>
 
 #include "benchmarks/bench_cases.h"
@@ -31,7 +32,6 @@ int64_t parseCount(const std::string& option, const std::string& text, int64_t m
   return value;
 }
 
-
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> out;
   std::string item;
@@ -42,113 +42,133 @@ std::vector<std::string> splitList(const std::string& text) {
   return out;
 }
 
+void parseCommandLine(CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ExtrasError&) {
+    const std::vector<std::string> extras = app.remaining();
+    throw UsageError("unknown argument '" + (extras.empty() ? std::string("?") : extras.front()) +
+                     "' (see --help)");
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    // CLI11: "--json: 1 required TEXT missing", "skip-host was given a disallowed flag override".
+    if (auto at = what.find(": 1 required"); at != std::string::npos) {
+      throw UsageError(what.substr(0, at) + " expects a value");
+    }
+    if (auto at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
+      throw UsageError("--" + what.substr(0, at) + " takes no value");
+    }
+    throw UsageError(what);
+  }
+}
+
+namespace {
+
+// The raw text of the options whose values are checked after parsing.
+struct RawOptions {
+  std::string cases, dtypes, reps, warmup, hostCalls, params;
+};
+
+std::unique_ptr<CLI::App> makeApp(Options& o, RawOptions& raw) {
+  auto app = std::make_unique<CLI::App>(
+      "Times Loom's kernels on the cases of shared/docs/performance.md with CUDA events (L2\n"
+      "flushed before each repetition), checks their outputs, measures the host overhead of a\n"
+      "cached launch and the cold and warm compile time. Needs a GPU (exit status 2 without\n"
+      "one). benchmarks/README.md describes the JSON.",
+      "loom_bench");
+  app->set_help_flag();
+  app->get_formatter()->column_width(26);
+  app->add_flag("-h,--help", o.help, "print this message and exit")->disable_flag_override();
+  app->add_option("--json", o.jsonPath, "write the raw numbers to FILE (schema loom-bench-loom/1)")
+      ->type_name("FILE");
+  std::string case_names;
+  for (const Case& c : allCases()) case_names += "\n  " + c.name;
+  app->add_option("--cases", raw.cases, "comma-separated case names (default: all)")
+      ->type_name("LIST");
+  app->add_option("--dtypes", raw.dtypes, "fp32, bf16 or both (default: both)")->type_name("LIST");
+  app->add_option(
+         "--reps", raw.reps,
+         "timed repetitions per case, at least " + std::to_string(kMinReps) + " (default 100)")
+      ->type_name("N");
+  app->add_option("--warmup", raw.warmup,
+                  "untimed runs after the first (compiling) run (default 10)")
+      ->type_name("N");
+  app->add_option("--host-calls", raw.hostCalls,
+                  "timed calls for the host overhead, at least " + std::to_string(kMinHostCalls) +
+                      " (default 5000)")
+      ->type_name("N");
+  app->add_flag("--skip-host", o.skipHost, "do not measure the host overhead of a cached launch")
+      ->disable_flag_override();
+  app->add_flag("--skip-compile", o.skipCompile, "do not measure the cold and warm compile time")
+      ->disable_flag_override();
+  app->add_option("--compile-case", o.compileCase,
+                  "the case (fp32) whose compile time is measured (default "
+                  "layer_norm_16384x4096)")
+      ->type_name("C");
+  app->add_option("--params", raw.params,
+                  "heuristic fields to set on every kernel, for tuning, e.g. bdimx=16,bdimy=32 "
+                  "(names as LOOM_DUMP=scheduler_params prints)")
+      ->type_name("LIST");
+  // Hidden: the parent re-executes itself with it (bench_cli.h).
+  app->add_flag("--compile-probe", o.compileProbe, "")->group("")->disable_flag_override();
+  app->footer("Cases:" + case_names);
+  return app;
+}
+
+}  // namespace
+
 std::string usage() {
-  std::ostringstream os;
-  os << "usage: loom_bench [--json FILE] [--cases a,b] [--dtypes fp32,bf16] [--reps N]\n"
-        "                  [--warmup N] [--host-calls N] [--skip-host] [--skip-compile]\n"
-        "                  [--compile-case C] [--params name=value,...]\n"
-        "\n"
-        "Times Loom's kernels on the cases of shared/docs/performance.md with CUDA events\n"
-        "(L2 flushed before each repetition), checks their outputs, measures the host overhead\n"
-        "of a cached launch and the cold and warm compile time. Needs a GPU (exit status 2\n"
-        "without one). benchmarks/README.md describes the JSON.\n"
-        "\n"
-        "  --json FILE      write the raw numbers to FILE (schema loom-bench-loom/1)\n"
-        "  --cases LIST     comma-separated case names (default: all):\n";
-  for (const Case& c : allCases()) os << "                     " << c.name << "\n";
-  os << "  --dtypes LIST    fp32, bf16 or both (default: both)\n"
-        "  --reps N         timed repetitions per case, at least "
-     << kMinReps << " (default 100)\n"
-        "  --warmup N       untimed runs after the first (compiling) run (default 10)\n"
-        "  --host-calls N   timed calls for the host overhead, at least "
-     << kMinHostCalls << " (default 5000)\n"
-        "  --skip-host      do not measure the host overhead of a cached launch\n"
-        "  --skip-compile   do not measure the cold and warm compile time\n"
-        "  --compile-case C the case (fp32) whose compile time is measured\n"
-        "                   (default layer_norm_16384x4096)\n"
-        "  --params LIST    heuristic fields to set on every kernel, for tuning, e.g.\n"
-        "                   bdimx=16,bdimy=32 (names as LOOM_DUMP=scheduler_params prints)\n";
-  return os.str();
+  Options o;
+  RawOptions raw;
+  return makeApp(o, raw)->help();
 }
 
 Options parseArgs(const std::vector<std::string>& args) {
   Options o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::string value;
-    bool hasInlineValue = false;
-    if (arg.rfind("--", 0) == 0) {
-      if (auto eq = arg.find('='); eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-        hasInlineValue = true;
+  RawOptions raw;
+  std::unique_ptr<CLI::App> app = makeApp(o, raw);
+  parseCommandLine(*app, args);
+  if (app->count("--json") > 0 && o.jsonPath.empty())
+    throw UsageError("--json expects a file name");
+  if (app->count("--cases") > 0) {
+    o.cases = splitList(raw.cases);
+    if (o.cases.empty()) throw UsageError("--cases expects at least one case name");
+    for (const auto& name : o.cases) {
+      if (findCase(name) == nullptr) {
+        std::vector<std::string> names;
+        for (const Case& c : allCases()) names.push_back(c.name);
+        throw UsageError("--cases: unknown case '" + name + "' (known: " + joined(names) + ")");
       }
     }
-    auto takeValue = [&]() -> std::string {
-      if (hasInlineValue) return value;
-      if (i + 1 >= args.size()) throw UsageError(arg + " expects a value");
-      return args[++i];
-    };
-    auto noValue = [&]() {
-      if (hasInlineValue) throw UsageError(arg + " takes no value, got '" + value + "'");
-    };
-    if (arg == "-h" || arg == "--help") {
-      noValue();
-      o.help = true;
-    } else if (arg == "--json") {
-      o.jsonPath = takeValue();
-      if (o.jsonPath.empty()) throw UsageError("--json expects a file name");
-    } else if (arg == "--cases") {
-      o.cases = splitList(takeValue());
-      if (o.cases.empty()) throw UsageError("--cases expects at least one case name");
-      for (const auto& name : o.cases) {
-        if (findCase(name) == nullptr) {
-          std::vector<std::string> names;
-          for (const Case& c : allCases()) names.push_back(c.name);
-          throw UsageError("--cases: unknown case '" + name + "' (known: " + joined(names) + ")");
-        }
+  }
+  if (findCase(o.compileCase) == nullptr) {
+    throw UsageError("--compile-case: unknown case '" + o.compileCase + "'");
+  }
+  if (app->count("--dtypes") > 0) {
+    o.dtypes = splitList(raw.dtypes);
+    if (o.dtypes.empty()) throw UsageError("--dtypes expects fp32, bf16 or both");
+    for (const auto& d : o.dtypes) {
+      if (d != "fp32" && d != "bf16") {
+        throw UsageError("--dtypes: unknown dtype '" + d + "' (expected fp32 or bf16)");
       }
-    } else if (arg == "--compile-case") {
-      o.compileCase = takeValue();
-      if (findCase(o.compileCase) == nullptr) {
-        throw UsageError("--compile-case: unknown case '" + o.compileCase + "'");
+    }
+  }
+  if (app->count("--reps") > 0) o.reps = parseCount("--reps", raw.reps, kMinReps);
+  if (app->count("--warmup") > 0) o.warmup = parseCount("--warmup", raw.warmup, 0);
+  if (app->count("--host-calls") > 0) {
+    o.hostCalls = parseCount("--host-calls", raw.hostCalls, kMinHostCalls);
+  }
+  if (app->count("--params") > 0) {
+    std::vector<std::string> items = splitList(raw.params);
+    if (items.empty()) throw UsageError("--params expects name=value pairs such as bdimx=16");
+    for (const std::string& item : items) {
+      auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw UsageError("--params expects name=value pairs such as bdimx=16, got '" + item + "'");
       }
-    } else if (arg == "--dtypes") {
-      o.dtypes = splitList(takeValue());
-      if (o.dtypes.empty()) throw UsageError("--dtypes expects fp32, bf16 or both");
-      for (const auto& d : o.dtypes) {
-        if (d != "fp32" && d != "bf16") {
-          throw UsageError("--dtypes: unknown dtype '" + d + "' (expected fp32 or bf16)");
-        }
-      }
-    } else if (arg == "--reps") {
-      o.reps = parseCount(arg, takeValue(), kMinReps);
-    } else if (arg == "--warmup") {
-      o.warmup = parseCount(arg, takeValue(), 0);
-    } else if (arg == "--host-calls") {
-      o.hostCalls = parseCount(arg, takeValue(), kMinHostCalls);
-    } else if (arg == "--skip-host") {
-      noValue();
-      o.skipHost = true;
-    } else if (arg == "--skip-compile") {
-      noValue();
-      o.skipCompile = true;
-    } else if (arg == "--params") {
-      std::vector<std::string> items = splitList(takeValue());
-      if (items.empty()) throw UsageError("--params expects name=value pairs such as bdimx=16");
-      for (const std::string& item : items) {
-        auto eq = item.find('=');
-        if (eq == std::string::npos || eq == 0) {
-          throw UsageError("--params expects name=value pairs such as bdimx=16, got '" + item + "'");
-        }
-        o.params.emplace_back(item.substr(0, eq),
-                              parseCount("--params " + item.substr(0, eq), item.substr(eq + 1), 0));
-      }
-    } else if (arg == "--compile-probe") {
-      noValue();
-      o.compileProbe = true;
-    } else {
-      throw UsageError("unknown argument '" + args[i] + "' (see --help)");
+      o.params.emplace_back(item.substr(0, eq),
+                            parseCount("--params " + item.substr(0, eq), item.substr(eq + 1), 0));
     }
   }
   return o;

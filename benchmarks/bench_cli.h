@@ -2,6 +2,7 @@
 // loom_bench's command line: options, their parsing and the usage text (no GPU needed).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -35,7 +36,7 @@ struct Options {
   /// --params name=value,...: heuristic fields set on every case's kernels for tuning
   /// (runtime::RuntimeOptions::paramOverrides).
   std::vector<std::pair<std::string, int64_t>> params;
-  bool help = false;                ///< --help / -h
+  bool help = false;  ///< --help / -h
   /// Hidden: run the compile-time probe once in this process and print one result line. The
   /// parent re-executes itself with it (a warm start must be a new process).
   bool compileProbe = false;
@@ -47,6 +48,11 @@ Options parseArgs(const std::vector<std::string>& args);
 
 /// The --help text.
 std::string usage();
+
+/// Parses `args` (argv[1..]) with `app` (CLI11), its help flag turned off: the programs handle
+/// --help themselves. A CLI11 error becomes a UsageError: an unknown argument, an option without
+/// its value, a value given to a flag.
+void parseCommandLine(CLI::App& app, const std::vector<std::string>& args);
 
 /// Splits "a,b,,c" into {"a", "b", "c"}.
 std::vector<std::string> splitList(const std::string& text);

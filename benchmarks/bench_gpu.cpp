@@ -2,6 +2,9 @@
 // GPU measurements of loom_bench: kernel times with CUDA events, host overhead, compile time.
 #include "benchmarks/bench_gpu.h"
 
+#include <fmt/format.h>
+#include <sys/wait.h>
+
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -12,8 +15,6 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
-
-#include <sys/wait.h>
 
 #include "loom/backend/cuda/event.h"
 #include "loom/backend/cuda/memory.h"
@@ -194,9 +195,9 @@ HostOverhead measureHostOverhead(const Options& options) {
 
     // Context for the number: the same loop over a bare launch of an empty kernel.
     cuda::NvrtcCompiler compiler(std::nullopt);
-    cuda::CompileResult compiled = compiler.compile(
-        "extern \"C\" __global__ void loom_bench_empty() {}\n",
-        cuda::CompileOptions::forArch("", "loom_bench_empty"));
+    cuda::CompileResult compiled =
+        compiler.compile("extern \"C\" __global__ void loom_bench_empty() {}\n",
+                         cuda::CompileOptions::forArch("", "loom_bench_empty"));
     cuda::Module module(compiled.cubin, 0);
     cuda::Function empty = module.function("loom_bench_empty");
     cuda::LaunchConfig config(cuda::Dim3(1), cuda::Dim3(32));
@@ -252,8 +253,8 @@ std::optional<ProbeLine> runProbeProcess(const std::string& exe, const std::stri
     if (line.rfind(kProbeTag, 0) != 0) continue;
     ProbeLine p;
     if (std::sscanf(line.c_str() + std::strlen(kProbeTag),
-                    " first_ms=%lf cached_ms=%lf kernels=%ld cubins=%ld", &p.firstMs,
-                    &p.cachedMs, &p.kernels, &p.cubins) == 4 &&
+                    " first_ms=%lf cached_ms=%lf kernels=%ld cubins=%ld", &p.firstMs, &p.cachedMs,
+                    &p.kernels, &p.cubins) == 4 &&
         status == 0) {
       return p;
     }
@@ -298,11 +299,11 @@ int runCompileProbe(const std::string& caseName) {
     const char* dir = std::getenv("LOOM_CACHE_DIR");
     int64_t cubins = dir ? countCubins(dir) : -1;
     int64_t kernels = cache.lastRuntime() ? cache.lastRuntime()->numKernels() : 0;
-    std::printf("%s first_ms=%.4f cached_ms=%.4f kernels=%ld cubins=%ld\n", kProbeTag, firstMs,
-                cachedMs, long(kernels), long(cubins));
+    fmt::print("{} first_ms={:.4f} cached_ms={:.4f} kernels={} cubins={}\n", kProbeTag, firstMs,
+               cachedMs, kernels, cubins);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "loom_bench --compile-probe: %s\n", e.what());
+    fmt::print(stderr, "loom_bench --compile-probe: {}\n", e.what());
     return 1;
   }
 }

@@ -2,6 +2,8 @@
 // Summary statistics, the JSON writer and the text table of loom_bench.
 #include "benchmarks/bench_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -222,10 +224,6 @@ std::string utcTimestamp() {
   return buf;
 }
 
-std::string fixed(double value, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
-  return buf;
-}
+std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
 
 }  // namespace loom::bench

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <memory>
 #include <sstream>
 
 #include "benchmarks/bench_cli.h"  // UsageError, splitList, parseCount
@@ -94,90 +95,97 @@ double busFactor(Collective c, int64_t ranks) {
 
 double algbwGBps(int64_t bytes, double us) { return us > 0 ? double(bytes) / us / 1e3 : 0; }
 
+namespace {
+
+struct RawOptions {
+  std::string sizes, min, max, factor, iters, warmup, batch, backend, transport, collectives;
+};
+
+std::unique_ptr<CLI::App> makeApp(Options& o, RawOptions& raw) {
+  auto app = std::make_unique<CLI::App>(
+      "Times allgather, allreduce (sum) and reduce-scatter (sum) of fp32 data three ways in the\n"
+      "same run, interleaved: raw (MPI, or NCCL, called directly), Loom's Communicator, and a\n"
+      "sharded Loom fusion run through FusionExecutorCache. Every way's result is checked once\n"
+      "per size (exit status 1 on a mismatch). Rank 0 prints the table. benchmarks/README.md\n"
+      "says what each column means. Run it as: mpirun -np N loom_comm_bench [OPTIONS]",
+      "loom_comm_bench");
+  app->set_help_flag();
+  app->get_formatter()->column_width(26);
+  app->add_flag("-h,--help", o.help, "print this message and exit")->disable_flag_override();
+  app->add_option("--backend", raw.backend,
+                  "host: CPU ranks, host tensors (default); cuda: GPU ranks")
+      ->type_name("host|cuda");
+  app->add_option("--cuda-transport", raw.transport,
+                  "auto (NCCL with a GPU per rank, staged through the host when ranks share a "
+                  "GPU), nccl (also a team of one), staged")
+      ->type_name("auto|nccl|staged");
+  app->add_option("--sizes", raw.sizes, "sizes in bytes, e.g. 1K,1M,64M (K, M, G: powers of 1024)")
+      ->type_name("LIST");
+  app->add_option("--min", raw.min, "smallest size of the sweep (default 1K)")->type_name("SIZE");
+  app->add_option("--max", raw.max,
+                  "largest (default 64M on the host, 1G on GPUs; lowered when memory would not "
+                  "hold it)")
+      ->type_name("SIZE");
+  app->add_option("--factor", raw.factor, "the sweep's step, 2 or 4 (default 2)")->type_name("F");
+  app->add_option("--iters", raw.iters, "timed repetitions per way and size (default 20)")
+      ->type_name("N");
+  app->add_option("--warmup", raw.warmup, "untimed calls per way and size (default 5)")
+      ->type_name("N");
+  app->add_option("--batch", raw.batch,
+                  "calls per repetition (default: picked per size so that a repetition of the "
+                  "raw way lasts about 2 ms, 1 to 1000)")
+      ->type_name("N");
+  app->add_option("--collectives", raw.collectives,
+                  "allgather,allreduce,reduce_scatter (default: all three)")
+      ->type_name("LIST");
+  app->add_option("--csv", o.csvPath, "every figure, one row per collective and size")
+      ->type_name("FILE");
+  app->add_flag("--corrupt-for-test", o.corruptForTest,
+                "corrupt one element of Loom's output (checks the checker)")
+      ->disable_flag_override();
+  return app;
+}
+
+}  // namespace
+
 std::string usage() {
-  return "usage: mpirun -np N loom_comm_bench [--backend host|cuda] [--cuda-transport "
-         "auto|nccl|staged]\n"
-         "                 [--sizes LIST | --min SIZE --max SIZE --factor 2|4] [--iters N]\n"
-         "                 [--warmup N] [--batch N] [--collectives LIST] [--csv FILE]\n"
-         "\n"
-         "Times allgather, allreduce (sum) and reduce-scatter (sum) of fp32 data three ways in\n"
-         "the same run, interleaved: raw (MPI, or NCCL, called directly), Loom's Communicator,\n"
-         "and a sharded Loom fusion run through FusionExecutorCache. Every way's result is\n"
-         "checked once per size (exit status 1 on a mismatch). Rank 0 prints the table.\n"
-         "benchmarks/README.md says what each column means.\n"
-         "\n"
-         "  --backend B          host: CPU ranks, host tensors (default); cuda: GPU ranks\n"
-         "  --cuda-transport T   auto (NCCL with a GPU per rank, staged through the host when\n"
-         "                       ranks share a GPU), nccl (also a team of one), staged\n"
-         "  --sizes LIST         sizes in bytes, e.g. 1K,1M,64M (K, M, G: powers of 1024)\n"
-         "  --min SIZE           smallest size of the sweep (default 1K)\n"
-         "  --max SIZE           largest (default 64M on the host, 1G on GPUs; lowered when\n"
-         "                       memory would not hold it)\n"
-         "  --factor F           the sweep's step, 2 or 4 (default 2)\n"
-         "  --iters N            timed repetitions per way and size (default 20)\n"
-         "  --warmup N           untimed calls per way and size (default 5)\n"
-         "  --batch N            calls per repetition (default: picked per size so that a\n"
-         "                       repetition of the raw way lasts about 2 ms, 1 to 1000)\n"
-         "  --collectives LIST   allgather,allreduce,reduce_scatter (default: all three)\n"
-         "  --csv FILE           every figure, one row per collective and size\n"
-         "  --corrupt-for-test   corrupt one element of Loom's output (checks the checker)\n";
+  Options o;
+  RawOptions raw;
+  return makeApp(o, raw)->help();
 }
 
 Options parseArgs(const std::vector<std::string>& args) {
   Options o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::string value;
-    bool inlineValue = false;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      inlineValue = true;
+  RawOptions raw;
+  std::unique_ptr<CLI::App> app = makeApp(o, raw);
+  parseCommandLine(*app, args);
+  if (app->count("--sizes") > 0) {
+    for (const std::string& s : splitList(raw.sizes)) o.sizes.push_back(parseBytes(s));
+    if (o.sizes.empty()) throw UsageError("--sizes expects at least one size");
+  }
+  if (app->count("--min") > 0) o.minBytes = parseBytes(raw.min);
+  if (app->count("--max") > 0) o.maxBytes = parseBytes(raw.max);
+  if (app->count("--factor") > 0) {
+    o.factor = parseCount("--factor", raw.factor, 2);
+    if (o.factor != 2 && o.factor != 4) throw UsageError("--factor expects 2 or 4");
+  }
+  if (app->count("--iters") > 0) o.iters = parseCount("--iters", raw.iters, 1);
+  if (app->count("--warmup") > 0) o.warmup = parseCount("--warmup", raw.warmup, 0);
+  if (app->count("--batch") > 0) o.batch = parseCount("--batch", raw.batch, 1);
+  if (app->count("--backend") > 0) o.backend = oneOf("--backend", raw.backend, {"host", "cuda"});
+  if (app->count("--cuda-transport") > 0) {
+    o.cudaTransport = oneOf("--cuda-transport", raw.transport, {"auto", "nccl", "staged"});
+  }
+  if (app->count("--collectives") > 0) {
+    o.collectives.clear();
+    for (const std::string& name : splitList(raw.collectives)) {
+      const std::string n =
+          oneOf("--collectives", name, {"allgather", "allreduce", "reduce_scatter"});
+      o.collectives.push_back(n == "allgather"   ? Collective::Allgather
+                              : n == "allreduce" ? Collective::Allreduce
+                                                 : Collective::ReduceScatter);
     }
-    auto next = [&]() -> std::string {
-      if (inlineValue) return value;
-      if (i + 1 >= args.size()) throw UsageError(arg + " expects a value");
-      return args[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      o.help = true;
-    } else if (arg == "--sizes") {
-      o.sizes.clear();
-      for (const std::string& s : splitList(next())) o.sizes.push_back(parseBytes(s));
-      if (o.sizes.empty()) throw UsageError("--sizes expects at least one size");
-    } else if (arg == "--min") {
-      o.minBytes = parseBytes(next());
-    } else if (arg == "--max") {
-      o.maxBytes = parseBytes(next());
-    } else if (arg == "--factor") {
-      o.factor = parseCount(arg, next(), 2);
-      if (o.factor != 2 && o.factor != 4) throw UsageError("--factor expects 2 or 4");
-    } else if (arg == "--iters") {
-      o.iters = parseCount(arg, next(), 1);
-    } else if (arg == "--warmup") {
-      o.warmup = parseCount(arg, next(), 0);
-    } else if (arg == "--batch") {
-      o.batch = parseCount(arg, next(), 1);
-    } else if (arg == "--backend") {
-      o.backend = oneOf(arg, next(), {"host", "cuda"});
-    } else if (arg == "--cuda-transport") {
-      o.cudaTransport = oneOf(arg, next(), {"auto", "nccl", "staged"});
-    } else if (arg == "--csv") {
-      o.csvPath = next();
-    } else if (arg == "--collectives") {
-      o.collectives.clear();
-      for (const std::string& name : splitList(next())) {
-        const std::string n = oneOf(arg, name, {"allgather", "allreduce", "reduce_scatter"});
-        o.collectives.push_back(n == "allgather"   ? Collective::Allgather
-                                : n == "allreduce" ? Collective::Allreduce
-                                                   : Collective::ReduceScatter);
-      }
-      if (o.collectives.empty()) throw UsageError("--collectives expects at least one name");
-    } else if (arg == "--corrupt-for-test") {
-      o.corruptForTest = true;
-    } else {
-      throw UsageError("unknown argument '" + args[i] + "' (--help lists the options)");
-    }
+    if (o.collectives.empty()) throw UsageError("--collectives expects at least one name");
   }
   if (o.maxBytes && *o.maxBytes < o.minBytes) {
     throw UsageError("--max (" + std::to_string(*o.maxBytes) + ") is below --min (" +

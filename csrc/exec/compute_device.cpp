@@ -24,15 +24,20 @@ std::string_view backendName(Backend b) {
   LOOM_UNREACHABLE();
 }
 
-Backend resolveBackend(Backend b) {
-  if (b != Backend::Auto) return b;
+BackendChoice chooseBackend(Backend b) {
+  if (b != Backend::Auto) return {b, "asked for by the caller"};
   if (auto env = getEnv("LOOM_BACKEND"); env && !env->empty()) {
-    if (*env == "host") return Backend::Host;
-    if (*env == "cuda") return Backend::Cuda;
+    if (*env == "host") return {Backend::Host, "LOOM_BACKEND=host"};
+    if (*env == "cuda") return {Backend::Cuda, "LOOM_BACKEND=cuda"};
     LOOM_THROW("LOOM_BACKEND must be 'host' or 'cuda', got '", *env, "'");
   }
-  return gpuCount() > 0 ? Backend::Cuda : Backend::Host;
+  if (int n = gpuCount(); n > 0) {
+    return {Backend::Cuda, std::to_string(n) + " GPU(s) seen by the CUDA driver"};
+  }
+  return {Backend::Host, "no GPU found: " + detail::driverUnavailableReason()};
 }
+
+Backend resolveBackend(Backend b) { return chooseBackend(b).backend; }
 
 int gpuCount() { return detail::driverGpuCount(); }
 

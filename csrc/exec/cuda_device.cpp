@@ -130,6 +130,8 @@ std::shared_ptr<const ComputeDevice> makeGpuDevice(int index) {
 
 int driverGpuCount() noexcept { return cuda::cudaAvailable() ? cuda::deviceCount() : 0; }
 
+std::string driverUnavailableReason() noexcept { return cuda::unavailableReason(); }
+
 }  // namespace detail
 
 }  // namespace loom::exec

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "loom/exec/compute_device.h"
 
@@ -14,5 +15,8 @@ namespace loom::exec::detail {
 std::shared_ptr<const ComputeDevice> makeGpuDevice(int index);
 /// GPUs the driver sees; 0 without a driver or a CUDA backend. Never throws.
 int driverGpuCount() noexcept;
+/// Why there is no usable GPU ("no CUDA driver (libcuda.so.1) found", a build without the CUDA
+/// backend); empty when there is one. Never throws.
+std::string driverUnavailableReason() noexcept;
 
 }  // namespace loom::exec::detail

@@ -3,6 +3,7 @@
 #include "loom/exec/kernel_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -361,7 +362,7 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
 }
 
 LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
-                                         std::vector<Tensor>& outputs) {
+                                         std::vector<Tensor>& outputs, double* plan_seconds) {
   // A plan is taken out of the list while it runs (its argument buffer, allocations and grid
   // scratch belong to one launch at a time) and put back after; a run that finds its plan taken
   // by another thread makes a second one. The lock covers the list and plan making (so a module
@@ -379,6 +380,7 @@ LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
     }
     if (plan == nullptr) {
       ++plan_misses_;
+      const auto plan_start = std::chrono::steady_clock::now();
       PhaseTimer timer(DumpOptions::fromEnvironment().has(DumpOption::CompileTime),
                        "kernel executor");
       // Devices first (clear messages); the plan then reads metadata only.
@@ -386,6 +388,12 @@ LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
       plan = makePlan(inputs);
       timer.rename(generated_.name);
       timer.mark("launch plan (the codegen/cubin/module lines above included)");
+      if (plan_seconds != nullptr) {
+        *plan_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_start).count();
+      }
+    } else if (plan_seconds != nullptr) {
+      *plan_seconds = 0;
     }
   }
   launchPlan(*plan, inputs, outputs);
@@ -406,12 +414,12 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
 }
 
 LaunchParams KernelExecutor::runInto(std::span<const eval::Argument> inputs,
-                                     std::vector<Tensor>& outputs) {
+                                     std::vector<Tensor>& outputs, double* plan_seconds) {
   LOOM_CHECK(isCompiled(), "KernelExecutor::run called before compile");
-  if (!device_->copiesArguments(inputs)) return runResident(inputs, outputs);
+  if (!device_->copiesArguments(inputs)) return runResident(inputs, outputs, plan_seconds);
   // Host tensors on a GPU: copy in, run device-resident, copy out (synchronous).
   LaunchParams launched =
-      runResident(device_->copyIn(*fusion_, inputs, options_.stream), outputs);
+      runResident(device_->copyIn(*fusion_, inputs, options_.stream), outputs, plan_seconds);
   device_->copyOut(outputs, options_.stream);
   return launched;
 }

@@ -12,4 +12,8 @@ std::shared_ptr<const ComputeDevice> makeGpuDevice(int /*index*/) {
 
 int driverGpuCount() noexcept { return 0; }
 
+std::string driverUnavailableReason() noexcept {
+  return "this Loom build has no CUDA backend (cuda.h was not found at configure time)";
+}
+
 }  // namespace loom::exec::detail

@@ -270,6 +270,7 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
         for (size_t s = 0; s < runtime.records_.size(); ++s) {
           runtime.records_[s].launch = scratch->records[s].launch;
           runtime.records_[s].seconds = scratch->records[s].seconds;
+          runtime.records_[s].compileSeconds = scratch->records[s].compileSeconds;
           runtime.records_[s].bytes = scratch->records[s].bytes;
         }
       }
@@ -296,10 +297,11 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     std::vector<Tensor>& outs = sc.segment_outs;  // reused: no allocation per segment
     auto start = std::chrono::steady_clock::now();
     exec::LaunchParams launched;
+    double plan_seconds = 0;
     if (communications_[s] != nullptr) {
       communications_[s]->runInto(sargs, outs);
     } else {
-      launched = executors_[s]->runInto(sargs, outs);
+      launched = executors_[s]->runInto(sargs, outs, &plan_seconds);
     }
     auto stop = std::chrono::steady_clock::now();
     LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
@@ -320,6 +322,7 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     KernelRecord& r = sc.records[s];
     r.launch = launched;
     r.seconds = std::chrono::duration<double>(stop - start).count();
+    r.compileSeconds = plan_seconds;
     r.bytes = bytes;
   }
   std::vector<Tensor> result;

@@ -10,10 +10,37 @@
 namespace loom {
 namespace {
 
-constexpr std::array<std::string_view, static_cast<size_t>(DumpOption::kCount)> kDumpOptionNames = {
-    "fusion_ir", "fusion_ir_scheduled", "scheduler_params", "segments", "kernel_ir",
-    "cuda_kernel", "ptxas", "host_compile", "launch_params",
-    "compile_time", "resharding", "host_program"};
+// What LOOM_DUMP may name, in DumpOption order, with the line `loom --help` and README.md show.
+struct NamedOption {
+  std::string_view name;
+  std::string_view arguments;  // what may go in parentheses; empty when nothing
+  std::string_view description;
+};
+
+constexpr std::array<NamedOption, static_cast<size_t>(DumpOption::kCount)> kDumpOptions = {{
+    {"fusion_ir", "input|pass",
+     "the fusion before the pre-segmentation passes and after each that changed it; "
+     "(input) or pass names pick some"},
+    {"fusion_ir_scheduled", "", "each segment's fusion after its scheduler transformed it"},
+    {"scheduler_params", "", "each segment's heuristic parameters (the names --params tunes)"},
+    {"segments", "", "how the fusion was split into kernels and communications"},
+    {"kernel_ir", "pass",
+     "the kernel IR after each lowering pass that changed it; pass names pick some"},
+    {"cuda_kernel", "", "the CUDA C++ generated for each kernel"},
+    {"ptxas", "", "registers, spills and stack of each kernel, from the CUDA compiler"},
+    {"host_compile", "", "the host backend's compiler command line for each kernel"},
+    {"launch_params", "", "grid, block and dynamic shared memory of each kernel launch"},
+    {"compile_time", "", "wall time of each step of a cache miss (segment, schedule, lower, ...)"},
+    {"resharding", "", "each resharding expression: why, and the communication it becomes"},
+    {"host_program", "", "what a runtime runs, in order, per device: kernels and communications"},
+}};
+
+constexpr std::array<std::string_view, kDumpOptions.size()> dumpNames() {
+  std::array<std::string_view, kDumpOptions.size()> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kDumpOptions[i].name;
+  return names;
+}
+constexpr std::array<std::string_view, kDumpOptions.size()> kDumpOptionNames = dumpNames();
 
 std::optional<DumpOption> lookup(std::string_view name) {
   for (size_t i = 0; i < kDumpOptionNames.size(); ++i) {
@@ -48,6 +75,14 @@ std::vector<std::string_view> splitTopLevel(std::string_view spec) {
 
 std::string_view dumpOptionName(DumpOption option) {
   return kDumpOptionNames.at(static_cast<size_t>(option));
+}
+
+std::string_view dumpOptionArguments(DumpOption option) {
+  return kDumpOptions.at(static_cast<size_t>(option)).arguments;
+}
+
+std::string_view dumpOptionDescription(DumpOption option) {
+  return kDumpOptions.at(static_cast<size_t>(option)).description;
 }
 
 DumpOptions DumpOptions::parse(std::string_view spec) {
@@ -97,13 +132,26 @@ bool DumpOptions::hasWithArg(DumpOption option, std::string_view arg) const {
 
 namespace {
 
-constexpr std::array<std::string_view, static_cast<size_t>(DebugOption::kCount)>
-    kDebugOptionNames = {"verify_kernel_ir", "verify_ir"};
+constexpr std::array<NamedOption, static_cast<size_t>(DebugOption::kCount)> kDebugOptions = {{
+    {"verify_kernel_ir", "", "runs the kernel-IR verifier after every lowering pass"},
+    {"verify_ir", "", "runs ir::verify on every fusion a scheduler scheduled"},
+}};
+
+constexpr std::array<std::string_view, kDebugOptions.size()> debugNames() {
+  std::array<std::string_view, kDebugOptions.size()> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kDebugOptions[i].name;
+  return names;
+}
+constexpr std::array<std::string_view, kDebugOptions.size()> kDebugOptionNames = debugNames();
 
 }  // namespace
 
 std::string_view debugOptionName(DebugOption option) {
   return kDebugOptionNames.at(static_cast<size_t>(option));
+}
+
+std::string_view debugOptionDescription(DebugOption option) {
+  return kDebugOptions.at(static_cast<size_t>(option)).description;
 }
 
 DebugOptions DebugOptions::parse(std::string_view spec) {

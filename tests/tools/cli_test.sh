@@ -25,14 +25,89 @@ check() {
   fi
 }
 
-# --help lists the commands and exits 0.
-check help 0 'loom print FILE.fus|print FILE.fus' -- "$loom" --help
+# --help lists the commands, each with its line, the LOOM_* variables and the LOOM_DUMP names,
+# each with its line, and exits 0; `loom help` and -h say the same.
+check help 0 '^  run +schedule, compile and run on random inputs' -- "$loom" --help
+check help-eval 0 '^  eval +evaluate on random inputs' -- "$loom" --help
+check help-env 0 '^  LOOM_BACKEND=host\|cuda' -- "$loom" --help
+check help-env-line 0 'where kernels run when the program does not say' -- "$loom" --help
+check help-dump 0 '^  kernel_ir\(pass\) +the kernel IR after each lowering pass' -- "$loom" --help
+check help-debug 0 '^  verify_ir +runs ir::verify' -- "$loom" --help
+check help-exit-status 0 '3 unavailable here' -- "$loom" help
+check help-short 0 '^Usage: loom \[OPTIONS\] SUBCOMMAND' -- "$loom" -h
+# Every command has its --help: usage, its options with their lines, exit 0.
+check help-run 0 '--backend host\|cuda +where the kernels run' -- "$loom" run --help
+check help-run-progress 0 '--progress-after SECONDS +print progress lines to stderr' -- "$loom" run --help
+check help-run-usage 0 '^Usage: loom run \[OPTIONS\] FILE\.fus' -- "$loom" run -h
+check help-eval-cmd 0 '--sizes s0=N,\.\.\. +values of the symbolic sizes' -- "$loom" eval --help
+check help-codegen 0 '--sms N +the target.s multiprocessor count' -- "$loom" codegen --help
+check help-print 0 '^Usage: loom print \[OPTIONS\] FILE\.fus' -- "$loom" print --help
+check help-topic 0 '^Usage: loom codegen' -- "$loom" help codegen
+check help-unknown-topic 1 "unknown command 'frob'" -- "$loom" help frob
+# Every LOOM_* variable loom --help lists is in README.md (the registry's test checks the other
+# direction: every variable the sources read is registered and in README.md).
+help_vars=$("$loom" --help | grep -oE '^  LOOM_[A-Z0-9_]+' | sort -u)
+missing=0
+for v in $help_vars; do grep -q "\`$v" "$src/README.md" || { echo "README.md lacks $v"; missing=1; }; done
+if [[ -n $help_vars && $missing == 0 ]]; then echo "ok   help-vars-in-readme"; else
+  echo "FAIL help-vars-in-readme"; failures=$((failures + 1)); fi
 # version prints the project version.
 check version 0 '^loom [0-9]+\.[0-9]+' -- "$loom" version
-# An unknown command is an error with exit code 1.
+check version-flag 0 '^loom [0-9]+\.[0-9]+' -- "$loom" --version
+# No command, or an unknown one, is an error with exit code 1 that says where the list is.
+check no-command 1 'Usage: loom' -- "$loom"
 check unknown-command 1 "unknown command 'frob'" -- "$loom" frob
-# An unknown flag is an error with exit code 1.
-check unknown-flag 1 "unknown option '--bogus'" -- "$loom" eval "$src/examples/var_mean_small.fus" --bogus
+# An unknown flag is an error with exit code 1 naming it and the command's --help.
+check unknown-flag 1 "unknown option '--bogus' for loom eval" -- "$loom" eval "$src/examples/var_mean_small.fus" --bogus
+check unknown-flag-hint 1 "Run 'loom eval --help' for the options" -- "$loom" eval "$src/examples/var_mean_small.fus" --bogus
+check unknown-flag-run 1 "unknown option '--seeds' for loom run" -- "$loom" run "$src/examples/var_mean_small.fus" --seeds 3
+check missing-value 1 '--seed: 1 required N missing' -- "$loom" eval "$src/examples/var_mean_small.fus" --seed
+check missing-file-arg 1 'FILE\.fus is required' -- "$loom" run
+check two-files 1 "unexpected argument 'b\.fus' \(loom eval takes one file\)" -- "$loom" eval a.fus b.fus
+check flag-with-value 1 'bench' -- "$loom" run "$src/examples/var_mean_small.fus" --bench=yes
+check bad-backend 1 "--backend must be host or cuda, got 'gpu'" -- "$loom" run "$src/examples/var_mean_small.fus" --backend=gpu
+check bad-progress 1 '--progress-after must be a number of seconds from 0 up' -- \
+  "$loom" run "$src/examples/var_mean_small.fus" --progress-after=-1
+# --flag=value and --flag value are the same.
+a="$("$loom" eval "$src/examples/var_mean_small.fus" --seed=3 --sizes=s9=1)"
+b="$("$loom" eval "$src/examples/var_mean_small.fus" --seed 3 --sizes s9=1)"
+c="$("$loom" eval "$src/examples/var_mean_small.fus" --seed 4)"
+if [[ -n "$a" && "$a" == "$b" && "$a" != "$c" ]]; then echo "ok   flag-equals-value"; else
+  echo "FAIL flag-equals-value: --seed=3 and --seed 3 must agree"; failures=$((failures + 1)); fi
+check run-flag-equals 0 '^backend: host \(--backend host\)' -- "$loom" run "$src/examples/var_mean_small.fus" --backend=host --seed=2
+
+# loom run says what happened: the backend and why, the inputs, each output with what computes it
+# and what it was checked against, and the time split into compile, run and reference check.
+"$loom" run "$src/examples/var_mean_small.fus" --seed 1 >"$tmp/run.out" 2>"$tmp/run.err"
+rc=$?
+narration_ok=1
+for want in '^loom run .*var_mean_small\.fus: 1 input\(s\), 2 output\(s\)$' \
+  '^backend: (host \(no GPU found: .+\)|cuda \([0-9]+ GPU\(s\) seen by the CUDA driver\))$' \
+  '^inputs: T0 \[1, 64, 256\] f32, random from seed 1$' \
+  '^check: each output against the reference evaluator \(double precision\) on the same inputs' \
+  '^PASS T4 +\[1, 64\] f32 max_error=[0-9.e+-]+ \(rtol [0-9.e+-]+, atol [0-9.e+-]+\): T4 = div\(T2, 255\.0\), where T2 is the m2 \(sum of squared deviations\) of welford\(T0\)$' \
+  '^PASS T1 +\[1, 64\] f32 max_error=.*: T1 = the average of welford\(T0\)$' \
+  '^time: compile [0-9]+\.[0-9]{3} s, run [0-9]+\.[0-9]{3} s \(.+\), reference check [0-9]+\.[0-9]{3} s$'; do
+  grep -Eq -- "$want" "$tmp/run.out" || { echo "  missing: $want"; narration_ok=0; }
+done
+if [[ $rc == 0 && $narration_ok == 1 ]]; then echo "ok   run-narration"; else
+  echo "FAIL run-narration: rc=$rc"; cat "$tmp/run.out"; failures=$((failures + 1)); fi
+# The backend's reason comes from LOOM_BACKEND when that chose it.
+check run-backend-env 0 '^backend: host \(LOOM_BACKEND=host\)$' -- \
+  env LOOM_BACKEND=host "$loom" run "$src/examples/var_mean_small.fus"
+# Progress lines: with --progress-after 0 every step reports, on stderr only; stdout keeps only
+# the results. With the default (2 s) a small fusion prints none.
+"$loom" run "$src/examples/var_mean_small.fus" --backend host --progress-after 0 \
+  >"$tmp/p.out" 2>"$tmp/p.err"
+if grep -q '^loom: computing the reference outputs (reference evaluator, double precision) \.\.\.$' "$tmp/p.err" &&
+  grep -Eq '^loom: compiling \(segment, schedule, lower, build\) and running on host: done in [0-9.]+ s$' "$tmp/p.err" &&
+  ! grep -q '^loom: ' "$tmp/p.out" && grep -q '^PASS T4' "$tmp/p.out" && ! grep -q '^loom: ' "$tmp/run.err"; then
+  echo "ok   run-progress"
+else
+  echo "FAIL run-progress"; cat "$tmp/p.err" "$tmp/run.err"; failures=$((failures + 1))
+fi
+check eval-progress 0 '^loom: evaluating \(reference evaluator, double precision\): done in' -- \
+  "$loom" eval "$src/examples/var_mean_small.fus" --progress-after=0
 # A missing file is an error naming it.
 check missing-file 1 "cannot open fusion file '$tmp/none.fus'" -- "$loom" print "$tmp/none.fus"
 
@@ -181,8 +256,15 @@ check codegen-bad-sms 1 "--sms needs a positive multiprocessor count such as 132
   "$loom" codegen "$tmp/fixed_sum.fus" --sms 0
 
 # A sharded fusion: one process is rank 0 of 1; a 4-device mesh is larger than that world.
-check sharded-single-rank 0 "1 rank\(s\) \(single process\): all PASS" -- \
-  "$loom" run "$src/examples/multidevice/var_mean_sp_d1.fus" --backend host
+# It says the backend first, and rank 0 prints every rank's lines and the summary.
+out="$("$loom" run "$src/examples/multidevice/var_mean_sp_d1.fus" --backend host 2>&1)"
+rc=$?
+if [[ $rc == 0 ]] && grep -q '^backend: host (--backend host)$' <<<"$out" &&
+  grep -q '1 rank(s) (single process): all PASS' <<<"$out"; then
+  echo "ok   sharded-single-rank"
+else
+  echo "FAIL sharded-single-rank: rc=$rc"; echo "$out" | tail -8; failures=$((failures + 1))
+fi
 check sharded-mesh-too-large 1 "a mesh may not be larger than the world" -- \
   "$loom" run "$src/examples/multidevice/var_mean_sp_d4.fus" --backend host
 

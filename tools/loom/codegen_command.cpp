@@ -3,8 +3,11 @@
 // kernel, and compile it with NVRTC to report registers and spills (no GPU needed). --sms names the
 // target's multiprocessor count, as the executor has it from the device (launch bounds of
 // one-wave grids; codegen::launchBounds).
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/ir/parser.h"
@@ -16,51 +19,65 @@
 
 namespace loom::tools {
 
-int codegenCommand(const std::vector<std::string>& args) {
+namespace {
+
+struct CodegenArgs {
   std::string file;
   std::string arch = "sm_90";
+  std::string sms;
+  CLI::Option* smsOption = nullptr;  ///< given: sms holds the count
+};
+
+int runCodegen(const CodegenArgs& a) {
   codegen::CodegenOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--arch") {
-      LOOM_CHECK(i + 1 < args.size(), "--arch needs a value such as sm_90");
-      arch = args[++i];
-    } else if (args[i] == "--sms") {
-      LOOM_CHECK(i + 1 < args.size(), "--sms needs a multiprocessor count such as 132");
-      const std::string& v = args[++i];
-      char* end = nullptr;
-      const long long n = std::strtoll(v.c_str(), &end, 10);
-      LOOM_CHECK(!v.empty() && *end == '\0' && n > 0,
-                 "--sms needs a positive multiprocessor count such as 132, got '", v, "'");
-      options.multiprocessors = n;
-    } else if (!args[i].empty() && args[i][0] == '-') {
-      LOOM_THROW("unknown option '", args[i], "' for codegen (expected --arch or --sms)");
-    } else {
-      LOOM_CHECK(file.empty(), "codegen takes one file, got '", file, "' and '", args[i], "'");
-      file = args[i];
-    }
+  if (a.smsOption->count() > 0) {
+    char* end = nullptr;
+    const long long n = std::strtoll(a.sms.c_str(), &end, 10);
+    LOOM_CHECK(*end == '\0' && n > 0,
+               "--sms needs a positive multiprocessor count such as 132, got '", a.sms, "'");
+    options.multiprocessors = n;
   }
-  LOOM_CHECK(!file.empty(), "usage: loom codegen FILE.fus [--arch sm_90] [--sms N]");
-  auto fusion = ir::parseFusionFile(file);
+  auto fusion = ir::parseFusionFile(a.file);
   auto kernel = lower::lowerFusion(*fusion);
   codegen::GeneratedKernel g = codegen::generateKernel(*kernel, options);
   std::cout << g.kernelText;
 #ifdef LOOM_HAVE_CUDA_BACKEND
   if (!cuda::nvrtcAvailable()) {
-    std::cout << "// NVRTC not available (" << cuda::nvrtcUnavailableReason()
-              << "): not compiled\n";
+    fmt::print("// NVRTC not available ({}): not compiled\n", cuda::nvrtcUnavailableReason());
     return 0;
   }
   cuda::NvrtcCompiler compiler;
-  cuda::CompileResult r = compiler.compile(g.source, cuda::CompileOptions::forArch(arch, g.name));
+  cuda::CompileResult r = compiler.compile(g.source, cuda::CompileOptions::forArch(a.arch, g.name));
   for (const cuda::KernelResources& k : r.kernels) {
-    std::cout << "// " << r.arch << " " << k.function << ": " << k.registers << " registers, "
-              << k.spillStores << " bytes spill stores, " << k.spillLoads
-              << " bytes spill loads, " << k.stackFrame << " bytes stack\n";
+    fmt::print(
+        "// {} {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes stack\n",
+        r.arch, k.function, k.registers, k.spillStores, k.spillLoads, k.stackFrame);
   }
 #else
   std::cout << "// built without the CUDA backend: not compiled with NVRTC\n";
 #endif
   return 0;
+}
+
+}  // namespace
+
+Command addCodegenCommand(CLI::App& loom) {
+  auto a = std::make_shared<CodegenArgs>();
+  CLI::App* cmd = loom.add_subcommand(
+      "codegen",
+      "print the CUDA kernel of a scheduled fusion; compile it with NVRTC (no GPU needed)");
+  cmd->add_option("FILE.fus", a->file, "a scheduled fusion (examples/scheduled/ has some)")
+      ->required()
+      ->type_name("");
+  cmd->add_option("--arch", a->arch, "the GPU architecture NVRTC compiles for (default sm_90)")
+      ->type_name("sm_XY");
+  a->smsOption =
+      cmd->add_option("--sms", a->sms,
+                      "the target's multiprocessor count, as the executor has it from the device "
+                      "(launch bounds of one-wave grids); default: unknown, no launch bounds")
+          ->type_name("N");
+  cmd->footer("Example: loom codegen examples/scheduled/block_sum.fus --arch sm_90 --sms 132");
+  return {cmd, [a] { return runCodegen(*a); }};
 }
 
 }  // namespace loom::tools

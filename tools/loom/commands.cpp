@@ -1,64 +1,105 @@
 // SPDX-License-Identifier: Apache-2.0
-// `loom print` and `loom eval`.
+// `loom print` and `loom eval`, and what the commands share: --progress-after and the
+// environment part of `loom --help`.
 #include "tools/loom/commands.h"
 
-#include <charconv>
+#include <fmt/format.h>
+
+#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/verifier.h"
-#include "loom/support/checked_math.h"
+#include "loom/support/env_vars.h"
+#include "loom/support/options.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/tensor.h"
+#include "tools/loom/progress.h"
 #include "tools/loom/random_inputs.h"
 
 namespace loom::tools {
-int printCommand(const std::vector<std::string>& args) {
-  LOOM_CHECK(args.size() == 1, "usage: loom print FILE.fus");
-  LOOM_CHECK(args[0].empty() || args[0][0] != '-', "unknown option '", args[0], "' for print");
-  auto fusion = ir::parseFusionFile(args[0]);
-  std::cout << ir::printFusion(*fusion);
-  return 0;
+
+void addProgressOption(CLI::App& cmd, ProgressFlag& flag) {
+  cmd.add_option("--progress-after", flag.seconds,
+                 "print progress lines to stderr for a step that runs longer than this (default "
+                 "2; 0 reports every step)")
+      ->type_name("SECONDS");
 }
 
-int evalCommand(const std::vector<std::string>& args) {
-  std::string file;
-  uint64_t seed = 0;
-  std::map<std::string, std::string> sizes;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--seed" || a == "--sizes") {
-      LOOM_CHECK(i + 1 < args.size(), a, " needs a value");
-      const std::string& v = args[++i];
-      if (a == "--seed") {
-        seed = uint64_t(parseInteger(v, "--seed"));
-      } else {
-        sizes = parseSizes(v);
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      LOOM_THROW("unknown option '", a, "' for eval (expected --seed or --sizes)");
-    } else {
-      LOOM_CHECK(file.empty(), "eval takes one file, got '", file, "' and '", a, "'");
-      file = a;
-    }
+std::chrono::milliseconds progressAfter(const ProgressFlag& flag) {
+  LOOM_CHECK(flag.seconds >= 0 && flag.seconds < 1e9,
+             "--progress-after must be a number of seconds from 0 up, got ", flag.seconds);
+  return std::chrono::milliseconds(int64_t(flag.seconds * 1e3));
+}
+
+std::string environmentHelp() {
+  std::string out =
+      "Exit status: 0 success, 1 an error in the input or the command line, 2 an internal\n"
+      "error (a bug in Loom), 3 unavailable here (no GPU or driver for --backend cuda).\n"
+      "\n"
+      "Environment variables:\n";
+  for (const EnvVar& v : environmentVariables()) {
+    out += fmt::format("  {}={}\n      {}\n", v.name, v.values, v.description);
   }
-  LOOM_CHECK(!file.empty(), "usage: loom eval FILE.fus [--seed N] [--sizes s0=N,...]");
-  auto fusion = ir::parseFusionFile(file);
+  out += "\nLOOM_DUMP names (LOOM_DUMP=a,b(arg),...; an unknown name lists the valid ones):\n";
+  for (size_t i = 0; i < size_t(DumpOption::kCount); ++i) {
+    const auto o = DumpOption(i);
+    std::string name(dumpOptionName(o));
+    if (!dumpOptionArguments(o).empty()) name += fmt::format("({})", dumpOptionArguments(o));
+    out += fmt::format("  {:<23} {}\n", name, dumpOptionDescription(o));
+  }
+  out += "\nLOOM_DEBUG names (LOOM_DEBUG=a,b):\n";
+  for (size_t i = 0; i < size_t(DebugOption::kCount); ++i) {
+    const auto o = DebugOption(i);
+    out += fmt::format("  {:<23} {}\n", debugOptionName(o), debugOptionDescription(o));
+  }
+  return out;
+}
+
+Command addPrintCommand(CLI::App& loom) {
+  auto file = std::make_shared<std::string>();
+  CLI::App* cmd = loom.add_subcommand("print", "parse a fusion and print it in canonical form");
+  cmd->add_option("FILE.fus", *file, "the fusion, in the text form (docs/text-format.md)")
+      ->required()
+      ->type_name("");
+  cmd->footer("Example: loom print examples/softmax_fp32.fus");
+  return {cmd, [file] {
+            auto fusion = ir::parseFusionFile(*file);
+            std::cout << ir::printFusion(*fusion);
+            return 0;
+          }};
+}
+
+namespace {
+
+struct EvalArgs {
+  std::string file;
+  std::string seed = "0";
+  std::string sizes;
+  ProgressFlag progress;
+};
+
+int runEval(const EvalArgs& a) {
+  const uint64_t seed = uint64_t(parseInteger(a.seed, "--seed"));
+  auto fusion = ir::parseFusionFile(a.file);
   try {
     ir::verifyRunnable(*fusion);
   } catch (const InternalError& e) {
-    LOOM_CHECK(false, file, ": cannot evaluate: ", e.reason());
+    LOOM_CHECK(false, a.file, ": cannot evaluate: ", e.reason());
   }
-
-  std::vector<eval::Argument> inputs = randomInputs(*fusion, sizes, seed);
-
-  std::vector<Tensor> outs = eval::evaluateFusion(*fusion, inputs);
+  std::vector<eval::Argument> inputs = randomInputs(*fusion, parseSizes(a.sizes), seed);
+  Progress progress(std::cerr, progressAfter(a.progress));
+  std::vector<Tensor> outs;
+  {
+    Progress::Step step = progress.step("evaluating (reference evaluator, double precision)");
+    outs = eval::evaluateFusion(*fusion, inputs);
+  }
   for (size_t i = 0; i < outs.size(); ++i) {
     const Tensor& t = outs[i];
     double sum = 0.0;
@@ -68,13 +109,26 @@ int evalCommand(const std::vector<std::string>& args) {
       sum += x;
       abs_sum += std::fabs(x);
     }
-    char line[256];
-    std::snprintf(line, sizeof(line), "%-4s [%s] %-4s sum=%.6f abs_sum=%.6f",
-                  fusion->outputs()[i]->toString().c_str(), join(t.sizes()).c_str(),
-                  std::string(dataTypeName(t.dtype())).c_str(), sum, abs_sum);
-    std::cout << line << "\n";
+    fmt::print("{:<4} [{}] {:<4} sum={:.6f} abs_sum={:.6f}\n", fusion->outputs()[i]->toString(),
+               join(t.sizes()), dataTypeName(t.dtype()), sum, abs_sum);
   }
   return 0;
+}
+
+}  // namespace
+
+Command addEvalCommand(CLI::App& loom) {
+  auto a = std::make_shared<EvalArgs>();
+  CLI::App* cmd = loom.add_subcommand(
+      "eval", "evaluate on random inputs (reference evaluator); print each output's checksums");
+  cmd->add_option("FILE.fus", a->file, "the fusion, in the text form")->required()->type_name("");
+  cmd->add_option("--seed", a->seed, "seed of the random inputs (default 0)")->type_name("N");
+  cmd->add_option("--sizes", a->sizes,
+                  "values of the symbolic sizes and scalar inputs, e.g. s0=4,s1=8")
+      ->type_name("s0=N,...");
+  addProgressOption(*cmd, a->progress);
+  cmd->footer("Example: loom eval examples/var_mean_small.fus --seed 1");
+  return {cmd, [a] { return runEval(*a); }};
 }
 
 }  // namespace loom::tools

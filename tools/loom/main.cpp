@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The `loom` command-line program: dispatches to subcommands and turns errors into exit codes
-// (1 user error, 2 internal error, 3 unavailable here).
+// The `loom` command-line program: the subcommands on a CLI11 app (commands.h), and errors turned
+// into exit codes (1 user error, bad command lines included; 2 internal error; 3 unavailable).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,54 +14,110 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: loom <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  print FILE.fus                          parse a fusion and print it in canonical form\n"
-    "  eval FILE.fus [--seed N] [--sizes s0=N,s1=M,...]\n"
-    "                                          run the reference evaluator on random inputs and\n"
-    "                                          print each output's shape, dtype and checksums\n"
-    "  codegen FILE.fus [--arch sm_90] [--sms N]\n"
-    "                                          lower a scheduled fusion, print its CUDA kernel (as\n"
-    "                                          built for N SMs) and compile it with NVRTC (registers,\n"
-    "                                          spills)\n"
-    "  run FILE.fus [--backend cuda|host] [--sizes s0=N,...] [--seed N] [--bench]\n"
-    "                                          schedule automatically, run on random inputs, check\n"
-    "                                          against the reference; per kernel: scheduler,\n"
-    "                                          launch, time (--bench: repeated, bandwidth)\n"
-    "  version                                 print the Loom version\n"
-    "  help, --help, -h                        print this message\n"
-    "\n"
-    "exit status: 0 success, 1 an error in the input or the command line, 2 an internal error\n"
-    "(a bug in Loom), 3 unavailable here (no GPU or driver for --backend cuda)\n";
+// The subcommand the command line selected, or the app itself.
+const CLI::App* selected(const CLI::App& app) {
+  const CLI::App* at = &app;
+  while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+  return at;
+}
+
+std::string commandName(const CLI::App& app, const CLI::App* cmd) {
+  return cmd == &app ? "loom" : "loom " + cmd->get_name();
+}
+
+// A bad command line: what is wrong, in CLI11's words or ours, and where the options are listed.
+int usageError(const CLI::App& app, const CLI::ParseError& e) {
+  const CLI::App* cmd = selected(app);
+  const std::string name = commandName(app, cmd);
+  std::string what = e.what();
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    // One line per argument nobody took: an unknown option, or one positional too many.
+    what.clear();
+    std::vector<std::string> extras = cmd->remaining();
+    if (extras.empty()) extras = app.remaining();
+    for (const std::string& x : extras) {
+      if (!what.empty()) what += "; ";
+      what += x.size() > 1 && x[0] == '-'
+                  ? fmt::format("unknown option '{}' for {}", x, name)
+                  : fmt::format("unexpected argument '{}' ({} takes one file)", x, name);
+    }
+    if (what.empty()) what = e.what();
+  }
+  std::cerr << "loom: error: " << what << "\n"
+            << "Run '" << name << " --help' for the options.\n";
+  return 1;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    std::cerr << kUsage;
+  CLI::App app(
+      "Loom: a fusion compiler for NVIDIA GPUs, with a host backend that runs the same kernels "
+      "on the CPU.",
+      "loom");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("loom ") + LOOM_VERSION_STRING,
+                       "print the Loom version and exit");
+  app.footer([] { return loom::tools::environmentHelp(); });
+  app.get_formatter()->column_width(30);
+
+  std::vector<loom::tools::Command> commands = {
+      loom::tools::addPrintCommand(app), loom::tools::addEvalCommand(app),
+      loom::tools::addCodegenCommand(app), loom::tools::addRunCommand(app),
+      loom::tools::addGenExamplesCommand(app)};
+  CLI::App* version = app.add_subcommand("version", "print the Loom version");
+  CLI::App* help = app.add_subcommand("help", "print this message, or a command's help");
+  std::string help_topic;
+  help->add_option("COMMAND", help_topic, "the command whose help to print")->type_name("");
+
+  if (argc <= 1) {
+    std::cerr << app.help();
     return 1;
   }
-  std::string cmd = args.front();
-  args.erase(args.begin());
-  try {
-    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-      std::cout << kUsage;
-      return 0;
+  if (const std::string first = argv[1]; !first.empty() && first[0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->get_name() == first;
+    if (!known) {
+      std::cerr << "loom: error: unknown command '" << first << "'\n"
+                << "Run 'loom --help' for the commands.\n";
+      return 1;
     }
-    if (cmd == "version" || cmd == "--version") {
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return usageError(app, e);
+  }
+
+  try {
+    if (version->parsed()) {
       std::cout << "loom " << LOOM_VERSION_STRING << "\n";
       return 0;
     }
-    if (cmd == "print") return loom::tools::printCommand(args);
-    if (cmd == "eval") return loom::tools::evalCommand(args);
-    if (cmd == "run") return loom::tools::runCommand(args);
-    if (cmd == "codegen") return loom::tools::codegenCommand(args);
-    if (cmd == "gen-examples") return loom::tools::genExamplesCommand(args);
-    std::cerr << "loom: unknown command '" << cmd << "'\n\n" << kUsage;
-    return 1;
+    if (help->parsed()) {
+      if (help_topic.empty()) {
+        // app.help() would describe the selected subcommand, `help` itself.
+        std::cout << app.get_formatter()->make_help(&app, "loom", CLI::AppFormatMode::Normal);
+        return 0;
+      }
+      for (const loom::tools::Command& c : commands) {
+        if (c.app->get_name() == help_topic) {
+          std::cout << c.app->help("loom");
+          return 0;
+        }
+      }
+      LOOM_THROW("unknown command '", help_topic, "'; 'loom --help' lists the commands");
+    }
+    for (const loom::tools::Command& c : commands) {
+      if (c.app->parsed()) return c.run();
+    }
+    LOOM_THROW("no command given; 'loom --help' lists the commands");
   } catch (const loom::UserError& e) {
     std::cerr << "loom: error: " << e.message() << "\n";
     return 1;

@@ -9,9 +9,10 @@
 // rank when any rank failed.
 #include "tools/loom/sharded_run.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <sstream>
 
@@ -29,11 +30,20 @@
 namespace loom::tools {
 
 int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argument>& global,
-               runtime::RuntimeOptions options, bool bench) {
+               runtime::RuntimeOptions options, bool bench, const std::string& backend_line,
+               Progress::Duration progress_after) {
   multidevice::Communicator& comm = multidevice::Communicator::instance();
   const int64_t rank = comm.rank();
   const bool on_device = options.backend == exec::Backend::Cuda;
-  std::vector<Tensor> expected = eval::evaluateFusion(*fusion, global);
+  // Only rank 0 reports progress: every rank does the same steps at about the same time.
+  Progress progress(std::cerr, rank == 0 ? progress_after : Progress::Duration(-1));
+  if (rank == 0) fmt::print("{}\n", backend_line);
+  std::vector<Tensor> expected;
+  {
+    Progress::Step step = progress.step(
+        "computing the global reference outputs (reference evaluator, double precision)");
+    expected = eval::evaluateFusion(*fusion, global);
+  }
   std::unique_ptr<ir::Fusion> sharded = multidevice::shardedCopy(*fusion);
   // The user's names: decomposing a resharding may give an output a new tensor in the copy.
   std::vector<std::string> names;
@@ -64,7 +74,13 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
     options.communicator = &comm;
     std::unique_ptr<ir::Fusion> timed_fusion = bench ? fusion->clone() : nullptr;
     runtime::FusionExecutorCache cache(std::move(fusion), options);
-    std::vector<Tensor> outs = cache.run(local);
+    std::vector<Tensor> outs;
+    {
+      Progress::Step step =
+          progress.step(fmt::format("compiling and running rank {}'s program on {}", rank,
+                                    exec::backendName(options.backend)));
+      outs = cache.run(local);
+    }
     for (size_t o = 0; o < outs.size(); ++o) {
       const auto* out_tv = sharded->outputs()[o]->as<ir::TensorView>();
       if (!holds(out_tv)) {
@@ -84,11 +100,11 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
         if (const auto* t = std::get_if<Tensor>(&a)) reduced = std::max(reduced, t->numel());
       }
       reduced = std::max<int64_t>(1, reduced / std::max<int64_t>(1, expected[o].numel()));
-      auto err = eval::expectClose(outs[o], want, eval::defaultTolerance(want.dtype(), reduced),
-                                   names[o]);
-      lines << "rank " << rank << ": " << (err ? "FAIL " : "PASS ") << names[o]
-            << " shard [" << join(outs[o].sizes()) << "] of [" << join(expected[o].sizes())
-            << "] " << dataTypeName(outs[o].dtype()) << "\n";
+      auto err =
+          eval::expectClose(outs[o], want, eval::defaultTolerance(want.dtype(), reduced), names[o]);
+      lines << "rank " << rank << ": " << (err ? "FAIL " : "PASS ") << names[o] << " shard ["
+            << join(outs[o].sizes()) << "] of [" << join(expected[o].sizes()) << "] "
+            << dataTypeName(outs[o].dtype()) << "\n";
       if (err) lines << "  " << *err << "\n";
       ok = ok && !err;
     }
@@ -112,9 +128,9 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
           start.record(nullptr);
           auto t0 = std::chrono::steady_clock::now();
           timed.run(local);
-          host_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
-                                                               t0)
-                         .count();
+          host_us +=
+              std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                  .count();
           stop.record(nullptr);
           stop.synchronize();
           kernel_ms += double(cuda::Event::elapsedMs(start, stop));
@@ -125,21 +141,17 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
         for (int r = 0; r < kReps; ++r) {
           auto t0 = std::chrono::steady_clock::now();
           timed.run(local);
-          double us = std::chrono::duration<double, std::micro>(
-                          std::chrono::steady_clock::now() - t0)
-                          .count();
+          double us =
+              std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                  .count();
           host_us += us;
           kernel_ms += us / 1e3;
         }
       }
-      char buf[256];
-      std::snprintf(buf, sizeof(buf),
-                    "rank %lld: bench %.4f ms per run (%s), host %.2f us per cached run "
-                    "(mean of %d)\n",
-                    static_cast<long long>(rank), kernel_ms / kReps,
-                    on_device ? "CUDA events, L2 not flushed" : "host wall time", host_us / kReps,
-                    kReps);
-      lines << buf;
+      lines << fmt::format(
+          "rank {}: bench {:.4f} ms per run ({}), host {:.2f} us per cached run (mean of {})\n",
+          rank, kernel_ms / kReps, on_device ? "CUDA events, L2 not flushed" : "host wall time",
+          host_us / kReps, kReps);
     }
   } catch (const std::exception& e) {
     // Every rank must still reach the gather below, so a rank's error is reported, not thrown.

@@ -33,6 +33,15 @@ enum class Backend : uint8_t { Auto, Host, Cuda };
 std::string_view backendName(Backend b);  ///< "auto", "host", "cuda"
 /// Resolves Auto (LOOM_BACKEND, then GPU presence); UserError for a bad LOOM_BACKEND value.
 Backend resolveBackend(Backend b);
+/// What resolveBackend(b) picks and why, for programs that tell their user: "asked for by the
+/// caller" (b is not Auto), "LOOM_BACKEND=host", "1 GPU(s) seen by the CUDA driver", or "no GPU
+/// found: " and the driver's reason ("no CUDA driver (libcuda.so.1) found", a build without the
+/// CUDA backend).
+struct BackendChoice {
+  Backend backend;
+  std::string reason;
+};
+BackendChoice chooseBackend(Backend b);
 /// GPUs the driver sees; 0 without a CUDA backend or a driver.
 int gpuCount();
 

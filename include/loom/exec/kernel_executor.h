@@ -81,8 +81,11 @@ class KernelExecutor {
   /// run() and runInto() may be called from several threads at once: plans are looked up and
   /// made under a lock (a module is built once), and each launch uses a plan no other launch
   /// holds (see runResident). The accessors below describe the last run to finish; read them
-  /// when no run is in flight.
-  LaunchParams runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs);
+  /// when no run is in flight. `plan_seconds`, when given, receives the wall time this run spent
+  /// making its launch plan (building or loading the module: the compile the first run of a
+  /// signature pays), 0 when a plan was reused.
+  LaunchParams runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs,
+                       double* plan_seconds = nullptr);
 
   /// Plans kept (least recently used goes first).
   static constexpr size_t kMaxPlans = 8;
@@ -115,7 +118,8 @@ class KernelExecutor {
   /// Allocates outputs (into `outputs`), fills the plan's argument buffer and launches.
   void launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs,
                   std::vector<Tensor>& outputs);
-  LaunchParams runResident(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs);
+  LaunchParams runResident(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs,
+                           double* plan_seconds);
   std::unique_ptr<ir::Fusion> fusion_;
   std::unique_ptr<kir::Kernel> kernel_;
   codegen::GeneratedKernel generated_;

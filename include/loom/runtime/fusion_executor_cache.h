@@ -100,6 +100,9 @@ struct KernelRecord {
   /// host cost of queueing the launch (allocation, arguments, cuLaunchKernel), not kernel time;
   /// time kernels with CUDA events. With host tensors on cuda it includes the copies.
   double seconds = 0;
+  /// The part of `seconds` spent building or loading the kernel's module (its launch plan): the
+  /// compile a first run pays (KernelExecutor::runInto); 0 when it was reused.
+  double compileSeconds = 0;
   int64_t bytes = 0;           ///< bytes of the segment's input and output tensors
   exec::Backend backend = exec::Backend::Host;
 };

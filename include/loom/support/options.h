@@ -20,7 +20,7 @@
 
 namespace loom {
 
-/// What LOOM_DUMP may name. Keep kDumpOptionNames in options.cpp in the same order.
+/// What LOOM_DUMP may name. Keep kDumpOptions in options.cpp in the same order.
 enum class DumpOption : uint8_t {
   FusionIr,         ///< the fusion as built, in the text form
   FusionIrScheduled,///< each segment's fusion after scheduling
@@ -39,6 +39,10 @@ enum class DumpOption : uint8_t {
 
 /// The option names as written in LOOM_DUMP, indexed by DumpOption.
 std::string_view dumpOptionName(DumpOption option);
+/// What may go in the option's parentheses ("pass"), or empty when it takes nothing.
+std::string_view dumpOptionArguments(DumpOption option);
+/// One line saying what the option prints (`loom --help` and README.md list these).
+std::string_view dumpOptionDescription(DumpOption option);
 
 /// A parsed LOOM_DUMP value.
 class DumpOptions {
@@ -69,7 +73,7 @@ class DumpOptions {
 
 /// What LOOM_DEBUG may name: checks that cost compile time, off by default and on in every ctest
 /// test (cmake/LoomTargets.cmake sets LOOM_DEBUG=verify_kernel_ir,verify_ir). Keep
-/// kDebugOptionNames in options.cpp in the same order.
+/// kDebugOptions in options.cpp in the same order.
 enum class DebugOption : uint8_t {
   VerifyKernelIr,  ///< lower::verifyKernel after every lowering pass
   VerifyIr,        ///< ir::verify on every fusion a scheduler scheduled
@@ -78,6 +82,8 @@ enum class DebugOption : uint8_t {
 
 /// The option names as written in LOOM_DEBUG, indexed by DebugOption.
 std::string_view debugOptionName(DebugOption option);
+/// One line saying what the option checks.
+std::string_view debugOptionDescription(DebugOption option);
 
 /// A parsed LOOM_DEBUG value: a comma-separated list of names, without arguments.
 class DebugOptions {
