@@ -343,7 +343,8 @@ void bindOps(nb::module_& parent) {
         if (value.is_none()) return ops::pad(in, w);
         return ops::pad(in, w, operand(f, value, "pad", "value"));
       },
-      kKeep, nb::rv_policy::reference);
+      nb::arg("fusion"), nb::arg("x"), nb::arg("pad_widths"), nb::arg("value").none(), kKeep,
+      nb::rv_policy::reference);
   m.def(
       "cat",
       [](PyFusion& f, nb::handle xs, int64_t dim) {
@@ -405,7 +406,8 @@ void bindOps(nb::module_& parent) {
                          b.is_none() ? nullptr : tensor(f, b, "layer_norm", "bias"), eps);
     }
     return nb::make_tuple(nodeRef(r.y, fobj), nodeRef(r.mean, fobj), nodeRef(r.rstd, fobj));
-  });
+  }, nb::arg("fusion"), nb::arg("x"), nb::arg("normalized_ndims"), nb::arg("weight").none(),
+        nb::arg("bias").none(), nb::arg("eps"));
   m.def(
       "rms_norm",
       [](PyFusion& f, nb::handle x, int64_t normalized_ndims, nb::handle w, double eps) {
@@ -449,7 +451,8 @@ void bindOps(nb::module_& parent) {
                    "None, got ", pyTypeName(value));
         return ir::IrBuilder::constant(ir::ScalarValue(nb::cast<double>(value)), dtype);
       },
-      kKeep, nb::rv_policy::reference);
+      nb::arg("fusion"), nb::arg("dtype"), nb::arg("value").none(), kKeep,
+      nb::rv_policy::reference);
 }
 
 }  // namespace loom::python

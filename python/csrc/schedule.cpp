@@ -5,6 +5,7 @@
 // fusion checks that it was not executed yet (checkMutable).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unordered_map.h>
 #include <nanobind/stl/vector.h>
 
 #include <unordered_map>

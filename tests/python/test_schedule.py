@@ -65,13 +65,17 @@ def test_rfactor_and_cache():
         x = fd.define_tensor(shape=[-1, -1], contiguity=True)
         s = fd.ops.sum(x, [1])
         fd.add_output(s)
-        s.split(1, 32)
-        partial = s.rfactor([1])
-        assert partial is not s and partial.num_dims() == 3
-        s.axis(0).parallelize(ParallelType.grid_x)
-        cached = x.cache_after()
+        cached = x.cache_after()                    # x -> cached (local) -> sum
         cached.set_memory_type(MemoryType.local)
         assert cached is not x
+        s.split(1, 32)                              # [i0, r/32, r32]
+        partial = s.rfactor([1])                    # partial sums over r/32, per lane
+        assert partial is not s and partial.num_dims() == 3
+        propagate_transforms(partial, [cached])
+        s.axis(0).parallelize(ParallelType.grid_x)
+        s.axis(-1).parallelize(ParallelType.block_x)
+        parallelize_all_like(s)
+        inline_most(fd.fusion)
     ke = KernelExecutor()
     x = torch.randn(5, 100)
     ke.compile(fd.fusion, [x])

@@ -19,7 +19,7 @@ UNSUPPORTED_OPS = {
         "logical_right_shift atan2 remainder mod nextafter truediv ceilDiv addcmul threshold "
         "rand_like randn_like uniform normal segment_set index_select select gather "
         "take_along_axis scatter index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
-        "embedding_fwd argsort topk cumsum grouped_mm scaled_mm triu tril shape size_of "
+        "embedding_fwd argsort topk cumsum grouped_mm scaled_mm triu tril size_of "
         "stride_order uniform_like var_mean_welford rng_uniform"
     ).split()
 }
@@ -133,13 +133,24 @@ class Ops:
 
     # ---- shapes ----------------------------------------------------------------------------
     def broadcast_in_dim(self, arg, shape, broadcast_dims):
+        """arg's dim i becomes output dim broadcast_dims[i]; the other output dims are new and
+        expanded to `shape` (ints, or Scalars such as fd.ops.shape(x))."""
         shape = list(shape)
-        if not all(isinstance(s, int) for s in shape):
-            raise NotSupportedError(
-                "fd.ops.broadcast_in_dim: Loom needs a shape of ints (a Scalar size is not "
-                "supported; broadcast_in_dim then expand with Scalars instead)"
+        dims = _dims(broadcast_dims, "broadcast_in_dim")
+        f = self._f
+        if all(isinstance(s, int) for s in shape):
+            return _C.ops.broadcast_in_dim(f, arg, shape, dims)
+        # Scalar sizes: new broadcast dims, then an expand to the sizes (size-1 dims stretch).
+        if len(dims) != arg.ndim or sorted(set(dims)) != dims or any(
+            d < 0 or d >= len(shape) for d in dims
+        ):
+            raise _C.UserError(
+                f"broadcast_in_dim: broadcast_dims {dims} must be increasing output dims "
+                f"(< {len(shape)}), one per dim of {arg.name} (rank {arg.ndim})"
             )
-        return _C.ops.broadcast_in_dim(self._f, arg, shape, _dims(broadcast_dims, "broadcast_in_dim"))
+        flags = [i not in dims for i in range(len(shape))]
+        out = _C.ops.broadcast(f, arg, flags) if any(flags) else arg
+        return _C.ops.expand(f, out, shape)
 
     def broadcast(self, arg, is_broadcast_dim):
         return _C.ops.broadcast(self._f, arg, [bool(b) for b in is_broadcast_dim])
@@ -183,6 +194,12 @@ class Ops:
         if manual_padding:
             raise NotSupportedError("fd.ops.cat: manual_padding=True is not supported by Loom")
         return _C.ops.cat(self._f, list(tensors), int(dim))
+
+    def shape(self, arg):
+        """The extents of arg's logical dims as Scalars (a Vector for reshape, expand, ...)."""
+        from . import Vector
+
+        return Vector(i.extent() for i in arg.get_logical_domain() if not i.is_reduction())
 
     def size(self, arg, dim):
         """The extent of logical dim `dim` of `arg` as a Scalar (for reshape and expand sizes)."""
