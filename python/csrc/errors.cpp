@@ -29,15 +29,15 @@ PyObject* g_unavailable_error = nullptr;
 void bindErrors(nb::module_& m) {
   g_error = newException("loom.Error", PyExc_RuntimeError, "Base of every error Loom raises.");
   PyObject* user_bases = PyTuple_Pack(2, g_error, PyExc_ValueError);
-  g_user_error = newException(
-      "loom.UserError", user_bases,
-      "The caller did something wrong: a bad argument, shape, dtype or schedule.");
+  g_user_error =
+      newException("loom.UserError", user_bases,
+                   "The caller did something wrong: a bad argument, shape, dtype or schedule.");
   Py_DECREF(user_bases);
   g_internal_error =
       newException("loom.InternalError", g_error, "Loom broke one of its own invariants (a bug).");
-  g_unavailable_error = newException(
-      "loom.UnavailableError", g_error,
-      "A capability is not available here (no GPU driver, a build without MPI, ...).");
+  g_unavailable_error =
+      newException("loom.UnavailableError", g_error,
+                   "A capability is not available here (no GPU driver, a build without MPI, ...).");
   // The module holds the references (the types live as long as the interpreter).
   m.attr("Error") = nb::handle(g_error);
   m.attr("UserError") = nb::handle(g_user_error);

@@ -107,8 +107,8 @@ std::vector<eval::Argument> convertArguments(nb::handle inputs, nb::handle devic
       where.backend = exec::Backend::Cuda;
       where.gpu = gpu;
     } else {
-      LOOM_THROW("execute: device must be None, 'cpu', 'cuda', 'cuda:N' or a GPU index, got '",
-                 d, "'");
+      LOOM_THROW("execute: device must be None, 'cpu', 'cuda', 'cuda:N' or a GPU index, got '", d,
+                 "'");
     }
   }
   return args;
@@ -229,8 +229,10 @@ class PyKernelExecutor {
         backend = exec::Backend::Cuda;
         options.device = d == "cuda" ? 0 : std::stoi(d.substr(5));
       } else {
-        LOOM_THROW("KernelExecutor.compile: device must be None, 'cpu', 'cuda', 'cuda:N' or a "
-                   "GPU index, got '", d, "'");
+        LOOM_THROW(
+            "KernelExecutor.compile: device must be None, 'cpu', 'cuda', 'cuda:N' or a "
+            "GPU index, got '",
+            d, "'");
       }
     }
     ke_ = std::make_unique<exec::KernelExecutor>();
@@ -285,8 +287,7 @@ void bindExecute(nb::module_& m) {
   nb::class_<PyKernelExecutor>(m, "KernelExecutor",
                                "Compiles a fusion scheduled by hand into one kernel and runs it.")
       .def(nb::init<>())
-      .def("compile", &PyKernelExecutor::compile, nb::arg("fusion"),
-           nb::arg("device") = nb::none())
+      .def("compile", &PyKernelExecutor::compile, nb::arg("fusion"), nb::arg("device") = nb::none())
       .def("run", &PyKernelExecutor::run, nb::arg("inputs"))
       .def("kernel_code", &PyKernelExecutor::code, nb::arg("intrinsic_code") = false);
 }

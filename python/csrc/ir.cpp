@@ -70,14 +70,14 @@ nb::list idList(const std::vector<ir::IterDomain*>& ids, nb::handle owner) {
 void bindIr(nb::module_& m) {
   nb::class_<PyFusion>(m, "Fusion", "A fusion: the graph of tensor ops that Loom compiles.")
       .def(nb::init<>())
-      .def(
-          "inputs", [](nb::handle self) {
-            return nodeList(nb::cast<PyFusion&>(self).fusion->inputs(), self);
-          })
-      .def(
-          "outputs", [](nb::handle self) {
-            return nodeList(nb::cast<PyFusion&>(self).fusion->outputs(), self);
-          })
+      .def("inputs",
+           [](nb::handle self) {
+             return nodeList(nb::cast<PyFusion&>(self).fusion->inputs(), self);
+           })
+      .def("outputs",
+           [](nb::handle self) {
+             return nodeList(nb::cast<PyFusion&>(self).fusion->outputs(), self);
+           })
       .def(
           "add_input",
           [](PyFusion& f, ir::Val* v) {
@@ -96,13 +96,16 @@ void bindIr(nb::module_& m) {
             f.fusion->addOutput(v);
           },
           nb::arg("val"))
-      .def("to_text", [](const PyFusion& f) { return ir::printFusion(*f.fusion); },
-           "The fusion in Loom's text form (.fus; docs/text-format.md).")
+      .def(
+          "to_text", [](const PyFusion& f) { return ir::printFusion(*f.fusion); },
+          "The fusion in Loom's text form (.fus; docs/text-format.md).")
       .def("__str__", [](const PyFusion& f) { return ir::printFusion(*f.fusion); })
-      .def("print_math", [](const PyFusion& f) { nb::print(ir::printFusion(*f.fusion).c_str()); },
-           "Prints the fusion in the text form.")
-      .def("verify", [](const PyFusion& f) { ir::verify(*f.fusion); },
-           "Checks the IR's invariants (UserError naming what is wrong).")
+      .def(
+          "print_math", [](const PyFusion& f) { nb::print(ir::printFusion(*f.fusion).c_str()); },
+          "Prints the fusion in the text form.")
+      .def(
+          "verify", [](const PyFusion& f) { ir::verify(*f.fusion); },
+          "Checks the IR's invariants (UserError naming what is wrong).")
       .def_prop_ro("frozen", [](const PyFusion& f) { return f.frozen; })
       .def(
           "clone", [](const PyFusion& f) { return std::make_unique<PyFusion>(f.fusion->clone()); },
@@ -128,10 +131,8 @@ void bindIr(nb::module_& m) {
       .def("__repr__", [](const ir::Scalar& s) { return s.toString(); });
 
   nb::class_<ir::IterDomain, ir::Val>(m, "IterDomain")
-      .def(
-          "extent", [](nb::handle self) {
-            return nodeRef(nb::cast<ir::IterDomain*>(self)->extent(), self);
-          })
+      .def("extent",
+           [](nb::handle self) { return nodeRef(nb::cast<ir::IterDomain*>(self)->extent(), self); })
       .def_prop_ro("parallel_type", &ir::IterDomain::parallelType)
       .def("is_reduction", &ir::IterDomain::isReduction)
       .def("is_broadcast", &ir::IterDomain::isBroadcast)

@@ -62,16 +62,16 @@ Tensor shardAlong(const Tensor& global, int64_t dim, const ir::DeviceMesh& mesh,
   LOOM_CHECK(ir::isDeviceDim(p), "shard_tensor: ", ir::parallelTypeName(p),
              " is not a device parallel type (mesh_x, mesh_y, mesh_z)");
   int64_t rank = global.dim();
-  LOOM_CHECK(dim >= -rank && dim < rank, "shard_tensor: dim ", dim, " is out of range for a ",
-             rank, "-D tensor");
+  LOOM_CHECK(dim >= -rank && dim < rank, "shard_tensor: dim ", dim, " is out of range for a ", rank,
+             "-D tensor");
   if (dim < 0) dim += rank;
   int64_t coordinate = mesh.coordinate(device, p);
   LOOM_CHECK(coordinate >= 0, "shard_tensor: device ", device, " is not in the mesh ",
              meshString(mesh));
   int64_t parts = mesh.size(p);
   int64_t extent = global.size(dim);
-  LOOM_CHECK(extent % parts == 0, "shard_tensor: dim ", dim, " has size ", extent,
-             ", which the ", parts, " devices of the mesh axis do not divide");
+  LOOM_CHECK(extent % parts == 0, "shard_tensor: dim ", dim, " has size ", extent, ", which the ",
+             parts, " devices of the mesh axis do not divide");
   std::vector<int64_t> sizes = global.sizes();
   sizes[size_t(dim)] = extent / parts;
   return Tensor(global.storage(), global.dtype(), sizes, global.strides(),
@@ -86,11 +86,12 @@ void bindMultidevice(nb::module_& parent) {
   nb::class_<ir::DeviceMesh>(m, "DeviceMesh",
                              "An N-D array (up to 3 axes) of device ids; DIDx (mesh_x) runs along "
                              "the last axis.")
-      .def("__init__",
-           [](ir::DeviceMesh* self, nb::handle devices) {
-             new (self) ir::DeviceMesh(makeMesh(devices));
-           },
-           nb::arg("devices"), "A mesh from a list (nested for N-D), a torch tensor or an array.")
+      .def(
+          "__init__",
+          [](ir::DeviceMesh* self, nb::handle devices) {
+            new (self) ir::DeviceMesh(makeMesh(devices));
+          },
+          nb::arg("devices"), "A mesh from a list (nested for N-D), a torch tensor or an array.")
       .def_prop_ro("size", [](const ir::DeviceMesh& mesh) { return mesh.size(); })
       .def_prop_ro("shape", [](const ir::DeviceMesh& mesh) { return mesh.shape(); })
       .def_prop_ro("devices", [](const ir::DeviceMesh& mesh) { return mesh.devices(); })
@@ -117,7 +118,8 @@ void bindMultidevice(nb::module_& parent) {
           "The block of `tensor` along `dim` that `device_id` holds when `dim` is sharded over "
           "the mesh axis of `parallel_type` (a view, no copy).")
       .def("__eq__", [](const ir::DeviceMesh& a, const ir::DeviceMesh& b) { return a == b; })
-      .def("__repr__", [](const ir::DeviceMesh& mesh) { return "DeviceMesh(" + meshString(mesh) + ")"; });
+      .def("__repr__",
+           [](const ir::DeviceMesh& mesh) { return "DeviceMesh(" + meshString(mesh) + ")"; });
 
   m.def(
       "shard_tensor_like",
@@ -137,12 +139,11 @@ void bindMultidevice(nb::module_& parent) {
       .def("local_size", &multidevice::Communicator::localSize)
       .def("source", &multidevice::Communicator::source)
       .def_static("has_mpi", &multidevice::Communicator::hasMpi)
-      .def(
-          "barrier",
-          [](multidevice::Communicator& c) {
-            nb::gil_scoped_release release;
-            c.barrier();
-          })
+      .def("barrier",
+           [](multidevice::Communicator& c) {
+             nb::gil_scoped_release release;
+             c.barrier();
+           })
       .def(
           "allgather",
           [](multidevice::Communicator& c, int64_t value) {

@@ -2,6 +2,8 @@
 // loom._C.ops: one function per Loom op, taking the fusion first (the ops run under a FusionGuard
 // of it; nothing is global) and Loom's argument forms. python/loom/direct/ops.py gives them
 // nvFuser's names and keywords; docs/ops.md says what each op computes.
+#include "loom/ops/ops.h"
+
 #include <Python.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -15,7 +17,6 @@
 #include "ir_helpers.h"
 #include "loom/ir/builder.h"
 #include "loom/ir/scalar.h"
-#include "loom/ops/ops.h"
 
 namespace loom::python {
 
@@ -27,15 +28,17 @@ using ir::TensorView;
 /// The fusion an op builds in: not executed yet, and made current while the op runs.
 class OpScope {
  public:
-  OpScope(PyFusion& f, const char* op) : guard_(f.fusion.get()) { checkMutable(f.fusion.get(), op); }
+  OpScope(PyFusion& f, const char* op) : guard_(f.fusion.get()) {
+    checkMutable(f.fusion.get(), op);
+  }
 
  private:
   ir::FusionGuard guard_;
 };
 
 std::string pyTypeName(nb::handle h) {
-  return nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(h.ptr())))
-                                           .attr("__qualname__")));
+  return nb::cast<std::string>(
+      nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(h.ptr()))).attr("__qualname__")));
 }
 
 void checkOwned(const PyFusion& f, const ir::Val* v, const char* op, const char* arg) {
@@ -62,8 +65,8 @@ ops::Operand operand(const PyFusion& f, nb::handle h, const char* op, const char
 }
 
 TensorView* tensor(const PyFusion& f, nb::handle h, const char* op, const char* arg) {
-  LOOM_CHECK(nb::isinstance<TensorView>(h), op, ": argument ", arg,
-             " must be a TensorView, got ", pyTypeName(h));
+  LOOM_CHECK(nb::isinstance<TensorView>(h), op, ": argument ", arg, " must be a TensorView, got ",
+             pyTypeName(h));
   auto* tv = nb::cast<TensorView*>(h);
   checkOwned(f, tv, op, arg);
   return tv;
@@ -154,16 +157,27 @@ void defReduction(nb::module_& m, const char* name) {
 }
 
 // Free functions with a single signature (ops:: overloads need a cast to pick one).
-TensorView* opSum(TensorView* x, const std::vector<int64_t>& a, bool k) { return ops::sum(x, a, k); }
-TensorView* opProd(TensorView* x, const std::vector<int64_t>& a, bool k) { return ops::prod(x, a, k); }
-TensorView* opMax(TensorView* x, const std::vector<int64_t>& a, bool k) { return ops::max(x, a, k); }
-TensorView* opMin(TensorView* x, const std::vector<int64_t>& a, bool k) { return ops::min(x, a, k); }
-TensorView* opMean(TensorView* x, const std::vector<int64_t>& a, bool k) { return ops::mean(x, a, k); }
+TensorView* opSum(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::sum(x, a, k);
+}
+TensorView* opProd(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::prod(x, a, k);
+}
+TensorView* opMax(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::max(x, a, k);
+}
+TensorView* opMin(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::min(x, a, k);
+}
+TensorView* opMean(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::mean(x, a, k);
+}
 
 }  // namespace
 
 void bindOps(nb::module_& parent) {
-  nb::module_ m = parent.def_submodule("ops", "Loom's ops; loom.direct gives them nvFuser's names.");
+  nb::module_ m =
+      parent.def_submodule("ops", "Loom's ops; loom.direct gives them nvFuser's names.");
 
   defUnary<&ops::neg>(m, "neg");
   defUnary<&ops::abs>(m, "abs");
@@ -241,18 +255,16 @@ void bindOps(nb::module_& parent) {
         return ops::variance(tensor(f, x, "var", "x"), axes, correction, keepdim);
       },
       kKeep, nb::rv_policy::reference);
-  m.def(
-      "var_mean",
-      [](nb::handle fobj, nb::handle x, const std::vector<int64_t>& axes, double correction,
-         bool keepdim) {
-        PyFusion& f = nb::cast<PyFusion&>(fobj);
-        ops::VarMeanResult r;
-        {
-          OpScope scope(f, "var_mean");
-          r = ops::varMean(tensor(f, x, "var_mean", "x"), axes, correction, keepdim);
-        }
-        return nb::make_tuple(nodeRef(r.var, fobj), nodeRef(r.mean, fobj));
-      });
+  m.def("var_mean", [](nb::handle fobj, nb::handle x, const std::vector<int64_t>& axes,
+                       double correction, bool keepdim) {
+    PyFusion& f = nb::cast<PyFusion&>(fobj);
+    ops::VarMeanResult r;
+    {
+      OpScope scope(f, "var_mean");
+      r = ops::varMean(tensor(f, x, "var_mean", "x"), axes, correction, keepdim);
+    }
+    return nb::make_tuple(nodeRef(r.var, fobj), nodeRef(r.mean, fobj));
+  });
   m.def("welford", [](nb::handle fobj, nb::handle x, const std::vector<int64_t>& axes) {
     PyFusion& f = nb::cast<PyFusion&>(fobj);
     ops::WelfordResult r;
@@ -329,8 +341,7 @@ void bindOps(nb::module_& parent) {
       [](PyFusion& f, nb::handle x, nb::handle starts, nb::handle stops,
          const std::vector<int64_t>& steps) {
         OpScope scope(f, "slice");
-        return ops::slice(tensor(f, x, "slice", "x"),
-                          sizeList(f, starts, "slice", "start_indices"),
+        return ops::slice(tensor(f, x, "slice", "x"), sizeList(f, starts, "slice", "start_indices"),
                           sizeList(f, stops, "slice", "end_indices"), steps);
       },
       kKeep, nb::rv_policy::reference);
@@ -359,8 +370,8 @@ void bindOps(nb::module_& parent) {
       "full",
       [](PyFusion& f, nb::handle shape, nb::handle value, DataType dtype) {
         OpScope scope(f, "full");
-        return ops::full(sizeList(f, shape, "full", "shape"), operand(f, value, "full", "fill_value"),
-                         dtype);
+        return ops::full(sizeList(f, shape, "full", "shape"),
+                         operand(f, value, "full", "fill_value"), dtype);
       },
       kKeep, nb::rv_policy::reference);
   m.def(
@@ -395,19 +406,22 @@ void bindOps(nb::module_& parent) {
         return ops::logSoftmax(tensor(f, x, "log_softmax", "x"), dim);
       },
       kKeep, nb::rv_policy::reference);
-  m.def("layer_norm", [](nb::handle fobj, nb::handle x, int64_t normalized_ndims, nb::handle w,
-                         nb::handle b, double eps) {
-    PyFusion& f = nb::cast<PyFusion&>(fobj);
-    ops::LayerNormResult r;
-    {
-      OpScope scope(f, "layer_norm");
-      r = ops::layerNorm(tensor(f, x, "layer_norm", "x"), normalized_ndims,
-                         w.is_none() ? nullptr : tensor(f, w, "layer_norm", "weight"),
-                         b.is_none() ? nullptr : tensor(f, b, "layer_norm", "bias"), eps);
-    }
-    return nb::make_tuple(nodeRef(r.y, fobj), nodeRef(r.mean, fobj), nodeRef(r.rstd, fobj));
-  }, nb::arg("fusion"), nb::arg("x"), nb::arg("normalized_ndims"), nb::arg("weight").none(),
-        nb::arg("bias").none(), nb::arg("eps"));
+  m.def(
+      "layer_norm",
+      [](nb::handle fobj, nb::handle x, int64_t normalized_ndims, nb::handle w, nb::handle b,
+         double eps) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        ops::LayerNormResult r;
+        {
+          OpScope scope(f, "layer_norm");
+          r = ops::layerNorm(tensor(f, x, "layer_norm", "x"), normalized_ndims,
+                             w.is_none() ? nullptr : tensor(f, w, "layer_norm", "weight"),
+                             b.is_none() ? nullptr : tensor(f, b, "layer_norm", "bias"), eps);
+        }
+        return nb::make_tuple(nodeRef(r.y, fobj), nodeRef(r.mean, fobj), nodeRef(r.rstd, fobj));
+      },
+      nb::arg("fusion"), nb::arg("x"), nb::arg("normalized_ndims"), nb::arg("weight").none(),
+      nb::arg("bias").none(), nb::arg("eps"));
   m.def(
       "rms_norm",
       [](PyFusion& f, nb::handle x, int64_t normalized_ndims, nb::handle w, double eps) {
@@ -447,8 +461,10 @@ void bindOps(nb::module_& parent) {
         if (PyLong_Check(value.ptr())) {
           return ir::IrBuilder::constant(ir::ScalarValue(nb::cast<int64_t>(value)), dtype);
         }
-        LOOM_CHECK(PyFloat_Check(value.ptr()), "define_scalar: value must be a Python number or "
-                   "None, got ", pyTypeName(value));
+        LOOM_CHECK(PyFloat_Check(value.ptr()),
+                   "define_scalar: value must be a Python number or "
+                   "None, got ",
+                   pyTypeName(value));
         return ir::IrBuilder::constant(ir::ScalarValue(nb::cast<double>(value)), dtype);
       },
       nb::arg("fusion"), nb::arg("dtype"), nb::arg("value").none(), kKeep,

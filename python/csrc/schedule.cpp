@@ -44,8 +44,8 @@ ir::TensorView* splitBy(ir::TensorView* tv, int64_t axis, nb::handle factor, boo
   if (nb::isinstance<ir::Scalar>(factor)) {
     return tv->split(axis, nb::cast<ir::Scalar*>(factor), inner);
   }
-  LOOM_CHECK(nb::isinstance<nb::int_>(factor) && !nb::isinstance<nb::bool_>(factor),
-             "split of ", tv->toString(), ": the factor must be an int or an integer Scalar, got ",
+  LOOM_CHECK(nb::isinstance<nb::int_>(factor) && !nb::isinstance<nb::bool_>(factor), "split of ",
+             tv->toString(), ": the factor must be an int or an integer Scalar, got ",
              nb::cast<std::string>(nb::repr(factor)));
   return tv->split(axis, nb::cast<int64_t>(factor), inner);
 }
@@ -55,8 +55,8 @@ template <typename E>
 E enumArg(nb::handle h, const char* what) {
   if (nb::isinstance<E>(h)) return nb::cast<E>(h);
   nb::object inner = nb::getattr(h, "loom", nb::none());
-  LOOM_CHECK(!inner.is_none() && nb::isinstance<E>(inner), what, ": expected a ", what,
-             ", got ", nb::cast<std::string>(nb::repr(h)));
+  LOOM_CHECK(!inner.is_none() && nb::isinstance<E>(inner), what, ": expected a ", what, ", got ",
+             nb::cast<std::string>(nb::repr(h)));
   return nb::cast<E>(inner);
 }
 

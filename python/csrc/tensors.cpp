@@ -52,8 +52,8 @@ nb::handle g_torch_tensor_type;
 
 const ExchangeApi* apiFromCapsule(nb::handle capsule) {
   if (!PyCapsule_IsValid(capsule.ptr(), "dlpack_exchange_api")) return nullptr;
-  auto* api = static_cast<const ExchangeApi*>(
-      PyCapsule_GetPointer(capsule.ptr(), "dlpack_exchange_api"));
+  auto* api =
+      static_cast<const ExchangeApi*>(PyCapsule_GetPointer(capsule.ptr(), "dlpack_exchange_api"));
   if (api == nullptr || api->header.version.major != 1) return nullptr;
   if (api->managed_tensor_from_py_object_no_sync == nullptr ||
       api->managed_tensor_to_py_object_no_sync == nullptr || api->current_work_stream == nullptr) {
@@ -80,8 +80,8 @@ const ExchangeApi* exchangeApiOf(PyTypeObject* type) {
 }
 
 std::string typeName(nb::handle obj) {
-  return nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())))
-                                           .attr("__qualname__")));
+  return nb::cast<std::string>(
+      nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("__qualname__")));
 }
 
 // The stream a consumer passes to __dlpack__ for a CUDA tensor: 1 is CUDA's legacy default
@@ -115,9 +115,8 @@ Tensor fromProtocol(nb::handle obj, void** stream) {
   nb::object fn = obj.attr("__dlpack__");
   nb::object capsule;
   try {
-    capsule = fn(nb::arg("stream") = stream_arg,
-                 nb::arg("max_version") = nb::make_tuple(dlpack::kMajorVersion,
-                                                         dlpack::kMinorVersion));
+    capsule = fn(nb::arg("stream") = stream_arg, nb::arg("max_version") = nb::make_tuple(
+                                                     dlpack::kMajorVersion, dlpack::kMinorVersion));
   } catch (nb::python_error& e) {
     if (!e.matches(PyExc_TypeError)) throw;
     capsule = fn(nb::arg("stream") = stream_arg);  // a producer older than DLPack 1.0
@@ -227,8 +226,10 @@ Tensor tensorFromPython(nb::handle obj, void** stream) {
     return t;
   }
   if (nb::hasattr(obj, "__dlpack__")) return fromProtocol(obj, stream);
-  LOOM_THROW("expected a tensor (torch.Tensor, numpy.ndarray or another object with __dlpack__), "
-             "got ", typeName(obj));
+  LOOM_THROW(
+      "expected a tensor (torch.Tensor, numpy.ndarray or another object with __dlpack__), "
+      "got ",
+      typeName(obj));
 }
 
 nb::object tensorToPython(const Tensor& t) {
@@ -257,8 +258,8 @@ void bindTensors(nb::module_& m) {
                        "A Loom tensor (a view of memory Loom or a framework owns). Read it with "
                        "torch.from_dlpack or numpy.from_dlpack; no copy is made.")
       .def_prop_ro("shape", [](const PyTensor& s) { return s.tensor.sizes(); })
-      .def_prop_ro("strides", [](const PyTensor& s) { return s.tensor.strides(); },
-                   "Strides in elements.")
+      .def_prop_ro(
+          "strides", [](const PyTensor& s) { return s.tensor.strides(); }, "Strides in elements.")
       .def_prop_ro("dtype", [](const PyTensor& s) { return s.tensor.dtype(); })
       .def_prop_ro("device", [](const PyTensor& s) { return deviceString(s.tensor.device()); })
       .def_prop_ro("data_ptr", [](const PyTensor& s) { return uintptr_t(s.tensor.data()); })
@@ -276,8 +277,8 @@ void bindTensors(nb::module_& m) {
       });
 
   m.def(
-      "from_dlpack",
-      [](nb::handle obj) { return PyTensor{tensorFromPython(obj)}; }, nb::arg("tensor"),
+      "from_dlpack", [](nb::handle obj) { return PyTensor{tensorFromPython(obj)}; },
+      nb::arg("tensor"),
       "A Loom tensor viewing `tensor` (torch, numpy or any DLPack producer), without a copy.");
   m.def(
       "to_python", [](const PyTensor& t) { return tensorToPython(t.tensor); }, nb::arg("tensor"),
