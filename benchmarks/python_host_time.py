@@ -64,8 +64,14 @@ def main():
     torch.testing.assert_close(compiled(), expected)  # compiles
     compiled()
 
+    # The same call on 0-element tensors: no kernel is launched, so this is the Python and
+    # binding side alone (argument exchange, cache key and lookup, output tensors).
+    empty = [torch.empty(0, device=dev), torch.empty(0, device=dev)]
+    fd.execute(empty)
+
     rows = [
         ("loom.direct fd.execute", lambda: fd.execute(inputs)),
+        ("  same, 0 elements (no launch)", lambda: fd.execute(empty)),
         ("torch eager (3 ops)", eager),
         ("torch.compile", compiled),
     ]
@@ -74,7 +80,7 @@ def main():
     for name, fn in rows:
         fn()
         us = per_call_us(fn, args.iters, args.repeats, sync)
-        print(f"{name:28s} {us:8.2f} us/call")
+        print(f"{name:32s} {us:9.2f} us/call")
 
 
 if __name__ == "__main__":
