@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds Loom and runs its test tiers (ctest labels, see docs/design.md):
-#   unit, emu, packaging  always;   packaging_subdir  in CI (CI=true, .ci/run);
+#   unit, emu, python, packaging  always;   packaging_subdir, packaging_python  in CI (CI=true);
 #   gpu  when nvidia-smi works;   mpi  when mpirun exists and mpi tests do.
 #
 #   ./test.sh           preset `release` (or `ci`, warnings as errors, when CI=true), build/
@@ -67,7 +67,16 @@ else
   preset=release build_dir=build
 fi
 echo "test.sh: preset $preset ($build_dir/)"
-cmake --preset "$preset"
+# The Python the package loom is built for (tools/install-deps.sh: LOOM_PYTHON, its .venv, python3),
+# as the real interpreter's path (not a shim).
+python_args=()
+loom_python=${LOOM_PYTHON:-}
+if [[ -z $loom_python && -x .venv/bin/python ]]; then loom_python=.venv/bin/python; fi
+loom_python=${loom_python:-python3}
+if command -v "$loom_python" >/dev/null 2>&1; then
+  python_args=(-DPython_EXECUTABLE="$("$loom_python" -c 'import sys; print(sys.executable)')")
+fi
+cmake --preset "$preset" "${python_args[@]}"
 cmake --build --preset "$preset" -j "$(nproc)"
 
 # Number of registered tests carrying exactly this label.
@@ -98,6 +107,15 @@ for label in unit emu; do
 done
 run_tier "unit|emu ($(count_tests unit) unit, $(count_tests emu) emu tests)" -L 'unit|emu' -j2
 
+# The Python package (tests/python): pytest against the module in the build tree.
+if [[ $asan == 1 ]]; then
+  skipped+=("python (--asan runs unit and emu only)")
+elif [[ $(count_tests python) == 0 ]]; then
+  skipped+=("python (no python tests registered: Python, nanobind, torch or pytest missing)")
+else
+  run_tier "python ($(count_tests python) test)" -L '^python$' -j1
+fi
+
 # Loom as a package (tests/packaging): an install into a temp prefix and a consumer of it, cheap
 # since it reuses the built libraries. The subproject consumer rebuilds the libraries (a few
 # CPU-minutes with a cold ccache), so only CI runs it. Neither under --asan.
@@ -107,8 +125,12 @@ else
   run_tier "packaging ($(count_tests packaging) test)" -L '^packaging$' -j1
   if [[ ${CI:-} == true ]]; then
     run_tier "packaging_subdir ($(count_tests packaging_subdir) test)" -L '^packaging_subdir$' -j1
+    if [[ $(count_tests packaging_python) != 0 ]]; then
+      run_tier "packaging_python ($(count_tests packaging_python) test)" -L '^packaging_python$' -j1
+    fi
   else
     skipped+=("packaging_subdir (CI only: rebuilds the libraries as a subproject)")
+    skipped+=("packaging_python (CI only: pip install . rebuilds the libraries)")
   fi
 fi
 

@@ -89,3 +89,52 @@ if [[ -n $cmake_version ]] &&
   echo "install-deps: CMake $cmake_version is older than the 3.25 Loom needs" >&2
   exit 1
 fi
+
+# Python (the package loom and its tests, docs/python.md): nanobind and scikit-build-core to build
+# it, torch, numpy and pytest to test it, from PyPI when missing. The interpreter is LOOM_PYTHON,
+# else python3. An interpreter that refuses pip installs (PEP 668, Debian's own python3) gets a
+# virtual environment in .venv/ (seeing the system's packages), which test.sh then uses.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+py=${LOOM_PYTHON:-}
+if [[ -z $py && -x $root/.venv/bin/python ]]; then py=$root/.venv/bin/python; fi
+py=${py:-python3}
+if ! command -v "$py" >/dev/null 2>&1; then
+  echo "install-deps: no Python ($py); the Python package and its tests are skipped" >&2
+  exit 0
+fi
+py_missing=()
+for entry in torch:torch numpy:numpy pytest:pytest nanobind:nanobind \
+  scikit_build_core:scikit-build-core; do
+  "$py" -c "import ${entry%%:*}" >/dev/null 2>&1 || py_missing+=("${entry#*:}")
+done
+py_headers=$("$py" -c 'import sysconfig, os; print(os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))')
+debian_py=()
+[[ $py_headers == True ]] || debian_py+=(python3-dev)
+if [[ ${#py_missing[@]} -gt 0 ]] &&
+  "$py" -c 'import sys, sysconfig, os; sys.exit(0 if os.path.isfile(os.path.join(sysconfig.get_paths()["stdlib"], "EXTERNALLY-MANAGED")) else 1)'; then
+  "$py" -c 'import venv, ensurepip' >/dev/null 2>&1 || debian_py+=(python3-venv)
+  externally_managed=1
+else
+  externally_managed=0
+fi
+"$py" -m pip --version >/dev/null 2>&1 || [[ $externally_managed == 1 ]] || debian_py+=(python3-pip)
+if [[ ${#debian_py[@]} -gt 0 ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "install-deps: installing ${debian_py[*]} (for $py)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${debian_py[@]}"
+  else
+    echo "install-deps: $py needs ${debian_py[*]}; run this script as root to install them" >&2
+  fi
+fi
+if [[ ${#py_missing[@]} -eq 0 ]]; then
+  echo "install-deps: Python packages present for $py; nothing installed"
+  exit 0
+fi
+if [[ $externally_managed == 1 ]]; then
+  echo "install-deps: $py is externally managed; making the virtual environment $root/.venv"
+  "$py" -m venv --system-site-packages "$root/.venv"
+  py=$root/.venv/bin/python
+fi
+echo "install-deps: pip installing ${py_missing[*]} for $py"
+"$py" -m pip install --quiet --disable-pip-version-check "${py_missing[@]}"

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// The extension module loom._C: what each binding file adds to it, and the few helpers they share.
+// The Python layer (python/loom/direct) gives these the names and call forms of nvFuser's direct
+// bindings; docs/python.md is the user's view.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <string>
+
+#include "loom/ir/fusion.h"
+#include "loom/tensor/tensor.h"
+
+namespace loom::python {
+
+namespace nb = nanobind;
+
+void bindErrors(nb::module_& m);       // errors.cpp: Error, UserError, ... and the translator
+void bindTensors(nb::module_& m);      // tensors.cpp: DataType, Tensor, from_dlpack
+void bindIr(nb::module_& m);           // ir.cpp: Fusion, Val, TensorView, Scalar, IterDomain
+void bindOps(nb::module_& m);          // ops.cpp: the op layer, one function per Loom op
+void bindSchedule(nb::module_& m);     // schedule.cpp: ParallelType, TensorView scheduling
+void bindExecute(nb::module_& m);      // execute.cpp: FusionExecutorCache and KernelExecutor
+void bindMultidevice(nb::module_& m);  // multidevice.cpp: DeviceMesh, Communicator, shards
+
+/// A fusion owned by Python. Once executed it is frozen: the compiled kernels were made from it,
+/// so a later change would not be seen by them; scheduling calls then raise instead.
+struct PyFusion {
+  std::unique_ptr<ir::Fusion> fusion = std::make_unique<ir::Fusion>();
+  bool frozen = false;
+  PyFusion();
+  explicit PyFusion(std::unique_ptr<ir::Fusion> f);
+  ~PyFusion();
+  PyFusion(const PyFusion&) = delete;
+  PyFusion& operator=(const PyFusion&) = delete;
+};
+/// The PyFusion that owns `fusion` (every fusion Python sees is one).
+PyFusion& pyFusionOf(const ir::Fusion* fusion);
+/// UserError when `fusion` was executed already; `what` names the call.
+void checkMutable(const ir::Fusion* fusion, const char* what);
+
+/// A tensor argument from Python: torch tensors through their DLPack C exchange API (no Python
+/// call), anything else with __dlpack__ (numpy, ...), or a loom._C.Tensor. No copy is made.
+/// For a CUDA tensor `*stream` (when given) receives the producer's current stream on its device.
+Tensor tensorFromPython(nb::handle obj, void** stream = nullptr);
+/// True when `obj` can be read by tensorFromPython.
+bool isTensorLike(nb::handle obj);
+/// A Loom tensor for Python: a torch tensor when torch's exchange API is registered
+/// (loom._C._register_torch), else a loom._C.Tensor (which speaks DLPack). No copy is made.
+nb::object tensorToPython(const Tensor& t);
+
+}  // namespace loom::python

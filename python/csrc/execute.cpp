@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+// Running fusions from Python: arguments in (tensors by DLPack, Python numbers), the automatic
+// path (FusionExecutorCache, one per backend, GPU and stream) and a hand-scheduled kernel
+// (KernelExecutor), outputs back as torch tensors (or loom._C.Tensor without torch).
+//
+// Where a fusion runs: CUDA tensor arguments run on the CUDA backend, on their GPU and the
+// framework's current stream there (torch's, read through its DLPack exchange API); host tensors
+// run on the host backend. `device` overrides: "cpu"/"host", or a GPU ("cuda:1", 1), with host
+// tensors then copied in and out.
+#include <Python.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "loom/eval/argument.h"
+#include "loom/exec/kernel_executor.h"
+#include "loom/multidevice/communicator.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/runtime/fusion_executor_cache.h"
+
+namespace loom::python {
+
+namespace {
+
+struct Placement {
+  exec::Backend backend = exec::Backend::Host;
+  int gpu = 0;
+  CUstream stream = nullptr;
+};
+
+/// A Python number as an Argument; false when `h` is not one.
+bool numberArgument(nb::handle h, std::vector<eval::Argument>& out) {
+  PyObject* p = h.ptr();
+  if (PyBool_Check(p)) {
+    out.emplace_back(p == Py_True);
+  } else if (PyLong_Check(p)) {
+    out.emplace_back(nb::cast<int64_t>(h));
+  } else if (PyFloat_Check(p)) {
+    out.emplace_back(PyFloat_AS_DOUBLE(p));
+  } else if (PyIndex_Check(p) && !isTensorLike(h)) {  // numpy integers
+    out.emplace_back(int64_t(nb::cast<int64_t>(nb::int_(h))));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// The arguments of `inputs` (a sequence), and where they run. A list or tuple among them is the
+/// value of a define_vector input: its entries are that many scalar arguments.
+std::vector<eval::Argument> convertArguments(nb::handle inputs, nb::handle device,
+                                             Placement& where) {
+  LOOM_CHECK(PySequence_Check(inputs.ptr()) && !PyUnicode_Check(inputs.ptr()),
+             "execute: inputs must be a list or tuple of tensors and numbers");
+  std::vector<eval::Argument> args;
+  nb::sequence seq = nb::borrow<nb::sequence>(inputs);
+  size_t n = nb::len(seq);
+  args.reserve(n);
+  bool have_cuda = false;
+  bool have_host = false;
+  for (size_t i = 0; i < n; ++i) {
+    nb::object item = seq[i];
+    if (numberArgument(item, args)) continue;
+    if (PyList_Check(item.ptr()) || PyTuple_Check(item.ptr())) {
+      for (nb::handle e : item) {
+        LOOM_CHECK(numberArgument(e, args), "execute: input ", i,
+                   " is a list; its entries must be numbers (the value of a vector input)");
+      }
+      continue;
+    }
+    void* stream = nullptr;
+    Tensor t = tensorFromPython(item, &stream);
+    if (t.device().isCuda()) {
+      LOOM_CHECK(!have_cuda || where.gpu == t.device().index, "execute: input ", i, " is on ",
+                 t.device(), " but an earlier input is on cuda:", where.gpu,
+                 "; every CUDA input must be on one GPU");
+      where.gpu = t.device().index;
+      where.stream = static_cast<CUstream>(stream);
+      have_cuda = true;
+    } else {
+      have_host = true;
+    }
+    args.emplace_back(std::move(t));
+  }
+  LOOM_CHECK(!(have_cuda && have_host),
+             "execute: the inputs mix host (CPU) and CUDA tensors; pass all of them on one device");
+  where.backend = have_cuda ? exec::Backend::Cuda : exec::Backend::Host;
+  if (!device.is_none()) {
+    std::string d;
+    if (PyLong_Check(device.ptr())) {
+      d = "cuda:" + std::to_string(nb::cast<int64_t>(device));
+    } else {
+      d = nb::cast<std::string>(nb::str(device));
+    }
+    if (d == "cpu" || d == "host") {
+      LOOM_CHECK(!have_cuda, "execute: device='", d, "' but the inputs are CUDA tensors");
+      where.backend = exec::Backend::Host;
+    } else if (d == "cuda" || d.rfind("cuda:", 0) == 0) {
+      int gpu = d == "cuda" ? (have_cuda ? where.gpu : 0) : std::stoi(d.substr(5));
+      LOOM_CHECK(!have_cuda || gpu == where.gpu, "execute: device='", d,
+                 "' but the inputs are on cuda:", where.gpu);
+      where.backend = exec::Backend::Cuda;
+      where.gpu = gpu;
+    } else {
+      LOOM_THROW("execute: device must be None, 'cpu', 'cuda', 'cuda:N' or a GPU index, got '", d,
+                 "'");
+    }
+  }
+  return args;
+}
+
+nb::list outputsToPython(const std::vector<Tensor>& outs) {
+  nb::list result;
+  for (const Tensor& t : outs) result.append(tensorToPython(t));
+  return result;
+}
+
+std::string kernelCode(const exec::KernelExecutor& ke, bool intrinsic) {
+  const codegen::GeneratedKernel& g = ke.generated();
+  return intrinsic ? g.source : g.kernelText;
+}
+
+/// The automatic path for one fusion: a FusionExecutorCache per placement.
+class PyFusionExecutor {
+ public:
+  explicit PyFusionExecutor(PyFusion& f) : fusion_(f) {}
+  PyFusionExecutor(const PyFusionExecutor&) = delete;
+  PyFusionExecutor& operator=(const PyFusionExecutor&) = delete;
+
+  nb::list run(nb::handle inputs, nb::handle device) {
+    Placement where;
+    std::vector<eval::Argument> args = convertArguments(inputs, device, where);
+    runtime::FusionExecutorCache& cache = cacheFor(where);
+    std::vector<Tensor> outs;
+    {
+      nb::gil_scoped_release release;
+      outs = cache.run(args);
+    }
+    last_ = &cache;
+    return outputsToPython(outs);
+  }
+
+  /// The generated CUDA C++ of each kernel of the last run, in run order.
+  std::string lastCudaCode(bool intrinsic) const {
+    const runtime::FusionKernelRuntime* rt = lastRuntime();
+    std::ostringstream os;
+    int64_t kernels = 0;
+    for (int64_t s = 0; s < int64_t(rt->segmented().segments().size()); ++s) {
+      if (rt->communication(s) != nullptr) continue;
+      ++kernels;
+    }
+    for (int64_t s = 0; s < int64_t(rt->segmented().segments().size()); ++s) {
+      if (rt->communication(s) != nullptr) continue;
+      if (kernels > 1) os << "// segment " << s << "\n";
+      os << kernelCode(rt->executor(s), intrinsic);
+    }
+    return os.str();
+  }
+
+  std::vector<std::string> lastSchedulers() const {
+    std::vector<std::string> names;
+    for (const runtime::KernelRecord& r : lastRuntime()->lastRun()) names.push_back(r.scheduler);
+    return names;
+  }
+
+  std::string hostProgram() const { return lastRuntime()->hostProgram(); }
+  int64_t numRuntimes() const { return last_ == nullptr ? 0 : last_->numRuntimes(); }
+  int64_t hits() const { return last_ == nullptr ? 0 : last_->hits(); }
+  int64_t misses() const { return last_ == nullptr ? 0 : last_->misses(); }
+
+ private:
+  const runtime::FusionKernelRuntime* lastRuntime() const {
+    LOOM_CHECK(last_ != nullptr && last_->lastRuntime() != nullptr,
+               "the fusion has not been executed yet");
+    return last_->lastRuntime();
+  }
+
+  runtime::FusionExecutorCache& cacheFor(const Placement& where) {
+    for (Entry& e : caches_) {
+      if (e.where.backend == where.backend && e.where.gpu == where.gpu &&
+          e.where.stream == where.stream) {
+        return *e.cache;
+      }
+    }
+    fusion_.frozen = true;
+    runtime::RuntimeOptions options;
+    options.backend = where.backend;
+    options.gpu = where.gpu;
+    options.executor.stream = where.stream;
+    options.executor.device = where.gpu;
+    if (multidevice::isMultidevice(*fusion_.fusion)) {
+      options.communicator = &multidevice::Communicator::instance();
+    }
+    caches_.push_back(
+        {where, std::make_unique<runtime::FusionExecutorCache>(fusion_.fusion->clone(), options)});
+    return *caches_.back().cache;
+  }
+
+  struct Entry {
+    Placement where;
+    std::unique_ptr<runtime::FusionExecutorCache> cache;
+  };
+  PyFusion& fusion_;  // kept alive by keep_alive<1, 2> on the constructor
+  std::vector<Entry> caches_;
+  runtime::FusionExecutorCache* last_ = nullptr;
+};
+
+/// One hand-scheduled kernel (the fusion as scheduled, nothing automatic).
+class PyKernelExecutor {
+ public:
+  PyKernelExecutor() = default;
+  PyKernelExecutor(const PyKernelExecutor&) = delete;
+  PyKernelExecutor& operator=(const PyKernelExecutor&) = delete;
+  void compile(const PyFusion& f, nb::handle device) {
+    exec::Backend backend = exec::Backend::Auto;
+    exec::ExecutorOptions options;
+    if (!device.is_none()) {
+      std::string d = PyLong_Check(device.ptr())
+                          ? "cuda:" + std::to_string(nb::cast<int64_t>(device))
+                          : nb::cast<std::string>(nb::str(device));
+      if (d == "cpu" || d == "host") {
+        backend = exec::Backend::Host;
+      } else if (d == "cuda" || d.rfind("cuda:", 0) == 0) {
+        backend = exec::Backend::Cuda;
+        options.device = d == "cuda" ? 0 : std::stoi(d.substr(5));
+      } else {
+        LOOM_THROW(
+            "KernelExecutor.compile: device must be None, 'cpu', 'cuda', 'cuda:N' or a "
+            "GPU index, got '",
+            d, "'");
+      }
+    }
+    ke_ = std::make_unique<exec::KernelExecutor>();
+    ke_->compile(*f.fusion, backend, options);
+  }
+
+  nb::list run(nb::handle inputs) {
+    LOOM_CHECK(ke_ != nullptr, "KernelExecutor.run: compile() a fusion first");
+    Placement where;
+    std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
+    std::vector<Tensor> outs;
+    {
+      nb::gil_scoped_release release;
+      outs = ke_->run(args);
+    }
+    return outputsToPython(outs);
+  }
+
+  std::string code(bool intrinsic) const {
+    LOOM_CHECK(ke_ != nullptr, "KernelExecutor: compile() a fusion first");
+    return kernelCode(*ke_, intrinsic);
+  }
+
+ private:
+  std::unique_ptr<exec::KernelExecutor> ke_;
+};
+
+}  // namespace
+
+void bindExecute(nb::module_& m) {
+  m.def("gpu_count", &exec::gpuCount,
+        "GPUs Loom's CUDA backend sees (0 in a build without it or without a driver).");
+  m.def("has_cuda_backend", []() {
+#ifdef LOOM_HAVE_CUDA_BACKEND
+    return true;
+#else
+    return false;
+#endif
+  });
+  nb::class_<PyFusionExecutor>(m, "FusionExecutor",
+                               "The automatic path for a fusion (FusionExecutorCache): segments, "
+                               "schedules and compiles on the first run of an input layout.")
+      .def(nb::init<PyFusion&>(), nb::arg("fusion"), nb::keep_alive<1, 2>())
+      .def("run", &PyFusionExecutor::run, nb::arg("inputs"), nb::arg("device") = nb::none())
+      .def("last_cuda_code", &PyFusionExecutor::lastCudaCode, nb::arg("intrinsic_code") = false)
+      .def("last_schedulers", &PyFusionExecutor::lastSchedulers)
+      .def("host_program", &PyFusionExecutor::hostProgram)
+      .def_prop_ro("num_runtimes", &PyFusionExecutor::numRuntimes)
+      .def_prop_ro("hits", &PyFusionExecutor::hits)
+      .def_prop_ro("misses", &PyFusionExecutor::misses);
+
+  nb::class_<PyKernelExecutor>(m, "KernelExecutor",
+                               "Compiles a fusion scheduled by hand into one kernel and runs it.")
+      .def(nb::init<>())
+      .def("compile", &PyKernelExecutor::compile, nb::arg("fusion"), nb::arg("device") = nb::none())
+      .def("run", &PyKernelExecutor::run, nb::arg("inputs"))
+      .def("kernel_code", &PyKernelExecutor::code, nb::arg("intrinsic_code") = false);
+}
+
+}  // namespace loom::python

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+// The IR as Python sees it: a Fusion that Python owns, and its nodes (Val, TensorView, Scalar,
+// IterDomain) as references into it. A node object keeps its fusion alive (keep_alive), so a
+// TensorView outlives neither the fusion nor the FusionDefinition that made it dangling.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <unordered_map>
+
+#include "bindings.h"
+#include "ir_helpers.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/ir/parser.h"
+#include "loom/ir/printer.h"
+#include "loom/ir/scalar.h"
+#include "loom/ir/tensor_view.h"
+#include "loom/ir/verifier.h"
+
+namespace loom::python {
+
+namespace {
+// Fusion -> the PyFusion owning it. Only touched with the GIL held.
+std::unordered_map<const ir::Fusion*, PyFusion*>& registry() {
+  static std::unordered_map<const ir::Fusion*, PyFusion*> r;
+  return r;
+}
+}  // namespace
+
+PyFusion::PyFusion() { registry()[fusion.get()] = this; }
+PyFusion::PyFusion(std::unique_ptr<ir::Fusion> f) : fusion(std::move(f)) {
+  registry()[fusion.get()] = this;
+}
+PyFusion::~PyFusion() { registry().erase(fusion.get()); }
+
+PyFusion& pyFusionOf(const ir::Fusion* fusion) {
+  auto it = registry().find(fusion);
+  LOOM_ASSERT(it != registry().end(), "a fusion Python does not own");
+  return *it->second;
+}
+
+void checkMutable(const ir::Fusion* fusion, const char* what) {
+  LOOM_CHECK(fusion != nullptr, what, ": the node belongs to no fusion");
+  LOOM_CHECK(!pyFusionOf(fusion).frozen, what,
+             ": the fusion was executed already and its compiled kernels would not see this "
+             "change; define and schedule a new FusionDefinition instead");
+}
+
+nb::object nodeRef(ir::Val* v, nb::handle owner) {
+  if (v == nullptr) return nb::none();
+  nb::object o = nb::cast(v, nb::rv_policy::reference);
+  nb::keep_alive_obj(o, owner);
+  return o;
+}
+
+nb::list nodeList(const std::vector<ir::Val*>& vals, nb::handle owner) {
+  nb::list out;
+  for (ir::Val* v : vals) out.append(nodeRef(v, owner));
+  return out;
+}
+
+nb::list idList(const std::vector<ir::IterDomain*>& ids, nb::handle owner) {
+  nb::list out;
+  for (ir::IterDomain* id : ids) out.append(nodeRef(id, owner));
+  return out;
+}
+
+void bindIr(nb::module_& m) {
+  nb::class_<PyFusion>(m, "Fusion", "A fusion: the graph of tensor ops that Loom compiles.")
+      .def(nb::init<>())
+      .def("inputs",
+           [](nb::handle self) {
+             return nodeList(nb::cast<PyFusion&>(self).fusion->inputs(), self);
+           })
+      .def("outputs",
+           [](nb::handle self) {
+             return nodeList(nb::cast<PyFusion&>(self).fusion->outputs(), self);
+           })
+      .def(
+          "add_input",
+          [](PyFusion& f, ir::Val* v) {
+            checkMutable(f.fusion.get(), "add_input");
+            LOOM_CHECK(v->fusion() == f.fusion.get(), "add_input: ", v->toString(),
+                       " belongs to another fusion");
+            f.fusion->addInput(v);
+          },
+          nb::arg("val"))
+      .def(
+          "add_output",
+          [](PyFusion& f, ir::Val* v) {
+            checkMutable(f.fusion.get(), "add_output");
+            LOOM_CHECK(v->fusion() == f.fusion.get(), "add_output: ", v->toString(),
+                       " belongs to another fusion");
+            f.fusion->addOutput(v);
+          },
+          nb::arg("val"))
+      .def(
+          "to_text", [](const PyFusion& f) { return ir::printFusion(*f.fusion); },
+          "The fusion in Loom's text form (.fus; docs/text-format.md).")
+      .def("__str__", [](const PyFusion& f) { return ir::printFusion(*f.fusion); })
+      .def(
+          "print_math", [](const PyFusion& f) { nb::print(ir::printFusion(*f.fusion).c_str()); },
+          "Prints the fusion in the text form.")
+      .def(
+          "verify", [](const PyFusion& f) { ir::verify(*f.fusion); },
+          "Checks the IR's invariants (UserError naming what is wrong).")
+      .def_prop_ro("frozen", [](const PyFusion& f) { return f.frozen; })
+      .def(
+          "clone", [](const PyFusion& f) { return std::make_unique<PyFusion>(f.fusion->clone()); },
+          "A deep copy that has not been executed.");
+  m.def(
+      "parse_fusion",
+      [](std::string_view text, std::string_view name) {
+        return std::make_unique<PyFusion>(ir::parseFusion(text, std::string(name)));
+      },
+      nb::arg("text"), nb::arg("name") = "<python>",
+      "A Fusion from Loom's text form (what Fusion.to_text() and `loom print` write).");
+
+  nb::class_<ir::Val>(m, "Val")
+      .def_prop_ro("name", [](const ir::Val& v) { return v.toString(); })
+      .def_prop_ro("dtype", &ir::Val::dtype)
+      .def("is_fusion_input", &ir::Val::isFusionInput)
+      .def("is_fusion_output", &ir::Val::isFusionOutput)
+      .def("__repr__", [](const ir::Val& v) { return v.toString(); })
+      .def("__str__", [](const ir::Val& v) { return v.toString(); });
+
+  nb::class_<ir::Scalar, ir::Val>(m, "Scalar")
+      .def("is_const", &ir::Scalar::isConst)
+      .def("__repr__", [](const ir::Scalar& s) { return s.toString(); });
+
+  nb::class_<ir::IterDomain, ir::Val>(m, "IterDomain")
+      .def("extent",
+           [](nb::handle self) { return nodeRef(nb::cast<ir::IterDomain*>(self)->extent(), self); })
+      .def_prop_ro("parallel_type", &ir::IterDomain::parallelType)
+      .def("is_reduction", &ir::IterDomain::isReduction)
+      .def("is_broadcast", &ir::IterDomain::isBroadcast)
+      .def("is_device_dim", &ir::IterDomain::isDeviceDim)
+      .def("__repr__", [](const ir::IterDomain& id) { return id.toString(); });
+
+  nb::class_<ir::TensorView, ir::Val>(m, "TensorView")
+      .def("num_dims", &ir::TensorView::nDims, "Number of loop axes.")
+      .def_prop_ro("ndim", &ir::TensorView::rank, "Rank without reduction axes.")
+      .def(
+          "axis",
+          [](nb::handle self, int64_t i) {
+            return nodeRef(nb::cast<ir::TensorView*>(self)->axis(i), self);
+          },
+          nb::arg("index"))
+      .def("get_logical_domain",
+           [](nb::handle self) { return idList(nb::cast<ir::TensorView*>(self)->logical(), self); })
+      .def("get_root_domain",
+           [](nb::handle self) {
+             auto* tv = nb::cast<ir::TensorView*>(self);
+             return idList(tv->domain()->maybeRoot(), self);
+           })
+      .def("get_loop_domain",
+           [](nb::handle self) { return idList(nb::cast<ir::TensorView*>(self)->loop(), self); })
+      .def("get_allocation_domain",
+           [](nb::handle self) {
+             return idList(nb::cast<ir::TensorView*>(self)->maybeAllocation(), self);
+           })
+      .def("has_device_mesh", &ir::TensorView::hasDeviceMesh)
+      .def("domain", [](const ir::TensorView& tv) { return tv.domain()->toString(); })
+      .def("__repr__", [](const ir::TensorView& tv) { return tv.toString(); });
+}
+
+}  // namespace loom::python

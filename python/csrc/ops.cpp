@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: Apache-2.0
+// loom._C.ops: one function per Loom op, taking the fusion first (the ops run under a FusionGuard
+// of it; nothing is global) and Loom's argument forms. python/loom/direct/ops.py gives them
+// nvFuser's names and keywords; docs/ops.md says what each op computes.
+#include "loom/ops/ops.h"
+
+#include <Python.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <tuple>
+
+#include "bindings.h"
+#include "ir_helpers.h"
+#include "loom/ir/builder.h"
+#include "loom/ir/scalar.h"
+
+namespace loom::python {
+
+namespace {
+
+using ir::Scalar;
+using ir::TensorView;
+
+/// The fusion an op builds in: not executed yet, and made current while the op runs.
+class OpScope {
+ public:
+  OpScope(PyFusion& f, const char* op) : guard_(f.fusion.get()) {
+    checkMutable(f.fusion.get(), op);
+  }
+
+ private:
+  ir::FusionGuard guard_;
+};
+
+std::string pyTypeName(nb::handle h) {
+  return nb::cast<std::string>(
+      nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(h.ptr()))).attr("__qualname__")));
+}
+
+void checkOwned(const PyFusion& f, const ir::Val* v, const char* op, const char* arg) {
+  LOOM_CHECK(v->fusion() == f.fusion.get(), op, ": argument ", arg, " (", v->toString(),
+             ") belongs to another fusion");
+}
+
+ops::Operand operand(const PyFusion& f, nb::handle h, const char* op, const char* arg) {
+  if (nb::isinstance<TensorView>(h)) {
+    auto* tv = nb::cast<TensorView*>(h);
+    checkOwned(f, tv, op, arg);
+    return tv;
+  }
+  if (nb::isinstance<Scalar>(h)) {
+    auto* s = nb::cast<Scalar*>(h);
+    checkOwned(f, s, op, arg);
+    return s;
+  }
+  if (PyBool_Check(h.ptr())) return h.ptr() == Py_True;
+  if (PyLong_Check(h.ptr())) return nb::cast<int64_t>(h);
+  if (PyFloat_Check(h.ptr())) return nb::cast<double>(h);
+  LOOM_THROW(op, ": argument ", arg, " must be a TensorView, a Scalar or a Python number, got ",
+             pyTypeName(h));
+}
+
+TensorView* tensor(const PyFusion& f, nb::handle h, const char* op, const char* arg) {
+  LOOM_CHECK(nb::isinstance<TensorView>(h), op, ": argument ", arg, " must be a TensorView, got ",
+             pyTypeName(h));
+  auto* tv = nb::cast<TensorView*>(h);
+  checkOwned(f, tv, op, arg);
+  return tv;
+}
+
+/// A Python list of ints and integer Scalars.
+ops::SizeList sizeList(const PyFusion& f, nb::handle h, const char* op, const char* arg) {
+  std::vector<ops::Size> sizes;
+  for (nb::handle e : h) {
+    if (nb::isinstance<Scalar>(e)) {
+      auto* s = nb::cast<Scalar*>(e);
+      checkOwned(f, s, op, arg);
+      sizes.emplace_back(s);
+    } else {
+      LOOM_CHECK(PyLong_Check(e.ptr()) && !PyBool_Check(e.ptr()), op, ": every entry of ", arg,
+                 " must be an int or an integer Scalar, got ", pyTypeName(e));
+      sizes.emplace_back(nb::cast<int64_t>(e));
+    }
+  }
+  return ops::SizeList(std::move(sizes));
+}
+
+ops::Size size(const PyFusion& f, nb::handle h, const char* op, const char* arg) {
+  if (nb::isinstance<Scalar>(h)) {
+    auto* s = nb::cast<Scalar*>(h);
+    checkOwned(f, s, op, arg);
+    return ops::Size(s);
+  }
+  LOOM_CHECK(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), op, ": ", arg,
+             " must be an int or an integer Scalar, got ", pyTypeName(h));
+  return ops::Size(nb::cast<int64_t>(h));
+}
+
+constexpr auto kKeep = nb::keep_alive<0, 1>();
+
+template <TensorView* (*Op)(TensorView*)>
+void defUnary(nb::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](PyFusion& f, nb::handle x) {
+        OpScope scope(f, name);
+        return Op(tensor(f, x, name, "x"));
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
+template <TensorView* (*Op)(ops::Operand, ops::Operand)>
+void defBinary(nb::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](PyFusion& f, nb::handle a, nb::handle b) {
+        OpScope scope(f, name);
+        ops::Operand x = operand(f, a, name, "a");
+        ops::Operand y = operand(f, b, name, "b");
+        LOOM_CHECK(x.isTensor() || y.isTensor(), name,
+                   ": Loom's ops need a TensorView operand; arithmetic on Scalars alone is not "
+                   "supported");
+        return Op(x, y);
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
+template <TensorView* (*Op)(ops::Operand, ops::Operand, ops::Operand)>
+void defTernary(nb::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](PyFusion& f, nb::handle a, nb::handle b, nb::handle c) {
+        OpScope scope(f, name);
+        ops::Operand x = operand(f, a, name, "1");
+        ops::Operand y = operand(f, b, name, "2");
+        ops::Operand z = operand(f, c, name, "3");
+        LOOM_CHECK(x.isTensor() || y.isTensor() || z.isTensor(), name,
+                   ": Loom's ops need a TensorView operand; Scalars alone are not supported");
+        return Op(x, y, z);
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
+template <TensorView* (*Op)(TensorView*, const std::vector<int64_t>&, bool)>
+void defReduction(nb::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](PyFusion& f, nb::handle x, const std::vector<int64_t>& axes, bool keepdim) {
+        OpScope scope(f, name);
+        return Op(tensor(f, x, name, "x"), axes, keepdim);
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
+// Free functions with a single signature (ops:: overloads need a cast to pick one).
+TensorView* opSum(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::sum(x, a, k);
+}
+TensorView* opProd(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::prod(x, a, k);
+}
+TensorView* opMax(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::max(x, a, k);
+}
+TensorView* opMin(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::min(x, a, k);
+}
+TensorView* opMean(TensorView* x, const std::vector<int64_t>& a, bool k) {
+  return ops::mean(x, a, k);
+}
+
+}  // namespace
+
+void bindOps(nb::module_& parent) {
+  nb::module_ m =
+      parent.def_submodule("ops", "Loom's ops; loom.direct gives them nvFuser's names.");
+
+  defUnary<&ops::neg>(m, "neg");
+  defUnary<&ops::abs>(m, "abs");
+  defUnary<&ops::exp>(m, "exp");
+  defUnary<&ops::exp2>(m, "exp2");
+  defUnary<&ops::log>(m, "log");
+  defUnary<&ops::log2>(m, "log2");
+  defUnary<&ops::sqrt>(m, "sqrt");
+  defUnary<&ops::rsqrt>(m, "rsqrt");
+  defUnary<&ops::reciprocal>(m, "reciprocal");
+  defUnary<&ops::sin>(m, "sin");
+  defUnary<&ops::cos>(m, "cos");
+  defUnary<&ops::tanh>(m, "tanh");
+  defUnary<&ops::sigmoid>(m, "sigmoid");
+  defUnary<&ops::relu>(m, "relu");
+  defUnary<&ops::silu>(m, "silu");
+  defUnary<&ops::erf>(m, "erf");
+  defUnary<&ops::floor>(m, "floor");
+  defUnary<&ops::ceil>(m, "ceil");
+  defUnary<&ops::round>(m, "round");
+  defUnary<&ops::sign>(m, "sign");
+  defUnary<&ops::isNan>(m, "isnan");
+  defUnary<&ops::isInf>(m, "isinf");
+  defUnary<&ops::logicalNot>(m, "logical_not");
+  defUnary<&ops::set>(m, "set");
+  m.def(
+      "gelu",
+      [](PyFusion& f, nb::handle x, bool tanh_approximation) {
+        OpScope scope(f, "gelu");
+        return ops::gelu(tensor(f, x, "gelu", "x"), tanh_approximation
+                                                        ? ops::GeluApproximation::Tanh
+                                                        : ops::GeluApproximation::None);
+      },
+      kKeep, nb::rv_policy::reference);
+
+  defBinary<&ops::add>(m, "add");
+  defBinary<&ops::sub>(m, "sub");
+  defBinary<&ops::mul>(m, "mul");
+  defBinary<&ops::div>(m, "div");
+  defBinary<&ops::pow>(m, "pow");
+  defBinary<&ops::fmod>(m, "fmod");
+  defBinary<&ops::maximum>(m, "maximum");
+  defBinary<&ops::minimum>(m, "minimum");
+  defBinary<&ops::eq>(m, "eq");
+  defBinary<&ops::ne>(m, "ne");
+  defBinary<&ops::lt>(m, "lt");
+  defBinary<&ops::le>(m, "le");
+  defBinary<&ops::gt>(m, "gt");
+  defBinary<&ops::ge>(m, "ge");
+  defBinary<&ops::logicalAnd>(m, "logical_and");
+  defBinary<&ops::logicalOr>(m, "logical_or");
+
+  defTernary<&ops::where>(m, "where");
+  defTernary<&ops::clamp>(m, "clamp");
+  defTernary<&ops::lerp>(m, "lerp");
+
+  m.def(
+      "cast",
+      [](PyFusion& f, nb::handle x, DataType dtype) {
+        OpScope scope(f, "cast");
+        return ops::cast(tensor(f, x, "cast", "x"), dtype);
+      },
+      kKeep, nb::rv_policy::reference);
+
+  defReduction<&opSum>(m, "sum");
+  defReduction<&opProd>(m, "prod");
+  defReduction<&opMax>(m, "max");
+  defReduction<&opMin>(m, "min");
+  defReduction<&opMean>(m, "mean");
+  m.def(
+      "variance",
+      [](PyFusion& f, nb::handle x, const std::vector<int64_t>& axes, double correction,
+         bool keepdim) {
+        OpScope scope(f, "var");
+        return ops::variance(tensor(f, x, "var", "x"), axes, correction, keepdim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def("var_mean", [](nb::handle fobj, nb::handle x, const std::vector<int64_t>& axes,
+                       double correction, bool keepdim) {
+    PyFusion& f = nb::cast<PyFusion&>(fobj);
+    ops::VarMeanResult r;
+    {
+      OpScope scope(f, "var_mean");
+      r = ops::varMean(tensor(f, x, "var_mean", "x"), axes, correction, keepdim);
+    }
+    return nb::make_tuple(nodeRef(r.var, fobj), nodeRef(r.mean, fobj));
+  });
+  m.def("welford", [](nb::handle fobj, nb::handle x, const std::vector<int64_t>& axes) {
+    PyFusion& f = nb::cast<PyFusion&>(fobj);
+    ops::WelfordResult r;
+    {
+      OpScope scope(f, "welford");
+      r = ops::welford(tensor(f, x, "welford", "x"), axes);
+    }
+    return nb::make_tuple(nodeRef(r.avg, fobj), nodeRef(r.m2, fobj), nodeRef(r.n, fobj));
+  });
+
+  m.def(
+      "broadcast",
+      [](PyFusion& f, nb::handle x, const std::vector<bool>& is_broadcast_dim) {
+        OpScope scope(f, "broadcast");
+        return ops::broadcast(tensor(f, x, "broadcast", "x"), is_broadcast_dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "broadcast_in_dim",
+      [](PyFusion& f, nb::handle x, const std::vector<int64_t>& shape,
+         const std::vector<int64_t>& broadcast_dims) {
+        OpScope scope(f, "broadcast_in_dim");
+        return ops::broadcastInDim(tensor(f, x, "broadcast_in_dim", "x"), shape, broadcast_dims);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "squeeze",
+      [](PyFusion& f, nb::handle x, const std::vector<int64_t>& dims) {
+        OpScope scope(f, "squeeze");
+        return ops::squeeze(tensor(f, x, "squeeze", "x"), dims);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "unsqueeze",
+      [](PyFusion& f, nb::handle x, int64_t dim) {
+        OpScope scope(f, "unsqueeze");
+        return ops::unsqueeze(tensor(f, x, "unsqueeze", "x"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "expand",
+      [](PyFusion& f, nb::handle x, nb::handle sizes) {
+        OpScope scope(f, "expand");
+        ops::SizeList s = sizeList(f, sizes, "expand", "shape");
+        TensorView* in = tensor(f, x, "expand", "x");
+        if (auto c = s.constants()) return ops::expand(in, *c);
+        return ops::expand(in, s);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "permute",
+      [](PyFusion& f, nb::handle x, const std::vector<int64_t>& dims) {
+        OpScope scope(f, "permute");
+        return ops::permute(tensor(f, x, "permute", "x"), dims);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "transpose",
+      [](PyFusion& f, nb::handle x, int64_t dim0, int64_t dim1) {
+        OpScope scope(f, "transpose");
+        return ops::transpose(tensor(f, x, "transpose", "x"), dim0, dim1);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "reshape",
+      [](PyFusion& f, nb::handle x, nb::handle new_shape) {
+        OpScope scope(f, "reshape");
+        return ops::reshape(tensor(f, x, "reshape", "x"),
+                            sizeList(f, new_shape, "reshape", "new_shape"));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "slice",
+      [](PyFusion& f, nb::handle x, nb::handle starts, nb::handle stops,
+         const std::vector<int64_t>& steps) {
+        OpScope scope(f, "slice");
+        return ops::slice(tensor(f, x, "slice", "x"), sizeList(f, starts, "slice", "start_indices"),
+                          sizeList(f, stops, "slice", "end_indices"), steps);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "pad",
+      [](PyFusion& f, nb::handle x, nb::handle widths, nb::handle value) {
+        OpScope scope(f, "pad");
+        TensorView* in = tensor(f, x, "pad", "x");
+        ops::SizeList w = sizeList(f, widths, "pad", "pad_widths");
+        if (value.is_none()) return ops::pad(in, w);
+        return ops::pad(in, w, operand(f, value, "pad", "value"));
+      },
+      nb::arg("fusion"), nb::arg("x"), nb::arg("pad_widths"), nb::arg("value").none(), kKeep,
+      nb::rv_policy::reference);
+  m.def(
+      "cat",
+      [](PyFusion& f, nb::handle xs, int64_t dim) {
+        OpScope scope(f, "cat");
+        std::vector<TensorView*> tvs;
+        for (nb::handle h : xs) tvs.push_back(tensor(f, h, "cat", "tensors"));
+        return ops::cat(tvs, dim);
+      },
+      kKeep, nb::rv_policy::reference);
+
+  m.def(
+      "full",
+      [](PyFusion& f, nb::handle shape, nb::handle value, DataType dtype) {
+        OpScope scope(f, "full");
+        return ops::full(sizeList(f, shape, "full", "shape"),
+                         operand(f, value, "full", "fill_value"), dtype);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "iota",
+      [](PyFusion& f, nb::handle length, nb::handle start, nb::handle step, DataType dtype) {
+        OpScope scope(f, "iota");
+        return ops::iota(size(f, length, "iota", "length"), operand(f, start, "iota", "start"),
+                         operand(f, step, "iota", "step"), dtype);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "arange",
+      [](PyFusion& f, nb::handle start, nb::handle end, nb::handle step,
+         std::optional<DataType> dtype) {
+        OpScope scope(f, "arange");
+        return ops::arange(operand(f, start, "arange", "start"), operand(f, end, "arange", "end"),
+                           operand(f, step, "arange", "step"), dtype);
+      },
+      kKeep, nb::rv_policy::reference);
+
+  m.def(
+      "softmax",
+      [](PyFusion& f, nb::handle x, int64_t dim) {
+        OpScope scope(f, "softmax");
+        return ops::softmax(tensor(f, x, "softmax", "x"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "log_softmax",
+      [](PyFusion& f, nb::handle x, int64_t dim) {
+        OpScope scope(f, "log_softmax");
+        return ops::logSoftmax(tensor(f, x, "log_softmax", "x"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "layer_norm",
+      [](nb::handle fobj, nb::handle x, int64_t normalized_ndims, nb::handle w, nb::handle b,
+         double eps) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        ops::LayerNormResult r;
+        {
+          OpScope scope(f, "layer_norm");
+          r = ops::layerNorm(tensor(f, x, "layer_norm", "x"), normalized_ndims,
+                             w.is_none() ? nullptr : tensor(f, w, "layer_norm", "weight"),
+                             b.is_none() ? nullptr : tensor(f, b, "layer_norm", "bias"), eps);
+        }
+        return nb::make_tuple(nodeRef(r.y, fobj), nodeRef(r.mean, fobj), nodeRef(r.rstd, fobj));
+      },
+      nb::arg("fusion"), nb::arg("x"), nb::arg("normalized_ndims"), nb::arg("weight").none(),
+      nb::arg("bias").none(), nb::arg("eps"));
+  m.def(
+      "rms_norm",
+      [](PyFusion& f, nb::handle x, int64_t normalized_ndims, nb::handle w, double eps) {
+        OpScope scope(f, "rms_norm");
+        return ops::rmsNorm(tensor(f, x, "rms_norm", "x"), normalized_ndims,
+                            tensor(f, w, "rms_norm", "weight"), eps);
+      },
+      kKeep, nb::rv_policy::reference);
+
+  // Inputs.
+  m.def(
+      "define_tensor",
+      [](PyFusion& f, const std::vector<int64_t>& shape, DataType dtype,
+         const ir::Contiguity& contiguity, const std::vector<int64_t>& stride_order) {
+        OpScope scope(f, "define_tensor");
+        ops::TensorBuilder b;
+        b.shape(shape).dtype(dtype);
+        if (!contiguity.empty()) b.contiguity(contiguity);
+        if (!stride_order.empty()) b.strideOrder(stride_order);
+        TensorView* tv = b.build();
+        f.fusion->addInput(tv);
+        return tv;
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "define_scalar",
+      [](PyFusion& f, DataType dtype, nb::handle value) -> Scalar* {
+        OpScope scope(f, "define_scalar");
+        if (value.is_none()) {
+          Scalar* s = ir::IrBuilder::symbolic(dtype);
+          f.fusion->addInput(s);
+          return s;
+        }
+        if (PyBool_Check(value.ptr())) {
+          return ir::IrBuilder::constant(ir::ScalarValue(value.ptr() == Py_True), dtype);
+        }
+        if (PyLong_Check(value.ptr())) {
+          return ir::IrBuilder::constant(ir::ScalarValue(nb::cast<int64_t>(value)), dtype);
+        }
+        LOOM_CHECK(PyFloat_Check(value.ptr()),
+                   "define_scalar: value must be a Python number or "
+                   "None, got ",
+                   pyTypeName(value));
+        return ir::IrBuilder::constant(ir::ScalarValue(nb::cast<double>(value)), dtype);
+      },
+      nb::arg("fusion"), nb::arg("dtype"), nb::arg("value").none(), kKeep,
+      nb::rv_policy::reference);
+}
+
+}  // namespace loom::python

@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: Apache-2.0
+"""DataType, ParallelType and MemoryType under nvFuser's names, mapped onto Loom's.
+
+A name nvFuser has and Loom does not (complex and 8-bit types, stream parallelism, ...) raises
+``loom.NotSupportedError`` naming it when it is looked up, so nothing is silently approximated.
+"""
+
+import enum
+
+from .. import NotSupportedError, _C
+
+
+def _unsupported_enum_meta(unsupported, what):
+    class _Meta(enum.EnumMeta):
+        def __getattr__(cls, name):
+            if name in unsupported:
+                raise NotSupportedError(
+                    f"{cls.__name__}.{name} is not supported by Loom ({unsupported[name]}); "
+                    f"see docs/python.md for the {what} Loom has"
+                )
+            return super().__getattr__(name)
+
+    return _Meta
+
+
+_UNSUPPORTED_DTYPES = {
+    "ComplexFloat": "no complex types",
+    "ComplexDouble": "no complex types",
+    "Float8_e4m3fn": "no 8-bit floats",
+    "Float8_e5m2": "no 8-bit floats",
+    "Float8_e8m0fnu": "no 8-bit floats",
+    "Float4_e2m1fn": "no 4-bit floats",
+    "Float4_e2m1fn_x2": "no 4-bit floats",
+    "UInt64": "no unsigned integers",
+    "UInt32": "no unsigned integers",
+    "UInt16": "no unsigned integers",
+    "Int16": "no 16-bit integers",
+    "Int8": "no 8-bit integers",
+    "Byte": "no 8-bit integers",
+    "Index": "the index type is always Int64",
+}
+
+
+class DataType(enum.Enum, metaclass=_unsupported_enum_meta(_UNSUPPORTED_DTYPES, "types")):
+    """nvFuser's DataType names; ``.loom`` is Loom's type (None for Null)."""
+
+    Double = "Float64"
+    Float = "Float32"
+    Half = "Float16"
+    BFloat16 = "BFloat16"
+    Int = "Int64"
+    Int32 = "Int32"
+    Bool = "Bool"
+    Null = None
+
+    @property
+    def loom(self):
+        return None if self.value is None else getattr(_C.DataType, self.value)
+
+    def __repr__(self):
+        return f"DataType.{self.name}"
+
+    __str__ = __repr__
+
+
+_FROM_LOOM = {getattr(_C.DataType, d.value): d for d in DataType if d.value is not None}
+
+
+def from_loom_dtype(dtype):
+    return _FROM_LOOM[dtype]
+
+
+def to_loom_dtype(dtype, what="dtype"):
+    """Loom's type for a DataType (or a torch dtype, or a loom._C.DataType)."""
+    if isinstance(dtype, DataType):
+        if dtype is DataType.Null:
+            raise _C.UserError(f"{what}: DataType.Null is not a type here")
+        return dtype.loom
+    if isinstance(dtype, _C.DataType):
+        return dtype
+    t = torch_to_dtype(dtype)
+    if t is not None:
+        return t.loom
+    raise _C.UserError(f"{what}: expected a DataType, got {dtype!r}")
+
+
+def torch_to_dtype(torch_dtype):
+    """The DataType of a torch dtype, None when it is not a torch dtype; NotSupportedError for a
+    torch dtype Loom has no type for."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return None
+    if not isinstance(torch_dtype, torch.dtype):
+        return None
+    table = {
+        torch.float64: DataType.Double,
+        torch.float32: DataType.Float,
+        torch.float16: DataType.Half,
+        torch.bfloat16: DataType.BFloat16,
+        torch.int64: DataType.Int,
+        torch.int32: DataType.Int32,
+        torch.bool: DataType.Bool,
+    }
+    if torch_dtype not in table:
+        raise NotSupportedError(
+            f"torch dtype {torch_dtype} is not supported by Loom (Loom has bool, int32, int64, "
+            "float16, bfloat16, float32, float64)"
+        )
+    return table[torch_dtype]
+
+
+_UNSUPPORTED_PARALLEL = {
+    "stream": "no stream parallelism",
+    "mma": "no MMA instructions",
+    "bulk": "no TMA bulk copies",
+    "group": "no grouped reductions",
+    "misaligned_vectorize": "vectorization needs aligned accesses",
+    "tma": "no TMA",
+}
+
+
+class ParallelType(enum.Enum, metaclass=_unsupported_enum_meta(_UNSUPPORTED_PARALLEL, "parallel types")):
+    """nvFuser's ParallelType names; ``.loom`` is Loom's."""
+
+    mesh_x = "DIDx"
+    mesh_y = "DIDy"
+    mesh_z = "DIDz"
+    grid_x = "BIDx"
+    grid_y = "BIDy"
+    grid_z = "BIDz"
+    block_x = "TIDx"
+    block_y = "TIDy"
+    block_z = "TIDz"
+    vectorize = "Vectorize"
+    unroll = "Unroll"
+    unswitch = "Unswitch"
+    serial = "Serial"
+
+    @property
+    def loom(self):
+        return getattr(_C.ParallelType, self.value)
+
+    def __repr__(self):
+        return f"ParallelType.{self.name}"
+
+
+def to_loom_parallel_type(p):
+    if isinstance(p, ParallelType):
+        return p.loom
+    if isinstance(p, _C.ParallelType):
+        return p
+    raise _C.UserError(f"expected a ParallelType, got {p!r}")
+
+
+class MemoryType(enum.Enum):
+    local = "Local"
+    shared = "Shared"
+    global_ = "Global"
+
+    @property
+    def loom(self):
+        return getattr(_C.MemoryType, self.value)
+
+
+# `global` is a keyword: MemoryType.global_ and getattr(MemoryType, "global") both work.
+MemoryType._member_map_["global"] = MemoryType.global_

@@ -1,0 +1,276 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``fd.ops``: Loom's ops under nvFuser's direct-binding names and arguments.
+
+Each method checks its arguments, maps nvFuser's forms onto Loom's (dims lists, DataType, ...)
+and calls ``loom._C.ops``. An nvFuser op or argument Loom does not implement raises
+``loom.NotSupportedError`` naming it (the table in docs/python.md lists them).
+"""
+
+from .. import NotSupportedError, _C
+from ._types import DataType, to_loom_dtype
+
+# nvFuser ops Loom does not have (the reason shows in the error).
+UNSUPPORTED_OPS = {
+    name: "no such op in Loom"
+    for name in (
+        "acos acosh asin asinh atan atanh cosh sinh tan expm1 log10 log1p erfc erfinv erfcx lgamma "
+        "digamma frac trunc signbit isfinite isneginf isposinf isreal real imag bitwise_not "
+        "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift "
+        "logical_right_shift atan2 remainder mod nextafter truediv ceilDiv addcmul threshold "
+        "rand_like randn_like uniform normal segment_set index_select select gather "
+        "take_along_axis scatter index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
+        "embedding_fwd argsort topk cumsum grouped_mm scaled_mm triu tril size_of "
+        "stride_order uniform_like var_mean_welford rng_uniform"
+    ).split()
+}
+
+
+def _dims(dims, what):
+    if dims is None:
+        return []
+    if isinstance(dims, int):
+        return [dims]
+    try:
+        return [int(d) for d in dims]
+    except TypeError:
+        raise _C.UserError(f"{what}: dims must be an int or a list of ints, got {dims!r}") from None
+
+
+def _is_tensor(x):
+    return isinstance(x, _C.TensorView)
+
+
+class Ops:
+    """The op namespace of one FusionDefinition."""
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    @property
+    def _f(self):
+        return self._fd._fusion_for_ops()
+
+    def __getattr__(self, name):
+        if name in UNSUPPORTED_OPS:
+            raise NotSupportedError(
+                f"fd.ops.{name} is not supported by Loom ({UNSUPPORTED_OPS[name]}); "
+                "docs/python.md lists the ops Loom has"
+            )
+        raise AttributeError(f"fd.ops has no op {name!r}")
+
+    def __dir__(self):
+        return sorted(n for n in type(self).__dict__ if not n.startswith("_"))
+
+    # ---- pointwise -------------------------------------------------------------------------
+    def _binary(self, name, a, b):
+        if not (_is_tensor(a) or _is_tensor(b)):
+            raise NotSupportedError(
+                f"fd.ops.{name} of scalars only: Loom's ops need a TensorView operand "
+                "(scalar arithmetic is not supported)"
+            )
+        return getattr(_C.ops, name)(self._f, a, b)
+
+    def _ternary(self, name, a, b, c):
+        if not (_is_tensor(a) or _is_tensor(b) or _is_tensor(c)):
+            raise NotSupportedError(
+                f"fd.ops.{name} of scalars only: Loom's ops need a TensorView operand"
+            )
+        return getattr(_C.ops, name)(self._f, a, b, c)
+
+    def where(self, pred, value1, value2):
+        return self._ternary("where", pred, value1, value2)
+
+    def clamp(self, arg, min, max):  # noqa: A002 - nvFuser's argument names
+        return self._ternary("clamp", arg, min, max)
+
+    def lerp(self, start, end, weight):
+        return self._ternary("lerp", start, end, weight)
+
+    def cast(self, arg, dtype):
+        return _C.ops.cast(self._f, arg, to_loom_dtype(dtype, "cast"))
+
+    def gelu(self, arg, approximate="none"):
+        """Loom extension (torch.nn.functional.gelu): approximate is "none" or "tanh"."""
+        if approximate not in ("none", "tanh"):
+            raise _C.UserError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        return _C.ops.gelu(self._f, arg, approximate == "tanh")
+
+    # ---- reductions ------------------------------------------------------------------------
+    def _reduce(self, name, arg, dims, keepdim, dtype):
+        f = self._f
+        if dtype is not None and dtype is not DataType.Null:
+            arg = _C.ops.cast(f, arg, to_loom_dtype(dtype, f"{name} dtype"))
+        out = getattr(_C.ops, name)(f, arg, _dims(dims, name), bool(keepdim))
+        if dtype is not None and dtype is not DataType.Null:
+            out = _C.ops.cast(f, out, to_loom_dtype(dtype))
+        return out
+
+    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._reduce("sum", arg, dims, keepdim, dtype)
+
+    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._reduce("prod", arg, dims, keepdim, dtype)
+
+    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._reduce("max", arg, dims, keepdim, dtype)
+
+    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        return self._reduce("min", arg, dims, keepdim, dtype)
+
+    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        """Loom extension (torch.mean)."""
+        return self._reduce("mean", arg, dims, keepdim, dtype)
+
+    def var(self, arg, dims=None, correction=1, keepdim=False):
+        return _C.ops.variance(self._f, arg, _dims(dims, "var"), float(correction), bool(keepdim))
+
+    def var_mean(self, arg, dims=None, correction=1, keepdim=False):
+        return _C.ops.var_mean(self._f, arg, _dims(dims, "var_mean"), float(correction), bool(keepdim))
+
+    def welford(self, arg, dims):
+        """(avg, var_sum, n): the running mean, the sum of squared deviations and the count."""
+        return _C.ops.welford(self._f, arg, _dims(dims, "welford"))
+
+    # ---- shapes ----------------------------------------------------------------------------
+    def broadcast_in_dim(self, arg, shape, broadcast_dims):
+        """arg's dim i becomes output dim broadcast_dims[i]; the other output dims are new and
+        expanded to `shape` (ints, or Scalars such as fd.ops.shape(x))."""
+        shape = list(shape)
+        dims = _dims(broadcast_dims, "broadcast_in_dim")
+        f = self._f
+        if all(isinstance(s, int) for s in shape):
+            return _C.ops.broadcast_in_dim(f, arg, shape, dims)
+        # Scalar sizes: new broadcast dims, then an expand to the sizes (size-1 dims stretch).
+        if len(dims) != arg.ndim or sorted(set(dims)) != dims or any(
+            d < 0 or d >= len(shape) for d in dims
+        ):
+            raise _C.UserError(
+                f"broadcast_in_dim: broadcast_dims {dims} must be increasing output dims "
+                f"(< {len(shape)}), one per dim of {arg.name} (rank {arg.ndim})"
+            )
+        flags = [i not in dims for i in range(len(shape))]
+        out = _C.ops.broadcast(f, arg, flags) if any(flags) else arg
+        return _C.ops.expand(f, out, shape)
+
+    def broadcast(self, arg, is_broadcast_dim):
+        return _C.ops.broadcast(self._f, arg, [bool(b) for b in is_broadcast_dim])
+
+    def reshape(self, arg, new_shape):
+        return _C.ops.reshape(self._f, arg, list(new_shape))
+
+    def permute(self, arg, dims):
+        return _C.ops.permute(self._f, arg, _dims(dims, "permute"))
+
+    def transpose(self, arg, dim0, dim1):
+        """Loom extension (torch.transpose)."""
+        return _C.ops.transpose(self._f, arg, int(dim0), int(dim1))
+
+    def squeeze(self, arg, dims, squeeze_expanded=False):
+        if squeeze_expanded:
+            raise NotSupportedError("fd.ops.squeeze: squeeze_expanded=True is not supported by Loom")
+        return _C.ops.squeeze(self._f, arg, _dims(dims, "squeeze"))
+
+    def unsqueeze(self, arg, dim):
+        """Loom extension (torch.unsqueeze)."""
+        return _C.ops.unsqueeze(self._f, arg, int(dim))
+
+    def expand(self, arg, shape):
+        return _C.ops.expand(self._f, arg, list(shape))
+
+    def set(self, arg):
+        return _C.ops.set(self._f, arg)
+
+    def slice(self, arg, start_indices, end_indices, strides=None, manual_normalization=False):
+        if strides is not None and any(s != 1 for s in strides):
+            raise NotSupportedError("fd.ops.slice: strides other than 1 are not supported by Loom")
+        if manual_normalization:
+            raise NotSupportedError("fd.ops.slice: manual_normalization=True is not supported by Loom")
+        return _C.ops.slice(self._f, arg, list(start_indices), list(end_indices), [])
+
+    def pad(self, arg, pad_widths, value=None):
+        return _C.ops.pad(self._f, arg, list(pad_widths), value)
+
+    def cat(self, tensors, dim, manual_padding=False):
+        if manual_padding:
+            raise NotSupportedError("fd.ops.cat: manual_padding=True is not supported by Loom")
+        return _C.ops.cat(self._f, list(tensors), int(dim))
+
+    def shape(self, arg):
+        """The extents of arg's logical dims as Scalars (a Vector for reshape, expand, ...)."""
+        from . import Vector
+
+        return Vector(i.extent() for i in arg.get_logical_domain() if not i.is_reduction())
+
+    def size(self, arg, dim):
+        """The extent of logical dim `dim` of `arg` as a Scalar (for reshape and expand sizes)."""
+        ids = [i for i in arg.get_logical_domain() if not i.is_reduction()]
+        return ids[dim].extent()
+
+    # ---- factories -------------------------------------------------------------------------
+    def full(self, shape, fill_value, dtype):
+        return _C.ops.full(self._f, list(shape), fill_value, to_loom_dtype(dtype, "full"))
+
+    def zeros(self, shape, dtype=DataType.Float):
+        return self.full(shape, 0, dtype)
+
+    def ones(self, shape, dtype=DataType.Float):
+        return self.full(shape, 1, dtype)
+
+    def iota(self, length, start=None, step=None, dtype=DataType.Int):
+        return _C.ops.iota(
+            self._f, length, 0 if start is None else start, 1 if step is None else step,
+            to_loom_dtype(dtype, "iota"),
+        )
+
+    def arange(self, start, end, step=1, dtype=None):
+        return _C.ops.arange(
+            self._f, start, end, step, None if dtype is None else to_loom_dtype(dtype, "arange")
+        )
+
+    # ---- composites (Loom extensions, with torch's arguments) -------------------------------
+    def softmax(self, arg, dim):
+        return _C.ops.softmax(self._f, arg, int(dim))
+
+    def log_softmax(self, arg, dim):
+        return _C.ops.log_softmax(self._f, arg, int(dim))
+
+    def layer_norm(self, arg, normalized_ndims, weight=None, bias=None, eps=1e-5):
+        """(y, mean, rstd) over the last `normalized_ndims` dims."""
+        return _C.ops.layer_norm(self._f, arg, int(normalized_ndims), weight, bias, float(eps))
+
+    def rms_norm(self, arg, normalized_ndims, weight, eps=1e-6):
+        return _C.ops.rms_norm(self._f, arg, int(normalized_ndims), weight, float(eps))
+
+
+def _def_unary(name, loom_name=None):
+    loom_name = loom_name or name
+
+    def op(self, arg):
+        return getattr(_C.ops, loom_name)(self._f, arg)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} (Loom's ops::{loom_name})."
+    setattr(Ops, name, op)
+
+
+def _def_binary(name):
+    def op(self, arg1, arg2):
+        return self._binary(name, arg1, arg2)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name}, with PyTorch's broadcasting and type promotion."
+    setattr(Ops, name, op)
+
+
+UNARY_OPS = (
+    "neg abs exp exp2 log log2 sqrt rsqrt reciprocal sin cos tanh sigmoid relu silu erf floor "
+    "ceil round sign isnan isinf logical_not"
+).split()
+BINARY_OPS = (
+    "add sub mul div pow fmod maximum minimum eq ne lt le gt ge logical_and logical_or"
+).split()
+for _name in UNARY_OPS:
+    _def_unary(_name)
+for _name in BINARY_OPS:
+    _def_binary(_name)
+del _name

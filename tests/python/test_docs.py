@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: Apache-2.0
+# Every ```python block of docs/python.md runs, so the tutorial is code that works.
+import os
+import pathlib
+import re
+
+import pytest
+
+DOC = pathlib.Path(os.environ.get("LOOM_SOURCE_DIR", pathlib.Path(__file__).parents[2])) / "docs" / "python.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+
+
+def test_the_page_has_blocks():
+    assert len(BLOCKS) == 3
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_block_runs(index, capsys):
+    exec(compile(BLOCKS[index], f"{DOC}:block{index}", "exec"), {})
+    out = capsys.readouterr().out
+    if index == 0:
+        assert "__global__" in out and "inputs:" in out
+    if index == 1:
+        assert "blockIdx.x" in out

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+# multidevice from one process: meshes, the communicator's view of a single process, shards, and a
+# sharded fusion run as each device of its mesh in turn (the mpi tier runs one rank per device).
+import pytest
+import torch
+
+import loom
+import loom.direct as nvfuser
+from loom.direct import FusionDefinition, ParallelType
+from loom.direct.multidevice import Communicator, DeviceMesh, shard_tensor
+
+
+def test_device_mesh_forms():
+    assert DeviceMesh(torch.arange(4)).devices == [0, 1, 2, 3]
+    m = DeviceMesh([[0, 1, 2], [3, 4, 5]])
+    assert m.shape == [2, 3] and m.size == 6 and m.ndim == 2
+    assert m == DeviceMesh(torch.arange(6).reshape(2, 3))
+    assert repr(DeviceMesh([2, 0])) == "DeviceMesh([2, 0])"
+    assert DeviceMesh([3, 1]).index_of(1) == 1
+    with pytest.raises(loom.UserError, match="ragged"):
+        DeviceMesh([[0, 1], [2]])
+    with pytest.raises(loom.UserError, match="repeated|twice|distinct"):
+        DeviceMesh([0, 0])
+    with pytest.raises(loom.UserError, match="ints"):
+        DeviceMesh([0.5])
+
+
+def test_communicator_of_one_process():
+    c = Communicator.instance()
+    assert c is Communicator.instance()
+    if c.size() == 1:
+        assert (c.rank(), c.local_rank(), c.local_size()) == (0, 0, 1)
+    assert 0 <= c.rank() < c.size()
+    c.barrier()
+    assert c.allgather(7) == [7] * c.size()
+
+
+def test_shard_tensor():
+    t = torch.arange(24).reshape(2, 12)
+    mesh = DeviceMesh([0, 1, 2])
+    parts = [shard_tensor(t, 1, mesh, device_id=d) for d in range(3)]
+    assert torch.equal(torch.cat(parts, 1), t)
+    assert parts[1].data_ptr() == t[:, 4:8].data_ptr()  # a view
+    with pytest.raises(loom.UserError, match="device 5 is not in the mesh"):
+        shard_tensor(t, 1, mesh, device_id=5)
+    with pytest.raises(loom.UserError, match="do not divide"):
+        shard_tensor(t, 0, mesh, device_id=0)
+
+
+def test_sharded_fusion_as_each_device():
+    """var_mean over e of [b, s, e] with s sharded (the founding case, small), run in this one
+    process as device 0 of a mesh of one, then checked shard by shard against torch."""
+    d = Communicator.instance().size()
+    rank = Communicator.instance().rank()
+    mesh = nvfuser.multidevice.DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        inp = fd.define_tensor(shape=[2, 8 * d, 32], contiguity=True)
+        var, mean = fd.ops.var_mean(inp, dims=[2], correction=1)
+        fd.add_output(var)
+        fd.add_output(mean)
+        inp.set_device_mesh(mesh)
+        inp.split(1, d, inner_split=False)
+        inp.axis(1).parallelize(ParallelType.mesh_x)
+        assert inp.axis(1).is_device_dim()
+    full = torch.randn(2, 8 * d, 32)
+    local = shard_tensor(full, 1, mesh)
+    var, mean = fd.execute([local])
+    torch.testing.assert_close(var, local.var(2), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(mean, local.mean(2), rtol=1e-4, atol=1e-4)
+    assert var.shape == (2, 8)
+    # A wrong local size names the sharding.
+    with pytest.raises(loom.UserError, match=r"input 0 \(T0\) dimension 1\b.*expected size \d+"):
+        fd.execute([full[:, :3]])
+    assert rank < d
+
+
+def test_mesh_larger_than_the_world_is_refused():
+    n = Communicator.instance().size()
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[4 * (n + 1)], contiguity=True)
+        fd.add_output(fd.ops.neg(x))
+        x.set_device_mesh(DeviceMesh(torch.arange(n + 1)))
+        x.split(0, n + 1, inner_split=False)
+        x.axis(0).parallelize(ParallelType.mesh_x)
+    with pytest.raises(loom.UserError, match="larger than the world"):
+        fd.execute([torch.randn(4)])
