@@ -14,8 +14,12 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-
 # A copy of the sources, so the build directory of this check never touches the checkout's.
 mkdir "$work/src"
 (cd "$src" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$work/src")
+# The build directory one level below the sources and the flags of the ci preset (RelWithDebInfo,
+# -Werror), as in the test build: with CCACHE_BASEDIR the compiler command lines are then the same
+# and ccache serves the libraries instead of compiling them a second time.
 "$work/venv/bin/python" -m pip install --no-build-isolation --no-deps -v "$work/src" \
-  -C build-dir="$work/build" >"$work/pip.log" 2>&1 || { tail -50 "$work/pip.log"; exit 1; }
+  -C build-dir="$work/src/build" -C cmake.build-type=RelWithDebInfo \
+  -C cmake.define.LOOM_WERROR=ON >"$work/pip.log" 2>&1 || { tail -50 "$work/pip.log"; exit 1; }
 cd "$work"
 "$work/venv/bin/python" - <<'PY'
 import loom
