@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The founding case's own test, as nvFuser's direct-binding test suite has it (test_welford in
 # tests/python/multidevice/test_multidevice.py, added by nvFuser PR #5552), with only the import
-# lines changed
-# from nvfuser_direct to loom.direct. The mpi ctest tier runs it under mpirun -np 2.
+# lines changed from nvfuser_direct to loom.direct. The mpi ctest tier runs it under mpirun -np 2.
 import pytest
 import torch
 
