@@ -217,8 +217,8 @@ class Segmenter {
   // failing the whole fusion at compile time. The reason is kept for the error when a single
   // expr fails, and printed under LOOM_DUMP=segments.
   bool verifySchedule(const Trial& t, std::string* why) {
+    std::unique_ptr<ir::Fusion> scheduled = t.fusion.fusion->clone();
     try {
-      std::unique_ptr<ir::Fusion> scheduled = t.fusion.fusion->clone();
       scheduler::applyScheduler(scheduler::schedulerFor(t.type), *scheduled, *t.params);
       (void)lower::lowerFusion(*scheduled, DumpOptions{});
       return true;
@@ -227,7 +227,8 @@ class Segmenter {
              e.what();
       if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) {
         dumpSink() << "segmenter: a schedule that does not lower, split further: " << *why << "\n"
-                  << ir::printFusion(*t.fusion.fusion);
+                   << ir::printFusion(*t.fusion.fusion) << "as scheduled:\n"
+                   << ir::printFusion(*scheduled);
       }
       return false;
     }

@@ -52,8 +52,12 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
     Expr* def = tv->definition();
     if (def == nullptr) continue;
     for (TensorView* p : detail::tvInputs(def)) {
-      for (auto [pid, cid] : ir::pairwiseLogicalMap(p, tv, {.map_broadcast = permissive})) {
-        unite(pid, cid);
+      for (auto [pid, cid] : ir::pairwiseLogicalMap(p, tv, {.map_broadcast = true})) {
+        if (permissive || pid->isBroadcast() == cid->isBroadcast()) {
+          unite(pid, cid);
+        } else if (pid->hasExpandedExtent() || cid->hasExpandedExtent()) {
+          expanded_meets_real_.emplace_back(pid, cid);
+        }
       }
     }
     // Siblings share one iteration space.
@@ -170,6 +174,16 @@ bool IdGraph::areMapped(const IterDomain* a, const IterDomain* b) const {
   auto ib = index_.find(b);
   if (ia == index_.end() || ib == index_.end()) return false;
   return find(ia->second) == find(ib->second);
+}
+
+bool IdGraph::sameSpace(const IterDomain* a, const IterDomain* b) const {
+  if (areMapped(a, b)) return true;
+  for (auto [x, y] : expanded_meets_real_) {
+    if ((areMapped(a, x) && areMapped(b, y)) || (areMapped(a, y) && areMapped(b, x))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<IterDomain*> IdGraph::disjointSet(const IterDomain* id) const {

@@ -396,7 +396,8 @@ class SharedLoops {
       const Scalar* b = y->logicalExtent();
       auto ca = a->constInt();
       auto cb = b->constInt();
-      return a == b || (ca.has_value() && cb.has_value() && *ca == *cb);
+      return a == b || (ca.has_value() && cb.has_value() && *ca == *cb) ||
+             exact_->sameSpace(expanded, y);
     };
     int64_t best = set;
     bool found = false;

@@ -242,7 +242,7 @@ bool sameIndexSpace(const IdGraph& exact, const IdGraph& permissive, const IterD
     for (const IterDomain* x : from) {
       if (sizeOne(x)) continue;
       bool ok = false;
-      for (const IterDomain* y : to) ok = ok || (!sizeOne(y) && exact.areMapped(x, y));
+      for (const IterDomain* y : to) ok = ok || (!sizeOne(y) && exact.sameSpace(x, y));
       if (!ok) return false;
     }
     return true;

@@ -283,6 +283,40 @@ TEST_F(GeneralCore, ExpandedIntermediateAcrossSegments) {
   runAndCheck(std::move(f), {randomTensor({32, 1}, 1)}, 64);
 }
 
+// A broadcast expanded to a constant size meets an input of symbolic size (nvFuser's
+// broadcast_in_dim(b, [4, 6], [1]) times x[s0, s1]): the expanded dim and s0 are one space, so
+// the expand is inlined into the product's loops and its copies are predicated against the
+// expanded extent (it did not lower: "local tensor ... held in the registers of the threads of
+// its loop", and then computed only the first of the 4 rows). Outer and inner expanded dims,
+// both pointwise schedules (a 1-D one for 6 wide rows, a 2-D one for 300).
+TEST_F(GeneralCore, ConstantExpandMeetsSymbolicSizes) {
+  for (int64_t width : {6, 300}) {
+    auto outer = std::make_unique<Fusion>();
+    {
+      FusionGuard g(outer.get());
+      TensorView* x = ops::TensorBuilder().rank(2).build();
+      TensorView* b = ops::TensorBuilder().rank(1).build();
+      outer->addInput(x);
+      outer->addInput(b);
+      TensorView* e = ops::expand(ops::broadcast(b, {true, false}), std::vector<int64_t>{4, width});
+      outer->addOutput(ops::mul(x, e));
+    }
+    runAndCheck(std::move(outer), {randomTensor({4, width}, 3), randomTensor({width}, 4)});
+
+    auto inner = std::make_unique<Fusion>();
+    {
+      FusionGuard g(inner.get());
+      TensorView* x = ops::TensorBuilder().rank(2).build();
+      TensorView* b = ops::TensorBuilder().rank(1).build();
+      inner->addInput(x);
+      inner->addInput(b);
+      TensorView* e = ops::expand(ops::broadcast(b, {false, true}), std::vector<int64_t>{width, 4});
+      inner->addOutput(ops::add(ops::exp(e), x));
+    }
+    runAndCheck(std::move(inner), {randomTensor({width, 4}, 5), randomTensor({width}, 6)});
+  }
+}
+
 // Non-finite and extreme scalars in a fusion compile and flow through (inf, -inf, nan, a
 // denormal, f64 and f32 constants).
 TEST_F(GeneralCore, NonFiniteScalars) {

@@ -47,6 +47,12 @@ class IdGraph {
   }
   /// True when `id` is in the graph.
   bool contains(const IterDomain* id) const { return index_.count(id) != 0; }
+  /// areMapped, or one is in the set of an expanded broadcast that a producer-consumer pair
+  /// meets with a real ID of the other's set (x[s0] * expand(b, [4]): the consumer's s0 and the
+  /// expanded 4 are checked equal at run time, so loops over them run over one space). Such sets
+  /// are not united: indexing keeps an expanded broadcast at its storage index 0, so a merge
+  /// with it is not the same as one with the real dim.
+  bool sameSpace(const IterDomain* a, const IterDomain* b) const;
 
  private:
   int64_t find(int64_t i) const;
@@ -62,6 +68,8 @@ class IdGraph {
   /// Splits known to divide their input: those of a reshape (root to logical), constant ones.
   std::unordered_map<int64_t, std::vector<ir::Split*>> exact_splits_by_set_;  ///< while building
   std::unordered_set<const ir::Split*> reshape_splits_;
+  /// Producer-consumer logical pairs of an expanded broadcast and a real ID (sameSpace).
+  std::vector<std::pair<const IterDomain*, const IterDomain*>> expanded_meets_real_;
 };
 
 }  // namespace loom::transform
