@@ -176,17 +176,21 @@ def test_reshape_unsqueeze(op, device):
     close(out, x.reshape(2, 12) if op == "reshape" else x.unsqueeze(1))
 
 
-@pytest.mark.xfail(strict=True, raises=loom.UserError,
-                   reason="Loom bug (C++ pointwise scheduler): broadcast_in_dim to constant "
-                          "sizes, combined with an input of symbolic sizes, does not lower")
-def test_constant_broadcast_in_dim_with_symbolic_operand():
+# broadcast_in_dim to constant sizes against an operand of symbolic sizes: the expanded dim and
+# the symbolic one are one space (it did not lower until the inliner knew that).
+def test_constant_broadcast_in_dim_with_symbolic_operand(device):
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=True)
         b = fd.define_tensor(shape=[-1], contiguity=True)
+        y = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        c = fd.define_tensor(shape=[-1], contiguity=True)
         fd.add_output(fd.ops.mul(x, fd.ops.broadcast_in_dim(b, [4, 6], [1])))
-    x, b = torch.randn(4, 6), torch.randn(6)
-    (out,) = fd.execute([x, b])
+        fd.add_output(fd.ops.add(fd.ops.exp(fd.ops.broadcast_in_dim(c, [6, 4], [0])), y))
+    x, b, y, c = (torch.randn(4, 6, device=device), torch.randn(6, device=device),
+                  torch.randn(6, 4, device=device), torch.randn(6, device=device))
+    out, out2 = fd.execute([x, b, y, c])
     close(out, x * b)
+    close(out2, c.exp()[:, None] + y)
 
 
 def test_squeeze_expand(device):
