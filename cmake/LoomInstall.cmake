@@ -5,8 +5,8 @@
 # --prefix DIR` works for any DIR (tests/packaging does exactly that).
 #
 # The libraries are static, as in the build tree. A static library's private dependencies still
-# reach the final link, so the package finds them for its consumer: MPI when Loom linked it, and
-# libdl (a plain -ldl). The host and CUDA backends need no installed data: their runtime headers are
+# reach the final link, so the package finds them for its consumer: MPI when Loom linked it,
+# Boost.Context when the host fibers use it, and libdl (a plain -ldl). The host and CUDA backends need no installed data: their runtime headers are
 # compiled into the libraries as strings (csrc/backend/CMakeLists.txt, csrc/codegen/CMakeLists.txt).
 include(CMakePackageConfigHelpers)
 
@@ -68,6 +68,15 @@ foreach(dep IN LISTS system_libs)
     foreach(item IN LISTS mpi_link)
       string(APPEND LOOM_PC_LIBS " ${item}")
     endforeach()
+  elseif(dep STREQUAL "Boost::context")
+    # Boost installs no pkg-config file: the library by name, with its directory unless the
+    # compiler searches that anyway.
+    get_target_property(boost_context_file Boost::context LOCATION)
+    get_filename_component(boost_context_dir "${boost_context_file}" DIRECTORY)
+    if(NOT boost_context_dir IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
+      string(APPEND LOOM_PC_LIBS " -L${boost_context_dir}")
+    endif()
+    string(APPEND LOOM_PC_LIBS " -lboost_context")
   elseif(TARGET ${dep})
     message(FATAL_ERROR "loom.pc: no pkg-config spelling for the link dependency ${dep}")
   else()
