@@ -5,7 +5,7 @@
 # --prefix DIR` works for any DIR (tests/packaging does exactly that).
 #
 # The libraries are static, as in the build tree. A static library's private dependencies still
-# reach the final link, so the package finds them for its consumer: MPI when Loom linked it,
+# reach the final link, so the package finds them for its consumer: fmt, MPI when Loom linked it,
 # Boost.Context when the host fibers use it, and libdl (a plain -ldl). The host and CUDA backends need no installed data: their runtime headers are
 # compiled into the libraries as strings (csrc/backend/CMakeLists.txt, csrc/codegen/CMakeLists.txt).
 include(CMakePackageConfigHelpers)
@@ -59,6 +59,7 @@ get_property(system_libs GLOBAL PROPERTY LOOM_PC_SYSTEM)
 list(REVERSE postorder)
 list(REMOVE_DUPLICATES system_libs)
 set(LOOM_PC_LIBS "")
+set(LOOM_PC_REQUIRES "")
 foreach(lib IN LISTS postorder)
   string(APPEND LOOM_PC_LIBS " -l${lib}")
 endforeach()
@@ -68,6 +69,9 @@ foreach(dep IN LISTS system_libs)
     foreach(item IN LISTS mpi_link)
       string(APPEND LOOM_PC_LIBS " ${item}")
     endforeach()
+  elseif(dep STREQUAL "fmt::fmt")
+    # fmt installs fmt.pc: required by name, so pkg-config adds its flags and library.
+    list(APPEND LOOM_PC_REQUIRES fmt)
   elseif(dep STREQUAL "Boost::context")
     # Boost installs no pkg-config file: the library by name, with its directory unless the
     # compiler searches that anyway.
@@ -83,6 +87,7 @@ foreach(dep IN LISTS system_libs)
     string(APPEND LOOM_PC_LIBS " -l${dep}")
   endif()
 endforeach()
+list(JOIN LOOM_PC_REQUIRES ", " LOOM_PC_REQUIRES)
 set(LOOM_PC_CFLAGS "")
 foreach(lib IN LISTS LOOM_LIBRARY_TARGETS)
   get_target_property(defs ${lib} INTERFACE_COMPILE_DEFINITIONS)

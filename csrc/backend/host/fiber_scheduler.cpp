@@ -12,6 +12,7 @@
 // unwound (kernel code owns no resources that need it).
 #include "backend/host/fiber_scheduler.h"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -98,11 +99,7 @@ constexpr uint64_t kMaxCooperativeThreads = 1u << 18;
 // Yields in a row with no fiber finishing or passing a rendezvous: a spin-wait that cannot end.
 constexpr uint64_t kMaxYieldsWithoutProgress = uint64_t{1} << 22;
 
-std::string str(const LoomEmuUint3& v) {
-  std::ostringstream os;
-  os << "(" << v.x << "," << v.y << "," << v.z << ")";
-  return os.str();
-}
+std::string str(const LoomEmuUint3& v) { return fmt::format("({},{},{})", v.x, v.y, v.z); }
 
 const char* warpOpName(int op) {
   static const char* const kNames[] = {"__shfl_sync",     "__shfl_up_sync", "__shfl_down_sync",
@@ -112,22 +109,14 @@ const char* warpOpName(int op) {
 }
 
 std::string laneList(unsigned mask) {
-  std::ostringstream os;
-  bool first = true;
+  std::vector<unsigned> lanes;
   for (unsigned l = 0; l < 32; ++l) {
-    if (mask & (1u << l)) {
-      os << (first ? "" : ",") << l;
-      first = false;
-    }
+    if (mask & (1u << l)) lanes.push_back(l);
   }
-  return os.str();
+  return fmt::format("{}", fmt::join(lanes, ","));
 }
 
-std::string hex(unsigned v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
+std::string hex(unsigned v) { return fmt::format("{:#x}", v); }
 
 /// A block of fiber stacks in one mapping, each with a PROT_NONE guard page below it.
 class StackPool {
