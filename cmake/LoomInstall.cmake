@@ -5,8 +5,8 @@
 # --prefix DIR` works for any DIR (tests/packaging does exactly that).
 #
 # The libraries are static, as in the build tree. A static library's private dependencies still
-# reach the final link, so the package finds them for its consumer: MPI when Loom linked it, and
-# libdl (a plain -ldl). The host and CUDA backends need no installed data: their runtime headers are
+# reach the final link, so the package finds them for its consumer: fmt, MPI when Loom linked it,
+# Boost.Context when the host fibers use it, and libdl (a plain -ldl). The host and CUDA backends need no installed data: their runtime headers are
 # compiled into the libraries as strings (csrc/backend/CMakeLists.txt, csrc/codegen/CMakeLists.txt).
 include(CMakePackageConfigHelpers)
 
@@ -59,6 +59,7 @@ get_property(system_libs GLOBAL PROPERTY LOOM_PC_SYSTEM)
 list(REVERSE postorder)
 list(REMOVE_DUPLICATES system_libs)
 set(LOOM_PC_LIBS "")
+set(LOOM_PC_REQUIRES "")
 foreach(lib IN LISTS postorder)
   string(APPEND LOOM_PC_LIBS " -l${lib}")
 endforeach()
@@ -68,12 +69,25 @@ foreach(dep IN LISTS system_libs)
     foreach(item IN LISTS mpi_link)
       string(APPEND LOOM_PC_LIBS " ${item}")
     endforeach()
+  elseif(dep STREQUAL "fmt::fmt")
+    # fmt installs fmt.pc: required by name, so pkg-config adds its flags and library.
+    list(APPEND LOOM_PC_REQUIRES fmt)
+  elseif(dep STREQUAL "Boost::context")
+    # Boost installs no pkg-config file: the library by name, with its directory unless the
+    # compiler searches that anyway.
+    get_target_property(boost_context_file Boost::context LOCATION)
+    get_filename_component(boost_context_dir "${boost_context_file}" DIRECTORY)
+    if(NOT boost_context_dir IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
+      string(APPEND LOOM_PC_LIBS " -L${boost_context_dir}")
+    endif()
+    string(APPEND LOOM_PC_LIBS " -lboost_context")
   elseif(TARGET ${dep})
     message(FATAL_ERROR "loom.pc: no pkg-config spelling for the link dependency ${dep}")
   else()
     string(APPEND LOOM_PC_LIBS " -l${dep}")
   endif()
 endforeach()
+list(JOIN LOOM_PC_REQUIRES ", " LOOM_PC_REQUIRES)
 set(LOOM_PC_CFLAGS "")
 foreach(lib IN LISTS LOOM_LIBRARY_TARGETS)
   get_target_property(defs ${lib} INTERFACE_COMPILE_DEFINITIONS)

@@ -2,9 +2,10 @@
 // Codegen: prints Kernel IR as CUDA C++ (see kernel_codegen.h).
 #include "loom/codegen/kernel_codegen.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <optional>
 #include <sstream>
 #include <unordered_set>
@@ -545,12 +546,8 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
   const LaunchExtents extents = constantLaunchExtents(kernel);
   const std::string defines = launchDefines(extents);
   const std::string bounds = launchBounds(extents, options.multiprocessors);
-  char hex[17];
-  std::snprintf(
-      hex, sizeof(hex), "%016llx",
-      static_cast<unsigned long long>(Hasher().str(defines).str(bounds).str(text).digest()));
   GeneratedKernel g;
-  g.name = std::string("loom_kernel_") + hex;
+  g.name = fmt::format("loom_kernel_{:016x}", Hasher().str(defines).str(bounds).str(text).digest());
   kernel.name = g.name;
   const std::string function = "extern \"C\" __global__ void " + bounds + g.name + text;
   g.kernelText = defines + function;

@@ -2,6 +2,8 @@
 // Tolerant comparison of tensors (see compare.h).
 #include "loom/eval/compare.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <sstream>
 
@@ -80,11 +82,11 @@ std::optional<std::string> expectClose(const Tensor& actual, const Tensor& expec
     }
   }
   if (mismatches == 0) return std::nullopt;
-  os.precision(17);
-  os << mismatches << " of " << n << " elements differ; first at "
-     << indexString(first, actual.sizes()) << ": got " << first_a << ", expected " << first_e;
+  // Values in their shortest form that reads back exactly.
+  os << fmt::format("{} of {} elements differ; first at {}: got {}, expected {}", mismatches, n,
+                    indexString(first, actual.sizes()), first_a, first_e);
   if (std::isnan(first_a) && !std::isnan(first_e)) os << " (NaN: never written or poisoned?)";
-  os << " (rtol " << tol.rtol << ", atol " << tol.atol << ")";
+  os << fmt::format(" (rtol {}, atol {})", tol.rtol, tol.atol);
   return os.str();
 }
 

@@ -3,7 +3,7 @@
 // backend is in host_device.cpp, a GPU in cuda_device.cpp.
 #include "loom/exec/compute_device.h"
 
-#include <sstream>
+#include <fmt/format.h>
 
 #include "exec/gpu_device.h"
 #include "loom/ir/tensor_view.h"
@@ -42,10 +42,8 @@ Backend resolveBackend(Backend b) { return chooseBackend(b).backend; }
 int gpuCount() { return detail::driverGpuCount(); }
 
 std::string LaunchParams::toString() const {
-  std::ostringstream os;
-  os << "grid (" << grid[0] << ", " << grid[1] << ", " << grid[2] << "), block (" << block[0]
-     << ", " << block[1] << ", " << block[2] << "), dynamic shared " << sharedBytes << " bytes";
-  return os.str();
+  return fmt::format("grid ({}, {}, {}), block ({}, {}, {}), dynamic shared {} bytes", grid[0],
+                     grid[1], grid[2], block[0], block[1], block[2], sharedBytes);
 }
 
 std::string ComputeDevice::name() const {

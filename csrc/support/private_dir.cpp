@@ -2,11 +2,11 @@
 // Private directories: mkdir 0700, the lstat trust check, mkdtemp.
 #include "loom/support/private_dir.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -54,9 +54,7 @@ std::optional<std::string> privateDirectoryProblem(const fs::path& dir) {
                           ::geteuid(), ")");
   }
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
-    return detail::concat("is writable by group or others (mode ", mode, ")");
+    return fmt::format("is writable by group or others (mode {:04o})", st.st_mode & 07777);
   }
   return std::nullopt;
 }

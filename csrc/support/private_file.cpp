@@ -3,11 +3,11 @@
 #include "loom/support/private_file.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -81,9 +81,7 @@ std::optional<std::string> readPrivateFile(const fs::path& path, std::string& by
     problem = detail::concat("is owned by uid ", st.st_uid, ", not by the current user (uid ",
                              ::geteuid(), ")");
   } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
-    problem = detail::concat("is writable by group or others (mode ", mode, ")");
+    problem = fmt::format("is writable by group or others (mode {:04o})", st.st_mode & 07777);
   } else {
     bytes.resize(size_t(st.st_size));
     size_t done = 0;

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "backend/host/fiber_scheduler.h"
 #include "backend/host_test_util.h"
 #include "loom/tensor/half.h"
 
@@ -15,6 +16,12 @@ namespace loom::backend {
 namespace {
 
 using testing::loadKernel;
+
+// Each test binary runs on the stack switch it was built for: loom_backend_ucontext_tests really
+// tests the fallback, loom_backend_tests what LOOM_HOST_FIBERS chose.
+TEST(HostEmulation, FibersSwitchAsConfigured) {
+  EXPECT_STREQ(host::fiberSwitchName(), LOOM_EXPECTED_FIBER_SWITCH);
+}
 
 // A 256-thread shared-memory tree reduction needs every __syncthreads to hold all fibers back.
 TEST(HostEmulation, BlockTreeReductionWithStaticShared) {

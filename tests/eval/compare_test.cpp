@@ -44,6 +44,17 @@ TEST(CompareTest, MismatchMessage) {
   EXPECT_HAS(*msg, "got 3, expected 3.5");
 }
 
+// Values and tolerances print in their shortest exact form: 0.1, not 0.10000000000000001.
+TEST(CompareTest, MismatchMessagePrintsShortestExactValues) {
+  Tensor a = makeTensor({3}, {0.1, 1.0 / 3.0, 1e-30}, DataType::Float64);
+  Tensor b = makeTensor({3}, {0.2, 0.2, 0.2}, DataType::Float64);
+  auto msg = expectClose(a, b, {1e-5, 1e-8}, "T3");
+  ASSERT_TRUE(msg.has_value());
+  EXPECT_HAS(*msg, "3 of 3 elements differ");
+  EXPECT_HAS(*msg, "got 0.1, expected 0.2");
+  EXPECT_HAS(*msg, "(rtol 1e-05, atol 1e-08)");
+}
+
 // A NaN (poisoned) actual where a finite value is expected always fails; so does inf vs -inf.
 TEST(CompareTest, PoisonedActualFails) {
   Tensor a = makeTensor({2}, {kNaN, kInf});

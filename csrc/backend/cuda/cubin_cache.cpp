@@ -3,7 +3,8 @@
 // default cache location.
 #include "loom/backend/cuda/cubin_cache.h"
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <cstring>
 
 #include "loom/support/cache_root.h"
@@ -53,9 +54,7 @@ bool trusted(const std::filesystem::path& dir) {
 std::optional<std::filesystem::path> defaultCacheRoot() { return cacheRoot(); }
 
 std::filesystem::path CubinCache::pathFor(uint64_t key) const {
-  char name[32];
-  std::snprintf(name, sizeof(name), "%016llx.cubin", static_cast<unsigned long long>(key));
-  return dir_ / name;
+  return dir_ / fmt::format("{:016x}.cubin", key);
 }
 
 std::optional<CubinCache::Entry> CubinCache::load(uint64_t key) const {

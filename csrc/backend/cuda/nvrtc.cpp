@@ -3,11 +3,11 @@
 #include "loom/backend/cuda/nvrtc.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <nvrtc.h>
 #include <unistd.h>
 
 #include <cctype>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -334,8 +334,7 @@ CompileResult NvrtcCompiler::compile(std::string_view source, const CompileOptio
 std::string NvrtcCompiler::writeFailedSource(const std::string& source, const std::string& name,
                                              uint64_t key) const {
   std::filesystem::path dir = sourceDir();
-  char hex[24];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(key));
+  const std::string hex = fmt::format("{:016x}", key);
   std::string safe = name;
   for (char& c : safe) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';

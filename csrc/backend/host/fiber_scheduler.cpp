@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fiber scheduler of the host backend: CUDA threads as ucontext fibers on one OS thread.
+// The fiber scheduler of the host backend: CUDA threads as fibers on one OS thread (the stack
+// switch is in fiber_context.h).
 //
 // A launch builds one Fiber per CUDA thread (per block, or per grid when cooperative) and runs
 // them round-robin from a ready queue. A fiber runs until it finishes, yields (spin hint), or has
@@ -11,8 +12,8 @@
 // unwound (kernel code owns no resources that need it).
 #include "backend/host/fiber_scheduler.h"
 
+#include <fmt/format.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/host/fiber_context.h"
 #include "loom/support/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -97,11 +99,7 @@ constexpr uint64_t kMaxCooperativeThreads = 1u << 18;
 // Yields in a row with no fiber finishing or passing a rendezvous: a spin-wait that cannot end.
 constexpr uint64_t kMaxYieldsWithoutProgress = uint64_t{1} << 22;
 
-std::string str(const LoomEmuUint3& v) {
-  std::ostringstream os;
-  os << "(" << v.x << "," << v.y << "," << v.z << ")";
-  return os.str();
-}
+std::string str(const LoomEmuUint3& v) { return fmt::format("({},{},{})", v.x, v.y, v.z); }
 
 const char* warpOpName(int op) {
   static const char* const kNames[] = {"__shfl_sync",     "__shfl_up_sync", "__shfl_down_sync",
@@ -111,22 +109,14 @@ const char* warpOpName(int op) {
 }
 
 std::string laneList(unsigned mask) {
-  std::ostringstream os;
-  bool first = true;
+  std::vector<unsigned> lanes;
   for (unsigned l = 0; l < 32; ++l) {
-    if (mask & (1u << l)) {
-      os << (first ? "" : ",") << l;
-      first = false;
-    }
+    if (mask & (1u << l)) lanes.push_back(l);
   }
-  return os.str();
+  return fmt::format("{}", fmt::join(lanes, ","));
 }
 
-std::string hex(unsigned v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
+std::string hex(unsigned v) { return fmt::format("{:#x}", v); }
 
 /// A block of fiber stacks in one mapping, each with a PROT_NONE guard page below it.
 class StackPool {
@@ -167,7 +157,9 @@ class Scheduler;
 struct Block;
 
 struct Fiber {
-  ucontext_t ctx;
+  FiberContext ctx;
+  char* stack = nullptr;
+  size_t stackSize = 0;
   LoomEmuThread t{};
   Scheduler* sched = nullptr;
   Block* block = nullptr;
@@ -240,7 +232,7 @@ class Scheduler {
   }
   [[noreturn]] void abandon(Fiber* f);
 
-  static void fiberMain(unsigned hi, unsigned lo);
+  static void fiberMain(void* fiber);
 
  private:
   std::string where(const Fiber* f) const {
@@ -250,14 +242,14 @@ class Scheduler {
     // A finished fiber passes no fake-stack slot, so ASan frees its fake stack.
     asanStartSwitch(finished ? nullptr : &f->asanFakeStack, mainStackBottom_, mainStackSize_);
     tsanSwitchTo(tsanMain_);
-    swapcontext(&f->ctx, &main_);
+    FiberContext::swap(f->ctx, main_);
     asanFinishSwitch(f->asanFakeStack, nullptr, nullptr);
   }
   void switchToFiber(Fiber* f) {
     void* fake = nullptr;
-    asanStartSwitch(&fake, f->ctx.uc_stack.ss_sp, f->ctx.uc_stack.ss_size);
+    asanStartSwitch(&fake, f->stack, f->stackSize);
     tsanSwitchTo(f->tsanFiber);
-    swapcontext(&main_, &f->ctx);
+    FiberContext::swap(main_, f->ctx);
     asanFinishSwitch(fake, nullptr, nullptr);
   }
   void release(Fiber* f) {
@@ -268,7 +260,7 @@ class Scheduler {
   std::string deadlockReport(const std::vector<Block*>& blocks) const;
 
   const GridLaunch& launch_;
-  ucontext_t main_;
+  FiberContext main_;
   void* tsanMain_ = tsanCurrentFiber();
   const void* mainStackBottom_ = nullptr;
   size_t mainStackSize_ = 0;
@@ -307,8 +299,8 @@ const LoomEmuApi kApi = {LOOM_EMU_ABI_VERSION,
                          apiYield,
                          apiTrap};
 
-void Scheduler::fiberMain(unsigned hi, unsigned lo) {
-  auto* f = reinterpret_cast<Fiber*>((static_cast<uintptr_t>(hi) << 32) | lo);
+void Scheduler::fiberMain(void* fiber) {
+  auto* f = static_cast<Fiber*>(fiber);
   Scheduler* s = f->sched;
   asanFinishSwitch(nullptr, &s->mainStackBottom_, &s->mainStackSize_);
   bool threw = true;
@@ -330,17 +322,6 @@ void Scheduler::abandon(Fiber* f) {
   f->state = FiberState::Aborted;
   switchToScheduler(f);
   std::abort();  // an aborted fiber is never resumed
-}
-
-// getcontext returns twice, so it lives in its own small function: no caller locals to clobber.
-__attribute__((noinline)) void makeFiberContext(Fiber* f, char* stack, size_t size) {
-  getcontext(&f->ctx);
-  f->ctx.uc_stack.ss_sp = stack;
-  f->ctx.uc_stack.ss_size = size;
-  f->ctx.uc_link = nullptr;
-  const auto p = reinterpret_cast<uintptr_t>(f);
-  makecontext(&f->ctx, reinterpret_cast<void (*)()>(&Scheduler::fiberMain), 2,
-              static_cast<unsigned>(p >> 32), static_cast<unsigned>(p & 0xffffffffu));
 }
 
 void Scheduler::run(std::vector<Block*>& blocks, std::vector<Fiber>& fibers,
@@ -368,7 +349,9 @@ void Scheduler::run(std::vector<Block*>& blocks, std::vector<Fiber>& fibers,
       f.t.lane = i % 32;
       f.t.api = &kApi;
       f.t.impl = &f;
-      makeFiberContext(&f, stacks.stack(next), stacks.stackSize());
+      f.stack = stacks.stack(next);
+      f.stackSize = stacks.stackSize();
+      f.ctx.start(f.stack, f.stackSize, &Scheduler::fiberMain, &f);
       f.tsanFiber = tsanCreateFiber();
       ready_.push_back(&f);
     }
@@ -617,6 +600,8 @@ ptrdiff_t runningThreadOffset() {
   return reinterpret_cast<char*>(&loom_emu_running_thread) -
          static_cast<char*>(__builtin_thread_pointer());
 }
+
+const char* fiberSwitchName() { return FiberContext::kName; }
 
 void runGrid(const GridLaunch& launch) {
   const uint64_t blockThreads = launch.block.volume();

@@ -33,4 +33,8 @@ void runGrid(const GridLaunch& launch);
 /// loom_emu_bind when they are loaded.
 ptrdiff_t runningThreadOffset();
 
+/// How fibers switch stacks in this build: "fcontext" (Boost.Context) or "ucontext" (glibc's
+/// swapcontext, a system call per switch); CMake's LOOM_HOST_FIBERS chooses.
+const char* fiberSwitchName();
+
 }  // namespace loom::backend::host

@@ -3,10 +3,12 @@
 #include "loom/backend/host_module.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include "backend/host/embedded_runtime.h"
 #include "backend/host/fiber_scheduler.h"
 #include "backend/host/host_compiler.h"
+#include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 #include "loom/support/options.h"
 #include "loom/support/warning.h"
@@ -83,11 +85,12 @@ HostModule::~HostModule() {
 void HostModule::launch(Dim3 grid, Dim3 block, size_t dynamicSharedBytes, void** args,
                         const HostLaunchOptions& options) const {
   if (DumpOptions::fromEnvironment().has(DumpOption::LaunchParams)) {
-    std::fprintf(stderr,
-                 "[loom launch_params] host kernel %s grid (%u,%u,%u) block (%u,%u,%u) "
-                 "dynamic shared %zu bytes%s\n",
-                 kernelName_.c_str(), grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                 dynamicSharedBytes, options.cooperative ? " cooperative" : "");
+    // To the dump sink like every dump, in one insertion.
+    dumpSink() << fmt::format(
+        "[loom launch_params] host kernel {} grid ({},{},{}) block ({},{},{}) dynamic shared {} "
+        "bytes{}\n",
+        kernelName_, grid.x, grid.y, grid.z, block.x, block.y, block.z, dynamicSharedBytes,
+        options.cooperative ? " cooperative" : "");
   }
   host::GridLaunch l;
   l.grid = grid;
