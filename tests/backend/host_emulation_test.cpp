@@ -103,6 +103,44 @@ extern "C" __global__ void ids(int* out) {
           ASSERT_EQ(out[b * 64 + x + 8 * (y + 4 * z)], b * 1000 + z * 100 + y * 10 + x);
 }
 
+// Launches on one thread reuse their fiber stacks: a small block, a larger one (a larger pool),
+// the small one again (served by the larger pool), and another stack size (a new pool) all give
+// each thread its own stack with its own deep locals, every time.
+TEST(HostEmulation, FiberStacksAreReusedAcrossLaunches) {
+  const char* src = R"(
+extern "C" __global__ void deep(int* out, int salt) {
+  volatile int local[512];
+  for (int i = 0; i < 512; ++i) local[i] = salt + threadIdx.x + i;
+  __syncthreads();
+  int sum = 0;
+  for (int i = 0; i < 512; ++i) sum += local[i] - i;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+)";
+  auto m = loadKernel(src, "deep");
+  struct Case {
+    unsigned threads;
+    size_t stackBytes;
+  };
+  const Case cases[] = {{32, 64 * 1024}, {512, 64 * 1024}, {32, 64 * 1024}, {96, 48 * 1024}};
+  int salt = 0;
+  for (const Case& c : cases) {
+    ++salt;
+    std::vector<int> out(2 * c.threads, -1);
+    int* o = out.data();
+    void* args[] = {&o, &salt};
+    HostLaunchOptions options;
+    options.stackBytes = c.stackBytes;
+    m->launch({2}, {c.threads}, 0, args, options);
+    for (unsigned b = 0; b < 2; ++b) {
+      for (unsigned t = 0; t < c.threads; ++t) {
+        ASSERT_EQ(out[b * c.threads + t], 512 * (salt + int(t)))
+            << "block " << b << " thread " << t << ", " << c.threads << " threads";
+      }
+    }
+  }
+}
+
 // Blocks run one at a time, the last first: a kernel that reads what a lower block writes (a race
 // CUDA does not order) reads unwritten data on the host as well. The order each block arrives in
 // is recorded by thread 0 through an atomic counter.

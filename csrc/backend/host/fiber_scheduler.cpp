@@ -38,12 +38,14 @@
 #define LOOM_FIBER_TSAN 1
 #endif
 
-// The running fiber's context on this OS thread, set around every switch into a fiber. Initial-exec:
-// static TLS, so it sits at one offset from the thread pointer on every thread and kernel objects can
-// reach it without symbols or TLS of their own. In a debugger: `p *loom_emu_running_thread`.
+// The running fiber's context on this OS thread, set around every switch into a fiber.
+// Initial-exec: static TLS, so it sits at one offset from the thread pointer on every thread and
+// kernel objects can reach it without symbols or TLS of their own. In a debugger: `p
+// *loom_emu_running_thread`.
 extern "C" {
-__attribute__((visibility("hidden"), tls_model("initial-exec"))) thread_local LoomEmuThread*
-    loom_emu_running_thread = nullptr;
+__attribute__((visibility("hidden"),
+               tls_model("initial-exec"))) thread_local LoomEmuThread* loom_emu_running_thread =
+    nullptr;
 }
 
 namespace loom::backend::host {
@@ -123,6 +125,8 @@ class StackPool {
  public:
   StackPool(size_t count, size_t stackBytes) {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    count_ = count;
+    requested_ = stackBytes;
     guarded_ = count <= kMaxGuardedFibers;
     stride_ = (std::max<size_t>(stackBytes, 16 * 1024) + page - 1) / page * page;
     if (guarded_) stride_ += page;
@@ -142,8 +146,14 @@ class StackPool {
   StackPool& operator=(const StackPool&) = delete;
   char* stack(size_t i) const { return base_ + i * stride_ + guard_; }
   size_t stackSize() const { return stride_ - guard_; }
+  /// True when this pool serves `count` stacks made for `stackBytes`.
+  bool fits(size_t count, size_t stackBytes) const {
+    return count <= count_ && stackBytes == requested_;
+  }
 
  private:
+  size_t count_ = 0;
+  size_t requested_ = 0;
   char* base_ = nullptr;
   size_t bytes_ = 0;
   size_t stride_ = 0;
@@ -644,8 +654,15 @@ void runGrid(const GridLaunch& launch) {
   }
   // One block at a time, the last first: CUDA runs blocks in no fixed order, and a kernel that
   // reads in one block what a lower block writes (a race on the GPU) then reads unwritten data
-  // here too instead of passing by luck. The stacks and fibers are reused by every block.
-  StackPool stacks(blockThreads, launch.options.stackBytes);
+  // here too instead of passing by luck. The stacks and fibers are reused by every block, and the
+  // stacks by the next launch on this thread: mapping them, guarding each and faulting their
+  // pages in again was most of a small launch's time (2.4 ms for a 64-thread kernel).
+  thread_local std::unique_ptr<StackPool> cached;
+  if (cached == nullptr || !cached->fits(blockThreads, launch.options.stackBytes)) {
+    cached.reset();
+    cached = std::make_unique<StackPool>(blockThreads, launch.options.stackBytes);
+  }
+  const StackPool& stacks = *cached;
   std::vector<Fiber> fibers(blockThreads);
   for (uint64_t i = blocks; i-- > 0;) {
     auto block = makeBlock(i);
