@@ -114,6 +114,8 @@ HostBlockCache::Stats HostBlockCache::stats() const {
   return Stats{state_->hits, state_->misses, state_->cached};
 }
 
+bool HostBlockCache::cachesBlocks() { return kCacheEnabled; }
+
 HostBlockCache& HostBlockCache::process() {
   // Never destroyed: storages freed during static destruction still find it.
   static HostBlockCache* cache = new HostBlockCache();

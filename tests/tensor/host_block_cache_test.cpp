@@ -13,17 +13,7 @@
 namespace loom {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kCaches = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kCaches = false;
-#else
-constexpr bool kCaches = true;
-#endif
-#else
-constexpr bool kCaches = true;
-#endif
+const bool kCaches = HostBlockCache::cachesBlocks();
 
 constexpr size_t kMiB = size_t(1) << 20;
 

@@ -53,6 +53,9 @@ class HostBlockCache {
   /// The cache Storage::allocateHost draws from.
   static HostBlockCache& process();
 
+  /// False under AddressSanitizer: every allocation then goes to the C allocator.
+  static bool cachesBlocks();
+
  private:
   struct State;
   std::shared_ptr<State> state_;
