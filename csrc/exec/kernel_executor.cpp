@@ -68,7 +68,6 @@ void KernelExecutor::compile(const ir::Fusion& scheduled,
   last_generated_ = nullptr;
   plans_.clear();
   has_vectorized_ = !kernel_->vectorized.empty();
-  dump_launch_ = dump.has(DumpOption::LaunchParams);
   // The module is built by run() for the index type the bound sizes need (one per type, cached).
 }
 
@@ -352,7 +351,6 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
   }
 
   const LaunchParams& lp = plan.launch;
-  if (dump_launch_) dumpSink() << plan.module->generated.name << ": " << lp.toString() << "\n";
   if (!plan.emptyDim.empty()) {  // every written tensor is empty: nothing to launch
     std::fill(allocated.begin(), allocated.end(), Tensor());
     return;

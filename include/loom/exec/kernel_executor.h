@@ -131,7 +131,6 @@ class KernelExecutor {
   LaunchParams last_launch_;
   // Filled at compile(): what run() needs without looking at the fusion again.
   bool has_vectorized_ = false;
-  bool dump_launch_ = false;
   // Guards what runs share: the plan list and statistics, signature_, module building (makePlan,
   // moduleFor, generated_), last_launch_ and last_generated_.
   std::mutex mutex_;
