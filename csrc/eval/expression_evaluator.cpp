@@ -298,8 +298,15 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
       std::string where = name + " dimension " + std::to_string(d);
       if (size != m.sizes[d]) {
         // A shard: the logical extent is what all devices hold together.
-        where += " (sharded over " + std::to_string(size / m.sizes[d]) + " devices, local size " +
+        const int64_t devices = size / m.sizes[d];
+        where += " (sharded over " + std::to_string(devices) + " devices, local size " +
                  std::to_string(m.sizes[d]) + ")";
+        // A constant extent: say what each device must hold, in the caller's (local) terms.
+        const ir::Scalar* extent = id->hasExpandedExtent() ? id->expandedExtent() : id->extent();
+        if (auto c = extent->constInt(); c.has_value() && *c != size) {
+          LOOM_THROW(where, ": expected a local shard of size ", *c / devices, " (the extent ",
+                     *c, " over ", devices, " devices), got ", m.sizes[d]);
+        }
       }
       if (id->isBroadcast()) {
         if (!id->hasExpandedExtent()) {

@@ -101,7 +101,7 @@ TEST(ShardedExecErrors, ClearMessages) {
     cache.run(std::vector<eval::Argument>{Tensor::empty({8, 4}, DataType::Float32)});
   });
   EXPECT_NE(msg.find("input 0 (T0) dimension 0 (sharded over 4 devices, local size 8): "
-                     "expected size 8 (a constant extent), got size 32"),
+                     "expected a local shard of size 2 (the extent 8 over 4 devices), got 8"),
             std::string::npos)
       << msg;
   // A sharded extent the mesh does not divide.

@@ -69,7 +69,9 @@ def test_sharded_fusion_as_each_device():
     torch.testing.assert_close(mean, local.mean(2), rtol=1e-4, atol=1e-4)
     assert var.shape == (2, 8)
     # A wrong local size names the sharding.
-    with pytest.raises(loom.UserError, match=r"input 0 \(T0\) dimension 1\b.*expected size \d+"):
+    expected = (f"expected a local shard of size 8 \\(the extent {8 * d} over {d} devices\\), got 3"
+                if d > 1 else "expected size 8 \\(a constant extent\\), got size 3")
+    with pytest.raises(loom.UserError, match=r"input 0 \(T0\) dimension 1\b.*" + expected):
         fd.execute([full[:, :3]])
     assert rank < d
 
