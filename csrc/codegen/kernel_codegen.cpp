@@ -480,16 +480,23 @@ std::string launchDefines(const LaunchExtents& extents) {
   return out;
 }
 
-std::string launchBounds(const LaunchExtents& extents, int64_t multiprocessors) {
-  if (multiprocessors <= 0) return "";
-  int64_t threads = 1;
-  int64_t blocks = 1;
+std::string launchBounds(const LaunchExtents& extents, int64_t multiprocessors,
+                         bool bound_block_threads = false) {
+  std::optional<int64_t> threads = 1;
+  std::optional<int64_t> blocks = 1;
   for (size_t d = 0; d < kLaunchDims.size(); ++d) {
-    if (!extents[d] || *extents[d] < 1) return "";
-    (ir::isThreadDim(kLaunchDims[d].first) ? threads : blocks) *= *extents[d];
+    std::optional<int64_t>& product = ir::isThreadDim(kLaunchDims[d].first) ? threads : blocks;
+    if (!extents[d] || *extents[d] < 1) {
+      product.reset();
+    } else if (product) {
+      *product *= *extents[d];
+    }
   }
-  if (blocks > multiprocessors) return "";
-  return "__launch_bounds__(" + std::to_string(threads) + ", 1) ";
+  if (multiprocessors > 0 && threads && blocks && *blocks <= multiprocessors) {
+    return "__launch_bounds__(" + std::to_string(*threads) + ", 1) ";
+  }
+  if (bound_block_threads && threads) return "__launch_bounds__(" + std::to_string(*threads) + ") ";
+  return "";
 }
 
 }  // namespace
@@ -545,7 +552,8 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
   std::string text = body.str();
   const LaunchExtents extents = constantLaunchExtents(kernel);
   const std::string defines = launchDefines(extents);
-  const std::string bounds = launchBounds(extents, options.multiprocessors);
+  const std::string bounds =
+      launchBounds(extents, options.multiprocessors, options.boundBlockThreads);
   GeneratedKernel g;
   g.name = fmt::format("loom_kernel_{:016x}", Hasher().str(defines).str(bounds).str(text).digest());
   kernel.name = g.name;

@@ -25,6 +25,7 @@ class CudaKernel final : public LoadedKernel {
                               cuda::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes);
     function_.launch(config, args, cuda::Stream::borrow(stream, device_));
   }
+  int64_t maxThreadsPerBlock() const override { return function_.maxThreadsPerBlock(); }
 
  private:
   std::unique_ptr<cuda::Module> module_;

@@ -93,6 +93,30 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
   }
   if (dump.has(DumpOption::CudaKernel)) dumpSink() << generated_.kernelText;
   slot->loaded = device_->load(generated_, dump, timer);
+  // A block of T threads whose registers do not fit T per block cannot launch
+  // (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES): build it again with its registers bounded for T.
+  std::optional<int64_t> threads = 1;
+  for (ir::ParallelType p : {ir::ParallelType::TIDx, ir::ParallelType::TIDy,
+                             ir::ParallelType::TIDz}) {
+    std::optional<int64_t> e = kir::constantLaunchExtent(*kernel_, p);
+    threads = threads && e && *e >= 1 ? std::optional<int64_t>(*threads * *e) : std::nullopt;
+  }
+  if (threads && *threads > slot->loaded->maxThreadsPerBlock()) {
+    const int64_t unbounded = slot->loaded->maxThreadsPerBlock();
+    codegen::CodegenOptions bounded = codegen_options_;
+    bounded.boundBlockThreads = true;
+    slot->generated = codegen::generateKernel(*kernel_, bounded);
+    generated_ = slot->generated;
+    timer.rename(generated_.name);
+    timer.mark("codegen again, registers bounded for the block");
+    if (dump.has(DumpOption::CudaKernel)) dumpSink() << generated_.kernelText;
+    slot->loaded = device_->load(generated_, dump, timer);
+    // ptxas fits any block of up to 1024 threads once bounded (spilling if it must).
+    LOOM_ASSERT(*threads <= slot->loaded->maxThreadsPerBlock(), "kernel ", generated_.name,
+                " needs blocks of ", *threads, " threads, but its device runs at most ",
+                slot->loaded->maxThreadsPerBlock(), " threads per block of it (", unbounded,
+                " before its registers were bounded)");
+  }
   return *slot;
 }
 

@@ -34,6 +34,11 @@ std::string launchDefines(const kir::Kernel& kernel);
 struct CodegenOptions {
   /// Streaming multiprocessors of the target GPU; 0 when unknown. Used by launchBounds().
   int64_t multiprocessors = 0;
+  /// Bound the registers so that a block of the kernel's (constant) thread count can launch:
+  /// `__launch_bounds__(T)` where launchBounds() gives nothing. Off by default, since the bound
+  /// changes ptxas's choices (see launchBounds()); the kernel executor sets it and builds again
+  /// when a first build cannot run T threads per block (too many registers per thread).
+  bool boundBlockThreads = false;
 };
 
 /// `__launch_bounds__(T, 1) ` for a kernel whose whole grid fits on the GPU at one block per SM,
@@ -43,7 +48,9 @@ struct CodegenOptions {
 /// dim 0 at 32 registers with 3 of its 8 16-byte loads in flight (59 us on the H200); bounded, it
 /// takes 64 and issues all 8 (50 us). Not for two or more blocks per SM: the fp32 sum (256 blocks
 /// of 512) then got 64 registers, all loads of both blocks in flight, and went from 82 to 96 us.
-/// Multi-wave grids and run-time launch shapes get nothing.
+/// Multi-wave grids and run-time launch shapes get nothing, unless CodegenOptions::
+/// boundBlockThreads asks for `__launch_bounds__(T)` (a constant T; the executor's second build of
+/// a kernel whose first one cannot launch T threads).
 std::string launchBounds(const kir::Kernel& kernel, int64_t multiprocessors);
 
 /// The runtime library text `kernel` needs: every runtime file, less grid.cuh when the kernel

@@ -60,6 +60,9 @@ class LoadedKernel {
   /// Runs (host) or queues on `stream` (cuda) one launch; `args` are pointers to the arguments,
   /// CUDA's convention.
   virtual void launch(const LaunchParams& launch, void** args, CUstream stream) const = 0;
+  /// The most threads a block of this kernel can have on its device: on a GPU what its registers
+  /// per thread allow (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), 1024 on the host backend.
+  virtual int64_t maxThreadsPerBlock() const { return 1024; }
 };
 
 class ComputeDevice {
