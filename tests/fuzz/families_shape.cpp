@@ -88,6 +88,11 @@ bool Generator::famBroadcastInDim() {
       } else {
         shape[size_t(d)] = pinned(g) ? value(g) : -1;
         dims[size_t(d)] = g;
+        // An expanded dim of a symbolic size pinned to 1: broadcastInDim expands it to the
+        // constant 1 (checked against the size at run time), which is a plain broadcast.
+        if (g.kind == DimKind::Expanded && shape[size_t(d)] == 1) {
+          dims[size_t(d)] = GenDim{DimKind::Bcast, -1};
+        }
       }
     } else {
       int64_t s = rng_.chance(0.2) ? 1 : stretch_size();
