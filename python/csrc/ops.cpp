@@ -230,6 +230,35 @@ void bindOps(nb::module_& parent) {
   defBinary<&ops::logicalAnd>(m, "logical_and");
   defBinary<&ops::logicalOr>(m, "logical_or");
 
+  // Arithmetic on Scalars and numbers alone (fd.ops.<op> when no operand is a tensor).
+  m.def(
+      "scalar_binary",
+      [](PyFusion& f, const std::string& name, nb::handle a, nb::handle b) {
+        OpScope scope(f, name.c_str());
+        std::optional<ir::BinaryOpType> op = ir::parseBinaryOpType(name);
+        LOOM_CHECK(op.has_value(), "fd.ops.", name, " has no scalar form");
+        return ops::scalarBinary(*op, operand(f, a, name.c_str(), "a"),
+                                 operand(f, b, name.c_str(), "b"));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "scalar_unary",
+      [](PyFusion& f, const std::string& name, nb::handle a) {
+        OpScope scope(f, name.c_str());
+        std::optional<ir::UnaryOpType> op = ir::parseUnaryOpType(name);
+        LOOM_CHECK(op.has_value() && *op != ir::UnaryOpType::Cast, "fd.ops.", name,
+                   " has no scalar form");
+        return ops::scalarUnary(*op, operand(f, a, name.c_str(), "x"));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "scalar_cast",
+      [](PyFusion& f, nb::handle a, DataType dtype) {
+        OpScope scope(f, "cast");
+        return ops::scalarCast(operand(f, a, "cast", "x"), dtype);
+      },
+      kKeep, nb::rv_policy::reference);
+
   defTernary<&ops::where>(m, "where");
   defTernary<&ops::clamp>(m, "clamp");
   defTernary<&ops::lerp>(m, "lerp");

@@ -337,3 +337,24 @@ def test_numpy_inputs():
     assert isinstance(out, torch.Tensor)
     np.testing.assert_allclose(out.numpy(), a * a)
     assert math.isclose(float(out[0]), 4.0)
+
+
+# Arithmetic on Scalars alone gives Scalars that tensor ops read: an epsilon and a scale from
+# scalar inputs, integer true division, a comparison choosing a branch, a cast.
+def test_scalar_arithmetic(device):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        a = fd.define_scalar(dtype=DataType.Double)
+        n = fd.define_scalar(dtype=DataType.Int)
+        eps = fd.ops.add(fd.ops.mul(a, 2.0), 1e-3)
+        inv = fd.ops.div(1, n)
+        fd.add_output(fd.ops.add(fd.ops.mul(x, inv), eps))
+        fd.add_output(fd.ops.div(x, fd.ops.sqrt(n)))
+        fd.add_output(fd.ops.where(fd.ops.gt(n, 3), x, fd.ops.neg(x)))
+        fd.add_output(fd.ops.mul(x, fd.ops.cast(fd.ops.floor(a), DataType.Int)))
+    x = torch.randn(5, 7, device=device)
+    o1, o2, o3, o4 = fd.execute([x, 2.75, 4])
+    close(o1, x * 0.25 + (2.75 * 2 + 1e-3))
+    close(o2, x / 2.0)
+    close(o3, x)
+    close(o4, x * 2)

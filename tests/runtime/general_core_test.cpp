@@ -10,6 +10,7 @@
 
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
+#include "loom/ir/builder.h"
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
 #include "loom/ops/ops.h"
@@ -315,6 +316,32 @@ TEST_F(GeneralCore, ConstantExpandMeetsSymbolicSizes) {
     }
     runAndCheck(std::move(inner), {randomTensor({width, 4}, 5), randomTensor({width}, 6)});
   }
+}
+
+// Arithmetic on Scalars alone (ops::scalarBinary, scalarUnary, scalarCast) feeding tensor ops:
+// an epsilon and a scale computed from a double input and an integer input, mixed types.
+TEST_F(GeneralCore, ScalarArithmeticFeedsTensorOps) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(2).build();
+    ir::Scalar* a = ir::IrBuilder::symbolic(DataType::Float64);
+    ir::Scalar* n = ir::IrBuilder::symbolic(DataType::Int64);
+    f->addInput(x);
+    f->addInput(a);
+    f->addInput(n);
+    ir::Scalar* eps = ops::scalarBinary(ir::BinaryOpType::Add,
+                                        ops::scalarBinary(ir::BinaryOpType::Mul, a, 2.0), 1e-3);
+    ir::Scalar* inv = ops::scalarBinary(ir::BinaryOpType::Div, int64_t(1), n);  // true division
+    ir::Scalar* root = ops::scalarUnary(ir::UnaryOpType::Sqrt, n);
+    ir::Scalar* big = ops::scalarBinary(ir::BinaryOpType::Gt, n, int64_t(3));
+    f->addOutput(ops::add(ops::mul(x, inv), eps));
+    f->addOutput(ops::div(x, root));
+    f->addOutput(ops::where(big, x, ops::neg(x)));
+    f->addOutput(ops::mul(x, ops::scalarCast(ops::scalarUnary(ir::UnaryOpType::Floor, a),
+                                             DataType::Int64)));
+  }
+  runAndCheck(std::move(f), {randomTensor({5, 70}, 7), 2.75, int64_t(4)});
 }
 
 // Non-finite and extreme scalars in a fusion compile and flow through (inf, -inf, nan, a

@@ -7,6 +7,7 @@
 #include "loom/ops/factory.h"
 #include "loom/ops/operand.h"
 #include "loom/ops/reduction.h"
+#include "loom/ops/scalar_arith.h"
 #include "loom/ops/shape.h"
 #include "loom/ops/size.h"
 #include "loom/ops/tensor_builder.h"

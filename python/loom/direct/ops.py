@@ -64,10 +64,8 @@ class Ops:
     # ---- pointwise -------------------------------------------------------------------------
     def _binary(self, name, a, b):
         if not (_is_tensor(a) or _is_tensor(b)):
-            raise NotSupportedError(
-                f"fd.ops.{name} of scalars only: Loom's ops need a TensorView operand "
-                "(scalar arithmetic is not supported)"
-            )
+            # Scalars (and numbers) alone: a Scalar computed from them (ops::scalarBinary).
+            return _C.ops.scalar_binary(self._f, name, a, b)
         return getattr(_C.ops, name)(self._f, a, b)
 
     def _ternary(self, name, a, b, c):
@@ -87,6 +85,8 @@ class Ops:
         return self._ternary("lerp", start, end, weight)
 
     def cast(self, arg, dtype):
+        if isinstance(arg, _C.Scalar):
+            return _C.ops.scalar_cast(self._f, arg, to_loom_dtype(dtype, "cast"))
         return _C.ops.cast(self._f, arg, to_loom_dtype(dtype, "cast"))
 
     def gelu(self, arg, approximate="none"):
@@ -246,10 +246,12 @@ def _def_unary(name, loom_name=None):
     loom_name = loom_name or name
 
     def op(self, arg):
+        if isinstance(arg, _C.Scalar):
+            return _C.ops.scalar_unary(self._f, name, arg)
         return getattr(_C.ops, loom_name)(self._f, arg)
 
     op.__name__ = name
-    op.__doc__ = f"Elementwise {name} (Loom's ops::{loom_name})."
+    op.__doc__ = f"Elementwise {name} (Loom's ops::{loom_name}); on a Scalar, a Scalar."
     setattr(Ops, name, op)
 
 

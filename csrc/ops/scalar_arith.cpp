@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// Arithmetic on Scalars alone (see the header for the type rules).
+#include "loom/ops/scalar_arith.h"
+
+#include <array>
+#include <initializer_list>
+
+#include "loom/ir/builder.h"
+#include "loom/ir/exprs.h"
+#include "loom/support/error.h"
+
+namespace loom::ops {
+namespace {
+
+using ir::BinaryOpType;
+using ir::IrBuilder;
+using ir::UnaryOpType;
+
+enum class Category : uint8_t { Bool, Integer, Floating };
+
+Category categoryOf(DataType t) {
+  if (t == DataType::Bool) return Category::Bool;
+  return isFloatingType(t) ? Category::Floating : Category::Integer;
+}
+
+Scalar* scalarOf(const Operand& o, std::string_view op) {
+  LOOM_CHECK(o.isScalar(), op, ": ", o.val()->toString(),
+             " is a tensor; scalar arithmetic takes Scalars and numbers only (the tensor ops take "
+             "a tensor with a Scalar)");
+  return o.val()->as<Scalar>();
+}
+
+// The widest type of the operands within the highest category.
+DataType promoted(std::initializer_list<Scalar*> operands) {
+  DataType best = DataType::Bool;
+  for (Scalar* s : operands) {
+    const DataType t = s->dtype();
+    const Category c = categoryOf(t);
+    const Category b = categoryOf(best);
+    if (c > b || (c == b && dataTypeSize(t) > dataTypeSize(best))) best = t;
+  }
+  return best;
+}
+
+Scalar* castTo(Scalar* s, DataType dtype) {
+  if (s->dtype() == dtype) return s;
+  Scalar* out = IrBuilder::symbolic(dtype);
+  IrBuilder::create<ir::UnaryOp>(UnaryOpType::Cast, out, s);
+  return out;
+}
+
+bool givesFloat(BinaryOpType op) { return op == BinaryOpType::Div; }
+
+bool givesFloat(UnaryOpType op) {
+  switch (op) {
+    case UnaryOpType::Exp:
+    case UnaryOpType::Exp2:
+    case UnaryOpType::Log:
+    case UnaryOpType::Log2:
+    case UnaryOpType::Sqrt:
+    case UnaryOpType::Rsqrt:
+    case UnaryOpType::Reciprocal:
+    case UnaryOpType::Sin:
+    case UnaryOpType::Cos:
+    case UnaryOpType::Tanh:
+    case UnaryOpType::Sigmoid:
+    case UnaryOpType::Silu:
+    case UnaryOpType::Erf: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Scalar* scalarBinary(BinaryOpType op, Operand a, Operand b) {
+  const std::string_view name = ir::opTypeName(op);
+  LOOM_CHECK(op != BinaryOpType::CeilDiv && op != BinaryOpType::Mod, name,
+             " is index math; scalar arithmetic offers the user-level ops");
+  Scalar* x = scalarOf(a, name);
+  Scalar* y = scalarOf(b, name);
+  const bool logical = op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr;
+  DataType compute = logical ? DataType::Bool : promoted({x, y});
+  if (givesFloat(op) && categoryOf(compute) != Category::Floating) compute = DataType::Float64;
+  const DataType out = ir::isPredicateOp(op) ? DataType::Bool : compute;
+  Scalar* result = IrBuilder::symbolic(out);
+  IrBuilder::create<ir::BinaryOp>(op, result, castTo(x, compute), castTo(y, compute));
+  return result;
+}
+
+Scalar* scalarUnary(UnaryOpType op, Operand a) {
+  const std::string_view name = ir::opTypeName(op);
+  LOOM_CHECK(op != UnaryOpType::Cast, "cast: use scalarCast, which names the type");
+  Scalar* x = scalarOf(a, name);
+  DataType compute = op == UnaryOpType::LogicalNot ? DataType::Bool : x->dtype();
+  if (givesFloat(op) && categoryOf(compute) != Category::Floating) compute = DataType::Float64;
+  const DataType out = ir::isPredicateOp(op) ? DataType::Bool : compute;
+  Scalar* result = IrBuilder::symbolic(out);
+  IrBuilder::create<ir::UnaryOp>(op, result, castTo(x, compute));
+  return result;
+}
+
+Scalar* scalarCast(Operand a, DataType dtype) {
+  Scalar* x = scalarOf(a, "cast");
+  if (x->dtype() == dtype) return x;
+  Scalar* result = IrBuilder::symbolic(dtype);
+  IrBuilder::create<ir::UnaryOp>(UnaryOpType::Cast, result, x);
+  return result;
+}
+
+}  // namespace loom::ops
