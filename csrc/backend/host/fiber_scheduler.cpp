@@ -654,20 +654,24 @@ void runGrid(const GridLaunch& launch) {
   }
   // One block at a time, the last first: CUDA runs blocks in no fixed order, and a kernel that
   // reads in one block what a lower block writes (a race on the GPU) then reads unwritten data
-  // here too instead of passing by luck. The stacks and fibers are reused by every block, and the
-  // stacks by the next launch on this thread: mapping them, guarding each and faulting their
-  // pages in again was most of a small launch's time (2.4 ms for a 64-thread kernel).
-  thread_local std::unique_ptr<StackPool> cached;
-  if (cached == nullptr || !cached->fits(blockThreads, launch.options.stackBytes)) {
-    cached.reset();
-    cached = std::make_unique<StackPool>(blockThreads, launch.options.stackBytes);
+  // here too instead of passing by luck. The stacks and fibers are reused by every block, and by
+  // the next launch on this thread: mapping the stacks, guarding each and faulting their pages in
+  // again was most of a small launch's time (2.4 ms for a 64-thread kernel). Scheduler::run
+  // resets every fiber it starts.
+  struct Reused {
+    std::unique_ptr<StackPool> stacks;
+    std::vector<Fiber> fibers;
+  };
+  thread_local Reused reused;
+  if (reused.stacks == nullptr || !reused.stacks->fits(blockThreads, launch.options.stackBytes)) {
+    reused.stacks.reset();
+    reused.stacks = std::make_unique<StackPool>(blockThreads, launch.options.stackBytes);
   }
-  const StackPool& stacks = *cached;
-  std::vector<Fiber> fibers(blockThreads);
+  if (reused.fibers.size() < blockThreads) reused.fibers.resize(blockThreads);
   for (uint64_t i = blocks; i-- > 0;) {
     auto block = makeBlock(i);
     std::vector<Block*> one{block.get()};
-    Scheduler(launch).run(one, fibers, stacks);
+    Scheduler(launch).run(one, reused.fibers, *reused.stacks);
   }
 }
 

@@ -55,6 +55,7 @@ std::unique_ptr<HostModule> HostModule::load(std::string_view source, std::strin
   const std::string entryName = host::trampolineName(kernelName);
   std::unique_ptr<HostModule> m(new HostModule());
   m->kernelName_ = std::string(kernelName);
+  m->dumpLaunches_ = DumpOptions::fromEnvironment().has(DumpOption::LaunchParams);
   host::CompiledObject obj = host::compileForHost(unit, kernelName, options);
   std::string error = openObject(obj.objectPath, entryName, m->handle_, m->entry_);
   if (!error.empty() && obj.cacheHit) {
@@ -84,7 +85,7 @@ HostModule::~HostModule() {
 
 void HostModule::launch(Dim3 grid, Dim3 block, size_t dynamicSharedBytes, void** args,
                         const HostLaunchOptions& options) const {
-  if (DumpOptions::fromEnvironment().has(DumpOption::LaunchParams)) {
+  if (dumpLaunches_) {
     // To the dump sink like every dump, in one insertion.
     dumpSink() << fmt::format(
         "[loom launch_params] host kernel {} grid ({},{},{}) block ({},{},{}) dynamic shared {} "

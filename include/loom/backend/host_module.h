@@ -95,6 +95,7 @@ class HostModule {
   std::filesystem::path temporaryDir_;  ///< removed with the module (built outside the cache)
   void* handle_ = nullptr;
   void (*entry_)(void**) = nullptr;
+  bool dumpLaunches_ = false;  ///< LOOM_DUMP=launch_params, read once at load (not per launch)
 };
 
 /// The text of the emulation header (csrc/backend/host/runtime/cuda_emulation.h), embedded.
