@@ -53,7 +53,7 @@ class CudaDevice final : public ComputeDevice {
   void require(std::string_view purpose) const override { cuda::requireCuda(purpose); }
 
   std::unique_ptr<LoadedKernel> load(const codegen::GeneratedKernel& kernel,
-                                     const DumpOptions& /*dump*/, PhaseTimer& timer) const override {
+                                     PhaseTimer& timer) const override {
     static cuda::NvrtcCompiler compiler;
     cuda::CompileOptions options = cuda::CompileOptions::forArch("", kernel.name);
     options.device = index_;  // its architecture

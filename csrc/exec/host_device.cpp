@@ -34,7 +34,6 @@ class HostDevice final : public ComputeDevice {
   void require(std::string_view /*purpose*/) const override {}
 
   std::unique_ptr<LoadedKernel> load(const codegen::GeneratedKernel& kernel,
-                                     const DumpOptions& /*dump*/,
                                      PhaseTimer& timer) const override {
     auto module = backend::HostModule::load(kernel.source, kernel.name);
     timer.mark("host compile or cache hit, and load");

@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "exec/arguments.h"
-#include "loom/exec/contiguity.h"
 #include "loom/backend/host_module.h"
 #include "loom/eval/expression_evaluator.h"
+#include "loom/exec/contiguity.h"
 #include "loom/ir/layout.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
@@ -44,8 +44,7 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
 }
 
 void KernelExecutor::compile(const ir::Fusion& scheduled,
-                             std::shared_ptr<const ComputeDevice> device,
-                             ExecutorOptions options) {
+                             std::shared_ptr<const ComputeDevice> device, ExecutorOptions options) {
   LOOM_CHECK(device != nullptr, "KernelExecutor::compile needs a device");
   fusion_ = scheduled.clone();
   device_ = std::move(device);
@@ -92,17 +91,12 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
                                              : "codegen (int64 indices)");
   }
   if (dump.has(DumpOption::CudaKernel)) dumpSink() << generated_.kernelText;
-  slot->loaded = device_->load(generated_, dump, timer);
+  slot->loaded = device_->load(generated_, timer);
   // A block of T threads whose registers do not fit T per block cannot launch
   // (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES): build it again with its registers bounded for T.
-  std::optional<int64_t> threads = 1;
-  for (ir::ParallelType p : {ir::ParallelType::TIDx, ir::ParallelType::TIDy,
-                             ir::ParallelType::TIDz}) {
-    std::optional<int64_t> e = kir::constantLaunchExtent(*kernel_, p);
-    threads = threads && e && *e >= 1 ? std::optional<int64_t>(*threads * *e) : std::nullopt;
-  }
-  if (threads && *threads > slot->loaded->maxThreadsPerBlock()) {
-    const int64_t unbounded = slot->loaded->maxThreadsPerBlock();
+  const std::optional<int64_t> threads = kir::constantBlockThreads(*kernel_);
+  if (const int64_t unbounded = threads ? slot->loaded->maxThreadsPerBlock() : 0;
+      threads && *threads > unbounded) {
     codegen::CodegenOptions bounded = codegen_options_;
     bounded.boundBlockThreads = true;
     slot->generated = codegen::generateKernel(*kernel_, bounded);
@@ -110,12 +104,12 @@ KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
     timer.rename(generated_.name);
     timer.mark("codegen again, registers bounded for the block");
     if (dump.has(DumpOption::CudaKernel)) dumpSink() << generated_.kernelText;
-    slot->loaded = device_->load(generated_, dump, timer);
+    slot->loaded = device_->load(generated_, timer);
     // ptxas fits any block of up to 1024 threads once bounded (spilling if it must).
-    LOOM_ASSERT(*threads <= slot->loaded->maxThreadsPerBlock(), "kernel ", generated_.name,
-                " needs blocks of ", *threads, " threads, but its device runs at most ",
-                slot->loaded->maxThreadsPerBlock(), " threads per block of it (", unbounded,
-                " before its registers were bounded)");
+    const int64_t bounded_limit = slot->loaded->maxThreadsPerBlock();
+    LOOM_ASSERT(*threads <= bounded_limit, "kernel ", generated_.name, " needs blocks of ",
+                *threads, " threads, but its device runs at most ", bounded_limit,
+                " threads per block of it (", unbounded, " before its registers were bounded)");
   }
   return *slot;
 }
@@ -127,13 +121,13 @@ struct KernelExecutor::LaunchPlan {
   /// One per kernel tensor parameter, in parameter order.
   struct Param {
     const kir::Buffer* buffer = nullptr;
-    int64_t input = -1;                ///< fusion input position; -1: allocated here
-    std::vector<int64_t> allocSizes;   ///< allocated: contiguous sizes in allocation order
-    std::vector<int64_t> sizes;        ///< allocated: the logical view (a permutation of it)
+    int64_t input = -1;               ///< fusion input position; -1: allocated here
+    std::vector<int64_t> allocSizes;  ///< allocated: contiguous sizes in allocation order
+    std::vector<int64_t> sizes;       ///< allocated: the logical view (a permutation of it)
     std::vector<int64_t> strides;
-    bool view = false;                 ///< allocation order differs from logical, or expanded dims
-    int64_t vectorBytes = 0;           ///< allocated and vectorized: the alignment it needs
-    size_t pointerWord = 0;            ///< where its data pointer goes in `blob`
+    bool view = false;        ///< allocation order differs from logical, or expanded dims
+    int64_t vectorBytes = 0;  ///< allocated and vectorized: the alignment it needs
+    size_t pointerWord = 0;   ///< where its data pointer goes in `blob`
   };
   std::vector<Param> params;
   /// Per fusion output: a parameter index (>= 0) or -(input position + 1) for a copied input.
@@ -141,10 +135,10 @@ struct KernelExecutor::LaunchPlan {
   // The argument buffer, filled once; a run only patches the data pointers of `blob`.
   std::vector<int64_t> blob;
   std::vector<detail::ScalarArg> scalars;
-  std::vector<Tensor> scratch;       ///< grid-reduction work buffers and semaphores
+  std::vector<Tensor> scratch;  ///< grid-reduction work buffers and semaphores
   std::vector<void*> scratchPointers;
   std::vector<void*> args;
-  std::vector<Tensor> live;          ///< per run: the allocated parameters, emptied after launch
+  std::vector<Tensor> live;  ///< per run: the allocated parameters, emptied after launch
   /// A parallel type whose extent is 0 (0-size tensors), or "output" when every tensor the
   /// kernel writes is empty: nothing is launched (makePlan checks that every tensor the kernel
   /// allocates is empty then).
@@ -216,8 +210,8 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
       default: LOOM_UNREACHABLE("launch dim of a non-parallel type");
     }
   }
-  LOOM_CHECK(uint64_t{lp.block[0]} * lp.block[1] * lp.block[2] <= 1024, "kernel ",
-             generated_.name, ": more than 1024 threads per block (", lp.toString(), ")");
+  LOOM_CHECK(uint64_t{lp.block[0]} * lp.block[1] * lp.block[2] <= 1024, "kernel ", generated_.name,
+             ": more than 1024 threads per block (", lp.toString(), ")");
   size_t elem = 0;
   for (DataType t : kernel_->blockReduceTypes) elem = std::max(elem, dataTypeSize(t));
   elem = std::max(elem, size_t(kernel_->blockReduceBytes));
@@ -229,8 +223,8 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   // Tensors by parameter: inputs as given (size-1 strides normalized, see contiguity.h),
   // outputs laid out densely from their allocation domains.
   std::vector<lower::TensorExtent> extents;
-  bool writes = false;     // some parameter is written (not a fusion input)
-  bool all_empty = true;   // every written parameter has zero elements
+  bool writes = false;    // some parameter is written (not a fusion input)
+  bool all_empty = true;  // every written parameter has zero elements
   for (const kir::Buffer* b : kernel_->params) {
     LaunchPlan::Param p;
     p.buffer = b;
@@ -290,8 +284,8 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   // The argument buffer: tensor blobs (pointers patched per run), scalars, scratch pointers.
   for (size_t i = 0; i < plan->params.size(); ++i) {
     LaunchPlan::Param& p = plan->params[i];
-    p.pointerWord = detail::appendTensorBlob(plan->blob, extents[i].sizes, extents[i].strides,
-                                             index_type);
+    p.pointerWord =
+        detail::appendTensorBlob(plan->blob, extents[i].sizes, extents[i].strides, index_type);
   }
   for (const auto& [input, var] : kernel_->scalarParams) {
     auto pos = size_t(std::find(fusion_->inputs().begin(), fusion_->inputs().end(), input) -
@@ -300,8 +294,8 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   }
   // Grid-reduction scratch (kir::Kernel::gridScratch): work buffers of one element per thread
   // per block and entrance, and semaphores: one per segment and entrance is needed, one per block
-  // and entrance is allocated (an upper bound, whatever dims are reduced). They live with the plan. The
-  // semaphores are zeroed once here: grid.cuh's last block of each segment resets its counter
+  // and entrance is allocated (an upper bound, whatever dims are reduced). They live with the plan.
+  // The semaphores are zeroed once here: grid.cuh's last block of each segment resets its counter
   // (atomicExch to 0), so they are zero again after every complete launch and need no memset per
   // run. Launches of one executor are ordered on its one stream, so no two use them at once.
   const uint64_t blocks = uint64_t{lp.grid[0]} * lp.grid[1] * lp.grid[2];
@@ -369,8 +363,7 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
     if (o >= 0) {
       outputs.push_back(allocated[size_t(o)]);  // a copy: `allocated` is emptied after launch
     } else {
-      outputs.push_back(
-          device_->copyForOutput(std::get<Tensor>(inputs[size_t(-o - 1)]), stream));
+      outputs.push_back(device_->copyForOutput(std::get<Tensor>(inputs[size_t(-o - 1)]), stream));
     }
   }
 

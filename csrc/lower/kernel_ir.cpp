@@ -147,7 +147,9 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
         case TensorOpRole::Accumulate:
           os << (t->acc ? t->acc->name : t->out->toString()) << " += ";  // null: in its buffer
           break;
-        case TensorOpRole::WriteResult: os << t->out->toString() << " <- " << t->acc->name << " of "; break;
+        case TensorOpRole::WriteResult:
+          os << t->out->toString() << " <- " << t->acc->name << " of ";
+          break;
       }
       os << t->out->toString() << " = " << t->expr->opName() << "(";
       for (size_t i = 0; i < t->expr->inputs().size(); ++i) {
@@ -177,8 +179,7 @@ std::string toString(const Value* v) {
     case NodeKind::NamedScalar: return v->as<NamedScalar>()->name;
     case NodeKind::TensorSize: {
       auto* t = v->as<TensorSize>();
-      return t->buffer->name + (t->isStride ? ".stride[" : ".size[") + std::to_string(t->dim) +
-             "]";
+      return t->buffer->name + (t->isStride ? ".stride[" : ".size[") + std::to_string(t->dim) + "]";
     }
     case NodeKind::UnaryExpr: {
       auto* u = v->as<UnaryExpr>();
@@ -189,8 +190,10 @@ std::string toString(const Value* v) {
     case NodeKind::BinaryExpr: {
       auto* b = v->as<BinaryExpr>();
       std::string_view sym = binarySymbol(b->op);
-      if (!sym.empty()) return "(" + toString(b->lhs) + " " + std::string(sym) + " " + toString(b->rhs) + ")";
-      return std::string(ir::opTypeName(b->op)) + "(" + toString(b->lhs) + ", " + toString(b->rhs) + ")";
+      if (!sym.empty())
+        return "(" + toString(b->lhs) + " " + std::string(sym) + " " + toString(b->rhs) + ")";
+      return std::string(ir::opTypeName(b->op)) + "(" + toString(b->lhs) + ", " + toString(b->rhs) +
+             ")";
     }
     case NodeKind::TernaryExpr: {
       auto* t = v->as<TernaryExpr>();
@@ -237,6 +240,17 @@ std::optional<int64_t> constantLaunchExtent(const Kernel& kernel, ir::ParallelTy
     return extent;
   }
   return 1;
+}
+
+std::optional<int64_t> constantBlockThreads(const Kernel& kernel) {
+  int64_t threads = 1;
+  for (ir::ParallelType p :
+       {ir::ParallelType::TIDx, ir::ParallelType::TIDy, ir::ParallelType::TIDz}) {
+    std::optional<int64_t> e = constantLaunchExtent(kernel, p);
+    if (!e || *e < 1) return std::nullopt;
+    threads *= *e;
+  }
+  return threads;
 }
 
 }  // namespace loom::kir

@@ -100,7 +100,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
                   ? options.device
                   : exec::makeComputeDevice(options.backend, options.executor.device)) {
   const ir::Fusion& original = segmented_.original();
-  const DumpOptions& dump = options.dump ? *options.dump : DumpOptions::fromEnvironment();
+  const DumpOptions& dump = options.dumps();
   std::unordered_map<const ir::Val*, int64_t> slot_of;
   for (ir::Val* in : original.inputs()) slot_of[in] = num_slots_++;
   std::vector<int64_t> last_use;
@@ -497,9 +497,7 @@ std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argume
     return runHit(runtime);
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
-  PhaseTimer timer((options_.dump ? *options_.dump : DumpOptions::fromEnvironment())
-                       .has(DumpOption::CompileTime),
-                   "fusion");
+  PhaseTimer timer(options_.dumps().has(DumpOption::CompileTime), "fusion");
   // Devices first (clear messages), then segmentFusion validates the rest
   // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
   // schedulers read metadata only, so tensors on any device go in as they are.

@@ -51,14 +51,13 @@ class LimitedDevice final : public exec::ComputeDevice {
   codegen::CodegenOptions codegenOptions() const override { return host_->codegenOptions(); }
   void require(std::string_view purpose) const override { host_->require(purpose); }
   std::unique_ptr<exec::LoadedKernel> load(const codegen::GeneratedKernel& kernel,
-                                           const DumpOptions& dump,
                                            PhaseTimer& timer) const override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       texts_.push_back(kernel.kernelText);
     }
     const bool bounded = kernel.kernelText.find("__launch_bounds__(") != std::string::npos;
-    return std::make_unique<LimitedKernel>(host_->load(kernel, dump, timer), bounded);
+    return std::make_unique<LimitedKernel>(host_->load(kernel, timer), bounded);
   }
   Tensor empty(std::span<const int64_t> sizes, DataType dtype, CUstream stream) const override {
     return host_->empty(sizes, dtype, stream);

@@ -84,10 +84,10 @@ class ComputeDevice {
 
   /// UserError unless kernels can run here now (a GPU needs a driver); `purpose` says why.
   virtual void require(std::string_view purpose) const = 0;
-  /// Builds `kernel` (or finds it in the caches) and loads it; `timer` marks the phases, and
-  /// compile-time dumps follow `dump`.
+  /// Builds `kernel` (or finds it in the caches) and loads it; `timer` marks the phases (the
+  /// compilers' own dumps, ptxas and host_compile, follow LOOM_DUMP where they run).
   virtual std::unique_ptr<LoadedKernel> load(const codegen::GeneratedKernel& kernel,
-                                             const DumpOptions& dump, PhaseTimer& timer) const = 0;
+                                             PhaseTimer& timer) const = 0;
 
   /// Fresh contiguous storage here (stream-ordered on a GPU).
   virtual Tensor empty(std::span<const int64_t> sizes, DataType dtype, CUstream stream) const = 0;

@@ -455,6 +455,8 @@ class Kernel {
 /// kernel is parallelized on `p`, the largest extent of its loops when all are constant, nullopt
 /// when one depends on the inputs (the executor evaluates it per launch).
 std::optional<int64_t> constantLaunchExtent(const Kernel& kernel, ir::ParallelType p);
+/// Threads per block (TIDx * TIDy * TIDz) when lowering alone fixes all three; nullopt otherwise.
+std::optional<int64_t> constantBlockThreads(const Kernel& kernel);
 
 /// Text form of a value ("(i3 * 128) + i4") and of the whole kernel (one statement per line,
 /// two spaces per scope). Used by golden pass tests and LOOM_DUMP=kernel_ir.

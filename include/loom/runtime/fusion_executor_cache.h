@@ -134,6 +134,9 @@ struct RuntimeOptions {
   /// compile_time of a cache miss); unset: LOOM_DUMP. Lets an embedding program (or a test) ask
   /// for them per cache without touching the process environment.
   std::optional<DumpOptions> dump = std::nullopt;
+
+  /// `dump` when set, else LOOM_DUMP.
+  const DumpOptions& dumps() const { return dump ? *dump : DumpOptions::fromEnvironment(); }
 };
 
 /// Runs one segmentation: one KernelExecutor per segment, scheduled and compiled once.
