@@ -192,7 +192,6 @@ class PyFusionExecutor {
     options.backend = where.backend;
     options.gpu = where.gpu;
     options.executor.stream = where.stream;
-    options.executor.device = where.gpu;
     if (multidevice::isMultidevice(*fusion_.fusion)) {
       options.communicator = &multidevice::Communicator::instance();
     }

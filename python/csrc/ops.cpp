@@ -156,23 +156,6 @@ void defReduction(nb::module_& m, const char* name) {
       kKeep, nb::rv_policy::reference);
 }
 
-// Free functions with a single signature (ops:: overloads need a cast to pick one).
-TensorView* opSum(TensorView* x, const std::vector<int64_t>& a, bool k) {
-  return ops::sum(x, a, k);
-}
-TensorView* opProd(TensorView* x, const std::vector<int64_t>& a, bool k) {
-  return ops::prod(x, a, k);
-}
-TensorView* opMax(TensorView* x, const std::vector<int64_t>& a, bool k) {
-  return ops::max(x, a, k);
-}
-TensorView* opMin(TensorView* x, const std::vector<int64_t>& a, bool k) {
-  return ops::min(x, a, k);
-}
-TensorView* opMean(TensorView* x, const std::vector<int64_t>& a, bool k) {
-  return ops::mean(x, a, k);
-}
-
 }  // namespace
 
 void bindOps(nb::module_& parent) {
@@ -271,11 +254,11 @@ void bindOps(nb::module_& parent) {
       },
       kKeep, nb::rv_policy::reference);
 
-  defReduction<&opSum>(m, "sum");
-  defReduction<&opProd>(m, "prod");
-  defReduction<&opMax>(m, "max");
-  defReduction<&opMin>(m, "min");
-  defReduction<&opMean>(m, "mean");
+  defReduction<&ops::sum>(m, "sum");
+  defReduction<&ops::prod>(m, "prod");
+  defReduction<&ops::max>(m, "max");
+  defReduction<&ops::min>(m, "min");
+  defReduction<&ops::mean>(m, "mean");
   m.def(
       "variance",
       [](PyFusion& f, nb::handle x, const std::vector<int64_t>& axes, double correction,

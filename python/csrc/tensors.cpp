@@ -48,7 +48,6 @@ struct ExchangeApi {
 // Per Python type: its exchange API or nullptr (looked up once per type; a handful of types).
 std::vector<std::pair<PyTypeObject*, const ExchangeApi*>> g_type_apis;
 const ExchangeApi* g_torch_api = nullptr;
-nb::handle g_torch_tensor_type;
 
 const ExchangeApi* apiFromCapsule(nb::handle capsule) {
   if (!PyCapsule_IsValid(capsule.ptr(), "dlpack_exchange_api")) return nullptr;
@@ -288,13 +287,11 @@ void bindTensors(nb::module_& m) {
       [](nb::handle tensor_type) {
         nb::object capsule = nb::getattr(tensor_type, "__dlpack_c_exchange_api__", nb::none());
         g_torch_api = capsule.is_none() ? nullptr : apiFromCapsule(capsule);
-        g_torch_tensor_type = tensor_type;
         return g_torch_api != nullptr;
       },
       nb::arg("tensor_type"),
       "Makes outputs torch tensors through torch's DLPack C exchange API; returns False when "
       "this torch has none (the Python layer then converts with torch.from_dlpack).");
-  m.def("_torch_registered", []() { return g_torch_api != nullptr; });
 }
 
 }  // namespace loom::python

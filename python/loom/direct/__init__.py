@@ -73,7 +73,6 @@ class FusionDefinition:
     def __init__(self, fusion=None):
         self._fusion = _C.Fusion() if fusion is None else fusion
         self._executor = None
-        self._vectors = []
         self.ops = Ops(self)
 
     @classmethod
@@ -192,7 +191,6 @@ class FusionDefinition:
             vec = Vector(self.define_scalar(None, DataType.Int) for _ in range(values))
         else:
             vec = Vector(values)
-        self._vectors.append(vec)
         return vec
 
     def add_input(self, val):

@@ -63,13 +63,6 @@ class DataType(enum.Enum, metaclass=_unsupported_enum_meta(_UNSUPPORTED_DTYPES, 
     __str__ = __repr__
 
 
-_FROM_LOOM = {getattr(_C.DataType, d.value): d for d in DataType if d.value is not None}
-
-
-def from_loom_dtype(dtype):
-    return _FROM_LOOM[dtype]
-
-
 def to_loom_dtype(dtype, what="dtype"):
     """Loom's type for a DataType (or a torch dtype, or a loom._C.DataType)."""
     if isinstance(dtype, DataType):
@@ -143,14 +136,6 @@ class ParallelType(enum.Enum, metaclass=_unsupported_enum_meta(_UNSUPPORTED_PARA
 
     def __repr__(self):
         return f"ParallelType.{self.name}"
-
-
-def to_loom_parallel_type(p):
-    if isinstance(p, ParallelType):
-        return p.loom
-    if isinstance(p, _C.ParallelType):
-        return p
-    raise _C.UserError(f"expected a ParallelType, got {p!r}")
 
 
 class MemoryType(enum.Enum):
