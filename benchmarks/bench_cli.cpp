@@ -7,18 +7,9 @@
 #include <sstream>
 
 #include "benchmarks/bench_cases.h"
+#include "loom/support/strings.h"
 
 namespace loom::bench {
-namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-}  // namespace
-
 int64_t parseCount(const std::string& option, const std::string& text, int64_t minimum) {
   int64_t value = 0;
   const char* end = text.data() + text.size();
@@ -138,7 +129,7 @@ Options parseArgs(const std::vector<std::string>& args) {
       if (findCase(name) == nullptr) {
         std::vector<std::string> names;
         for (const Case& c : allCases()) names.push_back(c.name);
-        throw UsageError("--cases: unknown case '" + name + "' (known: " + joined(names) + ")");
+        throw UsageError("--cases: unknown case '" + name + "' (known: " + join(names) + ")");
       }
     }
   }
