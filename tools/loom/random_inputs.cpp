@@ -2,6 +2,7 @@
 // Random inputs for `loom eval` and `loom run`.
 #include "tools/loom/random_inputs.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "loom/ir/ir.h"
@@ -95,6 +96,16 @@ std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
     }
   }
   return inputs;
+}
+
+eval::Tolerance outputTolerance(const std::vector<eval::Argument>& inputs, DataType dtype,
+                                int64_t output_numel) {
+  int64_t widest = 1;
+  for (const eval::Argument& a : inputs) {
+    if (const auto* t = std::get_if<Tensor>(&a)) widest = std::max(widest, t->numel());
+  }
+  return eval::defaultTolerance(dtype,
+                                std::max<int64_t>(1, widest / std::max<int64_t>(1, output_numel)));
 }
 
 }  // namespace loom::tools

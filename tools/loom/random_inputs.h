@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/eval/argument.h"
+#include "loom/eval/compare.h"
 #include "loom/ir/fusion.h"
 
 namespace loom::tools {
@@ -29,5 +30,10 @@ std::map<std::string, std::string> parseSizes(const std::string& spec);
 std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
                                          const std::map<std::string, std::string>& sizes,
                                          uint64_t seed);
+
+/// The check's tolerance for an output of `output_numel` elements of `dtype`: the elements
+/// reduced into each are estimated as the widest input's over the output's (at least 1).
+eval::Tolerance outputTolerance(const std::vector<eval::Argument>& inputs, DataType dtype,
+                                int64_t output_numel);
 
 }  // namespace loom::tools

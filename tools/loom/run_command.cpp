@@ -92,10 +92,6 @@ int runFusion(const RunArgs& a) {
     names.push_back(out->toString());
     descriptions.push_back(describeOutput(out));
   }
-  int64_t input_numel = 1;
-  for (const eval::Argument& arg : inputs) {
-    if (auto* t = std::get_if<Tensor>(&arg)) input_numel = std::max(input_numel, t->numel());
-  }
 
   std::vector<Tensor> expected;
   double reference_s = 0;
@@ -166,9 +162,7 @@ int runFusion(const RunArgs& a) {
   bool ok = true;
   Progress::Step check_step = progress.step("comparing the outputs with the reference");
   for (size_t i = 0; i < outs.size(); ++i) {
-    // Tolerance from the widest input over the output: the elements reduced into each output.
-    int64_t reduced = std::max<int64_t>(1, input_numel / std::max<int64_t>(1, outs[i].numel()));
-    const eval::Tolerance tol = eval::defaultTolerance(outs[i].dtype(), reduced);
+    const eval::Tolerance tol = outputTolerance(inputs, outs[i].dtype(), outs[i].numel());
     auto err = eval::expectClose(outs[i], expected[i], tol, names[i]);
     fmt::print("{} {:<4} [{}] {} max_error={:.3g} (rtol {:.2g}, atol {:.2g}): {}\n",
                err ? "FAIL" : "PASS", names[i], join(outs[i].sizes()),

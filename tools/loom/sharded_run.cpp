@@ -21,6 +21,7 @@
 #include "loom/multidevice/communicator.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/support/strings.h"
+#include "tools/loom/random_inputs.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/driver.h"
 #include "loom/backend/cuda/event.h"
@@ -95,13 +96,8 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
       if (on_device) outs[o] = cuda::toHost(outs[o]);
 #endif
       Tensor want = multidevice::shardTensor(expected[o], out_tv, rank).contiguous();
-      int64_t reduced = 1;
-      for (const eval::Argument& a : global) {
-        if (const auto* t = std::get_if<Tensor>(&a)) reduced = std::max(reduced, t->numel());
-      }
-      reduced = std::max<int64_t>(1, reduced / std::max<int64_t>(1, expected[o].numel()));
-      auto err =
-          eval::expectClose(outs[o], want, eval::defaultTolerance(want.dtype(), reduced), names[o]);
+      auto err = eval::expectClose(
+          outs[o], want, outputTolerance(global, want.dtype(), expected[o].numel()), names[o]);
       lines << "rank " << rank << ": " << (err ? "FAIL " : "PASS ") << names[o] << " shard ["
             << join(outs[o].sizes()) << "] of [" << join(expected[o].sizes()) << "] "
             << dataTypeName(outs[o].dtype()) << "\n";
