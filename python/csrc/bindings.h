@@ -39,6 +39,8 @@ struct PyFusion {
 PyFusion& pyFusionOf(const ir::Fusion* fusion);
 /// UserError when `fusion` was executed already; `what` names the call.
 void checkMutable(const ir::Fusion* fusion, const char* what);
+/// The qualified name of `obj`'s Python type, for messages ("Tensor", "ndarray", ...).
+std::string pyTypeName(nb::handle obj);
 
 /// A tensor argument from Python: torch tensors through their DLPack C exchange API (no Python
 /// call), anything else with __dlpack__ (numpy, ...), or a loom._C.Tensor. No copy is made.

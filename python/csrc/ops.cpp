@@ -36,11 +36,6 @@ class OpScope {
   ir::FusionGuard guard_;
 };
 
-std::string pyTypeName(nb::handle h) {
-  return nb::cast<std::string>(
-      nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(h.ptr()))).attr("__qualname__")));
-}
-
 void checkOwned(const PyFusion& f, const ir::Val* v, const char* op, const char* arg) {
   LOOM_CHECK(v->fusion() == f.fusion.get(), op, ": argument ", arg, " (", v->toString(),
              ") belongs to another fusion");

@@ -78,11 +78,6 @@ const ExchangeApi* exchangeApiOf(PyTypeObject* type) {
   return api;
 }
 
-std::string typeName(nb::handle obj) {
-  return nb::cast<std::string>(
-      nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("__qualname__")));
-}
-
 // The stream a consumer passes to __dlpack__ for a CUDA tensor: 1 is CUDA's legacy default
 // stream, which is what Loom runs on when the producer cannot name its current stream.
 constexpr int64_t kLegacyDefaultStream = 1;
@@ -102,7 +97,7 @@ Tensor fromCapsule(nb::handle capsule) {
     PyCapsule_SetName(c, "used_dltensor");
     return t;
   }
-  LOOM_THROW("DLPack: __dlpack__ returned a ", typeName(capsule),
+  LOOM_THROW("DLPack: __dlpack__ returned a ", pyTypeName(capsule),
              ", not an unused capsule named \"dltensor_versioned\" or \"dltensor\"");
 }
 
@@ -228,7 +223,7 @@ Tensor tensorFromPython(nb::handle obj, void** stream) {
   LOOM_THROW(
       "expected a tensor (torch.Tensor, numpy.ndarray or another object with __dlpack__), "
       "got ",
-      typeName(obj));
+      pyTypeName(obj));
 }
 
 nb::object tensorToPython(const Tensor& t) {
@@ -292,6 +287,11 @@ void bindTensors(nb::module_& m) {
       nb::arg("tensor_type"),
       "Makes outputs torch tensors through torch's DLPack C exchange API; returns False when "
       "this torch has none (the Python layer then converts with torch.from_dlpack).");
+}
+
+std::string pyTypeName(nb::handle obj) {
+  return nb::cast<std::string>(
+      nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()))).attr("__qualname__")));
 }
 
 }  // namespace loom::python
