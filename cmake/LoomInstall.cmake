@@ -75,10 +75,14 @@ foreach(dep IN LISTS system_libs)
   elseif(dep STREQUAL "Boost::context")
     # Boost installs no pkg-config file: the library by name, with its directory unless the
     # compiler searches that anyway.
+    # The fiber choice in CMakeLists.txt made sure the target exists; its file may still be
+    # unknown (an interface-only target): then the compiler's search path must find it.
     get_target_property(boost_context_file Boost::context LOCATION)
-    get_filename_component(boost_context_dir "${boost_context_file}" DIRECTORY)
-    if(NOT boost_context_dir IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
-      string(APPEND LOOM_PC_LIBS " -L${boost_context_dir}")
+    if(boost_context_file)
+      get_filename_component(boost_context_dir "${boost_context_file}" DIRECTORY)
+      if(NOT boost_context_dir IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
+        string(APPEND LOOM_PC_LIBS " -L${boost_context_dir}")
+      endif()
     endif()
     string(APPEND LOOM_PC_LIBS " -lboost_context")
   elseif(TARGET ${dep})

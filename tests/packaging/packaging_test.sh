@@ -9,6 +9,9 @@
 #   packaging_test.sh subdir SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
 #     subdir_consumer/, which builds Loom's libraries itself through add_subdirectory (unoptimized,
 #     the quickest to compile; LAUNCHER, ccache, makes a rerun cheap).
+#   packaging_test.sh no-boost-context SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
+#     configures SOURCE_DIR (libraries only) with Boost.Context hidden, as on a machine with Boost's
+#     headers alone: configure passes, the fibers are ucontext, the package asks for no Boost.
 # Build directories under WORK_DIR are kept between runs, so a rerun only rebuilds what changed.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -75,8 +78,35 @@ case $mode in
     }
     run_consumer "$work/subdir/loom_consumer"
     ;;
+  no-boost-context)
+    # A machine with Boost's headers but no compiled Boost.Context (the GPU machine): BoostConfig
+    # is found, the context component is not. Configure must pass, choose the ucontext fibers, and
+    # generate a package that asks for no Boost.
+    source=$1 work=$2 generator=$3 cxx=$4 launcher=${5:-}
+    mkdir -p "$work"
+    rm -rf "$work/no_boost_context"
+    configure "$source" "$work/no_boost_context" -DCMAKE_DISABLE_FIND_PACKAGE_boost_context=ON \
+      -DLOOM_BUILD_TESTS=OFF -DLOOM_BUILD_BENCHMARKS=OFF -DLOOM_BUILD_TOOLS=OFF \
+      -DLOOM_BUILD_PYTHON=OFF -DLOOM_INSTALL=ON
+    log=$work/no_boost_context.configure.log
+    grep -q 'Host backend fibers: ucontext' "$log" || {
+      echo "packaging: without Boost.Context the configure did not choose ucontext:" >&2
+      cat "$log" >&2
+      exit 1
+    }
+    if grep -q -i boost "$work/no_boost_context/loom.pc" "$work/no_boost_context/LoomConfig.cmake" &&
+      ! grep -q 'Loom_HOST_FIBERS ucontext' "$work/no_boost_context/LoomConfig.cmake"; then
+      echo "packaging: the package of a ucontext build still asks for Boost" >&2
+      exit 1
+    fi
+    if grep -q boost_context "$work/no_boost_context/loom.pc"; then
+      echo "packaging: loom.pc of a ucontext build links boost_context" >&2
+      exit 1
+    fi
+    grep 'Host backend fibers' "$log"
+    ;;
   *)
-    echo "packaging_test.sh: unknown mode '$mode' (expected install or subdir)" >&2
+    echo "packaging_test.sh: unknown mode '$mode' (expected install, subdir or no-boost-context)" >&2
     exit 2
     ;;
 esac
