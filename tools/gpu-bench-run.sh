@@ -1,32 +1,58 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# One call on the GPU machine: torch baseline (in the background while Loom builds), Release build,
-# loom_bench, the gpu test tier, and the side-by-side table. Everything lands in $OUT/all.tgz
-# (one file, so the device tool brings it back whole); the table is printed last.
+# One call on the GPU machine. Each step writes its log under $OUT's working folder and one line
+# to status.txt (name, exit status, seconds); everything lands in $OUT/all.tgz (one file, so the
+# device tool brings it back whole) and $OUT/summary.txt, which is also printed last. Steps that
+# would start after --deadline seconds are skipped (and say so), so the archive is always written
+# inside the device tool's 10-minute limit.
 #
-#   bash tools/gpu-bench-run.sh [--examples] [--fast-compile] [--ab-hints] [--stages]
-#                               [--sweep FILE] [--no-torch] [--mpi] [--comm]
+#   bash tools/gpu-bench-run.sh [--verify] [--dry-run] [--build-dir DIR] [--deadline SECONDS]
+#                               [--examples] [--fast-compile] [--ab-hints] [--stages]
+#                               [--sweep FILE] [--shape-sweep] [--no-torch] [--mpi] [--comm]
 #
+#   --verify        the whole GPU verification (docs/testing.md, "GPU verification"): the build
+#                   with the Python package, the gpu tier, the python tier on CUDA tensors (CUDA
+#                   variants counted), the mpi tier with GPU ranks, the founding Python test under
+#                   mpirun -np 1 and -np 2, host time of a cached execute from Python next to
+#                   torch eager and torch.compile, loom_bench with its torch side, and the shape
+#                   sweep (--mpi --shape-sweep implied)
+#   --dry-run       run on a machine without a GPU: every step runs that can (build, python tier
+#                   and mpi tier on CPU, host time on CPU tensors); steps that need a GPU run their
+#                   binaries' --help instead, so a typo fails here and not on the device
+#   --build-dir DIR the build folder (default build-gpu; a dry run reuses build/ when it exists)
+#   --deadline S    skip steps that would start after S seconds (default 560)
+#   --only A,B,...  run only the steps so named (status.txt names them; the build always runs,
+#                   a no-op when the build folder is up to date): a second call on a warm machine
 #   --examples      also run every full-size example with `loom run --backend cuda` (correctness)
 #   --fast-compile  also time every case with LOOM_NVRTC_FAST_COMPILE=min
 #   --ab-hints      also time the fp32 cases under each cache-hint define (LOOM_NVRTC_OPTIONS)
 #   --stages        also time the CPU compile stages there (loom_compile_stages)
-#   --no-torch      skip the torch baseline (a Loom-only run: no side-by-side table)
+#   --no-torch      skip the torch side (a Loom-only run: no side-by-side tables)
 #   --mpi           also the mpi tier with GPU ranks (ranks share the GPUs) and the founding case
 #                   per rank for 1, 2 and 4 ranks next to the single-device run (founding.txt)
 #   --comm          also the communication microbenchmark on GPU ranks (loom_comm_bench through
-#                   benchmarks/run_comm_bench.sh --gpu: NCCL at -np 1, and -np 2, 4 staged when the
-#                   ranks share a GPU or NCCL with a GPU each); tables in comm/*.txt
+#                   benchmarks/run_comm_bench.sh --gpu); tables in comm/*.txt
+#   --shape-sweep   also the shape sweep (loom_bench --sweep next to torch_sweep.py; sweep/)
+#   --no-shape-sweep  leave the shape sweep out of --verify
 #   --sweep FILE    also time heuristic variants: each line of FILE is "CASES DTYPES PARAMS"
 #                   (loom_bench --cases/--dtypes/--params); '#' starts a comment
 set -o pipefail
-out=${OUT:?set OUT to the output folder}
-examples=0 fast=0 hints=0 stages=0 sweep="" torch=1 mpi=0 comm=0
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+start=$SECONDS
+examples=0 fast=0 hints=0 stages=0 sweep="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
+build="" deadline=560 only=""
 while [[ $# -gt 0 ]]; do
   a=$1
   shift
   case $a in
+    --verify) verify=1 mpi=1 shape=1 ;;
+    --dry-run) dry=1 ;;
+    --build-dir) build=${1:?--build-dir needs a folder}; shift ;;
+    --deadline) deadline=${1:?--deadline needs seconds}; shift ;;
+    --only) only=,${1:?--only needs step names},; shift ;;
     --sweep) sweep=${1:?--sweep needs a file}; shift ;;
+    --shape-sweep) shape=1 ;;
+    --no-shape-sweep) shape=0 ;;
     --no-torch) torch=0 ;;
     --mpi) mpi=1 ;;
     --comm) comm=1 ;;
@@ -34,34 +60,144 @@ while [[ $# -gt 0 ]]; do
     --fast-compile) fast=1 ;;
     --ab-hints) hints=1 ;;
     --stages) stages=1 ;;
+    -h | --help) sed -n '3,39s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "gpu-bench-run.sh: unknown option '$a'" >&2; exit 2 ;;
   esac
 done
 [[ -z $sweep || -f $sweep ]] || { echo "gpu-bench-run.sh: no sweep file '$sweep'" >&2; exit 2; }
-r=$out/r
-mkdir -p "$r"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$r/smi.txt" 2>&1
-torch_pid=""
-if [[ $torch == 1 ]]; then
-  (timeout 420 python3 benchmarks/torch_baseline.py --out "$r/torch.json" > "$r/torch.log" 2>&1
-   echo "torch rc=$?" >> "$r/status.txt") &
-  torch_pid=$!
-fi
-if cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOOM_WERROR=ON > "$r/cmake.log" 2>&1 &&
-   cmake --build build-gpu -j14 > "$r/build.log" 2>&1; then
-  echo "build rc=0" >> "$r/status.txt"
+if [[ $dry == 1 ]]; then
+  out=${OUT:-$(mktemp -d)}
+  [[ -z $build && -d build ]] && build=build
 else
-  echo "build FAILED" >> "$r/status.txt"
-  tail -40 "$r/build.log"
+  out=${OUT:?set OUT to the output folder}
 fi
-[[ -n $torch_pid ]] && wait $torch_pid  # GPU timings of the two sides never overlap
-LOOM_DUMP=scheduler_params,ptxas,cuda_kernel timeout 240 build-gpu/bin/loom_bench \
-  --json "$r/loom.json" > "$r/loom.log" 2>&1
-echo "bench rc=$?" >> "$r/status.txt"
+build=${build:-build-gpu}
+r=$out/r
+rm -rf "$r"
+mkdir -p "$r"
+py=$(command -v python3)
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
+mpi_flags=(--allow-run-as-root --oversubscribe -x NCCL_NVLS_ENABLE=0 -x PYTHONPATH -x LOOM_BACKEND)
+gpu=0
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$r/smi.txt" 2>&1 &&
+  gpu=1
+if [[ $gpu == 0 && $dry == 0 ]]; then
+  echo "gpu-bench-run.sh: nvidia-smi sees no GPU; --dry-run runs what a CPU can" >&2
+  exit 2
+fi
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "commit: ${LOOM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+  echo "gpu: $(cat "$r/smi.txt")"
+  echo "mode: $([[ $dry == 1 ]] && echo dry-run || echo device)"
+} > "$r/header.txt"
+
+# step NAME TIMEOUT COMMAND...: runs COMMAND with its output in NAME.log, one status line.
+step() {
+  local name=$1 limit=$2 t0=$SECONDS rc
+  shift 2
+  if [[ -n $only && $name != build && $name != configure && $only != *",${name%-dry},"* ]]; then
+    return 1
+  fi
+  if ((SECONDS - start > deadline)); then
+    echo "$name SKIPPED (past the ${deadline} s deadline)" >> "$r/status.txt"
+    return 1
+  fi
+  timeout --kill-after=10 "$limit" "$@" > "$r/$name.log" 2>&1
+  rc=$?
+  echo "$name rc=$rc $((SECONDS - t0))s" >> "$r/status.txt"
+  return $rc
+}
+# gpu_step NAME TIMEOUT COMMAND...: as step where there is a GPU; a dry run checks the binary's
+# --help instead (the first word of COMMAND that is a file or a command).
+gpu_step() {
+  local name=$1 limit=$2
+  if [[ $gpu == 1 ]]; then
+    step "$@"
+    return
+  fi
+  shift 2
+  local bin=$1
+  [[ $bin == timeout || $bin == env || $bin == *=* ]] && bin=$3
+  step "$name-dry" 60 "$bin" --help
+}
+
+# Not -Werror: another compiler's new warning must not cost the call; the summary counts them.
+# The torch side runs while Loom builds (CPU-bound); its GPU timings never overlap Loom's.
+torch_pids=()
+if [[ $torch == 1 && $gpu == 1 && ( -z $only || $only == *,torch,* ) ]]; then
+  (step torch 420 "$py" benchmarks/torch_baseline.py --out "$r/torch.json") &
+  torch_pids+=($!)
+fi
+if [[ $dry == 1 && -f $build/CMakeCache.txt ]]; then
+  step build 1800 cmake --build "$build" -j "$(nproc)"
+else
+  step configure 300 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DLOOM_BUILD_PYTHON=ON -DPython_EXECUTABLE="$py" &&
+    step build 600 cmake --build "$build" -j "$(nproc)"
+fi
+((${#torch_pids[@]})) && wait "${torch_pids[@]}"
+export PYTHONPATH=$PWD/$build/python
+
+gpu_step gpu_tier 240 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 120
+
+if [[ $verify == 1 ]]; then
+  # Every CUDA test of the python tier runs (device fixture "cuda"); skips are counted, and on
+  # the GPU machine every skip's reason is in the log (-rs).
+  # Only the CUDA variants: the CPU ones are CI's python tier.
+  step python_tier 300 "$py" -m pytest -p no:cacheprovider --color=no -q -rs -m "not mpi" -k cuda tests/python
+  grep -E '^SKIPPED' "$r/python_tier.log" > "$r/python_counts.txt"
+  echo "python tier (CUDA variants): $(grep -E '[0-9]+ (passed|failed|skipped)' \
+    "$r/python_tier.log" | tail -1)" >> "$r/python_counts.txt"
+  # The founding test, one rank and two, on GPU ranks where there is a GPU.
+  for n in 1 2; do
+    step "founding_py_np$n" 240 mpirun -np "$n" "${mpi_flags[@]}" "$py" -m pytest \
+      -p no:cacheprovider --color=no -q -rs tests/python/test_welford_mpi.py
+  done
+  # Host time of a cached execute from Python, next to torch eager and torch.compile.
+  if [[ $gpu == 1 ]]; then
+    step host_time 180 "$py" benchmarks/python_host_time.py --device cuda
+  else
+    step host_time 180 "$py" benchmarks/python_host_time.py --device cpu --iters 2000
+  fi
+fi
+gpu_step loom_bench 240 env LOOM_DUMP=scheduler_params,ptxas "$build/bin/loom_bench" \
+  --json "$r/loom.json"
+if [[ $mpi == 1 ]]; then
+  # -V: the tests' own output too, so a skipped GPU test shows (ctest counts a skip as a pass).
+  backend=cuda
+  [[ $gpu == 0 ]] && backend=host
+  step mpi_tier 300 env LOOM_MPI_TEST_BACKEND=$backend ctest --test-dir "$build" -L mpi -V \
+    --timeout 240
+  if [[ -f $r/mpi_tier.log ]]; then
+    echo "mpi tier: $(grep -c '\[  SKIPPED \]' "$r/mpi_tier.log") gtest lines SKIPPED" \
+      > "$r/mpi_counts.txt"
+    grep -E 'tests passed|tests failed' "$r/mpi_tier.log" >> "$r/mpi_counts.txt"
+  fi
+  if [[ $gpu == 1 ]]; then
+    step founding 300 bash tools/founding-per-rank.sh "$build"
+  else
+    step founding-dry 60 bash tools/founding-per-rank.sh "$build" --help
+  fi
+fi
+if [[ $shape == 1 ]]; then
+  # The shape sweep: Loom's side, then torch's, then the table (docs/performance.md).
+  mkdir -p "$r/sweep"
+  if [[ $gpu == 1 ]]; then
+    step shape_sweep_loom 300 "$build/bin/loom_bench" --sweep --json "$r/sweep/loom.json" &&
+      [[ $torch == 1 ]] && step shape_sweep_torch 300 "$py" benchmarks/torch_sweep.py \
+        --out "$r/sweep/torch.json"
+  else
+    step shape_sweep_loom-dry 600 "$build/bin/loom_bench" --sweep --backend host --sweep-rows 4 \
+      --json "$r/sweep/loom.json"
+    step shape_sweep_torch-dry 60 "$py" benchmarks/torch_sweep.py --help
+  fi
+  step shape_sweep_table 60 "$py" benchmarks/sweep_report.py --loom "$r/sweep/loom.json" \
+    --torch "$r/sweep/torch.json" --out "$r/sweep"
+fi
 if [[ $fast == 1 ]]; then  # NVRTC's fast-compile level: compile time and kernel times
-  LOOM_NVRTC_FAST_COMPILE=min timeout 240 build-gpu/bin/loom_bench --skip-host \
-    --json "$r/loom-fast-compile.json" > "$r/loom-fast-compile.log" 2>&1
-  echo "bench (LOOM_NVRTC_FAST_COMPILE=min) rc=$?" >> "$r/status.txt"
+  gpu_step loom_fast_compile 240 env LOOM_NVRTC_FAST_COMPILE=min "$build/bin/loom_bench" \
+    --skip-host --json "$r/loom-fast-compile.json"
 fi
 if [[ $hints == 1 ]]; then  # cache hints on the fp32 cases (docs/runtime-library.md)
   k=0
@@ -70,82 +206,73 @@ if [[ $hints == 1 ]]; then  # cache hints on the fp32 cases (docs/runtime-librar
            "-DLOOM_INPUT_LOAD_HINT=5 -DLOOM_OUTPUT_STORE_HINT=1"; do
     k=$((k + 1))
     echo "$k: $h" >> "$r/hints.txt"
-    LOOM_NVRTC_OPTIONS="$h" timeout 120 build-gpu/bin/loom_bench --skip-host --skip-compile \
-      --dtypes fp32 --cases layer_norm_16384x4096,rms_norm_16384x4096,gelu_tanh_bias_16384x4096,sum_dim0_16384x4096 \
-      --json "$r/loom-hint$k.json" > "$r/loom-hint$k.log" 2>&1
-    echo "bench hints $k ($h) rc=$?" >> "$r/status.txt"
+    gpu_step "loom-hint$k" 120 env LOOM_NVRTC_OPTIONS="$h" "$build/bin/loom_bench" --skip-host \
+      --skip-compile --dtypes fp32 \
+      --cases layer_norm_16384x4096,rms_norm_16384x4096,gelu_tanh_bias_16384x4096,sum_dim0_16384x4096 \
+      --json "$r/loom-hint$k.json"
   done
 fi
 if [[ -n $sweep ]]; then  # heuristic variants (loom_bench --params), one JSON per line
   k=0
-  grep -v '^\s*#' "$sweep" | while read -r cases dtypes params; do
-    [[ -z $cases ]] && continue
+  while read -r cases dtypes params; do
+    [[ -z $cases || $cases == \#* ]] && continue
     k=$((k + 1))
-    timeout 120 build-gpu/bin/loom_bench --skip-host --skip-compile --cases "$cases" \
-      --dtypes "$dtypes" --params "$params" --json "$r/sweep$k.json" > "$r/sweep$k.log" 2>&1
-    echo "sweep $k ($cases $dtypes $params) rc=$?" >> "$r/status.txt"
-  done
-  python3 benchmarks/sweep_table.py "$r"/sweep*.json > "$r/sweep.txt" 2>&1
+    gpu_step "sweep$k" 120 "$build/bin/loom_bench" --skip-host --skip-compile --cases "$cases" \
+      --dtypes "$dtypes" --params "$params" --json "$r/sweep$k.json"
+  done < "$sweep"
+  ls "$r"/sweep[0-9]*.json > /dev/null 2>&1 &&
+    "$py" benchmarks/sweep_table.py "$r"/sweep[0-9]*.json > "$r/sweep.txt" 2>&1
 fi
 if [[ $stages == 1 ]]; then
-  timeout 60 build-gpu/bin/loom_compile_stages --case layer_norm --dtype fp32 > "$r/stages.txt" 2>&1
-fi
-ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 120 > "$r/gpu-tier.log" 2>&1
-echo "gpu tier rc=$?" >> "$r/status.txt"
-if [[ $mpi == 1 ]]; then  # GPU ranks: the mpi tier, then the founding case's figures
-  # -V: the tests' own output too, so a skipped GPU test shows (ctest counts a skip as a pass).
-  LOOM_MPI_TEST_BACKEND=cuda ctest --test-dir build-gpu -L mpi -V --timeout 300 \
-    > "$r/mpi-tier.log" 2>&1
-  echo "mpi tier (GPU ranks) rc=$?" >> "$r/status.txt"
-  mpi_flags=(--allow-run-as-root --oversubscribe -x NCCL_NVLS_ENABLE=0)
-  {
-    echo "== single device: loom run examples/var_mean_fp32.fus --backend cuda --bench"
-    timeout 200 build-gpu/bin/loom run examples/var_mean_fp32.fus --backend cuda --bench
-    for d in 1 2 4; do
-      echo "== mpirun -np $d loom run examples/multidevice/var_mean_sp_d$d.fus --backend cuda --bench"
-      NCCL_NVLS_ENABLE=0 timeout 300 mpirun -np "$d" "${mpi_flags[@]}" build-gpu/bin/loom run \
-        "examples/multidevice/var_mean_sp_d$d.fus" --backend cuda --bench
-    done
-  } > "$r/founding.txt" 2>&1
-  echo "founding case rc=$?" >> "$r/status.txt"
+  step stages 60 "$build/bin/loom_compile_stages" --case layer_norm --dtype fp32
 fi
 if [[ $comm == 1 ]]; then  # collectives through Loom next to NCCL / MPI called directly
-  # Staged sweeps stop at 64 MiB here (every staged call copies through pageable host memory;
-  # run_comm_bench.sh's own default, 256 MiB, takes minutes more than this call has), and each
-  # configuration gets at most 150 s.
-  LOOM_COMM_BENCH=build-gpu/bin/loom_comm_bench COMM_BENCH_STAGED_MAX=${COMM_BENCH_STAGED_MAX:-64M} \
-    COMM_BENCH_RUN_TIMEOUT=150 bash benchmarks/run_comm_bench.sh --gpu "$r/comm" > "$r/comm.log" 2>&1
-  echo "comm bench rc=$?" >> "$r/status.txt"
+  gpu_step comm 300 env LOOM_COMM_BENCH="$build/bin/loom_comm_bench" \
+    COMM_BENCH_STAGED_MAX="${COMM_BENCH_STAGED_MAX:-64M}" COMM_BENCH_RUN_TIMEOUT=150 \
+    bash benchmarks/run_comm_bench.sh --gpu "$r/comm"
 fi
 if [[ $examples == 1 ]]; then  # every full-size example, checked by the reference evaluator
   for f in examples/*.fus; do
-    (timeout 200 build-gpu/bin/loom run "$f" --backend cuda > "$r/run-$(basename "$f" .fus).log" 2>&1
-     echo "loom run $f rc=$?" >> "$r/examples.txt") &
+    gpu_step "run-$(basename "$f" .fus)" 200 "$build/bin/loom" run "$f" --backend cuda
   done
-  wait
-  sort "$r/examples.txt" >> "$r/status.txt"
 fi
 torch_arg=()
 [[ -f $r/torch.json ]] && torch_arg=(--torch "$r/torch.json")
-python3 benchmarks/compare.py "${torch_arg[@]}" --loom "$r/loom.json" --markdown \
-  --out "$r/table.md" > /dev/null 2>&1
-python3 benchmarks/compare.py "${torch_arg[@]}" --loom "$r/loom.json" --out "$r/table.txt" \
-  > /dev/null 2>&1
-tar czf "$out/all.tgz" -C "$r" . && rm -rf "$r"
-tar xzf "$out/all.tgz" -O ./status.txt
-tar xzf "$out/all.tgz" -O ./gpu-tier.log | grep -E "tests passed|Failed|FAILED"
-tar xzf "$out/all.tgz" -O ./table.txt
-if [[ $mpi == 1 ]]; then
-  tar xzf "$out/all.tgz" -O ./mpi-tier.log | grep -E "tests passed|Failed|FAILED"
-  echo "mpi tier: $(tar xzf "$out/all.tgz" -O ./mpi-tier.log | grep -c '\[  SKIPPED \]') gtest lines SKIPPED"
-  tar xzf "$out/all.tgz" -O ./founding.txt | grep -E "^==|bench|rank\(s\)|FAIL|error"
+if [[ -f $r/loom.json ]]; then
+  "$py" benchmarks/compare.py "${torch_arg[@]}" --loom "$r/loom.json" --markdown \
+    --out "$r/table.md" > /dev/null 2>&1
+  "$py" benchmarks/compare.py "${torch_arg[@]}" --loom "$r/loom.json" --out "$r/table.txt" \
+    > /dev/null 2>&1
 fi
-[[ $comm == 1 ]] && tar xzf "$out/all.tgz" -O ./comm.log
-[[ -n $sweep ]] && tar xzf "$out/all.tgz" -O ./sweep.txt
-for j in $(tar tzf "$out/all.tgz" | grep -E 'loom-(fast-compile|hint[0-9]+)\.json$'); do
-  tag=$(basename "$j" .json)
-  python3 benchmarks/compare.py --loom <(tar xzf "$out/all.tgz" -O "$j") 2>/dev/null |
-    sed -n '/^case/,$p' | grep -v "^case\|^---" | sed "s/^/$tag: /" || true
-done
-tar xzf "$out/all.tgz" -O ./hints.txt 2>/dev/null || true
-tar xzf "$out/all.tgz" -O ./stages.txt 2>/dev/null || true
+
+{
+  cat "$r/header.txt"
+  echo "elapsed: $((SECONDS - start)) s"
+  echo "== steps"
+  cat "$r/status.txt"
+  [[ -f $r/build.log ]] && echo "build warnings: $(grep -c 'warning:' "$r/build.log")"
+  [[ -f $r/gpu_tier.log ]] && grep -E "tests passed|tests failed|\(Failed\)|\*\*\*Failed" \
+    "$r/gpu_tier.log"
+  [[ -f $r/python_counts.txt ]] && { echo "== python tier"; cat "$r/python_counts.txt"; }
+  for n in 1 2; do
+    [[ -f $r/founding_py_np$n.log ]] &&
+      echo "founding python np$n: $(grep -E 'passed|failed|error' "$r/founding_py_np$n.log" | tail -1)"
+  done
+  [[ -f $r/mpi_counts.txt ]] && { echo "== mpi tier"; cat "$r/mpi_counts.txt"; }
+  [[ -f $r/founding.log ]] && grep -E "^==|bench|rank\(s\)|FAIL|error" "$r/founding.log"
+  [[ -f $r/host_time.log ]] && { echo "== host time"; tail -8 "$r/host_time.log"; }
+  [[ -f $r/table.txt ]] && { echo "== loom_bench"; cat "$r/table.txt"; }
+  [[ -f $r/sweep/summary.txt ]] && { echo "== shape sweep"; cat "$r/sweep/summary.txt"; }
+  [[ -f $r/sweep.txt ]] && cat "$r/sweep.txt"
+  [[ -f $r/comm.log ]] && tail -40 "$r/comm.log"
+  [[ -f $r/hints.txt ]] && cat "$r/hints.txt"
+  [[ -f $r/stages.log ]] && cat "$r/stages.log"
+  # The first failing step's last lines, so that a failure reads without unpacking the archive.
+  failed=$(grep -m1 -E 'rc=[1-9]' "$r/status.txt" | cut -d' ' -f1)
+  if [[ -n $failed && -f $r/$failed.log ]]; then
+    echo "== first failed step: $failed (last 40 lines)"
+    tail -40 "$r/$failed.log"
+  fi
+} > "$out/summary.txt" 2>&1
+tar czf "$out/all.tgz" -C "$r" . && rm -rf "$r"
+cat "$out/summary.txt"
