@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "benchmarks/bench_report.h"
 #include "loom/ir/fusion.h"
 #include "loom/tensor/tensor.h"
 
@@ -70,5 +71,23 @@ struct CheckResult {
 /// tolerances for the dtype; softmax rows must also sum to 1.
 CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& outputs);
+
+/// One case in one dtype.
+struct CaseResult {
+  std::string name;
+  std::string dtype;  ///< "fp32" | "bf16"
+  std::vector<int64_t> shape;
+  int64_t bytes = 0;
+  std::vector<double> repsUs;  ///< event time of each timed repetition
+  Summary us;
+  int64_t kernels = 0;
+  std::string schedulers;  ///< the scheduler of each kernel, "+"-joined
+  std::string params;      ///< each kernel's heuristic parameters (HeuristicParams::toString)
+  double firstRunMs = 0;   ///< wall time of the first (compiling) run, disk cache as found
+  CheckResult check;
+  std::string error;  ///< what was thrown, if anything; then no times
+
+  bool ok() const { return error.empty() && check.ok; }
+};
 
 }  // namespace loom::bench

@@ -59,6 +59,7 @@ namespace {
 // The raw text of the options whose values are checked after parsing.
 struct RawOptions {
   std::string cases, dtypes, reps, warmup, hostCalls, params;
+  std::string sweepFamilies, sweepWidths, sweepRegimes, sweepRows, backend;
 };
 
 std::unique_ptr<CLI::App> makeApp(Options& o, RawOptions& raw) {
@@ -101,10 +102,85 @@ std::unique_ptr<CLI::App> makeApp(Options& o, RawOptions& raw) {
                   "heuristic fields to set on every kernel, for tuning, e.g. bdimx=16,bdimy=32 "
                   "(names as LOOM_DUMP=scheduler_params prints)")
       ->type_name("LIST");
+  app->add_flag("--sweep", o.sweep,
+                "time the shape sweep (5 families x fp32/bf16 x widths 256..131072 and model "
+                "widths x 2 regimes) instead of the cases; reps 30, warm-up 5 unless given")
+      ->disable_flag_override();
+  app->add_option("--sweep-families", raw.sweepFamilies,
+                  "part of the sweep: layer_norm, rms_norm, softmax, var_mean, sum_dim0")
+      ->type_name("LIST");
+  app->add_option("--sweep-widths", raw.sweepWidths, "part of the sweep: row widths")
+      ->type_name("LIST");
+  app->add_option("--sweep-regimes", raw.sweepRegimes,
+                  "part of the sweep: bandwidth (R x H = 2^26), latency (2^20)")
+      ->type_name("LIST");
+  app->add_option("--sweep-rows", raw.sweepRows,
+                  "rows of every sweep shape instead of the regime's (smoke runs)")
+      ->type_name("N");
+  app->add_option("--list-sweep", o.listSweepPath,
+                  "write the sweep's shapes to FILE as JSON and exit (no GPU needed)")
+      ->type_name("FILE");
+  app->add_option("--backend", raw.backend,
+                  "cuda (default) or host: with --sweep, run each shape once on the host backend "
+                  "and check it, no timing (no GPU needed)")
+      ->type_name("B");
   // Hidden: the parent re-executes itself with it (bench_cli.h).
   app->add_flag("--compile-probe", o.compileProbe, "")->group("")->disable_flag_override();
   app->footer("Cases:" + case_names);
   return app;
+}
+
+// The sweep's options, checked against the families, regimes and the flags they need.
+void parseSweepOptions(const CLI::App& app, const RawOptions& raw, Options& o) {
+  if (app.count("--sweep-families") > 0) {
+    for (const std::string& f : splitList(raw.sweepFamilies)) {
+      std::optional<Op> op = parseFamily(f);
+      if (!op) {
+        throw UsageError("--sweep-families: unknown family '" + f +
+                         "' (known: layer_norm, rms_norm, softmax, var_mean, sum_dim0)");
+      }
+      o.sweepSpec.families.push_back(*op);
+    }
+    if (o.sweepSpec.families.empty()) throw UsageError("--sweep-families expects a family");
+  }
+  if (app.count("--sweep-widths") > 0) {
+    for (const std::string& w : splitList(raw.sweepWidths)) {
+      o.sweepSpec.widths.push_back(parseCount("--sweep-widths", w, 1));
+    }
+    if (o.sweepSpec.widths.empty()) throw UsageError("--sweep-widths expects a width");
+  }
+  if (app.count("--sweep-regimes") > 0) {
+    for (const std::string& r : splitList(raw.sweepRegimes)) {
+      std::optional<Regime> regime = parseRegime(r);
+      if (!regime) {
+        throw UsageError("--sweep-regimes: unknown regime '" + r +
+                         "' (expected bandwidth or latency)");
+      }
+      o.sweepSpec.regimes.push_back(*regime);
+    }
+    if (o.sweepSpec.regimes.empty()) throw UsageError("--sweep-regimes expects a regime");
+  }
+  if (app.count("--sweep-rows") > 0) o.sweepSpec.rows = parseCount("--sweep-rows", raw.sweepRows, 1);
+  if (app.count("--backend") > 0) {
+    if (raw.backend != "host" && raw.backend != "cuda") {
+      throw UsageError("--backend expects host or cuda, got '" + raw.backend + "'");
+    }
+    o.hostBackend = raw.backend == "host";
+  }
+  bool sweepPart = app.count("--sweep-families") + app.count("--sweep-widths") +
+                       app.count("--sweep-regimes") + app.count("--sweep-rows") > 0;
+  if ((sweepPart || o.hostBackend) && !o.sweep && o.listSweepPath.empty()) {
+    throw UsageError("--sweep-* options and --backend host need --sweep (or --list-sweep)");
+  }
+  if (o.sweep && app.count("--cases") > 0) {
+    throw UsageError("--cases and --sweep cannot be combined: --sweep-* options choose a part");
+  }
+  if (o.sweep) {
+    if (app.count("--reps") == 0) o.reps = 30;
+    if (app.count("--warmup") == 0) o.warmup = 5;
+    o.skipHost = true;
+    o.skipCompile = true;
+  }
 }
 
 }  // namespace
@@ -150,6 +226,7 @@ Options parseArgs(const std::vector<std::string>& args) {
   if (app->count("--host-calls") > 0) {
     o.hostCalls = parseCount("--host-calls", raw.hostCalls, kMinHostCalls);
   }
+  parseSweepOptions(*app, raw, o);
   if (app->count("--params") > 0) {
     std::vector<std::string> items = splitList(raw.params);
     if (items.empty()) throw UsageError("--params expects name=value pairs such as bdimx=16");

@@ -4,10 +4,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "benchmarks/bench_sweep.h"
 
 namespace loom::bench {
 
@@ -36,6 +39,17 @@ struct Options {
   /// --params name=value,...: heuristic fields set on every case's kernels for tuning
   /// (runtime::RuntimeOptions::paramOverrides).
   std::vector<std::pair<std::string, int64_t>> params;
+  /// --sweep: time the shape sweep (bench_sweep.h) instead of the cases; reps default to 30 and
+  /// warm-up runs to 5, host overhead and compile time are not measured.
+  bool sweep = false;
+  /// --sweep-families, --sweep-widths, --sweep-regimes, --sweep-rows: a part of the sweep.
+  SweepSpec sweepSpec;
+  /// --list-sweep FILE: write the sweep's shapes as JSON and exit (no GPU needed); torch_sweep.py
+  /// reads it, so both sides time the same shapes.
+  std::string listSweepPath;
+  /// --backend host: run each sweep shape once on the host backend and check it, no timing (the
+  /// smoke run of the sweep; needs --sweep). Default cuda.
+  bool hostBackend = false;
   bool help = false;  ///< --help / -h
   /// Hidden: run the compile-time probe once in this process and print one result line. The
   /// parent re-executes itself with it (a warm start must be a new process).

@@ -2,6 +2,8 @@
 // GPU measurements of loom_bench: kernel times with CUDA events, host overhead, compile time.
 #include "benchmarks/bench_gpu.h"
 
+#include "benchmarks/bench_sweep_run.h"
+
 #include <fmt/format.h>
 #include <sys/wait.h>
 
@@ -54,14 +56,6 @@ std::vector<eval::Argument> toDeviceArgs(const std::vector<Tensor>& host,
   return args;
 }
 
-std::string schedulersOf(const runtime::FusionExecutorCache& cache) {
-  std::string out;
-  if (const auto* rt = cache.lastRuntime()) {
-    for (const auto& rec : rt->lastRun()) out += (out.empty() ? "" : "+") + rec.scheduler;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string gpuName() { return cuda::deviceProperties(0).name; }
@@ -95,11 +89,7 @@ CaseResult runCase(const Case& c, DataType dtype, const Options& options) {
                                        cudaOptions(stream, false, &options));
     for (int64_t i = 0; i <= options.warmup; ++i) (void)cache.run(args);  // the first compiles
     stream.synchronize();
-    r.kernels = cache.lastRuntime() ? cache.lastRuntime()->numKernels() : 0;
-    r.schedulers = schedulersOf(cache);
-    if (const auto* rt = cache.lastRuntime()) {
-      for (const auto& rec : rt->lastRun()) r.params += rec.params;
-    }
+    recordRun(cache, r);
 
     Tensor flush = cuda::emptyCuda({kFlushBytes / 4}, DataType::Float32, 0, stream.handle());
     cuda::Event start = cuda::Event::create(0), stop = cuda::Event::create(0);

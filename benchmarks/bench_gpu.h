@@ -13,24 +13,6 @@
 
 namespace loom::bench {
 
-/// One case in one dtype.
-struct CaseResult {
-  std::string name;
-  std::string dtype;  ///< "fp32" | "bf16"
-  std::vector<int64_t> shape;
-  int64_t bytes = 0;
-  std::vector<double> repsUs;  ///< event time of each timed repetition
-  Summary us;
-  int64_t kernels = 0;
-  std::string schedulers;  ///< the scheduler of each kernel, "+"-joined
-  std::string params;      ///< each kernel's heuristic parameters (HeuristicParams::toString)
-  double firstRunMs = 0;   ///< wall time of the first (compiling) run, disk cache as found
-  CheckResult check;
-  std::string error;  ///< what was thrown, if anything; then no times
-
-  bool ok() const { return error.empty() && check.ok; }
-};
-
 /// Times `c` in `dtype` per the protocol: random device inputs, a poisoned checking run, then
 /// options.warmup untimed runs and options.reps repetitions, each after an L2 flush, between CUDA
 /// events on one stream. Errors are caught into CaseResult::error.

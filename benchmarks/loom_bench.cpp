@@ -10,6 +10,7 @@
 #include "benchmarks/bench_cases.h"
 #include "benchmarks/bench_cli.h"
 #include "benchmarks/bench_report.h"
+#include "benchmarks/bench_sweep_run.h"
 
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "benchmarks/bench_gpu.h"
@@ -226,6 +227,18 @@ int mainImpl(int argc, char** argv) {
     std::cout << usage();
     return 0;
   }
+  try {
+    // What needs no GPU: the sweep's shape list, and the sweep checked on the host backend.
+    if (!o.listSweepPath.empty()) {
+      writeSweepShapes(o, o.listSweepPath);
+      std::cout << "wrote " << o.listSweepPath << "\n";
+      return 0;
+    }
+    if (o.sweep && o.hostBackend) return runSweep(o, "host backend", checkOnHost);
+  } catch (const std::exception& e) {
+    std::cerr << "loom_bench: " << e.what() << "\n";
+    return 1;
+  }
 #ifdef LOOM_HAVE_CUDA_BACKEND
   if (!cuda::cudaAvailable()) {
     std::cerr << "loom_bench: " << cuda::unavailableReason()
@@ -237,6 +250,11 @@ int mainImpl(int argc, char** argv) {
   std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) exe = argv[0];
   try {
+    if (o.sweep) {
+      return runSweep(o, gpuName(), [&](const Case& c, DataType dtype) {
+        return runCase(c, dtype, o);
+      });
+    }
     return runBenchmarks(o, exe);
   } catch (const std::exception& e) {
     std::cerr << "loom_bench: " << e.what() << "\n";

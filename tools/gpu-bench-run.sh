@@ -129,6 +129,15 @@ if [[ $torch == 1 && $gpu == 1 && ( -z $only || $only == *,torch,* ) ]]; then
   (step torch 420 "$py" benchmarks/torch_baseline.py --out "$r/torch.json") &
   torch_pids+=($!)
 fi
+# torch.compile's side of the shape sweep compiles every shape now, in processes that share
+# Inductor's disk cache, so its timing run later loads them (benchmarks/torch_sweep.py).
+precompile_pids=()
+if [[ $shape == 1 && $torch == 1 && $gpu == 1 && ( -z $only || $only == *,shape_sweep_torch,* ) ]]
+then
+  (step shape_sweep_precompile 560 "$py" benchmarks/torch_sweep.py --precompile-only \
+    --precompile-jobs 8) &
+  precompile_pids+=($!)
+fi
 if [[ $dry == 1 && -f $build/CMakeCache.txt ]]; then
   step build 1800 cmake --build "$build" -j "$(nproc)"
 else
@@ -181,18 +190,22 @@ if [[ $mpi == 1 ]]; then
   fi
 fi
 if [[ $shape == 1 ]]; then
-  # The shape sweep: Loom's side, then torch's, then the table (docs/performance.md).
+  # The shape sweep: Loom's side, then torch's (its compiles done while Loom built), then the
+  # report (docs/performance.md, "Shape sweep").
   mkdir -p "$r/sweep"
   if [[ $gpu == 1 ]]; then
-    step shape_sweep_loom 300 "$build/bin/loom_bench" --sweep --json "$r/sweep/loom.json" &&
-      [[ $torch == 1 ]] && step shape_sweep_torch 300 "$py" benchmarks/torch_sweep.py \
-        --out "$r/sweep/torch.json"
+    # The compiles touch the GPU once per shape: never while Loom is timed.
+    ((${#precompile_pids[@]})) && wait "${precompile_pids[@]}"
+    step shape_sweep_loom 300 "$build/bin/loom_bench" --sweep --json "$r/sweep/loom.json"
+    if [[ $torch == 1 ]]; then
+      step shape_sweep_torch 300 "$py" benchmarks/torch_sweep.py --out "$r/sweep/torch.json"
+    fi
   else
-    step shape_sweep_loom-dry 600 "$build/bin/loom_bench" --sweep --backend host --sweep-rows 4 \
-      --json "$r/sweep/loom.json"
-    step shape_sweep_torch-dry 60 "$py" benchmarks/torch_sweep.py --help
+    step shape_sweep_loom-dry 900 "$build/bin/loom_bench" --sweep --backend host --sweep-rows 3 \
+      --sweep-regimes bandwidth --json "$r/sweep/loom.json"
+    step shape_sweep_torch-dry 60 "$py" benchmarks/torch_sweep.py --list
   fi
-  step shape_sweep_table 60 "$py" benchmarks/sweep_report.py --loom "$r/sweep/loom.json" \
+  step shape_sweep_report 60 "$py" benchmarks/sweep_report.py --loom "$r/sweep/loom.json" \
     --torch "$r/sweep/torch.json" --out "$r/sweep"
 fi
 if [[ $fast == 1 ]]; then  # NVRTC's fast-compile level: compile time and kernel times
