@@ -4,6 +4,7 @@
 #include "loom/scheduler/normalization.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <unordered_set>
 
@@ -178,6 +179,108 @@ std::vector<TensorView*> persistentBuffers(const Fusion& fusion) {
   return ordered;
 }
 
+namespace {
+
+// A tensor of the reduction's rank that is not a broadcast at any reduced position: it holds
+// whole rows.
+bool holdsRows(const TensorView* tv, const std::vector<size_t>& reduced, size_t row_rank) {
+  if (tv->rank() != int64_t(row_rank)) return false;
+  auto ids = TensorDomain::noReductions(tv->logical());
+  for (size_t p : reduced) {
+    if (ids[p]->isBroadcast()) return false;
+  }
+  return true;
+}
+
+bool isPointwise(const Expr* e) {
+  return e->outputs().size() == 1 &&
+         (e->isA<UnaryOp>() || e->isA<BinaryOp>() || e->isA<TernaryOp>());
+}
+
+bool isNarrowingCast(const TensorView* tv) {
+  auto* cast = tv->definition() != nullptr ? tv->definition()->dynCast<UnaryOp>() : nullptr;
+  return cast != nullptr && cast->opType() == UnaryOpType::Cast &&
+         dataTypeSize(cast->in()->dtype()) > dataTypeSize(tv->dtype());
+}
+
+// The leaves `buf` can be recomputed from (see BufferPlan), or nullopt: the walk back from `buf`
+// through pointwise exprs must end at fusion inputs, at rows already `held`, or at tensors that
+// hold no whole row.
+std::optional<std::vector<TensorView*>> projectionLeaves(
+    TensorView* buf, const std::vector<size_t>& reduced, size_t row_rank,
+    const std::unordered_set<const TensorView*>& held) {
+  if (buf->isFusionInput() || buf->isFusionOutput()) return std::nullopt;
+  std::vector<TensorView*> leaves;
+  std::unordered_set<const TensorView*> seen;
+  std::vector<TensorView*> work{buf};
+  while (!work.empty()) {
+    TensorView* t = work.back();
+    work.pop_back();
+    if (!seen.insert(t).second) continue;
+    // A narrowing cast's result is a leaf too: holding it takes fewer bytes than its input.
+    bool is_leaf = t != buf && (t->isFusionInput() || held.count(t) != 0 ||
+                                !holdsRows(t, reduced, row_rank) || isNarrowingCast(t));
+    if (is_leaf) {
+      leaves.push_back(t);
+      continue;
+    }
+    Expr* def = t->definition();
+    // A whole-row intermediate made by anything else (a broadcast of a row, a reshape) would
+    // have to stay on chip itself: no gain.
+    if (def == nullptr || !isPointwise(def) || t->domain()->hasRoot()) return std::nullopt;
+    for (Val* in : def->inputs()) {
+      if (auto* tin = in->dynCast<TensorView>()) work.push_back(tin);
+    }
+  }
+  return leaves;
+}
+
+}  // namespace
+
+int64_t BufferPlan::bytesPerElement() const {
+  int64_t bytes = 0;
+  for (const TensorView* tv : held) bytes += int64_t(dataTypeSize(tv->dtype()));
+  return bytes;
+}
+
+BufferPlan planPersistentBuffers(const Fusion& fusion) {
+  BufferPlan plan;
+  std::vector<TensorView*> buffers = persistentBuffers(fusion);
+  if (buffers.empty()) return plan;
+  const TensorView* ref = utils::reductionTvs(fusion).front();
+  const std::vector<size_t> reduced = reducedPositions(ref);
+  const size_t row_rank = ref->logical().size();
+  std::unordered_set<const TensorView*> held;
+  auto hold = [&](TensorView* tv) {
+    if (held.insert(tv).second) plan.held.push_back(tv);
+  };
+  for (TensorView* buf : buffers) {
+    if (buf->isFusionInput()) hold(buf);
+  }
+  for (TensorView* buf : buffers) {
+    if (buf->isFusionInput()) continue;
+    std::optional<std::vector<TensorView*>> leaves =
+        projectionLeaves(buf, reduced, row_rank, held);
+    int64_t added = 0;
+    if (leaves) {
+      for (TensorView* leaf : *leaves) {
+        if (holdsRows(leaf, reduced, row_rank) && !held.count(leaf)) {
+          added += int64_t(dataTypeSize(leaf->dtype()));
+        }
+      }
+    }
+    if (!leaves || added > int64_t(dataTypeSize(buf->dtype()))) {
+      hold(buf);
+      continue;
+    }
+    for (TensorView* leaf : *leaves) {
+      if (holdsRows(leaf, reduced, row_rank)) hold(leaf);
+    }
+    plan.projected.push_back({buf, std::move(*leaves)});
+  }
+  return plan;
+}
+
 bool innerPersistentCompileTimeCheck(const Fusion& fusion, std::string* why) {
   bool has_tensor_output = false;
   for (Val* o : fusion.outputs()) {
@@ -280,15 +383,10 @@ RowSizes rowSizes(const Fusion& fusion, const TensorView* ref,
   for (IterDomain* id : ref->loop()) {
     if (!id->isReduction() && !id->isDeviceDim()) s.rows *= info.extent(id, ref);
   }
-  std::unordered_set<TensorView*> held;
-  for (TensorView* tv : persistentBuffers(fusion)) {
-    // A projected buffer persists as its input (the schedule recomputes the cast at each use).
-    TensorView* in = projectableCastInput(tv);
-    TensorView* kept = in != nullptr ? in : tv;
-    if (held.insert(kept).second) {
-      s.persistent_bytes_per_element += int64_t(dataTypeSize(kept->dtype()));
-    }
-  }
+  // Projected buffers persist as the input rows they are recomputed from (BufferPlan).
+  const BufferPlan buffers = planPersistentBuffers(fusion);
+  s.persistent_bytes_per_element = buffers.bytesPerElement();
+  std::unordered_set<TensorView*> held(buffers.held.begin(), buffers.held.end());
   // Every cached input row stays in registers too (layer_norm's weight and bias).
   for (TensorView* tv : row_accessed) {
     if (tv->isFusionInput()) held.insert(tv);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // scheduleInnerPersistent: the transform sequence of the inner-persistent scheduler.
 //
-//   first, persistent buffers that are widening casts of inputs are projected to the inputs (one
-//   cast per use; broadcast(cast(w)) -> cast(broadcast(w))), so the narrow input caches persist;
+//   first, persistent buffers recomputable from input rows and row statistics are projected (one
+//   copy of their pointwise chain per use: planPersistentBuffers; broadcast(cast(w)) ->
+//   cast(broadcast(w))), so only the (narrow) input caches persist;
 //   reference (first reduction), loop reordered to [DID..., iter..., red...]:
 //     merge iters -> I, merge reds -> R
 //     R -> split(vectorize) -> outer split(persistent_batch): [pb, TIDx, vec]
@@ -98,24 +99,17 @@ TensorView* freshLike(const TensorView* like, DataType dtype) {
   return tv;
 }
 
-// Projects the persistent buffers to the inputs: a buffer that is a widening cast of a fusion input
-// gets one cast per use, so each cast inlines fully into its consumer and only the input's
-// register cache (bf16 stays bf16: half the registers) lives across the reductions. Returns the
-// inputs that replaced buffers.
-std::vector<TensorView*> projectBuffersToInputs(const std::vector<TensorView*>& buffers) {
-  std::vector<TensorView*> inputs;
-  for (TensorView* buf : buffers) {
-    TensorView* in = projectableCastInput(buf);
-    if (in == nullptr) continue;
-    inputs.push_back(in);
-    std::vector<Expr*> uses = buf->uses();
+// Projects the persistent buffers the plan recomputes (BufferPlan): every use but the first gets
+// its own copy of the buffer's chain from its leaves, so each copy inlines fully into its
+// consumer and only the leaves' rows (their input caches: bf16 stays bf16) live across the
+// reductions.
+void projectBuffers(const BufferPlan& plan) {
+  for (const BufferPlan::Projection& p : plan.projected) {
+    std::vector<Expr*> uses = p.buffer->uses();
     for (size_t i = 1; i < uses.size(); ++i) {
-      TensorView* copy = freshLike(buf, buf->dtype());
-      IrBuilder::create<UnaryOp>(UnaryOpType::Cast, copy, in);
-      uses[i]->replaceInput(buf, copy);
+      transform::recomputeChain(p.buffer, uses[i], p.leaves);
     }
   }
-  return inputs;
 }
 
 // `b = broadcast(cast(w))` of a fusion input w (layer_norm's weight and bias) becomes
@@ -150,13 +144,11 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   LOOM_CHECK(p.vectorize >= 1 && p.persistent_batch >= 1 && p.rows_per_block >= 1,
              "inner persistent parameters must be positive: ", p.toString());
 
-  std::vector<TensorView*> buffers = persistentBuffers(fusion);
-  std::unordered_set<TensorView*> buffer_set(buffers.begin(), buffers.end());
-  // Before anything is cached: the projected inputs' caches become the persistent buffers.
-  for (TensorView* buf : buffers) {
-    if (projectableCastInput(buf) != nullptr) buffer_set.erase(buf);
-  }
-  for (TensorView* in : projectBuffersToInputs(buffers)) buffer_set.insert(in);
+  // Before anything is cached: the held rows (input caches once cached) are the persistent
+  // buffers; the projected ones are recomputed at each use.
+  const BufferPlan plan = planPersistentBuffers(fusion);
+  std::unordered_set<TensorView*> buffer_set(plan.held.begin(), plan.held.end());
+  projectBuffers(plan);
   castAfterBroadcast(fusion);
   TensorView* ref = utils::reductionTvs(fusion).front();
   const std::vector<size_t> reduced = reducedLogicalPositions(ref);

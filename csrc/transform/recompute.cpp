@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "loom/ir/exprs.h"
@@ -88,6 +89,50 @@ int64_t recomputeAcrossThreads(Fusion& fusion, InlineOptions options) {
     inlineMost(order, options);
   }
   return copies;
+}
+
+TensorView* recomputeChain(TensorView* tv, Expr* use, std::span<TensorView* const> leaves) {
+  FusionGuard guard(tv->fusion());
+  const std::unordered_set<const TensorView*> leaf_set(leaves.begin(), leaves.end());
+  // The exprs between the leaves and tv, consumers first (an iterative walk: chains can be long).
+  std::vector<Expr*> chain;
+  std::unordered_set<const Expr*> seen;
+  std::vector<TensorView*> work{tv};
+  while (!work.empty()) {
+    TensorView* t = work.back();
+    work.pop_back();
+    if (leaf_set.count(t) != 0) continue;
+    Expr* def = t->definition();
+    LOOM_ASSERT(def != nullptr, "recomputeChain: ", t->toString(), " (on the way to ",
+                tv->toString(), ") is not computed from the leaves");
+    LOOM_ASSERT(def->outputs().size() == 1 && (def->isA<UnaryOp>() || def->isA<BinaryOp>() ||
+                                               def->isA<TernaryOp>()),
+                "recomputeChain: ", def->toString(), " is not a pointwise expr");
+    if (!seen.insert(def).second) continue;
+    chain.push_back(def);
+    for (TensorView* in : detail::tvInputs(def)) work.push_back(in);
+  }
+  // Producers before consumers: an expr comes after every expr of the chain that feeds it.
+  std::vector<Expr*> ordered;
+  for (Expr* e : tv->fusion()->exprs()) {
+    if (seen.count(e) != 0) ordered.push_back(e);
+  }
+  std::unordered_map<const Val*, Val*> copies;
+  for (Expr* e : ordered) {
+    std::vector<Val*> inputs;
+    for (Val* in : e->inputs()) {
+      auto it = copies.find(in);
+      inputs.push_back(it != copies.end() ? it->second : in);
+    }
+    auto* out = e->output(0)->as<TensorView>();
+    TensorView* copy = detail::newTensor(out, detail::copyDomain(out), MemoryType::Local);
+    TransformReplay::selfReplay(out, copy);  // the sharding (DID pieces of loop and allocation)
+    detail::recreate(e, inputs, {copy});
+    copies[out] = copy;
+  }
+  auto* result = copies.at(tv)->as<TensorView>();
+  use->replaceInput(tv, result);
+  return result;
 }
 
 }  // namespace loom::transform

@@ -118,6 +118,25 @@ TEST(InnerPersistentExec, Softmax) {
   EXPECT_EQ(runScheduled(f, {randomTensor({6, 1000}, 1)}, 1000), "");
 }
 
+// Softmax rows as wide as GPT-2's vocabulary (50257, prime to every vector width) in one kernel:
+// exp(x - max) is recomputed from x, so the row held in shared memory is x alone (196 KB of fp32,
+// which fits the H200's 227 KB; x and the exp together would not).
+TEST(InnerPersistentExec, VocabularyWideSoftmaxHoldsOneRow) {
+  Fusion f;
+  {
+    FusionGuard guard(&f);
+    auto* x = ops::TensorBuilder().shape({3, 50257}).build();
+    f.addInput(x);
+    f.addOutput(ops::softmax(x, 1));
+  }
+  std::vector<eval::Argument> args = {randomTensor({3, 50257}, 5)};
+  SchedulerRuntimeInfo info(f, args);
+  std::string why;
+  ASSERT_TRUE(innerPersistentRunTimeCheck(f, info, &why)) << why;
+  EXPECT_EQ(innerPersistentHeuristics(f, info)->buffer_bytes_per_row, 50257 * 4);
+  EXPECT_EQ(runScheduled(f, args, 50257), "");
+}
+
 // Narrow rows share a block (TIDy) and a prime width leaves a masked remainder.
 TEST(InnerPersistentExec, SoftmaxNarrowPrimeRows) {
   Fusion f;

@@ -184,11 +184,11 @@ TEST(InnerPersistent, AbsurdlyWideRowIsRejected) {
 // Rows that overflow registers but fit in shared memory put the persistent buffers there, and
 // the schedule still computes the original numbers.
 TEST(InnerPersistent, SharedMemoryWhenRegistersDoNotSuffice) {
-  // 28000 floats x 2 buffers (the input's cache and exp) = 224000 bytes per row: more than the
+  // 50000 floats (the input's cache; exp is recomputed) = 200000 bytes per row: more than the
   // register file holds for any thread count, less than 227 KiB of shared memory.
-  auto f = make(softmaxOf(2, 28000));
+  auto f = make(softmaxOf(2, 50000));
   InnerPersistentParams p;
-  EXPECT_EQ(scheduleAndCompare(*f, {randomTensor({2, 28000}, 9)}, 28000, &p), "");
+  EXPECT_EQ(scheduleAndCompare(*f, {randomTensor({2, 50000}, 9)}, 50000, &p), "");
   EXPECT_TRUE(p.shared_memory) << p.toString();
   EXPECT_EQ(p.rows_per_block, 1);
   EXPECT_LE(p.threads_per_row, 1024);
@@ -419,6 +419,52 @@ TEST(InnerPersistent, ProjectableCastInput) {
   for (TensorView* tv : persistentBuffers(*narrowing)) {
     EXPECT_EQ(projectableCastInput(tv), nullptr) << tv->toString();
   }
+}
+
+// A buffer computed pointwise from input rows and row statistics is recomputed, not held:
+// softmax keeps x alone (exp(x - max) is recomputed where the division reads it), a bf16 input's
+// softmax keeps the bf16 row (its cast and its exp recomputed), a narrowing cast keeps its narrow
+// result, and a buffer computed from a broadcast row (not pointwise from the input) is held.
+TEST(InnerPersistent, RecomputableBuffersAreProjected) {
+  auto f32 = make(softmaxOf(4, 256));
+  BufferPlan plan = planPersistentBuffers(*f32);
+  ASSERT_EQ(plan.held.size(), 1u);
+  EXPECT_EQ(plan.held[0], f32->inputs()[0]);
+  ASSERT_EQ(plan.projected.size(), 1u);
+  EXPECT_EQ(plan.bytesPerElement(), 4);
+  EXPECT_EQ(paramsOf(*f32)->buffer_bytes_per_row, 256 * 4);
+
+  auto bf16 = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({4, 256}).dtype(DataType::BFloat16).build();
+    f.addInput(x);
+    f.addOutput(ops::softmax(ops::cast(x, DataType::Float32), -1));
+  });
+  plan = planPersistentBuffers(*bf16);
+  ASSERT_EQ(plan.held.size(), 1u);
+  EXPECT_EQ(plan.held[0], bf16->inputs()[0]);
+  EXPECT_EQ(plan.projected.size(), 2u);
+  EXPECT_EQ(plan.bytesPerElement(), 2);
+
+  auto narrowing = make([](Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({4, 256}).build();
+    f.addInput(x);
+    f.addOutput(ops::softmax(ops::cast(x, DataType::BFloat16), -1));
+  });
+  plan = planPersistentBuffers(*narrowing);
+  ASSERT_FALSE(plan.held.empty());
+  EXPECT_NE(plan.held[0], narrowing->inputs()[0]) << plan.held[0]->toString();
+  EXPECT_EQ(plan.held[0]->dtype(), DataType::BFloat16);
+
+  // y = x_row * sum(x_row) where x_row = broadcast(v) of a [256] input: the row is a broadcast,
+  // not pointwise from an input holding rows, so it stays held.
+  auto broadcast_row = make([](Fusion& f) {
+    auto* v = ops::TensorBuilder().shape({256}).build();
+    f.addInput(v);
+    auto* row = ops::add(ops::broadcast(v, {true, false}), ops::full({4, 256}, 1.0, DataType::Float32));
+    f.addOutput(ops::mul(row, ops::sum(row, {1}, /*keepdim=*/true)));
+  });
+  plan = planPersistentBuffers(*broadcast_row);
+  EXPECT_TRUE(plan.projected.empty());
 }
 
 // The projected buffer counts at the input's width: a bf16 var_mean row holds 2 bytes per element.

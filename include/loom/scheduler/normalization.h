@@ -61,6 +61,25 @@ std::vector<ir::TensorView*> persistentBuffers(const ir::Fusion& fusion);
 /// use; the heuristic counts `in`'s item size for it.
 ir::TensorView* projectableCastInput(const ir::TensorView* tv);
 
+/// What the scheduler keeps on chip for the persistent buffers. A buffer computed by pointwise
+/// exprs from fusion inputs (that hold rows) and row statistics (broadcasts of reduction results,
+/// row-invariant tensors) is projected: each of its uses recomputes it from those leaves, and
+/// only the input rows are held. softmax's exp(x - max) is recomputed from x, so a row holds x
+/// alone; a bf16 input's widening cast is recomputed from the bf16 row. A buffer is projected
+/// only when the input rows it adds to the held set take no more bytes than the buffer itself (a
+/// narrowing cast stays as it is).
+struct BufferPlan {
+  struct Projection {
+    ir::TensorView* buffer;
+    std::vector<ir::TensorView*> leaves;  ///< where the recomputation starts (read as they are)
+  };
+  std::vector<ir::TensorView*> held;    ///< rows kept on chip: fusion inputs or buffers
+  std::vector<Projection> projected;    ///< buffers recomputed at each use
+  /// Bytes of one row element over every held row.
+  int64_t bytesPerElement() const;
+};
+BufferPlan planPersistentBuffers(const ir::Fusion& fusion);
+
 /// The pieces callable without the registry (tests, the Welford translation check).
 bool innerPersistentCompileTimeCheck(const ir::Fusion& fusion, std::string* why);
 bool innerPersistentRunTimeCheck(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,

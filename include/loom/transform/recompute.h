@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "loom/ir/fusion.h"
 #include "loom/transform/inlining.h"
@@ -30,5 +31,15 @@ namespace loom::transform {
 /// Recomputes every local producer read across threads by a consumer (see above), after the
 /// fusion's compute-at positions are set. Returns the number of copies made.
 int64_t recomputeAcrossThreads(ir::Fusion& fusion, InlineOptions options = {});
+
+/// Before scheduling: gives `use` its own copy of the exprs that compute `tv` from `leaves`
+/// (every expr on a path from a leaf to `tv`, each copied once, with fresh unscheduled outputs
+/// shaped and sharded like the originals) and makes `use` read the copy of `tv`, which is
+/// returned. The leaves are read as they are. A normalization scheduler uses it to drop a
+/// persistent buffer it can recompute from the rows it keeps anyway (softmax's exp(x - max) from
+/// x). Every expr on the way must have one output and be pointwise (checked: an InternalError
+/// otherwise), and every path from `tv` back must reach a leaf.
+ir::TensorView* recomputeChain(ir::TensorView* tv, ir::Expr* use,
+                               std::span<ir::TensorView* const> leaves);
 
 }  // namespace loom::transform
