@@ -44,6 +44,11 @@ constexpr int64_t kLatencyBoundRowsPerSm = 4;
 constexpr int64_t kMinThreads = 128;
 constexpr int64_t kMaxThreads = 512;
 constexpr int64_t kMaxThreadsPerRow = 1024;
+// Shared memory of the block reductions (one slot per thread for each value reduced together:
+// Welford reduces three), beside the persistent buffers in shared-memory mode.
+constexpr int64_t kReductionWorkspacePerThread = 16;
+// Rows that reload (InnerPersistentParams::reload_rows) need at least sm_count / this many rows.
+constexpr int64_t kReloadRowsPerSmDivisor = 16;
 
 bool isReductionExpr(const Expr* e) { return e->isA<ReductionOp>() || e->isA<WelfordOp>(); }
 
@@ -79,6 +84,7 @@ std::string InnerPersistentParams::toString() const {
   std::ostringstream os;
   os << "InnerPersistent: vectorize=" << vectorize << " persistent_batch=" << persistent_batch
      << " rows_per_block=" << rows_per_block << " shared_memory=" << (shared_memory ? 1 : 0)
+     << " reload_rows=" << (reload_rows ? 1 : 0)
      << "\n  row_size=" << row_size << " rows=" << rows << " threads_per_row=" << threads_per_row
      << " buffer_bytes_per_row=" << buffer_bytes_per_row;
   return os.str();
@@ -86,7 +92,8 @@ std::string InnerPersistentParams::toString() const {
 
 size_t InnerPersistentParams::hash() const {
   uint64_t h = uint64_t(type());
-  for (int64_t v : {vectorize, persistent_batch, rows_per_block, int64_t(shared_memory)}) {
+  for (int64_t v : {vectorize, persistent_batch, rows_per_block, int64_t(shared_memory),
+                    int64_t(reload_rows)}) {
     h = hashCombine(h, uint64_t(v));
   }
   return size_t(h);
@@ -95,7 +102,8 @@ size_t InnerPersistentParams::hash() const {
 bool InnerPersistentParams::sameAs(const HeuristicParams& other) const {
   auto* o = dynamic_cast<const InnerPersistentParams*>(&other);
   return o != nullptr && o->vectorize == vectorize && o->persistent_batch == persistent_batch &&
-         o->rows_per_block == rows_per_block && o->shared_memory == shared_memory;
+         o->rows_per_block == rows_per_block && o->shared_memory == shared_memory &&
+         o->reload_rows == reload_rows;
 }
 
 std::unique_ptr<HeuristicParams> InnerPersistentParams::clone() const {
@@ -111,6 +119,8 @@ bool InnerPersistentParams::setField(std::string_view name, int64_t value) {
     rows_per_block = value;
   } else if (name == "shared_memory") {
     shared_memory = value != 0;
+  } else if (name == "reload_rows") {
+    reload_rows = value != 0;
   } else {
     return false;
   }
@@ -350,6 +360,7 @@ struct RowSizes {
   int64_t rows = 1;  // rows in this device's shard
   int64_t bytes_per_element = 0;  // register bytes per row element (buffers and input caches)
   int64_t persistent_bytes_per_element = 0;  // the persistent buffers only (shared memory mode)
+  bool held_rows_are_inputs = true;  // every held row can be read again from global memory
 };
 
 std::vector<IterDomain*> rowIds(const TensorView* ref) {
@@ -386,6 +397,9 @@ RowSizes rowSizes(const Fusion& fusion, const TensorView* ref,
   // Projected buffers persist as the input rows they are recomputed from (BufferPlan).
   const BufferPlan buffers = planPersistentBuffers(fusion);
   s.persistent_bytes_per_element = buffers.bytesPerElement();
+  for (const TensorView* tv : buffers.held) {
+    s.held_rows_are_inputs = s.held_rows_are_inputs && tv->isFusionInput();
+  }
   std::unordered_set<TensorView*> held(buffers.held.begin(), buffers.held.end());
   // Every cached input row stays in registers too (layer_norm's weight and bias).
   for (TensorView* tv : row_accessed) {
@@ -447,21 +461,41 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   while (pb > 1 && threads(pb) < kMinThreads && threads(pb - 1) <= kMaxThreads) --pb;  // short
   while (!fits(pb) && pb > 1 && threads(pb - 1) <= max_threads) --pb;  // fewer values, more threads
   p.shared_memory = false;
+  p.reload_rows = false;
   p.persistent_batch = pb;
   p.threads_per_row = threads(pb);
   if (!fits(pb)) {
-    // Shared memory: the whole row of every buffer in the block, as many threads as allowed.
+    // Shared memory: the whole row of every buffer in the block, as many threads as allowed,
+    // next to the block reductions' workspace.
     p.persistent_batch = utils::ceilDiv(units, max_threads);
     p.threads_per_row = threads(p.persistent_batch);
-    if (p.buffer_bytes_per_row > d.shared_memory_per_block) {
-      int64_t reg_bytes = (std::min(d.max_registers_per_thread,
-                                    d.registers_per_sm / max_threads) -
-                           kRegisterOverhead) * 4 * max_threads;
-      return reject(why, "rows of " + std::to_string(s.row) + " elements need " +
-                             std::to_string(p.buffer_bytes_per_row) +
-                             " bytes of persistent buffers each; registers hold at most " +
-                             std::to_string(reg_bytes) + " and shared memory " +
-                             std::to_string(d.shared_memory_per_block) + " bytes per block");
+    const int64_t workspace = kReductionWorkspacePerThread * roundUp(p.threads_per_row,
+                                                                     d.warp_size);
+    if (p.buffer_bytes_per_row + workspace > d.shared_memory_per_block) {
+      // Reading the rows again needs enough rows to keep the SMs busy with one block each;
+      // fewer, wider rows are better split over blocks by the segmenter's reductions.
+      const int64_t min_rows = std::max<int64_t>(1, d.sm_count / kReloadRowsPerSmDivisor);
+      if (!s.held_rows_are_inputs || s.rows < min_rows) {
+        int64_t reg_bytes = (std::min(d.max_registers_per_thread,
+                                      d.registers_per_sm / max_threads) -
+                             kRegisterOverhead) * 4 * max_threads;
+        return reject(why, "rows of " + std::to_string(s.row) + " elements need " +
+                               std::to_string(p.buffer_bytes_per_row) +
+                               " bytes of persistent buffers each; registers hold at most " +
+                               std::to_string(reg_bytes) + " and shared memory " +
+                               std::to_string(d.shared_memory_per_block) +
+                               " bytes per block, and " +
+                               (s.held_rows_are_inputs
+                                    ? std::to_string(s.rows) + " rows are too few (under " +
+                                          std::to_string(min_rows) +
+                                          ") to read them again block by block"
+                                    : std::string("a buffer that is not an input row cannot be "
+                                                  "read again from global memory")));
+      }
+      // Wider still: each pass reads the input rows again (one kernel, no persistence).
+      p.reload_rows = true;
+      p.rows_per_block = 1;
+      return true;
     }
     p.shared_memory = true;
   }

@@ -149,6 +149,17 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   const BufferPlan plan = planPersistentBuffers(fusion);
   std::unordered_set<TensorView*> buffer_set(plan.held.begin(), plan.held.end());
   projectBuffers(plan);
+  // Rows too wide to hold: every held row is an input, read again by each pass (its own cache
+  // per use, inlined into that pass's loops); nothing persists.
+  std::unordered_set<TensorView*> reloaded;
+  if (p.reload_rows) {
+    for (TensorView* tv : buffer_set) {
+      LOOM_CHECK(tv->isFusionInput(), "inner persistent: reload_rows needs every held row to be "
+                 "a fusion input, but ", tv->toString(), " is not (", p.toString(), ")");
+      reloaded.insert(tv);
+    }
+    buffer_set.clear();
+  }
   castAfterBroadcast(fusion);
   TensorView* ref = utils::reductionTvs(fusion).front();
   const std::vector<size_t> reduced = reducedLogicalPositions(ref);
@@ -199,10 +210,14 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   for (Val* in : std::vector<Val*>(fusion.inputs())) {
     auto* tv = in->dynCast<TensorView>();
     if (tv == nullptr || tv->uses().empty() || utils::readFromGlobal(tv)) continue;
-    TensorView* cache = transform::cacheAfter(tv);
-    if (vector_inputs.count(tv) != 0) vector_caches.push_back(cache);
-    caches.push_back(cache);
-    if (buffer_set.count(tv)) buffer_set.insert(cache);
+    std::vector<TensorView*> tv_caches = reloaded.count(tv) != 0
+                                             ? transform::cacheAfterEachUse(tv)
+                                             : std::vector<TensorView*>{transform::cacheAfter(tv)};
+    for (TensorView* cache : tv_caches) {
+      if (vector_inputs.count(tv) != 0) vector_caches.push_back(cache);
+      caches.push_back(cache);
+      if (buffer_set.count(tv)) buffer_set.insert(cache);
+    }
   }
 
   // Outputs that are also read inside the fusion (layer_norm's mean and rstd): the readers use a
@@ -246,7 +261,10 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   // constants (a runtime index would put them in local memory), and the batch's loads are
   // independent and all in flight at once. (One Unroll ID per tensor: the short constant vector
   // loop is left to the CUDA compiler's unrolling.)
-  if (p.persistent_batch > 1) transform::parallelize(ref, pos, ParallelType::Unroll);
+  // Reloaded rows keep it serial: nothing is held, and a long row would unroll into a huge body.
+  if (p.persistent_batch > 1 && !p.reload_rows) {
+    transform::parallelize(ref, pos, ParallelType::Unroll);
+  }
 
   transform::propagateTransforms(ref);
   transform::parallelizeAllLike(ref);
@@ -340,7 +358,10 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
       // Held across rows only when it spans each reduced dim: then its loops are the row's own
       // (same split, same threads) and each thread holds the elements it reads. A partial row
       // ([1, h, 1] against a row of h x w) is laid out differently and is read per element.
-      if (!has_row && spans_row.count(in) != 0 && !row_ids.empty()) row_invariant.insert(c);
+      // Not when rows reload: a whole row of weights per thread would not fit registers.
+      if (!has_row && spans_row.count(in) != 0 && !row_ids.empty() && !p.reload_rows) {
+        row_invariant.insert(c);
+      }
     }
   }
   std::vector<TensorView*> inlined;

@@ -60,6 +60,27 @@ TensorView* cacheAfter(TensorView* tv, MemoryType memory) {
   return cache;
 }
 
+std::vector<TensorView*> cacheAfterEachUse(TensorView* tv, MemoryType memory) {
+  LOOM_CHECK(!tv->uses().empty(), "cacheAfterEachUse of ", tv->toString(), ": it has no uses");
+  LOOM_CHECK(tv->computeAtPosition() == 0, "cacheAfterEachUse of ", tv->toString(),
+             ": cache before inlining");
+  FusionGuard guard(tv->fusion());
+  std::vector<TensorView*> caches;
+  const std::vector<Expr*> uses = tv->uses();
+  for (Expr* use : uses) {
+    for (TensorView* c : detail::tvOutputs(use)) {
+      LOOM_CHECK(c->maxProducerPosition() == 0, "cacheAfterEachUse of ", tv->toString(),
+                 ": consumer ", c->toString(), " is already inlined");
+    }
+    TensorView* cache = detail::newTensor(tv, detail::copyDomain(tv), memory);
+    use->replaceInput(tv, cache);
+    IrBuilder::create<LoadStoreOp>(LoadStoreOpType::Set, cache, tv);
+    TransformReplay::replayCasP(cache, tv, -1, kCacheReplay);
+    caches.push_back(cache);
+  }
+  return caches;
+}
+
 TensorView* cacheFork(TensorView* tv) {
   Fusion* f = tv->fusion();
   LOOM_CHECK(f->isOutput(tv), "cacheFork of ", tv->toString(), ": it is not a fusion output");

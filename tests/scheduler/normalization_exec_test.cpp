@@ -137,6 +137,30 @@ TEST(InnerPersistentExec, VocabularyWideSoftmaxHoldsOneRow) {
   EXPECT_EQ(runScheduled(f, args, 50257), "");
 }
 
+// Rows wider than shared memory (layer_norm and rms_norm of [9, 70001] fp32, bf16 and with the
+// weights) run in one kernel that reads each row again per pass, and match the reference.
+TEST(InnerPersistentExec, ReloadedWideRows) {
+  for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+    const int64_t width = dtype == DataType::Float32 ? 70001 : 140001;
+    auto ln = layerNormFusion(dtype, 9, width);
+    std::vector<eval::Argument> args = layerNormArgs(9, width, dtype);
+    SchedulerRuntimeInfo info(*ln, args);
+    EXPECT_TRUE(innerPersistentHeuristics(*ln, info)->reload_rows) << dataTypeName(dtype);
+    EXPECT_EQ(runScheduled(*ln, args, width), "") << dataTypeName(dtype);
+
+    Fusion rms;
+    {
+      FusionGuard guard(&rms);
+      auto* x = ops::TensorBuilder().shape({9, width}).dtype(dtype).build();
+      auto* w = ops::TensorBuilder().shape({width}).dtype(dtype).build();
+      rms.addInput(x);
+      rms.addInput(w);
+      rms.addOutput(ops::rmsNorm(x, 1, w, 1e-5));
+    }
+    EXPECT_EQ(runScheduled(rms, {args[0], args[1]}, width), "") << dataTypeName(dtype);
+  }
+}
+
 // Narrow rows share a block (TIDy) and a prime width leaves a masked remainder.
 TEST(InnerPersistentExec, SoftmaxNarrowPrimeRows) {
   Fusion f;

@@ -179,6 +179,35 @@ TEST(InnerPersistent, AbsurdlyWideRowIsRejected) {
   EXPECT_FALSE(innerPersistentRunTimeCheck(*f, info, &why));
   EXPECT_NE(why.find("rows of 67108864 elements need"), std::string::npos) << why;
   EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+  EXPECT_NE(why.find("2 rows are too few"), std::string::npos) << why;
+}
+
+// Rows wider than shared memory holds are read again from global memory by each pass, in one
+// kernel, when every held row is an input and there are enough rows for a block each; a held
+// row that is not an input cannot be read again, so such a fusion is still rejected.
+TEST(InnerPersistent, RowsWiderThanSharedMemoryReload) {
+  auto f = make(softmaxOf(16, 131072));
+  auto p = paramsOf(*f);
+  EXPECT_TRUE(p->reload_rows) << p->toString();
+  EXPECT_FALSE(p->shared_memory) << p->toString();
+  EXPECT_EQ(p->rows_per_block, 1);
+  EXPECT_EQ(p->threads_per_row * p->persistent_batch * p->vectorize, 131072) << p->toString();
+  EXPECT_EQ(scheduleAndCompare(*make(softmaxOf(9, 70001)), {randomTensor({9, 70001}, 3)}, 70001),
+            "");
+
+  // r * sum(r) over r = float(bf16(x)): the bf16 row is held (narrower than both x and r; it
+  // is not an input), and 140000 of them overflow shared memory.
+  auto narrow = make([](Fusion& fu) {
+    auto* x = ops::TensorBuilder().shape({16, 140000}).build();
+    fu.addInput(x);
+    auto* r = ops::cast(ops::cast(x, DataType::BFloat16), DataType::Float32);
+    fu.addOutput(ops::mul(r, ops::sum(r, {1}, /*keepdim=*/true)));
+  });
+  std::string why;
+  ASSERT_TRUE(innerPersistentCompileTimeCheck(*narrow, &why)) << why;
+  SchedulerRuntimeInfo info(*narrow, eval::ExpressionEvaluator{});
+  EXPECT_FALSE(innerPersistentRunTimeCheck(*narrow, info, &why));
+  EXPECT_NE(why.find("cannot be read again"), std::string::npos) << why;
 }
 
 // Rows that overflow registers but fit in shared memory put the persistent buffers there, and

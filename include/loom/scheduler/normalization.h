@@ -9,8 +9,9 @@
 // The serial pieces are rFactored, so each thread first reduces its own batch x vector elements
 // and a block reduction over TIDx finishes the row. Inputs are cached (vectorized loads); the
 // caches and the intermediates needed after a reduction are the persistent buffers, in registers,
-// or in shared memory when registers do not suffice. A buffer that is a widening cast of an input
-// is projected to the input (its narrow cache persists; the cast is recomputed at each use). Rows that fit neither are rejected by the
+// or in shared memory when registers do not suffice. Buffers recomputable from input rows are
+// projected (BufferPlan below). Rows that fit neither are read again from global memory by each
+// pass (reload_rows) when every held row is a fusion input, and otherwise rejected by the
 // run-time check, with the reason, so the segmenter falls back.
 #pragma once
 
@@ -34,6 +35,11 @@ struct InnerPersistentParams final : HeuristicParams {
   int64_t rows_per_block = 1;
   /// Persistent buffers in shared memory instead of registers.
   bool shared_memory = false;
+  /// Rows wider than registers and shared memory hold: nothing persists; each pass over the row
+  /// (each reduction, then the outputs) reads the input rows from global memory again (the L2
+  /// catches part of it), in one kernel, with the batch loop serial instead of unrolled. Only
+  /// when every held row is a fusion input.
+  bool reload_rows = false;
 
   // Informational (derived from the sizes; not part of the schedule).
   int64_t row_size = 0;           ///< elements reduced per row

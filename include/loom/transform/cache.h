@@ -5,7 +5,10 @@
 //   cacheBefore(T1):  T0 -op-> T1         becomes  T0 -op-> C -set-> T1      (returns C)
 //   cacheAfter(T0):   T0 -> uses          becomes  T0 -set-> C -> uses       (returns C)
 //   cacheFork(T1):    output T1 with uses becomes  T1 -> uses, T1 -set-> O (new output, returned)
+//   cacheAfterEachUse(T0): T0 -> use_i       becomes  T0 -set-> C_i -> use_i  (one cache per use)
 #pragma once
+
+#include <vector>
 
 #include "loom/ir/tensor_view.h"
 
@@ -19,6 +22,9 @@ using ir::TensorView;
 TensorView* cacheBefore(TensorView* tv, MemoryType memory = MemoryType::Local);
 /// Every use of tv reads the cache instead. UserError when tv has no uses.
 TensorView* cacheAfter(TensorView* tv, MemoryType memory = MemoryType::Local);
+/// One cache per use of tv (each use reads its own copy, loaded in that use's loops): a row read
+/// again by several passes instead of held. UserError when tv has no uses.
+std::vector<TensorView*> cacheAfterEachUse(TensorView* tv, MemoryType memory = MemoryType::Local);
 /// tv stays an intermediate for its uses; a new Global output copies it. UserError unless tv is a
 /// fusion output with uses.
 TensorView* cacheFork(TensorView* tv);
