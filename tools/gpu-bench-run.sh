@@ -34,13 +34,14 @@
 #                   benchmarks/run_comm_bench.sh --gpu); tables in comm/*.txt
 #   --shape-sweep   also the shape sweep (loom_bench --sweep next to torch_sweep.py; sweep/)
 #   --no-shape-sweep  leave the shape sweep out of --verify
+#   --sweep-regimes L the shape sweep's regimes (bandwidth,latency; default both)
 #   --sweep FILE    also time heuristic variants: each line of FILE is "CASES DTYPES PARAMS"
 #                   (loom_bench --cases/--dtypes/--params); '#' starts a comment
 set -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS
 examples=0 fast=0 hints=0 stages=0 sweep="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
-build="" deadline=560 only=""
+build="" deadline=560 only="" regimes=bandwidth,latency
 while [[ $# -gt 0 ]]; do
   a=$1
   shift
@@ -53,6 +54,7 @@ while [[ $# -gt 0 ]]; do
     --sweep) sweep=${1:?--sweep needs a file}; shift ;;
     --shape-sweep) shape=1 ;;
     --no-shape-sweep) shape=0 ;;
+    --sweep-regimes) regimes=${1:?--sweep-regimes needs bandwidth, latency or both}; shift ;;
     --no-torch) torch=0 ;;
     --mpi) mpi=1 ;;
     --comm) comm=1 ;;
@@ -60,7 +62,7 @@ while [[ $# -gt 0 ]]; do
     --fast-compile) fast=1 ;;
     --ab-hints) hints=1 ;;
     --stages) stages=1 ;;
-    -h | --help) sed -n '3,39s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '3,40s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "gpu-bench-run.sh: unknown option '$a'" >&2; exit 2 ;;
   esac
 done
@@ -135,7 +137,7 @@ precompile_pids=()
 if [[ $shape == 1 && $torch == 1 && $gpu == 1 && ( -z $only || $only == *,shape_sweep_torch,* ) ]]
 then
   (step shape_sweep_precompile 560 "$py" benchmarks/torch_sweep.py --precompile-only \
-    --precompile-jobs 8) &
+    --precompile-jobs 8 --regimes "$regimes") &
   precompile_pids+=($!)
 fi
 if [[ $dry == 1 && -f $build/CMakeCache.txt ]]; then
@@ -155,9 +157,11 @@ if [[ $verify == 1 ]]; then
   # the GPU machine every skip's reason is in the log (-rs).
   # Only the CUDA variants: the CPU ones are CI's python tier.
   step python_tier 300 "$py" -m pytest -p no:cacheprovider --color=no -q -rs -m "not mpi" -k cuda tests/python
-  grep -E '^SKIPPED' "$r/python_tier.log" > "$r/python_counts.txt"
-  echo "python tier (CUDA variants): $(grep -E '[0-9]+ (passed|failed|skipped)' \
-    "$r/python_tier.log" | tail -1)" >> "$r/python_counts.txt"
+  if [[ -f $r/python_tier.log ]]; then
+    grep -E '^SKIPPED' "$r/python_tier.log" > "$r/python_counts.txt"
+    echo "python tier (CUDA variants): $(grep -E '[0-9]+ (passed|failed|skipped)' \
+      "$r/python_tier.log" | tail -1)" >> "$r/python_counts.txt"
+  fi
   # The founding test, one rank and two, on GPU ranks where there is a GPU.
   for n in 1 2; do
     step "founding_py_np$n" 240 mpirun -np "$n" "${mpi_flags[@]}" "$py" -m pytest \
@@ -196,9 +200,11 @@ if [[ $shape == 1 ]]; then
   if [[ $gpu == 1 ]]; then
     # The compiles touch the GPU once per shape: never while Loom is timed.
     ((${#precompile_pids[@]})) && wait "${precompile_pids[@]}"
-    step shape_sweep_loom 300 "$build/bin/loom_bench" --sweep --json "$r/sweep/loom.json"
+    step shape_sweep_loom 400 "$build/bin/loom_bench" --sweep --sweep-regimes "$regimes" \
+      --json "$r/sweep/loom.json"
     if [[ $torch == 1 ]]; then
-      step shape_sweep_torch 300 "$py" benchmarks/torch_sweep.py --out "$r/sweep/torch.json"
+      step shape_sweep_torch 400 "$py" benchmarks/torch_sweep.py --regimes "$regimes" \
+        --out "$r/sweep/torch.json"
     fi
   else
     step shape_sweep_loom-dry 900 "$build/bin/loom_bench" --sweep --backend host --sweep-rows 3 \
