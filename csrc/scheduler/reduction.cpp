@@ -178,18 +178,20 @@ namespace {
 // Outer reduction [R, I] (I innermost). Preferred form: vectorized columns, each thread keeping a
 // vector of partial sums over an unrolled serial loop (several 16-byte loads in flight), the block
 // reducing over TIDy, and enough column blocks for every SM; no grid reduction. Narrow outputs
-// that cannot fill the SMs with column blocks take scalar columns with a grid reduction over BIDy.
-// (The schedule can combine vectors with a grid reduction, one grid-reduction entrance per lane,
-// but on the H200 that was slower: sum over dim 0 of [16384, 4096] bf16 with 8 row groups took
-// 59.7-61.3 us against 49.1 us without, the eight per-lane block and grid reductions at the end
-// of every block costing more than the split gains; f32 80.4 against 79.6 us. See
-// docs/performance.md.)
+// whose column blocks cannot fill the SMs keep the vectors and split the rows over blocks too
+// (grid reduction over BIDy, one entrance per lane). Where the column blocks fill the SMs the
+// split does not pay: sum over dim 0 of [16384, 4096] bf16 with 8 row groups took 59.7-61.3 us on
+// the H200 against 49.1 us without (the eight per-lane block and grid reductions at the end of
+// every block costing more than the split gains; f32 80.4 against 79.6 us; docs/performance.md).
+// Welford (not vectorized) takes scalar columns, with a grid reduction when they are narrow.
 void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, TensorView* red,
                      const std::vector<IterDomain*>& iter_ids, int64_t r, int64_t i,
                      ReductionParams& params) {
   const DeviceInfo& dev = info.device();
   constexpr int64_t kUnroll = 4;
   constexpr int64_t kThreads = 512;
+  // Rows a block reduces, at least, when the rows are split over blocks.
+  constexpr int64_t kMinRowsPerGroup = 256;
   // Only the inputs get vector accesses (the result is written per lane after the block
   // reduction), so only they constrain the width.
   std::vector<TensorView*> aligned;
@@ -215,7 +217,21 @@ void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, Tenso
     int64_t tx = std::min<int64_t>(32, std::max<int64_t>(1, utils::floorPow2(vec_columns)));
     while (tx > min_tx && utils::ceilDiv(vec_columns, tx / 2) <= dev.sm_count) tx /= 2;
     int64_t column_blocks = utils::ceilDiv(vec_columns, tx);
-    if (column_blocks * 2 >= dev.sm_count || r < 64 * kUnroll) {
+    // Narrow outputs over many rows: the column blocks cannot fill the SMs, so the rows are split
+    // over blocks too (BIDy, combined by a grid reduction, one entrance per vector lane). The
+    // split costs a block and a grid reduction per lane at the end of each block, which long
+    // row groups amortize; scalar columns instead read 2- or 4-byte elements per thread (a
+    // quarter to an eighth of a sector per load for bf16), which was what made sum over dim 0
+    // of narrow bf16 rows 0.32-0.54x of torch.compile on the H200 (issue 29's sweep). The block
+    // then takes every vector column it can (up to a warp: 512 contiguous bytes per row).
+    const bool split_rows = column_blocks * 2 < dev.sm_count && r >= kMinRowsPerGroup * 4;
+    if (split_rows) {
+      // The power of two covering every vector column (masked lanes past the edge), at most 32.
+      tx = 1;
+      while (tx < vec_columns && tx < 32) tx *= 2;
+      column_blocks = utils::ceilDiv(vec_columns, tx);
+    }
+    if (split_rows || column_blocks * 2 >= dev.sm_count || r < 64 * kUnroll) {
       int64_t ty = std::min(kThreads / tx, std::max<int64_t>(1, utils::floorPow2(r / kUnroll)));
       params.vectorize = v;
       params.bdimx = tx;
@@ -231,6 +247,14 @@ void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, Tenso
       // per thread already take 64 registers (f32 [16383, 4096]: exactly two 512-thread blocks
       // per SM); 256 bytes took 128 (bf16), at the limit where a 512-thread block still launches.
       params.unroll = std::min(unroll, utils::floorPow2(utils::ceilDiv(r, ty)));
+      if (split_rows) {
+        // Two blocks per SM, each row group at least kMinRowsPerGroup rows long.
+        int64_t grid = std::min({utils::ceilDiv(2 * dev.sm_count, column_blocks),
+                                 utils::floorPow2(r / kMinRowsPerGroup), dev.max_grid_yz});
+        params.grid_reduction = std::max<int64_t>(1, grid);
+        params.unroll = std::min(params.unroll, utils::floorPow2(std::max<int64_t>(
+                                                    1, utils::ceilDiv(r, ty * grid))));
+      }
       return;
     }
   }

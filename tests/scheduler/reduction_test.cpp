@@ -217,9 +217,12 @@ TEST(ReductionTest, OuterSumNarrowLong) {
   auto s = scheduleAndCheck(sumFusion({0}), {randomTensor({4096, 24}, 1)}, 4096);
   const auto& p = reductionOf(s);
   EXPECT_FALSE(p.inner);
-  EXPECT_EQ(p.bdimx, 32);
-  EXPECT_EQ(p.bdimy, 8);
-  EXPECT_GT(p.grid_reduction, 1);
+  // Vector columns, one block covering all six of them (8 lanes, 2 masked), the rows split over
+  // blocks (BIDy) of 256 rows and more.
+  EXPECT_EQ(p.vectorize, 4);
+  EXPECT_EQ(p.bdimx, 8);
+  EXPECT_EQ(p.bdimy, 64);
+  EXPECT_EQ(p.grid_reduction, 16);
   TensorView* red = reductionOfScheduled(s);
   EXPECT_TRUE(hasParallel(red, ParallelType::TIDy));
   EXPECT_TRUE(hasParallel(red, ParallelType::BIDy));

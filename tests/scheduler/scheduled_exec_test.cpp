@@ -224,6 +224,25 @@ TEST(ScheduledExecTest, OuterSumVectorizedGridOverBIDy) {
   }
 }
 
+// The heuristics' own plan for narrow outputs over many rows: vector columns and the rows split
+// over blocks (grid reduction per lane), in bf16 (the sweep's narrow outer sums) and f32, with
+// rows and columns that divide neither the block, the row groups nor the vector.
+TEST(ScheduledExecTest, OuterSumNarrowSplitsRowsWithVectors) {
+  for (DataType dt : {DataType::BFloat16, DataType::Float32}) {
+    auto build = [dt](ir::Fusion& f) {
+      auto* x = ops::TensorBuilder().shape({-1, -1}).dtype(dt).build();
+      f.addInput(x);
+      f.addOutput(ops::sum(x, {0}));
+    };
+    auto params = runScheduled(build, {randomTensor({5003, 200}, 9, dt)}, 5003);
+    const auto& p = dynamic_cast<const ReductionParams&>(*params);
+    EXPECT_GT(p.vectorize, 1) << p.toString();
+    EXPECT_GT(p.grid_reduction, 1) << p.toString();
+    EXPECT_NE(last_kernel_text.find("loom::gridReduce<false, true, false>"), std::string::npos)
+        << last_kernel_text;
+  }
+}
+
 // A wide outer var_mean (vector-width columns, which Welford does not vectorize): scalar
 // columns, a block Welford over TIDy and a grid Welford over BIDy, then var from m2 (this fusion
 // hit an internal lowering error when the heuristics vectorized it).
