@@ -196,9 +196,14 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     // loop on its own extent (thread_predicates).
     int64_t value = -1;
     for (const ir::Scalar* e : d.extents) value = std::max(value, ee.evaluateInt(e));
-    LOOM_CHECK(value >= 0 && value <= (ir::isThreadDim(d.ptype) ? 1024 : (int64_t{1} << 31) - 1),
-               "kernel ", generated_.name, ": ", ir::parallelTypeName(d.ptype), " extent ", value,
-               " is out of the range a launch allows");
+    // The launch limits of every CUDA GPU: 1024 threads per block dim (and per block, below),
+    // 2^31 - 1 blocks along x, 65535 along y and z.
+    const int64_t limit = ir::isThreadDim(d.ptype)             ? 1024
+                          : d.ptype == ir::ParallelType::BIDx ? (int64_t{1} << 31) - 1
+                                                               : 65535;
+    LOOM_CHECK(value >= 0 && value <= limit, "kernel ", generated_.name, ": ",
+               ir::parallelTypeName(d.ptype), " extent ", value,
+               " is out of the range a launch allows (at most ", limit, ")");
     if (value == 0 && plan->emptyDim.empty()) plan->emptyDim = ir::parallelTypeName(d.ptype);
     switch (d.ptype) {
       case ir::ParallelType::BIDx: lp.grid[0] = uint32_t(value); break;
@@ -218,6 +223,16 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   lp.sharedBytes = elem * lp.block[0] * lp.block[1] * lp.block[2];
   if (kernel_->sharedTensorBytes > 0) {  // shared tensors after the 16-byte aligned scratch
     lp.sharedBytes = (lp.sharedBytes + 15) / 16 * 16 + size_t(kernel_->sharedTensorBytes);
+  }
+  // Checked here rather than left to the driver's CUDA_ERROR_INVALID_VALUE at launch: the
+  // schedule (a scheduler's plan or a hand schedule) asked for more than the GPU has.
+  if (std::optional<cuda::DeviceProperties> gpu = device_->gpuProperties()) {
+    LOOM_CHECK(lp.sharedBytes <= gpu->maxSharedMemoryPerBlockOptin, "kernel ", generated_.name,
+               " needs ", lp.sharedBytes, " bytes of shared memory per block (",
+               kernel_->sharedTensorBytes, " for shared tensors, the rest for block reductions of ",
+               lp.toString(), "), but ", gpu->name, " allows at most ",
+               gpu->maxSharedMemoryPerBlockOptin, ": schedule fewer threads or keep less in "
+               "shared memory");
   }
 
   // Tensors by parameter: inputs as given (size-1 strides normalized, see contiguity.h),
