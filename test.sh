@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds Loom and runs its test tiers (ctest labels, see docs/design.md):
-#   unit, emu, python, packaging  always;   packaging_subdir, packaging_python  in CI (CI=true);
-#   gpu  when nvidia-smi works;   mpi  when mpirun exists and mpi tests do.
+# Builds Loom and runs its test tiers (ctest labels; docs/testing.md says what each holds):
+#   unit              no device: IR, passes, schedulers, CLI, options     always
+#   emu               end to end on the host backend (kernels on the CPU)  always
+#   python            pytest of the package loom (CPU tensors)           when Python deps exist
+#   packaging         install + find_package / pkg-config consumers       always
+#   packaging_subdir  add_subdirectory consumer (shared libraries)        CI=true only
+#   packaging_python  pip install . into a fresh venv                     CI=true only
+#   libfuzzer         .fus parser and evaluator, LOOM_LIBFUZZER_SECONDS    with clang (0: skipped)
+#                     each (default 60)
+#   gpu               kernels on a GPU                                    when nvidia-smi works
+#   mpi               sharded runs under mpirun (CPU ranks)               when mpirun exists
 #
 #   ./test.sh           preset `release` (or `ci`, warnings as errors, when CI=true), build/
 #   ./test.sh --asan    preset `asan` (AddressSanitizer + UBSan), build-asan/, unit and emu only
 #   ./test.sh --tsan    preset `tsan` (ThreadSanitizer), build-tsan/, the `threads` tests only
+#
+# A first build on 2 cores takes about 10 minutes (ccache makes later ones quick); all tiers
+# about 15 minutes more.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -17,7 +28,7 @@ for arg in "$@"; do
     --asan) asan=1 ;;
     --tsan) tsan=1 ;;
     -h | --help)
-      sed -n '3,9s/^# \{0,1\}//p' "$0"
+      sed -n '3,22s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
     *)
@@ -163,6 +174,12 @@ libfuzzer_tier() {
 
 if [[ $asan == 1 ]]; then
   skipped+=("libfuzzer (--asan runs unit and emu only)")
+elif [[ ${LOOM_LIBFUZZER_SECONDS:-60} == 0 ]]; then
+  skipped+=("libfuzzer (LOOM_LIBFUZZER_SECONDS=0)")
+elif ! [[ ${LOOM_LIBFUZZER_SECONDS:-60} =~ ^[0-9]+$ ]]; then
+  echo "test.sh: LOOM_LIBFUZZER_SECONDS must be a whole number of seconds, got" \
+    "'${LOOM_LIBFUZZER_SECONDS}'" >&2
+  exit 2
 elif ! command -v clang++ >/dev/null 2>&1; then
   skipped+=("libfuzzer (clang++ not found)")
 elif ! printf '#include <cstddef>\n#include <cstdint>\nextern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }\n' |

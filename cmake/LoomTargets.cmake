@@ -22,13 +22,14 @@ function(loom_set_flags target)
 endfunction()
 
 # loom_add_library(<layer> SOURCES a.cpp b.cpp DEPS loom_x loom_y)
-# Creates the static library loom_<layer>; public headers live in include/loom/<layer>/.
+# Creates the library loom_<layer> (static, or shared with BUILD_SHARED_LIBS); public headers live
+# in include/loom/<layer>/.
 # Consumers name it loom::<layer>: an alias in the build tree (add_subdirectory) and the exported
 # name once installed (find_package), so one spelling works both ways. C++20 is a usage
 # requirement, since the public headers need it.
 function(loom_add_library layer)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
-  add_library(loom_${layer} STATIC ${ARG_SOURCES})
+  add_library(loom_${layer} ${ARG_SOURCES})
   add_library(loom::${layer} ALIAS loom_${layer})
   set_target_properties(loom_${layer} PROPERTIES EXPORT_NAME ${layer})
   target_include_directories(loom_${layer}

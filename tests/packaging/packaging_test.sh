@@ -7,8 +7,8 @@
 #     installed names the build or source tree, then consumer/ with find_package(Loom), and
 #     consumer/main.cpp once more with only `pkg-config --cflags --libs loom`.
 #   packaging_test.sh subdir SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
-#     subdir_consumer/, which builds Loom's libraries itself through add_subdirectory (unoptimized,
-#     the quickest to compile; LAUNCHER, ccache, makes a rerun cheap).
+#     subdir_consumer/, which builds Loom's libraries itself through add_subdirectory, as shared
+#     libraries (unoptimized, the quickest to compile; LAUNCHER, ccache, makes a rerun cheap).
 #   packaging_test.sh no-boost-context SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
 #     configures SOURCE_DIR (libraries only) with Boost.Context hidden, as on a machine with Boost's
 #     headers alone: configure passes, the fibers are ucontext, the package asks for no Boost.
@@ -71,11 +71,18 @@ case $mode in
   subdir)
     source=$1 work=$2 generator=$3 cxx=$4 launcher=${5:-}
     mkdir -p "$work"
-    configure "$here/subdir_consumer" "$work/subdir" -DLOOM_SOURCE_DIR="$source"
+    # Shared libraries here (BUILD_SHARED_LIBS), so that build is tested too; the installed
+    # package above is the static default.
+    configure "$here/subdir_consumer" "$work/subdir" -DLOOM_SOURCE_DIR="$source" \
+      -DBUILD_SHARED_LIBS=ON
     cmake --build "$work/subdir" -j 2 >"$work/subdir.build.log" 2>&1 || {
       tail -50 "$work/subdir.build.log"
       exit 1
     }
+    if ! ldd "$work/subdir/loom_consumer" | grep -q 'libloom_runtime\.so'; then
+      echo "packaging: BUILD_SHARED_LIBS=ON did not link the consumer to libloom_runtime.so" >&2
+      exit 1
+    fi
     run_consumer "$work/subdir/loom_consumer"
     ;;
   no-boost-context)
