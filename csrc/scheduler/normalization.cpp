@@ -80,52 +80,6 @@ int64_t roundUp(int64_t x, int64_t m) { return utils::ceilDiv(x, m) * m; }
 
 }  // namespace
 
-std::string InnerPersistentParams::toString() const {
-  std::ostringstream os;
-  os << "InnerPersistent: vectorize=" << vectorize << " persistent_batch=" << persistent_batch
-     << " rows_per_block=" << rows_per_block << " shared_memory=" << (shared_memory ? 1 : 0)
-     << " reload_rows=" << (reload_rows ? 1 : 0)
-     << "\n  row_size=" << row_size << " rows=" << rows << " threads_per_row=" << threads_per_row
-     << " buffer_bytes_per_row=" << buffer_bytes_per_row;
-  return os.str();
-}
-
-size_t InnerPersistentParams::hash() const {
-  uint64_t h = uint64_t(type());
-  for (int64_t v : {vectorize, persistent_batch, rows_per_block, int64_t(shared_memory),
-                    int64_t(reload_rows)}) {
-    h = hashCombine(h, uint64_t(v));
-  }
-  return size_t(h);
-}
-
-bool InnerPersistentParams::sameAs(const HeuristicParams& other) const {
-  auto* o = dynamic_cast<const InnerPersistentParams*>(&other);
-  return o != nullptr && o->vectorize == vectorize && o->persistent_batch == persistent_batch &&
-         o->rows_per_block == rows_per_block && o->shared_memory == shared_memory &&
-         o->reload_rows == reload_rows;
-}
-
-std::unique_ptr<HeuristicParams> InnerPersistentParams::clone() const {
-  return std::make_unique<InnerPersistentParams>(*this);
-}
-
-bool InnerPersistentParams::setField(std::string_view name, int64_t value) {
-  if (name == "vectorize") {
-    vectorize = value;
-  } else if (name == "persistent_batch") {
-    persistent_batch = value;
-  } else if (name == "rows_per_block") {
-    rows_per_block = value;
-  } else if (name == "shared_memory") {
-    shared_memory = value != 0;
-  } else if (name == "reload_rows") {
-    reload_rows = value != 0;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 TensorView* projectableCastInput(const TensorView* tv) {
   auto* cast = tv->definition() != nullptr ? tv->definition()->dynCast<UnaryOp>() : nullptr;

@@ -23,46 +23,6 @@ using ir::IterDomain;
 using ir::ParallelType;
 using ir::TensorView;
 
-std::string PointwiseParams::toString() const {
-  std::ostringstream os;
-  os << "Pointwise: " << (break_point == 0 ? "1-D" : "2-D") << " break_point=" << break_point
-     << " vectorize=" << vectorize << " unroll=" << unroll << " bdimx=" << bdimx
-     << " bdimy=" << bdimy << "\n";
-  return os.str();
-}
-
-size_t PointwiseParams::hash() const {
-  Hasher h;
-  h.value(type()).value(break_point).value(vectorize).value(unroll).value(bdimx).value(bdimy);
-  return size_t(h.digest());
-}
-
-bool PointwiseParams::sameAs(const HeuristicParams& other) const {
-  const auto* o = dynamic_cast<const PointwiseParams*>(&other);
-  return o != nullptr && break_point == o->break_point && vectorize == o->vectorize &&
-         unroll == o->unroll && bdimx == o->bdimx && bdimy == o->bdimy;
-}
-
-std::unique_ptr<HeuristicParams> PointwiseParams::clone() const {
-  return std::make_unique<PointwiseParams>(*this);
-}
-
-bool PointwiseParams::setField(std::string_view name, int64_t value) {
-  if (name == "break_point") {
-    break_point = value;
-  } else if (name == "vectorize") {
-    vectorize = value;
-  } else if (name == "unroll") {
-    unroll = value;
-  } else if (name == "bdimx") {
-    bdimx = value;
-  } else if (name == "bdimy") {
-    bdimy = value;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 namespace {
 

@@ -19,47 +19,6 @@ namespace loom::scheduler {
 using ir::IterDomain;
 using ir::TensorView;
 
-std::string ReductionParams::toString() const {
-  std::ostringstream os;
-  os << "Reduction: " << (inner ? "inner" : "outer") << " vectorize=" << vectorize
-     << " bdimx=" << bdimx << " bdimy=" << bdimy << " grid_reduction=" << grid_reduction
-     << " unroll=" << unroll << "\n";
-  return os.str();
-}
-
-size_t ReductionParams::hash() const {
-  Hasher h;
-  h.value(type()).value(inner).value(vectorize).value(bdimx).value(bdimy).value(grid_reduction)
-      .value(unroll);
-  return size_t(h.digest());
-}
-
-bool ReductionParams::sameAs(const HeuristicParams& other) const {
-  const auto* o = dynamic_cast<const ReductionParams*>(&other);
-  return o != nullptr && inner == o->inner && vectorize == o->vectorize && bdimx == o->bdimx &&
-         bdimy == o->bdimy && grid_reduction == o->grid_reduction && unroll == o->unroll;
-}
-
-std::unique_ptr<HeuristicParams> ReductionParams::clone() const {
-  return std::make_unique<ReductionParams>(*this);
-}
-
-bool ReductionParams::setField(std::string_view name, int64_t value) {
-  if (name == "vectorize") {
-    vectorize = value;
-  } else if (name == "bdimx") {
-    bdimx = value;
-  } else if (name == "bdimy") {
-    bdimy = value;
-  } else if (name == "grid_reduction") {
-    grid_reduction = value;
-  } else if (name == "unroll") {
-    unroll = value;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 namespace {
 

@@ -3,6 +3,7 @@
 // parameter structs (printing, equality, hash) and the errors of misuse.
 #include <gtest/gtest.h>
 
+#include "loom/scheduler/normalization.h"
 #include "scheduler/scheduler_test_utils.h"
 
 namespace loom::scheduler::testing {
@@ -132,6 +133,35 @@ TEST(RegistryTest, DidParallelRejected) {
   std::string why;
   EXPECT_FALSE(schedulerFor(SchedulerType::Pointwise).canScheduleCompileTime(*f, &why));
   EXPECT_HAS(why, "device-parallel");
+}
+
+// Fields declared once (ParamsOf's table): setField reaches every schedule field by its printed
+// name, booleans as 0/1, and nothing else (not a summary field, not an informational one); the
+// informational sizes print on a second line and do not make two schedules differ.
+TEST(RegistryTest, ParamsFieldTable) {
+  InnerPersistentParams p;
+  EXPECT_TRUE(p.setField("shared_memory", 1));
+  EXPECT_TRUE(p.shared_memory);
+  EXPECT_TRUE(p.setField("reload_rows", 1));
+  EXPECT_TRUE(p.setField("persistent_batch", 6));
+  EXPECT_EQ(p.persistent_batch, 6);
+  EXPECT_FALSE(p.setField("row_size", 5)) << "informational, not a schedule field";
+  EXPECT_FALSE(p.setField("no_such_field", 1));
+  InnerPersistentParams q = p;
+  q.row_size = 4096;
+  q.rows = 7;
+  EXPECT_EQ(p, q);
+  EXPECT_EQ(p.hash(), q.hash());
+  EXPECT_HAS(q.toString(), "InnerPersistent: vectorize=1 persistent_batch=6 rows_per_block=1 "
+                           "shared_memory=1 reload_rows=1\n  row_size=4096 rows=7");
+
+  ReductionParams r;
+  EXPECT_FALSE(r.setField("inner", 0)) << "printed as the summary word, not settable";
+  EXPECT_TRUE(r.setField("grid_reduction", 4));
+  EXPECT_EQ(r.grid_reduction, 4);
+  ReductionParams outer = r;
+  outer.inner = false;
+  EXPECT_NE(r, outer) << "a summary field is part of the schedule";
 }
 
 // Params print every field, compare by value and hash equal when equal.

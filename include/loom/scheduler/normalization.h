@@ -20,12 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "loom/scheduler/params_base.h"
 #include "loom/scheduler/registry.h"
 
 namespace loom::scheduler {
 
-struct InnerPersistentParams final : HeuristicParams {
-  InnerPersistentParams() : HeuristicParams(SchedulerType::InnerPersistent) {}
+struct InnerPersistentParams final : ParamsOf<InnerPersistentParams> {
+  InnerPersistentParams() : ParamsOf(SchedulerType::InnerPersistent) {}
 
   /// Elements per vectorized input load (innermost piece of the row).
   int64_t vectorize = 1;
@@ -47,11 +48,19 @@ struct InnerPersistentParams final : HeuristicParams {
   int64_t threads_per_row = 0;    ///< TIDx extent: ceilDiv(ceilDiv(row, vectorize), batch)
   int64_t buffer_bytes_per_row = 0;  ///< persistent buffer bytes of one row
 
-  std::string toString() const override;
-  size_t hash() const override;
-  bool sameAs(const HeuristicParams& other) const override;
-  std::unique_ptr<HeuristicParams> clone() const override;
-  bool setField(std::string_view name, int64_t value) override;
+  static constexpr std::string_view kName = "InnerPersistent";
+  static constexpr auto fields() {
+    using P = InnerPersistentParams;
+    return std::tuple{field("vectorize", &P::vectorize),
+                      field("persistent_batch", &P::persistent_batch),
+                      field("rows_per_block", &P::rows_per_block),
+                      field("shared_memory", &P::shared_memory),
+                      field("reload_rows", &P::reload_rows),
+                      field("row_size", &P::row_size, FieldRole::Info),
+                      field("rows", &P::rows, FieldRole::Info),
+                      field("threads_per_row", &P::threads_per_row, FieldRole::Info),
+                      field("buffer_bytes_per_row", &P::buffer_bytes_per_row, FieldRole::Info)};
+  }
 };
 
 std::unique_ptr<Scheduler> makeInnerPersistentScheduler();

@@ -6,12 +6,13 @@
 #include <cstdint>
 #include <memory>
 
+#include "loom/scheduler/params_base.h"
 #include "loom/scheduler/registry.h"
 
 namespace loom::scheduler {
 
-struct PointwiseParams final : HeuristicParams {
-  PointwiseParams() : HeuristicParams(SchedulerType::Pointwise) {}
+struct PointwiseParams final : ParamsOf<PointwiseParams> {
+  PointwiseParams() : ParamsOf(SchedulerType::Pointwise) {}
 
   /// 0: 1-D form (all reference dims flattened). b > 0: 2-D form; reference logical dims [0, b)
   /// merge into the outer dim, [b, rank) into the inner dim.
@@ -24,11 +25,15 @@ struct PointwiseParams final : HeuristicParams {
   int64_t bdimx = 128;
   int64_t bdimy = 1;
 
-  std::string toString() const override;
-  size_t hash() const override;
-  bool sameAs(const HeuristicParams& other) const override;
-  std::unique_ptr<HeuristicParams> clone() const override;
-  bool setField(std::string_view name, int64_t value) override;
+  static constexpr std::string_view kName = "Pointwise";
+  static constexpr auto fields() {
+    return std::tuple{field("break_point", &PointwiseParams::break_point),
+                      field("vectorize", &PointwiseParams::vectorize),
+                      field("unroll", &PointwiseParams::unroll),
+                      field("bdimx", &PointwiseParams::bdimx),
+                      field("bdimy", &PointwiseParams::bdimy)};
+  }
+  std::string summary() const { return break_point == 0 ? "1-D" : "2-D"; }
 };
 
 std::unique_ptr<Scheduler> makePointwiseScheduler();

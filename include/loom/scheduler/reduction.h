@@ -7,12 +7,13 @@
 #include <cstdint>
 #include <memory>
 
+#include "loom/scheduler/params_base.h"
 #include "loom/scheduler/registry.h"
 
 namespace loom::scheduler {
 
-struct ReductionParams final : HeuristicParams {
-  ReductionParams() : HeuristicParams(SchedulerType::Reduction) {}
+struct ReductionParams final : ParamsOf<ReductionParams> {
+  ReductionParams() : ParamsOf(SchedulerType::Reduction) {}
 
   /// True: the reduced dims are the innermost (inner reduction); false: outer reduction.
   bool inner = true;
@@ -29,11 +30,16 @@ struct ReductionParams final : HeuristicParams {
   /// (vector) loads in flight per thread. 1: a plain serial loop.
   int64_t unroll = 1;
 
-  std::string toString() const override;
-  size_t hash() const override;
-  bool sameAs(const HeuristicParams& other) const override;
-  std::unique_ptr<HeuristicParams> clone() const override;
-  bool setField(std::string_view name, int64_t value) override;
+  static constexpr std::string_view kName = "Reduction";
+  static constexpr auto fields() {
+    return std::tuple{field("inner", &ReductionParams::inner, FieldRole::Summary),
+                      field("vectorize", &ReductionParams::vectorize),
+                      field("bdimx", &ReductionParams::bdimx),
+                      field("bdimy", &ReductionParams::bdimy),
+                      field("grid_reduction", &ReductionParams::grid_reduction),
+                      field("unroll", &ReductionParams::unroll)};
+  }
+  std::string summary() const { return inner ? "inner" : "outer"; }
 };
 
 std::unique_ptr<Scheduler> makeReductionScheduler();
