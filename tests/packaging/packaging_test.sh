@@ -79,7 +79,8 @@ case $mode in
       tail -50 "$work/subdir.build.log"
       exit 1
     }
-    if ! ldd "$work/subdir/loom_consumer" | grep -q 'libloom_runtime\.so'; then
+    libs=$(ldd "$work/subdir/loom_consumer")
+    if [[ $libs != *libloom_runtime.so* ]]; then
       echo "packaging: BUILD_SHARED_LIBS=ON did not link the consumer to libloom_runtime.so" >&2
       exit 1
     fi
