@@ -3,6 +3,7 @@
 #include "benchmarks/bench_sweep_run.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -16,10 +17,17 @@ std::vector<std::string> dtypesOf(const Options& o) {
   return o.dtypes.empty() ? std::vector<std::string>{"fp32", "bf16"} : o.dtypes;
 }
 
+// Through a temporary file and a rename, so a reader (or a run killed mid-write) never sees half.
 void writeFile(const std::string& path, const std::string& text) {
-  std::ofstream os(path);
-  os << text;
-  LOOM_CHECK(os.good(), "cannot write the JSON file '", path, "'");
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream os(tmp);
+    os << text;
+    LOOM_CHECK(os.good(), "cannot write the JSON file '", tmp, "'");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  LOOM_CHECK(!ec, "cannot rename '", tmp, "' to '", path, "': ", ec.message());
 }
 
 void caseFields(JsonWriter& w, const SweepCase& s, const std::string& dtype) {
@@ -124,6 +132,11 @@ int runSweep(const Options& o, const std::string& device, const CaseRunner& run)
         rows.push_back({s.c.name, dtype, "-", "-", "-", "-", "ERROR"});
       }
       w.endObject();
+      // After every shape, so a run stopped at its time limit keeps what it measured.
+      if (!o.jsonPath.empty()) {
+        JsonWriter done = w;
+        writeFile(o.jsonPath, done.endArray().endObject().str());
+      }
     }
   }
   w.endArray();

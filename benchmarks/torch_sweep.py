@@ -155,6 +155,14 @@ def bench_one(torch, s, args, flush):
     return entry
 
 
+def write_json(path, doc):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
 def import_torch():
     try:
         import torch
@@ -274,9 +282,8 @@ def main(argv=None):
         print(f"torch_sweep.py: {s['case']} {s['dtype']}", file=sys.stderr, flush=True)
         doc["results"].append(bench_one(torch, s, args, flush))
         torch.cuda.empty_cache()
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+        # After every shape, so a run stopped at its time limit keeps what it measured.
+        write_json(args.out, doc)
     errors = [e for e in doc["results"] if "eager_error" in e or "compile_error" in e]
     for e in errors:
         print(f"torch_sweep.py: error: {e['case']} {e['dtype']}: "

@@ -20,7 +20,8 @@
 #                   and mpi tier on CPU, host time on CPU tensors); steps that need a GPU run their
 #                   binaries' --help instead, so a typo fails here and not on the device
 #   --build-dir DIR the build folder (default build-gpu; a dry run reuses build/ when it exists)
-#   --deadline S    skip steps that would start after S seconds (default 560)
+#   --deadline S    skip steps that would start after S seconds, and stop any step 30 s after
+#                   it (default 540)
 #   --only A,B,...  run only the steps so named (status.txt names them; the build always runs,
 #                   a no-op when the build folder is up to date): a second call on a warm machine
 #   --examples      also run every full-size example with `loom run --backend cuda` (correctness)
@@ -41,7 +42,7 @@ set -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS
 examples=0 fast=0 hints=0 stages=0 sweep="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
-build="" deadline=560 only="" regimes=bandwidth,latency
+build="" deadline=540 only="" regimes=bandwidth,latency
 while [[ $# -gt 0 ]]; do
   a=$1
   shift
@@ -62,7 +63,7 @@ while [[ $# -gt 0 ]]; do
     --fast-compile) fast=1 ;;
     --ab-hints) hints=1 ;;
     --stages) stages=1 ;;
-    -h | --help) sed -n '3,40s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '3,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "gpu-bench-run.sh: unknown option '$a'" >&2; exit 2 ;;
   esac
 done
@@ -105,7 +106,10 @@ step() {
     echo "$name SKIPPED (past the ${deadline} s deadline)" >> "$r/status.txt"
     return 1
   fi
-  timeout --kill-after=10 "$limit" "$@" > "$r/$name.log" 2>&1
+  # No step runs past the deadline's grace (30 s), so the archive is always written in time.
+  local left=$((deadline + 30 - (SECONDS - start)))
+  ((left < limit)) && limit=$left
+  timeout --kill-after=5 "$limit" "$@" > "$r/$name.log" 2>&1
   rc=$?
   echo "$name rc=$rc $((SECONDS - t0))s" >> "$r/status.txt"
   return $rc
@@ -131,15 +135,6 @@ if [[ $torch == 1 && $gpu == 1 && ( -z $only || $only == *,torch,* ) ]]; then
   (step torch 420 "$py" benchmarks/torch_baseline.py --out "$r/torch.json") &
   torch_pids+=($!)
 fi
-# torch.compile's side of the shape sweep compiles every shape now, in processes that share
-# Inductor's disk cache, so its timing run later loads them (benchmarks/torch_sweep.py).
-precompile_pids=()
-if [[ $shape == 1 && $torch == 1 && $gpu == 1 && ( -z $only || $only == *,shape_sweep_torch,* ) ]]
-then
-  (step shape_sweep_precompile 560 "$py" benchmarks/torch_sweep.py --precompile-only \
-    --precompile-jobs 8 --regimes "$regimes") &
-  precompile_pids+=($!)
-fi
 if [[ $dry == 1 && -f $build/CMakeCache.txt ]]; then
   step build 1800 cmake --build "$build" -j "$(nproc)"
 else
@@ -149,6 +144,17 @@ else
 fi
 ((${#torch_pids[@]})) && wait "${torch_pids[@]}"
 export PYTHONPATH=$PWD/$build/python
+
+# torch.compile's side of the shape sweep compiles every shape now (while the gpu and python
+# tiers run), in processes that share Inductor's disk cache, so its timing run later loads them
+# (benchmarks/torch_sweep.py).
+precompile_pids=()
+if [[ $shape == 1 && $torch == 1 && $gpu == 1 && ( -z $only || $only == *,shape_sweep_precompile,* ) ]]
+then
+  (step shape_sweep_precompile 560 "$py" benchmarks/torch_sweep.py --precompile-only \
+    --precompile-jobs 8 --regimes "$regimes") &
+  precompile_pids+=($!)
+fi
 
 gpu_step gpu_tier 240 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 120
 
@@ -174,25 +180,6 @@ if [[ $verify == 1 ]]; then
     step host_time 180 "$py" benchmarks/python_host_time.py --device cpu --iters 2000
   fi
 fi
-gpu_step loom_bench 240 env LOOM_DUMP=scheduler_params,ptxas "$build/bin/loom_bench" \
-  --json "$r/loom.json"
-if [[ $mpi == 1 ]]; then
-  # -V: the tests' own output too, so a skipped GPU test shows (ctest counts a skip as a pass).
-  backend=cuda
-  [[ $gpu == 0 ]] && backend=host
-  step mpi_tier 300 env LOOM_MPI_TEST_BACKEND=$backend ctest --test-dir "$build" -L mpi -V \
-    --timeout 240
-  if [[ -f $r/mpi_tier.log ]]; then
-    echo "mpi tier: $(grep -c '\[  SKIPPED \]' "$r/mpi_tier.log") gtest lines SKIPPED" \
-      > "$r/mpi_counts.txt"
-    grep -E 'tests passed|tests failed' "$r/mpi_tier.log" >> "$r/mpi_counts.txt"
-  fi
-  if [[ $gpu == 1 ]]; then
-    step founding 300 bash tools/founding-per-rank.sh "$build"
-  else
-    step founding-dry 60 bash tools/founding-per-rank.sh "$build" --help
-  fi
-fi
 if [[ $shape == 1 ]]; then
   # The shape sweep: Loom's side, then torch's (its compiles done while Loom built), then the
   # report (docs/performance.md, "Shape sweep").
@@ -213,6 +200,25 @@ if [[ $shape == 1 ]]; then
   fi
   step shape_sweep_report 60 "$py" benchmarks/sweep_report.py --loom "$r/sweep/loom.json" \
     --torch "$r/sweep/torch.json" --out "$r/sweep"
+fi
+gpu_step loom_bench 240 env LOOM_DUMP=scheduler_params,ptxas "$build/bin/loom_bench" \
+  --json "$r/loom.json"
+if [[ $mpi == 1 ]]; then
+  # -V: the tests' own output too, so a skipped GPU test shows (ctest counts a skip as a pass).
+  backend=cuda
+  [[ $gpu == 0 ]] && backend=host
+  step mpi_tier 300 env LOOM_MPI_TEST_BACKEND=$backend ctest --test-dir "$build" -L mpi -V \
+    --timeout 240
+  if [[ -f $r/mpi_tier.log ]]; then
+    echo "mpi tier: $(grep -c '\[  SKIPPED \]' "$r/mpi_tier.log") gtest lines SKIPPED" \
+      > "$r/mpi_counts.txt"
+    grep -E 'tests passed|tests failed' "$r/mpi_tier.log" >> "$r/mpi_counts.txt"
+  fi
+  if [[ $gpu == 1 ]]; then
+    step founding 300 bash tools/founding-per-rank.sh "$build"
+  else
+    step founding-dry 60 bash tools/founding-per-rank.sh "$build" --help
+  fi
 fi
 if [[ $fast == 1 ]]; then  # NVRTC's fast-compile level: compile time and kernel times
   gpu_step loom_fast_compile 240 env LOOM_NVRTC_FAST_COMPILE=min "$build/bin/loom_bench" \
