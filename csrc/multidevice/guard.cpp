@@ -34,9 +34,9 @@ constexpr auto kTick = std::chrono::milliseconds(25);
 // A wait this long asks the team what its members do; the next asks come at doubling intervals
 // up to kMaxAskInterval.
 constexpr double kFirstAsk = 1.0;
-constexpr double kMaxAskInterval = 8.0;
+[[maybe_unused]] constexpr double kMaxAskInterval = 8.0;
 // How long a timed-out rank waits for its team's answers before it reports.
-constexpr double kCensusSeconds = 1.0;
+[[maybe_unused]] constexpr double kCensusSeconds = 1.0;
 
 // The step this rank waits in (the innermost Watch), or the state the exit path set.
 struct Slot {
@@ -86,7 +86,7 @@ std::string secondsText(double s) {
 }
 
 // The members of the step `mine` waits in, this rank left out.
-std::vector<int64_t> othersOf(const RankState& mine, int64_t me, int64_t size) {
+[[maybe_unused]] std::vector<int64_t> othersOf(const RankState& mine, int64_t me, int64_t size) {
   std::vector<int64_t> out;
   if (mine.world) {
     for (int64_t r = 0; r < size; ++r) {
@@ -428,7 +428,7 @@ void guardPrint(const std::string& line) {
   (void)ignored;
 }
 
-void abortJob(const std::string& message, int code) {
+void abortJob(const std::string& message, [[maybe_unused]] int code) {
   std::fflush(stdout);
   std::fflush(stderr);
   {
