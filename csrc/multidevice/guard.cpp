@@ -177,10 +177,17 @@ void readAnswers(const RankState& mine, Asking& asking, int64_t me, int64_t size
     auto seen = asking.earlier.find(member);
     if (seen != asking.earlier.end() && seen->second.second < *asking.askedAt &&
         seen->second.first.sameStep(*theirs) && waitForEachOther(mine, me, *theirs)) {
+      // The same step on a team named differently (the members' order differs), or steps
+      // issued in different orders.
+      const bool teamNamedDifferently =
+          theirs->what == mine.what && theirs->channel == mine.channel && theirs->seq == mine.seq;
       abortJob(concat("the ranks wait for each other: this rank waits in ", mine.what, " #",
                       mine.seq, " on ", teamText(mine.world, mine.team), ", which needs rank ",
                       member, ", while rank ", member, " ", theirs->describe(),
-                      ", which needs this rank (the ranks issue collectives in different orders)"));
+                      ", which needs this rank (",
+                      teamNamedDifferently ? "the ranks name the team differently"
+                                           : "the ranks issue collectives in different orders",
+                      ")"));
     }
     asking.earlier[member] = {*theirs, *asking.askedAt};
   }

@@ -5,7 +5,7 @@
 // seconds, with a non-zero status and the reason printed by every rank.
 //
 //   mpi_failure_cases CASE      CASE: ok, throw, exit3, exit0, run-throws, barrier-vs-run,
-//                               timeout, team-timeout
+//                               team-order, timeout, team-timeout
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -109,6 +109,13 @@ int run(const std::string& name) {
     Tensor t = Tensor::empty({4}, DataType::Float32);
     t.fill(1.0);
     comm.allreduce(t, multidevice::ReduceOp::Sum, {0, 1});
+    return 0;
+  }
+  if (name == "team-order") {  // the members name one team in different orders
+    Tensor t = Tensor::empty({4}, DataType::Float32);
+    t.fill(1.0);
+    comm.allreduce(t, multidevice::ReduceOp::Sum,
+                   peer ? multidevice::Team{1, 0} : multidevice::Team{0, 1});
     return 0;
   }
   std::cerr << "unknown case '" << name << "'\n";

@@ -95,6 +95,11 @@ EOF
 check barrier-vs-run 30 fail -- "$cases" barrier-vs-run <<'EOF'
 loom: rank [01] of 2: the ranks wait for each other: this rank waits in (barrier|the ranks' agreement check) #1 on the world, which needs rank [01], while rank [01] waits in (barrier|the ranks' agreement check) #1 on the world .*which needs this rank
 EOF
+# The members name a team in different orders ({0, 1} and {1, 0}): MPI_Comm_create_group never
+# returns; the guards see each waits for the other.
+check team-order 30 fail -- "$cases" team-order <<'EOF'
+loom: rank [01] of 2: the ranks wait for each other: this rank waits in creating the team's MPI communicator #1 on team \[[01], [01]\], which needs rank [01], while rank [01] waits in creating the team's MPI communicator #1 on team \[[01], [01]\] .*\(the ranks name the team differently\)
+EOF
 # Rank 1 computes past LOOM_COMM_TIMEOUT while rank 0 waits in a barrier.
 check timeout 30 fail LOOM_COMM_TIMEOUT=2 -- "$cases" timeout <<'EOF'
 loom: rank 0 of 2: barrier #1 on the world did not complete within 2.0 s \(LOOM_COMM_TIMEOUT\): ranks that had arrived: \[0\]; rank 1 is not in a collective of Loom's
