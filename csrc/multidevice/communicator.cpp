@@ -10,7 +10,9 @@
 #include "multidevice/team_cache.h"
 
 #ifdef LOOM_HAVE_MPI
+#include "multidevice/guard.h"
 #include "multidevice/mpi.h"
+#include "multidevice/mpi_guard.h"
 #endif
 
 namespace loom::multidevice {
@@ -101,6 +103,15 @@ void Communicator::releaseTeams() { teams_->release(); }
 
 Communicator& Communicator::instance() {
   static Communicator comm;
+#ifdef LOOM_HAVE_MPI
+  // Registered after `comm`, the exit handler runs before `comm` is destroyed: an error exit
+  // aborts the job rather than wait in the destruction of its teams' communicators.
+  static const bool watched = [] {
+    if (comm.size() > 1) detail::watchExitFromHere();
+    return true;
+  }();
+  (void)watched;
+#endif
   return comm;
 }
 
@@ -124,11 +135,50 @@ void Communicator::requireMpi(const char* what, int64_t ranks) {
 #endif
 }
 
+#ifdef LOOM_HAVE_MPI
+namespace {
+
+// Every rank's bytes over `comm` (the world's ranks), in rank order: their lengths, then them.
+std::vector<std::string> gatherBytes(MPI_Comm comm, detail::Channel channel, const char* what,
+                                     int64_t& steps, const std::string& bytes, int64_t size) {
+  std::vector<int64_t> lengths(static_cast<size_t>(size));
+  int64_t length = int64_t(bytes.size());
+  {
+    detail::Watch watch({what, channel, nullptr, ++steps});
+    checkMpi(MPI_Allgather(&length, 1, MPI_INT64_T, lengths.data(), 1, MPI_INT64_T, comm),
+             "MPI_Allgather");
+  }
+  std::vector<int> counts(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
+  int64_t total = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    LOOM_CHECK(lengths[i] <= int64_t(1) << 30, what, ": rank ", i, " sends ", lengths[i],
+               " bytes (at most 2^30)");
+    counts[i] = int(lengths[i]);
+    displs[i] = int(total);
+    total += lengths[i];
+    LOOM_CHECK(total <= int64_t(1) << 30, what, ": more than 2^30 bytes in all");
+  }
+  std::string all(size_t(total), '\0');
+  {
+    detail::Watch watch({what, channel, nullptr, ++steps});
+    checkMpi(MPI_Allgatherv(bytes.data(), int(bytes.size()), MPI_CHAR, all.data(), counts.data(),
+                            displs.data(), MPI_CHAR, comm),
+             "MPI_Allgatherv");
+  }
+  std::vector<std::string> out(static_cast<size_t>(size));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = all.substr(size_t(displs[i]), size_t(counts[i]));
+  return out;
+}
+
+}  // namespace
+#endif
+
 void Communicator::barrier() {
   if (size_ == 1) return;
   requireMpi("a barrier", size_);
   communications_.fetch_add(1, std::memory_order_relaxed);
 #ifdef LOOM_HAVE_MPI
+  detail::Watch watch({"barrier", detail::Channel::World, nullptr, ++world_steps_});
   checkMpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
 #endif
 }
@@ -139,6 +189,7 @@ std::vector<int64_t> Communicator::allgather(int64_t value) {
   requireMpi("an allgather", size_);
   communications_.fetch_add(1, std::memory_order_relaxed);
 #ifdef LOOM_HAVE_MPI
+  detail::Watch watch({"allgather", detail::Channel::World, nullptr, ++world_steps_});
   checkMpi(MPI_Allgather(&value, 1, MPI_INT64_T, out.data(), 1, MPI_INT64_T, MPI_COMM_WORLD),
            "MPI_Allgather");
 #endif
@@ -147,27 +198,39 @@ std::vector<int64_t> Communicator::allgather(int64_t value) {
 
 std::vector<std::string> Communicator::allgatherBytes(const std::string& bytes) {
   if (size_ == 1) return {bytes};
-  std::vector<int64_t> lengths = allgather(int64_t(bytes.size()));
-  std::vector<std::string> out(static_cast<size_t>(size_));
+  requireMpi("an allgather", size_);
+  communications_.fetch_add(2, std::memory_order_relaxed);  // the lengths, then the bytes
 #ifdef LOOM_HAVE_MPI
-  std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
-  int64_t total = 0;
-  for (size_t i = 0; i < counts.size(); ++i) {
-    LOOM_CHECK(lengths[i] <= int64_t(1) << 30, "allgatherBytes: rank ", i, " sends ",
-               lengths[i], " bytes (at most 2^30)");
-    counts[i] = int(lengths[i]);
-    displs[i] = int(total);
-    total += lengths[i];
-    LOOM_CHECK(total <= int64_t(1) << 30, "allgatherBytes: more than 2^30 bytes in all");
-  }
-  std::string all(size_t(total), '\0');
-  communications_.fetch_add(1, std::memory_order_relaxed);
-  checkMpi(MPI_Allgatherv(bytes.data(), int(bytes.size()), MPI_CHAR, all.data(), counts.data(),
-                          displs.data(), MPI_CHAR, MPI_COMM_WORLD),
-           "MPI_Allgatherv");
-  for (size_t i = 0; i < out.size(); ++i) out[i] = all.substr(size_t(displs[i]), size_t(counts[i]));
+  return gatherBytes(MPI_COMM_WORLD, detail::Channel::World, "allgatherBytes", world_steps_, bytes,
+                     size_);
+#else
+  return {};
+#endif
+}
+
+std::vector<int64_t> Communicator::allgatherForCheck(int64_t value) {
+  std::vector<int64_t> out(static_cast<size_t>(size_), value);
+  if (size_ == 1) return out;
+  requireMpi("the ranks' agreement check", size_);
+  checks_.fetch_add(1, std::memory_order_relaxed);
+#ifdef LOOM_HAVE_MPI
+  detail::Watch watch(
+      {"the ranks' agreement check", detail::Channel::Checks, nullptr, ++check_steps_});
+  checkMpi(MPI_Allgather(&value, 1, MPI_INT64_T, out.data(), 1, MPI_INT64_T, detail::checksComm()),
+           "MPI_Allgather");
 #endif
   return out;
+}
+
+std::vector<std::string> Communicator::allgatherBytesForCheck(const std::string& bytes) {
+  if (size_ == 1) return {bytes};
+  requireMpi("the ranks' agreement check", size_);
+#ifdef LOOM_HAVE_MPI
+  return gatherBytes(detail::checksComm(), detail::Channel::Checks, "the ranks' agreement check",
+                     check_steps_, bytes, size_);
+#else
+  return {};
+#endif
 }
 
 }  // namespace loom::multidevice

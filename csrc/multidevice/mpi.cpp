@@ -13,6 +13,8 @@
 
 #include "loom/support/error.h"
 #include "loom/tensor/half.h"
+#include "multidevice/guard.h"
+#include "multidevice/mpi_guard.h"
 
 namespace loom::multidevice::detail {
 namespace {
@@ -26,6 +28,7 @@ struct Registry {
   bool finalizing = false;
   MPI_Op ops16[2][4] = {};  // [Float16, BFloat16][ReduceOp]
   bool ops16Made[2][4] = {};
+  MPI_Comm checks = MPI_COMM_NULL;
 };
 
 Registry& registry() {
@@ -50,7 +53,11 @@ int releaseBeforeFinalize(MPI_Comm, int, void*, void*) {
       std::cerr << "loom: releasing communicators before MPI_Finalize: " << e.what() << "\n";
     }
   }
+  // The guard talks over MPI: it stops before MPI does.
+  stopGuard();
+  talkClose();
   std::lock_guard lock(r.mutex);
+  if (r.checks != MPI_COMM_NULL) MPI_Comm_free(&r.checks);
   for (int t = 0; t < 2; ++t) {
     for (int o = 0; o < 4; ++o) {
       if (r.ops16Made[t][o]) MPI_Op_free(&r.ops16[t][o]);
@@ -60,7 +67,8 @@ int releaseBeforeFinalize(MPI_Comm, int, void*, void*) {
   return MPI_SUCCESS;
 }
 
-// MPI for the whole process: initialized once, finalized at exit when Loom initialized it.
+// MPI for the whole process: initialized once; the exit handler (mpi_guard.cpp) finalizes it at
+// a clean exit when Loom initialized it, and aborts the job at an error exit.
 class MpiSession {
  public:
   static void ensure() {
@@ -70,25 +78,41 @@ class MpiSession {
 
  private:
   MpiSession() {
+    (void)commTimeoutSeconds();  // a bad LOOM_COMM_TIMEOUT fails before MPI starts
     int initialized = 0;
     MPI_Initialized(&initialized);
+    bool owned = false;
     if (!initialized) {
       int provided = 0;
-      LOOM_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) == MPI_SUCCESS,
+      LOOM_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) == MPI_SUCCESS,
                  "MPI_Init_thread failed");
-      owned_ = true;
+      owned = true;
     }  // else the embedding program owns MPI; the hooks still run in its MPI_Finalize
     int key = MPI_KEYVAL_INVALID;
     checkMpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, releaseBeforeFinalize, &key, nullptr),
              "MPI_Comm_create_keyval");
     checkMpi(MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr), "MPI_Comm_set_attr");
+    int rank = 0;
+    int size = 1;
+    checkMpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+    checkMpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+    MPI_Comm checks = MPI_COMM_NULL;
+    checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &checks), "MPI_Comm_dup");
+    {
+      std::lock_guard lock(registry().mutex);
+      registry().checks = checks;
+    }
+    if (size > 1) {
+      MPI_Comm talk = MPI_COMM_NULL;
+      checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &talk), "MPI_Comm_dup");
+      setGuardRank(rank, size);
+      talkOpen(talk);
+      int provided = MPI_THREAD_SINGLE;
+      MPI_Query_thread(&provided);
+      startGuard(provided >= MPI_THREAD_MULTIPLE);
+    }
+    installExitHandlers(owned);
   }
-  ~MpiSession() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (owned_ && !finalized) MPI_Finalize();
-  }
-  bool owned_ = false;
 };
 
 template <ReduceOp Op>
@@ -121,6 +145,13 @@ MPI_User_function* reduce16Function(ReduceOp op) {
 }  // namespace
 
 void ensureMpi() { MpiSession::ensure(); }
+
+MPI_Comm checksComm() {
+  ensureMpi();
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.checks;
+}
 
 bool mpiFinalized() {
   int finalized = 0;

@@ -15,9 +15,15 @@
 
 namespace loom::multidevice::detail {
 
-/// Initializes MPI once per process (MPI_THREAD_SERIALIZED) unless the embedding program did;
-/// what Loom initialized it finalizes at exit.
+/// Initializes MPI once per process (MPI_THREAD_MULTIPLE, so that the guard's thread can talk
+/// while a rank waits in a collective) unless the embedding program did, and, between several
+/// ranks, starts the guard (guard.h) and the exit handlers (mpi_guard.h): a clean exit finalizes
+/// what Loom initialized, an error exit aborts the job.
 void ensureMpi();
+
+/// A duplicate of MPI_COMM_WORLD for Loom's own checks (the ranks' agreement on a fusion's first
+/// run), so that they never match a collective of the program's.
+MPI_Comm checksComm();
 
 /// True once MPI_Finalize has begun or ended (nothing of MPI may be freed then).
 bool mpiFinalized();

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host tensors over the team's MPI communicator (team_transport.h). The communicator returns
 // errors (MPI_ERRORS_RETURN) so that a failed call is a UserError with MPI's text, not an abort.
+// Every call is a Watch (guard.h): the guard times it and tells the team's other guards which
+// step this rank waits in.
 #include "multidevice/team_transport.h"
 
 #ifdef LOOM_HAVE_MPI
 
 #include <vector>
 
+#include "multidevice/guard.h"
 #include "multidevice/mpi.h"
 
 namespace loom::multidevice {
@@ -20,7 +23,7 @@ constexpr int kTag = 0;
 
 class MpiTransport final : public TeamTransport {
  public:
-  explicit MpiTransport(MPI_Comm comm) : comm_(comm) {
+  MpiTransport(MPI_Comm comm, Team team) : comm_(comm), team_(std::move(team)) {
     checkMpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     checkMpi(MPI_Comm_rank(comm_, &position_), "MPI_Comm_rank");
     checkMpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
@@ -42,11 +45,13 @@ class MpiTransport final : public TeamTransport {
         static_cast<const char*>(output.data()) + size_t(position_) * size_t(n) * input.itemSize();
     const void* send = input.data() == mine ? MPI_IN_PLACE : input.data();
     MPI_Datatype type = mpiDataType(input.dtype());
+    auto watch = step("allgather");
     checkMpi(MPI_Allgather(send, n, type, output.data(), n, type, comm_), "MPI_Allgather");
   }
 
   void allreduce(const Tensor& input, Tensor& output, ReduceOp op, CUstream) override {
     const void* send = input.data() == output.data() ? MPI_IN_PLACE : input.data();
+    auto watch = step("allreduce");
     checkMpi(
         MPI_Allreduce(send, output.data(), mpiCount(output.numel(), "allreduce"),
                       mpiDataType(output.dtype()), detail::mpiReduceOp(output.dtype(), op), comm_),
@@ -55,6 +60,7 @@ class MpiTransport final : public TeamTransport {
 
   void reduceScatter(const Tensor& input, Tensor& output, ReduceOp op, CUstream) override {
     (void)mpiCount(input.numel(), "reduceScatter");
+    auto watch = step("reduceScatter");
     checkMpi(MPI_Reduce_scatter_block(
                  input.data(), output.data(), mpiCount(output.numel(), "reduceScatter"),
                  mpiDataType(input.dtype()), detail::mpiReduceOp(input.dtype(), op), comm_),
@@ -62,6 +68,7 @@ class MpiTransport final : public TeamTransport {
   }
 
   void broadcast(Tensor& buffer, int64_t root, CUstream) override {
+    auto watch = step("broadcast", /*symmetric=*/false);
     checkMpi(MPI_Bcast(buffer.data(), mpiCount(buffer.numel(), "broadcast"),
                        mpiDataType(buffer.dtype()), int(root), comm_),
              "MPI_Bcast");
@@ -74,6 +81,7 @@ class MpiTransport final : public TeamTransport {
     MPI_Datatype sendType = send != nullptr ? mpiDataType(send->dtype()) : MPI_BYTE;
     MPI_Datatype recvType = recv != nullptr ? mpiDataType(recv->dtype()) : MPI_BYTE;
     MPI_Status status;
+    auto watch = step("sendRecv", /*symmetric=*/false);
     checkMpi(MPI_Sendrecv(send != nullptr ? send->data() : nullptr, sendCount, sendType,
                           send != nullptr ? int(dst) : MPI_PROC_NULL, kTag,
                           recv != nullptr ? recv->data() : nullptr, recvCount, recvType,
@@ -90,6 +98,7 @@ class MpiTransport final : public TeamTransport {
   void allToAll(const Tensor& input, Tensor& output, CUstream) override {
     const int block = mpiCount(input.numel() / size_, "allToAll");
     MPI_Datatype type = mpiDataType(input.dtype());
+    auto watch = step("allToAll");
     checkMpi(MPI_Alltoall(input.data(), block, type, output.data(), block, type, comm_),
              "MPI_Alltoall");
   }
@@ -99,6 +108,7 @@ class MpiTransport final : public TeamTransport {
   void gather(const Tensor* input, Tensor* output, int64_t root, CUstream) override {
     const Tensor& mine = input != nullptr ? *input : *output;
     MPI_Datatype type = mpiDataType(mine.dtype());
+    auto watch = step("gather", /*symmetric=*/false);
     if (position_ != root) {
       checkMpi(MPI_Gatherv(input->data(), mpiCount(input->numel(), "gather"), type, nullptr,
                            nullptr, nullptr, type, int(root), comm_),
@@ -116,6 +126,7 @@ class MpiTransport final : public TeamTransport {
   void scatter(const Tensor* input, Tensor* output, int64_t root, CUstream) override {
     const Tensor& mine = output != nullptr ? *output : *input;
     MPI_Datatype type = mpiDataType(mine.dtype());
+    auto watch = step("scatter", /*symmetric=*/false);
     if (position_ != root) {
       checkMpi(MPI_Scatterv(nullptr, nullptr, nullptr, type, output->data(),
                             mpiCount(output->numel(), "scatter"), type, int(root), comm_),
@@ -137,6 +148,7 @@ class MpiTransport final : public TeamTransport {
     MPI_Datatype type = mpiDataType(mine.dtype());
     MPI_Op mpiOp = detail::mpiReduceOp(mine.dtype(), op);
     const int count = mpiCount(mine.numel(), "reduce");
+    auto watch = step("reduce", /*symmetric=*/false);
     if (position_ != root) {
       checkMpi(MPI_Reduce(input->data(), nullptr, count, type, mpiOp, int(root), comm_),
                "MPI_Reduce");
@@ -167,15 +179,22 @@ class MpiTransport final : public TeamTransport {
     return b;
   }
 
+  // The guard's view of the next call: its name, the team and its number on the team.
+  detail::Watch step(const char* what, bool symmetric = true) {
+    return detail::Watch({what, detail::Channel::Team, &team_, ++steps_, symmetric});
+  }
+
   MPI_Comm comm_;
+  Team team_;  // world ranks, in the order of comm_'s ranks
+  int64_t steps_ = 0;
   int position_ = 0;
   int size_ = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<TeamTransport> makeMpiTransport(MPI_Comm comm) {
-  return std::make_unique<MpiTransport>(comm);
+std::unique_ptr<TeamTransport> makeMpiTransport(MPI_Comm comm, const Team& team) {
+  return std::make_unique<MpiTransport>(comm, team);
 }
 
 }  // namespace loom::multidevice

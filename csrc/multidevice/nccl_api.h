@@ -43,6 +43,8 @@ inline constexpr RedOp kSum = 0, kProd = 1, kMax = 2, kMin = 3;
   X(ncclGetUniqueId, Result(UniqueId*))                                                     \
   X(ncclCommInitRank, Result(Comm*, int, UniqueId, int))                                    \
   X(ncclCommDestroy, Result(Comm))                                                          \
+  X(ncclCommAbort, Result(Comm))                                                            \
+  X(ncclCommGetAsyncError, Result(Comm, Result*))                                           \
   X(ncclAllGather, Result(const void*, void*, size_t, DataType, Comm, CUstream))            \
   X(ncclAllReduce, Result(const void*, void*, size_t, DataType, RedOp, Comm, CUstream))     \
   X(ncclReduceScatter, Result(const void*, void*, size_t, DataType, RedOp, Comm, CUstream)) \

@@ -10,6 +10,7 @@
 #include "loom/support/strings.h"
 
 #ifdef LOOM_HAVE_MPI
+#include "multidevice/guard.h"
 #include "multidevice/mpi.h"
 #endif
 
@@ -29,7 +30,12 @@ MPI_Comm subCommunicator(const Team& team) {
   MPI_Group_free(&world);
   checkMpi(r, "MPI_Group_incl");
   MPI_Comm comm = MPI_COMM_NULL;
-  r = MPI_Comm_create_group(MPI_COMM_WORLD, group, /*tag=*/0, &comm);
+  {
+    // Collective over the team: a member that never comes (or names another team) keeps the
+    // others here, which the guard times.
+    detail::Watch watch({"creating the team's MPI communicator", detail::Channel::Setup, &team, 1});
+    r = MPI_Comm_create_group(MPI_COMM_WORLD, group, /*tag=*/0, &comm);
+  }
   MPI_Group_free(&group);
   checkMpi(r, "MPI_Comm_create_group");
   return comm;
@@ -73,7 +79,7 @@ TeamTransport& TeamCache::host(const Team& team, Entry& entry) {
     detail::ensureMpi();
     if (finalize_hook_ < 0) finalize_hook_ = detail::atFinalize([this] { release(); });
     entry.comm = subCommunicator(team);
-    entry.mpi = makeMpiTransport(entry.comm);
+    entry.mpi = makeMpiTransport(entry.comm, team);
   }
   return *entry.mpi;
 #else
@@ -93,13 +99,16 @@ std::unique_ptr<TeamTransport> TeamCache::makeNccl(const Team& team, int64_t pos
 #ifdef LOOM_HAVE_MPI
     (void)host(team, entry);  // the team's MPI communicator carries the NCCL id
     MPI_Comm comm = entry.comm;
-    exchange.allOk = [comm](bool mine) {
+    exchange.allOk = [comm, &team](bool mine) {
       int ok = mine ? 1 : 0;
       int all = 0;
+      detail::Watch watch({"agreeing to set up NCCL", detail::Channel::Setup, &team, 1});
       detail::checkMpi(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm), "MPI_Allreduce");
       return all != 0;
     };
-    exchange.broadcastFromFirst = [comm](void* bytes, size_t size) {
+    exchange.broadcastFromFirst = [comm, &team](void* bytes, size_t size) {
+      detail::Watch watch(
+          {"sending the NCCL id", detail::Channel::Setup, &team, 1, /*symmetric=*/false});
       detail::checkMpi(MPI_Bcast(bytes, int(size), MPI_BYTE, 0, comm), "MPI_Bcast");
     };
 #else

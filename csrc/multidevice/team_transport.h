@@ -70,7 +70,7 @@ std::unique_ptr<TeamTransport> makeLocalTransport();
 #ifdef LOOM_HAVE_MPI
 /// Host tensors over an MPI communicator of the team (ranks in team order), which the transport
 /// frees at its end unless MPI is finalized.
-std::unique_ptr<TeamTransport> makeMpiTransport(MPI_Comm comm);
+std::unique_ptr<TeamTransport> makeMpiTransport(MPI_Comm comm, const Team& team);
 #endif
 
 /// How a team agrees while it sets NCCL up: `allOk(mine)` is true when every member's `mine` is

@@ -21,6 +21,7 @@
 #include "loom/support/phase_timer.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/tensor_metadata.h"
+#include "runtime/rank_agreement.h"
 
 namespace loom::runtime {
 
@@ -365,8 +366,12 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
                "RuntimeOptions::communicator");
     // Malformed shardings and reshardings are the caller's errors: say so now, not at the
     // first run.
-    (void)multidevice::shardedCopy(*fusion_);
+    std::unique_ptr<ir::Fusion> sharded = multidevice::shardedCopy(*fusion_);
     program_ = segmenter::deviceProgram(*fusion_, *options_.deviceId);
+    if (options_.communicator != nullptr && options_.communicator->size() > 1) {
+      agreement_ = std::make_unique<detail::RankAgreement>(*fusion_, *sharded,
+                                                           options_.communicator->size());
+    }
   }
   if (options_.device == nullptr) {
     int gpu = options_.executor.device;
@@ -399,6 +404,8 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
   dynamic_ = segmenter::hasDynamicReshape(programFusion());
   scalar_sizes_ = segmenter::sizesDependOnScalarInputs(programFusion());
 }
+
+FusionExecutorCache::~FusionExecutorCache() = default;
 
 std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> args) {
   const exec::ComputeDevice& device = *options_.device;
@@ -497,6 +504,13 @@ std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argume
     return runHit(runtime);
   }
   misses_.fetch_add(1, std::memory_order_relaxed);
+  // Before anything here can fail on one rank alone: ranks that disagree learn it together.
+  if (agreement_ != nullptr) {
+    const std::span<const int64_t> whole = program_.has_value()
+                                               ? std::span<const int64_t>(program_->inputs)
+                                               : std::span<const int64_t>();
+    agreement_->check(*options_.communicator, args, whole, scalar_sizes_);
+  }
   PhaseTimer timer(options_.dumps().has(DumpOption::CompileTime), "fusion");
   // Devices first (clear messages), then segmentFusion validates the rest
   // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the

@@ -24,6 +24,9 @@ constexpr std::array kEnvVars = {
     EnvVar{"LOOM_NVRTC_FAST_COMPILE", "0|min|mid|max",
            "NVRTC's fast-compile level (CUDA 13 and newer); overrides CompileOptions::fastCompile"},
     EnvVar{"LOOM_NCCL_LIBRARY", "PATH", "the NCCL library GPU ranks load (default libnccl.so.2)"},
+    EnvVar{
+        "LOOM_COMM_TIMEOUT", "SECONDS",
+        "how long a collective may wait for its peers before the job ends (default 600; 0: none)"},
     EnvVar{"CUDA_HOME", "DIR", "where NVRTC is also looked for (DIR/lib64), after the usual names"},
     EnvVar{"CUDA_PATH", "DIR", "as CUDA_HOME, looked at after it"},
     EnvVar{"XDG_CACHE_HOME", "DIR", "the cache root is DIR/loom when LOOM_CACHE_DIR is unset"},

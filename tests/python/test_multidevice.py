@@ -86,3 +86,60 @@ def test_mesh_larger_than_the_world_is_refused():
         x.axis(0).parallelize(ParallelType.mesh_x)
     with pytest.raises(loom.UserError, match="larger than the world"):
         fd.execute([torch.randn(4)])
+
+
+def _disagreeing_run(d, x_shape, shard_dim, mesh_devices, reduce, local):
+    """Runs `reduce` (sum or max over dim 0, or None for a negation) of an input of `x_shape`
+    sharded on `shard_dim` over `mesh_devices`, on this rank's `local` input; returns the
+    loom.UserError's message."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=x_shape, contiguity=True)
+        if reduce is None:
+            fd.add_output(fd.ops.neg(x))
+        else:
+            fd.add_output(getattr(fd.ops, reduce)(x, dims=[0]))
+        x.set_device_mesh(DeviceMesh(mesh_devices))
+        x.split(shard_dim, d, inner_split=False)
+        x.axis(shard_dim).parallelize(ParallelType.mesh_x)
+    with pytest.raises(loom.UserError) as info:
+        fd.execute([local])
+    return str(info.value)
+
+
+def _before(last):
+    return "rank 0" if last == 1 else "ranks " + ", ".join(str(r) for r in range(last))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("what", ["sum_vs_max", "mesh_order", "sharded_dim", "whole_tensor"])
+def test_ranks_that_disagree_all_raise(what):
+    """The last rank differs from the others (the reduction, the order of the mesh, the sharded
+    dim, or it passes the whole tensor where its shard is due): on the first run every rank raises
+    the same loom.UserError naming that rank and what differs, instead of hanging or computing a
+    wrong result; the ranks go on (the next test runs on them)."""
+    d = Communicator.instance().size()
+    if d < 2:
+        pytest.skip("needs two ranks or more (mpirun -np 2)")
+    last = Communicator.instance().rank() == d - 1
+    odd, before = f"rank {d - 1}", _before(d - 1)
+    devices = list(range(d))
+    if what == "sum_vs_max":
+        msg = _disagreeing_run(d, [2 * d, 3], 0, devices, "max" if last else "sum", torch.ones(2, 3))
+        want = [f"{odd}'s fusion differs from {before}'s, first at line", "= sum(T0", "= max(T0"]
+    elif what == "mesh_order":
+        msg = _disagreeing_run(d, [2 * d, 3], 0, devices[::-1] if last else devices, None,
+                               torch.ones(2, 3))
+        want = [f"{odd}'s fusion differs from {before}'s", "mesh=["]
+    elif what == "sharded_dim":
+        msg = _disagreeing_run(d, [2 * d, 2 * d], 1 if last else 0, devices, None,
+                               torch.ones(2 * d, 2) if last else torch.ones(2, 2 * d))
+        want = [f"{odd}'s fusion differs from {before}'s, first at line"]
+    else:
+        msg = _disagreeing_run(d, [-1, -1], 0, devices, None,
+                               torch.ones(2 * d if last else 2, 3))
+        verb = "passes" if d == 2 else "pass"
+        want = [f"input 0 (T0): {odd} passes f32 [{2 * d}, 3] where {before} {verb} f32 [2, 3] "
+                f"({odd} may pass the whole tensor where its shard is due)"]
+    assert "the ranks disagree on the first run of this sharded fusion" in msg
+    for part in want:
+        assert part in msg, msg

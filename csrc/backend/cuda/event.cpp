@@ -9,11 +9,13 @@
 
 namespace loom::cuda {
 
-Event Event::create(int device) {
+Event Event::create(int device, bool timing) {
   const auto& api = detail::enterDevice(device, "creating a CUDA event");
   CUevent handle = nullptr;
   // CU_EVENT_DEFAULT keeps timing on (CU_EVENT_DISABLE_TIMING would make elapsedMs fail).
-  detail::checkResult(api.cuEventCreate(&handle, CU_EVENT_DEFAULT), "cuEventCreate");
+  detail::checkResult(
+      api.cuEventCreate(&handle, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
+      "cuEventCreate");
   return Event(handle, device);
 }
 
@@ -57,6 +59,15 @@ void Event::synchronize() const {
   LOOM_CHECK(handle_ != nullptr, "Event::synchronize on a moved-from event");
   const auto& api = detail::enterDevice(device_, "synchronizing a CUDA event");
   detail::checkResult(api.cuEventSynchronize(handle_), "cuEventSynchronize");
+}
+
+bool Event::done() const {
+  LOOM_CHECK(handle_ != nullptr, "Event::done on a moved-from event");
+  const auto& api = detail::enterDevice(device_, "querying a CUDA event");
+  const CUresult r = api.cuEventQuery(handle_);
+  if (r == CUDA_ERROR_NOT_READY) return false;
+  detail::checkResult(r, "cuEventQuery");
+  return true;
 }
 
 float Event::elapsedMs(const Event& start, const Event& end) {

@@ -19,9 +19,13 @@
 // (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE) first, then the torchrun-style RANK,
 // WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE; without either, one process of rank 0. MPI is
 // initialized on the first collective (or by instance() under a launcher of several ranks) and
-// finalized at exit. A build without MPI (find_package(MPI) failed) still runs one rank, and
-// every rank's local program (sharded runs need no communication); a collective between several
-// ranks is then a UserError that says so. Running a rank per GPU: the rank drives
+// finalized at a clean exit; between several ranks an error exit (a non-zero status, an uncaught
+// exception) aborts the job instead, every step that waits for peers is timed
+// (LOOM_COMM_TIMEOUT), and a rank that leaves while a peer waits for it ends the job at once, each
+// with the reason printed on every rank (docs/multidevice.md, "When a rank fails"). A build
+// without MPI (find_package(MPI) failed) still runs one rank, and every rank's local program
+// (sharded runs need no communication); a collective between several ranks is then a UserError
+// that says so. Running a rank per GPU: the rank drives
 // cuda:<local rank modulo the GPU count> (ranks may share a GPU).
 //
 // Collectives on tensors run within a Team, the ordered world ranks taking part (a slice of a
@@ -126,6 +130,14 @@ class Communicator {
   /// Every rank's bytes (of any length), in rank order.
   std::vector<std::string> allgatherBytes(const std::string& bytes);
 
+  /// allgather and allgatherBytes on a channel of Loom's own, for checks that the ranks agree
+  /// (FusionExecutorCache's on the first run of a signature): they never match a collective of
+  /// the program's, and count in checks(), not in communications().
+  std::vector<int64_t> allgatherForCheck(int64_t value);
+  std::vector<std::string> allgatherBytesForCheck(const std::string& bytes);
+  /// Calls of allgatherForCheck between several ranks so far.
+  int64_t checks() const { return checks_.load(std::memory_order_relaxed); }
+
   // Collectives on tensors within a team (see the file comment). `stream` is used for CUDA
   // tensors (null: the legacy default stream) and ignored for host tensors. Sizes are checked
   // on each rank against its own tensors; every rank is trusted to pass the sizes the others do.
@@ -214,6 +226,11 @@ class Communicator {
   int64_t local_size_ = 1;
   std::string source_;
   std::atomic<int64_t> communications_{0};
+  std::atomic<int64_t> checks_{0};
+  // The number of the step on the world and on the checks' channel (what the guard reports, so
+  // that ranks can tell they wait in the same one).
+  int64_t world_steps_ = 0;
+  int64_t check_steps_ = 0;
   std::atomic<Transport> last_transport_{Transport::None};
   CudaTransport cuda_transport_ = CudaTransport::Auto;
   std::unique_ptr<TeamCache> teams_;  // the teams' communicators, made on first use

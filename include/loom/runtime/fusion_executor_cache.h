@@ -75,6 +75,10 @@
 
 namespace loom::runtime {
 
+namespace detail {
+class RankAgreement;
+}
+
 /// The part of the inputs compiled kernels depend on. See the file comment.
 struct InputKey {
   std::vector<int64_t> fields;
@@ -215,13 +219,18 @@ class FusionKernelRuntime {
 class FusionExecutorCache {
  public:
   explicit FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion, RuntimeOptions options = {});
+  ~FusionExecutorCache();
 
   /// Validates `args` (as KernelExecutor does: count, kind, rank, dtype, sizes, device) on a
   /// miss, and returns the outputs of the fusion: CUDA tensors, not synchronized, for CUDA
   /// arguments; host tensors for host arguments. A sharded fusion whose tensors live on meshes
   /// this device is not in (segmenter/device_program.h): its arguments for inputs it does not
   /// hold are not read (pass undefined tensors), and its outputs it does not hold are undefined
-  /// tensors (Tensor::defined() is false).
+  /// tensors (Tensor::defined() is false). With a communicator of several ranks, the first run
+  /// of each signature (the sizes of the inputs every rank holds) is collective: the ranks check
+  /// that they run the same fusion and plan on consistent shards, and a disagreement is the same
+  /// UserError on every rank, naming the rank and what differs (docs/multidevice.md, "When a
+  /// rank fails"); later runs of the signature communicate nothing more.
   std::vector<Tensor> run(std::span<const eval::Argument> args);
 
   const ir::Fusion& fusion() const { return *fusion_; }
@@ -273,6 +282,9 @@ class FusionExecutorCache {
   mutable std::mutex compile_mutex_;
   /// Set once a segment's schedule failed to compile: segmentation verifies every proposal.
   bool verify_schedules_ = false;
+  /// A sharded fusion between several ranks: their check that they agree, on the first run of
+  /// each signature (runtime/rank_agreement.h).
+  std::unique_ptr<detail::RankAgreement> agreement_;
   std::vector<Variant> variants_;
   std::vector<std::unique_ptr<FusionKernelRuntime>> runtimes_;
   /// Per runtime, the concretization it was compiled for: a key reuses a runtime only when its

@@ -19,8 +19,9 @@ namespace loom::cuda {
 /// Move-only.
 class Event {
  public:
-  /// A new timing event on `device`. Throws UnavailableError without a GPU.
-  static Event create(int device = 0);
+  /// A new event on `device`; `timing` false makes it cheaper to record (elapsedMs then fails).
+  /// Throws UnavailableError without a GPU.
+  static Event create(int device = 0, bool timing = true);
 
   Event(Event&& other) noexcept;
   Event& operator=(Event&& other) noexcept;
@@ -35,6 +36,9 @@ class Event {
   void record(CUstream stream) const;
   /// Blocks until the captured work is done; reports asynchronous errors.
   void synchronize() const;
+  /// Whether the captured work is done, without waiting (true for an event never recorded).
+  /// Usable from any thread.
+  bool done() const;
 
   /// Milliseconds between two recorded events whose work has completed (about 0.5 us
   /// resolution). A CudaError when either was not recorded or has not completed.
