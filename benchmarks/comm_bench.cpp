@@ -502,16 +502,13 @@ Way Bench::fusionWay(Collective c, const Buffers& b, const std::function<float(i
 std::string Bench::describeFusion(const runtime::FusionExecutorCache& cache) const {
   const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
   if (rt == nullptr) return "no runtime";
-  int64_t kernels = 0;
   std::string comms;
-  for (int64_t s = 0; s < rt->numKernels(); ++s) {
+  for (int64_t s = 0; s < rt->numSegments(); ++s) {
     if (const runtime::CommunicationExecutor* ce = rt->communication(s)) {
       comms += (comms.empty() ? "" : ", ") + ce->communication().toString();
-    } else {
-      ++kernels;
     }
   }
-  return std::to_string(rt->numKernels()) + " segment(s): " + std::to_string(kernels) +
+  return std::to_string(rt->numSegments()) + " segment(s): " + std::to_string(rt->numKernels()) +
          " kernel(s), communications [" + comms + "]";
 }
 

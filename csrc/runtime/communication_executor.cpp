@@ -7,6 +7,7 @@
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/support/error.h"
+#include "loom/support/strings.h"
 
 namespace loom::runtime {
 
@@ -47,7 +48,7 @@ CommunicationExecutor::CommunicationExecutor(const segmenter::Segment& segment,
                                              multidevice::Communicator* communicator,
                                              int64_t deviceId, CUstream stream)
     : fusion_(segment.fusion.fusion.get()),
-      comm_(*segment.communication),
+      comm_(*segment.communication()),
       device_(std::move(device)),
       communicator_(communicator),
       team_(comm_.team(deviceId)),
@@ -269,6 +270,18 @@ void CommunicationExecutor::runBetweenMeshes(const Tensor& in, std::vector<Tenso
   }
   outputs.clear();
   outputs.push_back(std::move(out));  // undefined on a device that only sends
+}
+
+std::string CommunicationExecutor::step(const segmenter::Segment& segment) const {
+  const bool moves = comm_.betweenMeshes();
+  std::string verb = !moves                  ? "communicate"
+                     : sends_ && receives_   ? "send and receive"
+                     : sends_                ? "send"
+                                             : "receive";
+  return verb + " by " + comm_.toString() + " (team [" + join(team_) + "]): " +
+         (sends_ ? valueNames(segment.fusion.inputs)
+                 : "a stand-in for " + valueNames(segment.fusion.inputs)) +
+         " -> " + (receives_ ? valueNames(segment.fusion.outputs) : "nothing kept");
 }
 
 }  // namespace loom::runtime

@@ -77,9 +77,10 @@ void applyParamOverrides(segmenter::SegmentedFusion& segmented,
     bool used = false;
     std::string kinds;
     for (segmenter::Segment& seg : segmented.segments()) {
-      if (seg.params == nullptr) continue;  // a communication
-      used |= seg.params->setField(name, value);
-      kinds += (kinds.empty() ? "" : ", ") + std::string(scheduler::schedulerTypeName(seg.schedulerType));
+      segmenter::KernelWork* kernel = seg.kernel();
+      if (kernel == nullptr) continue;  // only kernels have heuristic parameters
+      used |= kernel->params->setField(name, value);
+      kinds += (kinds.empty() ? "" : ", ") + seg.what();
     }
     LOOM_CHECK(used, "parameter override '", name, "=", value, "' names no field of the ",
                "heuristic parameters of this fusion's segments (", kinds, "); the fields are ",
@@ -102,6 +103,12 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
                   : exec::makeComputeDevice(options.backend, options.executor.device)) {
   const ir::Fusion& original = segmented_.original();
   const DumpOptions& dump = options.dumps();
+  SegmentContext context;
+  context.device = device_;
+  context.executor = options.executor;
+  context.communicator = options.communicator;
+  context.deviceId = options.deviceId.value_or(0);
+  context.dump = &dump;
   std::unordered_map<const ir::Val*, int64_t> slot_of;
   for (ir::Val* in : original.inputs()) slot_of[in] = num_slots_++;
   std::vector<int64_t> last_use;
@@ -138,31 +145,8 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     input_slots_.push_back(std::move(ins));
     output_slots_.push_back(std::move(outs));
 
-    if (seg.communication) {
-      communications_.push_back(std::make_unique<CommunicationExecutor>(
-          seg, device_, options.communicator, options.deviceId.value_or(0),
-          options.executor.stream));
-      executors_.push_back(nullptr);
-      continue;
-    }
-    communications_.push_back(nullptr);
-    PhaseTimer timer(dump.has(DumpOption::CompileTime), "segment " + std::to_string(seg.id));
-    if (dump.has(DumpOption::SchedulerParams)) {
-      std::string params = seg.params->toString();
-      if (params.empty() || params.back() != '\n') params += '\n';
-      dumpSink() << "segment " << seg.id << " (" << scheduler::schedulerTypeName(seg.schedulerType)
-                 << "): " << params;
-    }
-    std::unique_ptr<ir::Fusion> scheduled = seg.fusion.fusion->clone();
-    scheduler::applyScheduler(scheduler::schedulerFor(seg.schedulerType), *scheduled, *seg.params);
-    timer.mark("clone + schedule");
-    if (dump.has(DumpOption::FusionIrScheduled)) {
-      dumpSink() << "segment " << seg.id << " scheduled:\n" << ir::printFusion(*scheduled);
-    }
-    auto ke = std::make_unique<exec::KernelExecutor>();
-    ke->compile(*scheduled, device_, options.executor);
-    timer.mark("executor compile (the kernel executor lines above included)");
-    executors_.push_back(std::move(ke));
+    executors_.push_back(makeSegmentExecutor(seg, context));
+    if (seg.kernel() != nullptr) ++num_kernels_;
   }
   // Last reader of each slot; original inputs and fusion outputs are never freed.
   last_use.assign(size_t(num_slots_), -1);
@@ -191,12 +175,11 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
   idle_.push_back(newScratch());
   records_.resize(input_slots_.size());
   for (const segmenter::Segment& seg : segmented_.segments()) {
-    KernelRecord& r = records_[size_t(seg.id)];
+    SegmentRecord& r = records_[size_t(seg.id)];
     r.segment = seg.id;
-    r.scheduler = seg.communication
-                      ? std::string(multidevice::communicationTypeName(seg.communication->type))
-                      : std::string(scheduler::schedulerTypeName(seg.schedulerType));
-    r.params = seg.communication ? seg.communication->toString() : seg.params->toString();
+    r.kind = std::string(segmenter::workKindName(seg.work));
+    r.scheduler = seg.what();
+    r.params = seg.parameters();
     r.backend = device_->backend();
   }
   if (dump.has(DumpOption::HostProgram)) dumpSink() << hostProgram();
@@ -208,27 +191,18 @@ std::string FusionKernelRuntime::hostProgram() const {
   if (device_id_.has_value()) os << " of device " << *device_id_;
   const size_t steps = segmented_.segments().size();
   os << ": " << steps << (steps == 1 ? " step" : " steps") << " on " << device_->name() << "\n";
-  auto names = [](const std::vector<ir::Val*>& vals) {
-    std::string out;
-    for (const ir::Val* v : vals) out += (out.empty() ? "" : ", ") + v->toString();
-    return out.empty() ? std::string("nothing") : out;
-  };
   for (const segmenter::Segment& seg : segmented_.segments()) {
-    os << "  " << seg.id << ": ";
-    if (const CommunicationExecutor* c = communications_.at(size_t(seg.id)).get()) {
-      const bool moves = c->communication().betweenMeshes();
-      os << (!moves ? "communicate" : c->sends() && c->receives() ? "send and receive"
-                                      : c->sends()                ? "send"
-                                                                  : "receive")
-         << " by " << c->communication().toString() << " (team [" << join(c->team()) << "]): "
-         << (c->sends() ? names(seg.fusion.inputs) : "a stand-in for " + names(seg.fusion.inputs))
-         << " -> " << (c->receives() ? names(seg.fusion.outputs) : "nothing kept") << "\n";
-      continue;
-    }
-    os << "kernel (" << scheduler::schedulerTypeName(seg.schedulerType)
-       << "): " << names(seg.fusion.inputs) << " -> " << names(seg.fusion.outputs) << "\n";
+    os << "  " << seg.id << ": " << executors_.at(size_t(seg.id))->step(seg) << "\n";
   }
   return os.str();
+}
+
+const exec::KernelExecutor& FusionKernelRuntime::executor(int64_t segment) const {
+  const auto* k = dynamic_cast<const KernelSegmentExecutor*>(executors_.at(size_t(segment)).get());
+  LOOM_CHECK(k != nullptr, "segment ", segment, " is a ",
+             segmenter::workKindName(segmented_.segments().at(size_t(segment)).work),
+             ", not a kernel");
+  return k->executor();
 }
 
 std::unique_ptr<FusionKernelRuntime::Scratch> FusionKernelRuntime::newScratch() const {
@@ -296,14 +270,9 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     }
     for (const eval::Argument& a : sargs) bytes += tensorBytes(a);
     std::vector<Tensor>& outs = sc.segment_outs;  // reused: no allocation per segment
+    SegmentRecord& r = sc.records[s];
     auto start = std::chrono::steady_clock::now();
-    exec::LaunchParams launched;
-    double plan_seconds = 0;
-    if (communications_[s] != nullptr) {
-      communications_[s]->runInto(sargs, outs);
-    } else {
-      launched = executors_[s]->runInto(sargs, outs, &plan_seconds);
-    }
+    executors_[s]->runInto(sargs, outs, r);
     auto stop = std::chrono::steady_clock::now();
     LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -320,10 +289,7 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     }
     if (!direct_[s]) sc.segment_args[s].clear();
     outs.clear();
-    KernelRecord& r = sc.records[s];
-    r.launch = launched;
     r.seconds = std::chrono::duration<double>(stop - start).count();
-    r.compileSeconds = plan_seconds;
     r.bytes = bytes;
   }
   std::vector<Tensor> result;

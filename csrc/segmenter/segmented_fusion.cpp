@@ -297,17 +297,43 @@ bool SegmentedFusion::sameAs(const SegmentedFusion& other) const {
   for (size_t i = 0; i < segments_.size(); ++i) {
     const Segment& a = segments_[i];
     const Segment& b = other.segments_[i];
-    if (a.schedulerType != b.schedulerType) return false;
+    if (a.work.index() != b.work.index()) return false;
     if (by_position ? exprPositions(*original_, a.exprs) !=
                           exprPositions(*other.original_, b.exprs)
                     : a.exprs != b.exprs) {
       return false;
     }
-    if ((a.params == nullptr) != (b.params == nullptr)) return false;
-    if (a.params != nullptr && !a.params->sameAs(*b.params)) return false;
-    if (a.communication != b.communication) return false;
+    if (const KernelWork* k = a.kernel()) {
+      const KernelWork* l = b.kernel();
+      if (k->scheduler != l->scheduler || !k->params->sameAs(*l->params)) return false;
+    } else if (*a.communication() != *b.communication()) {
+      return false;
+    }
   }
   return true;
+}
+
+KernelWork::KernelWork(const KernelWork& other)
+    : scheduler(other.scheduler), params(other.params ? other.params->clone() : nullptr) {}
+
+KernelWork& KernelWork::operator=(const KernelWork& other) {
+  scheduler = other.scheduler;
+  params = other.params ? other.params->clone() : nullptr;
+  return *this;
+}
+
+std::string_view workKindName(const SegmentWork& work) {
+  return std::holds_alternative<KernelWork>(work) ? "kernel" : "communication";
+}
+
+std::string Segment::what() const {
+  if (const KernelWork* k = kernel()) return std::string(scheduler::schedulerTypeName(k->scheduler));
+  return std::string(multidevice::communicationTypeName(communication()->type));
+}
+
+std::string Segment::parameters() const {
+  if (const KernelWork* k = kernel()) return k->params->toString();
+  return communication()->toString();
 }
 
 std::string SegmentedFusion::toString() const {
@@ -321,8 +347,7 @@ std::string SegmentedFusion::toString() const {
   };
   for (const Segment& seg : segments_) {
     os << "segment " << seg.id << " ("
-       << (seg.communication ? "communication"
-                             : std::string(scheduler::schedulerTypeName(seg.schedulerType)))
+       << (seg.kernel() != nullptr ? seg.what() : std::string(workKindName(seg.work)))
        << "): inputs " << names(seg.fusion.inputs) << " | outputs " << names(seg.fusion.outputs)
        << "\n";
     for (const ir::Expr* e : seg.exprs) {
@@ -330,12 +355,9 @@ std::string SegmentedFusion::toString() const {
       while (!text.empty() && text.back() == '\n') text.pop_back();
       os << "  " << text << "\n";
     }
-    if (seg.communication) os << "  " << seg.communication->toString() << "\n";
-    if (seg.params != nullptr) {
-      std::string text = seg.params->toString();
-      while (!text.empty() && text.back() == '\n') text.pop_back();
-      os << "  params: " << text << "\n";
-    }
+    std::string text = seg.parameters();
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    os << "  " << (seg.kernel() != nullptr ? "params: " : "") << text << "\n";
   }
   return os.str();
 }

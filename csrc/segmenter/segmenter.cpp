@@ -32,8 +32,7 @@ bool producesTensor(const ir::Expr* e) {
 // What a scheduler made of one candidate set of exprs.
 struct Trial {
   SegmentFusion fusion;
-  scheduler::SchedulerType type = scheduler::SchedulerType::Pointwise;
-  std::unique_ptr<scheduler::HeuristicParams> params;
+  SegmentWork work;
 };
 
 class Segmenter {
@@ -94,6 +93,7 @@ class Segmenter {
         if (isCommunication(g)) {
           Trial t;
           t.fusion = buildSegmentFusion(fusion_, groups_[size_t(g)], live_);
+          t.work = CommunicationWork{communications_.at(groups_[size_t(g)].front())};
           accepted.emplace_back(g, std::move(t));
           continue;
         }
@@ -205,8 +205,7 @@ class Segmenter {
       *why = p.rejectionSummary();
       return std::nullopt;
     }
-    t.type = p.scheduler->type();
-    t.params = p.scheduler->computeHeuristics(*t.fusion.fusion, info);
+    t.work = KernelWork(p.scheduler->type(), p.scheduler->computeHeuristics(*t.fusion.fusion, info));
     if ((verify || verify_merges_) && !verifySchedule(t, why)) return std::nullopt;
     return t;
   }
@@ -217,13 +216,14 @@ class Segmenter {
   // failing the whole fusion at compile time. The reason is kept for the error when a single
   // expr fails, and printed under LOOM_DUMP=segments.
   bool verifySchedule(const Trial& t, std::string* why) {
+    const KernelWork& k = std::get<KernelWork>(t.work);
     std::unique_ptr<ir::Fusion> scheduled = t.fusion.fusion->clone();
     try {
-      scheduler::applyScheduler(scheduler::schedulerFor(t.type), *scheduled, *t.params);
+      scheduler::applyScheduler(scheduler::schedulerFor(k.scheduler), *scheduled, *k.params);
       (void)lower::lowerFusion(*scheduled, DumpOptions{});
       return true;
     } catch (const Error& e) {
-      *why = std::string(scheduler::schedulerTypeName(t.type)) + " schedule does not lower: " +
+      *why = std::string(scheduler::schedulerTypeName(k.scheduler)) + " schedule does not lower: " +
              e.what();
       if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) {
         dumpSink() << "segmenter: a schedule that does not lower, split further: " << *why << "\n"
@@ -239,12 +239,7 @@ class Segmenter {
     s.id = result.size();
     s.exprs = sorted(exprs);
     s.fusion = std::move(t.fusion);
-    s.schedulerType = t.type;
-    s.params = std::move(t.params);
-    if (s.exprs.size() == 1) {
-      auto it = communications_.find(s.exprs.front());
-      if (it != communications_.end()) s.communication = it->second;
-    }
+    s.work = std::move(t.work);
     result.segments().push_back(std::move(s));
   }
 

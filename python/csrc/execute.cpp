@@ -149,13 +149,9 @@ class PyFusionExecutor {
   std::string lastCudaCode(bool intrinsic) const {
     const runtime::FusionKernelRuntime* rt = lastRuntime();
     std::ostringstream os;
-    int64_t kernels = 0;
-    for (int64_t s = 0; s < int64_t(rt->segmented().segments().size()); ++s) {
-      if (rt->communication(s) != nullptr) continue;
-      ++kernels;
-    }
-    for (int64_t s = 0; s < int64_t(rt->segmented().segments().size()); ++s) {
-      if (rt->communication(s) != nullptr) continue;
+    const int64_t kernels = rt->numKernels();
+    for (int64_t s = 0; s < rt->numSegments(); ++s) {
+      if (!rt->lastRun().at(size_t(s)).isKernel()) continue;
       if (kernels > 1) os << "// segment " << s << "\n";
       os << kernelCode(rt->executor(s), intrinsic);
     }
@@ -164,7 +160,7 @@ class PyFusionExecutor {
 
   std::vector<std::string> lastSchedulers() const {
     std::vector<std::string> names;
-    for (const runtime::KernelRecord& r : lastRuntime()->lastRun()) names.push_back(r.scheduler);
+    for (const runtime::SegmentRecord& r : lastRuntime()->lastRun()) names.push_back(r.scheduler);
     return names;
   }
 

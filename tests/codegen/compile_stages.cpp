@@ -154,7 +154,8 @@ int run(int argc, char** argv) {
     std::unique_ptr<ir::Fusion> scheduled;
     timeIt(schedule, [&] {
       scheduled = s.fusion.fusion->clone();
-      scheduler::applyScheduler(scheduler::schedulerFor(s.schedulerType), *scheduled, *s.params);
+      scheduler::applyScheduler(scheduler::schedulerFor(s.kernel()->scheduler), *scheduled,
+                                *s.kernel()->params);
     });
     std::unique_ptr<ir::Fusion> copy;
     timeIt(clone, [&] { copy = scheduled->clone(); });

@@ -140,7 +140,7 @@ std::string schedulersOf(const runtime::FusionExecutorCache& cache, int64_t* ker
   if (rt == nullptr) return "";
   std::set<std::string> names;
   std::ostringstream os;
-  for (const runtime::KernelRecord& r : rt->lastRun()) {
+  for (const runtime::SegmentRecord& r : rt->lastRun()) {
     names.insert(r.scheduler);
     os << "  segment " << r.segment << ": " << r.scheduler << " " << r.params << " grid ["
        << r.launch.grid[0] << ", " << r.launch.grid[1] << ", " << r.launch.grid[2] << "] block ["
@@ -201,7 +201,8 @@ std::optional<HandRun> runHandSchedule(FuzzCase& c, const runtime::FusionExecuto
     if (sf.original().isInput(out)) return std::nullopt;
   }
   std::unique_ptr<ir::Fusion> fusion = seg.fusion.fusion->clone();
-  scheduler::applyScheduler(scheduler::schedulerFor(seg.schedulerType), *fusion, *seg.params);
+  scheduler::applyScheduler(scheduler::schedulerFor(seg.kernel()->scheduler), *fusion,
+                            *seg.kernel()->params);
 
   Rng rng(deriveSeed(c.seed, 0x48414e44));  // "HAND"
   const std::vector<ir::MemoryType> types = {ir::MemoryType::Local, ir::MemoryType::Shared,
@@ -218,7 +219,7 @@ std::optional<HandRun> runHandSchedule(FuzzCase& c, const runtime::FusionExecuto
   c.features.insert("hand-memory-types");
   auto report = [&](const std::string& extra) {
     return "hand schedule: the automatic schedule of the only segment (" +
-           std::string(scheduler::schedulerTypeName(seg.schedulerType)) +
+           seg.what() +
            ") with these memory types:\n" + edits + "scheduled fusion:\n" +
            ir::printFusion(*fusion) + extra;
   };

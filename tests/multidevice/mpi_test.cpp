@@ -500,7 +500,7 @@ TEST_P(MpiCommunication, MatchesTheReferenceWithTheExpectedCommunications) {
     std::vector<Tensor> outs = cache.run(local);
     std::vector<CommunicationType> kinds;
     const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
-    for (int64_t seg = 0; seg < rt->numKernels(); ++seg) {
+    for (int64_t seg = 0; seg < rt->numSegments(); ++seg) {
       if (const auto* ce = rt->communication(seg)) kinds.push_back(ce->communication().type);
     }
     const std::vector<CommunicationType> want_kinds =

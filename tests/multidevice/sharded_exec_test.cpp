@@ -91,7 +91,7 @@ TEST(ShardedExecErrors, ClearMessages) {
     std::vector<Tensor> outs = cache.run(std::vector<eval::Argument>{Tensor()});
     ASSERT_EQ(outs.size(), 1u);
     EXPECT_FALSE(outs[0].defined());
-    EXPECT_EQ(cache.lastRuntime()->numKernels(), 0);
+    EXPECT_EQ(cache.lastRuntime()->numSegments(), 0);
   }
   // A local tensor of the wrong size for the shard of a constant extent: 8 rows over 4 devices
   // is 2 rows each.

@@ -52,7 +52,7 @@ std::unique_ptr<scheduler::HeuristicParams> paramsFor(const Fusion& f,
                                                       const std::vector<eval::Argument>& args) {
   segmenter::SegmentedFusion sf = segmenter::segmentFusion(f, args);
   EXPECT_EQ(sf.size(), 1);
-  return sf.segments().at(0).params->clone();
+  return sf.segments().at(0).kernel()->params->clone();
 }
 
 // A pointwise fusion runs through the cache, matches the reference, and the second run with

@@ -65,10 +65,11 @@ void expectSameResults(const Fusion& f, const SegmentedFusion& sf,
 // Every segment must be accepted by the scheduler recorded for it, at the same sizes.
 void expectSegmentsAccepted(const SegmentedFusion& sf) {
   for (const Segment& s : sf.segments()) {
-    ASSERT_NE(s.params, nullptr);
-    EXPECT_EQ(s.params->type(), s.schedulerType);
+    ASSERT_NE(s.kernel(), nullptr);
+    ASSERT_NE(s.kernel()->params, nullptr);
+    EXPECT_EQ(s.kernel()->params->type(), s.kernel()->scheduler);
     std::string why;
-    EXPECT_TRUE(scheduler::schedulerFor(s.schedulerType)
+    EXPECT_TRUE(scheduler::schedulerFor(s.kernel()->scheduler)
                     .canScheduleCompileTime(*s.fusion.fusion, &why))
         << why;
   }
@@ -88,7 +89,7 @@ TEST(Segmenter, PointwiseFusionIsOneSegment) {
   std::vector<eval::Argument> args{randomTensor({4, 6}, 1), randomTensor({4, 6}, 2)};
   SegmentedFusion sf = segmentFusion(f, args);
   ASSERT_EQ(sf.size(), 1);
-  EXPECT_EQ(sf.segments()[0].schedulerType, scheduler::SchedulerType::Pointwise);
+  EXPECT_EQ(sf.segments()[0].kernel()->scheduler, scheduler::SchedulerType::Pointwise);
   EXPECT_EQ(sf.segments()[0].fusion.inputs, f.inputs());
   expectSameResults(f, sf, args, 1);
 }

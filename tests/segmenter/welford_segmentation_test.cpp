@@ -40,7 +40,7 @@ std::unique_ptr<Fusion> varMeanFusion(DataType dtype) {
 }
 
 const scheduler::InnerPersistentParams& persistentParams(const Segment& s) {
-  return dynamic_cast<const scheduler::InnerPersistentParams&>(*s.params);
+  return dynamic_cast<const scheduler::InnerPersistentParams&>(*s.kernel()->params);
 }
 
 // var_mean over dim 2 of [1, 2048, 12288] and [16, 2048, 12288], fp32 and bf16, is translated
@@ -53,7 +53,7 @@ TEST(WelfordSegmentation, VarMeanBenchmarkShapesGoInnerPersistent) {
       SegmentedFusion sf = segmentFusion(*f, args);
       ASSERT_EQ(sf.size(), 1) << sf.toString();
       const Segment& s = sf.segments()[0];
-      EXPECT_EQ(s.schedulerType, scheduler::SchedulerType::InnerPersistent) << sf.toString();
+      EXPECT_EQ(s.kernel()->scheduler, scheduler::SchedulerType::InnerPersistent) << sf.toString();
       EXPECT_TRUE(sf.rewritten());
       EXPECT_EQ(&sf.source(), f.get());
       EXPECT_NE(sf.toString().find("welford: translated"), std::string::npos) << sf.toString();
@@ -77,7 +77,7 @@ TEST(WelfordSegmentation, TooWideRowKeepsWelford) {
   SegmentedFusion sf = segmentFusion(*f, args);
   EXPECT_FALSE(sf.rewritten());
   ASSERT_EQ(sf.size(), 1);
-  EXPECT_EQ(sf.segments()[0].schedulerType, scheduler::SchedulerType::Reduction);
+  EXPECT_EQ(sf.segments()[0].kernel()->scheduler, scheduler::SchedulerType::Reduction);
   EXPECT_NE(sf.toString().find("welford: kept (not translated: rows of 67108864"),
             std::string::npos)
       << sf.toString();

@@ -133,7 +133,7 @@ int runFusion(const RunArgs& a) {
     first_s = secondsSince(t0);
   }
   const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
-  std::vector<runtime::KernelRecord> records = rt->lastRun();
+  std::vector<runtime::SegmentRecord> records = rt->lastRun();
   // The run's share of the first call: on the host the kernels' own wall time (each launch runs
   // to completion), less the module builds their first launches did; on a GPU a second, cached
   // run timed with CUDA events. The rest (segment, schedule, lower, build and load the modules)
@@ -141,7 +141,7 @@ int runFusion(const RunArgs& a) {
   double run_s = 0;
   std::string run_how = "the kernels' host wall time in the first run";
   if (!on_device) {
-    for (const runtime::KernelRecord& r : records) run_s += r.seconds - r.compileSeconds;
+    for (const runtime::SegmentRecord& r : records) run_s += r.seconds - r.compileSeconds;
   }
 #ifdef LOOM_HAVE_CUDA_BACKEND
   if (on_device) {
@@ -173,10 +173,14 @@ int runFusion(const RunArgs& a) {
   }
   check_step.end();
 
-  fmt::print("{} kernel(s)\n", records.size());
-  for (const runtime::KernelRecord& r : records) {
-    std::string line = fmt::format("kernel {}: {} on {}, {}", r.segment, r.scheduler,
-                                   exec::backendName(r.backend), r.launch.toString());
+  fmt::print("{} kernel(s)", rt->numKernels());
+  if (rt->numCommunications() > 0) fmt::print(", {} communication(s)", rt->numCommunications());
+  fmt::print("\n");
+  for (const runtime::SegmentRecord& r : records) {
+    std::string line =
+        r.isKernel() ? fmt::format("kernel {}: {} on {}, {}", r.segment, r.scheduler,
+                                   exec::backendName(r.backend), r.launch.toString())
+                     : fmt::format("communication {}: {}", r.segment, r.scheduler);
     if (!on_device) {
       line += fmt::format(
           ", {:.3f} ms (host wall time of the first run, {:.3f} ms of it building "

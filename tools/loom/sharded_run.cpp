@@ -105,9 +105,7 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
       ok = ok && !err;
     }
     const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
-    int64_t kernels = 0;
-    for (int64_t seg = 0; seg < rt->numKernels(); ++seg) kernels += rt->communication(seg) ? 0 : 1;
-    lines << "rank " << rank << ": " << kernels << " kernel(s) on "
+    lines << "rank " << rank << ": " << rt->numKernels() << " kernel(s) on "
           << exec::backendName(options.backend) << ", " << comm.communications()
           << " communication(s) issued\n";
     if (bench) {

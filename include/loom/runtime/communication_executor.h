@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// CommunicationExecutor: runs a segment that is one communication (segmenter: Segment::
-// communication) on this device's shards: allocates the received tensor like a kernel output
+// CommunicationExecutor: the SegmentExecutor of a segment that is one communication (segmenter::
+// CommunicationWork), on this device's shards: allocates the received tensor like a kernel output
 // and calls the communicator's collective within the device's team.
 //
 //   Allgather along dim k       out [.., d * n, ..] <- every member's in [.., n, ..]
@@ -33,11 +33,12 @@
 #include "loom/exec/compute_device.h"
 #include "loom/multidevice/communication.h"
 #include "loom/multidevice/communicator.h"
+#include "loom/runtime/segment_executor.h"
 #include "loom/segmenter/segmented_fusion.h"
 
 namespace loom::runtime {
 
-class CommunicationExecutor {
+class CommunicationExecutor final : public SegmentExecutor {
  public:
   /// `segment` must be a communication segment. `communicator` may be null: running then says
   /// the fusion needs one.
@@ -48,6 +49,13 @@ class CommunicationExecutor {
 
   /// Runs the communication on the segment's inputs; `outputs` gets the received tensor.
   void runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs) const;
+  void runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs,
+               SegmentRecord&) override {
+    runInto(inputs, outputs);
+  }
+  /// "send and receive by SendRecv from mesh [0] to mesh [1] (team [0, 1]): T6 -> T5", "receive
+  /// ...: a stand-in for T6 -> T5", "communicate by Allgather ...".
+  std::string step(const segmenter::Segment& segment) const override;
 
   const multidevice::Communication& communication() const { return comm_; }
   /// The devices this one communicates with (itself included), and its part.

@@ -65,6 +65,7 @@
 #include "loom/eval/argument.h"
 #include "loom/exec/kernel_executor.h"
 #include "loom/runtime/communication_executor.h"
+#include "loom/runtime/segment_executor.h"
 #include "loom/ir/fusion.h"
 #include "loom/multidevice/communicator.h"
 #include "loom/scheduler/device_info.h"
@@ -92,23 +93,6 @@ struct InputKey {
 
 struct InputKeyHash {
   size_t operator()(const InputKey& k) const { return size_t(k.hash); }
-};
-
-/// What one kernel launch of the last run did.
-struct KernelRecord {
-  int64_t segment = 0;
-  std::string scheduler;
-  std::string params;          ///< HeuristicParams::toString()
-  exec::LaunchParams launch;
-  /// Host wall time of the KernelExecutor::run call. On the device-resident path this is the
-  /// host cost of queueing the launch (allocation, arguments, cuLaunchKernel), not kernel time;
-  /// time kernels with CUDA events. With host tensors on cuda it includes the copies.
-  double seconds = 0;
-  /// The part of `seconds` spent building or loading the kernel's module (its launch plan): the
-  /// compile a first run pays (KernelExecutor::runInto); 0 when it was reused.
-  double compileSeconds = 0;
-  int64_t bytes = 0;           ///< bytes of the segment's input and output tensors
-  exec::Backend backend = exec::Backend::Host;
 };
 
 struct RuntimeOptions {
@@ -143,10 +127,11 @@ struct RuntimeOptions {
   const DumpOptions& dumps() const { return dump ? *dump : DumpOptions::fromEnvironment(); }
 };
 
-/// Runs one segmentation: one KernelExecutor per segment, scheduled and compiled once.
+/// Runs one segmentation: one SegmentExecutor per segment (runtime/segment_executor.h): kernels
+/// scheduled and compiled once, communications set up once.
 class FusionKernelRuntime {
  public:
-  /// Schedules and compiles every segment (lowering errors surface here as UserErrors).
+  /// Makes every segment's executor (lowering errors surface here as UserErrors).
   FusionKernelRuntime(segmenter::SegmentedFusion segmented, const RuntimeOptions& options);
 
   /// Runs the segments in order on `args` (the original fusion's inputs, already validated, all
@@ -155,19 +140,21 @@ class FusionKernelRuntime {
   std::vector<Tensor> run(std::span<const eval::Argument> args);
 
   const segmenter::SegmentedFusion& segmented() const { return segmented_; }
-  /// What the last run to finish did (read it when no run is in flight).
-  const std::vector<KernelRecord>& lastRun() const { return records_; }
-  /// Segments: kernels and communications.
-  int64_t numKernels() const { return int64_t(executors_.size()); }
-  /// The executor of a kernel segment (UserError for a communication segment).
-  const exec::KernelExecutor& executor(int64_t segment) const {
-    LOOM_CHECK(executors_.at(size_t(segment)) != nullptr, "segment ", segment,
-               " is a communication, not a kernel");
+  /// What each segment did in the last run to finish (read it when no run is in flight).
+  const std::vector<SegmentRecord>& lastRun() const { return records_; }
+  /// Segments of every kind, and of each kind.
+  int64_t numSegments() const { return int64_t(executors_.size()); }
+  int64_t numKernels() const { return num_kernels_; }
+  int64_t numCommunications() const { return numSegments() - num_kernels_; }
+  /// Segment `segment`'s executor.
+  const SegmentExecutor& segmentExecutor(int64_t segment) const {
     return *executors_.at(size_t(segment));
   }
-  /// The communication of segment `segment`, or nullptr for a kernel segment.
+  /// The kernel executor of a kernel segment (UserError for a segment of another kind).
+  const exec::KernelExecutor& executor(int64_t segment) const;
+  /// The executor of a communication segment, or nullptr for a segment of another kind.
   const CommunicationExecutor* communication(int64_t segment) const {
-    return communications_.at(size_t(segment)).get();
+    return dynamic_cast<const CommunicationExecutor*>(executors_.at(size_t(segment)).get());
   }
   /// What a run does, step by step (LOOM_DUMP=host_program prints it when the runtime is made):
   ///   host program of device 1: 2 steps on host
@@ -177,8 +164,8 @@ class FusionKernelRuntime {
 
  private:
   segmenter::SegmentedFusion segmented_;
-  std::vector<std::unique_ptr<exec::KernelExecutor>> executors_;  // null: a communication
-  std::vector<std::unique_ptr<CommunicationExecutor>> communications_;  // null: a kernel
+  std::vector<std::unique_ptr<SegmentExecutor>> executors_;  // one per segment
+  int64_t num_kernels_ = 0;
   // Value slots: the original inputs first, then every segment output. Plans index them.
   int64_t num_slots_ = 0;
   std::vector<std::vector<int64_t>> input_slots_;   // per segment
@@ -207,13 +194,13 @@ class FusionKernelRuntime {
     std::vector<eval::Argument> owned;  // slots past the original inputs
     std::vector<std::vector<eval::Argument>> segment_args;
     std::vector<Tensor> segment_outs;
-    std::vector<KernelRecord> records;  // launch, seconds and bytes only
+    std::vector<SegmentRecord> records;  // launch, seconds and bytes only
   };
   std::unique_ptr<Scratch> newScratch() const;
   // Guards idle_ and records_. Concurrent runs each take an idle scratch (or make one).
   std::mutex mutex_;
   std::vector<std::unique_ptr<Scratch>> idle_;
-  std::vector<KernelRecord> records_;  // the last run to finish
+  std::vector<SegmentRecord> records_;  // the last run to finish
 };
 
 class FusionExecutorCache {

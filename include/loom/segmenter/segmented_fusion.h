@@ -12,7 +12,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "loom/ir/fusion.h"
@@ -39,18 +41,57 @@ struct SegmentFusion {
 SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<ir::Expr*>& exprs,
                                  const std::vector<ir::Expr*>& live);
 
-/// One segment: its exprs, its fusion and the scheduler chosen for it.
+/// A segment that is one kernel: the scheduler the registry chose and its heuristic parameters
+/// for the sizes the segmentation was made for.
+struct KernelWork {
+  scheduler::SchedulerType scheduler = scheduler::SchedulerType::Pointwise;
+  std::unique_ptr<scheduler::HeuristicParams> params;
+
+  KernelWork() = default;
+  KernelWork(scheduler::SchedulerType type, std::unique_ptr<scheduler::HeuristicParams> p)
+      : scheduler(type), params(std::move(p)) {}
+  KernelWork(KernelWork&&) = default;
+  KernelWork& operator=(KernelWork&&) = default;
+  /// Deep copy of the parameters.
+  KernelWork(const KernelWork& other);
+  KernelWork& operator=(const KernelWork& other);
+};
+
+/// A segment that is one communication (its one expr moves data between devices) and no kernel:
+/// the runtime runs it through the communicator.
+struct CommunicationWork {
+  multidevice::Communication communication;
+};
+
+/// What a segment does: one alternative per kind of work. A new kind (a library call, a host
+/// program) is one more alternative here and one SegmentExecutor in the runtime
+/// (runtime/segment_executor.h); docs/design.md lists the places it touches.
+using SegmentWork = std::variant<KernelWork, CommunicationWork>;
+
+/// "kernel" or "communication".
+std::string_view workKindName(const SegmentWork& work);
+
+/// One segment: its exprs, its fusion and its work.
 struct Segment {
   int64_t id = 0;
   /// The original math exprs, producers first.
   std::vector<ir::Expr*> exprs;
   SegmentFusion fusion;
-  scheduler::SchedulerType schedulerType = scheduler::SchedulerType::Pointwise;
-  /// The heuristic for the sizes the segmentation was made for (null for a communication).
-  std::unique_ptr<scheduler::HeuristicParams> params;
-  /// Set when the segment is one communication (its one expr moves data between devices) and
-  /// no kernel: the runtime runs it through the communicator.
-  std::optional<multidevice::Communication> communication;
+  SegmentWork work;
+
+  /// The kernel's work, or nullptr for a segment of another kind.
+  const KernelWork* kernel() const { return std::get_if<KernelWork>(&work); }
+  KernelWork* kernel() { return std::get_if<KernelWork>(&work); }
+  /// The communication, or nullptr for a segment of another kind.
+  const multidevice::Communication* communication() const {
+    const auto* c = std::get_if<CommunicationWork>(&work);
+    return c == nullptr ? nullptr : &c->communication;
+  }
+  /// What it runs, for records and dumps: the scheduler's name ("pointwise", ...) or the
+  /// communication's type ("Allgather", ...).
+  std::string what() const;
+  /// Its parameters as text: HeuristicParams::toString() or Communication::toString().
+  std::string parameters() const;
 };
 
 /// The segments of one fusion in a valid run order (every segment after the producers of its
@@ -76,8 +117,8 @@ class SegmentedFusion {
   const std::vector<Segment>& segments() const { return segments_; }
   int64_t size() const { return int64_t(segments_.size()); }
 
-  /// True when both have the same segments (same exprs, schedulers and equal parameters), so
-  /// kernels compiled for one run the other's sizes too.
+  /// True when both have the same segments (same exprs and equal work: schedulers and
+  /// parameters, or communications), so kernels compiled for one run the other's sizes too.
   bool sameAs(const SegmentedFusion& other) const;
 
   /// "segment 0 (reduction): T1 = sum(T0) | inputs T0 | outputs T1" per segment, in run

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// SegmentExecutor: what the runtime holds for each segment of a segmentation, whatever the
+// segment's kind of work (segmenter::SegmentWork): a kernel (KernelSegmentExecutor: scheduled,
+// lowered and compiled once) or a communication (CommunicationExecutor). FusionKernelRuntime
+// keeps one vector of them and runs each the same way; makeSegmentExecutor is the one place
+// that looks at the kind.
+//
+// Adding a kind of segment (a library call such as a cuBLASLt matmul, an attention kernel, a
+// host program): an alternative of segmenter::SegmentWork, a SegmentExecutor subclass, and its
+// case in makeSegmentExecutor (docs/design.md, "Segments").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loom/eval/argument.h"
+#include "loom/exec/compute_device.h"
+#include "loom/exec/kernel_executor.h"
+#include "loom/multidevice/communicator.h"
+#include "loom/segmenter/segmented_fusion.h"
+#include "loom/support/options.h"
+
+namespace loom::runtime {
+
+/// What one segment of a run did.
+struct SegmentRecord {
+  int64_t segment = 0;
+  /// segmenter::workKindName: "kernel" or "communication".
+  std::string kind;
+  /// The kernel's scheduler ("pointwise", ...) or the communication's type ("Allgather", ...):
+  /// segmenter::Segment::what().
+  std::string scheduler;
+  /// HeuristicParams::toString() or Communication::toString(): Segment::parameters().
+  std::string params;
+  /// A kernel's launch (grid, block, shared memory); empty for other kinds.
+  exec::LaunchParams launch;
+  /// Host wall time of the segment's run. On the device-resident path this is the host cost of
+  /// queueing the launch (allocation, arguments, cuLaunchKernel), not kernel time; time kernels
+  /// with CUDA events. With host tensors on cuda it includes the copies.
+  double seconds = 0;
+  /// The part of `seconds` spent building or loading a kernel's module (its launch plan): the
+  /// compile a first run pays (KernelExecutor::runInto); 0 when it was reused.
+  double compileSeconds = 0;
+  int64_t bytes = 0;  ///< bytes of the segment's input and output tensors
+  exec::Backend backend = exec::Backend::Host;
+
+  bool isKernel() const { return kind == "kernel"; }
+};
+
+/// What every segment executor is made with (FusionKernelRuntime's options, in the runtime's
+/// own terms).
+struct SegmentContext {
+  std::shared_ptr<const exec::ComputeDevice> device;
+  exec::ExecutorOptions executor = {};
+  /// Not owned; may be null (a communication then says the fusion needs one).
+  multidevice::Communicator* communicator = nullptr;
+  int64_t deviceId = 0;
+  const DumpOptions* dump = nullptr;  ///< scheduler_params, fusion_ir_scheduled, compile_time
+};
+
+class SegmentExecutor {
+ public:
+  virtual ~SegmentExecutor() = default;
+  /// Runs the segment on `args` (its fusion's inputs, in order); `outputs` (empty) receives its
+  /// fusion's outputs; `record` gets the launch and the compile time a first run paid.
+  virtual void runInto(std::span<const eval::Argument> args, std::vector<Tensor>& outputs,
+                       SegmentRecord& record) = 0;
+  /// One step of the host program (FusionKernelRuntime::hostProgram), e.g.
+  /// "kernel (pointwise): T0 -> T1".
+  virtual std::string step(const segmenter::Segment& segment) const = 0;
+};
+
+/// A kernel segment: a copy of the segment's fusion scheduled with its parameters, compiled once
+/// (lowering errors surface here as UserErrors).
+class KernelSegmentExecutor final : public SegmentExecutor {
+ public:
+  KernelSegmentExecutor(const segmenter::Segment& segment, const SegmentContext& context);
+  void runInto(std::span<const eval::Argument> args, std::vector<Tensor>& outputs,
+               SegmentRecord& record) override;
+  std::string step(const segmenter::Segment& segment) const override;
+  const exec::KernelExecutor& executor() const { return executor_; }
+
+ private:
+  exec::KernelExecutor executor_;
+};
+
+/// The executor of `segment`'s work.
+std::unique_ptr<SegmentExecutor> makeSegmentExecutor(const segmenter::Segment& segment,
+                                                     const SegmentContext& context);
+
+/// "T0, T1" (or "nothing"): the values a step reads or writes, for host-program lines.
+std::string valueNames(const std::vector<ir::Val*>& values);
+
+}  // namespace loom::runtime
