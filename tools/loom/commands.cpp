@@ -17,6 +17,7 @@
 #include "loom/ir/printer.h"
 #include "loom/ir/verifier.h"
 #include "loom/support/env_vars.h"
+#include "loom/support/input_file.h"
 #include "loom/support/options.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/tensor.h"
@@ -36,6 +37,10 @@ std::chrono::milliseconds progressAfter(const ProgressFlag& flag) {
   LOOM_CHECK(flag.seconds >= 0 && flag.seconds < 1e9,
              "--progress-after must be a number of seconds from 0 up, got ", flag.seconds);
   return std::chrono::milliseconds(int64_t(flag.seconds * 1e3));
+}
+
+std::unique_ptr<ir::Fusion> readFusionFile(const std::string& path) {
+  return ir::parseFusion(readInputFile(path, "fusion file"), path);
 }
 
 std::string environmentHelp() {
@@ -70,7 +75,7 @@ Command addPrintCommand(CLI::App& loom) {
       ->type_name("");
   cmd->footer("Example: loom print examples/softmax_fp32.fus");
   return {cmd, [file] {
-            auto fusion = ir::parseFusionFile(*file);
+            auto fusion = readFusionFile(*file);
             std::cout << ir::printFusion(*fusion);
             return 0;
           }};
@@ -87,7 +92,7 @@ struct EvalArgs {
 
 int runEval(const EvalArgs& a) {
   const uint64_t seed = uint64_t(parseInteger(a.seed, "--seed"));
-  auto fusion = ir::parseFusionFile(a.file);
+  auto fusion = readFusionFile(a.file);
   try {
     ir::verifyRunnable(*fusion);
   } catch (const InternalError& e) {
