@@ -207,6 +207,17 @@ check shapes-disagree-run 1 'shapes disagree in T2 = add\(T0, T1\): T1 dimension
 check shapes-disagree-eval 1 'T2 dimension 0 has size 4 \(extent s0, from input 0 \(T0\) dimension 0\)' -- \
   "$loom" eval "$tmp/mismatch.fus" --sizes s0=4,s1=8
 check shapes-agree 0 '^PASS T2 +\[4\] f32' -- "$loom" run "$tmp/mismatch.fus" --backend host --sizes s0=4,s1=4
+# Sizes the file contradicts are reported before any input is filled, by eval and run: a symbolic
+# size lined up with a constant extent, and two inputs whose dims must agree. The sizes here
+# (2^40 f32 elements, 4 TiB) made eval allocate and fill first, failing on memory instead.
+printf 'inputs: T0, T1\noutputs: T2\ns0 : i64\nT0 : f32 global [i0{s0}]\nT1 : f32 global [i1{4}]\nT2 : f32 global [i2{4}]\nT2 = add(T0, T1)\n' \
+  >"$tmp/const_mismatch.fus"
+for cmd in eval "run --backend host"; do
+  check "sizes-contradict-constant-${cmd%% *}" 1 '^loom: error: shapes disagree in T2 = add\(T0, T1\): T0 dimension 0 has size 1099511627776 \(extent s0, from input 0 \(T0\) dimension 0\) but T2 dimension 0 has size 4;' -- \
+    timeout 60 "$loom" $cmd "$tmp/const_mismatch.fus" --sizes s0=1099511627776
+  check "sizes-contradict-input-${cmd%% *}" 1 '^loom: error: shapes disagree in T2 = add\(T0, T1\): T1 dimension 0 has size 1099511627776 \(extent s1, from input 1 \(T1\) dimension 0\)' -- \
+    timeout 60 "$loom" $cmd "$tmp/mismatch.fus" --sizes s0=4,s1=1099511627776
+done
 # --sizes values that are not numbers of the needed kind, names given twice and negative sizes
 # are errors naming them (a float scalar input went through an uncaught stod).
 check sizes-not-integer 1 "s0 must be an integer, got 'abc'" -- \
