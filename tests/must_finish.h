@@ -28,9 +28,12 @@ void mustFinishWithin(std::chrono::seconds limit, const char* what, F&& f) {
     }
   });
   if (finished.wait_for(limit) != std::future_status::ready) {
-    std::fprintf(stderr, "FAIL: %s did not finish within %lld s (a hang)\n", what,
-                 static_cast<long long>(limit.count()));
-    std::fflush(stderr);
+    // To both streams: a test may be capturing stderr at the time.
+    for (FILE* out : {stdout, stderr}) {
+      std::fprintf(out, "FAIL: %s did not finish within %lld s (a hang)\n", what,
+                   static_cast<long long>(limit.count()));
+      std::fflush(out);
+    }
     std::_Exit(1);
   }
   worker.join();
