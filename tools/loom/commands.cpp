@@ -45,8 +45,9 @@ std::unique_ptr<ir::Fusion> readFusionFile(const std::string& path) {
 
 std::string environmentHelp() {
   std::string out =
-      "Exit status: 0 success, 1 an error in the input or the command line, 2 an internal\n"
-      "error (a bug in Loom), 3 unavailable here (no GPU or driver for --backend cuda).\n"
+      "Exit status: 0 success, 1 an error in the input or the command line (or output that\n"
+      "could not be written), 2 an internal error (a bug in Loom), 3 unavailable here (no GPU\n"
+      "or driver for --backend cuda).\n"
       "\n"
       "Environment variables:\n";
   for (const EnvVar& v : environmentVariables()) {
