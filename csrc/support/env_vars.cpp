@@ -15,6 +15,8 @@ constexpr std::array kEnvVars = {
            "where kernels run when the program does not say: unset picks cuda when a GPU is seen"},
     EnvVar{"LOOM_CACHE_DIR", "DIR",
            "root of the compiled-kernel caches (default $XDG_CACHE_HOME/loom, ~/.cache/loom)"},
+    EnvVar{"LOOM_CACHE_LOCK_TIMEOUT", "SECONDS",
+           "how long a host kernel-cache install waits for the cache's lock (default 30)"},
     EnvVar{
         "LOOM_HOST_CXX", "COMMAND",
         "the C++ compiler the host backend builds kernels with, e.g. 'ccache g++' (default c++)"},

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loom/support/error.h"
+#include "loom/support/input_file.h"
 
 namespace loom {
 
@@ -48,7 +49,8 @@ std::optional<std::string> privateDirectoryProblem(const fs::path& dir) {
     return detail::concat("cannot be inspected (", std::strerror(errno), ")");
   }
   if (S_ISLNK(st.st_mode)) return std::string("is a symbolic link");
-  if (!S_ISDIR(st.st_mode)) return std::string("is not a directory");
+  if (!S_ISDIR(st.st_mode))
+    return detail::concat("is ", fileTypeName(st.st_mode), ", not a directory");
   if (st.st_uid != ::geteuid()) {
     return detail::concat("is owned by uid ", st.st_uid, ", not by the current user (uid ",
                           ::geteuid(), ")");

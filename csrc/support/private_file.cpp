@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "loom/support/error.h"
+#include "loom/support/input_file.h"
 
 namespace loom {
 
@@ -65,18 +66,26 @@ std::optional<std::string> writeFileAtomically(const fs::path& path, std::string
 
 std::optional<std::string> readPrivateFile(const fs::path& path, std::string& bytes) {
   bytes.clear();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  // O_NONBLOCK: a FIFO put in place of the file must not make the open wait for a writer; the
+  // type check below then refuses it (reads of a regular file ignore the flag).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
-    if (errno == ENOENT) return std::string("does not exist");
-    if (errno == ELOOP) return std::string("is a symbolic link");
-    return detail::concat("cannot be read (", std::strerror(errno), ")");
+    const int err = errno;
+    if (err == ENOENT) return std::string("does not exist");
+    if (err == ELOOP) return std::string("is a symbolic link");
+    struct stat st;
+    // A socket cannot be opened at all (ENXIO): name what it is.
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      return detail::concat("is ", fileTypeName(st.st_mode), ", not a regular file");
+    }
+    return detail::concat("cannot be read (", std::strerror(err), ")");
   }
   std::optional<std::string> problem;
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     problem = detail::concat("cannot be inspected (", std::strerror(errno), ")");
   } else if (!S_ISREG(st.st_mode)) {
-    problem = "is not a regular file";
+    problem = detail::concat("is ", fileTypeName(st.st_mode), ", not a regular file");
   } else if (st.st_uid != ::geteuid()) {
     problem = detail::concat("is owned by uid ", st.st_uid, ", not by the current user (uid ",
                              ::geteuid(), ")");

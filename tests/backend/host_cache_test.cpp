@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host kernel cache's trust rules: private directories, checksummed entries, no shell, and
-// compiles from many threads at once.
+// compiles from many threads at once; and what it survives: non-regular files in entries, a
+// stuck lock, a cache deleted during a compile, a read-only cache.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,16 +21,23 @@
 
 #include "backend/host/host_compiler.h"
 #include "backend/host_test_util.h"
+#include "file_faults.h"
 #include "loom/support/cache_root.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/private_dir.h"
+#include "must_finish.h"
 #include "scoped_env.h"
 
 namespace loom::backend {
 namespace {
 
 namespace fs = std::filesystem;
+using ::loom::test::mustFinishWithin;
+using ::loom::test::ReadOnlyDir;
+using ::loom::test::replaceWith;
 using ::loom::test::ScopedEnv;
+using ::loom::test::Special;
+using namespace std::chrono_literals;
 
 /// A fresh private directory under the temp dir, removed (permissions restored) at the end.
 class Scratch {
@@ -376,6 +387,243 @@ TEST(HostCache, EightThreadsCompileConcurrently) {
     expectRuns(*m, offset);
   }
   EXPECT_EQ(HostModule::compilerRuns(), before);
+}
+
+// A file of an entry replaced by something that is not a regular file (a FIFO once made the
+// reader wait forever for a writer): one warning naming what it is, the entry is rebuilt and
+// replaced, the kernel runs, and the next load is a quiet hit.
+TEST(HostCache, NonRegularFilesInAnEntryAreRebuiltWithoutWaiting) {
+  Scratch scratch;
+  const HostCompileOptions opts = optionsIn(scratch.path() / "cache");
+  struct Case {
+    const char* file;  // in the entry; "" for the entry itself
+    Special kind;
+    const char* problem;
+  };
+  const Case cases[] = {
+      {"manifest", Special::Fifo,
+       "has a checksum file that is a FIFO (named pipe), not a regular file"},
+      {"kernel.so", Special::Fifo,
+       "has a kernel.so that is a FIFO (named pipe), not a regular file"},
+      {"kernel.so", Special::Directory, "has a kernel.so that is a directory, not a regular file"},
+      {"kernel.so", Special::LinkToDevZero, "has a kernel.so that is a symbolic link"},
+      {"manifest", Special::Socket, "has a checksum file that is a socket, not a regular file"},
+      {"", Special::Fifo, "is a FIFO (named pipe), not a directory"},
+  };
+  int offset = 300;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.file) + " " + c.problem);
+    ++offset;
+    const fs::path entry = compileOnly(opts, offset);
+    ASSERT_NO_FATAL_FAILURE(replaceWith(*c.file ? entry / c.file : entry, c.kind));
+    std::unique_ptr<HostModule> m;
+    std::string err;
+    mustFinishWithin(60s, "loading from a damaged entry",
+                     [&] { err = loadCapturing(opts, offset, m); });
+    EXPECT_EQ(err, "loom: warning: host kernel cache entry " + entry.string() + " " + c.problem +
+                       "; rebuilding\n");
+    EXPECT_FALSE(m->cacheHit());
+    expectRuns(*m, offset);
+    std::unique_ptr<HostModule> again;
+    EXPECT_EQ(loadCapturing(opts, offset, again), "");
+    EXPECT_TRUE(again->cacheHit());
+  }
+}
+
+// A lock file that is not a regular file (here a FIFO, then a directory) is replaced with one
+// warning, and installs go on under the new lock.
+TEST(HostCache, LockFileThatIsNotARegularFileIsReplaced) {
+  Scratch scratch;
+  const HostCompileOptions opts = optionsIn(scratch.path() / "cache");
+  fs::create_directories(opts.cacheDir);
+  ::chmod(opts.cacheDir.c_str(), 0700);
+  const fs::path lock = opts.cacheDir / ".lock";
+  int offset = 320;
+  for (Special kind : {Special::Fifo, Special::Directory}) {
+    ASSERT_NO_FATAL_FAILURE(replaceWith(lock, kind));
+    std::unique_ptr<HostModule> m;
+    std::string err;
+    mustFinishWithin(60s, "installing under a damaged lock file",
+                     [&] { err = loadCapturing(opts, ++offset, m); });
+    EXPECT_EQ(err, "loom: warning: host kernel cache lock " + lock.string() + " is " +
+                       (kind == Special::Fifo ? "a FIFO (named pipe)" : "a directory") +
+                       ", not a regular file; replacing it\n");
+    expectRuns(*m, offset);
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(lock))) << lock;
+    EXPECT_EQ(m->objectPath().parent_path().parent_path(), opts.cacheDir);  // installed
+  }
+}
+
+/// Holds an exclusive flock on `path` (as a stuck process would) for the scope.
+class HeldLock {
+ public:
+  explicit HeldLock(const fs::path& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+    EXPECT_GE(fd_, 0) << path;
+    EXPECT_EQ(::flock(fd_, LOCK_EX | LOCK_NB), 0) << path;
+  }
+  ~HeldLock() { release(); }
+  void release() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+// A lock held by a stuck process no longer makes every miss wait forever: after
+// LOOM_CACHE_LOCK_TIMEOUT the kernel is used from its private build directory (not installed,
+// removed with the module), with one warning naming the lock file; later misses do not wait
+// again, and a compile error then names the build directory. Once the lock is free, misses are
+// cached again.
+TEST(HostCache, StuckLockGivesPrivateBuildsWithAWarning) {
+  Scratch scratch;
+  const HostCompileOptions opts = optionsIn(scratch.path() / "cache");
+  fs::create_directories(opts.cacheDir);
+  ::chmod(opts.cacheDir.c_str(), 0700);
+  const fs::path lockPath = opts.cacheDir / ".lock";
+  HeldLock held(lockPath);
+  ScopedEnv timeout("LOOM_CACHE_LOCK_TIMEOUT", "0.5");
+  std::unique_ptr<HostModule> m;
+  std::string err;
+  mustFinishWithin(60s, "a miss under a held lock", [&] { err = loadCapturing(opts, 340, m); });
+  EXPECT_EQ(err, "loom: warning: host kernel cache lock " + lockPath.string() +
+                     " is held by another process (waited 0.5 s; LOOM_CACHE_LOCK_TIMEOUT sets the "
+                     "wait); kernels are compiled into private directories, not cached, until it "
+                     "is released\n");
+  expectRuns(*m, 340);
+  EXPECT_FALSE(m->cacheHit());
+  const fs::path build = m->objectPath().parent_path();
+  EXPECT_NE(build.filename().string().find(".build."), std::string::npos) << build;
+  EXPECT_EQ(modeOf(build), 0700u);
+  m.reset();
+  EXPECT_FALSE(fs::exists(build)) << build;
+  std::unique_ptr<HostModule> second;
+  mustFinishWithin(60s, "a second miss under a held lock",
+                   [&] { EXPECT_EQ(loadCapturing(opts, 341, second), ""); });
+  expectRuns(*second, 341);
+  std::string msg;
+  mustFinishWithin(60s, "a failed compile under a held lock", [&] {
+    msg = testing::userErrorOf([&] {
+      HostModule::load("extern \"C\" __global__ void bad(int* o) { o[0] = nope; }", "bad", opts);
+    });
+  });
+  EXPECT_NE(msg.find("nope"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(".build."), std::string::npos) << msg;
+  for (const auto& e : fs::directory_iterator(opts.cacheDir)) {
+    EXPECT_EQ(e.path().filename().string().find(".failed"), std::string::npos) << e.path();
+  }
+
+  held.release();
+  std::unique_ptr<HostModule> cached;
+  EXPECT_EQ(loadCapturing(opts, 342, cached), "");
+  EXPECT_EQ(cached->objectPath().parent_path().parent_path(), opts.cacheDir);
+  std::unique_ptr<HostModule> hit;
+  EXPECT_EQ(loadCapturing(opts, 342, hit), "");
+  EXPECT_TRUE(hit->cacheHit());
+}
+
+// LOOM_CACHE_LOCK_TIMEOUT that is not a number of seconds is an error naming the variable.
+TEST(HostCache, BadLockTimeoutIsAnError) {
+  Scratch scratch;
+  for (const char* bad : {"soon", "-1", "1e99", "nan", "2s"}) {
+    ScopedEnv timeout("LOOM_CACHE_LOCK_TIMEOUT", bad);
+    const std::string msg = testing::userErrorOf(
+        [&] { HostModule::load(kernelSource(350), "affine", optionsIn(scratch.path())); });
+    EXPECT_NE(msg.find(std::string("LOOM_CACHE_LOCK_TIMEOUT must be a number of seconds from 0 "
+                                   "up, got '") +
+                       bad + "'"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+/// A compiler that deletes a directory while it compiles: `LOOM_TEST_DELETE` (default: its own
+/// working directory) when run in a cache build directory, then the real compiler.
+fs::path deletingCompiler(const fs::path& dir) {
+  const fs::path script = dir / "deleting-cxx";
+  std::ofstream(script)
+      << "#!/bin/sh\n"
+         "case \"$PWD\" in *.build.*) rm -rf \"${LOOM_TEST_DELETE:-$PWD}\";; esac\n"
+         "exec c++ \"$@\"\n";
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+// A cache deleted while a kernel compiles in it is reported as such (not as a failed compile
+// with an empty log), and the kernel is compiled again in a private temporary directory and runs.
+// Deleting only the build directory (allowed for leftovers) is reported the same way.
+TEST(HostCache, CacheDeletedDuringCompileIsReportedAndRecompiled) {
+  Scratch scratch;
+  const fs::path root = scratch.path() / "root";
+  const HostCompileOptions opts = optionsIn(root / "host");
+  ScopedEnv cxx("LOOM_HOST_CXX", deletingCompiler(scratch.path()).string());
+  {
+    ScopedEnv target("LOOM_TEST_DELETE", root.string());
+    std::unique_ptr<HostModule> m;
+    const std::string err = loadCapturing(opts, 360, m);
+    EXPECT_EQ(err, "loom: warning: host kernel cache " + opts.cacheDir.string() +
+                       " was deleted while kernel affine was being compiled; compiling it again "
+                       "in a private temporary directory\n");
+    expectRuns(*m, 360);
+    EXPECT_FALSE(isUnder(m->objectPath(), root)) << m->objectPath();
+    EXPECT_FALSE(fs::exists(root));
+  }
+  std::unique_ptr<HostModule> m;
+  const std::string err = loadCapturing(opts, 361, m);
+  const std::string prefix = "loom: warning: build directory " + opts.cacheDir.string() + "/";
+  EXPECT_EQ(err.substr(0, prefix.size()), prefix) << err;
+  EXPECT_NE(err.find(".build."), std::string::npos) << err;
+  EXPECT_NE(err.find(" in the host kernel cache was deleted while kernel affine was being "
+                     "compiled; compiling it again in a private temporary directory\n"),
+            std::string::npos)
+      << err;
+  expectRuns(*m, 361);
+  EXPECT_FALSE(isUnder(m->objectPath(), opts.cacheDir)) << m->objectPath();
+}
+
+// A read-only cache (as the docs say: a cache is an optimization) still serves its hits, and a
+// miss is compiled into a private temporary directory with one warning, not an error; a read-only
+// cache root whose host/ folder is missing is not used at all, with its warning.
+TEST(HostCache, ReadOnlyCacheServesHitsAndBuildsMissesPrivately) {
+  Scratch scratch;
+  const fs::path root = scratch.path() / "root";
+  const HostCompileOptions opts = optionsIn(root / "host");
+  compileOnly(opts, 370);
+  ReadOnlyDir readOnly(opts.cacheDir);
+  ASSERT_TRUE(readOnly.ok()) << "cannot make " << opts.cacheDir << " read-only";
+  const uint64_t before = HostModule::compilerRuns();
+  std::unique_ptr<HostModule> hit;
+  EXPECT_EQ(loadCapturing(opts, 370, hit), "");
+  EXPECT_TRUE(hit->cacheHit());
+  expectRuns(*hit, 370);
+  EXPECT_EQ(HostModule::compilerRuns(), before);
+
+  std::unique_ptr<HostModule> miss;
+  EXPECT_EQ(loadCapturing(opts, 371, miss),
+            "loom: warning: host kernel cache " + opts.cacheDir.string() +
+                " cannot take new entries (cannot create a temporary directory in " +
+                opts.cacheDir.string() +
+                ": Permission denied); compiling kernels it lacks into private temporary "
+                "directories\n");
+  expectRuns(*miss, 371);
+  EXPECT_FALSE(isUnder(miss->objectPath(), root)) << miss->objectPath();
+  const fs::path temp = miss->objectPath().parent_path();
+  miss.reset();
+  EXPECT_FALSE(fs::exists(temp)) << temp;
+
+  const fs::path bare = scratch.path() / "bare";
+  fs::create_directory(bare);
+  ReadOnlyDir bareReadOnly(bare);
+  ASSERT_TRUE(bareReadOnly.ok());
+  ScopedEnv env("LOOM_CACHE_DIR", bare.string());
+  std::unique_ptr<HostModule> uncached;
+  EXPECT_EQ(loadCapturing({}, 372, uncached),
+            "loom: warning: host kernel cache " + (bare / "host").string() +
+                " is not used: cannot create " + (bare / "host").string() +
+                ": Permission denied; compiling into private temporary directories instead\n");
+  expectRuns(*uncached, 372);
 }
 
 }  // namespace

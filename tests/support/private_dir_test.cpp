@@ -7,10 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
+#include "file_faults.h"
 #include "loom/support/private_file.h"
+#include "must_finish.h"
 
 namespace loom {
 namespace {
@@ -63,7 +67,7 @@ TEST(PrivateDir, RefusesWritableDirectoriesAndLinks) {
   fs::create_directory_symlink(open, scratch.path / "link");
   EXPECT_EQ(privateDirectoryProblem(scratch.path / "link"), "is a symbolic link");
   std::ofstream(scratch.path / "file") << "x";
-  EXPECT_EQ(privateDirectoryProblem(scratch.path / "file"), "is not a directory");
+  EXPECT_EQ(privateDirectoryProblem(scratch.path / "file"), "is a regular file, not a directory");
   EXPECT_TRUE(privateDirectoryProblem(scratch.path / "missing").has_value());
   if (::geteuid() == 0) {  // only root can give a directory away
     ASSERT_EQ(::chown(open.c_str(), 12345, 12345), 0);
@@ -99,6 +103,33 @@ TEST(PrivateFile, AtomicWriteAndCheckedRead) {
   EXPECT_EQ(readPrivateFile(file, bytes), "is writable by group or others (mode 0666)");
   EXPECT_TRUE(bytes.empty());
   EXPECT_TRUE(writeFileAtomically(scratch.path / "no" / "such" / "dir", "x").has_value());
+}
+
+// A FIFO, a directory, a link to a device or a socket in a file's place is refused, named, and
+// never waited on (the open of a FIFO nobody writes to used to wait forever).
+TEST(PrivateFile, NonRegularFilesAreRefusedWithoutWaiting) {
+  using namespace std::chrono_literals;
+  using test::Special;
+  ScratchDir scratch;
+  const fs::path file = scratch.path / "entry";
+  const std::pair<Special, std::string> cases[] = {
+      {Special::Fifo, "is a FIFO (named pipe), not a regular file"},
+      {Special::Directory, "is a directory, not a regular file"},
+      {Special::LinkToDevZero, "is a symbolic link"},
+      {Special::Socket, "is a socket, not a regular file"},
+  };
+  for (const auto& [kind, problem] : cases) {
+    ASSERT_NO_FATAL_FAILURE(test::replaceWith(file, kind));
+    std::string bytes = "stale";
+    std::optional<std::string> got;
+    test::mustFinishWithin(30s, "readPrivateFile of a special file",
+                           [&] { got = readPrivateFile(file, bytes); });
+    EXPECT_EQ(got, problem);
+    EXPECT_TRUE(bytes.empty());
+  }
+  // A FIFO or a socket in a directory's place is named too.
+  ASSERT_NO_FATAL_FAILURE(test::replaceWith(file, Special::Fifo));
+  EXPECT_EQ(privateDirectoryProblem(file), "is a FIFO (named pipe), not a directory");
 }
 
 }  // namespace

@@ -110,6 +110,35 @@ check eval-progress 0 '^loom: evaluating \(reference evaluator, double precision
   "$loom" eval "$src/examples/var_mean_small.fus" --progress-after=0
 # A missing file is an error naming it.
 check missing-file 1 "cannot open fusion file '$tmp/none.fus'" -- "$loom" print "$tmp/none.fus"
+# A directory, a device or a FIFO nobody writes to given as the fusion file is an error naming it
+# and what it is, on every command (a FIFO made them wait forever); a pipe with a writer (process
+# substitution) is read to its end.
+mkdir "$tmp/dir.fus"
+mkfifo "$tmp/fifo.fus"
+for cmd in print eval codegen run; do
+  check "fusion-file-directory-$cmd" 1 "^loom: error: fusion file '$tmp/dir\.fus' is a directory, not a file$" -- \
+    timeout 60 "$loom" "$cmd" "$tmp/dir.fus"
+  check "fusion-file-fifo-$cmd" 1 "^loom: error: fusion file '$tmp/fifo\.fus' is a FIFO \(named pipe\) and nothing was written to it$" -- \
+    timeout 60 "$loom" "$cmd" "$tmp/fifo.fus"
+done
+check fusion-file-device 1 "^loom: error: fusion file '/dev/zero' is a character device, not a regular file$" -- \
+  timeout 60 "$loom" eval /dev/zero
+check fusion-file-pipe 0 '= welford\(' -- \
+  bash -c '"$1" print <(cat "$2")' _ "$loom" "$src/examples/layer_norm_bf16.fus"
+
+# Output that cannot be written (a full disk: /dev/full) is an error with exit status 1 and a
+# message on stderr, whichever command printed it (the stream buffered it, and the exit status
+# was 0). The reason is known when the final flush is the write that fails; an output larger than
+# the buffer (--help) failed earlier, and the message then says only what failed.
+for args in "print $src/examples/var_mean_small.fus" "eval $src/examples/var_mean_small.fus" \
+  "codegen $src/examples/scheduled/block_sum.fus" "run $src/examples/var_mean_small.fus --backend host" \
+  "version"; do
+  name="stdout-full-${args%% *}"
+  check "$name" 1 '^loom: error: cannot write to standard output: No space left on device$' -- \
+    bash -c '"$1" "${@:2}" >/dev/full' _ "$loom" $args
+done
+check stdout-full-help 1 '^loom: error: cannot write to standard output' -- \
+  bash -c '"$1" --help >/dev/full' _ "$loom"
 
 # A bad file is reported with its line and column.
 printf 'inputs: T0\noutputs: T1\nT0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT1 = frob(T0)\n' \
@@ -178,6 +207,17 @@ check shapes-disagree-run 1 'shapes disagree in T2 = add\(T0, T1\): T1 dimension
 check shapes-disagree-eval 1 'T2 dimension 0 has size 4 \(extent s0, from input 0 \(T0\) dimension 0\)' -- \
   "$loom" eval "$tmp/mismatch.fus" --sizes s0=4,s1=8
 check shapes-agree 0 '^PASS T2 +\[4\] f32' -- "$loom" run "$tmp/mismatch.fus" --backend host --sizes s0=4,s1=4
+# Sizes the file contradicts are reported before any input is filled, by eval and run: a symbolic
+# size lined up with a constant extent, and two inputs whose dims must agree. The sizes here
+# (2^40 f32 elements, 4 TiB) made eval allocate and fill first, failing on memory instead.
+printf 'inputs: T0, T1\noutputs: T2\ns0 : i64\nT0 : f32 global [i0{s0}]\nT1 : f32 global [i1{4}]\nT2 : f32 global [i2{4}]\nT2 = add(T0, T1)\n' \
+  >"$tmp/const_mismatch.fus"
+for cmd in eval "run --backend host"; do
+  check "sizes-contradict-constant-${cmd%% *}" 1 '^loom: error: shapes disagree in T2 = add\(T0, T1\): T0 dimension 0 has size 1099511627776 \(extent s0, from input 0 \(T0\) dimension 0\) but T2 dimension 0 has size 4;' -- \
+    timeout 60 "$loom" $cmd "$tmp/const_mismatch.fus" --sizes s0=1099511627776
+  check "sizes-contradict-input-${cmd%% *}" 1 '^loom: error: shapes disagree in T2 = add\(T0, T1\): T1 dimension 0 has size 1099511627776 \(extent s1, from input 1 \(T1\) dimension 0\)' -- \
+    timeout 60 "$loom" $cmd "$tmp/mismatch.fus" --sizes s0=4,s1=1099511627776
+done
 # --sizes values that are not numbers of the needed kind, names given twice and negative sizes
 # are errors naming them (a float scalar input went through an uncaught stod).
 check sizes-not-integer 1 "s0 must be an integer, got 'abc'" -- \

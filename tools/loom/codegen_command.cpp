@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "loom/codegen/kernel_codegen.h"
-#include "loom/ir/parser.h"
 #include "loom/lower/lower.h"
 #include "tools/loom/commands.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
@@ -37,7 +36,7 @@ int runCodegen(const CodegenArgs& a) {
                "--sms needs a positive multiprocessor count such as 132, got '", a.sms, "'");
     options.multiprocessors = n;
   }
-  auto fusion = ir::parseFusionFile(a.file);
+  auto fusion = readFusionFile(a.file);
   auto kernel = lower::lowerFusion(*fusion);
   codegen::GeneratedKernel g = codegen::generateKernel(*kernel, options);
   std::cout << g.kernelText;

@@ -17,6 +17,7 @@
 #include "loom/ir/printer.h"
 #include "loom/ir/verifier.h"
 #include "loom/support/env_vars.h"
+#include "loom/support/input_file.h"
 #include "loom/support/options.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/tensor.h"
@@ -38,10 +39,15 @@ std::chrono::milliseconds progressAfter(const ProgressFlag& flag) {
   return std::chrono::milliseconds(int64_t(flag.seconds * 1e3));
 }
 
+std::unique_ptr<ir::Fusion> readFusionFile(const std::string& path) {
+  return ir::parseFusion(readInputFile(path, "fusion file"), path);
+}
+
 std::string environmentHelp() {
   std::string out =
-      "Exit status: 0 success, 1 an error in the input or the command line, 2 an internal\n"
-      "error (a bug in Loom), 3 unavailable here (no GPU or driver for --backend cuda).\n"
+      "Exit status: 0 success, 1 an error in the input or the command line (or output that\n"
+      "could not be written), 2 an internal error (a bug in Loom), 3 unavailable here (no GPU\n"
+      "or driver for --backend cuda).\n"
       "\n"
       "Environment variables:\n";
   for (const EnvVar& v : environmentVariables()) {
@@ -70,7 +76,7 @@ Command addPrintCommand(CLI::App& loom) {
       ->type_name("");
   cmd->footer("Example: loom print examples/softmax_fp32.fus");
   return {cmd, [file] {
-            auto fusion = ir::parseFusionFile(*file);
+            auto fusion = readFusionFile(*file);
             std::cout << ir::printFusion(*fusion);
             return 0;
           }};
@@ -87,7 +93,7 @@ struct EvalArgs {
 
 int runEval(const EvalArgs& a) {
   const uint64_t seed = uint64_t(parseInteger(a.seed, "--seed"));
-  auto fusion = ir::parseFusionFile(a.file);
+  auto fusion = readFusionFile(a.file);
   try {
     ir::verifyRunnable(*fusion);
   } catch (const InternalError& e) {

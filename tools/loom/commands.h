@@ -8,7 +8,10 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
+
+#include "loom/ir/fusion.h"
 
 namespace loom::tools {
 
@@ -29,6 +32,10 @@ Command addCodegenCommand(CLI::App& loom);
 Command addRunCommand(CLI::App& loom);
 /// `loom gen-examples DIR [--rows N]` (hidden): writes the example fusions, built with ops.
 Command addGenExamplesCommand(CLI::App& loom);
+
+/// The fusion in the .fus file `path`, parsed. A directory, a device, a socket or a FIFO nobody
+/// writes to is a UserError naming it (never a wait); a pipe with a writer is read to its end.
+std::unique_ptr<ir::Fusion> readFusionFile(const std::string& path);
 
 /// What `--progress-after SECONDS` sets (eval and run): the wall time after which a step prints
 /// progress lines to stderr.

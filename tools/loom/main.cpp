@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `loom` command-line program: the subcommands on a CLI11 app (commands.h), and errors turned
-// into exit codes (1 user error, bad command lines included; 2 internal error; 3 unavailable).
+// into exit codes (1 user error, bad command lines and unwritable output included; 2 internal
+// error; 3 unavailable).
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -48,9 +52,23 @@ int usageError(const CLI::App& app, const CLI::ParseError& e) {
   return 1;
 }
 
-}  // namespace
+// Flushes standard output and reports output that did not reach it (a full disk, /dev/full): the
+// stream buffers, so a failed write shows only here, and a command whose output was lost has
+// failed whatever it returned.
+int finishOutput(int rc) {
+  // std::cout writes through stdout (synced with stdio), so its flush is the one that fails and
+  // sets errno; a second flush then has nothing left to write.
+  errno = 0;
+  std::cout.flush();
+  const bool flushFailed = std::fflush(stdout) != 0 || std::cout.fail();
+  const int err = errno;
+  if (!flushFailed && std::ferror(stdout) == 0) return rc;
+  std::cerr << "loom: error: cannot write to standard output"
+            << (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) << "\n";
+  return rc != 0 ? rc : 1;
+}
 
-int main(int argc, char** argv) {
+int runCommandLine(int argc, char** argv) {
   CLI::App app(
       "Loom: a fusion compiler for NVIDIA GPUs, with a host backend that runs the same kernels "
       "on the CPU.",
@@ -130,3 +148,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return finishOutput(runCommandLine(argc, argv)); }

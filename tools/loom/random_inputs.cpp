@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "loom/eval/expression_evaluator.h"
 #include "loom/ir/ir.h"
 #include "loom/support/checked_math.h"
 #include "loom/support/strings.h"
@@ -47,53 +48,79 @@ std::map<std::string, std::string> parseSizes(const std::string& spec) {
   return out;
 }
 
+namespace {
+
+/// The shape `sizes` and the constants give tensor input `tv` (input `i`), checked for negative
+/// sizes and element or byte counts that overflow; nothing is allocated.
+std::vector<int64_t> inputShape(const ir::TensorView* tv, size_t i,
+                                const std::map<std::string, std::string>& sizes) {
+  const std::string name = "input " + std::to_string(i) + " (" + tv->toString() + ")";
+  std::vector<int64_t> shape;
+  auto ids = ir::TensorDomain::noReductions(tv->logical());
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const ir::Scalar* e = ids[k]->logicalExtent();
+    int64_t size = 0;
+    if (auto c = e->constInt()) {
+      size = *c;
+    } else {
+      auto it = sizes.find(e->toString());
+      LOOM_CHECK(it != sizes.end(), "the size of ", tv->toString(), " axis ", k, " is ",
+                 e->toString(), "; pass it with --sizes ", e->toString(), "=N");
+      size = parseInteger(it->second, e->toString());
+    }
+    LOOM_CHECK(size >= 0, "the size of ", name, " axis ", k, " (", e->toString(),
+               ") must not be negative, got ", size);
+    shape.push_back(size);
+  }
+  checkedMul(checkedNumel(shape, "the element count of " + name),
+             int64_t(dataTypeSize(tv->dtype())), "the byte size of " + name);
+  return shape;
+}
+
+/// Scalar input `s`'s value from `sizes`.
+eval::Argument scalarInput(const ir::Scalar* s, const std::map<std::string, std::string>& sizes) {
+  auto it = sizes.find(s->toString());
+  LOOM_CHECK(it != sizes.end(), "scalar input ", s->toString(), " is ", s->toString(),
+             "; pass it with --sizes ", s->toString(), "=N");
+  const std::string& v = it->second;
+  if (isFloatingType(s->dtype())) return parseNumber(v, s->toString());
+  if (isBooleanType(s->dtype())) {
+    LOOM_CHECK(v == "true" || v == "false" || v == "1" || v == "0", s->toString(),
+               " is a bool: pass true, false, 1 or 0, got '", v, "'");
+    return v == "true" || v == "1";
+  }
+  return parseInteger(v, s->toString());
+}
+
+}  // namespace
+
 std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
                                          const std::map<std::string, std::string>& sizes,
                                          uint64_t seed) {
-  auto valueOf = [&](const ir::Val* v, const std::string& what) -> const std::string& {
-    auto it = sizes.find(v->toString());
-    LOOM_CHECK(it != sizes.end(), what, " is ", v->toString(), "; pass it with --sizes ",
-               v->toString(), "=N");
-    return it->second;
-  };
+  // Every size is checked before any memory is spent: the arguments first stand in as tensors
+  // of the right shapes over one element (all strides 0), and binding them checks what the
+  // file itself says about sizes (constant extents, symbolic extents shared by inputs, dims the
+  // exprs line up). Otherwise a --sizes value the file contradicts would first fill gigabytes.
+  alignas(16) static unsigned char element[16];
   std::vector<eval::Argument> inputs;
   for (size_t i = 0; i < fusion.inputs().size(); ++i) {
     ir::Val* in = fusion.inputs()[i];
     if (auto* tv = in->dynCast<ir::TensorView>()) {
-      const std::string name = "input " + std::to_string(i) + " (" + tv->toString() + ")";
-      std::vector<int64_t> shape;
-      auto ids = ir::TensorDomain::noReductions(tv->logical());
-      for (size_t k = 0; k < ids.size(); ++k) {
-        const ir::Scalar* e = ids[k]->logicalExtent();
-        int64_t size = 0;
-        if (auto c = e->constInt()) {
-          size = *c;
-        } else {
-          const std::string what = "the size of " + tv->toString() + " axis " + std::to_string(k);
-          size = parseInteger(valueOf(e, what), e->toString());
-        }
-        LOOM_CHECK(size >= 0, "the size of ", name, " axis ", k, " (", e->toString(),
-                   ") must not be negative, got ", size);
-        shape.push_back(size);
-      }
-      checkedMul(checkedNumel(shape, "the element count of " + name),
-                 int64_t(dataTypeSize(tv->dtype())), "the byte size of " + name);
-      Tensor t = Tensor::empty(shape, tv->dtype());
-      fillRandom(t, seed * 1000003 + i);
-      inputs.emplace_back(std::move(t));
-      continue;
-    }
-    auto* s = in->as<ir::Scalar>();
-    const std::string& v = valueOf(s, "scalar input " + s->toString());
-    if (isFloatingType(s->dtype())) {
-      inputs.emplace_back(parseNumber(v, s->toString()));
-    } else if (isBooleanType(s->dtype())) {
-      LOOM_CHECK(v == "true" || v == "false" || v == "1" || v == "0", s->toString(),
-                 " is a bool: pass true, false, 1 or 0, got '", v, "'");
-      inputs.emplace_back(v == "true" || v == "1");
+      std::vector<int64_t> shape = inputShape(tv, i, sizes);
+      std::vector<int64_t> strides(shape.size(), 0);
+      inputs.emplace_back(Tensor::fromBlob(element, std::move(shape), std::move(strides),
+                                           tv->dtype(), Device::cpu()));
     } else {
-      inputs.emplace_back(parseInteger(v, s->toString()));
+      inputs.push_back(scalarInput(in->as<ir::Scalar>(), sizes));
     }
+  }
+  eval::ExpressionEvaluator().bindInputs(fusion, inputs, eval::ExpressionEvaluator::Shards::Global);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto* stand_in = std::get_if<Tensor>(&inputs[i]);
+    if (stand_in == nullptr) continue;
+    Tensor t = Tensor::empty(stand_in->sizes(), stand_in->dtype());
+    fillRandom(t, seed * 1000003 + i);
+    inputs[i] = std::move(t);
   }
   return inputs;
 }

@@ -25,8 +25,10 @@ std::map<std::string, std::string> parseSizes(const std::string& spec);
 /// One argument per fusion input: tensors of the sizes the constants and `sizes` give, filled
 /// with random values from `seed`; scalar inputs from `sizes`. UserErrors: a symbolic size or a
 /// scalar input `sizes` does not give, a value that is not a number of the needed kind, a
-/// negative size, a size whose element or byte count overflows. Names the inputs do not use are
-/// ignored (one --sizes serves several files).
+/// negative size, a size whose element or byte count overflows, and, before anything is
+/// allocated, sizes the fusion contradicts (what eval::ExpressionEvaluator::bindInputs checks: a
+/// dim the exprs line up with a constant extent or with another input's dim, given another
+/// size). Names the inputs do not use are ignored (one --sizes serves several files).
 std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
                                          const std::map<std::string, std::string>& sizes,
                                          uint64_t seed);

@@ -15,7 +15,6 @@
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
-#include "loom/ir/parser.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "loom/support/strings.h"
@@ -63,7 +62,7 @@ int runFusion(const RunArgs& a) {
                a.backend, "'");
     requested = a.backend == "host" ? exec::Backend::Host : exec::Backend::Cuda;
   }
-  auto fusion = ir::parseFusionFile(a.file);
+  auto fusion = readFusionFile(a.file);
   const std::map<std::string, std::string> sizes = parseSizes(a.sizes);
   const exec::BackendChoice choice = exec::chooseBackend(requested);
   const Progress::Duration progress_after = progressAfter(a.progress);

@@ -4,6 +4,7 @@
 #include "loom/backend/cuda/cubin_cache.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cstring>
 
@@ -118,7 +119,14 @@ bool CubinCache::store(uint64_t key, const Entry& entry) const {
   std::string bytes(kMagic, sizeof(kMagic));
   bytes.append(reinterpret_cast<const char*>(digest.data()), digest.size());
   bytes += body;
-  return !writeFileAtomically(pathFor(key), bytes, 0600).has_value();
+  const std::filesystem::path path = pathFor(key);
+  // rename(2) replaces a FIFO, a socket or a link in the entry's place, but not a directory.
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  return !writeFileAtomically(path, bytes, 0600).has_value();
 }
 
 }  // namespace loom::cuda

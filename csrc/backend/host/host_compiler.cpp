@@ -8,23 +8,26 @@
 // and renamed into place whole, so readers see a complete entry or none. Before an entry's object
 // is loaded, the entry must be a private directory of ours and kernel.so must match the SHA-256 in
 // `manifest`; anything else is rebuilt, with a warning. A cache directory that is not private
-// (another user could plant code) is not used at all. The compiler runs through posix_spawn with
-// an argument vector: no shell ever sees a path or a flag. See docs/host-backend.md.
+// (another user could plant code) is not used at all. A cache that cannot take new entries
+// (read-only), an install lock held past LOOM_CACHE_LOCK_TIMEOUT and a build directory deleted
+// during the compile each give a private build outside the cache, with a warning saying which.
+// The compiler runs through posix_spawn with an argument vector: no shell ever sees a path or a
+// flag. See docs/host-backend.md.
 #include "backend/host/host_compiler.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <sstream>
 
+#include "backend/host/cache_lock.h"
 #include "backend/host/embedded_runtime.h"
 #include "backend/host/process.h"
 #include "loom/support/cache_root.h"
@@ -180,69 +183,22 @@ EntryCheck checkEntry(const fs::path& entry, const std::string& key) {
   return c;
 }
 
-/// Removes whatever is at `path` (an entry being replaced): a directory is first renamed to a fresh
-/// private name, so the final name is free at once even if removing the files takes a while.
-void moveAside(const fs::path& path) {
-  std::error_code ec;
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return;
-  if (!S_ISDIR(st.st_mode)) {
-    ::unlink(path.c_str());
-    return;
-  }
-  const std::string prefix = path.filename().string() + ".old.";
-  if (auto grave = makePrivateTempDirectory(path.parent_path(), prefix)) {
-    // rename(2) replaces an empty directory.
-    if (::rename(path.c_str(), grave->c_str()) == 0) {
-      fs::remove_all(*grave, ec);
-      return;
-    }
-    fs::remove(*grave, ec);
-  }
-  fs::remove_all(path, ec);
-}
-
-/// An exclusive lock on `<dir>/.lock` (flock), serializing the replacement of entries among threads
-/// and processes; readers take no lock. Without a lock file, installs go ahead unlocked.
-class DirLock {
- public:
-  explicit DirLock(const fs::path& dir) {
-    fd_ = ::open((dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd_ < 0) return;
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) break;
-    }
-  }
-  ~DirLock() {
-    if (fd_ >= 0) ::close(fd_);  // releases the lock
-  }
-  DirLock(const DirLock&) = delete;
-  DirLock& operator=(const DirLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
-/// Where a kernel is compiled: a fresh private directory holding the headers and the source.
-struct BuildDir {
-  fs::path dir;
-  /// The command as run (in `dir`, with paths relative to it) and as a line to rerun by hand.
-  std::vector<std::string> argv;
-};
-
-/// Writes the headers and the translation unit into `dir` and runs the compiler there with relative
-/// paths, so the command works again in the entry the directory becomes. Returns how the compiler
-/// failed ("exit status 1"), or nullopt when it succeeded; `argv` receives the command.
-std::optional<std::string> compileIn(const fs::path& dir, const CompilerCommand& cmd,
-                                     const std::string& translationUnit, bool dump,
-                                     std::vector<std::string>& argv) {
+/// Writes the headers and the translation unit into `dir`; returns what failed, if anything.
+std::optional<std::string> writeSources(const fs::path& dir, const std::string& translationUnit) {
   for (auto [name, text] : {std::pair<const char*, std::string_view>{"loom_cuda_emulation.h",
                                                                      embeddedCudaEmulationHeader()},
                             {"loom_emu_abi.h", embeddedEmuAbiHeader()},
                             {"kernel.cpp", translationUnit}}) {
-    auto error = writeFileAtomically(dir / name, text);
-    LOOM_CHECK(!error, "host backend: cannot write the kernel source: ", error.value_or(""));
+    if (auto error = writeFileAtomically(dir / name, text)) return error;
   }
+  return std::nullopt;
+}
+
+/// Runs the compiler in `dir` (which holds the sources) with relative paths, so the command works
+/// again in the entry the directory becomes. Returns how the compiler failed ("exit status 1"),
+/// or nullopt when it succeeded; `argv` receives the command.
+std::optional<std::string> runCompiler(const fs::path& dir, const CompilerCommand& cmd, bool dump,
+                                       std::vector<std::string>& argv) {
   argv = cmd.compiler;
   // A compiler named by a relative path keeps meaning what it meant in our working directory.
   if (argv[0].find('/') != std::string::npos) argv[0] = fs::absolute(argv[0]).string();
@@ -250,7 +206,7 @@ std::optional<std::string> compileIn(const fs::path& dir, const CompilerCommand&
   for (const char* a : {"-I.", "-o", "kernel.so", "kernel.cpp"}) argv.emplace_back(a);
   if (dump) {
     dumpSink() << "[loom host_compile] cd " << displayCommand({dir.string()}) << " && "
-              << displayCommand(argv) << "\n";
+               << displayCommand(argv) << "\n";
   }
   ++gCompilerRuns;
   const ProcessResult r = runProcess(argv, dir, dir / "compile.log");
@@ -284,6 +240,95 @@ std::optional<std::string> prepareCacheDir(const fs::path& hostDir, bool default
     if (auto problem = privateDirectoryProblem(d)) return d.string() + " " + *problem;
   }
   return std::nullopt;
+}
+
+/// What one compile needs, whichever directory it runs in.
+struct CompileJob {
+  const CompilerCommand& cmd;
+  const std::string& translationUnit;
+  std::string_view kernelName;
+  bool dump;
+};
+
+/// Compiles into a fresh private directory in the temp dir, outside the cache; the module removes
+/// it when done. A failed compile's directory stays for inspection (the error names it).
+CompiledObject compilePrivately(const CompileJob& job) {
+  std::string error;
+  std::error_code ec;
+  fs::path tmp = fs::temp_directory_path(ec);
+  if (ec) tmp = "/tmp";
+  auto temp = makePrivateTempDirectory(tmp, "loom-host-", &error);
+  LOOM_CHECK(temp, "host backend: ", error);
+  if (auto writeError = writeSources(*temp, job.translationUnit)) {
+    fs::remove_all(*temp, ec);
+    LOOM_THROW("host backend: cannot write the kernel source: ", *writeError);
+  }
+  std::vector<std::string> argv;
+  if (auto failure = runCompiler(*temp, job.cmd, job.dump, argv)) {
+    throwCompileError(job.kernelName, *temp, argv, *failure);
+  }
+  CompiledObject result;
+  result.sourcePath = *temp / "kernel.cpp";
+  result.objectPath = *temp / "kernel.so";
+  result.temporaryDir = *temp;
+  return result;
+}
+
+bool isGone(const fs::path& p) {
+  struct stat st;
+  return ::lstat(p.c_str(), &st) != 0 && errno == ENOENT;
+}
+
+/// Builds the kernel in `build` (a fresh directory in the cache): sources, object, manifest.
+/// Returns false, throwing nothing, when `build` disappeared on the way (the cache, or the build
+/// directory, was deleted meanwhile): whatever failed then failed for that reason, and the
+/// compiler's log went with the directory. A failed compile is thrown, its directory kept as
+/// <key>.failed/ for inspection.
+bool buildInCache(const CompileJob& job, const fs::path& hostDir, const fs::path& build,
+                  const std::string& key, std::chrono::milliseconds lockTimeout) {
+  if (auto writeError = writeSources(build, job.translationUnit)) {
+    if (isGone(build)) return false;
+    LOOM_THROW("host backend: cannot write the kernel source: ", *writeError);
+  }
+  std::vector<std::string> argv;
+  if (auto failure = runCompiler(build, job.cmd, job.dump, argv)) {
+    if (isGone(build)) return false;
+    // Keep the failed attempt for inspection, one per key (its command works there too).
+    fs::path kept = build;
+    {
+      CacheLock lock(hostDir, lockTimeout);
+      const fs::path failed = hostDir / (key.substr(0, 16) + ".failed");
+      if (lock.held()) {
+        moveAside(failed);
+        if (::rename(build.c_str(), failed.c_str()) == 0) kept = failed;
+      }
+    }
+    throwCompileError(job.kernelName, kept, argv, *failure);
+  }
+  // The compiler created kernel.so under the process umask; an entry's files are ours alone.
+  ::chmod((build / "kernel.so").c_str(), 0700);
+  std::string object;
+  if (auto problem = readPrivateFile(build / "kernel.so", object)) {
+    if (isGone(build)) return false;
+    LOOM_THROW("host backend: the compiler's output ", (build / "kernel.so").string(), " ",
+               *problem);
+  }
+  if (auto writeError = writeFileAtomically(build / "manifest", manifestText(key, object))) {
+    if (isGone(build)) return false;
+    LOOM_THROW("host backend: ", *writeError);
+  }
+  return true;
+}
+
+/// The warning for a build directory that vanished during a compile: the cache deleted, or only
+/// the build directory (which the docs allow deleting while no process uses it).
+void warnBuildDirGone(const fs::path& hostDir, const fs::path& build, std::string_view kernelName) {
+  const std::string what =
+      isGone(hostDir) ? detail::concat("host kernel cache ", hostDir.string(), " was deleted")
+                      : detail::concat("build directory ", build.string(),
+                                       " in the host kernel cache was deleted");
+  warn(detail::concat(what, " while kernel ", kernelName,
+                      " was being compiled; compiling it again in a private temporary directory"));
 }
 }  // namespace
 
@@ -391,29 +436,18 @@ CompiledObject compileForHost(const std::string& translationUnit, std::string_vi
   const std::string name = key.substr(0, 16);
   const bool dump = DumpOptions::fromEnvironment().has(DumpOption::HostCompile);
 
+  const CompileJob job{cmd, translationUnit, kernelName, dump};
+
   const bool defaultLocation = options.cacheDir.empty();
   const fs::path hostDir = defaultLocation ? cacheRoot() / "host" : options.cacheDir;
-  CompiledObject result;
-  std::vector<std::string> argv;
   if (auto problem = prepareCacheDir(hostDir, defaultLocation)) {
     // A cache is an optimization: compile into a private temporary directory the module removes.
     warnOnce(detail::concat("host kernel cache ", hostDir.string(), " is not used: ", *problem,
                             "; compiling into private temporary directories instead"));
-    std::string error;
-    std::error_code ec;
-    fs::path tmp = fs::temp_directory_path(ec);
-    if (ec) tmp = "/tmp";
-    auto temp = makePrivateTempDirectory(tmp, "loom-host-", &error);
-    LOOM_CHECK(temp, "host backend: ", error);
-    if (auto failure = compileIn(*temp, cmd, translationUnit, dump, argv)) {
-      throwCompileError(kernelName, *temp, argv, *failure);
-    }
-    result.sourcePath = *temp / "kernel.cpp";
-    result.objectPath = *temp / "kernel.so";
-    result.temporaryDir = *temp;
-    return result;
+    return compilePrivately(job);
   }
 
+  CompiledObject result;
   fs::path entry = hostDir / name;
   if (!forceCompile) {
     const EntryCheck check = checkEntry(entry, key);
@@ -430,35 +464,34 @@ CompiledObject compileForHost(const std::string& translationUnit, std::string_vi
     }
   }
 
+  const std::chrono::milliseconds lockTimeout = cacheLockTimeout();
   std::string error;
   auto build = makePrivateTempDirectory(hostDir, name + ".build.", &error);
-  LOOM_CHECK(build, "host backend: ", error);
-  if (auto failure = compileIn(*build, cmd, translationUnit, dump, argv)) {
-    // Keep the failed attempt for inspection, one per key (its command works there too).
-    fs::path kept = *build;
-    {
-      DirLock lock(hostDir);
-      const fs::path failed = hostDir / (name + ".failed");
-      moveAside(failed);
-      if (::rename(build->c_str(), failed.c_str()) == 0) kept = failed;
-    }
-    throwCompileError(kernelName, kept, argv, *failure);
+  if (!build) {
+    // A read-only cache (or a full disk): hits still come from it, misses are built outside it.
+    warnOnce(detail::concat("host kernel cache ", hostDir.string(), " cannot take new entries (",
+                            error,
+                            "); compiling kernels it lacks into private temporary directories"));
+    return compilePrivately(job);
   }
-  // The compiler created kernel.so under the process umask; an entry's files are ours alone.
-  ::chmod((*build / "kernel.so").c_str(), 0700);
-  std::string object;
-  auto problem = readPrivateFile(*build / "kernel.so", object);
-  LOOM_CHECK(!problem, "host backend: the compiler's output ", (*build / "kernel.so").string(), " ",
-             problem.value_or(""));
-  auto writeError = writeFileAtomically(*build / "manifest", manifestText(key, object));
-  LOOM_CHECK(!writeError, "host backend: ", writeError.value_or(""));
+  if (!buildInCache(job, hostDir, *build, key, lockTimeout)) {
+    warnBuildDirGone(hostDir, *build, kernelName);
+    return compilePrivately(job);
+  }
 
   {
     // Install: rename the whole directory into place, so a reader sees a complete entry or none.
     // Under the lock, an entry that appeared meanwhile (a racing compile of the same key) is used
     // when it verifies; a damaged one, or the one that failed to load (forceCompile), is replaced.
-    DirLock lock(hostDir);
-    if (!forceCompile && checkEntry(entry, key).good()) {
+    CacheLock lock(hostDir, lockTimeout);
+    if (!lock.held()) {
+      // The build is a private directory already: use it uncached; the module removes it.
+      warnOnce(detail::concat(lock.problem(),
+                              "; kernels are compiled into private directories, not cached, "
+                              "until it is released"));
+      entry = *build;
+      result.temporaryDir = *build;
+    } else if (!forceCompile && checkEntry(entry, key).good()) {
       std::error_code ec;
       fs::remove_all(*build, ec);
     } else {
@@ -469,6 +502,10 @@ CompiledObject compileForHost(const std::string& translationUnit, std::string_vi
         result.temporaryDir = *build;
       }
     }
+  }
+  if (!result.temporaryDir.empty() && isGone(*build)) {
+    warnBuildDirGone(hostDir, *build, kernelName);
+    return compilePrivately(job);
   }
   if (dump) dumpSink() << "[loom host_compile] stored: " << entry.string() << "\n";
   result.sourcePath = entry / "kernel.cpp";

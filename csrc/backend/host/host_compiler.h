@@ -27,16 +27,18 @@ struct CompiledObject {
   std::filesystem::path sourcePath;
   std::filesystem::path objectPath;
   bool cacheHit = false;
-  /// Set when the object was built outside the cache (the cache directory is not private, or the
-  /// entry could not be installed): a private temporary directory the loader removes when done.
+  /// Set when the object was built outside the cache (see compileForHost): a private temporary
+  /// directory the loader removes when done.
   std::filesystem::path temporaryDir;
 };
 
 /// Returns the cached shared object for the translation unit, compiling it when absent, damaged
 /// (a warning names the entry and the reason) or when `forceCompile` (used after a cached object
-/// failed to load). A returned cache hit has been verified against its checksum. Safe to call
-/// from many threads. Throws UserError with the compiler log and the source path when compilation
-/// fails.
+/// failed to load). A returned cache hit has been verified against its checksum. Compiles into a
+/// private temporary directory instead, with a warning, when the cache is not private, cannot
+/// take new entries (read-only), its lock stays held past cacheLockTimeout(), or the build
+/// directory is deleted during the compile. Safe to call from many threads. Throws UserError with
+/// the compiler log and the source path when compilation fails.
 CompiledObject compileForHost(const std::string& translationUnit, std::string_view kernelName,
                               const HostCompileOptions& options, bool forceCompile = false);
 

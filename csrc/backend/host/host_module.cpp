@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <mutex>
+
 #include "backend/host/embedded_runtime.h"
 #include "backend/host/fiber_scheduler.h"
 #include "backend/host/host_compiler.h"
@@ -19,9 +21,18 @@ namespace {
 
 using ::loom::detail::concat;
 
+/// Serializes dlopen and dlclose. The dynamic loader holds its own lock, so this costs nothing,
+/// but ThreadSanitizer cannot see that lock (ld.so is not instrumented) and reported the loader's
+/// bookkeeping, allocated by one thread's dlopen and freed by another's dlclose, as a race.
+std::mutex& loaderMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 /// dlopen + symbol lookup; returns an error text instead of throwing so the caller can retry.
 std::string openObject(const std::filesystem::path& path, const std::string& entryName,
                        void*& handle, void (*&entry)(void**)) {
+  std::lock_guard<std::mutex> lock(loaderMutex());
   handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* e = dlerror();
@@ -76,7 +87,10 @@ std::unique_ptr<HostModule> HostModule::load(std::string_view source, std::strin
 }
 
 HostModule::~HostModule() {
-  if (handle_) dlclose(handle_);
+  if (handle_) {
+    std::lock_guard<std::mutex> lock(loaderMutex());
+    dlclose(handle_);
+  }
   if (!temporaryDir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(temporaryDir_, ec);

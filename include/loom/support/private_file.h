@@ -27,8 +27,10 @@ std::optional<std::string> writeFileAtomically(const std::filesystem::path& path
 
 /// Reads `path` into `bytes` when it is a regular file (not a symbolic link: O_NOFOLLOW) owned by
 /// the effective user and not writable by group or others; the checks are made on the open file,
-/// so they hold for the bytes read. Returns nullopt on success, else why not: "does not exist",
-/// "is a symbolic link", "is owned by uid N, ...", "is writable by group or others (mode ...)".
+/// so they hold for the bytes read. Never waits: a FIFO is opened with O_NONBLOCK and refused
+/// like any other non-regular file. Returns nullopt on success, else why not: "does not exist",
+/// "is a symbolic link", "is a FIFO (named pipe), not a regular file" (a directory, a socket, a
+/// device likewise), "is owned by uid N, ...", "is writable by group or others (mode ...)".
 std::optional<std::string> readPrivateFile(const std::filesystem::path& path, std::string& bytes);
 
 }  // namespace loom

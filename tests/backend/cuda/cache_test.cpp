@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The cubin disk cache: hits skip NVRTC, keys include the options, bad files are misses.
+// The cubin disk cache: hits skip NVRTC, keys include the options, bad files (damaged, or not
+// regular files at all) are misses that never wait, a read-only folder still serves its hits.
 #include "loom/backend/cuda/cubin_cache.h"
 
 #include <gtest/gtest.h>
@@ -7,23 +8,32 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda/test_kernels.h"
+#include "file_faults.h"
 #include "loom/backend/cuda/nvrtc.h"
 #include "loom/support/dump_sink.h"
+#include "must_finish.h"
 #include "scoped_env.h"
 
 namespace loom::cuda {
 namespace {
 
 using test::TempDir;
+using ::loom::test::mustFinishWithin;
+using ::loom::test::ReadOnlyDir;
+using ::loom::test::replaceWith;
 using ::loom::test::ScopedEnv;
+using ::loom::test::Special;
+using namespace std::chrono_literals;
 
 #define SKIP_WITHOUT_NVRTC()                                                      \
   if (!nvrtcAvailable()) {                                                        \
@@ -132,6 +142,64 @@ TEST(CubinCache, DamagedEntriesAreWarnedMisses) {
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(loaded->cubin, entry.cubin);
   EXPECT_EQ(loaded->log, entry.log);
+}
+
+// An entry replaced by something that is not a regular file (a FIFO once made the load wait
+// forever for a writer; a directory once could not be replaced by the next store) is a miss
+// with one warning naming what it is, and the next store replaces it.
+TEST(CubinCache, NonRegularEntriesAreWarnedMissesAndReplaced) {
+  TempDir dir;
+  CubinCache cache(dir.path() / "cuda");
+  const CubinCache::Entry entry{"ptxas info", {'\x7f', 'E', 'L', 'F', '1'}};
+  const std::pair<Special, std::string> cases[] = {
+      {Special::Fifo, "is a FIFO (named pipe), not a regular file"},
+      {Special::Directory, "is a directory, not a regular file"},
+      {Special::LinkToDevZero, "is a symbolic link"},
+      {Special::Socket, "is a socket, not a regular file"},
+  };
+  for (const auto& [kind, problem] : cases) {
+    SCOPED_TRACE(problem);
+    ASSERT_TRUE(cache.store(11, entry));
+    const auto path = cache.pathFor(11);
+    ASSERT_NO_FATAL_FAILURE(replaceWith(path, kind));
+    if (kind == Special::Directory) std::ofstream(path / "inside") << "x";
+    std::string err;
+    mustFinishWithin(30s, "loading a cubin entry that is not a regular file",
+                     [&] { err = stderrOf([&] { EXPECT_FALSE(cache.load(11).has_value()); }); });
+    EXPECT_EQ(err, "loom: warning: cubin cache entry " + path.string() + " " + problem +
+                       "; recompiling\n");
+    ASSERT_TRUE(cache.store(11, entry));
+    std::optional<CubinCache::Entry> loaded;
+    EXPECT_EQ(stderrOf([&] { loaded = cache.load(11); }), "");
+    ASSERT_TRUE(loaded.has_value());
+    EXPECT_EQ(loaded->cubin, entry.cubin);
+  }
+}
+
+// A read-only folder (the docs: a failed write is skipped, nothing here is an error) still serves
+// its hits; a store is skipped quietly and leaves nothing behind.
+TEST(CubinCache, ReadOnlyFolderServesHitsAndSkipsStores) {
+  TempDir dir;
+  CubinCache cache(dir.path() / "cuda");
+  const CubinCache::Entry entry{"log", {'a', 'b'}};
+  ASSERT_TRUE(cache.store(12, entry));
+  ReadOnlyDir readOnly(cache.dir());
+  ASSERT_TRUE(readOnly.ok()) << "cannot make " << cache.dir() << " read-only";
+  std::optional<CubinCache::Entry> loaded;
+  EXPECT_EQ(stderrOf([&] {
+              loaded = cache.load(12);
+              EXPECT_FALSE(cache.store(13, entry));
+            }),
+            "");
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->cubin, entry.cubin);
+  EXPECT_FALSE(cache.load(13).has_value());
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(cache.dir())) {
+    EXPECT_EQ(e.path(), cache.pathFor(12));
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
 }
 
 // A folder others can write to, or a symbolic link, is not used: loads miss and stores are

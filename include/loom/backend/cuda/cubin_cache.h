@@ -4,12 +4,13 @@
 // Layout: <dir>/<16 hex digits of the key>.cubin, holding a header with the SHA-256 of the rest,
 // the key, the compiler log (so register and spill counts survive a warm start) and the cubin.
 // Nothing is handed out before its checksum verifies: a missing file is a quiet miss; a damaged
-// file, one for another key, or one that is not a private file of ours is a miss with a one-line
-// warning, and the next store overwrites it. <dir> is created with mode 0700 and is used only
-// while it is a private directory of the current user (see loom/support/private_dir.h); otherwise
-// every load is a miss and stores are skipped, with one warning. I/O failures are misses or skipped
-// stores, never errors, since the cache is optional. All methods are safe to call concurrently
-// (from threads or processes).
+// file, one for another key, or one that is not a private regular file of ours (a FIFO, a
+// directory, a link to a device: opened without waiting, see readPrivateFile) is a miss with a
+// one-line warning, and the next store replaces it. <dir> is created with mode 0700 and is used
+// only while it is a private directory of the current user (see loom/support/private_dir.h);
+// otherwise every load is a miss and stores are skipped, with one warning. I/O failures are misses
+// or skipped stores, never errors, since the cache is optional. All methods are safe to call
+// concurrently (from threads or processes).
 #pragma once
 
 #include <cstdint>
