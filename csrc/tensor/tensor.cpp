@@ -188,7 +188,9 @@ Int saturatingCast(double v) {
 
 double loadAsDouble(const void* ptr, DataType dtype) {
   switch (dtype) {
-    case DataType::Bool: return *static_cast<const bool*>(ptr) ? 1.0 : 0.0;
+    // Byte-wise: a caller's bool tensor may hold any byte (a uint8 tensor viewed as bool), and
+    // any non-zero byte is true, as in torch; reading it as a C++ bool would be undefined.
+    case DataType::Bool: return *static_cast<const unsigned char*>(ptr) != 0 ? 1.0 : 0.0;
     case DataType::Int32: return double(*static_cast<const int32_t*>(ptr));
     case DataType::Int64: return double(*static_cast<const int64_t*>(ptr));
     case DataType::Float16: return halfBitsToFloat(*static_cast<const uint16_t*>(ptr));

@@ -375,6 +375,17 @@ TEST(TensorTest, SizeProductsThatOverflowAreErrors) {
               HasSubstr("overflows 64 bits"));
 }
 
+// A bool element whose byte is not 0 or 1 (a uint8 tensor viewed as bool) reads as true, as in
+// torch: the reference evaluator and every host-side read go through loadAsDouble.
+TEST(TensorTest, BoolBytesOtherThanZeroOrOneAreTrue) {
+  alignas(8) unsigned char bytes[8] = {0, 1, 2, 3, 127, 128, 254, 255};
+  Tensor t = Tensor::fromBlob(bytes, {8}, {1}, DataType::Bool, Device::cpu());
+  for (int64_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(t.getDoubleLinear(i), i == 0 ? 0.0 : 1.0) << "byte " << int(bytes[i]);
+    EXPECT_EQ(loadAsDouble(&bytes[i], DataType::Bool), i == 0 ? 0.0 : 1.0);
+  }
+}
+
 // fromBlob that throws leaves the memory with the caller: the deleter has not run. Before the
 // fix, an expanded view whose byte size overflows (extent 1, 2^64 bytes of elements) built its
 // Storage first and ran the deleter when the Tensor constructor threw.
