@@ -234,12 +234,15 @@ class PyKernelExecutor {
             d, "'");
       }
     }
-    ke_ = std::make_unique<exec::KernelExecutor>();
+    // One executor for the object's life: a compile() while another thread's run() is in flight
+    // waits for that run (exec::KernelExecutor::compile), where replacing the executor would
+    // free it mid-launch. That run released the GIL and needs it only after it finished.
     ke_->compile(*f.fusion, backend, options);
+    compiled_ = true;
   }
 
   nb::list run(nb::handle inputs) {
-    LOOM_CHECK(ke_ != nullptr, "KernelExecutor.run: compile() a fusion first");
+    LOOM_CHECK(compiled_, "KernelExecutor.run: compile() a fusion first");
     Placement where;
     std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
     std::vector<Tensor> outs;
@@ -251,12 +254,13 @@ class PyKernelExecutor {
   }
 
   std::string code(bool intrinsic) const {
-    LOOM_CHECK(ke_ != nullptr, "KernelExecutor: compile() a fusion first");
+    LOOM_CHECK(compiled_, "KernelExecutor: compile() a fusion first");
     return kernelCode(*ke_, intrinsic);
   }
 
  private:
-  std::unique_ptr<exec::KernelExecutor> ke_;
+  const std::unique_ptr<exec::KernelExecutor> ke_ = std::make_unique<exec::KernelExecutor>();
+  bool compiled_ = false;  // read and written with the GIL held
 };
 
 }  // namespace
