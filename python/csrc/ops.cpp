@@ -451,7 +451,8 @@ void bindOps(nb::module_& parent) {
         ops::TensorBuilder b;
         b.shape(int64ListFromPython(shape, "define_tensor: shape")).dtype(dtype);
         if (!contiguity.empty()) b.contiguity(contiguity);
-        std::vector<int64_t> order = int64ListFromPython(stride_order, "define_tensor: stride_order");
+        std::vector<int64_t> order =
+            int64ListFromPython(stride_order, "define_tensor: stride_order");
         if (!order.empty()) b.strideOrder(order);
         TensorView* tv = b.build();
         f.fusion->addInput(tv);
