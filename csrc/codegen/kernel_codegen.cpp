@@ -93,6 +93,12 @@ bool isHintedInput(const kir::Buffer* b) {
 bool isHintedOutput(const kir::Buffer* b) {
   return b->kind == kir::BufferKind::Param && b->isFusionOutput && !b->isFusionInput;
 }
+// A bool parameter the caller filled: its bytes may be other than 0 and 1 (torch reads any
+// non-zero byte as true), so it is read byte-wise (loom::loadBoolInput). Bools the kernel wrote
+// itself are always 0 or 1.
+bool isCallerBool(const kir::Buffer* b) {
+  return b->kind == kir::BufferKind::Param && b->isFusionInput && b->dtype == DataType::Bool;
+}
 
 std::string unary(const kir::UnaryExpr* u) {
   using Op = ir::UnaryOpType;
@@ -212,6 +218,7 @@ std::string expr(const kir::Value* v) {
     case kir::NodeKind::Load: {
       auto* l = v->as<kir::Load>();
       std::string access = l->buffer->name + "[" + expr(l->index) + "]";
+      if (isCallerBool(l->buffer)) return "loom::loadBoolInput(&" + access + ")";
       return isHintedInput(l->buffer) ? "loom::loadInput(&" + access + ")" : access;
     }
     default: LOOM_UNREACHABLE("not a value");
@@ -390,7 +397,10 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
       std::string t(cTypeName(v->dst->dtype));
       std::string w = std::to_string(v->width);
       os << pad << "{\n" << pad << "  loom::Array<" << t << ", " << w << "> v;\n";
-      if (v->src->kind == kir::BufferKind::Param) {
+      if (isCallerBool(v->src)) {
+        os << pad << "  loom::loadBoolVectorInput(v, &" << v->src->name << "[" << expr(v->srcIndex)
+           << "]);\n";
+      } else if (v->src->kind == kir::BufferKind::Param) {
         os << pad << "  loom::loadVector" << (isHintedInput(v->src) ? "Input" : "") << "(v, &"
            << v->src->name << "[" << expr(v->srcIndex) << "]);\n";
       } else {

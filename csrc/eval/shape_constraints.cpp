@@ -80,8 +80,11 @@ void checkShapeConstraints(const ir::Fusion& fusion, ExpressionEvaluator& ee,
           std::optional<int64_t> cs = sizeOf(ee, cid);
           if (!ps.has_value() || !cs.has_value() || *ps == *cs) continue;
           // A symbolic dim of size 1 is a broadcast decided at run time (and a symbolic output
-          // dim may carry the extent of such an operand); expand stretches a size-1 dim.
-          if (*ps == 1 && (pid->isSymbolic() || e->isA<ir::ExpandOp>())) continue;
+          // dim may carry the extent of such an operand); expand stretches a size-1 broadcast
+          // (one with an expanded extent), never a dim the fusion declares non-broadcast.
+          if (*ps == 1 && (pid->isSymbolic() || (e->isA<ir::ExpandOp>() && pid->isBroadcast()))) {
+            continue;
+          }
           if (*cs == 1 && cid->isSymbolic()) continue;
           LOOM_CHECK(false, "shapes disagree in ", e->toString(), ": ", describeDim(p, pid),
                      " has ", sizeText(pid, *ps, origin), " but ", describeDim(c, cid), " has ",

@@ -46,28 +46,48 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
 void KernelExecutor::compile(const ir::Fusion& scheduled,
                              std::shared_ptr<const ComputeDevice> device, ExecutorOptions options) {
   LOOM_CHECK(device != nullptr, "KernelExecutor::compile needs a device");
-  fusion_ = scheduled.clone();
-  device_ = std::move(device);
-  options_ = options;
-  options_.device = device_->index();
+  // Everything is built aside first, with runs of the previous kernel still going; a throw here
+  // leaves the executor as it was.
+  std::unique_ptr<ir::Fusion> fusion = scheduled.clone();
+  options.device = device->index();
   const DumpOptions& dump = DumpOptions::fromEnvironment();
   PhaseTimer timer(dump.has(DumpOption::CompileTime), "kernel executor");
-  kernel_ = lower::lowerFusion(*fusion_, dump);
+  std::unique_ptr<kir::Kernel> kernel = lower::lowerFusion(*fusion, dump);
   timer.mark("lower");
   // The text of the 32-bit-index kernel, which most sizes select; run() builds its module (or
   // generates the 64-bit one) once the sizes are known.
-  codegen_options_ = device_->codegenOptions();
-  kernel_->indexType = DataType::Int32;
-  generated_ = codegen::generateKernel(*kernel_, codegen_options_);
-  timer.rename(generated_.name);
+  const codegen::CodegenOptions codegen_options = device->codegenOptions();
+  kernel->indexType = DataType::Int32;
+  codegen::GeneratedKernel generated = codegen::generateKernel(*kernel, codegen_options);
+  timer.rename(generated.name);
   timer.mark("codegen (int32 indices)");
-  compiled_ = std::make_unique<Compiled>();
-  compiled_->int32 = std::make_unique<Compiled>();
-  compiled_->int32->generated = generated_;
-  last_generated_ = nullptr;
-  plans_.clear();
-  has_vectorized_ = !kernel_->vectorized.empty();
+  auto compiled = std::make_unique<Compiled>();
+  compiled->int32 = std::make_unique<Compiled>();
+  compiled->int32->generated = generated;
+  const bool has_vectorized = !kernel->vectorized.empty();
   // The module is built by run() for the index type the bound sizes need (one per type, cached).
+
+  // Swap it in once no run is in flight (runs use the kernel, its modules and plans without a
+  // lock while they launch); runs that start meanwhile wait for the new kernel.
+  std::unique_lock<std::mutex> gate(gate_mutex_);
+  gate_cv_.wait(gate, [&] { return !compiling_; });
+  compiling_ = true;
+  gate_cv_.wait(gate, [&] { return runs_ == 0; });
+  std::swap(fusion_, fusion);
+  std::swap(kernel_, kernel);
+  std::swap(compiled_, compiled);
+  std::vector<std::unique_ptr<LaunchPlan>> old_plans = std::move(plans_);
+  plans_.clear();
+  generated_ = std::move(generated);
+  codegen_options_ = codegen_options;
+  device_ = std::move(device);
+  options_ = options;
+  last_generated_ = nullptr;
+  has_vectorized_ = has_vectorized;
+  compiling_ = false;
+  gate.unlock();
+  gate_cv_.notify_all();
+  // The previous kernel, its modules and plans are freed here, outside the lock.
 }
 
 KernelExecutor::Compiled& KernelExecutor::moduleFor(DataType index_type) {
@@ -443,8 +463,31 @@ std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) 
   return outputs;
 }
 
+// Counts a run in flight for its whole duration (compile() waits until none is), after waiting
+// for a compile() in progress to swap its kernel in.
+class KernelExecutor::RunGate {
+ public:
+  explicit RunGate(KernelExecutor& ke) : ke_(ke) {
+    std::unique_lock<std::mutex> gate(ke_.gate_mutex_);
+    ke_.gate_cv_.wait(gate, [&] { return !ke_.compiling_; });
+    ++ke_.runs_;
+  }
+  ~RunGate() {
+    std::unique_lock<std::mutex> gate(ke_.gate_mutex_);
+    const bool last = --ke_.runs_ == 0 && ke_.compiling_;
+    gate.unlock();
+    if (last) ke_.gate_cv_.notify_all();
+  }
+  RunGate(const RunGate&) = delete;
+  RunGate& operator=(const RunGate&) = delete;
+
+ private:
+  KernelExecutor& ke_;
+};
+
 LaunchParams KernelExecutor::runInto(std::span<const eval::Argument> inputs,
                                      std::vector<Tensor>& outputs, double* plan_seconds) {
+  RunGate gate(*this);
   LOOM_CHECK(isCompiled(), "KernelExecutor::run called before compile");
   if (!device_->copiesArguments(inputs)) return runResident(inputs, outputs, plan_seconds);
   // Host tensors on a GPU: copy in, run device-resident, copy out (synchronous).

@@ -146,7 +146,10 @@ TensorView* expand(TensorView* x, const std::vector<int64_t>& sizes) {
                detail::shapeString(x), " has size ", *have,
                " and is not a broadcast dimension; it cannot be expanded to ", want,
                " (only size-1 dimensions expand; use -1 to keep it)");
-    out_ids.push_back(detail::freshId(id));
+    // A size known only at run time: the output dim has the size asked for, and binding checks
+    // that the input's equals it (shape_constraints), as torch refuses to expand a non-size-1
+    // dim. Keeping the input's size would ignore `want`.
+    out_ids.push_back(have ? detail::freshId(id) : IterDomain::create(IrBuilder::index(want)));
   }
   TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
   IrBuilder::create<ir::ExpandOp>(out, x);
@@ -191,7 +194,9 @@ TensorView* expand(TensorView* x, const SizeList& sizes) {
                  detail::shapeString(x), " has size ", *have,
                  " and is not a broadcast dimension; it cannot be expanded to ", *c,
                  " (only size-1 dimensions expand; use -1 to keep it)");
-      out_ids.push_back(detail::freshId(id));
+      // Sizes not both known: the output dim has the size asked for and binding checks that the
+      // input's equals it (see the overload above).
+      out_ids.push_back(have && c ? detail::freshId(id) : IterDomain::create(want.toScalar()));
     }
   }
   TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -121,8 +122,18 @@ DLDataType toDLDtype(DataType dtype) {
   LOOM_UNREACHABLE("bad DataType ", int(dtype));
 }
 
+// "a [2147483648, 2147483648] f32 tensor" for messages about a tensor not imported yet.
+std::string describeImport(std::span<const int64_t> sizes, DataType dtype) {
+  std::string s = "a [";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "] " + std::string(dataTypeName(dtype)) + " tensor";
+}
+
 // Validates `t` and builds a Tensor over its memory whose storage calls `release` when freed.
-// Throws before taking ownership, so `release` is only captured when the import succeeds.
+// Every size is computed with checked arithmetic first (an expanded view's element count or
+// byte size can pass int64: [2^31, 2^31] of f32 with strides 0), and `release` is armed only once
+// the Tensor exists, so a throw anywhere in here leaves ownership with the caller: the producer's
+// deleter then runs exactly once, from the caller, never from a half-built Storage as well.
 Tensor importTensor(const DLTensor& t, Storage::Deleter release) {
   const Device device = toLoomDevice(t.device);
   const DataType dtype = toLoomDtype(t.dtype);
@@ -131,11 +142,23 @@ Tensor importTensor(const DLTensor& t, Storage::Deleter release) {
              "-D tensor");
   const auto ndim = size_t(t.ndim);
   std::vector<int64_t> sizes(t.shape, t.shape + ndim);
-  int64_t numel = 1;
   for (size_t i = 0; i < ndim; ++i) {
     LOOM_CHECK(sizes[i] >= 0, "DLPack: negative size ", sizes[i], " at dimension ", i);
-    numel *= sizes[i];
   }
+  // Messages are built only on failure: this runs for every tensor of every Python execute().
+  auto overflows = [&](const char* quantity) {
+    LOOM_THROW("DLPack: ", describeImport(sizes, dtype), ": ", quantity,
+               " overflows 64 bits; Loom cannot address it");
+  };
+  const auto item = int64_t(dataTypeSize(dtype));
+  int64_t numel = 1;
+  for (int64_t s : sizes) {
+    if (s == 0) numel = 0;
+  }
+  for (size_t i = 0; i < ndim && numel != 0; ++i) {
+    if (__builtin_mul_overflow(numel, sizes[i], &numel)) overflows("its element count");
+  }
+  if (int64_t bytes = 0; __builtin_mul_overflow(numel, item, &bytes)) overflows("its byte size");
   std::vector<int64_t> strides;
   if (t.strides == nullptr) {
     strides = Tensor::contiguousStrides(sizes);
@@ -154,7 +177,6 @@ Tensor importTensor(const DLTensor& t, Storage::Deleter release) {
 
   // Keep the producer's base pointer when byte_offset is a whole number of elements, so that an
   // export of this Tensor reproduces the same (data, byte_offset); otherwise fold it into the base.
-  const auto item = int64_t(dataTypeSize(dtype));
   char* base = static_cast<char*>(t.data);
   int64_t offset = 0;
   if (t.byte_offset % uint64_t(item) == 0) {
@@ -164,11 +186,28 @@ Tensor importTensor(const DLTensor& t, Storage::Deleter release) {
   }
   int64_t extent = 0;  // elements reachable from base
   if (numel > 0) {
-    extent = offset + 1;
-    for (size_t i = 0; i < ndim; ++i) extent += (sizes[i] - 1) * strides[i];
+    bool overflow = __builtin_add_overflow(offset, 1, &extent);
+    for (size_t i = 0; i < ndim; ++i) {
+      int64_t step = 0;
+      overflow = overflow || __builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
+                 __builtin_add_overflow(extent, step, &extent);
+    }
+    if (overflow) overflows("the memory its strides span");
   }
-  auto storage = std::make_shared<Storage>(base, size_t(extent * item), device, std::move(release));
-  return Tensor(std::move(storage), dtype, std::move(sizes), std::move(strides), offset);
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(extent, item, &bytes)) overflows("the bytes its strides span");
+
+  struct Release {
+    Storage::Deleter fn;
+    bool armed = false;
+  };
+  auto owner = std::make_shared<Release>(Release{std::move(release)});
+  auto storage = std::make_shared<Storage>(base, size_t(bytes), device, [owner](void* p) {
+    if (owner->armed) owner->fn(p);
+  });
+  Tensor tensor(std::move(storage), dtype, std::move(sizes), std::move(strides), offset);
+  owner->armed = true;  // from here on the Storage owns the producer's tensor
+  return tensor;
 }
 
 template <typename Managed>

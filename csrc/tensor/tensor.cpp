@@ -82,13 +82,19 @@ Tensor Tensor::emptyStrided(std::vector<int64_t> sizes, std::vector<int64_t> str
 
 Tensor Tensor::fromBlob(void* data, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                         DataType dtype, Device device, Storage::Deleter deleter) {
+  // Everything the constructor checks is checked here first: once the Storage exists it owns
+  // `deleter`, and a throw after that would run it while the caller still owns the memory.
+  LOOM_CHECK(sizes.size() == strides.size(), "fromBlob: ", sizes.size(), " sizes but ",
+             strides.size(), " strides");
+  for (int64_t s : sizes) LOOM_CHECK(s >= 0, "fromBlob: negative size ", s);
+  checkedMul(checkedNumel(sizes, "fromBlob: the element count of a tensor"),
+             int64_t(dataTypeSize(dtype)), "fromBlob: the byte size of a tensor");
   int64_t extent = 1;
-  for (size_t i = 0; i < sizes.size() && i < strides.size(); ++i) {
-    if (sizes[i] == 0) extent = 0;
+  for (int64_t s : sizes) {
+    if (s == 0) extent = 0;
   }
   if (extent != 0) {
-    for (size_t i = 0; i < sizes.size() && i < strides.size(); ++i) {
-      LOOM_CHECK(sizes[i] >= 0, "fromBlob: negative size ", sizes[i]);
+    for (size_t i = 0; i < sizes.size(); ++i) {
       LOOM_CHECK(strides[i] != std::numeric_limits<int64_t>::min(), "fromBlob: stride ",
                  strides[i], " out of range");
       extent = checkedAdd(
@@ -182,7 +188,9 @@ Int saturatingCast(double v) {
 
 double loadAsDouble(const void* ptr, DataType dtype) {
   switch (dtype) {
-    case DataType::Bool: return *static_cast<const bool*>(ptr) ? 1.0 : 0.0;
+    // Byte-wise: a caller's bool tensor may hold any byte (a uint8 tensor viewed as bool), and
+    // any non-zero byte is true, as in torch; reading it as a C++ bool would be undefined.
+    case DataType::Bool: return *static_cast<const unsigned char*>(ptr) != 0 ? 1.0 : 0.0;
     case DataType::Int32: return double(*static_cast<const int32_t*>(ptr));
     case DataType::Int64: return double(*static_cast<const int64_t*>(ptr));
     case DataType::Float16: return halfBitsToFloat(*static_cast<const uint16_t*>(ptr));

@@ -42,10 +42,18 @@ void checkMutable(const ir::Fusion* fusion, const char* what);
 /// The qualified name of `obj`'s Python type, for messages ("Tensor", "ndarray", ...).
 std::string pyTypeName(nb::handle obj);
 
+/// What tensorFromPython does with a torch tensor whose negative bit is set (a lazily negated
+/// view: x._neg_view(), x.conj().imag), whose memory holds the values un-negated: Resolve reads
+/// x.resolve_neg() (a copy with the values), Refuse raises a UserError (from_dlpack, which
+/// promises a view).
+enum class NegativeBit { Resolve, Refuse };
+
 /// A tensor argument from Python: torch tensors through their DLPack C exchange API (no Python
-/// call), anything else with __dlpack__ (numpy, ...), or a loom._C.Tensor. No copy is made.
-/// For a CUDA tensor `*stream` (when given) receives the producer's current stream on its device.
-Tensor tensorFromPython(nb::handle obj, void** stream = nullptr);
+/// call but torch's is_neg()), anything else with __dlpack__ (numpy, ...), or a loom._C.Tensor.
+/// No copy is made, except for a negative-bit tensor under NegativeBit::Resolve. For a CUDA
+/// tensor `*stream` (when given) receives the producer's current stream on its device.
+Tensor tensorFromPython(nb::handle obj, void** stream = nullptr,
+                        NegativeBit negative = NegativeBit::Resolve);
 /// True when `obj` can be read by tensorFromPython.
 bool isTensorLike(nb::handle obj);
 /// A Loom tensor for Python: a torch tensor when torch's exchange API is registered

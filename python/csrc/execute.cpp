@@ -15,9 +15,12 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "bindings.h"
+#include "convert.h"
 #include "loom/eval/argument.h"
 #include "loom/exec/kernel_executor.h"
 #include "loom/multidevice/communicator.h"
@@ -34,21 +37,34 @@ struct Placement {
   CUstream stream = nullptr;
 };
 
-/// A Python number as an Argument; false when `h` is not one.
-bool numberArgument(nb::handle h, std::vector<eval::Argument>& out) {
-  PyObject* p = h.ptr();
-  if (PyBool_Check(p)) {
-    out.emplace_back(p == Py_True);
-  } else if (PyLong_Check(p)) {
-    out.emplace_back(nb::cast<int64_t>(h));
-  } else if (PyFloat_Check(p)) {
-    out.emplace_back(PyFloat_AS_DOUBLE(p));
-  } else if (PyIndex_Check(p) && !isTensorLike(h)) {  // numpy integers
-    out.emplace_back(int64_t(nb::cast<int64_t>(nb::int_(h))));
-  } else {
-    return false;
-  }
+/// A Python number as an Argument; false when `h` is not one. `index` names the input.
+bool numberArgument(nb::handle h, int64_t index, std::vector<eval::Argument>& out) {
+  ir::ScalarValue v = numberFromPython(h, "execute: input", index);
+  if (std::holds_alternative<std::monostate>(v)) return false;
+  std::visit(
+      [&](auto x) {
+        if constexpr (!std::is_same_v<decltype(x), std::monostate>) out.emplace_back(x);
+      },
+      v);
   return true;
+}
+
+/// Applies a `device` argument to `where`; `have_cuda`: the tensor inputs are CUDA tensors (on
+/// where.gpu), which a device must agree with.
+void applyDevice(nb::handle device, bool have_cuda, Placement& where) {
+  DeviceArgument d = deviceFromPython(device, "execute: device");
+  if (!d.cuda) {
+    LOOM_CHECK(!have_cuda, "execute: device=", nb::cast<std::string>(nb::repr(device)),
+               " but the inputs are CUDA tensors");
+    where.backend = exec::Backend::Host;
+    return;
+  }
+  const int gpu = d.gpu.value_or(have_cuda ? where.gpu : 0);
+  LOOM_CHECK(!have_cuda || gpu == where.gpu,
+             "execute: device=", nb::cast<std::string>(nb::repr(device)),
+             " but the inputs are on cuda:", where.gpu);
+  where.backend = exec::Backend::Cuda;
+  where.gpu = gpu;
 }
 
 /// The arguments of `inputs` (a sequence), and where they run. A list or tuple among them is the
@@ -65,10 +81,10 @@ std::vector<eval::Argument> convertArguments(nb::handle inputs, nb::handle devic
   bool have_host = false;
   for (size_t i = 0; i < n; ++i) {
     nb::object item = seq[i];
-    if (numberArgument(item, args)) continue;
+    if (numberArgument(item, int64_t(i), args)) continue;
     if (PyList_Check(item.ptr()) || PyTuple_Check(item.ptr())) {
       for (nb::handle e : item) {
-        LOOM_CHECK(numberArgument(e, args), "execute: input ", i,
+        LOOM_CHECK(numberArgument(e, int64_t(i), args), "execute: input ", i,
                    " is a list; its entries must be numbers (the value of a vector input)");
       }
       continue;
@@ -90,27 +106,7 @@ std::vector<eval::Argument> convertArguments(nb::handle inputs, nb::handle devic
   LOOM_CHECK(!(have_cuda && have_host),
              "execute: the inputs mix host (CPU) and CUDA tensors; pass all of them on one device");
   where.backend = have_cuda ? exec::Backend::Cuda : exec::Backend::Host;
-  if (!device.is_none()) {
-    std::string d;
-    if (PyLong_Check(device.ptr())) {
-      d = "cuda:" + std::to_string(nb::cast<int64_t>(device));
-    } else {
-      d = nb::cast<std::string>(nb::str(device));
-    }
-    if (d == "cpu" || d == "host") {
-      LOOM_CHECK(!have_cuda, "execute: device='", d, "' but the inputs are CUDA tensors");
-      where.backend = exec::Backend::Host;
-    } else if (d == "cuda" || d.rfind("cuda:", 0) == 0) {
-      int gpu = d == "cuda" ? (have_cuda ? where.gpu : 0) : std::stoi(d.substr(5));
-      LOOM_CHECK(!have_cuda || gpu == where.gpu, "execute: device='", d,
-                 "' but the inputs are on cuda:", where.gpu);
-      where.backend = exec::Backend::Cuda;
-      where.gpu = gpu;
-    } else {
-      LOOM_THROW("execute: device must be None, 'cpu', 'cuda', 'cuda:N' or a GPU index, got '", d,
-                 "'");
-    }
-  }
+  if (!device.is_none()) applyDevice(device, have_cuda, where);
   return args;
 }
 
@@ -215,27 +211,19 @@ class PyKernelExecutor {
     exec::Backend backend = exec::Backend::Auto;
     exec::ExecutorOptions options;
     if (!device.is_none()) {
-      std::string d = PyLong_Check(device.ptr())
-                          ? "cuda:" + std::to_string(nb::cast<int64_t>(device))
-                          : nb::cast<std::string>(nb::str(device));
-      if (d == "cpu" || d == "host") {
-        backend = exec::Backend::Host;
-      } else if (d == "cuda" || d.rfind("cuda:", 0) == 0) {
-        backend = exec::Backend::Cuda;
-        options.device = d == "cuda" ? 0 : std::stoi(d.substr(5));
-      } else {
-        LOOM_THROW(
-            "KernelExecutor.compile: device must be None, 'cpu', 'cuda', 'cuda:N' or a "
-            "GPU index, got '",
-            d, "'");
-      }
+      DeviceArgument d = deviceFromPython(device, "KernelExecutor.compile: device");
+      backend = d.cuda ? exec::Backend::Cuda : exec::Backend::Host;
+      options.device = d.gpu.value_or(0);
     }
-    ke_ = std::make_unique<exec::KernelExecutor>();
+    // One executor for the object's life: a compile() while another thread's run() is in flight
+    // waits for that run (exec::KernelExecutor::compile), where replacing the executor would
+    // free it mid-launch. That run released the GIL and needs it only after it finished.
     ke_->compile(*f.fusion, backend, options);
+    compiled_ = true;
   }
 
   nb::list run(nb::handle inputs) {
-    LOOM_CHECK(ke_ != nullptr, "KernelExecutor.run: compile() a fusion first");
+    LOOM_CHECK(compiled_, "KernelExecutor.run: compile() a fusion first");
     Placement where;
     std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
     std::vector<Tensor> outs;
@@ -247,12 +235,13 @@ class PyKernelExecutor {
   }
 
   std::string code(bool intrinsic) const {
-    LOOM_CHECK(ke_ != nullptr, "KernelExecutor: compile() a fusion first");
+    LOOM_CHECK(compiled_, "KernelExecutor: compile() a fusion first");
     return kernelCode(*ke_, intrinsic);
   }
 
  private:
-  std::unique_ptr<exec::KernelExecutor> ke_;
+  const std::unique_ptr<exec::KernelExecutor> ke_ = std::make_unique<exec::KernelExecutor>();
+  bool compiled_ = false;  // read and written with the GIL held
 };
 
 }  // namespace

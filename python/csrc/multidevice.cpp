@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "convert.h"
 #include "loom/ir/device_mesh.h"
 #include "loom/multidevice/communicator.h"
 #include "loom/multidevice/sharding.h"
@@ -17,10 +18,17 @@ namespace loom::python {
 
 namespace {
 
+// A mesh has at most 3 axes (DIDz, DIDy, DIDx): deeper nesting is refused before recursing into
+// it, so a list nested thousands deep is a UserError, not a stack overflow.
+constexpr size_t kMaxMeshAxes = 3;
+
 /// Flattens nested lists of ints into devices, recording the shape.
 void flatten(nb::handle h, size_t depth, std::vector<int64_t>& devices,
              std::vector<int64_t>& shape) {
   if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    LOOM_CHECK(depth < kMaxMeshAxes, "DeviceMesh: at most ", kMaxMeshAxes,
+               " axes (DIDz, DIDy, DIDx), but the lists are nested more than ", kMaxMeshAxes,
+               " deep");
     auto n = int64_t(nb::len(h));
     if (shape.size() == depth) {
       shape.push_back(n);
@@ -35,7 +43,7 @@ void flatten(nb::handle h, size_t depth, std::vector<int64_t>& devices,
   LOOM_CHECK(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()),
              "DeviceMesh: device ids must be ints, got ", nb::cast<std::string>(nb::repr(h)));
   LOOM_CHECK(shape.size() == depth, "DeviceMesh: the nested lists are ragged");
-  devices.push_back(nb::cast<int64_t>(h));
+  devices.push_back(int64FromPython(h, "DeviceMesh: device id", int64_t(devices.size())));
 }
 
 ir::DeviceMesh makeMesh(nb::handle devices) {
@@ -45,8 +53,6 @@ ir::DeviceMesh makeMesh(nb::handle devices) {
   std::vector<int64_t> shape;
   flatten(list, 0, ids, shape);
   LOOM_CHECK(!ids.empty(), "DeviceMesh: a mesh needs at least one device");
-  LOOM_CHECK(shape.size() <= 3, "DeviceMesh: at most 3 axes (DIDz, DIDy, DIDx), got ",
-             shape.size());
   return ir::DeviceMesh(std::move(ids), std::move(shape));
 }
 

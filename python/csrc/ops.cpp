@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "bindings.h"
+#include "convert.h"
 #include "ir_helpers.h"
 #include "loom/ir/builder.h"
 #include "loom/ir/scalar.h"
@@ -52,9 +53,10 @@ ops::Operand operand(const PyFusion& f, nb::handle h, const char* op, const char
     checkOwned(f, s, op, arg);
     return s;
   }
-  if (PyBool_Check(h.ptr())) return h.ptr() == Py_True;
-  if (PyLong_Check(h.ptr())) return nb::cast<int64_t>(h);
-  if (PyFloat_Check(h.ptr())) return nb::cast<double>(h);
+  ir::ScalarValue v = numberFromPython(h, std::string(op) + ": argument " + arg);
+  if (const bool* b = std::get_if<bool>(&v)) return *b;
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return *i;
+  if (const double* d = std::get_if<double>(&v)) return *d;
   LOOM_THROW(op, ": argument ", arg, " must be a TensorView, a Scalar or a Python number, got ",
              pyTypeName(h));
 }
@@ -78,7 +80,8 @@ ops::SizeList sizeList(const PyFusion& f, nb::handle h, const char* op, const ch
     } else {
       LOOM_CHECK(PyLong_Check(e.ptr()) && !PyBool_Check(e.ptr()), op, ": every entry of ", arg,
                  " must be an int or an integer Scalar, got ", pyTypeName(e));
-      sizes.emplace_back(nb::cast<int64_t>(e));
+      sizes.emplace_back(
+          int64FromPython(e, std::string(op) + ": " + arg + " entry", int64_t(sizes.size())));
     }
   }
   return ops::SizeList(std::move(sizes));
@@ -92,7 +95,7 @@ ops::Size size(const PyFusion& f, nb::handle h, const char* op, const char* arg)
   }
   LOOM_CHECK(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), op, ": ", arg,
              " must be an int or an integer Scalar, got ", pyTypeName(h));
-  return ops::Size(nb::cast<int64_t>(h));
+  return ops::Size(int64FromPython(h, std::string(op) + ": " + arg));
 }
 
 constexpr auto kKeep = nb::keep_alive<0, 1>();
@@ -291,10 +294,11 @@ void bindOps(nb::module_& parent) {
       kKeep, nb::rv_policy::reference);
   m.def(
       "broadcast_in_dim",
-      [](PyFusion& f, nb::handle x, const std::vector<int64_t>& shape,
-         const std::vector<int64_t>& broadcast_dims) {
+      [](PyFusion& f, nb::handle x, nb::handle shape, nb::handle broadcast_dims) {
         OpScope scope(f, "broadcast_in_dim");
-        return ops::broadcastInDim(tensor(f, x, "broadcast_in_dim", "x"), shape, broadcast_dims);
+        return ops::broadcastInDim(tensor(f, x, "broadcast_in_dim", "x"),
+                                   int64ListFromPython(shape, "broadcast_in_dim: shape"),
+                                   int64ListFromPython(broadcast_dims, "broadcast_in_dim: dims"));
       },
       kKeep, nb::rv_policy::reference);
   m.def(
@@ -441,13 +445,15 @@ void bindOps(nb::module_& parent) {
   // Inputs.
   m.def(
       "define_tensor",
-      [](PyFusion& f, const std::vector<int64_t>& shape, DataType dtype,
-         const ir::Contiguity& contiguity, const std::vector<int64_t>& stride_order) {
+      [](PyFusion& f, nb::handle shape, DataType dtype, const ir::Contiguity& contiguity,
+         nb::handle stride_order) {
         OpScope scope(f, "define_tensor");
         ops::TensorBuilder b;
-        b.shape(shape).dtype(dtype);
+        b.shape(int64ListFromPython(shape, "define_tensor: shape")).dtype(dtype);
         if (!contiguity.empty()) b.contiguity(contiguity);
-        if (!stride_order.empty()) b.strideOrder(stride_order);
+        std::vector<int64_t> order =
+            int64ListFromPython(stride_order, "define_tensor: stride_order");
+        if (!order.empty()) b.strideOrder(order);
         TensorView* tv = b.build();
         f.fusion->addInput(tv);
         return tv;
@@ -462,17 +468,10 @@ void bindOps(nb::module_& parent) {
           f.fusion->addInput(s);
           return s;
         }
-        if (PyBool_Check(value.ptr())) {
-          return ir::IrBuilder::constant(ir::ScalarValue(value.ptr() == Py_True), dtype);
-        }
-        if (PyLong_Check(value.ptr())) {
-          return ir::IrBuilder::constant(ir::ScalarValue(nb::cast<int64_t>(value)), dtype);
-        }
-        LOOM_CHECK(PyFloat_Check(value.ptr()),
-                   "define_scalar: value must be a Python number or "
-                   "None, got ",
-                   pyTypeName(value));
-        return ir::IrBuilder::constant(ir::ScalarValue(nb::cast<double>(value)), dtype);
+        ir::ScalarValue v = numberFromPython(value, "define_scalar: value");
+        LOOM_CHECK(!std::holds_alternative<std::monostate>(v),
+                   "define_scalar: value must be a Python number or None, got ", pyTypeName(value));
+        return ir::IrBuilder::constant(v, dtype);
       },
       nb::arg("fusion"), nb::arg("dtype"), nb::arg("value").none(), kKeep,
       nb::rv_policy::reference);

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "bindings.h"
+#include "convert.h"
 #include "ir_helpers.h"
 #include "loom/ir/device_mesh.h"
 #include "loom/ir/scalar.h"
@@ -47,7 +48,8 @@ ir::TensorView* splitBy(ir::TensorView* tv, int64_t axis, nb::handle factor, boo
   LOOM_CHECK(nb::isinstance<nb::int_>(factor) && !nb::isinstance<nb::bool_>(factor), "split of ",
              tv->toString(), ": the factor must be an int or an integer Scalar, got ",
              nb::cast<std::string>(nb::repr(factor)));
-  return tv->split(axis, nb::cast<int64_t>(factor), inner);
+  return tv->split(axis, int64FromPython(factor, "split of " + tv->toString() + ": the factor"),
+                   inner);
 }
 
 /// A loom._C enum value, or a Python enum of loom.direct whose `.loom` is one.

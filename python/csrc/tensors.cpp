@@ -2,8 +2,10 @@
 // Tensors between Python and Loom, by DLPack and without copies.
 //
 // Import: a type that publishes the DLPack C exchange API (`type.__dlpack_c_exchange_api__`, a
-// capsule "dlpack_exchange_api"; torch.Tensor does) is read through its function table without a
-// Python call; CUDA tensors then also give the framework's current stream on their device. Any
+// capsule "dlpack_exchange_api"; torch.Tensor does) is read through its function table, with one
+// Python call (torch's is_neg(): a negative-bit tensor's memory is not its values, so it is
+// resolved or refused, see NegativeBit in bindings.h); CUDA tensors then also give the
+// framework's current stream on their device. Any
 // other object goes through the Python protocol (`__dlpack_device__`, `__dlpack__`: numpy, cupy,
 // jax, ...), versioned capsules preferred. Export: torch tensors through torch's exchange API once
 // the Python layer registered it (loom._C._register_torch), else a loom._C.Tensor, which
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "convert.h"
 #include "loom/tensor/dlpack.h"
 
 namespace loom::python {
@@ -48,6 +51,8 @@ struct ExchangeApi {
 // Per Python type: its exchange API or nullptr (looked up once per type; a handful of types).
 std::vector<std::pair<PyTypeObject*, const ExchangeApi*>> g_type_apis;
 const ExchangeApi* g_torch_api = nullptr;
+// torch.Tensor once the Python layer registered it: the type whose negative bit is checked.
+PyTypeObject* g_torch_type = nullptr;
 
 const ExchangeApi* apiFromCapsule(nb::handle capsule) {
   if (!PyCapsule_IsValid(capsule.ptr(), "dlpack_exchange_api")) return nullptr;
@@ -103,7 +108,8 @@ Tensor fromCapsule(nb::handle capsule) {
 
 Tensor fromProtocol(nb::handle obj, void** stream) {
   nb::object dev = obj.attr("__dlpack_device__")();
-  auto device_type = nb::cast<int64_t>(dev[0]);
+  const int64_t device_type =
+      int64FromPython(dev[0], "DLPack: __dlpack_device__()[0] (the device type)");
   bool cuda = device_type == dlpack::kDLCUDA || device_type == dlpack::kDLCUDAManaged;
   nb::object stream_arg = cuda ? nb::object(nb::int_(kLegacyDefaultStream)) : nb::none();
   nb::object fn = obj.attr("__dlpack__");
@@ -146,8 +152,8 @@ nb::object exportCapsule(const PyTensor& self, nb::handle stream, nb::handle max
   Tensor t = self.tensor;
   Device d = t.device();
   if (!dl_device.is_none()) {
-    auto type = nb::cast<int64_t>(dl_device[0]);
-    auto id = nb::cast<int64_t>(dl_device[1]);
+    const int64_t type = int64FromPython(dl_device[0], "__dlpack__: dl_device[0]");
+    const int64_t id = int64FromPython(dl_device[1], "__dlpack__: dl_device[1]");
     bool same = d.isCpu() ? type == dlpack::kDLCPU : (type == dlpack::kDLCUDA && id == d.index);
     if (!same) {
       PyErr_SetString(PyExc_BufferError,
@@ -155,17 +161,20 @@ nb::object exportCapsule(const PyTensor& self, nb::handle stream, nb::handle max
       throw nb::python_error();
     }
   }
-  if (!copy.is_none() && nb::cast<bool>(copy)) {
+  const int copy_requested = copy.is_none() ? 0 : PyObject_IsTrue(copy.ptr());
+  if (copy_requested < 0) throw nb::python_error();
+  if (copy_requested != 0) {
     if (!d.isCpu()) {
       PyErr_SetString(PyExc_BufferError, "__dlpack__: copy=True of a CUDA tensor is not supported");
       throw nb::python_error();
     }
     t = t.contiguous();
   }
-  bool versioned = !max_version.is_none() && nb::cast<int64_t>(max_version[0]) >= 1;
+  bool versioned =
+      !max_version.is_none() && int64FromPython(max_version[0], "__dlpack__: max_version[0]") >= 1;
   if (versioned) {
     dlpack::DLManagedTensorVersioned* m = toDLPackVersioned(t);
-    if (!copy.is_none() && nb::cast<bool>(copy)) m->flags |= dlpack::kFlagBitmaskIsCopied;
+    if (copy_requested != 0) m->flags |= dlpack::kFlagBitmaskIsCopied;
     PyObject* c = PyCapsule_New(m, "dltensor_versioned", capsuleDeleterVersioned);
     if (c == nullptr) {
       m->deleter(m);
@@ -188,6 +197,20 @@ std::string deviceString(Device d) {
   return os.str();
 }
 
+// True for a torch tensor with its negative bit set: a lazily negated view (x._neg_view(),
+// x.conj().imag) whose memory holds the values un-negated. DLPack has no field for the bit, so
+// torch's exporters hand over that memory as it is. (The conjugate bit exists only on complex
+// tensors, which Loom refuses by their dtype.) One method call per torch tensor argument.
+bool hasNegativeBit(nb::handle obj) {
+  if (g_torch_type == nullptr || !PyObject_TypeCheck(obj.ptr(), g_torch_type)) return false;
+  static PyObject* const name = PyUnicode_InternFromString("is_neg");
+  PyObject* r = PyObject_CallMethodNoArgs(obj.ptr(), name);
+  if (r == nullptr) throw nb::python_error();
+  const bool neg = r == Py_True;
+  Py_DECREF(r);
+  return neg;
+}
+
 }  // namespace
 
 bool isTensorLike(nb::handle obj) {
@@ -196,8 +219,17 @@ bool isTensorLike(nb::handle obj) {
   return nb::hasattr(obj, "__dlpack__");
 }
 
-Tensor tensorFromPython(nb::handle obj, void** stream) {
+Tensor tensorFromPython(nb::handle obj, void** stream, NegativeBit negative) {
   if (nb::isinstance<PyTensor>(obj)) return nb::cast<const PyTensor&>(obj).tensor;
+  if (hasNegativeBit(obj)) {
+    LOOM_CHECK(negative == NegativeBit::Resolve,
+               "from_dlpack: the torch tensor has its negative bit set (a lazily negated view "
+               "such as x._neg_view() or x.conj().imag); its memory holds the values "
+               "un-negated, so Loom cannot view it: pass x.resolve_neg() (a copy)");
+    // A fresh tensor holding the values (on the tensor's device and torch's current stream).
+    nb::object resolved = obj.attr("resolve_neg")();
+    return tensorFromPython(resolved, stream, NegativeBit::Refuse);
+  }
   if (const ExchangeApi* api = exchangeApiOf(Py_TYPE(obj.ptr()))) {
     dlpack::DLManagedTensorVersioned* managed = nullptr;
     if (api->managed_tensor_from_py_object_no_sync(obj.ptr(), &managed) != 0) {
@@ -271,15 +303,20 @@ void bindTensors(nb::module_& m) {
       });
 
   m.def(
-      "from_dlpack", [](nb::handle obj) { return PyTensor{tensorFromPython(obj)}; },
+      "from_dlpack",
+      [](nb::handle obj) { return PyTensor{tensorFromPython(obj, nullptr, NegativeBit::Refuse)}; },
       nb::arg("tensor"),
-      "A Loom tensor viewing `tensor` (torch, numpy or any DLPack producer), without a copy.");
+      "A Loom tensor viewing `tensor` (torch, numpy or any DLPack producer), without a copy. A "
+      "torch tensor with its negative bit set is refused (its memory is not its values).");
   m.def(
       "to_python", [](const PyTensor& t) { return tensorToPython(t.tensor); }, nb::arg("tensor"),
       "The tensor as a torch tensor when torch is registered, else as itself.");
   m.def(
       "_register_torch",
       [](nb::handle tensor_type) {
+        LOOM_CHECK(PyType_Check(tensor_type.ptr()), "_register_torch: expected torch.Tensor");
+        g_torch_type = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
+        Py_INCREF(tensor_type.ptr());  // kept for the life of the process, like the module
         nb::object capsule = nb::getattr(tensor_type, "__dlpack_c_exchange_api__", nb::none());
         g_torch_api = capsule.is_none() ? nullptr : apiFromCapsule(capsule);
         return g_torch_api != nullptr;

@@ -122,5 +122,32 @@ TEST_F(ShapeConstraintsTest, ExpandStretchesSizeOne) {
   expectValues(valuesOf(out[0]), {10, 11, 12, 23, 24, 25});
 }
 
+// expand of a dim the fusion declares non-broadcast, whose size is known only at run time, to a
+// size: the input must have that size, as in torch (size 1 included: no broadcast is declared).
+// Before, the requested size was ignored and the output kept the input's size.
+TEST_F(ShapeConstraintsTest, ExpandOfANonBroadcastDimMustMatch) {
+  auto* x = input({-1, -1});
+  auto* n = ir::IrBuilder::create<ir::Scalar>(DataType::Int64);
+  fusion_.addInput(n);
+  auto* e = ops::expand(x, {5, ops::Size(n)});
+  fusion_.addOutput(e);
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{3, 2}, {1, 2}, {5, 4}}) {
+    std::string msg = userErrorOf([&] {
+      evaluateWith(fusion_, {makeTensor({rows, cols}, counting(rows * cols)), int64_t{2}});
+    });
+    EXPECT_HAS(msg, "shapes disagree in " + e->definition()->toString());
+    if (rows != 5) {
+      EXPECT_HAS(msg, x->toString() + " dimension 0 has size " + std::to_string(rows));
+      EXPECT_HAS(msg, e->toString() + " dimension 0 has size 5");
+    } else {
+      EXPECT_HAS(msg, x->toString() + " dimension 1 has size 4");
+      EXPECT_HAS(msg, e->toString() + " dimension 1 has size 2");
+    }
+  }
+  auto out = evaluateWith(fusion_, {makeTensor({5, 2}, counting(10)), int64_t{2}});
+  EXPECT_EQ(out[0].sizes(), (std::vector<int64_t>{5, 2}));
+  expectValues(valuesOf(out[0]), counting(10));
+}
+
 }  // namespace
 }  // namespace loom::eval::testing

@@ -81,6 +81,13 @@ TEST_F(ShapeTest, ExpandError) {
   EXPECT_HAS(msg, "has size 2");
   EXPECT_HAS(userError([&] { expand(x, {4}); }), "only 1 sizes");
   EXPECT_NO_THROW(expand(x, {2, 4}));
+  // A size known only at run time is not ignored: the output has the size asked for, and binding
+  // checks the input against it (shape_constraints_test.cpp).
+  auto* s = input({-1, -1});
+  auto* e = expand(s, {5, -1});
+  EXPECT_EQ(sizes(e), (std::vector<int64_t>{5, -1}));
+  EXPECT_EQ(types(e), "iter,iter");
+  verifyOutputs({e});
 }
 
 // broadcastInDim maps input dims to output dims, adds broadcasts and expands them.

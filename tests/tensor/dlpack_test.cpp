@@ -456,6 +456,77 @@ TEST(DLPackTest, MalformedTensorIsError) {
   }
 }
 
+// A producer tensor whose sizes or strides overflow 64 bits once multiplied out (an expanded view
+// such as torch.zeros(1, 1).expand(2**31, 2**31) of f32: 2^62 elements, 2^64 bytes). Import
+// refuses it naming the quantity, and the producer keeps ownership: its deleter has not run when
+// fromDLPack throws, and runs exactly once when the caller calls it (before the fix, the Tensor
+// constructor threw after a Storage had taken the deleter, so it ran twice).
+template <typename Managed>
+void overflowingSizesKeepOwnership() {
+  struct Case {
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;
+    TypeCase type;
+    const char* message;
+  };
+  const int64_t k31 = int64_t(1) << 31;
+  const int64_t k32 = int64_t(1) << 32;
+  const int64_t k40 = int64_t(1) << 40;
+  const Case cases[] = {
+      {{k31, k31},
+       {0, 0},
+       kTypeCases[5],
+       "DLPack: a [2147483648, 2147483648] f32 tensor: its byte size overflows 64 bits"},
+      {{k32, k32},
+       {0, 0},
+       kTypeCases[0],
+       "DLPack: a [4294967296, 4294967296] bool tensor: its element count overflows 64 bits"},
+      {{k40}, {k40}, kTypeCases[0], "the memory its strides span overflows 64 bits"},
+      {{int64_t(1) << 58}, {16}, kTypeCases[6], "the bytes its strides span overflows 64 bits"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    struct Counted {
+      Managed managed{};
+      int deleted = 0;
+    } producer;
+    double storage = 0;
+    std::vector<int64_t> shape = c.shape;
+    std::vector<int64_t> strides = c.strides;
+    dlpack::DLTensor& t = producer.managed.dl_tensor;
+    t.data = &storage;
+    t.device = {dlpack::kDLCPU, 0};
+    t.ndim = int32_t(shape.size());
+    t.dtype = {c.type.code, c.type.bits, 1};
+    t.shape = shape.data();
+    t.strides = strides.data();
+    producer.managed.manager_ctx = &producer;
+    producer.managed.deleter = [](Managed* self) {
+      ++static_cast<Counted*>(self->manager_ctx)->deleted;
+    };
+    if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
+      producer.managed.version = {1, 0};
+    }
+    try {
+      fromDLPack(&producer.managed);
+      ADD_FAILURE() << "fromDLPack did not throw";
+    } catch (const UserError& e) {
+      EXPECT_THAT(e.message(), HasSubstr(c.message));
+    }
+    EXPECT_EQ(producer.deleted, 0) << "a failed import must leave ownership with the producer";
+    producer.managed.deleter(&producer.managed);
+    EXPECT_EQ(producer.deleted, 1);
+  }
+}
+
+TEST(DLPackTest, OverflowingSizesKeepOwnershipVersioned) {
+  overflowingSizesKeepOwnership<DLManagedTensorVersioned>();
+}
+
+TEST(DLPackTest, OverflowingSizesKeepOwnershipLegacy) {
+  overflowingSizesKeepOwnership<DLManagedTensor>();
+}
+
 // Exporting an undefined tensor is a user error.
 TEST(DLPackTest, ExportUndefinedIsError) {
   try {

@@ -375,6 +375,40 @@ TEST(TensorTest, SizeProductsThatOverflowAreErrors) {
               HasSubstr("overflows 64 bits"));
 }
 
+// A bool element whose byte is not 0 or 1 (a uint8 tensor viewed as bool) reads as true, as in
+// torch: the reference evaluator and every host-side read go through loadAsDouble.
+TEST(TensorTest, BoolBytesOtherThanZeroOrOneAreTrue) {
+  alignas(8) unsigned char bytes[8] = {0, 1, 2, 3, 127, 128, 254, 255};
+  Tensor t = Tensor::fromBlob(bytes, {8}, {1}, DataType::Bool, Device::cpu());
+  for (int64_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(t.getDoubleLinear(i), i == 0 ? 0.0 : 1.0) << "byte " << int(bytes[i]);
+    EXPECT_EQ(loadAsDouble(&bytes[i], DataType::Bool), i == 0 ? 0.0 : 1.0);
+  }
+}
+
+// fromBlob that throws leaves the memory with the caller: the deleter has not run. Before the
+// fix, an expanded view whose byte size overflows (extent 1, 2^64 bytes of elements) built its
+// Storage first and ran the deleter when the Tensor constructor threw.
+TEST(TensorTest, FromBlobThatThrowsDoesNotRunTheDeleter) {
+  float x = 0;
+  int deleted = 0;
+  auto deleter = [&](void*) { ++deleted; };
+  const int64_t k31 = int64_t(1) << 31;
+  EXPECT_THAT(userErrorOf([&] {
+                Tensor::fromBlob(&x, {k31, k31}, {0, 0}, DataType::Float32, Device::cpu(), deleter);
+              }),
+              HasSubstr("fromBlob: the byte size of a tensor overflows 64 bits"));
+  EXPECT_THAT(userErrorOf([&] {
+                Tensor::fromBlob(&x, {2, 2}, {1}, DataType::Float32, Device::cpu(), deleter);
+              }),
+              HasSubstr("fromBlob: 2 sizes but 1 strides"));
+  EXPECT_THAT(userErrorOf([&] {
+                Tensor::fromBlob(&x, {-1}, {1}, DataType::Float32, Device::cpu(), deleter);
+              }),
+              HasSubstr("fromBlob: negative size -1"));
+  EXPECT_EQ(deleted, 0);
+}
+
 // fromBlob rejects a null pointer for a tensor with elements and a pointer not aligned to the
 // element size (a null pointer for an empty tensor is fine).
 TEST(TensorTest, FromBlobRejectsNullAndMisalignedData) {

@@ -218,6 +218,23 @@ __device__ __forceinline__ void loadVectorInput(Array<T, N>& dst, const T* src) 
   loadVector(dst, src);
 }
 
+/// A bool of a fusion-input parameter. Its byte comes from the caller and may be any value (a
+/// uint8 tensor viewed as bool): any non-zero byte is true, as in torch. Reading it as a C++ bool
+/// would be undefined for bytes other than 0 and 1 (the compiler may use the byte as the value).
+__device__ __forceinline__ bool loadBoolInput(const bool* src) {
+  return *reinterpret_cast<const unsigned char*>(src) != 0;
+}
+
+/// loadVector of bools from a fusion-input parameter, each byte read as loadBoolInput does.
+template <int N>
+__device__ __forceinline__ void loadBoolVectorInput(Array<bool, N>& dst, const bool* src) {
+  static_assert(N <= 16 && (N & (N - 1)) == 0, "vector accesses move 1, 2, 4, 8 or 16 bytes");
+  Array<unsigned char, N> bytes;
+  loadVector(bytes, reinterpret_cast<const unsigned char*>(src));
+#pragma unroll
+  for (int i = 0; i < N; ++i) dst[i] = bytes[i] != 0;
+}
+
 /// `*dst = v` for a fusion-output parameter, through LOOM_OUTPUT_STORE_HINT's store.
 template <typename T>
 __device__ __forceinline__ void storeOutput(T* dst, T v) {

@@ -26,11 +26,15 @@
 // a reused argument buffer and launch. The cached path does not print, read the environment or
 // build strings.
 //
-// Concurrency: one run at a time per executor (it is not thread-safe), and all its runs go on one
-// stream, so the grid-reduction scratch a plan keeps is never used by two launches at once. Use
-// one executor (or FusionExecutorCache) per stream for concurrent work.
+// Concurrency: runs may come from several threads at once (see runInto); all of them go on the
+// executor's one stream, so the grid-reduction scratch a plan keeps is never used by two launches
+// at once. A compiled executor is immutable while runs are in flight: compile() builds the new
+// kernel aside, then waits until no run is in flight and swaps it in; runs that start while it
+// waits wait for the new kernel. (Before, a compile() during another thread's run unloaded the
+// kernel mid-launch.) A compile() that throws leaves the executor as it was.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -65,6 +69,8 @@ class KernelExecutor {
   KernelExecutor& operator=(const KernelExecutor&) = delete;
 
   /// Lowers and compiles `scheduled` (cloned: later changes to it do not matter) for `device`.
+  /// Safe to call while other threads run this executor: it waits for their runs to finish
+  /// before the new kernel replaces the old one (see the header comment).
   void compile(const ir::Fusion& scheduled, std::shared_ptr<const ComputeDevice> device,
                ExecutorOptions options = {});
   /// compile() for makeComputeDevice(backend, options.device).
@@ -109,6 +115,7 @@ class KernelExecutor {
  private:
   struct Compiled;
   struct LaunchPlan;
+  class RunGate;
   /// The module for `index_type` (generated and built on first use); sets generated_.
   Compiled& moduleFor(DataType index_type);
   /// Writes the signature of `inputs` into signature_ (reused storage).
@@ -140,6 +147,13 @@ class KernelExecutor {
   std::vector<int64_t> signature_;
   int64_t plan_hits_ = 0;
   int64_t plan_misses_ = 0;
+  // compile() against runs in flight: runs_ counts runs (RunGate), compiling_ holds new runs back
+  // while a compile() waits for runs_ to reach 0 and swaps its kernel in. Never held during a
+  // launch or a compile's lowering.
+  std::mutex gate_mutex_;
+  std::condition_variable gate_cv_;
+  int64_t runs_ = 0;
+  bool compiling_ = false;
 };
 
 }  // namespace loom::exec

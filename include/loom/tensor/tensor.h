@@ -73,7 +73,9 @@ class Tensor {
   /// New host tensor with the given strides (which must not overlap), uninitialized.
   static Tensor emptyStrided(std::vector<int64_t> sizes, std::vector<int64_t> strides,
                              DataType dtype);
-  /// Wraps memory the caller owns; `deleter` (may be empty) runs when the last view goes.
+  /// Wraps memory the caller owns; `deleter` (may be empty) runs when the last view goes. When
+  /// fromBlob throws (a UserError on bad sizes, strides or data), `deleter` has not run and the
+  /// memory is still the caller's.
   static Tensor fromBlob(void* data, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                          DataType dtype, Device device, Storage::Deleter deleter = {});
 
