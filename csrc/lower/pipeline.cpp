@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The lowering pipeline: one named list of passes, with LOOM_DUMP=kernel_ir printing after each
-// pass that changed the kernel (kernel_ir(pass) for one pass).
-#include <iostream>
-
+// The lowering pipeline: one PassList (support/pass_list.h), with LOOM_DUMP=kernel_ir printing
+// after each pass that changed the kernel (kernel_ir(pass) for one pass), LOOM_DEBUG=
+// verify_kernel_ir verifying it after every pass, and LOOM_DISABLE skipping optional passes.
 #include "loom/lower/lower.h"
 #include "loom/lower/verify_kernel.h"
 #include "loom/support/dump_sink.h"
@@ -10,24 +9,28 @@
 
 namespace loom::lower {
 
-const std::vector<Pass>& pipeline() {
-  static const std::vector<Pass> passes = {
-      {"expr_sort", exprSort},
-      {"kernel_params", kernelParams},
-      {"loop_nests", loopNests},
-      {"memory_reads", memoryReads},
-      {"allocations", allocations},
-      {"reductions", reductions},
-      {"thread_predicates", threadPredicates},
-      {"predicates", predicates},
-      {"eliminate_predicates", eliminatePredicates},
-      {"unswitch", unswitch},
-      {"indexing", indexing},
-      {"vectorize", vectorize},
-      {"syncs", syncs},
-      {"simplify", simplify},
-      {"hoist_indices", hoistIndices},
-  };
+const Pipeline& pipeline() {
+  // Optional: the kernel is right without them, only slower (more predicates, unhoisted index
+  // math, unfolded constants).
+  static const Pipeline passes(
+      "lowering",
+      {
+          {"expr_sort", exprSort},
+          {"kernel_params", kernelParams},
+          {"loop_nests", loopNests},
+          {"memory_reads", memoryReads},
+          {"allocations", allocations},
+          {"reductions", reductions},
+          {"thread_predicates", threadPredicates},
+          {"predicates", predicates},
+          {"eliminate_predicates", eliminatePredicates, /*optional=*/true},
+          {"unswitch", unswitch, /*optional=*/true},
+          {"indexing", indexing},
+          {"vectorize", vectorize},
+          {"syncs", syncs},
+          {"simplify", simplify, /*optional=*/true},
+          {"hoist_indices", hoistIndices, /*optional=*/true},
+      });
   return passes;
 }
 
@@ -39,20 +42,19 @@ std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& du
   transform::validateSchedule(fusion);
   auto kernel = std::make_unique<kir::Kernel>();
   LowerContext ctx(fusion);
-  bool found = last.empty();
-  const bool verify = DebugOptions::fromEnvironment().has(DebugOption::VerifyKernelIr);
-  for (const Pass& pass : pipeline()) {
-    bool changed = pass.fn(*kernel, ctx);
-    if (changed && dump.hasWithArg(DumpOption::KernelIr, pass.name)) {
-      dumpSink() << "=== kernel IR after " << pass.name << " ===\n" << kir::toString(*kernel);
-    }
-    if (verify) verifyKernel(*kernel, pass.name);  // LOOM_DEBUG=verify_kernel_ir
-    if (pass.name == last) {
-      found = true;
-      break;
-    }
+  PassHooks<kir::Kernel> hooks;
+  hooks.disabled = disabledPassesFromEnvironment();
+  if (dump.has(DumpOption::KernelIr)) {
+    hooks.dumpAfter = [&dump](const kir::Kernel& k, std::string_view pass) {
+      if (dump.hasWithArg(DumpOption::KernelIr, pass)) {
+        dumpSink() << "=== kernel IR after " << pass << " ===\n" << kir::toString(k);
+      }
+    };
   }
-  LOOM_CHECK(found, "no lowering pass named '", last, "'");
+  if (DebugOptions::fromEnvironment().has(DebugOption::VerifyKernelIr)) {
+    hooks.verifyAfter = [](const kir::Kernel& k, std::string_view pass) { verifyKernel(k, pass); };
+  }
+  (void)pipeline().runUntil(*kernel, ctx, last, hooks);
   return kernel;
 }
 

@@ -16,7 +16,7 @@ namespace {
 
 // Where pass `name` stands in the pipeline; npos when it is not there.
 size_t pipelinePosition(std::string_view name) {
-  const std::vector<Pass>& passes = pipeline();
+  const std::vector<Pass>& passes = pipeline().passes();
   for (size_t i = 0; i < passes.size(); ++i) {
     if (passes[i].name == name) return i;
   }

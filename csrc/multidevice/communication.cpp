@@ -491,8 +491,6 @@ bool hasCommunication(const ir::Fusion& fusion) {
 bool decomposeReshardings(ir::Fusion& fusion) {
   if (!hasCommunication(fusion)) return false;
   ir::FusionGuard guard(&fusion);
-  // Tensors made since propagation (reduction-init combines) take their neighbours' shardings.
-  (void)propagateShardings(fusion);
   bool changed = false;
   for (ir::Expr* e : fusion.exprs()) {
     if (reshardingReason(e).empty()) continue;
@@ -548,7 +546,7 @@ bool decomposeReshardings(ir::Fusion& fusion) {
     }
   }
   // Tensors the decompositions made in between (casts) take their neighbours' shardings.
-  if (changed) (void)propagateShardings(fusion);
+  if (changed) (void)shardNewTensors(fusion);
   for (ir::Expr* e : fusion.exprs()) (void)communicationOf(e);
   return changed;
 }

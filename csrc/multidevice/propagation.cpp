@@ -109,6 +109,11 @@ bool propagateShardings(ir::Fusion& fusion) {
   if (!isMultidevice(fusion)) return false;
   // The user's annotations first: a malformed one is an error naming the tensor.
   for (const ir::TensorView* tv : fusion.allTvs()) (void)shardedAxes(tv);
+  return shardNewTensors(fusion);
+}
+
+bool shardNewTensors(ir::Fusion& fusion) {
+  if (!isMultidevice(fusion)) return false;
   bool changed = false;
   const std::vector<ir::Expr*> exprs = fusion.exprs();
   // Forward, producers first: every output of an expr (siblings alike) from its best input.
@@ -136,9 +141,9 @@ bool propagateShardings(ir::Fusion& fusion) {
 
 bool finalizeShardings(ir::Fusion& fusion) {
   if (!isMultidevice(fusion)) return false;
-  // Tensors the passes after propagation created (reduction-init combines, the Welford
+  // Tensors the passes after propagation created (empty-work replacements, the Welford
   // translation's sum, broadcast, difference and square) are sharded like their neighbours.
-  bool changed = propagateShardings(fusion);
+  bool changed = shardNewTensors(fusion);
   for (ir::TensorView* tv : fusion.allTvs()) {
     LOOM_ASSERT(tv->hasDeviceMesh(), tv->toString(),
                 " has no device mesh after sharding propagation in a multidevice fusion");

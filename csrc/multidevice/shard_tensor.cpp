@@ -102,12 +102,5 @@ Tensor unshardTensor(const std::vector<Tensor>& shards, const ir::TensorView* tv
   return global;
 }
 
-std::unique_ptr<ir::Fusion> shardedCopy(const ir::Fusion& fusion) {
-  std::unique_ptr<ir::Fusion> copy = fusion.clone();
-  propagateShardings(*copy);
-  decomposeReshardings(*copy);
-  finalizeShardings(*copy);
-  return copy;
-}
 
 }  // namespace loom::multidevice

@@ -15,6 +15,7 @@
 #include "loom/ir/verifier.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/scheduler/registry.h"
+#include "loom/segmenter/presegment.h"
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/options.h"
@@ -332,8 +333,8 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
                "RuntimeOptions::communicator");
     // Malformed shardings and reshardings are the caller's errors: say so now, not at the
     // first run.
-    std::unique_ptr<ir::Fusion> sharded = multidevice::shardedCopy(*fusion_);
-    program_ = segmenter::deviceProgram(*fusion_, *options_.deviceId);
+    std::unique_ptr<ir::Fusion> sharded = segmenter::shardedCopy(*fusion_, &sharding_passes_);
+    program_ = segmenter::deviceProgram(*sharded, *options_.deviceId);
     if (options_.communicator != nullptr && options_.communicator->size() > 1) {
       agreement_ = std::make_unique<detail::RankAgreement>(*fusion_, *sharded,
                                                            options_.communicator->size());

@@ -9,7 +9,6 @@
 #include "loom/ir/tensor_domain.h"
 #include "loom/multidevice/communication.h"
 #include "loom/multidevice/sharding.h"
-#include "loom/segmenter/reduction_inits.h"
 #include "loom/support/error.h"
 
 namespace loom::segmenter {
@@ -52,15 +51,12 @@ ir::TensorView* standInFor(const ir::TensorView* tv, DeviceProgram::StandIn& inf
 
 }  // namespace
 
-std::optional<DeviceProgram> deviceProgram(const ir::Fusion& fusion, int64_t device) {
-  if (!multidevice::isMultidevice(fusion)) return std::nullopt;
-  std::unique_ptr<ir::Fusion> f = fusion.clone();
+std::optional<DeviceProgram> deviceProgram(const ir::Fusion& sharded, int64_t device) {
+  if (!multidevice::isMultidevice(sharded)) return std::nullopt;
+  // The sharding passes ran on `sharded` (shardedCopy): the communications are known. The
+  // pre-segmentation list runs them again on the program, which changes nothing.
+  std::unique_ptr<ir::Fusion> f = sharded.clone();
   ir::FusionGuard guard(f.get());
-  // The passes before decomposition, as the pre-segmentation list runs them (presegment.cpp):
-  // the communications are known afterwards. Running them again later changes nothing.
-  (void)multidevice::propagateShardings(*f);
-  (void)separateReductionInits(*f);
-  (void)multidevice::decomposeReshardings(*f);
   bool all = true;
   for (const ir::TensorView* tv : f->allTvs()) all = all && multidevice::holds(tv, device);
   if (all) return std::nullopt;
@@ -87,7 +83,7 @@ std::optional<DeviceProgram> deviceProgram(const ir::Fusion& fusion, int64_t dev
     if (sends && !receives) unread.push_back(out);
   }
   // Inputs: the held ones in their order, then the stand-ins (added above, already last).
-  const std::vector<ir::Val*> inputs = fusion.inputs();
+  const std::vector<ir::Val*> inputs = sharded.inputs();
   std::vector<int64_t> held_inputs;
   for (size_t i = 0; i < inputs.size(); ++i) {
     auto* tv = f->inputs()[i]->dynCast<ir::TensorView>();

@@ -6,6 +6,7 @@
 
 #include "loom/ir/printer.h"
 #include "loom/ir/verifier.h"
+#include "loom/lower/lower.h"
 #include "loom/multidevice/communication.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/segmenter/concretize.h"
@@ -14,13 +15,14 @@
 #include "loom/segmenter/welford_translation.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
+#include "loom/support/strings.h"
 
 namespace loom::segmenter {
 
 namespace {
 
 bool concretizeReshapes(ir::Fusion& fusion, PresegmentContext& ctx) {
-  if (!hasDynamicReshape(fusion)) return false;
+  if (ctx.withoutArguments || !hasDynamicReshape(fusion)) return false;
   concretizeFusion(fusion, ctx.args);
   return true;
 }
@@ -64,18 +66,22 @@ bool localizeShards(ir::Fusion& fusion, PresegmentContext& ctx) {
 }
 
 bool reductionInits(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
-  return separateReductionInits(fusion) > 0;
+  if (separateReductionInits(fusion) == 0) return false;
+  // The combines it made are sharded like their neighbours (decompose_reshardings needs them).
+  (void)multidevice::shardNewTensors(fusion);
+  return true;
 }
 
 bool removeEmpty(ir::Fusion& fusion, PresegmentContext& ctx) {
-  if (!hasEmptyWork(fusion, ctx.args)) return false;
+  if (ctx.withoutArguments || !hasEmptyWork(fusion, ctx.args)) return false;
   removeEmptyWork(fusion, ctx.args);
   ctx.removedEmptyWork = true;
   return true;
 }
 
 bool translateWelfords(ir::Fusion& fusion, PresegmentContext& ctx) {
-  if (!ctx.translateWelford || ctx.removedEmptyWork || !hasTranslatableWelford(fusion) ||
+  if (ctx.withoutArguments || !ctx.translateWelford || ctx.removedEmptyWork ||
+      !hasTranslatableWelford(fusion) ||
       multidevice::hasCommunication(fusion)) {
     return false;
   }
@@ -90,40 +96,70 @@ bool translateWelfords(ir::Fusion& fusion, PresegmentContext& ctx) {
 
 }  // namespace
 
-const std::vector<PresegmentPass>& presegmentPasses() {
-  static const std::vector<PresegmentPass> passes = {
-      {"concretize_reshapes", concretizeReshapes},
-      {"propagate_shardings", propagateShardings},
-      {"reduction_inits", reductionInits},
-      {"decompose_reshardings", decomposeReshardings},
-      {"remove_empty_work", removeEmpty},
-      {"translate_welford", translateWelfords},
-      {"finalize_shardings", finalizeShardings},
-      {"localize_shards", localizeShards},
-  };
+const PresegmentPasses& presegmentPasses() {
+  static const PresegmentPasses passes("pre-segmentation",
+                                       {
+                                           {"concretize_reshapes", concretizeReshapes},
+                                           {"propagate_shardings", propagateShardings},
+                                           {"reduction_inits", reductionInits},
+                                           {"decompose_reshardings", decomposeReshardings},
+                                           {"remove_empty_work", removeEmpty},
+                                           {"translate_welford", translateWelfords,
+                                            /*optional=*/true},
+                                           {"finalize_shardings", finalizeShardings},
+                                           {"localize_shards", localizeShards},
+                                       });
   return passes;
 }
 
-bool runPresegmentPasses(ir::Fusion& fusion, PresegmentContext& ctx, const DumpOptions& dump) {
-  if (dump.hasWithArg(DumpOption::FusionIr, "input")) {
-    dumpSink() << "=== fusion before the pre-segmentation passes ===\n" << ir::printFusion(fusion);
-  }
-  bool changed = false;
-  for (const PresegmentPass& pass : presegmentPasses()) {
-    const bool did = pass.run(fusion, ctx);
-    changed |= did;
-    if (!did) continue;
+namespace {
+
+// After each pass that changed the fusion: the IR contract holds (a pass that breaks it is an
+// internal error naming the pass), and LOOM_DUMP=fusion_ir(pass) prints it.
+PassHooks<ir::Fusion> hooksFor(const DumpOptions& dump) {
+  PassHooks<ir::Fusion> hooks;
+  hooks.disabled = disabledPassesFromEnvironment();
+  hooks.dumpAfter = [&dump](const ir::Fusion& fusion, std::string_view pass) {
     try {
       ir::verify(fusion);
     } catch (const InternalError& e) {
-      LOOM_ASSERT(false, "pre-segmentation pass ", pass.name,
+      LOOM_ASSERT(false, "pre-segmentation pass ", pass,
                   " left a fusion that breaks the IR contract: ", e.reason());
     }
-    if (dump.hasWithArg(DumpOption::FusionIr, pass.name)) {
-      dumpSink() << "=== fusion after " << pass.name << " ===\n" << ir::printFusion(fusion);
+    if (dump.hasWithArg(DumpOption::FusionIr, pass)) {
+      dumpSink() << "=== fusion after " << pass << " ===\n" << ir::printFusion(fusion);
     }
+  };
+  return hooks;
+}
+
+}  // namespace
+
+void checkDisabledPassNames(const std::unordered_set<std::string>& names) {
+  for (const std::string& name : names) {
+    LOOM_CHECK(presegmentPasses().find(name) != nullptr || lower::pipeline().find(name) != nullptr,
+               "LOOM_DISABLE names '", name, "', which is no pass (optional lowering passes: ",
+               join(lower::pipeline().optionalNames()), "; optional pre-segmentation passes: ",
+               join(presegmentPasses().optionalNames()), ")");
   }
-  return changed;
+}
+
+bool runPresegmentPasses(ir::Fusion& fusion, PresegmentContext& ctx, const DumpOptions& dump) {
+  checkDisabledPassNames(disabledPassesFromEnvironment());
+  if (dump.hasWithArg(DumpOption::FusionIr, "input")) {
+    dumpSink() << "=== fusion before the pre-segmentation passes ===\n" << ir::printFusion(fusion);
+  }
+  return !presegmentPasses().run(fusion, ctx, hooksFor(dump)).changed.empty();
+}
+
+std::unique_ptr<ir::Fusion> shardedCopy(const ir::Fusion& fusion, PassReport* report) {
+  std::unique_ptr<ir::Fusion> copy = fusion.clone();
+  PresegmentContext ctx;
+  ctx.withoutArguments = true;
+  const DumpOptions none;
+  PassReport ran = presegmentPasses().runUntil(*copy, ctx, "finalize_shardings", hooksFor(none));
+  if (report != nullptr) *report = std::move(ran);
+  return copy;
 }
 
 }  // namespace loom::segmenter

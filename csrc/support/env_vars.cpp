@@ -11,6 +11,8 @@ constexpr std::array kEnvVars = {
     EnvVar{"LOOM_DUMP", "name,name(arg),...",
            "prints what each name says to the dump sink (std::cout by default); names below"},
     EnvVar{"LOOM_DEBUG", "name,...", "extra checks that cost compile time; names below"},
+    EnvVar{"LOOM_DISABLE", "pass,...",
+           "optional lowering or pre-segmentation passes not to run (loom --help lists them)"},
     EnvVar{"LOOM_BACKEND", "host|cuda",
            "where kernels run when the program does not say: unset picks cuda when a GPU is seen"},
     EnvVar{"LOOM_CACHE_DIR", "DIR",

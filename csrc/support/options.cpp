@@ -185,4 +185,19 @@ std::optional<std::string> getEnv(const char* name) {
   return std::string(v);
 }
 
+std::unordered_set<std::string> parseDisabledPasses(std::string_view spec) {
+  std::unordered_set<std::string> names;
+  for (const std::string& piece : split(spec, ',')) {
+    std::string_view name = trim(piece);
+    if (!name.empty()) names.emplace(name);
+  }
+  return names;
+}
+
+const std::unordered_set<std::string>& disabledPassesFromEnvironment() {
+  static const std::unordered_set<std::string> names =
+      parseDisabledPasses(getEnv("LOOM_DISABLE").value_or(""));
+  return names;
+}
+
 }  // namespace loom

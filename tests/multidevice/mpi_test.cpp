@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "loom/multidevice/communication.h"
+#include "loom/segmenter/presegment.h"
 #include "multidevice/sharded_cases.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/driver.h"
@@ -57,7 +58,7 @@ TEST_P(MpiSharded, EachRankComputesItsShard) {
   }
   std::vector<eval::Argument> global = globalInputs(*c, fusion);
   std::vector<Tensor> expected = eval::evaluateFusion(fusion, global);
-  std::unique_ptr<Fusion> sharded = shardedCopy(fusion);
+  std::unique_ptr<Fusion> sharded = segmenter::shardedCopy(fusion);
   std::vector<std::string> failures;
   const int64_t before = comm.communications();
   try {
@@ -477,7 +478,7 @@ TEST_P(MpiCommunication, MatchesTheReferenceWithTheExpectedCommunications) {
     global.push_back(t);
   }
   std::vector<Tensor> expected = eval::evaluateFusion(*fusion, global);
-  std::unique_ptr<Fusion> sharded = shardedCopy(*fusion);
+  std::unique_ptr<Fusion> sharded = segmenter::shardedCopy(*fusion);
   const int64_t rank = comm.rank();
   // What this rank holds: tensors on a mesh it is in (it passes nothing for the others and gets
   // undefined outputs for them).

@@ -10,6 +10,7 @@
 
 #include "backend_available.h"
 
+#include "loom/segmenter/presegment.h"
 #include "multidevice/sharded_cases.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/driver.h"
@@ -39,7 +40,7 @@ void runOnEveryDevice(const Case& c) {
   }
   std::vector<eval::Argument> global = globalInputs(c, fusion);
   std::vector<Tensor> expected = eval::evaluateFusion(fusion, global);
-  std::unique_ptr<Fusion> sharded = shardedCopy(fusion);
+  std::unique_ptr<Fusion> sharded = segmenter::shardedCopy(fusion);
   const DeviceMesh mesh = sharded->inputs()[0]->as<TensorView>()->deviceMesh();
   std::vector<std::vector<Tensor>> outs_by_device;
   std::vector<std::string> failures;
@@ -73,6 +74,31 @@ std::unique_ptr<Fusion> shardedExp(std::vector<int64_t> shape, const DeviceMesh&
   shard(x, 0, mesh);
   f->addOutput(ops::exp(x));
   return f;
+}
+
+// Constructing a cache of a sharded fusion shards it once: the pre-segmentation list runs
+// propagate_shardings one time (the passes after it shard only the tensors they make), and no
+// pass the list runs calls another. Every sharded case of the suite, with a reduction whose
+// init is not the identity among them (its combine is made and sharded by reduction_inits).
+TEST(ShardedExecPasses, OnePropagationPerCacheConstruction) {
+  std::vector<Case> cases = shardedCases(4);
+  ASSERT_FALSE(cases.empty());
+  for (const Case& c : cases) {
+    auto f = std::make_unique<Fusion>();
+    {
+      FusionGuard g(f.get());
+      c.build(*f);
+    }
+    runtime::RuntimeOptions options;
+    options.backend = exec::Backend::Host;
+    options.deviceId = 0;
+    runtime::FusionExecutorCache cache(std::move(f), options);
+    const PassReport& r = cache.shardingPasses();
+    EXPECT_EQ(r.runsOf("propagate_shardings"), 1) << c.name;
+    EXPECT_EQ(r.runsOf("decompose_reshardings"), 1) << c.name;
+    EXPECT_EQ(r.runsOf("finalize_shardings"), 1) << c.name;
+    EXPECT_EQ(r.runsOf("localize_shards"), 0) << c.name << ": the copy stays global";
+  }
 }
 
 // The user errors of running a sharded fusion.

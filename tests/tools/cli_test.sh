@@ -34,6 +34,15 @@ check help-env-line 0 'where kernels run when the program does not say' -- "$loo
 check help-dump 0 '^  kernel_ir\(pass\) +the kernel IR after each lowering pass' -- "$loom" --help
 check help-debug 0 '^  verify_ir +runs ir::verify' -- "$loom" --help
 check help-exit-status 0 '3 unavailable here' -- "$loom" help
+check help-disable 0 '^  lowering +eliminate_predicates, unswitch, simplify, hoist_indices' -- "$loom" --help
+# LOOM_DISABLE: an optional pass off still gives the right numbers; a pass the kernel needs, or a
+# name that is no pass, is a user error that lists the optional ones.
+check disable-optional 0 'PASS' -- env LOOM_DISABLE=translate_welford,hoist_indices \
+  "$loom" run "$src/examples/var_mean_small.fus" --backend host
+check disable-required 1 "the lowering pass 'indexing' cannot be disabled.*optional lowering passes: eliminate_predicates" \
+  -- env LOOM_DISABLE=indexing "$loom" run "$src/examples/var_mean_small.fus" --backend host
+check disable-unknown 1 "LOOM_DISABLE names 'no_such_pass', which is no pass" \
+  -- env LOOM_DISABLE=no_such_pass "$loom" run "$src/examples/var_mean_small.fus" --backend host
 check help-short 0 '^Usage: loom \[OPTIONS\] SUBCOMMAND' -- "$loom" -h
 # Every command has its --help: usage, its options with their lines, exit 0.
 check help-run 0 '--backend host\|cuda +where the kernels run' -- "$loom" run --help

@@ -16,6 +16,8 @@
 #include "loom/ir/parser.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/verifier.h"
+#include "loom/lower/lower.h"
+#include "loom/segmenter/presegment.h"
 #include "loom/support/env_vars.h"
 #include "loom/support/input_file.h"
 #include "loom/support/options.h"
@@ -65,6 +67,10 @@ std::string environmentHelp() {
     const auto o = DebugOption(i);
     out += fmt::format("  {:<23} {}\n", debugOptionName(o), debugOptionDescription(o));
   }
+  out += "\nLOOM_DISABLE names (LOOM_DISABLE=a,b: optional passes not to run):\n";
+  out += fmt::format("  {:<23} {}\n", "lowering", join(lower::pipeline().optionalNames()));
+  out += fmt::format("  {:<23} {}\n", "pre-segmentation",
+                     join(segmenter::presegmentPasses().optionalNames()));
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "loom/eval/reference_evaluator.h"
 #include "loom/multidevice/communicator.h"
 #include "loom/multidevice/sharding.h"
+#include "loom/segmenter/presegment.h"
 #include "loom/support/strings.h"
 #include "tools/loom/random_inputs.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
@@ -45,7 +46,7 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
         "computing the global reference outputs (reference evaluator, double precision)");
     expected = eval::evaluateFusion(*fusion, global);
   }
-  std::unique_ptr<ir::Fusion> sharded = multidevice::shardedCopy(*fusion);
+  std::unique_ptr<ir::Fusion> sharded = segmenter::shardedCopy(*fusion);
   // The user's names: decomposing a resharding may give an output a new tensor in the copy.
   std::vector<std::string> names;
   for (const ir::Val* out : fusion->outputs()) names.push_back(out->toString());

@@ -18,6 +18,7 @@
 #include "loom/ir/fusion.h"
 #include "loom/lower/kernel_ir.h"
 #include "loom/support/options.h"
+#include "loom/support/pass_list.h"
 #include "loom/transform/loop_graph.h"
 
 namespace loom::lower {
@@ -74,12 +75,9 @@ class LowerContext {
   std::unordered_map<const kir::Value*, int64_t> scalar_depths_;  // of the scalar math lowered
 };
 
-/// One lowering pass.
-using PassFn = bool (*)(kir::Kernel&, LowerContext&);
-struct Pass {
-  std::string_view name;
-  PassFn fn;
-};
+/// One lowering pass, and the pipeline's list type (support/pass_list.h).
+using Pass = PassOf<kir::Kernel, LowerContext>;
+using Pipeline = PassList<kir::Kernel, LowerContext>;
 
 // ---- The passes, in pipeline order (one file each under csrc/lower/) ----------------------------
 
@@ -128,11 +126,14 @@ bool simplify(kir::Kernel& kernel, LowerContext& ctx);
 /// where it would not have been evaluated), each distinct expression once per scope.
 bool hoistIndices(kir::Kernel& kernel, LowerContext& ctx);
 
-/// The pipeline, in order (defined in pipeline.cpp).
-const std::vector<Pass>& pipeline();
+/// The pipeline, in order (defined in pipeline.cpp). The optional passes (eliminate_predicates,
+/// unswitch, simplify, hoist_indices) may be switched off with LOOM_DISABLE.
+const Pipeline& pipeline();
 
 /// Lowers `fusion` (scheduled; every tensor math expr must be supported). `dump` controls
-/// LOOM_DUMP=kernel_ir printing (to stdout) after passes that changed the kernel.
+/// LOOM_DUMP=kernel_ir printing (to the dump sink) after passes that changed the kernel;
+/// LOOM_DEBUG=verify_kernel_ir verifies the kernel after every pass; LOOM_DISABLE skips the
+/// optional passes it names.
 std::unique_ptr<kir::Kernel> lowerFusion(const ir::Fusion& fusion,
                                          const DumpOptions& dump = DumpOptions::fromEnvironment());
 

@@ -78,8 +78,15 @@ void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_pr
 /// skipped) at the position it has in `ref`: for tensors of one shape that are not producer and
 /// consumer (a replacement of `ref`, a stand-in for it).
 void shardAtSamePositions(ir::TensorView* target, const ir::TensorView* ref);
-/// Pass propagate_shardings (see the file comment); returns whether it changed the fusion.
+/// Pass propagate_shardings (see the file comment): checks every annotation, then
+/// shardNewTensors; returns whether it changed the fusion.
 bool propagateShardings(ir::Fusion& fusion);
+/// Tensors without a mesh in a multidevice fusion take their neighbours' shardings (forward from
+/// producers, then backward from consumers). propagate_shardings does it for the whole fusion;
+/// the passes after it that make tensors (reduction_inits, decompose_reshardings, and
+/// finalize_shardings for those of the passes between) end with it for theirs. Returns whether
+/// it changed the fusion.
+bool shardNewTensors(ir::Fusion& fusion);
 
 /// UserError for the first expression whose producer and consumer are sharded differently (see
 /// reshardingReason); changes nothing. For callers that want a fusion without communications.
@@ -106,9 +113,6 @@ bool finalizeShardings(ir::Fusion& fusion);
 /// segmenter/device_program.h).
 bool localizeShardings(ir::Fusion& fusion);
 
-/// `tv`'s fusion with propagate_shardings, decompose_reshardings and finalize_shardings applied
-/// to a copy: the shardings its outputs will have (to cut a global reference into shards).
-std::unique_ptr<ir::Fusion> shardedCopy(const ir::Fusion& fusion);
 
 /// The shard of the global tensor `global` (shaped like `tv`'s logical domain without
 /// reductions) that `device` holds under `tv`'s sharding: a view, sliced along each sharded

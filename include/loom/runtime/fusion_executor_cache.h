@@ -73,6 +73,7 @@
 #include "loom/segmenter/device_program.h"
 #include "loom/segmenter/segmented_fusion.h"
 #include "loom/support/options.h"
+#include "loom/support/pass_list.h"
 
 namespace loom::runtime {
 
@@ -234,6 +235,9 @@ class FusionExecutorCache {
   }
   int64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   int64_t misses() const { return misses_.load(std::memory_order_relaxed); }
+  /// The pre-segmentation passes construction ran to shard a multidevice fusion
+  /// (segmenter::shardedCopy, once; empty for a fusion without meshes).
+  const PassReport& shardingPasses() const { return sharding_passes_; }
 
  private:
   std::vector<Tensor> runResident(std::span<const eval::Argument> args);
@@ -254,6 +258,7 @@ class FusionExecutorCache {
   /// The variant for `args` (made on first use).
   const Variant& contiguityVariant(std::span<const eval::Argument> args);
   // Set at construction, read-only after.
+  PassReport sharding_passes_;
   std::unique_ptr<ir::Fusion> fusion_;
   /// This device's part, when it does not hold every tensor of a sharded fusion.
   std::optional<segmenter::DeviceProgram> program_;

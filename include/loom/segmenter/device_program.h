@@ -7,8 +7,8 @@
 //   device 0 runs relu and sends y (a SendRecv); z is a "side-effect" output of its program
 //   device 1 receives into z from a stand-in for y (metadata only: sizes and dtype) and runs neg
 //
-// Every device runs the sharding passes on its own copy of the whole fusion (deterministically,
-// so every copy agrees), keeps what it holds (tensors on a mesh it is in, or on none) and the
+// Every device runs the sharding passes on its own copy of the whole fusion (shardedCopy:
+// deterministically, so every copy agrees), keeps what it holds (tensors on a mesh it is in, or on none) and the
 // communications it takes part in, and cuts the rest: inputs and outputs it does not hold leave
 // the program's input and output lists (the runtime returns undefined tensors for those
 // outputs), a communication it receives but does not send reads a stand-in input, and one it
@@ -48,10 +48,11 @@ struct DeviceProgram {
   std::vector<int64_t> communicationOrder;
 };
 
-/// The program of `device` when it does not hold every tensor of `fusion` (a fusion with device
+/// The program of `device` when it does not hold every tensor of the fusion (a fusion with device
 /// meshes); nullopt when it does (then every device of the meshes runs the whole fusion on its
-/// shards) or when `fusion` has no meshes. UserErrors of the sharding passes (malformed
-/// shardings, communications Loom cannot run) surface here.
-std::optional<DeviceProgram> deviceProgram(const ir::Fusion& fusion, int64_t device);
+/// shards) or when the fusion has no meshes. `sharded` is the fusion's shardedCopy
+/// (presegment.h), whose passes raise the UserErrors of malformed shardings and of
+/// communications Loom cannot run.
+std::optional<DeviceProgram> deviceProgram(const ir::Fusion& sharded, int64_t device);
 
 }  // namespace loom::segmenter

@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "loom/eval/argument.h"
@@ -33,6 +34,7 @@
 #include "loom/multidevice/communication.h"
 #include "loom/scheduler/device_info.h"
 #include "loom/support/options.h"
+#include "loom/support/pass_list.h"
 
 namespace loom::segmenter {
 
@@ -53,19 +55,31 @@ struct PresegmentContext {
   std::string welfordNote;
   /// Set by localize_shards: the expressions that are communications, and what each moves.
   std::unordered_map<const ir::Expr*, multidevice::Communication> communications;
+  /// No run's arguments (shardedCopy): the passes that need them (concretize_reshapes,
+  /// remove_empty_work, translate_welford) leave the fusion as it is.
+  bool withoutArguments = false;
 };
 
 /// One pass: rewrites `fusion` in place and returns whether it changed anything.
-struct PresegmentPass {
-  std::string_view name;
-  bool (*run)(ir::Fusion& fusion, PresegmentContext& ctx);
-};
+using PresegmentPass = PassOf<ir::Fusion, PresegmentContext>;
+using PresegmentPasses = PassList<ir::Fusion, PresegmentContext>;
 
-/// The passes in the order they run.
-const std::vector<PresegmentPass>& presegmentPasses();
+/// The passes in the order they run. Optional (LOOM_DISABLE): translate_welford.
+const PresegmentPasses& presegmentPasses();
+
+/// UserError for a name that is a pass of neither the pre-segmentation list nor the lowering
+/// pipeline (LOOM_DISABLE; each list refuses its own passes that are not optional).
+void checkDisabledPassNames(const std::unordered_set<std::string>& names);
 
 /// Runs every pass on `fusion` (see the file comment); returns whether any changed it.
 bool runPresegmentPasses(ir::Fusion& fusion, PresegmentContext& ctx,
                          const DumpOptions& dump = DumpOptions::fromEnvironment());
+
+/// `fusion` sharded as its outputs and communications will be: a copy through the passes up to
+/// finalize_shardings that need no arguments (propagate_shardings, reduction_inits,
+/// decompose_reshardings, finalize_shardings), so every device makes the same one. The runtime
+/// cuts device programs (device_program.h) and checks rank agreement from it, and tools cut the
+/// global reference into shards with it. `report` (optional) gets the passes that ran.
+std::unique_ptr<ir::Fusion> shardedCopy(const ir::Fusion& fusion, PassReport* report = nullptr);
 
 }  // namespace loom::segmenter

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <string_view>
 #include <vector>
 
@@ -105,5 +106,12 @@ class DebugOptions {
 
 /// The value of an environment variable, or nullopt when unset.
 std::optional<std::string> getEnv(const char* name);
+
+/// The pass names in "a,b" (LOOM_DISABLE's form): optional passes of the lowering pipeline or the
+/// pre-segmentation list not to run. Each list refuses names of its passes that are not
+/// optional (PassList::checkDisabled); names of no list are refused by checkDisabledPassNames.
+std::unordered_set<std::string> parseDisabledPasses(std::string_view spec);
+/// parseDisabledPasses of LOOM_DISABLE (empty when unset). Read once per process.
+const std::unordered_set<std::string>& disabledPassesFromEnvironment();
 
 }  // namespace loom
