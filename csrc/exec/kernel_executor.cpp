@@ -174,16 +174,7 @@ void appendSignature(std::vector<int64_t>& sig, std::span<const eval::Argument> 
   for (const eval::Argument& a : inputs) {
     sig.push_back(int64_t(a.index()));
     if (const Tensor* t = std::get_if<Tensor>(&a)) {
-      if (!t->defined()) {
-        sig.push_back(-1);
-        continue;
-      }
-      sig.push_back(int64_t(t->device().type) << 32 | int64_t(uint32_t(t->device().index)));
-      sig.push_back(int64_t(t->dtype()));
-      sig.push_back(t->dim());
-      for (int64_t s : t->sizes()) sig.push_back(s);
-      for (int64_t s : t->strides()) sig.push_back(s);
-      if (alignment) sig.push_back(dataAlignment(t->data(), t->numel()));
+      appendKeyFields(sig, *t, alignment);
     } else if (const double* d = std::get_if<double>(&a)) {
       int64_t bits = 0;
       std::memcpy(&bits, d, sizeof(bits));

@@ -57,14 +57,7 @@ void InputKey::assign(std::span<const eval::Argument> args) {
   k.fields.push_back(int64_t(args.size()));
   for (const eval::Argument& a : args) {
     k.fields.push_back(int64_t(a.index()));  // tensor, double, int64 or bool
-    const Tensor* t = std::get_if<Tensor>(&a);
-    if (t == nullptr) continue;
-    k.fields.push_back(int64_t(t->dtype()));
-    k.fields.push_back(int64_t(t->device().type) << 32 | int64_t(uint32_t(t->device().index)));
-    k.fields.push_back(t->dim());
-    for (int64_t s : t->sizes()) k.fields.push_back(s);
-    for (int64_t s : t->strides()) k.fields.push_back(s);
-    k.fields.push_back(dataAlignment(t->data(), t->numel()));
+    if (const Tensor* t = std::get_if<Tensor>(&a)) appendKeyFields(k.fields, *t);
   }
   k.hash = hashFields(k.fields);
 }

@@ -35,4 +35,21 @@ struct TensorMetadata {
   int64_t numel() const;
 };
 
+/// Appends the fields of `t` that compiled code depends on, for cache keys and launch-plan
+/// signatures (runtime::InputKey, KernelExecutor's plans): -1 for an undefined tensor, else its
+/// device, dtype, rank, sizes, strides and, with `alignment`, dataAlignment. One serializer, so
+/// every key tells two tensors apart by the same fields. Inline: it is on every cached run.
+inline void appendKeyFields(std::vector<int64_t>& out, const Tensor& t, bool alignment = true) {
+  if (!t.defined()) {
+    out.push_back(-1);
+    return;
+  }
+  out.push_back(int64_t(t.device().type) << 32 | int64_t(uint32_t(t.device().index)));
+  out.push_back(int64_t(t.dtype()));
+  out.push_back(t.dim());
+  for (int64_t s : t.sizes()) out.push_back(s);
+  for (int64_t s : t.strides()) out.push_back(s);
+  if (alignment) out.push_back(dataAlignment(t.data(), t.numel()));
+}
+
 }  // namespace loom
