@@ -60,6 +60,26 @@ void copyElements(const Tensor& src, const Tensor& dst) {
 
 }  // namespace
 
+Tensor shardTensor(const Tensor& global, int64_t dim, const ir::DeviceMesh& mesh, int64_t device,
+                   ir::ParallelType axis) {
+  LOOM_CHECK(ir::isDeviceDim(axis), "shard_tensor: ", ir::parallelTypeName(axis),
+             " is not a device parallel type (mesh_x, mesh_y, mesh_z)");
+  const int64_t rank = global.dim();
+  LOOM_CHECK(dim >= -rank && dim < rank, "shard_tensor: dim ", dim, " is out of range for a ",
+             rank, "-D tensor");
+  if (dim < 0) dim += rank;
+  const int64_t coordinate = mesh.coordinate(device, axis);
+  LOOM_CHECK(coordinate >= 0, "shard_tensor: device ", device, " is not in the mesh ", mesh);
+  const int64_t parts = mesh.size(axis);
+  const int64_t extent = global.size(dim);
+  LOOM_CHECK(extent % parts == 0, "shard_tensor: dim ", dim, " has size ", extent, ", which the ",
+             parts, " devices of the mesh axis do not divide");
+  std::vector<int64_t> sizes = global.sizes();
+  sizes[size_t(dim)] = extent / parts;
+  return Tensor(global.storage(), global.dtype(), sizes, global.strides(),
+                global.offset() + coordinate * sizes[size_t(dim)] * global.stride(dim));
+}
+
 Tensor shardTensor(const Tensor& global, const ir::TensorView* tv, int64_t device) {
   const Blocks b = blocksOf(tv, device);
   LOOM_CHECK(global.dim() == int64_t(b.count.size()), "shardTensor: ", tv->toString(), " has ",

@@ -62,28 +62,6 @@ std::string meshString(const ir::DeviceMesh& mesh) {
   return os.str();
 }
 
-/// `device`'s block of `global` along `dim` when `dim` is sharded over mesh axis `p`: a view.
-Tensor shardAlong(const Tensor& global, int64_t dim, const ir::DeviceMesh& mesh, int64_t device,
-                  ir::ParallelType p) {
-  LOOM_CHECK(ir::isDeviceDim(p), "shard_tensor: ", ir::parallelTypeName(p),
-             " is not a device parallel type (mesh_x, mesh_y, mesh_z)");
-  int64_t rank = global.dim();
-  LOOM_CHECK(dim >= -rank && dim < rank, "shard_tensor: dim ", dim, " is out of range for a ", rank,
-             "-D tensor");
-  if (dim < 0) dim += rank;
-  int64_t coordinate = mesh.coordinate(device, p);
-  LOOM_CHECK(coordinate >= 0, "shard_tensor: device ", device, " is not in the mesh ",
-             meshString(mesh));
-  int64_t parts = mesh.size(p);
-  int64_t extent = global.size(dim);
-  LOOM_CHECK(extent % parts == 0, "shard_tensor: dim ", dim, " has size ", extent, ", which the ",
-             parts, " devices of the mesh axis do not divide");
-  std::vector<int64_t> sizes = global.sizes();
-  sizes[size_t(dim)] = extent / parts;
-  return Tensor(global.storage(), global.dtype(), sizes, global.strides(),
-                global.offset() + coordinate * sizes[size_t(dim)] * global.stride(dim));
-}
-
 }  // namespace
 
 void bindMultidevice(nb::module_& parent) {
@@ -117,7 +95,7 @@ void bindMultidevice(nb::module_& parent) {
                          nb::cast<std::string>(nb::repr(p)));
               type = nb::cast<ir::ParallelType>(inner);
             }
-            return tensorToPython(shardAlong(tensorFromPython(tensor), dim, mesh, device, type));
+            return tensorToPython(multidevice::shardTensor(tensorFromPython(tensor), dim, mesh, device, type));
           },
           nb::arg("tensor"), nb::arg("dim"), nb::arg("device_id"),
           nb::arg("parallel_type") = nb::none(),

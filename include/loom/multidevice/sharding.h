@@ -119,6 +119,11 @@ bool localizeShardings(ir::Fusion& fusion);
 /// dim by the device's coordinate on that DID axis; the whole tensor when `tv` is not sharded.
 /// UserError when the device is not in `tv`'s mesh or the shapes disagree.
 Tensor shardTensor(const Tensor& global, const ir::TensorView* tv, int64_t device);
+/// The block of `global` along `dim` (negative counts from the end) that `device` holds when
+/// `dim` is sharded over the mesh axis `axis` (DIDx/y/z) of `mesh`: a view. UserError for a
+/// device outside the mesh or a size the axis does not divide.
+Tensor shardTensor(const Tensor& global, int64_t dim, const ir::DeviceMesh& mesh, int64_t device,
+                   ir::ParallelType axis = ir::ParallelType::DIDx);
 
 /// The global tensor put back together from `shards` (one per device of `tv`'s mesh, in mesh
 /// order): a new contiguous host tensor. Devices that hold the same block (replicated along
