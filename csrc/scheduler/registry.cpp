@@ -16,8 +16,8 @@ namespace loom::scheduler {
 
 namespace {
 
-// The priority list: proposeScheduler tries these in order. Adding a scheduler is one line
-// here (plus its factory declaration in its header). The checks are written so that at most one
+// The priority list: proposeScheduler tries these in order (registry.h says what else a new
+// scheduler needs). The checks are written so that at most one
 // of the current schedulers accepts a fusion; the order still matters for future overlaps.
 std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   std::vector<std::unique_ptr<Scheduler>> list;

@@ -6,8 +6,9 @@
 //   auto params = p.scheduler->computeHeuristics(fusion, info);
 //   p.scheduler->schedule(fusion, *params);
 //
-// Adding a scheduler: implement Scheduler, declare its factory in its header and add one line
-// to the priority list in csrc/scheduler/registry.cpp.
+// Adding a scheduler: a SchedulerType value and its name (heuristic.h), its parameters (a
+// ParamsOf struct, params_base.h), a Scheduler implementation with its factory declared in its
+// header, and its place in the priority list in csrc/scheduler/registry.cpp.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Typed debug options read from the environment.
 //
-//   LOOM_DUMP=fusion_ir,kernel_ir(insert_syncs)   dump the fusion, and the kernel IR after one pass
+//   LOOM_DUMP=fusion_ir,kernel_ir(syncs)          dump the fusion, and the kernel IR after one pass
 //   LOOM_DEBUG=verify_kernel_ir,verify_ir         extra checks (verifiers after passes/schedulers)
 //
 // Each option may take arguments in parentheses, separated by commas. An unknown option is a
