@@ -136,109 +136,120 @@ void castAfterBroadcast(Fusion& fusion) {
 
 }  // namespace
 
-void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
-  FusionGuard guard(&fusion);
-  std::string why;
-  LOOM_CHECK(innerPersistentCompileTimeCheck(fusion, &why),
-             "inner persistent scheduler cannot schedule this fusion: ", why);
-  LOOM_CHECK(p.vectorize >= 1 && p.persistent_batch >= 1 && p.rows_per_block >= 1,
-             "inner persistent parameters must be positive: ", p.toString());
+namespace {
 
-  // Before anything is cached: the held rows (input caches once cached) are the persistent
-  // buffers; the projected ones are recomputed at each use.
-  const BufferPlan plan = planPersistentBuffers(fusion);
-  std::unordered_set<TensorView*> buffer_set(plan.held.begin(), plan.held.end());
+// What the steps of scheduleInnerPersistent share: the reference (first reduction) and the sets
+// of tensors each step decides about.
+struct Schedule {
+  Schedule(Fusion& f, const InnerPersistentParams& params) : fusion(f), p(params) {}
+  Fusion& fusion;
+  const InnerPersistentParams& p;
+  TensorView* ref = nullptr;
+  std::vector<size_t> reduced;  // reduced positions of ref's logical domain
+  size_t row_rank = 0;
+  std::unordered_set<TensorView*> buffers;   // the held rows (their caches once cached)
+  std::unordered_set<TensorView*> reloaded;  // input rows each pass reads again (reload_rows)
+  std::unordered_set<TensorView*> vector_outputs, vector_inputs;
+  std::unordered_set<TensorView*> spans_row;  // inputs with an ID of each reduced dim
+  std::vector<TensorView*> caches, vector_caches, vectorized;
+  int64_t row_pos = 0;  // loop IDs left of it select the row(s) of a block
+};
+
+// Before anything is cached: the held rows (input caches once cached) are the persistent
+// buffers; the projected ones are recomputed at each use. Rows too wide to hold (reload_rows):
+// every held row is an input, read again by each pass (its own cache per use, inlined into that
+// pass's loops); nothing persists.
+void prepareBuffers(Schedule& s) {
+  const BufferPlan plan = planPersistentBuffers(s.fusion);
+  s.buffers.insert(plan.held.begin(), plan.held.end());
   projectBuffers(plan);
-  // Rows too wide to hold: every held row is an input, read again by each pass (its own cache
-  // per use, inlined into that pass's loops); nothing persists.
-  std::unordered_set<TensorView*> reloaded;
-  if (p.reload_rows) {
-    for (TensorView* tv : buffer_set) {
+  if (s.p.reload_rows) {
+    for (TensorView* tv : s.buffers) {
       LOOM_CHECK(tv->isFusionInput(), "inner persistent: reload_rows needs every held row to be "
-                 "a fusion input, but ", tv->toString(), " is not (", p.toString(), ")");
-      reloaded.insert(tv);
+                 "a fusion input, but ", tv->toString(), " is not (", s.p.toString(), ")");
+      s.reloaded.insert(tv);
     }
-    buffer_set.clear();
+    s.buffers.clear();
   }
-  castAfterBroadcast(fusion);
-  TensorView* ref = utils::reductionTvs(fusion).front();
-  const std::vector<size_t> reduced = reducedLogicalPositions(ref);
-  const size_t row_rank = ref->logical().size();
+  castAfterBroadcast(s.fusion);
+  s.ref = utils::reductionTvs(s.fusion).front();
+  s.reduced = reducedLogicalPositions(s.ref);
+  s.row_rank = s.ref->logical().size();
+}
 
-  // Outputs written with vector stores: decided on the unscheduled graph, like the heuristic's
-  // width (whole-row outputs holding the innermost reduced ID).
-  std::unordered_set<TensorView*> vector_outputs;
-  std::unordered_set<TensorView*> vector_inputs;
-  if (p.vectorize > 1) {
+// On the unscheduled graph (rFactor gives `ref` new reduction IDs): the outputs written with
+// vector stores and the inputs read with vector loads (whole-row tensors holding the innermost
+// reduced ID, the heuristic's width), and the inputs holding an ID of each reduced dim (only
+// such a row-invariant input is held across rows, see inlineEverything).
+void analyzeRows(Schedule& s) {
+  if (s.p.vectorize > 1) {
     std::vector<IterDomain*> row_ids;
-    for (IterDomain* id : ref->logical()) {
+    for (IterDomain* id : s.ref->logical()) {
       if (id->isReduction()) row_ids.push_back(id);
     }
-    for (TensorView* tv : utils::innerAlignedTensors(fusion, ref, row_ids)) {
+    for (TensorView* tv : utils::innerAlignedTensors(s.fusion, s.ref, row_ids)) {
       if (tv->isFusionOutput() && !tv->isFusionInput() && tv->definition() != nullptr) {
-        vector_outputs.insert(tv);
+        s.vector_outputs.insert(tv);
       }
       // Inputs whose pointer, strides and extents the heuristic's width was checked against;
       // any other input (a row only mapped through a broadcast) is read element by element.
-      if (tv->isFusionInput()) vector_inputs.insert(tv);
+      if (tv->isFusionInput()) s.vector_inputs.insert(tv);
     }
   }
-
-  // Inputs with an ID of each reduced dim (on the unscheduled graph: rFactor gives `ref` new
-  // reduction IDs). Only such a row-invariant input is held across rows (see below).
-  std::unordered_set<TensorView*> spans_row;
-  {
-    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
-    for (Val* v : fusion.inputs()) {
-      auto* in = v->dynCast<TensorView>();
-      if (in == nullptr) continue;
-      bool spans = true;
-      for (size_t r : reduced) {
-        bool found = false;
-        for (IterDomain* id : in->logical()) {
-          found = found || (!id->isBroadcast() && exact.areMapped(id, ref->logical()[r]));
-        }
-        spans = spans && found;
+  const transform::IdGraph exact(s.fusion, transform::IdMappingMode::Exact);
+  for (Val* v : s.fusion.inputs()) {
+    auto* in = v->dynCast<TensorView>();
+    if (in == nullptr) continue;
+    bool spans = true;
+    for (size_t r : s.reduced) {
+      bool found = false;
+      for (IterDomain* id : in->logical()) {
+        found = found || (!id->isBroadcast() && exact.areMapped(id, s.ref->logical()[r]));
       }
-      if (spans) spans_row.insert(in);
+      spans = spans && found;
     }
+    if (spans) s.spans_row.insert(in);
   }
+}
 
-  // Inputs are loaded once into caches: these are the persistent copies of input rows.
-  std::vector<TensorView*> caches;
-  std::vector<TensorView*> vector_caches;
-  for (Val* in : std::vector<Val*>(fusion.inputs())) {
+// Inputs are loaded into caches (the persistent copies of input rows, or one per pass when the
+// rows reload). Outputs that are also read inside the fusion (layer_norm's mean and rstd): the
+// readers use a register copy and a separate copy writes global memory, so nothing reads global
+// memory back (which would need a block sync) and the write does not sit in the readers' loops.
+void cacheInputsAndOutputs(Schedule& s) {
+  for (Val* in : std::vector<Val*>(s.fusion.inputs())) {
     auto* tv = in->dynCast<TensorView>();
     if (tv == nullptr || tv->uses().empty() || utils::readFromGlobal(tv)) continue;
-    std::vector<TensorView*> tv_caches = reloaded.count(tv) != 0
+    std::vector<TensorView*> tv_caches = s.reloaded.count(tv) != 0
                                              ? transform::cacheAfterEachUse(tv)
                                              : std::vector<TensorView*>{transform::cacheAfter(tv)};
     for (TensorView* cache : tv_caches) {
-      if (vector_inputs.count(tv) != 0) vector_caches.push_back(cache);
-      caches.push_back(cache);
-      if (buffer_set.count(tv)) buffer_set.insert(cache);
+      if (s.vector_inputs.count(tv) != 0) s.vector_caches.push_back(cache);
+      s.caches.push_back(cache);
+      if (s.buffers.count(tv)) s.buffers.insert(cache);
     }
   }
-
-  // Outputs that are also read inside the fusion (layer_norm's mean and rstd): the readers use a
-  // register copy and a separate copy writes global memory, so nothing reads global memory back
-  // (which would need a block sync) and the write does not sit in the readers' loops.
-  std::vector<TensorView*> vectorized;
-  for (Val* out : std::vector<Val*>(fusion.outputs())) {
+  for (Val* out : std::vector<Val*>(s.fusion.outputs())) {
     auto* tv = out->as<TensorView>();
     if (tv->isFusionInput() || tv->definition() == nullptr) continue;
     if (!tv->uses().empty()) {
       TensorView* fork = transform::cacheFork(tv);
       tv->setMemoryType(MemoryType::Local);
       // The fork copies a register value: it is the vector store itself.
-      if (vector_outputs.count(tv)) vectorized.push_back(fork);
-    } else if (vector_outputs.count(tv)) {
+      if (s.vector_outputs.count(tv)) s.vectorized.push_back(fork);
+    } else if (s.vector_outputs.count(tv)) {
       // Vector stores come from a register cache holding the computed values.
       transform::cacheBefore(tv);
-      vectorized.push_back(tv);
+      s.vectorized.push_back(tv);
     }
   }
+}
 
+// The reference's loop [DID..., BIDx, TIDy, pb (Unroll), TIDx, v], propagated to every tensor,
+// and each reduction rFactored over its serial pieces (pb, v).
+void transformReference(Schedule& s) {
+  TensorView* ref = s.ref;
+  const InnerPersistentParams& p = s.p;
   Groups g = reorderDidIterRed(ref);
   if (g.iter > 1) ref->flatten(g.did, g.did + g.iter - 1);
   if (g.iter > 1) g.iter = 1;
@@ -255,7 +266,7 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
     }
     transform::parallelize(ref, i, ParallelType::BIDx);
   }
-  const int64_t row_pos = pos;  // loop IDs left of it select the row(s) of a block
+  s.row_pos = pos;
   transform::parallelize(ref, pos + 1, ParallelType::TIDx);
   // Unrolled batch loop: the register arrays of the persistent buffers are then indexed by
   // constants (a runtime index would put them in local memory), and the batch's loads are
@@ -265,11 +276,9 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   if (p.persistent_batch > 1 && !p.reload_rows) {
     transform::parallelize(ref, pos, ParallelType::Unroll);
   }
-
   transform::propagateTransforms(ref);
   transform::parallelizeAllLike(ref);
-
-  for (TensorView* red : utils::reductionTvs(fusion)) {
+  for (TensorView* red : utils::reductionTvs(s.fusion)) {
     std::vector<int64_t> axes = serialReductionAxes(red);
     if (auto* w = red->definition()->dynCast<WelfordOp>()) {
       transform::rFactor(red, axes, {w->outAvg(), w->outM2(), w->outN()});
@@ -277,106 +286,137 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
       transform::rFactor(red, axes);
     }
   }
+}
 
-  // Row statistics (a reduction result broadcast back along the row, and the math on it, e.g.
-  // layer_norm's mean and rstd, and their output copies) are computed once per row by every
-  // thread of the row: their loop keeps the row IDs and, instead of the propagated pieces of
-  // their broadcast dims (which carry TIDx, so only one thread would compute them), the
-  // broadcast IDs themselves. They are inlined only up to the row position, not into the
-  // element loops of their consumers.
+// True when `tv` is a row statistic: a reduction result broadcast back along the row, or math on
+// one (layer_norm's mean and rstd and their output copies).
+bool isRowStatistic(const Schedule& s, const TensorView* tv) {
+  bool is_stat = tv->logical().size() == s.row_rank && !tv->domain()->hasReduction() &&
+                 tv->nDims() > s.row_pos;
+  for (size_t r : s.reduced) is_stat = is_stat && tv->logical()[r]->isBroadcast();
+  if (!is_stat) return false;
+  // The broadcasts at the reduced positions must not be what the row loops are made of (a
+  // broadcast inserted in front, [1, rows], puts the row dim at a reduced position).
+  std::unordered_set<const IterDomain*> row_sources;
+  std::vector<IterDomain*> work(tv->loop().begin(), tv->loop().begin() + s.row_pos);
+  while (!work.empty()) {
+    IterDomain* id = work.back();
+    work.pop_back();
+    if (!row_sources.insert(id).second || id->definition() == nullptr) continue;
+    for (Val* in : id->definition()->inputs()) work.push_back(in->as<IterDomain>());
+  }
+  for (size_t r : s.reduced) is_stat = is_stat && row_sources.count(tv->logical()[r]) == 0;
+  return is_stat;
+}
+
+// Row statistics are computed once per row by every thread of the row: their loop keeps the row
+// IDs and, instead of the propagated pieces of their broadcast dims (which carry TIDx, so only
+// one thread would compute them), the broadcast IDs themselves. Returns {elementwise, stats}:
+// stats are inlined only up to the row position, not into the element loops of their consumers.
+std::pair<std::vector<TensorView*>, std::vector<TensorView*>> placeRowStatistics(Schedule& s) {
   std::vector<TensorView*> elementwise, stats;
-  for (TensorView* tv : fusion.allTvs()) {
+  for (TensorView* tv : s.fusion.allTvs()) {
     if (tv->isFusionInput()) continue;
-    bool is_stat = tv->logical().size() == row_rank && !tv->domain()->hasReduction() &&
-                   tv->nDims() > row_pos;
-    for (size_t r : reduced) is_stat = is_stat && tv->logical()[r]->isBroadcast();
+    const bool is_stat = isRowStatistic(s, tv);
     if (is_stat) {
-      // The broadcasts at the reduced positions must not be what the row loops are made of (a
-      // broadcast inserted in front, [1, rows], puts the row dim at a reduced position).
-      std::unordered_set<const IterDomain*> row_sources;
-      std::vector<IterDomain*> work(tv->loop().begin(), tv->loop().begin() + row_pos);
-      while (!work.empty()) {
-        IterDomain* id = work.back();
-        work.pop_back();
-        if (!row_sources.insert(id).second || id->definition() == nullptr) continue;
-        for (Val* in : id->definition()->inputs()) work.push_back(in->as<IterDomain>());
-      }
-      for (size_t r : reduced) is_stat = is_stat && row_sources.count(tv->logical()[r]) == 0;
-    }
-    if (is_stat) {
-      std::vector<IterDomain*> loop(tv->loop().begin(), tv->loop().begin() + row_pos);
-      for (size_t r : reduced) loop.push_back(tv->logical()[r]);
+      std::vector<IterDomain*> loop(tv->loop().begin(), tv->loop().begin() + s.row_pos);
+      for (size_t r : s.reduced) loop.push_back(tv->logical()[r]);
       tv->domain()->setLoopDomain(loop);
     }
     (is_stat && !tv->uses().empty() ? stats : elementwise).push_back(tv);
   }
+  return {std::move(elementwise), std::move(stats)};
+}
 
-  if (p.vectorize > 1) {
-    for (TensorView* c : vector_caches) {
-      if (c->nDims() == 0) continue;  // a 0-dim input: one element, no vector
-      IterDomain* inner = c->axis(-1);
-      if (inner->extent()->isConstInt(p.vectorize) && !inner->isReduction()) {
-        transform::parallelize(c, c->nDims() - 1, ParallelType::Vectorize);
-      }
-    }
-    for (TensorView* tv : vectorized) {
-      if (tv->nDims() == 0) continue;
-      IterDomain* inner = tv->axis(-1);
-      if (inner->extent()->isConstInt(p.vectorize) && !inner->isReduction()) {
-        transform::parallelize(tv, tv->nDims() - 1, ParallelType::Vectorize);
+// Vector loads and stores on the innermost pieces; persistent buffers in shared memory when the
+// plan says so.
+void vectorizeAndPlace(Schedule& s) {
+  if (s.p.vectorize > 1) {
+    for (const std::vector<TensorView*>* group : {&s.vector_caches, &s.vectorized}) {
+      for (TensorView* tv : *group) {
+        if (tv->nDims() == 0) continue;  // a 0-dim input: one element, no vector
+        IterDomain* inner = tv->axis(-1);
+        if (inner->extent()->isConstInt(s.p.vectorize) && !inner->isReduction()) {
+          transform::parallelize(tv, tv->nDims() - 1, ParallelType::Vectorize);
+        }
       }
     }
   }
-  if (p.shared_memory) {
-    for (TensorView* tv : buffer_set) {
+  if (s.p.shared_memory) {
+    for (TensorView* tv : s.buffers) {
       if (!tv->isFusionInput() && !tv->isFusionOutput()) tv->setMemoryType(MemoryType::Shared);
     }
   }
+}
 
-  const transform::InlineOptions inline_options{};
-  // Persistent buffers stay at the row position: their readers sit in different loop nests (before
-  // and after a reduction). The inliner's crossing rule cannot see that when every direct reader
-  // is pointwise (the projected input caches, read by one cast per use: only the cast's consumers
-  // are downstream of the reduction), and sharing the element loops with both readers would need
-  // one loop both before and after the reduction.
-  // Caches of row-invariant inputs (layer_norm's weight and bias: no ID of the rows) are loaded
-  // once per block, up front, and held in registers across its rows: not inlined, their loads
-  // overlap the row's loads and reductions instead of waiting behind the block reductions.
+// Caches of row-invariant inputs (layer_norm's weight and bias: no ID of the rows) are loaded
+// once per block, up front, and held in registers across its rows: not inlined, their loads
+// overlap the row's loads and reductions instead of waiting behind the block reductions. Held
+// across rows only when it spans each reduced dim: then its loops are the row's own (same split,
+// same threads) and each thread holds the elements it reads. A partial row ([1, h, 1] against a
+// row of h x w) is laid out differently and is read per element. Not when rows reload: a whole
+// row of weights per thread would not fit registers.
+std::unordered_set<TensorView*> rowInvariantCaches(const Schedule& s) {
   std::unordered_set<TensorView*> row_invariant;
-  {
-    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
-    std::vector<IterDomain*> row_ids;
-    for (IterDomain* id : ref->logical()) {
-      if (!id->isReduction() && !id->isBroadcast()) row_ids.push_back(id);
-    }
-    for (TensorView* c : caches) {
-      auto* in = c->definition()->input(0)->as<TensorView>();
-      bool has_row = false;
-      for (IterDomain* id : in->logical()) {
-        for (IterDomain* r : row_ids) has_row = has_row || exact.areMapped(id, r);
-      }
-      // Held across rows only when it spans each reduced dim: then its loops are the row's own
-      // (same split, same threads) and each thread holds the elements it reads. A partial row
-      // ([1, h, 1] against a row of h x w) is laid out differently and is read per element.
-      // Not when rows reload: a whole row of weights per thread would not fit registers.
-      if (!has_row && spans_row.count(in) != 0 && !row_ids.empty() && !p.reload_rows) {
-        row_invariant.insert(c);
-      }
-    }
+  if (s.p.reload_rows) return row_invariant;
+  const transform::IdGraph exact(s.fusion, transform::IdMappingMode::Exact);
+  std::vector<IterDomain*> row_ids;
+  for (IterDomain* id : s.ref->logical()) {
+    if (!id->isReduction() && !id->isBroadcast()) row_ids.push_back(id);
   }
+  if (row_ids.empty()) return row_invariant;
+  for (TensorView* c : s.caches) {
+    auto* in = c->definition()->input(0)->as<TensorView>();
+    bool has_row = false;
+    for (IterDomain* id : in->logical()) {
+      for (IterDomain* r : row_ids) has_row = has_row || exact.areMapped(id, r);
+    }
+    if (!has_row && s.spans_row.count(in) != 0) row_invariant.insert(c);
+  }
+  return row_invariant;
+}
+
+// Persistent buffers stay at the row position: their readers sit in different loop nests (before
+// and after a reduction). The inliner's crossing rule cannot see that when every direct reader
+// is pointwise (the projected input caches, read by one cast per use: only the cast's consumers
+// are downstream of the reduction), and sharing the element loops with both readers would need
+// one loop both before and after the reduction. Row-invariant caches are not inlined at all.
+void inlineEverything(Schedule& s, const std::vector<TensorView*>& elementwise,
+                      std::vector<TensorView*> stats) {
+  const transform::InlineOptions inline_options{};
+  const std::unordered_set<TensorView*> row_invariant = rowInvariantCaches(s);
   std::vector<TensorView*> inlined;
   for (TensorView* tv : elementwise) {
     if (row_invariant.count(tv)) continue;
-    (buffer_set.count(tv) ? stats : inlined).push_back(tv);
+    (s.buffers.count(tv) ? stats : inlined).push_back(tv);
   }
   // Inlining only sets compute-at positions, so one graph of the final loops serves it all.
-  const transform::IdGraph permissive(fusion, transform::IdMappingMode::Permissive);
+  const transform::IdGraph permissive(s.fusion, transform::IdMappingMode::Permissive);
   transform::inlineMost(inlined, permissive, inline_options);
   for (TensorView* tv : stats) {
-    int64_t pos = std::min(row_pos, transform::maxInlinePosition(tv, permissive, inline_options));
+    int64_t pos = std::min(s.row_pos, transform::maxInlinePosition(tv, permissive, inline_options));
     transform::inlineAt(tv, pos, permissive, /*best_effort=*/true, inline_options);
   }
-  transform::recomputeAcrossThreads(fusion, inline_options);
+  transform::recomputeAcrossThreads(s.fusion, inline_options);
+}
+
+}  // namespace
+
+void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
+  FusionGuard guard(&fusion);
+  std::string why;
+  LOOM_CHECK(innerPersistentCompileTimeCheck(fusion, &why),
+             "inner persistent scheduler cannot schedule this fusion: ", why);
+  LOOM_CHECK(p.vectorize >= 1 && p.persistent_batch >= 1 && p.rows_per_block >= 1,
+             "inner persistent parameters must be positive: ", p.toString());
+  Schedule s(fusion, p);
+  prepareBuffers(s);
+  analyzeRows(s);
+  cacheInputsAndOutputs(s);
+  transformReference(s);
+  auto [elementwise, stats] = placeRowStatistics(s);
+  vectorizeAndPlace(s);
+  inlineEverything(s, elementwise, std::move(stats));
 }
 
 }  // namespace loom::scheduler
