@@ -136,32 +136,38 @@ def summary(rows, loom, torch):
 
 
 def plot(rows, path):
+    """One row of panels per regime (their ratios differ by an order of magnitude), one panel
+    per family, fp32 and bf16 in each; the y axis is logarithmic."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, axes = plt.subplots(1, len(FAMILIES), figsize=(4 * len(FAMILIES), 3.6), sharey=True)
-    styles = {("fp32", "bandwidth"): "o-", ("bf16", "bandwidth"): "s-",
-              ("fp32", "latency"): "o--", ("bf16", "latency"): "s--"}
-    for ax, family in zip(axes, FAMILIES):
-        for (dtype, regime), style in styles.items():
-            pts = sorted((r["width"], r["vs_compile"]) for r in rows
-                         if r["family"] == family and r["dtype"] == dtype and
-                         r["regime"] == regime and r["vs_compile"])
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, ms=3,
-                        label=f"{dtype} {regime}")
-        ax.axhline(1.0, color="gray", lw=0.8)
-        ax.axhline(GOAL_FLOOR, color="red", lw=0.6, ls=":")
-        ax.set_xscale("log", base=2)
-        ax.set_title(family)
-        ax.set_xlabel("row width H")
-    axes[0].set_ylabel("torch.compile time / Loom time")
-    axes[-1].legend(fontsize=7)
+    regimes = [g for g in ("bandwidth", "latency") if any(r["regime"] == g for r in rows)]
+    if not regimes:
+        return False
+    fig, axes = plt.subplots(len(regimes), len(FAMILIES), figsize=(4 * len(FAMILIES),
+                                                                   3.2 * len(regimes)),
+                             sharey="row", squeeze=False)
+    for i, regime in enumerate(regimes):
+        for ax, family in zip(axes[i], FAMILIES):
+            for dtype, style in (("fp32", "o-"), ("bf16", "s--")):
+                pts = sorted((r["width"], r["vs_compile"]) for r in rows
+                             if r["family"] == family and r["dtype"] == dtype and
+                             r["regime"] == regime and r["vs_compile"])
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, ms=3, label=dtype)
+            ax.axhline(1.0, color="gray", lw=0.8)
+            ax.axhline(GOAL_FLOOR, color="red", lw=0.6, ls=":")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log", base=2)
+            ax.set_title(f"{family}, {regime}", fontsize=9)
+            ax.set_xlabel("row width H", fontsize=8)
+        axes[i][0].set_ylabel("torch.compile / Loom time")
+    axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     return True
 
 

@@ -83,6 +83,40 @@ TEST(WelfordSegmentation, TooWideRowKeepsWelford) {
       << sf.toString();
 }
 
+// Rows wider than shared memory (read again from global memory per pass) keep their Welford:
+// two passes would read each row twice for the statistics where Welford reads it once. var_mean
+// goes to the reduction scheduler (one read), layer_norm stays one inner-persistent kernel with
+// its Welford (statistics pass, then the output pass).
+TEST(WelfordSegmentation, ReloadedRowsKeepWelford) {
+  auto vm = varMeanFusion(DataType::Float32);
+  std::vector<eval::Argument> args = {shapeOnly({1, 512, 131072}, DataType::Float32)};
+  SegmentedFusion sf = segmentFusion(*vm, args);
+  EXPECT_FALSE(sf.rewritten());
+  ASSERT_EQ(sf.size(), 1);
+  EXPECT_EQ(sf.segments()[0].kernel()->scheduler, scheduler::SchedulerType::Reduction);
+  EXPECT_NE(sf.toString().find("welford: kept (not translated: the rows do not fit on chip"),
+            std::string::npos)
+      << sf.toString();
+
+  auto ln = std::make_unique<Fusion>();
+  {
+    FusionGuard guard(ln.get());
+    auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+    ln->addInput(x);
+    ln->addOutput(ops::layerNorm(x, 1, nullptr, nullptr, 1e-5).y);
+  }
+  std::vector<eval::Argument> ln_args = {shapeOnly({512, 131072}, DataType::Float32)};
+  SegmentedFusion sl = segmentFusion(*ln, ln_args);
+  EXPECT_FALSE(sl.rewritten());
+  ASSERT_EQ(sl.size(), 1) << sl.toString();
+  const Segment& s = sl.segments()[0];
+  EXPECT_EQ(s.kernel()->scheduler, scheduler::SchedulerType::InnerPersistent) << sl.toString();
+  EXPECT_TRUE(persistentParams(s).reload_rows) << sl.toString();
+  bool welford = false;
+  for (ir::Expr* e : s.fusion.fusion->exprs()) welford = welford || e->isA<ir::WelfordOp>();
+  EXPECT_TRUE(welford) << sl.toString();
+}
+
 // Two sizes whose heuristics agree give segmentations that compare equal (kernel reuse), though
 // each holds its own translated copy; a different heuristic does not.
 TEST(WelfordSegmentation, TranslatedSegmentationsCompareByPosition) {
