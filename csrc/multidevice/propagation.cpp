@@ -105,11 +105,42 @@ void shardAtSamePositions(ir::TensorView* target, const ir::TensorView* ref) {
   moveDidOutermost(target);
 }
 
+namespace {
+
+// nvFuser's logical DID (a logical ID of the mesh axis's size parallelized directly: one element
+// per device) rewritten as the form Loom runs: an outer split by the mesh size whose outer piece
+// is the DID loop ID (the inner piece has one element per device).
+bool canonicalizeLogicalDids(ir::Fusion& fusion) {
+  bool changed = false;
+  for (ir::TensorView* tv : fusion.allTvs()) {
+    // A size-1 broadcast on a one-device mesh axis shards nothing (shardedAxes skips it).
+    for (ir::IterDomain* id : tv->logical()) {
+      if (id->isDeviceDim() && id->isBroadcast() && !id->hasExpandedExtent()) {
+        id->parallelize(ir::ParallelType::Serial);
+        changed = true;
+      }
+    }
+    for (const ShardedAxis& a : shardedAxes(tv)) {
+      if (a.did != a.logical) continue;
+      const auto& loop = tv->loop();
+      const int64_t k = int64_t(std::find(loop.begin(), loop.end(), a.did) - loop.begin());
+      a.did->parallelize(ir::ParallelType::Serial);
+      tv->split(k, a.devices, /*inner_split=*/false);
+      tv->axis(k)->parallelize(a.type);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
 bool propagateShardings(ir::Fusion& fusion) {
   if (!isMultidevice(fusion)) return false;
   // The user's annotations first: a malformed one is an error naming the tensor.
   for (const ir::TensorView* tv : fusion.allTvs()) (void)shardedAxes(tv);
-  return shardNewTensors(fusion);
+  const bool canonical = canonicalizeLogicalDids(fusion);
+  return shardNewTensors(fusion) || canonical;
 }
 
 bool shardNewTensors(ir::Fusion& fusion) {

@@ -25,17 +25,40 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
     LOOM_CHECK(findAxis(axes, p) == nullptr, tv->toString(), ": two loop IDs are ", name, " (",
                findAxis(axes, p)->did->toString(), " and ", id->toString(), ")");
     const int64_t devices = mesh.size(p);
+    if (std::find(logical.begin(), logical.end(), id) != logical.end()) {
+      // nvFuser's logical DID: the dim has one element per device (propagate_shardings rewrites
+      // it as an outer split by the mesh size, the form below).
+      auto extent = id->extent()->constInt();
+      LOOM_CHECK(!extent.has_value() || *extent == devices, tv->toString(), ": logical ID ",
+                 id->toString(), " is ", name, " without a split, which gives each device one "
+                 "element of it, so its extent must be the mesh axis's ", devices, ", not ",
+                 *extent, "; to give each device a block of it, write outer_split(axis, ",
+                 devices, ") and parallelize the outer piece");
+      if (id->isBroadcast() && !id->hasExpandedExtent()) {
+        // A size-1 dim on a mesh axis of one device (nvFuser's [d, ...] at d = 1): nothing to
+        // shard; propagate_shardings clears it.
+        LOOM_CHECK(devices == 1, tv->toString(), ": ", name, " shards the broadcast ID ",
+                   id->toString(), ", which has one element for ", devices, " devices");
+        continue;
+      }
+      axes.push_back({p, id, id, devices});
+      continue;
+    }
     auto* split = id->definition() == nullptr ? nullptr : id->definition()->dynCast<ir::Split>();
     const bool logical_in =
         split != nullptr && std::find(logical.begin(), logical.end(), split->in()) != logical.end();
     LOOM_CHECK(split != nullptr && !split->innerSplit() && split->outer() == id && logical_in,
                tv->toString(), ": ", name, " loop ID ", id->toString(),
                " must be the outer part of an outer split of a logical ID (outer_split(axis, ",
-               devices, ")); ",
-               split == nullptr       ? "it is not made by a split"
-               : split->innerSplit()  ? "it comes from an inner split"
+               devices, ")), or a logical ID of extent ", devices, " itself; ",
+               split == nullptr ? "it is made by a merge: shard one logical dim, not a merge"
+               : split->innerSplit()
+                   ? "it comes from an inner split, whose pieces are strided across the dim: "
+                     "Loom runs shardings whose devices hold contiguous blocks "
+                     "(multidevice.shard_tensor can still cut such a tensor)"
                : split->outer() != id ? "it is the inner part of the split"
-                                      : "it splits an ID that is not logical");
+                                      : "it splits an ID that is not logical (a split of a "
+                                        "split: shard the logical dim with one outer split)");
     auto factor = split->factor()->constInt();
     LOOM_CHECK(factor.has_value() && *factor == devices, tv->toString(), ": ", name, " loop ID ",
                id->toString(), " splits ", split->in()->toString(), " into ",
