@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "ir/text_lexer.h"
+#include "ir/verify_exprs.h"
 #include "loom/ir/dispatch.h"
 #include "loom/ir/fusion.h"
 #include "loom/ir/verifier.h"
@@ -53,6 +54,7 @@ struct Arg {
   std::string key;  // empty for positional arguments
   const Token* tok;
   Val* val = nullptr;
+  std::optional<ScalarValue> literal;  // a plain literal (2, 0.5, true): it takes the op's dtype
   std::optional<DataType> dtype;
   std::optional<std::vector<bool>> flags;
 };
@@ -308,23 +310,25 @@ class Parser {
     expect("(");
     IterDomain* in0 = parseIdRef();
     expect(",");
+    Expr* made = nullptr;
     if (is_resize) {
       Scalar* left = parseIndexOperand("the left width of resize");
       expect(",");
       Scalar* right = parseIndexOperand("the right width of resize");
       expect(")");
-      make<Resize>(std::nullopt, outs[0], in0, left, right);
+      made = make<Resize>(std::nullopt, outs[0], in0, left, right);
     } else if (is_split) {
       const Token& ftok = peek();
       Scalar* factor = parseScalarOperand();
       if (!isIntegralType(factor->dtype())) fail(ftok, "split factor must be an integer");
       expect(")");
-      make<Split>(std::nullopt, outs[0], outs[1], in0, factor, op.text == "split");
+      made = make<Split>(std::nullopt, outs[0], outs[1], in0, factor, op.text == "split");
     } else {
       IterDomain* in1 = parseIdRef();
       expect(")");
-      make<Merge>(std::nullopt, outs[0], in0, in1);
+      made = make<Merge>(std::nullopt, outs[0], in0, in1);
     }
+    if (auto problem = transformProblem(made)) fail(op, *problem);
     expectEndOfLine();
   }
 
@@ -614,6 +618,7 @@ class Parser {
       if (isFloatingType(*d) && plain == DataType::Int64) {
         v = ScalarValue(double(std::get<int64_t>(*v)));
       }
+      checkRange(lt, *v, *d);
       expect(")");
       return constant(*v, *d);
     }
@@ -678,8 +683,47 @@ class Parser {
       a.dtype = d;
       return a;
     }
+    if (auto v = parseLiteral()) {
+      a.literal = *v;
+      a.val = constant(*v, plainType(*v));
+      return a;
+    }
     a.val = parseScalarOperand();
     return a;
+  }
+
+  // A plain literal argument takes dtype `c`, the dtype its op computes in (as a Python number
+  // does in torch), where that keeps its value: an integer literal becomes a float, a bool
+  // literal anything, but a fractional literal is no integer, an integer no bool, and an integer
+  // outside i32 no i32. Other arguments keep their dtype (the op's rule checks them).
+  // `from` is the value whose dtype `c` is (the output, or what a comparison compares with);
+  // null for the Bool operands of logical ops and conditions.
+  void adopt(Arg& a, DataType c, std::string_view op, const Val* from) {
+    if (!a.literal || a.val == nullptr || a.val->dtype() == c) return;
+    const DataType plain = a.val->dtype();
+    const bool fits = isFloatingType(c) || plain == DataType::Bool ||
+                      (plain == DataType::Int64 && isIntegralType(c));
+    if (!fits) {
+      fail(*a.tok, "the literal ", a.tok->text, " is not a value of ", dataTypeName(c),
+           ", the dtype ", op, " computes in here (",
+           from != nullptr ? "that of " + from->toString() + "; " : std::string(),
+           plain == DataType::Int64 ? "write true or false)" : "cast the other operands first)");
+    }
+    ScalarValue v = *a.literal;
+    if (isFloatingType(c) && plain == DataType::Int64) v = double(std::get<int64_t>(v));
+    checkRange(*a.tok, v, c);
+    fusion_->removeVal(a.val);
+    a.val = constant(v, c);
+  }
+
+  // An integer constant must fit its dtype (i32: the kernel and the reference would otherwise
+  // disagree on how it narrows).
+  void checkRange(const Token& t, const ScalarValue& v, DataType dtype) {
+    const auto* i = std::get_if<int64_t>(&v);
+    if (dtype != DataType::Int32 || i == nullptr) return;
+    if (*i < std::numeric_limits<int32_t>::min() || *i > std::numeric_limits<int32_t>::max()) {
+      fail(t, "the literal ", t.text, " is out of the range of i32");
+    }
   }
 
   // Parses "op(args)" and builds the expr whose outputs are `outs`.
@@ -781,6 +825,15 @@ void Parser::buildCall(const std::vector<Val*>& outs, const Token& line_tok) {
     return *a.flags;
   };
   std::optional<int64_t> none;
+  const DataType out_dtype = outs.empty() ? DataType::Float64 : outs[0]->dtype();
+  const Val* out0 = outs.empty() ? nullptr : outs[0];
+  auto adoptAll = [&](std::vector<Arg>& args, DataType c, const Val* from) {
+    for (Arg& a : args) adopt(a, c, name, from);
+  };
+  auto adoptKey = [&](const std::string& key, DataType c, const Val* from) {
+    if (auto it = kw.find(key); it != kw.end()) adopt(it->second, c, name, from);
+  };
+  Expr* made = nullptr;
   if (name == "cast") {
     need(2, 1, {});
     if (!pos[1].dtype) fail(*pos[1].tok, "the second operand of cast is a data type");
@@ -788,46 +841,71 @@ void Parser::buildCall(const std::vector<Val*>& outs, const Token& line_tok) {
       fail(*pos[1].tok, "cast to ", dataTypeName(*pos[1].dtype), " but ", line_tok.text,
            " is declared ", dataTypeName(outs[0]->dtype()));
     }
-    make<UnaryOp>(none, UnaryOpType::Cast, outs[0], val(pos[0]));
+    made = make<UnaryOp>(none, UnaryOpType::Cast, outs[0], val(pos[0]));
   } else if (auto u = parseUnaryOpType(name)) {
     need(1, 1, {});
-    make<UnaryOp>(none, *u, outs[0], val(pos[0]));
+    if (*u == UnaryOpType::LogicalNot) {
+      adoptAll(pos, DataType::Bool, nullptr);
+    } else if (*u != UnaryOpType::IsNan && *u != UnaryOpType::IsInf) {
+      adoptAll(pos, out_dtype, out0);
+    }
+    made = make<UnaryOp>(none, *u, outs[0], val(pos[0]));
   } else if (auto b = parseBinaryOpType(name)) {
     need(2, 1, {});
-    make<BinaryOp>(none, *b, outs[0], val(pos[0]), val(pos[1]));
+    if (*b == BinaryOpType::LogicalAnd || *b == BinaryOpType::LogicalOr) {
+      adoptAll(pos, DataType::Bool, nullptr);
+    } else if (!isPredicateOp(*b)) {
+      adoptAll(pos, out_dtype, out0);
+    } else if (pos[0].literal.has_value() != pos[1].literal.has_value()) {
+      // A comparison's literal takes the dtype of the value it is compared with.
+      const Val* other = val(pos[pos[0].literal ? 1 : 0]);
+      adoptAll(pos, other->dtype(), other);
+    }
+    made = make<BinaryOp>(none, *b, outs[0], val(pos[0]), val(pos[1]));
   } else if (auto t = parseTernaryOpType(name)) {
     need(3, 1, {});
-    make<TernaryOp>(none, *t, outs[0], val(pos[0]), val(pos[1]), val(pos[2]));
+    if (*t == TernaryOpType::Where) adopt(pos[0], DataType::Bool, name, nullptr);
+    for (size_t i = *t == TernaryOpType::Where ? 1 : 0; i < pos.size(); ++i) {
+      adopt(pos[i], out_dtype, name, out0);
+    }
+    made = make<TernaryOp>(none, *t, outs[0], val(pos[0]), val(pos[1]), val(pos[2]));
   } else if (auto r = parseReductionOpType(name)) {
     need(1, 1, {"init"});
-    make<ReductionOp>(none, *r, scalarArg("init"), tensorOut(0), tensorIn(pos[0]));
+    adoptKey("init", out_dtype, out0);
+    made = make<ReductionOp>(none, *r, scalarArg("init"), tensorOut(0), tensorIn(pos[0]));
   } else if (name == "welford") {
     need(3, 3, {"init_avg", "init_m2", "init_n"});
-    make<WelfordOp>(none, tensorOut(0), tensorOut(1), tensorOut(2), val(pos[0]), val(pos[1]),
-                    val(pos[2]), scalarArg("init_avg"), scalarArg("init_m2"),
-                    scalarArg("init_n"));
+    adopt(pos[1], outs[1]->dtype(), name, outs[1]);
+    adopt(pos[2], outs[2]->dtype(), name, outs[2]);
+    adoptKey("init_avg", outs[0]->dtype(), outs[0]);
+    adoptKey("init_m2", outs[1]->dtype(), outs[1]);
+    adoptKey("init_n", outs[2]->dtype(), outs[2]);
+    made = make<WelfordOp>(none, tensorOut(0), tensorOut(1), tensorOut(2), val(pos[0]),
+                           val(pos[1]), val(pos[2]), scalarArg("init_avg"), scalarArg("init_m2"),
+                           scalarArg("init_n"));
   } else if (name == "broadcast" || name == "squeeze") {
     need(1, 1, {"flags"});
     if (name == "broadcast") {
-      make<BroadcastOp>(none, tensorOut(0), tensorIn(pos[0]), flagsArg());
+      made = make<BroadcastOp>(none, tensorOut(0), tensorIn(pos[0]), flagsArg());
     } else {
-      make<SqueezeOp>(none, tensorOut(0), tensorIn(pos[0]), flagsArg());
+      made = make<SqueezeOp>(none, tensorOut(0), tensorIn(pos[0]), flagsArg());
     }
   } else if (name == "expand") {
     need(1, 1, {});
-    make<ExpandOp>(none, tensorOut(0), tensorIn(pos[0]));
+    made = make<ExpandOp>(none, tensorOut(0), tensorIn(pos[0]));
   } else if (name == "reshape") {
     need(1, 1, {});
-    make<ReshapeOp>(none, tensorOut(0), tensorIn(pos[0]));
+    made = make<ReshapeOp>(none, tensorOut(0), tensorIn(pos[0]));
   } else if (name == "set") {
     need(1, 1, {});
-    make<LoadStoreOp>(none, LoadStoreOpType::Set, tensorOut(0), tensorIn(pos[0]));
+    made = make<LoadStoreOp>(none, LoadStoreOpType::Set, tensorOut(0), tensorIn(pos[0]));
   } else if (name == "slice") {
     need(1, 1, {});
-    make<SliceOp>(none, tensorOut(0), tensorIn(pos[0]));
+    made = make<SliceOp>(none, tensorOut(0), tensorIn(pos[0]));
   } else if (name == "pad") {
     need(1, 1, {"value"});
-    make<PadOp>(none, tensorOut(0), tensorIn(pos[0]), typedScalarArg("value"));
+    adoptKey("value", out_dtype, out0);
+    made = make<PadOp>(none, tensorOut(0), tensorIn(pos[0]), typedScalarArg("value"));
   } else if (name == "cat") {
     if (pos.empty()) fail(op, "cat takes at least one operand, got 0");
     need(pos.size(), 1, {"dim"});
@@ -840,16 +918,20 @@ void Parser::buildCall(const std::vector<Val*>& outs, const Token& line_tok) {
       fail(*d.tok, "dim must be a non-negative integer constant");
     }
     fusion_->removeVal(d.val);  // the constant is an attribute, not a node of the fusion
-    make<CatOp>(none, tensorOut(0), ins, *dim);
+    made = make<CatOp>(none, tensorOut(0), ins, *dim);
   } else if (name == "full") {
     need(0, 1, {"value"});
-    make<FullOp>(none, tensorOut(0), typedScalarArg("value"));
+    adoptKey("value", out_dtype, out0);
+    made = make<FullOp>(none, tensorOut(0), typedScalarArg("value"));
   } else if (name == "iota") {
     need(0, 1, {"start", "step"});
-    make<IotaOp>(none, tensorOut(0), typedScalarArg("start"), typedScalarArg("step"));
+    adoptKey("start", out_dtype, out0);
+    adoptKey("step", out_dtype, out0);
+    made = make<IotaOp>(none, tensorOut(0), typedScalarArg("start"), typedScalarArg("step"));
   } else {
     fail(op, "unknown op '", name, "'");
   }
+  if (auto problem = mathExprProblem(made)) fail(op, *problem);
 }
 
 }  // namespace
