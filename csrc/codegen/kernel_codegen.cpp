@@ -128,10 +128,26 @@ std::string unary(const kir::UnaryExpr* u) {
     case Op::IsInf: return isFloatingType(u->in->dtype()) ? "isinf(" + x + ")" : "false";
     case Op::LogicalNot: return "(!" + x + ")";
     case Op::Cast: {
-      // The 16-bit types convert from float and double only: integers go through float (exact
-      // below 2^24; beyond that, rounded twice).
-      bool half = u->dtype() == DataType::Float16 || u->dtype() == DataType::BFloat16;
-      if (half && !isFloatingType(u->in->dtype())) x = "static_cast<float>(" + x + ")";
+      const DataType from = u->in->dtype();
+      const DataType to = u->dtype();
+      // Floats to integers truncate toward zero and saturate, NaN giving 0 (docs/text-format.md,
+      // "Types"): CUDA's conversion intrinsics, which the host emulation defines the same way.
+      // The 16-bit types widen to float first (exactly).
+      if (isIntegralType(to) && isFloatingType(from)) {
+        const bool f64 = from == DataType::Float64;
+        const std::string v = isReducedPrecision(from) ? "static_cast<float>(" + x + ")" : x;
+        return std::string(f64 ? "__double2" : "__float2") +
+               (to == DataType::Int32 ? "int_rz(" : "ll_rz(") + v + ")";
+      }
+      // The 16-bit types convert from float: a double or an integer is rounded to float to odd
+      // first, so that the one rounding to 16 bits is that of the value itself.
+      if (isReducedPrecision(to) && !isFloatingType(from) && from != DataType::Bool) {
+        x = "loom::roundToOddFloat(static_cast<double>(" + x + "))";
+      } else if (isReducedPrecision(to) && from == DataType::Float64) {
+        x = "loom::roundToOddFloat(" + x + ")";
+      } else if (isReducedPrecision(to) && from == DataType::Bool) {
+        x = "static_cast<float>(" + x + ")";
+      }
       return cast(x);
     }
   }
@@ -162,7 +178,10 @@ std::string binary(const kir::BinaryExpr* b) {
     case Op::Div: return infix("/");
     case Op::Mod:
       return isFloatingType(b->dtype()) ? "loom_fmod(" + l + ", " + r + ")" : infix("%");
-    case Op::Pow: return std::string(f32 ? "powf(" : "pow(") + l + ", " + r + ")";
+    case Op::Pow:
+      // Integers: an exact (wrapping) power, as the reference computes it; floats: pow.
+      if (isIntegralType(b->dtype())) return "loom_ipow(" + l + ", " + r + ")";
+      return std::string(f32 ? "powf(" : "pow(") + l + ", " + r + ")";
     case Op::Fmod: return "loom_fmod(" + l + ", " + r + ")";
     case Op::Max: return "loom_max(" + l + ", " + r + ")";
     case Op::Min: return "loom_min(" + l + ", " + r + ")";
