@@ -115,8 +115,9 @@ std::optional<std::string> pairProblem(const Expr* e, const TensorView* p, const
 std::optional<std::string> squeezeProblem(const SqueezeOp* sq) {
   std::vector<IterDomain*> ids = TensorDomain::noReductions(sq->in()->logical());
   for (size_t i = 0; i < ids.size() && i < sq->isSqueezedDim().size(); ++i) {
-    if (!sq->isSqueezedDim()[i] || ids[i]->isBroadcast()) continue;
-    // Symbolic extents are checked to be 1 when the squeeze runs.
+    if (!sq->isSqueezedDim()[i]) continue;
+    // A broadcast's size is its expanded extent when it has one. Symbolic extents are checked
+    // to be 1 when the squeeze runs.
     auto n = ids[i]->logicalExtent()->constInt();
     if (n.has_value() && *n != 1) {
       return concat(quoted(sq), ": squeezed ID ", idName(ids[i]), " of ", sq->in()->toString(),
