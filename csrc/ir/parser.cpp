@@ -329,6 +329,7 @@ class Parser {
       made = make<Merge>(std::nullopt, outs[0], in0, in1);
     }
     if (auto problem = transformProblem(made)) fail(op, *problem);
+    if (auto problem = extentProblem(made)) fail(op, *problem);
     expectEndOfLine();
   }
 

@@ -415,4 +415,71 @@ std::optional<std::string> transformProblem(const Expr* e) {
   return std::nullopt;
 }
 
+std::optional<std::string> extentProblem(const Expr* e) {
+  // Compares constants only: a symbolic extent names a scalar the text defines, and localized
+  // (sharded) fusions change extents after the transforms were built.
+  auto constOf = [](const Scalar* s) -> std::optional<int64_t> {
+    return s == nullptr ? std::nullopt : s->constInt();
+  };
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  // `what` of `id` (its extent or expanded extent) must be `want` where both are constants.
+  auto check = [&](const IterDomain* id, const Scalar* got_s, std::optional<int64_t> want,
+                   std::string_view what) -> std::optional<std::string> {
+    std::optional<int64_t> got = constOf(got_s);
+    if (!want || !got || *want == *got) return std::nullopt;
+    return concat(quoted(e), ": the ", what, " of ", idName(id), " must be ", *want, ", not ",
+                  *got);
+  };
+  if (const auto* s = e->dynCast<Split>()) {
+    std::optional<int64_t> f = constOf(s->factor());
+    if (f && *f <= 0) return concat(quoted(e), ": the split factor must be positive, not ", *f);
+    const IterDomain* in = s->in();
+    const IterDomain* factor_side = s->innerSplit() ? s->inner() : s->outer();
+    const IterDomain* rest_side = s->innerSplit() ? s->outer() : s->inner();
+    auto rest = [&](const Scalar* n) -> std::optional<int64_t> {
+      std::optional<int64_t> c = constOf(n);
+      if (!c || !f) return std::nullopt;
+      return ceilDiv(*c, *f);
+    };
+    if (auto p = check(factor_side, factor_side->extent(), f, "extent")) return p;
+    if (auto p = check(rest_side, rest_side->extent(), rest(in->extent()), "extent")) return p;
+    if (in->hasExpandedExtent()) {
+      if (auto p = check(factor_side, factor_side->expandedExtent(), f, "expanded extent")) {
+        return p;
+      }
+      if (auto p = check(rest_side, rest_side->expandedExtent(), rest(in->expandedExtent()),
+                         "expanded extent")) {
+        return p;
+      }
+    }
+    return std::nullopt;
+  }
+  if (const auto* m = e->dynCast<Merge>()) {
+    const IterDomain* out = m->out();
+    auto product = [&](const Scalar* a, const Scalar* b) -> std::optional<int64_t> {
+      std::optional<int64_t> x = constOf(a), y = constOf(b);
+      if (!x || !y) return std::nullopt;
+      return *x * *y;
+    };
+    std::optional<int64_t> logical =
+        product(m->outer()->logicalExtent(), m->inner()->logicalExtent());
+    if (!out->isBroadcast()) return check(out, out->extent(), logical, "extent");
+    if (auto p = check(out, out->extent(), product(m->outer()->extent(), m->inner()->extent()),
+                       "extent")) {
+      return p;
+    }
+    if (out->hasExpandedExtent())
+      return check(out, out->expandedExtent(), logical, "expanded extent");
+    return std::nullopt;
+  }
+  if (const auto* r = e->dynCast<Resize>()) {
+    std::optional<int64_t> l = constOf(r->left()), n = constOf(r->in()->logicalExtent()),
+                           rt = constOf(r->right());
+    std::optional<int64_t> want;
+    if (l && n && rt) want = *l + *n + *rt;
+    return check(r->out(), r->out()->extent(), want, "extent");
+  }
+  return std::nullopt;
+}
+
 }  // namespace loom::ir

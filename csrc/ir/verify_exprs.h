@@ -15,7 +15,12 @@ class Expr;
 /// What is wrong with math expr `e`, or nullopt. The text names the expr, the value and the rule.
 std::optional<std::string> mathExprProblem(const Expr* e);
 
-/// What is wrong with the IterTypes (and constant extents) of a Split, Merge or Resize, or nullopt.
+/// What is wrong with the IterTypes of a Split, Merge or Resize, or nullopt.
 std::optional<std::string> transformProblem(const Expr* e);
+
+/// What is wrong with the constant extents of a Split, Merge or Resize's outputs (each the
+/// extent IterDomain::split, merge or resize would give it), or nullopt. The parser's check only:
+/// sharding localizes extents after the transforms were built.
+std::optional<std::string> extentProblem(const Expr* e);
 
 }  // namespace loom::ir

@@ -240,5 +240,47 @@ TEST(TextIterTypes, TransformOutputsKeepTheirType) {
       "6:8", "b2 must be an iteration ID (write i2)");
 }
 
+// A transform's outputs have the extents IterDomain::split, merge and resize give them: a split
+// half declared too short would leave elements no loop visits (and the kernel never writes).
+TEST(TextIterTypes, TransformOutputsHaveTheirExtents) {
+  const std::string head = "inputs: T0\noutputs: T1\nT0 : f32 global [i0{64}]\n";
+  const std::string tail = "T1 = neg(T0)\n";
+  expectError(head + "T1 : f32 global [i1{64}]\n  loop [i2{10}, i3{4}]\n  i2, i3 = split(i1, 4)\n" +
+                  tail,
+              "6:12", "'i2, i3 = split(i1)': the extent of i2 must be 16, not 10");
+  expectError(head + "T1 : f32 global [i1{64}]\n  loop [i2{16}, i3{8}]\n  i2, i3 = split(i1, 4)\n" +
+                  tail,
+              "6:12", "the extent of i3 must be 4, not 8");
+  expectError(head +
+                  "T1 : f32 global [i1{64}]\n  loop [i2{2}, i3{30}]\n"
+                  "  i2, i3 = outer_split(i1, 2)\n" +
+                  tail,
+              "6:12", "the extent of i3 must be 32, not 30");
+  expectError(head + "T1 : f32 global [i1{64}]\n  loop [i2{16}, i3{0}]\n  i2, i3 = split(i1, 0)\n" +
+                  tail,
+              "6:12", "the split factor must be positive, not 0");
+  // A ragged split rounds up (the last block is predicated).
+  EXPECT_EQ(parseError("inputs: T0\noutputs: T1\nT0 : f32 global [i0{10}]\n"
+                       "T1 : f32 global [i1{10}]\n  loop [i2{3}, i3{4}]\n"
+                       "  i2, i3 = split(i1, 4)\n" +
+                       tail),
+            "");
+  expectError(
+      "inputs: T0\noutputs: T1\nT0 : f32 global [i0{4}, i1{8}]\n"
+      "T1 : f32 global [i2{4}, i3{8}]\n  loop [i4{16}]\n  i4 = merge(i2, i3)\n" +
+          tail,
+      "6:8", "'i4 = merge(i2, i3)': the extent of i4 must be 32, not 16");
+  expectError("inputs: T0\noutputs: T1\nT0 : f32 global [i0{4}]\nT1 : f32 global [i2{5}]\n"
+              "  root [i1{4}]\n  i2 = resize(i1, 1, 1)\nT1 = pad(T0, value=0.0)\n",
+              "6:8", "the extent of i2 must be 6, not 5");
+  // Symbolic extents name scalars of their own; only constants are compared.
+  EXPECT_EQ(parseError("inputs: T0\noutputs: T1\ns0 : i64\ns1 : i64 = ceil_div(s0, 4)\n"
+                       "T0 : f32 global [i0{s0}]\n"
+                       "T1 : f32 global [i1{s0}]\n  loop [i2{s1}, i3{4}]\n"
+                       "  i2, i3 = split(i1, 4)\n" +
+                       tail),
+            "");
+}
+
 }  // namespace
 }  // namespace loom::ir
