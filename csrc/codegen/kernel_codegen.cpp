@@ -8,10 +8,13 @@
 #include <array>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 #include <utility>
 
 #include "loom/codegen/runtime_library.h"
+#include "loom/lower/kir_walk.h"
 #include "loom/support/hash.h"
 
 namespace loom::codegen {
@@ -45,41 +48,64 @@ std::string constant(const kir::Const* c) {
   return scalarLiteral(c->dtype(), c->value, tl_index_type);
 }
 
+// isLongLongData's answers for the kernel being generated: an expression may be tens of
+// thousands deep, so each value is decided once, bottom-up. Set by generateKernel.
+thread_local std::unordered_map<const kir::Value*, bool>* tl_long_long = nullptr;
+
 // True when `v` is Int64 data (a long long) in an Int32-index kernel, where Int64 index math is
 // int: a load, a cast, an accumulator or scalar parameter, or math over one of those.
 bool isLongLongData(const kir::Value* v) {
   if (tl_index_type != DataType::Int32 || v->dtype() != DataType::Int64) return false;
-  switch (v->kind()) {
-    case kir::NodeKind::Load: return true;
-    case kir::NodeKind::Var:
-      return tl_index_vars == nullptr || tl_index_vars->count(v->as<kir::Var>()) == 0;
-    case kir::NodeKind::UnaryExpr: {
-      auto* u = v->as<kir::UnaryExpr>();
-      return u->op == ir::UnaryOpType::Cast || isLongLongData(u->in);
-    }
-    case kir::NodeKind::BinaryExpr: {
-      auto* b = v->as<kir::BinaryExpr>();
-      return isLongLongData(b->lhs) || isLongLongData(b->rhs);
-    }
-    case kir::NodeKind::TernaryExpr: {
-      auto* t = v->as<kir::TernaryExpr>();
-      return isLongLongData(t->a) || isLongLongData(t->b) || isLongLongData(t->c);
-    }
-    default: return false;  // constants (either), thread indices and tensor sizes (index type)
+  if (tl_long_long != nullptr) {
+    if (auto it = tl_long_long->find(v); it != tl_long_long->end()) return it->second;
   }
+  std::unordered_map<const kir::Value*, bool> local;
+  std::unordered_map<const kir::Value*, bool>& memo = tl_long_long ? *tl_long_long : local;
+  for (const kir::Value* x : kir::postOrder(const_cast<kir::Value*>(v))) {
+    if (memo.count(x) != 0) continue;
+    bool r = false;
+    if (tl_index_type == DataType::Int32 && x->dtype() == DataType::Int64) {
+      switch (x->kind()) {
+        case kir::NodeKind::Load: r = true; break;
+        case kir::NodeKind::Var:
+          r = tl_index_vars == nullptr || tl_index_vars->count(x->as<kir::Var>()) == 0;
+          break;
+        case kir::NodeKind::UnaryExpr:
+        case kir::NodeKind::BinaryExpr:
+        case kir::NodeKind::TernaryExpr:
+          r = x->isA<kir::UnaryExpr>() && x->as<kir::UnaryExpr>()->op == ir::UnaryOpType::Cast;
+          for (const kir::Value* in : kir::operandsOf(x)) r = r || memo.at(in);
+          break;
+        default: break;  // constants (either), thread indices and tensor sizes (index type)
+      }
+    }
+    memo[x] = r;
+  }
+  return memo.at(v);
 }
 
-std::string expr(const kir::Value* v);
+// Expressions are written as pieces (kir::writePieces), so their depth costs no recursion.
+using Piece = kir::TextPiece;
+using Pieces = kir::TextPieces;
+
+Piece lit(std::string text) { return {std::move(text), nullptr}; }
+Piece arg(const kir::Value* v) { return {{}, v}; }
+
+Pieces wrap(std::string before, Pieces inner, std::string after) {
+  inner.insert(inner.begin(), lit(std::move(before)));
+  inner.push_back(lit(std::move(after)));
+  return inner;
+}
 
 // An operand of an op whose operands must agree in type (the runtime's loom_max(T, T),
 // loom_ceil_div, the loom_fmod overloads): with `long_long` (another operand is Int64 data in an
 // Int32-index kernel), an Int64 constant prints as long long instead of int.
-std::string operand(const kir::Value* v, bool long_long) {
+Piece operand(const kir::Value* v, bool long_long) {
   auto* c = v->dynCast<kir::Const>();
   if (long_long && c != nullptr && c->dtype() == DataType::Int64) {
-    return scalarLiteral(DataType::Int64, c->value, DataType::Int64);
+    return lit(scalarLiteral(DataType::Int64, c->value, DataType::Int64));
   }
-  return expr(v);
+  return arg(v);
 }
 
 // Fusion inputs are read through loom::loadInput/loadVectorInput and fusion outputs written through
@@ -100,64 +126,89 @@ bool isCallerBool(const kir::Buffer* b) {
   return b->kind == kir::BufferKind::Param && b->isFusionInput && b->dtype == DataType::Bool;
 }
 
-std::string unary(const kir::UnaryExpr* u) {
+Pieces unary(const kir::UnaryExpr* u) {
   using Op = ir::UnaryOpType;
-  std::string x = expr(u->in);
+  const Piece x = arg(u->in);
   bool f32 = u->in->dtype() != DataType::Float64;
-  auto fn = [&](const char* name) { return std::string(name) + (f32 ? "f(" : "(") + x + ")"; };
-  auto cast = [&](const std::string& v) {
-    return "static_cast<" + std::string(cTypeName(u->dtype())) + ">(" + v + ")";
+  auto fn = [&](const char* name) {
+    return Pieces{lit(std::string(name) + (f32 ? "f(" : "(")), x, lit(")")};
   };
+  const std::string type(cTypeName(u->dtype()));
+  auto cast = [&](Pieces v) { return wrap("static_cast<" + type + ">(", std::move(v), ")"); };
   switch (u->op) {
-    case Op::Neg: return "(-" + x + ")";
-    case Op::Abs: return isFloatingType(u->dtype()) ? fn("fabs") : "abs(" + x + ")";
+    case Op::Neg: return {lit("(-"), x, lit(")")};
+    case Op::Abs: return isFloatingType(u->dtype()) ? fn("fabs") : Pieces{lit("abs("), x, lit(")")};
     case Op::Exp: return fn("exp");
     case Op::Exp2: return fn("exp2");
     case Op::Log: return fn("log");
     case Op::Log2: return fn("log2");
     case Op::Sqrt: return fn("sqrt");
     case Op::Rsqrt: return fn("rsqrt");
-    case Op::Reciprocal: return std::string(f32 ? "(1.0f / " : "(1.0 / ") + x + ")";
+    case Op::Reciprocal: return {lit(f32 ? "(1.0f / " : "(1.0 / "), x, lit(")")};
     case Op::Sin: return fn("sin");
     case Op::Cos: return fn("cos");
     case Op::Tanh: return fn("tanh");
     case Op::Erf: return fn("erf");
     // Rounding an integer (or bool) is the identity; the builtins take floating operands only.
-    case Op::Floor: return isFloatingType(u->in->dtype()) ? fn("floor") : cast(x);
-    case Op::Ceil: return isFloatingType(u->in->dtype()) ? fn("ceil") : cast(x);
-    case Op::Sigmoid: return "loom_sigmoid(" + x + ")";
-    case Op::Silu: return "loom_silu(" + x + ")";
-    case Op::Round: return isFloatingType(u->in->dtype()) ? "loom_round(" + x + ")" : cast(x);
-    case Op::Sign: return "loom_sign(" + x + ")";
-    case Op::Relu: return "loom_max(" + x + ", (" + std::string(cTypeName(u->dtype())) + ")0)";
-    case Op::IsNan: return "(" + x + " != " + x + ")";
-    case Op::IsInf: return isFloatingType(u->in->dtype()) ? "isinf(" + x + ")" : "false";
-    case Op::LogicalNot: return "(!" + x + ")";
+    case Op::Floor: return isFloatingType(u->in->dtype()) ? fn("floor") : cast({x});
+    case Op::Ceil: return isFloatingType(u->in->dtype()) ? fn("ceil") : cast({x});
+    case Op::Sigmoid: return {lit("loom_sigmoid("), x, lit(")")};
+    case Op::Silu: return {lit("loom_silu("), x, lit(")")};
+    case Op::Round:
+      return isFloatingType(u->in->dtype()) ? Pieces{lit("loom_round("), x, lit(")")} : cast({x});
+    case Op::Sign: return {lit("loom_sign("), x, lit(")")};
+    case Op::Relu: return {lit("loom_max("), x, lit(", (" + type + ")0)")};
+    case Op::IsNan: return {lit("("), x, lit(" != "), x, lit(")")};
+    case Op::IsInf:
+      return isFloatingType(u->in->dtype()) ? Pieces{lit("isinf("), x, lit(")")}
+                                             : Pieces{lit("false")};
+    case Op::LogicalNot: return {lit("(!"), x, lit(")")};
     case Op::Cast: {
-      // The 16-bit types convert from float and double only: integers go through float (exact
-      // below 2^24; beyond that, rounded twice).
-      bool half = u->dtype() == DataType::Float16 || u->dtype() == DataType::BFloat16;
-      if (half && !isFloatingType(u->in->dtype())) x = "static_cast<float>(" + x + ")";
-      return cast(x);
+      const DataType from = u->in->dtype();
+      const DataType to = u->dtype();
+      // Floats to integers truncate toward zero and saturate, NaN giving 0 (docs/text-format.md,
+      // "Types"): CUDA's conversion intrinsics, which the host emulation defines the same way.
+      // The 16-bit types widen to float first (exactly).
+      if (isIntegralType(to) && isFloatingType(from)) {
+        const bool f64 = from == DataType::Float64;
+        Pieces v = isReducedPrecision(from) ? wrap("static_cast<float>(", {x}, ")") : Pieces{x};
+        return wrap(std::string(f64 ? "__double2" : "__float2") +
+                        (to == DataType::Int32 ? "int_rz(" : "ll_rz("),
+                    std::move(v), ")");
+      }
+      // The 16-bit types convert from float: a double or an integer is rounded to float to odd
+      // first, so that the one rounding to 16 bits is that of the value itself.
+      Pieces v{x};
+      if (isReducedPrecision(to) && !isFloatingType(from) && from != DataType::Bool) {
+        v = wrap("loom::roundToOddFloat(static_cast<double>(", std::move(v), "))");
+      } else if (isReducedPrecision(to) && from == DataType::Float64) {
+        v = wrap("loom::roundToOddFloat(", std::move(v), ")");
+      } else if (isReducedPrecision(to) && from == DataType::Bool) {
+        v = wrap("static_cast<float>(", std::move(v), ")");
+      }
+      return cast(std::move(v));
     }
   }
   LOOM_UNREACHABLE();
 }
 
-std::string binary(const kir::BinaryExpr* b) {
+Pieces binary(const kir::BinaryExpr* b) {
   using Op = ir::BinaryOpType;
   const bool long_long = isLongLongData(b->lhs) || isLongLongData(b->rhs);
-  std::string l = operand(b->lhs, long_long);
-  std::string r = operand(b->rhs, long_long);
-  auto infix = [&](const char* op) { return "(" + l + " " + op + " " + r + ")"; };
+  const Piece l = operand(b->lhs, long_long);
+  const Piece r = operand(b->rhs, long_long);
+  auto infix = [&](const char* op) {
+    return Pieces{lit("("), l, lit(std::string(" ") + op + " "), r, lit(")")};
+  };
+  auto call = [&](const char* name) { return Pieces{lit(std::string(name) + "("), l, lit(", "), r, lit(")")}; };
   bool f32 = b->dtype() != DataType::Float64;
   if (b->total && isIntegralType(b->dtype())) {
     // Integer division of the fusion's own values: defined for every operand (math.cuh).
     switch (b->op) {
-      case Op::Div: return "loom_div(" + l + ", " + r + ")";
+      case Op::Div: return call("loom_div");
       case Op::Mod:
-      case Op::Fmod: return "loom_fmod(" + l + ", " + r + ")";
-      case Op::CeilDiv: return "loom_ceil_div_total(" + l + ", " + r + ")";
+      case Op::Fmod: return call("loom_fmod");
+      case Op::CeilDiv: return call("loom_ceil_div_total");
       default: break;
     }
   }
@@ -166,12 +217,14 @@ std::string binary(const kir::BinaryExpr* b) {
     case Op::Sub: return infix("-");
     case Op::Mul: return infix("*");
     case Op::Div: return infix("/");
-    case Op::Mod:
-      return isFloatingType(b->dtype()) ? "loom_fmod(" + l + ", " + r + ")" : infix("%");
-    case Op::Pow: return std::string(f32 ? "powf(" : "pow(") + l + ", " + r + ")";
-    case Op::Fmod: return "loom_fmod(" + l + ", " + r + ")";
-    case Op::Max: return "loom_max(" + l + ", " + r + ")";
-    case Op::Min: return "loom_min(" + l + ", " + r + ")";
+    case Op::Mod: return isFloatingType(b->dtype()) ? call("loom_fmod") : infix("%");
+    case Op::Pow:
+      // Integers: an exact (wrapping) power, as the reference computes it; floats: pow.
+      if (isIntegralType(b->dtype())) return call("loom_ipow");
+      return call(f32 ? "powf" : "pow");
+    case Op::Fmod: return call("loom_fmod");
+    case Op::Max: return call("loom_max");
+    case Op::Min: return call("loom_min");
     case Op::Eq: return infix("==");
     case Op::Ne: return infix("!=");
     case Op::Lt: return infix("<");
@@ -184,45 +237,57 @@ std::string binary(const kir::BinaryExpr* b) {
       // Floats: ceil of the true quotient, as the evaluator computes it ((a + b - 1) / b is
       // only right for integers).
       if (isFloatingType(b->dtype())) {
-        return std::string(f32 ? "ceilf(" : "ceil(") + l + " / " + r + ")";
+        return {lit(f32 ? "ceilf(" : "ceil("), l, lit(" / "), r, lit(")")};
       }
-      return "loom_ceil_div(" + l + ", " + r + ")";
+      return call("loom_ceil_div");
   }
   LOOM_UNREACHABLE();
 }
 
-std::string expr(const kir::Value* v) {
+// The pieces of one value: leaves are all text; others name their operands.
+Pieces piecesOf(const kir::Value* v) {
   switch (v->kind()) {
-    case kir::NodeKind::Const: return constant(v->as<kir::Const>());
-    case kir::NodeKind::Var: return v->as<kir::Var>()->name;
+    case kir::NodeKind::Const: return {lit(constant(v->as<kir::Const>()))};
+    case kir::NodeKind::Var: return {lit(v->as<kir::Var>()->name)};
     case kir::NodeKind::NamedScalar:
-      return "((" + indexTypeName() + ")" + v->as<kir::NamedScalar>()->name + ")";
+      return {lit("((" + indexTypeName() + ")" + v->as<kir::NamedScalar>()->name + ")")};
     case kir::NodeKind::TensorSize: {
       auto* t = v->as<kir::TensorSize>();
-      return t->buffer->name + (t->isStride ? ".stride[" : ".size[") + std::to_string(t->dim) + "]";
+      return {lit(t->buffer->name + (t->isStride ? ".stride[" : ".size[") +
+                  std::to_string(t->dim) + "]")};
     }
     case kir::NodeKind::UnaryExpr: return unary(v->as<kir::UnaryExpr>());
     case kir::NodeKind::BinaryExpr: return binary(v->as<kir::BinaryExpr>());
     case kir::NodeKind::TernaryExpr: {
       auto* t = v->as<kir::TernaryExpr>();
       const bool long_long = isLongLongData(t->a) || isLongLongData(t->b) || isLongLongData(t->c);
-      std::string a = operand(t->a, long_long), b = operand(t->b, long_long),
+      const Piece a = operand(t->a, long_long), b = operand(t->b, long_long),
                   c = operand(t->c, long_long);
       switch (t->op) {
-        case ir::TernaryOpType::Where: return "(" + a + " ? " + b + " : " + c + ")";
-        case ir::TernaryOpType::Clamp: return "loom_min(loom_max(" + a + ", " + b + "), " + c + ")";
-        case ir::TernaryOpType::Lerp: return "(" + a + " + " + c + " * (" + b + " - " + a + "))";
+        case ir::TernaryOpType::Where: return {lit("("), a, lit(" ? "), b, lit(" : "), c, lit(")")};
+        case ir::TernaryOpType::Clamp:
+          return {lit("loom_min(loom_max("), a, lit(", "), b, lit("), "), c, lit(")")};
+        case ir::TernaryOpType::Lerp:
+          return {lit("("), a, lit(" + "), c, lit(" * ("), b, lit(" - "), a, lit("))")};
       }
       LOOM_UNREACHABLE();
     }
     case kir::NodeKind::Load: {
       auto* l = v->as<kir::Load>();
-      std::string access = l->buffer->name + "[" + expr(l->index) + "]";
-      if (isCallerBool(l->buffer)) return "loom::loadBoolInput(&" + access + ")";
-      return isHintedInput(l->buffer) ? "loom::loadInput(&" + access + ")" : access;
+      const char* wrapper = isCallerBool(l->buffer)   ? "loom::loadBoolInput(&"
+                            : isHintedInput(l->buffer) ? "loom::loadInput(&"
+                                                       : "";
+      const bool wrapped = *wrapper != '\0';
+      return {lit(wrapper + l->buffer->name + "["), arg(l->index), lit(wrapped ? "])" : "]")};
     }
     default: LOOM_UNREACHABLE("not a value");
   }
+}
+
+std::string expr(const kir::Value* v) {
+  std::ostringstream os;
+  kir::writePieces(os, v, piecesOf);
+  return os.str();
 }
 
 std::string_view reduceFunctor(ir::ReductionOpType op) {
@@ -254,38 +319,37 @@ std::string welfordType(const kir::Var* avg, const kir::Var* n) {
          std::string(cTypeName(n->dtype())) + ">";
 }
 
+// Indentation stops growing at this depth: a loop nest tens of thousands deep would otherwise
+// make the kernel text quadratic in its depth.
+constexpr int kMaxIndent = 32;
+
+std::string padOf(int indent) { return std::string(size_t(std::min(indent, kMaxIndent)) * 2, ' '); }
+
+// The opening line(s) of a loop or an if; stmts() writes the body and the closing brace.
+void openScope(std::ostringstream& os, const kir::Stmt* s, int indent) {
+  const std::string pad = padOf(indent);
+  if (auto* f = s->dynCast<kir::ForLoop>()) {
+    const std::string& i = f->index->name;
+    if (f->isParallel()) {
+      os << pad << "{\n" << padOf(indent + 1) << "const " << indexTypeName() << " " << i << " = ("
+         << indexTypeName() << ")" << parallelIndex(f->ptype) << ";\n";
+      return;
+    }
+    // Vectorize loops left by the vectorize pass (math on registers) are unrolled too.
+    if (f->ptype == ir::ParallelType::Unroll || f->ptype == ir::ParallelType::Vectorize) {
+      os << pad << "#pragma unroll\n";
+    }
+    os << pad << "for (" << indexTypeName() << " " << i << " = " << expr(f->start) << "; " << i
+       << " < " << expr(f->stop) << "; ++" << i << ") {\n";
+    return;
+  }
+  os << pad << "if (" << expr(s->as<kir::IfThenElse>()->cond) << ") {\n";
+}
+
+// A statement without a body.
 void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
-  std::string pad(size_t(indent) * 2, ' ');
+  std::string pad = padOf(indent);
   switch (s->kind()) {
-    case kir::NodeKind::ForLoop: {
-      auto* f = s->as<kir::ForLoop>();
-      const std::string& i = f->index->name;
-      if (f->isParallel()) {
-        os << pad << "{\n" << pad << "  const " << indexTypeName() << " " << i << " = ("
-           << indexTypeName() << ")" << parallelIndex(f->ptype) << ";\n";
-      } else {
-        // Vectorize loops left by the vectorize pass (math on registers) are unrolled too.
-        if (f->ptype == ir::ParallelType::Unroll || f->ptype == ir::ParallelType::Vectorize) {
-          os << pad << "#pragma unroll\n";
-        }
-        os << pad << "for (" << indexTypeName() << " " << i << " = " << expr(f->start) << "; " << i << " < "
-           << expr(f->stop) << "; ++" << i << ") {\n";
-      }
-      stmts(os, f->body, indent + 1);
-      os << pad << "}\n";
-      return;
-    }
-    case kir::NodeKind::IfThenElse: {
-      auto* ite = s->as<kir::IfThenElse>();
-      os << pad << "if (" << expr(ite->cond) << ") {\n";
-      stmts(os, ite->thenBody, indent + 1);
-      if (!ite->elseBody.empty()) {
-        os << pad << "} else {\n";
-        stmts(os, ite->elseBody, indent + 1);
-      }
-      os << pad << "}\n";
-      return;
-    }
     case kir::NodeKind::Allocate: {
       auto* a = s->as<kir::Allocate>();
       if (a->buffer->kind == kir::BufferKind::Shared) {
@@ -422,22 +486,51 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
   }
 }
 
-void stmts(std::ostringstream& os, const kir::Scope& scope, int indent) {
-  for (const kir::Stmt* s : scope) stmt(os, s, indent);
+// Writes `root` with an explicit stack of open scopes: a loop nest may be tens of thousands deep.
+void stmts(std::ostringstream& os, const kir::Scope& root, int indent) {
+  struct Open {
+    const kir::Scope* scope;
+    int indent;
+    const kir::IfThenElse* ite = nullptr;  ///< the if whose then-branch this is
+    size_t next = 0;
+  };
+  std::vector<Open> stack{{&root, indent}};
+  while (!stack.empty()) {
+    Open& o = stack.back();
+    if (o.next == o.scope->size()) {
+      if (stack.size() == 1) return;
+      const std::string pad = padOf(o.indent - 1);
+      if (o.ite != nullptr && !o.ite->elseBody.empty()) {
+        os << pad << "} else {\n";
+        o = {&o.ite->elseBody, o.indent};
+        continue;
+      }
+      os << pad << "}\n";
+      stack.pop_back();
+      continue;
+    }
+    const kir::Stmt* s = (*o.scope)[o.next++];
+    const int at = o.indent;
+    if (auto* f = s->dynCast<kir::ForLoop>()) {
+      openScope(os, s, at);
+      stack.push_back({&f->body, at + 1});
+    } else if (auto* ite = s->dynCast<kir::IfThenElse>()) {
+      openScope(os, s, at);
+      stack.push_back({&ite->thenBody, at + 1, ite});
+    } else {
+      stmt(os, s, at);
+    }
+  }
 }
 
 void collectIndexVars(const kir::Scope& scope, std::unordered_set<const kir::Var*>& out) {
-  for (const kir::Stmt* s : scope) {
+  kir::forEachStmt(scope, [&](const kir::Stmt* s) {
     if (auto* f = s->dynCast<kir::ForLoop>()) {
       out.insert(f->index);
-      collectIndexVars(f->body, out);
-    } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
-      collectIndexVars(i->thenBody, out);
-      collectIndexVars(i->elseBody, out);
     } else if (auto* d = s->dynCast<kir::DeclareVar>(); d != nullptr && d->constIndex) {
       out.insert(d->var);
     }
-  }
+  });
 }
 
 }  // namespace
@@ -526,8 +619,13 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
   std::unordered_set<const kir::Var*> index_vars;
   collectIndexVars(kernel.body, index_vars);
   tl_index_vars = &index_vars;
+  std::unordered_map<const kir::Value*, bool> long_long;
+  tl_long_long = &long_long;
   struct Reset {
-    ~Reset() { tl_index_vars = nullptr; }
+    ~Reset() {
+      tl_index_vars = nullptr;
+      tl_long_long = nullptr;
+    }
   } reset;
   std::ostringstream body;
   body << "(";

@@ -100,6 +100,7 @@ bool usesIntegerMath(BinaryOpType op, DataType lhs, DataType rhs, DataType out) 
 bool usesIntegerMath(UnaryOpType op, DataType in, DataType out) {
   if (!isIntegralType(out) || isFloatingType(in)) return false;
   switch (op) {
+    case UnaryOpType::Cast:  // integer to integer wraps, as kernels (and torch) narrow
     case UnaryOpType::Neg:
     case UnaryOpType::Abs:
     case UnaryOpType::Sign:
@@ -109,7 +110,7 @@ bool usesIntegerMath(UnaryOpType op, DataType in, DataType out) {
     case UnaryOpType::Round:
       return true;
     default:
-      return false;  // Cast saturates like storeFromDouble; the rest is floating math.
+      return false;  // floating math
   }
 }
 
@@ -122,6 +123,7 @@ int64_t intUnary(UnaryOpType op, int64_t x, const ir::Expr* e) {
     case UnaryOpType::Floor:
     case UnaryOpType::Ceil:
     case UnaryOpType::Round:
+    case UnaryOpType::Cast:
       return x;
     default:
       LOOM_THROW("unary op ", ir::opTypeName(op), " has no integer form",

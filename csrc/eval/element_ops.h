@@ -4,7 +4,10 @@
 //
 // Floating math is done in double and the result rounded to the output dtype. Integer math (an
 // integral output, or a comparison of two integral operands) is done exactly in int64 and wraps to
-// the output width, as kernel arithmetic does. Integer division or modulo by zero is a UserError.
+// the output width, as kernel arithmetic does; so does a cast between integer types. A cast from a
+// float to an integer truncates toward zero and saturates (NaN gives 0), as CUDA's conversion
+// instructions do (docs/text-format.md, "Types"). Integer division and modulo are total
+// (docs/ops.md).
 #pragma once
 
 #include <cstdint>

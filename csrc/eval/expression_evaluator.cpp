@@ -40,15 +40,7 @@ bool sameValue(const ScalarValue& a, const ScalarValue& b) {
 ScalarValue evalUnary(const ir::UnaryOp* op, const ScalarValue& x) {
   DataType in = op->in()->dtype();
   DataType out = op->out()->dtype();
-  if (op->opType() == ir::UnaryOpType::Cast && !isFloatingType(in) && isIntegralType(out)) {
-    // Exact integer cast (saturating, as storeFromDouble does), not through double.
-    int64_t v = detail::scalarToInt(x);
-    if (out == DataType::Int32) {
-      v = std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
-                              std::numeric_limits<int32_t>::max());
-    }
-    return v;
-  }
+  // Integer casts and integer math are exact in int64 (not through double), narrowing by wrap.
   if (detail::usesIntegerMath(op->opType(), in, out)) {
     return detail::wrapToDtype(detail::intUnary(op->opType(), detail::scalarToInt(x), op), out);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
@@ -136,18 +137,33 @@ void ReductionSpace::initMapped(const ir::Expr* e, const TensorView* out,
   }
 
   // Split/Merge exprs from root to logical, producers first, then replayed backwards.
+  // Post-order with an explicit stack and sets: the chain may be long.
   std::vector<ir::Expr*> order;
-  std::function<void(const IterDomain*)> visit = [&](const IterDomain* id) {
-    if (std::find(root.begin(), root.end(), id) != root.end()) return;
+  const std::unordered_set<const IterDomain*> root_set(root.begin(), root.end());
+  std::unordered_set<const ir::Expr*> placed;
+  // The definition to walk into from `id`: null at the root or when already placed.
+  auto next = [&](const IterDomain* id) -> ir::Expr* {
+    if (root_set.count(id) != 0) return nullptr;
     ir::Expr* def = id->definition();
     LOOM_CHECK(def != nullptr && (def->isA<ir::Split>() || def->isA<ir::Merge>()),
                e->toString(), ": logical ", id->toString(), " of ", out->toString(),
                " is neither a root ID nor derived from the root by Split/Merge");
-    if (std::find(order.begin(), order.end(), def) != order.end()) return;
-    for (ir::Val* v : def->inputs()) visit(v->as<IterDomain>());
-    order.push_back(def);
+    return placed.count(def) != 0 ? nullptr : def;
   };
-  for (const IterDomain* id : logical) visit(id);
+  std::vector<std::pair<ir::Expr*, size_t>> stack;
+  for (const IterDomain* id : logical) {
+    if (ir::Expr* def = next(id)) stack.push_back({def, 0});
+    while (!stack.empty()) {
+      auto& [x, k] = stack.back();
+      if (k < x->inputs().size()) {
+        ir::Expr* d = next(x->input(k++)->as<IterDomain>());
+        if (d != nullptr) stack.push_back({d, 0});
+        continue;
+      }
+      if (placed.insert(x).second) order.push_back(x);
+      stack.pop_back();
+    }
+  }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     ir::Expr* x = *it;
     Step s{};

@@ -270,16 +270,14 @@ class Runner : public ir::ExprVisitor {
     const Buffer& in = bufferOf(e->in(), e);
     ReductionSpace space(e, e->out(), e->in(), in.shape, ee_);
     Buffer result{space.outShape(), {}};
-    result.data.assign(size_t(numelOf(result.shape)), ee_.evaluateDouble(e->init()));
+    // The init, the input and the output have one dtype (ir::verify); the init as a kernel holds
+    // it, rounded to that dtype.
+    const double init = detail::roundToDtype(ee_.evaluateDouble(e->init()), e->init()->dtype());
+    result.data.assign(size_t(numelOf(result.shape)), init);
     ir::ReductionOpType op = e->opType();
-    // A floating input reduced into an integer dtype is converted element by element first (as
-    // kernels accumulate in the output's type, and as torch's dtype= argument casts first).
-    const DataType out_dtype = e->out()->dtype();
-    const bool convert = !isFloatingType(out_dtype) && isFloatingType(e->in()->dtype());
     space.forEach({rowMajorStrides(in.shape)}, [&](int64_t o, const std::vector<int64_t>& i) {
       double& acc = result.data[size_t(o)];
       double x = in.data[size_t(i[0])];
-      if (convert) x = detail::roundToDtype(x, out_dtype);
       switch (op) {
         case ir::ReductionOpType::Sum: acc += x; break;
         case ir::ReductionOpType::Prod: acc *= x; break;

@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "ir/text_lexer.h"
+#include "ir/verify_exprs.h"
 #include "loom/ir/dispatch.h"
 #include "loom/ir/fusion.h"
 #include "loom/ir/verifier.h"
@@ -53,6 +54,7 @@ struct Arg {
   std::string key;  // empty for positional arguments
   const Token* tok;
   Val* val = nullptr;
+  std::optional<ScalarValue> literal;  // a plain literal (2, 0.5, true): it takes the op's dtype
   std::optional<DataType> dtype;
   std::optional<std::vector<bool>> flags;
 };
@@ -308,23 +310,26 @@ class Parser {
     expect("(");
     IterDomain* in0 = parseIdRef();
     expect(",");
+    Expr* made = nullptr;
     if (is_resize) {
       Scalar* left = parseIndexOperand("the left width of resize");
       expect(",");
       Scalar* right = parseIndexOperand("the right width of resize");
       expect(")");
-      make<Resize>(std::nullopt, outs[0], in0, left, right);
+      made = make<Resize>(std::nullopt, outs[0], in0, left, right);
     } else if (is_split) {
       const Token& ftok = peek();
       Scalar* factor = parseScalarOperand();
       if (!isIntegralType(factor->dtype())) fail(ftok, "split factor must be an integer");
       expect(")");
-      make<Split>(std::nullopt, outs[0], outs[1], in0, factor, op.text == "split");
+      made = make<Split>(std::nullopt, outs[0], outs[1], in0, factor, op.text == "split");
     } else {
       IterDomain* in1 = parseIdRef();
       expect(")");
-      make<Merge>(std::nullopt, outs[0], in0, in1);
+      made = make<Merge>(std::nullopt, outs[0], in0, in1);
     }
+    if (auto problem = transformProblem(made)) fail(op, *problem);
+    if (auto problem = extentProblem(made)) fail(op, *problem);
     expectEndOfLine();
   }
 
@@ -614,6 +619,7 @@ class Parser {
       if (isFloatingType(*d) && plain == DataType::Int64) {
         v = ScalarValue(double(std::get<int64_t>(*v)));
       }
+      checkRange(lt, *v, *d);
       expect(")");
       return constant(*v, *d);
     }
@@ -678,12 +684,54 @@ class Parser {
       a.dtype = d;
       return a;
     }
+    if (auto v = parseLiteral()) {
+      a.literal = *v;
+      a.val = constant(*v, plainType(*v));
+      return a;
+    }
     a.val = parseScalarOperand();
     return a;
   }
 
+  // A plain literal argument takes dtype `c`, the dtype its op computes in (as a Python number
+  // does in torch), where that keeps its value: an integer literal becomes a float, a bool
+  // literal anything, but a fractional literal is no integer, an integer no bool, and an integer
+  // outside i32 no i32. Other arguments keep their dtype (the op's rule checks them).
+  // `from` is the value whose dtype `c` is (the output, or what a comparison compares with);
+  // null for the Bool operands of logical ops and conditions.
+  void adopt(Arg& a, DataType c, std::string_view op, const Val* from) {
+    if (!a.literal || a.val == nullptr || a.val->dtype() == c) return;
+    const DataType plain = a.val->dtype();
+    const bool fits = isFloatingType(c) || plain == DataType::Bool ||
+                      (plain == DataType::Int64 && isIntegralType(c));
+    if (!fits) {
+      fail(*a.tok, "the literal ", a.tok->text, " is not a value of ", dataTypeName(c),
+           ", the dtype ", op, " computes in here (",
+           from != nullptr ? "that of " + from->toString() + "; " : std::string(),
+           plain == DataType::Int64 ? "write true or false)" : "cast the other operands first)");
+    }
+    ScalarValue v = *a.literal;
+    if (isFloatingType(c) && plain == DataType::Int64) v = double(std::get<int64_t>(v));
+    checkRange(*a.tok, v, c);
+    fusion_->removeVal(a.val);
+    a.val = constant(v, c);
+  }
+
+  // An integer constant must fit its dtype (i32: the kernel and the reference would otherwise
+  // disagree on how it narrows).
+  void checkRange(const Token& t, const ScalarValue& v, DataType dtype) {
+    const auto* i = std::get_if<int64_t>(&v);
+    if (dtype != DataType::Int32 || i == nullptr) return;
+    if (*i < std::numeric_limits<int32_t>::min() || *i > std::numeric_limits<int32_t>::max()) {
+      fail(t, "the literal ", t.text, " is out of the range of i32");
+    }
+  }
+
   // Parses "op(args)" and builds the expr whose outputs are `outs`.
+  struct Call;
   void buildCall(const std::vector<Val*>& outs, const Token& line_tok);
+  Expr* buildMathOp(Call& c);
+  Expr* buildShapeOp(Call& c);
 
   const Token& verifyLocation(const std::string& msg) {
     // The verifier names the offending tensor first (T3: ...); point at its declaration.
@@ -710,146 +758,217 @@ class Parser {
   std::vector<std::pair<const Token*, bool>> io_;
 };
 
+// One call's arguments, with the checks and conversions every op applies to them.
+struct Parser::Call {
+  Parser& p;
+  const Token& op;
+  const Token& line;
+  const std::vector<Val*>& outs;
+  std::vector<Arg> pos;
+  std::map<std::string, Arg> kw;
+
+  const std::string& name() const { return op.text; }
+
+  void need(size_t n_in, size_t n_out, const std::vector<std::string>& keys) const {
+    if (pos.size() != n_in) {
+      p.fail(op, name(), " takes ", n_in, " operand", n_in == 1 ? "" : "s", ", got ", pos.size());
+    }
+    if (outs.size() != n_out) {
+      p.fail(line, name(), " has ", n_out, " output", n_out == 1 ? "" : "s", ", got ",
+             outs.size());
+    }
+    for (const auto& [k, a] : kw) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
+        p.fail(*a.tok, "unknown argument '", k, "' of ", name());
+      }
+    }
+    for (const auto& k : keys) {
+      if (!kw.count(k)) p.fail(op, name(), " needs the argument ", k, "=");
+    }
+  }
+  Val* val(const Arg& a) const {
+    if (a.val == nullptr) p.fail(*a.tok, "expected a tensor or scalar operand of ", name());
+    return a.val;
+  }
+  TensorView* tensorIn(const Arg& a) const {
+    Val* v = val(a);
+    if (!v->isA<TensorView>()) p.fail(*a.tok, name(), " needs a tensor operand");
+    return v->as<TensorView>();
+  }
+  TensorView* tensorOut(size_t i) const {
+    if (!outs[i]->isA<TensorView>()) p.fail(line, name(), " outputs tensors, not scalars");
+    return outs[i]->as<TensorView>();
+  }
+  Scalar* scalarArg(const std::string& key) const {
+    const Arg& a = kw.at(key);
+    if (a.val == nullptr || !a.val->isA<Scalar>()) p.fail(*a.tok, key, " must be a scalar");
+    return a.val->as<Scalar>();
+  }
+  // A scalar keyword argument that must have the output's dtype (pad value, full value, iota
+  // start and step).
+  Scalar* typedScalarArg(const std::string& key) const {
+    Scalar* v = scalarArg(key);
+    if (v->dtype() != outs[0]->dtype()) {
+      p.fail(*kw.at(key).tok, key, " of ", name(), " is ", dataTypeName(v->dtype()), " but ",
+             line.text, " is declared ", dataTypeName(outs[0]->dtype()));
+    }
+    return v;
+  }
+  std::vector<bool> flagsArg() const {
+    const Arg& a = kw.at("flags");
+    if (!a.flags) p.fail(*a.tok, "flags must be a list such as [true, false]");
+    return *a.flags;
+  }
+  // Plain literals take the dtype the op computes in (Parser::adopt).
+  void adopt(Arg& a, DataType c, const Val* from) { p.adopt(a, c, name(), from); }
+  void adoptAll(std::vector<Arg>& args, DataType c, const Val* from) {
+    for (Arg& a : args) adopt(a, c, from);
+  }
+  void adoptKey(const std::string& key, DataType c, const Val* from) {
+    if (auto it = kw.find(key); it != kw.end()) adopt(it->second, c, from);
+  }
+};
+
 void Parser::buildCall(const std::vector<Val*>& outs, const Token& line_tok) {
   const Token& op = expectIdent("an op name");
   expect("(");
-  std::vector<Arg> pos;
-  std::map<std::string, Arg> kw;
+  Call c{*this, op, line_tok, outs, {}, {}};
   if (!isPunct(")")) {
     do {
       Arg a = parseArg();
       if (a.key.empty()) {
-        if (!kw.empty()) fail(*a.tok, "positional operand after a keyword argument");
-        pos.push_back(std::move(a));
+        if (!c.kw.empty()) fail(*a.tok, "positional operand after a keyword argument");
+        c.pos.push_back(std::move(a));
       } else {
-        if (kw.count(a.key)) fail(*a.tok, "argument '", a.key, "' given twice");
+        if (c.kw.count(a.key)) fail(*a.tok, "argument '", a.key, "' given twice");
         std::string key = a.key;
-        kw.emplace(key, std::move(a));
+        c.kw.emplace(key, std::move(a));
       }
     } while (accept(","));
   }
   expect(")");
-  const std::string& name = op.text;
-  auto need = [&](size_t n_in, size_t n_out, std::vector<std::string> keys) {
-    if (pos.size() != n_in) {
-      fail(op, name, " takes ", n_in, " operand", n_in == 1 ? "" : "s", ", got ", pos.size());
-    }
-    if (outs.size() != n_out) {
-      fail(line_tok, name, " has ", n_out, " output", n_out == 1 ? "" : "s", ", got ",
-           outs.size());
-    }
-    for (auto& [k, a] : kw) {
-      if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
-        fail(*a.tok, "unknown argument '", k, "' of ", name);
-      }
-    }
-    for (const auto& k : keys) {
-      if (!kw.count(k)) fail(op, name, " needs the argument ", k, "=");
-    }
-  };
-  auto val = [&](const Arg& a) -> Val* {
-    if (a.val == nullptr) fail(*a.tok, "expected a tensor or scalar operand of ", name);
-    return a.val;
-  };
-  auto tensorIn = [&](const Arg& a) -> TensorView* {
-    Val* v = val(a);
-    if (!v->isA<TensorView>()) fail(*a.tok, name, " needs a tensor operand");
-    return v->as<TensorView>();
-  };
-  auto tensorOut = [&](size_t i) -> TensorView* {
-    if (!outs[i]->isA<TensorView>()) fail(line_tok, name, " outputs tensors, not scalars");
-    return outs[i]->as<TensorView>();
-  };
-  auto scalarArg = [&](const std::string& key) -> Scalar* {
-    const Arg& a = kw.at(key);
-    if (a.val == nullptr || !a.val->isA<Scalar>()) fail(*a.tok, key, " must be a scalar");
-    return a.val->as<Scalar>();
-  };
-  // A scalar keyword argument that must have the output's dtype (pad value, full value, iota
-  // start and step).
-  auto typedScalarArg = [&](const std::string& key) -> Scalar* {
-    Scalar* v = scalarArg(key);
-    if (v->dtype() != outs[0]->dtype()) {
-      fail(*kw.at(key).tok, key, " of ", name, " is ", dataTypeName(v->dtype()), " but ",
-           line_tok.text, " is declared ", dataTypeName(outs[0]->dtype()));
-    }
-    return v;
-  };
-  auto flagsArg = [&]() -> std::vector<bool> {
-    const Arg& a = kw.at("flags");
-    if (!a.flags) fail(*a.tok, "flags must be a list such as [true, false]");
-    return *a.flags;
-  };
+  Expr* made = buildMathOp(c);
+  if (made == nullptr) made = buildShapeOp(c);
+  if (made == nullptr) fail(op, "unknown op '", op.text, "'");
+  if (auto problem = mathExprProblem(made)) fail(op, *problem);
+}
+
+// Pointwise ops, reductions and Welford; null for other names.
+Expr* Parser::buildMathOp(Call& c) {
+  const std::string& name = c.name();
+  auto& pos = c.pos;
+  const auto& outs = c.outs;
+  const Token& line_tok = c.line;
   std::optional<int64_t> none;
+  const DataType out_dtype = outs.empty() ? DataType::Float64 : outs[0]->dtype();
+  const Val* out0 = outs.empty() ? nullptr : outs[0];
   if (name == "cast") {
-    need(2, 1, {});
+    c.need(2, 1, {});
     if (!pos[1].dtype) fail(*pos[1].tok, "the second operand of cast is a data type");
     if (*pos[1].dtype != outs[0]->dtype()) {
       fail(*pos[1].tok, "cast to ", dataTypeName(*pos[1].dtype), " but ", line_tok.text,
            " is declared ", dataTypeName(outs[0]->dtype()));
     }
-    make<UnaryOp>(none, UnaryOpType::Cast, outs[0], val(pos[0]));
+    return make<UnaryOp>(none, UnaryOpType::Cast, outs[0], c.val(pos[0]));
   } else if (auto u = parseUnaryOpType(name)) {
-    need(1, 1, {});
-    make<UnaryOp>(none, *u, outs[0], val(pos[0]));
+    c.need(1, 1, {});
+    if (*u == UnaryOpType::LogicalNot) {
+      c.adoptAll(pos, DataType::Bool, nullptr);
+    } else if (*u != UnaryOpType::IsNan && *u != UnaryOpType::IsInf) {
+      c.adoptAll(pos, out_dtype, out0);
+    }
+    return make<UnaryOp>(none, *u, outs[0], c.val(pos[0]));
   } else if (auto b = parseBinaryOpType(name)) {
-    need(2, 1, {});
-    make<BinaryOp>(none, *b, outs[0], val(pos[0]), val(pos[1]));
+    c.need(2, 1, {});
+    if (*b == BinaryOpType::LogicalAnd || *b == BinaryOpType::LogicalOr) {
+      c.adoptAll(pos, DataType::Bool, nullptr);
+    } else if (!isPredicateOp(*b)) {
+      c.adoptAll(pos, out_dtype, out0);
+    } else if (pos[0].literal.has_value() != pos[1].literal.has_value()) {
+      // A comparison's literal takes the dtype of the value it is compared with.
+      const Val* other = c.val(pos[pos[0].literal ? 1 : 0]);
+      c.adoptAll(pos, other->dtype(), other);
+    }
+    return make<BinaryOp>(none, *b, outs[0], c.val(pos[0]), c.val(pos[1]));
   } else if (auto t = parseTernaryOpType(name)) {
-    need(3, 1, {});
-    make<TernaryOp>(none, *t, outs[0], val(pos[0]), val(pos[1]), val(pos[2]));
+    c.need(3, 1, {});
+    if (*t == TernaryOpType::Where) c.adopt(pos[0], DataType::Bool, nullptr);
+    for (size_t i = *t == TernaryOpType::Where ? 1 : 0; i < pos.size(); ++i) {
+      c.adopt(pos[i], out_dtype, out0);
+    }
+    return make<TernaryOp>(none, *t, outs[0], c.val(pos[0]), c.val(pos[1]), c.val(pos[2]));
   } else if (auto r = parseReductionOpType(name)) {
-    need(1, 1, {"init"});
-    make<ReductionOp>(none, *r, scalarArg("init"), tensorOut(0), tensorIn(pos[0]));
+    c.need(1, 1, {"init"});
+    c.adoptKey("init", out_dtype, out0);
+    return make<ReductionOp>(none, *r, c.scalarArg("init"), c.tensorOut(0), c.tensorIn(pos[0]));
   } else if (name == "welford") {
-    need(3, 3, {"init_avg", "init_m2", "init_n"});
-    make<WelfordOp>(none, tensorOut(0), tensorOut(1), tensorOut(2), val(pos[0]), val(pos[1]),
-                    val(pos[2]), scalarArg("init_avg"), scalarArg("init_m2"),
-                    scalarArg("init_n"));
-  } else if (name == "broadcast" || name == "squeeze") {
-    need(1, 1, {"flags"});
+    c.need(3, 3, {"init_avg", "init_m2", "init_n"});
+    c.adopt(pos[1], outs[1]->dtype(), outs[1]);
+    c.adopt(pos[2], outs[2]->dtype(), outs[2]);
+    c.adoptKey("init_avg", outs[0]->dtype(), outs[0]);
+    c.adoptKey("init_m2", outs[1]->dtype(), outs[1]);
+    c.adoptKey("init_n", outs[2]->dtype(), outs[2]);
+    return make<WelfordOp>(none, c.tensorOut(0), c.tensorOut(1), c.tensorOut(2), c.val(pos[0]),
+                           c.val(pos[1]), c.val(pos[2]), c.scalarArg("init_avg"), c.scalarArg("init_m2"),
+                           c.scalarArg("init_n"));
+  }
+  return nullptr;
+}
+
+// Shape ops, pad, cat and the factories; null for other names.
+Expr* Parser::buildShapeOp(Call& c) {
+  const std::string& name = c.name();
+  auto& pos = c.pos;
+  std::optional<int64_t> none;
+  const DataType out_dtype = c.outs.empty() ? DataType::Float64 : c.outs[0]->dtype();
+  const Val* out0 = c.outs.empty() ? nullptr : c.outs[0];
+  if (name == "broadcast" || name == "squeeze") {
+    c.need(1, 1, {"flags"});
     if (name == "broadcast") {
-      make<BroadcastOp>(none, tensorOut(0), tensorIn(pos[0]), flagsArg());
+      return make<BroadcastOp>(none, c.tensorOut(0), c.tensorIn(pos[0]), c.flagsArg());
     } else {
-      make<SqueezeOp>(none, tensorOut(0), tensorIn(pos[0]), flagsArg());
+      return make<SqueezeOp>(none, c.tensorOut(0), c.tensorIn(pos[0]), c.flagsArg());
     }
   } else if (name == "expand") {
-    need(1, 1, {});
-    make<ExpandOp>(none, tensorOut(0), tensorIn(pos[0]));
+    c.need(1, 1, {});
+    return make<ExpandOp>(none, c.tensorOut(0), c.tensorIn(pos[0]));
   } else if (name == "reshape") {
-    need(1, 1, {});
-    make<ReshapeOp>(none, tensorOut(0), tensorIn(pos[0]));
+    c.need(1, 1, {});
+    return make<ReshapeOp>(none, c.tensorOut(0), c.tensorIn(pos[0]));
   } else if (name == "set") {
-    need(1, 1, {});
-    make<LoadStoreOp>(none, LoadStoreOpType::Set, tensorOut(0), tensorIn(pos[0]));
+    c.need(1, 1, {});
+    return make<LoadStoreOp>(none, LoadStoreOpType::Set, c.tensorOut(0), c.tensorIn(pos[0]));
   } else if (name == "slice") {
-    need(1, 1, {});
-    make<SliceOp>(none, tensorOut(0), tensorIn(pos[0]));
+    c.need(1, 1, {});
+    return make<SliceOp>(none, c.tensorOut(0), c.tensorIn(pos[0]));
   } else if (name == "pad") {
-    need(1, 1, {"value"});
-    make<PadOp>(none, tensorOut(0), tensorIn(pos[0]), typedScalarArg("value"));
+    c.need(1, 1, {"value"});
+    c.adoptKey("value", out_dtype, out0);
+    return make<PadOp>(none, c.tensorOut(0), c.tensorIn(pos[0]), c.typedScalarArg("value"));
   } else if (name == "cat") {
-    if (pos.empty()) fail(op, "cat takes at least one operand, got 0");
-    need(pos.size(), 1, {"dim"});
+    if (pos.empty()) fail(c.op, "cat takes at least one operand, got 0");
+    c.need(pos.size(), 1, {"dim"});
     std::vector<TensorView*> ins;
-    for (const Arg& a : pos) ins.push_back(tensorIn(a));
-    const Arg& d = kw.at("dim");
+    for (const Arg& a : pos) ins.push_back(c.tensorIn(a));
+    const Arg& d = c.kw.at("dim");
     auto dim =
         d.val != nullptr && d.val->isA<Scalar>() ? d.val->as<Scalar>()->constInt() : std::nullopt;
     if (!dim || !isIntegralType(d.val->dtype()) || *dim < 0) {
       fail(*d.tok, "dim must be a non-negative integer constant");
     }
     fusion_->removeVal(d.val);  // the constant is an attribute, not a node of the fusion
-    make<CatOp>(none, tensorOut(0), ins, *dim);
+    return make<CatOp>(none, c.tensorOut(0), ins, *dim);
   } else if (name == "full") {
-    need(0, 1, {"value"});
-    make<FullOp>(none, tensorOut(0), typedScalarArg("value"));
+    c.need(0, 1, {"value"});
+    c.adoptKey("value", out_dtype, out0);
+    return make<FullOp>(none, c.tensorOut(0), c.typedScalarArg("value"));
   } else if (name == "iota") {
-    need(0, 1, {"start", "step"});
-    make<IotaOp>(none, tensorOut(0), typedScalarArg("start"), typedScalarArg("step"));
-  } else {
-    fail(op, "unknown op '", name, "'");
+    c.need(0, 1, {"start", "step"});
+    c.adoptKey("start", out_dtype, out0);
+    c.adoptKey("step", out_dtype, out0);
+    return make<IotaOp>(none, c.tensorOut(0), c.typedScalarArg("start"), c.typedScalarArg("step"));
   }
+  return nullptr;
 }
 
 }  // namespace

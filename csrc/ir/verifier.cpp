@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "ir/verify_exprs.h"
 #include "loom/ir/dispatch.h"
 #include "loom/ir/fusion.h"
 #include "loom/support/strings.h"
@@ -102,50 +103,21 @@ void verifyTensor(const TensorView* tv) {
   }
 }
 
-// Each tensor operand of a math expr lines up dim for dim with each tensor output (the logical map,
-// ir/logical_map.h): the operand's dims without reductions (minus squeezed ones) against the
-// output's root-or-logical dims (minus new broadcasts). A broadcast's flags count the output's
-// dims, a squeeze's the input's. A reduction whose output lists no reduction IDs is left to the
-// reference evaluator's inference (verifyRunnable rejects it for kernels).
-void verifyOperandRanks(Expr* e) {
-  const auto* b = e->dynCast<BroadcastOp>();
-  const auto* sq = e->dynCast<SqueezeOp>();
-  if ((e->isA<ReductionOp>() || e->isA<WelfordOp>()) && e->output(0)->isA<TensorView>() &&
-      !e->output(0)->as<TensorView>()->domain()->hasReduction()) {
-    return;
-  }
-  for (Val* in : e->inputs()) {
-    const auto* p = in->dynCast<TensorView>();
-    if (p == nullptr) continue;
-    size_t p_rank = TensorDomain::noReductions(p->logical()).size();
-    if (sq != nullptr) {
-      LOOM_ASSERT(sq->isSqueezedDim().size() == p_rank, "'", e->toString(), "' has ",
-                  sq->isSqueezedDim().size(), " squeeze flags for the ", p_rank, " dims of ",
-                  p->toString());
-      p_rank -= size_t(std::count(sq->isSqueezedDim().begin(), sq->isSqueezedDim().end(), true));
-    }
-    for (Val* out : e->outputs()) {
-      const auto* c = out->dynCast<TensorView>();
-      if (c == nullptr) continue;
-      size_t c_rank = c->domain()->maybeRoot().size();
-      if (b != nullptr) {
-        LOOM_ASSERT(b->isBroadcastDim().size() == c_rank, "'", e->toString(), "' has ",
-                    b->isBroadcastDim().size(), " broadcast flags for the ", c_rank, " dims of ",
-                    c->toString());
-        c_rank -= size_t(std::count(b->isBroadcastDim().begin(), b->isBroadcastDim().end(), true));
-      }
-      LOOM_ASSERT(p_rank == c_rank, "'", e->toString(), "': operand ", p->toString(), " has ",
-                  p_rank, " dims to line up with ", c->toString(), ", which has ", c_rank);
-    }
-  }
-}
+bool isTransform(const Expr* e) { return e->isA<Split>() || e->isA<Merge>() || e->isA<Resize>(); }
 
 }  // namespace
+
+std::optional<std::string> exprProblem(const Expr* e) {
+  return isTransform(e) ? transformProblem(e) : mathExprProblem(e);
+}
 
 void verify(const Fusion& fusion) {
   for (Statement* s : fusion.statements()) {
     LOOM_ASSERT(s->fusion() == &fusion, s->toString(), " belongs to another fusion");
     if (auto* e = s->dynCast<Expr>()) {
+      // Every expr, also one no output depends on (extent math, a transform of a loop domain).
+      auto problem = exprProblem(e);
+      LOOM_ASSERT(!problem, *problem);
       for (Val* out : e->outputs()) {
         LOOM_ASSERT(out->definition() == e, out->toString(), " is an output of '", e->toString(),
                     "' but its definition is another expr");
@@ -179,7 +151,6 @@ void verify(const Fusion& fusion) {
                 "fusion output ", out->toString(), " is neither computed nor a fusion input");
   }
   for (Expr* e : fusion.exprs()) {
-    verifyOperandRanks(e);
     for (Val* in : e->inputs()) {
       if (!in->isA<TensorView>()) continue;
       LOOM_ASSERT(in->definition() != nullptr || fusion.isInput(in), "tensor ", in->toString(),

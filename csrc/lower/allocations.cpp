@@ -19,6 +19,7 @@
 // Whether the threads that read a buffer are the ones that wrote it was checked before (pass
 // memory_reads).
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "loom/eval/expression_evaluator.h"
@@ -33,17 +34,6 @@ struct Allocator {
   LowerContext& ctx;
   std::unordered_set<const ir::TensorView*> done;
   bool changed = false;
-
-  static void collectOuts(const kir::Stmt* s, std::vector<const ir::TensorView*>& outs) {
-    if (auto* op = s->dynCast<kir::TensorOp>()) {
-      outs.push_back(op->out);
-    } else if (auto* f = s->dynCast<kir::ForLoop>()) {
-      for (const kir::Stmt* c : f->body) collectOuts(c, outs);
-    } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
-      for (const kir::Stmt* c : i->thenBody) collectOuts(c, outs);
-      for (const kir::Stmt* c : i->elseBody) collectOuts(c, outs);
-    }
-  }
 
   kir::Buffer* makeLocal(const ir::TensorView* tv) {
     kir::Buffer* b = kernel.createBuffer();
@@ -86,20 +76,57 @@ struct Allocator {
     return b;
   }
 
-  void visit(kir::Scope& scope, const kir::ForLoop* enclosing) {
-    for (size_t i = 0; i < scope.size(); ++i) {
-      std::vector<const ir::TensorView*> outs;
-      collectOuts(scope[i], outs);
-      for (const ir::TensorView* tv : outs) {
-        if (done.count(tv) || ctx.buffers.count(tv)) continue;  // params have buffers
-        if (!ctx.isScopeOf(tv, enclosing)) continue;
-        done.insert(tv);
-        scope.insert(scope.begin() + int64_t(i), kernel.create<kir::Allocate>(makeLocal(tv)));
-        ++i;
-        changed = true;
+  // One walk over the statements in program order with an explicit stack of open scopes (a
+  // loop nest may be tens of thousands deep): each tensor's buffer is declared in its scope,
+  // right before the statement there that holds the first op computing it.
+  void visit(kir::Scope& body) {
+    struct Open {
+      kir::Scope* scope;
+      const kir::ForLoop* enclosing;
+      bool loopBody = false;
+      size_t next = 0;  ///< the statement after the one being walked
+    };
+    std::vector<Open> stack{{&body, nullptr}};
+    std::unordered_map<const kir::ForLoop*, size_t> depth_of{{nullptr, 0}};
+    while (!stack.empty()) {
+      Open& o = stack.back();
+      if (o.next >= o.scope->size()) {
+        if (o.loopBody) depth_of.erase(o.enclosing);
+        stack.pop_back();
+        continue;
       }
-      if (auto* f = scope[i]->dynCast<kir::ForLoop>()) visit(f->body, f);
+      kir::Stmt* s = (*o.scope)[o.next++];
+      if (auto* op = s->dynCast<kir::TensorOp>()) {
+        allocate(op->out, stack, depth_of);
+      } else if (auto* f = s->dynCast<kir::ForLoop>()) {
+        depth_of[f] = stack.size();
+        stack.push_back({&f->body, f, true});
+      } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
+        // Branches belong to the scope around the if; the else-branch is walked second.
+        const kir::ForLoop* enclosing = o.enclosing;
+        stack.push_back({&i->elseBody, enclosing});
+        stack.push_back({&i->thenBody, enclosing});
+      }
     }
+  }
+
+  template <typename Stack>
+  void allocate(const ir::TensorView* tv, Stack& stack,
+                const std::unordered_map<const kir::ForLoop*, size_t>& depth_of) {
+    if (done.count(tv) || ctx.buffers.count(tv)) return;  // params have buffers
+    auto scope = ctx.scopes.find(tv);
+    if (scope == ctx.scopes.end()) return;
+    auto at = depth_of.find(scope->second);
+    if (at == depth_of.end()) return;  // not inside its scope here
+    // The first open scope of that loop (an if's branches share it): the statement walked
+    // there is the one holding this op.
+    size_t k = at->second;
+    auto& open = stack[k];
+    done.insert(tv);
+    open.scope->insert(open.scope->begin() + int64_t(open.next - 1),
+                       kernel.create<kir::Allocate>(makeLocal(tv)));
+    ++open.next;
+    changed = true;
   }
 };
 
@@ -107,7 +134,7 @@ struct Allocator {
 
 bool allocations(kir::Kernel& kernel, LowerContext& ctx) {
   Allocator a{kernel, ctx, {}};
-  a.visit(kernel.body, nullptr);
+  a.visit(kernel.body);
   for (const ir::Expr* e : ctx.exprs) {
     auto* tv = e->output(0)->as<ir::TensorView>();
     LOOM_ASSERT(ctx.buffers.count(tv), "no allocation scope found for ", tv->toString());

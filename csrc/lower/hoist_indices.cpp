@@ -43,6 +43,7 @@ struct Frame {
   const kir::Var* defines = nullptr;  ///< loop index defined at the top (loop bodies)
   bool guard = false;                 ///< entered only under a condition (if branch, serial loop)
   bool serialLoop = false;            ///< the body of a loop that repeats (not thread/block)
+  int serialLoops = 0;                ///< serial loop bodies from the kernel body to here
 };
 
 // A place that holds a value: a statement field, with the scope it is evaluated in.
@@ -52,20 +53,29 @@ struct Slot {
   size_t stmt;  ///< position of the statement in its frame's scope
 };
 
+// Every walk below is iterative, and costs O(1) per node and frame apart from the map lookups: a
+// loop nest or an index tens of thousands deep (a chain of splits) is as legal as a shallow one.
 struct Hoister {
   explicit Hoister(kir::Kernel& k) : kernel(k) {}
   kir::Kernel& kernel;
   std::vector<Frame> frames;
+  std::vector<std::vector<int>> up;  ///< up[j][f]: the 2^j-th ancestor of frame f (or -1)
   std::vector<Slot> slots;
-  std::unordered_set<const kir::Var*> loopVars;
+  /// Loop index -> the bodies it defines, in program order: a loop unswitch copied shares its
+  /// index with the original (the copy is first), so an index may define two frames.
+  std::unordered_map<const kir::Var*, std::vector<int>> varFrames;
+  std::vector<int> tin, tout;  ///< pre/post times of a walk of the frame tree (ancestor tests)
 
   // ---- Structural keys: equal keys mean equal index expressions -------------------------------
   std::map<std::tuple<int, int64_t, int64_t, int64_t, const void*>, int> keyOf;
   std::unordered_map<const kir::Value*, int> keyMemo;
   std::map<std::string, int> names;
   struct KeyInfo {
-    bool unsafe = false;                 ///< divides by a value that may be 0
-    std::vector<const kir::Var*> vars;   ///< loop indices used
+    bool unsafe = false;  ///< divides by a value that may be 0
+    /// The loop index whose loop is innermost among those the expression uses (null: none). All
+    /// of them enclose each use, so the use's home is that loop's body; nesting is the same in
+    /// an unswitched copy, so the copy's depths rank them.
+    const kir::Var* homeVar = nullptr;
   };
   std::vector<KeyInfo> info;
 
@@ -78,43 +88,63 @@ struct Hoister {
     }
   }
 
+  static const kir::BinaryExpr* indexBinary(const kir::Value* v) {
+    auto* b = v->dynCast<kir::BinaryExpr>();
+    return b != nullptr && b->dtype() == kIndexType && isIndexOp(b->op) ? b : nullptr;
+  }
+
   int intern(std::tuple<int, int64_t, int64_t, int64_t, const void*> t, KeyInfo ki) {
     auto [it, fresh] = keyOf.emplace(t, int(info.size()));
-    if (fresh) info.push_back(std::move(ki));
+    if (fresh) info.push_back(ki);
     return it->second;
   }
 
-  // The key of `v` when it is an index expression (leaves included), else -1.
-  int key(const kir::Value* v) {
-    if (auto it = keyMemo.find(v); it != keyMemo.end()) return it->second;
-    int k = -1;
+  int rank(const kir::Var* v) const {
+    return v == nullptr ? -1 : frames[size_t(varFrames.at(v).front())].depth;
+  }
+  const kir::Var* deeper(const kir::Var* a, const kir::Var* b) const {
+    return rank(a) >= rank(b) ? a : b;
+  }
+  bool isAncestor(int a, int f) const {  // a == f counts
+    return tin[size_t(a)] <= tin[size_t(f)] && tout[size_t(f)] <= tout[size_t(a)];
+  }
+  // The frame an expression of key k used at `use` lives in: the body of its innermost loop
+  // around `use` (the kernel body when it uses no loop index); -1 when that loop does not
+  // enclose `use` (cannot happen in a well-formed kernel).
+  int homeOf(int k, int use) const {
+    const kir::Var* v = info[size_t(k)].homeVar;
+    if (v == nullptr) return 0;
+    for (int f : varFrames.at(v)) {
+      if (isAncestor(f, use)) return f;
+    }
+    return -1;
+  }
+
+  // The key of `v` alone, its operands' keys known (-1: not an index expression).
+  int keyOfNode(const kir::Value* v) {
     switch (v->kind()) {
       case kir::NodeKind::Const: {
         auto c = v->as<kir::Const>()->asInt();
-        if (c && v->dtype() == kIndexType) k = intern({0, *c, 0, 0, nullptr}, {});
-        break;
+        return c && v->dtype() == kIndexType ? intern({0, *c, 0, 0, nullptr}, {}) : -1;
       }
-      case kir::NodeKind::Var:
-        if (loopVars.count(v->as<kir::Var>()) != 0) {
-          k = intern({1, 0, 0, 0, v}, {false, {v->as<kir::Var>()}});
-        }
-        break;
+      case kir::NodeKind::Var: {
+        auto* var = v->as<kir::Var>();
+        return varFrames.count(var) == 0 ? -1 : intern({1, 0, 0, 0, v}, {false, var});
+      }
       case kir::NodeKind::NamedScalar: {
         auto [it, fresh] = names.emplace(v->as<kir::NamedScalar>()->name, int(names.size()));
-        k = intern({2, it->second, 0, 0, nullptr}, {});
-        break;
+        return intern({2, it->second, 0, 0, nullptr}, {});
       }
       case kir::NodeKind::TensorSize: {
         auto* t = v->as<kir::TensorSize>();
-        k = intern({3, t->dim, t->isStride ? 1 : 0, 0, t->buffer}, {});
-        break;
+        return intern({3, t->dim, t->isStride ? 1 : 0, 0, t->buffer}, {});
       }
       case kir::NodeKind::BinaryExpr: {
-        auto* b = v->as<kir::BinaryExpr>();
-        if (b->dtype() != kIndexType || !isIndexOp(b->op)) break;
-        int l = key(b->lhs);
-        int r = key(b->rhs);
-        if (l < 0 || r < 0) break;
+        const kir::BinaryExpr* b = indexBinary(v);
+        if (b == nullptr) return -1;
+        int l = keyMemo.at(b->lhs);
+        int r = keyMemo.at(b->rhs);
+        if (l < 0 || r < 0) return -1;
         KeyInfo ki;
         ki.unsafe = info[size_t(l)].unsafe || info[size_t(r)].unsafe;
         if (b->op == ir::BinaryOpType::Div || b->op == ir::BinaryOpType::Mod ||
@@ -122,17 +152,35 @@ struct Hoister {
           auto* c = b->rhs->dynCast<kir::Const>();
           ki.unsafe = ki.unsafe || c == nullptr || c->asInt().value_or(0) == 0;
         }
-        ki.vars = info[size_t(l)].vars;
-        for (const kir::Var* x : info[size_t(r)].vars) {
-          if (std::find(ki.vars.begin(), ki.vars.end(), x) == ki.vars.end()) ki.vars.push_back(x);
-        }
-        k = intern({4, int64_t(b->op), l, r, nullptr}, std::move(ki));
-        break;
+        ki.homeVar = deeper(info[size_t(l)].homeVar, info[size_t(r)].homeVar);
+        return intern({4, int64_t(b->op), l, r, nullptr}, ki);
       }
-      default: break;
+      default: return -1;
     }
-    keyMemo[v] = k;
-    return k;
+  }
+
+  // The key of `v` when it is an index expression (leaves included), else -1. Post-order over
+  // the operands not seen yet, with an explicit stack.
+  int key(const kir::Value* root) {
+    if (auto it = keyMemo.find(root); it != keyMemo.end()) return it->second;
+    std::vector<std::pair<const kir::Value*, bool>> stack{{root, false}};
+    while (!stack.empty()) {
+      auto [v, expanded] = stack.back();
+      if (keyMemo.count(v) != 0) {
+        stack.pop_back();
+        continue;
+      }
+      const kir::BinaryExpr* b = indexBinary(v);
+      if (b != nullptr && !expanded) {
+        stack.back().second = true;
+        stack.push_back({b->rhs, false});
+        stack.push_back({b->lhs, false});
+        continue;
+      }
+      stack.pop_back();
+      keyMemo[v] = keyOfNode(v);
+    }
+    return keyMemo.at(root);
   }
 
   static bool hoistable(const kir::Value* v) { return v->isA<kir::BinaryExpr>(); }
@@ -148,13 +196,24 @@ struct Hoister {
     f.defines = defines;
     f.guard = guard;
     f.serialLoop = serial;
+    f.serialLoops = (parent < 0 ? 0 : frames[size_t(parent)].serialLoops) + (serial ? 1 : 0);
     frames.push_back(f);
-    return int(frames.size()) - 1;
+    const int id = int(frames.size()) - 1;
+    if (defines != nullptr) varFrames[defines].push_back(id);
+    return id;
   }
 
-  void collect(int frame) {
-    kir::Scope& scope = *frames[size_t(frame)].scope;
-    for (size_t i = 0; i < scope.size(); ++i) {
+  // Every scope and value slot in program order (a pre-order walk with an explicit stack).
+  void collect() {
+    std::vector<std::pair<int, size_t>> stack{{addFrame(&kernel.body, -1, 0, nullptr, false, false), 0}};
+    while (!stack.empty()) {
+      const int frame = stack.back().first;
+      const size_t i = stack.back().second++;
+      kir::Scope& scope = *frames[size_t(frame)].scope;
+      if (i >= scope.size()) {
+        stack.pop_back();
+        continue;
+      }
       kir::Stmt* s = scope[i];
       auto slot = [&](kir::Value*& v) {
         if (v != nullptr) slots.push_back({&v, frame, i});
@@ -164,16 +223,17 @@ struct Hoister {
           auto* f = s->as<kir::ForLoop>();
           slot(f->start);
           slot(f->stop);
-          loopVars.insert(f->index);
           bool parallel = f->isParallel();
-          collect(addFrame(&f->body, frame, i, f->index, !parallel, !parallel));
+          stack.push_back({addFrame(&f->body, frame, i, f->index, !parallel, !parallel), 0});
           break;
         }
         case kir::NodeKind::IfThenElse: {
           auto* ite = s->as<kir::IfThenElse>();
           slot(ite->cond);
-          collect(addFrame(&ite->thenBody, frame, i, nullptr, true, false));
-          collect(addFrame(&ite->elseBody, frame, i, nullptr, true, false));
+          // The then-branch is walked first, then the else-branch.
+          const int else_frame = addFrame(&ite->elseBody, frame, i, nullptr, true, false);
+          stack.push_back({else_frame, 0});
+          stack.push_back({addFrame(&ite->thenBody, frame, i, nullptr, true, false), 0});
           break;
         }
         case kir::NodeKind::DeclareVar: slot(s->as<kir::DeclareVar>()->init); break;
@@ -197,6 +257,44 @@ struct Hoister {
         default: break;  // Allocate sizes stay constants; syncs and comments hold no values
       }
     }
+    // Pre/post times of the frame tree, for ancestor tests (iterative: the tree may be deep).
+    std::vector<std::vector<int>> children(frames.size());
+    for (size_t f = 1; f < frames.size(); ++f) children[size_t(frames[f].parent)].push_back(int(f));
+    tin.assign(frames.size(), 0);
+    tout.assign(frames.size(), 0);
+    int clock = 0;
+    std::vector<std::pair<int, size_t>> walk{{0, 0}};
+    tin[0] = clock++;
+    while (!walk.empty()) {
+      auto& [f, next] = walk.back();
+      if (next < children[size_t(f)].size()) {
+        int c = children[size_t(f)][next++];
+        tin[size_t(c)] = clock++;
+        walk.push_back({c, 0});
+        continue;
+      }
+      tout[size_t(f)] = clock++;
+      walk.pop_back();
+    }
+    // Ancestor tables for positionIn: up[j][f] is the 2^j-th ancestor of f.
+    up.assign(1, std::vector<int>(frames.size()));
+    for (size_t f = 0; f < frames.size(); ++f) up[0][f] = frames[f].parent;
+    for (size_t j = 1; (size_t(1) << j) < frames.size(); ++j) {
+      up.emplace_back(frames.size());
+      for (size_t f = 0; f < frames.size(); ++f) {
+        const int mid = up[j - 1][f];
+        up[j][f] = mid < 0 ? -1 : up[j - 1][size_t(mid)];
+      }
+    }
+  }
+
+  // The ancestor of frame f at depth d (<= f's depth).
+  int ancestorAt(int f, int d) const {
+    int steps = frames[size_t(f)].depth - d;
+    for (size_t j = 0; steps > 0; ++j, steps >>= 1) {
+      if (steps & 1) f = up[j][size_t(f)];
+    }
+    return f;
   }
 
   // ---- Where an occurrence may go ------------------------------------------------------------
@@ -231,28 +329,30 @@ struct Hoister {
     }
   }
 
-  void markEvaluated(kir::Value* v, int frame) {
-    int k = key(v);
-    if (k >= 0 && hoistable(v)) evaluated.insert({frame, k});
-    std::vector<kir::Value*> c = children(v);
-    for (size_t i = 0; i < c.size(); ++i) {
-      if (!conditionalChild(v, int(i))) markEvaluated(c[i], frame);
+  void markEvaluated(kir::Value* root, int frame) {
+    std::unordered_set<const kir::Value*> seen;  // a shared operand is marked once
+    std::vector<kir::Value*> work{root};
+    while (!work.empty()) {
+      kir::Value* v = work.back();
+      work.pop_back();
+      if (!seen.insert(v).second) continue;
+      int k = key(v);
+      if (k >= 0 && hoistable(v)) evaluated.insert({frame, k});
+      std::vector<kir::Value*> c = children(v);
+      for (size_t i = 0; i < c.size(); ++i) {
+        if (!conditionalChild(v, int(i))) work.push_back(c[i]);
+      }
     }
   }
 
   // The frame an occurrence of index expression `v` (key k) at `use` goes to, or -1 when it must
   // stay where it is. `conditional`: the occurrence is evaluated only under a condition of its
   // statement's value.
-  int target(int use, int k, bool conditional) {
+  int target(int use, int k, bool conditional) const {
     const KeyInfo& ki = info[size_t(k)];
-    // The home: the deepest frame on the way up that defines one of the loop indices.
-    int home = 0;
-    for (const kir::Var* x : ki.vars) {
-      int f = use;
-      while (f >= 0 && frames[size_t(f)].defines != x) f = frames[size_t(f)].parent;
-      if (f < 0) return -1;  // not in scope (cannot happen in a well-formed kernel)
-      if (frames[size_t(f)].depth > frames[size_t(home)].depth) home = f;
-    }
+    // The home: the deepest frame around `use` that defines one of the loop indices.
+    const int home = homeOf(k, use);
+    if (home < 0) return -1;  // not in scope (cannot happen in a well-formed kernel)
     if (!ki.unsafe) return home;
     int best = -1;
     bool reached = !conditional;  // evaluating it at the top of this frame is as good as at `use`
@@ -265,30 +365,37 @@ struct Hoister {
   }
 
   bool leavesALoop(int use, int to) const {
-    for (int f = use; f != to; f = frames[size_t(f)].parent) {
-      if (frames[size_t(f)].serialLoop) return true;
-    }
-    return false;
+    return frames[size_t(use)].serialLoops > frames[size_t(to)].serialLoops;
   }
 
   // ---- Counting, then rewriting --------------------------------------------------------------
   std::map<std::pair<int, int>, int> count;
 
-  void countUses(kir::Value* v, int use, bool conditional) {
-    int k = key(v);
-    if (k >= 0 && hoistable(v)) {
-      int to = target(use, k, conditional);
-      if (to >= 0) {
-        // An expression named once is evaluated once: its operands count once, in its home.
-        if (++count[{to, k}] == 1) {
-          for (kir::Value* c : children(v)) countUses(c, to, false);
+  void countUses(kir::Value* root, int root_use) {
+    struct Task {
+      kir::Value* v;
+      int use;
+      bool conditional;
+    };
+    std::vector<Task> work{{root, root_use, false}};
+    while (!work.empty()) {
+      Task t = work.back();
+      work.pop_back();
+      int k = key(t.v);
+      if (k >= 0 && hoistable(t.v)) {
+        int to = target(t.use, k, t.conditional);
+        if (to >= 0) {
+          // An expression named once is evaluated once: its operands count once, in its home.
+          if (++count[{to, k}] == 1) {
+            for (kir::Value* c : children(t.v)) work.push_back({c, to, false});
+          }
+          continue;
         }
-        return;
       }
-    }
-    std::vector<kir::Value*> c = children(v);
-    for (size_t i = 0; i < c.size(); ++i) {
-      countUses(c[i], use, conditional || conditionalChild(v, int(i)));
+      std::vector<kir::Value*> c = children(t.v);
+      for (size_t i = 0; i < c.size(); ++i) {
+        work.push_back({c[i], t.use, t.conditional || conditionalChild(t.v, int(i))});
+      }
     }
   }
 
@@ -303,8 +410,8 @@ struct Hoister {
 
   // Position, in ancestor frame `to`, of the statement that holds `use`'s statement `stmt`.
   size_t positionIn(int to, int use, size_t stmt) const {
-    for (int f = use; f != to; f = frames[size_t(f)].parent) stmt = frames[size_t(f)].indexInParent;
-    return stmt;
+    if (to == use) return stmt;
+    return frames[size_t(ancestorAt(use, frames[size_t(to)].depth + 1))].indexInParent;
   }
 
   kir::Value* rebuild(kir::Value* v, const std::vector<kir::Value*>& c) {
@@ -324,34 +431,74 @@ struct Hoister {
     }
   }
 
-  kir::Value* rewrite(kir::Value* v, int use, size_t stmt, bool conditional) {
-    int k = key(v);
-    if (k >= 0 && hoistable(v)) {
-      int to = target(use, k, conditional);
-      if (to >= 0 && (count[{to, k}] >= 2 || leavesALoop(use, to))) {
-        if (auto it = named.find({to, k}); it != named.end()) return it->second;
-        size_t at = positionIn(to, use, stmt);
-        std::vector<kir::Value*> c;
-        for (kir::Value* x : children(v)) c.push_back(rewrite(x, to, at, false));
-        kir::Var* var = kernel.newVar(kIndexType, "i");
-        decls.push_back({to, at, kernel.create<kir::DeclareVar>(var, rebuild(v, c), true)});
-        named[{to, k}] = var;
-        changed = true;
-        return var;
+  // `root` with its hoisted subexpressions replaced by named index variables. Post-order with an
+  // explicit stack; a node decides when it is entered (its earlier siblings done) whether it is
+  // named, and names itself after its operands, so that declarations come operands first.
+  kir::Value* rewrite(kir::Value* root, int root_use, size_t root_stmt) {
+    struct Node {
+      kir::Value* v;
+      int use;
+      size_t stmt;
+      bool conditional;
+      int to = -1;  ///< >= 0: named in this frame once its operands are rewritten
+      int key = -1;
+      std::vector<kir::Value*> kids;
+      std::vector<kir::Value*> done;
+    };
+    std::vector<Node> stack;
+    kir::Value* result = nullptr;
+    auto enter = [&](kir::Value* v, int use, size_t stmt, bool conditional) {
+      int k = key(v);
+      if (k >= 0 && hoistable(v)) {
+        int to = target(use, k, conditional);
+        if (to >= 0 && (count[{to, k}] >= 2 || leavesALoop(use, to))) {
+          if (auto it = named.find({to, k}); it != named.end()) return static_cast<kir::Value*>(it->second);
+          size_t at = positionIn(to, use, stmt);
+          stack.push_back({v, to, at, false, to, k, children(v), {}});
+          return static_cast<kir::Value*>(nullptr);
+        }
       }
+      std::vector<kir::Value*> kids = children(v);
+      if (kids.empty()) return v;
+      stack.push_back({v, use, stmt, conditional, -1, k, std::move(kids), {}});
+      return static_cast<kir::Value*>(nullptr);
+    };
+    auto deliver = [&](kir::Value* r) {
+      if (stack.empty()) {
+        result = r;
+      } else {
+        stack.back().done.push_back(r);
+      }
+    };
+    if (kir::Value* r = enter(root, root_use, root_stmt, false)) deliver(r);
+    while (!stack.empty()) {
+      Node& n = stack.back();
+      const size_t i = n.done.size();
+      if (i < n.kids.size()) {
+        const bool cond = n.to < 0 && (n.conditional || conditionalChild(n.v, int(i)));
+        if (kir::Value* r = enter(n.kids[i], n.use, n.stmt, cond)) stack.back().done.push_back(r);
+        continue;
+      }
+      Node finished = std::move(n);
+      stack.pop_back();
+      kir::Value* out = rebuild(finished.v, finished.done);
+      if (finished.to >= 0) {
+        kir::Var* var = kernel.newVar(kIndexType, "i");
+        decls.push_back({finished.to, finished.stmt, kernel.create<kir::DeclareVar>(var, out, true)});
+        named[{finished.to, finished.key}] = var;
+        changed = true;
+        out = var;
+      }
+      deliver(out);
     }
-    std::vector<kir::Value*> c = children(v);
-    for (size_t i = 0; i < c.size(); ++i) {
-      c[i] = rewrite(c[i], use, stmt, conditional || conditionalChild(v, int(i)));
-    }
-    return c.empty() ? v : rebuild(v, c);
+    return result;
   }
 
   void run() {
-    collect(addFrame(&kernel.body, -1, 0, nullptr, false, false));
+    collect();
     for (const Slot& s : slots) markEvaluated(*s.value, s.frame);
-    for (const Slot& s : slots) countUses(*s.value, s.frame, false);
-    for (const Slot& s : slots) *s.value = rewrite(*s.value, s.frame, s.stmt, false);
+    for (const Slot& s : slots) countUses(*s.value, s.frame);
+    for (const Slot& s : slots) *s.value = rewrite(*s.value, s.frame, s.stmt);
     // Insert per frame from the back, so earlier positions stay valid; declarations for one
     // position keep their creation order (operands first).
     std::stable_sort(decls.begin(), decls.end(), [](const Decl& a, const Decl& b) {

@@ -121,7 +121,10 @@ void solveForward(kir::Kernel& kernel, LowerContext& ctx, const std::vector<ir::
   IndexBuilder b{kernel};
   for (bool progress = true; progress;) {
     progress = false;
-    for (ir::Expr* e : exprs) {
+    // exprsBetween lists exprs from the targets back toward the sources, so a forward solve
+    // takes them in reverse: one sweep solves a chain (in list order, one step per sweep).
+    for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+      ir::Expr* e = *it;
       if (auto* s = e->dynCast<ir::Split>()) {
         // Indices already known (loop indices of a local buffer's own loops) are kept.
         if ((idx.count(s->outer()) && idx.count(s->inner())) || !idx.count(s->in())) continue;
@@ -175,11 +178,14 @@ void mirrorConsumerTransforms(const ir::TensorView* producer, const ir::TensorVi
   std::vector<ir::Expr*> p_exprs = exprsBetween(producer->logical(), producer->loop());
   if (p_exprs.empty()) return;
   std::vector<ir::Expr*> c_exprs = exprsBetween(consumer->domain()->maybeRoot(), consumer->loop());
+  // The first consumer expr using each ID, looked up instead of searched (chains are long).
+  std::unordered_map<const ir::IterDomain*, ir::Expr*> c_use;
+  for (ir::Expr* e : c_exprs) {
+    for (ir::Val* in : e->inputs()) c_use.emplace(in->as<ir::IterDomain>(), e);
+  }
   auto use = [&](const ir::IterDomain* c_in) -> ir::Expr* {
-    for (ir::Expr* e : c_exprs) {
-      if (std::find(e->inputs().begin(), e->inputs().end(), c_in) != e->inputs().end()) return e;
-    }
-    return nullptr;
+    auto it = c_use.find(c_in);
+    return it == c_use.end() ? nullptr : it->second;
   };
   // Indices only when the consumer has all of them: the forward solve fills an expr's outputs
   // together, so a half-filled split would be left without its other index.
@@ -194,7 +200,10 @@ void mirrorConsumerTransforms(const ir::TensorView* producer, const ir::TensorVi
   };
   for (bool progress = true; progress;) {
     progress = false;
-    for (ir::Expr* e : p_exprs) {
+    // From the sources toward the targets (exprsBetween lists them the other way): one sweep
+    // mirrors a chain.
+    for (auto it = p_exprs.rbegin(); it != p_exprs.rend(); ++it) {
+      ir::Expr* e = *it;
       if (auto* s = e->dynCast<ir::Split>()) {
         if (to_c.count(s->outer()) || !to_c.count(s->in())) continue;
         auto* cs = use(to_c.at(s->in())) ? use(to_c.at(s->in()))->dynCast<ir::Split>() : nullptr;
@@ -231,19 +240,20 @@ IndexMap consumerIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
   IndexMap idx;
   bool promoted = false;
   const transform::LoopGraph& lg = ctx.loopGraph();
+  // The index of each enclosing loop by its group (the outermost one of a group): one lookup per
+  // loop ID, where scanning the loops for each would be quadratic in a deep nest.
+  std::unordered_map<int64_t, kir::Var*> loop_of_group;
+  for (kir::ForLoop* f : loops) loop_of_group.emplace(ctx.loopGroup(f->id), f->index);
   for (ir::IterDomain* id : tv->loop()) {
     if (id->isBroadcast()) {
       idx[id] = kernel.constInt(0);
       continue;
     }
     bool found = false;
-    for (kir::ForLoop* f : loops) {
-      if (ctx.loopGroup(f->id) == ctx.loopGroup(id)) {
-        idx[id] = f->index;
-        promoted |= !lg.isExactlyPromoted(id);
-        found = true;
-        break;
-      }
+    if (auto it = loop_of_group.find(ctx.loopGroup(id)); it != loop_of_group.end()) {
+      idx[id] = it->second;
+      promoted |= !lg.isExactlyPromoted(id);
+      found = true;
     }
     const ir::ParallelType p = ctx.loopParallelType(id);
     if (!found && ir::isThreadOrBlockDim(p)) {
@@ -482,38 +492,11 @@ kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::T
 kir::Value* substitute(kir::Kernel& kernel, kir::Value* v,
                        const std::unordered_map<const kir::Var*, kir::Value*>& repl) {
   if (v == nullptr) return v;
-  switch (v->kind()) {
-    case kir::NodeKind::Var: {
-      auto it = repl.find(v->as<kir::Var>());
-      return it == repl.end() ? v : it->second;
-    }
-    case kir::NodeKind::UnaryExpr: {
-      auto* u = v->as<kir::UnaryExpr>();
-      kir::Value* in = substitute(kernel, u->in, repl);
-      return in == u->in ? v : kernel.create<kir::UnaryExpr>(u->dtype(), u->op, in);
-    }
-    case kir::NodeKind::BinaryExpr: {
-      auto* b = v->as<kir::BinaryExpr>();
-      kir::Value* l = substitute(kernel, b->lhs, repl);
-      kir::Value* r = substitute(kernel, b->rhs, repl);
-      if (l == b->lhs && r == b->rhs) return v;
-      return kernel.create<kir::BinaryExpr>(b->dtype(), b->op, l, r, b->total);
-    }
-    case kir::NodeKind::TernaryExpr: {
-      auto* t = v->as<kir::TernaryExpr>();
-      kir::Value* a = substitute(kernel, t->a, repl);
-      kir::Value* b = substitute(kernel, t->b, repl);
-      kir::Value* c = substitute(kernel, t->c, repl);
-      if (a == t->a && b == t->b && c == t->c) return v;
-      return kernel.create<kir::TernaryExpr>(t->dtype(), t->op, a, b, c);
-    }
-    case kir::NodeKind::Load: {
-      auto* l = v->as<kir::Load>();
-      kir::Value* index = substitute(kernel, l->index, repl);
-      return index == l->index ? v : kernel.create<kir::Load>(l->buffer, index);
-    }
-    default: return v;
-  }
+  return kir::rebuildBottomUp(kernel, v, [&](kir::Value* x) {
+    auto* var = x->dynCast<kir::Var>();
+    auto it = var == nullptr ? repl.end() : repl.find(var);
+    return it == repl.end() ? x : it->second;
+  });
 }
 
 }  // namespace loom::lower

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loom/lower/lower.h"
+#include "loom/lower/kir_walk.h"
 
 namespace loom::lower {
 
@@ -84,22 +85,5 @@ kir::Value* inRangePredicate(kir::Kernel& kernel, LowerContext& ctx, const ir::T
 /// `v` with the Vars of `repl` replaced by their values (shared subtrees are rebuilt once).
 kir::Value* substitute(kir::Kernel& kernel, kir::Value* v,
                        const std::unordered_map<const kir::Var*, kir::Value*>& repl);
-
-/// Enclosing-loop walk used by passes that need the loop stack of every statement.
-template <typename Fn>
-void forEachWithLoops(kir::Scope& scope, std::vector<kir::ForLoop*>& loops, Fn&& fn) {
-  for (size_t i = 0; i < scope.size(); ++i) {
-    if (auto* f = scope[i]->dynCast<kir::ForLoop>()) {
-      loops.push_back(f);
-      forEachWithLoops(f->body, loops, fn);
-      loops.pop_back();
-    } else if (auto* ite = scope[i]->dynCast<kir::IfThenElse>()) {
-      forEachWithLoops(ite->thenBody, loops, fn);
-      forEachWithLoops(ite->elseBody, loops, fn);
-    } else {
-      fn(scope, i, loops);
-    }
-  }
-}
 
 }  // namespace loom::lower

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "loom/eval/expression_evaluator.h"
 
@@ -42,6 +45,7 @@ IndexRanges::IndexRanges(const kir::Kernel& kernel) {
 }
 
 void IndexRanges::enterLoop(const kir::ForLoop* loop) {
+  forget();
   if (loop->isParallel()) {
     auto it = launch_.find(loop->ptype);
     if (it != launch_.end()) vars_[loop->index] = it->second;
@@ -51,12 +55,41 @@ void IndexRanges::enterLoop(const kir::ForLoop* loop) {
   auto stop = range(loop->stop);
   // The body runs only for start <= i < stop, so i <= max(stop) - 1 (an empty loop runs nothing).
   if (start && stop && stop->hi - 1 >= start->lo) vars_[loop->index] = {start->lo, stop->hi - 1};
+  forget();
 }
 
-void IndexRanges::exitLoop(const kir::ForLoop* loop) { vars_.erase(loop->index); }
+void IndexRanges::exitLoop(const kir::ForLoop* loop) {
+  vars_.erase(loop->index);
+  forget();
+}
 
 std::optional<IndexRange> IndexRanges::range(const kir::Value* v) const {
   if (v == nullptr || !isIndex(v)) return std::nullopt;
+  if (auto it = memo_.find(v); it != memo_.end()) return it->second;
+  // Operands first, with an explicit stack: only index BinaryExprs have operands here.
+  std::vector<std::pair<const kir::Value*, bool>> stack{{v, false}};
+  while (!stack.empty()) {
+    auto [x, expanded] = stack.back();
+    if (memo_.count(x) != 0) {
+      stack.pop_back();
+      continue;
+    }
+    auto* b = x->dynCast<kir::BinaryExpr>();
+    if (b != nullptr && isIndex(b) && !expanded) {
+      stack.back().second = true;
+      for (const kir::Value* in : {b->rhs, b->lhs}) {
+        if (isIndex(in) && memo_.count(in) == 0) stack.push_back({in, false});
+      }
+      continue;
+    }
+    stack.pop_back();
+    memo_[x] = rangeOfNode(x);
+  }
+  return memo_.at(v);
+}
+
+std::optional<IndexRange> IndexRanges::rangeOfNode(const kir::Value* v) const {
+  if (!isIndex(v)) return std::nullopt;
   if (auto* c = v->dynCast<kir::Const>()) {
     auto i = c->asInt();
     if (!i) return std::nullopt;
@@ -73,9 +106,9 @@ std::optional<IndexRange> IndexRanges::range(const kir::Value* v) const {
     return it->second;
   }
   auto* b = v->dynCast<kir::BinaryExpr>();
-  if (b == nullptr) return std::nullopt;
-  auto l = range(b->lhs);
-  auto r = range(b->rhs);
+  if (b == nullptr || !isIndex(b->lhs) || !isIndex(b->rhs)) return std::nullopt;
+  const std::optional<IndexRange>& l = memo_.at(b->lhs);
+  const std::optional<IndexRange>& r = memo_.at(b->rhs);
   if (!l || !r) return std::nullopt;
   // Operands are within int32, so int64 arithmetic below cannot overflow.
   switch (b->op) {
@@ -107,49 +140,101 @@ std::optional<IndexRange> IndexRanges::range(const kir::Value* v) const {
   }
 }
 
+namespace {
+
+bool isAnd(const kir::Value* v) {
+  auto* b = v->dynCast<kir::BinaryExpr>();
+  return b != nullptr && b->op == Op::LogicalAnd;
+}
+
+// The conjuncts of `cond` (its && operands, nested ones flattened) from left to right.
+std::vector<const kir::Value*> conjuncts(const kir::Value* cond) {
+  std::vector<const kir::Value*> out;
+  std::vector<const kir::Value*> work{cond};
+  while (!work.empty()) {
+    const kir::Value* v = work.back();
+    work.pop_back();
+    if (isAnd(v)) {
+      work.push_back(v->as<kir::BinaryExpr>()->rhs);
+      work.push_back(v->as<kir::BinaryExpr>()->lhs);
+    } else {
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 bool IndexRanges::provablyTrue(const kir::Value* cond) const {
-  if (auto* c = cond->dynCast<kir::Const>()) {
-    auto* v = std::get_if<bool>(&c->value);
-    return v != nullptr && *v;
+  for (const kir::Value* c : conjuncts(cond)) {
+    if (auto* k = c->dynCast<kir::Const>()) {
+      auto* v = std::get_if<bool>(&k->value);
+      if (v == nullptr || !*v) return false;
+      continue;
+    }
+    auto* b = c->dynCast<kir::BinaryExpr>();
+    if (b == nullptr || b->dtype() != DataType::Bool) return false;
+    auto l = range(b->lhs);
+    auto r = range(b->rhs);
+    if (!l || !r) return false;
+    bool holds = false;
+    switch (b->op) {
+      case Op::Lt: holds = l->hi < r->lo; break;
+      case Op::Le: holds = l->hi <= r->lo; break;
+      case Op::Gt: holds = l->lo > r->hi; break;
+      case Op::Ge: holds = l->lo >= r->hi; break;
+      case Op::Eq: holds = l->lo == l->hi && r->lo == r->hi && l->lo == r->lo; break;
+      case Op::Ne: holds = l->hi < r->lo || r->hi < l->lo; break;
+      default: break;
+    }
+    if (!holds) return false;
   }
-  auto* b = cond->dynCast<kir::BinaryExpr>();
-  if (b == nullptr || b->dtype() != DataType::Bool) return false;
-  if (b->op == Op::LogicalAnd) return provablyTrue(b->lhs) && provablyTrue(b->rhs);
-  auto l = range(b->lhs);
-  auto r = range(b->rhs);
-  if (!l || !r) return false;
-  switch (b->op) {
-    case Op::Lt: return l->hi < r->lo;
-    case Op::Le: return l->hi <= r->lo;
-    case Op::Gt: return l->lo > r->hi;
-    case Op::Ge: return l->lo >= r->hi;
-    case Op::Eq: return l->lo == l->hi && r->lo == r->hi && l->lo == r->lo;
-    case Op::Ne: return l->hi < r->lo || r->hi < l->lo;
-    default: return false;
-  }
+  return true;
 }
 
 kir::Value* IndexRanges::dropProvable(kir::Kernel& kernel, kir::Value* cond) const {
-  auto* b = cond->dynCast<kir::BinaryExpr>();
-  if (b != nullptr && b->op == Op::LogicalAnd) {
-    kir::Value* l = dropProvable(kernel, b->lhs);
-    kir::Value* r = dropProvable(kernel, b->rhs);
-    if (l == nullptr) return r;
-    if (r == nullptr) return l;
-    if (l == b->lhs && r == b->rhs) return cond;
-    return kernel.create<kir::BinaryExpr>(DataType::Bool, Op::LogicalAnd, l, r);
+  // Bottom-up over the && nodes (explicit stack); a node keeps its shape where nothing dropped.
+  std::unordered_map<const kir::Value*, kir::Value*> kept;  // null: always true
+  std::vector<std::pair<kir::Value*, bool>> stack{{cond, false}};
+  while (!stack.empty()) {
+    auto [v, expanded] = stack.back();
+    if (!isAnd(v)) {
+      stack.pop_back();
+      kept[v] = provablyTrue(v) ? nullptr : v;
+      continue;
+    }
+    auto* b = v->as<kir::BinaryExpr>();
+    if (!expanded) {
+      stack.back().second = true;
+      stack.push_back({b->rhs, false});
+      stack.push_back({b->lhs, false});
+      continue;
+    }
+    stack.pop_back();
+    kir::Value* l = kept.at(b->lhs);
+    kir::Value* r = kept.at(b->rhs);
+    if (l == nullptr) {
+      kept[v] = r;
+    } else if (r == nullptr) {
+      kept[v] = l;
+    } else if (l == b->lhs && r == b->rhs) {
+      kept[v] = v;
+    } else {
+      kept[v] = kernel.create<kir::BinaryExpr>(DataType::Bool, Op::LogicalAnd, l, r);
+    }
   }
-  return provablyTrue(cond) ? nullptr : cond;
+  return kept.at(cond);
 }
 
 void IndexRanges::narrow(const kir::Value* cond) {
+  for (const kir::Value* c : conjuncts(cond)) narrowBy(c);
+}
+
+void IndexRanges::narrowBy(const kir::Value* cond) {
+  forget();
   auto* b = cond->dynCast<kir::BinaryExpr>();
   if (b == nullptr || b->dtype() != DataType::Bool) return;
-  if (b->op == Op::LogicalAnd) {
-    narrow(b->lhs);
-    narrow(b->rhs);
-    return;
-  }
   if (b->op != Op::Lt && b->op != Op::Eq) return;
   IndexRange* x = nullptr;
   if (auto* var = b->lhs->dynCast<kir::Var>()) {
@@ -169,6 +254,7 @@ void IndexRanges::narrow(const kir::Value* cond) {
     x->hi = std::min(x->hi, bound->hi);
   }
   if (x->hi < x->lo) x->hi = x->lo;  // never runs: any bound is vacuously true; keep it ordered
+  forget();
 }
 
 }  // namespace loom::lower

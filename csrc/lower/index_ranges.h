@@ -54,10 +54,24 @@ class IndexRanges {
   void restore(State s) {
     vars_ = std::move(s.vars);
     named_ = std::move(s.named);
+    forget();
   }
 
  private:
+  // The bounds of `v` alone, its operands' bounds in memo_.
+  std::optional<IndexRange> rangeOfNode(const kir::Value* v) const;
+  // narrow() for one conjunct.
+  void narrowBy(const kir::Value* cond);
+  // Drops memo_ (the bindings changed). A fresh map, not clear(): clearing a map that once held a
+  // deep index touches all of its buckets, at every loop of the nest.
+  void forget() {
+    if (!memo_.empty()) decltype(memo_)().swap(memo_);
+  }
+
   std::unordered_map<const kir::Var*, IndexRange> vars_;
+  // Bounds computed under the current bindings (cleared when they change): an index is a DAG
+  // that may be tens of thousands deep, walked bottom-up once instead of once per use.
+  mutable std::unordered_map<const kir::Value*, std::optional<IndexRange>> memo_;
   std::unordered_map<std::string, IndexRange> named_;  ///< "threadIdx.x", "blockIdx.y", ...
   std::unordered_map<ir::ParallelType, IndexRange> launch_;
 };

@@ -152,7 +152,7 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
 bool indexing(kir::Kernel& kernel, LowerContext& ctx) {
   bool changed = false;
   std::vector<kir::ForLoop*> loops;
-  forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
+  kir::forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
                                            const std::vector<kir::ForLoop*>& stack) {
     auto* op = scope[i]->dynCast<kir::TensorOp>();
     if (op == nullptr) return;

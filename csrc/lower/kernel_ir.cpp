@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <sstream>
+#include <vector>
 
 #include "loom/eval/expression_evaluator.h"
+#include "loom/lower/kir_walk.h"
 
 namespace loom::kir {
 
@@ -44,27 +46,23 @@ std::string_view binarySymbol(ir::BinaryOpType op) {
   }
 }
 
-void printStmts(std::ostringstream& os, const Scope& scope, int indent);
+// Indentation stops growing at this depth (a loop nest may be tens of thousands deep).
+constexpr int kMaxIndent = 32;
 
+// One statement; a loop or an if prints its header line only (printStmts prints bodies).
 void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
-  std::string pad(size_t(indent) * 2, ' ');
+  std::string pad(size_t(std::min(indent, kMaxIndent)) * 2, ' ');
   switch (s->kind()) {
     case NodeKind::ForLoop: {
       auto* f = s->as<ForLoop>();
       os << pad << "for " << f->index->name << " in ";
       if (f->ptype != ir::ParallelType::Serial) os << ir::parallelTypeName(f->ptype) << " ";
       os << toString(f->start) << " .. " << toString(f->stop) << ":\n";
-      printStmts(os, f->body, indent + 1);
       return;
     }
     case NodeKind::IfThenElse: {
       auto* i = s->as<IfThenElse>();
       os << pad << "if " << toString(i->cond) << ":\n";
-      printStmts(os, i->thenBody, indent + 1);
-      if (!i->elseBody.empty()) {
-        os << pad << "else:\n";
-        printStmts(os, i->elseBody, indent + 1);
-      }
       return;
     }
     case NodeKind::Allocate: {
@@ -162,50 +160,88 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
   }
 }
 
-void printStmts(std::ostringstream& os, const Scope& scope, int indent) {
-  for (const Stmt* s : scope) printStmt(os, s, indent);
+// Statements with their bodies, with an explicit stack of open scopes.
+void printStmts(std::ostringstream& os, const Scope& root, int indent) {
+  struct Open {
+    const Scope* scope;
+    int indent;
+    const IfThenElse* ite = nullptr;  ///< the if whose then-branch this is
+    size_t next = 0;
+  };
+  std::vector<Open> stack{{&root, indent}};
+  while (!stack.empty()) {
+    Open& o = stack.back();
+    if (o.next == o.scope->size()) {
+      if (o.ite != nullptr && !o.ite->elseBody.empty()) {
+        os << std::string(size_t(std::min(o.indent - 1, kMaxIndent)) * 2, ' ') << "else:\n";
+        o = {&o.ite->elseBody, o.indent};
+        continue;
+      }
+      stack.pop_back();
+      continue;
+    }
+    const Stmt* s = (*o.scope)[o.next++];
+    const int at = o.indent;
+    printStmt(os, s, at);
+    if (auto* f = s->dynCast<ForLoop>()) {
+      stack.push_back({&f->body, at + 1});
+    } else if (auto* i = s->dynCast<IfThenElse>()) {
+      stack.push_back({&i->thenBody, at + 1, i});
+    }
+  }
+}
+
+// The pieces of one value for toString (operands written in place, without recursion).
+TextPieces piecesOf(const Value* v) {
+  auto lit = [](std::string t) { return TextPiece{std::move(t), nullptr}; };
+  auto arg = [](const Value* x) { return TextPiece{{}, x}; };
+  switch (v->kind()) {
+    case NodeKind::Const: {
+      auto* c = v->as<Const>();
+      return {lit(ir::scalarValueToString(c->value, c->dtype()))};
+    }
+    case NodeKind::Var: return {lit(v->as<Var>()->name)};
+    case NodeKind::NamedScalar: return {lit(v->as<NamedScalar>()->name)};
+    case NodeKind::TensorSize: {
+      auto* t = v->as<TensorSize>();
+      return {lit(t->buffer->name + (t->isStride ? ".stride[" : ".size[") + std::to_string(t->dim) +
+                  "]")};
+    }
+    case NodeKind::UnaryExpr: {
+      auto* u = v->as<UnaryExpr>();
+      std::string name(ir::opTypeName(u->op));
+      if (u->op == ir::UnaryOpType::Cast) name += "<" + std::string(dataTypeName(u->dtype())) + ">";
+      return {lit(name + "("), arg(u->in), lit(")")};
+    }
+    case NodeKind::BinaryExpr: {
+      auto* b = v->as<BinaryExpr>();
+      std::string_view sym = binarySymbol(b->op);
+      if (!sym.empty()) {
+        return {lit("("), arg(b->lhs), lit(" " + std::string(sym) + " "), arg(b->rhs), lit(")")};
+      }
+      return {lit(std::string(ir::opTypeName(b->op)) + "("), arg(b->lhs), lit(", "), arg(b->rhs),
+              lit(")")};
+    }
+    case NodeKind::TernaryExpr: {
+      auto* t = v->as<TernaryExpr>();
+      return {lit(std::string(ir::opTypeName(t->op)) + "("), arg(t->a), lit(", "), arg(t->b),
+              lit(", "), arg(t->c), lit(")")};
+    }
+    case NodeKind::Load: {
+      auto* l = v->as<Load>();
+      return {lit(l->buffer->name + "["), arg(l->index), lit("]")};
+    }
+    default: LOOM_UNREACHABLE("not a value");
+  }
 }
 
 }  // namespace
 
 std::string toString(const Value* v) {
   if (v == nullptr) return "<null>";
-  switch (v->kind()) {
-    case NodeKind::Const: {
-      auto* c = v->as<Const>();
-      return ir::scalarValueToString(c->value, c->dtype());
-    }
-    case NodeKind::Var: return v->as<Var>()->name;
-    case NodeKind::NamedScalar: return v->as<NamedScalar>()->name;
-    case NodeKind::TensorSize: {
-      auto* t = v->as<TensorSize>();
-      return t->buffer->name + (t->isStride ? ".stride[" : ".size[") + std::to_string(t->dim) + "]";
-    }
-    case NodeKind::UnaryExpr: {
-      auto* u = v->as<UnaryExpr>();
-      std::string name(ir::opTypeName(u->op));
-      if (u->op == ir::UnaryOpType::Cast) name += "<" + std::string(dataTypeName(u->dtype())) + ">";
-      return name + "(" + toString(u->in) + ")";
-    }
-    case NodeKind::BinaryExpr: {
-      auto* b = v->as<BinaryExpr>();
-      std::string_view sym = binarySymbol(b->op);
-      if (!sym.empty())
-        return "(" + toString(b->lhs) + " " + std::string(sym) + " " + toString(b->rhs) + ")";
-      return std::string(ir::opTypeName(b->op)) + "(" + toString(b->lhs) + ", " + toString(b->rhs) +
-             ")";
-    }
-    case NodeKind::TernaryExpr: {
-      auto* t = v->as<TernaryExpr>();
-      return std::string(ir::opTypeName(t->op)) + "(" + toString(t->a) + ", " + toString(t->b) +
-             ", " + toString(t->c) + ")";
-    }
-    case NodeKind::Load: {
-      auto* l = v->as<Load>();
-      return l->buffer->name + "[" + toString(l->index) + "]";
-    }
-    default: LOOM_UNREACHABLE("not a value");
-  }
+  std::ostringstream os;
+  writePieces(os, v, piecesOf);
+  return os.str();
 }
 
 std::string toString(const Kernel& kernel) {
@@ -222,8 +258,32 @@ std::string toString(const Kernel& kernel) {
 
 std::string toString(const Stmt* s) {
   std::ostringstream os;
-  printStmt(os, s, 0);
+  printStmts(os, Scope{const_cast<Stmt*>(s)}, 0);
   return os.str();
+}
+
+std::string headline(const Stmt* s) {
+  std::ostringstream os;
+  printStmt(os, s, 0);
+  std::string text = os.str();
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+Value* withOperands(Kernel& kernel, Value* v, const std::vector<Value*>& ops) {
+  if (ops == operandsOf(v)) return v;
+  switch (v->kind()) {
+    case NodeKind::UnaryExpr:
+      return kernel.create<UnaryExpr>(v->dtype(), v->as<UnaryExpr>()->op, ops[0]);
+    case NodeKind::BinaryExpr:
+      return kernel.create<BinaryExpr>(v->dtype(), v->as<BinaryExpr>()->op, ops[0],
+                                            ops[1], v->as<BinaryExpr>()->total);
+    case NodeKind::TernaryExpr:
+      return kernel.create<TernaryExpr>(v->dtype(), v->as<TernaryExpr>()->op, ops[0],
+                                             ops[1], ops[2]);
+    case NodeKind::Load: return kernel.create<Load>(v->as<Load>()->buffer, ops[0]);
+    default: LOOM_UNREACHABLE("a value without operands has none to replace");
+  }
 }
 
 std::optional<int64_t> constantLaunchExtent(const Kernel& kernel, ir::ParallelType p) {

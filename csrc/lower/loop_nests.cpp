@@ -16,6 +16,7 @@
 //                                             tensor T2 = add(T0, T1)
 #include <algorithm>
 #include <map>
+#include <queue>
 #include <set>
 #include <unordered_map>
 
@@ -101,24 +102,47 @@ class LoopNestBuilder {
   }
 
  private:
-  void collectSubtree(int64_t node_id) {
-    LoopTree::Node& node = tree_.nodes.at(node_id);
-    for (const LoopTree::Child& c : node.children) {
-      if (c.is_loop) {
-        collectSubtree(c.id);
-        const auto& sub = tree_.nodes.at(c.id).exprs;
-        node.exprs.insert(node.exprs.end(), sub.begin(), sub.end());
-      } else {
-        node.exprs.push_back(c.id);
+  // The nodes below `root` (itself included), each after its ancestors: a pre-order without
+  // recursion, so that a loop nest tens of thousands deep needs no stack.
+  std::vector<int64_t> preOrder(int64_t root) const {
+    std::vector<int64_t> out;
+    std::vector<int64_t> work{root};
+    while (!work.empty()) {
+      int64_t id = work.back();
+      work.pop_back();
+      out.push_back(id);
+      for (const LoopTree::Child& c : tree_.nodes.at(id).children) {
+        if (c.is_loop) work.push_back(c.id);
       }
     }
-    node.first_expr = node.exprs.empty() ? 0 : *std::min_element(node.exprs.begin(), node.exprs.end());
+    return out;
   }
 
-  // Orders the children of each node topologically (Kahn's algorithm, smallest first expr
+  void collectSubtree(int64_t root) {
+    // Children before parents: the reverse of a pre-order.
+    std::vector<int64_t> nodes = preOrder(root);
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      LoopTree::Node& node = tree_.nodes.at(*it);
+      for (const LoopTree::Child& c : node.children) {
+        if (c.is_loop) {
+          const auto& sub = tree_.nodes.at(c.id).exprs;
+          node.exprs.insert(node.exprs.end(), sub.begin(), sub.end());
+        } else {
+          node.exprs.push_back(c.id);
+        }
+      }
+      node.first_expr =
+          node.exprs.empty() ? 0 : *std::min_element(node.exprs.begin(), node.exprs.end());
+    }
+  }
+
+  // Orders the children of every node topologically (Kahn's algorithm, smallest first expr
   // first among the ready ones).
-  void order(int64_t node_id) {
-    LoopTree::Node& node = tree_.nodes.at(node_id);
+  void order(int64_t root) {
+    for (int64_t id : preOrder(root)) orderChildren(tree_.nodes.at(id));
+  }
+
+  void orderChildren(LoopTree::Node& node) {
     const size_t n = node.children.size();
     std::unordered_map<int64_t, size_t> child_of;  // expr -> child position
     for (size_t c = 0; c < n; ++c) {
@@ -129,82 +153,111 @@ class LoopNestBuilder {
         child_of[ch.id] = c;
       }
     }
-    std::vector<std::set<size_t>> preds(n);
+    std::vector<std::set<size_t>> succs(n);
+    std::vector<size_t> waiting(n, 0);  // predecessors not placed yet
     for (auto [e, c] : child_of) {
       for (const ir::Val* in : ctx_.exprs[size_t(e)]->inputs()) {
         auto p = producer_.find(in);
         if (p == producer_.end()) continue;
         auto pc = child_of.find(p->second);
-        if (pc != child_of.end() && pc->second != c) preds[c].insert(pc->second);
+        if (pc != child_of.end() && pc->second != c && succs[pc->second].insert(c).second) {
+          ++waiting[c];
+        }
       }
     }
     auto first = [&](size_t c) {
       const LoopTree::Child& ch = node.children[c];
       return ch.is_loop ? tree_.nodes.at(ch.id).first_expr : ch.id;
     };
+    // Ready children by their first expr, smallest on top.
+    auto later = [&](size_t a, size_t b) { return first(a) > first(b); };
+    std::priority_queue<size_t, std::vector<size_t>, decltype(later)> ready(later);
+    for (size_t c = 0; c < n; ++c) {
+      if (waiting[c] == 0) ready.push(c);
+    }
     std::vector<LoopTree::Child> sorted;
     std::vector<bool> done(n, false);
-    for (size_t round = 0; round < n; ++round) {
-      std::optional<size_t> best;
+    while (!ready.empty()) {
+      const size_t best = ready.top();
+      ready.pop();
+      done[best] = true;
+      sorted.push_back(node.children[best]);
+      for (size_t s : succs[best]) {
+        if (--waiting[s] == 0) ready.push(s);
+      }
+    }
+    if (sorted.size() < n) {
+      // A cycle: some loop would have to run both before and after another statement.
+      std::string names;
       for (size_t c = 0; c < n; ++c) {
         if (done[c]) continue;
-        bool ready = std::all_of(preds[c].begin(), preds[c].end(), [&](size_t p) { return done[p]; });
-        if (ready && (!best || first(c) < first(*best))) best = c;
+        const LoopTree::Child& ch = node.children[c];
+        names += (names.empty() ? "" : ", ") +
+                 (ch.is_loop ? "the loop of " + ctx_.loopGraph().promoted(ch.id)->toString()
+                             : ctx_.exprs[size_t(ch.id)]->output(0)->toString());
       }
-      if (!best) {
-        // A cycle: some loop would have to run both before and after another statement.
-        std::string names;
-        for (size_t c = 0; c < n; ++c) {
-          if (done[c]) continue;
-          const LoopTree::Child& ch = node.children[c];
-          names += (names.empty() ? "" : ", ") +
-                   (ch.is_loop ? "the loop of " + ctx_.loopGraph().promoted(ch.id)->toString()
-                               : ctx_.exprs[size_t(ch.id)]->output(0)->toString());
-        }
-        LOOM_THROW("lowering: cannot order ", names, ": each needs a value another one computes "
-                   "later; a loop shared through inlining would have to run twice (inline fewer "
-                   "loop IDs)");
-      }
-      done[*best] = true;
-      sorted.push_back(node.children[*best]);
+      LOOM_THROW("lowering: cannot order ", names, ": each needs a value another one computes "
+                 "later; a loop shared through inlining would have to run twice (inline fewer "
+                 "loop IDs)");
     }
     node.children = std::move(sorted);
-    for (const LoopTree::Child& c : node.children) {
-      if (c.is_loop) order(c.id);
+  }
+
+  // The ForLoops and TensorOps of the tree, node by node with an explicit stack.
+  void emit(int64_t root, kir::Scope& root_scope) {
+    struct Frame {
+      int64_t node;
+      kir::Scope* scope;
+      size_t next = 0;
+    };
+    std::vector<Frame> stack{{root, &root_scope}};
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      const auto& children = tree_.nodes.at(f.node).children;
+      if (f.next == children.size()) {
+        stack.pop_back();
+        continue;
+      }
+      const LoopTree::Child c = children[f.next++];
+      kir::Scope& scope = *f.scope;
+      if (!c.is_loop) {
+        emitExpr(c.id, scope);
+        continue;
+      }
+      kir::ForLoop* loop = emitLoop(c.id, scope);
+      stack.push_back({c.id, &loop->body});
     }
   }
 
-  void emit(int64_t node_id, kir::Scope& scope) {
+  void emitExpr(int64_t index, kir::Scope& scope) {
     const transform::LoopGraph& lg = ctx_.loopGraph();
-    for (const LoopTree::Child& c : tree_.nodes.at(node_id).children) {
-      if (!c.is_loop) {
-        const ir::Expr* e = ctx_.exprs[size_t(c.id)];
-        auto* out = e->output(0)->as<ir::TensorView>();
-        scope.push_back(kernel_.create<kir::TensorOp>(e, out, kir::TensorOpRole::Compute));
-        for (ir::Val* v : e->outputs()) {
-          auto* tv = v->as<ir::TensorView>();
-          int64_t g = lg.scope(tv);
-          auto it = loops_.find(g);
-          ctx_.scopes[tv] = it == loops_.end() ? loops_.at(lg.scope(out)) : it->second;
-        }
-        continue;
-      }
-      ir::IterDomain* rep = lg.promoted(c.id);
-      ir::ParallelType ptype = lg.parallelType(c.id);
-      // Vectorize/Unroll/Unswitch loops are serial loops that later passes and codegen rewrite;
-      // other non-launch types (DID) are serial here.
-      if (!ir::isThreadOrBlockDim(ptype) && ptype != ir::ParallelType::Vectorize &&
-          ptype != ir::ParallelType::Unroll && ptype != ir::ParallelType::Unswitch) {
-        ptype = ir::ParallelType::Serial;
-      }
-      auto* loop = kernel_.create<kir::ForLoop>(kernel_.newVar(kIndexType, "i"),
-                                                kernel_.constInt(0),
-                                                ctx_.lowerScalar(kernel_, rep->extent()), ptype, rep);
-      if (loop->isParallel()) addLaunchDim(kernel_, ptype, rep->extent());
-      loops_[c.id] = loop;
-      scope.push_back(loop);
-      emit(c.id, loop->body);
+    const ir::Expr* e = ctx_.exprs[size_t(index)];
+    auto* out = e->output(0)->as<ir::TensorView>();
+    scope.push_back(kernel_.create<kir::TensorOp>(e, out, kir::TensorOpRole::Compute));
+    for (ir::Val* v : e->outputs()) {
+      auto* tv = v->as<ir::TensorView>();
+      int64_t g = lg.scope(tv);
+      auto it = loops_.find(g);
+      ctx_.scopes[tv] = it == loops_.end() ? loops_.at(lg.scope(out)) : it->second;
     }
+  }
+
+  kir::ForLoop* emitLoop(int64_t group, kir::Scope& scope) {
+    const transform::LoopGraph& lg = ctx_.loopGraph();
+    ir::IterDomain* rep = lg.promoted(group);
+    ir::ParallelType ptype = lg.parallelType(group);
+    // Vectorize/Unroll/Unswitch loops are serial loops that later passes and codegen rewrite;
+    // other non-launch types (DID) are serial here.
+    if (!ir::isThreadOrBlockDim(ptype) && ptype != ir::ParallelType::Vectorize &&
+        ptype != ir::ParallelType::Unroll && ptype != ir::ParallelType::Unswitch) {
+      ptype = ir::ParallelType::Serial;
+    }
+    auto* loop = kernel_.create<kir::ForLoop>(kernel_.newVar(kIndexType, "i"), kernel_.constInt(0),
+                                              ctx_.lowerScalar(kernel_, rep->extent()), ptype, rep);
+    if (loop->isParallel()) addLaunchDim(kernel_, ptype, rep->extent());
+    loops_[group] = loop;
+    scope.push_back(loop);
+    return loop;
   }
 
   kir::Kernel& kernel_;

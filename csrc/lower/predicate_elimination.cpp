@@ -16,6 +16,9 @@
 //               for i6 in 0 .. 4:                                for i6 in 0 .. 4:
 //                 if ((((i4*128)+i5)*4)+i6) < 4096:                tensor T3 = ...
 //                   tensor T3 = ...
+#include <optional>
+#include <vector>
+
 #include "index_ranges.h"
 
 namespace loom::lower {
@@ -27,33 +30,57 @@ struct Eliminator {
   IndexRanges ranges;
   bool changed = false;
 
-  void visit(kir::Scope& scope) {
-    for (size_t i = 0; i < scope.size();) {
-      if (auto* f = scope[i]->dynCast<kir::ForLoop>()) {
-        ranges.enterLoop(f);
-        visit(f->body);
-        ranges.exitLoop(f);
-      } else if (auto* ite = scope[i]->dynCast<kir::IfThenElse>()) {
-        kir::Value* cond = ranges.dropProvable(kernel, ite->cond);
-        if (cond == nullptr) {
-          // Always true: the then-body takes the if's place and is visited from its first stmt.
-          kir::Scope then_body = ite->thenBody;
-          scope.erase(scope.begin() + int64_t(i));
-          scope.insert(scope.begin() + int64_t(i), then_body.begin(), then_body.end());
-          changed = true;
-          continue;
-        }
-        if (cond != ite->cond) {
-          ite->cond = cond;
-          changed = true;
-        }
-        IndexRanges::State saved = ranges.state();
-        ranges.narrow(cond);
-        visit(ite->thenBody);
-        ranges.restore(std::move(saved));
-        visit(ite->elseBody);
+  // A walk with an explicit stack of open scopes (a loop nest may be tens of thousands deep),
+  // binding each loop's index in its body and narrowing bounds in each then-branch.
+  void visit(kir::Scope& body) {
+    struct Open {
+      kir::Scope* scope;
+      size_t next = 0;
+      const kir::ForLoop* loop = nullptr;         ///< unbound when the scope is done
+      std::optional<IndexRanges::State> restore;  ///< a then-branch: bounds before narrowing
+    };
+    std::vector<Open> stack;
+    stack.push_back({&body, 0, nullptr, std::nullopt});
+    while (!stack.empty()) {
+      Open& o = stack.back();
+      if (o.next >= o.scope->size()) {
+        if (o.loop != nullptr) ranges.exitLoop(o.loop);
+        if (o.restore) ranges.restore(std::move(*o.restore));
+        stack.pop_back();
+        continue;
       }
-      ++i;
+      kir::Scope& scope = *o.scope;
+      const size_t i = o.next;
+      if (auto* f = scope[i]->dynCast<kir::ForLoop>()) {
+        ++o.next;
+        ranges.enterLoop(f);
+        stack.push_back({&f->body, 0, f, std::nullopt});
+        continue;
+      }
+      auto* ite = scope[i]->dynCast<kir::IfThenElse>();
+      if (ite == nullptr) {
+        ++o.next;
+        continue;
+      }
+      kir::Value* cond = ranges.dropProvable(kernel, ite->cond);
+      if (cond == nullptr) {
+        // Always true: the then-body takes the if's place and is walked from its first stmt.
+        kir::Scope then_body = ite->thenBody;
+        scope.erase(scope.begin() + int64_t(i));
+        scope.insert(scope.begin() + int64_t(i), then_body.begin(), then_body.end());
+        changed = true;
+        continue;
+      }
+      ++o.next;
+      if (cond != ite->cond) {
+        ite->cond = cond;
+        changed = true;
+      }
+      // The else-branch is walked after the then-branch, with the bounds restored.
+      stack.push_back({&ite->elseBody, 0, nullptr, std::nullopt});
+      IndexRanges::State saved = ranges.state();
+      ranges.narrow(cond);
+      stack.push_back({&ite->thenBody, 0, nullptr, std::move(saved)});
     }
   }
 };

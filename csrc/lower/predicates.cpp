@@ -20,7 +20,7 @@ bool predicates(kir::Kernel& kernel, LowerContext& ctx) {
   bool changed = false;
   std::vector<kir::ForLoop*> loops;
   IndexBuilder b{kernel};
-  forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
+  kir::forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
                                            const std::vector<kir::ForLoop*>& stack) {
     auto* op = scope[i]->dynCast<kir::TensorOp>();
     if (op == nullptr) return;

@@ -103,30 +103,26 @@ struct InBufferReductions {
   }
 
   // Returns true when something was rewritten under `scope`.
-  bool visit(kir::Scope& scope, std::vector<kir::ForLoop*>& loops) {
+  bool visit(kir::Scope& scope) {
     bool changed = false;
-    for (size_t i = 0; i < scope.size(); ++i) {
-      if (auto* f = scope[i]->dynCast<kir::ForLoop>()) {
-        loops.push_back(f);
-        changed |= visit(f->body, loops);
-        loops.pop_back();
-        continue;
-      }
-      auto* op = scope[i]->dynCast<kir::TensorOp>();
-      if (op == nullptr || op->role != kir::TensorOpRole::Compute || !applies(op)) continue;
-      size_t first = loops.size();
-      for (size_t k = 0; k < loops.size() && first == loops.size(); ++k) {
+    std::vector<kir::ForLoop*> loops;
+    kir::forEachWithLoops(scope, loops, [&](kir::Scope& stmts, size_t i,
+                                       const std::vector<kir::ForLoop*>& around) {
+      auto* op = stmts[i]->dynCast<kir::TensorOp>();
+      if (op == nullptr || op->role != kir::TensorOpRole::Compute || !applies(op)) return;
+      size_t first = around.size();
+      for (size_t k = 0; k < around.size() && first == around.size(); ++k) {
         for (ir::IterDomain* id : op->out->loop()) {
-          if (id->isReduction() && ctx.loopGroup(id) == ctx.loopGroup(loops[k]->id)) first = k;
+          if (id->isReduction() && ctx.loopGroup(id) == ctx.loopGroup(around[k]->id)) first = k;
         }
       }
-      LOOM_ASSERT(first < loops.size(), "no reduction loop around ", op->out->toString());
+      LOOM_ASSERT(first < around.size(), "no reduction loop around ", op->out->toString());
       std::vector<kir::Stmt*> init;
-      rewrite(op, loops, first, init);
-      kir::Scope& parent = first == 0 ? pending_root : loops[first - 1]->body;
-      pending.push_back({&parent, loops[first], std::move(init)});
+      rewrite(op, around, first, init);
+      kir::Scope& parent = first == 0 ? pending_root : around[first - 1]->body;
+      pending.push_back({&parent, around[first], std::move(init)});
       changed = true;
-    }
+    });
     return changed;
   }
 
@@ -140,8 +136,7 @@ struct InBufferReductions {
   kir::Scope pending_root;  // placeholder for the kernel body (replaced in run)
 
   bool run() {
-    std::vector<kir::ForLoop*> loops;
-    bool changed = visit(kernel.body, loops);
+    bool changed = visit(kernel.body);
     for (Insertion& ins : pending) {
       kir::Scope& scope = ins.scope == &pending_root ? kernel.body : *ins.scope;
       auto it = std::find(scope.begin(), scope.end(), ins.before);
@@ -160,21 +155,6 @@ struct ReductionLowering {
 
   static bool isReduction(const ir::Expr* e) {
     return e->isA<ir::ReductionOp>() || e->isA<ir::WelfordOp>();
-  }
-
-  // Reduction TensorOps under `s` (not yet lowered) that have a reduction loop ID in `loop`'s group.
-  void collect(kir::Stmt* s, const kir::ForLoop* loop, std::vector<kir::TensorOp*>& found) {
-    if (auto* op = s->dynCast<kir::TensorOp>()) {
-      if (op->role != kir::TensorOpRole::Compute || !isReduction(op->expr)) return;
-      for (ir::IterDomain* id : op->out->loop()) {
-        if (id->isReduction() && ctx.loopGroup(id) == ctx.loopGroup(loop->id)) {
-          found.push_back(op);
-          return;
-        }
-      }
-    } else if (auto* f = s->dynCast<kir::ForLoop>()) {
-      for (kir::Stmt* c : f->body) collect(c, loop, found);
-    }
   }
 
   // A local buffer for a used Welford sibling that is not a parameter, declared at the top of its
@@ -201,15 +181,17 @@ struct ReductionLowering {
     ctx.buffers[sib] = b;
     return b;
   }
-  bool allocateSibling(kir::Scope& scope, const kir::ForLoop* enclosing, const ir::TensorView* sib) {
-    if (ctx.isScopeOf(sib, enclosing)) {
-      scope.insert(scope.begin(), kernel.create<kir::Allocate>(makeSiblingBuffer(sib)));
-      return true;
-    }
-    for (kir::Stmt* s : scope) {
-      if (auto* f = s->dynCast<kir::ForLoop>(); f && allocateSibling(f->body, f, sib)) return true;
-    }
-    return false;
+  // Declares `sib`'s buffer at the top of its compute-at loop's body (the kernel body at 0).
+  bool allocateSibling(kir::Scope& body, const ir::TensorView* sib) {
+    auto scope = ctx.scopes.find(sib);
+    if (scope == ctx.scopes.end()) return false;
+    kir::Scope* target = scope->second == nullptr ? &body : nullptr;
+    kir::forEachStmt(body, [&](const kir::Stmt* s) {
+      if (s == scope->second) target = &scope->second->body;
+    });
+    if (target == nullptr) return false;
+    target->insert(target->begin(), kernel.create<kir::Allocate>(makeSiblingBuffer(sib)));
+    return true;
   }
 
   int64_t addGridScratch(const std::string& ctype, int64_t bytes, int64_t entrances) {
@@ -368,25 +350,77 @@ struct ReductionLowering {
     }
   }
 
-  void visit(kir::Scope& scope, std::vector<kir::ForLoop*>& enclosing) {
-    for (size_t i = 0; i < scope.size(); ++i) {
-      auto* loop = scope[i]->dynCast<kir::ForLoop>();
-      if (loop == nullptr) continue;
-      std::vector<kir::TensorOp*> found;
-      collect(loop, loop, found);
+  // Each reduction op is lowered at the outermost loop around it whose group is one of its
+  // reduction loop IDs': its accumulator declared before that loop, its block/grid steps and
+  // writes after it. Loops are taken outermost first (a pre-order), their ops in program order.
+  void visit(kir::Scope& body) {
+    struct Site {
+      kir::ForLoop* loop;
+      kir::Scope* parent;
+      std::vector<kir::ForLoop*> enclosing;  ///< the loops around `loop`
+      std::vector<kir::TensorOp*> ops;
+    };
+    std::vector<Site> sites;
+    std::unordered_map<const kir::ForLoop*, size_t> site_of;
+    std::unordered_map<const kir::ForLoop*, size_t> preorder;  ///< loop -> its pre-order number
+    // The scope holding each loop.
+    std::unordered_map<const kir::ForLoop*, kir::Scope*> parent_of;
+    {
+      std::vector<kir::Scope*> scopes{&body};
+      while (!scopes.empty()) {
+        kir::Scope* sc = scopes.back();
+        scopes.pop_back();
+        for (kir::Stmt* st : *sc) {
+          if (auto* f = st->dynCast<kir::ForLoop>()) {
+            parent_of[f] = sc;
+            scopes.push_back(&f->body);
+          } else if (auto* ite = st->dynCast<kir::IfThenElse>()) {
+            scopes.push_back(&ite->thenBody);
+            scopes.push_back(&ite->elseBody);
+          }
+        }
+      }
+    }
+    // Pre-order numbers of the loops: sites are lowered outermost first.
+    size_t next_loop = 0;
+    kir::forEachStmt(body, [&](const kir::Stmt* s) {
+      if (auto* f = s->dynCast<kir::ForLoop>()) preorder[f] = next_loop++;
+    });
+    std::vector<kir::ForLoop*> loops;
+    kir::forEachWithLoops(body, loops, [&](kir::Scope& stmts, size_t i,
+                                      const std::vector<kir::ForLoop*>& around) {
+      auto* op = stmts[i]->dynCast<kir::TensorOp>();
+      if (op == nullptr || op->role != kir::TensorOpRole::Compute || !isReduction(op->expr)) return;
+      for (size_t k = 0; k < around.size(); ++k) {
+        bool reduces = false;
+        for (ir::IterDomain* id : op->out->loop()) {
+          reduces |= id->isReduction() && ctx.loopGroup(id) == ctx.loopGroup(around[k]->id);
+        }
+        if (!reduces) continue;
+        auto [it, fresh] = site_of.emplace(around[k], sites.size());
+        if (fresh) {
+          sites.push_back({around[k], parent_of.at(around[k]),
+                           std::vector<kir::ForLoop*>(around.begin(), around.begin() + int64_t(k)),
+                           {}});
+        }
+        sites[it->second].ops.push_back(op);
+        return;
+      }
+    });
+    std::stable_sort(sites.begin(), sites.end(), [&](const Site& a, const Site& b) {
+      return preorder.at(a.loop) < preorder.at(b.loop);
+    });
+    for (Site& site : sites) {
       std::vector<kir::Stmt*> before;
       std::vector<kir::Stmt*> after;
-      for (kir::TensorOp* op : found) lower(op, enclosing, before, after);
-      if (!found.empty()) {
-        changed = true;
-        scope.insert(scope.begin() + int64_t(i) + 1, after.begin(), after.end());
-        scope.insert(scope.begin() + int64_t(i), before.begin(), before.end());
-        i += before.size();
-        loop = scope[i]->as<kir::ForLoop>();
-      }
-      enclosing.push_back(loop);
-      visit(loop->body, enclosing);
-      enclosing.pop_back();
+      for (kir::TensorOp* op : site.ops) lower(op, site.enclosing, before, after);
+      kir::Scope& scope = *site.parent;
+      auto at = std::find(scope.begin(), scope.end(), site.loop);
+      LOOM_ASSERT(at != scope.end(), "reduction loop not found in its parent scope");
+      const int64_t pos = at - scope.begin();
+      scope.insert(scope.begin() + pos + 1, after.begin(), after.end());
+      scope.insert(scope.begin() + pos, before.begin(), before.end());
+      changed = true;
     }
   }
 };
@@ -402,15 +436,14 @@ bool reductions(kir::Kernel& kernel, LowerContext& ctx) {
     for (size_t k = 1; k < 3; ++k) {
       auto* tv = e->output(k)->as<ir::TensorView>();
       if (ctx.buffers.count(tv) || (!tv->isFusionOutput() && tv->uses().empty())) continue;
-      r.allocateSibling(kernel.body, nullptr, tv);
+      r.allocateSibling(kernel.body, tv);
     }
   }
   // Vectorized outer reductions accumulate in their own buffer first (they are not Compute
   // afterwards, so the visit below leaves them alone).
   InBufferReductions in_buffer{kernel, ctx, {}, {}};
   r.changed |= in_buffer.run();
-  std::vector<kir::ForLoop*> enclosing;
-  r.visit(kernel.body, enclosing);
+  r.visit(kernel.body);
   kernel.body.insert(kernel.body.begin(), r.top.begin(), r.top.end());
   return r.changed;
 }

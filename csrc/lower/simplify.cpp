@@ -13,8 +13,10 @@
 //   before: T1[((i0 * 1) + 0)] = ...        after:  T1[i0] = ...
 //   before: T2[((i1 * 4) + i2) % 4]  (i2 in 0 .. 4)   after: T2[i2]
 #include <unordered_map>
+#include <vector>
 
 #include "index_ranges.h"
+#include "loom/lower/kir_walk.h"
 
 namespace loom::lower {
 
@@ -35,10 +37,9 @@ struct Simplifier {
     return c && std::holds_alternative<bool>(c->value) && std::get<bool>(c->value);
   }
 
-  kir::Value* binary(kir::BinaryExpr* b) {
+  // `b` with operands `l` and `r` (already simplified), simplified by the rules above.
+  kir::Value* binary(kir::BinaryExpr* b, kir::Value* l, kir::Value* r) {
     using Op = ir::BinaryOpType;
-    kir::Value* l = simplify(b->lhs);
-    kir::Value* r = simplify(b->rhs);
     auto cl = intOf(l);
     auto cr = intOf(r);
     if (cl && cr && b->dtype() == kIndexType) {
@@ -90,90 +91,142 @@ struct Simplifier {
     return out;
   }
 
+  // A new index BinaryExpr of simplified operands, simplified.
+  kir::Value* make(ir::BinaryOpType op, kir::Value* l, kir::Value* r) {
+    auto* b = kernel.create<kir::BinaryExpr>(kIndexType, op, l, r);
+    return binary(b, l, r);
+  }
+
   bool nonNegative(kir::Value* v) const {
     auto r = ranges.range(v);
     return r && r->lo >= 0;
   }
 
-  // x / c and x % c (c > 0 constant) by the bounds of x; null when no rule applies.
+  // a when v is a * c or c * a with a >= 0, else null.
+  kir::Value* timesC(kir::Value* v, int64_t c) const {
+    using Op = ir::BinaryOpType;
+    auto* m = v->dynCast<kir::BinaryExpr>();
+    if (m == nullptr || m->op != Op::Mul || m->dtype() != kIndexType) return nullptr;
+    if (intOf(m->rhs) == c && nonNegative(m->lhs)) return m->lhs;
+    if (intOf(m->lhs) == c && nonNegative(m->rhs)) return m->rhs;
+    return nullptr;
+  }
+
+  // x / c and x % c (c > 0 constant, x simplified) by the bounds of x; null when no rule applies.
   kir::Value* divMod(ir::BinaryOpType op, kir::Value* x, int64_t c) {
     using Op = ir::BinaryOpType;
     auto r = ranges.range(x);
     if (r && r->lo >= 0 && r->hi < c) return op == Op::Div ? kernel.constInt(0) : x;
     // a * c (a >= 0): / c gives a, % c gives 0.
-    auto times_c = [&](kir::Value* v) -> kir::Value* {
-      auto* m = v->dynCast<kir::BinaryExpr>();
-      if (m == nullptr || m->op != Op::Mul || m->dtype() != kIndexType) return nullptr;
-      if (intOf(m->rhs) == c && nonNegative(m->lhs)) return m->lhs;
-      if (intOf(m->lhs) == c && nonNegative(m->rhs)) return m->rhs;
-      return nullptr;
-    };
-    if (kir::Value* a = times_c(x)) return op == Op::Div ? a : kernel.constInt(0);
-    auto* add = x->dynCast<kir::BinaryExpr>();
-    if (add == nullptr || add->op != Op::Add || add->dtype() != kIndexType) return nullptr;
-    kir::Value* a = times_c(add->lhs);
-    kir::Value* rest = add->rhs;
-    if (a == nullptr) {
-      a = times_c(add->rhs);
-      rest = add->lhs;
+    if (kir::Value* a = timesC(x, c)) return op == Op::Div ? a : kernel.constInt(0);
+    // floor((a * c + b) / c) = a + floor(b / c) and (a * c + b) % c = b % c for a, b >= 0, peeled
+    // term by term (a sum may be as long as a loop nest is deep).
+    std::vector<kir::Value*> peeled;
+    kir::Value* rest = x;
+    while (true) {
+      auto* add = rest->dynCast<kir::BinaryExpr>();
+      if (add == nullptr || add->op != Op::Add || add->dtype() != kIndexType) break;
+      kir::Value* a = timesC(add->lhs, c);
+      kir::Value* b = add->rhs;
+      if (a == nullptr) {
+        a = timesC(add->rhs, c);
+        b = add->lhs;
+      }
+      if (a == nullptr || !nonNegative(b)) break;
+      peeled.push_back(a);
+      rest = b;
     }
-    // floor((a * c + b) / c) = a + floor(b / c) and (a * c + b) % c = b % c for a, b >= 0.
-    if (a == nullptr || !nonNegative(rest)) return nullptr;
-    auto* rest_op = kernel.create<kir::BinaryExpr>(kIndexType, op, rest, kernel.constInt(c));
-    kir::Value* folded = simplify(rest_op);
+    if (peeled.empty()) return nullptr;
+    // The rest is not a * c + b: its own / and % need no peeling (no recursion past this).
+    kir::Value* folded = make(op, rest, kernel.constInt(c));
     if (op == Op::Mod) return folded;
-    return simplify(kernel.create<kir::BinaryExpr>(kIndexType, Op::Add, a, folded));
+    for (auto it = peeled.rbegin(); it != peeled.rend(); ++it) folded = make(Op::Add, *it, folded);
+    return folded;
   }
 
+  // Drops the memo (a fresh map: clear() would touch every bucket of a once large one, at each
+  // loop of a deep nest).
+  void forget() {
+    if (!memo.empty()) decltype(memo)().swap(memo);
+  }
+
+  // `v` simplified: bottom-up over its distinct values with an explicit stack (an index may be
+  // tens of thousands of terms deep); results are memoized, simplified values map to themselves.
   kir::Value* simplify(kir::Value* v) {
     if (v == nullptr) return v;
     if (auto it = memo.find(v); it != memo.end()) return it->second;
-    kir::Value* out = v;
-    if (auto* b = v->dynCast<kir::BinaryExpr>()) {
-      out = binary(b);
-    } else if (auto* u = v->dynCast<kir::UnaryExpr>()) {
-      kir::Value* in = simplify(u->in);
-      if (in != u->in) out = kernel.create<kir::UnaryExpr>(u->dtype(), u->op, in);
-    } else if (auto* t = v->dynCast<kir::TernaryExpr>()) {
-      kir::Value* a = simplify(t->a);
-      kir::Value* b2 = simplify(t->b);
-      kir::Value* c = simplify(t->c);
-      if (a != t->a || b2 != t->b || c != t->c) {
-        out = kernel.create<kir::TernaryExpr>(t->dtype(), t->op, a, b2, c);
+    std::vector<std::pair<kir::Value*, bool>> stack{{v, false}};
+    while (!stack.empty()) {
+      auto [x, expanded] = stack.back();
+      if (memo.count(x) != 0) {
+        stack.pop_back();
+        continue;
       }
-    } else if (auto* l = v->dynCast<kir::Load>()) {
-      kir::Value* index = simplify(l->index);
-      if (index != l->index) out = kernel.create<kir::Load>(l->buffer, index);
+      std::vector<kir::Value*> ops = kir::operandsOf(x);
+      if (!expanded && !ops.empty()) {
+        stack.back().second = true;
+        for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+          if (memo.count(*it) == 0) stack.push_back({*it, false});
+        }
+        continue;
+      }
+      stack.pop_back();
+      for (kir::Value*& op : ops) op = memo.at(op);
+      kir::Value* out = x;
+      if (auto* b = x->dynCast<kir::BinaryExpr>()) {
+        out = binary(b, ops[0], ops[1]);
+      } else if (!ops.empty()) {
+        out = kir::withOperands(kernel, x, ops);
+      }
+      if (out != x) changed = true;
+      memo[x] = out;
+      memo.emplace(out, out);
     }
-    if (out != v) changed = true;
-    memo[v] = out;
-    return out;
+    return memo.at(v);
   }
 
-  void scope(kir::Scope& stmts) {
-    for (size_t k = 0; k < stmts.size(); ++k) {
+  // Walks the statements with an explicit stack of open scopes (a nest may be deep), binding
+  // loop indices for the bounds; an if whose condition became true is replaced by its then-body.
+  void scope(kir::Scope& body) {
+    struct Open {
+      kir::Scope* scope;
+      size_t next;
+      const kir::ForLoop* loop;  ///< unbound when done
+      kir::Scope* parent;        ///< for an if's then-branch: the scope holding the if
+    };
+    std::vector<Open> stack{{&body, 0, nullptr, nullptr}};
+    while (!stack.empty()) {
+      Open& o = stack.back();
+      if (o.next >= o.scope->size()) {
+        if (o.loop != nullptr) {
+          ranges.exitLoop(o.loop);
+          forget();  // bounds changed: a value may simplify differently elsewhere
+        }
+        stack.pop_back();
+        continue;
+      }
+      kir::Scope& stmts = *o.scope;
+      const size_t k = o.next++;
       kir::Stmt* s = stmts[k];
       if (auto* f = s->dynCast<kir::ForLoop>()) {
         f->start = simplify(f->start);
         f->stop = simplify(f->stop);
         ranges.enterLoop(f);
-        scope(f->body);
-        ranges.exitLoop(f);
+        forget();
+        stack.push_back({&f->body, 0, f, nullptr});
       } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
         i->cond = simplify(i->cond);
-        scope(i->thenBody);
-        scope(i->elseBody);
-        if (isTrue(i->cond)) {  // the else-body never runs: the then-body takes the if's place
+        if (isTrue(i->cond)) {
+          // The else-body never runs: the then-body takes the if's place, walked from there.
           kir::Scope then_body = i->thenBody;
           stmts.erase(stmts.begin() + int64_t(k));
           stmts.insert(stmts.begin() + int64_t(k), then_body.begin(), then_body.end());
+          --o.next;
           changed = true;
-          if (then_body.empty()) {
-            --k;  // wraps to the next stmt at k after ++k (unsigned arithmetic is modular)
-          } else {
-            k += then_body.size() - 1;
-          }
+          continue;
         }
+        stack.push_back({&i->elseBody, 0, nullptr, nullptr});
+        stack.push_back({&i->thenBody, 0, nullptr, nullptr});
       } else if (auto* st = s->dynCast<kir::Store>()) {
         st->index = simplify(st->index);
         st->value = simplify(st->value);

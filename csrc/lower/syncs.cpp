@@ -18,7 +18,9 @@
 //                                                   T4[...] = T3[(127 - tid)]
 //                                                   block_sync              (WAR, next iteration)
 #include <unordered_set>
+#include <vector>
 
+#include "loom/lower/kir_walk.h"
 #include "loom/lower/lower.h"
 
 namespace loom::lower {
@@ -32,41 +34,33 @@ bool tracked(const kir::Buffer* b) {
          (b->kind == kir::BufferKind::Param && !b->isFusionInput);
 }
 
-void valueReads(const kir::Value* v, BufferSet& reads) {
+void valueReads(kir::Value* v, BufferSet& reads) {
   if (v == nullptr) return;
-  switch (v->kind()) {
-    case kir::NodeKind::Load:
-      if (tracked(v->as<kir::Load>()->buffer)) reads.insert(v->as<kir::Load>()->buffer);
-      valueReads(v->as<kir::Load>()->index, reads);
-      return;
-    case kir::NodeKind::UnaryExpr: valueReads(v->as<kir::UnaryExpr>()->in, reads); return;
-    case kir::NodeKind::BinaryExpr:
-      valueReads(v->as<kir::BinaryExpr>()->lhs, reads);
-      valueReads(v->as<kir::BinaryExpr>()->rhs, reads);
-      return;
-    case kir::NodeKind::TernaryExpr:
-      valueReads(v->as<kir::TernaryExpr>()->a, reads);
-      valueReads(v->as<kir::TernaryExpr>()->b, reads);
-      valueReads(v->as<kir::TernaryExpr>()->c, reads);
-      return;
-    default: return;
+  for (const kir::Value* x : kir::postOrder(v)) {
+    auto* load = x->dynCast<kir::Load>();
+    if (load != nullptr && tracked(load->buffer)) reads.insert(load->buffer);
   }
 }
 
 // Every tracked access of a statement (all of its nested statements).
-void accesses(const kir::Stmt* s, BufferSet& reads, BufferSet& writes) {
-  if (auto* st = s->dynCast<kir::Store>()) {
-    if (st->buffer && tracked(st->buffer)) writes.insert(st->buffer);
-    valueReads(st->index, reads);
-    valueReads(st->value, reads);
-  } else if (auto* d = s->dynCast<kir::DeclareVar>()) {
-    valueReads(d->init, reads);
-  } else if (auto* f = s->dynCast<kir::ForLoop>()) {
-    for (const kir::Stmt* c : f->body) accesses(c, reads, writes);
-  } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
-    valueReads(i->cond, reads);
-    for (const kir::Stmt* c : i->thenBody) accesses(c, reads, writes);
-    for (const kir::Stmt* c : i->elseBody) accesses(c, reads, writes);
+void accesses(const kir::Stmt* stmt, BufferSet& reads, BufferSet& writes) {
+  auto one = [&](const kir::Stmt* s) {
+    if (auto* st = s->dynCast<kir::Store>()) {
+      if (st->buffer && tracked(st->buffer)) writes.insert(st->buffer);
+      valueReads(st->index, reads);
+      valueReads(st->value, reads);
+    } else if (auto* d = s->dynCast<kir::DeclareVar>()) {
+      valueReads(d->init, reads);
+    } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
+      valueReads(i->cond, reads);
+    }
+  };
+  one(stmt);
+  if (auto* f = stmt->dynCast<kir::ForLoop>()) {
+    kir::forEachStmt(f->body, one);
+  } else if (auto* i = stmt->dynCast<kir::IfThenElse>()) {
+    kir::forEachStmt(i->thenBody, one);
+    kir::forEachStmt(i->elseBody, one);
   }
 }
 
@@ -102,49 +96,73 @@ struct SyncInserter {
   kir::Kernel& kernel;
   bool changed = false;
 
-  // Walks `scope` starting from the pending sets of `in`; returns the state at its end.
-  State visit(kir::Scope& scope, const State& in) {
-    State st;
-    st.reads = in.reads;
-    st.writes = in.writes;
-    for (size_t i = 0; i < scope.size(); ++i) {
+  // Walks `body` from no pending accesses, with an explicit stack of open loop bodies (a nest may
+  // be deep): a loop's body starts from the pending sets before the loop, and what it leaves is
+  // folded into the scope around it when it is done.
+  void visit(kir::Scope& body) {
+    struct Open {
+      kir::Scope* scope;
+      kir::ForLoop* loop;  ///< null for the kernel body
+      size_t next = 0;
+      State st;
+    };
+    std::vector<Open> stack;
+    stack.push_back({&body, nullptr, 0, State{}});
+    while (true) {
+      Open& o = stack.back();
+      if (o.next >= o.scope->size()) {
+        if (o.loop == nullptr) return;
+        State done = std::move(o.st);
+        kir::ForLoop* f = o.loop;
+        stack.pop_back();
+        endLoop(f, std::move(done), stack.back().st);
+        continue;
+      }
+      kir::Scope& scope = *o.scope;
+      const size_t i = o.next++;
       kir::Stmt* s = scope[i];
       if (s->isA<kir::BlockSync>() || s->isA<kir::BlockReduce>()) {
-        st.barrier();
+        o.st.barrier();
         continue;
       }
       if (auto* f = s->dynCast<kir::ForLoop>()) {
-        State body = visit(f->body, st);
-        if (!f->isParallel() && (intersects(body.writes, body.headReads) ||
-                                 intersects(body.reads, body.headWrites))) {
-          f->body.push_back(kernel.create<kir::BlockSync>());
-          changed = true;
-          body.barrier();
-        }
-        if (!st.synced) {
-          st.headReads.insert(body.headReads.begin(), body.headReads.end());
-          st.headWrites.insert(body.headWrites.begin(), body.headWrites.end());
-        }
-        if (body.synced) {
-          st.synced = true;
-          st.reads = body.reads;
-          st.writes = body.writes;
-        } else {
-          st.touch(body.reads, body.writes);
-        }
+        State inner;
+        inner.reads = o.st.reads;
+        inner.writes = o.st.writes;
+        stack.push_back({&f->body, f, 0, std::move(inner)});
         continue;
       }
       BufferSet reads, writes;
       accesses(s, reads, writes);
-      if (intersects(reads, st.writes) || intersects(writes, st.reads)) {
+      if (intersects(reads, o.st.writes) || intersects(writes, o.st.reads)) {
         scope.insert(scope.begin() + int64_t(i), kernel.create<kir::BlockSync>());
-        ++i;
-        st.barrier();
+        ++o.next;
+        o.st.barrier();
         changed = true;
       }
-      st.touch(reads, writes);
+      o.st.touch(reads, writes);
     }
-    return st;
+  }
+
+  // Folds the state `body` at the end of loop `f`'s body into `st`, the state of its scope.
+  void endLoop(kir::ForLoop* f, State body, State& st) {
+    if (!f->isParallel() && (intersects(body.writes, body.headReads) ||
+                             intersects(body.reads, body.headWrites))) {
+      f->body.push_back(kernel.create<kir::BlockSync>());
+      changed = true;
+      body.barrier();
+    }
+    if (!st.synced) {
+      st.headReads.insert(body.headReads.begin(), body.headReads.end());
+      st.headWrites.insert(body.headWrites.begin(), body.headWrites.end());
+    }
+    if (body.synced) {
+      st.synced = true;
+      st.reads = body.reads;
+      st.writes = body.writes;
+    } else {
+      st.touch(body.reads, body.writes);
+    }
   }
 };
 
@@ -152,7 +170,7 @@ struct SyncInserter {
 
 bool syncs(kir::Kernel& kernel, LowerContext& /*ctx*/) {
   SyncInserter s{kernel};
-  s.visit(kernel.body, State{});
+  s.visit(kernel.body);
   return s.changed;
 }
 

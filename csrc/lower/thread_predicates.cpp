@@ -36,15 +36,10 @@ namespace {
 
 void collectParallelLoops(const kir::Scope& scope,
                           std::map<ir::ParallelType, std::set<std::string>>& extents) {
-  for (const kir::Stmt* s : scope) {
-    if (auto* f = s->dynCast<kir::ForLoop>()) {
-      if (f->isParallel()) extents[f->ptype].insert(kir::toString(f->stop));
-      collectParallelLoops(f->body, extents);
-    } else if (auto* ite = s->dynCast<kir::IfThenElse>()) {
-      collectParallelLoops(ite->thenBody, extents);
-      collectParallelLoops(ite->elseBody, extents);
-    }
-  }
+  kir::forEachStmt(scope, [&](const kir::Stmt* s) {
+    auto* f = s->dynCast<kir::ForLoop>();
+    if (f != nullptr && f->isParallel()) extents[f->ptype].insert(kir::toString(f->stop));
+  });
 }
 
 // For each non-grid-reduction expr reading grid reduction results (transitively), the result it
@@ -98,7 +93,7 @@ bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx) {
   std::unordered_map<const ir::Expr*, GridDependency> grid_consumers = gridConsumers(ctx);
   bool changed = false;
   std::vector<kir::ForLoop*> loops;
-  forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
+  kir::forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
                                            const std::vector<kir::ForLoop*>& stack) {
     auto* op = scope[i]->dynCast<kir::TensorOp>();
     if (op == nullptr) return;

@@ -32,10 +32,24 @@ struct Unswitcher {
   bool changed = false;
   std::unordered_set<std::string> seen;  // conditions already in the hoisted check
 
-  // Conditions inside `scope` with serial loop indices at their last iteration, and-ed into cond.
-  void hoist(const kir::Scope& scope, VarMap& last, kir::Value*& cond) {
+  // Conditions inside `scope` with serial loop indices at their last iteration, and-ed into
+  // cond in program order. Explicit stacks here and below: the nest may be deep.
+  void hoist(const kir::Scope& scope, kir::Value*& cond) {
     IndexBuilder b{kernel};
-    for (kir::Stmt* s : scope) {
+    VarMap last;
+    struct Open {
+      const kir::Scope* scope;
+      size_t next;
+      const kir::Var* bound;  ///< the loop index to unbind when the scope is done
+    };
+    std::vector<Open> stack{{&scope, 0, nullptr}};
+    while (!stack.empty()) {
+      if (stack.back().next >= stack.back().scope->size()) {
+        if (stack.back().bound != nullptr) last.erase(stack.back().bound);
+        stack.pop_back();
+        continue;
+      }
+      kir::Stmt* s = (*stack.back().scope)[stack.back().next++];
       if (auto* f = s->dynCast<kir::ForLoop>()) {
         if (f->isParallel()) {
           // Outside the loop its index is the thread/block index itself.
@@ -45,13 +59,12 @@ struct Unswitcher {
         } else {
           last[f->index] = b.add(f->stop, kernel.constInt(-1));
         }
-        hoist(f->body, last, cond);
-        last.erase(f->index);
+        stack.push_back({&f->body, 0, f->index});
       } else if (auto* ite = s->dynCast<kir::IfThenElse>()) {
         kir::Value* c = substitute(kernel, ite->cond, last);
         if (seen.insert(kir::toString(c)).second) cond = b.logicalAnd(cond, c);
-        hoist(ite->thenBody, last, cond);
-        hoist(ite->elseBody, last, cond);
+        stack.push_back({&ite->elseBody, 0, nullptr});
+        stack.push_back({&ite->thenBody, 0, nullptr});
       }
     }
   }
@@ -59,16 +72,27 @@ struct Unswitcher {
   // A copy of `scope` whose IfThenElses (without else) are replaced by their then-bodies.
   kir::Scope unpredicated(const kir::Scope& scope) {
     kir::Scope out;
-    for (kir::Stmt* s : scope) {
+    struct Open {
+      const kir::Scope* src;
+      size_t next;
+      kir::Scope* dst;
+    };
+    std::vector<Open> stack{{&scope, 0, &out}};
+    while (!stack.empty()) {
+      if (stack.back().next >= stack.back().src->size()) {
+        stack.pop_back();
+        continue;
+      }
+      kir::Stmt* s = (*stack.back().src)[stack.back().next++];
+      kir::Scope* dst = stack.back().dst;
       if (auto* f = s->dynCast<kir::ForLoop>()) {
         auto* copy = kernel.create<kir::ForLoop>(f->index, f->start, f->stop, f->ptype, f->id);
-        copy->body = unpredicated(f->body);
-        out.push_back(copy);
+        dst->push_back(copy);
+        stack.push_back({&f->body, 0, &copy->body});
       } else if (auto* ite = s->dynCast<kir::IfThenElse>(); ite && ite->elseBody.empty()) {
-        kir::Scope inner = unpredicated(ite->thenBody);
-        out.insert(out.end(), inner.begin(), inner.end());
+        stack.push_back({&ite->thenBody, 0, dst});  // spliced where the if was
       } else {
-        out.push_back(s);
+        dst->push_back(s);
       }
     }
     return out;
@@ -77,31 +101,33 @@ struct Unswitcher {
   // Block-wide steps must be reached by every thread, so a thread-dependent branch around them
   // is not allowed: such nests are left predicated.
   static bool hasCollective(const kir::Scope& scope) {
-    for (const kir::Stmt* s : scope) {
-      if (auto* f = s->dynCast<kir::ForLoop>()) {
-        if (hasCollective(f->body)) return true;
-      } else if (auto* ite = s->dynCast<kir::IfThenElse>()) {
-        if (hasCollective(ite->thenBody) || hasCollective(ite->elseBody)) return true;
-      } else if (!s->isA<kir::TensorOp>() && !s->isA<kir::Allocate>() &&
-                 !s->isA<kir::DeclareVar>() && !s->isA<kir::Comment>()) {
-        return true;
-      }
-    }
-    return false;
+    bool found = false;
+    kir::forEachStmt(scope, [&](const kir::Stmt* s) {
+      found |= !s->isA<kir::ForLoop>() && !s->isA<kir::IfThenElse>() && !s->isA<kir::TensorOp>() &&
+               !s->isA<kir::Allocate>() && !s->isA<kir::DeclareVar>() && !s->isA<kir::Comment>();
+    });
+    return found;
   }
 
-  void visit(kir::Scope& scope) {
-    for (kir::Stmt*& s : scope) {
+  // Unswitch loops are found outside other unswitched nests (an unswitched nest is not
+  // entered again).
+  void visit(kir::Scope& body) {
+    std::vector<std::pair<kir::Scope*, size_t>> stack{{&body, 0}};
+    while (!stack.empty()) {
+      if (stack.back().second >= stack.back().first->size()) {
+        stack.pop_back();
+        continue;
+      }
+      kir::Stmt*& s = (*stack.back().first)[stack.back().second++];
       if (auto* f = s->dynCast<kir::ForLoop>()) {
         if (f->ptype != ir::ParallelType::Unswitch) {
-          visit(f->body);
+          stack.push_back({&f->body, 0});
           continue;
         }
         if (hasCollective(f->body)) continue;
-        VarMap last;
         kir::Value* cond = nullptr;
         seen.clear();
-        hoist(kir::Scope{f}, last, cond);
+        hoist(kir::Scope{f}, cond);
         if (cond == nullptr) continue;  // nothing predicated: the loop stays as it is
         auto* ite = kernel.create<kir::IfThenElse>(cond);
         ite->thenBody = unpredicated(kir::Scope{f});
@@ -109,8 +135,8 @@ struct Unswitcher {
         s = ite;
         changed = true;
       } else if (auto* ite = s->dynCast<kir::IfThenElse>()) {
-        visit(ite->thenBody);
-        visit(ite->elseBody);
+        stack.push_back({&ite->elseBody, 0});
+        stack.push_back({&ite->thenBody, 0});
       }
     }
   }

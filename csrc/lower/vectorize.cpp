@@ -31,19 +31,26 @@ namespace {
 // and merged from, outermost first. Broadcast dims are left out: kernels index them at 0 (an
 // expanded one's elements share one address), so a vector never steps along them.
 void spannedDims(const ir::TensorView* tv, ir::IterDomain* id, std::vector<int64_t>& dims) {
-  auto logical = ir::TensorDomain::noReductions(tv->logical());
-  auto it = std::find(logical.begin(), logical.end(), id);
-  if (it != logical.end()) {
-    if (!id->isBroadcast()) dims.push_back(it - logical.begin());
-    return;
-  }
-  ir::Expr* def = id->definition();
-  if (def == nullptr) return;
-  if (auto* split = def->dynCast<ir::Split>()) {
-    spannedDims(tv, split->in(), dims);
-  } else if (auto* merge = def->dynCast<ir::Merge>()) {
-    spannedDims(tv, merge->outer(), dims);
-    spannedDims(tv, merge->inner(), dims);
+  const auto logical = ir::TensorDomain::noReductions(tv->logical());
+  // Depth first, a merge's outer before its inner, with an explicit stack (the split chain
+  // behind a loop ID may be long).
+  std::vector<ir::IterDomain*> work{id};
+  while (!work.empty()) {
+    ir::IterDomain* x = work.back();
+    work.pop_back();
+    auto it = std::find(logical.begin(), logical.end(), x);
+    if (it != logical.end()) {
+      if (!x->isBroadcast()) dims.push_back(it - logical.begin());
+      continue;
+    }
+    ir::Expr* def = x->definition();
+    if (def == nullptr) continue;
+    if (auto* split = def->dynCast<ir::Split>()) {
+      work.push_back(split->in());
+    } else if (auto* merge = def->dynCast<ir::Merge>()) {
+      work.push_back(merge->inner());
+      work.push_back(merge->outer());
+    }
   }
 }
 
@@ -101,8 +108,15 @@ struct Vectorizer {
     return ite;
   }
 
-  void visit(kir::Scope& scope) {
-    for (kir::Stmt*& s : scope) {
+  // Every vectorized loop, walked with an explicit stack of open scopes (a nest may be deep).
+  void visit(kir::Scope& body) {
+    std::vector<std::pair<kir::Scope*, size_t>> stack{{&body, 0}};
+    while (!stack.empty()) {
+      if (stack.back().second >= stack.back().first->size()) {
+        stack.pop_back();
+        continue;
+      }
+      kir::Stmt*& s = (*stack.back().first)[stack.back().second++];
       if (auto* f = s->dynCast<kir::ForLoop>()) {
         if (f->ptype == ir::ParallelType::Vectorize) {
           if (kir::Stmt* r = rewrite(f)) {
@@ -111,10 +125,10 @@ struct Vectorizer {
             continue;
           }
         }
-        visit(f->body);
+        stack.push_back({&f->body, 0});
       } else if (auto* ite = s->dynCast<kir::IfThenElse>()) {
-        visit(ite->thenBody);
-        visit(ite->elseBody);
+        stack.push_back({&ite->elseBody, 0});
+        stack.push_back({&ite->thenBody, 0});
       }
     }
   }

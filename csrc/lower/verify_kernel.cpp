@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "loom/lower/kir_walk.h"
 #include "loom/lower/lower.h"
 #include "loom/support/error.h"
 
@@ -33,12 +34,9 @@ bool passRan(std::string_view pass, std::string_view after) {
 }
 
 // A statement on one line: loops and ifs print their header only.
-std::string headline(const kir::Stmt* s) {
-  std::string text = kir::toString(s);
-  size_t nl = text.find('\n');
-  if (nl == std::string::npos) return text;
-  bool more = nl + 1 < text.size();
-  return text.substr(0, nl) + (more ? " ..." : "");
+std::string oneLine(const kir::Stmt* s) {
+  const bool body = s->isA<kir::ForLoop>() || s->isA<kir::IfThenElse>();
+  return kir::headline(s) + (body ? " ..." : "");
 }
 
 enum class VarKind : uint8_t { LoopIndex, ConstIndex, Mutable, ScalarParam };
@@ -132,9 +130,9 @@ class Verifier {
   [[noreturn]] void fail(std::string_view rule, const kir::Stmt* at,
                          const std::string& what) const {
     std::string msg = concat("kernel IR after pass '", pass_, "' breaks rule ", rule, ": ", what);
-    if (at != nullptr) msg += "\n  at: " + headline(at);
+    if (at != nullptr) msg += "\n  at: " + oneLine(at);
     for (auto it = enclosing_.rbegin(); it != enclosing_.rend(); ++it) {
-      if (*it != at) msg += "\n  in: " + headline(*it);
+      if (*it != at) msg += "\n  in: " + oneLine(*it);
     }
     detail::throwInternalError(__FILE__, __LINE__, "kernel IR verifier", msg);
   }
@@ -145,11 +143,36 @@ class Verifier {
 
   // ---- values -----------------------------------------------------------------------------------
 
+  // Every value `v` is built from (each distinct one once, with an explicit stack: an index may
+  // be tens of thousands deep).
   void read(const kir::Value* v, const char* what) {
     require(v, what);
+    std::unordered_set<const kir::Value*> seen;
+    std::vector<std::pair<const kir::Value*, const char*>> work{{v, what}};
+    while (!work.empty()) {
+      auto [x, label] = work.back();
+      work.pop_back();
+      if (!seen.insert(x).second) continue;
+      readOne(x, label);
+      if (auto* l = x->dynCast<kir::Load>()) {
+        work.push_back({l->index, "an index"});
+        continue;
+      }
+      for (const kir::Value* in : kir::operandsOf(x)) {
+        require(in, label);
+        work.push_back({in, label});
+      }
+    }
+  }
+
+  // The rule of one value, its operands aside.
+  void readOne(const kir::Value* v, const char* what) {
     switch (v->kind()) {
       case kir::NodeKind::Const:
-      case kir::NodeKind::NamedScalar: return;
+      case kir::NodeKind::NamedScalar:
+      case kir::NodeKind::UnaryExpr:
+      case kir::NodeKind::BinaryExpr:
+      case kir::NodeKind::TernaryExpr: return;
       case kir::NodeKind::Var: {
         auto* var = v->as<kir::Var>();
         if (!vars_.count(var)) {
@@ -171,24 +194,10 @@ class Verifier {
         }
         return;
       }
-      case kir::NodeKind::UnaryExpr: read(v->as<kir::UnaryExpr>()->in, what); return;
-      case kir::NodeKind::BinaryExpr: {
-        auto* b = v->as<kir::BinaryExpr>();
-        read(b->lhs, what);
-        read(b->rhs, what);
-        return;
-      }
-      case kir::NodeKind::TernaryExpr: {
-        auto* t = v->as<kir::TernaryExpr>();
-        read(t->a, what);
-        read(t->b, what);
-        read(t->c, what);
-        return;
-      }
       case kir::NodeKind::Load: {
         auto* l = v->as<kir::Load>();
         require(l->buffer, "a buffer");
-        read(l->index, "an index");
+        require(l->index, "an index");
         access(l->buffer, "read");
         return;
       }
@@ -250,25 +259,53 @@ class Verifier {
     for (const kir::Stmt* e : enclosing_) {
       if (e->isA<kir::IfThenElse>()) {
         fail("collective-unconditional", s,
-             concat(what, " is inside an IfThenElse (", headline(e),
+             concat(what, " is inside an IfThenElse (", oneLine(e),
                     "); every thread of the block must reach it"));
       }
     }
   }
 
-  void visitScope(const kir::Scope& scope) {
-    Mark m = mark();
-    for (const kir::Stmt* s : scope) {
+  // The statements of `root` with an explicit stack of open scopes (a loop nest may be tens of
+  // thousands deep). A scope's declarations are undone when it closes; the loop or if owning it
+  // encloses its statements meanwhile.
+  void visitScope(const kir::Scope& root) {
+    struct Open {
+      const kir::Scope* scope;
+      const kir::Stmt* owner = nullptr;   ///< pushed on enclosing_ while the scope is open
+      const kir::Var* index = nullptr;    ///< a loop body: its index is declared in it
+      bool started = false;
+      Mark mark{};
+      size_t next = 0;
+    };
+    std::vector<Open> stack;
+    stack.push_back({&root});
+    while (!stack.empty()) {
+      Open& o = stack.back();
+      if (!o.started) {
+        o.started = true;
+        if (o.owner != nullptr) enclosing_.push_back(o.owner);
+        o.mark = mark();
+        if (o.index != nullptr) {
+          current_ = o.owner;
+          declare(o.index, VarKind::LoopIndex);
+        }
+      }
+      if (o.next == o.scope->size()) {
+        release(o.mark);
+        if (o.owner != nullptr) enclosing_.pop_back();
+        stack.pop_back();
+        continue;
+      }
+      const kir::Stmt* s = (*o.scope)[o.next++];
       if (s == nullptr) fail("complete", nullptr, "a scope holds a null statement");
       visit(s);
+      if (auto* f = s->dynCast<kir::ForLoop>()) {
+        stack.push_back({&f->body, s, f->index});
+      } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
+        stack.push_back({&i->elseBody, s});
+        stack.push_back({&i->thenBody, s});
+      }
     }
-    release(m);
-  }
-
-  void visitBody(const kir::Stmt* owner, const kir::Scope& body) {
-    enclosing_.push_back(owner);
-    visitScope(body);
-    enclosing_.pop_back();
   }
 
   void visit(const kir::Stmt* s) {
@@ -286,24 +323,16 @@ class Verifier {
               fail("parallel-not-nested", s,
                    concat(ir::parallelTypeName(f->ptype), " loop ", f->index->name,
                           " is inside another ", ir::parallelTypeName(f->ptype), " loop (",
-                          headline(outer), ")"));
+                          oneLine(outer), ")"));
             }
           }
         }
-        enclosing_.push_back(s);
-        Mark m = mark();
-        declare(f->index, VarKind::LoopIndex);
-        visitScope(f->body);
-        release(m);
-        enclosing_.pop_back();
-        return;
+        return;  // visitScope walks the body, with the index declared
       }
       case kir::NodeKind::IfThenElse: {
         auto* i = s->as<kir::IfThenElse>();
         read(i->cond, "the condition");
-        visitBody(s, i->thenBody);
-        visitBody(s, i->elseBody);
-        return;
+        return;  // visitScope walks the branches
       }
       case kir::NodeKind::Allocate: {
         auto* a = s->as<kir::Allocate>();

@@ -97,17 +97,30 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
   // Scalar math feeding the segment is copied along; its leaves are scalar fusion inputs.
   std::vector<ir::Expr*> scalar_exprs;
   std::unordered_set<const ir::Expr*> scalar_seen;
-  auto collectScalar = [&](auto& self, ir::Val* v) -> void {
-    ir::Expr* def = v->definition();
-    if (!v->isA<ir::Scalar>() || def == nullptr || original.isInput(v)) return;
-    if (!scalar_seen.insert(def).second) return;
-    for (ir::Val* in : def->inputs()) self(self, in);
-    scalar_exprs.push_back(def);
+  // Definitions before their uses, with an explicit stack (a scalar chain may be long).
+  auto collectScalar = [&](ir::Val* root) {
+    auto scalarDef = [&](ir::Val* v) -> ir::Expr* {
+      ir::Expr* def = v->definition();
+      if (!v->isA<ir::Scalar>() || def == nullptr || original.isInput(v)) return nullptr;
+      return scalar_seen.insert(def).second ? def : nullptr;
+    };
+    std::vector<std::pair<ir::Expr*, size_t>> stack;
+    if (ir::Expr* def = scalarDef(root)) stack.push_back({def, 0});
+    while (!stack.empty()) {
+      auto& [def, k] = stack.back();
+      if (k < def->inputs().size()) {
+        ir::Expr* d = scalarDef(def->input(k++));
+        if (d != nullptr) stack.push_back({d, 0});
+        continue;
+      }
+      scalar_exprs.push_back(def);
+      stack.pop_back();
+    }
   };
   for (ir::Expr* e : ordered) {
     for (ir::Val* in : e->inputs()) {
       if (in->isA<ir::Scalar>() && in->definition() != nullptr && !original.isInput(in)) {
-        collectScalar(collectScalar, in);
+        collectScalar(in);
         continue;
       }
       if (in->isA<ir::TensorView>() || original.isInput(in)) need(in);
@@ -124,7 +137,7 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
         if (original.isInput(v)) {
           need(v);
         } else {
-          collectScalar(collectScalar, v);
+          collectScalar(v);
         }
       }
     }
@@ -159,31 +172,38 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
     for (ir::Val* v : needed) bindsOf(v);
     std::vector<ir::Val*> leaves;
     std::unordered_set<const ir::Val*> visited;
-    auto collectLeaves = [&](auto& self, ir::Val* v) -> void {
-      if (v == nullptr || !v->isA<ir::Scalar>() || !visited.insert(v).second) return;
-      if (v->as<ir::Scalar>()->isConst()) return;
-      if (v->definition() == nullptr) {
-        leaves.push_back(v);
-        return;
+    // Depth first with an explicit stack, leaves in the order the recursion found them.
+    auto collectLeaves = [&](ir::Val* root) {
+      std::vector<ir::Val*> work{root};
+      while (!work.empty()) {
+        ir::Val* v = work.back();
+        work.pop_back();
+        if (v == nullptr || !v->isA<ir::Scalar>() || !visited.insert(v).second) continue;
+        if (v->as<ir::Scalar>()->isConst()) continue;
+        if (v->definition() == nullptr) {
+          leaves.push_back(v);
+          continue;
+        }
+        const auto& ins = v->definition()->inputs();
+        for (auto it = ins.rbegin(); it != ins.rend(); ++it) work.push_back(*it);
       }
-      for (ir::Val* in : v->definition()->inputs()) self(self, in);
     };
     for (ir::Val* v : needed) {
       if (auto* tv = v->dynCast<ir::TensorView>(); tv != nullptr && !original.isInput(v)) {
         for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
-          collectLeaves(collectLeaves, id->extent());
-          collectLeaves(collectLeaves, id->expandedExtent());
+          collectLeaves(id->extent());
+          collectLeaves(id->expandedExtent());
         }
       }
     }
     for (ir::Expr* def : scalar_exprs) {
-      for (ir::Val* in : def->inputs()) collectLeaves(collectLeaves, in);
+      for (ir::Val* in : def->inputs()) collectLeaves(in);
     }
     for (ir::Expr* e : ordered) {
-      for (ir::Val* in : e->inputs()) collectLeaves(collectLeaves, in);
+      for (ir::Val* in : e->inputs()) collectLeaves(in);
       for (ir::Val* o : e->outputs()) {
         if (auto* tv = o->dynCast<ir::TensorView>()) {
-          for (ir::Val* v : domainScalars(tv)) collectLeaves(collectLeaves, v);
+          for (ir::Val* v : domainScalars(tv)) collectLeaves(v);
         }
       }
     }

@@ -80,9 +80,14 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
     merges_by_set_.clear();
     exact_splits_by_set_.clear();
     for (Expr* e : id_exprs) {
-      if (auto* m = e->dynCast<Merge>()) merges_by_set_[find(index_.at(m->out()))].push_back(m);
+      if (auto* m = e->dynCast<Merge>()) {
+        merges_by_set_[{find(index_.at(m->out())), extentKey(m->inner()->extent()).first,
+                        extentKey(m->inner()->extent()).second}]
+            .exprs.push_back(m);
+      }
       if (auto* s = e->dynCast<Split>(); s != nullptr && dividesInput(s)) {
-        exact_splits_by_set_[find(index_.at(s->outer()))].push_back(s);
+        exact_splits_by_set_[{find(index_.at(s->outer())), find(index_.at(s->inner()))}]
+            .exprs.push_back(s);
       }
     }
     for (Expr* e : id_exprs) {
@@ -118,28 +123,40 @@ bool IdGraph::uniteInverse(Expr* e) {
     // Any split that divides its input and whose outputs are mapped to the merge's inputs (the
     // merge may join IDs that are themselves merges undoing splits: a reshape [56] -> [2, 4, 7]
     // flattened back by a schedule).
-    auto it = exact_splits_by_set_.find(find(index_.at(m->outer())));
+    auto it = exact_splits_by_set_.find(
+        {find(index_.at(m->outer())), find(index_.at(m->inner()))});
     if (it == exact_splits_by_set_.end()) return false;
+    Bucket<Split>& b = it->second;
+    if (b.united) return unite(m->out(), b.exprs.front()->in());
+    b.united = true;
     bool changed = false;
-    for (Split* s : it->second) {
-      if (areMapped(s->inner(), m->inner())) changed |= unite(m->out(), s->in());
-    }
+    for (Split* s : b.exprs) changed |= unite(m->out(), s->in());
     return changed;
   }
   auto* s = e->as<Split>();
   if (!s->innerSplit()) return false;
-  auto it = merges_by_set_.find(find(index_.at(s->in())));
+  // Merges of the split's input set whose inner extent is the split's factor.
+  auto [is_const, key] = extentKey(s->factor());
+  auto it = merges_by_set_.find({find(index_.at(s->in())), is_const, key});
   if (it == merges_by_set_.end()) return false;
+  Bucket<Merge>& b = it->second;
+  if (b.united) {
+    bool changed = unite(s->outer(), b.exprs.front()->outer());
+    changed |= unite(s->inner(), b.exprs.front()->inner());
+    return changed;
+  }
+  b.united = true;
   bool changed = false;
-  for (Merge* m : it->second) {
-    auto b = m->inner()->extent()->constInt();
-    auto f = s->factor()->constInt();
-    bool same = s->factor() == m->inner()->extent() || (b.has_value() && b == f);
-    if (!same) continue;
+  for (Merge* m : b.exprs) {
     changed |= unite(s->outer(), m->outer());
     changed |= unite(s->inner(), m->inner());
   }
   return changed;
+}
+
+std::pair<bool, int64_t> IdGraph::extentKey(const ir::Scalar* extent) {
+  if (auto c = extent->constInt()) return {true, *c};
+  return {false, int64_t(reinterpret_cast<intptr_t>(extent))};
 }
 
 bool IdGraph::dividesInput(const Split* s) const {

@@ -6,6 +6,9 @@
 #include <optional>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/transforms.h"
@@ -46,33 +49,62 @@ bool alignLoops(const TensorView* producer, const TensorView* consumer, int64_t 
 
 namespace {
 
-// The IDs without a definition that `id` is made of.
-std::vector<const IterDomain*> leafIds(const IterDomain* id) {
-  std::vector<const IterDomain*> out;
-  std::vector<const IterDomain*> work{id};
-  while (!work.empty()) {
-    const IterDomain* x = work.back();
-    work.pop_back();
-    if (x->definition() == nullptr) {
-      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
-      continue;
+// The IDs without a definition that each ID is made of, memoized bottom-up with an explicit
+// stack: every ID of a chain of splits is made of the same leaf, which walking the chain from
+// each of them would find in time quadratic in its length.
+class LeafCache {
+ public:
+  const std::vector<const IterDomain*>& of(const IterDomain* id) {
+    std::vector<std::pair<const IterDomain*, bool>> stack{{id, false}};
+    while (!stack.empty()) {
+      auto [x, expanded] = stack.back();
+      if (memo_.count(x) != 0) {
+        stack.pop_back();
+        continue;
+      }
+      Expr* def = x->definition();
+      if (def == nullptr) {
+        memo_[x] = {x};
+        stack.pop_back();
+        continue;
+      }
+      if (!expanded) {
+        stack.back().second = true;
+        for (Val* in : def->inputs()) stack.push_back({in->as<IterDomain>(), false});
+        continue;
+      }
+      stack.pop_back();
+      std::vector<const IterDomain*> leaves;
+      for (Val* in : def->inputs()) {
+        for (const IterDomain* l : memo_.at(in->as<IterDomain>())) {
+          if (std::find(leaves.begin(), leaves.end(), l) == leaves.end()) leaves.push_back(l);
+        }
+      }
+      memo_[x] = std::move(leaves);
     }
-    for (Val* in : x->definition()->inputs()) work.push_back(in->as<IterDomain>());
+    return memo_.at(id);
   }
-  return out;
-}
 
-}  // namespace
+ private:
+  std::unordered_map<const IterDomain*, std::vector<const IterDomain*>> memo_;
+};
 
-LoopCoverage loopCoverage(const IterDomain* id) {
+LoopCoverage coverageOf(const std::vector<const IterDomain*>& leaves) {
   LoopCoverage c;
-  for (const IterDomain* x : leafIds(id)) {
+  for (const IterDomain* x : leaves) {
     // An expanded broadcast counts as real: merged with another ID it contributes its expanded
     // extent (the merge iterates every copy).
     (x->isBroadcast() && !x->hasExpandedExtent() ? c.broadcast : c.real) += 1;
     if (x->isBroadcast() && x->hasExpandedExtent()) ++c.expanded;
   }
   return c;
+}
+
+}  // namespace
+
+LoopCoverage loopCoverage(const IterDomain* id) {
+  LeafCache leaves;
+  return coverageOf(leaves.of(id));
 }
 
 namespace {
@@ -157,11 +189,12 @@ void LoopGraph::buildGroups(const std::vector<TensorView*>& tvs) {
 }
 
 void LoopGraph::promote() {
+  LeafCache leaves;
   for (Group& g : groups_) {
     LoopCoverage best_cov;
     g.trivial = true;
     for (IterDomain* id : g.members) {
-      LoopCoverage c = loopCoverage(id);
+      LoopCoverage c = coverageOf(leaves.of(id));
       auto key = [](const LoopCoverage& k) {
         return std::make_tuple(k.real, -k.broadcast, -k.expanded);
       };
@@ -235,8 +268,9 @@ bool sameIndexSpace(const IdGraph& exact, const IdGraph& permissive, const IterD
     auto c = x->extent()->constInt();
     return c.has_value() && *c == 1;
   };
-  std::vector<const IterDomain*> la = leafIds(a);
-  std::vector<const IterDomain*> lb = leafIds(b);
+  LeafCache leaves;
+  std::vector<const IterDomain*> la = leaves.of(a);
+  std::vector<const IterDomain*> lb = leaves.of(b);
   auto covered = [&](const std::vector<const IterDomain*>& from,
                      const std::vector<const IterDomain*>& to) {
     for (const IterDomain* x : from) {

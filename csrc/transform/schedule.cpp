@@ -7,6 +7,7 @@
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/scalar.h"
+#include "loom/ir/verifier.h"
 #include "transform/utils.h"
 
 namespace loom::transform {
@@ -61,6 +62,10 @@ void checkParallelReductionInit(const TensorView* tv) {
 }  // namespace
 
 void validateSchedule(const Fusion& fusion) {
+  for (Expr* e : fusion.exprs()) {
+    std::optional<std::string> problem = ir::exprProblem(e);
+    LOOM_CHECK(!problem, "lowering: ", *problem);
+  }
   for (TensorView* tv : fusion.allTvs()) {
     std::unordered_map<ParallelType, int64_t> used;
     for (int64_t k = 0; k < tv->nDims(); ++k) {

@@ -3,8 +3,10 @@
 #include "transform/utils.h"
 
 #include <algorithm>
-#include <functional>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "loom/support/strings.h"
 
@@ -12,24 +14,69 @@ namespace loom::transform::detail {
 
 using namespace loom::ir;
 
-// The ID sets here are one tensor's domains (a handful of IDs), so vectors with linear search
-// beat hash sets, which allocate a node per element; this runs for every tensor of every ID graph.
+namespace {
+
+// A set of pointers: a vector searched linearly while small (one tensor's domains hold a handful
+// of IDs, and hashing each would cost more: this runs for every tensor of every ID graph), a hash
+// set past that (a chain of thousands of splits would make the linear search quadratic).
+template <typename T>
+class FewSet {
+ public:
+  bool contains(const T* x) const {
+    if (!big_.empty()) return big_.count(x) != 0;
+    return std::find(small_.begin(), small_.end(), x) != small_.end();
+  }
+  // True when x was not in the set.
+  bool insert(const T* x) {
+    if (contains(x)) return false;
+    if (big_.empty() && small_.size() < kSmall) {
+      small_.push_back(x);
+      return true;
+    }
+    if (big_.empty()) big_.insert(small_.begin(), small_.end());
+    big_.insert(x);
+    return true;
+  }
+
+ private:
+  static constexpr size_t kSmall = 32;
+  std::vector<const T*> small_;
+  std::unordered_set<const T*> big_;
+};
+
+}  // namespace
+
 std::vector<Expr*> exprsBetween(const std::vector<IterDomain*>& from,
                                 const std::vector<IterDomain*>& to) {
+  FewSet<IterDomain> stop;
+  for (IterDomain* id : from) stop.insert(id);
+  FewSet<Expr> emitted;
   std::vector<Expr*> order;
-  // Post-order DFS through definitions: an expr is emitted after the exprs defining its inputs.
-  std::function<void(IterDomain*)> visit = [&](IterDomain* id) {
-    if (std::find(from.begin(), from.end(), id) != from.end()) return;
+  // Resize (slice, pad) is not a schedule transform: the walk stops at its output, which the ID
+  // graphs then treat as an ID of its own, not mapped to the Resize input.
+  auto schedule_def = [&](IterDomain* id) -> Expr* {
+    if (stop.contains(id)) return nullptr;
     Expr* def = id->definition();
-    // Resize (slice, pad) is not a schedule transform: the walk stops at its output, which
-    // the ID graphs then treat as an ID of its own, not mapped to the Resize input.
-    if (def == nullptr || (!def->isA<Split>() && !def->isA<Merge>())) return;
-    if (std::find(order.begin(), order.end(), def) != order.end()) return;
-    for (Val* in : def->inputs()) visit(in->as<IterDomain>());
-    // A diamond (an ID used by two transforms of one domain) may have emitted it meanwhile.
-    if (std::find(order.begin(), order.end(), def) == order.end()) order.push_back(def);
+    if (def == nullptr || (!def->isA<Split>() && !def->isA<Merge>())) return nullptr;
+    return emitted.contains(def) ? nullptr : def;
   };
-  for (IterDomain* id : to) visit(id);
+  // Post-order DFS through definitions with an explicit stack (a chain of splits may be tens of
+  // thousands long): an expr is emitted after the exprs defining its inputs.
+  std::vector<std::pair<Expr*, size_t>> stack;
+  for (IterDomain* id : to) {
+    if (Expr* def = schedule_def(id)) stack.push_back({def, 0});
+    while (!stack.empty()) {
+      auto& [e, next] = stack.back();
+      if (next < e->inputs().size()) {
+        Expr* d = schedule_def(e->input(next++)->as<IterDomain>());
+        if (d != nullptr) stack.push_back({d, 0});
+        continue;
+      }
+      // A diamond (an ID used by two transforms of one domain) emits its common part once.
+      if (emitted.insert(e)) order.push_back(e);
+      stack.pop_back();
+    }
+  }
   return order;
 }
 
@@ -48,8 +95,9 @@ std::vector<Expr*> allIdExprs(const TensorView* tv) {
 
 std::vector<IterDomain*> allIds(const TensorView* tv) {
   std::vector<IterDomain*> ids;
-  auto add = [&](IterDomain* id) {  // one tensor's IDs: few, so a linear search
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  FewSet<IterDomain> seen;
+  auto add = [&](IterDomain* id) {
+    if (seen.insert(id)) ids.push_back(id);
   };
   for (IterDomain* id : tv->domain()->maybeRoot()) add(id);
   for (Expr* e : allIdExprs(tv)) {

@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "fuzz/fuzz_rng.h"
 #include "fuzz/generator_internal.h"
@@ -157,6 +158,8 @@ FuzzCase Generator::build() {
     spec.coarsestInexact = coarsestInexactUpstream(o);
     c_.outputs.push_back(spec);
   }
+  std::unordered_map<const TensorView*, bool> exact;  // before dead code goes with its tensors
+  for (const GenTensor& t : ts_) exact[t.tv] = t.num.exact;
   c_.fusion->removeDeadCode();
   // The steps name tensors as the printer does (T<i> in allTvs() order), so that they can be
   // read next to the printed fusion; tensors that ended up unused are marked.
@@ -194,6 +197,11 @@ FuzzCase Generator::build() {
   }
   for (size_t i = 0; i < c_.outputs.size(); ++i) {
     c_.outputs[i].name = canonical[c_.fusion->outputs()[i]->toString()];
+  }
+  for (size_t i = 0; i < tvs.size(); ++i) {
+    if (auto it = exact.find(tvs[i]); it != exact.end() && it->second) {
+      c_.exactTensors.insert("T" + std::to_string(i));
+    }
   }
   // Flatten the class forest: classRoot[i] is i's root from now on.
   for (size_t i = 0; i < c_.classRoot.size(); ++i) c_.classRoot[i] = root(int(i));

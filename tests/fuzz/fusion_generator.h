@@ -149,6 +149,9 @@ struct FuzzCase {
   std::vector<ClassConstraint> classConstraints;
   /// Per tensor the generator built: its dims' classes (-1: size 1), to bound sizes of a rerun.
   std::vector<std::vector<int>> tensorClasses;
+  /// Printed names (T<i>) of the tensors the generator built whose values are bit-exact in every
+  /// correct implementation (the text mutations cast only those).
+  std::set<std::string> exactTensors;
   std::vector<std::string> steps;   ///< one line per op family applied
   std::set<std::string> features;   ///< shapes of fusion covered on purpose ("fan-out", ...)
   bool resizedRun = false;          ///< also run with other sizes for unpinned classes

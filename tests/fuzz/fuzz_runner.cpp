@@ -4,6 +4,7 @@
 #include "fuzz/fuzz_runner.h"
 
 #include "fuzz/fuzz_rng.h"
+#include "fuzz/text_mutations.h"
 
 #include <algorithm>
 #include <chrono>
@@ -433,6 +434,34 @@ SeedResult runSeed(uint64_t seed, const RunnerOptions& options) {
       return finish(hand->verdict, hand->failureClass, hand->error,
                     caseText(c, fusion_text, first_args, plans[0].label) + hand->report);
     }
+  }
+  if (options.textMutations) {
+    auto failed = [&](Verdict v, const TextMutation& m, const std::string& problem) {
+      res.features.assign(c.features.begin(), c.features.end());
+      return finish(v, "text mutation (" + m.kind + "): " + normalize(problem, 60), problem,
+                    caseText(c, fusion_text, first_args, plans[0].label) + "text mutation " +
+                        m.kind + ": " + m.description + "\nmutated fusion:\n" + m.text);
+    };
+    std::vector<TextMutation> mutations;
+    try {
+      mutations = textMutations(c, fusion_text);
+    } catch (const std::exception& e) {
+      return finish(Verdict::LoomError, "printed fusion: " + classifyException(e), e.what(),
+                    caseText(c, fusion_text, first_args, plans[0].label));
+    }
+    for (const TextMutation& m : mutations) {
+      c.features.insert("text-mutation-" + m.kind);
+      if (auto problem = checkParse(m)) return failed(Verdict::LoomError, m, *problem);
+      if (m.kind != "cast") continue;
+      std::optional<std::string> mismatch;
+      try {
+        mismatch = runCastMutation(c, m, first_args, options.backend);
+      } catch (const std::exception& e) {
+        return failed(Verdict::LoomError, m, classifyException(e) + "\n" + e.what());
+      }
+      if (mismatch) return failed(Verdict::Mismatch, m, "mismatch: " + *mismatch);
+    }
+    res.features.assign(c.features.begin(), c.features.end());
   }
   return finish(Verdict::Pass, "", "", "");
 }

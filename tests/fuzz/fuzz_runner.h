@@ -35,6 +35,10 @@ struct RunnerOptions {
   /// and run through a KernelExecutor. Lowering must refuse the edit (a UserError) or run it
   /// right; a wrong number or an internal error is a failure of the seed.
   bool handSchedules = true;
+  /// After the runs pass: the case's printed text mutated in its dtypes and IterTypes
+  /// (text_mutations.h). The parser must reject each mismatch at its line, and a retyped cast
+  /// must run and match the reference exactly.
+  bool textMutations = true;
 };
 
 struct SeedResult {

@@ -301,11 +301,13 @@ int Generator::binaryOp(Bin b, const Opnd& x, const Opnd& y) {
         } else if (boolean) {
           o.mag = 1;
         } else {
-          // Integer powers: a constant exponent 0..3 whose result stays in range (kernels compute
-          // them through powf/pow, exact only below 2^24).
-          if (!y.isConst || y.value < 0 || y.value > 3 || x.tensor < 0) return std::nullopt;
-          o.mag = std::pow(std::max(p.mag, 1.0), y.value);
-          if (o.mag > 16777216.0) return std::nullopt;
+          // Integer powers are exact and wrap (loom_ipow); the result must stay in range, where
+          // the reference holds it exactly. A negative exponent gives 0, 1 or -1.
+          if (x.tensor < 0) return std::nullopt;
+          const double e = y.isConst ? y.value : q.mag;
+          o.mag = e < 0 ? 1.0 : std::pow(std::max(p.mag, 1.0), e);
+          if (!(o.mag <= intLimit(compute))) return std::nullopt;
+          if (!y.isConst) c_.features.insert("int-pow-by-tensor");
         }
         break;
       case Bin::Fmod:
@@ -443,25 +445,19 @@ std::optional<Num> castNum(const Num& in, DataType from, DataType to) {
   if (from == to) return in;
   Num o = in;
   o.product = false;
-  if (isFloatingType(from) && !isFloatingType(to)) {
-    // Truncation and != 0 are discontinuous; out-of-range and NaN conversions are undefined.
-    if (!in.exact) return std::nullopt;
-    if (isIntegralType(to) && (in.special || !(in.mag < intLimit(to)))) return std::nullopt;
-  }
-  if (from == DataType::Int64 && to == DataType::Int32 && !(in.mag <= kInt32Limit)) {
-    return std::nullopt;
-  }
-  if (isReducedPrecision(to) &&
-      (from == DataType::Float64 || (!isFloatingType(from) && !(in.mag <= 16777216.0)))) {
-    // Kernels may convert through Float32 (the host emulation does): two roundings, which the
-    // reference's direct conversion does not have.
-    o.exact = false;
-  }
+  // Truncation and != 0 are discontinuous: only exact values convert to integers and Bool. NaN,
+  // infinities and values out of range saturate (NaN: 0), and integers narrow by wrapping
+  // (docs/text-format.md, "Types"), so any exact value converts.
+  if (isFloatingType(from) && !isFloatingType(to) && !in.exact) return std::nullopt;
+  const bool saturates = isFloatingType(from) && isIntegralType(to) &&
+                         (in.special || !(in.mag < intLimit(to)));
   if (to == DataType::Bool) {
     o = Num{};
   } else if (isIntegralType(to)) {
-    o.mag = std::min(in.mag, intLimit(to));
+    // A saturated Int64 is 2^63 - 1 (or -2^63), past what integer math here keeps exact.
+    o.mag = saturates && to == DataType::Int64 ? 0x1p63 : std::min(in.mag, intLimit(to));
     o.zsign = false;
+    o.special = false;
   } else if (in.mag > maxFinite(to)) {
     o.special = true;
   }
@@ -476,6 +472,12 @@ int Generator::castOp(int t, DataType to) {
   std::optional<Num> cast_num = castNum(x.num, from, to);
   if (!cast_num) return -1;
   const Num o = *cast_num;
+  if (isFloatingType(from) && isIntegralType(to) && (x.num.special || !(x.num.mag < intLimit(to)))) {
+    c_.features.insert("cast-saturates");
+  }
+  if (from == DataType::Int64 && to == DataType::Int32 && !(x.num.mag <= kInt32Limit)) {
+    c_.features.insert("cast-wraps");
+  }
   TensorView* out = ops::cast(x.tv, to);
   ++ts_[size_t(t)].uses;
   int idx = adopt(out, x.dims, o, x.red, x.tol);

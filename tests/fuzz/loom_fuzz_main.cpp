@@ -54,6 +54,9 @@ Options:
   --no-extra-runs    only the first run (no cached rerun, no resized run)
   --no-hand-schedules  no hand-edited schedules (by default a third of the one-kernel seeds
                      also run their kernel with intermediates moved to other memory types)
+  --no-text-mutations  no text mutations (by default every passing seed's printed fusion is
+                     mutated in its dtypes and IterTypes: the parser must reject each mismatch at
+                     its line, and a retyped cast must run and match the reference exactly)
   --list-families    print the op families and their weights
   --verbose          print the full report of every failure (default: first of each class)
   --quiet            no progress lines
@@ -170,6 +173,9 @@ Options parseArgs(int argc, char** argv) {
         usageError("bad weight in --family " + v);
       }
       o.reproArgs.push_back("--family " + v);
+    } else if (a == "--no-text-mutations") {
+      o.runner.textMutations = false;
+      o.reproArgs.push_back("--no-text-mutations");
     } else if (a == "--no-hand-schedules") {
       o.runner.handSchedules = false;
       o.reproArgs.push_back("--no-hand-schedules");

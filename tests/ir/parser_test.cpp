@@ -31,9 +31,9 @@ TEST(ParserTest, HandWritten) {
   auto f = parseFusion(
       "inputs: T0, s5  // comment\n"
       "outputs: T1\n"
-      "s5 : f64\n"
+      "s5 : bf16\n"
       "   T0 : bf16 global [i0{4}, b1{1, expand=7}]\n"
-      "T1 : f32 global [i2{4}, b3{1}]\n"
+      "T1 : bf16 global [i2{4}, b3{1}]\n"
       "T1 = mul(T0, s5)   # broadcasting is already explicit\n");
   ASSERT_EQ(f->inputs().size(), 2u);
   auto* t0 = f->inputs()[0]->as<TensorView>();
@@ -51,9 +51,10 @@ TEST(ParserTest, HandWritten) {
 // Typed literals, negative numbers, infinities and exponents keep their dtype and value.
 TEST(ParserTest, Literals) {
   auto f = parseFusion(
-      "inputs: T0\noutputs: T1, T2\n"
-      "T0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT2 : f32 global [i2{4}]\n"
-      "T1 = clamp(T0, -inf, f32(1e-05))\nT2 = maximum(T0, i32(-3))\n");
+      "inputs: T0, T3\noutputs: T1, T2\n"
+      "T0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT2 : i32 global [i2{4}]\n"
+      "T3 : i32 global [i3{4}]\n"
+      "T1 = clamp(T0, -inf, f32(1e-05))\nT2 = maximum(T3, i32(-3))\n");
   auto* clamp = f->outputs()[0]->definition()->as<TernaryOp>();
   EXPECT_EQ(clamp->b()->as<Scalar>()->constDouble(), -std::numeric_limits<double>::infinity());
   EXPECT_EQ(clamp->c()->dtype(), DataType::Float32);
@@ -107,14 +108,14 @@ TEST(ParserErrorTest, Redefinition) {
 }
 
 // A scalar defined in terms of itself is an error (evaluating it grew a stack without end), and
-// a broadcast whose flags do not fit its operand and output is rejected by the verifier with the
-// line of the expr (the logical map asserted later).
+// a broadcast whose flags do not fit its operand and output is rejected at the line of the expr
+// (the logical map asserted later).
 TEST(ParserErrorTest, SelfReferenceAndOperandRanks) {
   expectError(std::string(kHeader) + "s0 : i64\ns1 : i64 = ceil_div(s1, 128)\n", "4:1",
               "s1 is used in its own definition");
   expectError(std::string("inputs: T0\noutputs: T2\nT0 : f32 global [i0{4}, i1{8}]\n"
                           "T2 : f32 global [b2{1}, i3{8}]\nT2 = broadcast(T0, flags=[true, false])\n"),
-              "4:1", "'T2 = broadcast(T0)': operand T0 has 2 dims to line up with T2, which has 1");
+              "5:6", "'T2 = broadcast(T0)': operand T0 has 2 dims to line up with T2, which has 1");
 }
 
 // Ops check how many operands and outputs they get.

@@ -72,14 +72,16 @@ TEST(PrinterTest, TypedConstants) {
   auto* t0 = makeInput({IrBuilder::index(4)});
   auto* t1 = test::binary(t0, IrBuilder::constant(ScalarValue(0.5), DataType::Float32),
                           BinaryOpType::Mul);
-  auto* t2 = test::binary(t1, IrBuilder::constant(1e-5), BinaryOpType::Add);
-  auto* t3 = test::binary(t2, IrBuilder::constant(ScalarValue(int64_t(3)), DataType::Int32),
+  auto* t3 = test::binary(test::cast(t1, DataType::Float64), IrBuilder::constant(1e-5),
+                          BinaryOpType::Add);
+  auto* t5 = test::binary(test::cast(t3, DataType::Int32),
+                          IrBuilder::constant(ScalarValue(int64_t(3)), DataType::Int32),
                           BinaryOpType::Div);
-  f.addOutput(t3);
+  f.addOutput(t5);
   std::string text = f.toString();
   EXPECT_NE(text.find("mul(T0, f32(0.5))"), std::string::npos) << text;
-  EXPECT_NE(text.find("add(T1, 1e-05)"), std::string::npos) << text;
-  EXPECT_NE(text.find("div(T2, i32(3))"), std::string::npos) << text;
+  EXPECT_NE(text.find("add(T2, 1e-05)"), std::string::npos) << text;
+  EXPECT_NE(text.find("div(T4, i32(3))"), std::string::npos) << text;
   test::expectRoundTrip(f);
 }
 
@@ -134,12 +136,12 @@ TEST(PrinterTest, WelfordBroadcastExpand) {
   f.addOutput(e);
   f.addOutput(s);
   std::string text = f.toString();
-  EXPECT_NE(text.find("= welford(T0, 0.0, 1, init_avg=0.0, init_m2=0.0, init_n=0)"),
+  EXPECT_NE(text.find("= welford(T0, f32(0.0), 1, init_avg=f32(0.0), init_m2=f32(0.0), init_n=0)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("broadcast(T1, flags=[false, true])"), std::string::npos) << text;
   EXPECT_NE(text.find("expand=s0"), std::string::npos) << text;
-  EXPECT_NE(text.find("sum(T0, init=0.0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("sum(T0, init=f32(0.0))"), std::string::npos) << text;
   test::expectRoundTrip(f);
 }
 
@@ -152,13 +154,16 @@ TEST(PrinterTest, CastAndScalarInputs) {
   f.addInput(alpha);
   auto* two_alpha = IrBuilder::symbolic(DataType::Float64);
   IrBuilder::create<BinaryOp>(BinaryOpType::Mul, two_alpha, alpha, IrBuilder::constant(2.0));
+  auto* two_alpha_f32 = IrBuilder::symbolic(DataType::Float32);
+  IrBuilder::create<UnaryOp>(UnaryOpType::Cast, two_alpha_f32, two_alpha);
   auto* t1 = test::cast(t0, DataType::Float32);
-  auto* t2 = test::binary(t1, two_alpha, BinaryOpType::Mul);
+  auto* t2 = test::binary(t1, two_alpha_f32, BinaryOpType::Mul);
   f.addOutput(test::cast(t2, DataType::BFloat16));
   std::string text = f.toString();
   EXPECT_NE(text.find("inputs:  T0, s0"), std::string::npos) << text;
   EXPECT_NE(text.find("s0 : f64\n"), std::string::npos) << text;
   EXPECT_NE(text.find("s1 : f64  = mul(s0, 2.0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("s2 : f32  = cast(s1, f32)"), std::string::npos) << text;
   EXPECT_NE(text.find("cast(T0, f32)"), std::string::npos) << text;
   EXPECT_NE(text.find("cast(T2, bf16)"), std::string::npos) << text;
   test::expectRoundTrip(f);

@@ -91,5 +91,39 @@ TEST(TextOpsTest, ExamplesAreCanonical) {
   EXPECT_GE(count, 13);
 }
 
+// Every libFuzzer regression input (tests/libfuzzer/regressions) gives the outcome its first line
+// states: "# expect: parses", or "# expect error: LINE:COL message" (a UserError there).
+TEST(TextOpsTest, LibfuzzerRegressionsGiveTheirOutcome) {
+  const char* src = std::getenv("LOOM_SOURCE_DIR");
+  std::filesystem::path dir = std::filesystem::path(src ? src : LOOM_SOURCE_DIR_DEFAULT) /
+                              "tests" / "libfuzzer" / "regressions";
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".fus") continue;
+    ++count;
+    const std::string text = readFile(entry.path());
+    const std::string first = text.substr(0, text.find('\n'));
+    const std::string name = entry.path().filename().string();
+    if (first == "# expect: parses") {
+      EXPECT_NO_THROW(parseFusion(text, name)) << name;
+      continue;
+    }
+    const std::string tag = "# expect error: ";
+    ASSERT_EQ(first.rfind(tag, 0), 0u) << name << " does not state its outcome on its first line";
+    const std::string rest = first.substr(tag.size());
+    const std::string location = rest.substr(0, rest.find(' '));
+    const std::string message = rest.substr(rest.find(' ') + 1);
+    try {
+      parseFusion(text, name);
+      ADD_FAILURE() << name << " parsed; expected: " << message;
+    } catch (const UserError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind(name + ":" + location + ": ", 0), 0u) << what;
+      EXPECT_NE(what.find(message), std::string::npos) << what;
+    }
+  }
+  EXPECT_GE(count, 8);
+}
+
 }  // namespace
 }  // namespace loom::ir

@@ -89,18 +89,20 @@ inline std::vector<IterDomain*> reducedIds(TensorView* in) {
 
 inline TensorView* sumLast(TensorView* in) {
   auto* out = makeTv(reducedIds(in), in->dtype());
-  IrBuilder::create<ReductionOp>(ReductionOpType::Sum, IrBuilder::constant(0.0), out, in);
+  IrBuilder::create<ReductionOp>(ReductionOpType::Sum, IrBuilder::constant(0.0, in->dtype()), out,
+                                 in);
   return out;
 }
 
-/// Welford over the last axis of a raw input: {avg, m2, n}.
+/// Welford over the last axis of a raw input of a floating dtype: {avg, m2, n}.
 inline std::vector<TensorView*> welford(TensorView* in) {
-  auto* avg = makeTv(reducedIds(in), DataType::Float32);
-  auto* m2 = makeTv(reducedIds(in), DataType::Float32);
+  const DataType t = in->dtype();
+  auto* avg = makeTv(reducedIds(in), t);
+  auto* m2 = makeTv(reducedIds(in), t);
   auto* n = makeTv(reducedIds(in), DataType::Int64);
-  IrBuilder::create<WelfordOp>(avg, m2, n, in, IrBuilder::constant(0.0),
-                               IrBuilder::constant(int64_t(1)), IrBuilder::constant(0.0),
-                               IrBuilder::constant(0.0), IrBuilder::constant(int64_t(0)));
+  IrBuilder::create<WelfordOp>(avg, m2, n, in, IrBuilder::constant(0.0, t),
+                               IrBuilder::constant(int64_t(1)), IrBuilder::constant(0.0, t),
+                               IrBuilder::constant(0.0, t), IrBuilder::constant(int64_t(0)));
   return {avg, m2, n};
 }
 

@@ -1022,15 +1022,25 @@ TEST_F(GeneralCore, FloatCeilDivMatchesTheEvaluator) {
   runAndCheck(std::move(f), {a, b});
 }
 
-// A sum of f32 into an i64 output converts each element first, in kernels and in the evaluator
-// alike (the evaluator had summed in double and converted the sum).
+// A sum of f32 into an i64 output says where it converts: a cast of each element first, in
+// kernels and in the evaluator alike (the evaluator had summed in double and converted the sum).
+// The text form rejects the sum that would convert implicitly (docs/text-format.md, "Types").
 TEST_F(GeneralCore, FloatSumIntoAnIntegerOutput) {
   auto f = ir::parseFusion(
-      "inputs: T0\noutputs: T1\n\n# tensors\nT0 : f32 global [i0{4}, i1{64}]\n"
-      "T1 : i64 global [i2{4}, r3{64}]\n\n# math\nT1 = sum(T0, init=0)\n");
+      "inputs: T0\noutputs: T2\n\n# tensors\nT0 : f32 global [i0{4}, i1{64}]\n"
+      "T1 : i64 local [i2{4}, i3{64}]\nT2 : i64 global [i4{4}, r5{64}]\n\n# math\n"
+      "T1 = cast(T0, i64)\nT2 = sum(T1, init=0)\n");
   Tensor x = randomTensor({4, 64}, 1);
   for (int64_t i = 0; i < 4 * 64; ++i) x.dataAs<float>()[i] *= 3.0f;
   runAndCheck(std::move(f), {x}, 64);
+  try {
+    ir::parseFusion("inputs: T0\noutputs: T1\nT0 : f32 global [i0{4}, i1{64}]\n"
+                    "T1 : i64 global [i2{4}, r3{64}]\nT1 = sum(T0, init=0)\n");
+    FAIL() << "a sum of f32 into i64 parsed";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("T0 is f32, but sum computes in i64"), std::string::npos)
+        << e.what();
+  }
 }
 
 // Rows holding infinities: mean, var_mean (Welford) and an outer sum give what the reference

@@ -234,7 +234,7 @@ check sizes-not-integer 1 "s0 must be an integer, got 'abc'" -- \
 check sizes-twice 1 '--sizes gives s0 twice' -- "$loom" eval "$tmp/mismatch.fus" --sizes s0=4,s0=5,s1=4
 check sizes-negative 1 'the size of input 0 \(T0\) axis 0 \(s0\) must not be negative, got -2' -- \
   "$loom" run "$tmp/mismatch.fus" --backend host --sizes s0=-2,s1=-2
-printf 'inputs: T0, s1\noutputs: T1\ns1 : f64\nT0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT1 = mul(T0, s1)\n' \
+printf 'inputs: T0, s1\noutputs: T1\ns1 : f32\nT0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\nT1 = mul(T0, s1)\n' \
   >"$tmp/fscalar.fus"
 check float-scalar-not-number 1 "s1 must be a number, got 'x2'" -- \
   "$loom" run "$tmp/fscalar.fus" --backend host --sizes s1=x2

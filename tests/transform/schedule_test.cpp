@@ -150,7 +150,7 @@ TEST_F(ScheduleTest, ParallelReductionNeedsIdentityInit) {
   auto* r = s->definition()->as<ReductionOp>();
   // Rebuild the sum with init 1.5.
   fusion.removeExpr(r);
-  IrBuilder::create<ReductionOp>(ReductionOpType::Sum, IrBuilder::constant(1.5), s, x);
+  IrBuilder::create<ReductionOp>(ReductionOpType::Sum, IrBuilder::constant(1.5, s->dtype()), s, x);
   validateSchedule(fusion);  // serial: the init is added once
   s->axis(2)->parallelize(ParallelType::TIDx);
   std::string msg = userError([&] { validateSchedule(fusion); });

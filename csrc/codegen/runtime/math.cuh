@@ -114,6 +114,22 @@ __device__ __forceinline__ long long loom_ceil_div_total(long long a, int b) {
   return loom_ceil_div_total<long long>(a, b);
 }
 
+/// Integer powers, wrapping as integer multiplication does: a negative exponent gives the integer
+/// part of the true power (1 for base 1, -1 or 1 for base -1, else 0). As the reference computes
+/// them (eval/element_ops.cpp), where powf would round powers past 2^24.
+template <typename T>
+__device__ __forceinline__ T loom_ipow(T base, T exp) {
+  if (exp < 0) return base == 1 ? T(1) : (base == -1 ? ((exp & 1) ? T(-1) : T(1)) : T(0));
+  unsigned long long result = 1;
+  unsigned long long b = static_cast<unsigned long long>(base);
+  while (exp > 0) {
+    if (exp & 1) result *= b;
+    b *= b;
+    exp >>= 1;
+  }
+  return static_cast<T>(result);
+}
+
 /// torch.fmod: remainder with the sign of the dividend (C's fmod; truncating % for integers).
 /// An integer remainder by zero or by -1 is 0 (a % -1 traps for the most negative a).
 __device__ __forceinline__ float loom_fmod(float a, float b) { return fmodf(a, b); }

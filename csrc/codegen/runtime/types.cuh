@@ -330,6 +330,18 @@ __device__ __forceinline__ float __bfloat162float(__nv_bfloat16 b) { return stat
 
 namespace loom {
 
+/// `d` rounded to float with round-to-odd (toward zero, the last bit set when bits were dropped):
+/// rounding that float to a 16-bit type gives what rounding `d` itself once would, where two
+/// roundings to nearest could land on the other side of a tie. Casts of doubles and integers to
+/// the 16-bit types go through it (the reference rounds once).
+__device__ __forceinline__ float roundToOddFloat(double d) {
+  const float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d || f != f) return f;
+  unsigned bits = __float_as_uint(f);
+  if (fabs(static_cast<double>(f)) > fabs(d)) bits -= 1u;  // rounded away from zero: step back
+  return __uint_as_float(bits | 1u);
+}
+
 /// Widening conversion used by generated code for every load: half types compute in float.
 __device__ __forceinline__ float toFloat(__half v) { return __half2float(v); }
 __device__ __forceinline__ float toFloat(__nv_bfloat16 v) { return __bfloat162float(v); }

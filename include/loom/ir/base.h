@@ -90,6 +90,10 @@ class Statement {
   T* dynCast() {
     return isA<T>() ? static_cast<T*>(this) : nullptr;
   }
+  template <typename T>
+  const T* dynCast() const {
+    return isA<T>() ? static_cast<const T*>(this) : nullptr;
+  }
 
   /// Short reference used in messages and the text form: T3, i5, s2, 1.5, ...
   virtual std::string toString() const = 0;

@@ -464,6 +464,8 @@ std::string toString(const Value* v);
 std::string toString(const Kernel& kernel);
 /// One statement in the kernel's text form, with the bodies of loops and ifs, unindented.
 std::string toString(const Stmt* s);
+/// A statement's first line: a loop or an if without its body.
+std::string headline(const Stmt* s);
 std::string_view bufferKindName(BufferKind k);
 
 }  // namespace loom::kir

@@ -14,8 +14,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "loom/ir/fusion.h"
@@ -59,14 +62,26 @@ class IdGraph {
   bool unite(const IterDomain* a, const IterDomain* b);
   bool uniteInverse(ir::Expr* e);
   bool dividesInput(const ir::Split* s) const;
+  /// An extent as a key: (true, value) for a constant, (false, the Scalar's address) otherwise.
+  static std::pair<bool, int64_t> extentKey(const ir::Scalar* extent);
 
   IdMappingMode mode_;
   std::vector<IterDomain*> ids_;
   std::unordered_map<const IterDomain*, int64_t> index_;
   mutable std::vector<int64_t> parent_;
-  std::unordered_map<int64_t, std::vector<ir::Merge*>> merges_by_set_;  ///< while building
-  /// Splits known to divide their input: those of a reshape (root to logical), constant ones.
-  std::unordered_map<int64_t, std::vector<ir::Split*>> exact_splits_by_set_;  ///< while building
+  /// While building: merges by the set of their output and their inner extent (constant value,
+  /// or the Scalar), and splits known to divide their input (a reshape's, constant ones) by the
+  /// sets of their outputs. Keyed that finely so that a chain of splits and merges that all map
+  /// to one set finds its inverse in one lookup, not by scanning the set.
+  /// A bucket's members are all united with the first match's IDs on the first match, so later
+  /// matches unite with its front only (a chain makes buckets as long as the chain).
+  template <typename E>
+  struct Bucket {
+    std::vector<E*> exprs;
+    bool united = false;
+  };
+  std::map<std::tuple<int64_t, bool, int64_t>, Bucket<ir::Merge>> merges_by_set_;
+  std::map<std::pair<int64_t, int64_t>, Bucket<ir::Split>> exact_splits_by_set_;
   std::unordered_set<const ir::Split*> reshape_splits_;
   /// Producer-consumer logical pairs of an expanded broadcast and a real ID (sameSpace).
   std::vector<std::pair<const IterDomain*, const IterDomain*>> expanded_meets_real_;

@@ -16,7 +16,9 @@ namespace loom::transform {
 /// position. UserError naming the tensor and axis otherwise.
 void parallelize(ir::TensorView* tv, int64_t axis, ir::ParallelType type);
 
-/// Checks every tensor of the fusion: each parallel type at most once per loop domain, Vectorize
+/// Checks every expr's own rules (ir::exprProblem: dtypes and output IterTypes, which a fusion
+/// built in C++ reaches lowering with unverified) and every tensor of the fusion: each parallel
+/// type at most once per loop domain, Vectorize
 /// only on the innermost loop ID with a constant power-of-two extent, no Vectorize or Reduction
 /// inside the compute-at position, DID extents equal to the mesh size when both are known.
 /// Throws UserError naming the first violation.

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -299,8 +300,23 @@ inline long long __double_as_longlong(double x) {
 inline double __longlong_as_double(long long x) {
   return loom_emu::fromBits<double>(loom_emu::toBits(x));
 }
-inline int __float2int_rn(float x) { return static_cast<int>(nearbyintf(x)); }
-inline int __float2int_rz(float x) { return static_cast<int>(x); }
+// Float-to-integer conversions saturate and give 0 for NaN, as CUDA's do (a plain static_cast is
+// undefined there).
+namespace loom_emu {
+template <typename I, typename F>
+inline I saturatingInt(F x) {
+  if (x != x) return 0;
+  constexpr F top = static_cast<F>(std::numeric_limits<I>::max()) + F(1);  // 2^31 or 2^63, exact
+  if (x >= top) return std::numeric_limits<I>::max();
+  if (x < -top) return std::numeric_limits<I>::min();
+  return static_cast<I>(x);
+}
+}  // namespace loom_emu
+inline int __float2int_rn(float x) { return loom_emu::saturatingInt<int>(nearbyintf(x)); }
+inline int __float2int_rz(float x) { return loom_emu::saturatingInt<int>(x); }
+inline long long __float2ll_rz(float x) { return loom_emu::saturatingInt<long long>(x); }
+inline int __double2int_rz(double x) { return loom_emu::saturatingInt<int>(x); }
+inline long long __double2ll_rz(double x) { return loom_emu::saturatingInt<long long>(x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-expr rules: ranks, IterTypes and dtypes (see verify_exprs.h).
+#include "ir/verify_exprs.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <vector>
+
+#include "loom/ir/dispatch.h"
+#include "loom/ir/exprs.h"
+#include "loom/ir/fusion.h"
+#include "loom/ir/transforms.h"
+#include "loom/support/error.h"
+
+namespace loom::ir {
+namespace {
+
+using ::loom::detail::concat;
+
+char iterLetter(IterType t) {
+  switch (t) {
+    case IterType::Iteration: return 'i';
+    case IterType::Reduction: return 'r';
+    case IterType::Broadcast: return 'b';
+    case IterType::Symbolic: return 'u';
+  }
+  return '?';
+}
+
+// An ID as the text form writes it: the letter of its IterType and its number.
+std::string idName(const IterDomain* id) {
+  return iterLetter(id->iterType()) + std::to_string(id->name());
+}
+
+std::string_view kindName(IterType t) {
+  switch (t) {
+    case IterType::Iteration: return "an iteration";
+    case IterType::Reduction: return "a reduction";
+    case IterType::Broadcast: return "a broadcast";
+    case IterType::Symbolic: return "a symbolic";
+  }
+  return "an unknown";
+}
+
+std::string quoted(const Expr* e) { return "'" + e->toString() + "'"; }
+
+// ---- Ranks and IterTypes --------------------------------------------------------------------
+
+bool isReductionExpr(const Expr* e) { return e->isA<ReductionOp>() || e->isA<WelfordOp>(); }
+
+// The IDs of operand `p` and output `c` that line up dim for dim (the logical map,
+// ir/logical_map.h): p's dims without reductions, minus squeezed ones; c's root-or-logical dims,
+// minus new broadcasts.
+struct Alignment {
+  std::vector<IterDomain*> p, c;
+};
+
+Alignment align(const Expr* e, const TensorView* p, const TensorView* c) {
+  Alignment a;
+  std::vector<IterDomain*> p_ids = TensorDomain::noReductions(p->logical());
+  const std::vector<IterDomain*>& c_ids = c->domain()->maybeRoot();
+  const auto* sq = e->dynCast<SqueezeOp>();
+  for (size_t i = 0; i < p_ids.size(); ++i) {
+    if (sq == nullptr || i >= sq->isSqueezedDim().size() || !sq->isSqueezedDim()[i]) {
+      a.p.push_back(p_ids[i]);
+    }
+  }
+  const auto* b = e->dynCast<BroadcastOp>();
+  for (size_t i = 0; i < c_ids.size(); ++i) {
+    if (b == nullptr || i >= b->isBroadcastDim().size() || !b->isBroadcastDim()[i]) {
+      a.c.push_back(c_ids[i]);
+    }
+  }
+  return a;
+}
+
+std::optional<std::string> rankProblem(const Expr* e, const TensorView* p, const TensorView* c) {
+  const size_t p_rank = TensorDomain::noReductions(p->logical()).size();
+  const size_t c_rank = c->domain()->maybeRoot().size();
+  if (const auto* sq = e->dynCast<SqueezeOp>();
+      sq != nullptr && sq->isSqueezedDim().size() != p_rank) {
+    return concat(quoted(e), " has ", sq->isSqueezedDim().size(), " squeeze flags for the ", p_rank,
+                  " dims of ", p->toString());
+  }
+  if (const auto* b = e->dynCast<BroadcastOp>();
+      b != nullptr && b->isBroadcastDim().size() != c_rank) {
+    return concat(quoted(e), " has ", b->isBroadcastDim().size(), " broadcast flags for the ",
+                  c_rank, " dims of ", c->toString());
+  }
+  Alignment a = align(e, p, c);
+  if (a.p.size() != a.c.size()) {
+    return concat(quoted(e), ": operand ", p->toString(), " has ", a.p.size(),
+                  " dims to line up with ", c->toString(), ", which has ", a.c.size());
+  }
+  return std::nullopt;
+}
+
+// An output ID takes its IterType from the operand IDs it lines up with: a broadcast output ID
+// needs a broadcast in every operand there (else it would read one element of a whole row), and
+// only reductions make Reduction IDs.
+std::optional<std::string> pairProblem(const Expr* e, const TensorView* p, const TensorView* c,
+                                       const IterDomain* pid, const IterDomain* cid) {
+  if (cid->isReduction() && !isReductionExpr(e)) {
+    return concat(quoted(e), ": ", c->toString(), "'s ID ", idName(cid), " is a reduction ID, but ",
+                  e->opName(), " reduces nothing (write i", cid->name(), ")");
+  }
+  if (cid->isBroadcast() && !pid->isBroadcast()) {
+    return concat(quoted(e), ": ", c->toString(), "'s ID ", idName(cid),
+                  " is a broadcast ID, but it lines up with ", idName(pid), " of ", p->toString(),
+                  ", which is not one (a broadcast holds one element of that dim)");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> squeezeProblem(const SqueezeOp* sq) {
+  std::vector<IterDomain*> ids = TensorDomain::noReductions(sq->in()->logical());
+  for (size_t i = 0; i < ids.size() && i < sq->isSqueezedDim().size(); ++i) {
+    if (!sq->isSqueezedDim()[i]) continue;
+    // A broadcast's size is its expanded extent when it has one. Symbolic extents are checked
+    // to be 1 when the squeeze runs.
+    auto n = ids[i]->logicalExtent()->constInt();
+    if (n.has_value() && *n != 1) {
+      return concat(quoted(sq), ": squeezed ID ", idName(ids[i]), " of ", sq->in()->toString(),
+                    " has the extent ", *n, "; only size-1 dims are squeezed");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> iterTypeProblem(const Expr* e) {
+  std::vector<const TensorView*> outs;
+  for (Val* o : e->outputs()) {
+    if (auto* tv = o->dynCast<TensorView>()) outs.push_back(tv);
+  }
+  if (const auto* b = e->dynCast<BroadcastOp>()) {
+    const std::vector<IterDomain*>& ids = b->out()->domain()->maybeRoot();
+    for (size_t i = 0; i < ids.size() && i < b->isBroadcastDim().size(); ++i) {
+      if (b->isBroadcastDim()[i] && !ids[i]->isBroadcast()) {
+        return concat(quoted(e), ": the new ID ", idName(ids[i]), " (position ", i, ") of ",
+                      b->out()->toString(), " must be a broadcast ID (write b", ids[i]->name(),
+                      ")");
+      }
+    }
+  }
+  if (const auto* sq = e->dynCast<SqueezeOp>()) {
+    if (auto p = squeezeProblem(sq)) return p;
+  }
+  // Only reductions make Reduction IDs (also where no operand lines up: full, iota).
+  for (const TensorView* c : outs) {
+    for (IterDomain* id : c->domain()->maybeRoot()) {
+      if (id->isReduction() && !isReductionExpr(e)) return pairProblem(e, c, c, id, id);
+    }
+  }
+  // A reduction whose output lists no reduction IDs is left to the reference evaluator's
+  // inference (verifyRunnable rejects it for kernels).
+  if (isReductionExpr(e) && !e->output(0)->as<TensorView>()->domain()->hasReduction()) {
+    return std::nullopt;
+  }
+  for (Val* in : e->inputs()) {
+    const auto* p = in->dynCast<TensorView>();
+    if (p == nullptr) continue;
+    for (const TensorView* c : outs) {
+      if (auto r = rankProblem(e, p, c)) return r;
+      Alignment a = align(e, p, c);
+      for (size_t i = 0; i < a.p.size(); ++i) {
+        if (auto r = pairProblem(e, p, c, a.p[i], a.c[i])) return r;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- Dtypes ------------------------------------------------------------------------------------
+
+// A value as the text form writes it: T3, s2, or a constant with its dtype (f32(0.5)).
+std::string describe(const Val* v) {
+  const auto* s = v->dynCast<Scalar>();
+  if (s == nullptr || !s->isConst()) return v->toString();
+  const ScalarValue& x = s->value();
+  const DataType plain = std::holds_alternative<bool>(x)      ? DataType::Bool
+                         : std::holds_alternative<int64_t>(x) ? DataType::Int64
+                                                              : DataType::Float64;
+  std::string text = scalarValueToString(x, s->dtype());
+  if (s->dtype() != plain) text = std::string(dataTypeName(s->dtype())) + "(" + text + ")";
+  return "the constant " + text;
+}
+
+bool isFloatOnly(UnaryOpType t) {
+  switch (t) {
+    case UnaryOpType::Exp:
+    case UnaryOpType::Exp2:
+    case UnaryOpType::Log:
+    case UnaryOpType::Log2:
+    case UnaryOpType::Sqrt:
+    case UnaryOpType::Rsqrt:
+    case UnaryOpType::Reciprocal:
+    case UnaryOpType::Sin:
+    case UnaryOpType::Cos:
+    case UnaryOpType::Tanh:
+    case UnaryOpType::Sigmoid:
+    case UnaryOpType::Silu:
+    case UnaryOpType::Erf: return true;
+    default: return false;
+  }
+}
+
+bool isComparison(BinaryOpType t) {
+  return isPredicateOp(t) && t != BinaryOpType::LogicalAnd && t != BinaryOpType::LogicalOr;
+}
+
+// Bool arithmetic computes on 0 and 1 and tests the result for != 0 (what ops builds for bools);
+// division and remainders have no Bool meaning (they would divide by false).
+bool boolArithmetic(BinaryOpType t) {
+  switch (t) {
+    case BinaryOpType::Div:
+    case BinaryOpType::Fmod:
+    case BinaryOpType::Mod:
+    case BinaryOpType::CeilDiv: return false;
+    default: return true;
+  }
+}
+
+class DtypeRule {
+ public:
+  explicit DtypeRule(const Expr* e) : e_(e) {}
+
+  // `v` must have dtype `t`; `why` says where t comes from.
+  void need(const Val* v, DataType t, const std::string& why) {
+    if (problem_ || v == nullptr || v->dtype() == t) return;
+    problem_ = concat(quoted(e_), ": ", describe(v), " is ", v->dtype(), ", but ", why,
+                      " (convert with cast)");
+  }
+  void needAll(DataType t, const std::string& why) {
+    for (Val* v : e_->inputs()) need(v, t, why);
+  }
+  void fail(const std::string& msg) {
+    if (!problem_) problem_ = concat(quoted(e_), ": ", msg);
+  }
+  std::optional<std::string> take() { return std::move(problem_); }
+
+ private:
+  const Expr* e_;
+  std::optional<std::string> problem_;
+};
+
+std::string computesIn(std::string_view op, const Val* out) {
+  return concat(op, " computes in ", out->dtype(), ", the dtype of its output ", out->toString());
+}
+
+void unaryRule(const UnaryOp* u, DtypeRule& r) {
+  const UnaryOpType t = u->opType();
+  const std::string_view op = opTypeName(t);
+  if (t == UnaryOpType::Cast) return;
+  if (t == UnaryOpType::IsNan || t == UnaryOpType::IsInf) {
+    r.need(u->out(), DataType::Bool, concat(op, " gives Bool"));
+    return;
+  }
+  if (t == UnaryOpType::LogicalNot) {
+    r.need(u->out(), DataType::Bool, "logical_not gives Bool");
+    r.need(u->in(), DataType::Bool, "logical_not takes Bool");
+    return;
+  }
+  r.need(u->in(), u->out()->dtype(), computesIn(op, u->out()));
+  const DataType c = u->out()->dtype();
+  if (isFloatOnly(t) && !isFloatingType(c)) {
+    r.fail(concat(op, " computes in a floating dtype, not ", c,
+                  " (ops casts integers to f32 "
+                  "first: write cast(x, f32))"));
+  }
+  if (t == UnaryOpType::Neg && c == DataType::Bool) {
+    r.fail("neg is not defined for Bool (use logical_not)");
+  }
+}
+
+void binaryRule(const BinaryOp* b, DtypeRule& r) {
+  const BinaryOpType t = b->opType();
+  const std::string_view op = opTypeName(t);
+  if (t == BinaryOpType::LogicalAnd || t == BinaryOpType::LogicalOr) {
+    r.need(b->out(), DataType::Bool, concat(op, " gives Bool"));
+    r.needAll(DataType::Bool, concat(op, " takes Bool operands"));
+    return;
+  }
+  if (isComparison(t)) {
+    r.need(b->out(), DataType::Bool, concat(op, " gives Bool"));
+    // The operands meet in one dtype: a tensor's when there is one.
+    const Val* first =
+        b->lhs()->isA<TensorView>() || !b->rhs()->isA<TensorView>() ? b->lhs() : b->rhs();
+    r.needAll(first->dtype(), concat(op, " compares operands of one dtype, here ", first->dtype(),
+                                     " (the dtype of ", first->toString(), ")"));
+    return;
+  }
+  r.needAll(b->out()->dtype(), computesIn(op, b->out()));
+  if (b->out()->dtype() == DataType::Bool && !boolArithmetic(t)) {
+    r.fail(concat(op, " is not defined for Bool"));
+  }
+}
+
+void ternaryRule(const TernaryOp* e, DtypeRule& r) {
+  const std::string_view op = opTypeName(e->opType());
+  const Val* out = e->output(0);
+  if (e->opType() == TernaryOpType::Where) {
+    r.need(e->input(0), DataType::Bool, "the condition of where is Bool");
+    r.need(e->input(1), out->dtype(), computesIn(op, out));
+    r.need(e->input(2), out->dtype(), computesIn(op, out));
+    return;
+  }
+  r.needAll(out->dtype(), computesIn(op, out));
+  if (e->opType() == TernaryOpType::Lerp && !isFloatingType(out->dtype())) {
+    r.fail(concat("lerp computes in a floating dtype, not ", out->dtype()));
+  }
+}
+
+void reductionRule(const ReductionOp* red, DtypeRule& r) {
+  const std::string_view op = opTypeName(red->opType());
+  const DataType c = red->out()->dtype();
+  r.need(red->in(), c, computesIn(op, red->out()));
+  r.need(red->init(), c, computesIn(op, red->out()));
+  const bool accumulates =
+      red->opType() == ReductionOpType::Sum || red->opType() == ReductionOpType::Prod;
+  if (accumulates && (isReducedPrecision(c) || c == DataType::Int32)) {
+    r.fail(concat(op, " accumulates in ", c, ", which loses the sum on the way: ops::", op,
+                  " accumulates ", isReducedPrecision(c) ? "16-bit floats in f32" : "i32 in i64",
+                  " (cast the input first, and the result back)"));
+  }
+}
+
+void welfordRule(const WelfordOp* w, DtypeRule& r) {
+  const DataType c = w->outAvg()->dtype();
+  if (c != DataType::Float32 && c != DataType::Float64) {
+    r.fail(concat("welford computes in f32 or f64, not ", c, " (the dtype of ",
+                  w->outAvg()->toString(), ")"));
+  }
+  const std::string why =
+      concat("welford computes its avg and m2 in ", c, ", the dtype of ", w->outAvg()->toString());
+  for (const Val* v : std::initializer_list<const Val*>{w->outM2(), w->inAvg(), w->inM2(),
+                                                        w->initAvg(), w->initM2()}) {
+    r.need(v, c, why);
+  }
+  const std::string count = "welford counts in i64";
+  for (const Val* v : std::initializer_list<const Val*>{w->outN(), w->inN(), w->initN()}) {
+    r.need(v, DataType::Int64, count);
+  }
+}
+
+std::optional<std::string> dtypeProblem(const Expr* e) {
+  DtypeRule r(e);
+  if (const auto* u = e->dynCast<UnaryOp>()) {
+    unaryRule(u, r);
+  } else if (const auto* b = e->dynCast<BinaryOp>()) {
+    binaryRule(b, r);
+  } else if (const auto* t = e->dynCast<TernaryOp>()) {
+    ternaryRule(t, r);
+  } else if (const auto* red = e->dynCast<ReductionOp>()) {
+    reductionRule(red, r);
+  } else if (const auto* w = e->dynCast<WelfordOp>()) {
+    welfordRule(w, r);
+  } else if (!e->outputs().empty()) {
+    // Shape ops, pad, cat and the factories move values without converting them: every input
+    // (a pad or full value, an iota start and step) has the output's dtype.
+    const Val* out = e->output(0);
+    r.needAll(out->dtype(),
+              concat(e->opName(), " does not convert: ", out->toString(), " is ", out->dtype()));
+  }
+  return r.take();
+}
+
+}  // namespace
+
+std::optional<std::string> mathExprProblem(const Expr* e) {
+  if (auto p = iterTypeProblem(e)) return p;
+  return dtypeProblem(e);
+}
+
+std::optional<std::string> transformProblem(const Expr* e) {
+  // The type each output takes from the inputs (as IterDomain::split, merge and resize give it),
+  // or nullopt when the inputs do not combine.
+  std::optional<IterType> want;
+  if (const auto* s = e->dynCast<Split>()) {
+    want = s->in()->iterType();  // both halves keep the type of what they split
+  } else if (const auto* m = e->dynCast<Merge>()) {
+    // A broadcast takes the other's type; a reduction merges only with reductions and
+    // broadcasts; other mixes are Iteration.
+    const IterDomain* outer = m->outer();
+    const IterDomain* inner = m->inner();
+    if (outer->iterType() == inner->iterType()) {
+      want = outer->iterType();
+    } else if (outer->isBroadcast()) {
+      want = inner->iterType();
+    } else if (inner->isBroadcast()) {
+      want = outer->iterType();
+    } else if (!outer->isReduction() && !inner->isReduction()) {
+      want = IterType::Iteration;
+    }
+  } else if (e->isA<Resize>()) {
+    want = IterType::Iteration;
+  } else {
+    return std::nullopt;
+  }
+  for (Val* v : e->outputs()) {
+    const auto* out = v->as<IterDomain>();
+    if (want == out->iterType()) continue;
+    // rFactor decides per product which side reduces it: Iteration and Reduction trade places.
+    const bool reduction_side =
+        (!want || *want == IterType::Reduction || *want == IterType::Iteration) &&
+        (out->isReduction() || out->isIteration());
+    if (out->isRFactorProduct() && reduction_side) continue;
+    if (!want) {
+      const auto* m = e->as<Merge>();
+      return concat(quoted(e), ": ", idName(m->outer()), " and ", idName(m->inner()),
+                    " do not merge (a reduction ID merges only with reductions or broadcasts)");
+    }
+    return concat(quoted(e), ": ", idName(out), " must be ", kindName(*want), " ID (write ",
+                  iterLetter(*want), out->name(), ")");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> extentProblem(const Expr* e) {
+  // Compares constants only: a symbolic extent names a scalar the text defines, and localized
+  // (sharded) fusions change extents after the transforms were built.
+  auto constOf = [](const Scalar* s) -> std::optional<int64_t> {
+    return s == nullptr ? std::nullopt : s->constInt();
+  };
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  // `what` of `id` (its extent or expanded extent) must be `want` where both are constants.
+  auto check = [&](const IterDomain* id, const Scalar* got_s, std::optional<int64_t> want,
+                   std::string_view what) -> std::optional<std::string> {
+    std::optional<int64_t> got = constOf(got_s);
+    if (!want || !got || *want == *got) return std::nullopt;
+    return concat(quoted(e), ": the ", what, " of ", idName(id), " must be ", *want, ", not ",
+                  *got);
+  };
+  if (const auto* s = e->dynCast<Split>()) {
+    std::optional<int64_t> f = constOf(s->factor());
+    if (f && *f <= 0) return concat(quoted(e), ": the split factor must be positive, not ", *f);
+    const IterDomain* in = s->in();
+    const IterDomain* factor_side = s->innerSplit() ? s->inner() : s->outer();
+    const IterDomain* rest_side = s->innerSplit() ? s->outer() : s->inner();
+    auto rest = [&](const Scalar* n) -> std::optional<int64_t> {
+      std::optional<int64_t> c = constOf(n);
+      if (!c || !f) return std::nullopt;
+      return ceilDiv(*c, *f);
+    };
+    if (auto p = check(factor_side, factor_side->extent(), f, "extent")) return p;
+    if (auto p = check(rest_side, rest_side->extent(), rest(in->extent()), "extent")) return p;
+    if (in->hasExpandedExtent()) {
+      if (auto p = check(factor_side, factor_side->expandedExtent(), f, "expanded extent")) {
+        return p;
+      }
+      if (auto p = check(rest_side, rest_side->expandedExtent(), rest(in->expandedExtent()),
+                         "expanded extent")) {
+        return p;
+      }
+    }
+    return std::nullopt;
+  }
+  if (const auto* m = e->dynCast<Merge>()) {
+    const IterDomain* out = m->out();
+    auto product = [&](const Scalar* a, const Scalar* b) -> std::optional<int64_t> {
+      std::optional<int64_t> x = constOf(a), y = constOf(b);
+      if (!x || !y) return std::nullopt;
+      return *x * *y;
+    };
+    std::optional<int64_t> logical =
+        product(m->outer()->logicalExtent(), m->inner()->logicalExtent());
+    if (!out->isBroadcast()) return check(out, out->extent(), logical, "extent");
+    if (auto p = check(out, out->extent(), product(m->outer()->extent(), m->inner()->extent()),
+                       "extent")) {
+      return p;
+    }
+    if (out->hasExpandedExtent())
+      return check(out, out->expandedExtent(), logical, "expanded extent");
+    return std::nullopt;
+  }
+  if (const auto* r = e->dynCast<Resize>()) {
+    std::optional<int64_t> l = constOf(r->left()), n = constOf(r->in()->logicalExtent()),
+                           rt = constOf(r->right());
+    std::optional<int64_t> want;
+    if (l && n && rt) want = *l + *n + *rt;
+    return check(r->out(), r->out()->extent(), want, "extent");
+  }
+  return std::nullopt;
+}
+
+}  // namespace loom::ir
