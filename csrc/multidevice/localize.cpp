@@ -50,6 +50,39 @@ struct Localizer {
   }
 };
 
+// Removes every transform below `id` (the user's further splits of a shard's local part: loop
+// scheduling the schedulers redo on the localized tensor), deepest first, so each removed ID has
+// no uses left. An allocation domain built from them cannot be localized: refused by name.
+void removeTransformsBelow(ir::Fusion& fusion, const ir::TensorView* tv, ir::IterDomain* id) {
+  const std::vector<ir::IterDomain*> alloc = tv->maybeAllocation();
+  std::vector<ir::Expr*> order;  // pre-order; removed in reverse
+  std::vector<ir::IterDomain*> stack{id};
+  std::unordered_set<ir::Expr*> seen;
+  while (!stack.empty()) {
+    ir::IterDomain* cur = stack.back();
+    stack.pop_back();
+    for (ir::Expr* use : cur->uses()) {
+      if (!seen.insert(use).second) continue;
+      order.push_back(use);
+      for (ir::Val* out : use->outputs()) {
+        auto* out_id = out->as<ir::IterDomain>();
+        LOOM_CHECK(std::find(alloc.begin(), alloc.end(), out_id) == alloc.end(), tv->toString(),
+                   ": its allocation domain splits the local part of a sharded dim (",
+                   out_id->toString(),
+                   "); give the allocation the DID split and the logical IDs only");
+        stack.push_back(out_id);
+      }
+    }
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    std::vector<ir::Val*> outs = (*it)->outputs();
+    fusion.removeExpr(*it);
+    for (ir::Val* out : outs) {
+      if (out->uses().empty()) fusion.removeVal(out);
+    }
+  }
+}
+
 }  // namespace
 
 bool localizeShardings(ir::Fusion& fusion) {
@@ -104,6 +137,7 @@ bool localizeShardings(ir::Fusion& fusion) {
     for (const ShardedAxis& a : e.axes) {
       auto* split = a.did->definition()->as<ir::Split>();
       ir::IterDomain* inner = split->inner();
+      removeTransformsBelow(fusion, tv, inner);
       fusion.removeExpr(split);
       fusion.removeVal(a.did);
       fusion.removeVal(inner);

@@ -10,6 +10,18 @@
 
 namespace loom::multidevice {
 
+namespace {
+
+// True when `split` cuts a piece of a split whose other piece is a mesh axis: a DID inside
+// another DID's shard.
+bool nestedInAnotherDid(const ir::Split* split) {
+  const ir::Expr* parent = split->in()->definition();
+  const auto* up = parent == nullptr ? nullptr : parent->dynCast<ir::Split>();
+  return up != nullptr && (up->outer()->isDeviceDim() || up->inner()->isDeviceDim());
+}
+
+}  // namespace
+
 std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
   std::vector<ShardedAxis> axes;
   const std::vector<ir::IterDomain*>& logical = tv->logical();
@@ -57,8 +69,11 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
                      "Loom runs shardings whose devices hold contiguous blocks "
                      "(multidevice.shard_tensor can still cut such a tensor)"
                : split->outer() != id ? "it is the inner part of the split"
-                                      : "it splits an ID that is not logical (a split of a "
-                                        "split: shard the logical dim with one outer split)");
+               : nestedInAnotherDid(split)
+                   ? "it shards a piece another mesh axis already sharded (two mesh axes on one "
+                     "dim): reshape the dim into two dims and shard each with its own outer split"
+                   : "it splits an ID that is not logical (a split of a split: shard the logical "
+                     "dim with one outer split)");
     auto factor = split->factor()->constInt();
     LOOM_CHECK(factor.has_value() && *factor == devices, tv->toString(), ": ", name, " loop ID ",
                id->toString(), " splits ", split->in()->toString(), " into ",

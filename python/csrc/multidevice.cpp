@@ -97,7 +97,7 @@ void bindMultidevice(nb::module_& parent) {
             }
             return tensorToPython(multidevice::shardTensor(tensorFromPython(tensor), dim, mesh, device, type));
           },
-          nb::arg("tensor"), nb::arg("dim"), nb::arg("device_id"),
+          nb::arg("tensor"), nb::arg("axis"), nb::arg("device_id"),
           nb::arg("parallel_type") = nb::none(),
           "The block of `tensor` along `dim` that `device_id` holds when `dim` is sharded over "
           "the mesh axis of `parallel_type` (a view, no copy).")

@@ -121,6 +121,39 @@ inline std::vector<Case> shardedCases(int64_t d) {
                  },
                  {{4, 10, 12}},
                  10});
+  // nvFuser's other ways of saying it. A logical dim whose extent is the mesh size parallelized
+  // directly (no split); the sharded dim's local part split again (a loop domain that differs
+  // from the logical one past the DID split); the sharded dim merged with its neighbour by a
+  // reshape, and split by one.
+  out.push_back({"LogicalDimOnTheMesh",
+                 [=](Fusion& f) {
+                   TensorView* x = input(f, {d, -1}, DataType::Float32);
+                   x->setDeviceMesh(mesh);
+                   x->axis(0)->parallelize(ParallelType::DIDx);
+                   f.addOutput(ops::relu(x));
+                   f.addOutput(ops::sum(x, {1}));
+                 },
+                 {{d, 40}},
+                 40});
+  out.push_back({"LocalPartSplitAgain",
+                 [=](Fusion& f) {
+                   TensorView* x = input(f, {-1, -1}, DataType::Float32);
+                   shard(x, 0, mesh);  // loop [DIDx, s/d, e]
+                   x->split(1, 3);     // loop [DIDx, s/d/3, 3, e]
+                   f.addOutput(ops::tanh(x));
+                 },
+                 {{12 * d, 16}}});
+  out.push_back({"ShardedDimThroughReshapes",
+                 [=](Fusion& f) {
+                   TensorView* x = input(f, {2 * d, 6, 8}, DataType::Float32);
+                   shard(x, 0, mesh);
+                   TensorView* merged = ops::reshape(x, {2 * d * 6, 8});
+                   TensorView* split = ops::reshape(ops::neg(merged), {2 * d, 6, 2, 4});
+                   f.addOutput(split);
+                   f.addOutput(ops::sum(split, {3}));
+                 },
+                 {{2 * d, 6, 8}},
+                 4});
   // The founding case: var_mean over e of [b, s, e], s sharded; the persistent path (Welford
   // translated) and the Welford path (a row too wide to hold).
   for (bool wide : {false, true}) {

@@ -13,6 +13,7 @@
 #include "loom/multidevice/sharding.h"
 #include "loom/ops/ops.h"
 #include "loom/segmenter/presegment.h"
+#include "loom/tensor/tensor.h"
 
 namespace loom::multidevice {
 namespace {
@@ -234,6 +235,30 @@ TEST(ShardedAxes, MalformedAnnotations) {
   EXPECT_NE(msg.find("is sharded over 4 devices (DIDx), which do not divide it"),
             std::string::npos)
       << msg;
+
+  // Two mesh axes on one dim: DIDx shards the piece DIDy already sharded.
+  Fusion f3;
+  FusionGuard g3(&f3);
+  TensorView* w = input(f3, {16, 8});
+  f3.addOutput(ops::neg(w));
+  w->setDeviceMesh(DeviceMesh(DeviceMesh::arange(kD).devices(), {2, 2}));
+  w->outerSplit(0, 2);
+  w->axis(0)->parallelize(ParallelType::DIDy);
+  w->outerSplit(1, 2);
+  w->axis(1)->parallelize(ParallelType::DIDx);
+  msg = loom::test::userErrorOf([&] { shardedAxes(w); });
+  EXPECT_NE(msg.find("two mesh axes on one dim"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("reshape the dim into two dims"), std::string::npos) << msg;
+
+  // A logical DID whose extent is not the mesh size, and a broadcast on a mesh of 4.
+  Fusion f4;
+  FusionGuard g4(&f4);
+  TensorView* v = input(f4, {3, 8});
+  f4.addOutput(ops::neg(v));
+  v->setDeviceMesh(DeviceMesh::arange(kD));
+  v->axis(0)->parallelize(ParallelType::DIDx);
+  msg = loom::test::userErrorOf([&] { shardedAxes(v); });
+  EXPECT_NE(msg.find("its extent must be the mesh axis's 4, not 3"), std::string::npos) << msg;
 }
 
 // Finalizing moves DID outermost and gives the allocation domain the DID split.
@@ -313,6 +338,59 @@ TEST(ShardedMetadata, GlobalSizesFromTheDidSplits) {
   std::string msg =
       test::userErrorOf([&] { eval::inputMetadata(x, huge, Shards::Local, "input 0"); });
   EXPECT_NE(msg.find("input 0 dimension 0 (sharded over 2 devices"), std::string::npos) << msg;
+}
+
+// shard_tensor reads any split tree: device r of an inner split by 4 holds rows r, r + 4, r + 8
+// (a gathered copy), a logical DID holds one row, two mesh axes on one dim nest their blocks;
+// unshard_tensor puts each back together.
+TEST(ShardTensor, EveryFormOfSplit) {
+  Tensor global = Tensor::empty({12, 3}, DataType::Float32);
+  for (int64_t i = 0; i < 36; ++i) global.dataAs<float>()[i] = float(i);
+  auto row = [](const Tensor& t, int64_t r) {
+    Tensor c = t.contiguous();
+    return std::vector<float>(c.dataAs<float>() + r * 3, c.dataAs<float>() + r * 3 + 3);
+  };
+  auto globalRow = [&](int64_t r) { return row(global, r); };
+
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* inner = input(f, {12, 3});
+  inner->setDeviceMesh(DeviceMesh::arange(kD));
+  inner->split(0, kD);  // [12/4, 4]: the inner piece on DIDx
+  inner->axis(1)->parallelize(ParallelType::DIDx);
+  std::vector<Tensor> shards;
+  for (int64_t r = 0; r < kD; ++r) {
+    Tensor s = shardTensor(global, inner, r);
+    ASSERT_EQ(s.sizes(), (std::vector<int64_t>{3, 3}));
+    for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(row(s, i), globalRow(i * kD + r)) << r << " " << i;
+    shards.push_back(s.contiguous());
+  }
+  Tensor back = unshardTensor(shards, inner);
+  for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(row(back, i), globalRow(i));
+
+  TensorView* logical = input(f, {kD, 3});
+  logical->setDeviceMesh(DeviceMesh::arange(kD));
+  logical->axis(0)->parallelize(ParallelType::DIDx);
+  Tensor four = Tensor::empty({kD, 3}, DataType::Float32);
+  for (int64_t i = 0; i < kD * 3; ++i) four.dataAs<float>()[i] = float(i);
+  for (int64_t r = 0; r < kD; ++r) {
+    Tensor s = shardTensor(four, logical, r);
+    ASSERT_EQ(s.sizes(), (std::vector<int64_t>{1, 3}));
+    EXPECT_EQ(row(s, 0), row(four, r));
+  }
+
+  TensorView* nested = input(f, {12, 3});
+  nested->setDeviceMesh(DeviceMesh(DeviceMesh::arange(kD).devices(), {2, 2}));
+  nested->outerSplit(0, 2);  // [DIDy, 6, 3]
+  nested->axis(0)->parallelize(ParallelType::DIDy);
+  nested->outerSplit(1, 2);  // [DIDy, DIDx, 3, 3]
+  nested->axis(1)->parallelize(ParallelType::DIDx);
+  for (int64_t r = 0; r < kD; ++r) {
+    const int64_t y = r / 2, x = r % 2;
+    Tensor s = shardTensor(global, nested, r);
+    ASSERT_EQ(s.sizes(), (std::vector<int64_t>{3, 3}));
+    for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(row(s, i), globalRow(y * 6 + x * 3 + i)) << r;
+  }
 }
 
 }  // namespace

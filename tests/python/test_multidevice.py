@@ -143,3 +143,77 @@ def test_ranks_that_disagree_all_raise(what):
     assert "the ranks disagree on the first run of this sharded fusion" in msg
     for part in want:
         assert part in msg, msg
+
+
+def _mesh_tv(shape, form, mesh):
+    """A TensorView of `shape` on `mesh` sharded in one of nvFuser's forms."""
+    fd = FusionDefinition()
+    with fd:
+        tv = fd.define_tensor(shape=shape, contiguity=True)
+        fd.add_output(fd.ops.neg(tv))
+        tv.set_device_mesh(mesh)
+        if form == "inner":
+            tv.split(0, mesh.size, inner_split=True)
+            tv.axis(1).parallelize(ParallelType.mesh_x)
+        elif form == "logical":
+            tv.axis(0).parallelize(ParallelType.mesh_x)
+        else:
+            tv.outer_split(0, mesh.size)
+            tv.axis(0).parallelize(ParallelType.mesh_x)
+    return tv
+
+
+@pytest.mark.parametrize("form", ["outer", "inner", "logical"])
+def test_shard_tensor_of_a_tensor_view_in_each_form(form):
+    """nvFuser's shard_tensor(tensor, tv): the rows device r holds under each form of split, and
+    mesh.shard_tensor(tensor, axis=, device_id=) with nvFuser's keywords."""
+    d = 4
+    mesh = DeviceMesh(torch.arange(d))
+    rows = 12 if form != "logical" else d
+    t = torch.arange(rows * 3, dtype=torch.float32).reshape(rows, 3)
+    tv = _mesh_tv([rows, 3], form, mesh)
+    for r in range(d):
+        got = shard_tensor(t, tv, device_id=r)
+        want = {"outer": t[r * 3:(r + 1) * 3], "inner": t[r::d], "logical": t[r:r + 1]}[form]
+        assert torch.equal(got, want), (form, r)
+        if form == "outer":
+            assert torch.equal(mesh.shard_tensor(t, axis=0, device_id=r), want)
+
+
+def test_logical_dim_on_the_mesh_runs():
+    """nvFuser's logical DID (a dim of extent d on mesh_x, no split) runs on this rank: each rank
+    holds one row."""
+    d = Communicator.instance().size()
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[d, 16], contiguity=True)
+        fd.add_output(fd.ops.relu(x))
+        fd.add_output(fd.ops.sum(x, dims=[1]))
+        x.set_device_mesh(mesh)
+        x.axis(0).parallelize(ParallelType.mesh_x)
+    full = torch.randn(d, 16)
+    local = shard_tensor(full, x)
+    assert local.shape == (1, 16)
+    relu, s = fd.execute([local])
+    torch.testing.assert_close(relu, local.relu(), rtol=0, atol=0)
+    torch.testing.assert_close(s, local.sum(1), rtol=1e-5, atol=1e-5)
+    # nvFuser's executor object runs the same program.
+    ex = nvfuser.multidevice.MultiDeviceExecutor(fd, nvfuser.multidevice.MultiDeviceExecutorParams())
+    relu2, _ = ex.run([local])
+    assert torch.equal(relu2, relu)
+
+
+def test_multidevice_module_surface():
+    md = nvfuser.multidevice
+    assert {"nccl", "ucc", "cuda"} <= {b.name for b in md.CommunicatorBackend}
+    params = md.MultiDeviceExecutorParams()
+    params.backend_type = md.CommunicatorBackend.ucc
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[2])
+        fd.add_output(fd.ops.neg(x))
+    with pytest.raises(loom.NotSupportedError, match="backend_type .*ucc"):
+        md.MultiDeviceExecutor(fd, params)
+    with pytest.raises(loom.NotSupportedError, match="Sharding"):
+        md.Sharding()
+    with pytest.raises(TypeError, match="takes no mesh"):
+        shard_tensor(torch.zeros(2), x, DeviceMesh([0]))

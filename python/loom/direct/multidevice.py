@@ -1,30 +1,115 @@
 # SPDX-License-Identifier: Apache-2.0
-"""nvFuser's ``multidevice`` names on Loom: DeviceMesh, Communicator, shard_tensor.
+"""nvFuser's ``multidevice`` names on Loom: DeviceMesh, Communicator, shard_tensor, the executor.
 
 One process per device (``mpirun -np N python ...``); the Communicator reads its rank from the
 launcher's environment (docs/multidevice.md). A fusion with device meshes runs this rank's shard.
 """
 
-from .. import _C
+import enum
+
+from .. import NotSupportedError, _C, to_torch_list
 
 DeviceMesh = _C.multidevice.DeviceMesh
 Communicator = _C.multidevice.Communicator
 
 
-def shard_tensor(tensor, dim, mesh, device_id=None, parallel_type=None):
-    """This rank's (or `device_id`'s) block of `tensor` along `dim`, when `dim` is sharded over
-    `mesh`'s axis of `parallel_type` (mesh_x by default): a view, no copy."""
+def _is_tensor_view(x):
+    return isinstance(x, _C.TensorView)
+
+
+def shard_tensor(tensor, dim, mesh=None, device_id=None, parallel_type=None):
+    """This rank's (or `device_id`'s) shard of the global `tensor`, in either of nvFuser's forms:
+
+    - ``shard_tensor(tensor, tv)``: the shard TensorView `tv`'s sharding gives this rank (any
+      form of split, any mesh rank, several sharded dims; a copy where the rank's rows are
+      strided, as an inner split's are, else a view);
+    - ``shard_tensor(tensor, dim, mesh)``: the block along `dim` when `dim` is sharded over
+      `mesh`'s axis of `parallel_type` (mesh_x by default): a view, no copy.
+    """
     if device_id is None:
         device_id = Communicator.instance().rank()
+    if _is_tensor_view(dim):
+        if mesh is not None:
+            raise TypeError("shard_tensor(tensor, tv) takes no mesh: the TensorView has its own")
+        return _C.multidevice.shard_tensor_like(tensor, dim, device_id)
+    if mesh is None:
+        raise TypeError("shard_tensor(tensor, dim, mesh): the mesh is missing")
     return mesh.shard_tensor(tensor, dim, device_id, parallel_type)
 
 
 def shard_tensor_like(tensor, tv, device_id=None):
     """The shard of the global `tensor` that `device_id` holds under the sharding of TensorView
-    `tv` (any mesh rank, several sharded dims)."""
+    `tv` (the same as ``shard_tensor(tensor, tv)``)."""
     if device_id is None:
         device_id = Communicator.instance().rank()
     return _C.multidevice.shard_tensor_like(tensor, tv, device_id)
 
 
-__all__ = ["DeviceMesh", "Communicator", "shard_tensor", "shard_tensor_like"]
+class CommunicatorBackend(enum.Enum):
+    """nvFuser's communicator backends. Loom moves CUDA tensors through NCCL and host tensors
+    through MPI, chosen by where the tensors live; ucc and cuda are not Loom backends."""
+
+    nccl = "nccl"
+    ucc = "ucc"
+    cuda = "cuda"
+    mpi = "mpi"
+
+
+class MultiDeviceExecutorParams:
+    """The parameters nvFuser's MultiDeviceExecutor takes. Loom caches allocations itself and
+    indexes streams per rank already; the backend must be one Loom has (nccl or mpi)."""
+
+    def __init__(self):
+        self.use_allocation_cache = False
+        self.backend_type = CommunicatorBackend.nccl
+        self.offset_stream_indexing_by_rank = True
+
+
+class MultiDeviceExecutor:
+    """Runs a fusion with device meshes as this rank (nvFuser's ``MultiDeviceExecutor``): the
+    same path as ``FusionDefinition.execute``, communications included."""
+
+    def __init__(self, fusion, params=None):
+        params = MultiDeviceExecutorParams() if params is None else params
+        backend = params.backend_type
+        if backend not in (CommunicatorBackend.nccl, CommunicatorBackend.mpi):
+            raise NotSupportedError(
+                f"MultiDeviceExecutor: backend_type {backend} is not supported by Loom "
+                "(CUDA tensors go through NCCL, host tensors through MPI)"
+            )
+        # A FusionDefinition or its fusion.
+        self._fusion = getattr(fusion, "fusion", fusion)
+        self._executor = _C.FusionExecutor(self._fusion)
+
+    def run(self, args):
+        """This rank's outputs for this rank's inputs (shards of sharded inputs), as torch tensors."""
+        return to_torch_list(self._executor.run(list(args), None))
+
+    def __str__(self):
+        try:
+            return self._executor.host_program()
+        except Exception:  # nothing has run yet: the fusion itself
+            return self._fusion.to_text()
+
+
+class Sharding:
+    """nvFuser's Sharding (a DTensor's placement, from its FusionDefinitionWrapper): not in Loom."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotSupportedError(
+            "multidevice.Sharding (DTensor placements) is not supported by Loom: annotate the "
+            "TensorViews with set_device_mesh and parallelize(mesh_x), and shard inputs with "
+            "shard_tensor"
+        )
+
+
+__all__ = [
+    "CommunicatorBackend",
+    "Communicator",
+    "DeviceMesh",
+    "MultiDeviceExecutor",
+    "MultiDeviceExecutorParams",
+    "Sharding",
+    "shard_tensor",
+    "shard_tensor_like",
+]
