@@ -186,6 +186,35 @@ std::string spacesSharingNoDim(const ir::Fusion& fusion, const transform::IdGrap
   return "";
 }
 
+// The reason no one output or reduction holds every real dim of the others (see fitsOneKernel),
+// or "" when one does.
+std::string spacesWithoutOneReference(const ir::Fusion& fusion, const transform::IdGraph& exact) {
+  std::vector<std::pair<const ir::TensorView*, std::vector<int64_t>>> spaces;
+  for (ir::TensorView* tv : fusion.allTvs()) {
+    if (!fusion.isOutput(tv) && !tv->domain()->hasReduction()) continue;
+    std::vector<int64_t> sets;
+    for (ir::IterDomain* id : tv->logical()) {
+      if (!id->isBroadcast() || id->hasExpandedExtent()) sets.push_back(exact.setOf(id));
+    }
+    std::sort(sets.begin(), sets.end());
+    sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
+    if (!sets.empty()) spaces.emplace_back(tv, std::move(sets));
+  }
+  if (spaces.size() < 2) return "";
+  // The candidate with the most dims; each space must be a subset of it.
+  auto widest = std::max_element(spaces.begin(), spaces.end(), [](const auto& a, const auto& b) {
+    return a.second.size() < b.second.size();
+  });
+  for (const auto& [tv, sets] : spaces) {
+    if (!std::includes(widest->second.begin(), widest->second.end(), sets.begin(), sets.end())) {
+      return widest->first->toString() + " and " + tv->toString() +
+             " iterate different spaces (a dim of one is none of the other's, such as one "
+             "broadcast expanded to two extents); one reference cannot schedule both";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
@@ -219,6 +248,12 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
   // and one reference cannot schedule both spaces (the row of x and the 4032 elements of y).
   const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
   if (std::string reason = spacesSharingNoDim(fusion, exact); !reason.empty()) {
+    return reject(reason);
+  }
+  // Nor may they iterate spaces of which none holds the others: x[1, n] expanded to [a, n] and
+  // to [b, n] gives two outputs that share n but not their rows, and the reference's loops would
+  // compute the other output's broadcast only for the reference's rows.
+  if (std::string reason = spacesWithoutOneReference(fusion, exact); !reason.empty()) {
     return reject(reason);
   }
   // A computed tensor read at two different positions of one consumer (x * x^T: one dim of x

@@ -318,6 +318,29 @@ TEST_F(GeneralCore, ConstantExpandMeetsSymbolicSizes) {
   }
 }
 
+// One broadcast expanded to two extents: x[1, n] expanded to y's [a, n] and to z's [b, n]. The
+// outputs share n but not their rows, so no one output's loops cover the other's: they are two
+// kernels (one kernel, scheduled from y's space, computed the second expand only for the rows of
+// the first and read the others from registers nobody wrote).
+TEST_F(GeneralCore, OneBroadcastExpandedToTwoExtents) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().shape({1, -1}).build();
+    TensorView* y = ops::TensorBuilder().rank(2).build();
+    TensorView* z = ops::TensorBuilder().rank(2).build();
+    for (TensorView* tv : {x, y, z}) f->addInput(tv);
+    auto sizesOf = [](TensorView* t) {
+      return ops::SizeList(std::vector<ir::Scalar*>{t->logical()[0]->extent(),
+                                                    t->logical()[1]->extent()});
+    };
+    f->addOutput(ops::add(ops::expand(x, sizesOf(y)), y));
+    f->addOutput(ops::add(ops::expand(x, sizesOf(z)), z));
+  }
+  runAndCheck(std::move(f),
+              {randomTensor({1, 8}, 1), randomTensor({3, 8}, 2), randomTensor({5, 8}, 3)});
+}
+
 // Arithmetic on Scalars alone (ops::scalarBinary, scalarUnary, scalarCast) feeding tensor ops:
 // an epsilon and a scale computed from a double input and an integer input, mixed types.
 TEST_F(GeneralCore, ScalarArithmeticFeedsTensorOps) {
