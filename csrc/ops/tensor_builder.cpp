@@ -52,8 +52,17 @@ TensorBuilder& TensorBuilder::strideOrder(std::vector<int64_t> order) {
 
 ir::TensorView* TensorBuilder::build() const {
   std::vector<IterDomain*> logical;
-  for (int64_t s : sizes_) {
-    if (s == -1) {
+  for (size_t i = 0; i < sizes_.size(); ++i) {
+    const int64_t s = sizes_[i];
+    // nvFuser's convention: no contiguity for a dim whose size is not 1 makes it an expanded
+    // broadcast (a stride-0 dim), of the given or a run-time extent.
+    const bool expanded = contiguity_ && i < contiguity_->size() && !(*contiguity_)[i] && s != 1;
+    if (expanded) {
+      ir::Scalar* extent = s == -1 ? IrBuilder::symbolic(kIndexType) : IrBuilder::index(s);
+      logical.push_back(IrBuilder::create<IterDomain>(IrBuilder::index(0), IrBuilder::index(1),
+                                                      IterType::Broadcast, ir::ParallelType::Serial,
+                                                      extent));
+    } else if (s == -1) {
       logical.push_back(IterDomain::create(IrBuilder::symbolic(kIndexType)));
     } else if (s == 1) {
       logical.push_back(IterDomain::create(IrBuilder::index(1), IterType::Broadcast));

@@ -5,7 +5,8 @@
 //   fusion.addInput(x);
 //
 // A size of -1 makes a symbolic extent bound at run time (an Iteration ID); a size of 1 makes a
-// Broadcast ID; any other size is a constant extent. Contiguity defaults to fully contiguous.
+// Broadcast ID; any other size is a constant extent. Contiguity defaults to fully contiguous; no
+// contiguity (nullopt) for a size other than 1 makes an expanded broadcast (a stride-0 dim).
 #pragma once
 
 #include <optional>
@@ -21,7 +22,9 @@ class TensorBuilder {
   /// Rank only: every extent symbolic.
   TensorBuilder& rank(int64_t n);
   TensorBuilder& dtype(DataType dtype);
-  /// One entry per logical ID; nullopt for broadcast IDs. Default: all true.
+  /// One entry per logical ID; nullopt for broadcast IDs. A nullopt entry for a dim whose size
+  /// is not 1 makes it an expanded broadcast (stride 0) of that size, -1 a run-time one
+  /// (nvFuser's convention). Default: all true.
   TensorBuilder& contiguity(ir::Contiguity contiguity);
   TensorBuilder& contiguous(bool contiguous);
   /// Allocation order as a permutation of logical axes, outermost first (e.g. {0, 2, 1}).

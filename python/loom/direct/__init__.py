@@ -59,7 +59,7 @@ class Vector(list):
 
 def _stride_order_to_loom(stride_order, rank):
     """nvFuser's stride_order (per dim, larger = outer) as Loom's allocation order."""
-    order = list(stride_order)
+    order = [o + rank if isinstance(o, int) and -rank <= o < 0 else o for o in stride_order]
     if sorted(order) != list(range(rank)):
         raise UserError(
             f"define_tensor: stride_order {order} must be a permutation of 0..{rank - 1}"
@@ -104,8 +104,10 @@ class FusionDefinition:
         **kwargs,
     ):
         """An input tensor. shape: -1 for a size known at run time, 1 for a broadcast dim, any
-        other value for a constant size. contiguity: a bool for every dim or one entry per dim
-        (None for broadcast dims). stride_order: per dim, its place from the innermost (0)."""
+        other value for a constant size. contiguity: a bool for every dim or one entry per dim,
+        in allocation order when stride_order is given (None for broadcast dims; None for a dim
+        of size -1 or above 1 makes it an expanded broadcast, a stride-0 dim). stride_order: per
+        dim, its place from the innermost (0)."""
         for name in ("symbolic_sizes", "static_sizes"):
             if name in kwargs:
                 if shape is not None:
@@ -130,6 +132,13 @@ class FusionDefinition:
         else:
             contiguity = list(contiguity)
         order = [] if not stride_order else _stride_order_to_loom(stride_order, rank)
+        if order and len(contiguity) == rank:
+            # nvFuser gives contiguity in allocation order (outermost first) when a stride order
+            # is given; Loom's builder takes it per logical dim.
+            logical = [None] * rank
+            for place, dim in enumerate(order):
+                logical[dim] = contiguity[place]
+            contiguity = logical
         return _C.ops.define_tensor(
             self._fusion, shape, to_loom_dtype(dtype, "define_tensor"), contiguity, order
         )
@@ -145,12 +154,16 @@ class FusionDefinition:
         sizes = list(tensor.shape)
         strides = list(tensor.stride())
         rank = len(sizes)
-        # Outer to inner: larger strides first; ties keep the logical order.
-        order = sorted(range(rank), key=lambda i: (-strides[i], i))
-        contiguity = [None] * rank
+        # Outer to inner by stride (ties keep the logical order); stride-0 dims keep their
+        # places, as nvFuser's descriptor does, so an expanded dim alone is no permutation.
+        moving = [i for i in range(rank) if strides[i] != 0]
+        order = list(range(rank))
+        for place, dim in zip(moving, sorted(moving, key=lambda i: (-strides[i], i))):
+            order[place] = dim
+        contiguity = [None] * rank  # per logical dim; None for size-1 and stride-0 dims
         inner_span = 1
         for i in reversed(order):
-            if sizes[i] == 1:
+            if sizes[i] == 1 or strides[i] == 0:
                 continue
             contiguity[i] = strides[i] == inner_span
             inner_span = strides[i] * sizes[i]
@@ -158,11 +171,13 @@ class FusionDefinition:
         stride_order = [0] * rank
         for place, i in enumerate(order):
             stride_order[i] = rank - 1 - place
+        permuted = order != list(range(rank))
         return self.define_tensor(
             shape=shape,
-            contiguity=contiguity,
+            # define_tensor takes it in allocation order when a stride order is given.
+            contiguity=[contiguity[i] for i in order] if permuted else contiguity,
             dtype=dtype,
-            stride_order=None if order == list(range(rank)) else stride_order,
+            stride_order=stride_order if permuted else None,
         )
 
     def define_scalar(self, value=None, dtype=_NO_DEFAULT):
