@@ -12,6 +12,7 @@
 #include "eval/element_ops.h"
 #include "eval/shape_constraints.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/extent_bindings.h"
 #include "loom/ir/fusion.h"
 #include "loom/ir/iter_domain.h"
 #include "loom/ir/scalar_math.h"

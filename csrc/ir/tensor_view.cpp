@@ -64,19 +64,5 @@ IterDomain* TensorView::axis(int64_t axis) const { return domain_->axis(axis); }
 
 std::string TensorView::toString() const { return "T" + std::to_string(name()); }
 
-std::vector<int64_t> shardCounts(const TensorView* tv) {
-  const std::vector<IterDomain*> logical = TensorDomain::noReductions(tv->logical());
-  std::vector<int64_t> counts(logical.size(), 1);
-  for (const IterDomain* id : tv->loop()) {
-    if (!id->isDeviceDim() || id->definition() == nullptr) continue;
-    const auto* split = id->definition()->dynCast<Split>();
-    if (split == nullptr || split->innerSplit() || split->outer() != id) continue;
-    auto factor = split->factor()->constInt();
-    auto it = std::find(logical.begin(), logical.end(), split->in());
-    if (!factor.has_value() || *factor <= 0 || it == logical.end()) continue;
-    counts[size_t(it - logical.begin())] *= *factor;
-  }
-  return counts;
-}
 
 }  // namespace loom::ir

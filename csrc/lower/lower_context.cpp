@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "loom/ir/exprs.h"
-#include "loom/ir/scalar_math.h"
+#include "loom/ir/extent_bindings.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/lower/lower.h"
 
@@ -61,27 +61,20 @@ kir::Value* LowerContext::lowerScalar(kir::Kernel& kernel, const ir::Val* v) {
     for (const auto& [input, var] : kernel.scalarParams) {
       if (input == v) out = var;
     }
-    // A symbolic extent: the runtime size of the first input tensor that has it.
-    for (ir::Val* in : fusion.inputs()) {
-      auto* tv = in->dynCast<ir::TensorView>();
-      if (tv == nullptr || out != nullptr) continue;
-      auto ids = ir::TensorDomain::noReductions(tv->logical());
-      for (size_t k = 0; k < ids.size() && out == nullptr; ++k) {
-        int64_t factor = 0;
-        const bool whole = ir::scalar_math::dividedSymbol(ids[k]->extent(), &factor) == v;
-        if (ids[k]->extent() == v || ids[k]->expandedExtent() == v || whole) {
-          auto it = buffers.find(tv);
-          LOOM_ASSERT(it != buffers.end(), "no buffer for input ", tv->toString());
-          out = kernel.create<kir::TensorSize>(it->second, int64_t(k), false);
-          // A local shard's extent v / factor: the whole is factor times its size.
-          if (whole) {
-            out = kernel.create<kir::BinaryExpr>(
-                s->dtype(), ir::BinaryOpType::Mul, out,
-                kernel.create<kir::Const>(s->dtype(), ir::ScalarValue(int64_t{factor})), /*total=*/true);
-          }
+    // A symbolic extent: the runtime size of the first input tensor that binds it, times its
+    // shard factor (ir/extent_bindings.h).
+    if (out == nullptr) {
+      if (auto b = ir::findInputBinding(fusion, s)) {
+        auto it = buffers.find(b->tv);
+        LOOM_ASSERT(it != buffers.end(), "no buffer for input ", b->tv->toString());
+        out = kernel.create<kir::TensorSize>(it->second, b->binding.dim, false);
+        if (b->binding.factor != 1) {
+          out = kernel.create<kir::BinaryExpr>(
+              s->dtype(), ir::BinaryOpType::Mul, out,
+              kernel.create<kir::Const>(s->dtype(), ir::ScalarValue(b->binding.factor)),
+              /*total=*/true);
         }
       }
-      if (out) break;
     }
   }
   LOOM_CHECK(out != nullptr, "lowering: scalar ", v->toString(),

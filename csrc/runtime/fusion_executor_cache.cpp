@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "loom/exec/contiguity.h"
+#include "loom/ir/extent_bindings.h"
 #include "loom/ir/printer.h"
-#include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/verifier.h"
 #include "loom/multidevice/sharding.h"
@@ -112,19 +112,9 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
       auto it = slot_of.find(v);
       if (it == slot_of.end() && v->isA<ir::Scalar>()) {
         // A size of an original input tensor: a slot the run fills from the arguments.
-        for (size_t i = 0; i < original.inputs().size() && it == slot_of.end(); ++i) {
-          auto* tv = original.inputs()[i]->dynCast<ir::TensorView>();
-          if (tv == nullptr) continue;
-          auto ids = ir::TensorDomain::noReductions(tv->logical());
-          for (size_t d = 0; d < ids.size(); ++d) {
-            // A local shard's extent v / factor gives v too (multidevice::localizeShardings).
-            int64_t factor = 1;
-            const bool whole = ir::scalar_math::dividedSymbol(ids[d]->extent(), &factor) == v;
-            if (ids[d]->extent() != v && ids[d]->expandedExtent() != v && !whole) continue;
-            size_slots_.push_back({num_slots_, i, int64_t(d), whole ? factor : 1});
-            it = slot_of.emplace(v, num_slots_++).first;
-            break;
-          }
+        if (auto b = ir::findInputBinding(original, v->as<ir::Scalar>())) {
+          size_slots_.push_back({num_slots_, b->input, b->binding.dim, b->binding.factor});
+          it = slot_of.emplace(v, num_slots_++).first;
         }
       }
       LOOM_ASSERT(it != slot_of.end(), "segment ", seg.id, " reads ", v->toString(),

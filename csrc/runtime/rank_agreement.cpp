@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "loom/ir/extent_bindings.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/multidevice/communication.h"

@@ -6,6 +6,7 @@
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/extent_bindings.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/multidevice/communication.h"
 #include "loom/multidevice/sharding.h"
@@ -37,14 +38,11 @@ ir::TensorView* standInFor(const ir::TensorView* tv, DeviceProgram::StandIn& inf
   auto* out = ir::IrBuilder::create<ir::TensorView>(td, tv->dtype(), ir::MemoryType::Global);
   multidevice::shardAtSamePositions(out, tv);
   const std::vector<ir::IterDomain*> logical = ir::TensorDomain::noReductions(tv->logical());
-  const std::vector<multidevice::ShardedAxis> axes = multidevice::shardedAxes(tv);
+  (void)multidevice::shardedAxes(tv);  // validates the sharding (UserError for unsupported forms)
+  const std::vector<int64_t> factors = ir::shardFactors(tv);
   info.dtype = tv->dtype();
-  for (ir::IterDomain* id : logical) {
-    int64_t n = *id->extent()->constInt();
-    for (const multidevice::ShardedAxis& a : axes) {
-      if (a.logical == id) n /= a.devices;
-    }
-    info.sizes.push_back(n);
+  for (size_t d = 0; d < logical.size(); ++d) {
+    info.sizes.push_back(*logical[d]->extent()->constInt() / factors[d]);
   }
   return out;
 }

@@ -88,10 +88,5 @@ class TensorView : public Val {
   int64_t max_producer_pos_ = 0;
 };
 
-/// Per logical ID of `tv` without reductions: the number of devices it is split over by a DID
-/// loop ID (an outer split of that logical ID by a constant), 1 when it is not sharded. A tensor
-/// argument of a sharded input holds one device's block: its size along a sharded dim is the
-/// logical extent divided by this count (multidevice::shardedAxes validates the form).
-std::vector<int64_t> shardCounts(const TensorView* tv);
 
 }  // namespace loom::ir

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one rule relating argument sizes to symbolic extents (extent_bindings.h).
+#include "loom/ir/extent_bindings.h"
+
+#include <algorithm>
+
+#include "loom/ir/iter_domain.h"
+#include "loom/ir/scalar_math.h"
+#include "loom/ir/tensor_domain.h"
+#include "loom/ir/transforms.h"
+
+namespace loom::ir {
+
+namespace {
+
+bool isSymbol(const Scalar* s) { return s != nullptr && !s->isConst() && s->definition() == nullptr; }
+
+// The factor of each logical dim split by a DID loop ID (an outer split by a constant).
+std::vector<int64_t> didSplitFactors(const TensorView* tv, const std::vector<IterDomain*>& logical) {
+  std::vector<int64_t> counts(logical.size(), 1);
+  for (const IterDomain* id : tv->loop()) {
+    if (!id->isDeviceDim() || id->definition() == nullptr) continue;
+    const auto* split = id->definition()->dynCast<Split>();
+    if (split == nullptr || split->innerSplit() || split->outer() != id) continue;
+    auto factor = split->factor()->constInt();
+    auto it = std::find(logical.begin(), logical.end(), split->in());
+    if (!factor.has_value() || *factor <= 0 || it == logical.end()) continue;
+    counts[size_t(it - logical.begin())] *= *factor;
+  }
+  return counts;
+}
+
+}  // namespace
+
+std::vector<int64_t> shardCounts(const TensorView* tv) {
+  return didSplitFactors(tv, TensorDomain::noReductions(tv->logical()));
+}
+
+std::vector<int64_t> shardFactors(const TensorView* tv) {
+  const std::vector<IterDomain*> logical = TensorDomain::noReductions(tv->logical());
+  std::vector<int64_t> factors = didSplitFactors(tv, logical);
+  for (size_t d = 0; d < logical.size(); ++d) {
+    int64_t c = 0;
+    if (scalar_math::dividedSymbol(logical[d]->extent(), &c) != nullptr) factors[d] *= c;
+  }
+  return factors;
+}
+
+std::vector<ExtentBinding> extentBindings(const TensorView* tv) {
+  const std::vector<IterDomain*> logical = TensorDomain::noReductions(tv->logical());
+  const std::vector<int64_t> split = didSplitFactors(tv, logical);
+  std::vector<ExtentBinding> out;
+  for (size_t d = 0; d < logical.size(); ++d) {
+    const IterDomain* id = logical[d];
+    const auto dim = int64_t(d);
+    if (id->hasExpandedExtent()) {
+      if (isSymbol(id->expandedExtent())) out.push_back({id->expandedExtent(), dim, split[d]});
+      continue;
+    }
+    if (id->isBroadcast()) continue;
+    int64_t c = 0;
+    if (const Scalar* whole = scalar_math::dividedSymbol(id->extent(), &c)) {
+      out.push_back({whole, dim, c * split[d]});
+    } else if (isSymbol(id->extent())) {
+      out.push_back({id->extent(), dim, split[d]});
+    }
+  }
+  return out;
+}
+
+std::optional<InputBinding> findInputBinding(const Fusion& fusion, const Scalar* symbol) {
+  for (size_t i = 0; i < fusion.inputs().size(); ++i) {
+    const auto* tv = fusion.inputs()[i]->dynCast<TensorView>();
+    if (tv == nullptr) continue;
+    for (const ExtentBinding& b : extentBindings(tv)) {
+      if (b.symbol == symbol) return InputBinding{i, tv, b};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace loom::ir
