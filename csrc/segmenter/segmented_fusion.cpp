@@ -2,7 +2,6 @@
 // Building standalone segment fusions from sets of exprs, and printing a segmentation.
 #include "loom/segmenter/segmented_fusion.h"
 
-
 #include <algorithm>
 #include <sstream>
 #include <unordered_set>
@@ -10,8 +9,8 @@
 #include "loom/ir/builder.h"
 #include "loom/ir/cloner.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/extent_bindings.h"
 #include "loom/ir/iter_domain.h"
-#include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/transforms.h"
@@ -65,44 +64,54 @@ std::vector<ir::Val*> domainScalars(const ir::TensorView* tv) {
   return out;
 }
 
-}  // namespace
+// Builds one segment's standalone fusion, step by step (buildSegmentFusion).
+class SegmentBuilder {
+ public:
+  SegmentBuilder(const ir::Fusion& original, const std::vector<ir::Expr*>& exprs,
+                 const std::vector<ir::Expr*>& live)
+      : original_(original), live_(live), in_set_(exprs.begin(), exprs.end()) {
+    seg_.fusion = std::make_unique<ir::Fusion>();
+    orderExprs(exprs.size());
+  }
 
-SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<ir::Expr*>& exprs,
-                                 const std::vector<ir::Expr*>& live) {
-  SegmentFusion seg;
-  seg.fusion = std::make_unique<ir::Fusion>();
-  ir::Fusion& target = *seg.fusion;
-  ir::FusionGuard guard(&target);
-  ir::IrCloner cloner(&target);
+  SegmentFusion build() {
+    ir::FusionGuard guard(seg_.fusion.get());
+    ir::IrCloner cloner(seg_.fusion.get());
+    collectInputs();
+    addUnboundSizes();
+    orderInputs();
+    cloneInputsAndExprs(cloner);
+    cloneRootTransforms(cloner);
+    addOutputs(cloner);
+    recordMapping(cloner);
+    seg_.fusion->removeDeadCode();
+    return std::move(seg_);
+  }
 
-  std::unordered_set<const ir::Expr*> in_set(exprs.begin(), exprs.end());
+ private:
   // Producers first, in the original's order.
-  std::vector<ir::Expr*> ordered;
-  for (ir::Expr* e : live) {
-    if (in_set.count(e) != 0) ordered.push_back(e);
-  }
-  LOOM_ASSERT(ordered.size() == exprs.size(), "segment exprs must be live math exprs");
-  std::unordered_set<const ir::Val*> produced;
-  for (ir::Expr* e : ordered) {
-    for (ir::Val* o : e->outputs()) produced.insert(o);
+  void orderExprs(size_t count) {
+    for (ir::Expr* e : live_) {
+      if (in_set_.count(e) != 0) ordered_.push_back(e);
+    }
+    LOOM_ASSERT(ordered_.size() == count, "segment exprs must be live math exprs");
+    for (ir::Expr* e : ordered_) {
+      for (ir::Val* o : e->outputs()) produced_.insert(o);
+    }
   }
 
-  // Inputs: original fusion inputs first (in their order), then intermediates (in use order).
-  std::vector<ir::Val*> needed;
-  std::unordered_set<const ir::Val*> seen;
-  auto need = [&](ir::Val* v) {
-    if (produced.count(v) != 0 || !seen.insert(v).second) return;
-    needed.push_back(v);
-  };
-  // Scalar math feeding the segment is copied along; its leaves are scalar fusion inputs.
-  std::vector<ir::Expr*> scalar_exprs;
-  std::unordered_set<const ir::Expr*> scalar_seen;
-  // Definitions before their uses, with an explicit stack (a scalar chain may be long).
-  auto collectScalar = [&](ir::Val* root) {
+  void need(ir::Val* v) {
+    if (produced_.count(v) != 0 || !seen_.insert(v).second) return;
+    needed_.push_back(v);
+  }
+
+  // Scalar math feeding the segment is copied along (definitions before their uses, with an
+  // explicit stack: a scalar chain may be long); its leaves are scalar fusion inputs.
+  void collectScalar(ir::Val* root) {
     auto scalarDef = [&](ir::Val* v) -> ir::Expr* {
       ir::Expr* def = v->definition();
-      if (!v->isA<ir::Scalar>() || def == nullptr || original.isInput(v)) return nullptr;
-      return scalar_seen.insert(def).second ? def : nullptr;
+      if (!v->isA<ir::Scalar>() || def == nullptr || original_.isInput(v)) return nullptr;
+      return scalar_seen_.insert(def).second ? def : nullptr;
     };
     std::vector<std::pair<ir::Expr*, size_t>> stack;
     if (ir::Expr* def = scalarDef(root)) stack.push_back({def, 0});
@@ -113,63 +122,62 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
         if (d != nullptr) stack.push_back({d, 0});
         continue;
       }
-      scalar_exprs.push_back(def);
+      scalar_exprs_.push_back(def);
       stack.pop_back();
     }
-  };
-  for (ir::Expr* e : ordered) {
-    for (ir::Val* in : e->inputs()) {
-      if (in->isA<ir::Scalar>() && in->definition() != nullptr && !original.isInput(in)) {
-        collectScalar(in);
-        continue;
-      }
-      if (in->isA<ir::TensorView>() || original.isInput(in)) need(in);
-    }
   }
-  // Scalars the outputs' domains refer to (extents, split factors, resize widths) that no tensor
-  // input binds: scalar fusion inputs (a factory's size, a pad width, a reshape size) and math on
-  // them.
-  for (ir::Expr* e : ordered) {
-    for (ir::Val* o : e->outputs()) {
-      auto* tv = o->dynCast<ir::TensorView>();
-      if (tv == nullptr) continue;
-      for (ir::Val* v : domainScalars(tv)) {
-        if (original.isInput(v)) {
-          need(v);
-        } else {
-          collectScalar(v);
+
+  // The tensors and scalars the exprs read, and the scalars the outputs' domains refer to
+  // (extents, split factors, resize widths) that no tensor input binds: scalar fusion inputs (a
+  // factory's size, a pad width, a reshape size) and math on them.
+  void collectInputs() {
+    for (ir::Expr* e : ordered_) {
+      for (ir::Val* in : e->inputs()) {
+        if (in->isA<ir::Scalar>() && in->definition() != nullptr && !original_.isInput(in)) {
+          collectScalar(in);
+          continue;
+        }
+        if (in->isA<ir::TensorView>() || original_.isInput(in)) need(in);
+      }
+    }
+    for (ir::Expr* e : ordered_) {
+      for (ir::Val* o : e->outputs()) {
+        auto* tv = o->dynCast<ir::TensorView>();
+        if (tv == nullptr) continue;
+        for (ir::Val* v : domainScalars(tv)) {
+          if (original_.isInput(v)) {
+            need(v);
+          } else {
+            collectScalar(v);
+          }
         }
       }
     }
-  }
-  for (ir::Expr* def : scalar_exprs) {
-    for (ir::Val* in : def->inputs()) {
-      if (original.isInput(in)) need(in);
+    for (ir::Expr* def : scalar_exprs_) {
+      for (ir::Val* in : def->inputs()) {
+        if (original_.isInput(in)) need(in);
+      }
     }
   }
+
   // Every symbolic size the segment refers to must be bound by its inputs. A fresh input's extent
   // or a resize width may be math on sizes of fusion inputs the segment does not read (a pad of a
   // slice of x, read back from memory: its extent is x's extent plus the widths); such a size
   // becomes a scalar input of the segment (FusionKernelRuntime passes the input's size).
-  {
+  void addUnboundSizes() {
     std::unordered_set<const ir::Val*> bound;
-    auto bindsOf = [&](ir::Val* v) {
+    for (ir::Val* v : needed_) {
       auto* tv = v->dynCast<ir::TensorView>();
       if (tv == nullptr) {
         bound.insert(v);
-        return;
+        continue;
       }
       for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
         bound.insert(id->extent());
-        // A local shard's n / d binds n too (ExpressionEvaluator::bindInputs).
-        int64_t factor = 0;
-        if (const ir::Scalar* n = ir::scalar_math::dividedSymbol(id->extent(), &factor)) {
-          bound.insert(n);
-        }
-        if (id->expandedExtent() != nullptr) bound.insert(id->expandedExtent());
       }
-    };
-    for (ir::Val* v : needed) bindsOf(v);
+      // A local shard's n / d binds n too, an expanded broadcast its expanded extent.
+      for (const ir::ExtentBinding& b : ir::extentBindings(tv)) bound.insert(b.symbol);
+    }
     std::vector<ir::Val*> leaves;
     std::unordered_set<const ir::Val*> visited;
     // Depth first with an explicit stack, leaves in the order the recursion found them.
@@ -188,18 +196,18 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
         for (auto it = ins.rbegin(); it != ins.rend(); ++it) work.push_back(*it);
       }
     };
-    for (ir::Val* v : needed) {
-      if (auto* tv = v->dynCast<ir::TensorView>(); tv != nullptr && !original.isInput(v)) {
+    for (ir::Val* v : needed_) {
+      if (auto* tv = v->dynCast<ir::TensorView>(); tv != nullptr && !original_.isInput(v)) {
         for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
           collectLeaves(id->extent());
           collectLeaves(id->expandedExtent());
         }
       }
     }
-    for (ir::Expr* def : scalar_exprs) {
+    for (ir::Expr* def : scalar_exprs_) {
       for (ir::Val* in : def->inputs()) collectLeaves(in);
     }
-    for (ir::Expr* e : ordered) {
+    for (ir::Expr* e : ordered_) {
       for (ir::Val* in : e->inputs()) collectLeaves(in);
       for (ir::Val* o : e->outputs()) {
         if (auto* tv = o->dynCast<ir::TensorView>()) {
@@ -213,73 +221,102 @@ SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<i
       bound.insert(leaf);
     }
   }
-  std::vector<ir::Val*> ordered_needed;
-  for (ir::Val* in : original.inputs()) {
-    if (seen.count(in) != 0) ordered_needed.push_back(in);
+
+  // Original fusion inputs first (in their order), then intermediates (in use order).
+  void orderInputs() {
+    std::vector<ir::Val*> ordered_needed;
+    for (ir::Val* in : original_.inputs()) {
+      if (seen_.count(in) != 0) ordered_needed.push_back(in);
+    }
+    for (ir::Val* v : needed_) {
+      if (!original_.isInput(v)) ordered_needed.push_back(v);
+    }
+    needed_ = std::move(ordered_needed);
   }
-  for (ir::Val* v : needed) {
-    if (!original.isInput(v)) ordered_needed.push_back(v);
-  }
-  needed = std::move(ordered_needed);
 
   // Intermediates become fresh inputs; consumers are rewired to them after cloning.
-  std::unordered_map<const ir::Val*, ir::Val*> fresh;
-  for (ir::Val* v : needed) {
-    ir::Val* copy = nullptr;
-    if (original.isInput(v) || v->isA<ir::Scalar>()) {
-      copy = cloner.clone(v);
-    } else {
-      copy = freshInput(v->as<ir::TensorView>(), cloner);
-      fresh[v] = copy;
+  void cloneInputsAndExprs(ir::IrCloner& cloner) {
+    std::unordered_map<const ir::Val*, ir::Val*> fresh;
+    for (ir::Val* v : needed_) {
+      ir::Val* copy = nullptr;
+      if (original_.isInput(v) || v->isA<ir::Scalar>()) {
+        copy = cloner.clone(v);
+      } else {
+        copy = freshInput(v->as<ir::TensorView>(), cloner);
+        fresh[v] = copy;
+      }
+      seg_.fusion->addInput(copy);
+      seg_.inputs.push_back(v);
+      seg_.toSegment[v] = copy;
     }
-    target.addInput(copy);
-    seg.inputs.push_back(v);
-    seg.toSegment[v] = copy;
-  }
-  for (ir::Expr* def : scalar_exprs) cloner.clone(def);
-  for (ir::Expr* e : ordered) {
-    auto* copy = cloner.clone(e);
-    for (ir::Val* in : e->inputs()) {
-      auto it = fresh.find(in);
-      if (it != fresh.end()) copy->replaceInput(cloner.lookup(in), it->second);
+    for (ir::Expr* def : scalar_exprs_) cloner.clone(def);
+    for (ir::Expr* e : ordered_) {
+      auto* copy = cloner.clone(e);
+      for (ir::Val* in : e->inputs()) {
+        auto it = fresh.find(in);
+        if (it != fresh.end()) copy->replaceInput(cloner.lookup(in), it->second);
+      }
     }
   }
+
   // Root-to-logical transforms (reshape, slice, pad) of the copied tensors: newest first, so a
   // chain of Split/Merge/Resize exprs is found from its end.
-  std::vector<ir::Expr*> all = original.allExprs();
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    ir::Expr* e = *it;
-    if (!e->isA<ir::Split>() && !e->isA<ir::Merge>() && !e->isA<ir::Resize>()) continue;
-    bool wanted = std::any_of(e->outputs().begin(), e->outputs().end(),
-                              [&](const ir::Val* o) { return cloner.lookup(o) != nullptr; });
-    if (wanted) cloner.clone(e);
+  void cloneRootTransforms(ir::IrCloner& cloner) {
+    std::vector<ir::Expr*> all = original_.allExprs();
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      ir::Expr* e = *it;
+      if (!e->isA<ir::Split>() && !e->isA<ir::Merge>() && !e->isA<ir::Resize>()) continue;
+      bool wanted = std::any_of(e->outputs().begin(), e->outputs().end(),
+                                [&](const ir::Val* o) { return cloner.lookup(o) != nullptr; });
+      if (wanted) cloner.clone(e);
+    }
   }
 
   // Outputs: what the original outputs or a live expr outside the segment reads.
-  std::unordered_set<const ir::Expr*> live_set(live.begin(), live.end());
-  for (ir::Expr* e : ordered) {
-    for (ir::Val* o : e->outputs()) {
-      if (!o->isA<ir::TensorView>()) continue;
-      bool used_outside = original.isOutput(o);
-      for (ir::Expr* use : o->uses()) {
-        if (live_set.count(use) != 0 && in_set.count(use) == 0) used_outside = true;
-      }
-      if (!used_outside) continue;
-      ir::Val* copy = cloner.lookup(o);
-      target.addOutput(copy);
-      seg.outputs.push_back(o);
-    }
-  }
-  for (ir::Expr* e : ordered) {
-    for (ir::Val* v : e->inputs()) {
-      if (seg.toSegment.count(v) == 0 && cloner.lookup(v) != nullptr) {
-        seg.toSegment[v] = cloner.lookup(v);
+  void addOutputs(ir::IrCloner& cloner) {
+    std::unordered_set<const ir::Expr*> live_set(live_.begin(), live_.end());
+    for (ir::Expr* e : ordered_) {
+      for (ir::Val* o : e->outputs()) {
+        if (!o->isA<ir::TensorView>()) continue;
+        bool used_outside = original_.isOutput(o);
+        for (ir::Expr* use : o->uses()) {
+          if (live_set.count(use) != 0 && in_set_.count(use) == 0) used_outside = true;
+        }
+        if (!used_outside) continue;
+        seg_.fusion->addOutput(cloner.lookup(o));
+        seg_.outputs.push_back(o);
       }
     }
-    for (ir::Val* v : e->outputs()) seg.toSegment[v] = cloner.lookup(v);
   }
-  target.removeDeadCode();
-  return seg;
+
+  void recordMapping(ir::IrCloner& cloner) {
+    for (ir::Expr* e : ordered_) {
+      for (ir::Val* v : e->inputs()) {
+        if (seg_.toSegment.count(v) == 0 && cloner.lookup(v) != nullptr) {
+          seg_.toSegment[v] = cloner.lookup(v);
+        }
+      }
+      for (ir::Val* v : e->outputs()) seg_.toSegment[v] = cloner.lookup(v);
+    }
+  }
+
+  const ir::Fusion& original_;
+  const std::vector<ir::Expr*>& live_;
+  const std::unordered_set<const ir::Expr*> in_set_;
+  SegmentFusion seg_;
+  std::vector<ir::Expr*> ordered_;
+  std::unordered_set<const ir::Val*> produced_;
+  std::vector<ir::Val*> needed_;
+  std::unordered_set<const ir::Val*> seen_;
+  std::vector<ir::Expr*> scalar_exprs_;
+  std::unordered_set<const ir::Expr*> scalar_seen_;
+};
+
+}  // namespace
+
+SegmentFusion buildSegmentFusion(const ir::Fusion& original, const std::vector<ir::Expr*>& exprs,
+                                 const std::vector<ir::Expr*>& live) {
+  return SegmentBuilder(original, exprs, live).build();
 }
 
 void SegmentedFusion::adoptRewritten(std::shared_ptr<const ir::Fusion> rewritten,
