@@ -7,10 +7,13 @@
 namespace loom::tools {
 
 namespace detail {
+// Unavailable (the CLI's exit status 3), as a GPU missing from the machine is.
 std::unique_ptr<RunDevice> makeGpuRunDevice(int gpu) {
-  LOOM_THROW("running on cuda:", gpu,
-             " needs the CUDA backend, and this Loom build has none (cuda.h was not found at "
-             "configure time)");
+  ::loom::detail::throwUnavailable(
+      __FILE__, __LINE__,
+      ::loom::detail::concat("running on cuda:", gpu,
+                             " needs the CUDA backend, and this Loom build has none (cuda.h was "
+                             "not found at configure time)"));
 }
 }  // namespace detail
 

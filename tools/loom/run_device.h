@@ -34,12 +34,12 @@ class RunDevice {
   virtual Timing time(const std::function<void()>& work) const = 0;
 };
 
-/// The host's (`backend` Host) or GPU `gpu`'s (Cuda; a UserError in a build without the CUDA
-/// backend). `backend` is resolved (not Auto).
+/// The host's (`backend` Host) or GPU `gpu`'s (Cuda; an UnavailableError in a build without the
+/// CUDA backend). `backend` is resolved (not Auto).
 std::unique_ptr<RunDevice> makeRunDevice(exec::Backend backend, int gpu = 0);
 
 namespace detail {
-/// GPU `gpu` (cuda_run_device.cpp), or the UserError of a build without the CUDA backend.
+/// GPU `gpu` (cuda_run_device.cpp), or the UnavailableError of a build without the CUDA backend.
 std::unique_ptr<RunDevice> makeGpuRunDevice(int gpu);
 }  // namespace detail
 
