@@ -154,6 +154,15 @@ MPI_User_function* reduce16Function(ReduceOp op) {
   LOOM_UNREACHABLE("reduce op ", int(op));
 }
 
+// A duplicate of MPI_COMM_WORLD for Loom's own checks (the ranks' agreement on a fusion's first
+// run), so that they never match a collective of the program's.
+MPI_Comm checksComm() {
+  MpiSession::ensure();
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.checks;
+}
+
 // The communicator of a world channel.
 MPI_Comm channelComm(Channel channel) {
   return channel == Channel::Checks ? checksComm() : mpi().commWorld;
@@ -169,22 +178,6 @@ int64_t mpiWorldSize() {
   int size = 0;
   checkMpi(mpi().MPI_Comm_size(mpi().commWorld, &size), "MPI_Comm_size");
   return size;
-}
-
-MPI_Comm checksComm() {
-  ensureMpi();
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  return r.checks;
-}
-
-bool mpiFinalized() {
-  int finalized = 0;
-  mpi().MPI_Finalized(&finalized);
-  if (finalized) return true;
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  return r.finalizing;
 }
 
 int64_t atFinalize(std::function<void()> release) {

@@ -127,13 +127,6 @@ std::string probeMpiLibraries(const char* chosen,
 
 // Helpers on the table (mpi.cpp), for the files that speak MPI.
 
-/// A duplicate of MPI_COMM_WORLD for Loom's own checks (the ranks' agreement on a fusion's first
-/// run), so that they never match a collective of the program's.
-MPI_Comm checksComm();
-
-/// True once MPI_Finalize has begun or ended (nothing of MPI may be freed then).
-bool mpiFinalized();
-
 /// Throws a UserError "MPI: <what> failed: <MPI's text>" unless `result` is MPI_SUCCESS.
 void checkMpi(int result, const char* what);
 
