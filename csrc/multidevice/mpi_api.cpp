@@ -51,8 +51,12 @@ std::unique_ptr<State> open(const char* library, int scope = RTLD_GLOBAL) {
   dlerror();
   state->handle = dlopen(library, RTLD_NOW | scope);
   if (state->handle == nullptr) {
-    const char* err = dlerror();
-    state->reason = err != nullptr ? err : concat(library, ": not found");
+    // The loader's text usually begins with the name, but not always (a name refused by an audit
+    // module, LD_AUDIT): the reason names the library either way.
+    const char* text = dlerror();
+    const std::string err = text != nullptr ? text : "not found";
+    const std::string prefix = concat(library, ": ");
+    state->reason = err.starts_with(prefix) ? err : prefix + err;
     return state;
   }
   const bool global = scope == RTLD_GLOBAL;
