@@ -12,7 +12,8 @@
 #     libraries (unoptimized, the quickest to compile; LAUNCHER, ccache, makes a rerun cheap).
 #   packaging_test.sh no-boost-context SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
 #     configures SOURCE_DIR (libraries only) with Boost.Context hidden, as on a machine with Boost's
-#     headers alone: configure passes, the fibers are ucontext, the package asks for no Boost.
+#     headers alone: configure passes, the fibers are ucontext, the package asks for no Boost;
+#     and, no build type being given, it is Release without debug info.
 # Build directories under WORK_DIR are kept between runs, so a rerun only rebuilds what changed.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -133,6 +134,18 @@ case $mode in
     fi
     if grep -q boost_context "$work/no_boost_context/loom.pc"; then
       echo "packaging: loom.pc of a ucontext build links boost_context" >&2
+      exit 1
+    fi
+    # No build type given, as in a plain `cmake -S . -B build`: Release, compiled without debug
+    # info, so an install carries none (the presets choose RelWithDebInfo themselves).
+    grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$work/no_boost_context/CMakeCache.txt" || {
+      echo "packaging: a plain configure did not choose Release:" >&2
+      grep '^CMAKE_BUILD_TYPE' "$work/no_boost_context/CMakeCache.txt" >&2
+      exit 1
+    }
+    if grep -E '^CMAKE_CXX_FLAGS(_RELEASE)?:[A-Z]+=(.* )?-g[0-9a-z]*( |$)' \
+      "$work/no_boost_context/CMakeCache.txt"; then
+      echo "packaging: a plain configure compiles the lines above with debug info" >&2
       exit 1
     fi
     grep 'Host backend fibers' "$log"
