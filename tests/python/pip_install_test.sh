@@ -59,10 +59,10 @@ echo "installed: $(for so in $installed; do basename "$so"; done | tr '\n' ' ')n
 cd "$work"
 if [[ -n $hide_mpi ]]; then
   [[ -f $hide_mpi ]] || { echo "FAIL: $hide_mpi is not there"; exit 1; }
-  export LD_AUDIT=$hide_mpi LOOM_TEST_MPI_HIDDEN=1
+  export LD_AUDIT=$hide_mpi
 fi
 unset LOOM_MPI_LIBRARY
-"$work/venv/bin/python" - "$work/venv" <<'PY'
+"$work/venv/bin/python" - "$work/venv" "$hide_mpi" <<'PY'
 import ctypes
 import os
 import subprocess
@@ -84,7 +84,7 @@ def mapped(name):
 
 # The loader must not find any MPI (LD_AUDIT), or what follows proves nothing of a machine
 # without it.
-hidden = os.environ.get("LOOM_TEST_MPI_HIDDEN") == "1"
+hidden = bool(sys.argv[2])
 if hidden:
     for name in ("libmpi.so.40", "libmpi.so"):
         try:
