@@ -5,8 +5,9 @@
 # --prefix DIR` works for any DIR (tests/packaging does exactly that).
 #
 # The libraries are static, as in the build tree. A static library's private dependencies still
-# reach the final link, so the package finds them for its consumer: fmt, MPI when Loom linked it,
-# Boost.Context when the host fibers use it, and libdl (a plain -ldl). The host and CUDA backends need no installed data: their runtime headers are
+# reach the final link, so the package finds them for its consumer: fmt (unless compiled in),
+# Boost.Context when the host fibers use it, and libdl (a plain -ldl). MPI is not among them: it is
+# opened at run time (docs/multidevice.md, "How MPI is found"). The host and CUDA backends need no installed data: their runtime headers are
 # compiled into the libraries as strings (csrc/backend/CMakeLists.txt, csrc/codegen/CMakeLists.txt).
 include(CMakePackageConfigHelpers)
 
@@ -54,18 +55,6 @@ endfunction()
 foreach(lib IN LISTS LOOM_LIBRARY_TARGETS)
   loom_visit_links(${lib})
 endforeach()
-# MPI by its pkg-config module name when it has one.
-set(LOOM_PC_MPI_MODULE "")
-find_package(PkgConfig QUIET)
-if(PkgConfig_FOUND)
-  foreach(module mpi-cxx ompi-cxx mpich)
-    pkg_check_modules(LOOM_PC_MPI_PROBE QUIET ${module})
-    if(LOOM_PC_MPI_PROBE_FOUND)
-      set(LOOM_PC_MPI_MODULE ${module})
-      break()
-    endif()
-  endforeach()
-endif()
 get_property(postorder GLOBAL PROPERTY LOOM_PC_POSTORDER)
 get_property(system_libs GLOBAL PROPERTY LOOM_PC_SYSTEM)
 list(REVERSE postorder)
@@ -76,32 +65,11 @@ foreach(lib IN LISTS postorder)
   string(APPEND LOOM_PC_LIBS " -l${lib}")
 endforeach()
 foreach(dep IN LISTS system_libs)
-  if(dep STREQUAL "MPI::MPI_CXX" AND LOOM_PC_MPI_MODULE)
-    # The MPI's own pkg-config module (OpenMPI installs mpi-cxx.pc): pkg-config then gives the
-    # flags of whatever MPI the consumer's machine has where it has it.
-    list(APPEND LOOM_PC_REQUIRES ${LOOM_PC_MPI_MODULE})
-  elseif(dep STREQUAL "MPI::MPI_CXX")
-    # As -L and -l, not the absolute library paths FindMPI gives, so the line stays right where
-    # the MPI libraries live elsewhere (another distribution's layout); directories the compiler
-    # searches anyway are left out.
-    get_property(mpi_link GLOBAL PROPERTY LOOM_MPI_LINK_LINE)
-    set(mpi_dirs "")
-    foreach(item IN LISTS mpi_link)
-      if(IS_ABSOLUTE "${item}" AND item MATCHES "/lib([^/]+)\\.(so|a)(\\.[0-9.]*)?$")
-        set(mpi_name "${CMAKE_MATCH_1}")
-        get_filename_component(mpi_dir "${item}" DIRECTORY)
-        if(NOT mpi_dir IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES AND NOT mpi_dir IN_LIST mpi_dirs)
-          list(APPEND mpi_dirs "${mpi_dir}")
-          string(APPEND LOOM_PC_LIBS " -L${mpi_dir}")
-        endif()
-        string(APPEND LOOM_PC_LIBS " -l${mpi_name}")
-      else()
-        string(APPEND LOOM_PC_LIBS " ${item}")
-      endif()
-    endforeach()
-  elseif(dep STREQUAL "fmt::fmt")
+  if(dep STREQUAL "fmt::fmt")
     # fmt installs fmt.pc: required by name, so pkg-config adds its flags and library.
     list(APPEND LOOM_PC_REQUIRES fmt)
+  elseif(dep STREQUAL "fmt::fmt-header-only")
+    # LOOM_FMT_HEADER_ONLY: fmt is compiled into the libraries; the consumer links nothing.
   elseif(dep STREQUAL "Boost::context")
     # Boost installs no pkg-config file: the library by name, with its directory unless the
     # compiler searches that anyway.

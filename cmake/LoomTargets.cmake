@@ -21,6 +21,16 @@ function(loom_set_flags target)
   endif()
 endfunction()
 
+# fmt as the libraries link it: libfmt by default; compiled into them (fmt's header-only mode) with
+# LOOM_FMT_HEADER_ONLY=ON, so that what is built from them needs no libfmt at run time (the Python
+# wheel sets it, pyproject.toml). Only the libraries change: the CLI, benchmarks and tests keep
+# libfmt.
+option(LOOM_FMT_HEADER_ONLY "Compile fmt into Loom's libraries instead of linking libfmt" OFF)
+if(LOOM_FMT_HEADER_ONLY AND NOT TARGET fmt::fmt-header-only)
+  message(FATAL_ERROR "LOOM_FMT_HEADER_ONLY=ON needs fmt's fmt::fmt-header-only target, which "
+    "the fmt found (${fmt_DIR}) does not define")
+endif()
+
 # loom_add_library(<layer> SOURCES a.cpp b.cpp DEPS loom_x loom_y)
 # Creates the library loom_<layer> (static, or shared with BUILD_SHARED_LIBS); public headers live
 # in include/loom/<layer>/.
@@ -29,6 +39,9 @@ endfunction()
 # requirement, since the public headers need it.
 function(loom_add_library layer)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  if(LOOM_FMT_HEADER_ONLY)
+    list(TRANSFORM ARG_PRIVATE_DEPS REPLACE "^fmt::fmt$" "fmt::fmt-header-only")
+  endif()
   add_library(loom_${layer} ${ARG_SOURCES})
   add_library(loom::${layer} ALIAS loom_${layer})
   set_target_properties(loom_${layer} PROPERTIES EXPORT_NAME ${layer})

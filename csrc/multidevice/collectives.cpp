@@ -9,12 +9,9 @@
 #include "loom/support/error.h"
 #include "loom/support/strings.h"
 #include "multidevice/collective_checks.h"
+#include "multidevice/gpu_side.h"
 #include "multidevice/team_cache.h"
 #include "multidevice/team_transport.h"
-
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/driver.h"
-#endif
 
 namespace loom::multidevice {
 
@@ -46,7 +43,7 @@ int64_t Communicator::positionIn(const Team& team, const char* what) const {
 
 Transport Communicator::chooseTransport(const Team& team, Device device) const {
   if (device.isCpu()) return team.size() == 1 ? Transport::Local : Transport::Mpi;
-#ifdef LOOM_HAVE_CUDA_BACKEND
+  detail::requireCudaBackend(device);
   switch (cuda_transport_) {
     case CudaTransport::Nccl: return Transport::Nccl;
     case CudaTransport::Staged: return Transport::Staged;
@@ -54,12 +51,7 @@ Transport Communicator::chooseTransport(const Team& team, Device device) const {
   }
   if (team.size() == 1) return Transport::Local;
   // NCCL needs a GPU per rank; ranks sharing a GPU go through the host.
-  return local_size_ <= cuda::deviceCount() ? Transport::Nccl : Transport::Staged;
-#else
-  (void)team;
-  LOOM_THROW("collectives on CUDA tensors (here on ", device,
-             ") need the CUDA backend, and this Loom build has none");
-#endif
+  return local_size_ <= detail::gpuCount() ? Transport::Nccl : Transport::Staged;
 }
 
 TeamTransport& Communicator::transportFor(const char* what, const Team& team, int64_t position,
@@ -67,14 +59,12 @@ TeamTransport& Communicator::transportFor(const char* what, const Team& team, in
   const Transport kind = chooseTransport(team, device);
   if (team.size() > 1) requireMpi(what, int64_t(team.size()));
   int gpu = 0;
-#ifdef LOOM_HAVE_CUDA_BACKEND
   if (kind == Transport::Nccl) {
-    gpu = gpuIndex(cuda::deviceCount());
+    gpu = gpuIndex(detail::gpuCount());
     LOOM_CHECK(device.index == gpu, what, ": the tensors are on ", device, " but this rank (local ",
                "rank ", local_rank_, " of ", local_size_, ") drives cuda:", gpu,
                ", the GPU of its NCCL communicators");
   }
-#endif
   TeamTransport& transport = teams_->get(team, position, kind, gpu);
   communications_.fetch_add(1, std::memory_order_relaxed);
   last_transport_.store(kind, std::memory_order_relaxed);

@@ -16,12 +16,7 @@
 
 #include "loom/support/error.h"
 #include "loom/support/strings.h"
-
-#ifdef LOOM_HAVE_MPI
-#include <mpi.h>
-
-#include "multidevice/mpi_guard.h"
-#endif
+#include "multidevice/mpi.h"
 
 namespace loom::multidevice::detail {
 namespace {
@@ -34,9 +29,9 @@ constexpr auto kTick = std::chrono::milliseconds(25);
 // A wait this long asks the team what its members do; the next asks come at doubling intervals
 // up to kMaxAskInterval.
 constexpr double kFirstAsk = 1.0;
-[[maybe_unused]] constexpr double kMaxAskInterval = 8.0;
+constexpr double kMaxAskInterval = 8.0;
 // How long a timed-out rank waits for its team's answers before it reports.
-[[maybe_unused]] constexpr double kCensusSeconds = 1.0;
+constexpr double kCensusSeconds = 1.0;
 
 // The step this rank waits in (the innermost Watch), or the state the exit path set.
 struct Slot {
@@ -86,7 +81,7 @@ std::string secondsText(double s) {
 }
 
 // The members of the step `mine` waits in, this rank left out.
-[[maybe_unused]] std::vector<int64_t> othersOf(const RankState& mine, int64_t me, int64_t size) {
+std::vector<int64_t> othersOf(const RankState& mine, int64_t me, int64_t size) {
   std::vector<int64_t> out;
   if (mine.world) {
     for (int64_t r = 0; r < size; ++r) {
@@ -100,7 +95,6 @@ std::string secondsText(double s) {
   return out;
 }
 
-#ifdef LOOM_HAVE_MPI
 // After a timeout: asks the step's other members what they do and says which had arrived.
 std::string census(const RankState& mine, int64_t me, int64_t size) {
   const std::vector<int64_t> others = othersOf(mine, me, size);
@@ -157,7 +151,6 @@ bool waitForEachOther(const RankState& mine, int64_t me, const RankState& theirs
   return mine.symmetric && !mine.concurrent && theirs.kind == RankState::Kind::Waiting &&
          theirs.symmetric && !theirs.concurrent && !theirs.sameStep(mine) && theirs.involves(me);
 }
-#endif
 
 // One step's questions to its team, asked at doubling intervals.
 struct Asking {
@@ -168,7 +161,6 @@ struct Asking {
   std::map<int64_t, std::pair<RankState, GuardClock::time_point>> earlier;
 };
 
-#ifdef LOOM_HAVE_MPI
 void readAnswers(const RankState& mine, Asking& asking, int64_t me, int64_t size) {
   for (int64_t member : othersOf(mine, me, size)) {
     std::optional<RankState> theirs = talkAnswer(member, *asking.askedAt);
@@ -192,28 +184,23 @@ void readAnswers(const RankState& mine, Asking& asking, int64_t me, int64_t size
     asking.earlier[member] = {*theirs, *asking.askedAt};
   }
 }
-#endif
 
 void checkWaiting(const RankState& mine, uint64_t generation, Asking& asking, double timeout,
-                  [[maybe_unused]] bool talk) {
-  [[maybe_unused]] const Guard& g = guard();
+                  bool talk) {
+  const Guard& g = guard();
   if (generation != asking.generation) {
     asking = Asking{};
     asking.generation = generation;
   }
-#ifdef LOOM_HAVE_MPI
   if (talk && asking.askedAt) readAnswers(mine, asking, g.rank, g.size);
   if (talk && mine.seconds >= asking.next) {
     asking.askedAt = GuardClock::now();
     talkAsk(othersOf(mine, g.rank, g.size), mine);
     asking.next = mine.seconds + std::min(std::max(mine.seconds, kFirstAsk), kMaxAskInterval);
   }
-#endif
   if (timeout > 0 && mine.seconds > timeout) {
     std::string arrived = "which ranks had arrived is unknown (MPI is not threaded enough to ask)";
-#ifdef LOOM_HAVE_MPI
     if (talk) arrived = census(mine, g.rank, g.size);
-#endif
     abortJob(concat(mine.what, " #", mine.seq, " on ", teamText(mine.world, mine.team),
                     " did not complete within ", secondsText(timeout),
                     " s (LOOM_COMM_TIMEOUT): ", arrived));
@@ -240,9 +227,7 @@ void run(bool talk, double timeout) {
       std::lock_guard lock(guard().mutex);
       if (guard().stop) return;
     }
-#ifdef LOOM_HAVE_MPI
     if (talk) talkPoll();
-#endif
     uint64_t generation = 0;
     const RankState mine = snapshot(&generation);
     if (mine.kind == RankState::Kind::Waiting) {
@@ -435,7 +420,7 @@ void guardPrint(const std::string& line) {
   (void)ignored;
 }
 
-void abortJob(const std::string& message, [[maybe_unused]] int code) {
+void abortJob(const std::string& message, int code) {
   std::fflush(stdout);
   std::fflush(stderr);
   {
@@ -450,16 +435,7 @@ void abortJob(const std::string& message, [[maybe_unused]] int code) {
       for (Watched* w : g.watched) w->abortNow();
     }
   }
-#ifdef LOOM_HAVE_MPI
-  int initialized = 0;
-  int finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) {
-    guardPrint(concat(message, ": aborting the job (MPI_Abort)"));
-    MPI_Abort(MPI_COMM_WORLD, code);
-  }
-#endif
+  abortJobIfMpi(message, code);
   guardPrint(concat(message, ": aborting"));
   std::abort();
 }

@@ -3,11 +3,8 @@
 // nothing. No MPI, no NCCL.
 #include <cstring>
 
+#include "multidevice/gpu_side.h"
 #include "multidevice/team_transport.h"
-
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/memory.h"
-#endif
 
 namespace loom::multidevice {
 namespace {
@@ -20,12 +17,7 @@ void copyTensor(const Tensor& src, const Tensor& dst, CUstream stream) {
     std::memmove(dst.data(), src.data(), nbytes);
     return;
   }
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  cuda::copyDeviceToDevice(dst.data(), src.data(), nbytes, dst.device().index, stream);
-#else
-  (void)stream;
-  LOOM_UNREACHABLE("a CUDA tensor in a build without the CUDA backend");
-#endif
+  detail::copyOnGpu(dst.data(), src.data(), nbytes, dst.device().index, stream);
 }
 
 class LocalTransport final : public TeamTransport {

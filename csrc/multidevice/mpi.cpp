@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// MPI for the whole process (mpi.h): initialization once, finalization at exit, hooks that free
-// Loom's communicators at the start of MPI_Finalize, and the datatypes and reductions of Loom's
-// dtypes.
-#ifdef LOOM_HAVE_MPI
-
+// MPI for the whole process (mpi.h, mpi_api.h), over the library opened at run time:
+// initialization once, finalization at exit, hooks that free Loom's communicators at the start
+// of MPI_Finalize, the world's collectives on host values, and the datatypes and reductions of
+// Loom's dtypes. Only where the build found OpenMPI's mpi.h (no_mpi.cpp elsewhere).
 #include "multidevice/mpi.h"
 
 #include <iostream>
@@ -14,6 +13,7 @@
 #include "loom/support/error.h"
 #include "loom/tensor/half.h"
 #include "multidevice/guard.h"
+#include "multidevice/mpi_api.h"
 #include "multidevice/mpi_guard.h"
 
 namespace loom::multidevice::detail {
@@ -28,7 +28,7 @@ struct Registry {
   bool finalizing = false;
   MPI_Op ops16[2][4] = {};  // [Float16, BFloat16][ReduceOp]
   bool ops16Made[2][4] = {};
-  MPI_Comm checks = MPI_COMM_NULL;
+  MPI_Comm checks = nullptr;  // null until made (MPI's null handle is the library's)
 };
 
 Registry& registry() {
@@ -56,14 +56,25 @@ int releaseBeforeFinalize(MPI_Comm, int, void*, void*) {
   // The guard talks over MPI: it stops before MPI does.
   stopGuard();
   talkClose();
+  const MpiApi& m = mpi();
   std::lock_guard lock(r.mutex);
-  if (r.checks != MPI_COMM_NULL) MPI_Comm_free(&r.checks);
+  if (r.checks != nullptr) {
+    m.MPI_Comm_free(&r.checks);
+    r.checks = nullptr;
+  }
   for (int t = 0; t < 2; ++t) {
     for (int o = 0; o < 4; ++o) {
-      if (r.ops16Made[t][o]) MPI_Op_free(&r.ops16[t][o]);
+      if (r.ops16Made[t][o]) m.MPI_Op_free(&r.ops16[t][o]);
       r.ops16Made[t][o] = false;
     }
   }
+  return MPI_SUCCESS;
+}
+
+// An attribute copies to no duplicate of MPI_COMM_SELF (what MPI_COMM_NULL_COPY_FN, a function
+// of the library's, does).
+int copyNothing(MPI_Comm, int, void*, void*, void*, int* flag) {
+  *flag = 0;
   return MPI_SUCCESS;
 }
 
@@ -79,36 +90,37 @@ class MpiSession {
  private:
   MpiSession() {
     (void)commTimeoutSeconds();  // a bad LOOM_COMM_TIMEOUT fails before MPI starts
+    const MpiApi& m = mpi();
     int initialized = 0;
-    MPI_Initialized(&initialized);
+    m.MPI_Initialized(&initialized);
     bool owned = false;
     if (!initialized) {
       int provided = 0;
-      LOOM_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) == MPI_SUCCESS,
+      LOOM_CHECK(m.MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) == MPI_SUCCESS,
                  "MPI_Init_thread failed");
       owned = true;
     }  // else the embedding program owns MPI; the hooks still run in its MPI_Finalize
     int key = MPI_KEYVAL_INVALID;
-    checkMpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, releaseBeforeFinalize, &key, nullptr),
+    checkMpi(m.MPI_Comm_create_keyval(copyNothing, releaseBeforeFinalize, &key, nullptr),
              "MPI_Comm_create_keyval");
-    checkMpi(MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr), "MPI_Comm_set_attr");
+    checkMpi(m.MPI_Comm_set_attr(m.commSelf, key, nullptr), "MPI_Comm_set_attr");
     int rank = 0;
     int size = 1;
-    checkMpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
-    checkMpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
-    MPI_Comm checks = MPI_COMM_NULL;
-    checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &checks), "MPI_Comm_dup");
+    checkMpi(m.MPI_Comm_rank(m.commWorld, &rank), "MPI_Comm_rank");
+    checkMpi(m.MPI_Comm_size(m.commWorld, &size), "MPI_Comm_size");
+    MPI_Comm checks = m.commNull;
+    checkMpi(m.MPI_Comm_dup(m.commWorld, &checks), "MPI_Comm_dup");
     {
       std::lock_guard lock(registry().mutex);
       registry().checks = checks;
     }
     if (size > 1) {
-      MPI_Comm talk = MPI_COMM_NULL;
-      checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &talk), "MPI_Comm_dup");
+      MPI_Comm talk = m.commNull;
+      checkMpi(m.MPI_Comm_dup(m.commWorld, &talk), "MPI_Comm_dup");
       setGuardRank(rank, size);
       talkOpen(talk);
       int provided = MPI_THREAD_SINGLE;
-      MPI_Query_thread(&provided);
+      m.MPI_Query_thread(&provided);
       startGuard(provided >= MPI_THREAD_MULTIPLE);
     }
     installExitHandlers(owned);
@@ -142,24 +154,30 @@ MPI_User_function* reduce16Function(ReduceOp op) {
   LOOM_UNREACHABLE("reduce op ", int(op));
 }
 
-}  // namespace
-
-void ensureMpi() { MpiSession::ensure(); }
-
+// A duplicate of MPI_COMM_WORLD for Loom's own checks (the ranks' agreement on a fusion's first
+// run), so that they never match a collective of the program's.
 MPI_Comm checksComm() {
-  ensureMpi();
+  MpiSession::ensure();
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   return r.checks;
 }
 
-bool mpiFinalized() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return true;
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  return r.finalizing;
+// The communicator of a world channel.
+MPI_Comm channelComm(Channel channel) {
+  return channel == Channel::Checks ? checksComm() : mpi().commWorld;
+}
+
+}  // namespace
+
+std::string mpiUnavailableReason() noexcept { return mpiLoadFailure(); }
+
+void ensureMpi() { MpiSession::ensure(); }
+
+int64_t mpiWorldSize() {
+  int size = 0;
+  checkMpi(mpi().MPI_Comm_size(mpi().commWorld, &size), "MPI_Comm_size");
+  return size;
 }
 
 int64_t atFinalize(std::function<void()> release) {
@@ -177,30 +195,81 @@ void cancelAtFinalize(int64_t handle) {
   r.hooks.erase(handle);
 }
 
+void mpiBarrier(int64_t& steps) {
+  Watch watch({"barrier", Channel::World, nullptr, ++steps});
+  checkMpi(mpi().MPI_Barrier(mpi().commWorld), "MPI_Barrier");
+}
+
+std::vector<int64_t> mpiAllgather(Channel channel, const char* what, int64_t& steps, int64_t value,
+                                  int64_t size) {
+  const MpiApi& m = mpi();
+  MPI_Comm comm = channelComm(channel);
+  std::vector<int64_t> out(static_cast<size_t>(size), value);
+  Watch watch({what, channel, nullptr, ++steps});
+  checkMpi(m.MPI_Allgather(&value, 1, m.int64Type, out.data(), 1, m.int64Type, comm),
+           "MPI_Allgather");
+  return out;
+}
+
+std::vector<std::string> mpiAllgatherBytes(Channel channel, const char* what, int64_t& steps,
+                                           const std::string& bytes, int64_t size) {
+  const MpiApi& m = mpi();
+  MPI_Comm comm = channelComm(channel);
+  std::vector<int64_t> lengths(static_cast<size_t>(size));
+  int64_t length = int64_t(bytes.size());
+  {
+    Watch watch({what, channel, nullptr, ++steps});
+    checkMpi(m.MPI_Allgather(&length, 1, m.int64Type, lengths.data(), 1, m.int64Type, comm),
+             "MPI_Allgather");
+  }
+  std::vector<int> counts(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
+  int64_t total = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    LOOM_CHECK(lengths[i] <= int64_t(1) << 30, what, ": rank ", i, " sends ", lengths[i],
+               " bytes (at most 2^30)");
+    counts[i] = int(lengths[i]);
+    displs[i] = int(total);
+    total += lengths[i];
+    LOOM_CHECK(total <= int64_t(1) << 30, what, ": more than 2^30 bytes in all");
+  }
+  std::string all(size_t(total), '\0');
+  {
+    Watch watch({what, channel, nullptr, ++steps});
+    checkMpi(m.MPI_Allgatherv(bytes.data(), int(bytes.size()), m.charType, all.data(),
+                              counts.data(), displs.data(), m.charType, comm),
+             "MPI_Allgatherv");
+  }
+  std::vector<std::string> out(static_cast<size_t>(size));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = all.substr(size_t(displs[i]), size_t(counts[i]));
+  return out;
+}
+
 void checkMpi(int result, const char* what) {
   if (result == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING] = {};
   int len = 0;
-  MPI_Error_string(result, text, &len);
+  mpi().MPI_Error_string(result, text, &len);
   LOOM_THROW("MPI: ", what, " failed: ", std::string(text, size_t(len)));
 }
 
 MPI_Datatype mpiDataType(DataType dtype) {
+  const MpiApi& m = mpi();
   switch (dtype) {
-    case DataType::Bool: return MPI_C_BOOL;
-    case DataType::Int32: return MPI_INT32_T;
-    case DataType::Int64: return MPI_INT64_T;
+    case DataType::Bool: return m.boolType;
+    case DataType::Int32: return m.int32Type;
+    case DataType::Int64: return m.int64Type;
     case DataType::Float16:
-    case DataType::BFloat16: return MPI_UINT16_T;
-    case DataType::Float32: return MPI_FLOAT;
-    case DataType::Float64: return MPI_DOUBLE;
+    case DataType::BFloat16: return m.uint16Type;
+    case DataType::Float32: return m.floatType;
+    case DataType::Float64: return m.doubleType;
   }
   LOOM_UNREACHABLE("dtype ", int(dtype));
 }
 
 MPI_Op mpiReduceOp(DataType dtype, ReduceOp op) {
+  const MpiApi& m = mpi();
   if (dtype == DataType::Bool) {
-    return op == ReduceOp::Sum || op == ReduceOp::Max ? MPI_LOR : MPI_LAND;
+    return op == ReduceOp::Sum || op == ReduceOp::Max ? m.opLor : m.opLand;
   }
   if (isReducedPrecision(dtype)) {
     const int t = dtype == DataType::Float16 ? 0 : 1;
@@ -211,16 +280,16 @@ MPI_Op mpiReduceOp(DataType dtype, ReduceOp op) {
       MPI_User_function* fn = t == 0
                                   ? reduce16Function<halfBitsToFloat, floatToHalfBits>(op)
                                   : reduce16Function<bfloat16BitsToFloat, floatToBFloat16Bits>(op);
-      checkMpi(MPI_Op_create(fn, /*commute=*/1, &r.ops16[t][o]), "MPI_Op_create");
+      checkMpi(m.MPI_Op_create(fn, /*commute=*/1, &r.ops16[t][o]), "MPI_Op_create");
       r.ops16Made[t][o] = true;
     }
     return r.ops16[t][o];
   }
   switch (op) {
-    case ReduceOp::Sum: return MPI_SUM;
-    case ReduceOp::Prod: return MPI_PROD;
-    case ReduceOp::Max: return MPI_MAX;
-    case ReduceOp::Min: return MPI_MIN;
+    case ReduceOp::Sum: return m.opSum;
+    case ReduceOp::Prod: return m.opProd;
+    case ReduceOp::Max: return m.opMax;
+    case ReduceOp::Min: return m.opMin;
   }
   LOOM_UNREACHABLE("reduce op ", int(op));
 }
@@ -232,5 +301,3 @@ int mpiCount(int64_t count, const char* what) {
 }
 
 }  // namespace loom::multidevice::detail
-
-#endif  // LOOM_HAVE_MPI

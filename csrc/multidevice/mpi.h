@@ -1,32 +1,39 @@
 // SPDX-License-Identifier: Apache-2.0
-// Private: MPI for the whole process (initialization, finalization, the hooks that run before it),
-// error text, and the MPI datatypes and reductions of Loom's dtypes. Only with LOOM_HAVE_MPI.
+// Private: MPI as the rest of multidevice sees it, without MPI's types: whether this process can
+// use MPI, bringing it up, the world's collectives on small host values, the hooks that run
+// before MPI_Finalize, and the guards' talk (guard.h). Where the build found OpenMPI's mpi.h,
+// mpi.cpp and mpi_guard.cpp define it over MPI loaded at run time (mpi_api.h); elsewhere
+// no_mpi.cpp does, with no MPI at all. CMake picks the files, so no source tests for MPI.
 #pragma once
-
-#ifdef LOOM_HAVE_MPI
-
-#include <mpi.h>
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
-#include "loom/multidevice/communicator.h"
-#include "loom/tensor/data_type.h"
+#include "multidevice/guard.h"
 
 namespace loom::multidevice::detail {
+
+/// Why this process cannot use MPI, or an empty string: the build has no MPI, or no MPI library
+/// could be loaded (what was tried and how to fix it). Opens MPI's library on the first call,
+/// never initializes MPI, never throws.
+std::string mpiUnavailableReason() noexcept;
 
 /// Initializes MPI once per process (MPI_THREAD_MULTIPLE, so that the guard's thread can talk
 /// while a rank waits in a collective) unless the embedding program did, and, between several
 /// ranks, starts the guard (guard.h) and the exit handlers (mpi_guard.h): a clean exit finalizes
-/// what Loom initialized, an error exit aborts the job.
+/// what Loom initialized, an error exit aborts the job. Only once mpiUnavailableReason() is empty.
 void ensureMpi();
 
-/// A duplicate of MPI_COMM_WORLD for Loom's own checks (the ranks' agreement on a fusion's first
-/// run), so that they never match a collective of the program's.
-MPI_Comm checksComm();
+/// The size of MPI_COMM_WORLD (after ensureMpi()).
+int64_t mpiWorldSize();
 
-/// True once MPI_Finalize has begun or ended (nothing of MPI may be freed then).
-bool mpiFinalized();
+/// Registers the exit handler again, so that it runs before objects made so far are destroyed
+/// (Communicator::instance(): a failing exit must not wait in its communicators' destruction).
+/// Nothing when MPI is not up.
+void watchExitFromHere();
 
 /// Runs `release` at the start of MPI_Finalize (whoever calls it), before MPI frees anything, so
 /// communicators made from MPI can be freed while MPI still works. Returns a handle for
@@ -35,23 +42,29 @@ int64_t atFinalize(std::function<void()> release);
 /// Forgets a hook that has not run (the owner released its resources itself).
 void cancelAtFinalize(int64_t handle);
 
-/// Throws a UserError "MPI: <what> failed: <MPI's text>" unless `result` is MPI_SUCCESS.
-void checkMpi(int result, const char* what);
+/// The world's collectives on host values, every rank of the world taking part: on
+/// MPI_COMM_WORLD (Channel::World) or on Loom's duplicate of it for the ranks' agreement checks
+/// (Channel::Checks), so that they never match a collective of the program's. `steps` numbers the
+/// channel's steps for the guard (one per MPI call); `size` is the world's size.
+void mpiBarrier(int64_t& steps);
+std::vector<int64_t> mpiAllgather(Channel channel, const char* what, int64_t& steps, int64_t value,
+                                  int64_t size);
+/// Every rank's bytes (of any length), in rank order: their lengths, then them.
+std::vector<std::string> mpiAllgatherBytes(Channel channel, const char* what, int64_t& steps,
+                                           const std::string& bytes, int64_t size);
 
-/// The MPI datatype of one element: Bool -> MPI_C_BOOL, Int32/Int64 -> MPI_INT32_T/MPI_INT64_T,
-/// Float16/BFloat16 -> MPI_UINT16_T (their reductions are Loom's own ops), Float32/Float64 ->
-/// MPI_FLOAT/MPI_DOUBLE.
-MPI_Datatype mpiDataType(DataType dtype);
+// The guards' talk (mpi_guard.h has the rest). Messages: a question carries the asker's state
+// and wants the receiver's; only the guard's thread receives; any thread sends.
 
-/// The reduction `op` on elements of `dtype`: MPI's predefined ops, except Bool (logical or for
-/// Sum and Max, logical and for Prod and Min) and Float16/BFloat16: user ops (created on first
-/// use, freed before MPI is finalized) that combine two elements in float and round the result
-/// to the dtype, as NCCL does.
-MPI_Op mpiReduceOp(DataType dtype, ReduceOp op);
+/// Guard thread: answers and records every message that has arrived.
+void talkPoll();
+/// Asks `ranks` for their state, telling them this rank's.
+void talkAsk(const std::vector<int64_t>& ranks, const RankState& mine);
+/// The state `rank` answered with after `since`, if it has.
+std::optional<RankState> talkAnswer(int64_t rank, GuardClock::time_point since);
 
-/// An element count as MPI's int; a UserError naming `what` when it does not fit.
-int mpiCount(int64_t count, const char* what);
+/// When MPI is up (opened, initialized, not finalized): prints "<message>: aborting the job
+/// (MPI_Abort)" and ends the job with MPI_Abort(`code`). Returns otherwise, without loading MPI.
+void abortJobIfMpi(const std::string& message, int code);
 
 }  // namespace loom::multidevice::detail
-
-#endif  // LOOM_HAVE_MPI

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The guards' talk over MPI and the process's exit under MPI (mpi_guard.h).
-#ifdef LOOM_HAVE_MPI
-
+// The guards' talk over MPI and the process's exit under MPI (mpi.h, mpi_guard.h), over the
+// library opened at run time (mpi_api.h).
 #include "multidevice/mpi_guard.h"
 
 #include <unistd.h>
@@ -15,6 +14,7 @@
 
 #include "loom/support/error.h"
 #include "loom/support/strings.h"
+#include "multidevice/mpi.h"
 
 namespace loom::multidevice::detail {
 namespace {
@@ -37,11 +37,12 @@ struct Talk {
   std::mutex mutex;  // everything below
   bool open = false;
   bool talking = false;  // the guards exchange messages (MPI_THREAD_MULTIPLE)
-  MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Comm exit = MPI_COMM_NULL;  // the clean exit's barrier
+  // Set by talkOpen (MPI's null handles are the library's, known once it is open).
+  MPI_Comm comm = nullptr;
+  MPI_Comm exit = nullptr;  // the clean exit's barrier
   int rank = 0;
   int size = 1;
-  MPI_Request recv = MPI_REQUEST_NULL;
+  MPI_Request recv = nullptr;
   std::vector<char> buffer;
   struct Answer {
     RankState state;
@@ -52,7 +53,7 @@ struct Talk {
   std::vector<bool> acked;
   struct Send {
     std::string bytes;
-    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Request request = nullptr;  // set by MPI_Isend
   };
   std::list<Send> sends;  // kept until sent: MPI reads the bytes until then
   std::optional<std::pair<std::string, GuardClock::time_point>> exitDeadlock;
@@ -65,14 +66,16 @@ Talk& talk() {
 
 // With t.mutex held.
 void post(Talk& t) {
-  MPI_Irecv(t.buffer.data(), kMaxMessage, MPI_CHAR, MPI_ANY_SOURCE, MPI_ANY_TAG, t.comm, &t.recv);
+  const MpiApi& m = mpi();
+  m.MPI_Irecv(t.buffer.data(), kMaxMessage, m.charType, MPI_ANY_SOURCE, MPI_ANY_TAG, t.comm,
+              &t.recv);
 }
 
 // With t.mutex held: frees the sends that are done.
 void reap(Talk& t) {
   for (auto it = t.sends.begin(); it != t.sends.end();) {
     int done = 0;
-    MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+    mpi().MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
     it = done ? t.sends.erase(it) : std::next(it);
   }
 }
@@ -82,7 +85,8 @@ void send(Talk& t, int to, int tag, std::string bytes) {
   if (bytes.size() > size_t(kMaxMessage)) bytes.resize(size_t(kMaxMessage));
   Talk::Send& s = t.sends.emplace_back();
   s.bytes = std::move(bytes);
-  MPI_Isend(s.bytes.data(), int(s.bytes.size()), MPI_CHAR, to, tag, t.comm, &s.request);
+  const MpiApi& m = mpi();
+  m.MPI_Isend(s.bytes.data(), int(s.bytes.size()), m.charType, to, tag, t.comm, &s.request);
 }
 
 // With t.mutex held: one message from `source`.
@@ -131,17 +135,20 @@ ExitHandlers& exitHandlers() {
   return *h;
 }
 
+// MPI opened, initialized and not finalized; never opens the library.
 bool mpiUp() {
+  const MpiApi* m = mpiIfOpen();
+  if (m == nullptr) return false;
   int initialized = 0;
   int finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
+  m->MPI_Initialized(&initialized);
+  m->MPI_Finalized(&finalized);
   return initialized && !finalized;
 }
 
 int worldSize() {
   int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mpi().MPI_Comm_size(mpi().commWorld, &size);
   return size;
 }
 
@@ -153,11 +160,12 @@ void exitBarrier(int status) {
   exiting.kind = RankState::Kind::Exiting;
   exiting.status = status;
   setFinalState(exiting);
-  MPI_Request barrier = MPI_REQUEST_NULL;
-  if (MPI_Ibarrier(t.exit, &barrier) != MPI_SUCCESS) return;
+  const MpiApi& m = mpi();
+  MPI_Request barrier = m.requestNull;
+  if (m.MPI_Ibarrier(t.exit, &barrier) != MPI_SUCCESS) return;
   for (;;) {
     int done = 0;
-    MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+    m.MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
     if (done) return;
     if (auto seen = talkExitDeadlock()) {
       if (std::chrono::duration<double>(GuardClock::now() - seen->second).count() > kExitGrace) {
@@ -177,7 +185,7 @@ void onExit(int status, void*) {
     }
     if (talk().open) exitBarrier(status);
   }
-  if (h.owned) MPI_Finalize();
+  if (h.owned) mpi().MPI_Finalize();
 }
 
 #ifndef __GLIBC__
@@ -215,14 +223,16 @@ void registerOnExit() {
 }  // namespace
 
 void talkOpen(MPI_Comm comm) {
+  const MpiApi& m = mpi();
   Talk& t = talk();
   std::lock_guard lock(t.mutex);
   int provided = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&provided);
+  m.MPI_Query_thread(&provided);
   t.comm = comm;
-  MPI_Comm_rank(comm, &t.rank);
-  MPI_Comm_size(comm, &t.size);
-  MPI_Comm_dup(comm, &t.exit);
+  t.recv = m.requestNull;
+  m.MPI_Comm_rank(comm, &t.rank);
+  m.MPI_Comm_size(comm, &t.size);
+  m.MPI_Comm_dup(comm, &t.exit);
   t.talking = provided >= MPI_THREAD_MULTIPLE;
   t.answers.assign(size_t(t.size), {});
   t.acked.assign(size_t(t.size), false);
@@ -235,18 +245,19 @@ void talkClose() noexcept {
   Talk& t = talk();
   std::lock_guard lock(t.mutex);
   if (!t.open) return;
-  if (t.recv != MPI_REQUEST_NULL) {
-    MPI_Cancel(&t.recv);
-    MPI_Wait(&t.recv, MPI_STATUS_IGNORE);
+  const MpiApi& m = mpi();
+  if (t.recv != m.requestNull) {
+    m.MPI_Cancel(&t.recv);
+    m.MPI_Wait(&t.recv, MPI_STATUS_IGNORE);
   }
   // Answers still on their way are dropped with the communicator.
   for (Talk::Send& s : t.sends) {
-    MPI_Cancel(&s.request);
-    MPI_Request_free(&s.request);
+    m.MPI_Cancel(&s.request);
+    m.MPI_Request_free(&s.request);
   }
   t.sends.clear();
-  MPI_Comm_free(&t.exit);
-  MPI_Comm_free(&t.comm);
+  m.MPI_Comm_free(&t.exit);
+  m.MPI_Comm_free(&t.comm);
   t.open = false;
   t.talking = false;
 }
@@ -255,13 +266,14 @@ void talkPoll() {
   Talk& t = talk();
   std::lock_guard lock(t.mutex);
   if (!t.talking) return;
+  const MpiApi& m = mpi();
   for (;;) {
     int arrived = 0;
     MPI_Status status;
-    MPI_Test(&t.recv, &arrived, &status);
+    m.MPI_Test(&t.recv, &arrived, &status);
     if (!arrived) break;
     int count = 0;
-    MPI_Get_count(&status, MPI_CHAR, &count);
+    m.MPI_Get_count(&status, m.charType, &count);
     std::string bytes(t.buffer.data(), size_t(std::max(count, 0)));
     post(t);
     handle(t, status.MPI_SOURCE, status.MPI_TAG, bytes);
@@ -331,10 +343,15 @@ void installExitHandlers(bool owned) {
 }
 
 void watchExitFromHere() {
+  if (!mpiUp()) return;
   ExitHandlers& h = exitHandlers();
   std::call_once(h.again, registerOnExit);
 }
 
-}  // namespace loom::multidevice::detail
+void abortJobIfMpi(const std::string& message, int code) {
+  if (!mpiUp()) return;
+  guardPrint(concat(message, ": aborting the job (MPI_Abort)"));
+  mpi().MPI_Abort(mpi().commWorld, code);
+}
 
-#endif  // LOOM_HAVE_MPI
+}  // namespace loom::multidevice::detail

@@ -23,7 +23,7 @@ class TeamCache {
 
   /// The transport of `kind` for `team`, in which the caller is at `position`; made now when new.
   /// `gpu` is the GPU an NCCL communicator is made on. Local serves any team of one; Mpi and
-  /// Staged between several ranks need MPI (the caller checked the build has it).
+  /// Staged between several ranks need MPI (the caller checked that this process can use it).
   TeamTransport& get(const Team& team, int64_t position, Transport kind, int gpu);
 
   /// Frees every team's communicators (NCCL first, then MPI). The next get() makes them again.
@@ -31,9 +31,7 @@ class TeamCache {
 
  private:
   struct Entry {
-#ifdef LOOM_HAVE_MPI
-    MPI_Comm comm = MPI_COMM_NULL;  // the team's MPI sub-communicator; `mpi` owns it
-#endif
+    TeamExchange exchange;                  // over `mpi`'s communicator (NCCL's setup)
     std::unique_ptr<TeamTransport> mpi;     // host tensors, teams of several ranks
     std::unique_ptr<TeamTransport> staged;  // CUDA tensors through the host
     std::unique_ptr<TeamTransport> nccl;    // CUDA tensors, a GPU per rank

@@ -13,10 +13,6 @@
 
 #include "loom/multidevice/communicator.h"
 
-#ifdef LOOM_HAVE_MPI
-#include <mpi.h>
-#endif
-
 namespace loom::multidevice {
 
 class TeamTransport {
@@ -67,12 +63,6 @@ inline double reduceIdentity(DataType dtype, ReduceOp op) {
 /// A team of one, host or CUDA tensors: copies (on `stream` for CUDA tensors, not waited for).
 std::unique_ptr<TeamTransport> makeLocalTransport();
 
-#ifdef LOOM_HAVE_MPI
-/// Host tensors over an MPI communicator of the team (ranks in team order), which the transport
-/// frees at its end unless MPI is finalized.
-std::unique_ptr<TeamTransport> makeMpiTransport(MPI_Comm comm, const Team& team);
-#endif
-
 /// How a team agrees while it sets NCCL up: `allOk(mine)` is true when every member's `mine` is
 /// (MPI_Allreduce), `broadcastFromFirst` copies position 0's bytes to every member (MPI_Bcast).
 /// For a team of one both are trivial.
@@ -81,14 +71,22 @@ struct TeamExchange {
   std::function<void(void* bytes, size_t size)> broadcastFromFirst;
 };
 
+/// Host tensors between the team's ranks over an MPI communicator of the team (ranks in team
+/// order), made now from MPI_COMM_WORLD (collectively over the team: every member calls this
+/// together) and freed at the transport's end unless MPI is finalized; `exchange` gets the
+/// team's agreement over the same communicator, valid while the transport lives. Needs MPI up
+/// (ensureMpi, mpi.h); defined by mpi_transport.cpp, and unreachable in a build without MPI.
+std::unique_ptr<TeamTransport> makeMpiTransport(const Team& team, TeamExchange& exchange);
+
 /// CUDA tensors on GPU `device` over an NCCL communicator of the team, created now (collectively:
 /// every member calls this together) with `device` current, and destroyed at the transport's
-/// end. Only in builds with the CUDA backend.
+/// end. Defined by nccl_transport.cpp with the CUDA backend; unreachable without it (gpu_side.h).
 std::unique_ptr<TeamTransport> makeNcclTransport(const Team& team, int64_t position, int device,
                                                  const TeamExchange& exchange);
 
 /// CUDA tensors staged through host memory: copied to the host (the stream is waited for), `host`
-/// runs the collective, the results are copied back. Only in builds with the CUDA backend.
+/// runs the collective, the results are copied back. Defined by staged_transport.cpp with the
+/// CUDA backend; unreachable without it.
 std::unique_ptr<TeamTransport> makeStagedTransport(TeamTransport& host);
 
 }  // namespace loom::multidevice

@@ -28,6 +28,8 @@ constexpr std::array kEnvVars = {
     EnvVar{"LOOM_NVRTC_FAST_COMPILE", "0|min|mid|max",
            "NVRTC's fast-compile level (CUDA 13 and newer); overrides CompileOptions::fastCompile"},
     EnvVar{"LOOM_NCCL_LIBRARY", "PATH", "the NCCL library GPU ranks load (default libnccl.so.2)"},
+    EnvVar{"LOOM_MPI_LIBRARY", "PATH",
+           "OpenMPI's libmpi that ranks load (default libmpi.so.40, then libmpi.so)"},
     EnvVar{
         "LOOM_COMM_TIMEOUT", "SECONDS",
         "how long a collective may wait for its peers before the job ends (default 600; 0: none)"},

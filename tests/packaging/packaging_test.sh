@@ -4,14 +4,16 @@
 # CMakeLists.txt here; label packaging):
 #   packaging_test.sh install BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
 #     `cmake --install` of the already built BUILD_DIR into WORK_DIR/prefix, a check that nothing
-#     installed names the build or source tree, then consumer/ with find_package(Loom), and
-#     consumer/main.cpp once more with only `pkg-config --cflags --libs loom`.
+#     installed names the build or source tree, then consumer/ with find_package(Loom), loom.pc
+#     checked to be relocatable (no absolute path, no MPI) with -std=c++20, and consumer/main.cpp
+#     once more with only `pkg-config --cflags --libs loom`, from the tree moved elsewhere.
 #   packaging_test.sh subdir SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
 #     subdir_consumer/, which builds Loom's libraries itself through add_subdirectory, as shared
 #     libraries (unoptimized, the quickest to compile; LAUNCHER, ccache, makes a rerun cheap).
 #   packaging_test.sh no-boost-context SOURCE_DIR WORK_DIR GENERATOR CXX [LAUNCHER]
 #     configures SOURCE_DIR (libraries only) with Boost.Context hidden, as on a machine with Boost's
-#     headers alone: configure passes, the fibers are ucontext, the package asks for no Boost.
+#     headers alone: configure passes, the fibers are ucontext, the package asks for no Boost;
+#     and, no build type being given, it is Release without debug info.
 # Build directories under WORK_DIR are kept between runs, so a rerun only rebuilds what changed.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -58,11 +60,34 @@ case $mode in
       exit 1
     }
     run_consumer "$work/consumer/loom_consumer"
+    # loom.pc: relocatable (the prefix found from the file's own place, every -I and -L under it:
+    # nothing absolute, MPI's paths least of all), and it asks for C++20 itself.
+    pc=$prefix/lib/pkgconfig/loom.pc
+    grep -qx 'prefix=${pcfiledir}/../..' "$pc" || {
+      echo "packaging: loom.pc's prefix is not \${pcfiledir}-relative:" >&2
+      grep '^prefix=' "$pc" >&2
+      exit 1
+    }
+    if grep -E '^(Cflags|Libs|Requires|[a-z_]*dir)' "$pc" | grep -E '(^|[ =])-?[IL]?/|mpi'; then
+      echo "packaging: loom.pc names the absolute paths or the MPI above" >&2
+      exit 1
+    fi
+    grep -q '^Cflags: -std=c++20 ' "$pc" || { echo "packaging: loom.pc lacks -std=c++20" >&2; exit 1; }
     if command -v pkg-config >/dev/null 2>&1; then
-      export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+      # The installed tree moved elsewhere after installing: only its loom.pc finds it there.
+      relocated=$work/relocated
+      rm -rf "$relocated"
+      mv "$prefix" "$relocated"
+      export PKG_CONFIG_PATH=$relocated/lib/pkgconfig
+      [[ $(pkg-config --variable=libdir loom) == "$relocated/lib/pkgconfig/../../lib" ]] || {
+        echo "packaging: the moved loom.pc's libdir is $(pkg-config --variable=libdir loom)" >&2
+        exit 1
+      }
+      # No -std=c++20 of our own: loom.pc's Cflags must bring it.
       # shellcheck disable=SC2046 # pkg-config prints several words on purpose
-      $launcher "$cxx" -std=c++20 $(pkg-config --cflags loom) "$here/consumer/main.cpp" \
+      $launcher "$cxx" $(pkg-config --cflags loom) "$here/consumer/main.cpp" \
         -o "$work/loom_consumer_pc" $(pkg-config --libs loom)
+      mv "$relocated" "$prefix"
       run_consumer "$work/loom_consumer_pc"
     else
       echo "packaging: pkg-config not found, loom.pc not checked"
@@ -109,6 +134,18 @@ case $mode in
     fi
     if grep -q boost_context "$work/no_boost_context/loom.pc"; then
       echo "packaging: loom.pc of a ucontext build links boost_context" >&2
+      exit 1
+    fi
+    # No build type given, as in a plain `cmake -S . -B build`: Release, compiled without debug
+    # info, so an install carries none (the presets choose RelWithDebInfo themselves).
+    grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$work/no_boost_context/CMakeCache.txt" || {
+      echo "packaging: a plain configure did not choose Release:" >&2
+      grep '^CMAKE_BUILD_TYPE' "$work/no_boost_context/CMakeCache.txt" >&2
+      exit 1
+    }
+    if grep -E '^CMAKE_CXX_FLAGS(_RELEASE)?:[A-Z]+=(.* )?-g[0-9a-z]*( |$)' \
+      "$work/no_boost_context/CMakeCache.txt"; then
+      echo "packaging: a plain configure compiles the lines above with debug info" >&2
       exit 1
     fi
     grep 'Host backend fibers' "$log"

@@ -12,9 +12,7 @@
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/lower/lower.h"
 #include "tools/loom/commands.h"
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/nvrtc.h"
-#endif
+#include "tools/loom/run_device.h"
 
 namespace loom::tools {
 
@@ -39,22 +37,8 @@ int runCodegen(const CodegenArgs& a) {
   auto fusion = readFusionFile(a.file);
   auto kernel = lower::lowerFusion(*fusion);
   codegen::GeneratedKernel g = codegen::generateKernel(*kernel, options);
-  std::cout << g.kernelText;
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  if (!cuda::nvrtcAvailable()) {
-    fmt::print("// NVRTC not available ({}): not compiled\n", cuda::nvrtcUnavailableReason());
-    return 0;
-  }
-  cuda::NvrtcCompiler compiler;
-  cuda::CompileResult r = compiler.compile(g.source, cuda::CompileOptions::forArch(a.arch, g.name));
-  for (const cuda::KernelResources& k : r.kernels) {
-    fmt::print(
-        "// {} {}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes stack\n",
-        r.arch, k.function, k.registers, k.spillStores, k.spillLoads, k.stackFrame);
-  }
-#else
-  std::cout << "// built without the CUDA backend: not compiled with NVRTC\n";
-#endif
+  std::cout << g.kernelText;  // before compiling: printed even when NVRTC then refuses it
+  std::cout << nvrtcReport(g, a.arch);
   return 0;
 }
 

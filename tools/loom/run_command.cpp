@@ -22,11 +22,8 @@
 #include "tools/loom/narration.h"
 #include "tools/loom/progress.h"
 #include "tools/loom/random_inputs.h"
+#include "tools/loom/run_device.h"
 #include "tools/loom/sharded_run.h"
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/event.h"
-#include "loom/backend/cuda/memory.h"
-#endif
 
 namespace loom::tools {
 namespace {
@@ -105,15 +102,12 @@ int runFusion(const RunArgs& a) {
   options.backend = choice.backend;
   options.executor.poisonOutputs = true;
   const bool on_device = options.backend == exec::Backend::Cuda;
+  const std::unique_ptr<RunDevice> device = makeRunDevice(options.backend);
   // On cuda the inputs move to the device once; the runs then use them in place (no copies).
   std::vector<eval::Argument> run_inputs = inputs;
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  if (on_device) {
-    for (eval::Argument& arg : run_inputs) {
-      if (auto* t = std::get_if<Tensor>(&arg)) *t = cuda::toDevice(*t);
-    }
+  for (eval::Argument& arg : run_inputs) {
+    if (auto* t = std::get_if<Tensor>(&arg)) *t = device->place(*t);
   }
-#endif
   std::unique_ptr<ir::Fusion> timed_fusion = a.bench ? fusion->clone() : nullptr;
   runtime::FusionExecutorCache cache(std::move(fusion), options);
   std::vector<Tensor> outs;
@@ -124,11 +118,7 @@ int runFusion(const RunArgs& a) {
                                   exec::backendName(options.backend)));
     const auto t0 = std::chrono::steady_clock::now();
     outs = cache.run(run_inputs);
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (on_device) {
-      for (Tensor& t : outs) t = cuda::toHost(t);  // synchronizes: the kernels are done
-    }
-#endif
+    for (Tensor& t : outs) t = device->fetch(t);  // on a GPU this waits: the kernels are done
     first_s = secondsSince(t0);
   }
   const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
@@ -141,18 +131,10 @@ int runFusion(const RunArgs& a) {
   std::string run_how = "the kernels' host wall time in the first run";
   if (!on_device) {
     for (const runtime::SegmentRecord& r : records) run_s += r.seconds - r.compileSeconds;
-  }
-#ifdef LOOM_HAVE_CUDA_BACKEND
-  if (on_device) {
-    cuda::Event start = cuda::Event::create(), stop = cuda::Event::create();
-    start.record(nullptr);
-    (void)cache.run(run_inputs);
-    stop.record(nullptr);
-    stop.synchronize();
-    run_s = double(cuda::Event::elapsedMs(start, stop)) * 1e-3;
+  } else {
+    run_s = device->time([&] { (void)cache.run(run_inputs); }).deviceSeconds;
     run_how = "a second, cached run timed with CUDA events";
   }
-#endif
   const double compile_s = std::max(0.0, first_s - run_s);
 
   fmt::print(
@@ -204,26 +186,11 @@ int runFusion(const RunArgs& a) {
     Progress::Step step = progress.step(fmt::format("timing {} runs", kWarmup + kReps));
     for (int r = 0; r < kWarmup; ++r) timed.run(run_inputs);
     double total_ms = 0;
-    std::string how = "host wall time per run";
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (on_device) {
-      how = "CUDA events around each run, L2 not flushed; benchmarks/ has the full protocol";
-      cuda::Event start = cuda::Event::create(), stop = cuda::Event::create();
-      for (int r = 0; r < kReps; ++r) {
-        start.record(nullptr);
-        timed.run(run_inputs);
-        stop.record(nullptr);
-        stop.synchronize();
-        total_ms += double(cuda::Event::elapsedMs(start, stop));
-      }
-    }
-#endif
-    if (!on_device) {
-      for (int r = 0; r < kReps; ++r) {
-        auto t0 = std::chrono::steady_clock::now();
-        timed.run(run_inputs);
-        total_ms += secondsSince(t0) * 1e3;
-      }
+    const std::string how =
+        on_device ? "CUDA events around each run, L2 not flushed; benchmarks/ has the full protocol"
+                  : "host wall time per run";
+    for (int r = 0; r < kReps; ++r) {
+      total_ms += device->time([&] { timed.run(run_inputs); }).deviceSeconds * 1e3;
     }
     step.end();
     double ms = total_ms / kReps;

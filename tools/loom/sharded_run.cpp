@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -23,11 +22,7 @@
 #include "loom/segmenter/presegment.h"
 #include "loom/support/strings.h"
 #include "tools/loom/random_inputs.h"
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/driver.h"
-#include "loom/backend/cuda/event.h"
-#include "loom/backend/cuda/memory.h"
-#endif
+#include "tools/loom/run_device.h"
 
 namespace loom::tools {
 
@@ -37,6 +32,9 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
   multidevice::Communicator& comm = multidevice::Communicator::instance();
   const int64_t rank = comm.rank();
   const bool on_device = options.backend == exec::Backend::Cuda;
+  // On a GPU, the one this rank drives (its local rank among the GPUs).
+  const std::unique_ptr<RunDevice> device =
+      makeRunDevice(options.backend, on_device ? comm.gpuIndex(exec::gpuCount()) : 0);
   // Only rank 0 reports progress: every rank does the same steps at about the same time.
   Progress progress(std::cerr, rank == 0 ? progress_after : Progress::Duration(-1));
   if (rank == 0) fmt::print("{}\n", backend_line);
@@ -62,13 +60,9 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
           local.push_back(Tensor());
           continue;
         }
-        Tensor shard =
+        local.push_back(device->place(
             multidevice::shardTensor(*t, sharded->inputs()[i]->as<ir::TensorView>(), rank)
-                .contiguous();
-#ifdef LOOM_HAVE_CUDA_BACKEND
-        if (on_device) shard = cuda::toDevice(shard, comm.gpuIndex(cuda::deviceCount()));
-#endif
-        local.push_back(shard);
+                .contiguous()));
       } else {
         local.push_back(global[i]);
       }
@@ -93,9 +87,7 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
         ok = ok && !held_anyway;
         continue;
       }
-#ifdef LOOM_HAVE_CUDA_BACKEND
-      if (on_device) outs[o] = cuda::toHost(outs[o]);
-#endif
+      outs[o] = device->fetch(outs[o]);
       Tensor want = multidevice::shardTensor(expected[o], out_tv, rank).contiguous();
       auto err = eval::expectClose(
           outs[o], want, outputTolerance(global, want.dtype(), expected[o].numel()), names[o]);
@@ -116,32 +108,10 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
       constexpr int kWarmup = 5, kReps = 50;
       for (int r = 0; r < kWarmup; ++r) timed.run(local);
       double host_us = 0, kernel_ms = 0;
-#ifdef LOOM_HAVE_CUDA_BACKEND
-      if (on_device) {
-        cuda::Event start = cuda::Event::create(), stop = cuda::Event::create();
-        for (int r = 0; r < kReps; ++r) {
-          start.record(nullptr);
-          auto t0 = std::chrono::steady_clock::now();
-          timed.run(local);
-          host_us +=
-              std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                  .count();
-          stop.record(nullptr);
-          stop.synchronize();
-          kernel_ms += double(cuda::Event::elapsedMs(start, stop));
-        }
-      }
-#endif
-      if (!on_device) {
-        for (int r = 0; r < kReps; ++r) {
-          auto t0 = std::chrono::steady_clock::now();
-          timed.run(local);
-          double us =
-              std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                  .count();
-          host_us += us;
-          kernel_ms += us / 1e3;
-        }
+      for (int r = 0; r < kReps; ++r) {
+        const RunDevice::Timing t = device->time([&] { timed.run(local); });
+        host_us += t.hostSeconds * 1e6;
+        kernel_ms += t.deviceSeconds * 1e3;
       }
       lines << fmt::format(
           "rank {}: bench {:.4f} ms per run ({}), host {:.2f} us per cached run (mean of {})\n",

@@ -22,11 +22,14 @@
 // finalized at a clean exit; between several ranks an error exit (a non-zero status, an uncaught
 // exception) aborts the job instead, every step that waits for peers is timed
 // (LOOM_COMM_TIMEOUT), and a rank that leaves while a peer waits for it ends the job at once, each
-// with the reason printed on every rank (docs/multidevice.md, "When a rank fails"). A build
-// without MPI (find_package(MPI) failed) still runs one rank, and every rank's local program
-// (sharded runs need no communication); a collective between several ranks is then a UserError
-// that says so. Running a rank per GPU: the rank drives
-// cuda:<local rank modulo the GPU count> (ranks may share a GPU).
+// with the reason printed on every rank (docs/multidevice.md, "When a rank fails"). MPI is
+// OpenMPI's libmpi, opened at run time (libmpi.so.40 from the loader's search path, or
+// LOOM_MPI_LIBRARY), so nothing links MPI and a process that never communicates between ranks
+// never loads it. Without MPI (a build that found no mpi.h, or no library to open) one rank
+// still runs, and so does every rank's local program (sharded runs need no communication); a
+// collective between several ranks is then a UserError that says why MPI is missing and how to
+// get it. Running a rank per GPU: the rank drives cuda:<local rank modulo the GPU count> (ranks
+// may share a GPU).
 //
 // Collectives on tensors run within a Team, the ordered world ranks taking part (a slice of a
 // device mesh). Every rank of the team makes the same call (same team, sizes, dtype, root), and
@@ -120,7 +123,8 @@ class Communicator {
   /// Every rank, in order: {0, 1, ..., size() - 1}.
   Team world() const;
 
-  /// True when this build has MPI.
+  /// True when this process can use MPI: the build has it and its library opens (opened here on
+  /// the first call, not initialized).
   static bool hasMpi();
 
   /// Waits for every rank.
