@@ -28,7 +28,8 @@ std::map<std::string, std::string> parseSizes(const std::string& spec);
 /// negative size, a size whose element or byte count overflows, and, before anything is
 /// allocated, sizes the fusion contradicts (what eval::ExpressionEvaluator::bindInputs checks: a
 /// dim the exprs line up with a constant extent or with another input's dim, given another
-/// size). Names the inputs do not use are ignored (one --sizes serves several files).
+/// size), and a name in `sizes` that is neither a symbolic size of a tensor input nor a scalar
+/// input (a typo would otherwise leave the size it meant unset or silently unused).
 std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
                                          const std::map<std::string, std::string>& sizes,
                                          uint64_t seed);
