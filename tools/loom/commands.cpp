@@ -97,7 +97,9 @@ int runEval(const EvalArgs& a) {
   } catch (const InternalError& e) {
     LOOM_CHECK(false, a.file, ": cannot evaluate: ", e.reason());
   }
-  std::vector<eval::Argument> inputs = randomInputs(*fusion, parseSizes(a.sizes), seed);
+  const std::map<std::string, std::string> sizes = parseSizes(a.sizes);
+  checkSizeNames(*fusion, sizes);
+  std::vector<eval::Argument> inputs = randomInputs(*fusion, sizes, seed);
   Progress progress(std::cerr, progressAfter(a.progress));
   std::vector<Tensor> outs;
   {

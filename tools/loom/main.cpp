@@ -77,10 +77,12 @@ std::string shortUsage(const CLI::App& app) {
     if (!commands.empty()) commands += ", ";
     commands += sub->get_name();
   }
-  return "Usage: loom COMMAND [OPTIONS] [FILE.fus]\n"
-         "Commands: " + commands + "\n"
-         "Run 'loom --help' for what each does, the exit statuses and the environment variables, "
-         "'loom COMMAND --help' for a command's options.\n";
+  std::string usage = "Usage: loom COMMAND [OPTIONS] [FILE.fus]\n";
+  usage += "Commands: " + commands + "\n";
+  usage +=
+      "Run 'loom --help' for what each does, the exit statuses and the environment variables, "
+      "'loom COMMAND --help' for a command's options.\n";
+  return usage;
 }
 
 int runCommandLine(int argc, char** argv) {

@@ -92,8 +92,8 @@ eval::Argument scalarInput(const ir::Scalar* s, const std::map<std::string, std:
   return parseInteger(v, s->toString());
 }
 
-/// UserError for a name in `sizes` that is no symbolic size of a tensor input and no scalar
-/// input of `fusion`, listing the names it has.
+}  // namespace
+
 void checkSizeNames(const ir::Fusion& fusion, const std::map<std::string, std::string>& sizes) {
   std::vector<std::string> names;
   auto add = [&](const ir::Scalar* s) {
@@ -110,18 +110,15 @@ void checkSizeNames(const ir::Fusion& fusion, const std::map<std::string, std::s
     }
   }
   for (const auto& [name, value] : sizes) {
-    LOOM_CHECK(std::find(names.begin(), names.end(), name) != names.end(), "--sizes names ",
-               name, ", which is not a symbolic size or scalar input of this fusion (",
+    LOOM_CHECK(std::find(names.begin(), names.end(), name) != names.end(), "--sizes names ", name,
+               ", which is not a symbolic size or scalar input of this fusion (",
                names.empty() ? std::string("it has none") : "its names: " + join(names), ")");
   }
 }
 
-}  // namespace
-
 std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
                                          const std::map<std::string, std::string>& sizes,
                                          uint64_t seed) {
-  checkSizeNames(fusion, sizes);
   // Every size is checked before any memory is spent: the arguments first stand in as tensors
   // of the right shapes over one element (all strides 0), and binding them checks what the
   // file itself says about sizes (constant extents, symbolic extents shared by inputs, dims the

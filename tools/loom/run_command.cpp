@@ -65,6 +65,7 @@ int runFusion(const RunArgs& a) {
   }
   auto fusion = readFusionFile(a.file);
   const std::map<std::string, std::string> sizes = parseSizes(a.sizes);
+  checkSizeNames(*fusion, sizes);
   const exec::BackendChoice choice = exec::chooseBackend(requested);
   const Progress::Duration progress_after = progressAfter(a.progress);
   if (multidevice::isMultidevice(*fusion)) {
@@ -198,11 +199,11 @@ int runFusion(const RunArgs& a) {
     fmt::print("{}\n  params: {}\n", line, r.params);
   }
   if (a.noCheck) {
-    fmt::print("time: compile {:.3f} s, run {:.3f} s ({}), no reference check\n", compile_s,
-               run_s, run_how);
+    fmt::print("time: compile {:.3f} s, run {:.3f} s ({}), no reference check\n", compile_s, run_s,
+               run_how);
   } else {
-    fmt::print("time: compile {:.3f} s, run {:.3f} s ({}), reference check {:.3f} s\n",
-               compile_s, run_s, run_how, reference_s);
+    fmt::print("time: compile {:.3f} s, run {:.3f} s ({}), reference check {:.3f} s\n", compile_s,
+               run_s, run_how, reference_s);
   }
   if (a.bench) {
     // A second cache without output poisoning, so the timed runs do only the fusion's work.

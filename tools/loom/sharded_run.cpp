@@ -168,8 +168,8 @@ int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argum
     for (const std::string& l : all) std::cout << l;
     std::cout << comm.size() << " rank(s) (" << comm.source() << "): "
               << (passed != comm.size() ? std::to_string(comm.size() - passed) + " FAILED"
-                  : check                ? "all PASS"
-                                         : "all ran (not checked)")
+                  : check               ? "all PASS"
+                                        : "all ran (not checked)")
               << "\n";
   }
   return passed == comm.size() ? 0 : 1;

@@ -18,8 +18,8 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace loom {
