@@ -12,12 +12,16 @@ Errors from Loom's C++ arrive with the C++ message unchanged:
 * ``loom.UnavailableError`` (``Error``): a capability missing here (no GPU driver, no MPI);
 * ``loom.NotSupportedError`` (``Error`` and ``NotImplementedError``): an nvFuser name or argument
   that Loom does not implement; the message names it.
+
+LOOM_DUMP output goes to ``sys.stdout`` when each call returns (``loom._dumps``).
 """
 
 from . import _C
 from ._C import Error, InternalError, UnavailableError, UserError
 
 __version__ = _C.__version__
+
+from . import _dumps  # noqa: E402,F401 - dumps go to sys.stdout from here on
 
 
 class NotSupportedError(Error, NotImplementedError):
