@@ -8,6 +8,7 @@ and calls ``loom._C.ops``. An nvFuser op or argument Loom does not implement rai
 
 from .. import NotSupportedError, _C
 from ._types import DataType, to_loom_dtype
+from ._unsupported import UNSUPPORTED, error
 
 # nvFuser ops Loom does not have (the reason shows in the error).
 UNSUPPORTED_OPS = {
@@ -23,6 +24,7 @@ UNSUPPORTED_OPS = {
         "stride_order uniform_like var_mean_welford rng_uniform"
     ).split()
 }
+UNSUPPORTED["fd.ops"] = UNSUPPORTED_OPS  # the one list of what Loom lacks (_unsupported.py)
 
 
 def _dims(dims, what):
@@ -52,10 +54,7 @@ class Ops:
 
     def __getattr__(self, name):
         if name in UNSUPPORTED_OPS:
-            raise NotSupportedError(
-                f"fd.ops.{name} is not supported by Loom ({UNSUPPORTED_OPS[name]}); "
-                "docs/python.md lists the ops Loom has"
-            )
+            raise error("fd.ops", name)
         raise AttributeError(f"fd.ops has no op {name!r}")
 
     def __dir__(self):
