@@ -30,12 +30,12 @@ from .. import (
     to_torch_list,
 )
 from .._dumps import dump_output
-from . import _validate, multidevice
+from . import _validate, multidevice, pytorch_utils
 from ._cache import FusionExecutorCache, LRUCache, LruFusionCache
 from ._definition import python_definition
 from ._repro import describe_input, repro_script
 from ._types import DataType, MemoryType, ParallelType, to_loom_dtype, torch_to_dtype
-from ._unsupported import UNSUPPORTED, StandIn, check_attribute
+from ._unsupported import UNSUPPORTED, StandIn, argument_error, check_attribute
 from .ops import Ops
 
 TensorView = _C.TensorView
@@ -185,11 +185,20 @@ class FusionDefinition:
         dtype=DataType.Float,
         is_cpu=False,
         stride_order=None,
+        *,
+        sizes=None,
+        strides=None,
         **kwargs,
     ):
         """An input tensor. shape: -1 for a size known at run time, 1 for a broadcast dim, any
         other value for a constant size. contiguity: a bool for every dim or one entry per dim
-        (None for broadcast dims). stride_order: per dim, its place from the innermost (0)."""
+        (None for broadcast dims). stride_order: per dim, its place from the innermost (0).
+        Or, as nvFuser's other form, sizes= and strides= of a tensor like the ones it will take
+        (contiguity and stride order computed from them; static_sizes=True keeps the sizes
+        constant, else they are symbolic)."""
+        if sizes is not None or strides is not None:
+            return self._define_tensor_like(sizes, strides, shape, contiguity, stride_order,
+                                            dtype, is_cpu, kwargs)
         for name in ("symbolic_sizes", "static_sizes"):
             if name in kwargs:
                 if shape is not None:
@@ -202,10 +211,7 @@ class FusionDefinition:
         if shape is None:
             raise UserError("define_tensor: shape is required")
         if is_cpu:
-            raise NotSupportedError(
-                "define_tensor: is_cpu=True (a CPU scalar tensor in a GPU fusion) is not "
-                "supported by Loom; pass the value as define_scalar instead"
-            )
+            raise argument_error("FusionDefinition.define_tensor", "is_cpu", is_cpu)
         shape = [int(s) for s in shape]
         rank = len(shape)
         if contiguity is None or isinstance(contiguity, bool):
@@ -217,6 +223,28 @@ class FusionDefinition:
         return _C.ops.define_tensor(
             self.fusion, shape, to_loom_dtype(dtype, "define_tensor"), contiguity, order
         )
+
+    def _define_tensor_like(self, sizes, strides, shape, contiguity, stride_order, dtype, is_cpu,
+                            kwargs):
+        if sizes is None or strides is None:
+            raise UserError("define_tensor: sizes= and strides= go together; pass both")
+        if shape is not None or contiguity is not None or stride_order is not None:
+            raise UserError(
+                "define_tensor: sizes= and strides= describe the tensor; pass them without "
+                "shape, contiguity or stride_order"
+            )
+        static_sizes = kwargs.pop("static_sizes", False)
+        if kwargs:
+            raise NotSupportedError(
+                f"define_tensor: argument(s) {', '.join(sorted(kwargs))} not supported by Loom"
+            )
+        sizes, strides = [int(s) for s in sizes], [int(s) for s in strides]
+        contiguity, order = compute_tensor_descriptor(sizes, strides)
+        rank = len(sizes)
+        shape = [1 if n == 1 else (n if static_sizes else -1) for n in sizes]
+        identity = order == list(reversed(range(rank)))
+        return self.define_tensor(shape=shape, contiguity=contiguity, dtype=dtype, is_cpu=is_cpu,
+                                  stride_order=None if identity else order)
 
     def from_pytorch(self, tensor, static_sizes=False):
         """An input shaped like `tensor` (symbolic sizes, or its sizes with static_sizes), with its
@@ -271,7 +299,7 @@ class FusionDefinition:
 
     def add_output(self, output, alias_input=None):
         if alias_input is not None:
-            raise NotSupportedError("add_output: alias_input (in-place outputs) is not supported by Loom")
+            raise argument_error("FusionDefinition.add_output", "alias_input", alias_input)
         self.fusion.add_output(output)
 
     # ---- running ------------------------------------------------------------------------------
@@ -306,10 +334,7 @@ class FusionDefinition:
         dump, debug and pass names for this call (docs/python.md lists them)."""
         for name, value in (("profile", profile), ("override_user_schedule", override_user_schedule)):
             if value:
-                reason = UNSUPPORTED["FusionDefinition.execute"][name]
-                raise NotSupportedError(
-                    f"execute: {name}={value!r} is not supported by Loom ({reason})"
-                )
+                raise argument_error("FusionDefinition.execute", name, value)
         if not auto_schedule:
             return self.manual_execute(inputs)
         if print_repro:
@@ -491,6 +516,50 @@ def _val_is_tensor(self):
     return isinstance(self, _C.TensorView)
 
 
+class _ValDtype:
+    """Val.dtype: Loom's property (compares equal to a loom._C.DataType) that nvFuser's code
+    calls as a method, tv.dtype(), for the DataType."""
+
+    __slots__ = ("loom",)
+
+    def __init__(self, loom_dtype):
+        self.loom = loom_dtype
+
+    def __call__(self):
+        for d in DataType:
+            if d.loom == self.loom:
+                return d
+        raise NotSupportedError(f"the type {self.loom.name} has no DataType in loom.direct")
+
+    def __eq__(self, other):
+        if isinstance(other, _ValDtype):
+            return self.loom == other.loom
+        if isinstance(other, DataType):
+            return other.loom == self.loom
+        return self.loom == other
+
+    def __hash__(self):
+        return hash(self.loom)
+
+    def __getattr__(self, name):  # .name, ... of the loom._C.DataType
+        return getattr(self.loom, name)
+
+    def __repr__(self):
+        return repr(self.loom)
+
+    __str__ = __repr__
+
+
+# loom._C's own property, kept once (a reload of this module must not wrap the wrapper).
+if "_loom_dtype" not in Val.__dict__:
+    Val._loom_dtype = Val.__dict__["dtype"]
+_C_VAL_DTYPE = Val._loom_dtype.fget
+
+
+def _val_dtype(self):
+    return _ValDtype(_C_VAL_DTYPE(self))
+
+
 def _val_unsupported(name):
     def method(self, *args, **kwargs):
         check_attribute("Val", "Val", name)
@@ -502,6 +571,7 @@ def _val_unsupported(name):
 TensorView.size = _tv_size
 TensorView.shape = _tv_shape
 TensorView.has_root = _tv_has_root
+Val.dtype = property(_val_dtype)
 Val.is_symbolic = _val_is_symbolic
 Val.is_tensor = _val_is_tensor
 for _name in UNSUPPORTED["Val"]:

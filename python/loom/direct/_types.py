@@ -54,6 +54,8 @@ def to_loom_dtype(dtype, what="dtype"):
     t = torch_to_dtype(dtype)
     if t is not None:
         return t.loom
+    if isinstance(getattr(dtype, "loom", None), _C.DataType):  # a Val's dtype (tv.dtype)
+        return dtype.loom
     raise _C.UserError(f"{what}: expected a DataType, got {dtype!r}")
 
 

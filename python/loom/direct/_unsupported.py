@@ -46,6 +46,14 @@ UNSUPPORTED = {
         "execute_with_dtensors": "no DTensor support: execute this rank's shards "
                                  "(multidevice.shard_tensor)",
         "cutlass": "no CUTLASS kernels in Loom",
+        "idm": "Loom's ID graphs are not bound to Python",
+        "Split": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
+        "Merge": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
+        "BroadcastOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
+        "ReshapeOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
+        "SqueezeOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
+        "PythonProfiler": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times "
+                          "compiles and shows launches",
     },
     "FusionDefinition": {
         "profile": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times compiles "
@@ -65,6 +73,16 @@ UNSUPPORTED = {
         "profile": "no profiler in Loom",
         "override_user_schedule": "execute() always schedules automatically; manual_execute "
                                   "runs a hand schedule",
+    },
+    "FusionDefinition.add_output": {
+        "alias_input": "no in-place outputs in Loom: every output is a new tensor",
+    },
+    "FusionDefinition.define_tensor": {
+        "is_cpu": "no CPU scalar tensors in a fusion; pass the value as fd.define_scalar",
+    },
+    "fd.ops.squeeze": {
+        "squeeze_expanded": "Loom squeezes only dims of size 1, and an expanded broadcast "
+                            "has its expanded size",
     },
     "FusionExecutorCache": {
         "is_compiled": "not tracked per input layout in Python",
@@ -116,6 +134,16 @@ class NotSupportedAttributeError(NotSupportedError, AttributeError):
     """A NotSupportedError raised by an attribute lookup: hasattr() of the name is False."""
 
 
+# Scopes that are a method's keyword arguments (the name is the argument's): the call as the
+# error names it, and as the table shows it.
+_ARGUMENT_SCOPES = {
+    "FusionDefinition.execute": ("execute", "fd.execute"),
+    "FusionDefinition.add_output": ("add_output", "fd.add_output"),
+    "FusionDefinition.define_tensor": ("define_tensor", "fd.define_tensor"),
+    "fd.ops.squeeze": ("fd.ops.squeeze", "fd.ops.squeeze"),
+}
+
+
 def message(scope, name):
     """The error text for `name` in `scope`."""
     where = {"fd.ops": "fd.ops", "FusionDefinition": "fd", "loom.direct": "loom.direct"}.get(
@@ -124,6 +152,14 @@ def message(scope, name):
     return (
         f"{where}.{name} is not supported by Loom ({UNSUPPORTED[scope][name]}); docs/python.md "
         "lists what Loom lacks"
+    )
+
+
+def argument_error(scope, name, value):
+    """The NotSupportedError for a keyword argument `name`=`value` of the method `scope` names."""
+    return NotSupportedError(
+        f"{_ARGUMENT_SCOPES[scope][0]}: {name}={value!r} is not supported by Loom "
+        f"({UNSUPPORTED[scope][name]}); docs/python.md lists what Loom lacks"
     )
 
 
@@ -152,6 +188,11 @@ class StandIn:
     __call__ = _fail
     __iter__ = _fail
     __getitem__ = _fail
+    # isinstance(x, Split) and class X(SchedulerType) raise too: answering False would be wrong
+    # for names such as Statement, of which Loom's values are instances in nvFuser's terms.
+    __instancecheck__ = _fail
+    __subclasscheck__ = _fail
+    __mro_entries__ = _fail
 
     def __getattr__(self, attr):
         if attr.startswith("__") and attr.endswith("__"):
@@ -170,11 +211,12 @@ def markdown():
         for name, reason in names.items():
             by_reason.setdefault(reason, []).append(name)
         for reason, group in by_reason.items():
-            prefix = {"loom.direct": "", "FusionDefinition": "fd.",
-                      "FusionDefinition.execute": "fd.execute(",
-                      "fd.ops": "fd.ops.", "Val": "Val."}.get(scope, scope + ".")
-            suffix = "=...)" if scope == "FusionDefinition.execute" else ""
-            if len(group) > 4:  # a long list: the prefix once
+            prefix = {"loom.direct": "", "FusionDefinition": "fd.", "fd.ops": "fd.ops.",
+                      "Val": "Val."}.get(scope, scope + ".")
+            suffix = ""
+            if scope in _ARGUMENT_SCOPES:
+                prefix, suffix = f"{_ARGUMENT_SCOPES[scope][1]}(", "=...)"
+            if len(group) > 4 and prefix:  # a long list: the prefix once
                 names_md = f"`{prefix}`: " + ", ".join(f"`{n}`" for n in group)
             else:
                 names_md = ", ".join(f"`{prefix}{n}{suffix}`" for n in group)
@@ -183,4 +225,7 @@ def markdown():
 
 
 if __name__ == "__main__":
-    print(markdown(), end="")
+    # The package's copy of this module: ops.py registered fd.ops's list there, not here.
+    from loom.direct import _unsupported
+
+    print(_unsupported.markdown(), end="")

@@ -8,7 +8,7 @@ and calls ``loom._C.ops``. An nvFuser op or argument Loom does not implement rai
 
 from .. import NotSupportedError, _C
 from ._types import DataType, to_loom_dtype
-from ._unsupported import UNSUPPORTED, error
+from ._unsupported import UNSUPPORTED, argument_error, error
 
 # nvFuser ops Loom does not have (the reason shows in the error).
 UNSUPPORTED_OPS = {
@@ -96,6 +96,8 @@ class Ops:
 
     # ---- reductions ------------------------------------------------------------------------
     def _reduce(self, name, arg, dims, keepdim, dtype):
+        if isinstance(dims, DataType):  # nvFuser's sum(arg, dtype): every dim
+            dims, dtype = None, dims
         f = self._f
         if dtype is not None and dtype is not DataType.Null:
             arg = _C.ops.cast(f, arg, to_loom_dtype(dtype, f"{name} dtype"))
@@ -166,7 +168,7 @@ class Ops:
 
     def squeeze(self, arg, dims, squeeze_expanded=False):
         if squeeze_expanded:
-            raise NotSupportedError("fd.ops.squeeze: squeeze_expanded=True is not supported by Loom")
+            raise argument_error("fd.ops.squeeze", "squeeze_expanded", squeeze_expanded)
         return _C.ops.squeeze(self._f, arg, _dims(dims, "squeeze"))
 
     def unsqueeze(self, arg, dim):
