@@ -34,7 +34,7 @@ from loom.direct.pytorch_utils import (
 )
 
 STAND_INS = {
-    "CompileParams": CompileParams, "SchedulerType": SchedulerType,
+    "CompileParams": CompileParams,
     "LoadStoreOpType": LoadStoreOpType, "IdMappingMode": IdMappingMode, "idm": idm,
     "schedule": schedule, "Split": Split, "Merge": Merge, "BroadcastOp": BroadcastOp,
     "ReshapeOp": ReshapeOp, "SqueezeOp": SqueezeOp, "PythonProfiler": PythonProfiler,
@@ -76,6 +76,22 @@ def test_dtypes_loom_lacks_raise_naming_them():
             torch_dtype_to_nvfuser_dtype(complex)
     with pytest.raises(loom.UserError, match="expected a torch dtype or a Python number type"):
         torch_dtype_to_nvfuser_dtype("float32")
+
+
+def test_scheduler_type_names_loom_s_schedulers(device):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.exp(x))
+        fd.add_output(fd.ops.sum(x, [1]))
+    x_in = torch.randn(8, 32, device=device)
+    e, s = fd.execute([x_in])
+    torch.testing.assert_close(e, torch.exp(x_in))
+    torch.testing.assert_close(s, x_in.sum(1))
+    assert set(fd.last_schedulers()) <= set(SchedulerType)
+    assert SchedulerType.pointwise == "pointwise" and str(SchedulerType.reduction) == "reduction"
+    assert SchedulerType("inner_persistent") is SchedulerType.inner_persistent
+    with pytest.raises(loom.NotSupportedError, match="SchedulerType.matmul is not supported"):
+        SchedulerType.matmul
 
 
 def test_version_and_tensor_descriptor():

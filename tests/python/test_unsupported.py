@@ -11,7 +11,7 @@ import torch
 
 import loom
 import loom.direct as nvfuser
-from loom.direct import DataType, FusionDefinition, MemoryType, ParallelType
+from loom.direct import DataType, FusionDefinition, MemoryType, ParallelType, SchedulerType
 from loom.direct._unsupported import UNSUPPORTED, markdown
 
 DOC = pathlib.Path(os.environ.get("LOOM_SOURCE_DIR", pathlib.Path(__file__).parents[2])) / "docs" / "python.md"
@@ -31,7 +31,7 @@ def test_docs_table_is_generated_from_the_list():
 
 
 def test_module_level_names_import_as_stand_ins():
-    from loom.direct import SchedulerType, execute_with_dtensors  # noqa: F401 - import works
+    from loom.direct import CompileParams, execute_with_dtensors  # noqa: F401 - import works
     for name in UNSUPPORTED["loom.direct"]:
         stand_in = getattr(nvfuser, name)
         assert f"loom.direct.{name}" in repr(stand_in)
@@ -64,7 +64,7 @@ def test_every_listed_name_raises_where_nvfuser_has_it(fd):
         with pytest.raises(loom.NotSupportedError, match=f"fd.ops.{name} is not supported"):
             getattr(fd.ops, name)
     for scope, enum in (("DataType", DataType), ("ParallelType", ParallelType),
-                        ("MemoryType", MemoryType)):
+                        ("MemoryType", MemoryType), ("SchedulerType", SchedulerType)):
         for name in UNSUPPORTED[scope]:
             with pytest.raises(loom.NotSupportedError, match=f"{scope}.{name} is not supported"):
                 getattr(enum, name)
@@ -94,7 +94,7 @@ def test_every_listed_name_raises_where_nvfuser_has_it(fd):
                                    match=rf"{call}: {name}=.* is not supported by Loom"):
                     run(**{name: True})
     covered = {"loom.direct", "FusionDefinition", "fd.ops", "DataType", "ParallelType",
-               "MemoryType", "FusionDefinition.execute", "FusionExecutorCache", "Val"}
+               "MemoryType", "SchedulerType", "FusionDefinition.execute", "FusionExecutorCache", "Val"}
     assert set(UNSUPPORTED) == covered | set(calls), "a scope of the list is not tested here"
 
 

@@ -34,6 +34,7 @@ from . import _validate, multidevice, pytorch_utils
 from ._cache import FusionExecutorCache, LRUCache, LruFusionCache
 from ._definition import python_definition
 from ._repro import describe_input, repro_script
+from ._scheduler_type import SchedulerType
 from ._types import DataType, MemoryType, ParallelType, to_loom_dtype, torch_to_dtype
 from ._unsupported import UNSUPPORTED, StandIn, argument_error, check_attribute
 from .ops import Ops
@@ -601,6 +602,7 @@ __all__ = [
     "get_val_tolerances",
     "validate_with_auto_inferred_outputs",
     "DataType",
+    "SchedulerType",
     "ParallelType",
     "MemoryType",
     "TensorView",

@@ -2,7 +2,7 @@
 """The one list of nvFuser names Loom does not implement, with the reason for each.
 
 Every name here raises ``loom.NotSupportedError`` naming it where nvFuser has it: a module-level
-name imports as a stand-in (``from loom.direct import SchedulerType`` works; using it raises), an
+name imports as a stand-in (``from loom.direct import CompileParams`` works; using it raises), an
 attribute (``fd.profile``, ``fd.ops.matmul``, ``DataType.Int8``) raises when it is looked up (the
 error is also an AttributeError, so ``hasattr`` says False), an execute() keyword raises when it
 asks for something. docs/python.md's table of what Loom lacks is generated from this list::
@@ -28,7 +28,6 @@ UNSUPPORTED = {
         "TensorDomain": "TensorView.domain() gives the domains as text",
         "schedule": "Loom's scheduling functions are propagate_transforms, "
                     "parallelize_all_like and inline_most",
-        "SchedulerType": "Loom picks schedulers itself; fd.last_schedulers() names them",
         "HeuristicParams": "Loom's heuristic parameters are not settable from Python",
         "PointwiseParams": "Loom's heuristic parameters are not settable from Python",
         "ReductionParams": "Loom's heuristic parameters are not settable from Python",
@@ -123,6 +122,11 @@ UNSUPPORTED = {
         "misaligned_vectorize": "vectorization needs aligned accesses",
         "tma": "no TMA",
     },
+    "SchedulerType": {
+        name: "Loom's schedulers are pointwise, reduction and inner_persistent"
+        for name in ("none", "no_op", "matmul", "inner_outer_persistent", "outer_persistent",
+                     "transpose", "expr_eval", "resize")
+    },
     "MemoryType": {
         "tensor": "no tensor memory",
         "symmetric": "no symmetric memory",
@@ -188,7 +192,7 @@ class StandIn:
     __call__ = _fail
     __iter__ = _fail
     __getitem__ = _fail
-    # isinstance(x, Split) and class X(SchedulerType) raise too: answering False would be wrong
+    # isinstance(x, Split) and class X(CompileParams) raise too: answering False would be wrong
     # for names such as Statement, of which Loom's values are instances in nvFuser's terms.
     __instancecheck__ = _fail
     __subclasscheck__ = _fail
