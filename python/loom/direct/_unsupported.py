@@ -53,6 +53,10 @@ UNSUPPORTED = {
         "SqueezeOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
         "PythonProfiler": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times "
                           "compiles and shows launches",
+        "FusionProfile": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times "
+                         "compiles and shows launches",
+        "KernelProfile": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times "
+                         "compiles and shows launches",
     },
     "FusionDefinition": {
         "profile": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times compiles "
