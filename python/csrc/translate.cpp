@@ -373,8 +373,12 @@ void Translator::translateShapeOp(const ir::Expr* e) {
     return;
   }
   if (const auto* q = dyn<ir::SqueezeOp>(e)) {
+    // ops::squeeze removes an expanded broadcast only when asked.
+    bool expanded = false;
+    for (const IterDomain* id : q->squeezedIds()) expanded = expanded || id->hasExpandedExtent();
     emit(define(q->out(), 'T') + " = fd.ops.squeeze(" + tensor(q->in()) +
-         ", dims=" + pyList(positions(q->isSqueezedDim())) + ")");
+         ", dims=" + pyList(positions(q->isSqueezedDim())) +
+         (expanded ? ", squeeze_expanded=True)" : ")"));
     return;
   }
   if (const auto* x = dyn<ir::ExpandOp>(e)) {

@@ -163,8 +163,6 @@ def test_unsupported_arguments_are_named():
             fd.define_tensor(shape=[], is_cpu=True)
         with pytest.raises(loom.NotSupportedError, match="alias_input"):
             fd.add_output(x, alias_input=x)
-        with pytest.raises(loom.NotSupportedError, match="squeeze_expanded"):
-            fd.ops.squeeze(x, [0], squeeze_expanded=True)
         with pytest.raises(loom.NotSupportedError, match="strides other than 1"):
             fd.ops.slice(x, [0], [2], [2])
         with pytest.raises(loom.NotSupportedError, match="of scalars only"):

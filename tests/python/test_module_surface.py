@@ -174,16 +174,31 @@ def test_arguments_loom_lacks_raise_naming_them():
                                  "in-place outputs"):
             fd.add_output(y, alias_input=x)
         with pytest.raises(loom.NotSupportedError,
-                           match="fd.ops.squeeze: squeeze_expanded=True is not supported"):
-            fd.ops.squeeze(fd.ops.expand(x, [-1, 3]), [1], squeeze_expanded=True)
-        with pytest.raises(loom.NotSupportedError,
                            match="define_tensor: is_cpu=True is not supported"):
             fd.define_tensor(shape=[], is_cpu=True)
-        # squeeze_expanded=False is nvFuser's default and works.
-        fd.add_output(fd.ops.squeeze(y, [1], squeeze_expanded=False))
+        fd.add_output(y)
     x_in = torch.randn(5, 1)
     (out,) = fd.execute([x_in])
-    assert torch.equal(out, -x_in.squeeze(1))
+    assert torch.equal(out, -x_in)
+
+
+def test_squeeze_expanded(device):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, 1], contiguity=[True, None])
+        y = fd.define_tensor(shape=[-1], contiguity=True)
+        n = fd.define_scalar(dtype=DataType.Int)
+        e = fd.ops.expand(x, [-1, n])                               # [4, n], dim 1 expanded
+        with pytest.raises(loom.UserError, match="squeeze_expanded removes it"):
+            fd.ops.squeeze(e, [1])                                  # nvFuser's default refuses
+        fd.add_output(fd.ops.add(fd.ops.squeeze(e, [1], squeeze_expanded=True), y))
+        fd.add_output(fd.ops.squeeze(fd.ops.exp(x), [1], squeeze_expanded=True))  # size 1 too
+        fd.add_output(fd.ops.sum(e, [1]))                           # e is still [4, n]
+    x_in, y_in = torch.randn(4, 1, device=device), torch.randn(4, device=device)
+    a, b, c = fd.execute([x_in, y_in, 7])
+    torch.testing.assert_close(a, x_in.expand(4, 7)[:, 0] + y_in)
+    torch.testing.assert_close(b, torch.exp(x_in).squeeze(1))
+    torch.testing.assert_close(c, x_in.expand(4, 7).sum(1))
+    assert "fd.ops.squeeze(T" in repr(fd) and "squeeze_expanded=True)" in repr(fd)
 
 
 def test_lru_fusion_cache_decorator(device):

@@ -83,10 +83,6 @@ UNSUPPORTED = {
     "FusionDefinition.define_tensor": {
         "is_cpu": "no CPU scalar tensors in a fusion; pass the value as fd.define_scalar",
     },
-    "fd.ops.squeeze": {
-        "squeeze_expanded": "Loom squeezes only dims of size 1, and an expanded broadcast "
-                            "has its expanded size",
-    },
     "FusionExecutorCache": {
         "is_compiled": "not tracked per input layout in Python",
         "get_cuda_kernel": "run execute(), then last_cuda_code()",
@@ -148,7 +144,6 @@ _ARGUMENT_SCOPES = {
     "FusionDefinition.execute": ("execute", "fd.execute"),
     "FusionDefinition.add_output": ("add_output", "fd.add_output"),
     "FusionDefinition.define_tensor": ("define_tensor", "fd.define_tensor"),
-    "fd.ops.squeeze": ("fd.ops.squeeze", "fd.ops.squeeze"),
 }
 
 

@@ -8,7 +8,7 @@ and calls ``loom._C.ops``. An nvFuser op or argument Loom does not implement rai
 
 from .. import NotSupportedError, _C
 from ._types import DataType, to_loom_dtype
-from ._unsupported import UNSUPPORTED, argument_error, error
+from ._unsupported import UNSUPPORTED, error
 
 # nvFuser ops Loom does not have (the reason shows in the error).
 UNSUPPORTED_OPS = {
@@ -167,9 +167,7 @@ class Ops:
         return _C.ops.transpose(self._f, arg, int(dim0), int(dim1))
 
     def squeeze(self, arg, dims, squeeze_expanded=False):
-        if squeeze_expanded:
-            raise argument_error("fd.ops.squeeze", "squeeze_expanded", squeeze_expanded)
-        return _C.ops.squeeze(self._f, arg, _dims(dims, "squeeze"))
+        return _C.ops.squeeze(self._f, arg, _dims(dims, "squeeze"), bool(squeeze_expanded))
 
     def unsqueeze(self, arg, dim):
         """Loom extension (torch.unsqueeze)."""
