@@ -307,8 +307,8 @@ void bindOps(nb::module_& parent) {
         OpScope scope(f, "squeeze");
         return ops::squeeze(tensor(f, x, "squeeze", "x"), dims, squeeze_expanded);
       },
-      nb::arg("fusion"), nb::arg("x"), nb::arg("dims"), nb::arg("squeeze_expanded") = false,
-      kKeep, nb::rv_policy::reference);
+      nb::arg("fusion"), nb::arg("x"), nb::arg("dims"), nb::arg("squeeze_expanded") = false, kKeep,
+      nb::rv_policy::reference);
   m.def(
       "unsqueeze",
       [](PyFusion& f, nb::handle x, int64_t dim) {

@@ -376,9 +376,8 @@ void Translator::translateShapeOp(const ir::Expr* e) {
     // ops::squeeze removes an expanded broadcast only when asked.
     bool expanded = false;
     for (const IterDomain* id : q->squeezedIds()) expanded = expanded || id->hasExpandedExtent();
-    emit(define(q->out(), 'T') + " = fd.ops.squeeze(" + tensor(q->in()) +
-         ", dims=" + pyList(positions(q->isSqueezedDim())) +
-         (expanded ? ", squeeze_expanded=True)" : ")"));
+    emit(define(q->out(), 'T') + " = fd.ops.squeeze(" + tensor(q->in()) + ", dims=" +
+         pyList(positions(q->isSqueezedDim())) + (expanded ? ", squeeze_expanded=True)" : ")"));
     return;
   }
   if (const auto* x = dyn<ir::ExpandOp>(e)) {
