@@ -77,17 +77,19 @@ TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_sha
   return any ? expand(b, sizes) : b;
 }
 
-TensorView* squeeze(TensorView* x, const std::vector<int64_t>& dims) {
+TensorView* squeeze(TensorView* x, const std::vector<int64_t>& dims, bool squeeze_expanded) {
   auto in_ids = detail::dims(x);
   auto norm = detail::normalizeDims(x, dims, int64_t(in_ids.size()), "squeeze");
   std::vector<bool> flags(in_ids.size(), false);
   for (int64_t d : norm) {
     IterDomain* id = in_ids[size_t(d)];
     bool size_one = detail::constSize(id) == 1 && (id->isBroadcast() || id->isIteration());
-    LOOM_CHECK(size_one, "squeeze: dimension ", d, " of ", x->toString(), " ",
-               detail::shapeString(x), " is not a size-1 (broadcast) dimension: ", id->toString(),
-               " has type ", ir::iterTypeName(id->iterType()), " and size ",
-               id->logicalExtent()->toString());
+    bool expanded = id->isBroadcast() && id->hasExpandedExtent();
+    LOOM_CHECK(size_one || (expanded && squeeze_expanded), "squeeze: dimension ", d, " of ",
+               x->toString(), " ", detail::shapeString(x),
+               " is not a size-1 (broadcast) dimension: ", id->toString(), " has type ",
+               ir::iterTypeName(id->iterType()), " and size ", id->logicalExtent()->toString(),
+               expanded ? " (an expanded broadcast: squeeze_expanded removes it)" : "");
     flags[size_t(d)] = true;
   }
   if (norm.empty()) return x;

@@ -9,8 +9,10 @@ namespace {
 
 constexpr std::array kEnvVars = {
     EnvVar{"LOOM_DUMP", "name,name(arg),...",
-           "prints what each name says to the dump sink (std::cout by default); names below"},
-    EnvVar{"LOOM_DEBUG", "name,...", "extra checks that cost compile time; names below"},
+           "prints what each name says to the dump sink (std::cout by default); names below; "
+           "help lists them"},
+    EnvVar{"LOOM_DEBUG", "name,...",
+           "extra checks that cost compile time; names below; help lists them"},
     EnvVar{"LOOM_DISABLE", "pass,...",
            "optional lowering or pre-segmentation passes not to run (loom --help lists them)"},
     EnvVar{"LOOM_BACKEND", "host|cuda",

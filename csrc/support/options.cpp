@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Parsing of LOOM_DUMP and LOOM_DEBUG.
+// Parsing of LOOM_DUMP, LOOM_DEBUG and LOOM_DISABLE, their help, and per-thread scopes.
 #include "loom/support/options.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdlib>
 
+#include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 #include "loom/support/strings.h"
 
@@ -85,8 +89,9 @@ std::string_view dumpOptionDescription(DumpOption option) {
   return kDumpOptions.at(static_cast<size_t>(option)).description;
 }
 
-DumpOptions DumpOptions::parse(std::string_view spec) {
+DumpOptions DumpOptions::parse(std::string_view spec, bool* help) {
   DumpOptions options;
+  if (help != nullptr) *help = false;
   if (trim(spec).empty()) return options;
   for (std::string_view raw : splitTopLevel(spec)) {
     std::string_view item = trim(raw);
@@ -101,17 +106,45 @@ DumpOptions DumpOptions::parse(std::string_view spec) {
         if (!t.empty()) args.emplace_back(t);
       }
     }
+    if (help != nullptr && name == "help" && args.empty()) {
+      *help = true;
+      continue;
+    }
     auto option = lookup(name);
     LOOM_CHECK(option.has_value(), "LOOM_DUMP: unknown option '", name,
-               "'; valid options are: ", join(kDumpOptionNames));
+               "'; valid options are: ", join(kDumpOptionNames),
+               " (LOOM_DUMP=help says what each prints)");
     options.enable(*option, std::move(args));
   }
   return options;
 }
 
-const DumpOptions& DumpOptions::fromEnvironment() {
-  static const DumpOptions options = parse(getEnv("LOOM_DUMP").value_or(""));
-  return options;
+void DumpOptions::merge(const DumpOptions& other) {
+  for (const auto& [option, args] : other.enabled_) {
+    auto it = enabled_.find(option);
+    if (it == enabled_.end()) {
+      enabled_[option] = args;
+    } else if (it->second.empty() || args.empty()) {
+      it->second.clear();  // no arguments: every pass
+    } else {
+      for (const std::string& a : args) {
+        if (std::find(it->second.begin(), it->second.end(), a) == it->second.end()) {
+          it->second.push_back(a);
+        }
+      }
+    }
+  }
+}
+
+std::string dumpOptionsHelp() {
+  std::string out;
+  for (size_t i = 0; i < size_t(DumpOption::kCount); ++i) {
+    const auto o = DumpOption(i);
+    std::string name(dumpOptionName(o));
+    if (!dumpOptionArguments(o).empty()) name += fmt::format("({})", dumpOptionArguments(o));
+    out += fmt::format("  {:<23} {}\n", name, dumpOptionDescription(o));
+  }
+  return out;
 }
 
 const std::vector<std::string>& DumpOptions::args(DumpOption option) const {
@@ -154,11 +187,16 @@ std::string_view debugOptionDescription(DebugOption option) {
   return kDebugOptions.at(static_cast<size_t>(option)).description;
 }
 
-DebugOptions DebugOptions::parse(std::string_view spec) {
+DebugOptions DebugOptions::parse(std::string_view spec, bool* help) {
   DebugOptions options;
+  if (help != nullptr) *help = false;
   for (auto& raw : split(spec, ',')) {
     std::string_view name = trim(raw);
     if (name.empty()) continue;
+    if (help != nullptr && name == "help") {
+      *help = true;
+      continue;
+    }
     LOOM_CHECK(name.find('(') == std::string_view::npos, "LOOM_DEBUG: '", name,
                "': debug options take no arguments");
     bool found = false;
@@ -174,10 +212,81 @@ DebugOptions DebugOptions::parse(std::string_view spec) {
   return options;
 }
 
-const DebugOptions& DebugOptions::fromEnvironment() {
-  static const DebugOptions options = parse(getEnv("LOOM_DEBUG").value_or(""));
+std::string debugOptionsHelp() {
+  std::string out;
+  for (size_t i = 0; i < size_t(DebugOption::kCount); ++i) {
+    const auto o = DebugOption(i);
+    out += fmt::format("  {:<23} {}\n", debugOptionName(o), debugOptionDescription(o));
+  }
+  return out;
+}
+
+struct ScopedOptions::Frame {
+  DumpOptions dump;
+  DebugOptions debug;
+  std::unordered_set<std::string> disabled;
+  const Frame* previous = nullptr;
+};
+
+namespace {
+
+// The innermost ScopedOptions of this thread, or null.
+thread_local const ScopedOptions::Frame* tl_scope = nullptr;
+
+// The environment's options, read once; LOOM_DUMP=help and LOOM_DEBUG=help list the names on
+// the dump sink then (where a program's dumps go, so an embedding program shows them too).
+const DumpOptions& environmentDumps() {
+  static const DumpOptions options = [] {
+    bool help = false;
+    DumpOptions o = DumpOptions::parse(getEnv("LOOM_DUMP").value_or(""), &help);
+    if (help) {
+      dumpSink() << "LOOM_DUMP names (LOOM_DUMP=a,b(arg),...):\n" << dumpOptionsHelp();
+    }
+    return o;
+  }();
   return options;
 }
+
+const DebugOptions& environmentDebug() {
+  static const DebugOptions options = [] {
+    bool help = false;
+    DebugOptions o = DebugOptions::parse(getEnv("LOOM_DEBUG").value_or(""), &help);
+    if (help) dumpSink() << "LOOM_DEBUG names (LOOM_DEBUG=a,b):\n" << debugOptionsHelp();
+    return o;
+  }();
+  return options;
+}
+
+const std::unordered_set<std::string>& environmentDisabled() {
+  static const std::unordered_set<std::string> names =
+      parseDisabledPasses(getEnv("LOOM_DISABLE").value_or(""));
+  return names;
+}
+
+}  // namespace
+
+const DumpOptions& DumpOptions::fromEnvironment() {
+  return tl_scope != nullptr ? tl_scope->dump : environmentDumps();
+}
+
+const DebugOptions& DebugOptions::fromEnvironment() {
+  return tl_scope != nullptr ? tl_scope->debug : environmentDebug();
+}
+
+ScopedOptions::ScopedOptions(const DumpOptions& dump, const DebugOptions& debug,
+                             const std::unordered_set<std::string>& disabled)
+    : frame_(std::make_unique<Frame>()) {
+  frame_->dump = DumpOptions::fromEnvironment();
+  frame_->dump.merge(dump);
+  frame_->debug = DebugOptions::fromEnvironment();
+  frame_->debug.merge(debug);
+  frame_->disabled = disabledPassesFromEnvironment();
+  frame_->disabled.insert(disabled.begin(), disabled.end());
+  frame_->previous = tl_scope;
+  tl_scope = frame_.get();
+}
+
+ScopedOptions::~ScopedOptions() { tl_scope = frame_->previous; }
 
 std::optional<std::string> getEnv(const char* name) {
   const char* v = std::getenv(name);
@@ -195,9 +304,7 @@ std::unordered_set<std::string> parseDisabledPasses(std::string_view spec) {
 }
 
 const std::unordered_set<std::string>& disabledPassesFromEnvironment() {
-  static const std::unordered_set<std::string> names =
-      parseDisabledPasses(getEnv("LOOM_DISABLE").value_or(""));
-  return names;
+  return tl_scope != nullptr ? tl_scope->disabled : environmentDisabled();
 }
 
 }  // namespace loom

@@ -23,6 +23,7 @@ void bindOps(nb::module_& m);          // ops.cpp: the op layer, one function pe
 void bindSchedule(nb::module_& m);     // schedule.cpp: ParallelType, TensorView scheduling
 void bindExecute(nb::module_& m);      // execute.cpp: FusionExecutorCache and KernelExecutor
 void bindMultidevice(nb::module_& m);  // multidevice.cpp: DeviceMesh, Communicator, shards
+void bindDumps(nb::module_& m);        // dumps.cpp: the dump sink as a buffer Python drains
 
 /// A fusion owned by Python. Once executed it is frozen: the compiled kernels were made from it,
 /// so a later change would not be seen by them; scheduling calls then raise instead.

@@ -13,6 +13,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -20,8 +21,11 @@
 #include <vector>
 
 #include "bindings.h"
+#include "call_options.h"
 #include "convert.h"
 #include "loom/eval/argument.h"
+#include "loom/eval/compare.h"
+#include "loom/eval/reference_evaluator.h"
 #include "loom/exec/kernel_executor.h"
 #include "loom/multidevice/communicator.h"
 #include "loom/multidevice/sharding.h"
@@ -128,13 +132,19 @@ class PyFusionExecutor {
   PyFusionExecutor(const PyFusionExecutor&) = delete;
   PyFusionExecutor& operator=(const PyFusionExecutor&) = delete;
 
-  nb::list run(nb::handle inputs, nb::handle device) {
+  /// `enable` and `disable`: execute()'s _enable_options and _disable_options (call_options.h).
+  /// Each set of options compiles its own kernels, so that the dumps and passes it names apply.
+  nb::list run(nb::handle inputs, nb::handle device, const std::vector<std::string>& enable,
+               const std::vector<std::string>& disable) {
+    const CallOptions options = parseCallOptions(enable, disable);
     Placement where;
     std::vector<eval::Argument> args = convertArguments(inputs, device, where);
-    runtime::FusionExecutorCache& cache = cacheFor(where);
+    runtime::FusionExecutorCache& cache = cacheFor(where, options);
     std::vector<Tensor> outs;
     {
       nb::gil_scoped_release release;
+      std::optional<ScopedOptions> scope;
+      if (!options.empty()) scope.emplace(options.dump, options.debug, options.disabled);
       outs = cache.run(args);
     }
     last_ = &cache;
@@ -172,10 +182,10 @@ class PyFusionExecutor {
     return last_->lastRuntime();
   }
 
-  runtime::FusionExecutorCache& cacheFor(const Placement& where) {
+  runtime::FusionExecutorCache& cacheFor(const Placement& where, const CallOptions& call) {
     for (Entry& e : caches_) {
       if (e.where.backend == where.backend && e.where.gpu == where.gpu &&
-          e.where.stream == where.stream) {
+          e.where.stream == where.stream && e.options == call.key) {
         return *e.cache;
       }
     }
@@ -184,16 +194,19 @@ class PyFusionExecutor {
     options.backend = where.backend;
     options.gpu = where.gpu;
     options.executor.stream = where.stream;
+    options.executor.poisonOutputs = call.poisonOutputs;
     if (multidevice::isMultidevice(*fusion_.fusion)) {
       options.communicator = &multidevice::Communicator::instance();
     }
     caches_.push_back(
-        {where, std::make_unique<runtime::FusionExecutorCache>(fusion_.fusion->clone(), options)});
+        {where, call.key,
+         std::make_unique<runtime::FusionExecutorCache>(fusion_.fusion->clone(), options)});
     return *caches_.back().cache;
   }
 
   struct Entry {
     Placement where;
+    std::string options;  // CallOptions::key
     std::unique_ptr<runtime::FusionExecutorCache> cache;
   };
   PyFusion& fusion_;  // kept alive by keep_alive<1, 2> on the constructor
@@ -247,6 +260,41 @@ class PyKernelExecutor {
 }  // namespace
 
 void bindExecute(nb::module_& m) {
+  m.def(
+      "evaluate_fusion",
+      [](const PyFusion& f, nb::handle inputs) {
+        Placement where;
+        std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
+        LOOM_CHECK(where.backend == exec::Backend::Host,
+                   "evaluate_fusion: the reference evaluator takes host (CPU) tensors");
+        std::vector<Tensor> outs;
+        {
+          nb::gil_scoped_release release;
+          outs = eval::evaluateFusion(*f.fusion, args);
+        }
+        return outputsToPython(outs);
+      },
+      nb::arg("fusion"), nb::arg("inputs"),
+      "The fusion's outputs from the reference evaluator (double precision, each op rounded to "
+      "its dtype), on host inputs.");
+  m.def(
+      "default_tolerance",
+      [](DataType dtype, int64_t reduction_size) {
+        eval::Tolerance t = eval::defaultTolerance(dtype, reduction_size);
+        return nb::make_tuple(t.rtol, t.atol);
+      },
+      nb::arg("dtype"), nb::arg("reduction_size") = 1,
+      "(rtol, atol) for results of `dtype` reduced over `reduction_size` elements.");
+  m.def(
+      "execute_option_names",
+      [] {
+        auto [enable, disable] = callOptionNames();
+        nb::dict d;
+        d["enable"] = enable;
+        d["disable"] = disable;
+        return d;
+      },
+      "The names execute() takes in _enable_options and _disable_options.");
   m.def("gpu_count", &exec::gpuCount,
         "GPUs Loom's CUDA backend sees (0 in a build without it or without a driver).");
   m.def("has_cuda_backend", []() {
@@ -260,7 +308,9 @@ void bindExecute(nb::module_& m) {
                                "The automatic path for a fusion (FusionExecutorCache): segments, "
                                "schedules and compiles on the first run of an input layout.")
       .def(nb::init<PyFusion&>(), nb::arg("fusion"), nb::keep_alive<1, 2>())
-      .def("run", &PyFusionExecutor::run, nb::arg("inputs"), nb::arg("device") = nb::none())
+      .def("run", &PyFusionExecutor::run, nb::arg("inputs"), nb::arg("device") = nb::none(),
+           nb::arg("enable_options") = std::vector<std::string>{},
+           nb::arg("disable_options") = std::vector<std::string>{})
       .def("last_cuda_code", &PyFusionExecutor::lastCudaCode, nb::arg("intrinsic_code") = false)
       .def("last_schedulers", &PyFusionExecutor::lastSchedulers)
       .def("host_program", &PyFusionExecutor::hostProgram)

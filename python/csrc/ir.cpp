@@ -12,12 +12,14 @@
 
 #include "bindings.h"
 #include "ir_helpers.h"
+#include "loom/ir/equality.h"
 #include "loom/ir/iter_domain.h"
 #include "loom/ir/parser.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/scalar.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/verifier.h"
+#include "translate.h"
 
 namespace loom::python {
 
@@ -109,7 +111,32 @@ void bindIr(nb::module_& m) {
       .def_prop_ro("frozen", [](const PyFusion& f) { return f.frozen; })
       .def(
           "clone", [](const PyFusion& f) { return std::make_unique<PyFusion>(f.fusion->clone()); },
-          "A deep copy that has not been executed.");
+          "A deep copy that has not been executed.")
+      .def(
+          "structural_difference",
+          [](const PyFusion& a, const PyFusion& b) -> std::optional<std::string> {
+            std::string why;
+            if (ir::structurallyEqual(*a.fusion, *b.fusion, &why)) return std::nullopt;
+            return why;
+          },
+          nb::arg("other"),
+          "None when `other` is structurally equal to this fusion (ir/equality.h), else where "
+          "they differ.")
+      .def(
+          "is_empty",
+          [](const PyFusion& f) {
+            return f.fusion->inputs().empty() && f.fusion->outputs().empty() &&
+                   f.fusion->numStatements() == 0;
+          },
+          "True for a fusion nothing was defined in yet.");
+  m.def(
+      "translate_fusion",
+      [](const PyFusion& f, std::string_view function_name) {
+        return translateFusion(*f.fusion, function_name);
+      },
+      nb::arg("fusion"), nb::arg("function_name"),
+      "The fusion as a Python function in nvFuser's direct-binding form (translate.h); a "
+      "UserError naming what that form cannot express.");
   m.def(
       "parse_fusion",
       [](std::string_view text, std::string_view name) {

@@ -8,6 +8,7 @@ NB_MODULE(_C, m) {
   namespace py = loom::python;
   m.doc() = "Loom's C++ libraries (loom._C); use the package loom and loom.direct.";
   m.attr("__version__") = LOOM_VERSION_STRING;
+  py::bindDumps(m);
   py::bindErrors(m);
   py::bindTensors(m);
   py::bindIr(m);

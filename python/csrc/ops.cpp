@@ -303,11 +303,12 @@ void bindOps(nb::module_& parent) {
       kKeep, nb::rv_policy::reference);
   m.def(
       "squeeze",
-      [](PyFusion& f, nb::handle x, const std::vector<int64_t>& dims) {
+      [](PyFusion& f, nb::handle x, const std::vector<int64_t>& dims, bool squeeze_expanded) {
         OpScope scope(f, "squeeze");
-        return ops::squeeze(tensor(f, x, "squeeze", "x"), dims);
+        return ops::squeeze(tensor(f, x, "squeeze", "x"), dims, squeeze_expanded);
       },
-      kKeep, nb::rv_policy::reference);
+      nb::arg("fusion"), nb::arg("x"), nb::arg("dims"), nb::arg("squeeze_expanded") = false, kKeep,
+      nb::rv_policy::reference);
   m.def(
       "unsqueeze",
       [](PyFusion& f, nb::handle x, int64_t dim) {

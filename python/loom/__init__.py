@@ -12,6 +12,10 @@ Errors from Loom's C++ arrive with the C++ message unchanged:
 * ``loom.UnavailableError`` (``Error``): a capability missing here (no GPU driver, no MPI);
 * ``loom.NotSupportedError`` (``Error`` and ``NotImplementedError``): an nvFuser name or argument
   that Loom does not implement; the message names it.
+* ``loom.ValidationError`` (``Error`` and ``AssertionError``): ``fd.validate`` found an output
+  out of tolerance; the message names the output and its worst element.
+
+LOOM_DUMP output goes to ``sys.stdout`` when each call returns (``loom._dumps``).
 """
 
 from . import _C
@@ -19,9 +23,15 @@ from ._C import Error, InternalError, UnavailableError, UserError
 
 __version__ = _C.__version__
 
+from . import _dumps  # noqa: E402,F401 - dumps go to sys.stdout from here on
+
 
 class NotSupportedError(Error, NotImplementedError):
     """An op, argument or option of nvFuser's bindings that Loom does not implement."""
+
+
+class ValidationError(Error, AssertionError):
+    """fd.validate: an output differs from the reference beyond the tolerance."""
 
 
 try:  # Outputs are torch tensors when torch is importable (docs/python.md).
@@ -54,6 +64,7 @@ __all__ = [
     "InternalError",
     "UnavailableError",
     "NotSupportedError",
+    "ValidationError",
     "from_dlpack",
     "__version__",
 ]

@@ -53,8 +53,25 @@ TEST_F(ShapeTest, SqueezeError) {
   EXPECT_HAS(msg, "dimension 1");
   EXPECT_HAS(msg, "not a size-1");
   auto* e = expand(input({1}), {4});
-  EXPECT_HAS(userError([&] { squeeze(e, {0}); }), "not a size-1");
+  EXPECT_HAS(userError([&] { squeeze(e, {0}); }),
+             "not a size-1 (broadcast) dimension: " + e->logical()[0]->toString());
+  EXPECT_HAS(userError([&] { squeeze(e, {0}); }), "squeeze_expanded removes it");
   EXPECT_HAS(userError([&] { squeeze(x, {0, 0}); }), "appears twice");
+  // squeeze_expanded removes expanded broadcasts only, never a dim of another size.
+  EXPECT_HAS(userError([&] { squeeze(x, {1}, /*squeeze_expanded=*/true); }), "not a size-1");
+}
+
+// squeeze_expanded (nvFuser's): an expanded broadcast holds one value; squeezing keeps it.
+TEST_F(ShapeTest, SqueezeExpanded) {
+  auto* x = input({3, 1});
+  auto* e = expand(x, {-1, 5});
+  auto* s = squeeze(e, {1}, /*squeeze_expanded=*/true);
+  EXPECT_EQ(sizes(s), (std::vector<int64_t>{3}));
+  EXPECT_EQ(s->definition()->as<ir::SqueezeOp>()->isSqueezedDim(),
+            (std::vector<bool>{false, true}));
+  // A size-1 broadcast squeezes with or without the flag.
+  EXPECT_EQ(sizes(squeeze(x, {1}, /*squeeze_expanded=*/true)), (std::vector<int64_t>{3}));
+  verifyOutputs({s});
 }
 
 // expand gives Broadcast IDs an expanded extent; -1 keeps a dim; new leading dims are allowed.

@@ -8,9 +8,16 @@
   rank's size, rank, local rank, the communicator, and ``shard_tensor(t, dim, mesh)``.
 * ``@pytest.mark.mpi``: tests meant to run with one process per device (the mpi ctest tier runs
   them under ``mpirun -np 2``); they also run as a single process.
+* Every fusion a test runs (``execute``, ``validate``, ``manual_execute``,
+  ``KernelExecutor.compile``) is checked after the test as nvFuser's conftest checks its own
+  (``check_captured_python_definition``): its printed definition (``repr(fd)``) is executed on
+  a new FusionDefinition, which must hold a structurally equal fusion, and it must be in
+  nvFuser's form, unless the test is marked ``@pytest.mark.text_form_definition`` (a hand
+  schedule the nvFuser form cannot express: rFactors, caches, inline positions of its own).
 """
 
 import os
+import re
 
 import pytest
 import torch
@@ -31,6 +38,56 @@ def cuda_skip_reason():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "mpi: runs with one process per device under mpirun")
+    config.addinivalue_line(
+        "markers",
+        "text_form_definition: the test's fusions may print as a rebuild from the text form",
+    )
+
+
+def check_captured_python_definition(fusion, allow_text_form=False):
+    """Executes the printed definition of `fusion` on a new FusionDefinition and asserts it
+    rebuilds a structurally equal fusion (in nvFuser's form unless `allow_text_form`). Returns
+    the new FusionDefinition."""
+    fd_str = ld.translate_fusion(fusion)
+    func_name = re.findall(r"(nvfuser_fusion_id\d+)", fd_str.split("\n")[1])[0]
+    namespace = {"FusionDefinition": ld.FusionDefinition, "DataType": ld.DataType}
+    exec(compile(fd_str, "<printed definition>", "exec"), namespace)
+    with ld.FusionDefinition() as fd_cap:
+        namespace[func_name](fd_cap)
+    why = fusion.structural_difference(fd_cap.fusion)
+    assert why is None, f"the printed definition rebuilds another fusion ({why}):\n{fd_str}"
+    if not allow_text_form:
+        assert "define_from_text" not in fd_str, f"not in nvFuser's form:\n{fd_str}"
+    return fd_cap
+
+
+@pytest.fixture(autouse=True)
+def printed_definitions_rebuild(request, monkeypatch):
+    """The check of the module docstring, on every fusion the test runs."""
+    fusions = {}
+
+    def record(fusion):
+        fusions[id(fusion)] = fusion
+
+    def wrap(cls, name, fusion_of):
+        original = getattr(cls, name)
+
+        def wrapper(self, *args, **kwargs):
+            fusion = fusion_of(self, *args, **kwargs)
+            if fusion is not None:
+                record(fusion)
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, name, wrapper)
+
+    for method in ("execute", "manual_execute"):
+        wrap(ld.FusionDefinition, method, lambda fd, *a, **k: fd.fusion)
+    wrap(ld.KernelExecutor, "compile",
+         lambda ke, fusion, *a, **k: getattr(fusion, "fusion", fusion))
+    yield
+    allow = request.node.get_closest_marker("text_form_definition") is not None
+    for fusion in fusions.values():
+        check_captured_python_definition(fusion, allow_text_form=allow)
 
 
 @pytest.fixture(params=["cpu", "cuda"])

@@ -11,7 +11,7 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
 
 
 def test_the_page_has_blocks():
-    assert len(BLOCKS) == 3
+    assert len(BLOCKS) == 5
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -19,6 +19,9 @@ def test_block_runs(index, capsys):
     exec(compile(BLOCKS[index], f"{DOC}:block{index}", "exec"), {})
     out = capsys.readouterr().out
     if index == 0:
-        assert "__global__" in out and "inputs:" in out
+        assert "__global__" in out and "inputs:" in out and "def nvfuser_fusion_id" in out
+        assert "fd.ops.broadcast(T1, is_broadcast_dim=[True, False])" in out
     if index == 1:
+        assert "T3 = fd.ops.sum(T2, dims=[1], keepdim=False, dtype=DataType.Null)" in out
+    if index == 3:
         assert "blockIdx.x" in out

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "loom/support/error.h"
@@ -136,6 +138,85 @@ TEST(DebugOptionsTest, UnknownNameAndArgumentsAreErrors) {
   EXPECT_THAT(msg, HasSubstr("LOOM_DEBUG: unknown option 'verify_kernel'"));
   EXPECT_THAT(msg, HasSubstr("valid options are: verify_kernel_ir, verify_ir"));
   EXPECT_THAT(debugParseError("verify_ir(x)"), HasSubstr("debug options take no arguments"));
+}
+
+// "help" is a name only where the caller asks for it (the environment readers), and then
+// enables nothing; elsewhere it is unknown, and the error says LOOM_DUMP=help lists the names.
+TEST(OptionsTest, HelpIsANameOnlyWhenAskedFor) {
+  bool help = false;
+  auto o = DumpOptions::parse("help, cuda_kernel", &help);
+  EXPECT_TRUE(help);
+  EXPECT_TRUE(o.has(DumpOption::CudaKernel));
+  EXPECT_FALSE(o.has(DumpOption::FusionIr));
+  DumpOptions::parse("cuda_kernel", &help);
+  EXPECT_FALSE(help);
+  EXPECT_THAT(parseError("help"), HasSubstr("LOOM_DUMP=help says what each prints"));
+  DebugOptions::parse("verify_ir,help", &help);
+  EXPECT_TRUE(help);
+  EXPECT_THAT(debugParseError("help"), HasSubstr("unknown option 'help'"));
+}
+
+// The help lists every name, with its arguments and its line, one per line.
+TEST(OptionsTest, HelpListsEveryName) {
+  const std::string dump = dumpOptionsHelp();
+  for (size_t i = 0; i < size_t(DumpOption::kCount); ++i) {
+    EXPECT_THAT(dump, HasSubstr("  " + std::string(dumpOptionName(DumpOption(i)))));
+    EXPECT_THAT(dump, HasSubstr(std::string(dumpOptionDescription(DumpOption(i)))));
+  }
+  EXPECT_THAT(dump, HasSubstr("  kernel_ir(pass) "));
+  EXPECT_EQ(std::count(dump.begin(), dump.end(), '\n'), int(DumpOption::kCount));
+  const std::string debug = debugOptionsHelp();
+  for (size_t i = 0; i < size_t(DebugOption::kCount); ++i) {
+    EXPECT_THAT(debug, HasSubstr("  " + std::string(debugOptionName(DebugOption(i)))));
+  }
+}
+
+// merge adds options; an option on both sides keeps the union of the arguments, or none (every
+// pass) when one side gave none.
+TEST(OptionsTest, MergeUnitesOptionsAndArguments) {
+  auto a = DumpOptions::parse("kernel_ir(x),fusion_ir(input)");
+  a.merge(DumpOptions::parse("kernel_ir(y,x),cuda_kernel,fusion_ir"));
+  EXPECT_THAT(a.args(DumpOption::KernelIr), ElementsAre("x", "y"));
+  EXPECT_TRUE(a.has(DumpOption::CudaKernel));
+  EXPECT_THAT(a.args(DumpOption::FusionIr), IsEmpty());
+  EXPECT_TRUE(a.hasWithArg(DumpOption::FusionIr, "any_pass"));
+  DebugOptions d;
+  d.merge(DebugOptions::parse("verify_ir"));
+  EXPECT_TRUE(d.has(DebugOption::VerifyIr));
+  EXPECT_FALSE(d.has(DebugOption::VerifyKernelIr));
+}
+
+// A ScopedOptions adds to what the environment readers return on its thread for its lifetime,
+// nests, and is not seen by other threads.
+TEST(OptionsTest, ScopedOptionsAddToTheEnvironmentOnThisThread) {
+  const bool env_cuda = DumpOptions::fromEnvironment().has(DumpOption::CudaKernel);
+  const bool env_segments = DumpOptions::fromEnvironment().has(DumpOption::Segments);
+  const size_t env_disabled = disabledPassesFromEnvironment().size();
+  ASSERT_FALSE(env_cuda || env_segments) << "run without LOOM_DUMP";
+  ASSERT_EQ(disabledPassesFromEnvironment().count("simplify"), 0u) << "run without LOOM_DISABLE";
+  {
+    ScopedOptions outer(DumpOptions::parse("cuda_kernel"), DebugOptions::parse("verify_ir"),
+                        {"simplify"});
+    EXPECT_TRUE(DumpOptions::fromEnvironment().has(DumpOption::CudaKernel));
+    EXPECT_TRUE(DebugOptions::fromEnvironment().has(DebugOption::VerifyIr));
+    EXPECT_EQ(disabledPassesFromEnvironment().count("simplify"), 1u);
+    {
+      ScopedOptions inner(DumpOptions::parse("segments"), DebugOptions(), {"hoist_indices"});
+      EXPECT_TRUE(DumpOptions::fromEnvironment().has(DumpOption::CudaKernel));
+      EXPECT_TRUE(DumpOptions::fromEnvironment().has(DumpOption::Segments));
+      EXPECT_EQ(disabledPassesFromEnvironment().count("simplify"), 1u);
+      EXPECT_EQ(disabledPassesFromEnvironment().count("hoist_indices"), 1u);
+    }
+    EXPECT_FALSE(DumpOptions::fromEnvironment().has(DumpOption::Segments));
+    bool other_thread_sees = true;
+    std::thread([&] {
+      other_thread_sees = DumpOptions::fromEnvironment().has(DumpOption::CudaKernel) ||
+                          disabledPassesFromEnvironment().count("simplify") != 0;
+    }).join();
+    EXPECT_FALSE(other_thread_sees);
+  }
+  EXPECT_FALSE(DumpOptions::fromEnvironment().has(DumpOption::CudaKernel));
+  EXPECT_EQ(disabledPassesFromEnvironment().size(), env_disabled);
 }
 
 }  // namespace

@@ -65,6 +65,13 @@ check version 0 '^loom [0-9]+\.[0-9]+' -- "$loom" version
 check version-flag 0 '^loom [0-9]+\.[0-9]+' -- "$loom" --version
 # No command, or an unknown one, is an error with exit code 1 that says where the list is.
 check no-command 1 'Usage: loom' -- "$loom"
+# Bare loom prints a short usage: the commands on one line and where the rest is, not the
+# whole --help.
+out="$("$loom" 2>&1)"
+if grep -q '^Commands: print, eval, codegen, run, version, help$' <<<"$out" &&
+  grep -q "Run 'loom --help'" <<<"$out" && [[ $(wc -l <<<"$out") -le 4 ]] &&
+  ! grep -q 'LOOM_DUMP' <<<"$out"; then echo "ok   no-command-short-usage"; else
+  echo "FAIL no-command-short-usage:"; echo "$out" | head -8; failures=$((failures + 1)); fi
 check unknown-command 1 "unknown command 'frob'" -- "$loom" frob
 # An unknown flag is an error with exit code 1 naming it and the command's --help.
 check unknown-flag 1 "unknown option '--bogus' for loom eval" -- "$loom" eval "$src/examples/var_mean_small.fus" --bogus
@@ -78,8 +85,8 @@ check bad-backend 1 "--backend must be host or cuda, got 'gpu'" -- "$loom" run "
 check bad-progress 1 '--progress-after must be a number of seconds from 0 up' -- \
   "$loom" run "$src/examples/var_mean_small.fus" --progress-after=-1
 # --flag=value and --flag value are the same.
-a="$("$loom" eval "$src/examples/var_mean_small.fus" --seed=3 --sizes=s9=1)"
-b="$("$loom" eval "$src/examples/var_mean_small.fus" --seed 3 --sizes s9=1)"
+a="$("$loom" eval "$src/examples/var_mean_small.fus" --seed=3)"
+b="$("$loom" eval "$src/examples/var_mean_small.fus" --seed 3)"
 c="$("$loom" eval "$src/examples/var_mean_small.fus" --seed 4)"
 if [[ -n "$a" && "$a" == "$b" && "$a" != "$c" ]]; then echo "ok   flag-equals-value"; else
   echo "FAIL flag-equals-value: --seed=3 and --seed 3 must agree"; failures=$((failures + 1)); fi
@@ -182,6 +189,13 @@ printf 'inputs: T0\noutputs: T1\ns0 : i64\nT0 : f32 global [i0{s0}]\nT1 : f32 gl
   >"$tmp/sym.fus"
 check eval-sizes 0 '^T1 +\[5\] f32' -- "$loom" eval "$tmp/sym.fus" --sizes s0=5
 check eval-missing-size 1 'pass it with --sizes s0=N' -- "$loom" eval "$tmp/sym.fus"
+# A --sizes name the fusion does not have is an error listing the ones it has (a typo left the
+# size it meant unset, or was silently ignored).
+check sizes-unknown-name 1 '^loom: error: --sizes names s1, which is not a symbolic size or scalar input of this fusion \(its names: s0\)$' -- \
+  "$loom" eval "$tmp/sym.fus" --sizes s0=5,s1=3
+check sizes-unknown-name-run 1 '--sizes names s9, which is not a symbolic size or scalar input of this fusion \(it has none\)' -- \
+  "$loom" run "$src/examples/var_mean_small.fus" --backend host --sizes s9=1
+check sizes-unknown-name-typo 1 '--sizes names S0, .*its names: s0' -- "$loom" run "$tmp/sym.fus" --backend host --sizes S0=4
 # A fusion the IR contract rejects, or that cannot run, is a user error naming the problem: an
 # output nothing computes, a reduction that reduces no dim, a negative or non-unit broadcast
 # extent.
@@ -285,15 +299,28 @@ for f in "$src"/examples/scheduled/*.fus; do
     echo "$out" | tail -5
     failures=$((failures + 1))
   fi
-  # Symbolic examples take x [6, 300] (and a bias of 300); unused names are ignored.
+  # Symbolic examples take x [6, 300] (and a bias of 300): the file's own free sizes only.
+  sizes=""
+  for s in $(grep -oE '^s[0-9]+ +: i64 *$' "$f" | awk '{print $1}'); do
+    case $s in s0) v=6 ;; *) v=300 ;; esac
+    sizes="${sizes:+$sizes,}$s=$v"
+  done
   check "$name-eval" 0 '^T[0-9]+ +\[[0-9, ]+\] f32 +sum=' -- \
-    "$loom" eval "$f" --seed 1 --sizes s0=6,s1=300,s4=300
+    "$loom" eval "$f" --seed 1 ${sizes:+--sizes "$sizes"}
   scheduled=$((scheduled + 1))
 done
 if [[ $scheduled -lt 6 ]]; then
   echo "FAIL scheduled-examples: expected at least 6 in examples/scheduled, found $scheduled"
   failures=$((failures + 1))
 fi
+
+# An unscheduled fusion is refused by codegen with the reason and what to run instead (its kernel
+# had a 512 MB array on one thread's stack).
+check codegen-unscheduled 1 "^loom: error: .*softmax_fp32\.fus is not scheduled \(no tensor is parallelized on blocks or threads and nothing is inlined\).*LOOM_DUMP=cuda_kernel loom run" -- \
+  "$loom" codegen "$src/examples/softmax_fp32.fus"
+out="$("$loom" codegen "$src/examples/softmax_fp32.fus" 2>/dev/null)"
+if [[ -z "$out" ]]; then echo "ok   codegen-unscheduled-prints-no-kernel"; else
+  echo "FAIL codegen-unscheduled-prints-no-kernel"; failures=$((failures + 1)); fi
 
 # With the SM count named, a grid that is resident in one wave (64 blocks of 128 threads on 132
 # SMs) gets launch bounds; without it the kernel has none. A bad count is an error.
@@ -340,6 +367,36 @@ for f in "$tmp"/small/*.fus; do
     failures=$((failures + 1))
   fi
 done
+
+# --no-check runs without the reference evaluator: RAN lines instead of PASS, no reference step
+# among the progress lines, exit 0.
+"$loom" run "$src/examples/var_mean_small.fus" --backend host --no-check --progress-after 0 \
+  >"$tmp/nc.out" 2>"$tmp/nc.err"
+rc=$?
+if [[ $rc == 0 ]] && grep -q '^check: skipped (--no-check)' "$tmp/nc.out" &&
+  grep -Eq '^RAN  T4 +\[1, 64\] f32: T4 = div' "$tmp/nc.out" && ! grep -q '^PASS' "$tmp/nc.out" &&
+  grep -q 'no reference check$' "$tmp/nc.out" && ! grep -q 'reference evaluator' "$tmp/nc.err"; then
+  echo "ok   run-no-check"
+else
+  echo "FAIL run-no-check: rc=$rc"; cat "$tmp/nc.out" "$tmp/nc.err"; failures=$((failures + 1))
+fi
+check run-no-check-help 0 '--no-check +run without computing the reference outputs' -- "$loom" run --help
+check run-no-check-sharded 0 '1 rank\(s\) \(single process\): all ran \(not checked\)' -- \
+  "$loom" run "$src/examples/multidevice/var_mean_sp_d1.fus" --backend host --no-check
+
+# LOOM_DUMP=help lists every name with its line on the dump sink (stdout) before the command
+# runs, and dumps nothing else; LOOM_DEBUG=help likewise.
+out="$(LOOM_DUMP=help "$loom" print "$src/examples/var_mean_small.fus" 2>&1)"
+if grep -q '^LOOM_DUMP names' <<<"$(head -1 <<<"$out")" &&
+  grep -Eq '^  kernel_ir\(pass\) +the kernel IR after each lowering pass' <<<"$out" &&
+  grep -Eq '^  host_program +what a runtime runs' <<<"$out" && grep -q '= welford(' <<<"$out"; then
+  echo "ok   dump-help"
+else
+  echo "FAIL dump-help"; echo "$out" | head -5; failures=$((failures + 1))
+fi
+check debug-help 0 '^  verify_ir +runs ir::verify' -- env LOOM_DEBUG=help "$loom" version
+check dump-unknown 1 "LOOM_DUMP: unknown option 'kernal_ir'.*LOOM_DUMP=help says what each prints" -- \
+  env LOOM_DUMP=kernal_ir "$loom" version
 
 # --bench repeats the run and reports the time per run and the bandwidth.
 if "$loom" run "$src/examples/var_mean_small.fus" --backend host --bench 2>&1 |

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "loom/codegen/kernel_codegen.h"
+#include "loom/ir/ir.h"
 #include "loom/lower/lower.h"
 #include "tools/loom/commands.h"
 #include "tools/loom/run_device.h"
@@ -25,6 +26,19 @@ struct CodegenArgs {
   CLI::Option* smsOption = nullptr;  ///< given: sms holds the count
 };
 
+// A fusion nobody scheduled: no loop ID runs on blocks or threads and nothing is inlined. Its
+// kernel would run every element in one thread, each intermediate a whole-tensor array on that
+// thread's stack (hundreds of MB for the examples), which no GPU can launch.
+bool isScheduled(const ir::Fusion& fusion) {
+  for (const ir::TensorView* tv : fusion.allTvs()) {
+    if (tv->computeAtPosition() > 0) return true;
+    for (const ir::IterDomain* id : tv->loop()) {
+      if (ir::isThreadOrBlockDim(id->parallelType())) return true;
+    }
+  }
+  return false;
+}
+
 int runCodegen(const CodegenArgs& a) {
   codegen::CodegenOptions options;
   if (a.smsOption->count() > 0) {
@@ -35,6 +49,12 @@ int runCodegen(const CodegenArgs& a) {
     options.multiprocessors = n;
   }
   auto fusion = readFusionFile(a.file);
+  LOOM_CHECK(isScheduled(*fusion), a.file,
+             " is not scheduled (no tensor is parallelized on blocks or threads and nothing is "
+             "inlined), so its kernel would run in one thread with every intermediate a "
+             "whole-tensor array. 'loom codegen' prints the kernel of a hand-scheduled fusion "
+             "(examples/scheduled/ has some); 'LOOM_DUMP=cuda_kernel loom run ",
+             a.file, "' schedules it automatically and prints its kernels");
   auto kernel = lower::lowerFusion(*fusion);
   codegen::GeneratedKernel g = codegen::generateKernel(*kernel, options);
   std::cout << g.kernelText;  // before compiling: printed even when NVRTC then refuses it

@@ -55,18 +55,10 @@ std::string environmentHelp() {
   for (const EnvVar& v : environmentVariables()) {
     out += fmt::format("  {}={}\n      {}\n", v.name, v.values, v.description);
   }
-  out += "\nLOOM_DUMP names (LOOM_DUMP=a,b(arg),...; an unknown name lists the valid ones):\n";
-  for (size_t i = 0; i < size_t(DumpOption::kCount); ++i) {
-    const auto o = DumpOption(i);
-    std::string name(dumpOptionName(o));
-    if (!dumpOptionArguments(o).empty()) name += fmt::format("({})", dumpOptionArguments(o));
-    out += fmt::format("  {:<23} {}\n", name, dumpOptionDescription(o));
-  }
-  out += "\nLOOM_DEBUG names (LOOM_DEBUG=a,b):\n";
-  for (size_t i = 0; i < size_t(DebugOption::kCount); ++i) {
-    const auto o = DebugOption(i);
-    out += fmt::format("  {:<23} {}\n", debugOptionName(o), debugOptionDescription(o));
-  }
+  out += "\nLOOM_DUMP names (LOOM_DUMP=a,b(arg),...; LOOM_DUMP=help prints this list):\n";
+  out += dumpOptionsHelp();
+  out += "\nLOOM_DEBUG names (LOOM_DEBUG=a,b; LOOM_DEBUG=help prints this list):\n";
+  out += debugOptionsHelp();
   out += "\nLOOM_DISABLE names (LOOM_DISABLE=a,b: optional passes not to run):\n";
   out += fmt::format("  {:<23} {}\n", "lowering", join(lower::pipeline().optionalNames()));
   out += fmt::format("  {:<23} {}\n", "pre-segmentation",
@@ -105,7 +97,9 @@ int runEval(const EvalArgs& a) {
   } catch (const InternalError& e) {
     LOOM_CHECK(false, a.file, ": cannot evaluate: ", e.reason());
   }
-  std::vector<eval::Argument> inputs = randomInputs(*fusion, parseSizes(a.sizes), seed);
+  const std::map<std::string, std::string> sizes = parseSizes(a.sizes);
+  checkSizeNames(*fusion, sizes);
+  std::vector<eval::Argument> inputs = randomInputs(*fusion, sizes, seed);
   Progress progress(std::cerr, progressAfter(a.progress));
   std::vector<Tensor> outs;
   {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "loom/support/error.h"
+#include "loom/support/options.h"
 #include "loom/version.h"
 #include "tools/loom/commands.h"
 
@@ -68,6 +69,22 @@ int finishOutput(int rc) {
   return rc != 0 ? rc : 1;
 }
 
+// What bare `loom` prints: the commands on one line and where the rest is.
+std::string shortUsage(const CLI::App& app) {
+  std::string commands;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_group().empty()) continue;  // hidden
+    if (!commands.empty()) commands += ", ";
+    commands += sub->get_name();
+  }
+  std::string usage = "Usage: loom COMMAND [OPTIONS] [FILE.fus]\n";
+  usage += "Commands: " + commands + "\n";
+  usage +=
+      "Run 'loom --help' for what each does, the exit statuses and the environment variables, "
+      "'loom COMMAND --help' for a command's options.\n";
+  return usage;
+}
+
 int runCommandLine(int argc, char** argv) {
   CLI::App app(
       "Loom: a fusion compiler for NVIDIA GPUs, with a host backend that runs the same kernels "
@@ -89,7 +106,7 @@ int runCommandLine(int argc, char** argv) {
   help->add_option("COMMAND", help_topic, "the command whose help to print")->type_name("");
 
   if (argc <= 1) {
-    std::cerr << app.help();
+    std::cerr << shortUsage(app);
     return 1;
   }
   if (const std::string first = argv[1]; !first.empty() && first[0] != '-') {
@@ -114,6 +131,10 @@ int runCommandLine(int argc, char** argv) {
   }
 
   try {
+    // LOOM_DUMP and LOOM_DEBUG are read now, so that a bad name fails before any work and
+    // LOOM_DUMP=help prints the names first.
+    (void)loom::DumpOptions::fromEnvironment();
+    (void)loom::DebugOptions::fromEnvironment();
     if (version->parsed()) {
       std::cout << "loom " << LOOM_VERSION_STRING << "\n";
       return 0;

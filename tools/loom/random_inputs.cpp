@@ -94,6 +94,28 @@ eval::Argument scalarInput(const ir::Scalar* s, const std::map<std::string, std:
 
 }  // namespace
 
+void checkSizeNames(const ir::Fusion& fusion, const std::map<std::string, std::string>& sizes) {
+  std::vector<std::string> names;
+  auto add = [&](const ir::Scalar* s) {
+    std::string n = s->toString();
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  for (ir::Val* in : fusion.inputs()) {
+    if (const auto* tv = in->dynCast<ir::TensorView>()) {
+      for (const ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
+        if (!id->logicalExtent()->isConst()) add(id->logicalExtent());
+      }
+    } else {
+      add(in->as<ir::Scalar>());
+    }
+  }
+  for (const auto& [name, value] : sizes) {
+    LOOM_CHECK(std::find(names.begin(), names.end(), name) != names.end(), "--sizes names ", name,
+               ", which is not a symbolic size or scalar input of this fusion (",
+               names.empty() ? std::string("it has none") : "its names: " + join(names), ")");
+  }
+}
+
 std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
                                          const std::map<std::string, std::string>& sizes,
                                          uint64_t seed) {

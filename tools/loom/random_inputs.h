@@ -28,10 +28,16 @@ std::map<std::string, std::string> parseSizes(const std::string& spec);
 /// negative size, a size whose element or byte count overflows, and, before anything is
 /// allocated, sizes the fusion contradicts (what eval::ExpressionEvaluator::bindInputs checks: a
 /// dim the exprs line up with a constant extent or with another input's dim, given another
-/// size). Names the inputs do not use are ignored (one --sizes serves several files).
+/// size). Names the inputs do not use are ignored (a test gives one map for several fusions);
+/// the commands refuse them first (checkSizeNames).
 std::vector<eval::Argument> randomInputs(const ir::Fusion& fusion,
                                          const std::map<std::string, std::string>& sizes,
                                          uint64_t seed);
+
+/// UserError for a name in `sizes` that is neither a symbolic size of a tensor input nor a
+/// scalar input of `fusion`, listing the names it has: on the command line a typo would
+/// otherwise leave the size it meant unset, or be silently unused.
+void checkSizeNames(const ir::Fusion& fusion, const std::map<std::string, std::string>& sizes);
 
 /// The check's tolerance for an output of `output_numel` elements of `dtype`: the elements
 /// reduced into each are estimated as the widest input's over the output's (at least 1).

@@ -17,9 +17,10 @@ namespace loom::tools {
 /// (the global random inputs, the same on every rank), checks against its shards of the
 /// reference, and prints every rank's result on rank 0, after `backend_line` (what
 /// narration.h's backendLine says). Rank 0 prints progress lines for steps longer than
-/// `progress_after` to stderr. Returns the exit status (1 when any rank failed).
+/// `progress_after` to stderr. Without `check` the reference is not computed and the outputs
+/// are only reported. Returns the exit status (1 when any rank failed).
 int runSharded(std::unique_ptr<ir::Fusion> fusion, const std::vector<eval::Argument>& global,
-               runtime::RuntimeOptions options, bool bench, const std::string& backend_line,
-               Progress::Duration progress_after);
+               runtime::RuntimeOptions options, bool bench, bool check,
+               const std::string& backend_line, Progress::Duration progress_after);
 
 }  // namespace loom::tools

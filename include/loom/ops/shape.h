@@ -18,8 +18,10 @@ TensorView* broadcast(TensorView* x, const std::vector<bool>& is_broadcast_dim);
 /// the output size.
 TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_shape,
                            const std::vector<int64_t>& broadcast_dims);
-/// Removes the given dimensions, which must be size 1 (Broadcast).
-TensorView* squeeze(TensorView* x, const std::vector<int64_t>& dims);
+/// Removes the given dimensions, which must be size 1 (Broadcast). With `squeeze_expanded`, a
+/// Broadcast expanded to a larger size is removed too: it holds one value, which the output keeps
+/// (nvFuser's squeeze_expanded); without it, squeezing one is an error, as in nvFuser.
+TensorView* squeeze(TensorView* x, const std::vector<int64_t>& dims, bool squeeze_expanded = false);
 /// Inserts one size-1 dimension at `dim` (negative counts from the end of the output).
 TensorView* unsqueeze(TensorView* x, int64_t dim);
 /// Expands size-1 dimensions to `sizes` (-1 keeps a dimension). No data is copied.

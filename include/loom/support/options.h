@@ -3,20 +3,23 @@
 //
 //   LOOM_DUMP=fusion_ir,kernel_ir(syncs)          dump the fusion, and the kernel IR after one pass
 //   LOOM_DEBUG=verify_kernel_ir,verify_ir         extra checks (verifiers after passes/schedulers)
+//   LOOM_DUMP=help                                lists the names (to the dump sink), dumps nothing
 //
 // Each option may take arguments in parentheses, separated by commas. An unknown option is a
 // user error that lists the valid ones. Options are plain values: a layer that needs them takes a
 // DumpOptions argument (or reads DumpOptions::fromEnvironment() at its entry point), never a
-// global "current lowering" object.
+// global "current lowering" object. An embedding program that wants options for one call only
+// (loom.direct's execute(_enable_options=...)) adds them for that call with ScopedOptions.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace loom {
@@ -50,10 +53,14 @@ class DumpOptions {
  public:
   DumpOptions() = default;
 
-  /// Parses "a,b(x,y),c". Throws UserError for an unknown name or unbalanced parentheses.
-  static DumpOptions parse(std::string_view spec);
+  /// Parses "a,b(x,y),c". Throws UserError for an unknown name or unbalanced parentheses. With
+  /// `help` given, the name "help" is accepted too (and enables nothing): *help says whether it
+  /// was there.
+  static DumpOptions parse(std::string_view spec, bool* help = nullptr);
 
-  /// Parses the LOOM_DUMP environment variable (empty when unset). Read once per process.
+  /// Parses the LOOM_DUMP environment variable (empty when unset). Read once per process; when
+  /// it names "help", dumpOptionsHelp() goes to the dump sink then. Inside a ScopedOptions on
+  /// this thread: the environment's options merged with the scope's.
   static const DumpOptions& fromEnvironment();
 
   bool has(DumpOption option) const { return enabled_.count(option) != 0; }
@@ -68,9 +75,17 @@ class DumpOptions {
     enabled_[option] = std::move(args);
   }
 
+  /// Adds `other`'s options. An option both enable keeps the union of their arguments, or none
+  /// (everything) when either gave none.
+  void merge(const DumpOptions& other);
+
  private:
   std::map<DumpOption, std::vector<std::string>> enabled_;
 };
+
+/// Every LOOM_DUMP name with what it prints, one per line ("  kernel_ir(pass)  the kernel IR
+/// ..."): what LOOM_DUMP=help and `loom --help` show.
+std::string dumpOptionsHelp();
 
 /// What LOOM_DEBUG may name: checks that cost compile time, off by default and on in every ctest
 /// test (cmake/LoomTargets.cmake sets LOOM_DEBUG=verify_kernel_ir,verify_ir). Keep
@@ -92,17 +107,24 @@ class DebugOptions {
   DebugOptions() = default;
 
   /// Parses "a,b". Throws UserError for an unknown name (listing the valid ones) or arguments.
-  static DebugOptions parse(std::string_view spec);
+  /// With `help` given, "help" is accepted too, as in DumpOptions::parse.
+  static DebugOptions parse(std::string_view spec, bool* help = nullptr);
 
-  /// Parses the LOOM_DEBUG environment variable (empty when unset). Read once per process.
+  /// Parses the LOOM_DEBUG environment variable (empty when unset). Read once per process;
+  /// LOOM_DEBUG=help writes debugOptionsHelp() to the dump sink. Inside a ScopedOptions: merged
+  /// with the scope's.
   static const DebugOptions& fromEnvironment();
 
   bool has(DebugOption option) const { return (bits_ >> static_cast<unsigned>(option)) & 1u; }
   void enable(DebugOption option) { bits_ |= 1u << static_cast<unsigned>(option); }
+  void merge(const DebugOptions& other) { bits_ |= other.bits_; }
 
  private:
   uint32_t bits_ = 0;
 };
+
+/// Every LOOM_DEBUG name with what it checks, one per line (LOOM_DEBUG=help, `loom --help`).
+std::string debugOptionsHelp();
 
 /// The value of an environment variable, or nullopt when unset.
 std::optional<std::string> getEnv(const char* name);
@@ -111,7 +133,28 @@ std::optional<std::string> getEnv(const char* name);
 /// pre-segmentation list not to run. Each list refuses names of its passes that are not
 /// optional (PassList::checkDisabled); names of no list are refused by checkDisabledPassNames.
 std::unordered_set<std::string> parseDisabledPasses(std::string_view spec);
-/// parseDisabledPasses of LOOM_DISABLE (empty when unset). Read once per process.
+/// parseDisabledPasses of LOOM_DISABLE (empty when unset). Read once per process. Inside a
+/// ScopedOptions: with the scope's names added.
 const std::unordered_set<std::string>& disabledPassesFromEnvironment();
+
+/// Options for what this thread does while the scope lives, on top of the environment's, as if
+/// LOOM_DUMP, LOOM_DEBUG and LOOM_DISABLE also named them: the *fromEnvironment() readers above
+/// return the merged options. For an embedding program that asks for options per call (the
+/// Python package's execute(_enable_options=..., _disable_options=...)); the work of a call
+/// (segmenting, scheduling, lowering, compiling) runs on the calling thread. Scopes nest, and
+/// other threads do not see them.
+class ScopedOptions {
+ public:
+  ScopedOptions(const DumpOptions& dump, const DebugOptions& debug,
+                const std::unordered_set<std::string>& disabled);
+  ~ScopedOptions();
+  ScopedOptions(const ScopedOptions&) = delete;
+  ScopedOptions& operator=(const ScopedOptions&) = delete;
+
+  struct Frame;
+
+ private:
+  std::unique_ptr<Frame> frame_;
+};
 
 }  // namespace loom

@@ -10,9 +10,13 @@ A test written against ``nvfuser_direct`` runs here with its import line changed
         x = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Float)
         fd.add_output(fd.ops.relu(fd.ops.add(x, 1.0)))
     (y,) = fd.execute([torch.randn(4, 8)])
+    print(fd)            # the definition above, as nvFuser prints it
 
-docs/python.md is the tutorial and the table of supported names.
+docs/python.md is the tutorial and the table of supported names; a name nvFuser has and Loom
+lacks raises loom.NotSupportedError naming it (_unsupported.py holds the list).
 """
+
+import builtins
 
 from .. import (
     Error,
@@ -20,12 +24,19 @@ from .. import (
     NotSupportedError,
     UnavailableError,
     UserError,
+    ValidationError,
     _C,
+    __version__,
     to_torch_list,
 )
-from . import multidevice
-from ._repro import repro_script
+from .._dumps import dump_output
+from . import _validate, multidevice, pytorch_utils
+from ._cache import FusionExecutorCache, LRUCache, LruFusionCache
+from ._definition import python_definition
+from ._repro import describe_input, repro_script
+from ._scheduler_type import SchedulerType
 from ._types import DataType, MemoryType, ParallelType, to_loom_dtype, torch_to_dtype
+from ._unsupported import UNSUPPORTED, StandIn, argument_error, check_attribute
 from .ops import Ops
 
 TensorView = _C.TensorView
@@ -40,17 +51,19 @@ propagate_transforms = _C.propagate_transforms
 parallelize_all_like = _C.parallelize_all_like
 inline_most = _C.inline_most
 
-_EXECUTE_OPTIONS = {
-    "override_user_schedule": False,
-    "capture_debug_output": False,
-    "print_repro": False,
-    "profile": False,
-    "save_repro_inputs": False,
-    "_enable_options": (),
-    "_disable_options": (),
-}
-
 _NO_DEFAULT = object()
+
+
+def version():
+    """Loom's version, as nvFuser's version() gives its own: "major.minor.patch"."""
+    return __version__
+
+
+def __getattr__(name):
+    """Module-level nvFuser names Loom lacks import as stand-ins that raise when used."""
+    if name in UNSUPPORTED["loom.direct"]:
+        return StandIn(name)
+    raise AttributeError(f"module 'loom.direct' has no attribute {name!r}")
 
 
 class Vector(list):
@@ -67,18 +80,88 @@ def _stride_order_to_loom(stride_order, rank):
     return sorted(range(rank), key=lambda i: -order[i])
 
 
+def compute_tensor_descriptor(sizes, strides):
+    """(contiguity, stride_order) of a tensor of `sizes` and `strides`, as nvFuser computes them
+    for define_tensor: contiguity in allocation order (outermost first), each entry whether the
+    dim is contiguous with the next inner one, None for size-1 and stride-0 dims; stride_order
+    per dim, its place from the innermost (0). Stride-0 dims keep their places, so an expanded
+    dim alone is no permutation."""
+    sizes, strides = [int(s) for s in sizes], [int(s) for s in strides]
+    if len(sizes) != len(strides):
+        raise UserError(
+            f"compute_tensor_descriptor: {len(sizes)} sizes but {len(strides)} strides"
+        )
+    if any(s < 0 for s in strides):
+        raise UserError(f"compute_tensor_descriptor: negative strides {strides} are not supported")
+    rank = len(sizes)
+    # Outer to inner by stride (ties keep the logical order), stride-0 dims in place.
+    moving = [i for i in range(rank) if strides[i] != 0]
+    order = list(range(rank))
+    for place, dim in zip(moving, sorted(moving, key=lambda i: (-strides[i], i))):
+        order[place] = dim
+    per_dim = [None] * rank
+    inner_span = 1
+    for i in reversed(order):
+        if sizes[i] == 1 or strides[i] == 0:
+            continue
+        per_dim[i] = strides[i] == inner_span
+        inner_span = strides[i] * sizes[i]
+    contiguity = [per_dim[i] for i in order]
+    stride_order = [0] * rank
+    for place, i in enumerate(order):
+        stride_order[i] = rank - 1 - place
+    return contiguity, stride_order
+
+
+# Fusion ids for printed definitions: one per structure (its text form), as nvFuser numbers the
+# fusions of its cache.
+_FUSION_IDS = {}
+
+
+def _fusion_id(fusion):
+    return _FUSION_IDS.setdefault(fusion.to_text(), len(_FUSION_IDS))
+
+
+def translate_fusion(fusion):
+    """The fusion as a Python function in nvFuser's direct-binding form (what print(fd) shows)."""
+    fusion = getattr(fusion, "fusion", fusion)
+    return python_definition(fusion, f"nvfuser_fusion_id{_fusion_id(fusion)}")[0]
+
+
+def get_val_tolerances(fusion, inputs):
+    """(atol, rtol) per output of `fusion` for `inputs`, as validate() uses them."""
+    fusion = getattr(fusion, "fusion", fusion)
+    return _validate.tolerances(fusion, inputs)
+
+
+def validate_with_auto_inferred_outputs(fusion, fusion_outputs, inputs):
+    """Compares `fusion_outputs` with the reference evaluator's outputs for `inputs`."""
+    fusion = getattr(fusion, "fusion", fusion)
+    refs = _validate.reference_outputs(fusion, inputs)
+    _validate.compare(fusion, fusion_outputs, refs, inputs, _validate.REFERENCE)
+
+
 class FusionDefinition:
-    """A fusion being defined (``with FusionDefinition() as fd: ...``), then run by execute()."""
+    """A fusion being defined (``with FusionDefinition() as fd: ...``), then run by execute()
+    (scheduled automatically) or manual_execute() (as scheduled by hand)."""
 
     def __init__(self, fusion=None):
         self._fusion = _C.Fusion() if fusion is None else fusion
-        self._executor = None
         self.ops = Ops(self)
+        self._debug_output = None
+        self._repro_inputs = None
 
     @classmethod
     def from_text(cls, text):
         """A FusionDefinition of a fusion in Loom's text form (``fd.fusion.to_text()``)."""
         return cls(_C.parse_fusion(text))
+
+    def define_from_text(self, text):
+        """Defines this (empty) FusionDefinition's fusion from Loom's text form: what a printed
+        definition does for a fusion nvFuser's form cannot express."""
+        if "fec" in self.__dict__ or not self._fusion.is_empty():
+            raise UserError("define_from_text: this FusionDefinition has a fusion already")
+        self._fusion = _C.parse_fusion(text)
 
     def __enter__(self):
         return self
@@ -86,12 +169,22 @@ class FusionDefinition:
     def __exit__(self, exc_type, exc, tb):
         return False
 
+    def __getattr__(self, name):
+        # Only names normal lookup did not find: nvFuser's methods Loom lacks raise naming them.
+        check_attribute("FusionDefinition", "FusionDefinition", name)
+
     @property
     def fusion(self):
-        return self._fusion
+        fec = self.__dict__.get("fec")
+        return fec.fusion() if fec is not None else self._fusion
 
     def _fusion_for_ops(self):
-        return self._fusion
+        return self.fusion
+
+    def id(self):
+        """The fusion's id: one per structure in this process (printed definitions are named
+        nvfuser_fusion_id<id>)."""
+        return _fusion_id(self.fusion)
 
     # ---- inputs and outputs -------------------------------------------------------------------
     def define_tensor(
@@ -101,13 +194,22 @@ class FusionDefinition:
         dtype=DataType.Float,
         is_cpu=False,
         stride_order=None,
+        *,
+        sizes=None,
+        strides=None,
         **kwargs,
     ):
         """An input tensor. shape: -1 for a size known at run time, 1 for a broadcast dim, any
         other value for a constant size. contiguity: a bool for every dim or one entry per dim,
         in allocation order when stride_order is given (None for broadcast dims; None for a dim
         of size -1 or above 1 makes it an expanded broadcast, a stride-0 dim). stride_order: per
-        dim, its place from the innermost (0)."""
+        dim, its place from the innermost (0).
+        Or, as nvFuser's other form, sizes= and strides= of a tensor like the ones it will take
+        (contiguity and stride order computed from them; static_sizes=True keeps the sizes
+        constant, else they are symbolic)."""
+        if sizes is not None or strides is not None:
+            return self._define_tensor_like(sizes, strides, shape, contiguity, stride_order,
+                                            dtype, is_cpu, kwargs)
         for name in ("symbolic_sizes", "static_sizes"):
             if name in kwargs:
                 if shape is not None:
@@ -120,10 +222,7 @@ class FusionDefinition:
         if shape is None:
             raise UserError("define_tensor: shape is required")
         if is_cpu:
-            raise NotSupportedError(
-                "define_tensor: is_cpu=True (a CPU scalar tensor in a GPU fusion) is not "
-                "supported by Loom; pass the value as define_scalar instead"
-            )
+            raise argument_error("FusionDefinition.define_tensor", "is_cpu", is_cpu)
         shape = [int(s) for s in shape]
         rank = len(shape)
         if contiguity is None or isinstance(contiguity, bool):
@@ -140,8 +239,30 @@ class FusionDefinition:
                 logical[dim] = contiguity[place]
             contiguity = logical
         return _C.ops.define_tensor(
-            self._fusion, shape, to_loom_dtype(dtype, "define_tensor"), contiguity, order
+            self.fusion, shape, to_loom_dtype(dtype, "define_tensor"), contiguity, order
         )
+
+    def _define_tensor_like(self, sizes, strides, shape, contiguity, stride_order, dtype, is_cpu,
+                            kwargs):
+        if sizes is None or strides is None:
+            raise UserError("define_tensor: sizes= and strides= go together; pass both")
+        if shape is not None or contiguity is not None or stride_order is not None:
+            raise UserError(
+                "define_tensor: sizes= and strides= describe the tensor; pass them without "
+                "shape, contiguity or stride_order"
+            )
+        static_sizes = kwargs.pop("static_sizes", False)
+        if kwargs:
+            raise NotSupportedError(
+                f"define_tensor: argument(s) {', '.join(sorted(kwargs))} not supported by Loom"
+            )
+        sizes, strides = [int(s) for s in sizes], [int(s) for s in strides]
+        contiguity, order = compute_tensor_descriptor(sizes, strides)
+        rank = len(sizes)
+        shape = [1 if n == 1 else (n if static_sizes else -1) for n in sizes]
+        identity = order == list(reversed(range(rank)))
+        return self.define_tensor(shape=shape, contiguity=contiguity, dtype=dtype, is_cpu=is_cpu,
+                                  stride_order=None if identity else order)
 
     def from_pytorch(self, tensor, static_sizes=False):
         """An input shaped like `tensor` (symbolic sizes, or its sizes with static_sizes), with its
@@ -152,32 +273,15 @@ class FusionDefinition:
         if tensor.device.type not in ("cpu", "cuda"):
             raise NotSupportedError(f"from_pytorch: device {tensor.device} is not supported")
         sizes = list(tensor.shape)
-        strides = list(tensor.stride())
+        contiguity, stride_order = compute_tensor_descriptor(sizes, tensor.stride())
         rank = len(sizes)
-        # Outer to inner by stride (ties keep the logical order); stride-0 dims keep their
-        # places, as nvFuser's descriptor does, so an expanded dim alone is no permutation.
-        moving = [i for i in range(rank) if strides[i] != 0]
-        order = list(range(rank))
-        for place, dim in zip(moving, sorted(moving, key=lambda i: (-strides[i], i))):
-            order[place] = dim
-        contiguity = [None] * rank  # per logical dim; None for size-1 and stride-0 dims
-        inner_span = 1
-        for i in reversed(order):
-            if sizes[i] == 1 or strides[i] == 0:
-                continue
-            contiguity[i] = strides[i] == inner_span
-            inner_span = strides[i] * sizes[i]
         shape = [1 if s == 1 else (s if static_sizes else -1) for s in sizes]
-        stride_order = [0] * rank
-        for place, i in enumerate(order):
-            stride_order[i] = rank - 1 - place
-        permuted = order != list(range(rank))
+        identity = stride_order == list(reversed(range(rank)))
         return self.define_tensor(
             shape=shape,
-            # define_tensor takes it in allocation order when a stride order is given.
-            contiguity=[contiguity[i] for i in order] if permuted else contiguity,
+            contiguity=contiguity,
             dtype=dtype,
-            stride_order=stride_order if permuted else None,
+            stride_order=None if identity else stride_order,
         )
 
     def define_scalar(self, value=None, dtype=_NO_DEFAULT):
@@ -195,7 +299,7 @@ class FusionDefinition:
                 f"define_scalar: a {type(value).__name__} value is not supported by Loom "
                 "(complex and tensor values are not)"
             )
-        return _C.ops.define_scalar(self._fusion, to_loom_dtype(dtype, "define_scalar"), value)
+        return _C.ops.define_scalar(self.fusion, to_loom_dtype(dtype, "define_scalar"), value)
 
     def define_vector(self, values, dtype=DataType.Int):
         """A list of sizes. An int `values` makes that many Int scalar inputs (execute() then takes
@@ -209,68 +313,170 @@ class FusionDefinition:
         return vec
 
     def add_input(self, val):
-        self._fusion.add_input(val)
+        self.fusion.add_input(val)
 
     def add_output(self, output, alias_input=None):
         if alias_input is not None:
-            raise NotSupportedError("add_output: alias_input (in-place outputs) is not supported by Loom")
-        self._fusion.add_output(output)
+            raise argument_error("FusionDefinition.add_output", "alias_input", alias_input)
+        self.fusion.add_output(output)
 
     # ---- running ------------------------------------------------------------------------------
-    def execute(self, inputs, device=None, **options):
+    def _executor_cache(self):
+        fec = self.__dict__.get("fec")
+        if fec is None:
+            fec = self.fec = FusionExecutorCache(self._fusion)
+        return fec
+
+    def execute(
+        self,
+        inputs,
+        device=None,
+        *,
+        override_user_schedule=False,
+        capture_debug_output=False,
+        print_repro=False,
+        profile=False,
+        save_repro_inputs=False,
+        _enable_options=(),
+        _disable_options=(),
+        auto_schedule=True,
+    ):
         """Runs the fusion on `inputs` (torch tensors, numpy arrays or numbers, in input order)
         and returns the outputs as torch tensors. CUDA tensors run on their GPU and torch's
         current stream there; CPU tensors on the host backend. The first run of an input layout
-        segments, schedules and compiles; later ones only launch."""
-        if options:
-            self._check_execute_options(options)
-        ex = self._executor
-        if ex is None:
-            ex = self._executor = _C.FusionExecutor(self._fusion)
+        segments, schedules and compiles; later ones only launch.
+
+        capture_debug_output: the call's dumps go to fd.debug_output() instead of sys.stdout.
+        print_repro: prints fd.repro_script_for(inputs) first. save_repro_inputs: keeps the
+        inputs' layouts for fd.last_repro_script(). _enable_options / _disable_options: Loom's
+        dump, debug and pass names for this call (docs/python.md lists them)."""
+        for name, value in (("profile", profile), ("override_user_schedule", override_user_schedule)):
+            if value:
+                raise argument_error("FusionDefinition.execute", name, value)
+        if not auto_schedule:
+            return self.manual_execute(inputs)
+        if print_repro:
+            print(self.repro_script_for(inputs))
+        if save_repro_inputs:
+            self._repro_inputs = [describe_input(x) for x in inputs]
+        capture = dump_output(capture=True) if capture_debug_output else None
         try:
-            return to_torch_list(ex.run(inputs, device))
+            return self._executor_cache().execute(
+                inputs,
+                device,
+                _enable_options=_enable_options,
+                _disable_options=_disable_options,
+                _capture=capture,
+            )
+        except Error as e:
+            _attach_repro(e, self, inputs)
+            raise
+        finally:
+            self._debug_output = capture.text if capture is not None else None
+
+    def debug_output(self):
+        """What the last execute(capture_debug_output=True) dumped; None when the last execute()
+        did not capture."""
+        return self._debug_output
+
+    def manual_execute(self, inputs, heuristic_params=None):
+        """Runs the fusion as scheduled by hand (one kernel, lowered as scheduled): compiled on
+        the first call, launched on later ones."""
+        if heuristic_params is not None:
+            raise NotSupportedError(
+                "manual_execute: heuristic_params is not supported by Loom (a hand schedule runs "
+                "as written)"
+            )
+        ke = self.__dict__.get("ke")
+        try:
+            if ke is None:
+                ke = KernelExecutor()
+                ke.compile(self, inputs)
+                self.ke = ke
+            return ke.run(inputs)
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
 
-    def _check_execute_options(self, options):
-        for name, value in options.items():
-            if name not in _EXECUTE_OPTIONS:
-                raise TypeError(f"execute() got an unexpected keyword argument {name!r}")
-            if value != _EXECUTE_OPTIONS[name] and not (
-                name.startswith("_") and not value
-            ):
-                raise NotSupportedError(f"execute: {name}={value!r} is not supported by Loom")
+    def validate(self, inputs, reference_outputs=None, device=None, **kwargs):
+        """execute(), then compares the outputs with `reference_outputs` or, without them, with
+        Loom's reference evaluator (double precision); raises loom.ValidationError naming the
+        worst element of the first output out of tolerance. Returns the outputs."""
+        outputs = self.execute(inputs, device=device, **kwargs)
+        self._check(outputs, reference_outputs, inputs)
+        return outputs
+
+    def manual_validate(self, inputs, reference_outputs=None):
+        """manual_execute(), then compares as validate() does."""
+        outputs = self.manual_execute(inputs)
+        self._check(outputs, reference_outputs, inputs)
+        return outputs
+
+    def _check(self, outputs, reference_outputs, inputs):
+        if reference_outputs is None:
+            refs = _validate.reference_outputs(self.fusion, inputs)
+            against = _validate.REFERENCE
+        else:
+            refs, against = list(reference_outputs), "reference_outputs"
+        _validate.compare(self.fusion, outputs, refs, inputs, against)
+
+    def _ran(self, what):
+        fec = self.__dict__.get("fec")
+        if fec is None or fec.num_runtimes == 0:
+            raise UserError(f"{what}: the fusion has not been executed yet")
+        return fec
 
     def last_cuda_code(self, intrinsic_code=False, override_user_schedule=False):
         """The CUDA C++ of the kernels of the last execute() (intrinsic_code: with the runtime
-        library Loom compiles it with)."""
+        library Loom compiles it with); after manual_execute, its kernel's."""
         if override_user_schedule:
             raise NotSupportedError("last_cuda_code: override_user_schedule is not supported by Loom")
-        if self._executor is None:
-            raise UserError("last_cuda_code: the fusion has not been executed yet")
-        return self._executor.last_cuda_code(intrinsic_code)
+        ke = self.__dict__.get("ke")
+        if ke is not None and "fec" not in self.__dict__:
+            return ke.kernel_code(intrinsic_code)
+        return self._ran("last_cuda_code").last_cuda_code(intrinsic_code)
 
     def last_schedulers(self):
         """The scheduler of each kernel of the last execute() (Loom extension)."""
-        if self._executor is None:
-            raise UserError("last_schedulers: the fusion has not been executed yet")
-        return self._executor.last_schedulers()
+        return self._ran("last_schedulers").last_schedulers()
 
     def host_program(self):
         """What the last execute() ran, step by step (kernels and communications)."""
-        if self._executor is None:
-            raise UserError("host_program: the fusion has not been executed yet")
-        return self._executor.host_program()
+        return self._ran("host_program").host_program()
 
-    def repro_script(self, inputs=None):
-        """A Python script that rebuilds this fusion and runs it on inputs like `inputs`."""
-        return repro_script(self, inputs)
+    def fusion_ir(self):
+        """The fusion in Loom's text form (.fus, docs/text-format.md)."""
+        return self.fusion.to_text()
+
+    # ---- printing and reproducers -------------------------------------------------------------
+    def _function_name(self):
+        return f"nvfuser_fusion_id{self.id()}"
 
     def __repr__(self):
-        return self._fusion.to_text()
+        return python_definition(self.fusion, self._function_name())[0]
 
     __str__ = __repr__
+
+    def repr(self):
+        """The fusion as a Python function in nvFuser's form (what print(fd) shows)."""
+        return builtins.repr(self)
+
+    def repro_script_for(self, inputs=None):
+        """A Python script that defines this fusion and runs it on inputs laid out like
+        `inputs` (random values): torch tensors, numpy arrays, numbers."""
+        descriptions = None if inputs is None else [describe_input(x) for x in inputs]
+        return repro_script(builtins.repr(self), self._function_name(), descriptions)
+
+    repro_script = repro_script_for
+
+    def last_repro_script(self):
+        """repro_script_for the inputs of the last execute(save_repro_inputs=True)."""
+        if self._repro_inputs is None:
+            raise UserError(
+                "last_repro_script: no inputs were saved; run fd.execute(inputs, "
+                "save_repro_inputs=True) first"
+            )
+        return repro_script(builtins.repr(self), self._function_name(), self._repro_inputs)
 
 
 class KernelExecutor:
@@ -290,10 +496,12 @@ class KernelExecutor:
                     break
                 if dev is not None:
                     device = "cpu"
-        self._ke.compile(fusion, device)
+        with dump_output():
+            self._ke.compile(fusion, device)
 
     def run(self, inputs):
-        return to_torch_list(self._ke.run(inputs))
+        with dump_output():
+            return to_torch_list(self._ke.run(inputs))
 
     def kernel_code(self, intrinsic_code=False):
         return self._ke.kernel_code(intrinsic_code)
@@ -301,9 +509,97 @@ class KernelExecutor:
     last_cuda_code = kernel_code
 
 
+# nvFuser's TensorView and Val methods that are questions about the node.
+def _tv_size(self, dim):
+    """The extent of logical dim `dim` (a Scalar), as fd.ops.size."""
+    return Ops(None).size(self, dim)
+
+
+def _tv_shape(self):
+    """The extents of the logical dims (Scalars), as fd.ops.shape."""
+    return Ops(None).shape(self)
+
+
+def _tv_has_root(self):
+    """True when the tensor has a root domain (a reshape, permute, slice, pad or rFactor)."""
+    return [str(i) for i in self.get_root_domain()] != [str(i) for i in self.get_logical_domain()]
+
+
+def _val_is_symbolic(self):
+    """True for a value known only at run time (not a constant)."""
+    return not (isinstance(self, _C.Scalar) and self.is_const())
+
+
+def _val_is_tensor(self):
+    return isinstance(self, _C.TensorView)
+
+
+class _ValDtype:
+    """Val.dtype: Loom's property (compares equal to a loom._C.DataType) that nvFuser's code
+    calls as a method, tv.dtype(), for the DataType."""
+
+    __slots__ = ("loom",)
+
+    def __init__(self, loom_dtype):
+        self.loom = loom_dtype
+
+    def __call__(self):
+        for d in DataType:
+            if d.loom == self.loom:
+                return d
+        raise NotSupportedError(f"the type {self.loom.name} has no DataType in loom.direct")
+
+    def __eq__(self, other):
+        if isinstance(other, _ValDtype):
+            return self.loom == other.loom
+        if isinstance(other, DataType):
+            return other.loom == self.loom
+        return self.loom == other
+
+    def __hash__(self):
+        return hash(self.loom)
+
+    def __getattr__(self, name):  # .name, ... of the loom._C.DataType
+        return getattr(self.loom, name)
+
+    def __repr__(self):
+        return repr(self.loom)
+
+    __str__ = __repr__
+
+
+# loom._C's own property, kept once (a reload of this module must not wrap the wrapper).
+if "_loom_dtype" not in Val.__dict__:
+    Val._loom_dtype = Val.__dict__["dtype"]
+_C_VAL_DTYPE = Val._loom_dtype.fget
+
+
+def _val_dtype(self):
+    return _ValDtype(_C_VAL_DTYPE(self))
+
+
+def _val_unsupported(name):
+    def method(self, *args, **kwargs):
+        check_attribute("Val", "Val", name)
+
+    method.__name__ = name
+    return method
+
+
+TensorView.size = _tv_size
+TensorView.shape = _tv_shape
+TensorView.has_root = _tv_has_root
+Val.dtype = property(_val_dtype)
+Val.is_symbolic = _val_is_symbolic
+Val.is_tensor = _val_is_tensor
+for _name in UNSUPPORTED["Val"]:
+    setattr(Val, _name, _val_unsupported(_name))
+del _name
+
+
 def _attach_repro(error, fd, inputs):
     try:
-        script = repro_script(fd, inputs)
+        script = fd.repro_script_for(inputs)
     except Exception as e:  # the reproducer must never hide the error itself
         script = f"# (no reproducer: {type(e).__name__}: {e})"
     error.repro = script
@@ -314,7 +610,16 @@ def _attach_repro(error, fd, inputs):
 __all__ = [
     "FusionDefinition",
     "KernelExecutor",
+    "FusionExecutorCache",
+    "LRUCache",
+    "LruFusionCache",
+    "version",
+    "translate_fusion",
+    "compute_tensor_descriptor",
+    "get_val_tolerances",
+    "validate_with_auto_inferred_outputs",
     "DataType",
+    "SchedulerType",
     "ParallelType",
     "MemoryType",
     "TensorView",
@@ -332,4 +637,5 @@ __all__ = [
     "InternalError",
     "UnavailableError",
     "NotSupportedError",
+    "ValidationError",
 ]

@@ -8,40 +8,20 @@ A name nvFuser has and Loom does not (complex and 8-bit types, stream parallelis
 import enum
 
 from .. import NotSupportedError, _C
+from ._unsupported import UNSUPPORTED, error
 
 
-def _unsupported_enum_meta(unsupported, what):
+def _unsupported_enum_meta(scope):
     class _Meta(enum.EnumMeta):
         def __getattr__(cls, name):
-            if name in unsupported:
-                raise NotSupportedError(
-                    f"{cls.__name__}.{name} is not supported by Loom ({unsupported[name]}); "
-                    f"see docs/python.md for the {what} Loom has"
-                )
+            if name in UNSUPPORTED[scope]:
+                raise error(scope, name)
             return super().__getattr__(name)
 
     return _Meta
 
 
-_UNSUPPORTED_DTYPES = {
-    "ComplexFloat": "no complex types",
-    "ComplexDouble": "no complex types",
-    "Float8_e4m3fn": "no 8-bit floats",
-    "Float8_e5m2": "no 8-bit floats",
-    "Float8_e8m0fnu": "no 8-bit floats",
-    "Float4_e2m1fn": "no 4-bit floats",
-    "Float4_e2m1fn_x2": "no 4-bit floats",
-    "UInt64": "no unsigned integers",
-    "UInt32": "no unsigned integers",
-    "UInt16": "no unsigned integers",
-    "Int16": "no 16-bit integers",
-    "Int8": "no 8-bit integers",
-    "Byte": "no 8-bit integers",
-    "Index": "the index type is always Int64",
-}
-
-
-class DataType(enum.Enum, metaclass=_unsupported_enum_meta(_UNSUPPORTED_DTYPES, "types")):
+class DataType(enum.Enum, metaclass=_unsupported_enum_meta("DataType")):
     """nvFuser's DataType names; ``.loom`` is Loom's type (None for Null)."""
 
     Double = "Float64"
@@ -74,6 +54,8 @@ def to_loom_dtype(dtype, what="dtype"):
     t = torch_to_dtype(dtype)
     if t is not None:
         return t.loom
+    if isinstance(getattr(dtype, "loom", None), _C.DataType):  # a Val's dtype (tv.dtype)
+        return dtype.loom
     raise _C.UserError(f"{what}: expected a DataType, got {dtype!r}")
 
 
@@ -103,17 +85,7 @@ def torch_to_dtype(torch_dtype):
     return table[torch_dtype]
 
 
-_UNSUPPORTED_PARALLEL = {
-    "stream": "no stream parallelism",
-    "mma": "no MMA instructions",
-    "bulk": "no TMA bulk copies",
-    "group": "no grouped reductions",
-    "misaligned_vectorize": "vectorization needs aligned accesses",
-    "tma": "no TMA",
-}
-
-
-class ParallelType(enum.Enum, metaclass=_unsupported_enum_meta(_UNSUPPORTED_PARALLEL, "parallel types")):
+class ParallelType(enum.Enum, metaclass=_unsupported_enum_meta("ParallelType")):
     """nvFuser's ParallelType names; ``.loom`` is Loom's."""
 
     mesh_x = "DIDx"
@@ -138,7 +110,7 @@ class ParallelType(enum.Enum, metaclass=_unsupported_enum_meta(_UNSUPPORTED_PARA
         return f"ParallelType.{self.name}"
 
 
-class MemoryType(enum.Enum):
+class MemoryType(enum.Enum, metaclass=_unsupported_enum_meta("MemoryType")):
     local = "Local"
     shared = "Shared"
     global_ = "Global"

@@ -8,6 +8,7 @@ and calls ``loom._C.ops``. An nvFuser op or argument Loom does not implement rai
 
 from .. import NotSupportedError, _C
 from ._types import DataType, to_loom_dtype
+from ._unsupported import UNSUPPORTED, error
 
 # nvFuser ops Loom does not have (the reason shows in the error).
 UNSUPPORTED_OPS = {
@@ -23,6 +24,7 @@ UNSUPPORTED_OPS = {
         "stride_order uniform_like var_mean_welford rng_uniform"
     ).split()
 }
+UNSUPPORTED["fd.ops"] = UNSUPPORTED_OPS  # the one list of what Loom lacks (_unsupported.py)
 
 
 def _dims(dims, what):
@@ -52,10 +54,7 @@ class Ops:
 
     def __getattr__(self, name):
         if name in UNSUPPORTED_OPS:
-            raise NotSupportedError(
-                f"fd.ops.{name} is not supported by Loom ({UNSUPPORTED_OPS[name]}); "
-                "docs/python.md lists the ops Loom has"
-            )
+            raise error("fd.ops", name)
         raise AttributeError(f"fd.ops has no op {name!r}")
 
     def __dir__(self):
@@ -97,6 +96,8 @@ class Ops:
 
     # ---- reductions ------------------------------------------------------------------------
     def _reduce(self, name, arg, dims, keepdim, dtype):
+        if isinstance(dims, DataType):  # nvFuser's sum(arg, dtype): every dim
+            dims, dtype = None, dims
         f = self._f
         if dtype is not None and dtype is not DataType.Null:
             arg = _C.ops.cast(f, arg, to_loom_dtype(dtype, f"{name} dtype"))
@@ -166,9 +167,7 @@ class Ops:
         return _C.ops.transpose(self._f, arg, int(dim0), int(dim1))
 
     def squeeze(self, arg, dims, squeeze_expanded=False):
-        if squeeze_expanded:
-            raise NotSupportedError("fd.ops.squeeze: squeeze_expanded=True is not supported by Loom")
-        return _C.ops.squeeze(self._f, arg, _dims(dims, "squeeze"))
+        return _C.ops.squeeze(self._f, arg, _dims(dims, "squeeze"), bool(squeeze_expanded))
 
     def unsqueeze(self, arg, dim):
         """Loom extension (torch.unsqueeze)."""

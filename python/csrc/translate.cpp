@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: Apache-2.0
+// The definition part of the Python translation (translate.h): inputs, one fd.ops call per math
+// expr, outputs. Each call is the one that builds that expr again: operands already have the
+// op's compute type (the casts ops insert are exprs of their own and are printed as casts), so
+// the replayed op inserts nothing; sizes are the Scalars or constants the op was given (an
+// index cast ops made is unwrapped, a slice bound is read back from its normalization).
+#include "translate.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "loom/support/error.h"
+#include "loom/support/strings.h"
+
+namespace loom::python {
+
+namespace {
+
+using ir::IterDomain;
+using ir::Scalar;
+using ir::TensorView;
+
+std::string pyDtype(DataType t) {
+  switch (t) {
+    case DataType::Float64: return "DataType.Double";
+    case DataType::Float32: return "DataType.Float";
+    case DataType::Float16: return "DataType.Half";
+    case DataType::BFloat16: return "DataType.BFloat16";
+    case DataType::Int64: return "DataType.Int";
+    case DataType::Int32: return "DataType.Int32";
+    case DataType::Bool: return "DataType.Bool";
+    default: break;
+  }
+  LOOM_THROW("the type ", t, " has no DataType name in the Python frontend");
+}
+
+std::string pyFloat(double d) {
+  if (std::isnan(d)) return "float(\"nan\")";
+  if (std::isinf(d)) return d > 0 ? "float(\"inf\")" : "float(\"-inf\")";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), d);  // shortest round-trip form
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// A constant as a Python number of the constant's kind.
+std::string literal(const Scalar* s) {
+  const ir::ScalarValue& v = s->value();
+  if (isBooleanType(s->dtype())) {
+    bool b = false;
+    if (const bool* x = std::get_if<bool>(&v)) b = *x;
+    if (const int64_t* x = std::get_if<int64_t>(&v)) b = *x != 0;
+    if (const double* x = std::get_if<double>(&v)) b = *x != 0.0;
+    return b ? "True" : "False";
+  }
+  if (isFloatingType(s->dtype())) return pyFloat(s->constDouble().value());
+  return std::to_string(s->constInt().value());
+}
+
+// Python numbers become constants of these types (ops::Operand).
+bool numberKeepsType(DataType t) {
+  return t == DataType::Bool || t == DataType::Int64 || t == DataType::Float64;
+}
+
+std::string pyBool(bool b) { return b ? "True" : "False"; }
+
+std::string pyList(const std::vector<std::string>& items) { return "[" + join(items) + "]"; }
+
+std::string pyContiguity(const std::optional<bool>& c) {
+  return c.has_value() ? pyBool(*c) : "None";
+}
+
+// Positions of `flags` that are true.
+std::vector<std::string> positions(const std::vector<bool>& flags) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i]) out.push_back(std::to_string(i));
+  }
+  return out;
+}
+
+// Positions of the Reduction IDs of `tv`'s logical domain.
+std::vector<std::string> reducedDims(const TensorView* tv) {
+  std::vector<bool> flags;
+  for (const IterDomain* id : tv->logical()) flags.push_back(id->isReduction());
+  return positions(flags);
+}
+
+const ir::BinaryOp* binaryDef(const Scalar* s, ir::BinaryOpType op) {
+  const ir::Expr* d = s->definition();
+  const auto* b = d == nullptr ? nullptr : dyn<ir::BinaryOp>(d);
+  return b != nullptr && b->opType() == op ? b : nullptr;
+}
+
+const Scalar* asScalar(const ir::Val* v) { return v->as<Scalar>(); }
+
+double valueAsDouble(const ir::ScalarValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? 1.0 : 0.0;
+  if (const int64_t* i = std::get_if<int64_t>(&v)) return double(*i);
+  if (const double* d = std::get_if<double>(&v)) return *d;
+  return std::nan("");
+}
+
+// True when the reduction starts from the identity of its op, as the reductions ops make do.
+bool sameIdentity(const ir::ReductionOp* r) {
+  const Scalar* init = r->init();
+  return init->isConst() && valueAsDouble(init->value()) ==
+                                valueAsDouble(ir::reductionIdentity(r->opType(), init->dtype()));
+}
+
+template <typename... T>
+bool isOneOf(const ir::Expr* e) {
+  return (e->isA<T>() || ...);
+}
+
+}  // namespace
+
+std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name) {
+  return Translator(fusion).run(function_name);
+}
+
+std::string Translator::run(std::string_view function_name) {
+  for (const ir::Expr* e : fusion_.exprs()) {
+    if (const auto* cat = dyn<ir::CatOp>(e)) {
+      for (size_t k = 0; k < cat->numInputs(); ++k) {
+        const ir::Expr* pad = cat->in(k)->definition();
+        LOOM_CHECK(pad != nullptr && pad->isA<ir::PadOp>(), "cat input ", cat->in(k)->toString(),
+                   " is not padded by the cat");
+        cat_pads_.insert(pad);
+      }
+    }
+  }
+  for (const ir::Val* v : fusion_.inputs()) defineInput(v);
+  for (const ir::Expr* e : fusion_.exprs()) translateExpr(e);
+  for (const ir::Val* v : fusion_.outputs()) emit("fd.add_output(" + tensor(v) + ")");
+  translateSchedule();
+
+  std::ostringstream os;
+  os << "# Loom: the fusion in nvFuser's direct-binding form; exec() this, then call the "
+        "function with a new FusionDefinition\n";
+  os << "def " << function_name << "(fd : FusionDefinition) -> None:\n";
+  std::vector<std::string> direct;
+  for (const char* n : {"MemoryType", "ParallelType", "inline_most"}) {
+    if (imports_.count(n) != 0) direct.emplace_back(n);
+  }
+  if (!direct.empty()) os << "    from loom.direct import " << join(direct) << "\n";
+  if (imports_.count("DeviceMesh") != 0) {
+    os << "    from loom.direct.multidevice import DeviceMesh\n";
+  }
+  for (const std::string& line : lines_) os << "    " << line << "\n";
+  if (lines_.empty()) os << "    pass\n";
+  return os.str();
+}
+
+std::string Translator::define(const ir::Val* v, char prefix) {
+  std::string name = prefix + std::to_string(next_name_++);
+  names_[v] = name;
+  return name;
+}
+
+std::string Translator::tensor(const ir::Val* v) const {
+  auto it = names_.find(v);
+  LOOM_CHECK(v->isA<TensorView>() && it != names_.end(), v->toString(),
+             " is used where the translation has not defined it");
+  return it->second;
+}
+
+std::string Translator::operand(const ir::Val* v) {
+  if (v->isA<TensorView>()) return tensor(v);
+  return scalar(asScalar(v), Use::TensorOperand);
+}
+
+void Translator::noteExtents(const TensorView* tv) {
+  const std::string& name = names_.at(tv);
+  auto ids = ir::TensorDomain::noReductions(tv->logical());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Scalar* e = ids[i]->extent();
+    if (!e->isConst()) extents_.try_emplace(e, name, int64_t(i));
+  }
+}
+
+void Translator::defineInput(const ir::Val* v) {
+  if (const auto* s = dyn<Scalar>(v)) {
+    emit(define(s, 'S') + " = fd.define_scalar(None, dtype=" + pyDtype(s->dtype()) + ")");
+    return;
+  }
+  const auto* tv = v->as<TensorView>();
+  const auto& logical = tv->logical();
+  std::vector<std::string> shape;
+  for (const IterDomain* id : logical) {
+    const Scalar* e = id->extent();
+    LOOM_CHECK(!id->isReduction() && !id->hasExpandedExtent(), "input ", tv->toString(),
+               " has a reduction or expanded dim, which define_tensor cannot declare");
+    if (id->isBroadcast()) {
+      LOOM_CHECK(e->isConstInt(1), "input ", tv->toString(), " has a broadcast of extent ",
+                 e->toString());
+      shape.emplace_back("1");
+    } else if (auto c = e->constInt()) {
+      LOOM_CHECK(*c != 1, "input ", tv->toString(),
+                 " has a dim of constant size 1 that is not a broadcast");
+      shape.push_back(std::to_string(*c));
+    } else {
+      LOOM_CHECK(e->definition() == nullptr, "input ", tv->toString(), " has the computed extent ",
+                 e->toString());
+      shape.emplace_back("-1");
+    }
+  }
+  // Contiguity per logical dim (the domain keeps it in allocation order).
+  const auto& alloc = tv->maybeAllocation();
+  const ir::Contiguity& contiguity = tv->contiguity();
+  std::vector<std::string> contig(logical.size());
+  std::vector<std::string> stride_order(logical.size());
+  for (size_t k = 0; k < alloc.size(); ++k) {
+    size_t pos = 0;
+    while (pos < logical.size() && logical[pos] != alloc[k]) ++pos;
+    LOOM_CHECK(pos < logical.size(), "input ", tv->toString(),
+               " is allocated in IDs other than its logical ones");
+    contig[pos] = pyContiguity(
+        k < contiguity.size() ? contiguity[k] : std::optional<bool>(!alloc[k]->isBroadcast()));
+    stride_order[pos] = std::to_string(alloc.size() - 1 - k);
+  }
+  std::string line = define(tv, 'T') + " = fd.define_tensor(shape=" + pyList(shape) +
+                     ", contiguity=" + pyList(contig) + ", dtype=" + pyDtype(tv->dtype()) +
+                     ", is_cpu=False";
+  if (tv->domain()->hasAllocation()) line += ", stride_order=" + pyList(stride_order);
+  emit(line + ")");
+  noteExtents(tv);
+}
+
+std::string Translator::scalar(const Scalar* s, Use use) {
+  if (s->isConst()) {
+    if (use == Use::TensorOperand || (use == Use::ScalarOperand && numberKeepsType(s->dtype()))) {
+      return literal(s);
+    }
+    // A constant of another type than a Python number's, or where a Scalar must be given.
+    std::string name = "S" + std::to_string(next_name_++);
+    emit(name + " = fd.define_scalar(" + literal(s) + ", dtype=" + pyDtype(s->dtype()) + ")");
+    return name;
+  }
+  if (auto it = names_.find(s); it != names_.end()) return it->second;
+  if (auto it = extents_.find(s); it != extents_.end()) {
+    std::string name = define(s, 'S');
+    emit(name + " = fd.ops.size(" + it->second.first +
+         ", dim=" + std::to_string(it->second.second) + ")");
+    return name;
+  }
+  LOOM_CHECK(s->definition() != nullptr, "the scalar ", s->toString(),
+             " is neither an input, a constant, an extent of a tensor defined before it is "
+             "used, nor computed from those");
+  return scalarExpr(s);
+}
+
+std::string Translator::scalarExpr(const Scalar* s) {
+  const ir::Expr* e = s->definition();
+  if (const auto* u = dyn<ir::UnaryOp>(e)) {
+    std::string x = scalar(asScalar(u->in()), Use::ScalarObject);
+    if (u->opType() == ir::UnaryOpType::Cast) {
+      std::string name = define(s, 'S');
+      emit(name + " = fd.ops.cast(" + x + ", dtype=" + pyDtype(s->dtype()) + ")");
+      return name;
+    }
+    std::string name = define(s, 'S');
+    emit(name + " = fd.ops." + std::string(ir::opTypeName(u->opType())) + "(" + x + ")");
+    return name;
+  }
+  if (const auto* b = dyn<ir::BinaryOp>(e)) {
+    // fd.ops on Scalars (ops::scalarBinary) casts both operands to their promoted type; the
+    // expr replays as it is only when they have it already.
+    const DataType t = b->lhs()->dtype();
+    const ir::BinaryOpType op = b->opType();
+    const bool logical = op == ir::BinaryOpType::LogicalAnd || op == ir::BinaryOpType::LogicalOr;
+    LOOM_CHECK(op != ir::BinaryOpType::CeilDiv && op != ir::BinaryOpType::Mod &&
+                   b->rhs()->dtype() == t && (!logical || t == DataType::Bool) &&
+                   (op != ir::BinaryOpType::Div || isFloatingType(t)) &&
+                   s->dtype() == (ir::isPredicateOp(op) ? DataType::Bool : t),
+               "the scalar ", s->toString(), " = ", e->toString(),
+               " is index math that the Python frontend's scalar ops do not build");
+    std::string x = scalar(asScalar(b->lhs()), Use::ScalarOperand);
+    std::string y = scalar(asScalar(b->rhs()), Use::ScalarOperand);
+    std::string name = define(s, 'S');
+    emit(name + " = fd.ops." + std::string(ir::opTypeName(op)) + "(" + x + ", " + y + ")");
+    return name;
+  }
+  LOOM_THROW("the scalar ", s->toString(), " = ", e->toString(),
+             " has no form in the Python frontend's scalar ops");
+}
+
+std::string Translator::size(const Scalar* s) {
+  if (auto c = s->constInt()) return std::to_string(*c);
+  // ops::Size::toScalar casts an integer Scalar of another type to an index: give the original.
+  const ir::Expr* d = s->definition();
+  if (const auto* u = d == nullptr ? nullptr : dyn<ir::UnaryOp>(d);
+      u != nullptr && u->opType() == ir::UnaryOpType::Cast && isIntegralType(u->in()->dtype()) &&
+      u->in()->dtype() != s->dtype() && names_.count(s) == 0 && extents_.count(s) == 0) {
+    return scalar(asScalar(u->in()), Use::ScalarObject);
+  }
+  return scalar(s, Use::ScalarObject);
+}
+
+void Translator::translateExpr(const ir::Expr* e) {
+  if (e->outputs().front()->isA<Scalar>()) return;  // scalar math: printed where it is used
+  if (cat_pads_.count(e) != 0) return;              // made by fd.ops.cat
+  if (isOneOf<ir::UnaryOp, ir::BinaryOp, ir::TernaryOp, ir::ReductionOp, ir::WelfordOp>(e)) {
+    translateMath(e);
+  } else if (isOneOf<ir::BroadcastOp, ir::SqueezeOp, ir::ExpandOp, ir::ReshapeOp, ir::LoadStoreOp>(
+                 e)) {
+    translateShapeOp(e);
+  } else {
+    translateResizeOp(e);
+  }
+  for (const ir::Val* out : e->outputs()) noteExtents(out->as<TensorView>());
+}
+
+void Translator::translateMath(const ir::Expr* e) {
+  if (const auto* u = dyn<ir::UnaryOp>(e)) {
+    std::string x = tensor(u->in());
+    if (u->opType() == ir::UnaryOpType::Cast) {
+      emit(define(u->out(), 'T') + " = fd.ops.cast(" + x + ", dtype=" + pyDtype(u->out()->dtype()) +
+           ")");
+    } else {
+      emit(define(u->out(), 'T') + " = fd.ops." + std::string(ir::opTypeName(u->opType())) + "(" +
+           x + ")");
+    }
+    return;
+  }
+  if (const auto* b = dyn<ir::BinaryOp>(e)) {
+    LOOM_CHECK(b->opType() != ir::BinaryOpType::CeilDiv && b->opType() != ir::BinaryOpType::Mod,
+               "'", e->toString(), "' is index math on tensors, which fd.ops does not have");
+    std::string x = operand(b->lhs());
+    std::string y = operand(b->rhs());
+    emit(define(b->out(), 'T') + " = fd.ops." + std::string(ir::opTypeName(b->opType())) + "(" + x +
+         ", " + y + ")");
+    return;
+  }
+  if (const auto* t = dyn<ir::TernaryOp>(e)) {
+    std::string a = operand(t->a());
+    std::string b = operand(t->b());
+    std::string c = operand(t->c());
+    emit(define(t->out(), 'T') + " = fd.ops." + std::string(ir::opTypeName(t->opType())) + "(" + a +
+         ", " + b + ", " + c + ")");
+    return;
+  }
+  if (const auto* r = dyn<ir::ReductionOp>(e)) {
+    LOOM_CHECK(sameIdentity(r) && r->in()->dtype() == r->out()->dtype() &&
+                   !r->in()->domain()->hasReduction(),
+               "'", e->toString(), "' is not a reduction fd.ops makes (its init ",
+               r->init()->toString(), ", its types or an rFactor)");
+    std::string x = tensor(r->in());
+    emit(define(r->out(), 'T') + " = fd.ops." + std::string(ir::opTypeName(r->opType())) + "(" + x +
+         ", dims=" + pyList(reducedDims(r->out())) + ", keepdim=False, dtype=DataType.Null)");
+    return;
+  }
+  const auto* w = e->as<ir::WelfordOp>();
+  LOOM_CHECK(w->hasRawInput() && w->hasIdentityInit() && w->inAvg()->isA<TensorView>() &&
+                 !w->inAvg()->as<TensorView>()->domain()->hasReduction(),
+             "'", e->toString(), "' is a Welford of partial results, which fd.ops does not make");
+  std::string x = tensor(w->inAvg());
+  std::string avg = define(w->outAvg(), 'T');
+  std::string m2 = define(w->outM2(), 'T');
+  std::string n = define(w->outN(), 'T');
+  emit(avg + ", " + m2 + ", " + n + " = fd.ops.welford(" + x +
+       ", dims=" + pyList(reducedDims(w->outAvg())) + ")");
+}
+
+void Translator::translateShapeOp(const ir::Expr* e) {
+  if (const auto* b = dyn<ir::BroadcastOp>(e)) {
+    std::vector<std::string> flags;
+    for (bool f : b->isBroadcastDim()) flags.push_back(pyBool(f));
+    emit(define(b->out(), 'T') + " = fd.ops.broadcast(" + tensor(b->in()) +
+         ", is_broadcast_dim=" + pyList(flags) + ")");
+    return;
+  }
+  if (const auto* q = dyn<ir::SqueezeOp>(e)) {
+    // ops::squeeze removes an expanded broadcast only when asked.
+    bool expanded = false;
+    for (const IterDomain* id : q->squeezedIds()) expanded = expanded || id->hasExpandedExtent();
+    emit(define(q->out(), 'T') + " = fd.ops.squeeze(" + tensor(q->in()) + ", dims=" +
+         pyList(positions(q->isSqueezedDim())) + (expanded ? ", squeeze_expanded=True)" : ")"));
+    return;
+  }
+  if (const auto* x = dyn<ir::ExpandOp>(e)) {
+    auto in = ir::TensorDomain::noReductions(x->in()->logical());
+    auto out = ir::TensorDomain::noReductions(x->out()->logical());
+    LOOM_CHECK(in.size() == out.size(), "'", e->toString(), "' changes the rank");
+    std::vector<std::string> shape;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const IterDomain* a = in[i];
+      const IterDomain* o = out[i];
+      if (o->extent() == a->extent() && o->iterType() == a->iterType() &&
+          o->expandedExtent() == a->expandedExtent()) {
+        shape.emplace_back("-1");  // kept as it is
+      } else if (a->isBroadcast() && o->isBroadcast() && o->hasExpandedExtent()) {
+        shape.push_back(size(o->expandedExtent()));
+      } else {
+        shape.push_back(size(o->extent()));
+      }
+    }
+    std::string t = tensor(x->in());
+    emit(define(x->out(), 'T') + " = fd.ops.expand(" + t + ", shape=" + pyList(shape) + ")");
+    return;
+  }
+  if (const auto* r = dyn<ir::ReshapeOp>(e)) {
+    std::vector<std::string> shape;
+    for (const IterDomain* id : ir::TensorDomain::noReductions(r->out()->logical())) {
+      const Scalar* s = id->extent();
+      if (auto c = s->constInt()) {
+        shape.push_back(std::to_string(*c));
+        continue;
+      }
+      LOOM_CHECK(r->isDynamic(), "'", e->toString(),
+                 "' is a static reshape to a symbolic size (a sharded split), which "
+                 "fd.ops.reshape does not make");
+      // The size ops::reshape inferred for a -1: the element count over the other sizes.
+      shape.push_back(binaryDef(s, ir::BinaryOpType::Div) != nullptr && s->dtype() == kIndexType
+                          ? "-1"
+                          : size(s));
+    }
+    std::string t = tensor(r->in());
+    emit(define(r->out(), 'T') + " = fd.ops.reshape(" + t + ", new_shape=" + pyList(shape) + ")");
+    return;
+  }
+  const auto* s = e->as<ir::LoadStoreOp>();
+  const ir::TensorDomain* td = s->out()->domain();
+  if (!td->hasRoot()) {
+    emit(define(s->out(), 'T') + " = fd.ops.set(" + tensor(s->in()) + ")");
+    return;
+  }
+  std::vector<std::string> dims;
+  for (const IterDomain* id : td->logical()) {
+    size_t k = 0;
+    while (k < td->root().size() && td->root()[k] != id) ++k;
+    LOOM_CHECK(k < td->root().size(), "'", e->toString(), "' is not a permutation");
+    dims.push_back(std::to_string(k));
+  }
+  emit(define(s->out(), 'T') + " = fd.ops.permute(" + tensor(s->in()) + ", dims=" + pyList(dims) +
+       ")");
+}
+
+// The bound the user gave slice, from its normalization (ops::slice's normalizeBound).
+std::string Translator::sliceBound(const SliceBound& b, const Scalar* extent) {
+  if (b.value.has_value()) return std::to_string(*b.value);
+  const Scalar* bound = b.scalar;
+  if (bound->isConst() || bound == extent) return size(bound);
+  // min(b, extent) for a constant b > 0.
+  if (const auto* m = binaryDef(bound, ir::BinaryOpType::Min)) {
+    if (m->rhs() == extent && asScalar(m->lhs())->isConst()) return size(asScalar(m->lhs()));
+    // min(max(where(s < 0, s + extent, s), 0), extent) for a Scalar s.
+    const auto* mx = binaryDef(asScalar(m->lhs()), ir::BinaryOpType::Max);
+    const ir::Expr* w = mx == nullptr ? nullptr : asScalar(mx->lhs())->definition();
+    if (const auto* t = w == nullptr ? nullptr : dyn<ir::TernaryOp>(w)) {
+      if (t->opType() == ir::TernaryOpType::Where) return size(asScalar(t->c()));
+    }
+  }
+  // max(b + extent, 0) for a constant b < 0.
+  if (const auto* mx = binaryDef(bound, ir::BinaryOpType::Max)) {
+    if (const auto* a = binaryDef(asScalar(mx->lhs()), ir::BinaryOpType::Add)) {
+      if (a->rhs() == extent && asScalar(a->lhs())->isConst()) return size(asScalar(a->lhs()));
+    }
+  }
+  LOOM_THROW("the slice bound ", bound->toString(), " is not one fd.ops.slice makes");
+}
+
+void Translator::translateResizeOp(const ir::Expr* e) {
+  if (const auto* sl = dyn<ir::SliceOp>(e)) {
+    const ir::TensorDomain* td = sl->out()->domain();
+    std::vector<std::string> starts, stops;
+    for (size_t d = 0; d < td->root().size(); ++d) {
+      IterDomain* root = td->root()[d];
+      const Scalar* extent = root->extent();
+      const IterDomain* out = td->logical()[d];
+      if (out == root) {
+        starts.emplace_back("0");
+        stops.push_back(size(extent));
+        continue;
+      }
+      const auto* rz = dyn<ir::Resize>(out->definition());
+      LOOM_CHECK(rz != nullptr && rz->in() == root, "'", e->toString(), "' is not a slice");
+      // left = 0 - start, right = stop - extent (folded when constant).
+      SliceBound start, stop;
+      if (auto l = rz->left()->constInt()) {
+        start.value = -*l;
+      } else if (const auto* s = binaryDef(rz->left(), ir::BinaryOpType::Sub)) {
+        start.scalar = asScalar(s->rhs());
+      }
+      if (auto r = rz->right()->constInt(); r && *r == 0) {
+        stop.scalar = extent;
+      } else if (r && extent->constInt()) {
+        stop.value = *r + *extent->constInt();
+      } else if (const auto* s = binaryDef(rz->right(), ir::BinaryOpType::Sub)) {
+        stop.scalar = asScalar(s->lhs());
+      }
+      LOOM_CHECK((start.value || start.scalar) && (stop.value || stop.scalar), "'", e->toString(),
+                 "' has slice ranges fd.ops.slice does not make");
+      // An empty range is kept so by stop = max(stop, start).
+      if (const auto* mx = stop.scalar ? binaryDef(stop.scalar, ir::BinaryOpType::Max) : nullptr;
+          mx != nullptr && start.scalar != nullptr && mx->rhs() == start.scalar) {
+        stop.scalar = asScalar(mx->lhs());
+      }
+      starts.push_back(sliceBound(start, extent));
+      stops.push_back(sliceBound(stop, extent));
+    }
+    emit(define(sl->out(), 'T') + " = fd.ops.slice(" + tensor(sl->in()) +
+         ", start_indices=" + pyList(starts) + ", end_indices=" + pyList(stops) + ")");
+    return;
+  }
+  if (const auto* p = dyn<ir::PadOp>(e)) {
+    const ir::TensorDomain* td = p->out()->domain();
+    std::vector<std::string> widths;  // (left, right) of the last dim first, as torch
+    size_t outermost = td->root().size();
+    for (size_t d = 0; d < td->root().size(); ++d) {
+      if (td->logical()[d] != td->root()[d]) {
+        outermost = d;
+        break;
+      }
+    }
+    for (size_t d = td->root().size(); d-- > outermost;) {
+      const IterDomain* out = td->logical()[d];
+      if (out == td->root()[d]) {
+        widths.insert(widths.end(), {"0", "0"});
+        continue;
+      }
+      const auto* rz = dyn<ir::Resize>(out->definition());
+      LOOM_CHECK(rz != nullptr, "'", e->toString(), "' is not a pad");
+      widths.push_back(size(rz->left()));
+      widths.push_back(size(rz->right()));
+    }
+    std::string t = tensor(p->in());
+    std::string v = operand(p->value());
+    emit(define(p->out(), 'T') + " = fd.ops.pad(" + t + ", pad_widths=" + pyList(widths) +
+         ", value=" + v + ")");
+    return;
+  }
+  if (const auto* c = dyn<ir::CatOp>(e)) {
+    std::vector<std::string> ins;
+    for (size_t k = 0; k < c->numInputs(); ++k) {
+      ins.push_back(tensor(c->in(k)->definition()->as<ir::PadOp>()->in()));
+    }
+    emit(define(c->out(), 'T') + " = fd.ops.cat(" + pyList(ins) +
+         ", dim=" + std::to_string(c->dim()) + ")");
+    return;
+  }
+  if (const auto* f = dyn<ir::FullOp>(e)) {
+    std::vector<std::string> shape;
+    for (const IterDomain* id : ir::TensorDomain::noReductions(f->out()->logical())) {
+      shape.push_back(size(id->extent()));
+    }
+    std::string v = operand(f->value());
+    emit(define(f->out(), 'T') + " = fd.ops.full(shape=" + pyList(shape) + ", fill_value=" + v +
+         ", dtype=" + pyDtype(f->out()->dtype()) + ")");
+    return;
+  }
+  if (const auto* io = dyn<ir::IotaOp>(e)) {
+    auto ids = ir::TensorDomain::noReductions(io->out()->logical());
+    LOOM_CHECK(ids.size() == 1, "'", e->toString(), "' is not 1-D");
+    std::string length = size(ids[0]->extent());
+    std::string start = operand(io->start());
+    std::string step = operand(io->step());
+    emit(define(io->out(), 'T') + " = fd.ops.iota(" + length + ", " + start + ", " + step +
+         ", dtype=" + pyDtype(io->out()->dtype()) + ")");
+    return;
+  }
+  LOOM_THROW("'", e->toString(), "' has no form in the Python frontend");
+}
+
+}  // namespace loom::python

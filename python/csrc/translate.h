@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// A fusion as Python source in nvFuser's direct-binding form: a function that takes a
+// FusionDefinition and rebuilds the fusion with define_tensor, fd.ops calls and add_output, then
+// the schedule (device meshes, splits and merges, parallel types, allocation domains, memory
+// types, inline_most) where the fusion has one. print(fd) shows it; exec() of it rebuilds a
+// structurally equal fusion (python/loom/direct/_definition.py checks that and falls back to the
+// text form where the translation cannot say something).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "loom/ir/exprs.h"
+#include "loom/ir/fusion.h"
+#include "loom/ir/iter_domain.h"
+#include "loom/ir/tensor_view.h"
+#include "loom/ir/transforms.h"
+
+namespace loom::python {
+
+/// `s` as a T, or nullptr (a const dynCast).
+template <typename T>
+const T* dyn(const ir::Statement* s) {
+  return s != nullptr && s->isA<T>() ? static_cast<const T*>(s) : nullptr;
+}
+
+/// The fusion as the Python function `function_name(fd)` in nvFuser's form. A UserError saying
+/// what when the fusion has something that form cannot express (a partial Welford, a reduction
+/// with another init, an rFactor, index math given as an argument, inline positions other than
+/// inline_most's, ...).
+std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name);
+
+/// The translation's state: the Python names given so far and the lines written.
+class Translator {
+ public:
+  explicit Translator(const ir::Fusion& fusion) : fusion_(fusion) {}
+  std::string run(std::string_view function_name);
+
+ private:
+  // Where a Scalar is used, which decides how a constant is written: an operand of a tensor op
+  // (the op converts a Python number to its type), an operand of scalar math (a number only
+  // when its type is the number's own), or where a Scalar object is needed (scalar casts and
+  // unary ops take no Python number).
+  enum class Use { TensorOperand, ScalarOperand, ScalarObject };
+
+  // translate.cpp: the definition.
+  void defineInput(const ir::Val* v);
+  void translateExpr(const ir::Expr* e);
+  void translateMath(const ir::Expr* e);
+  void translateShapeOp(const ir::Expr* e);
+  void translateResizeOp(const ir::Expr* e);
+  std::string scalar(const ir::Scalar* s, Use use);
+  std::string scalarExpr(const ir::Scalar* s);
+  std::string size(const ir::Scalar* s);
+  struct SliceBound {
+    std::optional<int64_t> value;        // a constant
+    const ir::Scalar* scalar = nullptr;  // else a Scalar
+  };
+  std::string sliceBound(const SliceBound& bound, const ir::Scalar* extent);
+  std::string tensor(const ir::Val* v) const;
+  std::string operand(const ir::Val* v);
+  std::string define(const ir::Val* v, char prefix);
+  void emit(std::string line) { lines_.push_back(std::move(line)); }
+  void noteExtents(const ir::TensorView* tv);
+
+  // translate_schedule.cpp: what follows the definition.
+  void translateSchedule();
+  void scheduleTensor(const ir::TensorView* tv);
+  void replayLoop(const ir::TensorView* tv, const std::string& name,
+                  std::vector<ir::IterDomain*>& current);
+  void translateInlining();
+  std::string idRef(const ir::TensorView* tv, const std::string& name,
+                    const std::vector<ir::IterDomain*>& loop, const ir::IterDomain* id) const;
+
+  const ir::Fusion& fusion_;
+  std::unordered_map<const ir::Val*, std::string> names_;
+  // Extents of the tensors defined so far: fd.ops.size(T, dim) gives them back.
+  std::unordered_map<const ir::Scalar*, std::pair<std::string, int64_t>> extents_;
+  // PadOps that place the inputs of a CatOp: fd.ops.cat makes them.
+  std::unordered_set<const ir::Expr*> cat_pads_;
+  std::unordered_set<std::string> imports_;
+  std::vector<std::string> lines_;
+  int64_t next_name_ = 0;
+};
+
+}  // namespace loom::python

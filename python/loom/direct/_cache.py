@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Compiled fusions under nvFuser's names: FusionExecutorCache (one fusion, compiled per input
+layout, device and set of options) and LRUCache (fusions by their structure, least recently
+used evicted), with nvFuser's LruFusionCache decorator over it.
+
+A fusion's structure is its canonical text form (``fusion.to_text()``, docs/text-format.md):
+the printer numbers nodes in print order and writes constants exactly, so two fusions built by
+the same definition have one text, and one text is one fusion.
+"""
+
+import collections
+import functools
+
+from .. import _C, to_torch_list
+from .._dumps import dump_output
+from ._unsupported import check_attribute
+
+
+class FusionExecutorCache:
+    """One fusion, scheduled and compiled on the first run of each input layout (and device,
+    and set of _enable/_disable options); later runs of a layout only launch."""
+
+    def __init__(self, fusion, fusion_id=0, auto_schedule=True):
+        if not auto_schedule:
+            from .. import NotSupportedError
+
+            raise NotSupportedError(
+                "FusionExecutorCache: auto_schedule=False is not supported by Loom; "
+                "fd.manual_execute runs a hand-scheduled fusion"
+            )
+        self._fusion = fusion
+        self._executor = _C.FusionExecutor(fusion)
+        self.fusion_id = fusion_id
+
+    def fusion(self):
+        return self._fusion
+
+    def execute(self, inputs, device=None, *, _enable_options=(), _disable_options=(),
+                _capture=None):
+        """Runs the fusion; the outputs are torch tensors on the inputs' device (docs/python.md).
+        `_capture`: a dump_output to collect the call's dumps in (FusionDefinition's
+        capture_debug_output)."""
+        dumps = _capture if _capture is not None else dump_output()
+        with dumps:
+            outs = self._executor.run(
+                inputs, device, list(_enable_options), list(_disable_options)
+            )
+        return to_torch_list(outs)
+
+    def last_cuda_code(self, intrinsic_code=False):
+        return self._executor.last_cuda_code(intrinsic_code)
+
+    def last_schedulers(self):
+        return self._executor.last_schedulers()
+
+    def host_program(self):
+        return self._executor.host_program()
+
+    def validate_with_auto_inferred_outputs(self, fusion_outputs, args):
+        """Compares `fusion_outputs` with the reference evaluator's outputs for `args`."""
+        from . import _validate
+
+        refs = _validate.reference_outputs(self._fusion, args)
+        _validate.compare(self._fusion, fusion_outputs, refs, args, _validate.REFERENCE)
+
+    def get_val_tolerances(self, args):
+        """(atol, rtol) per output for `args`."""
+        from . import _validate
+
+        return _validate.tolerances(self._fusion, args)
+
+    def __getattr__(self, name):
+        check_attribute("FusionExecutorCache", "FusionExecutorCache", name)
+
+    @property
+    def hits(self):
+        return self._executor.hits
+
+    @property
+    def misses(self):
+        return self._executor.misses
+
+    @property
+    def num_runtimes(self):
+        return self._executor.num_runtimes
+
+
+class LRUCache:
+    """Compiled fusions by structure: cache_compile(fusion) gives the FusionExecutorCache of a
+    structurally equal fusion compiled before, or a new one; past `max_fusions` the least
+    recently used goes."""
+
+    def __init__(self, max_fusions=16384):
+        max_fusions = int(max_fusions)
+        if max_fusions < 1:
+            raise _C.UserError(f"LRUCache: max_fusions must be at least 1, got {max_fusions}")
+        self._max = max_fusions
+        self._items = collections.OrderedDict()  # text form -> [FusionExecutorCache, visits]
+        self._lookups = 0
+        self._hits = 0
+        self._compiled = 0
+
+    def cache_compile(self, fusion):
+        fusion = getattr(fusion, "fusion", fusion)  # a FusionDefinition works too
+        if not isinstance(fusion, _C.Fusion):
+            raise _C.UserError(
+                f"LRUCache.cache_compile: expected a Fusion, got {type(fusion).__name__}"
+            )
+        key = fusion.to_text()
+        self._lookups += 1
+        item = self._items.get(key)
+        if item is not None:
+            self._hits += 1
+            item[1] += 1
+            self._items.move_to_end(key)
+            return item[0]
+        if len(self._items) >= self._max:
+            self._items.popitem(last=False)
+        # The cache owns a copy: the caller's fusion stays editable.
+        fec = FusionExecutorCache(fusion.clone(), fusion_id=self._compiled)
+        self._compiled += 1
+        self._items[key] = [fec, 0]
+        return fec
+
+    def num_fusions(self):
+        return len(self._items)
+
+    def stats(self):
+        lines = [f"Max Fusions Allowed: {self._max}"]
+        if not self._items:
+            return "\n".join(lines + ["The fusion cache is empty."]) + "\n"
+        lines.append(f"Total Fusions in Cache: {len(self._items)}")
+        lines.append(f"Total Unique Fusions Compiled: {self._compiled}")
+        lines.append("Cache Hits by LRU ordering:")
+        for i, (_, visits) in enumerate(reversed(self._items.values())):
+            lines.append(f"\t{i} -> {visits} hits")
+        rate = 100.0 * self._hits / self._lookups if self._lookups else 0.0
+        lines += [f"Cache Lookups: {self._lookups}", f"Cache Hits: {self._hits}",
+                  f"Hit Rate: {rate:g}%"]
+        return "\n".join(lines) + "\n"
+
+
+class LruFusionCache:
+    """A decorator for a function that returns a FusionDefinition: the definition it returns
+    executes through one LRUCache, so equal fusions compile once."""
+
+    def __init__(self, max_fusions=16384):
+        self.cache = LRUCache(max_fusions)
+
+    def __call__(self, create_fusion_definition):
+        @functools.wraps(create_fusion_definition)
+        def wrapper(*args, **kwargs):
+            fd = create_fusion_definition(*args, **kwargs)
+            if not hasattr(fd, "fec"):
+                fd.fec = self.cache.cache_compile(fd.fusion)
+            return fd
+
+        wrapper.stats = self.cache.stats
+        wrapper.num_fusions = self.cache.num_fusions
+        return wrapper

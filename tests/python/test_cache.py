@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: Apache-2.0
+# LRUCache (nvFuser's cache of compiled fusions, keyed here by the fusion's structure),
+# cache_compile, LruFusionCache, and FusionExecutorCache under nvFuser's names.
+import pytest
+import torch
+
+import loom
+from loom.direct import FusionDefinition, FusionExecutorCache, LRUCache, LruFusionCache
+
+
+def define(fd, op="exp", scale=2.0):
+    x = fd.define_tensor(shape=[-1], contiguity=True)
+    fd.add_output(getattr(fd.ops, op)(fd.ops.mul(x, scale)))
+
+
+def definition(**kw):
+    with FusionDefinition() as fd:
+        define(fd, **kw)
+    return fd
+
+
+def test_equal_structures_share_one_compiled_fusion():
+    cache = LRUCache(max_fusions=8)
+    a = cache.cache_compile(definition().fusion)
+    b = cache.cache_compile(definition().fusion)
+    c = cache.cache_compile(definition(scale=2.5).fusion)  # another constant: another fusion
+    d = cache.cache_compile(definition(op="log").fusion)
+    assert a is b and a is not c and c is not d
+    assert cache.num_fusions() == 3
+    x = torch.rand(6)
+    torch.testing.assert_close(a.execute([x])[0], torch.exp(x * 2))
+    torch.testing.assert_close(c.execute([x])[0], torch.exp(x * 2.5))
+    stats = cache.stats()
+    assert "Total Fusions in Cache: 3" in stats and "Cache Hits: 1" in stats
+    assert "Cache Lookups: 4" in stats
+
+
+def test_least_recently_used_goes_first():
+    cache = LRUCache(max_fusions=2)
+    first = cache.cache_compile(definition(scale=1.5).fusion)
+    cache.cache_compile(definition(scale=2.5).fusion)
+    assert cache.cache_compile(definition(scale=1.5).fusion) is first  # now the most recent
+    cache.cache_compile(definition(scale=3.5).fusion)                  # evicts scale=2.5
+    assert cache.num_fusions() == 2
+    assert cache.cache_compile(definition(scale=1.5).fusion) is first
+    assert cache.num_fusions() == 2
+    with pytest.raises(loom.UserError, match="max_fusions must be at least 1"):
+        LRUCache(0)
+    with pytest.raises(loom.UserError, match="expected a Fusion, got int"):
+        cache.cache_compile(3)
+
+
+def test_the_callers_fusion_stays_editable():
+    fd = definition()
+    fec = LRUCache().cache_compile(fd.fusion)
+    fec.execute([torch.rand(3)])
+    assert not fd.fusion.frozen  # the cache compiled a copy
+    assert fec.fusion().frozen
+
+
+def test_a_definition_with_a_cached_fec_runs_through_it():
+    cache = LRUCache()
+    fd = definition()
+    fd.fec = cache.cache_compile(fd.fusion)
+    del fd._fusion
+    x = torch.rand(5)
+    (out,) = fd.execute([x])
+    torch.testing.assert_close(out, torch.exp(x * 2))
+    assert fd.fusion is fd.fec.fusion()
+    assert "fd.ops.exp" in str(fd)
+    assert fd.fec.num_runtimes == 1
+
+
+def test_lru_fusion_cache_decorator():
+    cached = LruFusionCache(max_fusions=4)
+
+    @cached
+    def make(scale):
+        return definition(scale=scale)
+
+    a, b = make(2.0), make(2.0)
+    assert a.fec is b.fec and make.num_fusions() == 1
+    make(3.0)
+    assert make.num_fusions() == 2 and "Total Fusions in Cache: 2" in make.stats()
+    x = torch.rand(4)
+    torch.testing.assert_close(b.execute([x])[0], torch.exp(x * 2))
+
+
+def test_fusion_executor_cache_names():
+    fd = definition()
+    fec = FusionExecutorCache(fd.fusion)
+    fec.execute([torch.rand(4)])
+    assert fec.last_schedulers() == ["pointwise"] and "__global__" in fec.last_cuda_code()
+    with pytest.raises(loom.NotSupportedError, match="FusionExecutorCache.get_output_shardings "
+                       "is not supported by Loom"):
+        fec.get_output_shardings()
+    with pytest.raises(loom.NotSupportedError, match="auto_schedule=False"):
+        FusionExecutorCache(fd.fusion, auto_schedule=False)
+    with pytest.raises(AttributeError, match="no attribute 'bogus'"):
+        fec.bogus

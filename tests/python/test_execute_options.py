@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: Apache-2.0
+# execute()'s options: _enable_options and _disable_options mapped onto Loom's dump, debug and pass
+# names (unknown names: an error listing the known ones), capture_debug_output, and LOOM_DUMP
+# output reaching Python's sys.stdout (redirect_stdout, pytest's capture) with LOOM_DUMP=help.
+import contextlib
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import loom
+from loom import _C
+from loom.direct import DataType, FusionDefinition
+
+
+def pointwise():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.relu(fd.ops.add(fd.ops.mul(x, 2.0), 1.0)))
+    return fd
+
+
+def test_dump_names_print_to_sys_stdout():
+    fd = pointwise()
+    x = torch.randn(4, 8)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        (out,) = fd.execute([x], _enable_options=["cuda_kernel", "segments"])
+    text = buf.getvalue()
+    assert "__global__ void" in text
+    assert "segmented fusion: 1 segment(s)" in text
+    torch.testing.assert_close(out, torch.relu(x * 2 + 1))
+
+
+def test_dumps_reach_pytests_capture(capsys):
+    fd = pointwise()
+    fd.execute([torch.randn(2, 3)], _enable_options=["scheduler_params"])
+    assert "Pointwise" in capsys.readouterr().out
+
+
+def test_capture_debug_output_keeps_the_calls_dumps():
+    fd = pointwise()
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        fd.execute([torch.randn(4, 8)], _enable_options=["cuda_kernel"],
+                   capture_debug_output=True)
+    assert buf.getvalue() == ""  # captured, not printed
+    assert "__global__ void" in fd.debug_output()
+    # Each set of options compiles once: the same options again only launch, and dump nothing.
+    fd.execute([torch.randn(4, 8)], _enable_options=["cuda_kernel"], capture_debug_output=True)
+    assert fd.debug_output() == ""
+    fd.execute([torch.randn(4, 8)])
+    assert fd.debug_output() is None
+
+
+def test_kernel_ir_of_one_pass_and_a_disabled_pass():
+    fd = pointwise()
+    fd.execute([torch.randn(4, 8)], _enable_options=["kernel_ir(simplify)"],
+               capture_debug_output=True)
+    with_pass = fd.debug_output()
+    assert "=== kernel IR after simplify ===" in with_pass
+    assert "after indexing" not in with_pass
+    # nvFuser's name for the pass: the pass does not run, so its dump does not show.
+    fd.execute([torch.randn(4, 8)], _enable_options=["kernel_ir(simplify)"],
+               _disable_options=["expr_simplify"], capture_debug_output=True)
+    assert "after simplify" not in fd.debug_output()
+
+
+def test_a_disabled_pass_still_computes_the_same():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        var, mean = fd.ops.var_mean(x, [1])
+        fd.add_output(var)
+        fd.add_output(mean)
+    x = torch.randn(6, 40)
+    outs = fd.validate([x], _disable_options=["translate_welford", "hoist_indices",
+                                               "predicate_elimination"])
+    torch.testing.assert_close(outs[0], x.var(1), rtol=1e-4, atol=1e-4)
+
+
+def test_poison_outputs_and_debug_names():
+    fd = pointwise()
+    x = torch.randn(3, 5)
+    (out,) = fd.execute([x], _enable_options=["poison_outputs", "verify_ir", "verify_kernel_ir"])
+    torch.testing.assert_close(out, torch.relu(x * 2 + 1))
+
+
+def test_unknown_names_list_the_known_ones():
+    fd = pointwise()
+    x = torch.randn(2, 2)
+    with pytest.raises(loom.UserError, match="_enable_options names 'id_model', which Loom does "
+                       "not have.*LOOM_DUMP names \\(fusion_ir, .*cuda_kernel.*LOOM_DEBUG names "
+                       "\\(verify_kernel_ir, verify_ir\\) and poison_outputs"):
+        fd.execute([x], _enable_options=["id_model"])
+    with pytest.raises(loom.UserError, match="_disable_options names 'parallel_compile', which "
+                       "Loom does not have.*optional lowering passes \\(eliminate_predicates, "
+                       "unswitch, simplify, hoist_indices\\).*expr_simplify, index_hoist"):
+        fd.execute([x], _disable_options=["parallel_compile"])
+    with pytest.raises(loom.UserError, match="the lowering pass 'indexing' cannot be disabled"):
+        fd.execute([x], _disable_options=["indexing"])
+    with pytest.raises(loom.UserError, match="missing '\\)' in 'kernel_ir\\(x'"):
+        fd.execute([x], _enable_options=["kernel_ir(x"])
+    names = _C.execute_option_names()
+    assert "cuda_kernel" in names["enable"] and "poison_outputs" in names["enable"]
+    assert "simplify" in names["disable"] and "index_hoist" in names["disable"]
+
+
+def _run_with_env(code, **env):
+    full = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full, timeout=300)
+
+
+SCRIPT = """
+import contextlib, io, torch
+from loom.direct import FusionDefinition
+with FusionDefinition() as fd:
+    x = fd.define_tensor(shape=[-1], contiguity=True)
+    fd.add_output(fd.ops.exp(x))
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    fd.execute([torch.randn(4)])
+print("REDIRECTED", "__global__" in buf.getvalue(), "LOOM_DUMP names" in buf.getvalue())
+"""
+
+
+def test_loom_dump_from_the_environment_reaches_sys_stdout():
+    r = _run_with_env(SCRIPT, LOOM_DUMP="cuda_kernel")
+    assert r.returncode == 0, r.stderr
+    assert "REDIRECTED True False" in r.stdout
+    assert "__global__" not in r.stdout.replace("REDIRECTED", "")  # nothing past the redirect
+
+
+def test_loom_dump_help_lists_the_names():
+    r = _run_with_env(SCRIPT, LOOM_DUMP="help")
+    assert r.returncode == 0, r.stderr
+    assert "REDIRECTED False True" in r.stdout
+    r = _run_with_env(SCRIPT.replace("redirect_stdout(buf)", "nullcontext()"), LOOM_DUMP="help")
+    for name in ("fusion_ir(input|pass)", "cuda_kernel", "host_program"):
+        assert f"  {name}" in r.stdout
+    r = _run_with_env(SCRIPT, LOOM_DUMP="cuda_kernal")
+    assert r.returncode != 0
+    assert "LOOM_DUMP: unknown option 'cuda_kernal'" in r.stderr
+    assert "LOOM_DUMP=help says what each prints" in r.stderr
+
+
+def test_options_apply_to_the_call_only():
+    """The options of one call are not seen by a call without them (ScopedOptions is per call)."""
+    fd = pointwise()
+    fd.execute([torch.randn(2, 2)], _enable_options=["cuda_kernel"], capture_debug_output=True)
+    assert "__global__" in fd.debug_output()
+    with FusionDefinition() as other:
+        x = other.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Double)
+        other.add_output(other.ops.neg(x))
+    other.execute([torch.randn(3, dtype=torch.float64)], capture_debug_output=True)
+    assert other.debug_output() == ""

@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: Apache-2.0
+# The module surface nvFuser's own code imports (issue 36): every name below is imported at the
+# top, as nvFuser's test modules do, so this module loading at all is the first test (a name Loom
+# lacks must import as a stand-in, never fail the import). Each name either works, checked
+# against torch on CPU tensors (CUDA variants through the `device` fixture), or raises
+# loom.NotSupportedError naming it.
+import pytest
+import torch
+
+import loom
+from loom.direct import (  # noqa: F401 - importing them is part of the test
+    BroadcastOp,
+    CompileParams,
+    DataType,
+    FusionDefinition,
+    IdMappingMode,
+    LoadStoreOpType,
+    LRUCache,
+    LruFusionCache,
+    Merge,
+    PythonProfiler,
+    ReshapeOp,
+    SchedulerType,
+    Split,
+    SqueezeOp,
+    compute_tensor_descriptor,
+    idm,
+    schedule,
+    version,
+)
+from loom.direct.pytorch_utils import (
+    python_scalar_to_nvfuser_dtype,
+    torch_dtype_to_nvfuser_dtype,
+)
+
+STAND_INS = {
+    "CompileParams": CompileParams,
+    "LoadStoreOpType": LoadStoreOpType, "IdMappingMode": IdMappingMode, "idm": idm,
+    "schedule": schedule, "Split": Split, "Merge": Merge, "BroadcastOp": BroadcastOp,
+    "ReshapeOp": ReshapeOp, "SqueezeOp": SqueezeOp, "PythonProfiler": PythonProfiler,
+}
+
+
+@pytest.mark.parametrize("name", sorted(STAND_INS))
+def test_names_loom_lacks_raise_naming_themselves_when_used(name):
+    stand_in = STAND_INS[name]
+    expected = f"loom.direct.{name} is not supported by Loom"
+    with pytest.raises(loom.NotSupportedError, match=expected):
+        stand_in()
+    with pytest.raises(loom.NotSupportedError, match=expected):
+        stand_in.ANY_MEMBER
+    with pytest.raises(loom.NotSupportedError, match=expected):
+        isinstance(torch.zeros(1), stand_in)
+    with pytest.raises(loom.NotSupportedError, match=expected):
+        class Derived(stand_in):  # noqa: F841
+            pass
+
+
+@pytest.mark.parametrize("torch_dtype,expected", [
+    (torch.float64, DataType.Double), (torch.float32, DataType.Float),
+    (torch.float16, DataType.Half), (torch.bfloat16, DataType.BFloat16),
+    (torch.int64, DataType.Int), (torch.int32, DataType.Int32), (torch.bool, DataType.Bool),
+    (float, DataType.Double), (int, DataType.Int), (bool, DataType.Bool),
+])
+def test_torch_dtype_to_nvfuser_dtype(torch_dtype, expected):
+    assert torch_dtype_to_nvfuser_dtype(torch_dtype) is expected
+
+
+def test_dtypes_loom_lacks_raise_naming_them():
+    assert python_scalar_to_nvfuser_dtype(2.5) is DataType.Double
+    assert python_scalar_to_nvfuser_dtype(True) is DataType.Bool
+    with pytest.raises(loom.NotSupportedError, match="torch dtype torch.int8 is not supported"):
+        torch_dtype_to_nvfuser_dtype(torch.int8)
+    if not hasattr(DataType, "ComplexDouble"):  # until Loom has complex types
+        with pytest.raises(loom.NotSupportedError, match="DataType.ComplexDouble"):
+            torch_dtype_to_nvfuser_dtype(complex)
+    with pytest.raises(loom.UserError, match="expected a torch dtype or a Python number type"):
+        torch_dtype_to_nvfuser_dtype("float32")
+
+
+def test_scheduler_type_names_loom_s_schedulers(device):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.exp(x))
+        fd.add_output(fd.ops.sum(x, [1]))
+    x_in = torch.randn(8, 32, device=device)
+    e, s = fd.execute([x_in])
+    torch.testing.assert_close(e, torch.exp(x_in))
+    torch.testing.assert_close(s, x_in.sum(1))
+    assert set(fd.last_schedulers()) <= set(SchedulerType)
+    assert SchedulerType.pointwise == "pointwise" and str(SchedulerType.reduction) == "reduction"
+    assert SchedulerType("inner_persistent") is SchedulerType.inner_persistent
+    with pytest.raises(loom.NotSupportedError, match="SchedulerType.matmul is not supported"):
+        SchedulerType.matmul
+
+
+def test_version_and_tensor_descriptor():
+    assert version() == loom.__version__
+    # A transposed [4, 6] tensor: contiguous, dim 0 innermost.
+    t = torch.randn(6, 4).t()
+    assert compute_tensor_descriptor(t.shape, t.stride()) == ([True, True], [0, 1])
+    with pytest.raises(loom.UserError, match="2 sizes but 1 strides"):
+        compute_tensor_descriptor([2, 3], [1])
+
+
+@pytest.mark.parametrize("static_sizes", [False, True])
+def test_define_tensor_from_sizes_and_strides(device, static_sizes):
+    base = torch.randn(6, 1, 4, device=device)
+    x_in = base.permute(2, 1, 0)  # sizes [4, 1, 6], strides [1, 4, 4]: dim 0 innermost
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(sizes=x_in.shape, strides=x_in.stride(), dtype=DataType.Float,
+                             static_sizes=static_sizes)
+        fd.add_output(fd.ops.mul(fd.ops.exp(x), 2.0))
+    (out,) = fd.execute([x_in])
+    torch.testing.assert_close(out, torch.exp(x_in) * 2.0)
+    assert ("shape=[4, 1, 6]" in repr(fd)) == static_sizes
+    # dim 0 innermost, then dim 2; the size-1 dim 1 (stride tied with dim 2) keeps its logical
+    # place outside it, as from_pytorch decides.
+    assert "stride_order=[0, 2, 1]" in repr(fd)
+    with FusionDefinition() as bad:
+        with pytest.raises(loom.UserError, match="sizes= and strides= go together"):
+            bad.define_tensor(sizes=[2, 3])
+        with pytest.raises(loom.UserError, match="without shape, contiguity or stride_order"):
+            bad.define_tensor(sizes=[2, 3], strides=[3, 1], shape=[-1, -1])
+
+
+def test_tensor_view_questions():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, 1, 5], contiguity=[True, None, True],
+                             dtype=DataType.Half)
+        y = fd.ops.permute(fd.ops.cast(x, DataType.Float), [2, 1, 0])
+        fd.add_output(y)
+    assert x.dtype() is DataType.Half and y.dtype() is DataType.Float
+    assert x.dtype == loom._C.DataType.Float16 and x.dtype == DataType.Half  # both spellings
+    assert x.is_tensor() and not x.size(0).is_tensor()
+    assert x.size(0).is_symbolic() and not x.size(2).is_symbolic()
+    assert len(x.shape()) == 3 and str(x.shape()[2]) == str(x.size(2))
+    assert not x.has_root() and y.has_root()  # a permute has a root domain
+    # A dtype() given back to an op is a DataType like any other.
+    with FusionDefinition() as fd2:
+        a = fd2.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Half)
+        fd2.add_output(fd2.ops.cast(fd2.ops.neg(a), a.dtype()))
+        fd2.add_output(fd2.ops.cast(a, x.dtype))
+    a_in = torch.randn(7).half()
+    neg, same = fd2.execute([a_in])
+    assert neg.dtype == torch.float16 and torch.equal(neg, -a_in) and torch.equal(same, a_in)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+def test_reductions_take_dtype_positionally(device, op):
+    x_in = torch.rand(4, 6, device=device) + 0.5
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(getattr(fd.ops, op)(x, [1], False, DataType.Double))  # (arg, dims, keepdim, dtype)
+        fd.add_output(getattr(fd.ops, op)(x, [0], True, DataType.Double))
+        fd.add_output(getattr(fd.ops, op)(x, DataType.Double))  # every dim
+    a, b, c = fd.execute([x_in])
+    ref = x_in.double()
+    ops = {"sum": lambda t, **k: torch.sum(t, **k), "prod": lambda t, **k: torch.prod(t, **k),
+           "max": lambda t, **k: torch.amax(t, **k), "min": lambda t, **k: torch.amin(t, **k)}
+    for out in (a, b, c):
+        assert out.dtype == torch.float64
+    torch.testing.assert_close(a, ops[op](ref, dim=1))
+    torch.testing.assert_close(b, ops[op](ref, dim=0, keepdim=True))
+    torch.testing.assert_close(c, ops[op](ref.reshape(-1), dim=0))
+
+
+def test_arguments_loom_lacks_raise_naming_them():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, 1], contiguity=[True, None])
+        y = fd.ops.neg(x)
+        with pytest.raises(loom.NotSupportedError,
+                           match=r"add_output: alias_input=.* is not supported by Loom \(no "
+                                 "in-place outputs"):
+            fd.add_output(y, alias_input=x)
+        with pytest.raises(loom.NotSupportedError,
+                           match="define_tensor: is_cpu=True is not supported"):
+            fd.define_tensor(shape=[], is_cpu=True)
+        fd.add_output(y)
+    x_in = torch.randn(5, 1)
+    (out,) = fd.execute([x_in])
+    assert torch.equal(out, -x_in)
+
+
+def test_squeeze_expanded(device):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, 1], contiguity=[True, None])
+        y = fd.define_tensor(shape=[-1], contiguity=True)
+        n = fd.define_scalar(dtype=DataType.Int)
+        e = fd.ops.expand(x, [-1, n])                               # [4, n], dim 1 expanded
+        with pytest.raises(loom.UserError, match="squeeze_expanded removes it"):
+            fd.ops.squeeze(e, [1])                                  # nvFuser's default refuses
+        fd.add_output(fd.ops.add(fd.ops.squeeze(e, [1], squeeze_expanded=True), y))
+        fd.add_output(fd.ops.squeeze(fd.ops.exp(x), [1], squeeze_expanded=True))  # size 1 too
+        fd.add_output(fd.ops.sum(e, [1]))                           # e is still [4, n]
+    x_in, y_in = torch.randn(4, 1, device=device), torch.randn(4, device=device)
+    a, b, c = fd.execute([x_in, y_in, 7])
+    torch.testing.assert_close(a, x_in.expand(4, 7)[:, 0] + y_in)
+    torch.testing.assert_close(b, torch.exp(x_in).squeeze(1))
+    torch.testing.assert_close(c, x_in.expand(4, 7).sum(1))
+    assert "fd.ops.squeeze(T" in repr(fd) and "squeeze_expanded=True)" in repr(fd)
+
+
+def test_lru_fusion_cache_decorator(device):
+    @LruFusionCache(max_fusions=4)
+    def scaled_exp(scale):
+        with FusionDefinition() as fd:
+            x = fd.define_tensor(shape=[-1], contiguity=True)
+            fd.add_output(fd.ops.mul(fd.ops.exp(x), scale))
+        return fd
+
+    x_in = torch.randn(9, device=device)
+    for scale in (2.0, 2.0, 3.0):
+        (out,) = scaled_exp(scale).execute([x_in])
+        torch.testing.assert_close(out, torch.exp(x_in) * scale)
+    assert scaled_exp.num_fusions() == 2  # one per constant
+    assert "Cache Hits: 1" in scaled_exp.stats()
