@@ -21,7 +21,8 @@ int significandDigits(DataType dtype) {
     case DataType::Float32: return 24;
     case DataType::Float16: return 11;
     case DataType::BFloat16: return 8;
-    default: LOOM_THROW("random numbers of dtype ", dtype, " are not supported (a floating type is)");
+    default:
+      LOOM_THROW("random numbers of dtype ", dtype, " are not supported (a floating type is)");
   }
 }
 
@@ -41,12 +42,12 @@ std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> c, std::array<uint
   return c;
 }
 
-double rngSample(ir::RngOpType type, DataType dtype, uint64_t seed, uint64_t offset,
-                 uint64_t index, double param0, double param1) {
+double rngSample(ir::RngOpType type, DataType dtype, uint64_t seed, uint64_t offset, uint64_t index,
+                 double param0, double param1) {
   const int digits = significandDigits(dtype);
-  const std::array<uint32_t, 4> w =
-      philox4x32_10({uint32_t(index), uint32_t(index >> 32), uint32_t(offset), uint32_t(offset >> 32)},
-                    {uint32_t(seed), uint32_t(seed >> 32)});
+  const std::array<uint32_t, 4> w = philox4x32_10(
+      {uint32_t(index), uint32_t(index >> 32), uint32_t(offset), uint32_t(offset >> 32)},
+      {uint32_t(seed), uint32_t(seed >> 32)});
   if (type == ir::RngOpType::Uniform) {
     const double u = digits == 53 ? std::ldexp(double(bits53(w[0], w[1])), -53)
                                   : std::ldexp(double(w[0] >> (32 - digits)), -digits);

@@ -78,14 +78,14 @@ TensorView* randn(const SizeList& shape, Operand seed, Operand offset, DataType 
 }
 
 TensorView* randLike(TensorView* like, Operand seed, Operand offset) {
-  LOOM_CHECK(isFloatingType(like->dtype()), "rand_like: ", like->toString(), " is ",
-             like->dtype(), "; a floating tensor is needed");
+  LOOM_CHECK(isFloatingType(like->dtype()), "rand_like: ", like->toString(), " is ", like->dtype(),
+             "; a floating tensor is needed");
   return rand(sizesOf(like), seed, offset, like->dtype());
 }
 
 TensorView* randnLike(TensorView* like, Operand seed, Operand offset) {
-  LOOM_CHECK(isFloatingType(like->dtype()), "randn_like: ", like->toString(), " is ",
-             like->dtype(), "; a floating tensor is needed");
+  LOOM_CHECK(isFloatingType(like->dtype()), "randn_like: ", like->toString(), " is ", like->dtype(),
+             "; a floating tensor is needed");
   return randn(sizesOf(like), seed, offset, like->dtype());
 }
 

@@ -111,14 +111,17 @@ TEST_F(RandomEvalTest, Distributions) {
     auto outs = run({ops::rand({n}, 11, 0, dt), ops::uniform({256, 256}, -3.0, 5.0, 12, 1, dt),
                      ops::randn({n}, 13, 2, dt), ops::normal({64, 1024}, 2.0, 0.5, 14, 3, dt)},
                     {});
-    expectDistribution(valuesOf(outs[0]), 0.5, 1.0 / 12, [](double x) { return x; },
-                       name + " rand");
-    expectDistribution(valuesOf(outs[1]), 1.0, 64.0 / 12,
-                       [](double x) { return (x + 3.0) / 8.0; }, name + " uniform(-3, 5)");
-    expectDistribution(valuesOf(outs[2]), 0.0, 1.0,
-                       [](double x) { return normalCdf(x, 0.0, 1.0); }, name + " randn");
-    expectDistribution(valuesOf(outs[3]), 2.0, 0.25,
-                       [](double x) { return normalCdf(x, 2.0, 0.5); }, name + " normal(2, 0.5)");
+    expectDistribution(
+        valuesOf(outs[0]), 0.5, 1.0 / 12, [](double x) { return x; }, name + " rand");
+    expectDistribution(
+        valuesOf(outs[1]), 1.0, 64.0 / 12, [](double x) { return (x + 3.0) / 8.0; },
+        name + " uniform(-3, 5)");
+    expectDistribution(
+        valuesOf(outs[2]), 0.0, 1.0, [](double x) { return normalCdf(x, 0.0, 1.0); },
+        name + " randn");
+    expectDistribution(
+        valuesOf(outs[3]), 2.0, 0.25, [](double x) { return normalCdf(x, 2.0, 0.5); },
+        name + " normal(2, 0.5)");
   }
   for (DataType dt : {DataType::Float16, DataType::BFloat16, DataType::Float32}) {
     std::vector<double> v = valuesOf(run({ops::rand({n}, 21, 0, dt)}, {}).back());
@@ -170,7 +173,9 @@ TEST_F(RandomEvalTest, Errors) {
              "normal: std must be >= 0, got -1");
   EXPECT_HAS(userErrorOf([&] { ops::uniform({4}, 2.0, 1.0, 0, 0); }),
              "uniform: low must be <= high, got low=2 and high=1");
-  EXPECT_HAS(userErrorOf([&] { ops::rand({4, -2}, 0, 0); }),
+  EXPECT_HAS(userErrorOf([&] {
+               ops::rand({4, -2}, 0, 0);
+             }),
              "uniform: size -2 at dimension 1 of [4, -2] is negative");
   EXPECT_HAS(userErrorOf([&] { ops::dropout(x, 1.5, 0, 0); }), "dropout: p must be in [0, 1]");
   EXPECT_HAS(userErrorOf([&] { ops::dropout(xi, 0.5, 0, 0); }), "a floating tensor is needed");

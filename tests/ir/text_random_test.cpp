@@ -52,7 +52,8 @@ TEST(TextRandomTest, Errors) {
   auto err = parseError(head + "T1 : f32 global [i1{8}]\nT1 = uniform(seed=s0, offset=0, low=0)\n");
   EXPECT_HAS(err, "bad.fus:5:6: ");
   EXPECT_HAS(err, "uniform needs the argument high=");
-  err = parseError(head + "T1 : f32 global [i1{8}]\nT1 = normal(seed=s0, offset=0, low=0, std=1)\n");
+  err =
+      parseError(head + "T1 : f32 global [i1{8}]\nT1 = normal(seed=s0, offset=0, low=0, std=1)\n");
   EXPECT_HAS(err, "unknown argument 'low' of normal");
   err = parseError(head +
                    "T1 : i32 global [i1{8}]\nT1 = uniform(seed=s0, offset=0, low=0, high=1)\n");

@@ -129,8 +129,8 @@ TEST_F(RngExec, PointwiseUnderTwoSchedules) {
   });
   const std::vector<eval::Argument> args{int64_t{0x5eed}, int64_t{3}};
   auto [v4, p4] = runAndCheck(*b.fusion, args, {{"vectorize", 2}, {"bdimx", 128}}, {4, 5});
-  auto [v1, p1] = runAndCheck(*b.fusion, args, {{"vectorize", 1}, {"bdimx", 32}, {"unroll", 2}},
-                              {4, 5});
+  auto [v1, p1] =
+      runAndCheck(*b.fusion, args, {{"vectorize", 1}, {"bdimx", 32}, {"unroll", 2}}, {4, 5});
   EXPECT_NE(p4, p1);
   EXPECT_NE(p4.find("vectorize=2"), std::string::npos) << p4;
   ASSERT_EQ(v4.size(), v1.size());
@@ -142,9 +142,11 @@ TEST_F(RngExec, PointwiseUnderTwoSchedules) {
 TEST_F(RngExec, SeedAndOffsetAtRunTime) {
   Built b = build([](Built& b) { b.fusion->addOutput(ops::rand({1000}, b.seed, b.offset)); });
   FusionExecutorCache cache(b.fusion->clone(), options());
-  std::vector<std::vector<eval::Argument>> runs = {
-      {int64_t{1}, int64_t{0}}, {int64_t{1}, int64_t{1}}, {int64_t{2}, int64_t{0}},
-      {int64_t{-1}, int64_t{-7}}, {int64_t{1}, int64_t{0}}};
+  std::vector<std::vector<eval::Argument>> runs = {{int64_t{1}, int64_t{0}},
+                                                   {int64_t{1}, int64_t{1}},
+                                                   {int64_t{2}, int64_t{0}},
+                                                   {int64_t{-1}, int64_t{-7}},
+                                                   {int64_t{1}, int64_t{0}}};
   std::vector<Tensor> outs;
   for (const auto& args : runs) {
     outs.push_back(cache.run(args).at(0));
@@ -154,7 +156,8 @@ TEST_F(RngExec, SeedAndOffsetAtRunTime) {
   expectSame(outs[0], outs[4], "the same seed and offset");
   for (size_t i = 1; i < 4; ++i) {
     int64_t equal = 0;
-    for (int64_t k = 0; k < 1000; ++k) equal += outs[0].getDoubleLinear(k) == outs[i].getDoubleLinear(k);
+    for (int64_t k = 0; k < 1000; ++k)
+      equal += outs[0].getDoubleLinear(k) == outs[i].getDoubleLinear(k);
     EXPECT_LT(equal, 5) << "run " << i << " repeats run 0";
   }
 }

@@ -25,7 +25,8 @@ void expectCompiles(ir::Fusion& fusion, const std::vector<eval::Argument>& args)
   codegen::GeneratedKernel g = codegen::generateKernel(*kernel);
   EXPECT_NE(g.source.find("loom_rng_"), std::string::npos);
   cuda::NvrtcCompiler compiler(std::nullopt);
-  cuda::CompileResult r = compiler.compile(g.source, cuda::CompileOptions::forArch("sm_90", g.name));
+  cuda::CompileResult r =
+      compiler.compile(g.source, cuda::CompileOptions::forArch("sm_90", g.name));
   const cuda::KernelResources* res = r.kernel(g.name);
   ASSERT_NE(res, nullptr) << r.log;
   EXPECT_FALSE(r.hasSpills()) << r.log;
@@ -33,7 +34,8 @@ void expectCompiles(ir::Fusion& fusion, const std::vector<eval::Argument>& args)
 
 // Every distribution and dtype in a vectorized pointwise kernel, with run-time seed and offset.
 TEST(RngNvrtc, PointwiseKernelCompiles) {
-  if (!cuda::nvrtcAvailable()) GTEST_SKIP() << "NVRTC unavailable: " << cuda::nvrtcUnavailableReason();
+  if (!cuda::nvrtcAvailable())
+    GTEST_SKIP() << "NVRTC unavailable: " << cuda::nvrtcUnavailableReason();
   ir::Fusion f;
   ir::FusionGuard g(&f);
   auto* seed = ir::IrBuilder::symbolic(DataType::Int64);
@@ -52,7 +54,8 @@ TEST(RngNvrtc, PointwiseKernelCompiles) {
 
 // Dropout feeding a sum: the rand computed inside the reduction kernel.
 TEST(RngNvrtc, DropoutBeforeASumCompiles) {
-  if (!cuda::nvrtcAvailable()) GTEST_SKIP() << "NVRTC unavailable: " << cuda::nvrtcUnavailableReason();
+  if (!cuda::nvrtcAvailable())
+    GTEST_SKIP() << "NVRTC unavailable: " << cuda::nvrtcUnavailableReason();
   ir::Fusion f;
   ir::FusionGuard g(&f);
   TensorView* x = ops::TensorBuilder().shape({-1, -1}).build();

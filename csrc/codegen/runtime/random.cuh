@@ -17,8 +17,7 @@ struct Philox4 {
   unsigned int w[4];
 };
 
-__device__ __forceinline__ Philox4 philox4x32_10(unsigned long long seed,
-                                                 unsigned long long offset,
+__device__ __forceinline__ Philox4 philox4x32_10(unsigned long long seed, unsigned long long offset,
                                                  unsigned long long index) {
   unsigned int c0 = (unsigned int)index, c1 = (unsigned int)(index >> 32);
   unsigned int c2 = (unsigned int)offset, c3 = (unsigned int)(offset >> 32);
@@ -56,8 +55,8 @@ __device__ __forceinline__ unsigned long long rngBits53(unsigned int hi, unsigne
 /// low + (high - low) * u, u in [0, 1) with `digits` random bits (exact in the output dtype).
 __device__ __forceinline__ double loom_rng_uniform(unsigned long long seed,
                                                    unsigned long long offset,
-                                                   unsigned long long index, int digits,
-                                                   double low, double high) {
+                                                   unsigned long long index, int digits, double low,
+                                                   double high) {
   const loom::Philox4 r = loom::philox4x32_10(seed, offset, index);
   const double u = digits == 53
                        ? (double)loom::rngBits53(r.w[0], r.w[1]) * (1.0 / 9007199254740992.0)
@@ -68,8 +67,8 @@ __device__ __forceinline__ double loom_rng_uniform(unsigned long long seed,
 /// mean + std * z, z = sqrt(-2 log u1) cos(2 pi u2) (Box-Muller), u1 in (0, 1], u2 in [0, 1).
 __device__ __forceinline__ double loom_rng_normal(unsigned long long seed,
                                                   unsigned long long offset,
-                                                  unsigned long long index, int digits,
-                                                  double mean, double std) {
+                                                  unsigned long long index, int digits, double mean,
+                                                  double std) {
   const loom::Philox4 r = loom::philox4x32_10(seed, offset, index);
   double u1, u2;
   if (digits == 53) {

@@ -31,7 +31,7 @@ std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter, std::arra
 
 /// The sample of an RngOp of `type` and output `dtype` at linear index `index`, before rounding
 /// to dtype (the rules above); `param0`/`param1` are low/high or mean/std.
-double rngSample(ir::RngOpType type, DataType dtype, uint64_t seed, uint64_t offset,
-                 uint64_t index, double param0, double param1);
+double rngSample(ir::RngOpType type, DataType dtype, uint64_t seed, uint64_t offset, uint64_t index,
+                 double param0, double param1);
 
 }  // namespace loom::eval
