@@ -33,7 +33,9 @@ Scalar* scalarUnary(ir::UnaryOpType op, Scalar* a, DataType dtype) {
 TensorView* full(const SizeList& shape, Operand value, DataType dtype) {
   Scalar* fill = detail::scalarOperand(value.val(), dtype, "full", "the fill value");
   std::vector<IterDomain*> ids;
-  for (size_t d = 0; d < shape.size(); ++d) ids.push_back(detail::sizedId(shape[d], "full", d, &shape));
+  for (size_t d = 0; d < shape.size(); ++d) {
+    ids.push_back(detail::sizedId(shape[d], "full", d, &shape));
+  }
   TensorView* out = detail::newTensor(std::move(ids), dtype);
   IrBuilder::create<ir::FullOp>(out, fill);
   return out;

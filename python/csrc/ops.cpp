@@ -173,8 +173,9 @@ void bindRandomOps(nb::module_& m) {
       [](PyFusion& f, nb::handle mean, nb::handle std, nb::handle shape, nb::handle seed,
          nb::handle offset, DataType dtype) {
         OpScope scope(f, "normal");
-        return ops::normal(sizeList(f, shape, "normal", "shape"), operand(f, mean, "normal", "mean"),
-                           operand(f, std, "normal", "std"), operand(f, seed, "normal", "rng_seed"),
+        return ops::normal(sizeList(f, shape, "normal", "shape"),
+                           operand(f, mean, "normal", "mean"), operand(f, std, "normal", "std"),
+                           operand(f, seed, "normal", "rng_seed"),
                            operand(f, offset, "normal", "rng_offset"), dtype);
       },
       kKeep, nb::rv_policy::reference);

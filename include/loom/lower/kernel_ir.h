@@ -36,8 +36,9 @@ namespace loom::kir {
 class Kernel;
 
 /// Value kinds and statement kinds (one list each, so switches stay exhaustive).
-#define LOOM_KIR_FOR_EACH_VALUE(X) \
-  X(Const) X(Var) X(NamedScalar) X(TensorSize) X(UnaryExpr) X(BinaryExpr) X(TernaryExpr) X(Load) X(Call)
+#define LOOM_KIR_FOR_EACH_VALUE(X)                                                       \
+  X(Const) X(Var) X(NamedScalar) X(TensorSize) X(UnaryExpr) X(BinaryExpr) X(TernaryExpr) \
+  X(Load) X(Call)
 #define LOOM_KIR_FOR_EACH_STMT(X)                                                           \
   X(ForLoop) X(IfThenElse) X(Allocate) X(DeclareVar) X(Store) X(BlockSync) X(BlockReduce) \
   X(Comment) X(TensorOp) X(Welford) X(GridReduce) X(VectorCopy)
