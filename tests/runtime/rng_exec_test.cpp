@@ -6,6 +6,7 @@
 // backend (emu) and CUDA (gpu).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "loom/eval/compare.h"
@@ -71,9 +72,9 @@ class RngExec : public ::testing::Test {
 
   // Runs `f` through a FusionExecutorCache with `overrides` and checks every output against the
   // reference: outputs listed in `normal` within one ulp of their dtype, the others exactly
-  // unless `reduction` > 1 (then the reduction tolerance). Returns the outputs and the params
-  // of the first kernel (to tell schedules apart).
-  static std::pair<std::vector<Tensor>, std::string> runAndCheck(
+  // unless listed in `reduced` (then the tolerance of `reduction` elements). Returns the outputs
+  // and each kernel's "scheduler: params" line (to tell schedules apart).
+  static std::pair<std::vector<Tensor>, std::vector<std::string>> runAndCheck(
       const Fusion& f, const std::vector<eval::Argument>& args, Overrides overrides = {},
       std::vector<size_t> normal = {}, std::vector<size_t> reduced = {}, int64_t reduction = 1) {
     FusionExecutorCache cache(f.clone(), options(std::move(overrides)));
@@ -90,8 +91,11 @@ class RngExec : public ::testing::Test {
       auto err = eval::expectClose(got[i], expected[i], tol, "output " + std::to_string(i));
       EXPECT_FALSE(err.has_value()) << *err;
     }
-    std::string params = cache.lastRuntime()->lastRun().at(0).params;
-    return {std::move(got), params};
+    std::vector<std::string> kernels;
+    for (const SegmentRecord& r : cache.lastRuntime()->lastRun()) {
+      kernels.push_back(r.scheduler + ": " + r.params);
+    }
+    return {std::move(got), kernels};
   }
 
   // Box-Muller's log and cos are the platform's: one ulp of the dtype (docs/ops.md).
@@ -132,7 +136,12 @@ TEST_F(RngExec, PointwiseUnderTwoSchedules) {
   auto [v1, p1] =
       runAndCheck(*b.fusion, args, {{"vectorize", 1}, {"bdimx", 32}, {"unroll", 2}}, {4, 5});
   EXPECT_NE(p4, p1);
-  EXPECT_NE(p4.find("vectorize=2"), std::string::npos) << p4;
+  // The outputs share no tensor: one pointwise kernel each, all under the forced parameters.
+  ASSERT_EQ(p4.size(), 6u);
+  for (size_t k = 0; k < p4.size(); ++k) {
+    EXPECT_NE(p4[k].find("vectorize=2 unroll=1 bdimx=128"), std::string::npos) << p4[k];
+    EXPECT_NE(p1[k].find("vectorize=1 unroll=2 bdimx=32"), std::string::npos) << p1[k];
+  }
   ASSERT_EQ(v4.size(), v1.size());
   for (size_t i = 0; i < 4; ++i) expectSame(v4[i], v1[i], "output " + std::to_string(i));
 }
@@ -162,9 +171,9 @@ TEST_F(RngExec, SeedAndOffsetAtRunTime) {
   }
 }
 
-// The same rand in different fusions: alone (pointwise), as the producer of a sum (dropout
-// before a reduction) and as dropout's mask before a layer_norm (normalization). The rand and
-// the masks are bit-identical across them; the reductions match the reference.
+// The same rand in different fusions, computed inside one kernel of each: alone (pointwise), as
+// the producer of a sum (reduction) and as dropout's mask before a layer_norm (normalization).
+// The masks are bit-identical; the sum and the normalized output match the reference.
 TEST_F(RngExec, SameRandInDifferentFusions) {
   const int64_t rows = 24, cols = 320;
   Built alone = build([&](Built& b) {
@@ -175,9 +184,7 @@ TEST_F(RngExec, SameRandInDifferentFusions) {
   Built reduce = build([&](Built& b) {
     TensorView* x = ops::TensorBuilder().shape({rows, cols}).build();
     b.fusion->addInput(x);
-    TensorView* r = ops::rand({rows, cols}, b.seed, b.offset);
-    b.fusion->addOutput(r);
-    b.fusion->addOutput(ops::sum(ops::mul(x, r), {1}));
+    b.fusion->addOutput(ops::sum(ops::mul(x, ops::rand({rows, cols}, b.seed, b.offset)), {1}));
   });
   Built norm = build([&](Built& b) {
     TensorView* x = ops::TensorBuilder().shape({rows, cols}).build();
@@ -188,9 +195,16 @@ TEST_F(RngExec, SameRandInDifferentFusions) {
   });
   const Tensor x = randomTensor({rows, cols}, 4);
   auto [a, pa] = runAndCheck(*alone.fusion, {int64_t{77}, int64_t{5}});
-  auto [r, pr] = runAndCheck(*reduce.fusion, {int64_t{77}, int64_t{5}, x}, {}, {}, {1}, cols);
+  auto [r, pr] = runAndCheck(*reduce.fusion, {int64_t{77}, int64_t{5}, x}, {}, {}, {0}, cols);
   auto [n, pn] = runAndCheck(*norm.fusion, {int64_t{77}, int64_t{5}, x}, {}, {}, {1}, cols);
-  expectSame(a[0], r[0], "rand alone and before a sum");
+  // One kernel each, of the scheduler the fusion's kind calls for: the rand is computed inside
+  // the reduction and the normalization kernels.
+  const std::pair<const std::vector<std::string>*, std::string> kinds[] = {
+      {&pa, "pointwise: "}, {&pr, "reduction: "}, {&pn, "inner_persistent: "}};
+  for (const auto& [kernels, scheduler] : kinds) {
+    ASSERT_EQ(kernels->size(), 1u) << scheduler;
+    EXPECT_EQ(kernels->at(0).rfind(scheduler, 0), 0u) << kernels->at(0);
+  }
   expectSame(a[1], n[0], "mask alone and in dropout before layer_norm");
 }
 
