@@ -280,6 +280,16 @@ Pieces piecesOf(const kir::Value* v) {
       const bool wrapped = *wrapper != '\0';
       return {lit(wrapper + l->buffer->name + "["), arg(l->index), lit(wrapped ? "])" : "]")};
     }
+    case kir::NodeKind::Call: {
+      auto* c = v->as<kir::Call>();
+      Pieces pieces{lit(c->fn + "(")};
+      for (size_t i = 0; i < c->args.size(); ++i) {
+        if (i > 0) pieces.push_back(lit(", "));
+        pieces.push_back(arg(c->args[i]));
+      }
+      pieces.push_back(lit(")"));
+      return pieces;
+    }
     default: LOOM_UNREACHABLE("not a value");
   }
 }

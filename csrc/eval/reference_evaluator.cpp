@@ -9,6 +9,7 @@
 #include "eval/element_ops.h"
 #include "eval/reduction_space.h"
 #include "loom/eval/expression_evaluator.h"
+#include "loom/eval/philox.h"
 #include "loom/ir/dispatch.h"
 #include "loom/ir/fusion.h"
 #include "loom/support/strings.h"
@@ -584,6 +585,19 @@ class Runner : public ir::ExprVisitor {
     double step = operand(e->step(), e).scalar;
     Buffer b{shape, std::vector<double>(size_t(shape[0]))};
     for (int64_t i = 0; i < shape[0]; ++i) b.data[size_t(i)] = start + double(i) * step;
+    define(e->out(), std::move(b));
+  }
+
+  void handle(ir::RngOp* e) override {
+    std::vector<int64_t> shape = checkedSizes(e, e->out(), "size");
+    const auto seed = uint64_t(ee_.evaluateInt(e->seed()));
+    const auto offset = uint64_t(ee_.evaluateInt(e->offset()));
+    const double p0 = operand(e->param0(), e).scalar;
+    const double p1 = operand(e->param1(), e).scalar;
+    Buffer b{shape, std::vector<double>(size_t(numelOf(shape)))};
+    for (size_t i = 0; i < b.data.size(); ++i) {
+      b.data[i] = rngSample(e->rngType(), e->out()->dtype(), seed, offset, i, p0, p1);
+    }
     define(e->out(), std::move(b));
   }
 

@@ -285,6 +285,28 @@ Scalar* IotaOp::step() const { return input(1)->as<Scalar>(); }
 std::string IotaOp::opName() const { return "iota"; }
 bool IotaOp::sameAttributes(const Expr*) const { return true; }
 
+// ---- RngOp
+std::string_view rngOpTypeName(RngOpType t) {
+  switch (t) {
+    case RngOpType::Uniform: return "uniform";
+    case RngOpType::Normal: return "normal";
+  }
+  LOOM_UNREACHABLE();
+}
+RngOp::RngOp(TensorView* out, RngOpType type, Scalar* seed, Scalar* offset, Scalar* param0,
+             Scalar* param1)
+    : Expr(NodeKind::RngOp, {seed, offset, param0, param1}, {out}), type_(type) {}
+RngOp::RngOp(const RngOp* src, IrCloner& c)
+    : Expr(NodeKind::RngOp, c.clone(src->inputs()), c.clone(src->outputs())), type_(src->type_) {}
+LOOM_DEFINE_CLONE(RngOp)
+TensorView* RngOp::out() const { return output(0)->as<TensorView>(); }
+Scalar* RngOp::seed() const { return input(0)->as<Scalar>(); }
+Scalar* RngOp::offset() const { return input(1)->as<Scalar>(); }
+Scalar* RngOp::param0() const { return input(2)->as<Scalar>(); }
+Scalar* RngOp::param1() const { return input(3)->as<Scalar>(); }
+std::string RngOp::opName() const { return std::string(rngOpTypeName(type_)); }
+bool RngOp::sameAttributes(const Expr* other) const { return other->as<RngOp>()->type_ == type_; }
+
 #undef LOOM_DEFINE_CLONE
 
 }  // namespace loom::ir

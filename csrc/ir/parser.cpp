@@ -967,6 +967,18 @@ Expr* Parser::buildShapeOp(Call& c) {
     c.adoptKey("start", out_dtype, out0);
     c.adoptKey("step", out_dtype, out0);
     return make<IotaOp>(none, c.tensorOut(0), c.typedScalarArg("start"), c.typedScalarArg("step"));
+  } else if (name == "uniform" || name == "normal") {
+    const bool normal = name == "normal";
+    const char* p0 = normal ? "mean" : "low";
+    const char* p1 = normal ? "std" : "high";
+    c.need(0, 1, {"seed", "offset", p0, p1});
+    c.adoptKey("seed", DataType::Int64, nullptr);
+    c.adoptKey("offset", DataType::Int64, nullptr);
+    c.adoptKey(p0, DataType::Float64, nullptr);
+    c.adoptKey(p1, DataType::Float64, nullptr);
+    return make<RngOp>(none, c.tensorOut(0), normal ? RngOpType::Normal : RngOpType::Uniform,
+                       c.scalarArg("seed"), c.scalarArg("offset"), c.scalarArg(p0),
+                       c.scalarArg(p1));
   }
   return nullptr;
 }

@@ -307,6 +307,11 @@ class Printer {
       args = "value=" + ref(f->value());
     } else if (auto* io = e->dynCast<IotaOp>()) {
       args = "start=" + ref(io->start()) + ", step=" + ref(io->step());
+    } else if (auto* r = e->dynCast<RngOp>()) {
+      const bool normal = r->rngType() == RngOpType::Normal;
+      args = "seed=" + ref(r->seed()) + ", offset=" + ref(r->offset()) +
+             (normal ? ", mean=" : ", low=") + ref(r->param0()) +
+             (normal ? ", std=" : ", high=") + ref(r->param1());
     } else if (auto* c = e->dynCast<CatOp>()) {
       args += ", dim=" + std::to_string(c->dim());
     } else if (auto* u = e->dynCast<UnaryOp>(); u != nullptr && u->opType() == UnaryOpType::Cast) {

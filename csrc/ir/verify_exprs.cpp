@@ -342,6 +342,21 @@ void welfordRule(const WelfordOp* w, DtypeRule& r) {
   }
 }
 
+// Random numbers are floating; seed and offset are 64-bit patterns, the parameters doubles.
+void rngRule(const RngOp* rng, DtypeRule& r) {
+  const DataType c = rng->out()->dtype();
+  if (!isFloatingType(c)) {
+    r.fail(concat(rng->opName(), " makes floating-point values, not ", c, " (the dtype of ",
+                  rng->out()->toString(), ")"));
+  }
+  const std::string key = concat(rng->opName(), " takes its seed and offset as i64");
+  r.need(rng->seed(), DataType::Int64, key);
+  r.need(rng->offset(), DataType::Int64, key);
+  const std::string param = concat(rng->opName(), " takes its parameters as f64");
+  r.need(rng->param0(), DataType::Float64, param);
+  r.need(rng->param1(), DataType::Float64, param);
+}
+
 std::optional<std::string> dtypeProblem(const Expr* e) {
   DtypeRule r(e);
   if (const auto* u = e->dynCast<UnaryOp>()) {
@@ -354,6 +369,8 @@ std::optional<std::string> dtypeProblem(const Expr* e) {
     reductionRule(red, r);
   } else if (const auto* w = e->dynCast<WelfordOp>()) {
     welfordRule(w, r);
+  } else if (const auto* rng = e->dynCast<RngOp>()) {
+    rngRule(rng, r);
   } else if (!e->outputs().empty()) {
     // Shape ops, pad, cat and the factories move values without converting them: every input
     // (a pad or full value, an iota start and step) has the output's dtype.

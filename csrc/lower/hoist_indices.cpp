@@ -325,6 +325,7 @@ struct Hoister {
         return {t->a, t->b, t->c};
       }
       case kir::NodeKind::Load: return {v->as<kir::Load>()->index};
+      case kir::NodeKind::Call: return v->as<kir::Call>()->args;
       default: return {};
     }
   }
@@ -427,6 +428,8 @@ struct Hoister {
         return kernel.create<kir::TernaryExpr>(v->dtype(), v->as<kir::TernaryExpr>()->op, c[0],
                                                c[1], c[2]);
       case kir::NodeKind::Load: return kernel.create<kir::Load>(v->as<kir::Load>()->buffer, c[0]);
+      case kir::NodeKind::Call:
+        return kernel.create<kir::Call>(v->dtype(), v->as<kir::Call>()->fn, c);
       default: LOOM_UNREACHABLE("a value without children has none to replace");
     }
   }

@@ -76,6 +76,55 @@ kir::Value* lowerCat(kir::Kernel& kernel, LowerContext& ctx, const ir::CatOp* ca
   return value;
 }
 
+// The number of random significand bits a sample of `dt` carries (include/loom/eval/philox.h).
+int64_t rngDigits(DataType dt) {
+  switch (dt) {
+    case DataType::Float64: return 53;
+    case DataType::Float32: return 24;
+    case DataType::Float16: return 11;
+    case DataType::BFloat16: return 8;
+    default: LOOM_UNREACHABLE("random numbers of ", dt);
+  }
+}
+
+// The runtime's Philox sample (runtime/random.cuh) at the element's row-major linear logical
+// index, sum_d i_d * prod_{d' > d} extent_d', computed in 64 bits from the logical indices: it
+// depends on nothing the schedule chose, so every schedule and backend draws the same numbers.
+kir::Value* lowerRng(kir::Kernel& kernel, LowerContext& ctx, const ir::RngOp* rng,
+                     const IndexMap& idx, const std::vector<kir::Value*>& ins) {
+  auto wide = [&](kir::Value* v) {
+    return v->dtype() == DataType::Int64
+               ? v
+               : kernel.create<kir::UnaryExpr>(DataType::Int64, ir::UnaryOpType::Cast, v);
+  };
+  kir::Value* linear = nullptr;
+  for (ir::IterDomain* id : ir::TensorDomain::noReductions(rng->out()->logical())) {
+    // A Broadcast ID of an RngOp output has size 1 (ops make no expanded ones): index 0.
+    if (id->isBroadcast()) continue;
+    kir::Value* i = wide(idx.at(id));
+    if (linear == nullptr) {
+      linear = i;
+      continue;
+    }
+    kir::Value* extent = wide(ctx.lowerScalar(kernel, id->logicalExtent()));
+    linear = kernel.create<kir::BinaryExpr>(
+        DataType::Int64, ir::BinaryOpType::Add,
+        kernel.create<kir::BinaryExpr>(DataType::Int64, ir::BinaryOpType::Mul, linear, extent), i);
+  }
+  if (linear == nullptr) {
+    linear = kernel.create<kir::Const>(DataType::Int64, ir::ScalarValue{int64_t(0)});
+  }
+  const DataType dt = rng->out()->dtype();
+  const bool normal = rng->rngType() == ir::RngOpType::Normal;
+  kir::Value* digits = kernel.create<kir::Const>(DataType::Int32, ir::ScalarValue{rngDigits(dt)});
+  kir::Value* sample = kernel.create<kir::Call>(
+      DataType::Float64, normal ? "loom_rng_normal" : "loom_rng_uniform",
+      std::vector<kir::Value*>{ins[0], ins[1], linear, digits, ins[2], ins[3]});
+  return dt == DataType::Float64
+             ? sample
+             : kernel.create<kir::UnaryExpr>(dt, ir::UnaryOpType::Cast, sample);
+}
+
 kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* op,
                    const std::vector<kir::ForLoop*>& loops) {
   IndexMap idx = consumerIndices(kernel, ctx, op->out, loops);
@@ -134,6 +183,8 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
         dt, ir::BinaryOpType::Add, ins[0],
         kernel.create<kir::BinaryExpr>(dt, ir::BinaryOpType::Mul, i, ins[1]));
     (void)iota;
+  } else if (auto* rng = dyn<ir::RngOp>(e)) {
+    value = lowerRng(kernel, ctx, rng, idx, ins);
   } else if (e->isA<ir::LoadStoreOp>() || e->isA<ir::BroadcastOp>() || e->isA<ir::SqueezeOp>() ||
              e->isA<ir::ExpandOp>() || e->isA<ir::ReshapeOp>() || e->isA<ir::SliceOp>()) {
     // Copies: the domains carry the semantics (a reshape's root -> logical splits and merges

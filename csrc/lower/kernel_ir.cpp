@@ -231,6 +231,16 @@ TextPieces piecesOf(const Value* v) {
       auto* l = v->as<Load>();
       return {lit(l->buffer->name + "["), arg(l->index), lit("]")};
     }
+    case NodeKind::Call: {
+      auto* c = v->as<Call>();
+      std::vector<TextPiece> pieces{lit(c->fn + "(")};
+      for (size_t i = 0; i < c->args.size(); ++i) {
+        if (i > 0) pieces.push_back(lit(", "));
+        pieces.push_back(arg(c->args[i]));
+      }
+      pieces.push_back(lit(")"));
+      return pieces;
+    }
     default: LOOM_UNREACHABLE("not a value");
   }
 }
@@ -282,6 +292,7 @@ Value* withOperands(Kernel& kernel, Value* v, const std::vector<Value*>& ops) {
       return kernel.create<TernaryExpr>(v->dtype(), v->as<TernaryExpr>()->op, ops[0],
                                              ops[1], ops[2]);
     case NodeKind::Load: return kernel.create<Load>(v->as<Load>()->buffer, ops[0]);
+    case NodeKind::Call: return kernel.create<Call>(v->dtype(), v->as<Call>()->fn, ops);
     default: LOOM_UNREACHABLE("a value without operands has none to replace");
   }
 }

@@ -172,7 +172,8 @@ class Verifier {
       case kir::NodeKind::NamedScalar:
       case kir::NodeKind::UnaryExpr:
       case kir::NodeKind::BinaryExpr:
-      case kir::NodeKind::TernaryExpr: return;
+      case kir::NodeKind::TernaryExpr:
+      case kir::NodeKind::Call: return;
       case kir::NodeKind::Var: {
         auto* var = v->as<kir::Var>();
         if (!vars_.count(var)) {

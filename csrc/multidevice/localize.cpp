@@ -101,6 +101,13 @@ bool localizeShardings(ir::Fusion& fusion) {
                  axes.front().logical->toString(),
                  ") has values that depend on the device; shard it after the iota");
     }
+    if (!axes.empty() && tv->definition() != nullptr && tv->definition()->isA<ir::RngOp>()) {
+      // A local program would index the shard from 0 and draw every device the same numbers.
+      LOOM_THROW(tv->definition()->toString(), ": random numbers along a sharded dim (",
+                 axes.front().logical->toString(),
+                 ") are not supported yet (each device would draw its shard's numbers from "
+                 "index 0); draw them unsharded");
+    }
     entries.push_back({tv, std::move(axes)});
   }
   Localizer localizer;

@@ -16,16 +16,6 @@ using ir::IrBuilder;
 using ir::IterDomain;
 using ir::IterType;
 
-// The output ID of one size: Broadcast for a constant 1, else Iteration.
-IterDomain* sizedId(const Size& size, std::string_view op, size_t dim, const SizeList* shape) {
-  if (auto c = size.constant()) {
-    LOOM_CHECK(*c >= 0, op, ": size ", *c, " at dimension ", dim,
-               shape != nullptr ? " of " + shape->toString() : std::string(), " is negative");
-    if (*c == 1) return IterDomain::create(IrBuilder::index(1), IterType::Broadcast);
-  }
-  return IterDomain::create(size.toScalar());
-}
-
 Scalar* scalarBinary(ir::BinaryOpType op, Scalar* a, Scalar* b, DataType dtype) {
   Scalar* out = IrBuilder::symbolic(dtype);
   IrBuilder::create<ir::BinaryOp>(op, out, a, b);
@@ -43,7 +33,9 @@ Scalar* scalarUnary(ir::UnaryOpType op, Scalar* a, DataType dtype) {
 TensorView* full(const SizeList& shape, Operand value, DataType dtype) {
   Scalar* fill = detail::scalarOperand(value.val(), dtype, "full", "the fill value");
   std::vector<IterDomain*> ids;
-  for (size_t d = 0; d < shape.size(); ++d) ids.push_back(sizedId(shape[d], "full", d, &shape));
+  for (size_t d = 0; d < shape.size(); ++d) {
+    ids.push_back(detail::sizedId(shape[d], "full", d, &shape));
+  }
   TensorView* out = detail::newTensor(std::move(ids), dtype);
   IrBuilder::create<ir::FullOp>(out, fill);
   return out;
@@ -58,7 +50,7 @@ TensorView* iota(Size length, Operand start, Operand step, DataType dtype) {
              " is not supported (an integer or floating type is)");
   Scalar* first = detail::scalarOperand(start.val(), dtype, "iota", "start");
   Scalar* stride = detail::scalarOperand(step.val(), dtype, "iota", "step");
-  TensorView* out = detail::newTensor({sizedId(length, "iota", 0, nullptr)}, dtype);
+  TensorView* out = detail::newTensor({detail::sizedId(length, "iota", 0, nullptr)}, dtype);
   IrBuilder::create<ir::IotaOp>(out, first, stride);
   return out;
 }

@@ -146,4 +146,13 @@ Scalar* scalarOperand(const Val* v, DataType dtype, std::string_view op, std::st
   return castScalar(const_cast<Scalar*>(v->as<Scalar>()), dtype);
 }
 
+IterDomain* sizedId(const Size& size, std::string_view op, size_t dim, const SizeList* shape) {
+  if (auto c = size.constant()) {
+    LOOM_CHECK(*c >= 0, op, ": size ", *c, " at dimension ", dim,
+               shape != nullptr ? " of " + shape->toString() : std::string(), " is negative");
+    if (*c == 1) return IterDomain::create(ir::IrBuilder::index(1), IterType::Broadcast);
+  }
+  return IterDomain::create(size.toScalar());
+}
+
 }  // namespace loom::ops::detail

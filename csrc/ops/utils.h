@@ -10,6 +10,7 @@
 #include "loom/ir/iter_domain.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/ops/size.h"
 
 namespace loom::ops::detail {
 
@@ -65,5 +66,9 @@ Scalar* castScalar(Scalar* s, DataType dtype);
 /// The Scalar of a scalar operand (a number or a Scalar node) converted to `dtype`; a tensor is
 /// a UserError naming `op` and `what` ("the pad value").
 Scalar* scalarOperand(const Val* v, DataType dtype, std::string_view op, std::string_view what);
+
+/// The output ID of one factory size: Broadcast for a constant 1, else Iteration; a negative
+/// constant is a UserError naming `op`, the dim and (when given) the whole shape.
+IterDomain* sizedId(const Size& size, std::string_view op, size_t dim, const SizeList* shape);
 
 }  // namespace loom::ops::detail

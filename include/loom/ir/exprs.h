@@ -326,4 +326,37 @@ class IotaOp : public Expr {
   bool sameAttributes(const Expr* other) const override;
 };
 
+/// The distribution of an RngOp.
+enum class RngOpType : uint8_t {
+  Uniform,  ///< params (low, high): low + (high - low) * u, u uniform in [0, 1)
+  Normal,   ///< params (mean, std): mean + std * z, z standard normal (Box-Muller)
+};
+std::string_view rngOpTypeName(RngOpType t);  ///< "uniform", "normal"
+
+/// Counter-based random numbers (Philox4x32-10): out's element at row-major linear logical index
+/// i is a function of (seed, offset, i) only, never of the schedule, so kernels on any backend
+/// and the reference evaluator agree (docs/ops.md, "Random numbers", states the bit rules). No
+/// tensor input: out's logical extents give its shape. Inputs: seed and offset (Int64 Scalars,
+/// read as their 64-bit patterns) and two Float64 parameters (low/high or mean/std).
+class RngOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(RngOp)
+  RngOp(TensorView* out, RngOpType type, Scalar* seed, Scalar* offset, Scalar* param0,
+        Scalar* param1);
+  RngOp(const RngOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  RngOpType rngType() const { return type_; }
+  Scalar* seed() const;
+  Scalar* offset() const;
+  Scalar* param0() const;  ///< low (Uniform) or mean (Normal)
+  Scalar* param1() const;  ///< high (Uniform) or std (Normal)
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  RngOpType type_;
+};
+
 }  // namespace loom::ir

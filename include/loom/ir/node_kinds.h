@@ -31,6 +31,7 @@
   X(CatOp)                         \
   X(FullOp)                        \
   X(IotaOp)                        \
+  X(RngOp)                         \
   X(Split)                         \
   X(Merge)                         \
   X(Resize)

@@ -36,8 +36,9 @@ namespace loom::kir {
 class Kernel;
 
 /// Value kinds and statement kinds (one list each, so switches stay exhaustive).
-#define LOOM_KIR_FOR_EACH_VALUE(X) \
-  X(Const) X(Var) X(NamedScalar) X(TensorSize) X(UnaryExpr) X(BinaryExpr) X(TernaryExpr) X(Load)
+#define LOOM_KIR_FOR_EACH_VALUE(X)                                                       \
+  X(Const) X(Var) X(NamedScalar) X(TensorSize) X(UnaryExpr) X(BinaryExpr) X(TernaryExpr) \
+  X(Load) X(Call)
 #define LOOM_KIR_FOR_EACH_STMT(X)                                                           \
   X(ForLoop) X(IfThenElse) X(Allocate) X(DeclareVar) X(Store) X(BlockSync) X(BlockReduce) \
   X(Comment) X(TensorOp) X(Welford) X(GridReduce) X(VectorCopy)
@@ -197,6 +198,18 @@ class Load : public Value {
   Load(const Buffer* buffer, Value* index) : Value(kKind, buffer->dtype), buffer(buffer), index(index) {}
   const Buffer* buffer;
   Value* index;
+};
+
+/// fn(args...): a function of the runtime library (codegen/runtime/*.cuh) on scalar values, such
+/// as the random-number helpers. It must be pure (the same operands give the same value), so
+/// passes may share, hoist or simplify around it like any other value.
+class Call : public Value {
+ public:
+  LOOM_KIR_NODE(Call)
+  Call(DataType dtype, std::string fn, std::vector<Value*> args)
+      : Value(kKind, dtype), fn(std::move(fn)), args(std::move(args)) {}
+  std::string fn;
+  std::vector<Value*> args;
 };
 
 // ---- Statements ---------------------------------------------------------------------------------

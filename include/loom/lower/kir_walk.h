@@ -82,6 +82,7 @@ inline std::vector<Value*> operandsOf(const Value* v) {
       return {t->a, t->b, t->c};
     }
     case NodeKind::Load: return {v->as<Load>()->index};
+    case NodeKind::Call: return v->as<Call>()->args;
     default: return {};
   }
 }

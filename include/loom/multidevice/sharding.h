@@ -107,10 +107,10 @@ bool finalizeShardings(ir::Fusion& fusion);
 /// other side reads it).
 /// Every device of a mesh runs the same program on its own data; the communications
 /// decompose_reshardings left pair one device's view with the whole, and the runtime runs them.
-/// UserError for what a local program cannot compute: an iota along a sharded dim (its values
-/// depend on the device). Tensors on meshes the running device is not in are localized like
-/// those of any member (the runtime gives a device only the tensors it holds:
-/// segmenter/device_program.h).
+/// UserError for what a local program cannot compute: an iota or random numbers (RngOp) along a
+/// sharded dim (their values depend on the device). Tensors on meshes the running device is not
+/// in are localized like those of any member (the runtime gives a device only the tensors it
+/// holds: segmenter/device_program.h).
 bool localizeShardings(ir::Fusion& fusion);
 
 

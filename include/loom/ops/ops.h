@@ -6,6 +6,7 @@
 #include "loom/ops/composite.h"
 #include "loom/ops/factory.h"
 #include "loom/ops/operand.h"
+#include "loom/ops/random.h"
 #include "loom/ops/reduction.h"
 #include "loom/ops/scalar_arith.h"
 #include "loom/ops/shape.h"

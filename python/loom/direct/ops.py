@@ -18,7 +18,7 @@ UNSUPPORTED_OPS = {
         "digamma frac trunc signbit isfinite isneginf isposinf isreal real imag bitwise_not "
         "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift "
         "logical_right_shift atan2 remainder mod nextafter truediv ceilDiv addcmul threshold "
-        "rand_like randn_like uniform normal segment_set index_select select gather "
+        "segment_set index_select select gather "
         "take_along_axis scatter index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
         "embedding_fwd argsort topk cumsum grouped_mm scaled_mm triu tril size_of "
         "stride_order uniform_like var_mean_welford rng_uniform"
@@ -225,6 +225,64 @@ class Ops:
         return _C.ops.arange(
             self._f, start, end, step, None if dtype is None else to_loom_dtype(dtype, "arange")
         )
+
+    # ---- random numbers (Philox4x32-10, docs/ops.md "Random numbers") ----------------------
+    def _rng_key(self, op, rng_seed, rng_offset):
+        """Seed and offset: ints (below 2**64; read as 64-bit patterns) or Int Scalars."""
+        if rng_seed is None or rng_offset is None:
+            raise NotSupportedError(
+                f"fd.ops.{op} without rng_seed and rng_offset: Loom has no global random "
+                "generator; pass rng_seed= and rng_offset= (ints or Int Scalars such as "
+                "fd.define_scalar(dtype=DataType.Int))"
+            )
+        key = []
+        for name, v in (("rng_seed", rng_seed), ("rng_offset", rng_offset)):
+            if isinstance(v, int) and not isinstance(v, bool):
+                if not -(2**63) <= v < 2**64:
+                    raise _C.UserError(
+                        f"{op}: {name}={v} does not fit in 64 bits (-2**63 <= {name} < 2**64)"
+                    )
+                v = v - 2**64 if v >= 2**63 else v
+            key.append(v)
+        return key
+
+    def uniform(self, minval, maxval, shape, dtype=DataType.Float, rng_seed=None, rng_offset=None):
+        seed, offset = self._rng_key("uniform", rng_seed, rng_offset)
+        return _C.ops.uniform(
+            self._f, minval, maxval, list(shape), seed, offset, to_loom_dtype(dtype, "uniform")
+        )
+
+    def normal(self, mean, std, shape, dtype=DataType.Float, rng_seed=None, rng_offset=None):
+        seed, offset = self._rng_key("normal", rng_seed, rng_offset)
+        return _C.ops.normal(
+            self._f, mean, std, list(shape), seed, offset, to_loom_dtype(dtype, "normal")
+        )
+
+    def rand(self, shape, dtype=DataType.Float, rng_seed=None, rng_offset=None):
+        """Loom extension (torch.rand): uniform(0, 1, shape)."""
+        return self.uniform(0.0, 1.0, shape, dtype, rng_seed, rng_offset)
+
+    def randn(self, shape, dtype=DataType.Float, rng_seed=None, rng_offset=None):
+        """Loom extension (torch.randn): normal(0, 1, shape)."""
+        return self.normal(0.0, 1.0, shape, dtype, rng_seed, rng_offset)
+
+    def rand_like(self, arg, rng_seed=None, rng_offset=None):
+        seed, offset = self._rng_key("rand_like", rng_seed, rng_offset)
+        return _C.ops.rand_like(self._f, arg, seed, offset)
+
+    def randn_like(self, arg, rng_seed=None, rng_offset=None):
+        seed, offset = self._rng_key("randn_like", rng_seed, rng_offset)
+        return _C.ops.randn_like(self._f, arg, seed, offset)
+
+    def bernoulli(self, arg, rng_seed=None, rng_offset=None):
+        """Loom extension (torch.bernoulli): 1 with probability arg per element, else 0."""
+        seed, offset = self._rng_key("bernoulli", rng_seed, rng_offset)
+        return _C.ops.bernoulli(self._f, arg, seed, offset)
+
+    def dropout(self, arg, p, rng_seed=None, rng_offset=None):
+        """Loom extension (torch.nn.functional.dropout in training): (output, keep mask)."""
+        seed, offset = self._rng_key("dropout", rng_seed, rng_offset)
+        return _C.ops.dropout(self._f, arg, p, seed, offset)
 
     # ---- composites (Loom extensions, with torch's arguments) -------------------------------
     def softmax(self, arg, dim):
