@@ -43,11 +43,15 @@ int64_t intPow(int64_t base, int64_t exp) {
 // C's % without its traps: by zero 0, by -1 0 (the most negative value by -1 overflows).
 int64_t safeRem(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
 
-// torch.gcd's algorithm on the magnitudes, with abs wrapping as two's complement does (so
-// gcd(INT_MIN, 0) is INT_MIN, as in torch).
-int64_t intGcd(int64_t a, int64_t b) {
-  a = a < 0 ? wrapSub(0, a) : a;
-  b = b < 0 ? wrapSub(0, b) : b;
+int64_t wrapTo(int64_t v, DataType dtype) {
+  return dtype == DataType::Int32 ? int64_t(int32_t(uint32_t(uint64_t(v)))) : v;
+}
+
+// torch.gcd's algorithm on the magnitudes, with abs wrapping at the dtype's width as two's
+// complement does (so gcd(INT_MIN, 0) is INT_MIN, as in torch).
+int64_t intGcd(int64_t a, int64_t b, DataType dtype) {
+  a = a < 0 ? wrapTo(wrapSub(0, a), dtype) : a;
+  b = b < 0 ? wrapTo(wrapSub(0, b), dtype) : b;
   while (a != 0) {
     int64_t c = a;
     a = safeRem(b, a);
@@ -220,7 +224,7 @@ int64_t intBinary(BinaryOpType op, int64_t a, int64_t b, DataType dtype) {
       const int64_t r = safeRem(a, b);
       return (r != 0 && ((r < 0) != (b < 0))) ? wrapAdd(r, b) : r;
     }
-    case BinaryOpType::Gcd: return intGcd(a, b);
+    case BinaryOpType::Gcd: return intGcd(a, b, dtype);
     case BinaryOpType::BitwiseAnd: return a & b;
     case BinaryOpType::BitwiseOr: return a | b;
     case BinaryOpType::BitwiseXor: return a ^ b;

@@ -288,7 +288,8 @@ TEST_F(ElementwiseOps, Int64LimitsWrapExactly) {
   in.dataAs<int64_t>()[1] = kMin;
   in.dataAs<int64_t>()[2] = -3;
   FusionExecutorCache cache(std::move(f), options());
-  std::vector<Tensor> out = cache.run({in});
+  std::vector<eval::Argument> args = {in};
+  std::vector<Tensor> out = cache.run(args);
   ASSERT_EQ(out.size(), 7u);
   auto at = [&](size_t o, int i) { return out[o].dataAs<int64_t>()[i]; };
   EXPECT_EQ(at(0, 0), kMin);                  // MAX + 1 wraps
