@@ -206,6 +206,11 @@ def test_integer_pow_and_overflow(device, dtype):
             torch.bitwise_not(x)]
     for k, (out, ref) in enumerate(zip(outs, refs)):
         close(out, ref, msg=str(k))
+    # The kernel text has no signed overflow (undefined in C++): the wrapping helpers compute it.
+    code = fd.last_cuda_code()
+    for helper in ("loom_wrap_add", "loom_wrap_mul", "loom_wrap_sub", "loom_wrap_neg",
+                   "loom_wrap_abs"):
+        assert helper + "<" in code, helper
 
 
 def test_bool_bitwise_ops(device):

@@ -46,9 +46,9 @@ Tensor values(DataType dt, const std::vector<double>& v) {
 
 // Edge values then `n` random ones in [lo, hi].
 std::vector<double> floatValues(double lo, double hi, int n = 64) {
-  std::vector<double> v = {0.0,  -0.0, kInf, -kInf, kNaN, 1.0,   -1.0,   2.0,   -2.0,
-                           0.5,  -0.5, 1e-30, -1e-30, 1e30, -1e30, 100.0, -100.0, 0.999999,
-                           -3.0, 1e-8, 3.5,  -2.5};
+  std::vector<double> v = {0.0,    -0.0,     kInf, -kInf, kNaN,   1.0,  -1.0,  2.0,
+                           -2.0,   0.5,      -0.5, 1e-30, -1e-30, 1e30, -1e30, 100.0,
+                           -100.0, 0.999999, -3.0, 1e-8,  3.5,    -2.5};
   std::mt19937_64 rng(36);
   std::uniform_real_distribution<double> d(lo, hi);
   for (int i = 0; i < n; ++i) v.push_back(d(rng));
@@ -163,19 +163,25 @@ class ElementwiseOps : public ::testing::Test {
   }
 };
 
-#define LOOM_OP(name, fn) {name, [](TensorView* x) { return ops::fn(x); }}
-#define LOOM_OP2(name, fn) {name, [](TensorView* x, TensorView* y) { return ops::fn(x, y); }}
+#define LOOM_OP(name, fn)                          \
+  {                                                \
+    name, [](TensorView* x) { return ops::fn(x); } \
+  }
+#define LOOM_OP2(name, fn)                                           \
+  {                                                                  \
+    name, [](TensorView* x, TensorView* y) { return ops::fn(x, y); } \
+  }
 
 // The floating functions on f32 and f64 (and bf16, computed in f32), edge values included.
 TEST_F(ElementwiseOps, FloatingUnaryMatchReference) {
   const std::vector<std::pair<std::string, Unary>> fns = {
-      LOOM_OP("acos", acos),     LOOM_OP("acosh", acosh),   LOOM_OP("asin", asin),
-      LOOM_OP("asinh", asinh),   LOOM_OP("atan", atan),     LOOM_OP("atanh", atanh),
-      LOOM_OP("cosh", cosh),     LOOM_OP("sinh", sinh),     LOOM_OP("tan", tan),
-      LOOM_OP("erfc", erfc),     LOOM_OP("erfinv", erfinv), LOOM_OP("erfcinv", erfcinv),
-      LOOM_OP("expm1", expm1),   LOOM_OP("log10", log10),   LOOM_OP("log1p", log1p),
-      LOOM_OP("lgamma", lgamma), LOOM_OP("trunc", trunc),   LOOM_OP("frac", frac),
-      LOOM_OP("signbit", signbit), LOOM_OP("isfinite", isFinite), LOOM_OP("isneginf", isNegInf),
+      LOOM_OP("acos", acos),         LOOM_OP("acosh", acosh),       LOOM_OP("asin", asin),
+      LOOM_OP("asinh", asinh),       LOOM_OP("atan", atan),         LOOM_OP("atanh", atanh),
+      LOOM_OP("cosh", cosh),         LOOM_OP("sinh", sinh),         LOOM_OP("tan", tan),
+      LOOM_OP("erfc", erfc),         LOOM_OP("erfinv", erfinv),     LOOM_OP("erfcinv", erfcinv),
+      LOOM_OP("expm1", expm1),       LOOM_OP("log10", log10),       LOOM_OP("log1p", log1p),
+      LOOM_OP("lgamma", lgamma),     LOOM_OP("trunc", trunc),       LOOM_OP("frac", frac),
+      LOOM_OP("signbit", signbit),   LOOM_OP("isfinite", isFinite), LOOM_OP("isneginf", isNegInf),
       LOOM_OP("isposinf", isPosInf), LOOM_OP("isreal", isReal)};
   for (DataType dt : {DataType::Float32, DataType::Float64, DataType::BFloat16}) {
     SCOPED_TRACE(dataTypeName(dt));
@@ -193,26 +199,25 @@ TEST_F(ElementwiseOps, UnaryEdgeValuesAreTorchs) {
       runUnary(DataType::Float32, v,
                {LOOM_OP("frac", frac), LOOM_OP("signbit", signbit), LOOM_OP("erfinv", erfinv),
                 LOOM_OP("atanh", atanh), LOOM_OP("lgamma", lgamma)});
-  EXPECT_TRUE(std::isnan(out[0].getDoubleLinear(1)));        // frac(inf)
-  EXPECT_EQ(out[1].getDoubleLinear(0), 1.0);                 // signbit(-0.0)
-  EXPECT_EQ(out[1].getDoubleLinear(1), 0.0);                 // signbit(inf)
-  EXPECT_EQ(out[2].getDoubleLinear(4), kInf);                // erfinv(1)
-  EXPECT_EQ(out[2].getDoubleLinear(5), -kInf);               // erfinv(-1)
-  EXPECT_TRUE(std::isnan(out[2].getDoubleLinear(7)));        // erfinv(2)
-  EXPECT_TRUE(std::signbit(out[2].getDoubleLinear(0)));      // erfinv(-0.0) is -0.0
-  EXPECT_EQ(out[3].getDoubleLinear(4), kInf);                // atanh(1)
-  EXPECT_EQ(out[4].getDoubleLinear(6), kInf);                // lgamma(0)
-  EXPECT_TRUE(std::isnan(out[2].getDoubleLinear(3)));       // erfinv(nan)
+  EXPECT_TRUE(std::isnan(out[0].getDoubleLinear(1)));    // frac(inf)
+  EXPECT_EQ(out[1].getDoubleLinear(0), 1.0);             // signbit(-0.0)
+  EXPECT_EQ(out[1].getDoubleLinear(1), 0.0);             // signbit(inf)
+  EXPECT_EQ(out[2].getDoubleLinear(4), kInf);            // erfinv(1)
+  EXPECT_EQ(out[2].getDoubleLinear(5), -kInf);           // erfinv(-1)
+  EXPECT_TRUE(std::isnan(out[2].getDoubleLinear(7)));    // erfinv(2)
+  EXPECT_TRUE(std::signbit(out[2].getDoubleLinear(0)));  // erfinv(-0.0) is -0.0
+  EXPECT_EQ(out[3].getDoubleLinear(4), kInf);            // atanh(1)
+  EXPECT_EQ(out[4].getDoubleLinear(6), kInf);            // lgamma(0)
+  EXPECT_TRUE(std::isnan(out[2].getDoubleLinear(3)));    // erfinv(nan)
 }
 
 TEST_F(ElementwiseOps, FloatingBinaryMatchReference) {
   const std::vector<std::pair<std::string, Binary>> fns = {
-      LOOM_OP2("atan2", atan2),         LOOM_OP2("remainder", remainder),
-      LOOM_OP2("mod", mod),             LOOM_OP2("fmod", fmod),
-      LOOM_OP2("nextafter", nextafter), LOOM_OP2("div", cDiv),
+      LOOM_OP2("atan2", atan2), LOOM_OP2("remainder", remainder), LOOM_OP2("mod", mod),
+      LOOM_OP2("fmod", fmod),   LOOM_OP2("nextafter", nextafter), LOOM_OP2("div", cDiv),
       LOOM_OP2("truediv", div)};
-  const std::vector<double> v = {0.0, -0.0, kInf, -kInf, kNaN, 1.0, -1.0, 3.0, -3.0, 5.5, -7.25,
-                                 1e-40, 1e30};
+  const std::vector<double> v = {0.0, -0.0, kInf, -kInf, kNaN,  1.0, -1.0,
+                                 3.0, -3.0, 5.5,  -7.25, 1e-40, 1e30};
   for (DataType dt : {DataType::Float32, DataType::Float64}) {
     SCOPED_TRACE(dataTypeName(dt));
     runBinary(dt, v, fns);
@@ -244,20 +249,24 @@ TEST_F(ElementwiseOps, IntegerOpsMatchReference) {
       LOOM_OP2("sub", sub),
       LOOM_OP2("mul", mul),
       LOOM_OP2("pow", pow)};
-  const std::vector<std::pair<std::string, Unary>> unary = {
-      LOOM_OP("neg", neg),       LOOM_OP("abs", abs),         LOOM_OP("bitwise_not", bitwiseNot),
-      LOOM_OP("trunc", trunc),   LOOM_OP("frac", frac),       LOOM_OP("signbit", signbit),
-      LOOM_OP("isfinite", isFinite), LOOM_OP("isneginf", isNegInf)};
+  const std::vector<std::pair<std::string, Unary>> unary = {LOOM_OP("neg", neg),
+                                                            LOOM_OP("abs", abs),
+                                                            LOOM_OP("bitwise_not", bitwiseNot),
+                                                            LOOM_OP("trunc", trunc),
+                                                            LOOM_OP("frac", frac),
+                                                            LOOM_OP("signbit", signbit),
+                                                            LOOM_OP("isfinite", isFinite),
+                                                            LOOM_OP("isneginf", isNegInf)};
   for (DataType dt : {DataType::Int32, DataType::Int64}) {
     SCOPED_TRACE(dataTypeName(dt));
     runBinary(dt, intValues(dt), fns);
     runUnary(dt, intValues(dt), unary);
   }
   // Int32 at its limits, against the values torch gives.
-  std::vector<Tensor> out = runBinary(
-      DataType::Int32, {kI32Min, -1.0, 0.0, 7.0, 33.0},
-      {LOOM_OP2("div", cDiv), LOOM_OP2("remainder", remainder), LOOM_OP2("gcd", gcd),
-       LOOM_OP2("bitwise_right_shift", bitwiseRightShift), LOOM_OP2("mul", mul)});
+  std::vector<Tensor> out =
+      runBinary(DataType::Int32, {kI32Min, -1.0, 0.0, 7.0, 33.0},
+                {LOOM_OP2("div", cDiv), LOOM_OP2("remainder", remainder), LOOM_OP2("gcd", gcd),
+                 LOOM_OP2("bitwise_right_shift", bitwiseRightShift), LOOM_OP2("mul", mul)});
   EXPECT_EQ(out[0].getDoubleLinear(0 * 5 + 1), kI32Min);  // INT_MIN / -1 wraps
   EXPECT_EQ(out[0].getDoubleLinear(3 * 5 + 2), 0.0);      // 7 / 0 is 0 (defined, docs/ops.md)
   EXPECT_EQ(out[1].getDoubleLinear(1 * 5 + 3), 6.0);      // remainder(-1, 7)
@@ -292,13 +301,13 @@ TEST_F(ElementwiseOps, Int64LimitsWrapExactly) {
   std::vector<Tensor> out = cache.run(args);
   ASSERT_EQ(out.size(), 7u);
   auto at = [&](size_t o, int i) { return out[o].dataAs<int64_t>()[i]; };
-  EXPECT_EQ(at(0, 0), kMin);                  // MAX + 1 wraps
-  EXPECT_EQ(at(1, 1), kMin);                  // -MIN wraps
-  EXPECT_EQ(at(2, 1), kMin);                  // abs(MIN) is MIN, as torch
-  EXPECT_EQ(at(3, 1), kMin);                  // MIN / -1
-  EXPECT_EQ(at(4, 2), kMin);                  // -3 << 63
-  EXPECT_EQ(at(5, 1), 8);                     // MIN >>> 60
-  EXPECT_EQ(at(6, 1), -2);                    // gcd(MIN, 6), as torch
+  EXPECT_EQ(at(0, 0), kMin);  // MAX + 1 wraps
+  EXPECT_EQ(at(1, 1), kMin);  // -MIN wraps
+  EXPECT_EQ(at(2, 1), kMin);  // abs(MIN) is MIN, as torch
+  EXPECT_EQ(at(3, 1), kMin);  // MIN / -1
+  EXPECT_EQ(at(4, 2), kMin);  // -3 << 63
+  EXPECT_EQ(at(5, 1), 8);     // MIN >>> 60
+  EXPECT_EQ(at(6, 1), -2);    // gcd(MIN, 6), as torch
   EXPECT_EQ(at(6, 2), 3);
 }
 
@@ -338,8 +347,8 @@ TEST_F(ElementwiseOps, CompositesMatchReference) {
     x3.setDoubleLinear(i, x.getDoubleLinear(i));
     y3.setDoubleLinear(i, y.getDoubleLinear(i));
   }
-  std::vector<Tensor> out = runAndCheck(std::move(f), {x3, y3}, {"addcmul", "threshold", "triu",
-                                                                 "triu-1", "triu2"});
+  std::vector<Tensor> out =
+      runAndCheck(std::move(f), {x3, y3}, {"addcmul", "threshold", "triu", "triu-1", "triu2"});
   // triu zeroes (i, j) with j < i: element (0, 1, 0) of a finite input.
   EXPECT_EQ(out[2].getDoubleLinear(5), 0.0);
   EXPECT_EQ(out[2].getDoubleLinear(1), x3.getDoubleLinear(1));
