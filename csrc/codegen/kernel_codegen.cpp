@@ -307,8 +307,7 @@ Pieces binary(const kir::BinaryExpr* b) {
     case Op::BitwiseXor:
     case Op::Lshift:
     case Op::Rshift:
-    case Op::LogicalRshift:
-      break;  // above
+    case Op::LogicalRshift: break;  // above
     case Op::CeilDiv:
       // Floats: ceil of the true quotient, as the evaluator computes it ((a + b - 1) / b is
       // only right for integers).

@@ -160,8 +160,7 @@ bool usesIntegerMath(UnaryOpType op, DataType in, DataType out) {
     case UnaryOpType::Round:
     case UnaryOpType::Trunc:
     case UnaryOpType::Frac:
-    case UnaryOpType::BitwiseNot:
-      return true;
+    case UnaryOpType::BitwiseNot: return true;
     default:
       return false;  // floating math
   }
@@ -230,11 +229,9 @@ int64_t intBinary(BinaryOpType op, int64_t a, int64_t b, DataType dtype) {
     case BinaryOpType::BitwiseXor: return a ^ b;
     case BinaryOpType::Lshift:
     case BinaryOpType::Rshift:
-    case BinaryOpType::LogicalRshift:
-      return intShift(op, a, b, dtype);
+    case BinaryOpType::LogicalRshift: return intShift(op, a, b, dtype);
     case BinaryOpType::Atan2:
-    case BinaryOpType::Nextafter:
-      break;  // floating only (ir::verify)
+    case BinaryOpType::Nextafter: break;  // floating only (ir::verify)
   }
   LOOM_UNREACHABLE("binary op ", ir::opTypeName(op), " has no integer form");
 }
@@ -326,7 +323,7 @@ double floatUnary(UnaryOpType op, double x) {
     case UnaryOpType::IsFinite: return std::isfinite(x) ? 1.0 : 0.0;
     case UnaryOpType::IsNegInf: return (std::isinf(x) && x < 0) ? 1.0 : 0.0;
     case UnaryOpType::IsPosInf: return (std::isinf(x) && x > 0) ? 1.0 : 0.0;
-    case UnaryOpType::IsReal: return 1.0;  // no complex types
+    case UnaryOpType::IsReal: return 1.0;                       // no complex types
     case UnaryOpType::BitwiseNot: return x == 0.0 ? 1.0 : 0.0;  // Bool: logical not
   }
   LOOM_UNREACHABLE("unary op ", int(op));
@@ -370,8 +367,7 @@ double floatBinary(BinaryOpType op, double a, double b) {
     case BinaryOpType::Gcd:
     case BinaryOpType::Lshift:
     case BinaryOpType::Rshift:
-    case BinaryOpType::LogicalRshift:
-      break;  // integers only (ir::verify)
+    case BinaryOpType::LogicalRshift: break;  // integers only (ir::verify)
   }
   LOOM_UNREACHABLE("binary op ", ir::opTypeName(op), " on floating operands");
 }

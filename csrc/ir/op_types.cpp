@@ -82,10 +82,8 @@ bool isUnaryTest(UnaryOpType t) {
     case UnaryOpType::IsNegInf:
     case UnaryOpType::IsPosInf:
     case UnaryOpType::IsReal:
-    case UnaryOpType::Signbit:
-      return true;
-    default:
-      return false;
+    case UnaryOpType::Signbit: return true;
+    default: return false;
   }
 }
 
@@ -99,10 +97,8 @@ bool isBitwiseOp(BinaryOpType t) {
     case BinaryOpType::Lshift:
     case BinaryOpType::Rshift:
     case BinaryOpType::LogicalRshift:
-    case BinaryOpType::Gcd:
-      return true;
-    default:
-      return false;
+    case BinaryOpType::Gcd: return true;
+    default: return false;
   }
 }
 

@@ -246,8 +246,8 @@ bool integralOrBool(DataType t) { return isIntegralType(t) || t == DataType::Boo
 
 // The promoted type of a binary op's operands (before half widening), checked against what the
 // op accepts; `what` says which dtypes those are.
-DataType checkedResult(std::string_view op, const Operand& a, const Operand& b, bool (*ok)(DataType),
-                       std::string_view what) {
+DataType checkedResult(std::string_view op, const Operand& a, const Operand& b,
+                       bool (*ok)(DataType), std::string_view what) {
   std::array<Operand, 2> ops{a, b};
   const DataType t = resultType(ops);
   LOOM_CHECK(ok(t), op, ": takes ", what, ", got ", a.val()->toString(), " (", a.val()->dtype(),
@@ -261,8 +261,8 @@ TensorView* testUnary(UnaryOpType t, TensorView* x) {
 }
 
 void checkNotBool(std::string_view op, const Operand& a, const Operand& b) {
-  checkedResult(op, a, b, [](DataType t) { return t != DataType::Bool; },
-                "numbers (not Bool)");
+  checkedResult(
+      op, a, b, [](DataType t) { return t != DataType::Bool; }, "numbers (not Bool)");
 }
 
 }  // namespace
@@ -315,9 +315,10 @@ TensorView* atan2(Operand a, Operand b) {
   return binary(BinaryOpType::Atan2, a, b, PromotionKind::IntToFloat);
 }
 TensorView* nextafter(Operand a, Operand b) {
-  checkedResult("nextafter", a, b,
-                [](DataType t) { return t == DataType::Float32 || t == DataType::Float64; },
-                "Float32 or Float64 operands");
+  checkedResult(
+      "nextafter", a, b,
+      [](DataType t) { return t == DataType::Float32 || t == DataType::Float64; },
+      "Float32 or Float64 operands");
   return binary(BinaryOpType::Nextafter, a, b, PromotionKind::Default);
 }
 TensorView* gcd(Operand a, Operand b) {
@@ -357,8 +358,8 @@ TensorView* addcmul(Operand a, Operand b, Operand c, Operand value) {
   const DataType ct = computeType(ops, PromotionKind::Default);
   auto as = [&](const Operand& o) -> Operand { return castTo(o.val(), ct); };
   if (!b.isTensor() && !c.isTensor()) {
-    Scalar* bcv = scalarBinary(BinaryOpType::Mul,
-                               scalarBinary(BinaryOpType::Mul, as(b), as(c)), as(value));
+    Scalar* bcv =
+        scalarBinary(BinaryOpType::Mul, scalarBinary(BinaryOpType::Mul, as(b), as(c)), as(value));
     return add(as(a), castTo(bcv, ct));
   }
   return add(as(a), mul(mul(as(b), as(c)), as(value)));

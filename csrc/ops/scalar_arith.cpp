@@ -49,9 +49,7 @@ Scalar* castTo(Scalar* s, DataType dtype) {
   return out;
 }
 
-bool givesFloat(BinaryOpType op) {
-  return op == BinaryOpType::Div || op == BinaryOpType::Atan2;
-}
+bool givesFloat(BinaryOpType op) { return op == BinaryOpType::Div || op == BinaryOpType::Atan2; }
 
 bool givesFloat(UnaryOpType op) {
   switch (op) {

@@ -80,7 +80,7 @@ ops::SizeList sizeList(const PyFusion& f, nb::handle h, const char* op, const ch
       sizes.emplace_back(s);
     } else {
       LOOM_CHECK_TYPE(PyLong_Check(e.ptr()) && !PyBool_Check(e.ptr()), op, ": every entry of ", arg,
-                 " must be an int or an integer Scalar, got ", pyTypeName(e));
+                      " must be an int or an integer Scalar, got ", pyTypeName(e));
       sizes.emplace_back(
           int64FromPython(e, std::string(op) + ": " + arg + " entry", int64_t(sizes.size())));
     }
@@ -95,7 +95,7 @@ ops::Size size(const PyFusion& f, nb::handle h, const char* op, const char* arg)
     return ops::Size(s);
   }
   LOOM_CHECK_TYPE(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), op, ": ", arg,
-             " must be an int or an integer Scalar, got ", pyTypeName(h));
+                  " must be an int or an integer Scalar, got ", pyTypeName(h));
   return ops::Size(int64FromPython(h, std::string(op) + ": " + arg));
 }
 

@@ -12,10 +12,10 @@ namespace {
 
 const char* unName(Un u) {
   static const char* names[] = {
-      "exp",   "exp2",    "log",   "log2", "sqrt",  "rsqrt",     "reciprocal", "sin", "cos",
-      "tanh",  "sigmoid", "silu",  "erf",  "gelu",  "gelu_tanh", "neg",        "abs", "relu",
-      "floor", "ceil",    "round", "sign", "isnan", "isinf",     "logical_not", "atan",
-      "erfc",  "asinh",   "trunc", "signbit", "isfinite"};
+      "exp",         "exp2", "log",     "log2",  "sqrt",  "rsqrt",   "reciprocal", "sin",
+      "cos",         "tanh", "sigmoid", "silu",  "erf",   "gelu",    "gelu_tanh",  "neg",
+      "abs",         "relu", "floor",   "ceil",  "round", "sign",    "isnan",      "isinf",
+      "logical_not", "atan", "erfc",    "asinh", "trunc", "signbit", "isfinite"};
   return names[size_t(u)];
 }
 const char* binName(Bin b) {
