@@ -377,6 +377,23 @@ TEST_F(ElementwiseOps, WrongDtypesAreUserErrors) {
             std::string::npos);
   EXPECT_NE(message([&] { ops::bitwiseNot(x); }).find("bitwise_not"), std::string::npos);
   EXPECT_NE(message([&] { ops::triu(ops::sum(x, {0})); }).find("triu: "), std::string::npos);
+  // The text form checks the same dtypes (ir::verify).
+  auto text = [](const char* dt, const char* op) {
+    return std::string("inputs: T0\noutputs: T1\nT0 : ") + dt + " global [i0{4}]\nT1 : " + dt +
+           " global [i1{4}]\nT1 = " + op + "(T0, T0)\n";
+  };
+  EXPECT_NE(message([&] { ir::parseFusion(text("f32", "bitwise_and"), "t.fus"); })
+                .find("bitwise_and takes integers or Bool, not f32"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ir::parseFusion(text("bool", "gcd"), "t.fus"); })
+                .find("gcd is not defined for Bool"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ir::parseFusion(text("i32", "atan2"), "t.fus"); })
+                .find("atan2 computes in a floating dtype, not i32"),
+            std::string::npos);
+  EXPECT_NE(message([&] { ir::parseFusion(text("f16", "nextafter"), "t.fus"); })
+                .find("nextafter computes in f32 or f64, not f16"),
+            std::string::npos);
 }
 
 }  // namespace
