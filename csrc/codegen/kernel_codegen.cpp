@@ -135,9 +135,14 @@ Pieces unary(const kir::UnaryExpr* u) {
   };
   const std::string type(cTypeName(u->dtype()));
   auto cast = [&](Pieces v) { return wrap("static_cast<" + type + ">(", std::move(v), ")"); };
+  const bool float_in = isFloatingType(u->in->dtype());
+  auto tmpl = [&](const char* name) {
+    return Pieces{lit(std::string(name) + "<" + type + ">("), x, lit(")")};
+  };
   switch (u->op) {
-    case Op::Neg: return {lit("(-"), x, lit(")")};
-    case Op::Abs: return isFloatingType(u->dtype()) ? fn("fabs") : Pieces{lit("abs("), x, lit(")")};
+    // Integers negate in unsigned: -INT_MIN is undefined in C++, it wraps here (docs/ops.md).
+    case Op::Neg: return float_in ? Pieces{lit("(-"), x, lit(")")} : tmpl("loom_wrap_neg");
+    case Op::Abs: return isFloatingType(u->dtype()) ? fn("fabs") : tmpl("loom_wrap_abs");
     case Op::Exp: return fn("exp");
     case Op::Exp2: return fn("exp2");
     case Op::Log: return fn("log");
@@ -163,6 +168,40 @@ Pieces unary(const kir::UnaryExpr* u) {
       return isFloatingType(u->in->dtype()) ? Pieces{lit("isinf("), x, lit(")")}
                                              : Pieces{lit("false")};
     case Op::LogicalNot: return {lit("(!"), x, lit(")")};
+    case Op::Acos: return fn("acos");
+    case Op::Acosh: return fn("acosh");
+    case Op::Asin: return fn("asin");
+    case Op::Asinh: return fn("asinh");
+    case Op::Atan: return fn("atan");
+    case Op::Atanh: return fn("atanh");
+    case Op::Cosh: return fn("cosh");
+    case Op::Sinh: return fn("sinh");
+    case Op::Tan: return fn("tan");
+    case Op::Erfc: return fn("erfc");
+    case Op::Erfinv: return fn("erfinv");
+    case Op::Erfcinv: return fn("erfcinv");
+    case Op::Expm1: return fn("expm1");
+    case Op::Log10: return fn("log10");
+    case Op::Log1p: return fn("log1p");
+    case Op::Lgamma: return fn("lgamma");
+    case Op::Trunc: return float_in ? fn("trunc") : cast({x});
+    case Op::Frac: return float_in ? Pieces{lit("loom_frac("), x, lit(")")} : cast({lit("0")});
+    // The tests take any operand; integers and Bool are finite, real, and have no sign bit unless
+    // negative.
+    case Op::Signbit:
+      return float_in ? Pieces{lit("(signbit("), x, lit(") != 0)")}
+                      : Pieces{lit("("), x, lit(" < 0)")};
+    case Op::IsFinite:
+      return float_in ? Pieces{lit("(isfinite("), x, lit(") != 0)")} : Pieces{lit("true")};
+    case Op::IsNegInf:
+      return float_in ? Pieces{lit("(isinf("), x, lit(") && "), x, lit(" < 0)")}
+                      : Pieces{lit("false")};
+    case Op::IsPosInf:
+      return float_in ? Pieces{lit("(isinf("), x, lit(") && "), x, lit(" > 0)")}
+                      : Pieces{lit("false")};
+    case Op::IsReal: return {lit("true")};
+    case Op::BitwiseNot:
+      return u->dtype() == DataType::Bool ? Pieces{lit("(!"), x, lit(")")} : cast({lit("~"), x});
     case Op::Cast: {
       const DataType from = u->in->dtype();
       const DataType to = u->dtype();
@@ -202,15 +241,41 @@ Pieces binary(const kir::BinaryExpr* b) {
   };
   auto call = [&](const char* name) { return Pieces{lit(std::string(name) + "("), l, lit(", "), r, lit(")")}; };
   bool f32 = b->dtype() != DataType::Float64;
+  const std::string type(cTypeName(b->dtype()));
+  // Explicit template arguments: the operands convert to the op's type (no deduction to fail).
+  auto tmpl = [&](const char* name) {
+    return Pieces{lit(std::string(name) + "<" + type + ">("), l, lit(", "), r, lit(")")};
+  };
   if (b->total && isIntegralType(b->dtype())) {
-    // Integer division of the fusion's own values: defined for every operand (math.cuh).
+    // Integer math of the fusion's own values: defined for every operand (math.cuh): division
+    // total, overflow wrapping as two's complement (index math stays plain: it never overflows).
     switch (b->op) {
       case Op::Div: return call("loom_div");
       case Op::Mod:
       case Op::Fmod: return call("loom_fmod");
       case Op::CeilDiv: return call("loom_ceil_div_total");
+      case Op::Add: return tmpl("loom_wrap_add");
+      case Op::Sub: return tmpl("loom_wrap_sub");
+      case Op::Mul: return tmpl("loom_wrap_mul");
       default: break;
     }
+  }
+  const bool is_bool = b->dtype() == DataType::Bool;
+  switch (b->op) {
+    case Op::Atan2: return call(f32 ? "atan2f" : "atan2");
+    case Op::Remainder: return call("loom_remainder");
+    case Op::Nextafter: return call(f32 ? "nextafterf" : "nextafter");
+    case Op::Gcd: return tmpl("loom_gcd");
+    case Op::BitwiseAnd:
+      return is_bool ? infix("&&") : wrap("static_cast<" + type + ">", infix("&"), "");
+    case Op::BitwiseOr:
+      return is_bool ? infix("||") : wrap("static_cast<" + type + ">", infix("|"), "");
+    case Op::BitwiseXor:
+      return is_bool ? infix("!=") : wrap("static_cast<" + type + ">", infix("^"), "");
+    case Op::Lshift: return tmpl("loom_shl");
+    case Op::Rshift: return tmpl("loom_shr");
+    case Op::LogicalRshift: return tmpl("loom_lshr");
+    default: break;
   }
   switch (b->op) {
     case Op::Add: return infix("+");
@@ -233,6 +298,16 @@ Pieces binary(const kir::BinaryExpr* b) {
     case Op::Ge: return infix(">=");
     case Op::LogicalAnd: return infix("&&");
     case Op::LogicalOr: return infix("||");
+    case Op::Atan2:
+    case Op::Remainder:
+    case Op::Nextafter:
+    case Op::Gcd:
+    case Op::BitwiseAnd:
+    case Op::BitwiseOr:
+    case Op::BitwiseXor:
+    case Op::Lshift:
+    case Op::Rshift:
+    case Op::LogicalRshift: break;  // above
     case Op::CeilDiv:
       // Floats: ceil of the true quotient, as the evaluator computes it ((a + b - 1) / b is
       // only right for integers).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "loom/ir/base.h"
 #include "loom/tensor/tensor.h"
@@ -38,6 +39,55 @@ int64_t intPow(int64_t base, int64_t exp) {
   }
   return result;
 }
+
+// C's % without its traps: by zero 0, by -1 0 (the most negative value by -1 overflows).
+int64_t safeRem(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
+
+int64_t wrapTo(int64_t v, DataType dtype) {
+  return dtype == DataType::Int32 ? int64_t(int32_t(uint32_t(uint64_t(v)))) : v;
+}
+
+// torch.gcd's algorithm on the magnitudes, with abs wrapping at the dtype's width as two's
+// complement does (so gcd(INT_MIN, 0) is INT_MIN, as in torch).
+int64_t intGcd(int64_t a, int64_t b, DataType dtype) {
+  a = a < 0 ? wrapTo(wrapSub(0, a), dtype) : a;
+  b = b < 0 ? wrapTo(wrapSub(0, b), dtype) : b;
+  while (a != 0) {
+    int64_t c = a;
+    a = safeRem(b, a);
+    b = c;
+  }
+  return b;
+}
+
+int bitWidth(DataType dtype) { return dtype == DataType::Int32 ? 32 : 64; }
+
+// Shifts as torch defines them for every count: a count outside [0, width) shifts every bit out
+// (left: 0; arithmetic right: the sign; logical right: 0).
+int64_t intShift(BinaryOpType op, int64_t a, int64_t b, DataType dtype) {
+  const int w = bitWidth(dtype);
+  const bool out_of_range = b < 0 || b >= w;
+  switch (op) {
+    case BinaryOpType::Lshift: return out_of_range ? 0 : int64_t(uint64_t(a) << b);
+    case BinaryOpType::Rshift: return out_of_range ? (a < 0 ? -1 : 0) : (a >> b);
+    default: {  // LogicalRshift: the bits of the dtype's width, as unsigned
+      if (out_of_range) return 0;
+      const uint64_t bits = w == 32 ? uint64_t(uint32_t(uint64_t(a))) : uint64_t(a);
+      return int64_t(bits >> b);
+    }
+  }
+}
+
+// A first guess at erfinv from L = log(1 - t^2) (Winitzki's closed form, good to ~2e-3), so that
+// callers can pass L without the cancellation of 1 - t^2 near |t| = 1.
+double erfinvGuess(double t, double l) {
+  constexpr double kA = 0.147;
+  const double p = 2.0 / (std::numbers::pi * kA) + l / 2.0;
+  const double x = std::sqrt(std::sqrt(p * p - l / kA) - p);
+  return t < 0 ? -x : x;
+}
+
+constexpr double kTwoOverSqrtPi = 1.1283791670955126;
 
 bool isComparison(BinaryOpType op) {
   switch (op) {
@@ -108,7 +158,9 @@ bool usesIntegerMath(UnaryOpType op, DataType in, DataType out) {
     case UnaryOpType::Floor:
     case UnaryOpType::Ceil:
     case UnaryOpType::Round:
-      return true;
+    case UnaryOpType::Trunc:
+    case UnaryOpType::Frac:
+    case UnaryOpType::BitwiseNot: return true;
     default:
       return false;  // floating math
   }
@@ -123,15 +175,18 @@ int64_t intUnary(UnaryOpType op, int64_t x, const ir::Expr* e) {
     case UnaryOpType::Floor:
     case UnaryOpType::Ceil:
     case UnaryOpType::Round:
+    case UnaryOpType::Trunc:
     case UnaryOpType::Cast:
       return x;
+    case UnaryOpType::Frac: return 0;
+    case UnaryOpType::BitwiseNot: return ~x;
     default:
       LOOM_THROW("unary op ", ir::opTypeName(op), " has no integer form",
                  e != nullptr ? " in " + e->toString() : std::string());
   }
 }
 
-int64_t intBinary(BinaryOpType op, int64_t a, int64_t b) {
+int64_t intBinary(BinaryOpType op, int64_t a, int64_t b, DataType dtype) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   switch (op) {
     case BinaryOpType::Add: return wrapAdd(a, b);
@@ -164,8 +219,55 @@ int64_t intBinary(BinaryOpType op, int64_t a, int64_t b) {
     case BinaryOpType::Ge: return a >= b;
     case BinaryOpType::LogicalAnd: return a != 0 && b != 0;
     case BinaryOpType::LogicalOr: return a != 0 || b != 0;
+    case BinaryOpType::Remainder: {  // the sign of the divisor
+      const int64_t r = safeRem(a, b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? wrapAdd(r, b) : r;
+    }
+    case BinaryOpType::Gcd: return intGcd(a, b, dtype);
+    case BinaryOpType::BitwiseAnd: return a & b;
+    case BinaryOpType::BitwiseOr: return a | b;
+    case BinaryOpType::BitwiseXor: return a ^ b;
+    case BinaryOpType::Lshift:
+    case BinaryOpType::Rshift:
+    case BinaryOpType::LogicalRshift: return intShift(op, a, b, dtype);
+    case BinaryOpType::Atan2:
+    case BinaryOpType::Nextafter: break;  // floating only (ir::verify)
   }
-  LOOM_UNREACHABLE("binary op ", int(op));
+  LOOM_UNREACHABLE("binary op ", ir::opTypeName(op), " has no integer form");
+}
+
+double erfinvDouble(double y) {
+  if (std::isnan(y) || y < -1.0 || y > 1.0) return kNaN;
+  if (y == 1.0) return std::numeric_limits<double>::infinity();
+  if (y == -1.0) return -std::numeric_limits<double>::infinity();
+  if (y == 0.0) return y;  // keeps the sign of zero
+  // Near +-1 the root is found through erfc, where 1 - |y| is exact (Sterbenz).
+  if (std::fabs(y) > 0.5) return y > 0 ? erfcinvDouble(1.0 - y) : -erfcinvDouble(1.0 + y);
+  double x = erfinvGuess(y, std::log1p(-y * y));
+  for (int i = 0; i < 8; ++i) {
+    const double step = (std::erf(x) - y) / (kTwoOverSqrtPi * std::exp(-x * x));
+    x -= step;
+    if (std::fabs(step) <= 1e-17 * std::fabs(x)) break;
+  }
+  return x;
+}
+
+double erfcinvDouble(double y) {
+  if (std::isnan(y) || y < 0.0 || y > 2.0) return kNaN;
+  if (y == 0.0) return std::numeric_limits<double>::infinity();
+  if (y == 2.0) return -std::numeric_limits<double>::infinity();
+  if (y > 1.0) return -erfcinvDouble(2.0 - y);
+  if (y >= 0.5) return erfinvDouble(1.0 - y);  // exact argument, |result| < 0.48
+  // Newton on log(erfc(x)) = log(y): well scaled down to the smallest y.
+  double x = erfinvGuess(1.0, std::log(y * (2.0 - y)));
+  const double target = std::log(y);
+  for (int i = 0; i < 12; ++i) {
+    const double e = std::erfc(x);
+    const double step = (std::log(e) - target) / (-kTwoOverSqrtPi * std::exp(-x * x) / e);
+    x -= step;
+    if (std::fabs(step) <= 1e-17 * std::fabs(x)) break;
+  }
+  return x;
 }
 
 double floatUnary(UnaryOpType op, double x) {
@@ -196,6 +298,33 @@ double floatUnary(UnaryOpType op, double x) {
     case UnaryOpType::IsInf: return std::isinf(x) ? 1.0 : 0.0;
     case UnaryOpType::LogicalNot: return x == 0.0 ? 1.0 : 0.0;
     case UnaryOpType::Cast: return x;
+    case UnaryOpType::Acos: return std::acos(x);
+    case UnaryOpType::Acosh: return std::acosh(x);
+    case UnaryOpType::Asin: return std::asin(x);
+    case UnaryOpType::Asinh: return std::asinh(x);
+    case UnaryOpType::Atan: return std::atan(x);
+    case UnaryOpType::Atanh: return std::atanh(x);
+    case UnaryOpType::Cosh: return std::cosh(x);
+    case UnaryOpType::Sinh: return std::sinh(x);
+    case UnaryOpType::Tan: return std::tan(x);
+    case UnaryOpType::Erfc: return std::erfc(x);
+    case UnaryOpType::Erfinv: return erfinvDouble(x);
+    case UnaryOpType::Erfcinv: return erfcinvDouble(x);
+    case UnaryOpType::Expm1: return std::expm1(x);
+    case UnaryOpType::Log10: return std::log10(x);
+    case UnaryOpType::Log1p: return std::log1p(x);
+    case UnaryOpType::Lgamma: {
+      int sign = 0;  // lgamma_r: no shared signgam between threads
+      return ::lgamma_r(x, &sign);
+    }
+    case UnaryOpType::Trunc: return std::trunc(x);
+    case UnaryOpType::Frac: return x - std::trunc(x);  // inf - inf: NaN, as torch.frac
+    case UnaryOpType::Signbit: return std::signbit(x) ? 1.0 : 0.0;
+    case UnaryOpType::IsFinite: return std::isfinite(x) ? 1.0 : 0.0;
+    case UnaryOpType::IsNegInf: return (std::isinf(x) && x < 0) ? 1.0 : 0.0;
+    case UnaryOpType::IsPosInf: return (std::isinf(x) && x > 0) ? 1.0 : 0.0;
+    case UnaryOpType::IsReal: return 1.0;                       // no complex types
+    case UnaryOpType::BitwiseNot: return x == 0.0 ? 1.0 : 0.0;  // Bool: logical not
   }
   LOOM_UNREACHABLE("unary op ", int(op));
 }
@@ -225,8 +354,22 @@ double floatBinary(BinaryOpType op, double a, double b) {
     case BinaryOpType::Ge: return a >= b ? 1.0 : 0.0;
     case BinaryOpType::LogicalAnd: return (a != 0.0 && b != 0.0) ? 1.0 : 0.0;
     case BinaryOpType::LogicalOr: return (a != 0.0 || b != 0.0) ? 1.0 : 0.0;
+    case BinaryOpType::Atan2: return std::atan2(a, b);
+    case BinaryOpType::Remainder: {  // torch.remainder: the sign of the divisor
+      const double r = std::fmod(a, b);
+      return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
+    }
+    case BinaryOpType::Nextafter: return std::nextafter(a, b);
+    // Bool operands (integers take intBinary): the logical meaning.
+    case BinaryOpType::BitwiseAnd: return (a != 0.0 && b != 0.0) ? 1.0 : 0.0;
+    case BinaryOpType::BitwiseOr: return (a != 0.0 || b != 0.0) ? 1.0 : 0.0;
+    case BinaryOpType::BitwiseXor: return ((a != 0.0) != (b != 0.0)) ? 1.0 : 0.0;
+    case BinaryOpType::Gcd:
+    case BinaryOpType::Lshift:
+    case BinaryOpType::Rshift:
+    case BinaryOpType::LogicalRshift: break;  // integers only (ir::verify)
   }
-  LOOM_UNREACHABLE("binary op ", int(op));
+  LOOM_UNREACHABLE("binary op ", ir::opTypeName(op), " on floating operands");
 }
 
 double floatTernary(TernaryOpType op, double a, double b, double c) {
@@ -248,7 +391,11 @@ double applyUnary(UnaryOpType op, double x, DataType in, DataType out, const ir:
 double applyBinary(BinaryOpType op, double a, double b, DataType lhs, DataType rhs,
                    DataType out) {
   if (usesIntegerMath(op, lhs, rhs, out)) {
-    return double(wrapToDtype(intBinary(op, toInt64(a), toInt64(b)), out));
+    return double(wrapToDtype(intBinary(op, toInt64(a), toInt64(b), out), out));
+  }
+  // The next representable value is the dtype's own, not double's rounded back.
+  if (op == BinaryOpType::Nextafter && out == DataType::Float32) {
+    return double(std::nextafter(float(a), float(b)));
   }
   return roundToDtype(floatBinary(op, a, b), out);
 }

@@ -43,7 +43,12 @@ bool usesIntegerMath(ir::UnaryOpType op, DataType in, DataType out);
 /// every operand as the kernels define them (docs/ops.md: by zero 0; the most negative value by
 /// -1 itself, remainder 0).
 int64_t intUnary(ir::UnaryOpType op, int64_t x, const ir::Expr* e);
-int64_t intBinary(ir::BinaryOpType op, int64_t a, int64_t b);
+/// `dtype` is the integer type the op computes in: the shifts need its width.
+int64_t intBinary(ir::BinaryOpType op, int64_t a, int64_t b, DataType dtype = DataType::Int64);
+
+/// The inverse error functions in double (erfinv on [-1, 1], erfcinv on [0, 2]; NaN outside).
+double erfinvDouble(double y);
+double erfcinvDouble(double y);
 
 /// Floating math in double, not yet rounded to the output dtype. Cast is the identity here.
 double floatUnary(ir::UnaryOpType op, double x);

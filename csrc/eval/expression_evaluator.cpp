@@ -52,7 +52,8 @@ ScalarValue evalUnary(const ir::UnaryOp* op, const ScalarValue& x) {
 ScalarValue evalBinary(const ir::BinaryOp* op, const ScalarValue& a, const ScalarValue& b) {
   DataType out = op->out()->dtype();
   if (detail::usesIntegerMath(op->opType(), op->lhs()->dtype(), op->rhs()->dtype(), out)) {
-    int64_t r = detail::intBinary(op->opType(), detail::scalarToInt(a), detail::scalarToInt(b));
+    int64_t r =
+        detail::intBinary(op->opType(), detail::scalarToInt(a), detail::scalarToInt(b), out);
     if (isBooleanType(out)) return r != 0;
     return detail::wrapToDtype(r, out);
   }

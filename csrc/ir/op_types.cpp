@@ -72,8 +72,34 @@ bool isPredicateOp(BinaryOpType t) {
   }
 }
 
-bool isPredicateOp(UnaryOpType t) {
-  return t == UnaryOpType::IsNan || t == UnaryOpType::IsInf || t == UnaryOpType::LogicalNot;
+bool isPredicateOp(UnaryOpType t) { return t == UnaryOpType::LogicalNot || isUnaryTest(t); }
+
+bool isUnaryTest(UnaryOpType t) {
+  switch (t) {
+    case UnaryOpType::IsNan:
+    case UnaryOpType::IsInf:
+    case UnaryOpType::IsFinite:
+    case UnaryOpType::IsNegInf:
+    case UnaryOpType::IsPosInf:
+    case UnaryOpType::IsReal:
+    case UnaryOpType::Signbit: return true;
+    default: return false;
+  }
+}
+
+bool isBitwiseOp(UnaryOpType t) { return t == UnaryOpType::BitwiseNot; }
+
+bool isBitwiseOp(BinaryOpType t) {
+  switch (t) {
+    case BinaryOpType::BitwiseAnd:
+    case BinaryOpType::BitwiseOr:
+    case BinaryOpType::BitwiseXor:
+    case BinaryOpType::Lshift:
+    case BinaryOpType::Rshift:
+    case BinaryOpType::LogicalRshift:
+    case BinaryOpType::Gcd: return true;
+    default: return false;
+  }
 }
 
 }  // namespace loom::ir

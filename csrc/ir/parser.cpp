@@ -874,7 +874,7 @@ Expr* Parser::buildMathOp(Call& c) {
     c.need(1, 1, {});
     if (*u == UnaryOpType::LogicalNot) {
       c.adoptAll(pos, DataType::Bool, nullptr);
-    } else if (*u != UnaryOpType::IsNan && *u != UnaryOpType::IsInf) {
+    } else if (!isUnaryTest(*u)) {
       c.adoptAll(pos, out_dtype, out0);
     }
     return make<UnaryOp>(none, *u, outs[0], c.val(pos[0]));

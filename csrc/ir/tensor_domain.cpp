@@ -51,8 +51,8 @@ Statement* TensorDomain::cloneInto(IrCloner& cloner) const {
 
 int64_t TensorDomain::normalizeAxis(int64_t axis) const {
   int64_t n = nDims();
-  LOOM_CHECK(axis >= -n && axis < n, "axis ", axis, " is out of range for loop domain ",
-             idList(loop_), " of ", n, " IterDomains");
+  LOOM_CHECK_INDEX(axis >= -n && axis < n, "axis ", axis, " is out of range for loop domain ",
+                   idList(loop_), " of ", n, " IterDomains");
   return axis < 0 ? axis + n : axis;
 }
 

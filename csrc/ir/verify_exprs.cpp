@@ -199,7 +199,23 @@ bool isFloatOnly(UnaryOpType t) {
     case UnaryOpType::Tanh:
     case UnaryOpType::Sigmoid:
     case UnaryOpType::Silu:
-    case UnaryOpType::Erf: return true;
+    case UnaryOpType::Erf:
+    case UnaryOpType::Acos:
+    case UnaryOpType::Acosh:
+    case UnaryOpType::Asin:
+    case UnaryOpType::Asinh:
+    case UnaryOpType::Atan:
+    case UnaryOpType::Atanh:
+    case UnaryOpType::Cosh:
+    case UnaryOpType::Sinh:
+    case UnaryOpType::Tan:
+    case UnaryOpType::Erfc:
+    case UnaryOpType::Erfinv:
+    case UnaryOpType::Erfcinv:
+    case UnaryOpType::Expm1:
+    case UnaryOpType::Log10:
+    case UnaryOpType::Log1p:
+    case UnaryOpType::Lgamma: return true;
     default: return false;
   }
 }
@@ -215,7 +231,14 @@ bool boolArithmetic(BinaryOpType t) {
     case BinaryOpType::Div:
     case BinaryOpType::Fmod:
     case BinaryOpType::Mod:
-    case BinaryOpType::CeilDiv: return false;
+    case BinaryOpType::CeilDiv:
+    case BinaryOpType::Remainder:
+    case BinaryOpType::Gcd:
+    case BinaryOpType::Lshift:
+    case BinaryOpType::Rshift:
+    case BinaryOpType::LogicalRshift:
+    case BinaryOpType::Atan2:
+    case BinaryOpType::Nextafter: return false;
     default: return true;
   }
 }
@@ -251,7 +274,7 @@ void unaryRule(const UnaryOp* u, DtypeRule& r) {
   const UnaryOpType t = u->opType();
   const std::string_view op = opTypeName(t);
   if (t == UnaryOpType::Cast) return;
-  if (t == UnaryOpType::IsNan || t == UnaryOpType::IsInf) {
+  if (isUnaryTest(t)) {
     r.need(u->out(), DataType::Bool, concat(op, " gives Bool"));
     return;
   }
@@ -269,6 +292,9 @@ void unaryRule(const UnaryOp* u, DtypeRule& r) {
   }
   if (t == UnaryOpType::Neg && c == DataType::Bool) {
     r.fail("neg is not defined for Bool (use logical_not)");
+  }
+  if (isBitwiseOp(t) && isFloatingType(c)) {
+    r.fail(concat(op, " takes integers or Bool, not ", c));
   }
 }
 
@@ -290,8 +316,18 @@ void binaryRule(const BinaryOp* b, DtypeRule& r) {
     return;
   }
   r.needAll(b->out()->dtype(), computesIn(op, b->out()));
-  if (b->out()->dtype() == DataType::Bool && !boolArithmetic(t)) {
+  const DataType c = b->out()->dtype();
+  if (c == DataType::Bool && !boolArithmetic(t)) {
     r.fail(concat(op, " is not defined for Bool"));
+  }
+  if (isBitwiseOp(t) && isFloatingType(c)) {
+    r.fail(concat(op, " takes integers", boolArithmetic(t) ? " or Bool" : "", ", not ", c));
+  }
+  if (t == BinaryOpType::Atan2 && !isFloatingType(c)) {
+    r.fail(concat("atan2 computes in a floating dtype, not ", c));
+  }
+  if (t == BinaryOpType::Nextafter && c != DataType::Float32 && c != DataType::Float64) {
+    r.fail(concat("nextafter computes in f32 or f64, not ", c));
   }
 }
 

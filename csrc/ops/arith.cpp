@@ -9,6 +9,8 @@
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
+#include "loom/ops/factory.h"
+#include "loom/ops/scalar_arith.h"
 #include "loom/ops/shape.h"
 #include "ops/utils.h"
 
@@ -234,6 +236,155 @@ TensorView* lerp(Operand start, Operand end, Operand weight) {
   std::array<Operand, 3> ops{start, end, weight};
   DataType ct = computeType(ops, PromotionKind::IntToFloat);
   return ternary(TernaryOpType::Lerp, ops, {ct, ct, ct}, ct);
+}
+
+// ---- nvFuser's further elementwise ops (issue 36) ---------------------------------------------
+
+namespace {
+
+bool integralOrBool(DataType t) { return isIntegralType(t) || t == DataType::Bool; }
+
+// The promoted type of a binary op's operands (before half widening), checked against what the
+// op accepts; `what` says which dtypes those are.
+DataType checkedResult(std::string_view op, const Operand& a, const Operand& b,
+                       bool (*ok)(DataType), std::string_view what) {
+  std::array<Operand, 2> ops{a, b};
+  const DataType t = resultType(ops);
+  LOOM_CHECK(ok(t), op, ": takes ", what, ", got ", a.val()->toString(), " (", a.val()->dtype(),
+             ") and ", b.val()->toString(), " (", b.val()->dtype(), ")");
+  return t;
+}
+
+TensorView* testUnary(UnaryOpType t, TensorView* x) {
+  std::array<Operand, 1> ops{x};
+  return unary(t, x, computeType(ops, PromotionKind::Default), DataType::Bool);
+}
+
+void checkNotBool(std::string_view op, const Operand& a, const Operand& b) {
+  checkedResult(
+      op, a, b, [](DataType t) { return t != DataType::Bool; }, "numbers (not Bool)");
+}
+
+}  // namespace
+
+TensorView* acos(TensorView* x) { return floatingUnary(UnaryOpType::Acos, x); }
+TensorView* acosh(TensorView* x) { return floatingUnary(UnaryOpType::Acosh, x); }
+TensorView* asin(TensorView* x) { return floatingUnary(UnaryOpType::Asin, x); }
+TensorView* asinh(TensorView* x) { return floatingUnary(UnaryOpType::Asinh, x); }
+TensorView* atan(TensorView* x) { return floatingUnary(UnaryOpType::Atan, x); }
+TensorView* atanh(TensorView* x) { return floatingUnary(UnaryOpType::Atanh, x); }
+TensorView* cosh(TensorView* x) { return floatingUnary(UnaryOpType::Cosh, x); }
+TensorView* sinh(TensorView* x) { return floatingUnary(UnaryOpType::Sinh, x); }
+TensorView* tan(TensorView* x) { return floatingUnary(UnaryOpType::Tan, x); }
+TensorView* erfc(TensorView* x) { return floatingUnary(UnaryOpType::Erfc, x); }
+TensorView* erfinv(TensorView* x) { return floatingUnary(UnaryOpType::Erfinv, x); }
+TensorView* erfcinv(TensorView* x) { return floatingUnary(UnaryOpType::Erfcinv, x); }
+TensorView* expm1(TensorView* x) { return floatingUnary(UnaryOpType::Expm1, x); }
+TensorView* log10(TensorView* x) { return floatingUnary(UnaryOpType::Log10, x); }
+TensorView* log1p(TensorView* x) { return floatingUnary(UnaryOpType::Log1p, x); }
+TensorView* lgamma(TensorView* x) { return floatingUnary(UnaryOpType::Lgamma, x); }
+TensorView* trunc(TensorView* x) { return sameTypeUnary(UnaryOpType::Trunc, x); }
+TensorView* frac(TensorView* x) {
+  LOOM_CHECK(x->dtype() != DataType::Bool, "frac: ", x->toString(), " is Bool; frac takes numbers");
+  return sameTypeUnary(UnaryOpType::Frac, x);
+}
+TensorView* signbit(TensorView* x) { return testUnary(UnaryOpType::Signbit, x); }
+TensorView* isFinite(TensorView* x) { return testUnary(UnaryOpType::IsFinite, x); }
+TensorView* isNegInf(TensorView* x) { return testUnary(UnaryOpType::IsNegInf, x); }
+TensorView* isPosInf(TensorView* x) { return testUnary(UnaryOpType::IsPosInf, x); }
+TensorView* isReal(TensorView* x) { return testUnary(UnaryOpType::IsReal, x); }
+TensorView* bitwiseNot(TensorView* x) {
+  LOOM_CHECK(integralOrBool(x->dtype()), "bitwise_not: ", x->toString(), " is ", x->dtype(),
+             "; bitwise_not takes integers or Bool");
+  return sameTypeUnary(UnaryOpType::BitwiseNot, x);
+}
+
+TensorView* cDiv(Operand a, Operand b) {
+  checkNotBool("div", a, b);
+  return binary(BinaryOpType::Div, a, b, PromotionKind::Default);
+}
+TensorView* mod(Operand a, Operand b) {
+  checkNotBool("mod", a, b);
+  return binary(BinaryOpType::Mod, a, b, PromotionKind::Default);
+}
+TensorView* remainder(Operand a, Operand b) {
+  checkNotBool("remainder", a, b);
+  return binary(BinaryOpType::Remainder, a, b, PromotionKind::Default);
+}
+TensorView* atan2(Operand a, Operand b) {
+  return binary(BinaryOpType::Atan2, a, b, PromotionKind::IntToFloat);
+}
+TensorView* nextafter(Operand a, Operand b) {
+  checkedResult(
+      "nextafter", a, b,
+      [](DataType t) { return t == DataType::Float32 || t == DataType::Float64; },
+      "Float32 or Float64 operands");
+  return binary(BinaryOpType::Nextafter, a, b, PromotionKind::Default);
+}
+TensorView* gcd(Operand a, Operand b) {
+  checkedResult("gcd", a, b, isIntegralType, "integers");
+  return binary(BinaryOpType::Gcd, a, b, PromotionKind::Default);
+}
+TensorView* bitwiseAnd(Operand a, Operand b) {
+  checkedResult("bitwise_and", a, b, integralOrBool, "integers or Bool");
+  return binary(BinaryOpType::BitwiseAnd, a, b, PromotionKind::Default);
+}
+TensorView* bitwiseOr(Operand a, Operand b) {
+  checkedResult("bitwise_or", a, b, integralOrBool, "integers or Bool");
+  return binary(BinaryOpType::BitwiseOr, a, b, PromotionKind::Default);
+}
+TensorView* bitwiseXor(Operand a, Operand b) {
+  checkedResult("bitwise_xor", a, b, integralOrBool, "integers or Bool");
+  return binary(BinaryOpType::BitwiseXor, a, b, PromotionKind::Default);
+}
+TensorView* bitwiseLeftShift(Operand a, Operand b) {
+  checkedResult("bitwise_left_shift", a, b, isIntegralType, "integers");
+  return binary(BinaryOpType::Lshift, a, b, PromotionKind::Default);
+}
+TensorView* bitwiseRightShift(Operand a, Operand b) {
+  checkedResult("bitwise_right_shift", a, b, isIntegralType, "integers");
+  return binary(BinaryOpType::Rshift, a, b, PromotionKind::Default);
+}
+TensorView* logicalRightShift(Operand a, Operand b) {
+  checkedResult("logical_right_shift", a, b, isIntegralType, "integers");
+  return binary(BinaryOpType::LogicalRshift, a, b, PromotionKind::Default);
+}
+
+TensorView* addcmul(Operand a, Operand b, Operand c, Operand value) {
+  LOOM_CHECK(a.isTensor() || b.isTensor() || c.isTensor(),
+             "addcmul: at least one of the first three operands must be a tensor");
+  // Promote all four together first, so that value * b * c rounds in the result's dtype.
+  std::array<Operand, 4> ops{a, b, c, value};
+  const DataType ct = computeType(ops, PromotionKind::Default);
+  auto as = [&](const Operand& o) -> Operand { return castTo(o.val(), ct); };
+  if (!b.isTensor() && !c.isTensor()) {
+    Scalar* bcv =
+        scalarBinary(BinaryOpType::Mul, scalarBinary(BinaryOpType::Mul, as(b), as(c)), as(value));
+    return add(as(a), castTo(bcv, ct));
+  }
+  return add(as(a), mul(mul(as(b), as(c)), as(value)));
+}
+
+TensorView* threshold(TensorView* x, Operand threshold_value, Operand value) {
+  // torch: x <= threshold ? value : x, so a NaN x stays NaN.
+  TensorView* y = where(le(x, threshold_value), value, x);
+  return cast(y, x->dtype());
+}
+
+TensorView* triu(TensorView* x, int64_t diagonal) {
+  LOOM_CHECK(x->rank() >= 2, "triu: ", x->toString(), " has rank ", x->rank(),
+             "; triu takes a tensor of rank 2 or more");
+  const auto ids = detail::dims(x);
+  const int64_t r = x->rank();
+  ir::IterDomain* rows_id = ids[size_t(r - 2)];
+  ir::IterDomain* cols_id = ids[size_t(r - 1)];
+  // Keep element (i, j) where j - i >= diagonal.
+  TensorView* rows = iota(Size(rows_id->extent()));
+  TensorView* cols = iota(Size(cols_id->extent()));
+  TensorView* rows_b = broadcast(rows, {false, true});
+  TensorView* cols_b = broadcast(cols, {true, false});
+  TensorView* keep = ge(sub(cols_b, rows_b), diagonal);
+  return cast(where(keep, x, int64_t(0)), x->dtype());
 }
 
 }  // namespace loom::ops

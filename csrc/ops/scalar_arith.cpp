@@ -49,7 +49,7 @@ Scalar* castTo(Scalar* s, DataType dtype) {
   return out;
 }
 
-bool givesFloat(BinaryOpType op) { return op == BinaryOpType::Div; }
+bool givesFloat(BinaryOpType op) { return op == BinaryOpType::Div || op == BinaryOpType::Atan2; }
 
 bool givesFloat(UnaryOpType op) {
   switch (op) {
@@ -65,26 +65,81 @@ bool givesFloat(UnaryOpType op) {
     case UnaryOpType::Tanh:
     case UnaryOpType::Sigmoid:
     case UnaryOpType::Silu:
-    case UnaryOpType::Erf: return true;
+    case UnaryOpType::Erf:
+    case UnaryOpType::Acos:
+    case UnaryOpType::Acosh:
+    case UnaryOpType::Asin:
+    case UnaryOpType::Asinh:
+    case UnaryOpType::Atan:
+    case UnaryOpType::Atanh:
+    case UnaryOpType::Cosh:
+    case UnaryOpType::Sinh:
+    case UnaryOpType::Tan:
+    case UnaryOpType::Erfc:
+    case UnaryOpType::Erfinv:
+    case UnaryOpType::Erfcinv:
+    case UnaryOpType::Expm1:
+    case UnaryOpType::Log10:
+    case UnaryOpType::Log1p:
+    case UnaryOpType::Lgamma: return true;
     default: return false;
   }
+}
+
+// The dtypes an op takes, as its tensor form checks them (ops::gcd, ops::bitwiseAnd, ...).
+void checkOperandTypes(std::string_view name, BinaryOpType op, DataType compute) {
+  switch (op) {
+    case BinaryOpType::Gcd:
+    case BinaryOpType::Lshift:
+    case BinaryOpType::Rshift:
+    case BinaryOpType::LogicalRshift:
+      LOOM_CHECK(isIntegralType(compute), name, ": takes integers, got ", compute);
+      break;
+    case BinaryOpType::BitwiseAnd:
+    case BinaryOpType::BitwiseOr:
+    case BinaryOpType::BitwiseXor:
+      LOOM_CHECK(!isFloatingType(compute), name, ": takes integers or Bool, got ", compute);
+      break;
+    case BinaryOpType::Nextafter:
+      LOOM_CHECK(compute == DataType::Float32 || compute == DataType::Float64, name,
+                 ": takes Float32 or Float64, got ", compute);
+      break;
+    case BinaryOpType::Div:
+    case BinaryOpType::Mod:
+    case BinaryOpType::Fmod:
+    case BinaryOpType::Remainder:
+      LOOM_CHECK(compute != DataType::Bool, name, ": takes numbers, not Bool");
+      break;
+    default: break;
+  }
+}
+
+Scalar* buildBinary(BinaryOpType op, Scalar* x, Scalar* y, DataType compute) {
+  checkOperandTypes(ir::opTypeName(op), op, compute);
+  const DataType out = ir::isPredicateOp(op) ? DataType::Bool : compute;
+  Scalar* result = IrBuilder::symbolic(out);
+  IrBuilder::create<ir::BinaryOp>(op, result, castTo(x, compute), castTo(y, compute));
+  return result;
 }
 
 }  // namespace
 
 Scalar* scalarBinary(BinaryOpType op, Operand a, Operand b) {
   const std::string_view name = ir::opTypeName(op);
-  LOOM_CHECK(op != BinaryOpType::CeilDiv && op != BinaryOpType::Mod, name,
+  LOOM_CHECK(op != BinaryOpType::CeilDiv, name,
              " is index math; scalar arithmetic offers the user-level ops");
   Scalar* x = scalarOf(a, name);
   Scalar* y = scalarOf(b, name);
   const bool logical = op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr;
   DataType compute = logical ? DataType::Bool : promoted({x, y});
   if (givesFloat(op) && categoryOf(compute) != Category::Floating) compute = DataType::Float64;
-  const DataType out = ir::isPredicateOp(op) ? DataType::Bool : compute;
-  Scalar* result = IrBuilder::symbolic(out);
-  IrBuilder::create<ir::BinaryOp>(op, result, castTo(x, compute), castTo(y, compute));
-  return result;
+  return buildBinary(op, x, y, compute);
+}
+
+Scalar* scalarCDiv(Operand a, Operand b) {
+  Scalar* x = scalarOf(a, "div");
+  Scalar* y = scalarOf(b, "div");
+  return buildBinary(BinaryOpType::Div, x, y, promoted({x, y}));
 }
 
 Scalar* scalarUnary(UnaryOpType op, Operand a) {
@@ -93,6 +148,8 @@ Scalar* scalarUnary(UnaryOpType op, Operand a) {
   Scalar* x = scalarOf(a, name);
   DataType compute = op == UnaryOpType::LogicalNot ? DataType::Bool : x->dtype();
   if (givesFloat(op) && categoryOf(compute) != Category::Floating) compute = DataType::Float64;
+  LOOM_CHECK(!ir::isBitwiseOp(op) || !isFloatingType(compute), name,
+             ": takes integers or Bool, got ", compute);
   const DataType out = ir::isPredicateOp(op) ? DataType::Bool : compute;
   Scalar* result = IrBuilder::symbolic(out);
   IrBuilder::create<ir::UnaryOp>(op, result, castTo(x, compute));

@@ -33,9 +33,9 @@ TensorView* newTensor(std::vector<IterDomain*> logical, DataType dtype) {
 }
 
 int64_t normalizeDim(const TensorView* x, int64_t dim, int64_t rank, std::string_view op) {
-  LOOM_CHECK(dim >= -rank && dim < rank, op, ": dimension ", dim, " is out of range for ",
-             x != nullptr ? x->toString() : std::string("a tensor"), " of rank ", rank,
-             " (expected -", rank, " <= dim < ", rank, ")");
+  LOOM_CHECK_INDEX(dim >= -rank && dim < rank, op, ": dimension ", dim, " is out of range for ",
+                   x != nullptr ? x->toString() : std::string("a tensor"), " of rank ", rank,
+                   " (expected -", rank, " <= dim < ", rank, ")");
   return dim < 0 ? dim + rank : dim;
 }
 

@@ -23,6 +23,14 @@ void throwUserError(const char* file, int line, const std::string& message) {
   throw UserError(concat(shortPath(file), ":", line, ": ", message), message);
 }
 
+void throwUserIndexError(const char* file, int line, const std::string& message) {
+  throw UserIndexError(concat(shortPath(file), ":", line, ": ", message), message);
+}
+
+void throwUserTypeError(const char* file, int line, const std::string& message) {
+  throw UserTypeError(concat(shortPath(file), ":", line, ": ", message), message);
+}
+
 void throwInternalError(const char* file, int line, const char* cond, const std::string& message) {
   std::string text = concat("internal error (", cond, ")");
   if (!message.empty()) text += ": " + message;

@@ -58,14 +58,14 @@ int64_t indexObject(nb::handle h, std::string_view what, int64_t index) {
 
 int64_t int64FromPython(nb::handle h, std::string_view what, int64_t index) {
   PyObject* p = h.ptr();
-  LOOM_CHECK(!PyBool_Check(p) && (PyLong_Check(p) || isIndexLike(h)), named(what, index),
-             " must be an int, got ", pyTypeName(h), " ", reprOf(h));
+  LOOM_CHECK_TYPE(!PyBool_Check(p) && (PyLong_Check(p) || isIndexLike(h)), named(what, index),
+                  " must be an int, got ", pyTypeName(h), " ", reprOf(h));
   return PyLong_Check(p) ? intObject(p, what, index) : indexObject(h, what, index);
 }
 
 std::vector<int64_t> int64ListFromPython(nb::handle h, std::string_view what) {
-  LOOM_CHECK(PySequence_Check(h.ptr()) && !PyUnicode_Check(h.ptr()), what,
-             " must be a list of ints, got ", pyTypeName(h));
+  LOOM_CHECK_TYPE(PySequence_Check(h.ptr()) && !PyUnicode_Check(h.ptr()), what,
+                  " must be a list of ints, got ", pyTypeName(h));
   const std::string entry = std::string(what) + " entry";
   std::vector<int64_t> out;
   for (nb::handle e : h) out.push_back(int64FromPython(e, entry, int64_t(out.size())));

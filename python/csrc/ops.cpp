@@ -57,13 +57,14 @@ ops::Operand operand(const PyFusion& f, nb::handle h, const char* op, const char
   if (const bool* b = std::get_if<bool>(&v)) return *b;
   if (const int64_t* i = std::get_if<int64_t>(&v)) return *i;
   if (const double* d = std::get_if<double>(&v)) return *d;
-  LOOM_THROW(op, ": argument ", arg, " must be a TensorView, a Scalar or a Python number, got ",
-             pyTypeName(h));
+  LOOM_CHECK_TYPE(false, op, ": argument ", arg,
+                  " must be a TensorView, a Scalar or a Python number, got ", pyTypeName(h));
+  LOOM_UNREACHABLE();
 }
 
 TensorView* tensor(const PyFusion& f, nb::handle h, const char* op, const char* arg) {
-  LOOM_CHECK(nb::isinstance<TensorView>(h), op, ": argument ", arg, " must be a TensorView, got ",
-             pyTypeName(h));
+  LOOM_CHECK_TYPE(nb::isinstance<TensorView>(h), op, ": argument ", arg,
+                  " must be a TensorView, got ", pyTypeName(h));
   auto* tv = nb::cast<TensorView*>(h);
   checkOwned(f, tv, op, arg);
   return tv;
@@ -78,8 +79,8 @@ ops::SizeList sizeList(const PyFusion& f, nb::handle h, const char* op, const ch
       checkOwned(f, s, op, arg);
       sizes.emplace_back(s);
     } else {
-      LOOM_CHECK(PyLong_Check(e.ptr()) && !PyBool_Check(e.ptr()), op, ": every entry of ", arg,
-                 " must be an int or an integer Scalar, got ", pyTypeName(e));
+      LOOM_CHECK_TYPE(PyLong_Check(e.ptr()) && !PyBool_Check(e.ptr()), op, ": every entry of ", arg,
+                      " must be an int or an integer Scalar, got ", pyTypeName(e));
       sizes.emplace_back(
           int64FromPython(e, std::string(op) + ": " + arg + " entry", int64_t(sizes.size())));
     }
@@ -93,8 +94,8 @@ ops::Size size(const PyFusion& f, nb::handle h, const char* op, const char* arg)
     checkOwned(f, s, op, arg);
     return ops::Size(s);
   }
-  LOOM_CHECK(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), op, ": ", arg,
-             " must be an int or an integer Scalar, got ", pyTypeName(h));
+  LOOM_CHECK_TYPE(PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()), op, ": ", arg,
+                  " must be an int or an integer Scalar, got ", pyTypeName(h));
   return ops::Size(int64FromPython(h, std::string(op) + ": " + arg));
 }
 
@@ -266,7 +267,9 @@ void bindOps(nb::module_& parent) {
   defBinary<&ops::add>(m, "add");
   defBinary<&ops::sub>(m, "sub");
   defBinary<&ops::mul>(m, "mul");
-  defBinary<&ops::div>(m, "div");
+  // nvFuser's div is C++'s operator / (integers truncate); truediv is true division.
+  defBinary<&ops::cDiv>(m, "div");
+  defBinary<&ops::div>(m, "truediv");
   defBinary<&ops::pow>(m, "pow");
   defBinary<&ops::fmod>(m, "fmod");
   defBinary<&ops::maximum>(m, "maximum");
@@ -285,7 +288,12 @@ void bindOps(nb::module_& parent) {
       "scalar_binary",
       [](PyFusion& f, const std::string& name, nb::handle a, nb::handle b) {
         OpScope scope(f, name.c_str());
-        std::optional<ir::BinaryOpType> op = ir::parseBinaryOpType(name);
+        // nvFuser's div truncates integers; truediv is the IR's Div (true division).
+        if (name == "div") {
+          return ops::scalarCDiv(operand(f, a, "div", "a"), operand(f, b, "div", "b"));
+        }
+        std::optional<ir::BinaryOpType> op =
+            ir::parseBinaryOpType(name == "truediv" ? std::string("div") : name);
         LOOM_CHECK(op.has_value(), "fd.ops.", name, " has no scalar form");
         return ops::scalarBinary(*op, operand(f, a, name.c_str(), "a"),
                                  operand(f, b, name.c_str(), "b"));
@@ -306,6 +314,66 @@ void bindOps(nb::module_& parent) {
       [](PyFusion& f, nb::handle a, DataType dtype) {
         OpScope scope(f, "cast");
         return ops::scalarCast(operand(f, a, "cast", "x"), dtype);
+      },
+      kKeep, nb::rv_policy::reference);
+
+  // nvFuser's further elementwise ops (issue 36).
+  defUnary<&ops::acos>(m, "acos");
+  defUnary<&ops::acosh>(m, "acosh");
+  defUnary<&ops::asin>(m, "asin");
+  defUnary<&ops::asinh>(m, "asinh");
+  defUnary<&ops::atan>(m, "atan");
+  defUnary<&ops::atanh>(m, "atanh");
+  defUnary<&ops::cosh>(m, "cosh");
+  defUnary<&ops::sinh>(m, "sinh");
+  defUnary<&ops::tan>(m, "tan");
+  defUnary<&ops::erfc>(m, "erfc");
+  defUnary<&ops::erfinv>(m, "erfinv");
+  defUnary<&ops::erfcinv>(m, "erfcinv");
+  defUnary<&ops::expm1>(m, "expm1");
+  defUnary<&ops::log10>(m, "log10");
+  defUnary<&ops::log1p>(m, "log1p");
+  defUnary<&ops::lgamma>(m, "lgamma");
+  defUnary<&ops::trunc>(m, "trunc");
+  defUnary<&ops::frac>(m, "frac");
+  defUnary<&ops::signbit>(m, "signbit");
+  defUnary<&ops::isFinite>(m, "isfinite");
+  defUnary<&ops::isNegInf>(m, "isneginf");
+  defUnary<&ops::isPosInf>(m, "isposinf");
+  defUnary<&ops::isReal>(m, "isreal");
+  defUnary<&ops::bitwiseNot>(m, "bitwise_not");
+  defBinary<&ops::mod>(m, "mod");
+  defBinary<&ops::remainder>(m, "remainder");
+  defBinary<&ops::atan2>(m, "atan2");
+  defBinary<&ops::nextafter>(m, "nextafter");
+  defBinary<&ops::gcd>(m, "gcd");
+  defBinary<&ops::bitwiseAnd>(m, "bitwise_and");
+  defBinary<&ops::bitwiseOr>(m, "bitwise_or");
+  defBinary<&ops::bitwiseXor>(m, "bitwise_xor");
+  defBinary<&ops::bitwiseLeftShift>(m, "bitwise_left_shift");
+  defBinary<&ops::bitwiseRightShift>(m, "bitwise_right_shift");
+  defBinary<&ops::logicalRightShift>(m, "logical_right_shift");
+  m.def(
+      "addcmul",
+      [](PyFusion& f, nb::handle a, nb::handle b, nb::handle c, nb::handle value) {
+        OpScope scope(f, "addcmul");
+        return ops::addcmul(operand(f, a, "addcmul", "1"), operand(f, b, "addcmul", "2"),
+                            operand(f, c, "addcmul", "3"), operand(f, value, "addcmul", "value"));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "threshold",
+      [](PyFusion& f, nb::handle x, nb::handle th, nb::handle value) {
+        OpScope scope(f, "threshold");
+        return ops::threshold(tensor(f, x, "threshold", "x"), operand(f, th, "threshold", "2"),
+                              operand(f, value, "threshold", "3"));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "triu",
+      [](PyFusion& f, nb::handle x, int64_t diagonal) {
+        OpScope scope(f, "triu");
+        return ops::triu(tensor(f, x, "triu", "x"), diagonal);
       },
       kKeep, nb::rv_policy::reference);
 

@@ -8,6 +8,9 @@ Errors from Loom's C++ arrive with the C++ message unchanged:
 
 * ``loom.Error`` (a ``RuntimeError``): the base of all of them;
 * ``loom.UserError`` (``Error`` and ``ValueError``): a bad argument, shape, dtype or schedule;
+* ``loom.UserIndexError`` (``UserError`` and ``IndexError``): a dim or axis out of range;
+* ``loom.UserTypeError`` (``UserError`` and ``TypeError``): an argument of the wrong kind, where
+  nvFuser's bindings raise TypeError;
 * ``loom.InternalError`` (``Error``): a bug in Loom;
 * ``loom.UnavailableError`` (``Error``): a capability missing here (no GPU driver, no MPI);
 * ``loom.NotSupportedError`` (``Error`` and ``NotImplementedError``): an nvFuser name or argument
@@ -19,7 +22,7 @@ LOOM_DUMP output goes to ``sys.stdout`` when each call returns (``loom._dumps``)
 """
 
 from . import _C
-from ._C import Error, InternalError, UnavailableError, UserError
+from ._C import Error, InternalError, UnavailableError, UserError, UserIndexError, UserTypeError
 
 __version__ = _C.__version__
 
@@ -61,6 +64,8 @@ def from_dlpack(tensor):
 __all__ = [
     "Error",
     "UserError",
+    "UserIndexError",
+    "UserTypeError",
     "InternalError",
     "UnavailableError",
     "NotSupportedError",

@@ -32,6 +32,14 @@ bool Generator::famPredicate() {
   return unaryOp(ops_list[rng_.below(std::size(ops_list))], t) >= 0;
 }
 
+bool Generator::famUnaryMath() {
+  int t = pick();
+  if (t < 0) return false;
+  static const Un ops_list[] = {Un::Atan,  Un::Erfc,    Un::Asinh,
+                                Un::Trunc, Un::Signbit, Un::IsFinite};
+  return unaryOp(ops_list[rng_.below(std::size(ops_list))], t) >= 0;
+}
+
 bool Generator::famBinary() {
   int a = pick();
   if (a < 0) return false;

@@ -41,6 +41,9 @@ const Family kFamilies[] = {
      "exp exp2 log log2 sqrt rsqrt reciprocal sin cos tanh sigmoid silu erf gelu(+tanh)"},
     {"unary_keep", 6, &Generator::famUnaryKeep, "neg abs relu floor ceil round sign"},
     {"predicate", 3, &Generator::famPredicate, "isNan isInf logicalNot"},
+    // Weight 0 by default so that every recorded seed keeps its fusion; the loom_fuzz_emu_ops
+    // batch weights it up (tests/fuzz/CMakeLists.txt).
+    {"unary_math", 0, &Generator::famUnaryMath, "atan erfc asinh trunc signbit isfinite"},
     {"binary", 16, &Generator::famBinary, "add sub mul div pow fmod maximum minimum"},
     {"special_scalar", 4, &Generator::famSpecialScalar,
      "binary ops with inf, -inf, NaN, -0, subnormal or large integer constants"},

@@ -187,6 +187,20 @@ TEST(FusionGenerator, CoversFamiliesDtypesRanksAndShapes) {
   EXPECT_GT(resized, 0);
 }
 
+// The families of weight 0 by default (added after seeds were recorded), weighted up: each is
+// applied and every case stays valid.
+TEST(FusionGenerator, LateFamiliesAreValidWhenWeighted) {
+  GeneratorOptions o;
+  o.familyWeights["unary_math"] = 12;
+  int applied = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    FuzzCase c = generateCase(seed, o);
+    ASSERT_NO_FATAL_FAILURE(expectValid(c));
+    for (const std::string& s : c.steps) applied += familyOf(s) == "unary_math";
+  }
+  EXPECT_GT(applied, 0);
+}
+
 // Family weights: with every family but one at 0, only that family (and the inputs) appears.
 TEST(FusionGenerator, FamilyWeightsSelectFamilies) {
   GeneratorOptions o;

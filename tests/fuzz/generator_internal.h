@@ -122,7 +122,14 @@ enum class Un : uint8_t {
   Sign,
   IsNan,
   IsInf,
-  LogicalNot
+  LogicalNot,
+  // nvFuser's further elementwise ops (issue 36)
+  Atan,
+  Erfc,
+  Asinh,
+  Trunc,
+  Signbit,
+  IsFinite
 };
 enum class Bin : uint8_t {
   Add,
@@ -201,6 +208,7 @@ class Generator {
   bool famUnaryFloat();
   bool famUnaryKeep();
   bool famPredicate();
+  bool famUnaryMath();
   bool famBinary();
   bool famSpecialScalar();
   bool famCompare();

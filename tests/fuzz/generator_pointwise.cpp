@@ -12,9 +12,10 @@ namespace {
 
 const char* unName(Un u) {
   static const char* names[] = {
-      "exp",   "exp2",    "log",   "log2", "sqrt",  "rsqrt",     "reciprocal", "sin", "cos",
-      "tanh",  "sigmoid", "silu",  "erf",  "gelu",  "gelu_tanh", "neg",        "abs", "relu",
-      "floor", "ceil",    "round", "sign", "isnan", "isinf",     "logical_not"};
+      "exp",         "exp2", "log",     "log2",  "sqrt",  "rsqrt",   "reciprocal", "sin",
+      "cos",         "tanh", "sigmoid", "silu",  "erf",   "gelu",    "gelu_tanh",  "neg",
+      "abs",         "relu", "floor",   "ceil",  "round", "sign",    "isnan",      "isinf",
+      "logical_not", "atan", "erfc",    "asinh", "trunc", "signbit", "isfinite"};
   return names[size_t(u)];
 }
 const char* binName(Bin b) {
@@ -92,7 +93,7 @@ int Generator::unaryOp(Un u, int t) {
   const GenTensor& x = ts_[size_t(t)];
   const DataType dt = x.tv->dtype();
   if (u == Un::Neg && dt == DataType::Bool) return -1;
-  const bool floating = u <= Un::GeluTanh;
+  const bool floating = u <= Un::GeluTanh || u == Un::Atan || u == Un::Erfc || u == Un::Asinh;
   std::array<Operand, 1> ops_arr{Operand(x.tv)};
   const DataType ct =
       ops::computeType(ops_arr, floating ? PromotionKind::IntToFloat : PromotionKind::Default);
@@ -179,6 +180,26 @@ int Generator::unaryOp(Un u, int t) {
         if (isFloatingType(dt) && !in.exact) return std::nullopt;
         o = Num{};
         return r;
+      case Un::Atan:
+      case Un::Erfc:
+        if (!in.exact && in.mag > 64) return std::nullopt;
+        o = Num{false, 2.0, in.special, 0.0, false};
+        return r;
+      case Un::Asinh:
+        if (!in.exact && in.mag > 64) return std::nullopt;
+        o = Num{false, std::isfinite(in.mag) ? std::asinh(in.mag) : kInf, in.special, 0.0, false};
+        return r;
+      case Un::Trunc:
+        if (fl && !in.exact) return std::nullopt;
+        o.minAbs = 0;
+        r.keepsZeroSign = false;
+        return r;
+      case Un::Signbit:
+        // The sign of a NaN or of an uncertain zero may differ between implementations.
+        if (!in.exact || in.special || in.zsign) return std::nullopt;
+        o = Num{};
+        return r;
+      case Un::IsFinite: o = Num{}; return r;
     }
     return std::nullopt;
   };
@@ -210,6 +231,12 @@ int Generator::unaryOp(Un u, int t) {
       case Un::IsNan: return ops::isNan(x);
       case Un::IsInf: return ops::isInf(x);
       case Un::LogicalNot: return ops::logicalNot(x);
+      case Un::Atan: return ops::atan(x);
+      case Un::Erfc: return ops::erfc(x);
+      case Un::Asinh: return ops::asinh(x);
+      case Un::Trunc: return ops::trunc(x);
+      case Un::Signbit: return ops::signbit(x);
+      case Un::IsFinite: return ops::isFinite(x);
     }
     return nullptr;
   };

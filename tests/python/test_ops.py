@@ -65,7 +65,7 @@ def test_binary_ops_with_scalars_broadcasting_and_promotion(device):
         fd.add_output(fd.ops.sub(x, 0.5))
         fd.add_output(fd.ops.add(i, 2))             # stays Int64
         fd.add_output(fd.ops.mul(i, 1.5))           # int tensor * float -> Float
-        fd.add_output(fd.ops.div(i, 4))             # true division -> Float
+        fd.add_output(fd.ops.truediv(i, 4))         # true division -> Float
     x = torch.randn(4, 6, device=device)
     y = torch.randn(4, 6, device=device)
     y[0, :3] = x[0, :3]  # some equal elements for the comparisons
@@ -347,7 +347,7 @@ def test_scalar_arithmetic(device):
         a = fd.define_scalar(dtype=DataType.Double)
         n = fd.define_scalar(dtype=DataType.Int)
         eps = fd.ops.add(fd.ops.mul(a, 2.0), 1e-3)
-        inv = fd.ops.div(1, n)
+        inv = fd.ops.truediv(1, n)
         fd.add_output(fd.ops.add(fd.ops.mul(x, inv), eps))
         fd.add_output(fd.ops.div(x, fd.ops.sqrt(n)))
         fd.add_output(fd.ops.where(fd.ops.gt(n, 3), x, fd.ops.neg(x)))

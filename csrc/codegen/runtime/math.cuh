@@ -148,6 +148,71 @@ __device__ __forceinline__ T loom_remainder(T a, T b) {
   return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
 }
 
+// ---- Integer and bit-level ops (issue 36): defined for every operand, no undefined behaviour ----
+
+/// Two's-complement wrapping +, -, * and negation of the fusion's integers: signed overflow is
+/// undefined in C++, so the arithmetic is done in unsigned and converted back.
+template <typename T>
+__device__ __forceinline__ T loom_wrap_add(T a, T b) {
+  return static_cast<T>(static_cast<unsigned long long>(a) + static_cast<unsigned long long>(b));
+}
+template <typename T>
+__device__ __forceinline__ T loom_wrap_sub(T a, T b) {
+  return static_cast<T>(static_cast<unsigned long long>(a) - static_cast<unsigned long long>(b));
+}
+template <typename T>
+__device__ __forceinline__ T loom_wrap_mul(T a, T b) {
+  return static_cast<T>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
+}
+template <typename T>
+__device__ __forceinline__ T loom_wrap_neg(T a) {
+  return static_cast<T>(0ULL - static_cast<unsigned long long>(a));
+}
+template <typename T>
+__device__ __forceinline__ T loom_wrap_abs(T a) {
+  return a < 0 ? loom_wrap_neg<T>(a) : a;
+}
+
+/// torch's shifts for every count: a count outside [0, width) shifts every bit out (left: 0;
+/// arithmetic right: the sign, -1 or 0; logical right: 0). The logical shift reads the value's
+/// own width as unsigned.
+template <typename T>
+__device__ __forceinline__ T loom_shl(T a, T b) {
+  if (b < 0 || b >= T(sizeof(T) * 8)) return T(0);
+  return static_cast<T>(static_cast<unsigned long long>(a) << b);
+}
+template <typename T>
+__device__ __forceinline__ T loom_shr(T a, T b) {
+  if (b < 0 || b >= T(sizeof(T) * 8)) return a < 0 ? T(-1) : T(0);
+  return a >> b;
+}
+template <typename T>
+__device__ __forceinline__ T loom_lshr(T a, T b) {
+  if (b < 0 || b >= T(sizeof(T) * 8)) return T(0);
+  const unsigned long long bits = sizeof(T) == 4
+                                      ? static_cast<unsigned long long>(static_cast<unsigned>(a))
+                                      : static_cast<unsigned long long>(a);
+  return static_cast<T>(bits >> b);
+}
+
+/// torch.gcd: Euclid on the magnitudes, |x| wrapping (gcd(INT_MIN, 0) is INT_MIN), with the
+/// remainder's traps defined away as in loom_fmod.
+template <typename T>
+__device__ __forceinline__ T loom_gcd(T a, T b) {
+  a = loom_wrap_abs<T>(a);
+  b = loom_wrap_abs<T>(b);
+  while (a != 0) {
+    T c = a;
+    a = loom_fmod(b, a);
+    b = c;
+  }
+  return b;
+}
+
+/// torch.frac: x - trunc(x) (NaN for infinities); integers have no fraction.
+__device__ __forceinline__ float loom_frac(float x) { return x - truncf(x); }
+__device__ __forceinline__ double loom_frac(double x) { return x - trunc(x); }
+
 /// torch.where for scalars: both branches are already evaluated, so this is a plain select.
 template <typename T>
 __device__ __forceinline__ T loom_where(bool condition, T a, T b) {

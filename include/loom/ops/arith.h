@@ -68,6 +68,63 @@ TensorView* clamp(Operand x, Operand lo, Operand hi);
 /// start + weight * (end - start).
 TensorView* lerp(Operand start, Operand end, Operand weight);
 
+// ---- nvFuser's further elementwise ops (issue 36; docs/ops.md gives each one's edge values) ----
+// Floating functions: integers and Bool compute in Float32, as exp does.
+TensorView* acos(TensorView* x);
+TensorView* acosh(TensorView* x);
+TensorView* asin(TensorView* x);
+TensorView* asinh(TensorView* x);
+TensorView* atan(TensorView* x);
+TensorView* atanh(TensorView* x);
+TensorView* cosh(TensorView* x);
+TensorView* sinh(TensorView* x);
+TensorView* tan(TensorView* x);
+TensorView* erfc(TensorView* x);
+TensorView* erfinv(TensorView* x);
+TensorView* erfcinv(TensorView* x);
+TensorView* expm1(TensorView* x);
+TensorView* log10(TensorView* x);
+TensorView* log1p(TensorView* x);
+TensorView* lgamma(TensorView* x);
+/// Keep the dtype: integers truncate to themselves and have no fraction.
+TensorView* trunc(TensorView* x);
+TensorView* frac(TensorView* x);
+/// Bool results on any input dtype.
+TensorView* signbit(TensorView* x);
+TensorView* isFinite(TensorView* x);
+TensorView* isNegInf(TensorView* x);
+TensorView* isPosInf(TensorView* x);
+TensorView* isReal(TensorView* x);
+/// Integers and Bool only (a UserError otherwise); ~x, or logical not for Bool.
+TensorView* bitwiseNot(TensorView* x);
+
+/// Division as C++'s operator / (nvFuser's div): integer operands truncate toward zero (by zero:
+/// 0), floating operands divide truly. div() above is true division (nvFuser's truediv).
+TensorView* cDiv(Operand a, Operand b);
+/// nvFuser's mod: the remainder with the sign of the dividend (as fmod).
+TensorView* mod(Operand a, Operand b);
+/// torch.remainder: the sign of the divisor.
+TensorView* remainder(Operand a, Operand b);
+TensorView* atan2(Operand a, Operand b);
+/// Float32 and Float64 only (the next value of the dtype itself).
+TensorView* nextafter(Operand a, Operand b);
+/// Integers only; non-negative except for the most negative value (as torch.gcd).
+TensorView* gcd(Operand a, Operand b);
+/// Integers and Bool.
+TensorView* bitwiseAnd(Operand a, Operand b);
+TensorView* bitwiseOr(Operand a, Operand b);
+TensorView* bitwiseXor(Operand a, Operand b);
+/// Integers only; counts outside [0, width) shift every bit out (docs/ops.md).
+TensorView* bitwiseLeftShift(Operand a, Operand b);
+TensorView* bitwiseRightShift(Operand a, Operand b);
+TensorView* logicalRightShift(Operand a, Operand b);
+/// a + value * b * c (torch.addcmul).
+TensorView* addcmul(Operand a, Operand b, Operand c, Operand value);
+/// x where x > threshold, else value (torch's threshold; NaN stays NaN); x's dtype.
+TensorView* threshold(TensorView* x, Operand threshold, Operand value);
+/// The elements on and above the `diagonal`-th diagonal of the last two dims, others 0.
+TensorView* triu(TensorView* x, int64_t diagonal = 0);
+
 /// Converts to `dtype` (round to nearest even for floats; truncation toward zero for integers).
 /// A cast to the type x already has returns x itself.
 TensorView* cast(TensorView* x, DataType dtype);

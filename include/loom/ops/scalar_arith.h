@@ -18,8 +18,12 @@
 namespace loom::ops {
 
 /// `a op b` for two Scalars or numbers (no tensor: a UserError names the op otherwise). Every
-/// BinaryOpType but the index-math ones (ceil_div, mod).
+/// BinaryOpType but ceil_div (index math). Div is true division; the bitwise ops, shifts and gcd
+/// take integers (bitwise and / or / xor also Bool), as their tensor forms do.
 Scalar* scalarBinary(ir::BinaryOpType op, Operand a, Operand b);
+
+/// Division as C++'s operator / (nvFuser's div on Scalars): integers truncate toward zero.
+Scalar* scalarCDiv(Operand a, Operand b);
 
 /// `op(a)` for a Scalar or number; Cast is scalarCast.
 Scalar* scalarUnary(ir::UnaryOpType op, Operand a);

@@ -38,6 +38,19 @@ class UserError : public Error {
   using Error::Error;
 };
 
+/// A user error that names an index out of range (a dim, an axis): Python reports it as an
+/// IndexError that is also a UserError (nvFuser code catches RuntimeError, torch code IndexError).
+class UserIndexError : public UserError {
+  using UserError::UserError;
+};
+
+/// A user error that is a wrong kind of argument (a string where a tensor goes, a list entry that
+/// is not an int): Python reports it as a TypeError that is also a UserError, as nvFuser's
+/// bindings raise TypeError for an argument of the wrong type.
+class UserTypeError : public UserError {
+  using UserError::UserError;
+};
+
 /// Loom broke one of its own invariants; this is a bug in Loom.
 class InternalError : public Error {
   using Error::Error;
@@ -58,6 +71,8 @@ std::string concat(const Args&... args) {
 }
 
 [[noreturn]] void throwUserError(const char* file, int line, const std::string& message);
+[[noreturn]] void throwUserIndexError(const char* file, int line, const std::string& message);
+[[noreturn]] void throwUserTypeError(const char* file, int line, const std::string& message);
 [[noreturn]] void throwInternalError(const char* file, int line, const char* cond,
                                      const std::string& message);
 [[noreturn]] void throwUnavailable(const char* file, int line, const std::string& message);
@@ -70,6 +85,24 @@ std::string concat(const Args&... args) {
     if (!(cond)) [[unlikely]] {                                                        \
       ::loom::detail::throwUserError(__FILE__, __LINE__,                               \
                                      ::loom::detail::concat(__VA_ARGS__));             \
+    }                                                                                  \
+  } while (0)
+
+/// LOOM_CHECK for an index out of range (UserIndexError).
+#define LOOM_CHECK_INDEX(cond, ...)                                                    \
+  do {                                                                                 \
+    if (!(cond)) [[unlikely]] {                                                        \
+      ::loom::detail::throwUserIndexError(__FILE__, __LINE__,                          \
+                                          ::loom::detail::concat(__VA_ARGS__));        \
+    }                                                                                  \
+  } while (0)
+
+/// LOOM_CHECK for an argument of the wrong kind (UserTypeError).
+#define LOOM_CHECK_TYPE(cond, ...)                                                     \
+  do {                                                                                 \
+    if (!(cond)) [[unlikely]] {                                                        \
+      ::loom::detail::throwUserTypeError(__FILE__, __LINE__,                           \
+                                         ::loom::detail::concat(__VA_ARGS__));         \
     }                                                                                  \
   } while (0)
 

@@ -10,18 +10,16 @@ from .. import NotSupportedError, _C
 from ._types import DataType, to_loom_dtype
 from ._unsupported import UNSUPPORTED, error
 
-# nvFuser ops Loom does not have (the reason shows in the error).
+# nvFuser ops Loom does not have (the reason shows in the error). Complex numbers, random numbers,
+# indexing, scans and matmuls are other issues; docs/ops.md lists what Loom has.
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
-        "acos acosh asin asinh atan atanh cosh sinh tan expm1 log10 log1p erfc erfinv erfcx lgamma "
-        "digamma frac trunc signbit isfinite isneginf isposinf isreal real imag bitwise_not "
-        "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift "
-        "logical_right_shift atan2 remainder mod nextafter truediv ceilDiv addcmul threshold "
+        "real imag erfcx digamma ceilDiv "
         "segment_set index_select select gather "
         "take_along_axis scatter index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
-        "embedding_fwd argsort topk cumsum grouped_mm scaled_mm triu tril size_of "
-        "stride_order uniform_like var_mean_welford rng_uniform"
+        "embedding_fwd argsort topk cumsum cumprod cummax cummin grouped_mm scaled_mm tril "
+        "size_of stride_order uniform_like var_mean_welford rng_uniform"
     ).split()
 }
 UNSUPPORTED["fd.ops"] = UNSUPPORTED_OPS  # the one list of what Loom lacks (_unsupported.py)
@@ -35,7 +33,9 @@ def _dims(dims, what):
     try:
         return [int(d) for d in dims]
     except TypeError:
-        raise _C.UserError(f"{what}: dims must be an int or a list of ints, got {dims!r}") from None
+        raise _C.UserTypeError(
+            f"{what}: dims must be an int or a list of ints, got {dims!r}"
+        ) from None
 
 
 def _is_tensor(x):
@@ -82,6 +82,18 @@ class Ops:
 
     def lerp(self, start, end, weight):
         return self._ternary("lerp", start, end, weight)
+
+    def addcmul(self, arg1, arg2, arg3, alpha=1.0, value=None):
+        """arg1 + alpha * arg2 * arg3 (torch.addcmul; ``value`` is torch's name for alpha)."""
+        return _C.ops.addcmul(self._f, arg1, arg2, arg3, alpha if value is None else value)
+
+    def threshold(self, arg, threshold, value):
+        """arg where arg > threshold, else value (torch.nn.functional.threshold)."""
+        return _C.ops.threshold(self._f, arg, threshold, value)
+
+    def triu(self, arg, diagonal=0):
+        """The elements on and above the diagonal-th diagonal of the last two dims, others 0."""
+        return _C.ops.triu(self._f, arg, int(diagonal))
 
     def cast(self, arg, dtype):
         if isinstance(arg, _C.Scalar):
@@ -203,6 +215,11 @@ class Ops:
     def size(self, arg, dim):
         """The extent of logical dim `dim` of `arg` as a Scalar (for reshape and expand sizes)."""
         ids = [i for i in arg.get_logical_domain() if not i.is_reduction()]
+        if not -len(ids) <= dim < len(ids):
+            raise _C.UserIndexError(
+                f"size: dim {dim} is out of range for {arg.name} of rank {len(ids)} "
+                f"(expected {-len(ids)} <= dim < {len(ids)})"
+            )
         return ids[dim].extent()
 
     # ---- factories -------------------------------------------------------------------------
@@ -325,8 +342,18 @@ UNARY_OPS = (
     "neg abs exp exp2 log log2 sqrt rsqrt reciprocal sin cos tanh sigmoid relu silu erf floor "
     "ceil round sign isnan isinf logical_not"
 ).split()
+# nvFuser's further elementwise ops (issue 36).
+UNARY_OPS += (
+    "acos acosh asin asinh atan atanh cosh sinh tan erfc erfinv erfcinv expm1 log10 log1p lgamma "
+    "trunc frac signbit isfinite isneginf isposinf isreal bitwise_not"
+).split()
+# div is C++'s operator / (integers truncate toward zero), truediv true division, as nvFuser's.
 BINARY_OPS = (
     "add sub mul div pow fmod maximum minimum eq ne lt le gt ge logical_and logical_or"
+).split()
+BINARY_OPS += (
+    "truediv mod remainder atan2 nextafter gcd bitwise_and bitwise_or bitwise_xor "
+    "bitwise_left_shift bitwise_right_shift logical_right_shift"
 ).split()
 for _name in UNARY_OPS:
     _def_unary(_name)

@@ -290,6 +290,49 @@ inline float __fmaf_rn(float x, float y, float z) { return fmaf(x, y, z); }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678118654752f); }
 inline double normcdf(double x) { return 0.5 * erfc(-x * 0.70710678118654752); }
+// CUDA's inverse error functions, which the C library lacks: Newton's method in double from a
+// closed-form first guess (the reference evaluator computes them the same way), rounded once.
+namespace loom_emu {
+inline double erfinvGuess(double t, double l) {  // l = log(1 - t^2), given without cancellation
+  const double p = 2.0 / (3.14159265358979323846 * 0.147) + l / 2.0;
+  const double x = sqrt(sqrt(p * p - l / 0.147) - p);
+  return t < 0 ? -x : x;
+}
+inline double erfcinvD(double y);
+inline double erfinvD(double y) {
+  if (y != y || y < -1.0 || y > 1.0) return std::numeric_limits<double>::quiet_NaN();
+  if (y == 1.0 || y == -1.0) return y * std::numeric_limits<double>::infinity();
+  if (y == 0.0) return y;
+  if (fabs(y) > 0.5) return y > 0 ? erfcinvD(1.0 - y) : -erfcinvD(1.0 + y);
+  double x = erfinvGuess(y, log1p(-y * y));
+  for (int i = 0; i < 8; ++i) {
+    const double step = (erf(x) - y) / (1.1283791670955126 * exp(-x * x));
+    x -= step;
+    if (fabs(step) <= 1e-17 * fabs(x)) break;
+  }
+  return x;
+}
+inline double erfcinvD(double y) {
+  if (y != y || y < 0.0 || y > 2.0) return std::numeric_limits<double>::quiet_NaN();
+  if (y == 0.0) return std::numeric_limits<double>::infinity();
+  if (y == 2.0) return -std::numeric_limits<double>::infinity();
+  if (y > 1.0) return -erfcinvD(2.0 - y);
+  if (y >= 0.5) return erfinvD(1.0 - y);
+  double x = erfinvGuess(1.0, log(y * (2.0 - y)));
+  const double target = log(y);
+  for (int i = 0; i < 12; ++i) {
+    const double e = erfc(x);
+    const double step = (log(e) - target) / (-1.1283791670955126 * exp(-x * x) / e);
+    x -= step;
+    if (fabs(step) <= 1e-17 * fabs(x)) break;
+  }
+  return x;
+}
+}  // namespace loom_emu
+inline float erfinvf(float x) { return float(loom_emu::erfinvD(x)); }
+inline double erfinv(double x) { return loom_emu::erfinvD(x); }
+inline float erfcinvf(float x) { return float(loom_emu::erfcinvD(x)); }
+inline double erfcinv(double x) { return loom_emu::erfcinvD(x); }
 inline float __int_as_float(int x) { return loom_emu::fromBits<float>(loom_emu::toBits(x)); }
 inline int __float_as_int(float x) { return loom_emu::fromBits<int>(loom_emu::toBits(x)); }
 inline unsigned __float_as_uint(float x) { return loom_emu::fromBits<unsigned>(loom_emu::toBits(x)); }
