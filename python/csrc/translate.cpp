@@ -176,7 +176,7 @@ void Translator::noteExtents(const TensorView* tv) {
   const std::string& name = names_.at(tv);
   auto ids = ir::TensorDomain::noReductions(tv->logical());
   for (size_t i = 0; i < ids.size(); ++i) {
-    const Scalar* e = ids[i]->extent();
+    const Scalar* e = ids[i]->hasExpandedExtent() ? ids[i]->expandedExtent() : ids[i]->extent();
     if (!e->isConst()) extents_.try_emplace(e, name, int64_t(i));
   }
 }
@@ -190,16 +190,17 @@ void Translator::defineInput(const ir::Val* v) {
   const auto& logical = tv->logical();
   std::vector<std::string> shape;
   for (const IterDomain* id : logical) {
-    const Scalar* e = id->extent();
-    LOOM_CHECK(!id->isReduction() && !id->hasExpandedExtent(), "input ", tv->toString(),
-               " has a reduction or expanded dim, which define_tensor cannot declare");
-    if (id->isBroadcast()) {
+    LOOM_CHECK(!id->isReduction(), "input ", tv->toString(),
+               " has a reduction dim, which define_tensor cannot declare");
+    // An expanded broadcast is declared by its expanded size and no contiguity (nvFuser's form).
+    const Scalar* e = id->hasExpandedExtent() ? id->expandedExtent() : id->extent();
+    if (id->isBroadcast() && !id->hasExpandedExtent()) {
       LOOM_CHECK(e->isConstInt(1), "input ", tv->toString(), " has a broadcast of extent ",
                  e->toString());
       shape.emplace_back("1");
     } else if (auto c = e->constInt()) {
-      LOOM_CHECK(*c != 1, "input ", tv->toString(),
-                 " has a dim of constant size 1 that is not a broadcast");
+      LOOM_CHECK(*c != 1, "input ", tv->toString(), " has a dim of constant size 1 that is not a ",
+                 "broadcast");
       shape.push_back(std::to_string(*c));
     } else {
       LOOM_CHECK(e->definition() == nullptr, "input ", tv->toString(), " has the computed extent ",
@@ -207,9 +208,11 @@ void Translator::defineInput(const ir::Val* v) {
       shape.emplace_back("-1");
     }
   }
-  // Contiguity per logical dim (the domain keeps it in allocation order).
+  // Contiguity in allocation order when a stride order is printed (nvFuser's form), else per
+  // logical dim; the domain keeps it in allocation order.
   const auto& alloc = tv->maybeAllocation();
   const ir::Contiguity& contiguity = tv->contiguity();
+  const bool ordered = tv->domain()->hasAllocation();
   std::vector<std::string> contig(logical.size());
   std::vector<std::string> stride_order(logical.size());
   for (size_t k = 0; k < alloc.size(); ++k) {
@@ -217,7 +220,7 @@ void Translator::defineInput(const ir::Val* v) {
     while (pos < logical.size() && logical[pos] != alloc[k]) ++pos;
     LOOM_CHECK(pos < logical.size(), "input ", tv->toString(),
                " is allocated in IDs other than its logical ones");
-    contig[pos] = pyContiguity(
+    contig[ordered ? k : pos] = pyContiguity(
         k < contiguity.size() ? contiguity[k] : std::optional<bool>(!alloc[k]->isBroadcast()));
     stride_order[pos] = std::to_string(alloc.size() - 1 - k);
   }
@@ -271,9 +274,9 @@ std::string Translator::scalarExpr(const Scalar* s) {
     const DataType t = b->lhs()->dtype();
     const ir::BinaryOpType op = b->opType();
     const bool logical = op == ir::BinaryOpType::LogicalAnd || op == ir::BinaryOpType::LogicalOr;
-    LOOM_CHECK(op != ir::BinaryOpType::CeilDiv && op != ir::BinaryOpType::Mod &&
-                   b->rhs()->dtype() == t && (!logical || t == DataType::Bool) &&
-                   (op != ir::BinaryOpType::Div || isFloatingType(t)) &&
+    // fd.ops.div of integers truncates, as Div does; mod is fd.ops.mod.
+    LOOM_CHECK(op != ir::BinaryOpType::CeilDiv && b->rhs()->dtype() == t &&
+                   (!logical || t == DataType::Bool) &&
                    s->dtype() == (ir::isPredicateOp(op) ? DataType::Bool : t),
                "the scalar ", s->toString(), " = ", e->toString(),
                " is index math that the Python frontend's scalar ops do not build");
@@ -326,8 +329,8 @@ void Translator::translateMath(const ir::Expr* e) {
     return;
   }
   if (const auto* b = dyn<ir::BinaryOp>(e)) {
-    LOOM_CHECK(b->opType() != ir::BinaryOpType::CeilDiv && b->opType() != ir::BinaryOpType::Mod,
-               "'", e->toString(), "' is index math on tensors, which fd.ops does not have");
+    LOOM_CHECK(b->opType() != ir::BinaryOpType::CeilDiv, "'", e->toString(),
+               "' is index math on tensors, which fd.ops does not have");
     std::string x = operand(b->lhs());
     std::string y = operand(b->rhs());
     emit(define(b->out(), 'T') + " = fd.ops." + std::string(ir::opTypeName(b->opType())) + "(" + x +
@@ -559,6 +562,18 @@ void Translator::translateResizeOp(const ir::Expr* e) {
     std::string step = operand(io->step());
     emit(define(io->out(), 'T') + " = fd.ops.iota(" + length + ", " + start + ", " + step +
          ", dtype=" + pyDtype(io->out()->dtype()) + ")");
+    return;
+  }
+  if (const auto* r = dyn<ir::RngOp>(e)) {
+    std::vector<std::string> shape;
+    for (const IterDomain* id : ir::TensorDomain::noReductions(r->out()->logical())) {
+      shape.push_back(size(id->extent()));
+    }
+    const char* op = r->rngType() == ir::RngOpType::Uniform ? "uniform" : "normal";
+    emit(define(r->out(), 'T') + " = fd.ops." + op + "(" + operand(r->param0()) + ", " +
+         operand(r->param1()) + ", shape=" + pyList(shape) + ", dtype=" +
+         pyDtype(r->out()->dtype()) + ", rng_seed=" + operand(r->seed()) +
+         ", rng_offset=" + operand(r->offset()) + ")");
     return;
   }
   LOOM_THROW("'", e->toString(), "' has no form in the Python frontend");

@@ -312,6 +312,79 @@ OP_CASES.update({
 OP_CASES.update({f"{name}[int]": _unary(name, DataType.Int) for name in ("neg", "abs", "sign")})
 
 
+# nvFuser's further elementwise ops (issue 36): each inside its domain.
+def _unary_on(name, make):
+    def define(fd):
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(getattr(fd.ops, name)(x))
+
+    return define, lambda device: [make(device)]
+
+
+def _in_unit(device):
+    return torch.rand(4, 6, device=device) * 1.8 - 0.9
+
+
+def _int_binary(name, dtype=DataType.Int):
+    def define(fd):
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=dtype)
+        y = fd.define_tensor(shape=[-1], contiguity=True, dtype=dtype)
+        fd.add_output(getattr(fd.ops, name)(x, y))
+        fd.add_output(getattr(fd.ops, name)(x, 3))
+
+    torch_dtype = torch.int32 if dtype == DataType.Int32 else torch.int64
+    return define, lambda device: [
+        torch.randint(-50, 50, (4, 6), device=device, dtype=torch_dtype),
+        torch.randint(1, 5, (6,), device=device, dtype=torch_dtype)]
+
+
+OP_CASES.update({name: _unary_on(name, _in_unit) for name in ("acos", "asin", "atanh", "erfinv")})
+OP_CASES["acosh"] = _unary_on("acosh", lambda device: _positive(4, 6, device=device) + 1.0)
+OP_CASES.update({name: _unary(name) for name in (
+    "asinh atan cosh sinh tan erfc erfcinv expm1 log10 log1p lgamma trunc frac signbit isfinite "
+    "isneginf isposinf isreal").split()})
+OP_CASES["bitwise_not"] = _unary("bitwise_not", DataType.Int)
+OP_CASES.update({name: _binary(name) for name in ("atan2", "remainder", "mod", "nextafter")})
+OP_CASES.update({name: _int_binary(name) for name in (
+    "gcd bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift").split()})
+# Int32: a logical shift of a negative Int64 is near 2^64, past what the double-precision
+# reference holds exactly (docs/ops.md); truediv of integers is a float (of floats it is div).
+OP_CASES["logical_right_shift"] = _int_binary("logical_right_shift", DataType.Int32)
+OP_CASES["truediv"] = _int_binary("truediv")
+OP_CASES.update({
+    "addcmul": _define(lambda fd, x: [fd.ops.addcmul(x, x, fd.ops.neg(x), value=0.5)]),
+    "threshold": _define(lambda fd, x: [fd.ops.threshold(x, 0.1, -1.0)]),
+    "triu": _constant_shape(lambda fd, x: [fd.ops.triu(x), fd.ops.triu(x, diagonal=-1)]),
+})
+
+
+# Random numbers (issue 30): seed and offset given, so the printed definition draws the same.
+def _random(body):
+    def define(fd):
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        seed = fd.define_scalar(dtype=DataType.Int)
+        for out in body(fd, x, seed):
+            fd.add_output(out)
+
+    return define, lambda device: [torch.rand(4, 6, device=device), 1234]
+
+
+OP_CASES.update({
+    "uniform": _random(lambda fd, x, seed: [fd.ops.uniform(-1.0, 2.0, [4, 6], rng_seed=seed,
+                                                           rng_offset=0)]),
+    "normal": _random(lambda fd, x, seed: [fd.ops.normal(1.0, 0.5, [4, 6], rng_seed=seed,
+                                                         rng_offset=8)]),
+    "rand": _random(lambda fd, x, seed: [fd.ops.rand([4, 6], rng_seed=seed, rng_offset=1)]),
+    "randn": _random(lambda fd, x, seed: [fd.ops.randn([4, 6], rng_seed=7, rng_offset=2)]),
+    "rand_like": _random(lambda fd, x, seed: [fd.ops.rand_like(x, rng_seed=seed, rng_offset=3)]),
+    "randn_like": _random(lambda fd, x, seed: [fd.ops.randn_like(x, rng_seed=seed,
+                                                                 rng_offset=4)]),
+    "bernoulli": _random(lambda fd, x, seed: [fd.ops.bernoulli(x, rng_seed=seed, rng_offset=5)]),
+    "dropout": _random(lambda fd, x, seed: list(fd.ops.dropout(x, 0.25, rng_seed=seed,
+                                                               rng_offset=6))),
+})
+
+
 def test_every_op_has_a_case():
     """A new fd.ops op needs a case here (its printing, caching and validation are tested)."""
     ops = {n for n in dir(Ops) if not n.startswith("_")}
