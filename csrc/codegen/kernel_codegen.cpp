@@ -206,13 +206,11 @@ Pieces unary(const kir::UnaryExpr* u) {
       const DataType from = u->in->dtype();
       const DataType to = u->dtype();
       // Floats to integers truncate toward zero and saturate, NaN giving 0 (docs/text-format.md,
-      // "Types"): CUDA's conversion intrinsics, which the host emulation defines the same way.
-      // The 16-bit types widen to float first (exactly).
+      // "Types"): loom::truncToInt32/64 (runtime/types.cuh) on both backends. The 16-bit types
+      // widen to float first (exactly).
       if (isIntegralType(to) && isFloatingType(from)) {
-        const bool f64 = from == DataType::Float64;
         Pieces v = isReducedPrecision(from) ? wrap("static_cast<float>(", {x}, ")") : Pieces{x};
-        return wrap(std::string(f64 ? "__double2" : "__float2") +
-                        (to == DataType::Int32 ? "int_rz(" : "ll_rz("),
+        return wrap(to == DataType::Int32 ? "loom::truncToInt32(" : "loom::truncToInt64(",
                     std::move(v), ")");
       }
       // The 16-bit types convert from float: a double or an integer is rounded to float to odd

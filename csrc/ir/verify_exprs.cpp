@@ -116,9 +116,11 @@ std::optional<std::string> squeezeProblem(const SqueezeOp* sq) {
   std::vector<IterDomain*> ids = TensorDomain::noReductions(sq->in()->logical());
   for (size_t i = 0; i < ids.size() && i < sq->isSqueezedDim().size(); ++i) {
     if (!sq->isSqueezedDim()[i]) continue;
-    // A broadcast's size is its expanded extent when it has one. Symbolic extents are checked
-    // to be 1 when the squeeze runs.
-    auto n = ids[i]->logicalExtent()->constInt();
+    // An expanded broadcast holds one value along its dim, so squeezing it is well defined
+    // (nvFuser's squeeze_expanded; ops::squeeze asks for that flag before making one). Other
+    // IDs: symbolic extents are checked to be 1 when the squeeze runs.
+    if (ids[i]->hasExpandedExtent()) continue;
+    auto n = ids[i]->extent()->constInt();
     if (n.has_value() && *n != 1) {
       return concat(quoted(sq), ": squeezed ID ", idName(ids[i]), " of ", sq->in()->toString(),
                     " has the extent ", *n, "; only size-1 dims are squeezed");

@@ -342,6 +342,17 @@ __device__ __forceinline__ float roundToOddFloat(double d) {
   return __uint_as_float(bits | 1u);
 }
 
+/// Float to integer casts: truncate toward zero and saturate (CUDA's _rz intrinsics do), NaN
+/// giving 0 (the intrinsics give the most negative value for NaN on the GPU).
+__device__ __forceinline__ int truncToInt32(float x) { return x != x ? 0 : __float2int_rz(x); }
+__device__ __forceinline__ int truncToInt32(double x) { return x != x ? 0 : __double2int_rz(x); }
+__device__ __forceinline__ long long truncToInt64(float x) {
+  return x != x ? 0 : __float2ll_rz(x);
+}
+__device__ __forceinline__ long long truncToInt64(double x) {
+  return x != x ? 0 : __double2ll_rz(x);
+}
+
 /// Widening conversion used by generated code for every load: half types compute in float.
 __device__ __forceinline__ float toFloat(__half v) { return __half2float(v); }
 __device__ __forceinline__ float toFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
