@@ -8,6 +8,7 @@
 
 #include "loom/ir/dispatch.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/float_only_ops.h"
 #include "loom/ir/fusion.h"
 #include "loom/ir/transforms.h"
 #include "loom/support/error.h"
@@ -187,41 +188,6 @@ std::string describe(const Val* v) {
   return "the constant " + text;
 }
 
-bool isFloatOnly(UnaryOpType t) {
-  switch (t) {
-    case UnaryOpType::Exp:
-    case UnaryOpType::Exp2:
-    case UnaryOpType::Log:
-    case UnaryOpType::Log2:
-    case UnaryOpType::Sqrt:
-    case UnaryOpType::Rsqrt:
-    case UnaryOpType::Reciprocal:
-    case UnaryOpType::Sin:
-    case UnaryOpType::Cos:
-    case UnaryOpType::Tanh:
-    case UnaryOpType::Sigmoid:
-    case UnaryOpType::Silu:
-    case UnaryOpType::Erf:
-    case UnaryOpType::Acos:
-    case UnaryOpType::Acosh:
-    case UnaryOpType::Asin:
-    case UnaryOpType::Asinh:
-    case UnaryOpType::Atan:
-    case UnaryOpType::Atanh:
-    case UnaryOpType::Cosh:
-    case UnaryOpType::Sinh:
-    case UnaryOpType::Tan:
-    case UnaryOpType::Erfc:
-    case UnaryOpType::Erfinv:
-    case UnaryOpType::Erfcinv:
-    case UnaryOpType::Expm1:
-    case UnaryOpType::Log10:
-    case UnaryOpType::Log1p:
-    case UnaryOpType::Lgamma: return true;
-    default: return false;
-  }
-}
-
 bool isComparison(BinaryOpType t) {
   return isPredicateOp(t) && t != BinaryOpType::LogicalAnd && t != BinaryOpType::LogicalOr;
 }
@@ -287,7 +253,7 @@ void unaryRule(const UnaryOp* u, DtypeRule& r) {
   }
   r.need(u->in(), u->out()->dtype(), computesIn(op, u->out()));
   const DataType c = u->out()->dtype();
-  if (isFloatOnly(t) && !isFloatingType(c)) {
+  if (isFloatOnlyOp(t) && !isFloatingType(c)) {
     r.fail(concat(op, " computes in a floating dtype, not ", c,
                   " (ops casts integers to f32 "
                   "first: write cast(x, f32))"));

@@ -7,6 +7,7 @@
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/float_only_ops.h"
 #include "loom/support/error.h"
 
 namespace loom::ops {
@@ -51,40 +52,7 @@ Scalar* castTo(Scalar* s, DataType dtype) {
 
 bool givesFloat(BinaryOpType op) { return op == BinaryOpType::Div || op == BinaryOpType::Atan2; }
 
-bool givesFloat(UnaryOpType op) {
-  switch (op) {
-    case UnaryOpType::Exp:
-    case UnaryOpType::Exp2:
-    case UnaryOpType::Log:
-    case UnaryOpType::Log2:
-    case UnaryOpType::Sqrt:
-    case UnaryOpType::Rsqrt:
-    case UnaryOpType::Reciprocal:
-    case UnaryOpType::Sin:
-    case UnaryOpType::Cos:
-    case UnaryOpType::Tanh:
-    case UnaryOpType::Sigmoid:
-    case UnaryOpType::Silu:
-    case UnaryOpType::Erf:
-    case UnaryOpType::Acos:
-    case UnaryOpType::Acosh:
-    case UnaryOpType::Asin:
-    case UnaryOpType::Asinh:
-    case UnaryOpType::Atan:
-    case UnaryOpType::Atanh:
-    case UnaryOpType::Cosh:
-    case UnaryOpType::Sinh:
-    case UnaryOpType::Tan:
-    case UnaryOpType::Erfc:
-    case UnaryOpType::Erfinv:
-    case UnaryOpType::Erfcinv:
-    case UnaryOpType::Expm1:
-    case UnaryOpType::Log10:
-    case UnaryOpType::Log1p:
-    case UnaryOpType::Lgamma: return true;
-    default: return false;
-  }
-}
+bool givesFloat(UnaryOpType op) { return ir::isFloatOnlyOp(op); }
 
 // The dtypes an op takes, as its tensor form checks them (ops::gcd, ops::bitwiseAnd, ...).
 void checkOperandTypes(std::string_view name, BinaryOpType op, DataType compute) {
