@@ -19,9 +19,7 @@
 #include "loom/ir/printer.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/driver.h"
-#endif
+#include "runtime/runtime_test_backend.h"
 
 namespace loom::runtime {
 namespace {
@@ -82,25 +80,10 @@ std::pair<std::vector<double>, std::vector<double>> pairs(const std::vector<doub
 class ElementwiseOps : public ::testing::Test {
  protected:
   void SetUp() override {
-#ifdef LOOM_RUNTIME_TEST_CUDA
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (!cuda::cudaAvailable()) GTEST_SKIP() << "no GPU: " << cuda::unavailableReason();
-#else
-    GTEST_SKIP() << "built without the CUDA backend";
-#endif
-#endif
+    if (auto why = loom::test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
   }
 
-  static RuntimeOptions options() {
-    RuntimeOptions o;
-#ifdef LOOM_RUNTIME_TEST_CUDA
-    o.backend = exec::Backend::Cuda;
-#else
-    o.backend = exec::Backend::Host;
-#endif
-    o.executor.poisonOutputs = true;
-    return o;
-  }
+  static RuntimeOptions options() { return poisonedOptions(); }
 
   // The CUDA math functions are a few ulps from the correctly rounded double result.
   static eval::Tolerance tolerance(DataType dt) {

@@ -15,9 +15,7 @@
 #include "loom/ir/parser.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/driver.h"
-#endif
+#include "runtime/runtime_test_backend.h"
 
 namespace loom::runtime {
 namespace {
@@ -35,25 +33,10 @@ Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed, DataType dt = Dat
 class GeneralCore : public ::testing::Test {
  protected:
   void SetUp() override {
-#ifdef LOOM_RUNTIME_TEST_CUDA
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (!cuda::cudaAvailable()) GTEST_SKIP() << "no GPU: " << cuda::unavailableReason();
-#else
-    GTEST_SKIP() << "built without the CUDA backend";
-#endif
-#endif
+    if (auto why = loom::test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
   }
 
-  static RuntimeOptions options() {
-    RuntimeOptions o;
-#ifdef LOOM_RUNTIME_TEST_CUDA
-    o.backend = exec::Backend::Cuda;
-#else
-    o.backend = exec::Backend::Host;
-#endif
-    o.executor.poisonOutputs = true;
-    return o;
-  }
+  static RuntimeOptions options() { return poisonedOptions(); }
 
   // Runs `f` through a FusionExecutorCache (outputs poisoned first) and compares every output with
   // the reference evaluator; `reduction` is the largest number of elements one output reduces.

@@ -15,8 +15,8 @@
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
+#include "runtime/runtime_test_backend.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/driver.h"
 #include "loom/backend/cuda/memory.h"
 #endif
 
@@ -32,13 +32,7 @@ using Overrides = std::vector<std::pair<std::string, int64_t>>;
 class RngExec : public ::testing::Test {
  protected:
   void SetUp() override {
-#ifdef LOOM_RUNTIME_TEST_CUDA
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (!cuda::cudaAvailable()) GTEST_SKIP() << "no GPU: " << cuda::unavailableReason();
-#else
-    GTEST_SKIP() << "built without the CUDA backend";
-#endif
-#endif
+    if (auto why = loom::test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
   }
 
   // Fusions without tensor inputs leave their outputs on the backend's device: host copies to
@@ -56,13 +50,7 @@ class RngExec : public ::testing::Test {
   }
 
   static RuntimeOptions options(Overrides overrides = {}) {
-    RuntimeOptions o;
-#ifdef LOOM_RUNTIME_TEST_CUDA
-    o.backend = exec::Backend::Cuda;
-#else
-    o.backend = exec::Backend::Host;
-#endif
-    o.executor.poisonOutputs = true;
+    RuntimeOptions o = poisonedOptions();
     o.paramOverrides = std::move(overrides);
     return o;
   }

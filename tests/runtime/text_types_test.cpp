@@ -15,9 +15,7 @@
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
 #include "loom/runtime/fusion_executor_cache.h"
-#ifdef LOOM_HAVE_CUDA_BACKEND
-#include "loom/backend/cuda/driver.h"
-#endif
+#include "runtime/runtime_test_backend.h"
 
 namespace loom::runtime {
 namespace {
@@ -34,13 +32,7 @@ Tensor values(DataType dt, const std::vector<double>& v) {
 class TextTypes : public ::testing::Test {
  protected:
   void SetUp() override {
-#ifdef LOOM_RUNTIME_TEST_CUDA
-#ifdef LOOM_HAVE_CUDA_BACKEND
-    if (!cuda::cudaAvailable()) GTEST_SKIP() << "no GPU: " << cuda::unavailableReason();
-#else
-    GTEST_SKIP() << "built without the CUDA backend";
-#endif
-#endif
+    if (auto why = loom::test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
   }
 
   // Runs `text` on `args` and compares every output with the reference within `tol` (exact by
@@ -48,14 +40,7 @@ class TextTypes : public ::testing::Test {
   static std::vector<Tensor> runAndCheck(const std::string& text,
                                          const std::vector<eval::Argument>& args,
                                          eval::Tolerance tol = {0.0, 0.0}) {
-    RuntimeOptions o;
-#ifdef LOOM_RUNTIME_TEST_CUDA
-    o.backend = exec::Backend::Cuda;
-#else
-    o.backend = exec::Backend::Host;
-#endif
-    o.executor.poisonOutputs = true;
-    FusionExecutorCache cache(ir::parseFusion(text, "types.fus"), o);
+    FusionExecutorCache cache(ir::parseFusion(text, "types.fus"), poisonedOptions());
     std::vector<Tensor> got = cache.run(args);
     std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
     EXPECT_EQ(got.size(), expected.size());
