@@ -52,25 +52,167 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+exec::Backend requestedBackend(const RunArgs& a) {
+  if (a.backend.empty()) return exec::Backend::Auto;
+  LOOM_CHECK(a.backend == "host" || a.backend == "cuda", "--backend must be host or cuda, got '",
+             a.backend, "'");
+  return a.backend == "host" ? exec::Backend::Host : exec::Backend::Cuda;
+}
+
+// The first, compiling run and how its time splits into compile and run.
+struct FirstRun {
+  std::vector<Tensor> outputs;  ///< fetched home
+  std::vector<runtime::SegmentRecord> records;
+  double compileSeconds = 0;
+  double runSeconds = 0;
+  std::string runHow;
+};
+
+FirstRun runFirst(runtime::FusionExecutorCache& cache, const std::vector<eval::Argument>& inputs,
+                  RunDevice& device, exec::Backend backend, Progress& progress) {
+  const bool on_device = backend == exec::Backend::Cuda;
+  FirstRun first;
+  double first_s = 0;
+  {
+    Progress::Step step =
+        progress.step(fmt::format("compiling (segment, schedule, lower, build) and running on {}",
+                                  exec::backendName(backend)));
+    const auto t0 = std::chrono::steady_clock::now();
+    first.outputs = cache.run(inputs);
+    for (Tensor& t : first.outputs) t = device.fetch(t);  // on a GPU this waits for the kernels
+    first_s = secondsSince(t0);
+  }
+  first.records = cache.lastRuntime()->lastRun();
+  // The run's share of the first call: on the host the kernels' own wall time (each launch runs
+  // to completion), less the module builds their first launches did; on a GPU a second, cached
+  // run timed with CUDA events. The rest (segment, schedule, lower, build and load the modules)
+  // is the compile.
+  if (!on_device) {
+    first.runHow = "the kernels' host wall time in the first run";
+    for (const runtime::SegmentRecord& r : first.records) {
+      first.runSeconds += r.seconds - r.compileSeconds;
+    }
+  } else {
+    first.runSeconds = device.time([&] { (void)cache.run(inputs); }).deviceSeconds;
+    first.runHow = "a second, cached run timed with CUDA events";
+  }
+  first.compileSeconds = std::max(0.0, first_s - first.runSeconds);
+  return first;
+}
+
+// One PASS/FAIL line per output against the reference (or RAN lines under --no-check); true
+// when every output passed.
+// How the report names each output: its name and what computes it.
+struct OutputLabels {
+  std::vector<std::string> names;
+  std::vector<std::string> descriptions;
+};
+
+OutputLabels outputLabels(const ir::Fusion& fusion) {
+  OutputLabels labels;
+  for (ir::Val* out : fusion.outputs()) {
+    labels.names.push_back(out->toString());
+    labels.descriptions.push_back(describeOutput(out));
+  }
+  return labels;
+}
+
+bool reportOutputs(const RunArgs& a, const OutputLabels& labels,
+                   const std::vector<eval::Argument>& inputs, const std::vector<Tensor>& outs,
+                   const std::vector<Tensor>& expected, Progress& progress) {
+  const std::vector<std::string>& names = labels.names;
+  const std::vector<std::string>& descriptions = labels.descriptions;
+  if (a.noCheck) {
+    fmt::print("check: skipped (--no-check): the outputs are not compared with the reference\n");
+    for (size_t i = 0; i < outs.size(); ++i) {
+      fmt::print("RAN  {:<4} [{}] {}: {}\n", names[i], join(outs[i].sizes()),
+                 dataTypeName(outs[i].dtype()), descriptions[i]);
+    }
+    return true;
+  }
+  fmt::print(
+      "check: each output against the reference evaluator (double precision) on the same "
+      "inputs, |loom - reference| <= atol + rtol * |reference|\n");
+  Progress::Step check_step = progress.step("comparing the outputs with the reference");
+  bool ok = true;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const eval::Tolerance tol = outputTolerance(inputs, outs[i].dtype(), outs[i].numel());
+    auto err = eval::expectClose(outs[i], expected[i], tol, names[i]);
+    fmt::print("{} {:<4} [{}] {} max_error={:.3g} (rtol {:.2g}, atol {:.2g}): {}\n",
+               err ? "FAIL" : "PASS", names[i], join(outs[i].sizes()),
+               dataTypeName(outs[i].dtype()), maxError(outs[i], expected[i]), tol.rtol, tol.atol,
+               descriptions[i]);
+    if (err) fmt::print("  {}\n", *err);
+    ok = ok && !err;
+  }
+  return ok;
+}
+
+// What ran: the segment counts, then one line per segment with its parameters.
+void reportSegments(const runtime::FusionKernelRuntime& rt,
+                    const std::vector<runtime::SegmentRecord>& records, bool on_device) {
+  fmt::print("{} kernel(s)", rt.numKernels());
+  if (rt.numCommunications() > 0) fmt::print(", {} communication(s)", rt.numCommunications());
+  fmt::print("\n");
+  for (const runtime::SegmentRecord& r : records) {
+    std::string line = r.isKernel() ? fmt::format("kernel {}: {} on {}, {}", r.segment, r.scheduler,
+                                                  exec::backendName(r.backend), r.launch.toString())
+                                    : fmt::format("{} {}: {}", r.kind, r.segment, r.scheduler);
+    if (!on_device) {
+      line += fmt::format(
+          ", {:.3f} ms (host wall time of the first run, {:.3f} ms of it building "
+          "the kernel)",
+          r.seconds * 1e3, r.compileSeconds * 1e3);
+    }
+    fmt::print("{}\n  params: {}\n", line, r.params);
+  }
+}
+
+// --bench: 20 timed runs after 3 warm-ups on a second cache without output poisoning, so the
+// timed runs do only the fusion's work.
+void benchRuns(std::unique_ptr<ir::Fusion> fusion, const runtime::RuntimeOptions& options,
+               const std::vector<eval::Argument>& inputs, const std::vector<Tensor>& outs,
+               RunDevice& device, bool on_device, Progress& progress) {
+  runtime::RuntimeOptions timed_options = options;
+  timed_options.executor.poisonOutputs = false;
+  runtime::FusionExecutorCache timed(std::move(fusion), timed_options);
+  int64_t bytes = 0;
+  for (const eval::Argument& arg : inputs) {
+    if (auto* t = std::get_if<Tensor>(&arg)) bytes += t->numel() * int64_t(t->itemSize());
+  }
+  for (const Tensor& t : outs) bytes += t.numel() * int64_t(t.itemSize());
+  constexpr int kWarmup = 3, kReps = 20;
+  Progress::Step step = progress.step(fmt::format("timing {} runs", kWarmup + kReps));
+  for (int r = 0; r < kWarmup; ++r) timed.run(inputs);
+  double total_ms = 0;
+  const std::string how =
+      on_device ? "CUDA events around each run, L2 not flushed; benchmarks/ has the full protocol"
+                : "host wall time per run";
+  for (int r = 0; r < kReps; ++r) {
+    total_ms += device.time([&] { timed.run(inputs); }).deviceSeconds * 1e3;
+  }
+  step.end();
+  double ms = total_ms / kReps;
+  fmt::print(
+      "bench: {:.3f} ms per run (mean of {}, {}), {:.3f} GB/s over {} bytes (inputs read once, "
+      "outputs written once)\n",
+      ms, kReps, how, ms > 0 ? double(bytes) / (ms * 1e-3) / 1e9 : 0.0, bytes);
+}
+
 int runFusion(const RunArgs& a) {
   const uint64_t seed = uint64_t(parseInteger(a.seed, "--seed"));
-  exec::Backend requested = exec::Backend::Auto;
-  if (!a.backend.empty()) {
-    LOOM_CHECK(a.backend == "host" || a.backend == "cuda", "--backend must be host or cuda, got '",
-               a.backend, "'");
-    requested = a.backend == "host" ? exec::Backend::Host : exec::Backend::Cuda;
-  }
+  const exec::Backend requested = requestedBackend(a);
   auto fusion = readFusionFile(a.file);
   const std::map<std::string, std::string> sizes = parseSizes(a.sizes);
   checkSizeNames(*fusion, sizes);
   const exec::BackendChoice choice = exec::chooseBackend(requested);
   const Progress::Duration progress_after = progressAfter(a.progress);
+  runtime::RuntimeOptions options;
+  options.backend = choice.backend;
+  options.executor.poisonOutputs = true;
   if (multidevice::isMultidevice(*fusion)) {
-    runtime::RuntimeOptions sharded_options;
-    sharded_options.backend = choice.backend;
-    sharded_options.executor.poisonOutputs = true;
     std::vector<eval::Argument> global = randomInputs(*fusion, sizes, seed);
-    return runSharded(std::move(fusion), global, sharded_options, a.bench, !a.noCheck,
+    return runSharded(std::move(fusion), global, options, a.bench, !a.noCheck,
                       backendLine(choice, requested != exec::Backend::Auto), progress_after);
   }
   Progress progress(std::cerr, progress_after);
@@ -79,17 +221,10 @@ int runFusion(const RunArgs& a) {
     Progress::Step step = progress.step("making the random inputs");
     inputs = randomInputs(*fusion, sizes, seed);
   }
-
   fmt::print("loom run {}: {} input(s), {} output(s)\n", a.file, fusion->inputs().size(),
              fusion->outputs().size());
   fmt::print("{}\n", backendLine(choice, requested != exec::Backend::Auto));
   fmt::print("{}\n", inputsLine(*fusion, inputs, seed));
-  std::vector<std::string> names;
-  std::vector<std::string> descriptions;
-  for (ir::Val* out : fusion->outputs()) {
-    names.push_back(out->toString());
-    descriptions.push_back(describeOutput(out));
-  }
 
   std::vector<Tensor> expected;
   double reference_s = 0;
@@ -100,9 +235,6 @@ int runFusion(const RunArgs& a) {
     reference_s = step.end();
   }
 
-  runtime::RuntimeOptions options;
-  options.backend = choice.backend;
-  options.executor.poisonOutputs = true;
   const bool on_device = options.backend == exec::Backend::Cuda;
   const std::unique_ptr<RunDevice> device = makeRunDevice(options.backend);
   // On cuda the inputs move to the device once; the runs then use them in place (no copies).
@@ -110,109 +242,23 @@ int runFusion(const RunArgs& a) {
   for (eval::Argument& arg : run_inputs) {
     if (auto* t = std::get_if<Tensor>(&arg)) *t = device->place(*t);
   }
+  const OutputLabels labels = outputLabels(*fusion);
   std::unique_ptr<ir::Fusion> timed_fusion = a.bench ? fusion->clone() : nullptr;
   runtime::FusionExecutorCache cache(std::move(fusion), options);
-  std::vector<Tensor> outs;
-  double first_s = 0;
-  {
-    Progress::Step step =
-        progress.step(fmt::format("compiling (segment, schedule, lower, build) and running on {}",
-                                  exec::backendName(options.backend)));
-    const auto t0 = std::chrono::steady_clock::now();
-    outs = cache.run(run_inputs);
-    for (Tensor& t : outs) t = device->fetch(t);  // on a GPU this waits: the kernels are done
-    first_s = secondsSince(t0);
-  }
-  const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
-  std::vector<runtime::SegmentRecord> records = rt->lastRun();
-  // The run's share of the first call: on the host the kernels' own wall time (each launch runs
-  // to completion), less the module builds their first launches did; on a GPU a second, cached
-  // run timed with CUDA events. The rest (segment, schedule, lower, build and load the modules)
-  // is the compile.
-  double run_s = 0;
-  std::string run_how = "the kernels' host wall time in the first run";
-  if (!on_device) {
-    for (const runtime::SegmentRecord& r : records) run_s += r.seconds - r.compileSeconds;
-  } else {
-    run_s = device->time([&] { (void)cache.run(run_inputs); }).deviceSeconds;
-    run_how = "a second, cached run timed with CUDA events";
-  }
-  const double compile_s = std::max(0.0, first_s - run_s);
+  const FirstRun first = runFirst(cache, run_inputs, *device, options.backend, progress);
 
-  bool ok = true;
+  const bool ok = reportOutputs(a, labels, inputs, first.outputs, expected, progress);
+  reportSegments(*cache.lastRuntime(), first.records, on_device);
   if (a.noCheck) {
-    fmt::print("check: skipped (--no-check): the outputs are not compared with the reference\n");
-    for (size_t i = 0; i < outs.size(); ++i) {
-      fmt::print("RAN  {:<4} [{}] {}: {}\n", names[i], join(outs[i].sizes()),
-                 dataTypeName(outs[i].dtype()), descriptions[i]);
-    }
+    fmt::print("time: compile {:.3f} s, run {:.3f} s ({}), no reference check\n",
+               first.compileSeconds, first.runSeconds, first.runHow);
   } else {
-    fmt::print(
-        "check: each output against the reference evaluator (double precision) on the same "
-        "inputs, |loom - reference| <= atol + rtol * |reference|\n");
-  }
-  Progress::Step check_step = progress.step("comparing the outputs with the reference");
-  for (size_t i = 0; i < outs.size() && !a.noCheck; ++i) {
-    const eval::Tolerance tol = outputTolerance(inputs, outs[i].dtype(), outs[i].numel());
-    auto err = eval::expectClose(outs[i], expected[i], tol, names[i]);
-    fmt::print("{} {:<4} [{}] {} max_error={:.3g} (rtol {:.2g}, atol {:.2g}): {}\n",
-               err ? "FAIL" : "PASS", names[i], join(outs[i].sizes()),
-               dataTypeName(outs[i].dtype()), maxError(outs[i], expected[i]), tol.rtol, tol.atol,
-               descriptions[i]);
-    if (err) fmt::print("  {}\n", *err);
-    ok = ok && !err;
-  }
-  check_step.end();
-
-  fmt::print("{} kernel(s)", rt->numKernels());
-  if (rt->numCommunications() > 0) fmt::print(", {} communication(s)", rt->numCommunications());
-  fmt::print("\n");
-  for (const runtime::SegmentRecord& r : records) {
-    std::string line =
-        r.isKernel() ? fmt::format("kernel {}: {} on {}, {}", r.segment, r.scheduler,
-                                   exec::backendName(r.backend), r.launch.toString())
-                     : fmt::format("communication {}: {}", r.segment, r.scheduler);
-    if (!on_device) {
-      line += fmt::format(
-          ", {:.3f} ms (host wall time of the first run, {:.3f} ms of it building "
-          "the kernel)",
-          r.seconds * 1e3, r.compileSeconds * 1e3);
-    }
-    fmt::print("{}\n  params: {}\n", line, r.params);
-  }
-  if (a.noCheck) {
-    fmt::print("time: compile {:.3f} s, run {:.3f} s ({}), no reference check\n", compile_s, run_s,
-               run_how);
-  } else {
-    fmt::print("time: compile {:.3f} s, run {:.3f} s ({}), reference check {:.3f} s\n", compile_s,
-               run_s, run_how, reference_s);
+    fmt::print("time: compile {:.3f} s, run {:.3f} s ({}), reference check {:.3f} s\n",
+               first.compileSeconds, first.runSeconds, first.runHow, reference_s);
   }
   if (a.bench) {
-    // A second cache without output poisoning, so the timed runs do only the fusion's work.
-    runtime::RuntimeOptions timed_options = options;
-    timed_options.executor.poisonOutputs = false;
-    runtime::FusionExecutorCache timed(std::move(timed_fusion), timed_options);
-    int64_t bytes = 0;
-    for (const eval::Argument& arg : run_inputs) {
-      if (auto* t = std::get_if<Tensor>(&arg)) bytes += t->numel() * int64_t(t->itemSize());
-    }
-    for (const Tensor& t : outs) bytes += t.numel() * int64_t(t.itemSize());
-    constexpr int kWarmup = 3, kReps = 20;
-    Progress::Step step = progress.step(fmt::format("timing {} runs", kWarmup + kReps));
-    for (int r = 0; r < kWarmup; ++r) timed.run(run_inputs);
-    double total_ms = 0;
-    const std::string how =
-        on_device ? "CUDA events around each run, L2 not flushed; benchmarks/ has the full protocol"
-                  : "host wall time per run";
-    for (int r = 0; r < kReps; ++r) {
-      total_ms += device->time([&] { timed.run(run_inputs); }).deviceSeconds * 1e3;
-    }
-    step.end();
-    double ms = total_ms / kReps;
-    fmt::print(
-        "bench: {:.3f} ms per run (mean of {}, {}), {:.3f} GB/s over {} bytes (inputs read once, "
-        "outputs written once)\n",
-        ms, kReps, how, ms > 0 ? double(bytes) / (ms * 1e-3) / 1e9 : 0.0, bytes);
+    benchRuns(std::move(timed_fusion), options, run_inputs, first.outputs, *device, on_device,
+              progress);
   }
   return ok ? 0 : 1;
 }
