@@ -55,7 +55,7 @@ void recordRun(const runtime::FusionExecutorCache& cache, CaseResult& r) {
   }
 }
 
-CaseResult checkOnHost(const Case& c, DataType dtype) {
+CaseResult checkOnHost(const Case& c, DataType dtype, const Options& options) {
   CaseResult r;
   r.name = c.name;
   r.dtype = dtypeLabel(dtype);
@@ -65,6 +65,7 @@ CaseResult checkOnHost(const Case& c, DataType dtype) {
     std::vector<Tensor> inputs = makeInputs(c.op, c.shape, dtype, 20261206);
     runtime::RuntimeOptions opts;
     opts.backend = exec::Backend::Host;
+    opts.paramOverrides = options.params;  // --params: the variant checks as it would time
     opts.executor.poisonOutputs = true;  // an unwritten element fails the finite check
     runtime::FusionExecutorCache cache(buildFusion(c.op, c.shape, dtype), opts);
     std::vector<eval::Argument> args(inputs.begin(), inputs.end());

@@ -21,8 +21,9 @@ using CaseRunner = std::function<CaseResult(const Case&, DataType)>;
 /// The kernels, schedulers and parameters of the cache's last run, into `r`.
 void recordRun(const runtime::FusionExecutorCache& cache, CaseResult& r);
 
-/// One poisoned run of `c` on the host backend, checked as runCase checks (no timing).
-CaseResult checkOnHost(const Case& c, DataType dtype);
+/// One poisoned run of `c` on the host backend with `options.params` applied, checked as
+/// runCase checks (no timing).
+CaseResult checkOnHost(const Case& c, DataType dtype, const Options& options);
 
 /// Every shape of `options.sweepSpec` in every dtype through `run`, with a progress line each;
 /// writes the JSON (schema loom-bench-sweep/1) when options.jsonPath is set and prints a table.

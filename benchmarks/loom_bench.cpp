@@ -234,7 +234,10 @@ int mainImpl(int argc, char** argv) {
       std::cout << "wrote " << o.listSweepPath << "\n";
       return 0;
     }
-    if (o.sweep && o.hostBackend) return runSweep(o, "host backend", checkOnHost);
+    if (o.sweep && o.hostBackend) {
+      return runSweep(o, "host backend",
+                      [&](const Case& c, DataType dtype) { return checkOnHost(c, dtype, o); });
+    }
   } catch (const std::exception& e) {
     std::cerr << "loom_bench: " << e.what() << "\n";
     return 1;

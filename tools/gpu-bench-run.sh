@@ -23,7 +23,8 @@
 #   --deadline S    skip steps that would start after S seconds, and stop any step 30 s after
 #                   it (default 540)
 #   --only A,B,...  run only the steps so named (status.txt names them; the build always runs,
-#                   a no-op when the build folder is up to date): a second call on a warm machine
+#                   a no-op when the build folder is up to date): a second call on a warm machine;
+#                   "tune" names every --tune step
 #   --examples      also run every full-size example with `loom run --backend cuda` (correctness)
 #   --fast-compile  also time every case with LOOM_NVRTC_FAST_COMPILE=min
 #   --ab-hints      also time the fp32 cases under each cache-hint define (LOOM_NVRTC_OPTIONS)
@@ -38,10 +39,15 @@
 #   --sweep-regimes L the shape sweep's regimes (bandwidth,latency; default both)
 #   --sweep FILE    also time heuristic variants: each line of FILE is "CASES DTYPES PARAMS"
 #                   (loom_bench --cases/--dtypes/--params); '#' starts a comment
+#   --tune FILE     also time heuristic variants on shapes of the shape sweep (bandwidth regime):
+#                   each line of FILE is "FAMILIES WIDTHS DTYPES PARAMS" (PARAMS '-': the
+#                   heuristics' own choice); tune.txt lists the best variant of each shape
+#                   (benchmarks/tune_table.py)
+#   --build-targets L  build only these targets (comma-separated), e.g. loom_bench for --tune
 set -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS
-examples=0 fast=0 hints=0 stages=0 sweep="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
+examples=0 fast=0 hints=0 stages=0 sweep="" tune="" targets="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
 build="" deadline=540 only="" regimes=bandwidth,latency
 while [[ $# -gt 0 ]]; do
   a=$1
@@ -53,6 +59,8 @@ while [[ $# -gt 0 ]]; do
     --deadline) deadline=${1:?--deadline needs seconds}; shift ;;
     --only) only=,${1:?--only needs step names},; shift ;;
     --sweep) sweep=${1:?--sweep needs a file}; shift ;;
+    --tune) tune=${1:?--tune needs a file}; shift ;;
+    --build-targets) targets=${1:?--build-targets needs target names}; shift ;;
     --shape-sweep) shape=1 ;;
     --no-shape-sweep) shape=0 ;;
     --sweep-regimes) regimes=${1:?--sweep-regimes needs bandwidth, latency or both}; shift ;;
@@ -68,6 +76,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -z $sweep || -f $sweep ]] || { echo "gpu-bench-run.sh: no sweep file '$sweep'" >&2; exit 2; }
+[[ -z $tune || -f $tune ]] || { echo "gpu-bench-run.sh: no tune file '$tune'" >&2; exit 2; }
+target_args=()
+[[ -n $targets ]] && target_args=(--target ${targets//,/ })
 if [[ $dry == 1 ]]; then
   out=${OUT:-$(mktemp -d)}
   [[ -z $build && -d build ]] && build=build
@@ -99,7 +110,8 @@ fi
 step() {
   local name=$1 limit=$2 t0=$SECONDS rc
   shift 2
-  if [[ -n $only && $name != build && $name != configure && $only != *",${name%-dry},"* ]]; then
+  if [[ -n $only && $name != build && $name != configure && $only != *",${name%-dry},"* &&
+        ! ( $only == *,tune,* && $name == tune[0-9]* ) ]]; then
     return 1
   fi
   if ((SECONDS - start > deadline)); then
@@ -136,11 +148,11 @@ if [[ $torch == 1 && $gpu == 1 && ( -z $only || $only == *,torch,* ) ]]; then
   torch_pids+=($!)
 fi
 if [[ $dry == 1 && -f $build/CMakeCache.txt ]]; then
-  step build 1800 cmake --build "$build" -j "$(nproc)"
+  step build 1800 cmake --build "$build" -j "$(nproc)" "${target_args[@]}"
 else
   step configure 300 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DLOOM_BUILD_PYTHON=ON -DPython_EXECUTABLE="$py" &&
-    step build 600 cmake --build "$build" -j "$(nproc)"
+    step build 600 cmake --build "$build" -j "$(nproc)" "${target_args[@]}"
 fi
 ((${#torch_pids[@]})) && wait "${torch_pids[@]}"
 export PYTHONPATH=$PWD/$build/python
@@ -261,6 +273,26 @@ if [[ $examples == 1 ]]; then  # every full-size example, checked by the referen
     gpu_step "run-$(basename "$f" .fus)" 200 "$build/bin/loom" run "$f" --backend cuda
   done
 fi
+if [[ -n $tune ]]; then  # heuristic variants on sweep shapes, one JSON per line
+  k=0
+  while read -r families widths dtypes params; do
+    [[ -z $families || $families == \#* ]] && continue
+    k=$((k + 1))
+    echo "tune$k: $families $widths $dtypes $params" >> "$r/tune-lines.txt"
+    param_args=()
+    [[ $params != - ]] && param_args=(--params "$params")
+    if [[ $gpu == 1 ]]; then
+      step "tune$k" 120 "$build/bin/loom_bench" --sweep --sweep-regimes bandwidth \
+        --sweep-families "$families" --sweep-widths "$widths" --dtypes "$dtypes" --reps 20 \
+        --warmup 3 "${param_args[@]}" --json "$r/tune$k.json"
+    else  # the options parse, and each variant schedules and checks on the host backend
+      step "tune$k-dry" 300 "$build/bin/loom_bench" --sweep --backend host --sweep-rows 3 \
+        --sweep-regimes bandwidth --sweep-families "$families" --sweep-widths "$widths" \
+        --dtypes "$dtypes" "${param_args[@]}" --json "$r/tune$k.json"
+    fi
+  done < "$tune"
+  "$py" benchmarks/tune_table.py "$r/tune-lines.txt" "$r" > "$r/tune.txt" 2>&1
+fi
 torch_arg=()
 [[ -f $r/torch.json ]] && torch_arg=(--torch "$r/torch.json")
 if [[ -f $r/loom.json ]]; then
@@ -289,6 +321,7 @@ fi
   [[ -f $r/table.txt ]] && { echo "== loom_bench"; cat "$r/table.txt"; }
   [[ -f $r/sweep/summary.txt ]] && { echo "== shape sweep"; cat "$r/sweep/summary.txt"; }
   [[ -f $r/sweep.txt ]] && cat "$r/sweep.txt"
+  [[ -f $r/tune.txt ]] && { echo "== tune"; cat "$r/tune.txt"; }
   [[ -f $r/comm.log ]] && tail -40 "$r/comm.log"
   [[ -f $r/hints.txt ]] && cat "$r/hints.txt"
   [[ -f $r/stages.log ]] && cat "$r/stages.log"
