@@ -207,9 +207,15 @@ void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, Tenso
       // per SM); 256 bytes took 128 (bf16), at the limit where a 512-thread block still launches.
       params.unroll = std::min(unroll, utils::floorPow2(utils::ceilDiv(r, ty)));
       if (split_rows) {
-        // Two blocks per SM, each row group at least kMinRowsPerGroup rows long.
-        int64_t grid = std::min({utils::ceilDiv(2 * dev.sm_count, column_blocks),
-                                 utils::floorPow2(r / kMinRowsPerGroup), dev.max_grid_yz});
+        // About one block per SM in all (a power of two of row groups), each row group at
+        // least kMinRowsPerGroup rows long. Two blocks per SM cost more in partials and grid
+        // reductions than they hid (H100 run 33, benchmarks/sweeps/h100-tune-2026-12-06.txt):
+        // sum over dim 0 of [131072, 512] bf16 78.5 us in 2 x 64 blocks against 90.9 in 2 x
+        // 132; [32768, 2048] bf16 74.5 in 8 x 16 against 78.7 in 8 x 33; [65536, 1024] fp32
+        // 107.4 in 8 x 16 against 110.5 in 8 x 33.
+        const int64_t per_sm = std::max<int64_t>(1, dev.sm_count / column_blocks);
+        int64_t grid = std::min(
+            {utils::floorPow2(per_sm), utils::floorPow2(r / kMinRowsPerGroup), dev.max_grid_yz});
         params.grid_reduction = std::max<int64_t>(1, grid);
         params.unroll = std::min(params.unroll, utils::floorPow2(std::max<int64_t>(
                                                     1, utils::ceilDiv(r, ty * grid))));
@@ -217,14 +223,16 @@ void outerHeuristics(const ir::Fusion& fusion, SchedulerRuntimeInfo& info, Tenso
       return;
     }
   }
-  // Scalar columns: tx = power of two near I, TIDy over long columns, grid reduction when the
-  // column blocks fill less than half the SMs.
+  // Scalar columns: tx = power of two near I, TIDy over long columns (512 threads a block: scalar
+  // loads need the threads to keep bytes in flight; sum over dim 0 of [1335, 50257] bf16 on the
+  // H100 took 69.5 us in 128 x 4 blocks against 101.8 in 128 x 2, fp32 102.1 against 124.3,
+  // run 33), grid reduction when the column blocks fill less than half the SMs.
   int64_t columns = i;
   int64_t bdimx = std::min<int64_t>(128, std::max<int64_t>(1, utils::floorPow2(columns)));
   if (bdimx < columns && bdimx < 32) bdimx = 32;
   int64_t bdimy = 1;
-  if (bdimx < 256 && r >= 64) {
-    bdimy = std::min(std::max<int64_t>(1, 256 / bdimx), utils::floorPow2(r / 8));
+  if (bdimx < kThreads && r >= 64) {
+    bdimy = std::min(std::max<int64_t>(1, kThreads / bdimx), utils::floorPow2(r / 8));
   }
   int64_t column_blocks = utils::ceilDiv(columns, bdimx);
   int64_t serial = utils::ceilDiv(r, bdimy);

@@ -228,6 +228,30 @@ TEST(ReductionTest, OuterSumNarrowLong) {
   EXPECT_TRUE(hasParallel(red, ParallelType::BIDy));
 }
 
+// Narrow outer sums over many rows split the rows into about one block per SM in all (run 33 on
+// the H100: two per SM cost more in partials and grid reductions than they hid).
+TEST(ReductionTest, OuterSplitRowsOneBlockPerSm) {
+  auto bf16 = makeFusion(plainSum({0}, DataType::BFloat16));
+  SchedulerRuntimeInfo narrow = sizesOnly(*bf16, 131072, 512);  // 2 column blocks of 256
+  auto p = reductionHeuristics(*bf16, narrow);
+  EXPECT_EQ(p->vectorize, 8);
+  EXPECT_EQ(p->bdimx, 32);
+  EXPECT_EQ(p->grid_reduction, 64);
+  SchedulerRuntimeInfo wider = sizesOnly(*bf16, 32768, 2048);  // 8 column blocks
+  p = reductionHeuristics(*bf16, wider);
+  EXPECT_EQ(p->grid_reduction, 16);
+}
+
+// Scalar columns (an odd width: no vectors) take 512-thread blocks.
+TEST(ReductionTest, OuterScalarColumnsBlocksOf512) {
+  auto f = makeFusion(plainSum({0}, DataType::BFloat16));
+  SchedulerRuntimeInfo info = sizesOnly(*f, 1335, 50257);
+  auto p = reductionHeuristics(*f, info);
+  EXPECT_EQ(p->vectorize, 1);
+  EXPECT_EQ(p->bdimx, 128);
+  EXPECT_EQ(p->bdimy, 4);
+}
+
 // A non-contiguous (transposed) input is not vectorized.
 TEST(ReductionTest, TransposedInputNoVectorization) {
   Tensor base = randomTensor({256, 8}, 1);
