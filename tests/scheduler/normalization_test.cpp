@@ -338,6 +338,25 @@ TEST(InnerPersistent, RegistersAtTheMostThreadsBeforeSharedMemory) {
   }
 }
 
+// Short rows over many rows (latency-bound) keep four vector loads per thread, the rows sharing
+// a block along TIDy; few short rows keep the threads instead.
+TEST(InnerPersistent, ShortLatencyBoundRowsKeepFourVectorsPerThread) {
+  auto narrow = paramsOf(*make(normalizationOf("softmax", 262144, 256, DataType::BFloat16)));
+  EXPECT_EQ(narrow->vectorize, 8);
+  EXPECT_EQ(narrow->persistent_batch, 4);
+  EXPECT_EQ(narrow->threads_per_row, 8);
+  EXPECT_EQ(narrow->rows_per_block, 16);
+  auto wider = paramsOf(*make(normalizationOf("layer_norm", 65536, 1024, DataType::BFloat16)));
+  EXPECT_EQ(wider->persistent_batch, 4);
+  EXPECT_EQ(wider->threads_per_row, 32);
+  auto f32 = paramsOf(*make(normalizationOf("softmax", 262144, 256, DataType::Float32)));
+  EXPECT_EQ(f32->vectorize, 4);
+  EXPECT_EQ(f32->persistent_batch, 4);
+  auto few = paramsOf(*make(normalizationOf("softmax", 64, 256, DataType::BFloat16)));
+  EXPECT_EQ(few->persistent_batch, 1) << few->toString();
+  EXPECT_EQ(few->threads_per_row, 32);
+}
+
 // Benchmark shapes on the H200 defaults: about 32 row elements per thread (16-byte loads, a
 // batch of 8 fp32 or 4 bf16 vectors), 128-512 threads per row and one row per block.
 TEST(InnerPersistent, BenchmarkShapeParams) {
