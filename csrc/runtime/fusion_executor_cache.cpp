@@ -341,6 +341,7 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
     device_info_.sm_count = p->multiprocessors;
     device_info_.max_threads_per_block = p->maxThreadsPerBlock;
     device_info_.shared_memory_per_block = int64_t(p->maxSharedMemoryPerBlockOptin);
+    if (p->l2CacheBytes > 0) device_info_.l2_bytes = int64_t(p->l2CacheBytes);
   }
   if (program_.has_value()) {
     // The stand-ins of tensors this device receives without holding: sizes only, never read (an

@@ -27,7 +27,8 @@ std::string DeviceInfo::toString() const {
   std::ostringstream os;
   os << "sms=" << sm_count << " threads/block=" << max_threads_per_block
      << " threads/sm=" << max_threads_per_sm << " warp=" << warp_size
-     << " smem/block=" << shared_memory_per_block << " regs/sm=" << registers_per_sm;
+     << " smem/block=" << shared_memory_per_block << " regs/sm=" << registers_per_sm
+     << " l2=" << l2_bytes;
   return os.str();
 }
 

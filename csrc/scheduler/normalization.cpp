@@ -388,6 +388,19 @@ bool fitsRegistersMeasured(const DeviceInfo& d, int64_t bytes_per_element, int64
          regs * roundUp(threads_per_block, d.warp_size) <= d.registers_per_sm;
 }
 
+}  // namespace
+
+bool reloadedRowsStayInL2(const InnerPersistentParams& params, const DeviceInfo& device) {
+  const int64_t threads = roundUp(params.threads_per_row * params.rows_per_block, device.warp_size);
+  const int64_t blocks_per_sm =
+      std::max<int64_t>(1, device.max_threads_per_sm / std::max<int64_t>(1, threads));
+  const int64_t in_flight =
+      device.sm_count * blocks_per_sm * params.rows_per_block * params.buffer_bytes_per_row;
+  return in_flight <= device.l2_bytes / 4 * 3;
+}
+
+namespace {
+
 // Fills the schedule fields of `p`; false (with the reason) when no plan fits.
 bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParams& p,
           std::string* why) {
@@ -441,6 +454,26 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   while (!fits(pb) && pb > 1 && threads(pb - 1) <= max_threads) --pb;  // fewer values, more threads
   p.shared_memory = false;
   p.reload_rows = false;
+  const int64_t min_reload_rows = std::max<int64_t>(1, d.sm_count / kReloadRowsPerSmDivisor);
+  // Scalar rows (an odd width: no vector loads) too wide for kMaxValues a thread at the most
+  // threads are read again by each pass when the rows in flight stay in L2: the second read
+  // costs L2 bandwidth, while holding the row would take one scalar load per element into
+  // registers or shared memory behind the reductions' barriers. H100 run 33, width 50257 (26
+  // MB of bf16 rows in flight, of a 50 MB L2): layer_norm bf16 239 against 316 us in shared
+  // memory, softmax 243 against 310 in registers, var_mean 97 against 105; fp32 rows (53 MB in
+  // flight) were faster held: softmax 296 against 507, var_mean 147 against 273.
+  if (p.vectorize == 1 && threads(kMaxValues) > max_threads && s.held_rows_are_inputs &&
+      s.rows >= min_reload_rows) {
+    InnerPersistentParams reload = p;
+    reload.persistent_batch = utils::ceilDiv(units, max_threads);
+    reload.threads_per_row = threads(reload.persistent_batch);
+    reload.reload_rows = true;
+    reload.rows_per_block = 1;
+    if (reloadedRowsStayInL2(reload, d)) {
+      p = reload;
+      return true;
+    }
+  }
   // The overhead above is a planning margin, not what ptxas needs: at the most threads a row
   // may have, rows whose held data leaves kMeasuredRegisterSlack registers free still run from
   // registers, and faster than from shared memory (H100 run 33: softmax bf16 65536 145 against
@@ -468,7 +501,7 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
     if (p.buffer_bytes_per_row + workspace > d.shared_memory_per_block) {
       // Reading the rows again needs enough rows to keep the SMs busy with one block each;
       // fewer, wider rows are better split over blocks by the segmenter's reductions.
-      const int64_t min_rows = std::max<int64_t>(1, d.sm_count / kReloadRowsPerSmDivisor);
+      const int64_t min_rows = min_reload_rows;
       if (!s.held_rows_are_inputs || s.rows < min_rows) {
         int64_t reg_bytes = (std::min(d.max_registers_per_thread,
                                       d.registers_per_sm / max_threads) -

@@ -126,7 +126,11 @@ bool translateApplicableWelford(Fusion& fusion, std::span<const eval::Argument> 
       // global memory (reload_rows) would be read twice for the statistics where Welford reads
       // them once: layer_norm of [512, 131072] fp32 read its row three times and ran at 0.76x of
       // torch.compile on an H100, var_mean at 0.56x.
-      if (scheduler::innerPersistentHeuristics(*copy, info)->reload_rows) {
+      // Rows that stay in L2 between the passes (scalar rows of 2-byte elements) read the L2 on
+      // the second pass, which costs less than Welford's update per element.
+      std::unique_ptr<scheduler::InnerPersistentParams> plan =
+          scheduler::innerPersistentHeuristics(*copy, info);
+      if (plan->reload_rows && !scheduler::reloadedRowsStayInL2(*plan, device)) {
         reason = "the rows do not fit on chip (they would be read from global memory once per "
                  "pass), so Welford's one pass reads less";
       } else {

@@ -338,6 +338,33 @@ TEST(InnerPersistent, RegistersAtTheMostThreadsBeforeSharedMemory) {
   }
 }
 
+// Odd-width (scalar) rows too wide for 48 values a thread at 1024 threads are read again by each
+// pass when the rows in flight fit in three quarters of the L2 (bf16 of 50257: 2 x 132 rows of
+// 100514 bytes, 26.5 MB); fp32 rows (53 MB) are held.
+TEST(InnerPersistent, ScalarRowsReloadWhileTheyStayInL2) {
+  DeviceInfo h100;
+  h100.l2_bytes = 50 * 1024 * 1024;
+  for (const char* what : {"softmax", "layer_norm", "rms_norm"}) {
+    SCOPED_TRACE(what);
+    auto f = make(normalizationOf(what, 1335, 50257, DataType::BFloat16));
+    SchedulerRuntimeInfo info(*f, eval::ExpressionEvaluator{}, h100);
+    std::string why;
+    if (!innerPersistentRunTimeCheck(*f, info, &why)) {
+      ADD_FAILURE() << why;
+      continue;
+    }
+    auto p = innerPersistentHeuristics(*f, info);
+    EXPECT_TRUE(p->reload_rows) << p->toString();
+    EXPECT_EQ(p->vectorize, 1);
+    EXPECT_EQ(p->threads_per_row, 1006) << p->toString();
+  }
+  auto f32 = make(normalizationOf("softmax", 1335, 50257, DataType::Float32));
+  SchedulerRuntimeInfo info(*f32, eval::ExpressionEvaluator{}, h100);
+  auto p = innerPersistentHeuristics(*f32, info);
+  EXPECT_FALSE(p->reload_rows) << p->toString();
+  EXPECT_TRUE(p->shared_memory) << p->toString();
+}
+
 // Short rows over many rows (latency-bound) keep four vector loads per thread, the rows sharing
 // a block along TIDy; few short rows keep the threads instead.
 TEST(InnerPersistent, ShortLatencyBoundRowsKeepFourVectorsPerThread) {

@@ -182,6 +182,32 @@ TEST(WelfordTranslation, OnlyWhenPersistentSchedulerAccepts) {
   EXPECT_TRUE(hasWelford(f));
 }
 
+// Rows read again from global memory keep their Welford (one read where two passes read twice),
+// unless the rows in flight stay in L2 between the passes: var_mean of bf16 rows of 50257 (26.5
+// MB in flight on an H100's 50 MB L2) translates; rows of 128256 (67 MB) do not.
+TEST(WelfordTranslation, ReloadedRowsTranslateOnlyWhileTheyStayInL2) {
+  scheduler::DeviceInfo h100;
+  h100.l2_bytes = 50 * 1024 * 1024;
+  auto var_mean = [](int64_t rows, int64_t width) {
+    auto f = std::make_unique<Fusion>();
+    FusionGuard guard(f.get());
+    auto* x = ops::TensorBuilder().shape({rows, width}).dtype(DataType::BFloat16).build();
+    f->addInput(x);
+    auto vm = ops::varMean(x, {1});
+    f->addOutput(vm.var);
+    f->addOutput(vm.mean);
+    return f;
+  };
+  std::string why;
+  auto in_l2 = var_mean(1335, 50257);
+  std::vector<eval::Argument> small = {Tensor::empty({1335, 50257}, DataType::BFloat16)};
+  EXPECT_TRUE(translateApplicableWelford(*in_l2, small, h100, &why)) << why;
+  auto too_wide = var_mean(523, 128256);
+  std::vector<eval::Argument> wide = {Tensor::empty({523, 128256}, DataType::BFloat16)};
+  EXPECT_FALSE(translateApplicableWelford(*too_wide, wide, h100, &why));
+  EXPECT_NE(why.find("read from global memory once per pass"), std::string::npos) << why;
+}
+
 // A Welford that combines partial statistics (the final op of an rFactor) is not translatable,
 // and asking for it is a UserError.
 TEST(WelfordTranslation, PartialInputIsNotTranslatable) {

@@ -206,6 +206,7 @@ DeviceProperties deviceProperties(int device) {
   p.maxThreadsPerBlock = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   p.maxSharedMemoryPerBlockOptin =
       size_t(attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
+  p.l2CacheBytes = size_t(attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
   detail::checkResult(api.cuDeviceTotalMem(&p.totalMemory, dev), "cuDeviceTotalMem");
   return p;
 }

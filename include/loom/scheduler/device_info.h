@@ -17,6 +17,7 @@ struct DeviceInfo {
   int64_t shared_memory_per_block = 227 * 1024;  ///< bytes, opt-in maximum
   int64_t registers_per_sm = 64 * 1024;          ///< 32-bit registers
   int64_t max_registers_per_thread = 255;
+  int64_t l2_bytes = 60 * 1024 * 1024;  ///< the L2 cache (an H100 has 50 MiB)
   int64_t max_grid_x = (int64_t(1) << 31) - 1;
   int64_t max_grid_yz = 65535;
 

@@ -95,6 +95,11 @@ struct BufferPlan {
 };
 BufferPlan planPersistentBuffers(const ir::Fusion& fusion);
 
+/// True when a plan that reads its rows again (reload_rows) keeps the rows in flight (a block's
+/// row on every block the SMs hold at once) within three quarters of the L2, so each pass after
+/// the first reads the L2 rather than DRAM.
+bool reloadedRowsStayInL2(const InnerPersistentParams& params, const DeviceInfo& device);
+
 /// The pieces callable without the registry (tests, the Welford translation check).
 bool innerPersistentCompileTimeCheck(const ir::Fusion& fusion, std::string* why);
 bool innerPersistentRunTimeCheck(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,

@@ -55,6 +55,7 @@ struct DeviceProperties {
   int maxThreadsPerBlock = 0;
   size_t maxSharedMemoryPerBlockOptin = 0;  ///< dynamic shared memory a kernel may opt into
   size_t totalMemory = 0;
+  size_t l2CacheBytes = 0;
 
   /// "sm_90" for compute capability 9.0.
   std::string arch() const;
