@@ -125,3 +125,13 @@ def test_undefined_complex_ops_are_errors():
             fd.ops.max(t0)
         with pytest.raises(loom.UserError, match="complex values cannot be given at run time"):
             fd.define_scalar(None, dtype=DataType.ComplexFloat)
+
+
+def test_validate_compares_both_parts():
+    x = complex_values("cpu", torch.complex64, n=4)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.conj(fd.from_pytorch(x)))
+    fd.validate([x])  # against the reference evaluator
+    # x and conj(x) differ in their imaginary parts only.
+    with pytest.raises(loom.ValidationError):
+        fd.validate([x], reference_outputs=[x])
