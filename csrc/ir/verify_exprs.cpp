@@ -432,6 +432,8 @@ std::optional<std::string> dtypeProblem(const Expr* e) {
     welfordRule(w, r);
   } else if (const auto* rng = e->dynCast<RngOp>()) {
     rngRule(rng, r);
+  } else if (e->isA<IotaOp>() && isComplexType(e->output(0)->dtype())) {
+    r.fail(concat("iota makes integers or floats, not ", e->output(0)->dtype()));
   } else if (!e->outputs().empty()) {
     // Shape ops, pad, cat and the factories move values without converting them: every input
     // (a pad or full value, an iota start and step) has the output's dtype.

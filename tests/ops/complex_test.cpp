@@ -163,6 +163,17 @@ TEST(ComplexText, RoundTripAndVerifierRules) {
     msg = e.message();
   }
   EXPECT_HAS(msg, "cast of a complex value to f32 is not defined");
+  // Factories that compute values (iota) make no complex numbers.
+  msg.clear();
+  try {
+    ir::parseFusion(
+        "inputs:  T0\noutputs: T1\n\n# tensors\nT0 : f32 global [i0{4}]\n"
+        "T1 : c64 global [i1{4}]\n\n# math\nT1 = iota(start=0, step=1)\n",
+        "iota.fus");
+  } catch (const UserError& e) {
+    msg = e.message();
+  }
+  EXPECT_HAS(msg, "iota makes integers or floats, not c64");
   const std::string imag_only =
       "inputs:  T0\noutputs: T1\n\n# tensors\nT0 : c64 global [i0{3}]\n"
       "T1 : c64 global [i1{3}]\n\n# math\nT1 = add(T0, c64(0.5))\n";
