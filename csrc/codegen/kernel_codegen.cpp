@@ -28,6 +28,8 @@ std::string_view cTypeName(DataType dtype) {
     case DataType::BFloat16: return "__nv_bfloat16";
     case DataType::Float32: return "float";
     case DataType::Float64: return "double";
+    case DataType::ComplexFloat: return "loom::Complex<float>";
+    case DataType::ComplexDouble: return "loom::Complex<double>";
   }
   LOOM_UNREACHABLE();
 }
@@ -126,8 +128,41 @@ bool isCallerBool(const kir::Buffer* b) {
   return b->kind == kir::BufferKind::Param && b->isFusionInput && b->dtype == DataType::Bool;
 }
 
+// A unary op whose operand or result is complex: the runtime's Complex math (complex.cuh).
+Pieces complexUnary(const kir::UnaryExpr* u) {
+  using Op = ir::UnaryOpType;
+  const Piece x = arg(u->in);
+  auto call = [&](const char* name) { return Pieces{lit(std::string(name) + "("), x, lit(")")}; };
+  switch (u->op) {
+    case Op::Neg: return {lit("(-"), x, lit(")")};
+    case Op::Conj: return call("loom::cConj");
+    case Op::Exp: return call("loom::cExp");
+    case Op::Log: return call("loom::cLog");
+    case Op::Sqrt: return call("loom::cSqrt");
+    case Op::Reciprocal: return call("loom::cReciprocal");
+    case Op::Abs: return call("loom::cAbs");
+    case Op::Real: return call("loom::cReal");
+    case Op::Imag: return call("loom::cImag");
+    case Op::IsNan: return call("loom::cIsNan");
+    case Op::IsInf: return call("loom::cIsInf");
+    case Op::IsFinite: return call("loom::cIsFinite");
+    case Op::IsReal: return call("loom::cIsReal");
+    case Op::Cast: {
+      // A real value becomes the real part (16-bit types widen to float first); complex types
+      // convert part by part.
+      const std::string type(cTypeName(u->dtype()));
+      const std::string part(cTypeName(complexPartType(u->dtype())));
+      if (isComplexType(u->in->dtype())) return wrap(type + "(", {x}, ")");
+      return wrap(type + "(static_cast<" + part + ">(", {x}, "))");
+    }
+    default: break;
+  }
+  LOOM_UNREACHABLE("unary op ", ir::opTypeName(u->op), " on complex values (ir::verify)");
+}
+
 Pieces unary(const kir::UnaryExpr* u) {
   using Op = ir::UnaryOpType;
+  if (isComplexType(u->in->dtype()) || isComplexType(u->dtype())) return complexUnary(u);
   const Piece x = arg(u->in);
   bool f32 = u->in->dtype() != DataType::Float64;
   auto fn = [&](const char* name) {
@@ -200,6 +235,9 @@ Pieces unary(const kir::UnaryExpr* u) {
       return float_in ? Pieces{lit("(isinf("), x, lit(") && "), x, lit(" > 0)")}
                       : Pieces{lit("false")};
     case Op::IsReal: return {lit("true")};
+    case Op::Real:
+    case Op::Imag:
+    case Op::Conj: break;  // complex operands only (complexUnary)
     case Op::BitwiseNot:
       return u->dtype() == DataType::Bool ? Pieces{lit("(!"), x, lit(")")} : cast({lit("~"), x});
     case Op::Cast: {
@@ -237,6 +275,18 @@ Pieces binary(const kir::BinaryExpr* b) {
   auto infix = [&](const char* op) {
     return Pieces{lit("("), l, lit(std::string(" ") + op + " "), r, lit(")")};
   };
+  if (isComplexType(b->lhs->dtype())) {
+    // add, sub, mul, div, eq, ne (ir::verify): loom::Complex's operators (complex.cuh).
+    switch (b->op) {
+      case Op::Add: return infix("+");
+      case Op::Sub: return infix("-");
+      case Op::Mul: return infix("*");
+      case Op::Div: return infix("/");
+      case Op::Eq: return infix("==");
+      case Op::Ne: return infix("!=");
+      default: LOOM_UNREACHABLE("binary op ", ir::opTypeName(b->op), " on complex values");
+    }
+  }
   auto call = [&](const char* name) { return Pieces{lit(std::string(name) + "("), l, lit(", "), r, lit(")")}; };
   bool f32 = b->dtype() != DataType::Float64;
   const std::string type(cTypeName(b->dtype()));

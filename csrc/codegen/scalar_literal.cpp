@@ -154,6 +154,24 @@ std::string scalarLiteral(DataType dtype, const ir::ScalarValue& value, DataType
                      : bfloat16BitsToFloat(doubleToBFloat16Bits(d));
       return std::string(half ? "__half(" : "__nv_bfloat16(") + floatingLiteral(f) + ")";
     }
+    case DataType::ComplexFloat:
+    case DataType::ComplexDouble: {
+      // Each part as a constant of the part type: loom::Complex<float>(1.0f, -2.0f).
+      std::complex<double> z;
+      if (auto* c = std::get_if<std::complex<double>>(&value)) {
+        z = *c;
+      } else if (auto* d = std::get_if<double>(&value)) {
+        z = *d;
+      } else if (auto* i = std::get_if<int64_t>(&value)) {
+        z = double(*i);
+      } else {
+        z = std::get<bool>(value) ? 1.0 : 0.0;
+      }
+      const DataType part = complexPartType(dtype);
+      return "loom::Complex<" + std::string(cTypeName(part)) + ">(" +
+             scalarLiteral(part, z.real(), index_type) + ", " +
+             scalarLiteral(part, z.imag(), index_type) + ")";
+    }
   }
   LOOM_UNREACHABLE();
 }

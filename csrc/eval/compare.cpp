@@ -42,6 +42,8 @@ bool close(double a, double e, const Tolerance& tol) {
 }  // namespace
 
 Tolerance defaultTolerance(DataType dtype, int64_t reduction_size) {
+  // A complex value compares part by part, each as a value of the part type.
+  if (isComplexType(dtype)) return defaultTolerance(complexPartType(dtype), reduction_size);
   if (!isFloatingType(dtype)) return {0.0, 0.0};
   double growth = 1.0 + std::sqrt(double(std::max<int64_t>(reduction_size, 1)));
   // Kernels compute 16-bit floats in Float32 and round once at the end: allow one 16-bit ulp on
@@ -71,20 +73,24 @@ std::optional<std::string> expectClose(const Tensor& actual, const Tensor& expec
   int64_t mismatches = 0;
   int64_t first = -1;
   double first_a = 0.0, first_e = 0.0;
+  const bool complex = isComplexType(actual.dtype());
+  std::string first_part;
   for (int64_t i = 0; i < n; ++i) {
-    double a = actual.getDoubleLinear(i);
-    double e = expected.getDoubleLinear(i);
-    if (close(a, e, tol)) continue;
+    const std::complex<double> a = actual.getComplexLinear(i);
+    const std::complex<double> e = expected.getComplexLinear(i);
+    const bool real_ok = close(a.real(), e.real(), tol);
+    if (real_ok && (!complex || close(a.imag(), e.imag(), tol))) continue;
     if (mismatches++ == 0) {
       first = i;
-      first_a = a;
-      first_e = e;
+      first_a = real_ok ? a.imag() : a.real();
+      first_e = real_ok ? e.imag() : e.real();
+      if (complex) first_part = real_ok ? " (imaginary part)" : " (real part)";
     }
   }
   if (mismatches == 0) return std::nullopt;
   // Values in their shortest form that reads back exactly.
-  os << fmt::format("{} of {} elements differ; first at {}: got {}, expected {}", mismatches, n,
-                    indexString(first, actual.sizes()), first_a, first_e);
+  os << fmt::format("{} of {} elements differ; first at {}{}: got {}, expected {}", mismatches, n,
+                    indexString(first, actual.sizes()), first_part, first_a, first_e);
   if (std::isnan(first_a) && !std::isnan(first_e)) os << " (NaN: never written or poisoned?)";
   os << fmt::format(" (rtol {}, atol {})", tol.rtol, tol.atol);
   return os.str();

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numbers>
 
+#include "eval/complex_ops.h"
 #include "loom/ir/base.h"
 #include "loom/tensor/tensor.h"
 
@@ -111,6 +112,9 @@ double roundToDtype(double v, DataType dtype) {
       return v;
     case DataType::Bool:
       return v != 0.0 ? 1.0 : 0.0;
+    case DataType::ComplexFloat:
+    case DataType::ComplexDouble:  // one part of a complex value
+      return roundToDtype(v, complexPartType(dtype));
     default: {
       alignas(8) unsigned char buf[8];
       storeFromDouble(buf, dtype, v);
@@ -323,7 +327,13 @@ double floatUnary(UnaryOpType op, double x) {
     case UnaryOpType::IsFinite: return std::isfinite(x) ? 1.0 : 0.0;
     case UnaryOpType::IsNegInf: return (std::isinf(x) && x < 0) ? 1.0 : 0.0;
     case UnaryOpType::IsPosInf: return (std::isinf(x) && x > 0) ? 1.0 : 0.0;
-    case UnaryOpType::IsReal: return 1.0;                       // no complex types
+    case UnaryOpType::IsReal:
+      return 1.0;  // a real value (complex ones: complex_ops.cpp)
+    // The real part and conjugate of a real value are itself (ops never builds them on real
+    // operands; ir::verify refuses imag there).
+    case UnaryOpType::Real:
+    case UnaryOpType::Conj: return x;
+    case UnaryOpType::Imag: return 0.0;
     case UnaryOpType::BitwiseNot: return x == 0.0 ? 1.0 : 0.0;  // Bool: logical not
   }
   LOOM_UNREACHABLE("unary op ", int(op));
@@ -408,6 +418,7 @@ double scalarToDouble(const ir::ScalarValue& v) {
   if (auto* d = std::get_if<double>(&v)) return *d;
   if (auto* i = std::get_if<int64_t>(&v)) return double(*i);
   if (auto* b = std::get_if<bool>(&v)) return *b ? 1.0 : 0.0;
+  if (auto* c = std::get_if<std::complex<double>>(&v)) return c->real();
   LOOM_UNREACHABLE("scalarToDouble of an empty value");
 }
 
@@ -415,11 +426,13 @@ int64_t scalarToInt(const ir::ScalarValue& v) {
   if (auto* i = std::get_if<int64_t>(&v)) return *i;
   if (auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
   if (auto* d = std::get_if<double>(&v)) return toInt64(*d);
+  if (auto* c = std::get_if<std::complex<double>>(&v)) return toInt64(c->real());
   LOOM_UNREACHABLE("scalarToInt of an empty value");
 }
 
 ir::ScalarValue scalarFromDouble(double v, DataType dtype) {
   if (isBooleanType(dtype)) return v != 0.0;
+  if (isComplexType(dtype)) return std::complex<double>(roundToDtype(v, dtype), 0.0);
   if (dtype == DataType::Int64) return toInt64(v);
   if (isIntegralType(dtype)) return int64_t(roundToDtype(v, dtype));
   return roundToDtype(v, dtype);
@@ -427,6 +440,7 @@ ir::ScalarValue scalarFromDouble(double v, DataType dtype) {
 
 ir::ScalarValue normalizeScalar(const ir::ScalarValue& v, DataType dtype) {
   if (std::holds_alternative<std::monostate>(v)) return v;
+  if (isComplexType(dtype)) return roundComplex(scalarToComplex(v), dtype);
   if (isBooleanType(dtype)) return scalarToDouble(v) != 0.0;
   if (isIntegralType(dtype)) {
     if (std::holds_alternative<double>(v)) return scalarFromDouble(std::get<double>(v), dtype);

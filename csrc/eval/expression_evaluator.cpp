@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "eval/complex_ops.h"
 #include "eval/element_ops.h"
 #include "eval/shape_constraints.h"
 #include "loom/ir/exprs.h"
@@ -35,12 +36,22 @@ bool sameValue(const ScalarValue& a, const ScalarValue& b) {
     double y = std::get<double>(b);
     return *x == y || (*x != *x && y != y);  // NaN binds consistently to NaN
   }
+  if (auto* x = std::get_if<std::complex<double>>(&a)) {
+    const std::complex<double> y = std::get<std::complex<double>>(b);
+    auto same = [](double p, double q) { return p == q || (p != p && q != q); };
+    return same(x->real(), y.real()) && same(x->imag(), y.imag());
+  }
   return a == b;
 }
 
 ScalarValue evalUnary(const ir::UnaryOp* op, const ScalarValue& x) {
   DataType in = op->in()->dtype();
   DataType out = op->out()->dtype();
+  if (detail::usesComplexMath(in, out)) {
+    const detail::Complex r =
+        detail::applyComplexUnary(op->opType(), detail::scalarToComplex(x), out, op);
+    return detail::normalizeScalar(r, out);
+  }
   // Integer casts and integer math are exact in int64 (not through double), narrowing by wrap.
   if (detail::usesIntegerMath(op->opType(), in, out)) {
     return detail::wrapToDtype(detail::intUnary(op->opType(), detail::scalarToInt(x), op), out);
@@ -51,6 +62,11 @@ ScalarValue evalUnary(const ir::UnaryOp* op, const ScalarValue& x) {
 
 ScalarValue evalBinary(const ir::BinaryOp* op, const ScalarValue& a, const ScalarValue& b) {
   DataType out = op->out()->dtype();
+  if (detail::usesComplexMath(op->lhs()->dtype(), op->rhs()->dtype(), out)) {
+    const detail::Complex r = detail::applyComplexBinary(op->opType(), detail::scalarToComplex(a),
+                                                         detail::scalarToComplex(b), out);
+    return detail::normalizeScalar(r, out);
+  }
   if (detail::usesIntegerMath(op->opType(), op->lhs()->dtype(), op->rhs()->dtype(), out)) {
     int64_t r =
         detail::intBinary(op->opType(), detail::scalarToInt(a), detail::scalarToInt(b), out);
@@ -87,6 +103,10 @@ void bindScalarInput(ExpressionEvaluator& ee, size_t i, const ir::Scalar* s, con
   std::string name = inputName(i, s);
   LOOM_CHECK(!std::holds_alternative<Tensor>(arg), name, " is a ", dt,
              " scalar, but the argument is a ", describeArgument(arg));
+  // Scalar arguments are bool, int64 or double (Argument): a complex scalar is a constant.
+  LOOM_CHECK(!isComplexType(dt), name, " is a ", dt,
+             " scalar input; complex scalars cannot be given at run time (make it a constant, "
+             "or pass a 0-dim complex tensor)");
   bool ok = false;
   if (isFloatingType(dt)) {
     ok = std::holds_alternative<double>(arg) || std::holds_alternative<int64_t>(arg);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "eval/complex_ops.h"
 #include "eval/element_ops.h"
 #include "eval/reduction_space.h"
 #include "loom/eval/expression_evaluator.h"
@@ -23,10 +24,25 @@ using detail::numelOf;
 using detail::ReductionSpace;
 using detail::rowMajorStrides;
 
-/// A tensor value: a dense row-major buffer of its logical shape (reductions removed).
+/// A tensor value: a dense row-major buffer of its logical shape (reductions removed). A complex
+/// tensor (`complex`) keeps its imaginary parts in `imag`, in the layout of `data`; a real one
+/// has no `imag`.
 struct Buffer {
+  Buffer() = default;
+  Buffer(std::vector<int64_t> shape_, std::vector<double> data_, std::vector<double> imag_ = {})
+      : shape(std::move(shape_)), data(std::move(data_)), imag(std::move(imag_)) {}
+
   std::vector<int64_t> shape;
   std::vector<double> data;
+  std::vector<double> imag;
+  bool complex = false;
+
+  detail::Complex at(size_t i) const { return {data[i], complex ? imag[i] : 0.0}; }
+  /// Makes this a complex buffer whose imaginary parts are `fill`.
+  void makeComplex(double fill = 0.0) {
+    complex = true;
+    imag.assign(data.size(), fill);
+  }
 };
 
 /// Strides that read `in_shape` (row-major, same rank) stretched to `out_shape`: a size-1 dim
@@ -102,10 +118,18 @@ class Runner : public ir::ExprVisitor {
 
   static Buffer readTensor(const Tensor& t) {
     Buffer b{t.sizes(), std::vector<double>(size_t(t.numel()))};
+    const bool complex = isComplexType(t.dtype());
+    if (complex) b.makeComplex();
     const char* base = static_cast<const char*>(t.data());
     int64_t isz = int64_t(t.itemSize());
     forEachIndex(b.shape, {t.strides()}, [&](int64_t lin, const std::vector<int64_t>& off) {
-      b.data[size_t(lin)] = loadAsDouble(base + off[0] * isz, t.dtype());
+      if (complex) {
+        const detail::Complex z = loadAsComplex(base + off[0] * isz, t.dtype());
+        b.data[size_t(lin)] = z.real();
+        b.imag[size_t(lin)] = z.imag();
+      } else {
+        b.data[size_t(lin)] = loadAsDouble(base + off[0] * isz, t.dtype());
+      }
     });
     return b;
   }
@@ -115,7 +139,7 @@ class Runner : public ir::ExprVisitor {
       auto v = ee_.evaluate(s);
       LOOM_CHECK(v.has_value(), "fusion output ", s->toString(), " is not bound");
       Tensor t = Tensor::empty({}, s->dtype());
-      storeFromDouble(t.data(), s->dtype(), detail::scalarToDouble(*v));
+      storeFromComplex(t.data(), s->dtype(), detail::scalarToComplex(*v));
       return t;
     }
     const Buffer& b = bufferOf(out->as<TensorView>(), nullptr);
@@ -123,7 +147,7 @@ class Runner : public ir::ExprVisitor {
     char* base = static_cast<char*>(t.data());
     size_t isz = t.itemSize();
     for (size_t i = 0; i < b.data.size(); ++i) {
-      storeFromDouble(base + i * isz, out->dtype(), b.data[i]);
+      storeFromComplex(base + i * isz, out->dtype(), b.at(i));
     }
     return t;
   }
@@ -137,8 +161,15 @@ class Runner : public ir::ExprVisitor {
 
   /// Stores an op's result after rounding it to the output dtype.
   void define(const TensorView* tv, Buffer b) {
-    if (tv->dtype() != DataType::Float64) {
-      for (double& x : b.data) x = detail::roundToDtype(x, tv->dtype());
+    const DataType dtype = tv->dtype();
+    if (isComplexType(dtype) && !b.complex) b.makeComplex();
+    if (!isComplexType(dtype) && b.complex) {  // only the real part exists in a real tensor
+      b.complex = false;
+      b.imag.clear();
+    }
+    if (dtype != DataType::Float64 && dtype != DataType::ComplexDouble) {
+      for (double& x : b.data) x = detail::roundToDtype(x, dtype);
+      for (double& x : b.imag) x = detail::roundToDtype(x, dtype);
     }
     buffers_[tv] = std::move(b);
   }
@@ -187,6 +218,7 @@ class Runner : public ir::ExprVisitor {
   struct Operand {
     const Buffer* buffer = nullptr;  // nullptr for a scalar
     double scalar = 0.0;
+    detail::Complex complex_scalar;  // the scalar as a complex number
     DataType dtype = DataType::Float64;
   };
 
@@ -199,12 +231,14 @@ class Runner : public ir::ExprVisitor {
       auto value = ee_.evaluate(v);
       LOOM_CHECK(value.has_value(), e->toString(), ": scalar ", v->toString(), " is not bound");
       op.scalar = detail::roundToDtype(detail::scalarToDouble(*value), v->dtype());
+      op.complex_scalar = detail::roundComplex(detail::scalarToComplex(*value), v->dtype());
     }
     return op;
   }
 
-  /// Runs fn(values) for every output element of a pointwise op and returns the results.
-  template <typename Fn>
+  /// Runs fn(values) for every output element of a pointwise op and returns the results. With
+  /// kComplex, the values and fn's result are complex numbers (ops on complex values).
+  template <bool kComplex = false, typename Fn>
   Buffer pointwise(const ir::Expr* e, const TensorView* out, Fn&& fn) {
     std::vector<Operand> ops;
     for (ir::Val* in : e->inputs()) ops.push_back(operand(in, e));
@@ -220,12 +254,25 @@ class Runner : public ir::ExprVisitor {
       }
       strides.push_back(std::move(s));
     }
-    std::vector<double> vals(ops.size());
+    using In = std::conditional_t<kComplex, detail::Complex, double>;
+    if constexpr (kComplex) result.makeComplex();
+    std::vector<In> vals(ops.size());
     forEachIndex(result.shape, strides, [&](int64_t lin, const std::vector<int64_t>& off) {
       for (size_t j = 0; j < ops.size(); ++j) {
-        vals[j] = ops[j].buffer != nullptr ? ops[j].buffer->data[size_t(off[j])] : ops[j].scalar;
+        const Buffer* b = ops[j].buffer;
+        if constexpr (kComplex) {
+          vals[j] = b != nullptr ? b->at(size_t(off[j])) : ops[j].complex_scalar;
+        } else {
+          vals[j] = b != nullptr ? b->data[size_t(off[j])] : ops[j].scalar;
+        }
       }
-      result.data[size_t(lin)] = fn(vals);
+      if constexpr (kComplex) {
+        const detail::Complex z = fn(vals);
+        result.data[size_t(lin)] = z.real();
+        result.imag[size_t(lin)] = z.imag();
+      } else {
+        result.data[size_t(lin)] = fn(vals);
+      }
     });
     return result;
   }
@@ -234,8 +281,10 @@ class Runner : public ir::ExprVisitor {
   static Buffer gather(const Buffer& in, const std::vector<int64_t>& shape,
                        const std::vector<int64_t>& strides) {
     Buffer out{shape, std::vector<double>(size_t(numelOf(shape)))};
+    if (in.complex) out.makeComplex();
     forEachIndex(shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
       out.data[size_t(lin)] = in.data[size_t(off[0])];
+      if (in.complex) out.imag[size_t(lin)] = in.imag[size_t(off[0])];
     });
     return out;
   }
@@ -244,6 +293,12 @@ class Runner : public ir::ExprVisitor {
     auto* out = e->out()->as<TensorView>();
     DataType in_t = e->in()->dtype();
     DataType out_t = out->dtype();
+    if (detail::usesComplexMath(in_t, out_t)) {
+      define(out, pointwise<true>(e, out, [&](const std::vector<detail::Complex>& v) {
+               return detail::applyComplexUnary(e->opType(), v[0], out_t, e);
+             }));
+      return;
+    }
     define(out, pointwise(e, out, [&](const std::vector<double>& v) {
              return detail::applyUnary(e->opType(), v[0], in_t, out_t, e);
            }));
@@ -254,6 +309,12 @@ class Runner : public ir::ExprVisitor {
     DataType l = e->lhs()->dtype();
     DataType r = e->rhs()->dtype();
     DataType out_t = out->dtype();
+    if (detail::usesComplexMath(l, r, out_t)) {
+      define(out, pointwise<true>(e, out, [&](const std::vector<detail::Complex>& v) {
+               return detail::applyComplexBinary(e->opType(), v[0], v[1], out_t);
+             }));
+      return;
+    }
     define(out, pointwise(e, out, [&](const std::vector<double>& v) {
              return detail::applyBinary(e->opType(), v[0], v[1], l, r, out_t);
            }));
@@ -262,6 +323,14 @@ class Runner : public ir::ExprVisitor {
   void handle(ir::TernaryOp* e) override {
     auto* out = e->out()->as<TensorView>();
     DataType out_t = out->dtype();
+    if (isComplexType(out_t)) {  // where (ir::verify): the condition's real part selects
+      LOOM_CHECK(e->opType() == ir::TernaryOpType::Where, e->toString(),
+                 ": only where is defined for complex values");
+      define(out, pointwise<true>(e, out, [&](const std::vector<detail::Complex>& v) {
+               return v[0].real() != 0.0 ? v[1] : v[2];
+             }));
+      return;
+    }
     define(out, pointwise(e, out, [&](const std::vector<double>& v) {
              return detail::applyTernary(e->opType(), v[0], v[1], v[2], out_t);
            }));
@@ -273,6 +342,10 @@ class Runner : public ir::ExprVisitor {
     Buffer result{space.outShape(), {}};
     // The init, the input and the output have one dtype (ir::verify); the init as a kernel holds
     // it, rounded to that dtype.
+    if (isComplexType(e->out()->dtype())) {
+      defineComplexReduction(e, in, space);
+      return;
+    }
     const double init = detail::roundToDtype(ee_.evaluateDouble(e->init()), e->init()->dtype());
     result.data.assign(size_t(numelOf(result.shape)), init);
     ir::ReductionOpType op = e->opType();
@@ -286,6 +359,33 @@ class Runner : public ir::ExprVisitor {
         case ir::ReductionOpType::Min: acc = detail::floatBinary(ir::BinaryOpType::Min, acc, x); break;
       }
     });
+    define(e->out(), std::move(result));
+  }
+
+  /// A sum or product of complex values (ir::verify admits no other complex reduction).
+  void defineComplexReduction(ir::ReductionOp* e, const Buffer& in, ReductionSpace& space) {
+    auto init = ee_.evaluate(e->init());
+    LOOM_CHECK(init.has_value(), e->toString(), ": the init is not bound");
+    const detail::Complex init_value =
+        detail::roundComplex(detail::scalarToComplex(*init), e->init()->dtype());
+    std::vector<detail::Complex> acc(size_t(numelOf(space.outShape())), init_value);
+    const ir::ReductionOpType op = e->opType();
+    LOOM_CHECK(op == ir::ReductionOpType::Sum || op == ir::ReductionOpType::Prod, e->toString(),
+               ": only sum and prod are defined for complex values");
+    space.forEach({rowMajorStrides(in.shape)}, [&](int64_t o, const std::vector<int64_t>& i) {
+      const detail::Complex x = in.at(size_t(i[0]));
+      if (op == ir::ReductionOpType::Sum) {
+        acc[size_t(o)] += x;
+      } else {
+        acc[size_t(o)] *= x;
+      }
+    });
+    Buffer result{space.outShape(), {}};
+    result.complex = true;
+    for (const detail::Complex& z : acc) {
+      result.data.push_back(z.real());
+      result.imag.push_back(z.imag());
+    }
     define(e->out(), std::move(result));
   }
 
@@ -487,8 +587,10 @@ class Runner : public ir::ExprVisitor {
       base += start * strides[d];
     }
     Buffer out{shape, std::vector<double>(size_t(numelOf(shape)))};
+    if (in.complex) out.makeComplex();
     forEachIndex(shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
       out.data[size_t(lin)] = in.data[size_t(base + off[0])];
+      if (in.complex) out.imag[size_t(lin)] = in.imag[size_t(base + off[0])];
     });
     define(e->out(), std::move(out));
   }
@@ -497,9 +599,11 @@ class Runner : public ir::ExprVisitor {
     const Buffer& in = bufferOf(e->in(), e);
     std::vector<int64_t> shape = checkedSizes(e, e->out(), "size");
     ResizedDims r = resizedDims(e, e->out(), in);
-    double value = operand(e->value(), e).scalar;
+    const Operand value_op = operand(e->value(), e);
+    const double value = value_op.scalar;
     auto in_strides = rowMajorStrides(in.shape);
     Buffer out{shape, std::vector<double>(size_t(numelOf(shape)), value)};
+    if (in.complex) out.makeComplex(value_op.complex_scalar.imag());
     std::vector<int64_t> idx(shape.size(), 0);
     for (size_t lin = 0; lin < out.data.size(); ++lin) {
       int64_t src = 0;
@@ -509,7 +613,10 @@ class Runner : public ir::ExprVisitor {
         inside = i >= 0 && i < r.in_size[d];
         src += i * in_strides[d];
       }
-      if (inside) out.data[lin] = in.data[size_t(src)];
+      if (inside) {
+        out.data[lin] = in.data[size_t(src)];
+        if (in.complex) out.imag[lin] = in.imag[size_t(src)];
+      }
       for (size_t d = shape.size(); d-- > 0;) {
         if (++idx[d] < shape[d]) break;
         idx[d] = 0;
@@ -563,18 +670,23 @@ class Runner : public ir::ExprVisitor {
     std::vector<const Buffer*> ins;
     for (size_t k = 0; k < e->numInputs(); ++k) ins.push_back(&bufferOf(e->in(k), e));
     Buffer result{shape, std::vector<double>(size_t(numelOf(shape)))};
+    if (isComplexType(out->dtype())) result.makeComplex();
     const int64_t dim_stride = rowMajorStrides(shape)[dim];
     for (size_t lin = 0; lin < result.data.size(); ++lin) {
       auto i = size_t((int64_t(lin) / dim_stride) % shape[dim]);
-      result.data[lin] = ins[which[i]]->data[lin];
+      const Buffer& src = *ins[which[i]];
+      result.data[lin] = src.data[lin];
+      if (result.complex && src.complex) result.imag[lin] = src.imag[lin];
     }
     define(out, std::move(result));
   }
 
   void handle(ir::FullOp* e) override {
     std::vector<int64_t> shape = checkedSizes(e, e->out(), "size");
-    double value = operand(e->value(), e).scalar;
-    define(e->out(), Buffer{shape, std::vector<double>(size_t(numelOf(shape)), value)});
+    const Operand value = operand(e->value(), e);
+    Buffer b{shape, std::vector<double>(size_t(numelOf(shape)), value.scalar)};
+    if (isComplexType(e->out()->dtype())) b.makeComplex(value.complex_scalar.imag());
+    define(e->out(), std::move(b));
   }
 
   void handle(ir::IotaOp* e) override {

@@ -611,6 +611,7 @@ class Parser {
       const Token& lt = peek();
       auto v = parseLiteral();
       if (!v) fail(lt, "expected a literal, got '", lt.text, "'");
+      if (isComplexType(*d)) return parseComplexConstant(lt, *v, *d);
       DataType plain = plainType(*v);
       bool ok = isFloatingType(*d) ? plain != DataType::Bool
                                    : (isIntegralType(*d) ? plain == DataType::Int64
@@ -627,6 +628,28 @@ class Parser {
     if (!v->isA<Scalar>()) fail(t, "expected a scalar, got tensor ", t.text);
     next();
     return v->as<Scalar>();
+  }
+
+  // The rest of c64(re, im) after its first literal `re`: the imaginary part is optional
+  // (c64(2.0) is 2 + 0i). Each part is a number (integers are read as doubles).
+  Scalar* parseComplexConstant(const Token& re_tok, const ScalarValue& re, DataType dtype) {
+    auto part = [&](const Token& t, const ScalarValue& v) -> double {
+      if (const auto* i = std::get_if<int64_t>(&v)) return double(*i);
+      if (const auto* x = std::get_if<double>(&v)) return *x;
+      fail(t, "literal ", t.text, " is not a part of a ", dataTypeName(dtype), " constant");
+    };
+    const double real = part(re_tok, re);
+    double imag = 0.0;
+    if (accept(",")) {
+      const Token& it = peek();
+      auto v = parseLiteral();
+      if (!v)
+        fail(it, "expected the imaginary part of a ", dataTypeName(dtype), " constant, got '",
+             it.text, "'");
+      imag = part(it, *v);
+    }
+    expect(")");
+    return constant(std::complex<double>(real, imag), dtype);
   }
 
   Scalar* parseIndexOperand(const char* what) {
@@ -702,7 +725,7 @@ class Parser {
   void adopt(Arg& a, DataType c, std::string_view op, const Val* from) {
     if (!a.literal || a.val == nullptr || a.val->dtype() == c) return;
     const DataType plain = a.val->dtype();
-    const bool fits = isFloatingType(c) || plain == DataType::Bool ||
+    const bool fits = isFloatingType(c) || isComplexType(c) || plain == DataType::Bool ||
                       (plain == DataType::Int64 && isIntegralType(c));
     if (!fits) {
       fail(*a.tok, "the literal ", a.tok->text, " is not a value of ", dataTypeName(c),

@@ -39,6 +39,10 @@ std::string literal(const Scalar* s) {
                    : std::holds_alternative<int64_t>(s->value()) ? DataType::Int64
                                                                  : DataType::Float64;
   if (s->dtype() == plain) return v;
+  // A complex constant prints its parts in parentheses already: c64(1.0, -2.5).
+  if (std::holds_alternative<std::complex<double>>(s->value())) {
+    return std::string(dataTypeName(s->dtype())) + v;
+  }
   return std::string(dataTypeName(s->dtype())) + "(" + v + ")";
 }
 

@@ -13,15 +13,21 @@ namespace {
 // Converts a constant to the representation of its dtype, so Scalar(i64, 2.7) holds 2.
 ScalarValue normalize(DataType dtype, const ScalarValue& v) {
   if (std::holds_alternative<std::monostate>(v)) return v;
+  if (isComplexType(dtype)) {
+    if (auto* c = std::get_if<std::complex<double>>(&v)) return *c;
+  }
   double d = std::visit(
       [](auto x) -> double {
         if constexpr (std::is_same_v<decltype(x), std::monostate>) {
           return 0.0;
+        } else if constexpr (std::is_same_v<decltype(x), std::complex<double>>) {
+          return x.real();
         } else {
           return double(x);
         }
       },
       v);
+  if (isComplexType(dtype)) return std::complex<double>(d, 0.0);
   if (isBooleanType(dtype)) {
     if (auto* b = std::get_if<bool>(&v)) return *b;
     return d != 0.0;
@@ -62,21 +68,34 @@ std::optional<double> Scalar::constDouble() const {
   if (auto* d = std::get_if<double>(&value_)) return *d;
   if (auto* i = std::get_if<int64_t>(&value_)) return double(*i);
   if (auto* b = std::get_if<bool>(&value_)) return *b ? 1.0 : 0.0;
+  if (auto* c = std::get_if<std::complex<double>>(&value_); c != nullptr && c->imag() == 0.0) {
+    return c->real();
+  }
   return std::nullopt;
 }
 
+namespace {
+
+std::string doubleToString(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), d);  // shortest round-trip form
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+}  // namespace
+
 std::string scalarValueToString(const ScalarValue& v, DataType dtype) {
+  (void)dtype;
   if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  if (auto* d = std::get_if<double>(&v)) {
-    if (std::isnan(*d)) return "nan";
-    if (std::isinf(*d)) return *d > 0 ? "inf" : "-inf";
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof(buf), *d);  // shortest round-trip form
-    std::string s(buf, res.ptr);
-    if (s.find_first_of(".en") == std::string::npos) s += ".0";
-    (void)dtype;
-    return s;
+  if (auto* d = std::get_if<double>(&v)) return doubleToString(*d);
+  // The text form's complex constant: both parts, each as a double is written ("(1.0, -2.5)").
+  if (auto* c = std::get_if<std::complex<double>>(&v)) {
+    return "(" + doubleToString(c->real()) + ", " + doubleToString(c->imag()) + ")";
   }
   return "?";
 }

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "loom/ir/complex_ops.h"
 #include "loom/ir/dispatch.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/float_only_ops.h"
@@ -184,7 +185,11 @@ std::string describe(const Val* v) {
                          : std::holds_alternative<int64_t>(x) ? DataType::Int64
                                                               : DataType::Float64;
   std::string text = scalarValueToString(x, s->dtype());
-  if (s->dtype() != plain) text = std::string(dataTypeName(s->dtype())) + "(" + text + ")";
+  if (std::holds_alternative<std::complex<double>>(x)) {
+    text = std::string(dataTypeName(s->dtype())) + text;  // c64(1.0, -2.5)
+  } else if (s->dtype() != plain) {
+    text = std::string(dataTypeName(s->dtype())) + "(" + text + ")";
+  }
   return "the constant " + text;
 }
 
@@ -238,10 +243,47 @@ std::string computesIn(std::string_view op, const Val* out) {
   return concat(op, " computes in ", out->dtype(), ", the dtype of its output ", out->toString());
 }
 
+// An op on complex values (complex_ops.h); the other rules do not see complex dtypes.
+void complexUnaryRule(const UnaryOp* u, DtypeRule& r) {
+  const UnaryOpType t = u->opType();
+  const std::string_view op = opTypeName(t);
+  const DataType in = u->in()->dtype();
+  const DataType out = u->out()->dtype();
+  if (t == UnaryOpType::Cast) {
+    if (isComplexType(in) && !isComplexType(out)) {
+      r.fail(concat("cast of a complex value to ", out,
+                    " is not defined (take real, imag or abs of it first)"));
+    }
+    return;
+  }
+  if (!isComplexType(in)) {
+    r.fail(concat(op, " of ", in, " gives ", in, ", not ", out));
+    return;
+  }
+  if (!isComplexOp(t)) {
+    r.fail(
+        concat(op, " is not defined for complex values (", u->in()->toString(), " is ", in, ")"));
+  } else if (isUnaryTest(t)) {
+    r.need(u->out(), DataType::Bool, concat(op, " gives Bool"));
+  } else if (isComplexToRealOp(t)) {
+    r.need(u->out(), complexPartType(in), concat(op, " of ", in, " gives ", complexPartType(in)));
+  } else {
+    r.need(u->in(), out, computesIn(op, u->out()));
+  }
+}
+
 void unaryRule(const UnaryOp* u, DtypeRule& r) {
   const UnaryOpType t = u->opType();
   const std::string_view op = opTypeName(t);
+  if (isComplexType(u->in()->dtype()) || isComplexType(u->out()->dtype())) {
+    complexUnaryRule(u, r);
+    return;
+  }
   if (t == UnaryOpType::Cast) return;
+  if (t == UnaryOpType::Imag || t == UnaryOpType::Conj || t == UnaryOpType::Real) {
+    r.fail(concat(op, " takes a complex value, not ", u->in()->dtype()));
+    return;
+  }
   if (isUnaryTest(t)) {
     r.need(u->out(), DataType::Bool, concat(op, " gives Bool"));
     return;
@@ -269,6 +311,13 @@ void unaryRule(const UnaryOp* u, DtypeRule& r) {
 void binaryRule(const BinaryOp* b, DtypeRule& r) {
   const BinaryOpType t = b->opType();
   const std::string_view op = opTypeName(t);
+  for (const Val* v : b->inputs()) {
+    if (isComplexType(v->dtype()) && !isComplexOp(t)) {
+      r.fail(
+          concat(op, " is not defined for complex values (", describe(v), " is ", v->dtype(), ")"));
+      return;
+    }
+  }
   if (t == BinaryOpType::LogicalAnd || t == BinaryOpType::LogicalOr) {
     r.need(b->out(), DataType::Bool, concat(op, " gives Bool"));
     r.needAll(DataType::Bool, concat(op, " takes Bool operands"));
@@ -302,6 +351,11 @@ void binaryRule(const BinaryOp* b, DtypeRule& r) {
 void ternaryRule(const TernaryOp* e, DtypeRule& r) {
   const std::string_view op = opTypeName(e->opType());
   const Val* out = e->output(0);
+  if (isComplexType(out->dtype()) && !isComplexOp(e->opType())) {
+    r.fail(concat(op, " is not defined for complex values (", out->toString(), " is ", out->dtype(),
+                  ")"));
+    return;
+  }
   if (e->opType() == TernaryOpType::Where) {
     r.need(e->input(0), DataType::Bool, "the condition of where is Bool");
     r.need(e->input(1), out->dtype(), computesIn(op, out));
@@ -319,6 +373,9 @@ void reductionRule(const ReductionOp* red, DtypeRule& r) {
   const DataType c = red->out()->dtype();
   r.need(red->in(), c, computesIn(op, red->out()));
   r.need(red->init(), c, computesIn(op, red->out()));
+  if (isComplexType(c) && !isComplexOp(red->opType())) {
+    r.fail(concat(op, " is not defined for complex values (they have no order)"));
+  }
   const bool accumulates =
       red->opType() == ReductionOpType::Sum || red->opType() == ReductionOpType::Prod;
   if (accumulates && (isReducedPrecision(c) || c == DataType::Int32)) {
@@ -375,6 +432,8 @@ std::optional<std::string> dtypeProblem(const Expr* e) {
     welfordRule(w, r);
   } else if (const auto* rng = e->dynCast<RngOp>()) {
     rngRule(rng, r);
+  } else if (e->isA<IotaOp>() && isComplexType(e->output(0)->dtype())) {
+    r.fail(concat("iota makes integers or floats, not ", e->output(0)->dtype()));
   } else if (!e->outputs().empty()) {
     // Shape ops, pad, cat and the factories move values without converting them: every input
     // (a pad or full value, an iota start and step) has the output's dtype.

@@ -45,6 +45,8 @@ std::string scratchCType(DataType dtype) {
     case DataType::Float64: return "double";
     case DataType::Int32: return "int";
     case DataType::Int64: return "long long";
+    case DataType::ComplexFloat: return "loom::Complex<float>";
+    case DataType::ComplexDouble: return "loom::Complex<double>";
     default: break;
   }
   LOOM_ASSERT(false, "grid reduction scratch of ", dataTypeName(dtype),

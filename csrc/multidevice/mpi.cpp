@@ -262,7 +262,12 @@ MPI_Datatype mpiDataType(DataType dtype) {
     case DataType::BFloat16: return m.uint16Type;
     case DataType::Float32: return m.floatType;
     case DataType::Float64: return m.doubleType;
+    case DataType::ComplexFloat:
+    case DataType::ComplexDouble: break;
   }
+  LOOM_CHECK(!isComplexType(dtype), "MPI: ", dtype,
+             " tensors are not communicated between devices (complex collectives are not "
+             "supported; send the real and imag parts as separate tensors)");
   LOOM_UNREACHABLE("dtype ", int(dtype));
 }
 

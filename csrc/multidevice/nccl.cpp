@@ -105,7 +105,12 @@ DataType dataType(::loom::DataType dtype) {
     case ::loom::DataType::BFloat16: return kBfloat16;
     case ::loom::DataType::Float32: return kFloat32;
     case ::loom::DataType::Float64: return kFloat64;
+    case ::loom::DataType::ComplexFloat:
+    case ::loom::DataType::ComplexDouble: break;
   }
+  LOOM_CHECK(!isComplexType(dtype), "NCCL: ", dtype,
+             " tensors are not communicated between devices (complex collectives are not "
+             "supported; send the real and imag parts as separate tensors)");
   LOOM_UNREACHABLE("dtype ", int(dtype));
 }
 

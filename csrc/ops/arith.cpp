@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include "loom/ir/builder.h"
+#include "loom/ir/complex_ops.h"
 #include "loom/ir/exprs.h"
 #include "loom/ops/factory.h"
 #include "loom/ops/scalar_arith.h"
@@ -61,7 +62,17 @@ TensorView* pointwise(std::string_view op, std::span<const Operand> operands,
   return out;
 }
 
+// An op on a complex value must be one of those defined for complex numbers (complex_ops.h).
+template <typename OpType>
+void checkComplexOp(OpType t, const Operand& x, DataType compute) {
+  LOOM_CHECK(!isComplexType(compute) || ir::isComplexOp(t), ir::opTypeName(t), ": ",
+             x.val()->toString(), " is ", x.val()->dtype(), ", and ", ir::opTypeName(t),
+             " is not defined for complex values (docs/ops.md, \"Complex numbers\", lists the "
+             "ops that are)");
+}
+
 TensorView* unary(UnaryOpType t, TensorView* x, DataType compute, DataType out_dtype) {
+  checkComplexOp(t, x, compute);
   std::array<Operand, 1> ops{x};
   std::array<DataType, 1> types{compute};
   return pointwise(ir::opTypeName(t), ops, types, out_dtype, [&](TensorView* out, auto& ins) {
@@ -86,6 +97,7 @@ TensorView* sameTypeUnary(UnaryOpType t, TensorView* x) {
 TensorView* binary(BinaryOpType t, const Operand& a, const Operand& b, PromotionKind kind) {
   std::array<Operand, 2> ops{a, b};
   DataType ct = computeType(ops, kind);
+  checkComplexOp(t, isComplexType(a.val()->dtype()) ? a : b, ct);
   std::array<DataType, 2> types{ct, ct};
   DataType out_dtype = kind == PromotionKind::Comparison ? DataType::Bool : ct;
   return pointwise(ir::opTypeName(t), ops, types, out_dtype, [&](TensorView* out, auto& ins) {
@@ -103,6 +115,9 @@ TensorView* logicalBinary(BinaryOpType t, const Operand& a, const Operand& b) {
 
 TensorView* ternary(TernaryOpType t, std::array<Operand, 3> ops, std::array<DataType, 3> types,
                     DataType out_dtype) {
+  for (const Operand& o : ops) {
+    if (isComplexType(o.val()->dtype())) checkComplexOp(t, o, o.val()->dtype());
+  }
   return pointwise(ir::opTypeName(t), ops, types, out_dtype, [&](TensorView* out, auto& ins) {
     IrBuilder::create<ir::TernaryOp>(t, out, ins[0], ins[1], ins[2]);
   });
@@ -112,6 +127,9 @@ TensorView* ternary(TernaryOpType t, std::array<Operand, 3> ops, std::array<Data
 
 TensorView* cast(TensorView* x, DataType dtype) {
   if (x->dtype() == dtype) return x;
+  LOOM_CHECK(!isComplexType(x->dtype()) || isComplexType(dtype), "cast: ", x->toString(), " is ",
+             x->dtype(), ", and a complex value does not convert to ", dtype,
+             " (take real(x), imag(x) or abs(x) first)");
   TensorView* out = detail::newTensor(detail::freshIds(detail::dims(x)), dtype);
   IrBuilder::create<ir::UnaryOp>(UnaryOpType::Cast, out, x);
   return out;
@@ -122,7 +140,44 @@ TensorView* neg(TensorView* x) {
              " is Bool; negation is not defined for Bool (use logicalNot)");
   return sameTypeUnary(UnaryOpType::Neg, x);
 }
-TensorView* abs(TensorView* x) { return sameTypeUnary(UnaryOpType::Abs, x); }
+TensorView* abs(TensorView* x) {
+  if (isComplexType(x->dtype())) {  // the magnitude, of the part type
+    return unary(UnaryOpType::Abs, x, x->dtype(), complexPartType(x->dtype()));
+  }
+  return sameTypeUnary(UnaryOpType::Abs, x);
+}
+
+TensorView* real(TensorView* x) {
+  if (!isComplexType(x->dtype())) return x;  // as torch.real: a real tensor is its own real part
+  return unary(UnaryOpType::Real, x, x->dtype(), complexPartType(x->dtype()));
+}
+
+TensorView* imag(TensorView* x) {
+  LOOM_CHECK(isComplexType(x->dtype()), "imag: ", x->toString(), " is ", x->dtype(),
+             "; imag is defined for complex tensors only");
+  return unary(UnaryOpType::Imag, x, x->dtype(), complexPartType(x->dtype()));
+}
+
+TensorView* conj(TensorView* x) {
+  if (!isComplexType(x->dtype())) return x;  // as torch.conj
+  return unary(UnaryOpType::Conj, x, x->dtype(), x->dtype());
+}
+
+TensorView* complex(Operand real_part, Operand imag_part) {
+  for (const Operand* o : {&real_part, &imag_part}) {
+    const DataType t = o->val()->dtype();
+    LOOM_CHECK(t == DataType::Float32 || t == DataType::Float64 || !o->isTensor(),
+               "complex: ", o->val()->toString(), " is ", t,
+               "; complex takes f32 or f64 parts (as torch.complex)");
+    LOOM_CHECK(!isComplexType(t), "complex: ", o->val()->toString(), " is already complex");
+  }
+  std::array<Operand, 2> parts{real_part, imag_part};
+  const DataType part = computeType(parts, PromotionKind::IntToFloat);
+  const DataType ct = complexTypeOf(part);
+  // real + imag * i, built from the primitive ops so that every layer already knows its meaning.
+  Scalar* i_unit = IrBuilder::constant(std::complex<double>(0.0, 1.0), ct);
+  return add(castTo(real_part.val(), ct), mul(castTo(imag_part.val(), ct), i_unit));
+}
 TensorView* exp(TensorView* x) { return floatingUnary(UnaryOpType::Exp, x); }
 TensorView* exp2(TensorView* x) { return floatingUnary(UnaryOpType::Exp2, x); }
 TensorView* log(TensorView* x) { return floatingUnary(UnaryOpType::Log, x); }

@@ -15,5 +15,7 @@ Operand::Operand(Val* v) : val_(v) {
 Operand::Operand(double v) : val_(ir::IrBuilder::constant(v)) {}
 Operand::Operand(int64_t v) : val_(ir::IrBuilder::constant(v)) {}
 Operand::Operand(bool v) : val_(ir::IrBuilder::constant(v)) {}
+Operand::Operand(std::complex<double> v)
+    : val_(ir::IrBuilder::constant(v, DataType::ComplexDouble)) {}
 
 }  // namespace loom::ops

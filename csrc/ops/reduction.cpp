@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "loom/ir/builder.h"
+#include "loom/ir/complex_ops.h"
 #include "loom/ir/exprs.h"
 #include "loom/ops/arith.h"
 #include "loom/ops/shape.h"
@@ -68,6 +69,9 @@ TensorView* maybeKeepdim(TensorView* out, int64_t rank, const std::vector<int64_
 TensorView* reduce(ReductionOpType op, TensorView* x, const std::vector<int64_t>& axes,
                    bool keepdim, DataType out_dtype) {
   auto red_axes = reductionAxes(x, axes, ir::opTypeName(op));
+  LOOM_CHECK(!isComplexType(out_dtype) || ir::isComplexOp(op), ir::opTypeName(op), ": ",
+             x->toString(), " is ", x->dtype(), ", and ", ir::opTypeName(op),
+             " is not defined for complex values (they have no order)");
   TensorView* in = cast(x, out_dtype);
   // A 0-D tensor reduced over "every dimension" reduces nothing: the value itself.
   if (red_axes.empty()) return in == x ? set(x) : in;
@@ -79,15 +83,27 @@ TensorView* reduce(ReductionOpType op, TensorView* x, const std::vector<int64_t>
 
 // Sum and prod accumulate bools and integers in Int64 and half types in Float32.
 DataType accumulateType(DataType t) {
+  if (isComplexType(t)) return t;
   if (!isFloatingType(t)) return DataType::Int64;
   if (isReducedPrecision(t)) return DataType::Float32;
   return t;
 }
 
-// The floating type statistics are computed in.
-DataType statsType(DataType t) { return t == DataType::Float64 ? t : DataType::Float32; }
+// The floating (or complex: mean) type statistics are computed in.
+DataType statsType(DataType t) {
+  if (isComplexType(t)) return t;
+  return t == DataType::Float64 ? t : DataType::Float32;
+}
 // The type statistics are returned in: the input's floating type, Float32 for integers.
-DataType statsResultType(DataType t) { return isFloatingType(t) ? t : DataType::Float32; }
+DataType statsResultType(DataType t) {
+  return isFloatingType(t) || isComplexType(t) ? t : DataType::Float32;
+}
+
+// Variances and Welford statistics are real: a complex input is a UserError naming the op.
+void checkNotComplex(const TensorView* x, std::string_view op) {
+  LOOM_CHECK(!isComplexType(x->dtype()), op, ": ", x->toString(), " is ", x->dtype(), "; ", op,
+             " is not defined for complex values (take real, imag or abs first)");
+}
 
 // max(N - correction, 0) as a Scalar of `dtype`: a constant when N is one, else scalar math.
 Scalar* correctedCount(Scalar* n, double correction, DataType dtype) {
@@ -121,6 +137,7 @@ TensorView* min(TensorView* x, const std::vector<int64_t>& axes, bool keepdim) {
 }
 
 WelfordResult welford(TensorView* x, const std::vector<int64_t>& axes) {
+  checkNotComplex(x, "welford");
   auto red_axes = reductionAxes(x, axes, "welford");
   DataType ct = statsType(x->dtype());
   TensorView* xc = cast(x, ct);
@@ -160,6 +177,7 @@ TensorView* mean(TensorView* x, const std::vector<int64_t>& axes, bool keepdim) 
 
 TensorView* variance(TensorView* x, const std::vector<int64_t>& axes, double correction,
                      bool keepdim) {
+  checkNotComplex(x, "variance");
   auto red_axes = reductionAxes(x, axes, "variance");
   DataType ct = statsType(x->dtype());
   TensorView* xc = cast(x, ct);
@@ -173,6 +191,7 @@ TensorView* variance(TensorView* x, const std::vector<int64_t>& axes, double cor
 
 VarMeanResult varMean(TensorView* x, const std::vector<int64_t>& axes, double correction,
                       bool keepdim) {
+  checkNotComplex(x, "varMean");
   auto red_axes = reductionAxes(x, axes, "varMean");
   DataType ct = statsType(x->dtype());
   WelfordResult w = welford(x, red_axes);

@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "loom/ir/builder.h"
+#include "loom/ir/complex_ops.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/float_only_ops.h"
 #include "loom/support/error.h"
@@ -17,11 +18,19 @@ using ir::BinaryOpType;
 using ir::IrBuilder;
 using ir::UnaryOpType;
 
-enum class Category : uint8_t { Bool, Integer, Floating };
+enum class Category : uint8_t { Bool, Integer, Floating, Complex };
 
 Category categoryOf(DataType t) {
   if (t == DataType::Bool) return Category::Bool;
+  if (isComplexType(t)) return Category::Complex;
   return isFloatingType(t) ? Category::Floating : Category::Integer;
+}
+
+// Complex values take only the ops defined on them (complex_ops.h).
+template <typename OpType>
+void checkComplex(std::string_view name, OpType op, DataType compute) {
+  LOOM_CHECK(!isComplexType(compute) || ir::isComplexOp(op), name,
+             " is not defined for complex values (got ", compute, ")");
 }
 
 Scalar* scalarOf(const Operand& o, std::string_view op) {
@@ -84,6 +93,7 @@ void checkOperandTypes(std::string_view name, BinaryOpType op, DataType compute)
 
 Scalar* buildBinary(BinaryOpType op, Scalar* x, Scalar* y, DataType compute) {
   checkOperandTypes(ir::opTypeName(op), op, compute);
+  checkComplex(ir::opTypeName(op), op, compute);
   const DataType out = ir::isPredicateOp(op) ? DataType::Bool : compute;
   Scalar* result = IrBuilder::symbolic(out);
   IrBuilder::create<ir::BinaryOp>(op, result, castTo(x, compute), castTo(y, compute));
@@ -100,7 +110,7 @@ Scalar* scalarBinary(BinaryOpType op, Operand a, Operand b) {
   Scalar* y = scalarOf(b, name);
   const bool logical = op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr;
   DataType compute = logical ? DataType::Bool : promoted({x, y});
-  if (givesFloat(op) && categoryOf(compute) != Category::Floating) compute = DataType::Float64;
+  if (givesFloat(op) && categoryOf(compute) < Category::Floating) compute = DataType::Float64;
   return buildBinary(op, x, y, compute);
 }
 
@@ -115,10 +125,17 @@ Scalar* scalarUnary(UnaryOpType op, Operand a) {
   LOOM_CHECK(op != UnaryOpType::Cast, "cast: use scalarCast, which names the type");
   Scalar* x = scalarOf(a, name);
   DataType compute = op == UnaryOpType::LogicalNot ? DataType::Bool : x->dtype();
-  if (givesFloat(op) && categoryOf(compute) != Category::Floating) compute = DataType::Float64;
+  if (givesFloat(op) && categoryOf(compute) < Category::Floating) compute = DataType::Float64;
   LOOM_CHECK(!ir::isBitwiseOp(op) || !isFloatingType(compute), name,
              ": takes integers or Bool, got ", compute);
-  const DataType out = ir::isPredicateOp(op) ? DataType::Bool : compute;
+  checkComplex(name, op, compute);
+  LOOM_CHECK(isComplexType(compute) ||
+                 (op != UnaryOpType::Real && op != UnaryOpType::Imag && op != UnaryOpType::Conj),
+             name, ": takes a complex value, got ", compute);
+  const DataType out = ir::isPredicateOp(op) ? DataType::Bool
+                       : isComplexType(compute) && ir::isComplexToRealOp(op)
+                           ? complexPartType(compute)
+                           : compute;
   Scalar* result = IrBuilder::symbolic(out);
   IrBuilder::create<ir::UnaryOp>(op, result, castTo(x, compute));
   return result;
@@ -127,6 +144,9 @@ Scalar* scalarUnary(UnaryOpType op, Operand a) {
 Scalar* scalarCast(Operand a, DataType dtype) {
   Scalar* x = scalarOf(a, "cast");
   if (x->dtype() == dtype) return x;
+  LOOM_CHECK(!isComplexType(x->dtype()) || isComplexType(dtype), "cast: ", x->toString(), " is ",
+             x->dtype(), ", and a complex value does not convert to ", dtype,
+             " (take real, imag or abs of it first)");
   Scalar* result = IrBuilder::symbolic(dtype);
   IrBuilder::create<ir::UnaryOp>(UnaryOpType::Cast, result, x);
   return result;

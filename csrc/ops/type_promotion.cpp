@@ -7,11 +7,12 @@
 namespace loom::ops {
 namespace {
 
-enum class Category : uint8_t { Bool, Integer, Floating };
+enum class Category : uint8_t { Bool, Integer, Floating, Complex };
 
 Category categoryOf(DataType t) {
   if (isBooleanType(t)) return Category::Bool;
   if (isIntegralType(t)) return Category::Integer;
+  if (isComplexType(t)) return Category::Complex;
   return Category::Floating;
 }
 
@@ -21,6 +22,7 @@ DataType defaultType(Category c) {
     case Category::Bool: return DataType::Bool;
     case Category::Integer: return DataType::Int64;
     case Category::Floating: return DataType::Float32;
+    case Category::Complex: return DataType::ComplexFloat;
   }
   LOOM_UNREACHABLE();
 }
@@ -33,6 +35,10 @@ DataType promoteTypes(DataType a, DataType b) {
   if (isIntegralType(a) && isIntegralType(b)) return DataType::Int64;  // Int32 with Int64
   if (isIntegralType(a)) return b;
   if (isIntegralType(b)) return a;
+  // A complex type with a floating one: complex with the wider part (c64 with f64 is c128).
+  if (isComplexType(a) || isComplexType(b)) {
+    return complexTypeOf(promoteTypes(complexPartType(a), complexPartType(b)));
+  }
   // Both floating and different: Float16 with BFloat16 meet in Float32; otherwise the wider.
   if (isReducedPrecision(a) && isReducedPrecision(b)) return DataType::Float32;
   if (a == DataType::Float64 || b == DataType::Float64) return DataType::Float64;
@@ -56,6 +62,11 @@ DataType resultType(std::span<const Operand> operands) {
   }
   if (!tensor_type) return defaultType(*number_category);
   if (number_category && *number_category > categoryOf(*tensor_type)) {
+    // A complex number with floating tensors keeps their precision, as torch does (f64 tensor
+    // times 1j is c128; f16 has no complex type in Loom and gives c64).
+    if (*number_category == Category::Complex && isFloatingType(*tensor_type)) {
+      return complexTypeOf(*tensor_type);
+    }
     return defaultType(*number_category);
   }
   return *tensor_type;
@@ -63,7 +74,9 @@ DataType resultType(std::span<const Operand> operands) {
 
 DataType computeType(std::span<const Operand> operands, PromotionKind kind) {
   DataType t = resultType(operands);
-  if (kind == PromotionKind::IntToFloat && !isFloatingType(t)) t = DataType::Float32;
+  if (kind == PromotionKind::IntToFloat && !isFloatingType(t) && !isComplexType(t)) {
+    t = DataType::Float32;
+  }
   if (isReducedPrecision(t)) t = DataType::Float32;
   return t;
 }

@@ -61,7 +61,8 @@ std::string typeCodeName(uint8_t code) {
 
 constexpr const char* kSupportedDtypes =
     "bool (kDLBool, 8 bits), int32/int64 (kDLInt, 32/64 bits), float16/float32/float64 "
-    "(kDLFloat, 16/32/64 bits), bfloat16 (kDLBfloat, 16 bits)";
+    "(kDLFloat, 16/32/64 bits), bfloat16 (kDLBfloat, 16 bits), complex64/complex128 (kDLComplex, "
+    "64/128 bits)";
 
 Device toLoomDevice(DLDevice device) {
   switch (device.device_type) {
@@ -102,6 +103,10 @@ DataType toLoomDtype(DLDataType t) {
     case dlpack::kDLBfloat:
       if (t.bits == 16) return DataType::BFloat16;
       break;
+    case dlpack::kDLComplex:
+      if (t.bits == 64) return DataType::ComplexFloat;
+      if (t.bits == 128) return DataType::ComplexDouble;
+      break;
     default: break;
   }
   LOOM_THROW("DLPack: unsupported dtype (", typeCodeName(t.code), ", ", int(t.bits),
@@ -118,6 +123,8 @@ DLDataType toDLDtype(DataType dtype) {
     case DataType::Float32:
     case DataType::Float64: return {dlpack::kDLFloat, bits, 1};
     case DataType::BFloat16: return {dlpack::kDLBfloat, bits, 1};
+    case DataType::ComplexFloat:
+    case DataType::ComplexDouble: return {dlpack::kDLComplex, bits, 1};
   }
   LOOM_UNREACHABLE("bad DataType ", int(dtype));
 }

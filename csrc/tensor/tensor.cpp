@@ -197,6 +197,8 @@ double loadAsDouble(const void* ptr, DataType dtype) {
     case DataType::BFloat16: return bfloat16BitsToFloat(*static_cast<const uint16_t*>(ptr));
     case DataType::Float32: return double(*static_cast<const float*>(ptr));
     case DataType::Float64: return *static_cast<const double*>(ptr);
+    case DataType::ComplexFloat: return double(static_cast<const float*>(ptr)[0]);
+    case DataType::ComplexDouble: return static_cast<const double*>(ptr)[0];
   }
   LOOM_UNREACHABLE();
 }
@@ -210,8 +212,36 @@ void storeFromDouble(void* ptr, DataType dtype, double value) {
     case DataType::BFloat16: *static_cast<uint16_t*>(ptr) = doubleToBFloat16Bits(value); return;
     case DataType::Float32: *static_cast<float*>(ptr) = float(value); return;
     case DataType::Float64: *static_cast<double*>(ptr) = value; return;
+    case DataType::ComplexFloat:
+    case DataType::ComplexDouble: storeFromComplex(ptr, dtype, {value, 0.0}); return;
   }
   LOOM_UNREACHABLE();
+}
+
+std::complex<double> loadAsComplex(const void* ptr, DataType dtype) {
+  if (dtype == DataType::ComplexFloat) {
+    const float* p = static_cast<const float*>(ptr);
+    return {double(p[0]), double(p[1])};
+  }
+  if (dtype == DataType::ComplexDouble) {
+    const double* p = static_cast<const double*>(ptr);
+    return {p[0], p[1]};
+  }
+  return {loadAsDouble(ptr, dtype), 0.0};
+}
+
+void storeFromComplex(void* ptr, DataType dtype, std::complex<double> value) {
+  if (dtype == DataType::ComplexFloat) {
+    float* p = static_cast<float*>(ptr);
+    p[0] = float(value.real());
+    p[1] = float(value.imag());
+  } else if (dtype == DataType::ComplexDouble) {
+    double* p = static_cast<double*>(ptr);
+    p[0] = value.real();
+    p[1] = value.imag();
+  } else {
+    storeFromDouble(ptr, dtype, value.real());
+  }
 }
 
 double Tensor::getDouble(std::span<const int64_t> index) const {
@@ -236,6 +266,18 @@ void Tensor::setDoubleLinear(int64_t linear, double value) {
   checkHost(*this, "setDoubleLinear");
   storeFromDouble(static_cast<char*>(data()) + storageIndexLinear(linear) * int64_t(itemSize()),
                   dtype_, value);
+}
+
+std::complex<double> Tensor::getComplexLinear(int64_t linear) const {
+  checkHost(*this, "getComplexLinear");
+  return loadAsComplex(
+      static_cast<const char*>(data()) + storageIndexLinear(linear) * int64_t(itemSize()), dtype_);
+}
+
+void Tensor::setComplexLinear(int64_t linear, std::complex<double> value) {
+  checkHost(*this, "setComplexLinear");
+  storeFromComplex(static_cast<char*>(data()) + storageIndexLinear(linear) * int64_t(itemSize()),
+                   dtype_, value);
 }
 
 void Tensor::fill(double value) {
@@ -279,6 +321,12 @@ void fillRandom(Tensor& t, uint64_t seed) {
   if (isFloatingType(t.dtype())) {
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
     for (int64_t i = 0; i < n; ++i) t.setDoubleLinear(i, dist(rng));
+  } else if (isComplexType(t.dtype())) {
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    for (int64_t i = 0; i < n; ++i) {
+      const double re = dist(rng);
+      t.setComplexLinear(i, {re, dist(rng)});
+    }
   } else if (isIntegralType(t.dtype())) {
     std::uniform_int_distribution<int64_t> dist(-8, 7);
     for (int64_t i = 0; i < n; ++i) t.setDoubleLinear(i, double(dist(rng)));
@@ -291,6 +339,11 @@ void fillRandom(Tensor& t, uint64_t seed) {
 void poison(Tensor& t) {
   checkHost(t, "poison");
   int64_t n = t.numel();
+  if (isComplexType(t.dtype())) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (int64_t i = 0; i < n; ++i) t.setComplexLinear(i, {nan, nan});
+    return;
+  }
   double v = isFloatingType(t.dtype()) ? std::numeric_limits<double>::quiet_NaN()
              : isIntegralType(t.dtype()) ? -1234567.0
                                          : 1.0;

@@ -77,6 +77,9 @@ ir::ScalarValue numberFromPython(nb::handle h, std::string_view what, int64_t in
   if (PyBool_Check(p)) return p == Py_True;
   if (PyLong_Check(p)) return intObject(p, what, index);
   if (PyFloat_Check(p)) return PyFloat_AS_DOUBLE(p);  // numpy.float64 is a float subclass
+  if (PyComplex_Check(p)) {                           // numpy.complex128 is a complex subclass
+    return std::complex<double>(PyComplex_RealAsDouble(p), PyComplex_ImagAsDouble(p));
+  }
   if (isIndexLike(h)) return indexObject(h, what, index);
   return std::monostate{};
 }

@@ -45,9 +45,16 @@ struct Placement {
 bool numberArgument(nb::handle h, int64_t index, std::vector<eval::Argument>& out) {
   ir::ScalarValue v = numberFromPython(h, "execute: input", index);
   if (std::holds_alternative<std::monostate>(v)) return false;
+  LOOM_CHECK(!std::holds_alternative<std::complex<double>>(v), "execute: input ", index,
+             " is a Python complex; complex scalars cannot be given at run time (pass a 0-dim "
+             "complex tensor, or make the value a constant of the fusion)");
   std::visit(
       [&](auto x) {
-        if constexpr (!std::is_same_v<decltype(x), std::monostate>) out.emplace_back(x);
+        using T = decltype(x);
+        if constexpr (!std::is_same_v<T, std::monostate> &&
+                      !std::is_same_v<T, std::complex<double>>) {
+          out.emplace_back(x);
+        }
       },
       v);
   return true;

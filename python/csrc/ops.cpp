@@ -57,6 +57,7 @@ ops::Operand operand(const PyFusion& f, nb::handle h, const char* op, const char
   if (const bool* b = std::get_if<bool>(&v)) return *b;
   if (const int64_t* i = std::get_if<int64_t>(&v)) return *i;
   if (const double* d = std::get_if<double>(&v)) return *d;
+  if (const auto* c = std::get_if<std::complex<double>>(&v)) return *c;
   LOOM_CHECK_TYPE(false, op, ": argument ", arg,
                   " must be a TensorView, a Scalar or a Python number, got ", pyTypeName(h));
   LOOM_UNREACHABLE();
@@ -342,6 +343,10 @@ void bindOps(nb::module_& parent) {
   defUnary<&ops::isPosInf>(m, "isposinf");
   defUnary<&ops::isReal>(m, "isreal");
   defUnary<&ops::bitwiseNot>(m, "bitwise_not");
+  // Complex numbers (issue 36).
+  defUnary<&ops::real>(m, "real");
+  defUnary<&ops::imag>(m, "imag");
+  defUnary<&ops::conj>(m, "conj");
   defBinary<&ops::mod>(m, "mod");
   defBinary<&ops::remainder>(m, "remainder");
   defBinary<&ops::atan2>(m, "atan2");
@@ -604,6 +609,10 @@ void bindOps(nb::module_& parent) {
       [](PyFusion& f, DataType dtype, nb::handle value) -> Scalar* {
         OpScope scope(f, "define_scalar");
         if (value.is_none()) {
+          LOOM_CHECK(!isComplexType(dtype), "define_scalar: a ", dtype,
+                     " scalar input is not supported (complex values cannot be given at run "
+                     "time); give its value here (define_scalar(1+2j, dtype=...)), or define a "
+                     "0-dim complex tensor");
           Scalar* s = ir::IrBuilder::symbolic(dtype);
           f.fusion->addInput(s);
           return s;

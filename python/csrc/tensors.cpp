@@ -197,18 +197,32 @@ std::string deviceString(Device d) {
   return os.str();
 }
 
+// True when the torch tensor's method `name` (is_neg, is_conj) answers True.
+bool torchBit(nb::handle obj, PyObject* name) {
+  PyObject* r = PyObject_CallMethodNoArgs(obj.ptr(), name);
+  if (r == nullptr) throw nb::python_error();
+  const bool set = r == Py_True;
+  Py_DECREF(r);
+  return set;
+}
+
 // True for a torch tensor with its negative bit set: a lazily negated view (x._neg_view(),
 // x.conj().imag) whose memory holds the values un-negated. DLPack has no field for the bit, so
-// torch's exporters hand over that memory as it is. (The conjugate bit exists only on complex
-// tensors, which Loom refuses by their dtype.) One method call per torch tensor argument.
+// torch's exporters hand over that memory as it is. One method call per torch tensor argument.
 bool hasNegativeBit(nb::handle obj) {
   if (g_torch_type == nullptr || !PyObject_TypeCheck(obj.ptr(), g_torch_type)) return false;
   static PyObject* const name = PyUnicode_InternFromString("is_neg");
-  PyObject* r = PyObject_CallMethodNoArgs(obj.ptr(), name);
-  if (r == nullptr) throw nb::python_error();
-  const bool neg = r == Py_True;
-  Py_DECREF(r);
-  return neg;
+  return torchBit(obj, name);
+}
+
+// The same for the conjugate bit of a complex torch tensor (x.conj()): its memory holds the values
+// unconjugated.
+bool hasConjugateBit(nb::handle obj) {
+  if (g_torch_type == nullptr || !PyObject_TypeCheck(obj.ptr(), g_torch_type)) return false;
+  static PyObject* const is_complex = PyUnicode_InternFromString("is_complex");
+  if (!torchBit(obj, is_complex)) return false;
+  static PyObject* const name = PyUnicode_InternFromString("is_conj");
+  return torchBit(obj, name);
 }
 
 }  // namespace
@@ -228,6 +242,14 @@ Tensor tensorFromPython(nb::handle obj, void** stream, NegativeBit negative) {
                "un-negated, so Loom cannot view it: pass x.resolve_neg() (a copy)");
     // A fresh tensor holding the values (on the tensor's device and torch's current stream).
     nb::object resolved = obj.attr("resolve_neg")();
+    return tensorFromPython(resolved, stream, NegativeBit::Refuse);
+  }
+  if (hasConjugateBit(obj)) {
+    LOOM_CHECK(negative == NegativeBit::Resolve,
+               "from_dlpack: the torch tensor has its conjugate bit set (a lazily conjugated view "
+               "such as x.conj()); its memory holds the values unconjugated, so Loom cannot view "
+               "it: pass x.resolve_conj() (a copy)");
+    nb::object resolved = obj.attr("resolve_conj")();
     return tensorFromPython(resolved, stream, NegativeBit::Refuse);
   }
   if (const ExchangeApi* api = exchangeApiOf(Py_TYPE(obj.ptr()))) {
@@ -277,7 +299,9 @@ void bindTensors(nb::module_& m) {
       .value("Float16", DataType::Float16)
       .value("BFloat16", DataType::BFloat16)
       .value("Float32", DataType::Float32)
-      .value("Float64", DataType::Float64);
+      .value("Float64", DataType::Float64)
+      .value("ComplexFloat", DataType::ComplexFloat)
+      .value("ComplexDouble", DataType::ComplexDouble);
   m.def("data_type_name", [](DataType d) { return std::string(dataTypeName(d)); });
 
   nb::class_<PyTensor>(m, "Tensor",

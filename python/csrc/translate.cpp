@@ -30,6 +30,8 @@ std::string pyDtype(DataType t) {
     case DataType::Int64: return "DataType.Int";
     case DataType::Int32: return "DataType.Int32";
     case DataType::Bool: return "DataType.Bool";
+    case DataType::ComplexFloat: return "DataType.ComplexFloat";
+    case DataType::ComplexDouble: return "DataType.ComplexDouble";
     default: break;
   }
   LOOM_THROW("the type ", t, " has no DataType name in the Python frontend");
@@ -56,12 +58,19 @@ std::string literal(const Scalar* s) {
     return b ? "True" : "False";
   }
   if (isFloatingType(s->dtype())) return pyFloat(s->constDouble().value());
+  if (isComplexType(s->dtype())) {  // complex(re, im): each part as a Python float writes it
+    const auto* z = std::get_if<std::complex<double>>(&v);
+    const std::complex<double> c =
+        z != nullptr ? *z : std::complex<double>(s->constDouble().value());
+    return "complex(" + pyFloat(c.real()) + ", " + pyFloat(c.imag()) + ")";
+  }
   return std::to_string(s->constInt().value());
 }
 
 // Python numbers become constants of these types (ops::Operand).
 bool numberKeepsType(DataType t) {
-  return t == DataType::Bool || t == DataType::Int64 || t == DataType::Float64;
+  return t == DataType::Bool || t == DataType::Int64 || t == DataType::Float64 ||
+         t == DataType::ComplexDouble;
 }
 
 std::string pyBool(bool b) { return b ? "True" : "False"; }
@@ -100,6 +109,9 @@ double valueAsDouble(const ir::ScalarValue& v) {
   if (const bool* b = std::get_if<bool>(&v)) return *b ? 1.0 : 0.0;
   if (const int64_t* i = std::get_if<int64_t>(&v)) return double(*i);
   if (const double* d = std::get_if<double>(&v)) return *d;
+  if (const auto* c = std::get_if<std::complex<double>>(&v); c != nullptr && c->imag() == 0.0) {
+    return c->real();
+  }
   return std::nan("");
 }
 

@@ -244,9 +244,19 @@ def test_negative_bit_is_resolved_for_execute(device):
 def test_negative_bit_is_refused_by_from_dlpack():
     with pytest.raises(loom.UserError, match=r"negative bit set .*resolve_neg\(\)"):
         loom.from_dlpack(torch.arange(4.0)._neg_view())
-    # Conjugate bits exist on complex tensors only, which Loom refuses by dtype.
-    with pytest.raises(loom.UserError, match="kDLComplex"):
+    # The conjugate bit of a complex tensor is refused the same way.
+    with pytest.raises(loom.UserError, match=r"conjugate bit set .*resolve_conj\(\)"):
         loom.from_dlpack(torch.randn(3, dtype=torch.complex64).conj())
+
+
+def test_conjugate_bit_is_resolved_for_execute(device):
+    c = torch.randn(64, dtype=torch.complex64, device=device)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.add(fd.from_pytorch(c), 1.0))
+    view = c.conj()
+    assert view.is_conj()
+    (out,) = fd.execute([view])
+    torch.testing.assert_close(out, c.conj().resolve_conj() + 1)  # not c + 1 (the memory)
 
 
 def test_bool_bytes_other_than_zero_or_one_are_true(device):

@@ -62,7 +62,8 @@ def check_outputs_of_captured_definition(reference_outputs, fd, inputs, device=N
     assert len(reference_outputs) == len(captured_outputs)
     for ref_out, cap_out in zip(reference_outputs, captured_outputs):
         assert ref_out.dtype == cap_out.dtype
-        assert torch.allclose(ref_out.double(), cap_out.double(), equal_nan=True)
+        wide = torch.complex128 if ref_out.is_complex() else torch.float64  # both parts
+        assert torch.allclose(ref_out.to(wide), cap_out.to(wide), equal_nan=True)
         assert ref_out.stride() == cap_out.stride()
 
 
@@ -356,6 +357,18 @@ OP_CASES.update({
     "threshold": _define(lambda fd, x: [fd.ops.threshold(x, 0.1, -1.0)]),
     "triu": _constant_shape(lambda fd, x: [fd.ops.triu(x), fd.ops.triu(x, diagonal=-1)]),
 })
+
+
+# Complex numbers (issue 36): the parts and the conjugate of a c64 input.
+def _complex_unary(name):
+    def define(fd):
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.ComplexFloat)
+        fd.add_output(getattr(fd.ops, name)(x))
+
+    return define, lambda device: [torch.randn(4, 6, dtype=torch.complex64, device=device)]
+
+
+OP_CASES.update({name: _complex_unary(name) for name in ("real", "imag", "conj")})
 
 
 # Random numbers (issue 30): seed and offset given, so the printed definition draws the same.

@@ -83,7 +83,6 @@ def test_every_listed_name_raises_where_nvfuser_has_it(fd):
     with FusionDefinition() as fd2:
         y = fd2.define_tensor(shape=[-1, 1], contiguity=[True, None])
         calls = {
-            "FusionDefinition.add_output": ("add_output", lambda **k: fd2.add_output(y, **k)),
             "FusionDefinition.define_tensor": ("define_tensor",
                                                lambda **k: fd2.define_tensor(shape=[], **k)),
         }

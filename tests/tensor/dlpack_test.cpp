@@ -29,10 +29,15 @@ struct TypeCase {
 };
 
 const TypeCase kTypeCases[] = {
-    {DataType::Bool, dlpack::kDLBool, 8},        {DataType::Int32, dlpack::kDLInt, 32},
-    {DataType::Int64, dlpack::kDLInt, 64},       {DataType::Float16, dlpack::kDLFloat, 16},
-    {DataType::BFloat16, dlpack::kDLBfloat, 16}, {DataType::Float32, dlpack::kDLFloat, 32},
+    {DataType::Bool, dlpack::kDLBool, 8},
+    {DataType::Int32, dlpack::kDLInt, 32},
+    {DataType::Int64, dlpack::kDLInt, 64},
+    {DataType::Float16, dlpack::kDLFloat, 16},
+    {DataType::BFloat16, dlpack::kDLBfloat, 16},
+    {DataType::Float32, dlpack::kDLFloat, 32},
     {DataType::Float64, dlpack::kDLFloat, 64},
+    {DataType::ComplexFloat, dlpack::kDLComplex, 64},
+    {DataType::ComplexDouble, dlpack::kDLComplex, 128},
 };
 
 // A tensor owned by a foreign producer: the managed struct, its buffer and its shape arrays live
@@ -366,7 +371,7 @@ TEST(DLPackTest, UnsupportedDtypeIsError) {
   for (Bad bad : {Bad{{dlpack::kDLUInt, 8, 1}, "(kDLUInt, 8 bits)"},
                   Bad{{dlpack::kDLFloat, 8, 1}, "(kDLFloat, 8 bits)"},
                   Bad{{dlpack::kDLInt, 16, 1}, "(kDLInt, 16 bits)"},
-                  Bad{{dlpack::kDLComplex, 64, 1}, "(kDLComplex, 64 bits)"},
+                  Bad{{dlpack::kDLComplex, 32, 1}, "(kDLComplex, 32 bits)"},
                   Bad{{dlpack::kDLBfloat, 32, 1}, "(kDLBfloat, 32 bits)"},
                   Bad{{10, 8, 1}, "(code 10, 8 bits)"}}) {
     auto* p = floatProducer(&deleted);

@@ -237,6 +237,10 @@ TEST(TensorTest, FillRandomDeterministicAndInRange) {
       distinct.insert(v);
       if (isFloatingType(dtype)) {
         EXPECT_TRUE(v >= -1.0 && v <= 1.0) << dtype << " " << v;
+      } else if (isComplexType(dtype)) {  // each part drawn as a float is
+        const std::complex<double> z = a.getComplexLinear(i);
+        EXPECT_TRUE(std::abs(z.real()) <= 1.0 && std::abs(z.imag()) <= 1.0) << dtype << " " << v;
+        EXPECT_NE(z.imag(), 0.0) << dtype;
       } else if (isIntegralType(dtype)) {
         EXPECT_TRUE(v >= -8.0 && v <= 7.0 && v == std::trunc(v)) << dtype << " " << v;
       } else {
@@ -256,7 +260,9 @@ TEST(TensorTest, PoisonMarksEveryElement) {
     poison(t);
     for (int64_t i = 0; i < t.numel(); ++i) {
       double v = t.getDoubleLinear(i);
-      if (isFloatingType(dtype)) {
+      if (isComplexType(dtype)) {
+        EXPECT_TRUE(std::isnan(v) && std::isnan(t.getComplexLinear(i).imag())) << dtype;
+      } else if (isFloatingType(dtype)) {
         EXPECT_TRUE(std::isnan(v)) << dtype;
       } else if (isIntegralType(dtype)) {
         EXPECT_EQ(v, -1234567.0) << dtype;

@@ -14,7 +14,7 @@ namespace loom::ir {
   X(Tanh, "tanh") X(Sigmoid, "sigmoid") X(Relu, "relu") X(Silu, "silu") X(Erf, "erf")        \
   X(Floor, "floor") X(Ceil, "ceil") X(Round, "round") X(Sign, "sign") X(IsNan, "isnan")      \
   X(IsInf, "isinf") X(LogicalNot, "logical_not") X(Cast, "cast")                           \
-  LOOM_FOR_EACH_UNARY_OP_MATH(X)
+  LOOM_FOR_EACH_UNARY_OP_MATH(X) LOOM_FOR_EACH_UNARY_OP_COMPLEX(X)
 
 // nvFuser's further elementwise ops (issue 36): kept in their own lists so that other additions
 // merge beside them.
@@ -25,6 +25,10 @@ namespace loom::ir {
   X(Log1p, "log1p") X(Lgamma, "lgamma") X(Trunc, "trunc") X(Frac, "frac")                   \
   X(Signbit, "signbit") X(IsFinite, "isfinite") X(IsNegInf, "isneginf")                     \
   X(IsPosInf, "isposinf") X(IsReal, "isreal") X(BitwiseNot, "bitwise_not")
+
+// The parts of a complex number (issue 36, "Complex numbers"): real and imag give the part type
+// (c64 -> f32), conj keeps the complex type.
+#define LOOM_FOR_EACH_UNARY_OP_COMPLEX(X) X(Real, "real") X(Imag, "imag") X(Conj, "conj")
 
 #define LOOM_FOR_EACH_BINARY_OP(X)                                                      \
   X(Add, "add") X(Sub, "sub") X(Mul, "mul") X(Div, "div") X(Pow, "pow") X(Fmod, "fmod")   \

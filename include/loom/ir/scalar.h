@@ -3,6 +3,7 @@
 // defined by scalar math such as the extent ceilDiv(N, 4) of a split).
 #pragma once
 
+#include <complex>
 #include <optional>
 #include <variant>
 
@@ -10,8 +11,9 @@
 
 namespace loom::ir {
 
-/// A constant's value: bool, integer or floating point.
-using ScalarValue = std::variant<std::monostate, bool, int64_t, double>;
+/// A constant's value: bool, integer, floating point or complex (ComplexFloat / ComplexDouble
+/// constants; a complex value given for a real dtype keeps its real part).
+using ScalarValue = std::variant<std::monostate, bool, int64_t, double, std::complex<double>>;
 
 class Scalar : public Val {
  public:
@@ -26,7 +28,8 @@ class Scalar : public Val {
   /// True when the scalar has a value and no definition.
   bool isConst() const;
   const ScalarValue& value() const { return value_; }
-  /// The constant as an integer / double, or nullopt when not a constant.
+  /// The constant as an integer / double, or nullopt when not a constant (or, for constDouble, a
+  /// complex constant whose imaginary part is not 0).
   std::optional<int64_t> constInt() const;
   std::optional<double> constDouble() const;
   bool isConstInt(int64_t v) const { return constInt() == v; }

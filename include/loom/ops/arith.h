@@ -125,7 +125,18 @@ TensorView* threshold(TensorView* x, Operand threshold, Operand value);
 /// The elements on and above the `diagonal`-th diagonal of the last two dims, others 0.
 TensorView* triu(TensorView* x, int64_t diagonal = 0);
 
-/// Converts to `dtype` (round to nearest even for floats; truncation toward zero for integers).
+// ---- Complex numbers (issue 36; docs/ops.md, "Complex numbers") -------------------------------
+/// The real part (f32 of c64, f64 of c128); a real tensor is its own real part.
+TensorView* real(TensorView* x);
+/// The imaginary part; a UserError for a real tensor.
+TensorView* imag(TensorView* x);
+/// The complex conjugate; a real tensor is its own conjugate.
+TensorView* conj(TensorView* x);
+/// real + imag * i (torch.complex): f32 parts give c64, f64 parts c128.
+TensorView* complex(Operand real, Operand imag);
+
+/// Converts to `dtype` (round to nearest even for floats; truncation toward zero for integers;
+/// a real value becomes a complex one with imaginary part 0; complex to real is a UserError).
 /// A cast to the type x already has returns x itself.
 TensorView* cast(TensorView* x, DataType dtype);
 

@@ -23,6 +23,8 @@ class Operand {
   Operand(int64_t v);                    // NOLINT
   Operand(int v) : Operand(int64_t(v)) {}  // NOLINT
   Operand(bool v);                       // NOLINT
+  /// A complex number: a ComplexDouble constant, of the complex category in type promotion.
+  Operand(std::complex<double> v);  // NOLINT
 
   Val* val() const { return val_; }
   bool isTensor() const { return val_->isA<TensorView>(); }

@@ -2,9 +2,11 @@
 // PyTorch's type promotion, with one Loom rule on top: Float16 and BFloat16 results are computed
 // (and returned) in Float32 by the primitive ops; composites cast back (see docs/ops.md).
 //
-// Categories: bool < integer < floating. Tensors of higher category win over lower ones; numbers
-// (C++ numbers and Scalar nodes) take part only when their category is higher than every tensor's,
-// in which case they contribute the default type of their category (Int64, Float32).
+// Categories: bool < integer < floating < complex. Tensors of higher category win over lower ones;
+// numbers (C++ numbers and Scalar nodes) take part only when their category is higher than every
+// tensor's, in which case they contribute the default type of their category (Int64, Float32,
+// ComplexFloat; a complex number with f64 tensors gives ComplexDouble). A complex type meets a
+// floating one in the complex type of the wider part (c64 with f64: c128).
 #pragma once
 
 #include <span>

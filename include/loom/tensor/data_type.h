@@ -18,20 +18,23 @@ enum class DataType : uint8_t {
   BFloat16,
   Float32,
   Float64,
+  ComplexFloat,   ///< two Float32s (real, imaginary): torch.complex64
+  ComplexDouble,  ///< two Float64s: torch.complex128
 };
 
 inline constexpr DataType kIndexType = DataType::Int64;
 
 /// Every DataType, in enum order.
-inline constexpr DataType kAllDataTypes[] = {DataType::Bool,    DataType::Int32,
-                                             DataType::Int64,   DataType::Float16,
-                                             DataType::BFloat16, DataType::Float32,
-                                             DataType::Float64};
+inline constexpr DataType kAllDataTypes[] = {
+    DataType::Bool,    DataType::Int32,        DataType::Int64,
+    DataType::Float16, DataType::BFloat16,     DataType::Float32,
+    DataType::Float64, DataType::ComplexFloat, DataType::ComplexDouble};
 
 /// Size of one element in bytes.
 size_t dataTypeSize(DataType dtype);
 
-/// Short name used in the text form and messages: bool, i32, i64, f16, bf16, f32, f64.
+/// Short name used in the text form and messages: bool, i32, i64, f16, bf16, f32, f64, c64, c128
+/// (the complex types are named by their total width, as torch's complex64 / complex128).
 std::string_view dataTypeName(DataType dtype);
 
 /// Inverse of dataTypeName; also accepts long names (float32, bfloat16, int64, ...).
@@ -40,6 +43,23 @@ std::optional<DataType> parseDataType(std::string_view name);
 inline bool isFloatingType(DataType t) {
   return t == DataType::Float16 || t == DataType::BFloat16 || t == DataType::Float32 ||
          t == DataType::Float64;
+}
+/// ComplexFloat or ComplexDouble. Complex types are not floating types (torch.is_floating_point is
+/// false for them); the ops that accept them say so (docs/ops.md, "Complex numbers").
+inline bool isComplexType(DataType t) {
+  return t == DataType::ComplexFloat || t == DataType::ComplexDouble;
+}
+/// The type of one part of a complex type (Float32 / Float64); other types are their own.
+inline DataType complexPartType(DataType t) {
+  return t == DataType::ComplexFloat    ? DataType::Float32
+         : t == DataType::ComplexDouble ? DataType::Float64
+                                        : t;
+}
+/// The complex type whose parts are `t` (Float64 -> ComplexDouble; every other type, complex
+/// ones included, -> ComplexFloat unless it is already ComplexDouble).
+inline DataType complexTypeOf(DataType t) {
+  return t == DataType::Float64 || t == DataType::ComplexDouble ? DataType::ComplexDouble
+                                                                : DataType::ComplexFloat;
 }
 inline bool isIntegralType(DataType t) { return t == DataType::Int32 || t == DataType::Int64; }
 inline bool isBooleanType(DataType t) { return t == DataType::Bool; }

@@ -5,6 +5,7 @@
 // a deleter, so memory handed in from a framework (DLPack) is released by its owner's deleter.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -112,6 +113,10 @@ class Tensor {
   /// Stores a double, converted (rounded) to the element type.
   void setDouble(std::span<const int64_t> index, double value);
   void setDoubleLinear(int64_t linear, double value);
+  /// Complex element access (a real element reads with imaginary part 0; storing a complex value
+  /// into a real element keeps its real part).
+  std::complex<double> getComplexLinear(int64_t linear) const;
+  void setComplexLinear(int64_t linear, std::complex<double> value);
 
   /// Sets every element (host tensors only).
   void fill(double value);
@@ -133,19 +138,25 @@ class Tensor {
   int64_t offset_ = 0;
 };
 
-/// Reads one element of `dtype` at `ptr` as a double.
+/// Reads one element of `dtype` at `ptr` as a double (a complex element gives its real part).
 double loadAsDouble(const void* ptr, DataType dtype);
 /// Stores a double into one element of `dtype` at `ptr` (round to nearest even for floats,
-/// truncation toward zero for integers, `value != 0` for bool).
+/// truncation toward zero for integers, `value != 0` for bool, imaginary part 0 for complex).
 void storeFromDouble(void* ptr, DataType dtype, double value);
+/// Reads one element as a complex number (a real element has imaginary part 0).
+std::complex<double> loadAsComplex(const void* ptr, DataType dtype);
+/// Stores a complex number: each part rounded to the part type of a complex `dtype`; a real
+/// `dtype` stores the real part as storeFromDouble does.
+void storeFromComplex(void* ptr, DataType dtype, std::complex<double> value);
 
 /// Fills a host tensor with random values: floats drawn uniformly from [-1, 1) then rounded to the
-/// element type (so 1.0 can occur), integers uniform in [-8, 8), bools fair coin flips.
+/// element type (so 1.0 can occur), complex numbers with each part drawn so, integers uniform in
+/// [-8, 8), bools fair coin flips.
 /// Deterministic for a given seed.
 void fillRandom(Tensor& t, uint64_t seed);
 
-/// Fills a floating host tensor with NaN (and integers with a recognizable pattern) so that a
-/// test can tell an element that was never written.
+/// Fills a floating host tensor with NaN (complex: NaN in both parts; integers with a recognizable
+/// pattern) so that a test can tell an element that was never written.
 void poison(Tensor& t);
 
 /// "[2, 3] f32" style description for messages.

@@ -150,6 +150,7 @@ class FusionDefinition:
         self.ops = Ops(self)
         self._debug_output = None
         self._repro_inputs = None
+        self._aliases = []  # (output position, input position) of add_output(alias_input=)
 
     @classmethod
     def from_text(cls, text):
@@ -292,12 +293,14 @@ class FusionDefinition:
                 dtype = DataType.Bool
             elif isinstance(value, int):
                 dtype = DataType.Int
+            elif isinstance(value, complex):
+                dtype = DataType.ComplexDouble
             else:
                 dtype = DataType.Double
-        if value is not None and not isinstance(value, (bool, int, float)):
+        if value is not None and not isinstance(value, (bool, int, float, complex)):
             raise NotSupportedError(
                 f"define_scalar: a {type(value).__name__} value is not supported by Loom "
-                "(complex and tensor values are not)"
+                "(tensor values are not)"
             )
         return _C.ops.define_scalar(self.fusion, to_loom_dtype(dtype, "define_scalar"), value)
 
@@ -316,9 +319,48 @@ class FusionDefinition:
         self.fusion.add_input(val)
 
     def add_output(self, output, alias_input=None):
-        if alias_input is not None:
-            raise argument_error("FusionDefinition.add_output", "alias_input", alias_input)
+        """Marks `output` as an output of the fusion. With alias_input (a tensor input of the
+        fusion with output's dtype and rank), nvFuser's in-place update: execute() writes the
+        output's values into that input's tensor and returns nothing for it (Loom copies the
+        result into the input after the kernels ran, docs/python.md)."""
+        if alias_input is None:
+            self.fusion.add_output(output)
+            return
+        what = "add_output: alias_input"
+        if not isinstance(output, _C.TensorView) or not isinstance(alias_input, _C.TensorView):
+            raise _C.UserTypeError(f"{what}: the output and the aliased input must be tensors, "
+                                   f"got {output!r} and {alias_input!r}")
+        names = [v.name for v in self.fusion.inputs()]
+        if alias_input.name not in names:
+            raise _C.UserError(f"{what}: {alias_input.name} is not an input of the fusion "
+                               f"(its inputs are {', '.join(names) or 'none'})")
+        if output.dtype != alias_input.dtype or output.ndim != alias_input.ndim:
+            raise _C.UserError(
+                f"{what}: {output.name} ({output.dtype}, rank {output.ndim}) "
+                f"cannot be written into {alias_input.name} "
+                f"({alias_input.dtype}, rank {alias_input.ndim}): the dtype "
+                "and rank must be the same (cast the output first)")
         self.fusion.add_output(output)
+        self._aliases.append((len(self.fusion.outputs()) - 1, names.index(alias_input.name)))
+
+    def _write_aliases(self, inputs, outputs):
+        """add_output(alias_input=): each aliased output written into its input's tensor, and
+        left out of the returned outputs (as nvFuser's execute returns them)."""
+        if not self._aliases:
+            return outputs
+        for out_pos, in_pos in self._aliases:
+            target = inputs[in_pos]
+            if not hasattr(target, "copy_"):
+                raise _C.UserTypeError(
+                    f"execute: input {in_pos} is the alias_input of output {out_pos}, so it must "
+                    f"be a torch tensor (written in place), got {type(target).__name__}")
+            if tuple(target.shape) != tuple(outputs[out_pos].shape):
+                raise _C.UserError(
+                    f"execute: output {out_pos} has shape {list(outputs[out_pos].shape)} but its "
+                    f"alias_input (input {in_pos}) has shape {list(target.shape)}")
+            target.copy_(outputs[out_pos])
+        dropped = {out_pos for out_pos, _ in self._aliases}
+        return [o for i, o in enumerate(outputs) if i not in dropped]
 
     # ---- running ------------------------------------------------------------------------------
     def _executor_cache(self):
@@ -361,13 +403,14 @@ class FusionDefinition:
             self._repro_inputs = [describe_input(x) for x in inputs]
         capture = dump_output(capture=True) if capture_debug_output else None
         try:
-            return self._executor_cache().execute(
+            outputs = self._executor_cache().execute(
                 inputs,
                 device,
                 _enable_options=_enable_options,
                 _disable_options=_disable_options,
                 _capture=capture,
             )
+            return self._write_aliases(inputs, outputs)
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
@@ -393,7 +436,7 @@ class FusionDefinition:
                 ke = KernelExecutor()
                 ke.compile(self, inputs)
                 self.ke = ke
-            return ke.run(inputs)
+            return self._write_aliases(inputs, ke.run(inputs))
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
@@ -402,15 +445,24 @@ class FusionDefinition:
         """execute(), then compares the outputs with `reference_outputs` or, without them, with
         Loom's reference evaluator (double precision); raises loom.ValidationError naming the
         worst element of the first output out of tolerance. Returns the outputs."""
+        self._refuse_aliases("validate")
         outputs = self.execute(inputs, device=device, **kwargs)
         self._check(outputs, reference_outputs, inputs)
         return outputs
 
     def manual_validate(self, inputs, reference_outputs=None):
         """manual_execute(), then compares as validate() does."""
+        self._refuse_aliases("manual_validate")
         outputs = self.manual_execute(inputs)
         self._check(outputs, reference_outputs, inputs)
         return outputs
+
+    def _refuse_aliases(self, what):
+        # The reference would read inputs that execute() has already overwritten.
+        if self._aliases:
+            raise NotSupportedError(
+                f"{what}: the fusion writes outputs into its inputs (add_output(alias_input=)); "
+                "copy the inputs, run execute() and compare the updated inputs yourself")
 
     def _check(self, outputs, reference_outputs, inputs):
         if reference_outputs is None:

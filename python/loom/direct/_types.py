@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """DataType, ParallelType and MemoryType under nvFuser's names, mapped onto Loom's.
 
-A name nvFuser has and Loom does not (complex and 8-bit types, stream parallelism, ...) raises
+A name nvFuser has and Loom does not (8-bit and unsigned types, stream parallelism, ...) raises
 ``loom.NotSupportedError`` naming it when it is looked up, so nothing is silently approximated.
 """
 
@@ -31,6 +31,8 @@ class DataType(enum.Enum, metaclass=_unsupported_enum_meta("DataType")):
     Int = "Int64"
     Int32 = "Int32"
     Bool = "Bool"
+    ComplexFloat = "ComplexFloat"
+    ComplexDouble = "ComplexDouble"
     Null = None
 
     @property
@@ -44,19 +46,24 @@ class DataType(enum.Enum, metaclass=_unsupported_enum_meta("DataType")):
 
 
 def to_loom_dtype(dtype, what="dtype"):
-    """Loom's type for a DataType (or a torch dtype, or a loom._C.DataType)."""
+    """Loom's type for a DataType (or a torch dtype, or a loom._C.DataType). A value that is no
+    type, or a torch dtype Loom has no type for, raises loom.UserTypeError (a TypeError) naming
+    it."""
     if isinstance(dtype, DataType):
         if dtype is DataType.Null:
             raise _C.UserError(f"{what}: DataType.Null is not a type here")
         return dtype.loom
     if isinstance(dtype, _C.DataType):
         return dtype
-    t = torch_to_dtype(dtype)
+    try:
+        t = torch_to_dtype(dtype)
+    except NotSupportedError as e:
+        raise _C.UserTypeError(f"{what}: {e}") from None
     if t is not None:
         return t.loom
     if isinstance(getattr(dtype, "loom", None), _C.DataType):  # a Val's dtype (tv.dtype)
         return dtype.loom
-    raise _C.UserError(f"{what}: expected a DataType, got {dtype!r}")
+    raise _C.UserTypeError(f"{what}: expected a DataType or a torch dtype, got {dtype!r}")
 
 
 def torch_to_dtype(torch_dtype):
@@ -76,11 +83,13 @@ def torch_to_dtype(torch_dtype):
         torch.int64: DataType.Int,
         torch.int32: DataType.Int32,
         torch.bool: DataType.Bool,
+        torch.complex64: DataType.ComplexFloat,
+        torch.complex128: DataType.ComplexDouble,
     }
     if torch_dtype not in table:
         raise NotSupportedError(
             f"torch dtype {torch_dtype} is not supported by Loom (Loom has bool, int32, int64, "
-            "float16, bfloat16, float32, float64)"
+            "float16, bfloat16, float32, float64, complex64, complex128)"
         )
     return table[torch_dtype]
 

@@ -77,9 +77,6 @@ UNSUPPORTED = {
         "override_user_schedule": "execute() always schedules automatically; manual_execute "
                                   "runs a hand schedule",
     },
-    "FusionDefinition.add_output": {
-        "alias_input": "no in-place outputs in Loom: every output is a new tensor",
-    },
     "FusionDefinition.define_tensor": {
         "is_cpu": "no CPU scalar tensors in a fusion; pass the value as fd.define_scalar",
     },
@@ -99,8 +96,6 @@ UNSUPPORTED = {
     # fd.ops: the list stays next to the ops (ops.py, UNSUPPORTED_OPS), which fills it in.
     "fd.ops": {},
     "DataType": {
-        "ComplexFloat": "no complex types",
-        "ComplexDouble": "no complex types",
         "Float8_e4m3fn": "no 8-bit floats",
         "Float8_e5m2": "no 8-bit floats",
         "Float8_e8m0fnu": "no 8-bit floats",

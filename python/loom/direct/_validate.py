@@ -57,7 +57,8 @@ def _loom_dtype(out):
         return t.loom
     np = _numpy()
     table = {np.float64: "Float64", np.float32: "Float32", np.float16: "Float16",
-             np.int64: "Int64", np.int32: "Int32", np.bool_: "Bool"}
+             np.int64: "Int64", np.int32: "Int32", np.bool_: "Bool",
+             np.complex64: "ComplexFloat", np.complex128: "ComplexDouble"}
     name = table.get(np.dtype(dtype).type)
     return to_loom_dtype(getattr(_C.DataType, name)) if name else _C.DataType.Float64
 
@@ -80,8 +81,24 @@ def _worst(actual, expected, rtol, atol):
     if actual.dtype.kind in "biu" and expected.dtype.kind in "biu":
         bad = actual.ravel().astype(np.int64) != expected.ravel().astype(np.int64)
         return (int(np.argmax(bad)), int(bad.sum())) if bad.any() else None
-    a = actual.astype(np.float64).ravel()
-    e = expected.astype(np.float64).ravel()
+    if actual.dtype.kind == "c" or expected.dtype.kind == "c":
+        # Complex values compare part by part: element i's parts are 2i and 2i + 1.
+        a = actual.astype(np.complex128).ravel().view(np.float64)
+        e = expected.astype(np.complex128).ravel().view(np.float64)
+        worst = _worst_of(a, e, rtol, atol)
+        return None if worst is None else (worst[0] // 2, worst[1])
+    return _worst_of(actual.astype(np.float64).ravel(), expected.astype(np.float64).ravel(), rtol,
+                     atol)
+
+
+def _number(x):
+    """An element as a Python float, or complex for a complex element."""
+    return x if isinstance(x, complex) else float(x)
+
+
+def _worst_of(a, e, rtol, atol):
+    """_worst of two flat float64 arrays."""
+    np = _numpy()
     both_nan = np.isnan(a) & np.isnan(e)
     with np.errstate(invalid="ignore"):
         diff = np.abs(a - e)
@@ -145,6 +162,6 @@ def compare(fusion, outputs, references, inputs, against):
         raise ValidationError(
             f"validate: output {i} ({name}, {dtype.name}) differs from the reference ({against}) "
             f"at {list(index)}, its worst element: got {got!r}, expected {want!r} "
-            f"(|difference| {abs(float(got) - float(want))!r} > atol {atol:.3g} + rtol {rtol:.3g}"
+            f"(|difference| {abs(_number(got) - _number(want))!r} > atol {atol:.3g} + rtol {rtol:.3g}"
             f" * |expected|); {count} of {a.size} elements are out of tolerance"
         )

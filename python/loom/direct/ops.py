@@ -15,7 +15,7 @@ from ._unsupported import UNSUPPORTED, error
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
-        "real imag erfcx digamma ceilDiv "
+        "erfcx digamma ceilDiv "
         "segment_set index_select select gather "
         "take_along_axis scatter index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
         "embedding_fwd argsort topk cumsum cumprod cummax cummin grouped_mm scaled_mm tril "
@@ -347,6 +347,8 @@ UNARY_OPS += (
     "acos acosh asin asinh atan atanh cosh sinh tan erfc erfinv erfcinv expm1 log10 log1p lgamma "
     "trunc frac signbit isfinite isneginf isposinf isreal bitwise_not"
 ).split()
+# Complex numbers (issue 36): real and imag as nvFuser's; conj as torch's.
+UNARY_OPS += "real imag conj".split()
 # div is C++'s operator / (integers truncate toward zero), truediv true division, as nvFuser's.
 BINARY_OPS = (
     "add sub mul div pow fmod maximum minimum eq ne lt le gt ge logical_and logical_or"

@@ -7,8 +7,7 @@ import functools
 
 from ._types import DataType, torch_to_dtype
 
-# Python number types; complex is looked up on DataType, so it raises naming
-# DataType.ComplexDouble where Loom lacks it.
+# Python number types, as nvFuser maps them.
 _NUMBER_TYPES = {bool: "Bool", int: "Int", float: "Double", complex: "ComplexDouble"}
 
 

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+// Complex numbers end to end (issue 36, docs/ops.md "Complex numbers"): every op defined on
+// complex values runs through FusionExecutorCache on random and edge values, outputs poisoned, and
+// must match the reference evaluator (std::complex<double>); sums over each reduction shape
+// (serial, block, grid), a mean, a fusion that mixes real and complex tensors, and the text form
+// round trip. Built twice: host backend (emu) and CUDA (gpu).
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "loom/eval/compare.h"
+#include "loom/eval/reference_evaluator.h"
+#include "loom/ir/ir.h"
+#include "loom/ir/parser.h"
+#include "loom/ir/printer.h"
+#include "loom/ops/ops.h"
+#include "loom/runtime/fusion_executor_cache.h"
+#include "runtime/runtime_test_backend.h"
+
+namespace loom::runtime {
+namespace {
+
+using ir::Fusion;
+using ir::FusionGuard;
+using ir::TensorView;
+using C = std::complex<double>;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Tensor complexValues(DataType dt, const std::vector<C>& v) {
+  Tensor t = Tensor::empty({int64_t(v.size())}, dt);
+  for (size_t i = 0; i < v.size(); ++i) t.setComplexLinear(int64_t(i), v[i]);
+  return t;
+}
+
+// Edge values (zeros of both signs, the axes, infinities and NaN in either part), then `n` random
+// values with parts in [-4, 4].
+std::vector<C> edgeAndRandom(int n = 96) {
+  std::vector<C> v = {{0.0, 0.0},    {-0.0, 0.0}, {0.0, -0.0}, {1.0, 0.0},  {-1.0, 0.0},
+                      {0.0, 1.0},    {0.0, -1.0}, {3.0, -4.0}, {-2.5, 0.5}, {1e-20, 1e-20},
+                      {1e10, -1e10}, {kInf, 0.0}, {0.0, kInf}, {kNaN, 1.0}, {1.0, kNaN}};
+  std::mt19937_64 rng(36);
+  std::uniform_real_distribution<double> d(-4.0, 4.0);
+  for (int i = 0; i < n; ++i) {
+    const double re = d(rng);
+    v.push_back({re, d(rng)});
+  }
+  return v;
+}
+
+class ComplexNumbers : public ::testing::TestWithParam<DataType> {
+ protected:
+  void SetUp() override {
+    if (auto why = loom::test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
+  }
+
+  // The kernels' math functions (exp, log, atan2, hypot, ...) are a few ulps of the part type
+  // from the reference's correctly rounded double result.
+  static eval::Tolerance tolerance(DataType dt, int64_t reduction_size = 1) {
+    if (dt == DataType::Bool) return {0.0, 0.0};
+    if (dt == DataType::Float64 || dt == DataType::ComplexDouble) {
+      return {1e-12 * double(reduction_size), 1e-12 * double(reduction_size)};
+    }
+    return {2e-6 * double(reduction_size), 2e-6 * double(reduction_size)};
+  }
+
+  // Runs `f` on `args` (outputs poisoned), compares each output with the reference, checks the
+  // text form round trip, and returns the kernel's outputs.
+  static std::vector<Tensor> runAndCheck(std::unique_ptr<Fusion> f,
+                                         const std::vector<eval::Argument>& args,
+                                         int64_t reduction_size = 1) {
+    const std::string text = ir::printFusion(*f);
+    EXPECT_EQ(ir::printFusion(*ir::parseFusion(text, "complex.fus")), text);
+    FusionExecutorCache cache(std::move(f), poisonedOptions());
+    std::vector<Tensor> got = cache.run(args);
+    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
+    EXPECT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
+      EXPECT_EQ(got[i].dtype(), expected[i].dtype());
+      auto err = eval::expectClose(got[i], expected[i], tolerance(got[i].dtype(), reduction_size),
+                                   "output " + std::to_string(i));
+      EXPECT_FALSE(err.has_value()) << *err << "\n" << text;
+    }
+    return got;
+  }
+};
+
+// Each unary op defined on complex values, the tests and the parts included.
+TEST_P(ComplexNumbers, UnaryOpsMatchReference) {
+  const DataType dt = GetParam();
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(1).dtype(dt).build();
+    f->addInput(x);
+    for (TensorView* out : {ops::neg(x), ops::conj(x), ops::exp(x), ops::log(x), ops::sqrt(x),
+                            ops::reciprocal(x), ops::abs(x), ops::real(x), ops::imag(x),
+                            ops::isNan(x), ops::isInf(x), ops::isFinite(x), ops::isReal(x)}) {
+      f->addOutput(out);
+    }
+  }
+  std::vector<Tensor> got = runAndCheck(std::move(f), {complexValues(dt, edgeAndRandom())});
+  ASSERT_EQ(got.size(), 13u);
+  // abs, real and imag give the part type; the tests Bool.
+  EXPECT_EQ(got[6].dtype(), complexPartType(dt));
+  EXPECT_EQ(got[8].dtype(), complexPartType(dt));
+  EXPECT_EQ(got[9].dtype(), DataType::Bool);
+  // Known values: |3 - 4i| = 5, conj(3 - 4i) = 3 + 4i, imag(3 - 4i) = -4, isreal(1) is true.
+  EXPECT_EQ(got[6].getDoubleLinear(7), 5.0);
+  EXPECT_EQ(got[1].getComplexLinear(7), C(3.0, 4.0));
+  EXPECT_EQ(got[8].getDoubleLinear(7), -4.0);
+  EXPECT_EQ(got[12].getDoubleLinear(3), 1.0);
+  EXPECT_EQ(got[12].getDoubleLinear(7), 0.0);
+}
+
+// add, sub, mul, div, eq, ne over every pair of a small set, plus a complex constant operand.
+TEST_P(ComplexNumbers, BinaryOpsMatchReference) {
+  const DataType dt = GetParam();
+  std::vector<C> base = {{0.0, 0.0},  {1.0, 0.0},  {0.0, 1.0}, {3.0, -4.0}, {-2.5, 0.5},
+                         {1e-3, 7.0}, {kInf, 1.0}, {2.0, 2.0}, {-1.0, -1.0}};
+  std::vector<C> a, b;
+  for (C x : base) {
+    for (C y : base) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  }
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(1).dtype(dt).build();
+    TensorView* y = ops::TensorBuilder().rank(1).dtype(dt).build();
+    f->addInput(x);
+    f->addInput(y);
+    for (TensorView* out :
+         {ops::add(x, y), ops::sub(x, y), ops::mul(x, y), ops::div(x, y), ops::eq(x, y),
+          ops::ne(x, y), ops::mul(x, C(0.5, -2.0)), ops::add(x, 1.5)}) {
+      f->addOutput(out);
+    }
+  }
+  std::vector<Tensor> got = runAndCheck(std::move(f), {complexValues(dt, a), complexValues(dt, b)});
+  ASSERT_EQ(got.size(), 8u);
+  // (3 - 4i)(3 - 4i) = -7 - 24i: element 3 * 9 + 3.
+  EXPECT_EQ(got[2].getComplexLinear(30), C(-7.0, -24.0));
+  // A complex constant keeps a c64 tensor c64 (torch: c64 * 1j stays c64).
+  EXPECT_EQ(got[6].dtype(), dt);
+  EXPECT_EQ(got[4].dtype(), DataType::Bool);
+}
+
+// Sums over the inner dim (serial and block reductions), the outer dim, everything (a grid-sized
+// reduction), and a mean; the sizes make the schedulers take each path.
+TEST_P(ComplexNumbers, SumsAndMeanMatchReference) {
+  const DataType dt = GetParam();
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{3, 5}, {16, 1000}, {2, 70000}}) {
+    auto f = std::make_unique<Fusion>();
+    {
+      FusionGuard g(f.get());
+      TensorView* x = ops::TensorBuilder().rank(2).dtype(dt).build();
+      f->addInput(x);
+      f->addOutput(ops::sum(x, {1}));
+      f->addOutput(ops::sum(x, {0}));
+      f->addOutput(ops::sum(x, {0, 1}));
+      f->addOutput(ops::mean(x, {1}));
+    }
+    Tensor x = Tensor::empty({rows, cols}, dt);
+    fillRandom(x, uint64_t(rows * cols));
+    SCOPED_TRACE("[" + std::to_string(rows) + ", " + std::to_string(cols) + "]");
+    std::vector<Tensor> got = runAndCheck(std::move(f), {x}, rows * cols);
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_EQ(got[0].dtype(), dt);  // torch: the sum of c64 is c64
+    EXPECT_EQ(got[3].dtype(), dt);
+  }
+}
+
+// Real and complex tensors in one fusion: promotion (f32 with c64 is c64, f64 with c64 c128),
+// casts of real values to complex, the parts back to real math, complex() and where.
+TEST_P(ComplexNumbers, MixedRealAndComplexFusion) {
+  const DataType dt = GetParam();
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* z = ops::TensorBuilder().rank(2).dtype(dt).build();
+    TensorView* r = ops::TensorBuilder().rank(2).dtype(DataType::Float32).build();
+    TensorView* d = ops::TensorBuilder().rank(1).dtype(DataType::Float64).build();
+    f->addInput(z);
+    f->addInput(r);
+    f->addInput(d);
+    TensorView* zr = ops::mul(z, r);                         // c64 * f32 -> c64 (c128 stays)
+    TensorView* zd = ops::add(z, d);                         // broadcast, -> c128
+    TensorView* mag = ops::add(ops::abs(zr), ops::real(z));  // back to real math
+    TensorView* built = ops::complex(r, ops::neg(r));        // r - r i
+    TensorView* picked = ops::where(ops::gt(r, 0.0), z, ops::cast(r, dt));
+    TensorView* summed = ops::sum(ops::mul(zd, ops::conj(zd)), {1});  // |zd|^2 as complex
+    for (TensorView* out : {zr, zd, mag, built, picked, summed}) f->addOutput(out);
+  }
+  Tensor z = Tensor::empty({6, 33}, dt);
+  Tensor r = Tensor::empty({6, 33}, DataType::Float32);
+  Tensor d = Tensor::empty({33}, DataType::Float64);
+  fillRandom(z, 1);
+  fillRandom(r, 2);
+  fillRandom(d, 3);
+  std::vector<Tensor> got = runAndCheck(std::move(f), {z, r, d}, 33);
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[0].dtype(), dt);
+  EXPECT_EQ(got[1].dtype(), DataType::ComplexDouble);
+  EXPECT_EQ(got[2].dtype(), complexPartType(dt));
+  EXPECT_EQ(got[3].dtype(), DataType::ComplexFloat);
+  // complex(r, -r): element 0 is r0 - r0 i exactly.
+  const double r0 = r.getDoubleLinear(0);
+  EXPECT_EQ(got[3].getComplexLinear(0), C(r0, -r0));
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, ComplexNumbers,
+                         ::testing::Values(DataType::ComplexFloat, DataType::ComplexDouble),
+                         [](const auto& info) { return std::string(dataTypeName(info.param)); });
+
+}  // namespace
+}  // namespace loom::runtime
