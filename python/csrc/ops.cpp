@@ -155,6 +155,28 @@ void defReduction(nb::module_& m, const char* name) {
       kKeep, nb::rv_policy::reference);
 }
 
+template <TensorView* (*Op)(TensorView*, std::optional<int64_t>, bool)>
+void defArgReduction(nb::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](PyFusion& f, nb::handle x, std::optional<int64_t> dim, bool keepdim) {
+        OpScope scope(f, name);
+        return Op(tensor(f, x, name, "x"), dim, keepdim);
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
+template <TensorView* (*Op)(TensorView*, int64_t)>
+void defScan(nb::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](PyFusion& f, nb::handle x, int64_t dim) {
+        OpScope scope(f, name);
+        return Op(tensor(f, x, name, "x"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
 // Random numbers (docs/ops.md, "Random numbers"): seed and offset are ints or integer Scalars.
 void bindRandomOps(nb::module_& m) {
   m.def(
@@ -394,6 +416,12 @@ void bindOps(nb::module_& parent) {
   defReduction<&ops::max>(m, "max");
   defReduction<&ops::min>(m, "min");
   defReduction<&ops::mean>(m, "mean");
+  defArgReduction<&ops::argmax>(m, "argmax");
+  defArgReduction<&ops::argmin>(m, "argmin");
+  defScan<&ops::cumsum>(m, "cumsum");
+  defScan<&ops::cumprod>(m, "cumprod");
+  defScan<&ops::cummax>(m, "cummax");
+  defScan<&ops::cummin>(m, "cummin");
   m.def(
       "variance",
       [](PyFusion& f, nb::handle x, const std::vector<int64_t>& axes, double correction,

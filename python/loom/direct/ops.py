@@ -18,7 +18,7 @@ UNSUPPORTED_OPS = {
         "real imag erfcx digamma ceilDiv "
         "segment_set index_select select gather "
         "take_along_axis scatter index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
-        "embedding_fwd argsort topk cumsum cumprod cummax cummin grouped_mm scaled_mm tril "
+        "embedding_fwd argsort topk grouped_mm scaled_mm tril "
         "size_of stride_order uniform_like var_mean_welford rng_uniform"
     ).split()
 }
@@ -143,6 +143,33 @@ class Ops:
     def welford(self, arg, dims):
         """(avg, var_sum, n): the running mean, the sum of squared deviations and the count."""
         return _C.ops.welford(self._f, arg, _dims(dims, "welford"))
+
+    def argmax(self, arg, dim=None, keepdim=False):
+        """torch.argmax: the first index (Int) of the largest value along dim (NaN is the
+        largest); dim=None indexes the flattened tensor."""
+        return _C.ops.argmax(self._f, arg, None if dim is None else int(dim), bool(keepdim))
+
+    def argmin(self, arg, dim=None, keepdim=False):
+        """torch.argmin: the first index (Int) of the smallest value along dim (NaN is the
+        smallest); dim=None indexes the flattened tensor."""
+        return _C.ops.argmin(self._f, arg, None if dim is None else int(dim), bool(keepdim))
+
+    # ---- scans (inclusive, along one dim) --------------------------------------------------
+    def cumsum(self, arg, dim):
+        """torch.cumsum (Bool and integer inputs sum in Int)."""
+        return _C.ops.cumsum(self._f, arg, int(dim))
+
+    def cumprod(self, arg, dim):
+        """torch.cumprod (Bool and integer inputs multiply in Int)."""
+        return _C.ops.cumprod(self._f, arg, int(dim))
+
+    def cummax(self, arg, dim):
+        """The values of torch.cummax (as nvFuser's, no indices)."""
+        return _C.ops.cummax(self._f, arg, int(dim))
+
+    def cummin(self, arg, dim):
+        """The values of torch.cummin (as nvFuser's, no indices)."""
+        return _C.ops.cummin(self._f, arg, int(dim))
 
     # ---- shapes ----------------------------------------------------------------------------
     def broadcast_in_dim(self, arg, shape, broadcast_dims):
