@@ -342,6 +342,52 @@ class Ops:
     def rms_norm(self, arg, normalized_ndims, weight, eps=1e-6):
         return _C.ops.rms_norm(self._f, arg, int(normalized_ndims), weight, float(eps))
 
+    # ---- backward and loss composites (Loom extensions, docs/ops.md) ------------------------
+    def softmax_backward(self, grad, y, dim):
+        """The gradient of softmax given its output y: y * (grad - sum(grad * y, dim))."""
+        return _C.ops.softmax_backward(self._f, grad, y, int(dim))
+
+    def log_softmax_backward(self, grad, y, dim):
+        """The gradient of log_softmax given its output y: grad - exp(y) * sum(grad, dim)."""
+        return _C.ops.log_softmax_backward(self._f, grad, y, int(dim))
+
+    def layer_norm_backward(self, grad, arg, normalized_ndims, mean, rstd, weight=None,
+                            bias=None):
+        """(grad_input, grad_weight, grad_bias) of layer_norm, given the mean and rstd it
+        returned; grad_weight / grad_bias are None without weight / bias (bias is only asked
+        whether it is there)."""
+        return _C.ops.layer_norm_backward(
+            self._f, grad, arg, int(normalized_ndims), mean, rstd, weight, bias is not None
+        )
+
+    def rms_norm_backward(self, grad, arg, normalized_ndims, weight=None, eps=1e-6):
+        """(grad_input, grad_weight) of rms_norm (grad_weight None without weight)."""
+        return _C.ops.rms_norm_backward(
+            self._f, grad, arg, int(normalized_ndims), weight, float(eps)
+        )
+
+    def gelu_backward(self, grad, arg, approximate="none"):
+        """grad * d gelu(arg) / d arg; approximate is "none" or "tanh"."""
+        if approximate not in ("none", "tanh"):
+            raise _C.UserError(
+                f"gelu_backward: approximate must be 'none' or 'tanh', got {approximate!r}"
+            )
+        return _C.ops.gelu_backward(self._f, grad, arg, approximate == "tanh")
+
+    def silu_backward(self, grad, arg):
+        """grad * d silu(arg) / d arg."""
+        return _C.ops.silu_backward(self._f, grad, arg)
+
+    def cross_entropy(self, logits, target, ignore_index=-100, reduction="mean"):
+        """torch.nn.functional.cross_entropy of logits [N, C] and class indices target [N]."""
+        return _C.ops.cross_entropy(self._f, logits, target, int(ignore_index), str(reduction))
+
+    def cross_entropy_backward(self, grad, logits, target, ignore_index=-100, reduction="mean"):
+        """The gradient of cross_entropy with respect to the logits (grad: the loss's shape)."""
+        return _C.ops.cross_entropy_backward(
+            self._f, grad, logits, target, int(ignore_index), str(reduction)
+        )
+
 
 def _def_unary(name, loom_name=None):
     loom_name = loom_name or name
