@@ -389,6 +389,45 @@ class Runner : public ir::ExprVisitor {
     define(e->out(), std::move(result));
   }
 
+  // Each row along the scan dim runs from the op's identity, in double; define() rounds every
+  // prefix to the output dtype.
+  void handle(ir::ScanOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    Buffer out{in.shape, std::vector<double>(in.data.size())};
+    const auto d = size_t(e->dim());
+    LOOM_ASSERT(d < in.shape.size(), e->toString(), ": scan dim out of range");
+    int64_t outer = 1, inner = 1;
+    for (size_t k = 0; k < d; ++k) outer *= in.shape[k];
+    for (size_t k = d + 1; k < in.shape.size(); ++k) inner *= in.shape[k];
+    const int64_t len = in.shape[d];
+    const ir::ReductionOpType op = e->opType();
+    const double identity = op == ir::ReductionOpType::Sum    ? 0.0
+                            : op == ir::ReductionOpType::Prod ? 1.0
+                            : op == ir::ReductionOpType::Max  ? -HUGE_VAL
+                                                              : HUGE_VAL;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        double acc = identity;
+        for (int64_t k = 0; k < len; ++k) {
+          const auto at = size_t((o * len + k) * inner + i);
+          const double x = in.data[at];
+          switch (op) {
+            case ir::ReductionOpType::Sum: acc += x; break;
+            case ir::ReductionOpType::Prod: acc *= x; break;
+            case ir::ReductionOpType::Max:
+              acc = detail::floatBinary(ir::BinaryOpType::Max, acc, x);
+              break;
+            case ir::ReductionOpType::Min:
+              acc = detail::floatBinary(ir::BinaryOpType::Min, acc, x);
+              break;
+          }
+          out.data[at] = acc;
+        }
+      }
+    }
+    define(e->out(), std::move(out));
+  }
+
   /// The Welford output that shows the reduction best: the first one that still has Reduction
   /// IDs (clearReductionIterDomains may have removed them from some siblings).
   static const TensorView* welfordReference(const ir::WelfordOp* e) {

@@ -307,6 +307,46 @@ Scalar* RngOp::param1() const { return input(3)->as<Scalar>(); }
 std::string RngOp::opName() const { return std::string(rngOpTypeName(type_)); }
 bool RngOp::sameAttributes(const Expr* other) const { return other->as<RngOp>()->type_ == type_; }
 
+// ---- ScanOp
+ScanOp::ScanOp(ReductionOpType op, TensorView* out, TensorView* in, int64_t dim)
+    : Expr(NodeKind::ScanOp, {in}, {out}), op_(op), dim_(dim) {}
+ScanOp::ScanOp(const ScanOp* src, IrCloner& c)
+    : Expr(NodeKind::ScanOp, c.clone(src->inputs()), c.clone(src->outputs())),
+      op_(src->op_),
+      dim_(src->dim_) {}
+LOOM_DEFINE_CLONE(ScanOp)
+TensorView* ScanOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* ScanOp::in() const { return input(0)->as<TensorView>(); }
+IterDomain* ScanOp::scanId() const {
+  auto ids = TensorDomain::noReductions(out()->logical());
+  LOOM_ASSERT(dim_ >= 0 && size_t(dim_) < ids.size(), "scan dim ", dim_, " of ", out()->toString(),
+              " is out of range");
+  return ids[size_t(dim_)];
+}
+namespace {
+constexpr std::pair<ReductionOpType, std::string_view> kScanNames[] = {
+    {ReductionOpType::Sum, "cumsum"},
+    {ReductionOpType::Prod, "cumprod"},
+    {ReductionOpType::Max, "cummax"},
+    {ReductionOpType::Min, "cummin"}};
+}  // namespace
+std::string ScanOp::opName() const {
+  for (const auto& [op, name] : kScanNames) {
+    if (op == op_) return std::string(name);
+  }
+  LOOM_UNREACHABLE();
+}
+bool ScanOp::sameAttributes(const Expr* other) const {
+  const auto* o = other->as<ScanOp>();
+  return o->op_ == op_ && o->dim_ == dim_;
+}
+std::optional<ReductionOpType> parseScanOpName(std::string_view name) {
+  for (const auto& [op, n] : kScanNames) {
+    if (n == name) return op;
+  }
+  return std::nullopt;
+}
+
 #undef LOOM_DEFINE_CLONE
 
 }  // namespace loom::ir

@@ -924,6 +924,16 @@ Expr* Parser::buildMathOp(Call& c) {
     c.need(1, 1, {"init"});
     c.adoptKey("init", out_dtype, out0);
     return make<ReductionOp>(none, *r, c.scalarArg("init"), c.tensorOut(0), c.tensorIn(pos[0]));
+  } else if (auto scan = parseScanOpName(name)) {
+    c.need(1, 1, {"dim"});
+    const Arg& d = c.kw.at("dim");
+    auto dim =
+        d.val != nullptr && d.val->isA<Scalar>() ? d.val->as<Scalar>()->constInt() : std::nullopt;
+    if (!dim || !isIntegralType(d.val->dtype()) || *dim < 0) {
+      fail(*d.tok, "dim must be a non-negative integer constant");
+    }
+    fusion_->removeVal(d.val);  // the constant is an attribute, not a node of the fusion
+    return make<ScanOp>(none, *scan, c.tensorOut(0), c.tensorIn(pos[0]), *dim);
   } else if (name == "welford") {
     c.need(3, 3, {"init_avg", "init_m2", "init_n"});
     c.adopt(pos[1], outs[1]->dtype(), outs[1]);

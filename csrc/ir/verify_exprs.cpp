@@ -418,6 +418,19 @@ void rngRule(const RngOp* rng, DtypeRule& r) {
   r.need(rng->param1(), DataType::Float64, param);
 }
 
+// A scan keeps its dtype; a sum or product keeps it only where it does not wrap or round away
+// (ops::cumsum and cumprod take bools and i32 in i64, as the reductions do).
+void scanRule(const ScanOp* scan, DtypeRule& r) {
+  const DataType c = scan->out()->dtype();
+  r.need(scan->in(), c, computesIn(scan->opName(), scan->out()));
+  const bool accumulates =
+      scan->opType() == ReductionOpType::Sum || scan->opType() == ReductionOpType::Prod;
+  if (accumulates && (c == DataType::Int32 || isBooleanType(c))) {
+    r.fail(concat(scan->opName(), " accumulates in ", c, ", which wraps or saturates: ops::",
+                  scan->opName(), " takes bools and i32 in i64 (cast the input first)"));
+  }
+}
+
 std::optional<std::string> dtypeProblem(const Expr* e) {
   DtypeRule r(e);
   if (const auto* u = e->dynCast<UnaryOp>()) {
@@ -434,6 +447,8 @@ std::optional<std::string> dtypeProblem(const Expr* e) {
     rngRule(rng, r);
   } else if (e->isA<IotaOp>() && isComplexType(e->output(0)->dtype())) {
     r.fail(concat("iota makes integers or floats, not ", e->output(0)->dtype()));
+  } else if (const auto* scan = e->dynCast<ScanOp>()) {
+    scanRule(scan, r);
   } else if (!e->outputs().empty()) {
     // Shape ops, pad, cat and the factories move values without converting them: every input
     // (a pad or full value, an iota start and step) has the output's dtype.
@@ -447,6 +462,13 @@ std::optional<std::string> dtypeProblem(const Expr* e) {
 }  // namespace
 
 std::optional<std::string> mathExprProblem(const Expr* e) {
+  if (const auto* scan = e->dynCast<ScanOp>()) {
+    const size_t rank = TensorDomain::noReductions(scan->out()->logical()).size();
+    if (scan->dim() < 0 || size_t(scan->dim()) >= rank) {
+      return concat(quoted(e), ": the scan dim ", scan->dim(), " is out of range for ",
+                    scan->out()->toString(), " of rank ", rank);
+    }
+  }
   if (auto p = iterTypeProblem(e)) return p;
   return dtypeProblem(e);
 }

@@ -169,6 +169,16 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
     if (in->dtype() != acc_dt) in = kernel.create<kir::UnaryExpr>(acc_dt, ir::UnaryOpType::Cast, in);
     return kernel.create<kir::Store>(
         op->acc, kernel.create<kir::BinaryExpr>(acc_dt, combineOp(r->opType()), op->acc, in));
+  } else if (auto* scan = dyn<ir::ScanOp>(e)) {
+    // The running prefix (pass scans): acc = acc op in[i]; the WriteResult after it stores it.
+    LOOM_ASSERT(op->role == kir::TensorOpRole::Accumulate && op->acc != nullptr,
+                "scan not lowered: ", op->out->toString());
+    DataType acc_dt = op->acc->dtype();
+    kir::Value* in = ins[0];
+    if (in->dtype() != acc_dt)
+      in = kernel.create<kir::UnaryExpr>(acc_dt, ir::UnaryOpType::Cast, in);
+    return kernel.create<kir::Store>(
+        op->acc, kernel.create<kir::BinaryExpr>(acc_dt, combineOp(scan->opType()), op->acc, in));
   } else if (auto* pad = dyn<ir::PadOp>(e)) {
     value = lowerPad(kernel, ctx, pad, idx, ins[0], ins[1]);
   } else if (auto* cat = dyn<ir::CatOp>(e)) {

@@ -12,25 +12,25 @@ namespace loom::lower {
 const Pipeline& pipeline() {
   // Optional: the kernel is right without them, only slower (more predicates, unhoisted index
   // math, unfolded constants).
-  static const Pipeline passes(
-      "lowering",
-      {
-          {"expr_sort", exprSort},
-          {"kernel_params", kernelParams},
-          {"loop_nests", loopNests},
-          {"memory_reads", memoryReads},
-          {"allocations", allocations},
-          {"reductions", reductions},
-          {"thread_predicates", threadPredicates},
-          {"predicates", predicates},
-          {"eliminate_predicates", eliminatePredicates, /*optional=*/true},
-          {"unswitch", unswitch, /*optional=*/true},
-          {"indexing", indexing},
-          {"vectorize", vectorize},
-          {"syncs", syncs},
-          {"simplify", simplify, /*optional=*/true},
-          {"hoist_indices", hoistIndices, /*optional=*/true},
-      });
+  static const Pipeline passes("lowering",
+                               {
+                                   {"expr_sort", exprSort},
+                                   {"kernel_params", kernelParams},
+                                   {"loop_nests", loopNests},
+                                   {"memory_reads", memoryReads},
+                                   {"allocations", allocations},
+                                   {"reductions", reductions},
+                                   {"scans", scans},
+                                   {"thread_predicates", threadPredicates},
+                                   {"predicates", predicates},
+                                   {"eliminate_predicates", eliminatePredicates, /*optional=*/true},
+                                   {"unswitch", unswitch, /*optional=*/true},
+                                   {"indexing", indexing},
+                                   {"vectorize", vectorize},
+                                   {"syncs", syncs},
+                                   {"simplify", simplify, /*optional=*/true},
+                                   {"hoist_indices", hoistIndices, /*optional=*/true},
+                               });
   return passes;
 }
 

@@ -108,6 +108,16 @@ bool localizeShardings(ir::Fusion& fusion) {
                  ") are not supported yet (each device would draw its shard's numbers from "
                  "index 0); draw them unsharded");
     }
+    if (const auto* scan =
+            tv->definition() != nullptr ? tv->definition()->dynCast<ir::ScanOp>() : nullptr) {
+      for (const ShardedAxis& a : axes) {
+        // Each device would scan its own shard from the identity.
+        LOOM_CHECK(a.logical != scan->scanId(), scan->toString(), ": a ", scan->opName(),
+                   " along a sharded dim (", a.logical->toString(),
+                   ") is not supported (each device would scan its shard from the start); "
+                   "scan unsharded, or shard another dim");
+      }
+    }
     entries.push_back({tv, std::move(axes)});
   }
   Localizer localizer;

@@ -12,6 +12,7 @@
 #include "loom/ir/complex_ops.h"
 #include "loom/ir/exprs.h"
 #include "loom/ops/arith.h"
+#include "loom/ops/factory.h"
 #include "loom/ops/shape.h"
 #include "ops/utils.h"
 
@@ -121,7 +122,49 @@ Scalar* correctedCount(Scalar* n, double correction, DataType dtype) {
   return out;
 }
 
+// argmax (largest) / argmin along normalized `d` of x (rank >= 1).
+TensorView* argExtremeAlong(TensorView* x, int64_t d, bool largest, bool keepdim) {
+  Scalar* n = detail::numElements(x, {d});
+  // The positions along d as a tensor that broadcasts against x.
+  std::vector<bool> others(size_t(x->rank()), true);
+  others[size_t(d)] = false;
+  TensorView* pos = iota(n, int64_t(0), int64_t(1), DataType::Int64);
+  if (x->rank() > 1) pos = broadcast(pos, others);
+  // max/min propagate NaN: a row holding a NaN has m = NaN, matches no x == m, and its candidates
+  // are exactly its NaNs; a row without one has its first extreme value as first candidate.
+  TensorView* m = largest ? max(x, {d}, /*keepdim=*/true) : min(x, {d}, /*keepdim=*/true);
+  TensorView* hit = eq(x, m);
+  if (isFloatingType(x->dtype())) hit = logicalOr(hit, isNan(x));
+  return min(where(hit, pos, n), {d}, keepdim);
+}
+
+TensorView* argExtreme(TensorView* x, std::optional<int64_t> dim, bool keepdim, bool largest) {
+  const char* op = largest ? "argmax" : "argmin";
+  LOOM_CHECK(!isBooleanType(x->dtype()), op, ": ", x->toString(),
+             " is Bool; argmax and argmin take numbers (cast it first)");
+  const int64_t rank = x->rank();
+  if (!dim.has_value()) {
+    // Flattened: the index into x's row-major order.
+    TensorView* flat = reshape(x, std::vector<int64_t>{-1});
+    TensorView* r = argExtremeAlong(flat, 0, largest, /*keepdim=*/false);
+    if (keepdim && rank > 0) r = broadcast(r, std::vector<bool>(size_t(rank), true));
+    return r;
+  }
+  if (rank == 0) {
+    detail::normalizeDim(x, *dim, 1, op);  // a 0-D tensor takes dim 0 or -1, as in torch
+    return argExtremeAlong(reshape(x, std::vector<int64_t>{1}), 0, largest, /*keepdim=*/false);
+  }
+  return argExtremeAlong(x, detail::normalizeDim(x, *dim, rank, op), largest, keepdim);
+}
+
 }  // namespace
+
+TensorView* argmax(TensorView* x, std::optional<int64_t> dim, bool keepdim) {
+  return argExtreme(x, dim, keepdim, /*largest=*/true);
+}
+TensorView* argmin(TensorView* x, std::optional<int64_t> dim, bool keepdim) {
+  return argExtreme(x, dim, keepdim, /*largest=*/false);
+}
 
 TensorView* sum(TensorView* x, const std::vector<int64_t>& axes, bool keepdim) {
   return reduce(ReductionOpType::Sum, x, axes, keepdim, accumulateType(x->dtype()));

@@ -155,4 +155,13 @@ IterDomain* sizedId(const Size& size, std::string_view op, size_t dim, const Siz
   return IterDomain::create(size.toScalar());
 }
 
+std::vector<int64_t> lastDims(const TensorView* x, int64_t n, std::string_view op) {
+  const int64_t rank = x->rank();
+  LOOM_CHECK(n >= 1 && n <= rank, op, ": normalized_ndims ", n, " must be between 1 and the rank ",
+             rank, " of ", x->toString(), " ", shapeString(x));
+  std::vector<int64_t> axes;
+  for (int64_t a = rank - n; a < rank; ++a) axes.push_back(a);
+  return axes;
+}
+
 }  // namespace loom::ops::detail

@@ -71,4 +71,13 @@ Scalar* scalarOperand(const Val* v, DataType dtype, std::string_view op, std::st
 /// constant is a UserError naming `op`, the dim and (when given) the whole shape.
 IterDomain* sizedId(const Size& size, std::string_view op, size_t dim, const SizeList* shape);
 
+/// The floating type composites compute in: Float64 for Float64, else Float32.
+inline DataType computeFloat(DataType t) { return t == DataType::Float64 ? t : DataType::Float32; }
+/// A composite's main output dtype: the input's floating type, Float32 for integer and bool.
+inline DataType outputFloat(DataType t) { return isFloatingType(t) ? t : DataType::Float32; }
+
+/// The last `n` dims of x (the normalized dims of a norm), normalized; n must be in [1, rank]
+/// (UserError naming `op` otherwise).
+std::vector<int64_t> lastDims(const TensorView* x, int64_t n, std::string_view op);
+
 }  // namespace loom::ops::detail

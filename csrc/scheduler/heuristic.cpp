@@ -19,6 +19,8 @@ std::string_view schedulerTypeName(SchedulerType type) {
       return "reduction";
     case SchedulerType::InnerPersistent:
       return "inner_persistent";
+    case SchedulerType::Scan:
+      return "scan";
   }
   return "unknown";
 }

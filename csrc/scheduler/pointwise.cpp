@@ -92,7 +92,9 @@ class PointwiseScheduler final : public Scheduler {
   SchedulerType type() const override { return SchedulerType::Pointwise; }
 
   bool canScheduleCompileTime(const ir::Fusion& fusion, std::string* why) const override {
-    if (!utils::isPlainUnscheduledFusion(fusion, why)) return false;
+    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoScan(fusion, why)) {
+      return false;
+    }
     auto reductions = utils::reductionExprs(fusion);
     if (!reductions.empty()) {
       if (why != nullptr) {

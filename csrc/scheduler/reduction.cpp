@@ -47,7 +47,9 @@ class ReductionScheduler final : public Scheduler {
       if (why != nullptr) *why = reason;
       return false;
     };
-    if (!utils::isPlainUnscheduledFusion(fusion, why)) return false;
+    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoScan(fusion, why)) {
+      return false;
+    }
     std::vector<ir::Expr*> reductions = utils::reductionExprs(fusion);
     if (reductions.empty()) return reject("the fusion has no reduction");
     if (reductions.size() > 1) {

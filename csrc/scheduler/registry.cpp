@@ -8,6 +8,7 @@
 #include "loom/scheduler/normalization.h"
 #include "loom/scheduler/pointwise.h"
 #include "loom/scheduler/reduction.h"
+#include "loom/scheduler/scan.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 #include "loom/support/options.h"
@@ -24,6 +25,7 @@ std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   list.push_back(makePointwiseScheduler());
   list.push_back(makeReductionScheduler());
   list.push_back(makeInnerPersistentScheduler());
+  list.push_back(makeScanScheduler());
   return list;
 }
 

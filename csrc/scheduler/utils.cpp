@@ -22,6 +22,24 @@ std::vector<ir::Expr*> reductionExprs(const ir::Fusion& fusion) {
   return result;
 }
 
+std::vector<ir::Expr*> scanExprs(const ir::Fusion& fusion) {
+  std::vector<ir::Expr*> result;
+  for (ir::Expr* e : fusion.exprs()) {
+    if (e->isA<ir::ScanOp>()) result.push_back(e);
+  }
+  return result;
+}
+
+bool hasNoScan(const ir::Fusion& fusion, std::string* why) {
+  std::vector<ir::Expr*> scans = scanExprs(fusion);
+  if (scans.empty()) return true;
+  if (why != nullptr) {
+    *why = "the fusion has a scan (" + scans.front()->output(0)->toString() +
+           "), which only the scan scheduler runs";
+  }
+  return false;
+}
+
 std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion) {
   std::vector<ir::TensorView*> result;
   for (ir::Expr* e : reductionExprs(fusion)) result.push_back(e->output(0)->as<ir::TensorView>());

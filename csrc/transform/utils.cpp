@@ -198,6 +198,9 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
   if (e->isA<IotaOp>()) {
     return IrBuilder::create<IotaOp>(tv(out[0]), in[0]->as<Scalar>(), in[1]->as<Scalar>());
   }
+  if (auto* sc = e->dynCast<ScanOp>()) {
+    return IrBuilder::create<ScanOp>(sc->opType(), tv(out[0]), tv(in[0]), sc->dim());
+  }
   if (auto* r = e->dynCast<RngOp>()) {
     return IrBuilder::create<RngOp>(tv(out[0]), r->rngType(), in[0]->as<Scalar>(),
                                     in[1]->as<Scalar>(), in[2]->as<Scalar>(), in[3]->as<Scalar>());

@@ -156,6 +156,131 @@ void defReduction(nb::module_& m, const char* name) {
       kKeep, nb::rv_policy::reference);
 }
 
+template <TensorView* (*Op)(TensorView*, std::optional<int64_t>, bool)>
+void defArgReduction(nb::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](PyFusion& f, nb::handle x, std::optional<int64_t> dim, bool keepdim) {
+        OpScope scope(f, name);
+        return Op(tensor(f, x, name, "x"), dim, keepdim);
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
+template <TensorView* (*Op)(TensorView*, int64_t)>
+void defScan(nb::module_& m, const char* name) {
+  m.def(
+      name,
+      [name](PyFusion& f, nb::handle x, int64_t dim) {
+        OpScope scope(f, name);
+        return Op(tensor(f, x, name, "x"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
+nb::object refOrNone(TensorView* tv, nb::handle fobj) {
+  return tv == nullptr ? nb::none() : nb::object(nodeRef(tv, fobj));
+}
+
+ops::LossReduction lossReduction(const std::string& r, const char* op) {
+  if (r == "mean") return ops::LossReduction::Mean;
+  if (r == "sum") return ops::LossReduction::Sum;
+  if (r == "none") return ops::LossReduction::None;
+  LOOM_CHECK(false, op, ": reduction must be 'mean', 'sum' or 'none', got '", r, "'");
+  LOOM_UNREACHABLE();
+}
+
+// Backward and loss composites (docs/ops.md, "Backward and loss composites").
+void bindBackwardOps(nb::module_& m) {
+  m.def(
+      "softmax_backward",
+      [](PyFusion& f, nb::handle g, nb::handle y, int64_t dim) {
+        OpScope scope(f, "softmax_backward");
+        return ops::softmaxBackward(tensor(f, g, "softmax_backward", "grad"),
+                                    tensor(f, y, "softmax_backward", "y"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "log_softmax_backward",
+      [](PyFusion& f, nb::handle g, nb::handle y, int64_t dim) {
+        OpScope scope(f, "log_softmax_backward");
+        return ops::logSoftmaxBackward(tensor(f, g, "log_softmax_backward", "grad"),
+                                       tensor(f, y, "log_softmax_backward", "y"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "layer_norm_backward",
+      [](nb::handle fobj, nb::handle g, nb::handle x, int64_t n, nb::handle mean, nb::handle rstd,
+         nb::handle w, bool has_bias) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        ops::NormBackwardResult r;
+        {
+          const char* op = "layer_norm_backward";
+          OpScope scope(f, op);
+          r = ops::layerNormBackward(tensor(f, g, op, "grad"), tensor(f, x, op, "x"), n,
+                                     tensor(f, mean, op, "mean"), tensor(f, rstd, op, "rstd"),
+                                     w.is_none() ? nullptr : tensor(f, w, op, "weight"), has_bias);
+        }
+        return nb::make_tuple(nodeRef(r.grad_input, fobj), refOrNone(r.grad_weight, fobj),
+                              refOrNone(r.grad_bias, fobj));
+      },
+      nb::arg("fusion"), nb::arg("grad"), nb::arg("x"), nb::arg("normalized_ndims"),
+      nb::arg("mean"), nb::arg("rstd"), nb::arg("weight").none(), nb::arg("has_bias"));
+  m.def(
+      "rms_norm_backward",
+      [](nb::handle fobj, nb::handle g, nb::handle x, int64_t n, nb::handle w, double eps) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        ops::NormBackwardResult r;
+        {
+          const char* op = "rms_norm_backward";
+          OpScope scope(f, op);
+          r = ops::rmsNormBackward(tensor(f, g, op, "grad"), tensor(f, x, op, "x"), n,
+                                   w.is_none() ? nullptr : tensor(f, w, op, "weight"), eps);
+        }
+        return nb::make_tuple(nodeRef(r.grad_input, fobj), refOrNone(r.grad_weight, fobj));
+      },
+      nb::arg("fusion"), nb::arg("grad"), nb::arg("x"), nb::arg("normalized_ndims"),
+      nb::arg("weight").none(), nb::arg("eps"));
+  m.def(
+      "gelu_backward",
+      [](PyFusion& f, nb::handle g, nb::handle x, bool tanh_approximation) {
+        OpScope scope(f, "gelu_backward");
+        return ops::geluBackward(
+            tensor(f, g, "gelu_backward", "grad"), tensor(f, x, "gelu_backward", "x"),
+            tanh_approximation ? ops::GeluApproximation::Tanh : ops::GeluApproximation::None);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "silu_backward",
+      [](PyFusion& f, nb::handle g, nb::handle x) {
+        OpScope scope(f, "silu_backward");
+        return ops::siluBackward(tensor(f, g, "silu_backward", "grad"),
+                                 tensor(f, x, "silu_backward", "x"));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "cross_entropy",
+      [](PyFusion& f, nb::handle x, nb::handle t, int64_t ignore_index,
+         const std::string& reduction) {
+        const char* op = "cross_entropy";
+        OpScope scope(f, op);
+        return ops::crossEntropy(tensor(f, x, op, "logits"), tensor(f, t, op, "target"),
+                                 ignore_index, lossReduction(reduction, op));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "cross_entropy_backward",
+      [](PyFusion& f, nb::handle g, nb::handle x, nb::handle t, int64_t ignore_index,
+         const std::string& reduction) {
+        const char* op = "cross_entropy_backward";
+        OpScope scope(f, op);
+        return ops::crossEntropyBackward(tensor(f, g, op, "grad"), tensor(f, x, op, "logits"),
+                                         tensor(f, t, op, "target"), ignore_index,
+                                         lossReduction(reduction, op));
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
 // Random numbers (docs/ops.md, "Random numbers"): seed and offset are ints or integer Scalars.
 void bindRandomOps(nb::module_& m) {
   m.def(
@@ -399,6 +524,12 @@ void bindOps(nb::module_& parent) {
   defReduction<&ops::max>(m, "max");
   defReduction<&ops::min>(m, "min");
   defReduction<&ops::mean>(m, "mean");
+  defArgReduction<&ops::argmax>(m, "argmax");
+  defArgReduction<&ops::argmin>(m, "argmin");
+  defScan<&ops::cumsum>(m, "cumsum");
+  defScan<&ops::cumprod>(m, "cumprod");
+  defScan<&ops::cummax>(m, "cummax");
+  defScan<&ops::cummin>(m, "cummin");
   m.def(
       "variance",
       [](PyFusion& f, nb::handle x, const std::vector<int64_t>& axes, double correction,
@@ -586,6 +717,7 @@ void bindOps(nb::module_& parent) {
       kKeep, nb::rv_policy::reference);
 
   bindRandomOps(m);
+  bindBackwardOps(m);
 
   // Inputs.
   m.def(

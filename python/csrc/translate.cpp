@@ -576,6 +576,11 @@ void Translator::translateResizeOp(const ir::Expr* e) {
          ", dtype=" + pyDtype(io->out()->dtype()) + ")");
     return;
   }
+  if (const auto* sc = dyn<ir::ScanOp>(e)) {
+    emit(define(sc->out(), 'T') + " = fd.ops." + sc->opName() + "(" + tensor(sc->in()) +
+         ", dim=" + std::to_string(sc->dim()) + ")");
+    return;
+  }
   if (const auto* r = dyn<ir::RngOp>(e)) {
     std::vector<std::string> shape;
     for (const IterDomain* id : ir::TensorDomain::noReductions(r->out()->logical())) {

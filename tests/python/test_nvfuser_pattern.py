@@ -398,6 +398,59 @@ OP_CASES.update({
 })
 
 
+# Scans, argmax / argmin and the backward and loss composites (issue 30).
+def _cross_entropy(backward):
+    def define(fd):
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        t = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Int)
+        if backward:
+            g = fd.define_tensor(shape=[], dtype=DataType.Float)
+            fd.add_output(fd.ops.cross_entropy_backward(g, x, t, ignore_index=1))
+        else:
+            fd.add_output(fd.ops.cross_entropy(x, t, ignore_index=1))
+            fd.add_output(fd.ops.cross_entropy(x, t, reduction="none"))
+
+    def inputs(device):
+        ins = [torch.randn(4, 6, device=device), torch.tensor([0, 1, 5, 2], device=device)]
+        return ins + ([torch.tensor(0.5, device=device)] if backward else [])
+
+    return define, inputs
+
+
+def _grad_of(body):
+    """A case whose definition is `body(fd, grad, x)` for [4, 6] f32 inputs."""
+    def define(fd):
+        g = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        for out in body(fd, g, x):
+            if out is not None:
+                fd.add_output(out)
+
+    return define, lambda device: [torch.randn(4, 6, device=device), torch.randn(4, 6, device=device)]
+
+
+OP_CASES.update({name: _define(lambda fd, x, name=name: [getattr(fd.ops, name)(x, 1),
+                                                          getattr(fd.ops, name)(x, -2)])
+                 for name in ("cumsum", "cumprod", "cummax", "cummin")})
+OP_CASES.update({name: _define(lambda fd, x, name=name: [getattr(fd.ops, name)(x, 1),
+                                                          getattr(fd.ops, name)(x, keepdim=True)])
+                 for name in ("argmax", "argmin")})
+OP_CASES.update({
+    "cross_entropy": _cross_entropy(False),
+    "cross_entropy_backward": _cross_entropy(True),
+    "softmax_backward": _grad_of(lambda fd, g, x: [
+        fd.ops.softmax_backward(g, fd.ops.softmax(x, 1), 1)]),
+    "log_softmax_backward": _grad_of(lambda fd, g, x: [
+        fd.ops.log_softmax_backward(g, fd.ops.log_softmax(x, 0), 0)]),
+    "layer_norm_backward": _grad_of(lambda fd, g, x: list(fd.ops.layer_norm_backward(
+        g, x, 1, *fd.ops.layer_norm(x, 1)[1:]))),
+    "rms_norm_backward": _grad_of(lambda fd, g, x: list(fd.ops.rms_norm_backward(g, x, 1))),
+    "gelu_backward": _grad_of(lambda fd, g, x: [fd.ops.gelu_backward(g, x),
+                                                fd.ops.gelu_backward(g, x, approximate="tanh")]),
+    "silu_backward": _grad_of(lambda fd, g, x: [fd.ops.silu_backward(g, x)]),
+})
+
+
 def test_every_op_has_a_case():
     """A new fd.ops op needs a case here (its printing, caching and validation are tested)."""
     ops = {n for n in dir(Ops) if not n.startswith("_")}

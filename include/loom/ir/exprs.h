@@ -4,6 +4,8 @@
 // inputs()/outputs(); attributes are named members. See the IR contract in base.h.
 #pragma once
 
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "loom/ir/base.h"
@@ -358,5 +360,34 @@ class RngOp : public Expr {
  private:
   RngOpType type_;
 };
+
+/// Inclusive scan along logical dim `dim()` (reductions excluded from the count): out[.., i, ..]
+/// = in[.., 0, ..] op in[.., 1, ..] op ... op in[.., i, ..] with op Sum (cumsum), Prod (cumprod),
+/// Max (cummax) or Min (cummin); max and min propagate NaN, as the reductions do. out has in's
+/// shape (its own IDs, mapped to in's position by position) and dtype. No init: each row starts
+/// at op's identity (reductionIdentity).
+class ScanOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(ScanOp)
+  ScanOp(ReductionOpType op, TensorView* out, TensorView* in, int64_t dim);
+  ScanOp(const ScanOp* src, IrCloner& cloner);
+
+  ReductionOpType opType() const { return op_; }
+  TensorView* out() const;
+  TensorView* in() const;
+  int64_t dim() const { return dim_; }
+  /// out's logical ID the scan runs along.
+  IterDomain* scanId() const;
+
+  /// "cumsum", "cumprod", "cummax", "cummin".
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  ReductionOpType op_;
+  int64_t dim_;
+};
+/// The ScanOp op type of "cumsum", "cumprod", "cummax" or "cummin"; nullopt for other names.
+std::optional<ReductionOpType> parseScanOpName(std::string_view name);
 
 }  // namespace loom::ir

@@ -32,6 +32,7 @@
   X(FullOp)                        \
   X(IotaOp)                        \
   X(RngOp)                         \
+  X(ScanOp)                        \
   X(Split)                         \
   X(Merge)                         \
   X(Resize)

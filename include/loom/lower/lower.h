@@ -98,6 +98,9 @@ bool allocations(kir::Kernel& kernel, LowerContext& ctx);
 /// Reductions: an accumulator declared before the outermost reduction loop, accumulation inside,
 /// a BlockReduce over the thread-parallel reduction IDs and the result write after the loops.
 bool reductions(kir::Kernel& kernel, LowerContext& ctx);
+/// Scans: an accumulator declared before the scan loop (the serial, innermost loop of the scan
+/// ID), accumulation and a result write of the prefix in each iteration.
+bool scans(kir::Kernel& kernel, LowerContext& ctx);
 /// Guards global writes of tensors not parallelized on a launched thread/block type P by
 /// P's index == 0, and ops under parallel loops narrower than the launch by index < extent.
 bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx);

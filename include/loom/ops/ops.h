@@ -9,6 +9,7 @@
 #include "loom/ops/random.h"
 #include "loom/ops/reduction.h"
 #include "loom/ops/scalar_arith.h"
+#include "loom/ops/scan.h"
 #include "loom/ops/shape.h"
 #include "loom/ops/size.h"
 #include "loom/ops/tensor_builder.h"

@@ -18,6 +18,15 @@ TensorView* prod(TensorView* x, const std::vector<int64_t>& axes, bool keepdim =
 TensorView* max(TensorView* x, const std::vector<int64_t>& axes, bool keepdim = false);
 TensorView* min(TensorView* x, const std::vector<int64_t>& axes, bool keepdim = false);
 
+/// torch.argmax / torch.argmin: the first index (Int64) of the largest / smallest value along
+/// `dim`, NaN counting as larger (argmax) and smaller (argmin) than any number, so the first NaN
+/// wins. dim = nullopt flattens x (keepdim then keeps x's rank with every size 1). Built from
+/// primitives (no gather): m = max(x, dim); the candidates are the positions where x == m or x
+/// is NaN, and the result is min(where(candidate, iota, N), dim). Bool inputs are a UserError
+/// (as in torch).
+TensorView* argmax(TensorView* x, std::optional<int64_t> dim, bool keepdim = false);
+TensorView* argmin(TensorView* x, std::optional<int64_t> dim, bool keepdim = false);
+
 /// Outputs of one WelfordOp: running mean, sum of squared deviations (m2) and count.
 /// avg and m2 are Float32 (Float64 for Float64 inputs), n is Int64. Never keepdim.
 struct WelfordResult {

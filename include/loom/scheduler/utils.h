@@ -15,6 +15,10 @@ namespace loom::scheduler::utils {
 
 /// Exprs of the fusion that reduce (ReductionOp, WelfordOp), in topological order.
 std::vector<ir::Expr*> reductionExprs(const ir::Fusion& fusion);
+/// Exprs of the fusion that scan (ScanOp), in topological order.
+std::vector<ir::Expr*> scanExprs(const ir::Fusion& fusion);
+/// False, with the reason in *why, when the fusion has a scan: only the scan scheduler runs one.
+bool hasNoScan(const ir::Fusion& fusion, std::string* why);
 /// The first output TensorView of each reduction expr (a Welford's avg).
 std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion);
 

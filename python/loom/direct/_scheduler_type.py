@@ -14,6 +14,7 @@ class SchedulerType(str, enum.Enum, metaclass=_unsupported_enum_meta("SchedulerT
     pointwise = "pointwise"
     reduction = "reduction"
     inner_persistent = "inner_persistent"
+    scan = "scan"
 
     def __repr__(self):
         return f"SchedulerType.{self.name}"

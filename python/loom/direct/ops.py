@@ -18,7 +18,7 @@ UNSUPPORTED_OPS = {
         "erfcx digamma ceilDiv "
         "segment_set index_select select gather "
         "take_along_axis scatter index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
-        "embedding_fwd argsort topk cumsum cumprod cummax cummin grouped_mm scaled_mm tril "
+        "embedding_fwd argsort topk grouped_mm scaled_mm tril "
         "size_of stride_order uniform_like var_mean_welford rng_uniform"
     ).split()
 }
@@ -143,6 +143,33 @@ class Ops:
     def welford(self, arg, dims):
         """(avg, var_sum, n): the running mean, the sum of squared deviations and the count."""
         return _C.ops.welford(self._f, arg, _dims(dims, "welford"))
+
+    def argmax(self, arg, dim=None, keepdim=False):
+        """torch.argmax: the first index (Int) of the largest value along dim (NaN is the
+        largest); dim=None indexes the flattened tensor."""
+        return _C.ops.argmax(self._f, arg, None if dim is None else int(dim), bool(keepdim))
+
+    def argmin(self, arg, dim=None, keepdim=False):
+        """torch.argmin: the first index (Int) of the smallest value along dim (NaN is the
+        smallest); dim=None indexes the flattened tensor."""
+        return _C.ops.argmin(self._f, arg, None if dim is None else int(dim), bool(keepdim))
+
+    # ---- scans (inclusive, along one dim) --------------------------------------------------
+    def cumsum(self, arg, dim):
+        """torch.cumsum (Bool and integer inputs sum in Int)."""
+        return _C.ops.cumsum(self._f, arg, int(dim))
+
+    def cumprod(self, arg, dim):
+        """torch.cumprod (Bool and integer inputs multiply in Int)."""
+        return _C.ops.cumprod(self._f, arg, int(dim))
+
+    def cummax(self, arg, dim):
+        """The values of torch.cummax (as nvFuser's, no indices)."""
+        return _C.ops.cummax(self._f, arg, int(dim))
+
+    def cummin(self, arg, dim):
+        """The values of torch.cummin (as nvFuser's, no indices)."""
+        return _C.ops.cummin(self._f, arg, int(dim))
 
     # ---- shapes ----------------------------------------------------------------------------
     def broadcast_in_dim(self, arg, shape, broadcast_dims):
@@ -314,6 +341,52 @@ class Ops:
 
     def rms_norm(self, arg, normalized_ndims, weight, eps=1e-6):
         return _C.ops.rms_norm(self._f, arg, int(normalized_ndims), weight, float(eps))
+
+    # ---- backward and loss composites (Loom extensions, docs/ops.md) ------------------------
+    def softmax_backward(self, grad, y, dim):
+        """The gradient of softmax given its output y: y * (grad - sum(grad * y, dim))."""
+        return _C.ops.softmax_backward(self._f, grad, y, int(dim))
+
+    def log_softmax_backward(self, grad, y, dim):
+        """The gradient of log_softmax given its output y: grad - exp(y) * sum(grad, dim)."""
+        return _C.ops.log_softmax_backward(self._f, grad, y, int(dim))
+
+    def layer_norm_backward(self, grad, arg, normalized_ndims, mean, rstd, weight=None,
+                            bias=None):
+        """(grad_input, grad_weight, grad_bias) of layer_norm, given the mean and rstd it
+        returned; grad_weight / grad_bias are None without weight / bias (bias is only asked
+        whether it is there)."""
+        return _C.ops.layer_norm_backward(
+            self._f, grad, arg, int(normalized_ndims), mean, rstd, weight, bias is not None
+        )
+
+    def rms_norm_backward(self, grad, arg, normalized_ndims, weight=None, eps=1e-6):
+        """(grad_input, grad_weight) of rms_norm (grad_weight None without weight)."""
+        return _C.ops.rms_norm_backward(
+            self._f, grad, arg, int(normalized_ndims), weight, float(eps)
+        )
+
+    def gelu_backward(self, grad, arg, approximate="none"):
+        """grad * d gelu(arg) / d arg; approximate is "none" or "tanh"."""
+        if approximate not in ("none", "tanh"):
+            raise _C.UserError(
+                f"gelu_backward: approximate must be 'none' or 'tanh', got {approximate!r}"
+            )
+        return _C.ops.gelu_backward(self._f, grad, arg, approximate == "tanh")
+
+    def silu_backward(self, grad, arg):
+        """grad * d silu(arg) / d arg."""
+        return _C.ops.silu_backward(self._f, grad, arg)
+
+    def cross_entropy(self, logits, target, ignore_index=-100, reduction="mean"):
+        """torch.nn.functional.cross_entropy of logits [N, C] and class indices target [N]."""
+        return _C.ops.cross_entropy(self._f, logits, target, int(ignore_index), str(reduction))
+
+    def cross_entropy_backward(self, grad, logits, target, ignore_index=-100, reduction="mean"):
+        """The gradient of cross_entropy with respect to the logits (grad: the loss's shape)."""
+        return _C.ops.cross_entropy_backward(
+            self._f, grad, logits, target, int(ignore_index), str(reduction)
+        )
 
 
 def _def_unary(name, loom_name=None):
