@@ -32,6 +32,9 @@
   X(FullOp)                        \
   X(IotaOp)                        \
   X(RngOp)                         \
+  X(IndexSelectOp)                 \
+  X(GatherOp)                      \
+  X(ScatterOp)                     \
   X(Split)                         \
   X(Merge)                         \
   X(Resize)
