@@ -18,9 +18,11 @@ std::vector<ir::IterDomain*> dimsOf(const ir::TensorView* tv) {
   return ir::TensorDomain::noReductions(tv->logical());
 }
 
-// The tensor a user named: schedulers read fusion inputs through register caches (copies).
+// The tensor a user named: schedulers read fusion inputs through register caches (copies), and
+// index_select's index is the user's broadcast to the output's rank.
 std::string userName(const ir::TensorView* tv) {
-  while (tv->definition() != nullptr && tv->definition()->isA<ir::LoadStoreOp>()) {
+  while (tv->definition() != nullptr && (tv->definition()->isA<ir::LoadStoreOp>() ||
+                                          tv->definition()->isA<ir::BroadcastOp>())) {
     tv = tv->definition()->input(0)->as<ir::TensorView>();
   }
   return tv->toString();

@@ -85,5 +85,6 @@ def test_out_of_range_index_raises(device):
     with FusionDefinition() as fd:
         fd.add_output(fd.ops.index_select(fd.from_pytorch(x), fd.from_pytorch(idx), 1))
     with pytest.raises(loom.UserError, match="index_select: index value 9 in T1 is out of range "
-                                             r"for dimension 1 of T0 \(size 9\)"):
+                                             r"for dimension 1 of T0 \(size 9\); indices must "
+                                             r"lie in \[0, 9\)"):
         fd.execute([x, idx])
