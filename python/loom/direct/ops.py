@@ -10,15 +10,15 @@ from .. import NotSupportedError, _C
 from ._types import DataType, to_loom_dtype
 from ._unsupported import UNSUPPORTED, error
 
-# nvFuser ops Loom does not have (the reason shows in the error). Complex numbers, random numbers,
-# indexing, scans and matmuls are other issues; docs/ops.md lists what Loom has.
+# nvFuser ops Loom does not have (the reason shows in the error). Complex numbers, scans and
+# matmuls are other issues; docs/ops.md lists what Loom has.
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
         "real imag erfcx digamma ceilDiv "
-        "segment_set index_select select gather "
-        "take_along_axis scatter index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
-        "embedding_fwd argsort topk cumsum cumprod cummax cummin grouped_mm scaled_mm tril "
+        "segment_set select "
+        "index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
+        "argsort topk cumsum cumprod cummax cummin grouped_mm scaled_mm tril "
         "size_of stride_order uniform_like var_mean_welford rng_uniform"
     ).split()
 }
