@@ -10,9 +10,10 @@ namespace loom::eval {
 
 std::string indexOutOfRangeMessage(std::string_view op, std::string_view index, int64_t value,
                                    std::string_view indexed, int64_t dim, int64_t size) {
-  return ::loom::detail::concat(op, ": index value ", value, " in ", index, " is out of range for dimension ",
-                dim, " of ", indexed, " (size ", size, "); indices must lie in [0, ", size,
-                ")", value < 0 ? " (negative ones are not wrapped)" : "");
+  return ::loom::detail::concat(op, ": index value ", value, " in ", index,
+                                " is out of range for dimension ", dim, " of ", indexed, " (size ",
+                                size, "); indices must lie in [0, ", size, ")",
+                                value < 0 ? " (negative ones are not wrapped)" : "");
 }
 
 namespace detail {

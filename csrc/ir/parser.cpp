@@ -979,7 +979,8 @@ Expr* Parser::buildShapeOp(Call& c) {
     const int64_t dim = dimArg(c);
     TensorView* lookup = c.tensorIn(pos[0]);
     TensorView* index = c.tensorIn(pos[1]);
-    if (name == "index_select") return make<IndexSelectOp>(none, c.tensorOut(0), lookup, index, dim);
+    if (name == "index_select")
+      return make<IndexSelectOp>(none, c.tensorOut(0), lookup, index, dim);
     return make<GatherOp>(none, c.tensorOut(0), lookup, index, dim, name == "take_along_axis");
   } else if (name == "scatter" || name == "scatter_add") {
     c.need(3, 1, {"dim"});

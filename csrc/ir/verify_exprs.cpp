@@ -366,7 +366,7 @@ void rngRule(const RngOp* rng, DtypeRule& r) {
 // Constant extent of a (non-expanded) ID; nullopt when symbolic.
 std::optional<int64_t> constExtent(const IterDomain* id) {
   return id->isBroadcast() && !id->hasExpandedExtent() ? std::optional<int64_t>(1)
-                                                        : id->logicalExtent()->constInt();
+                                                       : id->logicalExtent()->constInt();
 }
 
 // Output ID `cid` lines up with operand ID `pid`: no reductions, and a broadcast only over one.
@@ -450,8 +450,8 @@ std::optional<std::string> indexingProblem(const Expr* e) {
         if (li && (equal_needed ? *xi != *li : *xi > *li)) {
           return concat(quoted(e), ": the index ", index->toString(), " has extent ", *xi,
                         " at dim ", i, ", ", data->toString(), " has ", *li, " (",
-                        equal_needed ? "equal extents" : "at most that", " needed off dim ",
-                        dim, ")");
+                        equal_needed ? "equal extents" : "at most that", " needed off dim ", dim,
+                        ")");
         }
       }
       if (auto* sc = e->dynCast<ScatterOp>()) {

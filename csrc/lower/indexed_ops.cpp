@@ -21,8 +21,8 @@ std::vector<ir::IterDomain*> dimsOf(const ir::TensorView* tv) {
 // The tensor a user named: schedulers read fusion inputs through register caches (copies), and
 // index_select's index is the user's broadcast to the output's rank.
 std::string userName(const ir::TensorView* tv) {
-  while (tv->definition() != nullptr && (tv->definition()->isA<ir::LoadStoreOp>() ||
-                                          tv->definition()->isA<ir::BroadcastOp>())) {
+  while (tv->definition() != nullptr &&
+         (tv->definition()->isA<ir::LoadStoreOp>() || tv->definition()->isA<ir::BroadcastOp>())) {
     tv = tv->definition()->input(0)->as<ir::TensorView>();
   }
   return tv->toString();
@@ -42,8 +42,7 @@ kir::Value* checkedIn(kir::Kernel& kernel, LowerContext& ctx, const ir::Expr* e,
                       kir::Value* value) {
   const ir::Scalar* extent = dimsOf(indexed).at(size_t(dim))->logicalExtent();
   const auto site = int64_t(kernel.indexChecks.size());
-  kernel.indexChecks.push_back(
-      {e->opName(), userName(index), userName(indexed), dim, extent});
+  kernel.indexChecks.push_back({e->opName(), userName(index), userName(indexed), dim, extent});
   return kernel.create<kir::Call>(
       DataType::Bool, "loom_index_check",
       std::vector<kir::Value*>{value, ctx.lowerScalar(kernel, extent),

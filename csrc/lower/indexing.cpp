@@ -13,9 +13,9 @@
 //                                  ((i0 % T1.size[1]) * T1.stride[1]))])
 #include "index_compute.h"
 #include "indexed_ops.h"
-#include "welford.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/transforms.h"
+#include "welford.h"
 
 namespace loom::lower {
 

@@ -6,8 +6,8 @@
 
 #include "loom/ir/exprs.h"
 #include "loom/ops/shape.h"
-#include "ops/utils.h"
 #include "loom/support/strings.h"
+#include "ops/utils.h"
 
 namespace loom::ops {
 
@@ -73,8 +73,8 @@ TensorView* scatterImpl(TensorView* input, int64_t dim, TensorView* index, Tenso
   for (size_t i = 0; i < x.size(); ++i) {
     auto xs = detail::constSize(x[i]);
     auto ss = detail::constSize(s[i]);
-    LOOM_CHECK(!xs || !ss || *xs <= *ss, op, ": the index ", index->toString(), " has size ",
-               *xs, " at dimension ", i, " but the source ", src->toString(), " only ", *ss);
+    LOOM_CHECK(!xs || !ss || *xs <= *ss, op, ": the index ", index->toString(), " has size ", *xs,
+               " at dimension ", i, " but the source ", src->toString(), " only ", *ss);
   }
   // Scattered values differ along every dim, so an expanded input dim becomes a real one.
   std::vector<ir::IterDomain*> ids;
@@ -91,8 +91,7 @@ TensorView* scatterImpl(TensorView* input, int64_t dim, TensorView* index, Tenso
 TensorView* select(TensorView* lookup, int64_t dim, TensorView* index, const char* op) {
   checkIndexDtype(index, op);
   const auto l = dims(lookup);
-  LOOM_CHECK(!l.empty(), op, ": ", lookup->toString(),
-             " is 0-dim; there is no dimension to index");
+  LOOM_CHECK(!l.empty(), op, ": ", lookup->toString(), " is 0-dim; there is no dimension to index");
   dim = detail::normalizeDim(lookup, dim, int64_t(l.size()), op);
   std::vector<ir::IterDomain*> ids;
   for (int64_t d = 0; d < dim; ++d) ids.push_back(detail::freshId(l[size_t(d)]));
@@ -102,9 +101,8 @@ TensorView* select(TensorView* lookup, int64_t dim, TensorView* index, const cha
   // index is inlined like any operand missing dims.
   std::vector<bool> flags(ids.size(), true);
   for (size_t k = 0; k < dims(index).size(); ++k) flags[size_t(dim) + k] = false;
-  TensorView* wide = std::find(flags.begin(), flags.end(), true) == flags.end()
-                         ? index
-                         : broadcast(index, flags);
+  TensorView* wide =
+      std::find(flags.begin(), flags.end(), true) == flags.end() ? index : broadcast(index, flags);
   TensorView* out = detail::newTensor(std::move(ids), lookup->dtype());
   ir::IrBuilder::create<ir::IndexSelectOp>(out, lookup, wide, dim);
   return out;
@@ -139,7 +137,8 @@ TensorView* embedding(TensorView* input, TensorView* weight, std::optional<int64
                       bool /*scale_grad_by_freq*/, bool /*sparse*/) {
   LOOM_CHECK(dims(weight).size() == 2, "embedding: the weight ", weight->toString(), " has ",
              dims(weight).size(), " dims; it must be 2-D [num_embeddings, embedding_dim]");
-  LOOM_CHECK(!max_norm.has_value(), "embedding: max_norm is not supported (it renormalizes the "
+  LOOM_CHECK(!max_norm.has_value(),
+             "embedding: max_norm is not supported (it renormalizes the "
              "weight in place); renormalize the weight before the lookup");
   if (padding_idx.has_value()) {
     auto n = detail::constSize(dims(weight)[0]);

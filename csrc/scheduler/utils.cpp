@@ -317,8 +317,8 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
               [&](const ir::Val* v) { return v != in || ir::isIndexedOperand(use, v); });
           if (!indexed_only) {
             return reject(in->toString() + " is read at indexed positions by " +
-                          e->output(0)->toString() + " = " + e->opName() +
-                          "(...) and also by " + use->output(0)->toString() +
+                          e->output(0)->toString() + " = " + e->opName() + "(...) and also by " +
+                          use->output(0)->toString() +
                           "; the indexed read has a kernel of its own");
           }
         }

@@ -550,8 +550,7 @@ void bindOps(nb::module_& parent) {
          std::optional<double> max_norm) {
         OpScope scope(f, "embedding_fwd");
         return ops::embedding(tensor(f, input, "embedding_fwd", "input"),
-                              tensor(f, weight, "embedding_fwd", "weight"), padding_idx,
-                              max_norm);
+                              tensor(f, weight, "embedding_fwd", "weight"), padding_idx, max_norm);
       },
       kKeep, nb::rv_policy::reference);
 

@@ -148,8 +148,9 @@ TEST_F(IndexingExec, TakeAlongAxisOfAnExpandedInput) {
   // The expanded tensor is computed here, so the indexed read has a kernel of its own.
   TensorView* rows = ops::expand(row, std::vector<int64_t>{7, 20});
   f.addOutput(ops::add(ops::takeAlongAxis(rows, idx, 1), x));
-  EXPECT_EQ(runAndCheck(f, {randomTensor({7, 20}, 20), randomTensor({1, 20}, 21),
-                            indexTensor({7, 20}, 0, 20, DataType::Int32, 22)},
+  EXPECT_EQ(runAndCheck(f,
+                        {randomTensor({7, 20}, 20), randomTensor({1, 20}, 21),
+                         indexTensor({7, 20}, 0, 20, DataType::Int32, 22)},
                         eval::defaultTolerance(DataType::Float32, 1)),
             (std::vector<std::string>{"pointwise", "pointwise"}));
 }
@@ -186,7 +187,8 @@ TEST_F(IndexingExec, ScatterAndScatterAddEachDim) {
         }
       }
       f.addOutput(ops::scatter(x, dim, idx2, src2));
-      std::vector<eval::Argument> args{randomTensor(xs, 6), indexTensor(is, 0, xs[size_t(dim)], it, 7),
+      std::vector<eval::Argument> args{randomTensor(xs, 6),
+                                       indexTensor(is, 0, xs[size_t(dim)], it, 7),
                                        randomTensor(ss, 8), perm, randomTensor(xs, 9)};
       // Sums of up to 12 floats in index order: exact up to reassociation.
       auto kernels = runAndCheck(f, args, eval::defaultTolerance(DataType::Float32, 12));
@@ -207,8 +209,7 @@ TEST_F(IndexingExec, EmbeddingWithPointwiseFusedAround) {
   TensorView* rows = ops::embedding(shifted, w);
   f.addOutput(ops::mul(ops::relu(rows), 2.0));
   Tensor wt = randomTensor({50, 24}, 10);
-  EXPECT_EQ(runAndCheck(f, {indexTensor({3, 8}, 0, 49, DataType::Int64, 11), wt}),
-            kOnePointwise);
+  EXPECT_EQ(runAndCheck(f, {indexTensor({3, 8}, 0, 49, DataType::Int64, 11), wt}), kOnePointwise);
 }
 
 TEST_F(IndexingExec, ComputedLookupIsASegmentBoundary) {
@@ -220,9 +221,9 @@ TEST_F(IndexingExec, ComputedLookupIsASegmentBoundary) {
   f.addInput(idx);
   // exp(x) is read at gathered positions: it is computed first, in a kernel of its own.
   f.addOutput(ops::add(ops::gather(ops::exp(x), 1, idx), 1.0));
-  auto kernels = runAndCheck(f, {randomTensor({8, 30}, 12),
-                                 indexTensor({8, 30}, 0, 30, DataType::Int32, 13)},
-                             eval::defaultTolerance(DataType::Float32, 1));
+  auto kernels =
+      runAndCheck(f, {randomTensor({8, 30}, 12), indexTensor({8, 30}, 0, 30, DataType::Int32, 13)},
+                  eval::defaultTolerance(DataType::Float32, 1));
   EXPECT_EQ(kernels, (std::vector<std::string>{"pointwise", "pointwise"}));
 }
 

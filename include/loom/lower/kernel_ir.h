@@ -444,11 +444,11 @@ class Kernel {
   /// executor zeroes before a launch: the first failing read stores its site + 1 and the
   /// offending value (runtime/index.cuh), and the executor raises the op's UserError from them.
   struct IndexCheck {
-    std::string op;                       ///< "gather", "index_select", ...
-    std::string index;                    ///< the index tensor ("T1")
-    std::string indexed;                  ///< the tensor indexed ("T0")
-    int64_t dim = 0;                      ///< its dim the index values select
-    const ir::Scalar* extent = nullptr;   ///< that dim's extent (evaluated per launch)
+    std::string op;                      ///< "gather", "index_select", ...
+    std::string index;                   ///< the index tensor ("T1")
+    std::string indexed;                 ///< the tensor indexed ("T0")
+    int64_t dim = 0;                     ///< its dim the index values select
+    const ir::Scalar* extent = nullptr;  ///< that dim's extent (evaluated per launch)
   };
   std::vector<IndexCheck> indexChecks;
   /// Bytes of the largest block-reduction element that is not a DataType (Welford triples).
