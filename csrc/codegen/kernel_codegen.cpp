@@ -775,6 +775,7 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
   for (const kir::Kernel::GridScratch& g : kernel.gridScratch) {
     body << (nargs++ ? ", " : "") << g.ctype << "* " << g.name;
   }
+  if (!kernel.indexChecks.empty()) body << (nargs++ ? ", " : "") << "long long* loom_index_error";
   body << ") {\n";
   if (!kernel.blockReduceTypes.empty() || kernel.sharedTensorBytes > 0) {
     body << "  extern __shared__ __align__(16) char loom_smem[];\n";

@@ -8,6 +8,7 @@
 
 #include "eval/complex_ops.h"
 #include "eval/element_ops.h"
+#include "eval/index_ops.h"
 #include "eval/reduction_space.h"
 #include "loom/eval/expression_evaluator.h"
 #include "loom/eval/philox.h"
@@ -737,6 +738,31 @@ class Runner : public ir::ExprVisitor {
     Buffer b{shape, std::vector<double>(size_t(shape[0]))};
     for (int64_t i = 0; i < shape[0]; ++i) b.data[size_t(i)] = start + double(i) * step;
     define(e->out(), std::move(b));
+  }
+
+  detail::DenseRef dense(const TensorView* tv, const ir::Expr* user) {
+    const Buffer& b = bufferOf(tv, user);
+    return {b.shape, b.data, tv->toString()};
+  }
+
+  void handle(ir::IndexSelectOp* e) override {
+    std::vector<int64_t> shape = checkedSizes(e, e->out(), "size");
+    std::vector<double> data = detail::indexSelect(dense(e->lookup(), e), dense(e->index(), e),
+                                                   e->dim(), shape, e->opName());
+    define(e->out(), Buffer{std::move(shape), std::move(data)});
+  }
+
+  void handle(ir::GatherOp* e) override {
+    detail::DenseRef index = dense(e->index(), e);
+    std::vector<double> data = detail::gather(dense(e->lookup(), e), index, e->dim(), e->opName());
+    define(e->out(), Buffer{index.shape, std::move(data)});
+  }
+
+  void handle(ir::ScatterOp* e) override {
+    detail::DenseRef self = dense(e->self(), e);
+    std::vector<double> data = detail::scatter(self, dense(e->index(), e), dense(e->src(), e),
+                                               e->dim(), e->accumulate(), e->opName());
+    define(e->out(), Buffer{self.shape, std::move(data)});
   }
 
   void handle(ir::RngOp* e) override {

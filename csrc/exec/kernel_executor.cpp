@@ -11,6 +11,7 @@
 #include "exec/arguments.h"
 #include "loom/backend/host_module.h"
 #include "loom/eval/expression_evaluator.h"
+#include "loom/eval/index_check.h"
 #include "loom/exec/contiguity.h"
 #include "loom/ir/layout.h"
 #include "loom/ir/tensor_domain.h"
@@ -157,6 +158,11 @@ struct KernelExecutor::LaunchPlan {
   std::vector<detail::ScalarArg> scalars;
   std::vector<Tensor> scratch;  ///< grid-reduction work buffers and semaphores
   std::vector<void*> scratchPointers;
+  /// Kernels with checked index reads (kir::Kernel::indexChecks): the two error words (zero
+  /// between launches), their pointer argument, and each check's extent for the message.
+  Tensor indexError;
+  void* indexErrorPointer = nullptr;
+  std::vector<int64_t> indexExtents;
   std::vector<void*> args;
   std::vector<Tensor> live;  ///< per run: the allocated parameters, emptied after launch
   /// A parallel type whose extent is 0 (0-size tensors), or "output" when every tensor the
@@ -335,9 +341,18 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     plan->scratch.push_back(t);
     plan->scratchPointers.push_back(t.data());
   }
+  if (!kernel_->indexChecks.empty()) {
+    plan->indexError = device_->empty(std::vector<int64_t>{2}, DataType::Int64, options_.stream);
+    device_->zero(plan->indexError, options_.stream);
+    plan->indexErrorPointer = plan->indexError.data();
+    for (const kir::Kernel::IndexCheck& c : kernel_->indexChecks) {
+      plan->indexExtents.push_back(ee.evaluateInt(c.extent));
+    }
+  }
   for (const LaunchPlan::Param& p : plan->params) plan->args.push_back(&plan->blob[p.pointerWord]);
   for (detail::ScalarArg& a : plan->scalars) plan->args.push_back(&a);
   for (void*& ptr : plan->scratchPointers) plan->args.push_back(&ptr);
+  if (plan->indexErrorPointer != nullptr) plan->args.push_back(&plan->indexErrorPointer);
   plan->live.resize(plan->params.size());
 
   // Fusion outputs in order: written parameters, or copies of inputs that are also outputs.
@@ -400,6 +415,24 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
   }
   plan.module->loaded->launch(lp, plan.args.data(), stream);
   std::fill(allocated.begin(), allocated.end(), Tensor());
+  if (plan.indexErrorPointer != nullptr) checkIndexError(plan, stream);
+}
+
+// A failed index check (runtime/index.cuh) becomes the op's UserError; the words are zeroed again
+// for the plan's next launch. Waits for the launch: an index check costs a round trip on a GPU.
+void KernelExecutor::checkIndexError(LaunchPlan& plan, CUstream stream) {
+  std::vector<Tensor> words{plan.indexError};
+  device_->copyOut(words, stream);
+  const auto* w = static_cast<const int64_t*>(words[0].data());
+  if (w[0] == 0) return;
+  const auto site = size_t(w[0] - 1);
+  const int64_t value = w[1];
+  device_->zero(plan.indexError, stream);
+  LOOM_ASSERT(site < kernel_->indexChecks.size(), "kernel ", generated_.name,
+              " reported index check ", site, " of ", kernel_->indexChecks.size());
+  const kir::Kernel::IndexCheck& c = kernel_->indexChecks[site];
+  LOOM_THROW(eval::indexOutOfRangeMessage(c.op, c.index, value, c.indexed, c.dim,
+                                          plan.indexExtents[site]));
 }
 
 LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,

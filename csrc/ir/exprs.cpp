@@ -347,6 +347,65 @@ std::optional<ReductionOpType> parseScanOpName(std::string_view name) {
   return std::nullopt;
 }
 
+// ---- Indexing ops
+IndexSelectOp::IndexSelectOp(TensorView* out, TensorView* lookup, TensorView* index, int64_t dim)
+    : Expr(NodeKind::IndexSelectOp, {lookup, index}, {out}), dim_(dim) {}
+IndexSelectOp::IndexSelectOp(const IndexSelectOp* src, IrCloner& c)
+    : Expr(NodeKind::IndexSelectOp, c.clone(src->inputs()), c.clone(src->outputs())),
+      dim_(src->dim_) {}
+LOOM_DEFINE_CLONE(IndexSelectOp)
+TensorView* IndexSelectOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* IndexSelectOp::lookup() const { return input(0)->as<TensorView>(); }
+TensorView* IndexSelectOp::index() const { return input(1)->as<TensorView>(); }
+std::string IndexSelectOp::opName() const { return "index_select"; }
+bool IndexSelectOp::sameAttributes(const Expr* other) const {
+  return other->as<IndexSelectOp>()->dim_ == dim_;
+}
+
+GatherOp::GatherOp(TensorView* out, TensorView* lookup, TensorView* index, int64_t dim, bool exact)
+    : Expr(NodeKind::GatherOp, {lookup, index}, {out}), dim_(dim), exact_(exact) {}
+GatherOp::GatherOp(const GatherOp* src, IrCloner& c)
+    : Expr(NodeKind::GatherOp, c.clone(src->inputs()), c.clone(src->outputs())),
+      dim_(src->dim_),
+      exact_(src->exact_) {}
+LOOM_DEFINE_CLONE(GatherOp)
+TensorView* GatherOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* GatherOp::lookup() const { return input(0)->as<TensorView>(); }
+TensorView* GatherOp::index() const { return input(1)->as<TensorView>(); }
+std::string GatherOp::opName() const { return exact_ ? "take_along_axis" : "gather"; }
+bool GatherOp::sameAttributes(const Expr* other) const {
+  const auto* g = other->as<GatherOp>();
+  return g->dim_ == dim_ && g->exact_ == exact_;
+}
+
+ScatterOp::ScatterOp(TensorView* out, TensorView* self, TensorView* index, TensorView* src,
+                     int64_t dim, bool accumulate)
+    : Expr(NodeKind::ScatterOp, {self, index, src}, {out}), dim_(dim), accumulate_(accumulate) {}
+ScatterOp::ScatterOp(const ScatterOp* src, IrCloner& c)
+    : Expr(NodeKind::ScatterOp, c.clone(src->inputs()), c.clone(src->outputs())),
+      dim_(src->dim_),
+      accumulate_(src->accumulate_) {}
+LOOM_DEFINE_CLONE(ScatterOp)
+TensorView* ScatterOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* ScatterOp::self() const { return input(0)->as<TensorView>(); }
+TensorView* ScatterOp::index() const { return input(1)->as<TensorView>(); }
+TensorView* ScatterOp::src() const { return input(2)->as<TensorView>(); }
+std::string ScatterOp::opName() const { return accumulate_ ? "scatter_add" : "scatter"; }
+bool ScatterOp::sameAttributes(const Expr* other) const {
+  const auto* s = other->as<ScatterOp>();
+  return s->dim_ == dim_ && s->accumulate_ == accumulate_;
+}
+
+bool isIndexingExpr(const Expr* e) {
+  return e->isA<IndexSelectOp>() || e->isA<GatherOp>() || e->isA<ScatterOp>();
+}
+
+bool isIndexedOperand(const Expr* e, const Val* input) {
+  if (e->isA<IndexSelectOp>() || e->isA<GatherOp>()) return e->input(0) == input;
+  if (e->isA<ScatterOp>()) return e->input(1) == input || e->input(2) == input;
+  return false;
+}
+
 #undef LOOM_DEFINE_CLONE
 
 }  // namespace loom::ir

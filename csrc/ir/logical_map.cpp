@@ -33,6 +33,8 @@ std::vector<std::pair<IterDomain*, IterDomain*>> pairwiseLogicalMap(const Tensor
 
   std::vector<IterDomain*> p_ids = TensorDomain::noReductions(producer->logical());
   std::vector<IterDomain*> c_ids = consumer->domain()->maybeRoot();
+  // An operand read at computed positions lines up with no output dim.
+  if (isIndexedOperand(def, producer)) return {};
   if (auto* b = def->dynCast<BroadcastOp>()) {
     std::vector<IterDomain*> kept;
     for (size_t i = 0; i < c_ids.size(); ++i) {

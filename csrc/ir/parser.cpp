@@ -755,6 +755,7 @@ class Parser {
   void buildCall(const std::vector<Val*>& outs, const Token& line_tok);
   Expr* buildMathOp(Call& c);
   Expr* buildShapeOp(Call& c);
+  int64_t dimArg(Call& c);
 
   const Token& verifyLocation(const std::string& msg) {
     // The verifier names the offending tensor first (T3: ...); point at its declaration.
@@ -948,7 +949,20 @@ Expr* Parser::buildMathOp(Call& c) {
   return nullptr;
 }
 
-// Shape ops, pad, cat and the factories; null for other names.
+// The `dim=` attribute of cat and the indexing ops: a non-negative integer constant, which is
+// an attribute, not a node of the fusion.
+int64_t Parser::dimArg(Call& c) {
+  const Arg& d = c.kw.at("dim");
+  auto dim =
+      d.val != nullptr && d.val->isA<Scalar>() ? d.val->as<Scalar>()->constInt() : std::nullopt;
+  if (!dim || !isIntegralType(d.val->dtype()) || *dim < 0) {
+    fail(*d.tok, "dim must be a non-negative integer constant");
+  }
+  fusion_->removeVal(d.val);
+  return *dim;
+}
+
+// Shape ops, pad, cat, the indexing ops and the factories; null for other names.
 Expr* Parser::buildShapeOp(Call& c) {
   const std::string& name = c.name();
   auto& pos = c.pos;
@@ -983,14 +997,7 @@ Expr* Parser::buildShapeOp(Call& c) {
     c.need(pos.size(), 1, {"dim"});
     std::vector<TensorView*> ins;
     for (const Arg& a : pos) ins.push_back(c.tensorIn(a));
-    const Arg& d = c.kw.at("dim");
-    auto dim =
-        d.val != nullptr && d.val->isA<Scalar>() ? d.val->as<Scalar>()->constInt() : std::nullopt;
-    if (!dim || !isIntegralType(d.val->dtype()) || *dim < 0) {
-      fail(*d.tok, "dim must be a non-negative integer constant");
-    }
-    fusion_->removeVal(d.val);  // the constant is an attribute, not a node of the fusion
-    return make<CatOp>(none, c.tensorOut(0), ins, *dim);
+    return make<CatOp>(none, c.tensorOut(0), ins, dimArg(c));
   } else if (name == "full") {
     c.need(0, 1, {"value"});
     c.adoptKey("value", out_dtype, out0);
@@ -1000,6 +1007,19 @@ Expr* Parser::buildShapeOp(Call& c) {
     c.adoptKey("start", out_dtype, out0);
     c.adoptKey("step", out_dtype, out0);
     return make<IotaOp>(none, c.tensorOut(0), c.typedScalarArg("start"), c.typedScalarArg("step"));
+  } else if (name == "index_select" || name == "gather" || name == "take_along_axis") {
+    c.need(2, 1, {"dim"});
+    const int64_t dim = dimArg(c);
+    TensorView* lookup = c.tensorIn(pos[0]);
+    TensorView* index = c.tensorIn(pos[1]);
+    if (name == "index_select")
+      return make<IndexSelectOp>(none, c.tensorOut(0), lookup, index, dim);
+    return make<GatherOp>(none, c.tensorOut(0), lookup, index, dim, name == "take_along_axis");
+  } else if (name == "scatter" || name == "scatter_add") {
+    c.need(3, 1, {"dim"});
+    const int64_t dim = dimArg(c);
+    return make<ScatterOp>(none, c.tensorOut(0), c.tensorIn(pos[0]), c.tensorIn(pos[1]),
+                           c.tensorIn(pos[2]), dim, name == "scatter_add");
   } else if (name == "uniform" || name == "normal") {
     const bool normal = name == "normal";
     const char* p0 = normal ? "mean" : "low";

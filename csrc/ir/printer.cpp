@@ -320,6 +320,12 @@ class Printer {
       args += ", dim=" + std::to_string(c->dim());
     } else if (auto* sc = e->dynCast<ScanOp>()) {
       args += ", dim=" + std::to_string(sc->dim());
+    } else if (auto* is = e->dynCast<IndexSelectOp>()) {
+      args += ", dim=" + std::to_string(is->dim());
+    } else if (auto* g = e->dynCast<GatherOp>()) {
+      args += ", dim=" + std::to_string(g->dim());
+    } else if (auto* sc = e->dynCast<ScatterOp>()) {
+      args += ", dim=" + std::to_string(sc->dim());
     } else if (auto* u = e->dynCast<UnaryOp>(); u != nullptr && u->opType() == UnaryOpType::Cast) {
       args += ", " + std::string(dataTypeName(u->out()->dtype()));
     } else if (auto* r = e->dynCast<ReductionOp>()) {

@@ -431,6 +431,116 @@ void scanRule(const ScanOp* scan, DtypeRule& r) {
   }
 }
 
+// ---- Indexing ops -----------------------------------------------------------------------------
+
+// Constant extent of a (non-expanded) ID; nullopt when symbolic.
+std::optional<int64_t> constExtent(const IterDomain* id) {
+  return id->isBroadcast() && !id->hasExpandedExtent() ? std::optional<int64_t>(1)
+                                                       : id->logicalExtent()->constInt();
+}
+
+// Output ID `cid` lines up with operand ID `pid`: no reductions, and a broadcast only over one.
+std::optional<std::string> lineUpProblem(const Expr* e, const TensorView* p, const TensorView* c,
+                                         const IterDomain* pid, const IterDomain* cid) {
+  return pairProblem(e, p, c, pid, cid);
+}
+
+// The ranks, dims and dtypes of index_select, gather / take_along_axis and scatter
+// (docs/ops.md, "Indexing"): the positional line-up of iterTypeProblem does not hold for them.
+std::optional<std::string> indexingProblem(const Expr* e) {
+  const TensorView* out = e->output(0)->as<TensorView>();
+  const std::vector<IterDomain*> o = TensorDomain::noReductions(out->logical());
+  for (IterDomain* id : out->logical()) {
+    if (id->isReduction()) return pairProblem(e, out, out, id, id);
+  }
+  auto dims = [](const Val* v) {
+    return TensorDomain::noReductions(v->as<TensorView>()->logical());
+  };
+  const TensorView* index = e->input(1)->as<TensorView>();
+  if (!isIntegralType(index->dtype())) {
+    return concat(quoted(e), ": the index ", index->toString(), " is ", index->dtype(),
+                  "; an index is i32 or i64");
+  }
+  const TensorView* data = e->input(0)->as<TensorView>();
+  const std::vector<IterDomain*> l = dims(data);
+  const std::vector<IterDomain*> x = dims(index);
+  int64_t dim = 0;
+  if (auto* is = e->dynCast<IndexSelectOp>()) dim = is->dim();
+  if (auto* g = e->dynCast<GatherOp>()) dim = g->dim();
+  if (auto* sc = e->dynCast<ScatterOp>()) dim = sc->dim();
+  if (dim < 0 || dim >= int64_t(l.size())) {
+    return concat(quoted(e), ": dim ", dim, " is out of range for ", data->toString(), " of rank ",
+                  l.size());
+  }
+  const auto d0 = size_t(dim);
+  if (e->isA<IndexSelectOp>()) {
+    // The index has the output's rank: its own dims at [dim, dim + span), broadcast elsewhere.
+    if (x.size() != o.size() || o.size() + 1 < l.size()) {
+      return concat(quoted(e), ": ", out->toString(), " has ", o.size(), " dims and the index ",
+                    index->toString(), " ", x.size(), "; both need at least the ", l.size() - 1,
+                    " dims of ", data->toString(), " other than dim ", dim);
+    }
+    const size_t span = o.size() + 1 - l.size();
+    for (size_t i = 0; i < o.size(); ++i) {
+      const bool in_span = i >= d0 && i < d0 + span;
+      if (!in_span && (!x[i]->isBroadcast() || x[i]->hasExpandedExtent())) {
+        return concat(quoted(e), ": the index ", index->toString(), "'s ID ", idName(x[i]),
+                      " (position ", i, ") lines up with ", data->toString(),
+                      " and must be a broadcast ID of size 1");
+      }
+      const TensorView* p = in_span ? index : data;
+      const IterDomain* pid = in_span ? x[i] : l[i < d0 ? i : i + 1 - span];
+      if (auto r = lineUpProblem(e, p, out, pid, o[i])) return r;
+    }
+  } else {
+    const TensorView* shaped = e->isA<GatherOp>() ? index : data;
+    for (Val* in : e->inputs()) {
+      if (dims(in).size() != l.size()) {
+        return concat(quoted(e), ": ", in->toString(), " has ", dims(in).size(), " dims and ",
+                      data->toString(), " has ", l.size(), "; ", e->opName(),
+                      " needs operands of one rank");
+      }
+    }
+    if (o.size() != l.size()) {
+      return concat(quoted(e), ": ", out->toString(), " has ", o.size(), " dims, ",
+                    shaped->toString(), " has ", l.size());
+    }
+    const std::vector<IterDomain*> sh = dims(shaped);
+    for (size_t i = 0; i < o.size(); ++i) {
+      if (auto r = lineUpProblem(e, shaped, out, sh[i], o[i])) return r;
+    }
+    // Index extents fit the tensors they index (constant extents only; run time checks the rest).
+    const auto* g = e->dynCast<GatherOp>();
+    for (size_t i = 0; i < l.size(); ++i) {
+      auto xi = constExtent(x[i]);
+      if (!xi) continue;
+      if (i != d0) {
+        auto li = constExtent(l[i]);
+        const bool equal_needed = g != nullptr && g->exact() && !x[i]->isBroadcast();
+        if (li && (equal_needed ? *xi != *li : *xi > *li)) {
+          return concat(quoted(e), ": the index ", index->toString(), " has extent ", *xi,
+                        " at dim ", i, ", ", data->toString(), " has ", *li, " (",
+                        equal_needed ? "equal extents" : "at most that", " needed off dim ", dim,
+                        ")");
+        }
+      }
+      if (auto* sc = e->dynCast<ScatterOp>()) {
+        auto si = constExtent(dims(sc->src())[i]);
+        if (si && *xi > *si) {
+          return concat(quoted(e), ": the index ", index->toString(), " has extent ", *xi,
+                        " at dim ", i, ", the source ", sc->src()->toString(), " only ", *si);
+        }
+      }
+    }
+  }
+  DtypeRule r(e);
+  const std::string why =
+      concat(e->opName(), " does not convert: ", out->toString(), " is ", out->dtype());
+  r.need(data, out->dtype(), why);
+  if (auto* sc = e->dynCast<ScatterOp>()) r.need(sc->src(), out->dtype(), why);
+  return r.take();
+}
+
 std::optional<std::string> dtypeProblem(const Expr* e) {
   DtypeRule r(e);
   if (const auto* u = e->dynCast<UnaryOp>()) {
@@ -469,6 +579,7 @@ std::optional<std::string> mathExprProblem(const Expr* e) {
                     scan->out()->toString(), " of rank ", rank);
     }
   }
+  if (isIndexingExpr(e)) return indexingProblem(e);
   if (auto p = iterTypeProblem(e)) return p;
   return dtypeProblem(e);
 }

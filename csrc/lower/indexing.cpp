@@ -12,9 +12,10 @@
 //   after:  T2[i0] = (T0[i0] + T1[(((i0 / T1.size[1]) * T1.stride[0]) +
 //                                  ((i0 % T1.size[1]) * T1.stride[1]))])
 #include "index_compute.h"
-#include "welford.h"
+#include "indexed_ops.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/transforms.h"
+#include "welford.h"
 
 namespace loom::lower {
 
@@ -134,6 +135,10 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
   }
   std::vector<kir::Value*> ins;
   for (ir::Val* in : op->expr->inputs()) {
+    if (ir::isIndexedOperand(op->expr, in)) {
+      ins.push_back(nullptr);  // read at computed positions (indexed_ops.cpp)
+      continue;
+    }
     if (auto* p = in->dynCast<ir::TensorView>()) {
       IndexMap pidx = producerIndices(kernel, ctx, p, op->out, idx);
       ins.push_back(kernel.create<kir::Load>(ctx.buffers.at(p), bufferOffset(kernel, ctx, p, pidx)));
@@ -193,6 +198,11 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
         dt, ir::BinaryOpType::Add, ins[0],
         kernel.create<kir::BinaryExpr>(dt, ir::BinaryOpType::Mul, i, ins[1]));
     (void)iota;
+  } else if (e->isA<ir::IndexSelectOp>() || e->isA<ir::GatherOp>()) {
+    value = lowerIndexedRead(kernel, ctx, e, idx, ins[1]);
+  } else if (auto* sc = dyn<ir::ScatterOp>(e)) {
+    return lowerScatter(kernel, ctx, sc, idx, ins[0], out_buf,
+                        bufferOffset(kernel, ctx, op->out, idx));
   } else if (auto* rng = dyn<ir::RngOp>(e)) {
     value = lowerRng(kernel, ctx, rng, idx, ins);
   } else if (e->isA<ir::LoadStoreOp>() || e->isA<ir::BroadcastOp>() || e->isA<ir::SqueezeOp>() ||

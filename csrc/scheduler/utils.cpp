@@ -317,6 +317,30 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
                       e->input(0)->toString() + ") is computed in this fusion; " + e->opName() +
                       " reads its input from global memory");
       }
+    } else if (ir::isIndexingExpr(e)) {
+      // gather / index_select read their lookup, scatter its index and src, at positions loaded
+      // from an index tensor, outside any loop they could be computed in: global memory (a
+      // fusion input), read by no other op but indexed reads in the kernel (a register cache the
+      // scheduler makes for other readers would hold only one thread's elements).
+      for (ir::Val* in : e->inputs()) {
+        if (!ir::isIndexedOperand(e, in)) continue;
+        if (!in->isFusionInput()) {
+          return reject(in->toString() + ", read at indexed positions by " +
+                        e->output(0)->toString() + " = " + e->opName() +
+                        "(...), is computed in this fusion; it is read from global memory");
+        }
+        for (ir::Expr* use : in->uses()) {
+          const bool indexed_only = std::all_of(
+              use->inputs().begin(), use->inputs().end(),
+              [&](const ir::Val* v) { return v != in || ir::isIndexedOperand(use, v); });
+          if (!indexed_only) {
+            return reject(in->toString() + " is read at indexed positions by " +
+                          e->output(0)->toString() + " = " + e->opName() + "(...) and also by " +
+                          use->output(0)->toString() +
+                          "; the indexed read has a kernel of its own");
+          }
+        }
+      }
     } else if (auto* cat = e->dynCast<ir::CatOp>()) {
       for (size_t k = 0; k < cat->numInputs(); ++k) {
         ir::Expr* def = cat->in(k)->definition();

@@ -205,6 +205,16 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
     return IrBuilder::create<RngOp>(tv(out[0]), r->rngType(), in[0]->as<Scalar>(),
                                     in[1]->as<Scalar>(), in[2]->as<Scalar>(), in[3]->as<Scalar>());
   }
+  if (auto* is = e->dynCast<IndexSelectOp>()) {
+    return IrBuilder::create<IndexSelectOp>(tv(out[0]), tv(in[0]), tv(in[1]), is->dim());
+  }
+  if (auto* g = e->dynCast<GatherOp>()) {
+    return IrBuilder::create<GatherOp>(tv(out[0]), tv(in[0]), tv(in[1]), g->dim(), g->exact());
+  }
+  if (auto* sc = e->dynCast<ScatterOp>()) {
+    return IrBuilder::create<ScatterOp>(tv(out[0]), tv(in[0]), tv(in[1]), tv(in[2]), sc->dim(),
+                                        sc->accumulate());
+  }
   LOOM_UNREACHABLE("recreate does not know expr ", e->toString());
 }
 

@@ -593,6 +593,33 @@ void Translator::translateResizeOp(const ir::Expr* e) {
          ", rng_offset=" + operand(r->offset()) + ")");
     return;
   }
+  if (const auto* is = dyn<ir::IndexSelectOp>(e)) {
+    // ops put the index's broadcast in; the frontend ops take the index as the user gave it.
+    const ir::TensorView* index = is->index();
+    if (index->definition() != nullptr && index->definition()->isA<ir::BroadcastOp>()) {
+      index = index->definition()->as<ir::BroadcastOp>()->in();
+    }
+    const size_t rank = ir::TensorDomain::noReductions(index->logical()).size();
+    if (rank > 1) {
+      emit(define(is->out(), 'T') + " = fd.ops.embedding_fwd(" + tensor(index) + ", " +
+           tensor(is->lookup()) + ", None, None, 2.0, False, False)");
+    } else {
+      emit(define(is->out(), 'T') + " = fd.ops.index_select(" + tensor(is->lookup()) + ", " +
+           tensor(index) + ", dim=" + std::to_string(is->dim()) + ")");
+    }
+    return;
+  }
+  if (const auto* g = dyn<ir::GatherOp>(e)) {
+    emit(define(g->out(), 'T') + " = fd.ops." + g->opName() + "(" + tensor(g->lookup()) + ", " +
+         tensor(g->index()) + ", dim=" + std::to_string(g->dim()) + ")");
+    return;
+  }
+  if (const auto* sc = dyn<ir::ScatterOp>(e)) {
+    emit(define(sc->out(), 'T') + " = fd.ops." + sc->opName() + "(" + tensor(sc->self()) + ", " +
+         tensor(sc->index()) + ", " + tensor(sc->src()) + ", dim=" + std::to_string(sc->dim()) +
+         ")");
+    return;
+  }
   LOOM_THROW("'", e->toString(), "' has no form in the Python frontend");
 }
 

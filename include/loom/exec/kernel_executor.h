@@ -125,6 +125,8 @@ class KernelExecutor {
   /// Allocates outputs (into `outputs`), fills the plan's argument buffer and launches.
   void launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs,
                   std::vector<Tensor>& outputs);
+  /// After a launch of a kernel with checked index reads: the UserError of a failed one.
+  void checkIndexError(LaunchPlan& plan, CUstream stream);
   LaunchParams runResident(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs,
                            double* plan_seconds);
   std::unique_ptr<ir::Fusion> fusion_;

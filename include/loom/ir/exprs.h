@@ -390,4 +390,87 @@ class ScanOp : public Expr {
 /// The ScanOp op type of "cumsum", "cumprod", "cummax" or "cummin"; nullopt for other names.
 std::optional<ReductionOpType> parseScanOpName(std::string_view name);
 
+/// out = lookup indexed along `dim` by the values of `index` (index_select, embedding): out's dims
+/// are lookup's before `dim`, then the index's span (its dims [dim, dim + span), span =
+/// rank(out) - rank(lookup) + 1), then lookup's after `dim`, and
+/// out[a..., k..., b...] = lookup[a..., index[k...], b...]. The index has out's rank and lines up
+/// with it dim for dim, broadcast (size 1) off its span. Index values must lie in
+/// [0, extent of lookup's dim) (negative ones are not wrapped): the reference evaluator and the
+/// kernels report any other as a UserError. Inputs: lookup, index (Int32 or Int64).
+class IndexSelectOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(IndexSelectOp)
+  IndexSelectOp(TensorView* out, TensorView* lookup, TensorView* index, int64_t dim);
+  IndexSelectOp(const IndexSelectOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* lookup() const;
+  TensorView* index() const;
+  int64_t dim() const { return dim_; }
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  int64_t dim_;
+};
+
+/// out = lookup gathered along `dim` (torch.gather, take_along_axis): out has index's shape and
+/// out[i] = lookup[i with its `dim` coordinate replaced by index[i]]. Along the other dims index's
+/// extent is at most lookup's (`exact`, take_along_axis: equal, or index broadcast there reading
+/// lookup at 0 too). Index values must lie in [0, extent of lookup's dim). Inputs: lookup, index.
+class GatherOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(GatherOp)
+  GatherOp(TensorView* out, TensorView* lookup, TensorView* index, int64_t dim, bool exact);
+  GatherOp(const GatherOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* lookup() const;
+  TensorView* index() const;
+  int64_t dim() const { return dim_; }
+  bool exact() const { return exact_; }
+
+  std::string opName() const override;  ///< "gather" or "take_along_axis"
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  int64_t dim_;
+  bool exact_;
+};
+
+/// out = self with src scattered into it along `dim` (torch.scatter / scatter_add): out has self's
+/// shape; for each position j of index, out[j with its `dim` coordinate replaced by index[j]] =
+/// src[j] (`accumulate`: += src[j], every contribution added). src is at least index's shape, and
+/// index's extent along the other dims is at most self's. Which of several writes to one position
+/// wins is unspecified without `accumulate` (as in torch). Inputs: self, index, src.
+class ScatterOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(ScatterOp)
+  ScatterOp(TensorView* out, TensorView* self, TensorView* index, TensorView* src, int64_t dim,
+            bool accumulate);
+  ScatterOp(const ScatterOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* self() const;
+  TensorView* index() const;
+  TensorView* src() const;
+  int64_t dim() const { return dim_; }
+  bool accumulate() const { return accumulate_; }
+
+  std::string opName() const override;  ///< "scatter" or "scatter_add"
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  int64_t dim_;
+  bool accumulate_;
+};
+
+/// True for the inputs an indexing op reads at computed positions (IndexSelectOp's and GatherOp's
+/// lookup, ScatterOp's index and src): they line up with no dim of the output (the logical map
+/// leaves them out) and kernels read them from global memory.
+bool isIndexedOperand(const Expr* e, const Val* input);
+/// True for IndexSelectOp, GatherOp and ScatterOp.
+bool isIndexingExpr(const Expr* e);
+
 }  // namespace loom::ir

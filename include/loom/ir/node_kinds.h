@@ -33,6 +33,9 @@
   X(IotaOp)                        \
   X(RngOp)                         \
   X(ScanOp)                        \
+  X(IndexSelectOp)                 \
+  X(GatherOp)                      \
+  X(ScatterOp)                     \
   X(Split)                         \
   X(Merge)                         \
   X(Resize)

@@ -439,6 +439,18 @@ class Kernel {
     int64_t entrances = 1;
   };
   std::vector<GridScratch> gridScratch;
+  /// The checked index reads of indexing ops (gather, index_select, scatter), by site number:
+  /// a kernel with any takes `long long* loom_index_error` after the grid scratch, two words the
+  /// executor zeroes before a launch: the first failing read stores its site + 1 and the
+  /// offending value (runtime/index.cuh), and the executor raises the op's UserError from them.
+  struct IndexCheck {
+    std::string op;                      ///< "gather", "index_select", ...
+    std::string index;                   ///< the index tensor ("T1")
+    std::string indexed;                 ///< the tensor indexed ("T0")
+    int64_t dim = 0;                     ///< its dim the index values select
+    const ir::Scalar* extent = nullptr;  ///< that dim's extent (evaluated per launch)
+  };
+  std::vector<IndexCheck> indexChecks;
   /// Bytes of the largest block-reduction element that is not a DataType (Welford triples).
   int64_t blockReduceBytes = 0;
   std::string name = "loom_kernel";

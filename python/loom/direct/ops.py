@@ -10,15 +10,15 @@ from .. import NotSupportedError, _C
 from ._types import DataType, to_loom_dtype
 from ._unsupported import UNSUPPORTED, error
 
-# nvFuser ops Loom does not have (the reason shows in the error). Complex numbers, random numbers,
-# indexing, scans and matmuls are other issues; docs/ops.md lists what Loom has.
+# nvFuser ops Loom does not have (the reason shows in the error). Complex numbers, scans and
+# matmuls are other issues; docs/ops.md lists what Loom has.
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
         "erfcx digamma ceilDiv "
-        "segment_set index_select select gather "
-        "take_along_axis scatter index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
-        "embedding_fwd argsort topk grouped_mm scaled_mm tril "
+        "segment_set select "
+        "index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
+        "argsort topk grouped_mm scaled_mm tril "
         "size_of stride_order uniform_like var_mean_welford rng_uniform"
     ).split()
 }
@@ -232,6 +232,40 @@ class Ops:
         if manual_padding:
             raise NotSupportedError("fd.ops.cat: manual_padding=True is not supported by Loom")
         return _C.ops.cat(self._f, list(tensors), int(dim))
+
+    def index_select(self, arg, index, dim):
+        """arg's slices along dim picked by the 1-D index (torch.index_select)."""
+        return _C.ops.index_select(self._f, arg, index, int(dim))
+
+    def gather(self, arg, index, dim):
+        """torch.gather: out[i] = arg[i with dim replaced by index[i]]."""
+        return _C.ops.gather(self._f, arg, index, int(dim), False)
+
+    def take_along_axis(self, arg, index, dim):
+        """numpy.take_along_axis: gather with index of arg's size off dim."""
+        return _C.ops.gather(self._f, arg, index, int(dim), True)
+
+    def scatter(self, arg, index, src, dim):
+        """torch.scatter: arg with src written at index along dim."""
+        return _C.ops.scatter(self._f, arg, index, src, int(dim), False)
+
+    def scatter_add(self, arg, index, src, dim):
+        """torch.scatter_add: arg with src added at index along dim (a Loom extension)."""
+        return _C.ops.scatter(self._f, arg, index, src, int(dim), True)
+
+    def embedding_fwd(self, input, weight, padding_idx=None, max_norm=None, norm_type=None,
+                      scale_grad_by_freq=False, sparse=False):
+        """torch.nn.functional.embedding's forward: the rows of weight picked by input.
+        padding_idx, scale_grad_by_freq and sparse change only the backward; max_norm is not
+        supported."""
+        def plain(v):
+            return None if v is None else (v.value() if hasattr(v, "value") else v)
+
+        p = plain(padding_idx)
+        m = plain(max_norm)
+        if m is not None:
+            raise NotSupportedError("fd.ops.embedding_fwd: max_norm is not supported by Loom")
+        return _C.ops.embedding(self._f, input, weight, None if p is None else int(p), None)
 
     def shape(self, arg):
         """The extents of arg's logical dims as Scalars (a Vector for reshape, expand, ...)."""

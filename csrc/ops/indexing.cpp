@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// Indexing ops (indexing.h): IndexSelectOp, GatherOp and ScatterOp with torch's shape rules.
+#include "loom/ops/indexing.h"
+
+#include <algorithm>
+
+#include "loom/ir/exprs.h"
+#include "loom/ops/shape.h"
+#include "loom/support/strings.h"
+#include "ops/utils.h"
+
+namespace loom::ops {
+
+namespace {
+
+using detail::dims;
+
+void checkIndexDtype(const TensorView* index, std::string_view op) {
+  LOOM_CHECK(index->dtype() == DataType::Int32 || index->dtype() == DataType::Int64, op,
+             ": the index ", index->toString(), " is ", index->dtype(),
+             "; an index tensor is i32 or i64");
+}
+
+// Along every dim but `dim`, `index`'s constant size may not exceed `data`'s (equal when `exact`,
+// unless index is broadcast there). Symbolic sizes are checked when the fusion runs.
+void checkIndexShape(const TensorView* data, const TensorView* index, int64_t dim, bool exact,
+                     std::string_view op, std::string_view what) {
+  const auto d = dims(data);
+  const auto x = dims(index);
+  LOOM_CHECK(d.size() == x.size(), op, ": the index ", index->toString(), " has ", x.size(),
+             " dims and ", what, " ", data->toString(), " has ", d.size(),
+             "; they need the same rank");
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (int64_t(i) == dim) continue;
+    auto xs = detail::constSize(x[i]);
+    auto ds = detail::constSize(d[i]);
+    if (!xs || !ds) continue;
+    const bool equal = exact && !x[i]->isBroadcast() && !d[i]->isBroadcast();
+    LOOM_CHECK(equal ? *xs == *ds : *xs <= *ds, op, ": the index ", index->toString(), " ",
+               detail::shapeString(index), " has size ", *xs, " at dimension ", i, " but ", what,
+               " ", data->toString(), " ", detail::shapeString(data), " has ", *ds, " (",
+               equal ? "equal sizes" : "at most that", " needed off dimension ", dim, ")");
+  }
+}
+
+TensorView* gatherImpl(TensorView* input, int64_t dim, TensorView* index, bool exact,
+                       const char* op) {
+  checkIndexDtype(index, op);
+  const int64_t rank = int64_t(dims(input).size());
+  LOOM_CHECK(rank > 0, op, ": ", input->toString(), " is 0-dim; there is no dimension to index");
+  dim = detail::normalizeDim(input, dim, rank, op);
+  checkIndexShape(input, index, dim, exact, op, "the input");
+  TensorView* out = detail::newTensor(detail::freshIds(dims(index)), input->dtype());
+  ir::IrBuilder::create<ir::GatherOp>(out, input, index, dim, exact);
+  return out;
+}
+
+TensorView* scatterImpl(TensorView* input, int64_t dim, TensorView* index, TensorView* src,
+                        bool accumulate) {
+  const char* op = accumulate ? "scatter_add" : "scatter";
+  checkIndexDtype(index, op);
+  const int64_t rank = int64_t(dims(input).size());
+  LOOM_CHECK(rank > 0, op, ": ", input->toString(), " is 0-dim; there is no dimension to index");
+  dim = detail::normalizeDim(input, dim, rank, op);
+  LOOM_CHECK(src->dtype() == input->dtype(), op, ": the source ", src->toString(), " is ",
+             src->dtype(), " but the input ", input->toString(), " is ", input->dtype(),
+             " (cast one of them)");
+  checkIndexShape(input, index, dim, false, op, "the input");
+  const auto x = dims(index);
+  const auto s = dims(src);
+  LOOM_CHECK(s.size() == x.size(), op, ": the source ", src->toString(), " has ", s.size(),
+             " dims and the index ", index->toString(), " has ", x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    auto xs = detail::constSize(x[i]);
+    auto ss = detail::constSize(s[i]);
+    LOOM_CHECK(!xs || !ss || *xs <= *ss, op, ": the index ", index->toString(), " has size ", *xs,
+               " at dimension ", i, " but the source ", src->toString(), " only ", *ss);
+  }
+  // Scattered values differ along every dim, so an expanded input dim becomes a real one.
+  std::vector<ir::IterDomain*> ids;
+  for (ir::IterDomain* id : dims(input)) {
+    ids.push_back(id->hasExpandedExtent() ? ir::IterDomain::create(id->logicalExtent())
+                                          : detail::freshId(id));
+  }
+  TensorView* out = detail::newTensor(std::move(ids), input->dtype());
+  ir::IrBuilder::create<ir::ScatterOp>(out, input, index, src, dim, accumulate);
+  return out;
+}
+
+// IndexSelectOp with an index of any rank: lookup's dims around `dim`, index's in its place.
+TensorView* select(TensorView* lookup, int64_t dim, TensorView* index, const char* op) {
+  checkIndexDtype(index, op);
+  const auto l = dims(lookup);
+  LOOM_CHECK(!l.empty(), op, ": ", lookup->toString(), " is 0-dim; there is no dimension to index");
+  dim = detail::normalizeDim(lookup, dim, int64_t(l.size()), op);
+  std::vector<ir::IterDomain*> ids;
+  for (int64_t d = 0; d < dim; ++d) ids.push_back(detail::freshId(l[size_t(d)]));
+  for (ir::IterDomain* id : dims(index)) ids.push_back(detail::freshId(id));
+  for (size_t d = size_t(dim) + 1; d < l.size(); ++d) ids.push_back(detail::freshId(l[d]));
+  // The index lines up with the output: broadcast along the lookup's other dims, so a computed
+  // index is inlined like any operand missing dims.
+  std::vector<bool> flags(ids.size(), true);
+  for (size_t k = 0; k < dims(index).size(); ++k) flags[size_t(dim) + k] = false;
+  TensorView* wide =
+      std::find(flags.begin(), flags.end(), true) == flags.end() ? index : broadcast(index, flags);
+  TensorView* out = detail::newTensor(std::move(ids), lookup->dtype());
+  ir::IrBuilder::create<ir::IndexSelectOp>(out, lookup, wide, dim);
+  return out;
+}
+
+}  // namespace
+
+TensorView* indexSelect(TensorView* input, int64_t dim, TensorView* index) {
+  LOOM_CHECK(dims(index).size() <= 1, "index_select: the index ", index->toString(), " has ",
+             dims(index).size(), " dims; index_select takes a 1-D (or 0-D) index");
+  return select(input, dim, index, "index_select");
+}
+
+TensorView* gather(TensorView* input, int64_t dim, TensorView* index) {
+  return gatherImpl(input, dim, index, false, "gather");
+}
+
+TensorView* takeAlongAxis(TensorView* input, TensorView* index, int64_t dim) {
+  return gatherImpl(input, dim, index, true, "take_along_axis");
+}
+
+TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, TensorView* src) {
+  return scatterImpl(input, dim, index, src, false);
+}
+
+TensorView* scatterAdd(TensorView* input, int64_t dim, TensorView* index, TensorView* src) {
+  return scatterImpl(input, dim, index, src, true);
+}
+
+TensorView* embedding(TensorView* input, TensorView* weight, std::optional<int64_t> padding_idx,
+                      std::optional<double> max_norm, double /*norm_type*/,
+                      bool /*scale_grad_by_freq*/, bool /*sparse*/) {
+  LOOM_CHECK(dims(weight).size() == 2, "embedding: the weight ", weight->toString(), " has ",
+             dims(weight).size(), " dims; it must be 2-D [num_embeddings, embedding_dim]");
+  LOOM_CHECK(!max_norm.has_value(),
+             "embedding: max_norm is not supported (it renormalizes the "
+             "weight in place); renormalize the weight before the lookup");
+  if (padding_idx.has_value()) {
+    auto n = detail::constSize(dims(weight)[0]);
+    LOOM_CHECK(!n || (*padding_idx >= -*n && *padding_idx < *n), "embedding: padding_idx ",
+               *padding_idx, " is out of range for ", weight->toString(), " with ", *n, " rows");
+  }
+  return select(weight, 0, input, "embedding");
+}
+
+}  // namespace loom::ops

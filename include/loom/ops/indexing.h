@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Indexing ops under torch's and nvFuser's names: index_select, gather, take_along_axis, scatter,
+// scatter_add and embedding. Index tensors are i32 or i64; an index value outside [0, size of
+// the indexed dim) is a UserError when the fusion runs (negative values are not wrapped, as in
+// torch's index_select and gather), from the reference evaluator and from kernels alike.
+//
+//   TensorView* rows = ops::indexSelect(table, 0, ids);         // table[ids[k], :]
+//   TensorView* picked = ops::gather(logits, 1, targets);       // logits[i, targets[i, j]]
+//   TensorView* hist = ops::scatterAdd(zeros, 0, bins, ones);   // zeros[bins[i]] += ones[i]
+#pragma once
+
+#include <optional>
+
+#include "loom/ir/tensor_view.h"
+
+namespace loom::ops {
+
+using ir::TensorView;
+
+/// torch.index_select: `index` is 1-D (or 0-D); out has input's shape with `dim` replaced by
+/// index's length: out[..., k, ...] = input[..., index[k], ...]. `dim` may be negative.
+TensorView* indexSelect(TensorView* input, int64_t dim, TensorView* index);
+
+/// torch.gather: out has index's shape (same rank as input, at most input's size along every dim
+/// but `dim`): out[i] = input[i with dim replaced by index[i]].
+TensorView* gather(TensorView* input, int64_t dim, TensorView* index);
+
+/// take_along_axis (numpy, nvFuser): gather whose index has input's size along every dim but
+/// `dim`, or is broadcast there.
+TensorView* takeAlongAxis(TensorView* input, TensorView* index, int64_t dim);
+
+/// torch.scatter: input with src[j] written at j's position with `dim` replaced by index[j], for
+/// every position j of index (src at least index's shape; index at most input's size off `dim`).
+/// Which write wins where indices repeat is unspecified, as in torch.
+TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, TensorView* src);
+
+/// torch.scatter_add: like scatter, every contribution added to input's value.
+TensorView* scatterAdd(TensorView* input, int64_t dim, TensorView* index, TensorView* src);
+
+/// The rows of a 2-D `weight` picked by `input` (indices of any rank): out has input's shape
+/// followed by weight's second dim (torch.nn.functional.embedding's forward). `padding_idx`,
+/// `scale_grad_by_freq` and `sparse` change only the backward and are accepted; `max_norm`
+/// (renormalizing weight in place) is a UserError.
+TensorView* embedding(TensorView* input, TensorView* weight,
+                      std::optional<int64_t> padding_idx = std::nullopt,
+                      std::optional<double> max_norm = std::nullopt, double norm_type = 2.0,
+                      bool scale_grad_by_freq = false, bool sparse = false);
+
+}  // namespace loom::ops
