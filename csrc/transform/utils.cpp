@@ -202,6 +202,11 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
     return IrBuilder::create<RngOp>(tv(out[0]), r->rngType(), in[0]->as<Scalar>(),
                                     in[1]->as<Scalar>(), in[2]->as<Scalar>(), in[3]->as<Scalar>());
   }
+  if (e->isA<MatmulOp>()) return IrBuilder::create<MatmulOp>(tv(out[0]), tv(in[0]), tv(in[1]));
+  if (e->isA<LinearOp>()) {
+    return IrBuilder::create<LinearOp>(tv(out[0]), tv(in[0]), tv(in[1]),
+                                       in.size() == 3 ? tv(in[2]) : nullptr);
+  }
   LOOM_UNREACHABLE("recreate does not know expr ", e->toString());
 }
 

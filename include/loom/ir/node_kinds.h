@@ -32,6 +32,8 @@
   X(FullOp)                        \
   X(IotaOp)                        \
   X(RngOp)                         \
+  X(MatmulOp)                      \
+  X(LinearOp)                      \
   X(Split)                         \
   X(Merge)                         \
   X(Resize)

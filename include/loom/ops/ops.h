@@ -5,6 +5,7 @@
 #include "loom/ops/arith.h"
 #include "loom/ops/composite.h"
 #include "loom/ops/factory.h"
+#include "loom/ops/matmul.h"
 #include "loom/ops/operand.h"
 #include "loom/ops/random.h"
 #include "loom/ops/reduction.h"
