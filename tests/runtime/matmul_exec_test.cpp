@@ -215,5 +215,93 @@ TEST_F(MatmulExec, ContractedSizesThatDifferAtRunTimeAreUserErrors) {
       << msg;
 }
 
+#ifndef LOOM_RUNTIME_TEST_CUDA
+// The host backend, but its GEMM reads operands only as cuBLASLt does (exec::blasOperand): the
+// executor's dense copies run here as they would before a cuBLASLt call.
+class BlasRulesDevice final : public exec::ComputeDevice {
+ public:
+  exec::Backend backend() const override { return host_->backend(); }
+  int index() const override { return 0; }
+  Device tensorDevice() const override { return host_->tensorDevice(); }
+  std::optional<cuda::DeviceProperties> gpuProperties() const override { return std::nullopt; }
+  codegen::CodegenOptions codegenOptions() const override { return host_->codegenOptions(); }
+  void require(std::string_view purpose) const override { host_->require(purpose); }
+  std::unique_ptr<exec::LoadedKernel> load(const codegen::GeneratedKernel& kernel,
+                                           PhaseTimer& timer) const override {
+    return host_->load(kernel, timer);
+  }
+  Tensor empty(std::span<const int64_t> sizes, DataType dtype, CUstream s) const override {
+    return host_->empty(sizes, dtype, s);
+  }
+  void zero(const Tensor& t, CUstream s) const override { host_->zero(t, s); }
+  void poison(const Tensor& t, CUstream s) const override { host_->poison(t, s); }
+  void copyBytes(void* dst, const void* src, size_t n, CUstream s) const override {
+    host_->copyBytes(dst, src, n, s);
+  }
+  Tensor copyForOutput(const Tensor& t, CUstream s) const override {
+    return host_->copyForOutput(t, s);
+  }
+  void gemm(const exec::GemmProblem& p, CUstream s) const override {
+    // What cuBLASLt would be handed: every operand readable, the bias packed.
+    const ir::MatmulGeometry& g = p.geometry;
+    EXPECT_TRUE(exec::blasOperand(g.m, g.k, g.a.row, g.a.col).has_value());
+    EXPECT_TRUE(exec::blasOperand(g.k, g.n, g.b.row, g.b.col).has_value());
+    EXPECT_TRUE(!g.hasBias || g.n == 1 || g.biasStride == 1);
+    host_->gemm(p, s);
+  }
+  bool gemmReads(int64_t rows, int64_t cols, int64_t rs, int64_t cs) const override {
+    return exec::blasOperand(rows, cols, rs, cs).has_value();
+  }
+  std::vector<eval::Argument> copyIn(const ir::Fusion& f, std::span<const eval::Argument> args,
+                                     CUstream s) const override {
+    return host_->copyIn(f, args, s);
+  }
+  void copyOut(std::vector<Tensor>& outs, CUstream s) const override { host_->copyOut(outs, s); }
+
+ private:
+  std::shared_ptr<const exec::ComputeDevice> host_ = exec::makeComputeDevice(exec::Backend::Host);
+};
+
+TEST_F(MatmulExec, OperandsCuBlasLtCannotReadAreCopiedDenseFirst) {
+  RuntimeOptions options = poisonedOptions();
+  options.device = std::make_shared<BlasRulesDevice>();
+  // a with no unit-strided dim, b an expanded broadcast inside the matrix, a 0-D bias.
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard g(fusion.get());
+    TensorView* x = input(*fusion, 2, DataType::Float32);
+    TensorView* w = input(*fusion, 2, DataType::Float32);
+    TensorView* bias = input(*fusion, 0, DataType::Float32);
+    fusion->addOutput(ops::linear(x, w, bias));
+  }
+  Tensor wide = random({4, 16}, DataType::Float32, 61);
+  Tensor x(wide.storage(), DataType::Float32, {4, 8}, {16, 2});
+  Tensor w = random({3, 8}, DataType::Float32, 65);  // read as it is
+  Tensor row = random({8}, DataType::Float32, 62);
+  Tensor w_rows(row.storage(), DataType::Float32, {3, 8}, {0, 1});  // one row repeated: ld 0
+  Tensor col = random({3}, DataType::Float32, 63);
+  Tensor w_k(col.storage(), DataType::Float32, {3, 8}, {1, 0});  // a broadcast along k
+  for (const Tensor& weight : {w, w_rows, w_k}) {
+    std::vector<eval::Argument> args{x, weight, random({}, DataType::Float32, 64)};
+    auto copy = fusion->clone();
+    std::vector<Tensor> expected = eval::evaluateFusion(*copy, args);
+    FusionExecutorCache cache(std::move(copy), options);
+    Tensor got = cache.run(args).at(0);
+    auto problem = eval::expectClose(got, expected[0],
+                                     eval::defaultTolerance(DataType::Float32, 8), "linear");
+    EXPECT_FALSE(problem.has_value()) << *problem;
+    const FusionKernelRuntime* rt = cache.lastRuntime();
+    ASSERT_EQ(rt->numMatmuls(), 1);
+    const auto& mm = dynamic_cast<const MatmulSegmentExecutor&>(rt->segmentExecutor(0));
+    // x and the bias always; the weight when a dim of it has stride 0.
+    EXPECT_EQ(mm.denseCopies(), weight.stride(0) == 0 || weight.stride(1) == 0 ? 3 : 2);
+    EXPECT_NE(rt->hostProgram().find("linear with bias in the epilogue by the host GEMM on host: "
+                                     "T0, T1, T2 -> T3"),
+              std::string::npos)
+        << rt->hostProgram();
+  }
+}
+#endif
+
 }  // namespace
 }  // namespace loom::runtime
