@@ -103,8 +103,7 @@ class CudaDevice final : public ComputeDevice {
   void gemm(const GemmProblem& problem, CUstream stream) const override {
     detail::cudaGemm(problem, index_, stream);
   }
-  bool gemmReads(int64_t rows, int64_t cols, int64_t rowStride,
-                 int64_t colStride) const override {
+  bool gemmReads(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) const override {
     return detail::cudaGemmReads(rows, cols, rowStride, colStride);
   }
 

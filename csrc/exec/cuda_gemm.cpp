@@ -54,10 +54,18 @@ void issue(const GemmProblem& p, const ir::MatmulGeometry& g, int64_t m, int64_t
   cuda::LtMatmulCall c;
   c.dtype = p.dtype;
   c.batchCount = call.count;
-  c.a = {static_cast<const char*>(p.b) + b_off * int64_t(item), x->storedRows, x->storedCols,
-         x->ld, call.b_stride, x->transpose};
-  c.b = {static_cast<const char*>(p.a) + a_off * int64_t(item), y->storedRows, y->storedCols,
-         y->ld, call.a_stride, y->transpose};
+  c.a = {static_cast<const char*>(p.b) + b_off * int64_t(item),
+         x->storedRows,
+         x->storedCols,
+         x->ld,
+         call.b_stride,
+         x->transpose};
+  c.b = {static_cast<const char*>(p.a) + a_off * int64_t(item),
+         y->storedRows,
+         y->storedCols,
+         y->ld,
+         call.a_stride,
+         y->transpose};
   c.d = static_cast<char*>(p.out) + c_off * int64_t(item);
   c.dRows = g.n;
   c.dCols = m;
@@ -82,7 +90,8 @@ void cudaGemm(const GemmProblem& p, int index, CUstream stream) {
   if (batches == 0 || g.m == 0 || g.n == 0) return;
   if (g.k == 0) {
     // No products: zeros. A bias would need a kernel of its own; cuBLASLt takes no empty k.
-    LOOM_CHECK(!g.hasBias, "linear with an empty contracted dim (k = 0) and a bias is not "
+    LOOM_CHECK(!g.hasBias,
+               "linear with an empty contracted dim (k = 0) and a bias is not "
                "supported on the GPU yet");
     std::vector<int64_t> sizes{batches * g.m * g.n};
     cuda::fillBytes(Tensor::fromBlob(p.out, sizes, {1}, p.dtype, Device::cuda(index)), 0, stream);

@@ -22,8 +22,7 @@ constexpr int64_t kKc = 256;
 float load(const void* base, int64_t offset, DataType dtype) {
   switch (dtype) {
     case DataType::Float32: return static_cast<const float*>(base)[offset];
-    case DataType::BFloat16:
-      return bfloat16BitsToFloat(static_cast<const uint16_t*>(base)[offset]);
+    case DataType::BFloat16: return bfloat16BitsToFloat(static_cast<const uint16_t*>(base)[offset]);
     case DataType::Float16: return halfBitsToFloat(static_cast<const uint16_t*>(base)[offset]);
     default: LOOM_UNREACHABLE("host GEMM of ", dtype);
   }
@@ -127,8 +126,10 @@ void hostGemm(const GemmProblem& p, int threads) {
   const int64_t col_tiles = (g.n + kNc - 1) / kNc;
   const int64_t tiles = batches * row_tiles * col_tiles;
   // Threads only pay off for real work: about a million multiply-adds each at least.
-  const double work = double(batches) * double(g.m) * double(g.n) * double(std::max<int64_t>(g.k, 1));
-  int64_t count = threads > 0 ? threads : int64_t(std::max(1u, std::thread::hardware_concurrency()));
+  const double work =
+      double(batches) * double(g.m) * double(g.n) * double(std::max<int64_t>(g.k, 1));
+  int64_t count =
+      threads > 0 ? threads : int64_t(std::max(1u, std::thread::hardware_concurrency()));
   count = std::max<int64_t>(1, std::min({count, tiles, int64_t(work / 1e6) + 1}));
   std::atomic<int64_t> next{0};
   auto worker = [&] {

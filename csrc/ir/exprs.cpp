@@ -334,9 +334,7 @@ LOOM_DEFINE_CLONE(LinearOp)
 TensorView* LinearOp::out() const { return output(0)->as<TensorView>(); }
 TensorView* LinearOp::x() const { return input(0)->as<TensorView>(); }
 TensorView* LinearOp::w() const { return input(1)->as<TensorView>(); }
-TensorView* LinearOp::bias() const {
-  return hasBias() ? input(2)->as<TensorView>() : nullptr;
-}
+TensorView* LinearOp::bias() const { return hasBias() ? input(2)->as<TensorView>() : nullptr; }
 std::string LinearOp::opName() const { return "linear"; }
 bool LinearOp::sameAttributes(const Expr*) const { return true; }
 

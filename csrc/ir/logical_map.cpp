@@ -40,9 +40,9 @@ std::vector<std::pair<IterDomain*, IterDomain*>> pairwiseLogicalMap(const Tensor
     std::vector<std::pair<IterDomain*, IterDomain*>> pairs;
     for (size_t i = 0; i < p_ids.size() && i < dims.size(); ++i) {
       if (dims[i] < 0) continue;
-      LOOM_ASSERT(size_t(dims[i]) < c_ids.size(), "logical map of ", producer->toString(),
-                  " and ", consumer->toString(), " through ", def->toString(),
-                  ": operand dim ", i, " has no output dim");
+      LOOM_ASSERT(size_t(dims[i]) < c_ids.size(), "logical map of ", producer->toString(), " and ",
+                  consumer->toString(), " through ", def->toString(), ": operand dim ", i,
+                  " has no output dim");
       IterDomain* c = c_ids[size_t(dims[i])];
       if (!options.map_broadcast && p_ids[i]->isBroadcast() != c->isBroadcast()) continue;
       pairs.emplace_back(p_ids[i], c);

@@ -92,8 +92,8 @@ MatmulGeometry matmulGeometry(const Expr* e, std::span<const std::vector<int64_t
   const std::vector<int64_t>& bs = sizes[1];
   const std::vector<int64_t>& bt = strides[1];
   LOOM_CHECK(!as.empty() && !bs.empty() && (!linear || bs.size() <= 2), e->opName(),
-             ": operands of rank ", as.size(), " and ", bs.size(), " (", shapeOf(a_tv, as),
-             ", ", shapeOf(b_tv, bs), ") do not multiply");
+             ": operands of rank ", as.size(), " and ", bs.size(), " (", shapeOf(a_tv, as), ", ",
+             shapeOf(b_tv, bs), ") do not multiply");
   // a: [batch..., m, k] or [k].
   const bool a_vector = as.size() == 1;
   g.k = as.back();
@@ -119,8 +119,8 @@ MatmulGeometry matmulGeometry(const Expr* e, std::span<const std::vector<int64_t
     g.b.row = bt[bt.size() - 2];
     g.b.col = bt.back();
   }
-  LOOM_CHECK(b_k == g.k, e->opName(), ": the contracted sizes differ: ", shapeOf(a_tv, as),
-             " has ", g.k, " in its last dim, ", shapeOf(b_tv, bs), " has ", b_k,
+  LOOM_CHECK(b_k == g.k, e->opName(), ": the contracted sizes differ: ", shapeOf(a_tv, as), " has ",
+             g.k, " in its last dim, ", shapeOf(b_tv, bs), " has ", b_k,
              linear ? " in its last dim" : (b_vector ? " elements" : " in its second-to-last dim"),
              linear ? " (linear computes x @ w^T: w is [out_features, in_features])" : "");
   const Operand a_batch = batchPart(a_tv, as, at);

@@ -142,8 +142,8 @@ std::optional<std::string> matmulProblem(const Expr* e) {
     const int64_t ra = rank(mm->a()), rb = rank(mm->b());
     if (ra < 1 || rb < 1) {
       return concat(quoted(e), ": matmul takes operands of rank 1 or more, got ",
-                    mm->a()->toString(), " of rank ", ra, " and ", mm->b()->toString(),
-                    " of rank ", rb);
+                    mm->a()->toString(), " of rank ", ra, " and ", mm->b()->toString(), " of rank ",
+                    rb);
     }
     want = std::max(ra >= 2 ? ra - 2 : 0, rb >= 2 ? rb - 2 : 0) + (ra >= 2 ? 1 : 0) +
            (rb >= 2 ? 1 : 0);

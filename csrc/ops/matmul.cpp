@@ -34,8 +34,8 @@ void checkContracted(std::string_view op, const TensorView* a, const IterDomain*
                      const TensorView* b, const IterDomain* b_k, std::string_view b_where) {
   auto x = detail::constSize(a_k);
   auto y = detail::constSize(b_k);
-  LOOM_CHECK(!x || !y || *x == *y, op, ": the contracted sizes differ: ", described(a), " has ",
-             *x, " in its last dim, ", described(b), " has ", *y, " in its ", b_where);
+  LOOM_CHECK(!x || !y || *x == *y, op, ": the contracted sizes differ: ", described(a), " has ", *x,
+             " in its last dim, ", described(b), " has ", *y, " in its ", b_where);
 }
 
 }  // namespace
@@ -54,8 +54,8 @@ TensorView* matmul(TensorView* a, TensorView* b) {
   std::vector<IterDomain*> a_batch, b_batch;
   if (!a_vector) a_batch.assign(ad.begin(), ad.end() - 2);
   if (!b_vector) b_batch.assign(bd.begin(), bd.end() - 2);
-  std::vector<IterDomain*> out_ids = detail::broadcastOutputIds({a, b}, {a_batch, b_batch},
-                                                                "matmul");
+  std::vector<IterDomain*> out_ids =
+      detail::broadcastOutputIds({a, b}, {a_batch, b_batch}, "matmul");
   if (!a_vector) out_ids.push_back(detail::freshId(ad[ad.size() - 2]));
   if (!b_vector) out_ids.push_back(detail::freshId(bd.back()));
   TensorView* out = detail::newTensor(std::move(out_ids), a->dtype());
@@ -81,13 +81,14 @@ TensorView* linear(TensorView* x, TensorView* w, TensorView* bias) {
       auto n = detail::constSize(wd[0]);
       auto got = detail::constSize(bd[0]);
       LOOM_CHECK(!n || !got || *n == *got || *got == 1, "linear: the bias ", described(bias),
-                 " must have one element per output feature (", *n, ", the rows of ",
-                 described(w), ")");
+                 " must have one element per output feature (", *n, ", the rows of ", described(w),
+                 ")");
     }
     operands.push_back(bias);
   }
   checkDtypes("linear", operands);
-  checkContracted("linear", x, xd.back(), w, wd.back(), "last dim (w is [out_features, "
+  checkContracted("linear", x, xd.back(), w, wd.back(),
+                  "last dim (w is [out_features, "
                   "in_features])");
   std::vector<IterDomain*> out_ids;
   for (size_t i = 0; i + 1 < xd.size(); ++i) out_ids.push_back(detail::freshId(xd[i]));

@@ -38,9 +38,9 @@ MatmulSegmentExecutor::MatmulSegmentExecutor(const segmenter::Segment& segment,
   for (ir::Expr* e : fusion.exprs()) {
     if (e->isA<ir::MatmulOp>() || e->isA<ir::LinearOp>()) expr_ = e;
   }
-  LOOM_ASSERT(expr_ != nullptr && fusion.outputs().size() == 1 &&
-                  fusion.outputs()[0] == expr_->output(0),
-              "a matmul segment computes one matmul or linear and outputs it");
+  LOOM_ASSERT(
+      expr_ != nullptr && fusion.outputs().size() == 1 && fusion.outputs()[0] == expr_->output(0),
+      "a matmul segment computes one matmul or linear and outputs it");
   // The segment's inputs come in the original fusion's order, not the operands' (a weight that
   // is a fusion input precedes an activation another segment produced).
   const auto& seg_inputs = fusion.inputs();
@@ -111,8 +111,8 @@ void MatmulSegmentExecutor::runInto(std::span<const eval::Argument> args,
   if (g.hasBias && !device_->gemmReads(1, g.n, 0, g.biasStride)) {
     // One packed value per output feature (a 0-D or one-element bias repeats).
     const Tensor& bias = operands[2];
-    operands[2] = dense(2, Tensor(bias.storage(), bias.dtype(), {g.n}, {g.biasStride},
-                                  bias.offset()));
+    operands[2] =
+        dense(2, Tensor(bias.storage(), bias.dtype(), {g.n}, {g.biasStride}, bias.offset()));
     copied = true;
   }
   if (copied) g = geometryOf(expr_, operands);

@@ -322,7 +322,8 @@ bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
     if (e->isA<ir::MatmulOp>() || e->isA<ir::LinearOp>()) {
       std::string text = e->toString();
       while (!text.empty() && text.back() == '\n') text.pop_back();
-      return reject("'" + text + "' runs as a matmul segment of its own (a GEMM library call), "
+      return reject("'" + text +
+                    "' runs as a matmul segment of its own (a GEMM library call), "
                     "not in a generated kernel");
     }
   }

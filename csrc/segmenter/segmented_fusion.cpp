@@ -381,9 +381,7 @@ KernelWork& KernelWork::operator=(const KernelWork& other) {
   return *this;
 }
 
-std::string MatmulWork::toString() const {
-  return bias ? op + " with bias in the epilogue" : op;
-}
+std::string MatmulWork::toString() const { return bias ? op + " with bias in the epilogue" : op; }
 
 std::optional<MatmulWork> matmulWorkOf(const ir::Expr* e) {
   if (e->isA<ir::MatmulOp>()) return MatmulWork{"matmul", false};

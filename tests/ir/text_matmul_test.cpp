@@ -105,13 +105,15 @@ TEST(TextMatmulTest, ParserAndVerifierErrors) {
                    "T0 : f32 global [i0{4}, i1{8}]\nT1 : f32 global [i2{2}, i3{5}, i6{8}]\n"
                    "T2 : f32 global [i4{4}, i5{5}]\nT2 = linear(T0, T1)\n");
   EXPECT_HAS(err, "linear takes an input of rank 1 or more and a weight of rank 1 or 2");
-  err = parseError("inputs: T0, T1, T3\noutputs: T2\nT0 : f32 global [i0{4}, i1{8}]\n"
-                   "T1 : f32 global [i2{8}]\nT3 : f32 global [i6{1}]\n"
-                   "T2 : f32 global [i4{4}]\nT2 = linear(T0, T1, T3)\n");
+  err = parseError(
+      "inputs: T0, T1, T3\noutputs: T2\nT0 : f32 global [i0{4}, i1{8}]\n"
+      "T1 : f32 global [i2{8}]\nT3 : f32 global [i6{1}]\n"
+      "T2 : f32 global [i4{4}]\nT2 = linear(T0, T1, T3)\n");
   EXPECT_HAS(err, "must be 0-D, or 1-D for a 2-D weight");
-  err = parseError("inputs: T0, T1, T3\noutputs: T2\nT0 : f32 global [i0{4}, i1{8}]\n"
-                   "T1 : f32 global [i2{8}]\nT3 : f32 global []\n"
-                   "T2 : f32 global [i4{4}]\nT2 = linear(T0, T1, T3, T3)\n");
+  err = parseError(
+      "inputs: T0, T1, T3\noutputs: T2\nT0 : f32 global [i0{4}, i1{8}]\n"
+      "T1 : f32 global [i2{8}]\nT3 : f32 global []\n"
+      "T2 : f32 global [i4{4}]\nT2 = linear(T0, T1, T3, T3)\n");
   EXPECT_HAS(err, "linear takes 2 operands, got 4");
 }
 

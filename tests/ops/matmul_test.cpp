@@ -34,23 +34,33 @@ TEST_F(MatmulOpsTest, OperandsThatDoNotMultiplyAreUserErrors) {
   EXPECT_HAS(userError([&] { matmul(a, b); }),
              "matmul: the contracted sizes differ: T0 [2, 4] has 4 in its last dim, T1 [5, 3] "
              "has 5 in its second-to-last dim");
-  EXPECT_HAS(userError([&] { matmul(input({4}), input({5})); }),
-             "has 5 in its only dim");
+  EXPECT_HAS(userError([&] { matmul(input({4}), input({5})); }), "has 5 in its only dim");
   EXPECT_HAS(userError([&] { matmul(input({}), input({5})); }),
              "matmul: both operands need at least one dim");
-  EXPECT_HAS(userError([&] { matmul(input({2, 3, 4}), input({5, 4, 3})); }),
-             "matmul: sizes of T");
-  EXPECT_HAS(userError([&] { matmul(input({2, 4}, DataType::Int64), input({4, 3}, DataType::Int64)); }),
+  EXPECT_HAS(userError([&] { matmul(input({2, 3, 4}), input({5, 4, 3})); }), "matmul: sizes of T");
+  EXPECT_HAS(userError([&] {
+               matmul(input({2, 4}, DataType::Int64), input({4, 3}, DataType::Int64));
+             }),
              "is i64; matmul multiplies f32, bf16 or f16 tensors (cast it first)");
-  EXPECT_HAS(userError([&] { matmul(input({2, 4}), input({4, 3}, DataType::BFloat16)); }),
+  EXPECT_HAS(userError([&] {
+               matmul(input({2, 4}), input({4, 3}, DataType::BFloat16));
+             }),
              "is f32 but T");
-  EXPECT_HAS(userError([&] { linear(input({2, 4}), input({3, 5})); }),
+  EXPECT_HAS(userError([&] {
+               linear(input({2, 4}), input({3, 5}));
+             }),
              "linear: the contracted sizes differ");
-  EXPECT_HAS(userError([&] { linear(input({2, 4}), input({2, 3, 4})); }),
+  EXPECT_HAS(userError([&] {
+               linear(input({2, 4}), input({2, 3, 4}));
+             }),
              "must be [out_features, in_features] or [in_features]");
-  EXPECT_HAS(userError([&] { linear(input({2, 4}), input({3, 4}), input({5})); }),
+  EXPECT_HAS(userError([&] {
+               linear(input({2, 4}), input({3, 4}), input({5}));
+             }),
              "must have one element per output feature (3, the rows of T");
-  EXPECT_HAS(userError([&] { linear(input({2, 4}), input({4}), input({3})); }),
+  EXPECT_HAS(userError([&] {
+               linear(input({2, 4}), input({4}), input({3}));
+             }),
              "must be 0-D for the 1-D weight");
 }
 

@@ -64,9 +64,9 @@ class MatmulExec : public ::testing::Test {
     EXPECT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
       EXPECT_EQ(got[i].sizes(), expected[i].sizes()) << "output " << i;
-      auto problem = eval::expectClose(got[i], expected[i],
-                                       eval::defaultTolerance(expected[i].dtype(), k),
-                                       "output " + std::to_string(i));
+      auto problem =
+          eval::expectClose(got[i], expected[i], eval::defaultTolerance(expected[i].dtype(), k),
+                            "output " + std::to_string(i));
       EXPECT_FALSE(problem.has_value()) << *problem;
     }
     std::vector<std::string> kinds;
@@ -87,22 +87,23 @@ class MatmulExec : public ::testing::Test {
       fusion->addOutput(ops::matmul(a, b));
     }
     const int64_t k = a_shape.back();
-    std::vector<eval::Argument> args{random(a_shape, dtype, seed), random(b_shape, dtype, seed + 1)};
+    std::vector<eval::Argument> args{random(a_shape, dtype, seed),
+                                     random(b_shape, dtype, seed + 1)};
     EXPECT_EQ(check(std::move(fusion), args, k), std::vector<std::string>{"matmul"});
   }
 };
 
 TEST_F(MatmulExec, VectorsMatricesAndBroadcastBatchesMatchReference) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
-      {{7}, {7}},                        // dot: a 0-D result
-      {{5}, {5, 3}},                     // a row: [3]
-      {{4, 5}, {5}},                     // a column: [4]
-      {{33, 70}, {70, 65}},              // more than one tile of the host GEMM in m and n
-      {{2, 1, 3, 4}, {3, 4, 5}},         // batch dims broadcast both ways: [2, 3, 3, 5]
-      {{2, 3, 4}, {4, 6}},               // a shared weight: [2, 3, 6]
-      {{4}, {2, 4, 3}},                  // a row against a batch: [2, 3]
-      {{3, 2, 4}, {1, 4, 5}},            // a size-1 batch dim: [3, 2, 5]
-      {{300}, {300, 2}},                 // k past one panel (256)
+      {{7}, {7}},                 // dot: a 0-D result
+      {{5}, {5, 3}},              // a row: [3]
+      {{4, 5}, {5}},              // a column: [4]
+      {{33, 70}, {70, 65}},       // more than one tile of the host GEMM in m and n
+      {{2, 1, 3, 4}, {3, 4, 5}},  // batch dims broadcast both ways: [2, 3, 3, 5]
+      {{2, 3, 4}, {4, 6}},        // a shared weight: [2, 3, 6]
+      {{4}, {2, 4, 3}},           // a row against a batch: [2, 3]
+      {{3, 2, 4}, {1, 4, 5}},     // a size-1 batch dim: [3, 2, 5]
+      {{300}, {300, 2}},          // k past one panel (256)
   };
   uint64_t seed = 1;
   for (const auto& [a, b] : shapes) checkMatmul(a, b, DataType::Float32, seed += 2);
@@ -215,6 +216,20 @@ TEST_F(MatmulExec, ContractedSizesThatDifferAtRunTimeAreUserErrors) {
       << msg;
 }
 
+TEST_F(MatmulExec, AKernelOfAMatmulIsAUserError) {
+  auto fusion = std::make_unique<Fusion>();
+  FusionGuard g(fusion.get());
+  TensorView* a = input(*fusion, 2, DataType::Float32);
+  TensorView* b = input(*fusion, 2, DataType::Float32);
+  fusion->addOutput(ops::matmul(a, b));
+  exec::KernelExecutor ke;
+  const std::string msg = loom::test::userErrorOf(
+      [&] { ke.compile(*fusion, exec::makeComputeDevice(testBackend()), {}); });
+  EXPECT_NE(msg.find("has no kernel form: matmul and linear run as segments of their own"),
+            std::string::npos)
+      << msg;
+}
+
 #ifndef LOOM_RUNTIME_TEST_CUDA
 // The host backend, but its GEMM reads operands only as cuBLASLt does (exec::blasOperand): the
 // executor's dense copies run here as they would before a cuBLASLt call.
@@ -287,8 +302,8 @@ TEST_F(MatmulExec, OperandsCuBlasLtCannotReadAreCopiedDenseFirst) {
     std::vector<Tensor> expected = eval::evaluateFusion(*copy, args);
     FusionExecutorCache cache(std::move(copy), options);
     Tensor got = cache.run(args).at(0);
-    auto problem = eval::expectClose(got, expected[0],
-                                     eval::defaultTolerance(DataType::Float32, 8), "linear");
+    auto problem =
+        eval::expectClose(got, expected[0], eval::defaultTolerance(DataType::Float32, 8), "linear");
     EXPECT_FALSE(problem.has_value()) << *problem;
     const FusionKernelRuntime* rt = cache.lastRuntime();
     ASSERT_EQ(rt->numMatmuls(), 1);

@@ -83,8 +83,8 @@ std::vector<std::string> candidates() {
   if (auto lib = getEnv("LOOM_CUBLASLT_LIBRARY"); lib && !lib->empty()) names.push_back(*lib);
   const char* files[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
   for (const char* n : files) names.emplace_back(n);
-  for (auto home : {getEnv("CUDA_HOME"), getEnv("CUDA_PATH"),
-                    std::optional<std::string>("/usr/local/cuda")}) {
+  for (auto home :
+       {getEnv("CUDA_HOME"), getEnv("CUDA_PATH"), std::optional<std::string>("/usr/local/cuda")}) {
     if (!home || home->empty()) continue;
     for (const char* n : files) names.push_back(*home + "/lib64/" + n);
   }
@@ -129,7 +129,8 @@ std::unique_ptr<State> open() {
   lookup(handle, a.heuristic, "cublasLtMatmulAlgoGetHeuristic", missing);
   lookup(handle, a.matmul, "cublasLtMatmul", missing);
   lookup(handle, a.version, "cublasLtGetVersion", missing);
-  if (!missing.empty()) state->reason = concat("cuBLASLt (", state->library, ") lacks ", join(missing));
+  if (!missing.empty())
+    state->reason = concat("cuBLASLt (", state->library, ") lacks ", join(missing));
   return state;
 }
 
@@ -169,10 +170,11 @@ struct Descriptors {
   }
 };
 
-Layout makeLayout(const Api& api, int type, int64_t rows, int64_t cols, int64_t ld,
-                  int64_t batch, int64_t stride) {
+Layout makeLayout(const Api& api, int type, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                  int64_t stride) {
   Layout l = nullptr;
-  check(api.layoutCreate(&l, type, uint64_t(rows), uint64_t(cols), ld), "cublasLtMatrixLayoutCreate");
+  check(api.layoutCreate(&l, type, uint64_t(rows), uint64_t(cols), ld),
+        "cublasLtMatrixLayoutCreate");
   if (batch > 1) {
     const auto count = int32_t(batch);
     check(api.layoutSet(l, kLayoutBatchCount, &count, sizeof(count)), "setting the batch count");
@@ -237,16 +239,16 @@ void ltMatmul(const LtMatmulCall& call, int device, CUstream stream) {
                     call.a.batchStride);
   ds.b = makeLayout(api, type, call.b.rows, call.b.cols, call.b.ld, call.batchCount,
                     call.b.batchStride);
-  ds.d = makeLayout(api, type, call.dRows, call.dCols, call.ldd, call.batchCount,
-                    call.dBatchStride);
+  ds.d =
+      makeLayout(api, type, call.dRows, call.dCols, call.ldd, call.batchCount, call.dBatchStride);
   check(api.prefCreate(&ds.pref), "cublasLtMatmulPreferenceCreate");
   const uint64_t workspace = call.workspaceBytes;
   check(api.prefSet(ds.pref, kPrefMaxWorkspace, &workspace, sizeof(workspace)),
         "setting the workspace size");
   HeuristicResult result{};
   int found = 0;
-  const Status hs = api.heuristic(handle, ds.desc, ds.a, ds.b, ds.d, ds.d, ds.pref, 1, &result,
-                                  &found);
+  const Status hs =
+      api.heuristic(handle, ds.desc, ds.a, ds.b, ds.d, ds.d, ds.pref, 1, &result, &found);
   LOOM_CHECK(hs == kSuccess && found > 0, "cuBLASLt (", s.library, ") has no algorithm for a ",
              call.dtype, " matmul of ", call.dRows, " x ", call.dCols, " (k ",
              call.a.transpose ? call.a.rows : call.a.cols, ", batch ", call.batchCount,
