@@ -31,14 +31,23 @@ std::string shapeText(const std::vector<int64_t>& shape) {
 const std::vector<Case>& allCases() {
   static const std::vector<Case> cases = {
       {"var_mean_1x2048x12288", Op::VarMean, {1, 2048, 12288}, "var_mean dim 2, [1, 2048, 12288]"},
-      {"var_mean_16x2048x12288", Op::VarMean, {16, 2048, 12288},
+      {"var_mean_16x2048x12288",
+       Op::VarMean,
+       {16, 2048, 12288},
        "var_mean dim 2, [16, 2048, 12288]"},
       {"layer_norm_16384x4096", Op::LayerNorm, {16384, 4096}, "layer_norm, [16384, 4096]"},
       {"rms_norm_16384x4096", Op::RmsNorm, {16384, 4096}, "rms_norm, [16384, 4096]"},
       {"softmax_16384x4096", Op::Softmax, {16384, 4096}, "softmax dim -1, [16384, 4096]"},
-      {"gelu_tanh_bias_16384x4096", Op::GeluTanhBias, {16384, 4096},
+      {"gelu_tanh_bias_16384x4096",
+       Op::GeluTanhBias,
+       {16384, 4096},
        "gelu_tanh(x + bias), [16384, 4096]"},
       {"sum_dim0_16384x4096", Op::SumDim0, {16384, 4096}, "sum dim 0, [16384, 4096]"},
+      // A GPT-3 / Llama MLP up-projection: cuBLASLt with the bias epilogue against F.linear.
+      {"linear_8192x4096x16384",
+       Op::Linear,
+       {8192, 4096, 16384},
+       "linear [8192, 4096] x [16384, 4096]^T + bias"},
   };
   return cases;
 }
@@ -64,6 +73,7 @@ std::string dtypeLabel(DataType dtype) {
 
 std::vector<std::vector<int64_t>> inputShapes(Op op, const std::vector<int64_t>& shape) {
   std::vector<int64_t> cols = {shape.back()};
+  if (op == Op::Linear) return {{shape[0], shape[1]}, {shape[2], shape[1]}, {shape[2]}};
   switch (op) {
     case Op::LayerNorm: return {shape, cols, cols};
     case Op::RmsNorm:
@@ -78,6 +88,7 @@ std::vector<std::vector<int64_t>> outputShapes(Op op, const std::vector<int64_t>
     return {kept, kept};
   }
   if (op == Op::SumDim0) return {std::vector<int64_t>(shape.begin() + 1, shape.end())};
+  if (op == Op::Linear) return {{shape[0], shape[2]}};
   return {shape};
 }
 
@@ -116,6 +127,7 @@ std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape
       // ops::sum accumulates bf16 in fp32 and returns fp32; torch.sum returns the input's dtype.
       fusion->addOutput(ops::cast(ops::sum(in[0], {0}), dtype));
       break;
+    case Op::Linear: fusion->addOutput(ops::linear(in[0], in[1], in[2])); break;
   }
   return fusion;
 }
@@ -229,9 +241,34 @@ double gelu(double v) {
 
 }  // namespace
 
+namespace {
+
+// Linear: a few outputs of the first and last rows recomputed in double.
+CheckResult checkLinear(DataType dtype, const std::vector<Tensor>& inputs, const Tensor& out) {
+  const Tensor& x = inputs.at(0);
+  const Tensor& w = inputs.at(1);
+  const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
+  Checker ck(dtype);
+  for (int64_t r : {int64_t(0), m - 1}) {
+    for (int64_t j : {int64_t(0), n / 2, n - 1}) {
+      double want = inputs.at(2).getDoubleLinear(j);
+      for (int64_t p = 0; p < k; ++p) {
+        want += x.getDoubleLinear(r * k + p) * w.getDoubleLinear(j * k + p);
+      }
+      // A sum of k products of values in [-1, 1) is about sqrt(k) / 3 in magnitude.
+      ck.near("linear row " + std::to_string(r) + " col " + std::to_string(j),
+              out.getDoubleLinear(r * n + j), want, {1e-3, 1e-4}, {5e-2, 1e-2});
+    }
+  }
+  return ck.result("outputs of rows 0 and M-1 match a double-precision dot product");
+}
+
+}  // namespace
+
 CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& outputs) {
-  const std::vector<int64_t>& shape = inputs.at(0).sizes();
+  std::vector<int64_t> shape = inputs.at(0).sizes();
+  if (op == Op::Linear) shape.push_back(inputs.at(1).size(0));
   auto wantShapes = outputShapes(op, shape);
   if (outputs.size() != wantShapes.size()) {
     return {false, "expected " + std::to_string(wantShapes.size()) + " outputs, got " +
@@ -253,6 +290,7 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
                          " (not finite: unwritten or wrong)"};
     }
   }
+  if (op == Op::Linear) return checkLinear(dtype, inputs, outs[0]);
   const Tensor& x = inputs[0];
   int64_t cols = shape.back();
   int64_t rows = x.numel() / std::max<int64_t>(cols, 1);
@@ -329,7 +367,8 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
           ck.near("gelu " + at(r, j), outs[0].getDoubleLinear(r * cols + j), want, kUnit32, kUnit16);
         }
         break;
-      case Op::SumDim0: break;
+      case Op::SumDim0:
+      case Op::Linear: break;
     }
   }
   return ck.result("all outputs finite; rows 0, N/2, N-1 match a double-precision computation");

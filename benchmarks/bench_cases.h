@@ -15,7 +15,7 @@
 
 namespace loom::bench {
 
-enum class Op { VarMean, LayerNorm, RmsNorm, Softmax, GeluTanhBias, SumDim0 };
+enum class Op { VarMean, LayerNorm, RmsNorm, Softmax, GeluTanhBias, SumDim0, Linear };
 
 /// Epsilon of layer_norm and rms_norm, as the torch baseline passes it.
 inline constexpr double kNormEps = 1e-5;
@@ -25,7 +25,7 @@ inline constexpr double kNormEps = 1e-5;
 struct Case {
   std::string name;
   Op op;
-  std::vector<int64_t> shape;  ///< of the main input
+  std::vector<int64_t> shape;  ///< of the main input; Linear: [m, k, n] (x [m, k], w [n, k])
   std::string label;           ///< what the table prints
 };
 

@@ -33,6 +33,7 @@ std::string_view familyName(Op op) {
     case Op::VarMean: return "var_mean";
     case Op::SumDim0: return "sum_dim0";
     case Op::GeluTanhBias: return "gelu_tanh_bias";
+    case Op::Linear: return "linear";
   }
   LOOM_ASSERT(false, "unknown benchmark op");
   return "";

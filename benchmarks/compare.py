@@ -38,6 +38,9 @@ class Case:
 
     def input_shapes(self):
         """Shapes of the tensors the case reads: the main input, then any per-column vectors."""
+        if self.op == "linear":  # shape is (m, k, n): x [m, k], w [n, k], bias [n]
+            m, k, n = self.shape
+            return [(m, k), (n, k), (n,)]
         cols = (self.shape[-1],)
         extra = {"layer_norm": [cols, cols], "rms_norm": [cols], "gelu_tanh_bias": [cols]}
         return [self.shape] + extra.get(self.op, [])
@@ -48,6 +51,8 @@ class Case:
             return [self.shape[:-1], self.shape[:-1]]
         if self.op == "sum_dim0":
             return [self.shape[1:]]
+        if self.op == "linear":
+            return [(self.shape[0], self.shape[2])]
         return [self.shape]
 
 
@@ -71,6 +76,9 @@ CASES = (
     Case("gelu_tanh_bias_16384x4096", "gelu_tanh_bias", (16384, 4096),
          "gelu_tanh(x + bias), [16384, 4096]", True),
     Case("sum_dim0_16384x4096", "sum_dim0", (16384, 4096), "sum dim 0, [16384, 4096]", True),
+    # Compute-bound (both sides call cuBLAS): held to torch's time, not to the bandwidth goal.
+    Case("linear_8192x4096x16384", "linear", (8192, 4096, 16384),
+         "linear [8192, 4096] x [16384, 4096]^T + bias", False),
 )
 
 # Host-side overhead: one fused 3-op pointwise expression on 1024 fp32 elements, wall time per call.

@@ -66,6 +66,9 @@ def make_case(torch, case, dtype):
     elif case.op == "sum_dim0":
         def fn(x):
             return torch.sum(x, dim=0)
+    elif case.op == "linear":
+        def fn(x, w, b):
+            return F.linear(x, w, b)
     else:
         raise AssertionError(f"no torch function for op '{case.op}'")
     return fn, inputs

@@ -14,6 +14,7 @@
 #include "loom/eval/philox.h"
 #include "loom/ir/dispatch.h"
 #include "loom/ir/fusion.h"
+#include "loom/ir/matmul_geometry.h"
 #include "loom/support/strings.h"
 
 namespace loom::eval {
@@ -777,6 +778,37 @@ class Runner : public ir::ExprVisitor {
     }
     define(e->out(), std::move(b));
   }
+
+  // Matmul and linear: each output element is its dot product over k, in double.
+  void handleMatmul(ir::Expr* e) {
+    std::vector<std::vector<int64_t>> sizes, strides;
+    std::vector<const Buffer*> bufs;
+    for (ir::Val* in : e->inputs()) {
+      bufs.push_back(&bufferOf(in->as<TensorView>(), e));
+      sizes.push_back(bufs.back()->shape);
+      strides.push_back(rowMajorStrides(bufs.back()->shape));
+    }
+    const ir::MatmulGeometry g = ir::matmulGeometry(e, sizes, strides);
+    Buffer b{g.outSizes, std::vector<double>(size_t(numelOf(g.outSizes)))};
+    const ir::MatrixStrides c = g.denseOut();
+    std::vector<int64_t> batch_shape = g.batch;
+    forEachIndex(batch_shape, {g.a.batch, g.b.batch, c.batch},
+                 [&](int64_t, const std::vector<int64_t>& off) {
+                   for (int64_t i = 0; i < g.m; ++i) {
+                     for (int64_t j = 0; j < g.n; ++j) {
+                       double sum = g.hasBias ? bufs[2]->data[size_t(j * g.biasStride)] : 0.0;
+                       for (int64_t p = 0; p < g.k; ++p) {
+                         sum += bufs[0]->data[size_t(off[0] + i * g.a.row + p * g.a.col)] *
+                                bufs[1]->data[size_t(off[1] + p * g.b.row + j * g.b.col)];
+                       }
+                       b.data[size_t(off[2] + i * c.row + j * c.col)] = sum;
+                     }
+                   }
+                 });
+    define(e->output(0)->as<TensorView>(), std::move(b));
+  }
+  void handle(ir::MatmulOp* e) override { handleMatmul(e); }
+  void handle(ir::LinearOp* e) override { handleMatmul(e); }
 
   void handle(ir::LoadStoreOp* e) override {
     const Buffer& in = bufferOf(e->in(), e);

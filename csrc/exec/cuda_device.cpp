@@ -100,6 +100,13 @@ class CudaDevice final : public ComputeDevice {
     return Tensor(storage.storage(), t.dtype(), t.sizes(), t.strides());
   }
 
+  void gemm(const GemmProblem& problem, CUstream stream) const override {
+    detail::cudaGemm(problem, index_, stream);
+  }
+  bool gemmReads(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride) const override {
+    return detail::cudaGemmReads(rows, cols, rowStride, colStride);
+  }
+
   std::vector<eval::Argument> copyIn(const ir::Fusion& fusion,
                                      std::span<const eval::Argument> args,
                                      CUstream stream) const override {

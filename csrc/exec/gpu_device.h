@@ -19,4 +19,10 @@ int driverGpuCount() noexcept;
 /// backend); empty when there is one. Never throws.
 std::string driverUnavailableReason() noexcept;
 
+/// The GPU's GEMM: `problem` as cuBLASLt calls (cuda_gemm.cpp), queued on `stream` of GPU
+/// `index`; its operands must pass cudaGemmReads.
+void cudaGemm(const GemmProblem& problem, int index, CUstream stream);
+/// ComputeDevice::gemmReads of a GPU.
+bool cudaGemmReads(int64_t rows, int64_t cols, int64_t rowStride, int64_t colStride);
+
 }  // namespace loom::exec::detail

@@ -55,6 +55,8 @@ class HostDevice final : public ComputeDevice {
     if (bytes != 0) std::memcpy(dst, src, bytes);
   }
   Tensor copyForOutput(const Tensor& t, CUstream) const override { return t.contiguous(); }
+  void gemm(const GemmProblem& problem, CUstream) const override { hostGemm(problem); }
+  bool gemmReads(int64_t, int64_t, int64_t, int64_t) const override { return true; }
 
   std::vector<eval::Argument> copyIn(const ir::Fusion& fusion,
                                      std::span<const eval::Argument> args,

@@ -406,6 +406,70 @@ bool isIndexedOperand(const Expr* e, const Val* input) {
   return false;
 }
 
+// ---- MatmulOp
+MatmulOp::MatmulOp(TensorView* out, TensorView* a, TensorView* b)
+    : Expr(NodeKind::MatmulOp, {a, b}, {out}) {}
+MatmulOp::MatmulOp(const MatmulOp* src, IrCloner& c)
+    : Expr(NodeKind::MatmulOp, c.clone(src->inputs()), c.clone(src->outputs())) {}
+LOOM_DEFINE_CLONE(MatmulOp)
+TensorView* MatmulOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* MatmulOp::a() const { return input(0)->as<TensorView>(); }
+TensorView* MatmulOp::b() const { return input(1)->as<TensorView>(); }
+std::string MatmulOp::opName() const { return "matmul"; }
+bool MatmulOp::sameAttributes(const Expr*) const { return true; }
+
+// ---- LinearOp
+namespace {
+std::vector<Val*> linearInputs(TensorView* x, TensorView* w, TensorView* bias) {
+  if (bias == nullptr) return {x, w};
+  return {x, w, bias};
+}
+}  // namespace
+LinearOp::LinearOp(TensorView* out, TensorView* x, TensorView* w, TensorView* bias)
+    : Expr(NodeKind::LinearOp, linearInputs(x, w, bias), {out}) {}
+LinearOp::LinearOp(const LinearOp* src, IrCloner& c)
+    : Expr(NodeKind::LinearOp, c.clone(src->inputs()), c.clone(src->outputs())) {}
+LOOM_DEFINE_CLONE(LinearOp)
+TensorView* LinearOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* LinearOp::x() const { return input(0)->as<TensorView>(); }
+TensorView* LinearOp::w() const { return input(1)->as<TensorView>(); }
+TensorView* LinearOp::bias() const { return hasBias() ? input(2)->as<TensorView>() : nullptr; }
+std::string LinearOp::opName() const { return "linear"; }
+bool LinearOp::sameAttributes(const Expr*) const { return true; }
+
+std::vector<int64_t> matmulOperandDims(const Expr* e, const TensorView* operand) {
+  auto rank = [](const TensorView* tv) {
+    return int64_t(TensorDomain::noReductions(tv->logical()).size());
+  };
+  const int64_t r = rank(operand);
+  std::vector<int64_t> out(size_t(r), -1);
+  if (const auto* mm = e->dynCast<MatmulOp>()) {
+    const int64_t ra = rank(mm->a()), rb = rank(mm->b());
+    const int64_t batch_a = ra >= 2 ? ra - 2 : 0, batch_b = rb >= 2 ? rb - 2 : 0;
+    const int64_t nb = std::max(batch_a, batch_b);
+    if (r < 2) return out;
+    const bool is_a = operand == mm->a();
+    const int64_t batch = is_a ? batch_a : batch_b;
+    for (int64_t i = 0; i < batch; ++i) out[size_t(i)] = nb - batch + i;
+    if (is_a) {
+      out[size_t(r - 2)] = nb;  // m; k (the last dim) stays -1
+    } else {
+      out[size_t(r - 1)] = nb + (ra >= 2 ? 1 : 0);  // n; k stays -1
+    }
+    return out;
+  }
+  const auto* lin = e->as<LinearOp>();
+  const int64_t rx = rank(lin->x());
+  if (operand == lin->x()) {
+    for (int64_t i = 0; i + 1 < r; ++i) out[size_t(i)] = i;
+  } else if (operand == lin->w()) {
+    if (r == 2) out[0] = rx - 1;
+  } else if (r == 1) {
+    out[0] = rx - 1 + (rank(lin->w()) == 2 ? 1 : 0) - 1;  // the bias: out's last dim
+  }
+  return out;
+}
+
 #undef LOOM_DEFINE_CLONE
 
 }  // namespace loom::ir

@@ -35,6 +35,22 @@ std::vector<std::pair<IterDomain*, IterDomain*>> pairwiseLogicalMap(const Tensor
   std::vector<IterDomain*> c_ids = consumer->domain()->maybeRoot();
   // An operand read at computed positions lines up with no output dim.
   if (isIndexedOperand(def, producer)) return {};
+  if (def->isA<MatmulOp>() || def->isA<LinearOp>()) {
+    // Operand and output ranks differ: each operand dim names the output dim it lines up with
+    // (the contracted k lines up with none).
+    std::vector<int64_t> dims = matmulOperandDims(def, producer);
+    std::vector<std::pair<IterDomain*, IterDomain*>> pairs;
+    for (size_t i = 0; i < p_ids.size() && i < dims.size(); ++i) {
+      if (dims[i] < 0) continue;
+      LOOM_ASSERT(size_t(dims[i]) < c_ids.size(), "logical map of ", producer->toString(), " and ",
+                  consumer->toString(), " through ", def->toString(), ": operand dim ", i,
+                  " has no output dim");
+      IterDomain* c = c_ids[size_t(dims[i])];
+      if (!options.map_broadcast && p_ids[i]->isBroadcast() != c->isBroadcast()) continue;
+      pairs.emplace_back(p_ids[i], c);
+    }
+    return pairs;
+  }
   if (auto* b = def->dynCast<BroadcastOp>()) {
     std::vector<IterDomain*> kept;
     for (size_t i = 0; i < c_ids.size(); ++i) {

@@ -945,6 +945,13 @@ Expr* Parser::buildMathOp(Call& c) {
     return make<WelfordOp>(none, c.tensorOut(0), c.tensorOut(1), c.tensorOut(2), c.val(pos[0]),
                            c.val(pos[1]), c.val(pos[2]), c.scalarArg("init_avg"), c.scalarArg("init_m2"),
                            c.scalarArg("init_n"));
+  } else if (name == "matmul") {
+    c.need(2, 1, {});
+    return make<MatmulOp>(none, c.tensorOut(0), c.tensorIn(pos[0]), c.tensorIn(pos[1]));
+  } else if (name == "linear") {
+    c.need(pos.size() == 3 ? 3 : 2, 1, {});  // the bias is optional
+    return make<LinearOp>(none, c.tensorOut(0), c.tensorIn(pos[0]), c.tensorIn(pos[1]),
+                          pos.size() == 3 ? c.tensorIn(pos[2]) : nullptr);
   }
   return nullptr;
 }

@@ -131,7 +131,59 @@ std::optional<std::string> squeezeProblem(const SqueezeOp* sq) {
   return std::nullopt;
 }
 
+// Matmul and linear: the operand ranks they take, the output rank they give, and the IterTypes
+// of the output IDs each operand dim lines up with (matmulOperandDims).
+std::optional<std::string> matmulProblem(const Expr* e) {
+  auto rank = [](const TensorView* tv) {
+    return int64_t(TensorDomain::noReductions(tv->logical()).size());
+  };
+  const auto* out = e->output(0)->as<TensorView>();
+  int64_t want = 0;
+  if (const auto* mm = e->dynCast<MatmulOp>()) {
+    const int64_t ra = rank(mm->a()), rb = rank(mm->b());
+    if (ra < 1 || rb < 1) {
+      return concat(quoted(e), ": matmul takes operands of rank 1 or more, got ",
+                    mm->a()->toString(), " of rank ", ra, " and ", mm->b()->toString(), " of rank ",
+                    rb);
+    }
+    want = std::max(ra >= 2 ? ra - 2 : 0, rb >= 2 ? rb - 2 : 0) + (ra >= 2 ? 1 : 0) +
+           (rb >= 2 ? 1 : 0);
+  } else {
+    const auto* lin = e->as<LinearOp>();
+    const int64_t rx = rank(lin->x()), rw = rank(lin->w());
+    if (rx < 1 || rw < 1 || rw > 2) {
+      return concat(quoted(e), ": linear takes an input of rank 1 or more and a weight of rank 1 ",
+                    "or 2, got ", lin->x()->toString(), " of rank ", rx, " and ",
+                    lin->w()->toString(), " of rank ", rw);
+    }
+    if (lin->hasBias()) {
+      const int64_t rbias = rank(lin->bias());
+      if (rbias > 1 || (rbias == 1 && rw == 1)) {
+        return concat(quoted(e), ": the bias ", lin->bias()->toString(), " of rank ", rbias,
+                      " must be 0-D, or 1-D for a 2-D weight");
+      }
+    }
+    want = rx - 1 + (rw == 2 ? 1 : 0);
+  }
+  if (rank(out) != want || out->domain()->hasReduction()) {
+    return concat(quoted(e), ": its output ", out->toString(), " must have ", want,
+                  " dims and no reduction ID, not ", out->logical().size());
+  }
+  const std::vector<IterDomain*> c_ids = TensorDomain::noReductions(out->logical());
+  for (Val* in : e->inputs()) {
+    const auto* p = in->as<TensorView>();
+    const std::vector<IterDomain*> p_ids = TensorDomain::noReductions(p->logical());
+    const std::vector<int64_t> dims = matmulOperandDims(e, p);
+    for (size_t i = 0; i < p_ids.size(); ++i) {
+      if (dims[i] < 0) continue;
+      if (auto r = pairProblem(e, p, out, p_ids[i], c_ids[size_t(dims[i])])) return r;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> iterTypeProblem(const Expr* e) {
+  if (e->isA<MatmulOp>() || e->isA<LinearOp>()) return matmulProblem(e);
   std::vector<const TensorView*> outs;
   for (Val* o : e->outputs()) {
     if (auto* tv = o->dynCast<TensorView>()) outs.push_back(tv);
@@ -541,6 +593,16 @@ std::optional<std::string> indexingProblem(const Expr* e) {
   return r.take();
 }
 
+// Matmul and linear multiply one floating dtype (accumulating in f32) and give it back.
+void matmulRule(const Expr* e, DtypeRule& r) {
+  const DataType c = e->output(0)->dtype();
+  if (c != DataType::Float32 && c != DataType::BFloat16 && c != DataType::Float16) {
+    r.fail(concat(e->opName(), " computes in f32, bf16 or f16, not ", c, " (the dtype of ",
+                  e->output(0)->toString(), ")"));
+  }
+  r.needAll(c, concat(e->opName(), " takes operands of its output's dtype ", c));
+}
+
 std::optional<std::string> dtypeProblem(const Expr* e) {
   DtypeRule r(e);
   if (const auto* u = e->dynCast<UnaryOp>()) {
@@ -559,6 +621,8 @@ std::optional<std::string> dtypeProblem(const Expr* e) {
     r.fail(concat("iota makes integers or floats, not ", e->output(0)->dtype()));
   } else if (const auto* scan = e->dynCast<ScanOp>()) {
     scanRule(scan, r);
+  } else if (e->isA<MatmulOp>() || e->isA<LinearOp>()) {
+    matmulRule(e, r);
   } else if (!e->outputs().empty()) {
     // Shape ops, pad, cat and the factories move values without converting them: every input
     // (a pad or full value, an iota start and step) has the output's dtype.

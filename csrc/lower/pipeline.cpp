@@ -2,6 +2,8 @@
 // The lowering pipeline: one PassList (support/pass_list.h), with LOOM_DUMP=kernel_ir printing
 // after each pass that changed the kernel (kernel_ir(pass) for one pass), LOOM_DEBUG=
 // verify_kernel_ir verifying it after every pass, and LOOM_DISABLE skipping optional passes.
+#include "loom/ir/exprs.h"
+#include "loom/ir/fusion.h"
 #include "loom/lower/lower.h"
 #include "loom/lower/verify_kernel.h"
 #include "loom/support/dump_sink.h"
@@ -38,6 +40,12 @@ namespace {
 
 std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& dump,
                                  std::string_view last) {
+  // Matmul and linear are library calls between kernels (a segment of their own), never code.
+  for (const ir::Expr* e : fusion.exprs()) {
+    LOOM_CHECK(!e->isA<ir::MatmulOp>() && !e->isA<ir::LinearOp>(), "'", e->toString(),
+               "' has no kernel form: matmul and linear run as segments of their own (a GEMM "
+               "library call); run the fusion through FusionExecutorCache");
+  }
   // Schedules come from users and schedulers: reject illegal ones with a user error first.
   transform::validateSchedule(fusion);
   auto kernel = std::make_unique<kir::Kernel>();

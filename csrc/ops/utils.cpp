@@ -69,12 +69,16 @@ std::string shapeString(const std::vector<int64_t>& sizes) {
 
 std::vector<IterDomain*> broadcastOutputIds(const std::vector<TensorView*>& tensors,
                                             std::string_view op) {
-  size_t rank = 0;
   std::vector<std::vector<IterDomain*>> all;
-  for (auto* tv : tensors) {
-    all.push_back(dims(tv));
-    rank = std::max(rank, all.back().size());
-  }
+  for (auto* tv : tensors) all.push_back(dims(tv));
+  return broadcastOutputIds(tensors, all, op);
+}
+
+std::vector<IterDomain*> broadcastOutputIds(const std::vector<TensorView*>& tensors,
+                                            const std::vector<std::vector<IterDomain*>>& all,
+                                            std::string_view op) {
+  size_t rank = 0;
+  for (const auto& ids : all) rank = std::max(rank, ids.size());
   std::vector<IterDomain*> out;
   out.reserve(rank);
   for (size_t pos = 0; pos < rank; ++pos) {

@@ -55,6 +55,11 @@ std::optional<int64_t> constSize(const IterDomain* id);
 /// extents conflict.
 std::vector<IterDomain*> broadcastOutputIds(const std::vector<TensorView*>& tensors,
                                             std::string_view op);
+/// The same over given IDs of each tensor (`ids[t]` are IDs of `tensors[t]`, named in errors):
+/// matmul's batch dims, which are not all of an operand's dims.
+std::vector<IterDomain*> broadcastOutputIds(const std::vector<TensorView*>& tensors,
+                                            const std::vector<std::vector<IterDomain*>>& ids,
+                                            std::string_view op);
 
 /// Product of the user-visible extents of the given dims of x (an index Scalar, folded).
 Scalar* numElements(const TensorView* x, const std::vector<int64_t>& axes);

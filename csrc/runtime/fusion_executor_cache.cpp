@@ -131,6 +131,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
 
     executors_.push_back(makeSegmentExecutor(seg, context));
     if (seg.kernel() != nullptr) ++num_kernels_;
+    if (seg.matmul() != nullptr) ++num_matmuls_;
   }
   // Last reader of each slot; original inputs and fusion outputs are never freed.
   last_use.assign(size_t(num_slots_), -1);

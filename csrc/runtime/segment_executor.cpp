@@ -7,6 +7,7 @@
 
 #include "loom/ir/printer.h"
 #include "loom/runtime/communication_executor.h"
+#include "loom/runtime/matmul_executor.h"
 #include "loom/scheduler/registry.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/phase_timer.h"
@@ -60,6 +61,8 @@ std::unique_ptr<SegmentExecutor> makeSegmentExecutor(const segmenter::Segment& s
         using Work = std::decay_t<decltype(work)>;
         if constexpr (std::is_same_v<Work, segmenter::KernelWork>) {
           return std::make_unique<KernelSegmentExecutor>(segment, context);
+        } else if constexpr (std::is_same_v<Work, segmenter::MatmulWork>) {
+          return std::make_unique<MatmulSegmentExecutor>(segment, context);
         } else {
           static_assert(std::is_same_v<Work, segmenter::CommunicationWork>,
                         "a kind of segment work without an executor");

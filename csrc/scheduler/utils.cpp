@@ -360,6 +360,15 @@ bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
     if (why != nullptr) *why = reason;
     return false;
   };
+  for (const ir::Expr* e : fusion.exprs()) {
+    if (e->isA<ir::MatmulOp>() || e->isA<ir::LinearOp>()) {
+      std::string text = e->toString();
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      return reject("'" + text +
+                    "' runs as a matmul segment of its own (a GEMM library call), "
+                    "not in a generated kernel");
+    }
+  }
   bool any_tensor_output = false;
   for (ir::Val* out : fusion.outputs()) {
     if (!out->isA<ir::TensorView>()) {

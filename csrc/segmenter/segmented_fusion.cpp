@@ -363,6 +363,8 @@ bool SegmentedFusion::sameAs(const SegmentedFusion& other) const {
     if (const KernelWork* k = a.kernel()) {
       const KernelWork* l = b.kernel();
       if (k->scheduler != l->scheduler || !k->params->sameAs(*l->params)) return false;
+    } else if (const MatmulWork* m = a.matmul()) {
+      if (*m != *b.matmul()) return false;
     } else if (*a.communication() != *b.communication()) {
       return false;
     }
@@ -379,17 +381,28 @@ KernelWork& KernelWork::operator=(const KernelWork& other) {
   return *this;
 }
 
+std::string MatmulWork::toString() const { return bias ? op + " with bias in the epilogue" : op; }
+
+std::optional<MatmulWork> matmulWorkOf(const ir::Expr* e) {
+  if (e->isA<ir::MatmulOp>()) return MatmulWork{"matmul", false};
+  if (const auto* l = e->dynCast<ir::LinearOp>()) return MatmulWork{"linear", l->hasBias()};
+  return std::nullopt;
+}
+
 std::string_view workKindName(const SegmentWork& work) {
-  return std::holds_alternative<KernelWork>(work) ? "kernel" : "communication";
+  if (std::holds_alternative<KernelWork>(work)) return "kernel";
+  return std::holds_alternative<MatmulWork>(work) ? "matmul" : "communication";
 }
 
 std::string Segment::what() const {
   if (const KernelWork* k = kernel()) return std::string(scheduler::schedulerTypeName(k->scheduler));
+  if (const MatmulWork* m = matmul()) return m->op;
   return std::string(multidevice::communicationTypeName(communication()->type));
 }
 
 std::string Segment::parameters() const {
   if (const KernelWork* k = kernel()) return k->params->toString();
+  if (const MatmulWork* m = matmul()) return m->toString();
   return communication()->toString();
 }
 

@@ -47,6 +47,9 @@ class Segmenter {
         communications_(std::move(communications)) {
     live_ = fusion.exprs();
     for (size_t i = 0; i < live_.size(); ++i) position_[live_[i]] = i;
+    for (ir::Expr* e : live_) {
+      if (auto m = matmulWorkOf(e)) matmuls_.emplace(e, std::move(*m));
+    }
     // The communications in the given order (else the fusion's), each the next one's
     // predecessor (consumers()): every device issues them in one order, whatever groups merge.
     for (int64_t name : options.communicationOrder) {
@@ -70,8 +73,9 @@ class Segmenter {
       if (producesTensor(e)) tensor_exprs.push_back(e);
     }
     if (tensor_exprs.empty()) return result;
-    // A communication is a segment of its own, so a fusion with one is never one kernel.
-    if (!options_.forceSegmentation && communications_.empty()) {
+    // A communication or a matmul is a segment of its own, so a fusion with one is never one
+    // kernel.
+    if (!options_.forceSegmentation && communications_.empty() && matmuls_.empty()) {
       std::string why;
       if (auto t = tryExprs(tensor_exprs, &why, options_.verifySchedules)) {
         addSegment(result, tensor_exprs, std::move(*t));
@@ -94,6 +98,13 @@ class Segmenter {
           Trial t;
           t.fusion = buildSegmentFusion(fusion_, groups_[size_t(g)], live_);
           t.work = CommunicationWork{communications_.at(groups_[size_t(g)].front())};
+          accepted.emplace_back(g, std::move(t));
+          continue;
+        }
+        if (isMatmul(g)) {
+          Trial t;
+          t.fusion = buildSegmentFusion(fusion_, groups_[size_t(g)], live_);
+          t.work = matmuls_.at(groups_[size_t(g)].front());
           accepted.emplace_back(g, std::move(t));
           continue;
         }
@@ -313,7 +324,7 @@ class Segmenter {
   bool mergeOnce() {
     for (int64_t g : topologicalGroups()) {
       for (int64_t c : consumers(g)) {
-        if (isCommunication(g) || isCommunication(c)) continue;
+        if (ownSegment(g) || ownSegment(c)) continue;
         std::vector<ir::Expr*> joined = groups_[size_t(g)];
         joined.insert(joined.end(), groups_[size_t(c)].begin(), groups_[size_t(c)].end());
         joined = sorted(joined);
@@ -335,7 +346,7 @@ class Segmenter {
     for (size_t i = 0; i < order.size(); ++i) {
       for (size_t j = i + 1; j < order.size(); ++j) {
         int64_t a = order[i], b = order[j];
-        if (isCommunication(a) || isCommunication(b)) continue;
+        if (ownSegment(a) || ownSegment(b)) continue;
         if (!readCommonTensor(a, b) || reaches(a, b) || reaches(b, a)) continue;
         std::vector<ir::Expr*> joined = groups_[size_t(a)];
         joined.insert(joined.end(), groups_[size_t(b)].begin(), groups_[size_t(b)].end());
@@ -360,6 +371,15 @@ class Segmenter {
     const std::vector<ir::Expr*>& exprs = groups_[size_t(g)];
     return exprs.size() == 1 && communications_.count(exprs.front()) != 0;
   }
+
+  // True when group g is a matmul or linear (always a group of its one expr).
+  bool isMatmul(int64_t g) const {
+    const std::vector<ir::Expr*>& exprs = groups_[size_t(g)];
+    return exprs.size() == 1 && matmuls_.count(exprs.front()) != 0;
+  }
+
+  // Groups that never merge: a communication or a library call is a segment of its own.
+  bool ownSegment(int64_t g) const { return isCommunication(g) || isMatmul(g); }
 
   // True when some tensor group a reads (and does not produce) is read by group b too.
   bool readCommonTensor(int64_t a, int64_t b) const {
@@ -407,6 +427,7 @@ class Segmenter {
   bool verify_merges_ = false;  ///< set once a merged group's schedule failed to lower
   std::unordered_map<const ir::Expr*, multidevice::Communication> communications_;
   std::vector<const ir::Expr*> comm_chain_;  ///< communications in SegmenterOptions' order
+  std::unordered_map<const ir::Expr*, MatmulWork> matmuls_;  ///< matmul and linear exprs
 };
 
 }  // namespace

@@ -30,6 +30,8 @@ constexpr std::array kEnvVars = {
     EnvVar{"LOOM_NVRTC_FAST_COMPILE", "0|min|mid|max",
            "NVRTC's fast-compile level (CUDA 13 and newer); overrides CompileOptions::fastCompile"},
     EnvVar{"LOOM_NCCL_LIBRARY", "PATH", "the NCCL library GPU ranks load (default libnccl.so.2)"},
+    EnvVar{"LOOM_CUBLASLT_LIBRARY", "PATH",
+           "the cuBLASLt library matmul and linear load on a GPU, before the usual names"},
     EnvVar{"LOOM_MPI_LIBRARY", "PATH",
            "OpenMPI's libmpi that ranks load (default libmpi.so.40, then libmpi.so)"},
     EnvVar{

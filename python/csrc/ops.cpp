@@ -755,6 +755,27 @@ void bindOps(nb::module_& parent) {
       },
       kKeep, nb::rv_policy::reference);
 
+  m.def(
+      "matmul",
+      [](PyFusion& f, nb::handle a, nb::handle b) {
+        OpScope scope(f, "matmul");
+        return ops::matmul(tensor(f, a, "matmul", "arg1"), tensor(f, b, "matmul", "arg2"));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "linear",
+      [](nb::handle fobj, nb::handle x, nb::handle w, nb::handle b) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        ir::TensorView* out = nullptr;
+        {
+          OpScope scope(f, "linear");
+          out = ops::linear(tensor(f, x, "linear", "arg1"), tensor(f, w, "linear", "arg2"),
+                            b.is_none() ? nullptr : tensor(f, b, "linear", "bias"));
+        }
+        return nodeRef(out, fobj);
+      },
+      nb::arg("fusion"), nb::arg("arg1"), nb::arg("arg2"), nb::arg("bias").none());
+
   bindRandomOps(m);
   bindBackwardOps(m);
 

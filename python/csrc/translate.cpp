@@ -620,6 +620,16 @@ void Translator::translateResizeOp(const ir::Expr* e) {
          ")");
     return;
   }
+  if (const auto* mm = dyn<ir::MatmulOp>(e)) {
+    emit(define(mm->out(), 'T') + " = fd.ops.matmul(" + tensor(mm->a()) + ", " + tensor(mm->b()) +
+         ")");
+    return;
+  }
+  if (const auto* lin = dyn<ir::LinearOp>(e)) {
+    emit(define(lin->out(), 'T') + " = fd.ops.linear(" + tensor(lin->x()) + ", " +
+         tensor(lin->w()) + (lin->hasBias() ? ", " + tensor(lin->bias()) : std::string()) + ")");
+    return;
+  }
   LOOM_THROW("'", e->toString(), "' has no form in the Python frontend");
 }
 

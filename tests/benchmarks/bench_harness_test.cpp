@@ -162,7 +162,12 @@ TEST(BenchCases, IoBytesMatchCompare) {
             (int64_t(16) * 2048 * 12288 + 2 * 16 * 2048) * 2);
   const Case* s = findCase("sum_dim0_16384x4096");
   EXPECT_EQ(ioBytes(s->op, s->shape, DataType::Float32), (16384 * 4096 + 4096) * 4);
-  EXPECT_EQ(allCases().size(), 7u);
+  // linear: x [m, k], w [n, k], bias [n] read once, y [m, n] written once.
+  const Case* lin = findCase("linear_8192x4096x16384");
+  ASSERT_NE(lin, nullptr);
+  EXPECT_EQ(ioBytes(lin->op, lin->shape, DataType::BFloat16),
+            (int64_t(8192) * 4096 + int64_t(16384) * 4096 + 16384 + int64_t(8192) * 16384) * 2);
+  EXPECT_EQ(allCases().size(), 8u);
   EXPECT_EQ(findCase("nope"), nullptr);
   EXPECT_EQ(dtypeLabel(parseDtype("bf16")), "bf16");
   EXPECT_THROW(parseDtype("fp16"), UserError);

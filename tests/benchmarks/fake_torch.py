@@ -80,6 +80,7 @@ def install():
     functional.layer_norm = lambda x, shape, w, b, eps: FakeTensor(x.shape)
     functional.rms_norm = lambda x, shape, w, eps: FakeTensor(x.shape)
     functional.gelu = lambda x, approximate: FakeTensor(x.shape)
+    functional.linear = lambda x, w, b: FakeTensor(x.shape[:-1] + w.shape[:1])
     nn.functional = functional
     torch.nn = nn
     triton = types.ModuleType("triton")

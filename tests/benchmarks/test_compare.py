@@ -45,6 +45,8 @@ DOC_BASELINES = [
     ("gelu_tanh_bias_16384x4096", "bf16", 243.8, 1.10, 92.2, 2.91),
     ("sum_dim0_16384x4096", "bf16", 55.4, 2.42, 51.1, 2.63),
 ]
+# Cases added since the last GPU run: no baseline in performance.md yet (it says so).
+UNMEASURED = {"linear_8192x4096x16384"}
 
 
 def torch_doc():
@@ -98,8 +100,8 @@ class BytesTest(unittest.TestCase):
     # Every case of the performance table is present exactly once, with a unique name.
     def test_case_table_complete(self):
         names = [c.name for c in compare.CASES]
-        self.assertEqual(len(set(names)), 7)
-        self.assertEqual(sorted(set(n for n, *_ in DOC_BASELINES)), sorted(names))
+        self.assertEqual(len(set(names)), 8)
+        self.assertEqual(sorted(set(n for n, *_ in DOC_BASELINES) | UNMEASURED), sorted(names))
 
 
 class RowsTest(unittest.TestCase):
@@ -423,7 +425,7 @@ class TorchBaselineFlowTest(unittest.TestCase):
     def test_json_has_every_case(self):
         doc, stdout, _ = self.run_baseline(["--reps", "20"])
         self.assertEqual(doc["schema"], compare.TORCH_SCHEMA)
-        self.assertEqual(len(doc["results"]), 14)
+        self.assertEqual(len(doc["results"]), 2 * len(compare.CASES))
         for e in doc["results"]:
             self.assertNotIn("eager_error", e)
             self.assertNotIn("compile_error", e)
@@ -434,7 +436,7 @@ class TorchBaselineFlowTest(unittest.TestCase):
         host = doc["host_overhead"][0]
         self.assertEqual(host["case"], compare.HOST_CASE)
         self.assertGreater(host["compile_us_per_call"], 0)
-        self.assertTrue(stdout.rstrip().splitlines()[-1].startswith("sum dim 0"))
+        self.assertTrue(stdout.rstrip().splitlines()[-1].startswith(compare.CASES[-1].label))
 
     # The JSON torch_baseline.py writes is what compare.py reads; --cases/--dtypes select rows.
     def test_json_feeds_compare(self):

@@ -451,6 +451,25 @@ OP_CASES.update({
 })
 
 
+# Matmul and linear (issue 30): segments of their own, between pointwise kernels here.
+def _matmul_case(body, shapes):
+    def define(fd):
+        ins = [fd.define_tensor(shape=[-1] * len(s), contiguity=True) for s in shapes]
+        for out in body(fd, *ins):
+            fd.add_output(out)
+
+    return define, lambda device: [torch.randn(*s, device=device) for s in shapes]
+
+
+OP_CASES.update({
+    "matmul": _matmul_case(lambda fd, a, b: [fd.ops.matmul(a, b),
+                                             fd.ops.relu(fd.ops.matmul(fd.ops.neg(a), b))],
+                           [(4, 8), (8, 6)]),
+    "linear": _matmul_case(lambda fd, x, w, b: [fd.ops.linear(x, w, b), fd.ops.linear(x, w)],
+                           [(2, 4, 8), (6, 8), (6,)]),
+})
+
+
 def test_every_op_has_a_case():
     """A new fd.ops op needs a case here (its printing, caching and validation are tested)."""
     ops = {n for n in dir(Ops) if not n.startswith("_")}

@@ -100,6 +100,12 @@ class LimitedDevice final : public exec::ComputeDevice {
   Tensor copyForOutput(const Tensor& t, CUstream stream) const override {
     return host_->copyForOutput(t, stream);
   }
+  void gemm(const exec::GemmProblem& problem, CUstream stream) const override {
+    host_->gemm(problem, stream);
+  }
+  bool gemmReads(int64_t rows, int64_t cols, int64_t rs, int64_t cs) const override {
+    return host_->gemmReads(rows, cols, rs, cs);
+  }
   std::vector<eval::Argument> copyIn(const ir::Fusion& fusion,
                                      std::span<const eval::Argument> args,
                                      CUstream stream) const override {

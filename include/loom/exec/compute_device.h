@@ -22,6 +22,7 @@
 #include "loom/backend/cuda/driver.h"
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/eval/argument.h"
+#include "loom/exec/gemm.h"
 #include "loom/ir/fusion.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
@@ -100,6 +101,16 @@ class ComputeDevice {
   /// An output that is also an input is returned as a copy: contiguous on the host; on a GPU the
   /// memory the view spans, same sizes and strides, queued on `stream`.
   virtual Tensor copyForOutput(const Tensor& t, CUstream stream) const = 0;
+
+  /// Runs one GEMM (exec/gemm.h) on this device's pointers, queued on `stream` on a GPU:
+  /// cuBLASLt there (opened at run time; UserError naming what was tried when it cannot be
+  /// loaded), the blocked host GEMM on the host backend.
+  virtual void gemm(const GemmProblem& problem, CUstream stream) const = 0;
+  /// True when gemm() reads a `rows` x `cols` operand with these strides as it is; false when
+  /// the caller must pass a dense copy instead (cuBLASLt needs one of the two dims unit-strided
+  /// and the other a valid leading dimension). The host GEMM reads any strides.
+  virtual bool gemmReads(int64_t rows, int64_t cols, int64_t rowStride,
+                         int64_t colStride) const = 0;
 
   /// Checks that each tensor argument is where this device can use it: host tensors on the host
   /// backend; on a GPU either all host tensors (copied) or all CUDA tensors on this GPU.

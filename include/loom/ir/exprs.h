@@ -473,4 +473,55 @@ bool isIndexedOperand(const Expr* e, const Val* input);
 /// True for IndexSelectOp, GatherOp and ScatterOp.
 bool isIndexingExpr(const Expr* e);
 
+/// Matrix product with torch.matmul's semantics: out[batch..., m, n] = sum over k of
+/// a[batch_a..., m, k] * b[batch_b..., k, n]. A 1-D a is one row ([k]: out has no m dim), a 1-D
+/// b one column ([k]: out has no n dim); 1-D x 1-D is a dot product (a 0-D out). The batch dims
+/// of a and b (all dims before the last two) align from the right and broadcast: an operand
+/// without a dim, or with size 1 there, repeats along it. The contracted dim k is no ID of out
+/// (there is no Reduction ID): its sizes are a's last dim and b's second-to-last (or only) dim.
+/// Operands and out have one floating dtype (f32, bf16 or f16); products accumulate in f32 (the
+/// reference evaluator in double) and out is rounded once. Runs as a segment of its own (a
+/// library call: segmenter::MatmulWork), never inside a generated kernel.
+class MatmulOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(MatmulOp)
+  MatmulOp(TensorView* out, TensorView* a, TensorView* b);
+  MatmulOp(const MatmulOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* a() const;
+  TensorView* b() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+};
+
+/// torch.nn.functional.linear: out = x @ w^T + bias. x is [..., k] (any rank >= 1), w is
+/// [n, k] (out [..., n]) or [k] (out [...]: one dot product per row of x), bias (optional) is
+/// [n] (added to every row) or 0-D (added everywhere). Dtypes and accumulation as MatmulOp; the
+/// bias is added to the f32 accumulator before the one rounding. Inputs: x, w and, when
+/// hasBias(), bias.
+class LinearOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(LinearOp)
+  LinearOp(TensorView* out, TensorView* x, TensorView* w, TensorView* bias);
+  LinearOp(const LinearOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* x() const;
+  TensorView* w() const;
+  bool hasBias() const { return inputs().size() == 3; }
+  /// nullptr without a bias.
+  TensorView* bias() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+};
+
+/// For a MatmulOp or LinearOp `e` and one of its tensor operands: per dim of the operand
+/// (reductions left out), the dim of e's output it lines up with, or -1 for the contracted dim
+/// k (and for a 1-D operand's only dim). Batch dims line up from the right; a 1-D bias lines up
+/// with out's last dim. The logical map and the verifier read IDs through it.
+std::vector<int64_t> matmulOperandDims(const Expr* e, const TensorView* operand);
+
 }  // namespace loom::ir

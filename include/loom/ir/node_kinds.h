@@ -36,6 +36,8 @@
   X(IndexSelectOp)                 \
   X(GatherOp)                      \
   X(ScatterOp)                     \
+  X(MatmulOp)                      \
+  X(LinearOp)                      \
   X(Split)                         \
   X(Merge)                         \
   X(Resize)

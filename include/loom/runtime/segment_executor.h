@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SegmentExecutor: what the runtime holds for each segment of a segmentation, whatever the
 // segment's kind of work (segmenter::SegmentWork): a kernel (KernelSegmentExecutor: scheduled,
-// lowered and compiled once) or a communication (CommunicationExecutor). FusionKernelRuntime
+// lowered and compiled once), a communication (CommunicationExecutor) or a matmul
+// (MatmulSegmentExecutor: a GEMM library call). FusionKernelRuntime
 // keeps one vector of them and runs each the same way; makeSegmentExecutor is the one place
 // that looks at the kind.
 //
@@ -28,10 +29,10 @@ namespace loom::runtime {
 /// What one segment of a run did.
 struct SegmentRecord {
   int64_t segment = 0;
-  /// segmenter::workKindName: "kernel" or "communication".
+  /// segmenter::workKindName: "kernel", "communication" or "matmul".
   std::string kind;
-  /// The kernel's scheduler ("pointwise", ...) or the communication's type ("Allgather", ...):
-  /// segmenter::Segment::what().
+  /// The kernel's scheduler ("pointwise", ...), the communication's type ("Allgather", ...) or
+  /// a matmul segment's op ("matmul", "linear"): segmenter::Segment::what().
   std::string scheduler;
   /// HeuristicParams::toString() or Communication::toString(): Segment::parameters().
   std::string params;

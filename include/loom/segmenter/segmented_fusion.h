@@ -63,12 +63,28 @@ struct CommunicationWork {
   multidevice::Communication communication;
 };
 
+/// A segment that is one matmul or linear (ir::MatmulOp, ir::LinearOp) and no generated kernel:
+/// the runtime calls a GEMM library for it (cuBLASLt on a GPU, the blocked host GEMM on the host
+/// backend: runtime/matmul_executor.h). Its fusion holds the one expr; its inputs are original
+/// inputs (any strides) or intermediates other segments produce (dense).
+struct MatmulWork {
+  std::string op;     ///< "matmul" or "linear"
+  bool bias = false;  ///< a linear with a bias, added in the GEMM's epilogue
+  bool operator==(const MatmulWork&) const = default;
+  /// "matmul", "linear", "linear with bias in the epilogue".
+  std::string toString() const;
+};
+
+/// The matmul work of `e` when it is a MatmulOp or LinearOp (such an expr is a segment of its
+/// own, and kernel schedulers refuse fusions that hold one), else nullopt.
+std::optional<MatmulWork> matmulWorkOf(const ir::Expr* e);
+
 /// What a segment does: one alternative per kind of work. A new kind (a library call, a host
 /// program) is one more alternative here and one SegmentExecutor in the runtime
 /// (runtime/segment_executor.h); docs/design.md lists the places it touches.
-using SegmentWork = std::variant<KernelWork, CommunicationWork>;
+using SegmentWork = std::variant<KernelWork, CommunicationWork, MatmulWork>;
 
-/// "kernel" or "communication".
+/// "kernel", "communication" or "matmul".
 std::string_view workKindName(const SegmentWork& work);
 
 /// One segment: its exprs, its fusion and its work.
@@ -87,10 +103,13 @@ struct Segment {
     const auto* c = std::get_if<CommunicationWork>(&work);
     return c == nullptr ? nullptr : &c->communication;
   }
-  /// What it runs, for records and dumps: the scheduler's name ("pointwise", ...) or the
-  /// communication's type ("Allgather", ...).
+  /// The matmul's work, or nullptr for a segment of another kind.
+  const MatmulWork* matmul() const { return std::get_if<MatmulWork>(&work); }
+  /// What it runs, for records and dumps: the scheduler's name ("pointwise", ...), the
+  /// communication's type ("Allgather", ...) or the op of a matmul segment ("matmul", "linear").
   std::string what() const;
-  /// Its parameters as text: HeuristicParams::toString() or Communication::toString().
+  /// Its parameters as text: HeuristicParams::toString(), Communication::toString() or
+  /// MatmulWork::toString().
   std::string parameters() const;
 };
 

@@ -10,14 +10,13 @@ from .. import NotSupportedError, _C
 from ._types import DataType, to_loom_dtype
 from ._unsupported import UNSUPPORTED, error
 
-# nvFuser ops Loom does not have (the reason shows in the error). Complex numbers, scans and
-# matmuls are other issues; docs/ops.md lists what Loom has.
+# nvFuser ops Loom does not have (the reason shows in the error); docs/ops.md lists what Loom has.
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
         "erfcx digamma ceilDiv "
         "segment_set select "
-        "index_put_accumulate matmul linear sdpfa_fwd sdpfa_bwd "
+        "index_put_accumulate sdpfa_fwd sdpfa_bwd "
         "argsort topk grouped_mm scaled_mm tril "
         "size_of stride_order uniform_like var_mean_welford rng_uniform"
     ).split()
@@ -361,6 +360,16 @@ class Ops:
         """Loom extension (torch.nn.functional.dropout in training): (output, keep mask)."""
         seed, offset = self._rng_key("dropout", rng_seed, rng_offset)
         return _C.ops.dropout(self._f, arg, p, seed, offset)
+
+    # ---- matrix products ----------------------------------------------------------------------
+    def matmul(self, arg1, arg2):
+        """torch.matmul: 1-D, 2-D and batched with broadcasting; f32, bf16 or f16 in, the same
+        dtype out (f32 accumulation). Runs as a segment of its own (cuBLASLt on a GPU)."""
+        return _C.ops.matmul(self._f, arg1, arg2)
+
+    def linear(self, arg1, arg2, bias=None):
+        """torch.nn.functional.linear: arg1 @ arg2^T + bias (arg2 is [out, in] or [in])."""
+        return _C.ops.linear(self._f, arg1, arg2, bias)
 
     # ---- composites (Loom extensions, with torch's arguments) -------------------------------
     def softmax(self, arg, dim):
