@@ -214,6 +214,7 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
   if (auto* sc = e->dynCast<ScatterOp>()) {
     return IrBuilder::create<ScatterOp>(tv(out[0]), tv(in[0]), tv(in[1]), tv(in[2]), sc->dim(),
                                         sc->accumulate());
+  }
   if (e->isA<MatmulOp>()) return IrBuilder::create<MatmulOp>(tv(out[0]), tv(in[0]), tv(in[1]));
   if (e->isA<LinearOp>()) {
     return IrBuilder::create<LinearOp>(tv(out[0]), tv(in[0]), tv(in[1]),
