@@ -32,6 +32,7 @@
 #include <algorithm>
 
 #include "loom/ir/exprs.h"
+#include "loom/lower/kir_walk.h"
 #include "loom/lower/lower.h"
 #include "index_compute.h"
 #include "welford.h"
@@ -364,23 +365,8 @@ struct ReductionLowering {
     std::unordered_map<const kir::ForLoop*, size_t> site_of;
     std::unordered_map<const kir::ForLoop*, size_t> preorder;  ///< loop -> its pre-order number
     // The scope holding each loop.
-    std::unordered_map<const kir::ForLoop*, kir::Scope*> parent_of;
-    {
-      std::vector<kir::Scope*> scopes{&body};
-      while (!scopes.empty()) {
-        kir::Scope* sc = scopes.back();
-        scopes.pop_back();
-        for (kir::Stmt* st : *sc) {
-          if (auto* f = st->dynCast<kir::ForLoop>()) {
-            parent_of[f] = sc;
-            scopes.push_back(&f->body);
-          } else if (auto* ite = st->dynCast<kir::IfThenElse>()) {
-            scopes.push_back(&ite->thenBody);
-            scopes.push_back(&ite->elseBody);
-          }
-        }
-      }
-    }
+    const std::unordered_map<const kir::ForLoop*, kir::Scope*> parent_of =
+        kir::loopParents(body);
     // Pre-order numbers of the loops: sites are lowered outermost first.
     size_t next_loop = 0;
     kir::forEachStmt(body, [&](const kir::Stmt* s) {

@@ -51,23 +51,8 @@ struct Pending {
 bool scans(kir::Kernel& kernel, LowerContext& ctx) {
   std::vector<Pending> pending;
   // The scope holding each loop, to declare accumulators in front of the scan loop.
-  std::unordered_map<const kir::ForLoop*, kir::Scope*> parent_of;
-  {
-    std::vector<kir::Scope*> scopes{&kernel.body};
-    while (!scopes.empty()) {
-      kir::Scope* sc = scopes.back();
-      scopes.pop_back();
-      for (kir::Stmt* st : *sc) {
-        if (auto* f = st->dynCast<kir::ForLoop>()) {
-          parent_of[f] = sc;
-          scopes.push_back(&f->body);
-        } else if (auto* ite = st->dynCast<kir::IfThenElse>()) {
-          scopes.push_back(&ite->thenBody);
-          scopes.push_back(&ite->elseBody);
-        }
-      }
-    }
-  }
+  const std::unordered_map<const kir::ForLoop*, kir::Scope*> parent_of =
+      kir::loopParents(kernel.body);
   std::vector<kir::ForLoop*> loops;
   kir::forEachWithLoops(
       kernel.body, loops,

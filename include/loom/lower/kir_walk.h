@@ -48,6 +48,27 @@ void forEachWithLoops(Scope& root, std::vector<ForLoop*>& loops, Fn&& fn) {
   }
 }
 
+/// The scope that holds each ForLoop under `root` (passes that put statements in front of a
+/// loop).
+inline std::unordered_map<const ForLoop*, Scope*> loopParents(Scope& root) {
+  std::unordered_map<const ForLoop*, Scope*> parent_of;
+  std::vector<Scope*> scopes{&root};
+  while (!scopes.empty()) {
+    Scope* sc = scopes.back();
+    scopes.pop_back();
+    for (Stmt* st : *sc) {
+      if (auto* f = st->dynCast<ForLoop>()) {
+        parent_of[f] = sc;
+        scopes.push_back(&f->body);
+      } else if (auto* ite = st->dynCast<IfThenElse>()) {
+        scopes.push_back(&ite->thenBody);
+        scopes.push_back(&ite->elseBody);
+      }
+    }
+  }
+  return parent_of;
+}
+
 /// Calls fn(stmt) for every statement under `root`, loops and ifs included, each before the
 /// statements it holds (then-branch before else-branch). fn must not change the scopes.
 template <typename Fn>
