@@ -10,8 +10,8 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "loom/codegen/runtime_library.h"
 #include "loom/lower/kir_walk.h"
@@ -36,42 +36,39 @@ std::string_view cTypeName(DataType dtype) {
 
 namespace {
 
-// The index type of the kernel being generated (Kernel::indexType): loop indices, index
-// constants and Tensor sizes/strides use it. Set by generateKernel for the duration of one call.
-thread_local DataType tl_index_type = DataType::Int64;
+// What the printing functions need to know about the kernel being generated, made once by
+// generateKernel and passed down explicitly.
+struct Writer {
+  // The kernel's index type (Kernel::indexType): loop indices, index constants and Tensor
+  // sizes/strides use it.
+  DataType indexType = DataType::Int64;
+  // Vars declared with the index type (loop indices and const index variables); every other Int64
+  // Var is a long long.
+  std::unordered_set<const kir::Var*> indexVars;
+  // isLongLongData's answers: an expression may be tens of thousands deep, so each value is
+  // decided once, bottom-up.
+  mutable std::unordered_map<const kir::Value*, bool> longLong;
+};
 
-std::string indexTypeName() { return std::string(cTypeName(tl_index_type)); }
+std::string indexTypeName(const Writer& wr) { return std::string(cTypeName(wr.indexType)); }
 
-// Vars declared with the index type (loop indices and const index variables); every other Int64
-// Var is a long long. Set by generateKernel for the duration of one call.
-thread_local const std::unordered_set<const kir::Var*>* tl_index_vars = nullptr;
-
-std::string constant(const kir::Const* c) {
-  return scalarLiteral(c->dtype(), c->value, tl_index_type);
+std::string constant(const Writer& wr, const kir::Const* c) {
+  return scalarLiteral(c->dtype(), c->value, wr.indexType);
 }
-
-// isLongLongData's answers for the kernel being generated: an expression may be tens of
-// thousands deep, so each value is decided once, bottom-up. Set by generateKernel.
-thread_local std::unordered_map<const kir::Value*, bool>* tl_long_long = nullptr;
 
 // True when `v` is Int64 data (a long long) in an Int32-index kernel, where Int64 index math is
 // int: a load, a cast, an accumulator or scalar parameter, or math over one of those.
-bool isLongLongData(const kir::Value* v) {
-  if (tl_index_type != DataType::Int32 || v->dtype() != DataType::Int64) return false;
-  if (tl_long_long != nullptr) {
-    if (auto it = tl_long_long->find(v); it != tl_long_long->end()) return it->second;
-  }
-  std::unordered_map<const kir::Value*, bool> local;
-  std::unordered_map<const kir::Value*, bool>& memo = tl_long_long ? *tl_long_long : local;
+bool isLongLongData(const Writer& wr, const kir::Value* v) {
+  if (wr.indexType != DataType::Int32 || v->dtype() != DataType::Int64) return false;
+  if (auto it = wr.longLong.find(v); it != wr.longLong.end()) return it->second;
+  std::unordered_map<const kir::Value*, bool>& memo = wr.longLong;
   for (const kir::Value* x : kir::postOrder(const_cast<kir::Value*>(v))) {
     if (memo.count(x) != 0) continue;
     bool r = false;
-    if (tl_index_type == DataType::Int32 && x->dtype() == DataType::Int64) {
+    if (wr.indexType == DataType::Int32 && x->dtype() == DataType::Int64) {
       switch (x->kind()) {
         case kir::NodeKind::Load: r = true; break;
-        case kir::NodeKind::Var:
-          r = tl_index_vars == nullptr || tl_index_vars->count(x->as<kir::Var>()) == 0;
-          break;
+        case kir::NodeKind::Var: r = wr.indexVars.count(x->as<kir::Var>()) == 0; break;
         case kir::NodeKind::UnaryExpr:
         case kir::NodeKind::BinaryExpr:
         case kir::NodeKind::TernaryExpr:
@@ -201,7 +198,7 @@ Pieces unary(const kir::UnaryExpr* u) {
     case Op::IsNan: return {lit("("), x, lit(" != "), x, lit(")")};
     case Op::IsInf:
       return isFloatingType(u->in->dtype()) ? Pieces{lit("isinf("), x, lit(")")}
-                                             : Pieces{lit("false")};
+                                            : Pieces{lit("false")};
     case Op::LogicalNot: return {lit("(!"), x, lit(")")};
     case Op::Acos: return fn("acos");
     case Op::Acosh: return fn("acosh");
@@ -267,9 +264,9 @@ Pieces unary(const kir::UnaryExpr* u) {
   LOOM_UNREACHABLE();
 }
 
-Pieces binary(const kir::BinaryExpr* b) {
+Pieces binary(const Writer& wr, const kir::BinaryExpr* b) {
   using Op = ir::BinaryOpType;
-  const bool long_long = isLongLongData(b->lhs) || isLongLongData(b->rhs);
+  const bool long_long = isLongLongData(wr, b->lhs) || isLongLongData(wr, b->rhs);
   const Piece l = operand(b->lhs, long_long);
   const Piece r = operand(b->rhs, long_long);
   auto infix = [&](const char* op) {
@@ -287,7 +284,9 @@ Pieces binary(const kir::BinaryExpr* b) {
       default: LOOM_UNREACHABLE("binary op ", ir::opTypeName(b->op), " on complex values");
     }
   }
-  auto call = [&](const char* name) { return Pieces{lit(std::string(name) + "("), l, lit(", "), r, lit(")")}; };
+  auto call = [&](const char* name) {
+    return Pieces{lit(std::string(name) + "("), l, lit(", "), r, lit(")")};
+  };
   bool f32 = b->dtype() != DataType::Float64;
   const std::string type(cTypeName(b->dtype()));
   // Explicit template arguments: the operands convert to the op's type (no deduction to fail).
@@ -368,22 +367,23 @@ Pieces binary(const kir::BinaryExpr* b) {
 }
 
 // The pieces of one value: leaves are all text; others name their operands.
-Pieces piecesOf(const kir::Value* v) {
+Pieces piecesOf(const Writer& wr, const kir::Value* v) {
   switch (v->kind()) {
-    case kir::NodeKind::Const: return {lit(constant(v->as<kir::Const>()))};
+    case kir::NodeKind::Const: return {lit(constant(wr, v->as<kir::Const>()))};
     case kir::NodeKind::Var: return {lit(v->as<kir::Var>()->name)};
     case kir::NodeKind::NamedScalar:
-      return {lit("((" + indexTypeName() + ")" + v->as<kir::NamedScalar>()->name + ")")};
+      return {lit("((" + indexTypeName(wr) + ")" + v->as<kir::NamedScalar>()->name + ")")};
     case kir::NodeKind::TensorSize: {
       auto* t = v->as<kir::TensorSize>();
-      return {lit(t->buffer->name + (t->isStride ? ".stride[" : ".size[") +
-                  std::to_string(t->dim) + "]")};
+      return {lit(t->buffer->name + (t->isStride ? ".stride[" : ".size[") + std::to_string(t->dim) +
+                  "]")};
     }
     case kir::NodeKind::UnaryExpr: return unary(v->as<kir::UnaryExpr>());
-    case kir::NodeKind::BinaryExpr: return binary(v->as<kir::BinaryExpr>());
+    case kir::NodeKind::BinaryExpr: return binary(wr, v->as<kir::BinaryExpr>());
     case kir::NodeKind::TernaryExpr: {
       auto* t = v->as<kir::TernaryExpr>();
-      const bool long_long = isLongLongData(t->a) || isLongLongData(t->b) || isLongLongData(t->c);
+      const bool long_long =
+          isLongLongData(wr, t->a) || isLongLongData(wr, t->b) || isLongLongData(wr, t->c);
       const Piece a = operand(t->a, long_long), b = operand(t->b, long_long),
                   c = operand(t->c, long_long);
       switch (t->op) {
@@ -397,7 +397,7 @@ Pieces piecesOf(const kir::Value* v) {
     }
     case kir::NodeKind::Load: {
       auto* l = v->as<kir::Load>();
-      const char* wrapper = isCallerBool(l->buffer)   ? "loom::loadBoolInput(&"
+      const char* wrapper = isCallerBool(l->buffer)    ? "loom::loadBoolInput(&"
                             : isHintedInput(l->buffer) ? "loom::loadInput(&"
                                                        : "";
       const bool wrapped = *wrapper != '\0';
@@ -417,9 +417,9 @@ Pieces piecesOf(const kir::Value* v) {
   }
 }
 
-std::string expr(const kir::Value* v) {
+std::string expr(const Writer& wr, const kir::Value* v) {
   std::ostringstream os;
-  kir::writePieces(os, v, piecesOf);
+  kir::writePieces(os, v, [&wr](const kir::Value* x) { return piecesOf(wr, x); });
   return os.str();
 }
 
@@ -445,7 +445,7 @@ std::string parallelIndex(ir::ParallelType p) {
   }
 }
 
-void stmts(std::ostringstream& os, const kir::Scope& scope, int indent);
+void stmts(const Writer& wr, std::ostringstream& os, const kir::Scope& scope, int indent);
 
 std::string welfordType(const kir::Var* avg, const kir::Var* n) {
   return "loom::Welford<" + std::string(cTypeName(avg->dtype())) + ", " +
@@ -458,72 +458,74 @@ constexpr int kMaxIndent = 32;
 
 std::string padOf(int indent) { return std::string(size_t(std::min(indent, kMaxIndent)) * 2, ' '); }
 
-// The opening line(s) of a loop or an if; stmts() writes the body and the closing brace.
-void openScope(std::ostringstream& os, const kir::Stmt* s, int indent) {
+// The opening line(s) of a loop or an if; stmts(wr, ) writes the body and the closing brace.
+void openScope(const Writer& wr, std::ostringstream& os, const kir::Stmt* s, int indent) {
   const std::string pad = padOf(indent);
   if (auto* f = s->dynCast<kir::ForLoop>()) {
     const std::string& i = f->index->name;
     if (f->isParallel()) {
-      os << pad << "{\n" << padOf(indent + 1) << "const " << indexTypeName() << " " << i << " = ("
-         << indexTypeName() << ")" << parallelIndex(f->ptype) << ";\n";
+      os << pad << "{\n"
+         << padOf(indent + 1) << "const " << indexTypeName(wr) << " " << i << " = ("
+         << indexTypeName(wr) << ")" << parallelIndex(f->ptype) << ";\n";
       return;
     }
     // Vectorize loops left by the vectorize pass (math on registers) are unrolled too.
     if (f->ptype == ir::ParallelType::Unroll || f->ptype == ir::ParallelType::Vectorize) {
       os << pad << "#pragma unroll\n";
     }
-    os << pad << "for (" << indexTypeName() << " " << i << " = " << expr(f->start) << "; " << i
-       << " < " << expr(f->stop) << "; ++" << i << ") {\n";
+    os << pad << "for (" << indexTypeName(wr) << " " << i << " = " << expr(wr, f->start) << "; "
+       << i << " < " << expr(wr, f->stop) << "; ++" << i << ") {\n";
     return;
   }
-  os << pad << "if (" << expr(s->as<kir::IfThenElse>()->cond) << ") {\n";
+  os << pad << "if (" << expr(wr, s->as<kir::IfThenElse>()->cond) << ") {\n";
 }
 
 // A statement without a body.
-void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
+void stmt(const Writer& wr, std::ostringstream& os, const kir::Stmt* s, int indent) {
   std::string pad = padOf(indent);
   switch (s->kind()) {
     case kir::NodeKind::Allocate: {
       auto* a = s->as<kir::Allocate>();
       if (a->buffer->kind == kir::BufferKind::Shared) {
         // A view of the dynamic shared buffer after the reduction scratch (loom_smem_tensors).
-        os << pad << cTypeName(a->buffer->dtype) << "* " << a->buffer->name << " = reinterpret_cast<"
-           << cTypeName(a->buffer->dtype) << "*>(loom_smem + loom_smem_tensors + "
-           << a->buffer->smemOffset << ");\n";
+        os << pad << cTypeName(a->buffer->dtype) << "* " << a->buffer->name
+           << " = reinterpret_cast<" << cTypeName(a->buffer->dtype)
+           << "*>(loom_smem + loom_smem_tensors + " << a->buffer->smemOffset << ");\n";
         return;
       }
-      LOOM_ASSERT(a->buffer->kind == kir::BufferKind::Local, "only local allocations are generated");
+      LOOM_ASSERT(a->buffer->kind == kir::BufferKind::Local,
+                  "only local allocations are generated");
       os << pad << cTypeName(a->buffer->dtype) << " " << a->buffer->name << "["
-         << expr(a->buffer->size) << "];\n";
+         << expr(wr, a->buffer->size) << "];\n";
       return;
     }
     case kir::NodeKind::DeclareVar: {
       auto* d = s->as<kir::DeclareVar>();
       if (d->constIndex) {
-        os << pad << "const " << indexTypeName() << " " << d->var->name << " = " << expr(d->init)
-           << ";\n";
+        os << pad << "const " << indexTypeName(wr) << " " << d->var->name << " = "
+           << expr(wr, d->init) << ";\n";
         return;
       }
       os << pad << cTypeName(d->var->dtype()) << " " << d->var->name << " = "
-         << "static_cast<" << cTypeName(d->var->dtype()) << ">(" << expr(d->init) << ");\n";
+         << "static_cast<" << cTypeName(d->var->dtype()) << ">(" << expr(wr, d->init) << ");\n";
       return;
     }
     case kir::NodeKind::Store: {
       auto* st = s->as<kir::Store>();
       os << pad;
       if (st->buffer && isHintedOutput(st->buffer)) {
-        os << "loom::storeOutput(&" << st->buffer->name << "[" << expr(st->index)
-           << "], static_cast<" << cTypeName(st->buffer->dtype) << ">(" << expr(st->value)
+        os << "loom::storeOutput(&" << st->buffer->name << "[" << expr(wr, st->index)
+           << "], static_cast<" << cTypeName(st->buffer->dtype) << ">(" << expr(wr, st->value)
            << "));\n";
         return;
       }
       if (st->buffer) {
-        os << st->buffer->name << "[" << expr(st->index) << "]";
+        os << st->buffer->name << "[" << expr(wr, st->index) << "]";
       } else {
         os << st->var->name;
       }
       std::string_view t = cTypeName(st->buffer ? st->buffer->dtype : st->var->dtype());
-      os << " = static_cast<" << t << ">(" << expr(st->value) << ");\n";
+      os << " = static_cast<" << t << ">(" << expr(wr, st->value) << ");\n";
       return;
     }
     case kir::NodeKind::BlockSync: os << pad << "__syncthreads();\n"; return;
@@ -532,7 +534,7 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
       std::string_view t = cTypeName(b->acc->dtype());
       os << pad << b->acc->name << " = loom::blockReduce<" << (b->x ? "true" : "false") << ", "
          << (b->y ? "true" : "false") << ", " << (b->z ? "true" : "false") << ">(" << b->acc->name
-         << ", " << reduceFunctor(b->op) << ", static_cast<" << t << ">(" << expr(b->init)
+         << ", " << reduceFunctor(b->op) << ", static_cast<" << t << ">(" << expr(wr, b->init)
          << "), reinterpret_cast<" << t << "*>(loom_smem));\n";
       return;
     }
@@ -541,16 +543,19 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
       auto* w = s->as<kir::Welford>();
       std::string_view t = cTypeName(w->avg->dtype());
       std::string wt = welfordType(w->avg, w->n);
-      os << pad << "{\n" << pad << "  " << wt << " w = {" << w->avg->name << ", " << w->m2->name
-         << ", " << w->n->name << "};\n" << pad << "  w = ";
+      os << pad << "{\n"
+         << pad << "  " << wt << " w = {" << w->avg->name << ", " << w->m2->name << ", "
+         << w->n->name << "};\n"
+         << pad << "  w = ";
       switch (w->mode) {
         case kir::WelfordMode::Update:
-          os << "loom::welfordUpdate(w, static_cast<" << t << ">(" << expr(w->in[0]) << "));\n";
+          os << "loom::welfordUpdate(w, static_cast<" << t << ">(" << expr(wr, w->in[0]) << "));\n";
           break;
         case kir::WelfordMode::Combine:
-          os << "loom::welfordCombine(w, " << wt << "{static_cast<" << t << ">(" << expr(w->in[0])
-             << "), static_cast<" << t << ">(" << expr(w->in[1]) << "), static_cast<"
-             << cTypeName(w->n->dtype()) << ">(" << expr(w->in[2]) << ")});\n";
+          os << "loom::welfordCombine(w, " << wt << "{static_cast<" << t << ">("
+             << expr(wr, w->in[0]) << "), static_cast<" << t << ">(" << expr(wr, w->in[1])
+             << "), static_cast<" << cTypeName(w->n->dtype()) << ">(" << expr(wr, w->in[2])
+             << ")});\n";
           break;
         case kir::WelfordMode::Block:
           os << "loom::blockWelford<" << (w->x ? "true" : "false") << ", "
@@ -558,8 +563,10 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
              << ">(w, reinterpret_cast<" << wt << "*>(loom_smem));\n";
           break;
       }
-      os << pad << "  " << w->avg->name << " = w.avg;\n" << pad << "  " << w->m2->name
-         << " = w.m2;\n" << pad << "  " << w->n->name << " = w.n;\n" << pad << "}\n";
+      os << pad << "  " << w->avg->name << " = w.avg;\n"
+         << pad << "  " << w->m2->name << " = w.m2;\n"
+         << pad << "  " << w->n->name << " = w.n;\n"
+         << pad << "}\n";
       return;
     }
     case kir::NodeKind::GridReduce: {
@@ -567,15 +574,19 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
       std::string dims = std::string("<") + (g->x ? "true" : "false") + ", " +
                          (g->y ? "true" : "false") + ", " + (g->z ? "true" : "false") + ">";
       std::string buffers = "gw" + std::to_string(g->work) + ", gs" + std::to_string(g->work);
-      if (g->entrance != nullptr) buffers += ", (unsigned)(" + expr(g->entrance) + ")";
+      if (g->entrance != nullptr) buffers += ", (unsigned)(" + expr(wr, g->entrance) + ")";
       if (g->isWelford()) {
         std::string wt = welfordType(g->welford[0], g->welford[2]);
-        os << pad << "{\n" << pad << "  " << wt << " w = {" << g->welford[0]->name << ", "
-           << g->welford[1]->name << ", " << g->welford[2]->name << "};\n"
+        os << pad << "{\n"
+           << pad << "  " << wt << " w = {" << g->welford[0]->name << ", " << g->welford[1]->name
+           << ", " << g->welford[2]->name << "};\n"
            << pad << "  " << g->last->name << " = loom::gridWelford" << dims << "(w, w, " << buffers
            << ");\n";
         for (int k = 0; k < 3; ++k) {
-          os << pad << "  " << g->welford[k]->name << " = w." << (k == 0 ? "avg" : k == 1 ? "m2" : "n")
+          os << pad << "  " << g->welford[k]->name << " = w."
+             << (k == 0   ? "avg"
+                 : k == 1 ? "m2"
+                          : "n")
              << ";\n";
         }
         os << pad << "}\n";
@@ -584,7 +595,7 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
       std::string_view t = cTypeName(g->acc->dtype());
       os << pad << g->last->name << " = loom::gridReduce" << dims << "(" << g->acc->name << ", "
          << g->acc->name << ", " << reduceFunctor(g->op) << ", static_cast<" << t << ">("
-         << expr(g->init) << "), " << buffers << ");\n";
+         << expr(wr, g->init) << "), " << buffers << ");\n";
       return;
     }
     case kir::NodeKind::Comment: os << pad << "// " << s->as<kir::Comment>()->text << "\n"; return;
@@ -595,21 +606,23 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
       std::string w = std::to_string(v->width);
       os << pad << "{\n" << pad << "  loom::Array<" << t << ", " << w << "> v;\n";
       if (isCallerBool(v->src)) {
-        os << pad << "  loom::loadBoolVectorInput(v, &" << v->src->name << "[" << expr(v->srcIndex)
-           << "]);\n";
+        os << pad << "  loom::loadBoolVectorInput(v, &" << v->src->name << "["
+           << expr(wr, v->srcIndex) << "]);\n";
       } else if (v->src->kind == kir::BufferKind::Param) {
         os << pad << "  loom::loadVector" << (isHintedInput(v->src) ? "Input" : "") << "(v, &"
-           << v->src->name << "[" << expr(v->srcIndex) << "]);\n";
+           << v->src->name << "[" << expr(wr, v->srcIndex) << "]);\n";
       } else {
-        os << pad << "  #pragma unroll\n" << pad << "  for (int k = 0; k < " << w
-           << "; ++k) v[k] = " << v->src->name << "[" << expr(v->srcIndex) << " + k];\n";
+        os << pad << "  #pragma unroll\n"
+           << pad << "  for (int k = 0; k < " << w << "; ++k) v[k] = " << v->src->name << "["
+           << expr(wr, v->srcIndex) << " + k];\n";
       }
       if (v->dst->kind == kir::BufferKind::Param) {
         os << pad << "  loom::storeVector" << (isHintedOutput(v->dst) ? "Output" : "") << "(&"
-           << v->dst->name << "[" << expr(v->dstIndex) << "], v);\n";
+           << v->dst->name << "[" << expr(wr, v->dstIndex) << "], v);\n";
       } else {
-        os << pad << "  #pragma unroll\n" << pad << "  for (int k = 0; k < " << w << "; ++k) "
-           << v->dst->name << "[" << expr(v->dstIndex) << " + k] = v[k];\n";
+        os << pad << "  #pragma unroll\n"
+           << pad << "  for (int k = 0; k < " << w << "; ++k) " << v->dst->name << "["
+           << expr(wr, v->dstIndex) << " + k] = v[k];\n";
       }
       os << pad << "}\n";
       return;
@@ -620,7 +633,7 @@ void stmt(std::ostringstream& os, const kir::Stmt* s, int indent) {
 }
 
 // Writes `root` with an explicit stack of open scopes: a loop nest may be tens of thousands deep.
-void stmts(std::ostringstream& os, const kir::Scope& root, int indent) {
+void stmts(const Writer& wr, std::ostringstream& os, const kir::Scope& root, int indent) {
   struct Open {
     const kir::Scope* scope;
     int indent;
@@ -645,13 +658,13 @@ void stmts(std::ostringstream& os, const kir::Scope& root, int indent) {
     const kir::Stmt* s = (*o.scope)[o.next++];
     const int at = o.indent;
     if (auto* f = s->dynCast<kir::ForLoop>()) {
-      openScope(os, s, at);
+      openScope(wr, os, s, at);
       stack.push_back({&f->body, at + 1});
     } else if (auto* ite = s->dynCast<kir::IfThenElse>()) {
-      openScope(os, s, at);
+      openScope(wr, os, s, at);
       stack.push_back({&ite->thenBody, at + 1, ite});
     } else {
-      stmt(os, s, at);
+      stmt(wr, os, s, at);
     }
   }
 }
@@ -690,10 +703,13 @@ namespace {
 // The launch dims in the order TIDx, TIDy, TIDz, BIDx, BIDy, BIDz, with their macros, and the
 // extent of each that lowering fixes (kir::constantLaunchExtent), computed once per kernel for
 // both the defines and the bounds.
-constexpr std::array<std::pair<ir::ParallelType, const char*>, 6> kLaunchDims = {{
-    {ir::ParallelType::TIDx, "LOOM_BLOCK_DIM_X"}, {ir::ParallelType::TIDy, "LOOM_BLOCK_DIM_Y"},
-    {ir::ParallelType::TIDz, "LOOM_BLOCK_DIM_Z"}, {ir::ParallelType::BIDx, "LOOM_GRID_DIM_X"},
-    {ir::ParallelType::BIDy, "LOOM_GRID_DIM_Y"},  {ir::ParallelType::BIDz, "LOOM_GRID_DIM_Z"}}};
+constexpr std::array<std::pair<ir::ParallelType, const char*>, 6> kLaunchDims = {
+    {{ir::ParallelType::TIDx, "LOOM_BLOCK_DIM_X"},
+     {ir::ParallelType::TIDy, "LOOM_BLOCK_DIM_Y"},
+     {ir::ParallelType::TIDz, "LOOM_BLOCK_DIM_Z"},
+     {ir::ParallelType::BIDx, "LOOM_GRID_DIM_X"},
+     {ir::ParallelType::BIDy, "LOOM_GRID_DIM_Y"},
+     {ir::ParallelType::BIDz, "LOOM_GRID_DIM_Z"}}};
 using LaunchExtents = std::array<std::optional<int64_t>, kLaunchDims.size()>;
 
 LaunchExtents constantLaunchExtents(const kir::Kernel& kernel) {
@@ -748,18 +764,9 @@ std::string launchBounds(const kir::Kernel& kernel, int64_t multiprocessors) {
 GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& options) {
   LOOM_ASSERT(kernel.indexType == DataType::Int32 || kernel.indexType == DataType::Int64,
               "index type ", dataTypeName(kernel.indexType));
-  tl_index_type = kernel.indexType;
-  std::unordered_set<const kir::Var*> index_vars;
-  collectIndexVars(kernel.body, index_vars);
-  tl_index_vars = &index_vars;
-  std::unordered_map<const kir::Value*, bool> long_long;
-  tl_long_long = &long_long;
-  struct Reset {
-    ~Reset() {
-      tl_index_vars = nullptr;
-      tl_long_long = nullptr;
-    }
-  } reset;
+  Writer wr;
+  wr.indexType = kernel.indexType;
+  collectIndexVars(kernel.body, wr.indexVars);
   std::ostringstream body;
   body << "(";
   for (size_t i = 0; i < kernel.params.size(); ++i) {
@@ -786,10 +793,10 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
     size_t elem = 0;
     for (DataType t : kernel.blockReduceTypes) elem = std::max(elem, dataTypeSize(t));
     elem = std::max(elem, size_t(kernel.blockReduceBytes));
-    body << "  const long long loom_smem_tensors = ((long long)loom::blockThreadCount() * "
-         << elem << " + 15) / 16 * 16;\n";
+    body << "  const long long loom_smem_tensors = ((long long)loom::blockThreadCount() * " << elem
+         << " + 15) / 16 * 16;\n";
   }
-  stmts(body, kernel.body, 1);
+  stmts(wr, body, kernel.body, 1);
   body << "}\n";
   std::string text = body.str();
   const LaunchExtents extents = constantLaunchExtents(kernel);
