@@ -87,6 +87,8 @@ kir::Value* lowerIndexedRead(kir::Kernel& kernel, LowerContext& ctx, const ir::E
 kir::Stmt* lowerScatter(kir::Kernel& kernel, LowerContext& ctx, const ir::ScatterOp* sc,
                         const IndexMap& idx, kir::Value* self_value, const kir::Buffer* out,
                         kir::Value* offset) {
+  LOOM_ASSERT(self_value != nullptr, sc->toString(), ": the input ", sc->self()->toString(),
+              " is also read at indexed positions (ops::scatter copies it)");
   IndexBuilder b{kernel};
   const std::vector<ir::IterDomain*> o = dimsOf(sc->out());
   const std::vector<ir::IterDomain*> x = dimsOf(sc->index());

@@ -50,6 +50,10 @@ TensorView* gatherImpl(TensorView* input, int64_t dim, TensorView* index, bool e
   LOOM_CHECK(rank > 0, op, ": ", input->toString(), " is 0-dim; there is no dimension to index");
   dim = detail::normalizeDim(input, dim, rank, op);
   checkIndexShape(input, index, dim, exact, op, "the input");
+  // One tensor in both roles (an integer tensor gathered by itself): the index role reads a copy,
+  // so the indexed read and the positional read are different tensors (kernels read an indexed
+  // operand from global memory, and no other op of the kernel may read it).
+  if (index == input) index = set(index);
   TensorView* out = detail::newTensor(detail::freshIds(dims(index)), input->dtype());
   ir::IrBuilder::create<ir::GatherOp>(out, input, index, dim, exact);
   return out;
@@ -82,6 +86,9 @@ TensorView* scatterImpl(TensorView* input, int64_t dim, TensorView* index, Tenso
     ids.push_back(id->hasExpandedExtent() ? ir::IterDomain::create(id->logicalExtent())
                                           : detail::freshId(id));
   }
+  // The same tensor as the input and as the index or source (x.scatter_add(1, i, x)): the input
+  // role reads a copy, as in gatherImpl.
+  if (input == src || input == index) input = set(input);
   TensorView* out = detail::newTensor(std::move(ids), input->dtype());
   ir::IrBuilder::create<ir::ScatterOp>(out, input, index, src, dim, accumulate);
   return out;
@@ -93,6 +100,7 @@ TensorView* select(TensorView* lookup, int64_t dim, TensorView* index, const cha
   const auto l = dims(lookup);
   LOOM_CHECK(!l.empty(), op, ": ", lookup->toString(), " is 0-dim; there is no dimension to index");
   dim = detail::normalizeDim(lookup, dim, int64_t(l.size()), op);
+  if (index == lookup) index = set(index);  // one tensor in both roles: see gatherImpl
   std::vector<ir::IterDomain*> ids;
   for (int64_t d = 0; d < dim; ++d) ids.push_back(detail::freshId(l[size_t(d)]));
   for (ir::IterDomain* id : dims(index)) ids.push_back(detail::freshId(id));

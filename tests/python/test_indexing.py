@@ -66,6 +66,28 @@ def test_scatter_and_scatter_add(device, dim):
     torch.testing.assert_close(b, x.scatter(dim, perm, perm_src), rtol=0, atol=0)
 
 
+def test_one_tensor_in_two_roles(device):
+    """x.scatter_add(1, i, x), t gathered and index_selected by itself: one tensor is both the
+    positional input and an operand read at indexed positions (it segfaulted before the fix)."""
+    g = torch.Generator().manual_seed(11)
+    x = torch.rand(4, 6, generator=g).to(device)
+    i = torch.randint(0, 6, (4, 6), generator=g).to(device)
+    t = torch.tensor([[2, 0, 1], [1, 1, 0], [0, 2, 2]]).to(device)
+    v = torch.tensor([2, 0, 1]).to(device)
+    with FusionDefinition() as fd:
+        tx = fd.from_pytorch(x)
+        ti = fd.from_pytorch(i)
+        tt = fd.from_pytorch(t)
+        tv = fd.from_pytorch(v)
+        fd.add_output(fd.ops.scatter_add(tx, ti, tx, 1))
+        fd.add_output(fd.ops.gather(tt, tt, 1))
+        fd.add_output(fd.ops.index_select(tv, tv, 0))
+    a, b, c = fd.execute([x, i, t, v])
+    torch.testing.assert_close(a, x.scatter_add(1, i, x))
+    torch.testing.assert_close(b, torch.gather(t, 1, t), rtol=0, atol=0)
+    torch.testing.assert_close(c, torch.index_select(v, 0, v), rtol=0, atol=0)
+
+
 def test_embedding_fwd(device):
     g = torch.Generator().manual_seed(1)
     w = torch.randn(20, 16, generator=g).to(device)

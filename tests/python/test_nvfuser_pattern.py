@@ -470,6 +470,29 @@ OP_CASES.update({
 })
 
 
+# Indexing (issue 30): in-range i64 indices (i32 ones are tested in test_indexing.py).
+def _indexing(body, index_shape, high):
+    def define(fd):
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        i = fd.define_tensor(shape=[-1] * len(index_shape), contiguity=True, dtype=DataType.Int)
+        for out in body(fd, x, i):
+            fd.add_output(out)
+
+    return define, lambda device: [torch.rand(4, 6, device=device),
+                                   torch.randint(0, high, index_shape, device=device)]
+
+
+OP_CASES.update({
+    "index_select": _indexing(lambda fd, x, i: [fd.ops.index_select(x, i, 1)], (5,), 6),
+    "gather": _indexing(lambda fd, x, i: [fd.ops.gather(x, i, 0)], (3, 6), 4),
+    "take_along_axis": _indexing(lambda fd, x, i: [fd.ops.take_along_axis(x, i, 0)], (4, 6), 4),
+    "scatter": _indexing(lambda fd, x, i: [fd.ops.scatter(x, i, fd.ops.neg(x), 1)], (4, 1), 6),
+    "scatter_add": _indexing(lambda fd, x, i: [fd.ops.scatter_add(x, i, x, 1)], (4, 6), 6),
+    "embedding_fwd": _indexing(lambda fd, x, i: [fd.ops.embedding_fwd(i, x, None, None, 2.0,
+                                                                      False, False)], (2, 3), 4),
+})
+
+
 def test_every_op_has_a_case():
     """A new fd.ops op needs a case here (its printing, caching and validation are tested)."""
     ops = {n for n in dir(Ops) if not n.startswith("_")}
