@@ -514,6 +514,19 @@ std::optional<std::string> indexingProblem(const Expr* e) {
                   "; an index is i32 or i64");
   }
   const TensorView* data = e->input(0)->as<TensorView>();
+  // An operand read at indexed positions (from global memory) is no operand read in the
+  // output's loops too.
+  const auto& ins = e->inputs();
+  for (size_t a = 0; a < ins.size(); ++a) {
+    for (size_t b = 0; b < ins.size(); ++b) {
+      const bool indexed_a = e->isA<ScatterOp>() ? a > 0 : a == 0;
+      const bool indexed_b = e->isA<ScatterOp>() ? b > 0 : b == 0;
+      if (ins[a] == ins[b] && indexed_a && !indexed_b) {
+        return concat(quoted(e), ": ", ins[a]->toString(), " is both read at indexed positions "
+                      "and in the output's loops; copy it (set) for one of the roles");
+      }
+    }
+  }
   const std::vector<IterDomain*> l = dims(data);
   const std::vector<IterDomain*> x = dims(index);
   int64_t dim = 0;

@@ -197,6 +197,22 @@ TEST_F(IndexingExec, ScatterAndScatterAddEachDim) {
   }
 }
 
+// One tensor as the input and the source of scatter_add (x.scatter_add(1, i, x)): ops copy the
+// source, whose kernel then runs first.
+TEST_F(IndexingExec, ScatterAddOfATensorIntoItself) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input({-1, -1});
+  TensorView* idx = input({-1, -1}, DataType::Int64);
+  f.addInput(x);
+  f.addInput(idx);
+  f.addOutput(ops::scatterAdd(x, 1, idx, x));
+  EXPECT_EQ(
+      runAndCheck(f, {randomTensor({4, 6}, 30), indexTensor({4, 6}, 0, 6, DataType::Int64, 31)},
+                  eval::defaultTolerance(DataType::Float32, 6)),
+      (std::vector<std::string>{"pointwise", "pointwise"}));
+}
+
 TEST_F(IndexingExec, EmbeddingWithPointwiseFusedAround) {
   Fusion f;
   FusionGuard g(&f);
