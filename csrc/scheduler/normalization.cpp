@@ -365,25 +365,15 @@ RowSizes rowSizes(const Fusion& fusion, const TensorView* ref,
   return s;
 }
 
-// Registers per thread for a batch of `elems` row elements of each persistent buffer.
-int64_t registersPerThread(int64_t bytes_per_element, int64_t elems) {
-  return kRegisterOverhead + utils::ceilDiv(bytes_per_element * elems, 4);
-}
-
-bool fitsRegisters(const DeviceInfo& d, int64_t bytes_per_element, int64_t elems,
-                   int64_t threads_per_block) {
-  int64_t regs = registersPerThread(bytes_per_element, elems);
-  return regs <= d.max_registers_per_thread &&
-         regs * roundUp(threads_per_block, d.warp_size) <= d.registers_per_sm;
-}
-
-// Registers a thread needs besides its row data, as measured at the most threads per row.
+// Registers a thread needs besides its row data, as measured at the most threads per row (the
+// planning overhead kRegisterOverhead is a margin on top of that).
 constexpr int64_t kMeasuredRegisterSlack = 16;
 
-// fitsRegisters with the measured slack instead of the planning overhead.
-bool fitsRegistersMeasured(const DeviceInfo& d, int64_t bytes_per_element, int64_t elems,
-                           int64_t threads_per_block) {
-  int64_t regs = kMeasuredRegisterSlack + utils::ceilDiv(bytes_per_element * elems, 4);
+// Whether a batch of `elems` row elements of each persistent buffer, plus `overhead` registers,
+// fits a thread of a block of `threads_per_block` threads.
+bool fitsRegisters(const DeviceInfo& d, int64_t bytes_per_element, int64_t elems,
+                   int64_t threads_per_block, int64_t overhead = kRegisterOverhead) {
+  int64_t regs = overhead + utils::ceilDiv(bytes_per_element * elems, 4);
   return regs <= d.max_registers_per_thread &&
          regs * roundUp(threads_per_block, d.warp_size) <= d.registers_per_sm;
 }
@@ -481,8 +471,8 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   // needed more, layer_norm bf16 65536 at 96 data registers, spilled: 299 against 165).
   if (!fits(pb)) {
     const int64_t widest_pb = std::max<int64_t>(1, utils::ceilDiv(units, max_threads));
-    if (fitsRegistersMeasured(d, s.bytes_per_element, widest_pb * p.vectorize,
-                              threads(widest_pb))) {
+    if (fitsRegisters(d, s.bytes_per_element, widest_pb * p.vectorize, threads(widest_pb),
+                      kMeasuredRegisterSlack)) {
       p.persistent_batch = widest_pb;
       p.threads_per_row = threads(widest_pb);
       p.rows_per_block = 1;
