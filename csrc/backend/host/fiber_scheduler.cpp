@@ -30,6 +30,7 @@
 #include "loom/support/error.h"
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define LOOM_FIBER_ASAN 1
 #endif
@@ -57,6 +58,15 @@ inline void asanStartSwitch([[maybe_unused]] void** fakeStack, [[maybe_unused]] 
                             [[maybe_unused]] size_t size) {
 #ifdef LOOM_FIBER_ASAN
   __sanitizer_start_switch_fiber(fakeStack, bottom, size);
+#endif
+}
+// A fiber's frames that never return (the entry's, and every frame of an abandoned fiber) leave
+// their redzones poisoned. Stacks are reused by the next launch and their pages by the next mmap
+// (NVRTC's own stacks among them), so each stack is cleared before it is used and before it is
+// unmapped; otherwise ASan reports those stale redzones against the next owner.
+inline void asanUnpoison([[maybe_unused]] void* p, [[maybe_unused]] size_t bytes) {
+#ifdef LOOM_FIBER_ASAN
+  __asan_unpoison_memory_region(p, bytes);
 #endif
 }
 inline void asanFinishSwitch([[maybe_unused]] void* fakeStack,
@@ -141,7 +151,10 @@ class StackPool {
       guard_ = page;
     }
   }
-  ~StackPool() { munmap(base_, bytes_); }
+  ~StackPool() {
+    asanUnpoison(base_, bytes_);
+    munmap(base_, bytes_);
+  }
   StackPool(const StackPool&) = delete;
   StackPool& operator=(const StackPool&) = delete;
   char* stack(size_t i) const { return base_ + i * stride_ + guard_; }
@@ -330,7 +343,7 @@ void Scheduler::fiberMain(void* fiber) {
 
 void Scheduler::abandon(Fiber* f) {
   f->state = FiberState::Aborted;
-  switchToScheduler(f);
+  switchToScheduler(f, /*finished=*/true);  // never resumed: ASan may free its fake stack
   std::abort();  // an aborted fiber is never resumed
 }
 
@@ -361,6 +374,7 @@ void Scheduler::run(std::vector<Block*>& blocks, std::vector<Fiber>& fibers,
       f.t.impl = &f;
       f.stack = stacks.stack(next);
       f.stackSize = stacks.stackSize();
+      asanUnpoison(f.stack, f.stackSize);
       f.ctx.start(f.stack, f.stackSize, &Scheduler::fiberMain, &f);
       f.tsanFiber = tsanCreateFiber();
       ready_.push_back(&f);
