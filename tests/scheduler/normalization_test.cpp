@@ -398,6 +398,38 @@ TEST(InnerPersistent, OddWidthRowsReloadWhileTheyStayInL2) {
   EXPECT_EQ(p->vectorize, 4) << p->toString();
 }
 
+// The peel is asked for only where a row's 16-byte vectors cannot all be aligned: the sweep's
+// widths (multiples of 8) keep their aligned choice, peel=0; the odd 50257 and an fp32 row of
+// 1030 (8-byte vectors only) peel at the 16-byte width; a view at an odd offset peels an
+// aligned width.
+TEST(InnerPersistent, PeelOnlyWhereVectorsCannotAllBeAligned) {
+  for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+    const int64_t v = 16 / int64_t(dataTypeSize(dtype));
+    for (int64_t width : {256, 768, 1024, 4096, 12288, 32768, 128256, 1030, 50257}) {
+      for (const char* what : {"softmax", "layer_norm", "rms_norm"}) {
+        auto f = make(normalizationOf(what, 1335, width, dtype));
+        SCOPED_TRACE(std::string(what) + " " + std::string(dataTypeName(dtype)) + " " +
+                     std::to_string(width));
+        std::string why;
+        SchedulerRuntimeInfo check(*f, eval::ExpressionEvaluator{});
+        if (!innerPersistentRunTimeCheck(*f, check, &why)) continue;  // too wide: segmented
+        auto p = paramsOf(*f);
+        EXPECT_EQ(p->peel, width % v != 0) << p->toString();
+        EXPECT_EQ(p->vectorize, v) << p->toString();
+      }
+    }
+  }
+  auto f = make(normalizationOf("layer_norm", 64, 4096, DataType::BFloat16));
+  Tensor base = Tensor::empty({64 * 4096 + 1}, DataType::BFloat16);
+  std::vector<eval::Argument> args{
+      Tensor(base.storage(), DataType::BFloat16, {64, 4096}, {4096, 1}, 1),
+      Tensor::empty({4096}, DataType::BFloat16), Tensor::empty({4096}, DataType::BFloat16)};
+  SchedulerRuntimeInfo info(*f, args);
+  auto p = innerPersistentHeuristics(*f, info);
+  EXPECT_TRUE(p->peel) << p->toString();
+  EXPECT_EQ(p->vectorize, 8) << p->toString();
+}
+
 // Short rows over many rows (latency-bound) keep four vector loads per thread, the rows sharing
 // a block along TIDy; few short rows keep the threads instead.
 TEST(InnerPersistent, ShortLatencyBoundRowsKeepFourVectorsPerThread) {
