@@ -51,13 +51,6 @@ constexpr int64_t kMaxThreadsPerRow = 1024;
 constexpr int64_t kReductionWorkspacePerThread = 16;
 // Rows that reload (InnerPersistentParams::reload_rows) need at least sm_count / this many rows.
 constexpr int64_t kReloadRowsPerSmDivisor = 16;
-// Rows whose vectors cannot all be aligned (a width prime to the vector, as GPT-2's 50257; a view
-// at an odd offset) are peeled (InnerPersistentParams::peel) when a row holds at least this many
-// vectors: each row then costs its shift and at most two vectors element by element (the head up
-// to the first aligned vector, a partial tail) against a body of aligned vector loads, instead of
-// a scalar load per element. Run 35 (H100), width 50257 with scalar loads: layer_norm, rms_norm
-// and var_mean fp32 at 0.58x, 0.79x and 0.87x of torch.compile, softmax bf16 at 0.86x.
-constexpr int64_t kMinPeeledVectors = 16;
 
 bool isReductionExpr(const Expr* e) { return e->isA<ReductionOp>() || e->isA<WelfordOp>(); }
 
@@ -419,7 +412,7 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   p.peel = false;
   if (const int64_t peeled =
           utils::maxPeeledVectorWidth(exact, info, rowIds(ref), row_accessed);
-      peeled > p.vectorize && s.row >= kMinPeeledVectors * peeled &&
+      peeled > p.vectorize && s.row >= utils::kMinPeeledVectors * peeled &&
       utils::peelableRow(fusion, ref, nullptr)) {
     p.vectorize = peeled;
     p.peel = true;
