@@ -226,8 +226,7 @@ struct Hoister {
   // Index values only (a comparison has a key but is a Bool).
   static bool hoistable(const kir::Value* v) {
     return v->dtype() == kIndexType &&
-           (v->isA<kir::BinaryExpr>() || v->isA<kir::TernaryExpr>() ||
-            v->isA<kir::Misalignment>());
+           (v->isA<kir::BinaryExpr>() || v->isA<kir::TernaryExpr>() || v->isA<kir::Misalignment>());
   }
 
   // ---- Frames and slots ------------------------------------------------------------------------

@@ -50,8 +50,8 @@ std::vector<VectorTensor> vectorTensors(const LowerContext& ctx) {
     if (split != nullptr && split->inner() == v) t.row = split->in();
     const std::vector<ir::IterDomain*>& logical = tv->logical();
     if (std::find(logical.begin(), logical.end(), t.row) == logical.end()) t.row = nullptr;
-    auto* copy = tv->definition() != nullptr ? tv->definition()->dynCast<ir::LoadStoreOp>()
-                                             : nullptr;
+    auto* copy =
+        tv->definition() != nullptr ? tv->definition()->dynCast<ir::LoadStoreOp>() : nullptr;
     auto* in = copy != nullptr ? copy->input(0)->dynCast<ir::TensorView>() : nullptr;
     if (in != nullptr && in->isFusionInput()) t.input = in;
     out.push_back(t);
@@ -97,9 +97,10 @@ kir::Value* rowShift(kir::Kernel& kernel, LowerContext& ctx,
       continue;
     }
     auto it = reader.find(c);
-    LOOM_CHECK(it != reader.end(), "lowering: a peeled vector row (LowerOptions::peelVectorRows) "
-               "needs the row of ", peel.anchor->toString(), " where the row's tensors are "
-               "indexed, but ", c->toString(), " of ", peel.reader->toString(),
+    LOOM_CHECK(it != reader.end(),
+               "lowering: a peeled vector row (LowerOptions::peelVectorRows) needs the row of ",
+               peel.anchor->toString(), " where the row's tensors are indexed, but ",
+               c->toString(), " of ", peel.reader->toString(),
                " has no index there (its loop neither encloses them nor is a thread or block "
                "index); peel rows whose iteration is parallel, or inline into the row's loops");
     start[p] = it->second;
@@ -153,9 +154,9 @@ bool peelRows(kir::Kernel& /*kernel*/, LowerContext& ctx) {
                "ID alone; a peeled row's vectors split the one row ID");
   }
   for (const ir::Expr* e : ctx.exprs) {
-    LOOM_CHECK(!readsPositions(e), "lowering: peeled vector rows (LowerOptions::peelVectorRows) "
-               "do not support ", e->opName(), " (", e->output(0)->toString(),
-               "): it reads positions along the row");
+    LOOM_CHECK(!readsPositions(e),
+               "lowering: peeled vector rows (LowerOptions::peelVectorRows) do not support ",
+               e->opName(), " (", e->output(0)->toString(), "): it reads positions along the row");
   }
   return false;
 }
@@ -171,9 +172,9 @@ IndexMap peeledIndices(kir::Kernel& kernel, LowerContext& ctx, const ir::TensorV
   IndexBuilder b{kernel};
   kir::Value* q = it->second;
   kir::Value* s = rowShift(kernel, ctx, loops);
-  kir::Value* wrap = kernel.create<kir::TernaryExpr>(
-      kIndexType, ir::TernaryOpType::Where, b.lt(q, s), ctx.lowerScalar(kernel, h->extent()),
-      kernel.constInt(0));
+  kir::Value* wrap =
+      kernel.create<kir::TernaryExpr>(kIndexType, ir::TernaryOpType::Where, b.lt(q, s),
+                                      ctx.lowerScalar(kernel, h->extent()), kernel.constInt(0));
   IndexMap out = idx;
   out[h] = b.add(b.sub(q, s), wrap);
   return out;

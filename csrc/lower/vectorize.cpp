@@ -119,8 +119,10 @@ struct Vectorizer {
     for (const kir::Buffer* b : {st->buffer, load->buffer}) {
       if (b->kind == kir::BufferKind::Param) kernel.vectorized.push_back({b, *width, dims, peeled});
     }
-    if (peeled) return peel(loop, copy, {{st->buffer, st->index}, {load->buffer, load->index}},
-                            cond, first, last);
+    if (peeled) {
+      return peel(loop, copy, {{st->buffer, st->index}, {load->buffer, load->index}}, cond, first,
+                  last);
+    }
     if (cond == nullptr) return copy;
     auto* ite = kernel.create<kir::IfThenElse>(substitute(kernel, cond, last));
     ite->thenBody.push_back(copy);

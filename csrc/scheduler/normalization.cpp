@@ -410,8 +410,7 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   p.vectorize =
       std::max<int64_t>(1, utils::maxVectorWidth(exact, info, ref, rowIds(ref), row_accessed));
   p.peel = false;
-  if (const int64_t peeled =
-          utils::maxPeeledVectorWidth(exact, info, rowIds(ref), row_accessed);
+  if (const int64_t peeled = utils::maxPeeledVectorWidth(exact, info, rowIds(ref), row_accessed);
       peeled > p.vectorize && s.row >= utils::kMinPeeledVectors * peeled &&
       utils::peelableRow(fusion, ref, nullptr)) {
     p.vectorize = peeled;
@@ -463,8 +462,7 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   // (the same odd widths, now with vector loads) keep the rule until the peel is timed on a GPU
   // (benchmarks/sweeps/h100-tune-peel.txt times them held and reloaded).
   if ((p.vectorize == 1 || p.peel) && utils::ceilDiv(s.row, kMaxValues) > max_threads &&
-      s.held_rows_are_inputs &&
-      s.rows >= min_reload_rows) {
+      s.held_rows_are_inputs && s.rows >= min_reload_rows) {
     InnerPersistentParams reload = p;
     reload.persistent_batch = utils::ceilDiv(units, max_threads);
     reload.threads_per_row = threads(reload.persistent_batch);

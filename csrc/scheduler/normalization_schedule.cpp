@@ -415,8 +415,8 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   Schedule s(fusion, p);
   if (p.peel && p.vectorize > 1) {
     LOOM_CHECK(utils::peelableRow(fusion, utils::reductionTvs(fusion).front(), &why),
-               "inner persistent: peel=1 cannot peel this fusion's rows: ", why, " (",
-               p.toString(), ")");
+               "inner persistent: peel=1 cannot peel this fusion's rows: ", why, " (", p.toString(),
+               ")");
   }
   prepareBuffers(s);
   analyzeRows(s);

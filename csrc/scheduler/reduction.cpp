@@ -277,8 +277,8 @@ std::unique_ptr<ReductionParams> reductionHeuristics(const ir::Fusion& fusion,
 
   if (params->inner) {
     const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
-    const std::vector<TensorView*> row_tensors = utils::innerAlignedTensors(fusion, exact, red,
-                                                                            red_ids);
+    const std::vector<TensorView*> row_tensors =
+        utils::innerAlignedTensors(fusion, exact, red, red_ids);
     int64_t v = utils::maxVectorWidth(exact, info, red, red_ids, row_tensors);
     // Rows that do not start on a vector boundary: the 16-byte width, peeled (see
     // utils::kMinPeeledVectors), as the inner-persistent scheduler does.

@@ -236,9 +236,9 @@ extern "C" __global__ void alignment_test(int* out, float* f, const __nv_bfloat1
 )"};
 
 inline const std::vector<TestKernel>& allTestKernels() {
-  static const std::vector<TestKernel> kAll = {kWarpKernel,     kBlockKernel,    kWelfordKernel,
-                                               kGridKernel,     kGridYZKernel,   kGridSyncKernel,
-                                               kElementwiseKernel, kAlignmentKernel};
+  static const std::vector<TestKernel> kAll = {
+      kWarpKernel,     kBlockKernel,    kWelfordKernel,     kGridKernel,
+      kGridYZKernel,   kGridSyncKernel, kElementwiseKernel, kAlignmentKernel};
   return kAll;
 }
 

@@ -261,8 +261,8 @@ TEST(VectorizeExec, PeeledRowsRunOnAnyLayout) {
     EXPECT_NE(ke.generated().kernelText.find("loom::misalignment<" + std::to_string(v) + ">"),
               std::string::npos)
         << ke.generated().kernelText;
-    for (int64_t width : {int64_t(1), int64_t(2), int64_t(3), v - 1, v, v + 1, 2 * v - 1,
-                          2 * v + 1, 4 * v, 4 * v + 3}) {
+    for (int64_t width : {int64_t(1), int64_t(2), int64_t(3), v - 1, v, v + 1, 2 * v - 1, 2 * v + 1,
+                          4 * v, 4 * v + 3}) {
       for (int64_t offset : {0, 1, 2, 3}) {
         for (int64_t extra : {0, 1}) {
           SCOPED_TRACE(std::string(dataTypeName(dtype)) + " width " + std::to_string(width) +

@@ -54,7 +54,8 @@ size_t count(const std::string& text, const std::string& what) {
 
 // `text` with every `{s}` replaced by `s`.
 std::string fill(std::string text, const std::string& s) {
-  for (size_t at = text.find("{s}"); at != std::string::npos; at = text.find("{s}", at + s.size())) {
+  for (size_t at = text.find("{s}"); at != std::string::npos;
+       at = text.find("{s}", at + s.size())) {
     text.replace(at, 3, s);
   }
   return text;

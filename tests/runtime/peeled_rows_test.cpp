@@ -98,8 +98,8 @@ Tensor onHost(const Tensor& t) {
 }
 
 struct Layout {
-  int64_t offset = 0;      ///< of x's first element in its buffer
-  int64_t extra = 0;       ///< x's row stride is width + extra
+  int64_t offset = 0;  ///< of x's first element in its buffer
+  int64_t extra = 0;   ///< x's row stride is width + extra
   int64_t weightOffset = 0;
 };
 
@@ -148,9 +148,9 @@ class PeeledRows : public ::testing::TestWithParam<std::tuple<Family, DataType>>
     RuntimeOptions options = poisonedOptions();
     options.paramOverrides = std::move(overrides);
     const int64_t rows = std::get<Tensor>(args[0]).size(0);
-    FusionExecutorCache cache(constant ? familyFusion(family(), dtype(), rows, width)
-                                       : familyFusion(family(), dtype()),
-                              options);
+    FusionExecutorCache cache(
+        constant ? familyFusion(family(), dtype(), rows, width) : familyFusion(family(), dtype()),
+        options);
     std::vector<Tensor> got = cache.run(args);
     const scheduler::InnerPersistentParams* p = lastParams(cache);
     if (params != nullptr) {
@@ -160,8 +160,8 @@ class PeeledRows : public ::testing::TestWithParam<std::tuple<Family, DataType>>
     std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), hostArgs(args));
     for (size_t i = 0; i < got.size(); ++i) {
       auto tol = eval::defaultTolerance(expected[i].dtype(), width);
-      if (auto msg = eval::expectClose(onHost(got[i]), expected[i], tol,
-                                       "output " + std::to_string(i))) {
+      if (auto msg =
+              eval::expectClose(onHost(got[i]), expected[i], tol, "output " + std::to_string(i))) {
         return *msg + "\n" + (p != nullptr ? p->toString() : std::string());
       }
     }
@@ -214,9 +214,9 @@ TEST_P(PeeledRows, MisalignedViewsArePeeled) {
     Layout layout;
     bool peel;
   };
-  for (Case c : {Case{1024, {0, 0, 0}, false}, Case{1024, {1, 0, 0}, true},
-                 Case{1024, {1, 1, 0}, true}, Case{1024, {0, 0, 1}, true},
-                 Case{2049, {3, 1, 1}, true}, Case{50257, {1, 1, 1}, true}}) {
+  for (Case c :
+       {Case{1024, {0, 0, 0}, false}, Case{1024, {1, 0, 0}, true}, Case{1024, {1, 1, 0}, true},
+        Case{1024, {0, 0, 1}, true}, Case{2049, {3, 1, 1}, true}, Case{50257, {1, 1, 1}, true}}) {
     const bool weighted = family() == Family::LayerNorm || family() == Family::RmsNorm;
     if (c.layout.weightOffset != 0 && !weighted) continue;
     SCOPED_TRACE(familyName(family()) + " " + std::string(dataTypeName(dtype())) + " width " +
@@ -232,15 +232,15 @@ TEST_P(PeeledRows, MisalignedViewsArePeeled) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Families, PeeledRows,
-    ::testing::Combine(::testing::Values(Family::LayerNorm, Family::RmsNorm, Family::Softmax,
-                                         Family::VarMean),
-                       ::testing::Values(DataType::Float32, DataType::BFloat16)),
-    [](const ::testing::TestParamInfo<std::tuple<Family, DataType>>& info) {
-      return familyName(std::get<0>(info.param)) + "_" +
-             std::string(dataTypeName(std::get<1>(info.param)));
-    });
+INSTANTIATE_TEST_SUITE_P(Families, PeeledRows,
+                         ::testing::Combine(::testing::Values(Family::LayerNorm, Family::RmsNorm,
+                                                              Family::Softmax, Family::VarMean),
+                                            ::testing::Values(DataType::Float32,
+                                                              DataType::BFloat16)),
+                         [](const ::testing::TestParamInfo<std::tuple<Family, DataType>>& info) {
+                           return familyName(std::get<0>(info.param)) + "_" +
+                                  std::string(dataTypeName(std::get<1>(info.param)));
+                         });
 
 }  // namespace
 }  // namespace loom::runtime

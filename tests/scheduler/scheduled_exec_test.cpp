@@ -31,9 +31,8 @@ void runAndCompare(Scheduled& s, const std::vector<eval::Argument>& args, int64_
   std::vector<Tensor> actual;
   try {
     ke.compile(*s.fusion, exec::Backend::Host,
-               exec::ExecutorOptions{
-                   .poisonOutputs = true,
-                   .lowering = {.peelVectorRows = s.params->peelVectorRows()}});
+               exec::ExecutorOptions{.poisonOutputs = true,
+                                     .lowering = {.peelVectorRows = s.params->peelVectorRows()}});
     actual = ke.run(args);
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what() << "\n" << s.params->toString() << s.fusion->toString();
@@ -323,9 +322,8 @@ TEST(ScheduledExecTest, InnerReductionPeeledRows) {
   EXPECT_EQ(w.vectorize, 8) << w.toString();
   EXPECT_GT(w.grid_reduction, 1) << w.toString();
   Tensor base = randomTensor({4 * 1024 + 1}, 3);
-  auto view = runScheduled(sumFusion({1}), {Tensor(base.storage(), DataType::Float32, {4, 1024},
-                                                   {1024, 1}, 1)},
-                           1024);
+  auto view = runScheduled(
+      sumFusion({1}), {Tensor(base.storage(), DataType::Float32, {4, 1024}, {1024, 1}, 1)}, 1024);
   EXPECT_TRUE(dynamic_cast<const ReductionParams&>(*view).peel) << view->toString();
   auto full = [](ir::Fusion& f) {
     auto* x = ops::TensorBuilder().shape({-1}).build();

@@ -76,8 +76,9 @@ template <int Bytes>
 __device__ __forceinline__ void checkVectorAlignment(const void* p) {
 #ifdef LOOM_EMULATION
   if (reinterpret_cast<unsigned long long>(p) % Bytes != 0) {
-    loom_emu_ctx->api->trap(loom_emu_ctx, "misaligned vector access (a GPU faults with "
-                                          "CUDA_ERROR_MISALIGNED_ADDRESS)");
+    loom_emu_ctx->api->trap(loom_emu_ctx,
+                            "misaligned vector access (a GPU faults with "
+                            "CUDA_ERROR_MISALIGNED_ADDRESS)");
   }
 #else
   (void)p;
