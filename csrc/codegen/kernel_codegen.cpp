@@ -413,6 +413,12 @@ Pieces piecesOf(const Writer& wr, const kir::Value* v) {
       pieces.push_back(lit(")"));
       return pieces;
     }
+    case kir::NodeKind::Misalignment: {
+      auto* m = v->as<kir::Misalignment>();
+      return {lit("((" + indexTypeName(wr) + ")loom::misalignment<" + std::to_string(m->width) +
+                  ">(&" + m->buffer->name + "["),
+              arg(m->index), lit("]))")};
+    }
     default: LOOM_UNREACHABLE("not a value");
   }
 }

@@ -53,7 +53,7 @@ void KernelExecutor::compile(const ir::Fusion& scheduled,
   options.device = device->index();
   const DumpOptions& dump = DumpOptions::fromEnvironment();
   PhaseTimer timer(dump.has(DumpOption::CompileTime), "kernel executor");
-  std::unique_ptr<kir::Kernel> kernel = lower::lowerFusion(*fusion, dump);
+  std::unique_ptr<kir::Kernel> kernel = lower::lowerFusion(*fusion, dump, options.lowering);
   timer.mark("lower");
   // The text of the 32-bit-index kernel, which most sizes select; run() builds its module (or
   // generates the 64-bit one) once the sizes are known.
@@ -302,6 +302,7 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     auto pos = size_t(std::find(kernel_->params.begin(), kernel_->params.end(), vb) -
                       kernel_->params.begin());
     LaunchPlan::Param& p = plan->params.at(pos);
+    if (v.peeled) continue;  // the kernel checks each vector's layout itself
     if (p.input >= 0) {
       const Tensor& t = std::get<Tensor>(inputs[size_t(p.input)]);
       detail::checkVectorLayout(v, t.data(), t.sizes(), t.strides());

@@ -93,6 +93,24 @@ struct Hoister {
     return b != nullptr && b->dtype() == kIndexType && isIndexOp(b->op) ? b : nullptr;
   }
 
+  static bool isComparison(ir::BinaryOpType op) {
+    using Op = ir::BinaryOpType;
+    return op == Op::Lt || op == Op::Le || op == Op::Gt || op == Op::Ge || op == Op::Eq ||
+           op == Op::Ne;
+  }
+
+  // The other index math of peeled rows (peel_rows.cpp): a row's shift (Misalignment of its
+  // start) and its rotation `where(q < s, row, 0)`, with the comparison inside it. Comparisons
+  // get keys (so the where does) but are never named themselves: named values are indices.
+  static bool isIndexNode(const kir::Value* v) {
+    if (indexBinary(v) != nullptr || v->isA<kir::Misalignment>()) return true;
+    if (auto* t = v->dynCast<kir::TernaryExpr>()) {
+      return t->dtype() == kIndexType && t->op == ir::TernaryOpType::Where;
+    }
+    auto* b = v->dynCast<kir::BinaryExpr>();
+    return b != nullptr && b->dtype() == DataType::Bool && isComparison(b->op);
+  }
+
   int intern(std::tuple<int, int64_t, int64_t, int64_t, const void*> t, KeyInfo ki) {
     auto [it, fresh] = keyOf.emplace(t, int(info.size()));
     if (fresh) info.push_back(ki);
@@ -140,11 +158,17 @@ struct Hoister {
         return intern({3, t->dim, t->isStride ? 1 : 0, 0, t->buffer}, {});
       }
       case kir::NodeKind::BinaryExpr: {
-        const kir::BinaryExpr* b = indexBinary(v);
-        if (b == nullptr) return -1;
+        if (!isIndexNode(v)) return -1;
+        auto* b = v->as<kir::BinaryExpr>();
         int l = keyMemo.at(b->lhs);
         int r = keyMemo.at(b->rhs);
         if (l < 0 || r < 0) return -1;
+        if (b->dtype() == DataType::Bool) {  // a comparison: operands' info, another key space
+          KeyInfo ki;
+          ki.unsafe = info[size_t(l)].unsafe || info[size_t(r)].unsafe;
+          ki.homeVar = deeper(info[size_t(l)].homeVar, info[size_t(r)].homeVar);
+          return intern({7, int64_t(b->op), l, r, nullptr}, ki);
+        }
         KeyInfo ki;
         ki.unsafe = info[size_t(l)].unsafe || info[size_t(r)].unsafe;
         if (b->op == ir::BinaryOpType::Div || b->op == ir::BinaryOpType::Mod ||
@@ -154,6 +178,23 @@ struct Hoister {
         }
         ki.homeVar = deeper(info[size_t(l)].homeVar, info[size_t(r)].homeVar);
         return intern({4, int64_t(b->op), l, r, nullptr}, ki);
+      }
+      case kir::NodeKind::Misalignment: {
+        auto* m = v->as<kir::Misalignment>();
+        int i = keyMemo.at(m->index);
+        if (i < 0) return -1;
+        return intern({5, m->width, i, 0, m->buffer}, info[size_t(i)]);
+      }
+      case kir::NodeKind::TernaryExpr: {
+        if (!isIndexNode(v)) return -1;
+        auto* t = v->as<kir::TernaryExpr>();
+        int a = keyMemo.at(t->a), b = keyMemo.at(t->b), c = keyMemo.at(t->c);
+        if (a < 0 || b < 0 || c < 0) return -1;
+        KeyInfo ki;
+        ki.unsafe = info[size_t(a)].unsafe || info[size_t(b)].unsafe || info[size_t(c)].unsafe;
+        ki.homeVar = deeper(info[size_t(a)].homeVar,
+                            deeper(info[size_t(b)].homeVar, info[size_t(c)].homeVar));
+        return intern({6, a, b, c, nullptr}, ki);
       }
       default: return -1;
     }
@@ -170,11 +211,10 @@ struct Hoister {
         stack.pop_back();
         continue;
       }
-      const kir::BinaryExpr* b = indexBinary(v);
-      if (b != nullptr && !expanded) {
+      if (isIndexNode(v) && !expanded) {
         stack.back().second = true;
-        stack.push_back({b->rhs, false});
-        stack.push_back({b->lhs, false});
+        std::vector<kir::Value*> ops = children(const_cast<kir::Value*>(v));
+        for (auto it = ops.rbegin(); it != ops.rend(); ++it) stack.push_back({*it, false});
         continue;
       }
       stack.pop_back();
@@ -183,7 +223,11 @@ struct Hoister {
     return keyMemo.at(root);
   }
 
-  static bool hoistable(const kir::Value* v) { return v->isA<kir::BinaryExpr>(); }
+  // Index values only (a comparison has a key but is a Bool).
+  static bool hoistable(const kir::Value* v) {
+    return v->dtype() == kIndexType &&
+           (v->isA<kir::BinaryExpr>() || v->isA<kir::TernaryExpr>() || v->isA<kir::Misalignment>());
+  }
 
   // ---- Frames and slots ------------------------------------------------------------------------
   int addFrame(kir::Scope* scope, int parent, size_t index, const kir::Var* defines, bool guard,
@@ -326,6 +370,7 @@ struct Hoister {
       }
       case kir::NodeKind::Load: return {v->as<kir::Load>()->index};
       case kir::NodeKind::Call: return v->as<kir::Call>()->args;
+      case kir::NodeKind::Misalignment: return {v->as<kir::Misalignment>()->index};
       default: return {};
     }
   }
@@ -430,6 +475,10 @@ struct Hoister {
       case kir::NodeKind::Load: return kernel.create<kir::Load>(v->as<kir::Load>()->buffer, c[0]);
       case kir::NodeKind::Call:
         return kernel.create<kir::Call>(v->dtype(), v->as<kir::Call>()->fn, c);
+      case kir::NodeKind::Misalignment: {
+        auto* m = v->as<kir::Misalignment>();
+        return kernel.create<kir::Misalignment>(m->buffer, c[0], m->width);
+      }
       default: LOOM_UNREACHABLE("a value without children has none to replace");
     }
   }

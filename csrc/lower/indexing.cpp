@@ -6,15 +6,19 @@
 // logical index times the runtime stride (broadcast IDs contribute nothing), except where the
 // contiguity flags make strides known (a contiguous innermost dim: none; contiguous dims whose
 // indices come from one merged loop index: that index times one stride); dense over the
-// allocation IDs for local buffers.
+// allocation IDs for local buffers. In a peeled vector row (peel_rows.cpp) parameters, iota and
+// random numbers take the row element a slot holds, local buffers the slot.
 //
 //   before: tensor T2 = add(T0, T1)                       (T0 [t, t], T1 [f, f], merged loop i0)
 //   after:  T2[i0] = (T0[i0] + T1[(((i0 / T1.size[1]) * T1.stride[0]) +
 //                                  ((i0 % T1.size[1]) * T1.stride[1]))])
+#include <optional>
+
 #include "index_compute.h"
 #include "indexed_ops.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/transforms.h"
+#include "peel_rows.h"
 #include "welford.h"
 
 namespace loom::lower {
@@ -126,12 +130,35 @@ kir::Value* lowerRng(kir::Kernel& kernel, LowerContext& ctx, const ir::RngOp* rn
              : kernel.create<kir::UnaryExpr>(dt, ir::UnaryOpType::Cast, sample);
 }
 
+// The consumer indices of one op: the loops' slots, and (made once, when a parameter or a
+// position is read) the row elements they hold in a peeled vector row (peel_rows.h).
+struct OpIndices {
+  kir::Kernel& kernel;
+  LowerContext& ctx;
+  const kir::TensorOp* op;
+  const std::vector<kir::ForLoop*>& loops;
+  IndexMap slots;
+  std::optional<IndexMap> elements_;
+
+  const IndexMap& elements() {
+    if (!ctx.peel.active()) return slots;
+    if (!elements_) elements_ = peeledIndices(kernel, ctx, op->out, slots, loops);
+    return *elements_;
+  }
+  // Parameters are read and written at elements, local and shared buffers at slots.
+  const IndexMap& of(const ir::TensorView* tv) {
+    return ctx.buffers.at(tv)->kind == kir::BufferKind::Param ? elements() : slots;
+  }
+};
+
 kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* op,
                    const std::vector<kir::ForLoop*>& loops) {
-  IndexMap idx = consumerIndices(kernel, ctx, op->out, loops);
+  OpIndices at{kernel, ctx, op, loops, consumerIndices(kernel, ctx, op->out, loops), {}};
+  const IndexMap& idx = at.slots;
   const kir::Buffer* out_buf = ctx.buffers.at(op->out);
   if (op->role == kir::TensorOpRole::WriteResult) {
-    return kernel.create<kir::Store>(out_buf, bufferOffset(kernel, ctx, op->out, idx), op->acc);
+    return kernel.create<kir::Store>(out_buf, bufferOffset(kernel, ctx, op->out, at.of(op->out)),
+                                     op->acc);
   }
   std::vector<kir::Value*> ins;
   for (ir::Val* in : op->expr->inputs()) {
@@ -140,7 +167,7 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
       continue;
     }
     if (auto* p = in->dynCast<ir::TensorView>()) {
-      IndexMap pidx = producerIndices(kernel, ctx, p, op->out, idx);
+      IndexMap pidx = producerIndices(kernel, ctx, p, op->out, at.of(p));
       ins.push_back(kernel.create<kir::Load>(ctx.buffers.at(p), bufferOffset(kernel, ctx, p, pidx)));
     } else {
       ins.push_back(ctx.lowerScalar(kernel, in));
@@ -163,7 +190,7 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
     if (op->acc == nullptr) {
       // Accumulation in the output's own buffer (loop_nests: iteration IDs inside the reduction
       // loops): out[i] = out[i] op in[i].
-      kir::Value* offset = bufferOffset(kernel, ctx, op->out, idx);
+      kir::Value* offset = bufferOffset(kernel, ctx, op->out, at.of(op->out));
       kir::Value* prev = kernel.create<kir::Load>(out_buf, offset);
       return kernel.create<kir::Store>(
           out_buf, offset, kernel.create<kir::BinaryExpr>(dt, combineOp(r->opType()), prev, ins[0]));
@@ -193,7 +220,7 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
   } else if (auto* iota = dyn<ir::IotaOp>(e)) {
     // start + i * step in the output's type, i the logical index.
     ir::IterDomain* id = ir::TensorDomain::noReductions(op->out->logical()).at(0);
-    kir::Value* i = kernel.create<kir::UnaryExpr>(dt, ir::UnaryOpType::Cast, idx.at(id));
+    kir::Value* i = kernel.create<kir::UnaryExpr>(dt, ir::UnaryOpType::Cast, at.elements().at(id));
     value = kernel.create<kir::BinaryExpr>(
         dt, ir::BinaryOpType::Add, ins[0],
         kernel.create<kir::BinaryExpr>(dt, ir::BinaryOpType::Mul, i, ins[1]));
@@ -204,7 +231,7 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
     return lowerScatter(kernel, ctx, sc, idx, ins[0], out_buf,
                         bufferOffset(kernel, ctx, op->out, idx));
   } else if (auto* rng = dyn<ir::RngOp>(e)) {
-    value = lowerRng(kernel, ctx, rng, idx, ins);
+    value = lowerRng(kernel, ctx, rng, at.elements(), ins);
   } else if (e->isA<ir::LoadStoreOp>() || e->isA<ir::BroadcastOp>() || e->isA<ir::SqueezeOp>() ||
              e->isA<ir::ExpandOp>() || e->isA<ir::ReshapeOp>() || e->isA<ir::SliceOp>()) {
     // Copies: the domains carry the semantics (a reshape's root -> logical splits and merges
@@ -215,7 +242,8 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
     LOOM_THROW("lowering: ", e->opName(), " (", op->out->toString(),
                ") is not supported by the kernel executor yet");
   }
-  return kernel.create<kir::Store>(out_buf, bufferOffset(kernel, ctx, op->out, idx), value);
+  return kernel.create<kir::Store>(out_buf, bufferOffset(kernel, ctx, op->out, at.of(op->out)),
+                                   value);
 }
 
 }  // namespace

@@ -241,6 +241,11 @@ TextPieces piecesOf(const Value* v) {
       pieces.push_back(lit(")"));
       return pieces;
     }
+    case NodeKind::Misalignment: {
+      auto* m = v->as<Misalignment>();
+      return {lit("misalignment<" + std::to_string(m->width) + ">(&" + m->buffer->name + "["),
+              arg(m->index), lit("])")};
+    }
     default: LOOM_UNREACHABLE("not a value");
   }
 }
@@ -293,6 +298,10 @@ Value* withOperands(Kernel& kernel, Value* v, const std::vector<Value*>& ops) {
                                              ops[1], ops[2]);
     case NodeKind::Load: return kernel.create<Load>(v->as<Load>()->buffer, ops[0]);
     case NodeKind::Call: return kernel.create<Call>(v->dtype(), v->as<Call>()->fn, ops);
+    case NodeKind::Misalignment: {
+      auto* m = v->as<Misalignment>();
+      return kernel.create<Misalignment>(m->buffer, ops[0], m->width);
+    }
     default: LOOM_UNREACHABLE("a value without operands has none to replace");
   }
 }

@@ -27,6 +27,7 @@ const Pipeline& pipeline() {
                                    {"predicates", predicates},
                                    {"eliminate_predicates", eliminatePredicates, /*optional=*/true},
                                    {"unswitch", unswitch, /*optional=*/true},
+                                   {"peel_rows", peelRows},
                                    {"indexing", indexing},
                                    {"vectorize", vectorize},
                                    {"syncs", syncs},
@@ -39,7 +40,7 @@ const Pipeline& pipeline() {
 namespace {
 
 std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& dump,
-                                 std::string_view last) {
+                                 std::string_view last, LowerOptions options) {
   // Matmul and linear are library calls between kernels (a segment of their own), never code.
   for (const ir::Expr* e : fusion.exprs()) {
     LOOM_CHECK(!e->isA<ir::MatmulOp>() && !e->isA<ir::LinearOp>(), "'", e->toString(),
@@ -49,7 +50,7 @@ std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& du
   // Schedules come from users and schedulers: reject illegal ones with a user error first.
   transform::validateSchedule(fusion);
   auto kernel = std::make_unique<kir::Kernel>();
-  LowerContext ctx(fusion);
+  LowerContext ctx(fusion, options);
   PassHooks<kir::Kernel> hooks;
   hooks.disabled = disabledPassesFromEnvironment();
   if (dump.has(DumpOption::KernelIr)) {
@@ -68,12 +69,14 @@ std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& du
 
 }  // namespace
 
-std::unique_ptr<kir::Kernel> lowerFusion(const ir::Fusion& fusion, const DumpOptions& dump) {
-  return run(fusion, dump, "");
+std::unique_ptr<kir::Kernel> lowerFusion(const ir::Fusion& fusion, const DumpOptions& dump,
+                                         LowerOptions options) {
+  return run(fusion, dump, "", options);
 }
 
-std::unique_ptr<kir::Kernel> lowerFusionUntil(const ir::Fusion& fusion, std::string_view last) {
-  return run(fusion, DumpOptions(), last);
+std::unique_ptr<kir::Kernel> lowerFusionUntil(const ir::Fusion& fusion, std::string_view last,
+                                              LowerOptions options) {
+  return run(fusion, DumpOptions(), last, options);
 }
 
 }  // namespace loom::lower

@@ -13,10 +13,25 @@
 // Vectorize loops that are not such a copy (math between local buffers) stay serial loops, which
 // codegen unrolls.
 //
+// Along a peeled row (LowerOptions::peelVectorRows, peel_rows.cpp) no layout is assumed: the copy
+// is the VectorCopy where the vector's last element is in range, its parameter offsets at i = 0
+// and i = width - 1 lie width - 1 apart (adjacent elements: the rotated row does not wrap inside
+// it, no dim steps) and the address at i = 0 is aligned to the vector; elsewhere it is the loop,
+// element by element under the per-element predicate (the row's head and tail).
+//
+//   if ((((i0 * 4) + 3) < 13) && ((g(3) - g(0)) == 3) && (misalignment<4>(&T0[g(0)]) == 0)):
+//     T1[0 +: 4] = T0[g(0) +: 4]
+//   else:
+//     for i2 in Unroll 0 .. 4:
+//       if ((i0 * 4) + i2) < 13:
+//         T1[i2] = T0[g(i2)]
+//
 //   before: for i2 in Vectorize 0 .. 4:            after:  if (((i0 * 4) + 3) < T0.size[0]):
 //             if ((i0 * 4) + i2) < T0.size[0]:               T1[0 +: 4] = T0[((i0 * 4) * T0.stride[0]) +: 4]
 //               T1[i2] = T0[(((i0 * 4) + i2) * T0.stride[0])]
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "index_compute.h"
 #include "loom/ir/tensor_domain.h"
@@ -56,6 +71,7 @@ void spannedDims(const ir::TensorView* tv, ir::IterDomain* id, std::vector<int64
 
 struct Vectorizer {
   kir::Kernel& kernel;
+  const LowerContext& ctx;
   bool changed = false;
 
   // The single Store of `loop` and its predicate (null when unpredicated), or null.
@@ -99,12 +115,43 @@ struct Vectorizer {
     const ir::TensorView* looped = st->buffer->tv;
     std::vector<int64_t> dims;
     spannedDims(looped, looped->loop().back(), dims);
+    const bool peeled = ctx.peel.vectorTvs.count(looped) != 0;
     for (const kir::Buffer* b : {st->buffer, load->buffer}) {
-      if (b->kind == kir::BufferKind::Param) kernel.vectorized.push_back({b, *width, dims});
+      if (b->kind == kir::BufferKind::Param) kernel.vectorized.push_back({b, *width, dims, peeled});
+    }
+    if (peeled) {
+      return peel(loop, copy, {{st->buffer, st->index}, {load->buffer, load->index}}, cond, first,
+                  last);
     }
     if (cond == nullptr) return copy;
     auto* ite = kernel.create<kir::IfThenElse>(substitute(kernel, cond, last));
     ite->thenBody.push_back(copy);
+    return ite;
+  }
+
+  // A vector copy along a peeled row (peel_rows.cpp): the vector access where the whole vector
+  // is in range, its parameter elements are adjacent (the row does not wrap inside it, a dim does
+  // not step) and its address is aligned; element by element (the loop, unrolled) elsewhere.
+  kir::Stmt* peel(kir::ForLoop* loop, kir::VectorCopy* copy,
+                  std::initializer_list<std::pair<const kir::Buffer*, kir::Value*>> sides,
+                  kir::Value* cond, const std::unordered_map<const kir::Var*, kir::Value*>& first,
+                  const std::unordered_map<const kir::Var*, kir::Value*>& last) {
+    IndexBuilder b{kernel};
+    kir::Value* whole = cond == nullptr ? nullptr : substitute(kernel, cond, last);
+    for (auto [buf, index] : sides) {
+      if (buf->kind != kir::BufferKind::Param) continue;
+      kir::Value* from = substitute(kernel, index, first);
+      kir::Value* to = substitute(kernel, index, last);
+      whole = b.logicalAnd(whole, b.eq(b.sub(to, from), kernel.constInt(copy->width - 1)));
+      whole = b.logicalAnd(whole, b.eq(kernel.create<kir::Misalignment>(buf, from, copy->width),
+                                       kernel.constInt(0)));
+    }
+    auto* ite = kernel.create<kir::IfThenElse>(whole);
+    ite->thenBody.push_back(copy);
+    auto* elements = kernel.create<kir::ForLoop>(loop->index, loop->start, loop->stop,
+                                                 ir::ParallelType::Unroll, loop->id);
+    elements->body = loop->body;
+    ite->elseBody.push_back(elements);
     return ite;
   }
 
@@ -136,8 +183,8 @@ struct Vectorizer {
 
 }  // namespace
 
-bool vectorize(kir::Kernel& kernel, LowerContext& /*ctx*/) {
-  Vectorizer v{kernel};
+bool vectorize(kir::Kernel& kernel, LowerContext& ctx) {
+  Vectorizer v{kernel, ctx};
   v.visit(kernel.body);
   return v.changed;
 }

@@ -202,6 +202,18 @@ class Verifier {
         access(l->buffer, "read");
         return;
       }
+      case kir::NodeKind::Misalignment: {
+        auto* m = v->as<kir::Misalignment>();
+        require(m->buffer, "a buffer");
+        require(m->index, "an index");
+        if (m->buffer->kind != kir::BufferKind::Param || !params_.count(m->buffer)) {
+          fail("param-buffer", current_,
+               concat(kir::toString(v), " asks the alignment of ",
+                      kir::bufferKindName(m->buffer->kind), " buffer ", m->buffer->name,
+                      ", which is not a kernel parameter"));
+        }
+        return;
+      }
       default: fail("complete", current_, "a value of a statement kind");
     }
   }

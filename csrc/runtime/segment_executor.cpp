@@ -38,7 +38,9 @@ KernelSegmentExecutor::KernelSegmentExecutor(const segmenter::Segment& segment,
   if (dump.has(DumpOption::FusionIrScheduled)) {
     dumpSink() << "segment " << segment.id << " scheduled:\n" << ir::printFusion(*scheduled);
   }
-  executor_.compile(*scheduled, context.device, context.executor);
+  exec::ExecutorOptions options = context.executor;
+  options.lowering.peelVectorRows = work.params->peelVectorRows();
+  executor_.compile(*scheduled, context.device, options);
   timer.mark("executor compile (the kernel executor lines above included)");
 }
 

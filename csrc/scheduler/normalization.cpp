@@ -409,6 +409,13 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   }
   p.vectorize =
       std::max<int64_t>(1, utils::maxVectorWidth(exact, info, ref, rowIds(ref), row_accessed));
+  p.peel = false;
+  if (const int64_t peeled = utils::maxPeeledVectorWidth(exact, info, rowIds(ref), row_accessed);
+      peeled > p.vectorize && s.row >= utils::kMinPeeledVectors * peeled &&
+      utils::peelableRow(fusion, ref, nullptr)) {
+    p.vectorize = peeled;
+    p.peel = true;
+  }
   const int64_t units = utils::ceilDiv(s.row, p.vectorize);
   auto threads = [&](int64_t pb) { return utils::ceilDiv(units, pb); };
   auto fits = [&](int64_t pb) {
@@ -451,9 +458,11 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerPersistentParam
   // registers or shared memory behind the reductions' barriers. H100 run 33, width 50257 (26
   // MB of bf16 rows in flight, of a 50 MB L2): layer_norm bf16 239 against 316 us in shared
   // memory, softmax 243 against 310 in registers, var_mean 97 against 105; fp32 rows (53 MB in
-  // flight) were faster held: softmax 296 against 507, var_mean 147 against 273.
-  if (p.vectorize == 1 && threads(kMaxValues) > max_threads && s.held_rows_are_inputs &&
-      s.rows >= min_reload_rows) {
+  // flight) were faster held: softmax 296 against 507, var_mean 147 against 273. Peeled rows
+  // (the same odd widths, now with vector loads) keep the rule until the peel is timed on a GPU
+  // (benchmarks/sweeps/h100-tune-peel.txt times them held and reloaded).
+  if ((p.vectorize == 1 || p.peel) && utils::ceilDiv(s.row, kMaxValues) > max_threads &&
+      s.held_rows_are_inputs && s.rows >= min_reload_rows) {
     InnerPersistentParams reload = p;
     reload.persistent_batch = utils::ceilDiv(units, max_threads);
     reload.threads_per_row = threads(reload.persistent_batch);

@@ -413,6 +413,11 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   LOOM_CHECK(p.vectorize >= 1 && p.persistent_batch >= 1 && p.rows_per_block >= 1,
              "inner persistent parameters must be positive: ", p.toString());
   Schedule s(fusion, p);
+  if (p.peel && p.vectorize > 1) {
+    LOOM_CHECK(utils::peelableRow(fusion, utils::reductionTvs(fusion).front(), &why),
+               "inner persistent: peel=1 cannot peel this fusion's rows: ", why, " (", p.toString(),
+               ")");
+  }
   prepareBuffers(s);
   analyzeRows(s);
   cacheInputsAndOutputs(s);

@@ -276,10 +276,21 @@ std::unique_ptr<ReductionParams> reductionHeuristics(const ir::Fusion& fusion,
   }
 
   if (params->inner) {
-    int64_t v = utils::maxVectorWidth(fusion, info, red, red_ids,
-                                      utils::innerAlignedTensors(fusion, red, red_ids));
+    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
+    const std::vector<TensorView*> row_tensors =
+        utils::innerAlignedTensors(fusion, exact, red, red_ids);
+    int64_t v = utils::maxVectorWidth(exact, info, red, red_ids, row_tensors);
+    // Rows that do not start on a vector boundary: the 16-byte width, peeled (see
+    // utils::kMinPeeledVectors), as the inner-persistent scheduler does.
+    const int64_t aligned = v;
+    if (const int64_t peeled = utils::maxPeeledVectorWidth(exact, info, red_ids, row_tensors);
+        peeled > v && r >= utils::kMinPeeledVectors * peeled &&
+        utils::peelableRow(fusion, red, nullptr)) {
+      v = peeled;
+    }
     // Keep at least a warp of vectors per row.
     while (v > 1 && r < v * dev.warp_size) v /= 2;
+    params->peel = v > aligned;
     int64_t per_row = utils::ceilDiv(r, v);
     // About four serial steps per thread before the block reduction, 32..512 threads.
     int64_t bdimx = std::clamp<int64_t>(utils::floorPow2(utils::ceilDiv(per_row, 4)), 32, 512);

@@ -276,6 +276,13 @@ void scheduleReduction(ir::Fusion& fusion, const ReductionParams& params) {
   LOOM_CHECK(params.vectorize >= 1 && params.bdimx >= 1 && params.bdimy >= 1 &&
                  params.grid_reduction >= 1,
              "invalid reduction params: ", params.toString());
+  if (params.peel && params.vectorize > 1) {
+    std::string why;
+    LOOM_CHECK(params.inner, "reduction: peel=1 peels the rows of an inner reduction; ",
+               red->toString(), " is an outer one (", params.toString(), ")");
+    LOOM_CHECK(utils::peelableRow(fusion, red, &why), "reduction: peel=1 cannot peel the rows of ",
+               red->toString(), ": ", why, " (", params.toString(), ")");
+  }
   // Outputs read in the fusion (a prologue's result that the reduction also reads) keep a
   // register value for their readers; a forked copy is stored.
   utils::forkOutputsReadInFusion(fusion, red);

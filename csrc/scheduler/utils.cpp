@@ -576,4 +576,53 @@ int64_t maxVectorWidth(const transform::IdGraph& graph, SchedulerRuntimeInfo& in
   return std::max<int64_t>(width, 1);
 }
 
+int64_t maxPeeledVectorWidth(const transform::IdGraph& graph, SchedulerRuntimeInfo& info,
+                             const std::vector<ir::IterDomain*>& inner_ids,
+                             const std::vector<ir::TensorView*>& tvs) {
+  LOOM_ASSERT(graph.mode() == transform::IdMappingMode::Exact,
+              "maxPeeledVectorWidth needs an exact IdGraph");
+  std::vector<ir::IterDomain*> inner = noBroadcasts(inner_ids);
+  if (tvs.empty() || inner.size() != 1) return 1;
+  int64_t width = 16;
+  for (ir::TensorView* tv : tvs) {
+    if (utils::product(info, tv, nonBroadcast(tv->logical())) == 0) return 1;
+    width = std::min<int64_t>(width, 16 / int64_t(dataTypeSize(tv->dtype())));
+    const auto& alloc = tv->maybeAllocation();
+    const auto& contiguity = tv->contiguity();
+    int64_t a = int64_t(alloc.size()) - 1;
+    while (a >= 0 && (alloc[size_t(a)]->isBroadcast() || alloc[size_t(a)]->isReduction())) --a;
+    if (a < 0) return 1;
+    ir::IterDomain* id = alloc[size_t(a)];
+    const bool contiguous = size_t(a) >= contiguity.size() || contiguity[size_t(a)].value_or(false);
+    const int64_t pos = logicalPosition(tv, id);
+    if (!contiguous || pos < 0 || !graph.areMapped(id, inner.front()) ||
+        info.strides(tv)[size_t(pos)] != 1) {
+      return 1;
+    }
+  }
+  return std::max<int64_t>(width, 1);
+}
+
+bool peelableRow(const ir::Fusion& fusion, const ir::TensorView* ref, std::string* why) {
+  auto refuse = [&](std::string msg) {
+    if (why != nullptr) *why = std::move(msg);
+    return false;
+  };
+  int64_t reduced = 0;
+  for (ir::IterDomain* id : ref->logical()) reduced += id->isReduction() ? 1 : 0;
+  if (reduced != 1) {
+    return refuse("the row of " + ref->toString() + " is " + std::to_string(reduced) +
+                  " reduced dims merged; a peeled row is one dim");
+  }
+  for (ir::Expr* e : fusion.exprs()) {
+    if (e->isA<ir::PadOp>() || e->isA<ir::CatOp>() || e->isA<ir::SliceOp>() ||
+        e->isA<ir::ReshapeOp>() || e->isA<ir::ScanOp>() || e->isA<ir::IndexSelectOp>() ||
+        e->isA<ir::GatherOp>() || e->isA<ir::ScatterOp>()) {
+      return refuse(std::string(e->opName()) + " " + e->output(0)->toString() +
+                    " reads positions along the row");
+    }
+  }
+  return true;
+}
+
 }  // namespace loom::scheduler::utils

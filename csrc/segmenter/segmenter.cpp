@@ -231,7 +231,8 @@ class Segmenter {
     std::unique_ptr<ir::Fusion> scheduled = t.fusion.fusion->clone();
     try {
       scheduler::applyScheduler(scheduler::schedulerFor(k.scheduler), *scheduled, *k.params);
-      (void)lower::lowerFusion(*scheduled, DumpOptions{});
+      (void)lower::lowerFusion(*scheduled, DumpOptions{},
+                               {.peelVectorRows = k.params->peelVectorRows()});
       return true;
     } catch (const Error& e) {
       *why = std::string(scheduler::schedulerTypeName(k.scheduler)) + " schedule does not lower: " +

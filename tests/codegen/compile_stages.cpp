@@ -160,7 +160,10 @@ int run(int argc, char** argv) {
     std::unique_ptr<ir::Fusion> copy;
     timeIt(clone, [&] { copy = scheduled->clone(); });
     std::unique_ptr<kir::Kernel> kernel;
-    timeIt(lower, [&] { kernel = lower::lowerFusion(*copy); });
+    timeIt(lower, [&] {
+      kernel = lower::lowerFusion(*copy, DumpOptions::fromEnvironment(),
+                                  {.peelVectorRows = s.kernel()->params->peelVectorRows()});
+    });
     kernel->indexType = DataType::Int32;  // what the executor picks for these sizes
     timeIt(codegen, [&] { generated = codegen::generateKernel(*kernel); });
   }

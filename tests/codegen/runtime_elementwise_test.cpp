@@ -9,6 +9,7 @@
 
 #include "codegen/runtime_test_util.h"
 #include "loom/tensor/half.h"
+#include "user_error_of.h"
 
 namespace loom::codegen {
 namespace {
@@ -95,6 +96,34 @@ TEST(RuntimeTypes, HalfAndBFloat16ConversionsAndVectorAccesses) {
     EXPECT_TRUE(sameFloat(r.vec[i], 2.0 * r.in[i], 0)) << i;
     EXPECT_EQ(r.h2[i], floatToHalfBits(2.0f * halfBitsToFloat(r.h[i]))) << i;
   }
+}
+
+// loom::misalignment counts the elements past the last boundary of N elements (address /
+// sizeof(T) mod N), and a vector access at an address its size does not divide stops the launch
+// on the host backend (a GPU faults with CUDA_ERROR_MISALIGNED_ADDRESS) instead of reading or
+// writing there as x86 would.
+TEST(RuntimeTypes, MisalignmentAndMisalignedVectorAccessesTrap) {
+  const auto& m = hostModule(testing::kAlignmentKernel);
+  alignas(16) float f[40] = {};
+  alignas(16) uint16_t b[40] = {};
+  std::vector<int> out(65, -1);
+  int* o = out.data();
+  float* fp = f;
+  uint16_t* bp = b;
+  int mode = 0;
+  void* args[] = {&o, &fp, &bp, &mode};
+  m.launch({1}, {32}, 0, args);
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_EQ(out[size_t(i)], i % 4) << i;
+    EXPECT_EQ(out[32 + size_t(i)], i % 8) << i;
+  }
+  for (int bad : {1, 2}) {
+    mode = bad;
+    const std::string msg = test::userErrorOf([&] { m.launch({1}, {32}, 0, args); });
+    EXPECT_NE(msg.find("kernel trapped: misaligned vector access"), std::string::npos)
+        << "mode " << bad << ": " << msg;
+  }
+  EXPECT_EQ(f[1], 0.0f) << "the misaligned store must not happen";
 }
 
 // The math helpers follow PyTorch: NaN-propagating max/min, round half to even, sign, fmod with

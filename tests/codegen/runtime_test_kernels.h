@@ -214,10 +214,31 @@ extern "C" __global__ void elementwise_test(loom::Tensor<float, 3> t, loom::Tens
 }
 )"};
 
+// loom::misalignment of the addresses of 32 floats and 32 bf16 from `f` and `b` (out[0..31],
+// out[32..63]); mode 1 then loads a 16-byte vector at f + 1 and mode 2 stores one there: an
+// address the vector's size does not divide (a GPU faults; the host emulation traps).
+inline constexpr TestKernel kAlignmentKernel = {"alignment_test", R"(
+extern "C" __global__ void alignment_test(int* out, float* f, const __nv_bfloat16* b, int mode) {
+  const int i = threadIdx.x;
+  out[i] = loom::misalignment<4>(f + i);
+  out[32 + i] = loom::misalignment<8>(b + i);
+  if (i == 0 && mode == 1) {
+    loom::Array<float, 4> a;
+    loom::loadVector(a, f + 1);
+    out[64] = (int)a[0];
+  }
+  if (i == 0 && mode == 2) {
+    loom::Array<float, 4> a;
+    a.fill(1.0f);
+    loom::storeVector(f + 1, a);
+  }
+}
+)"};
+
 inline const std::vector<TestKernel>& allTestKernels() {
-  static const std::vector<TestKernel> kAll = {kWarpKernel,     kBlockKernel,    kWelfordKernel,
-                                               kGridKernel,     kGridYZKernel,   kGridSyncKernel,
-                                               kElementwiseKernel};
+  static const std::vector<TestKernel> kAll = {
+      kWarpKernel,     kBlockKernel,    kWelfordKernel,     kGridKernel,
+      kGridYZKernel,   kGridSyncKernel, kElementwiseKernel, kAlignmentKernel};
   return kAll;
 }
 

@@ -226,7 +226,9 @@ std::optional<HandRun> runHandSchedule(FuzzCase& c, const runtime::FusionExecuto
   };
   exec::KernelExecutor ke;
   try {
-    ke.compile(*fusion, options.backend, {.poisonOutputs = true});
+    ke.compile(*fusion, options.backend,
+               {.poisonOutputs = true,
+                .lowering = {.peelVectorRows = seg.kernel()->params->peelVectorRows()}});
   } catch (const UserError&) {
     c.features.insert("hand-refused");  // a schedule lowering cannot run, refused by name
     return std::nullopt;

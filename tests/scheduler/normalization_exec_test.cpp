@@ -43,7 +43,8 @@ std::string runScheduled(const Fusion& original, const std::vector<eval::Argumen
   auto params = innerPersistentHeuristics(*f, info);
   scheduleInnerPersistent(*f, *params);
   exec::KernelExecutor ke;
-  ke.compile(*f, exec::Backend::Host, {.poisonOutputs = true});
+  ke.compile(*f, exec::Backend::Host,
+             {.poisonOutputs = true, .lowering = {.peelVectorRows = params->peelVectorRows()}});
   std::vector<Tensor> outs = ke.run(args);
   if (kernel != nullptr) *kernel = ke.generated().kernelText;
   std::vector<Tensor> expected = eval::evaluateFusion(original, args);

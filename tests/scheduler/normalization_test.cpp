@@ -223,8 +223,8 @@ TEST(InnerPersistent, SharedMemoryWhenRegistersDoNotSuffice) {
   EXPECT_LE(p.threads_per_row, 1024);
 }
 
-// Edge shapes: width 1 (one thread per row, rows share blocks), a prime width (no vectorization),
-// a single row (one row per block).
+// Edge shapes: width 1 (one thread per row, rows share blocks), a prime width (peeled vectors
+// when a row holds 16 of them, scalar below), a single row (one row per block).
 TEST(InnerPersistent, EdgeShapeParams) {
   // Width 1 from symbolic sizes (a constant 1 would be a broadcast dim).
   auto symbolic = make([](Fusion& f) {
@@ -240,9 +240,14 @@ TEST(InnerPersistent, EdgeShapeParams) {
   EXPECT_EQ(one->threads_per_row, 1);
   EXPECT_EQ(one->rows_per_block, 16);  // 4096 rows / 132 SMs -> 16 rows per block at most
   auto prime = paramsOf(*make(softmaxOf(64, 1009)));
-  EXPECT_EQ(prime->vectorize, 1);
-  EXPECT_GE(prime->threads_per_row * prime->persistent_batch, 1009);
+  EXPECT_EQ(prime->vectorize, 4);
+  EXPECT_TRUE(prime->peel);
+  EXPECT_GE(prime->threads_per_row * prime->persistent_batch * prime->vectorize, 1009);
   EXPECT_LE(prime->threads_per_row, 1024);
+  auto narrow_prime = paramsOf(*make(softmaxOf(64, 61)));  // 15 vectors: too few to peel
+  EXPECT_EQ(narrow_prime->vectorize, 1);
+  EXPECT_FALSE(narrow_prime->peel);
+  EXPECT_GE(narrow_prime->threads_per_row * narrow_prime->persistent_batch, 61);
   auto tiny = paramsOf(*make(softmaxOf(1, 4096)));
   EXPECT_EQ(tiny->rows_per_block, 1);
   EXPECT_EQ(tiny->vectorize, 4);
@@ -338,15 +343,40 @@ TEST(InnerPersistent, RegistersAtTheMostThreadsBeforeSharedMemory) {
   }
 }
 
-// Odd-width (scalar) rows too wide for 48 values a thread at 1024 threads are read again by each
-// pass when the rows in flight fit in three quarters of the L2 (bf16 of 50257: 2 x 132 rows of
-// 100514 bytes, 26.5 MB); fp32 rows (53 MB) are held.
-TEST(InnerPersistent, ScalarRowsReloadWhileTheyStayInL2) {
+// Odd-width rows too wide for 48 values a thread at 1024 threads are read again by each pass
+// when the rows in flight fit in three quarters of the L2 (bf16 of 50257: 2 x 132 rows of 100514
+// bytes, 26.5 MB); fp32 rows (53 MB) are held. Contiguous rows are peeled (8 bf16 a vector, 898
+// threads of 7 vectors); rows that cannot be (a non-contiguous row) read scalars (1006 threads
+// of 50 elements).
+TEST(InnerPersistent, OddWidthRowsReloadWhileTheyStayInL2) {
   DeviceInfo h100;
   h100.l2_bytes = 50 * 1024 * 1024;
-  for (const char* what : {"softmax", "layer_norm", "rms_norm"}) {
-    SCOPED_TRACE(what);
-    auto f = make(normalizationOf(what, 1335, 50257, DataType::BFloat16));
+  auto strided = [](const char* what) {
+    return make([what](Fusion& f) {
+      auto* x = ops::TensorBuilder()
+                    .shape({1335, 50257})
+                    .dtype(DataType::BFloat16)
+                    .contiguity({true, false})
+                    .build();
+      f.addInput(x);
+      if (std::string(what) == "softmax") {
+        f.addOutput(ops::softmax(x, -1));
+        return;
+      }
+      auto* w = ops::TensorBuilder().shape({50257}).dtype(DataType::BFloat16).build();
+      f.addInput(w);
+      f.addOutput(ops::rmsNorm(x, 1, w, 1e-5));
+    });
+  };
+  struct Case {
+    const char* what;
+    bool contiguous;
+  };
+  for (Case c : {Case{"softmax", true}, Case{"layer_norm", true}, Case{"rms_norm", true},
+                 Case{"softmax", false}, Case{"rms_norm", false}}) {
+    SCOPED_TRACE(std::string(c.what) + (c.contiguous ? "" : " (non-contiguous rows)"));
+    auto f = c.contiguous ? make(normalizationOf(c.what, 1335, 50257, DataType::BFloat16))
+                          : strided(c.what);
     SchedulerRuntimeInfo info(*f, eval::ExpressionEvaluator{}, h100);
     std::string why;
     if (!innerPersistentRunTimeCheck(*f, info, &why)) {
@@ -355,14 +385,49 @@ TEST(InnerPersistent, ScalarRowsReloadWhileTheyStayInL2) {
     }
     auto p = innerPersistentHeuristics(*f, info);
     EXPECT_TRUE(p->reload_rows) << p->toString();
-    EXPECT_EQ(p->vectorize, 1);
-    EXPECT_EQ(p->threads_per_row, 1006) << p->toString();
+    EXPECT_EQ(p->peel, c.contiguous) << p->toString();
+    EXPECT_EQ(p->vectorize, c.contiguous ? 8 : 1) << p->toString();
+    EXPECT_EQ(p->threads_per_row, c.contiguous ? 898 : 1006) << p->toString();
   }
   auto f32 = make(normalizationOf("softmax", 1335, 50257, DataType::Float32));
   SchedulerRuntimeInfo info(*f32, eval::ExpressionEvaluator{}, h100);
   auto p = innerPersistentHeuristics(*f32, info);
   EXPECT_FALSE(p->reload_rows) << p->toString();
   EXPECT_TRUE(p->shared_memory) << p->toString();
+  EXPECT_TRUE(p->peel) << p->toString();
+  EXPECT_EQ(p->vectorize, 4) << p->toString();
+}
+
+// The peel is asked for only where a row's 16-byte vectors cannot all be aligned: the sweep's
+// widths (multiples of 8) keep their aligned choice, peel=0; the odd 50257 and an fp32 row of
+// 1030 (8-byte vectors only) peel at the 16-byte width; a view at an odd offset peels an
+// aligned width.
+TEST(InnerPersistent, PeelOnlyWhereVectorsCannotAllBeAligned) {
+  for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+    const int64_t v = 16 / int64_t(dataTypeSize(dtype));
+    for (int64_t width : {256, 768, 1024, 4096, 12288, 32768, 128256, 1030, 50257}) {
+      for (const char* what : {"softmax", "layer_norm", "rms_norm"}) {
+        auto f = make(normalizationOf(what, 1335, width, dtype));
+        SCOPED_TRACE(std::string(what) + " " + std::string(dataTypeName(dtype)) + " " +
+                     std::to_string(width));
+        std::string why;
+        SchedulerRuntimeInfo check(*f, eval::ExpressionEvaluator{});
+        if (!innerPersistentRunTimeCheck(*f, check, &why)) continue;  // too wide: segmented
+        auto p = paramsOf(*f);
+        EXPECT_EQ(p->peel, width % v != 0) << p->toString();
+        EXPECT_EQ(p->vectorize, v) << p->toString();
+      }
+    }
+  }
+  auto f = make(normalizationOf("layer_norm", 64, 4096, DataType::BFloat16));
+  Tensor base = Tensor::empty({64 * 4096 + 1}, DataType::BFloat16);
+  std::vector<eval::Argument> args{
+      Tensor(base.storage(), DataType::BFloat16, {64, 4096}, {4096, 1}, 1),
+      Tensor::empty({4096}, DataType::BFloat16), Tensor::empty({4096}, DataType::BFloat16)};
+  SchedulerRuntimeInfo info(*f, args);
+  auto p = innerPersistentHeuristics(*f, info);
+  EXPECT_TRUE(p->peel) << p->toString();
+  EXPECT_EQ(p->vectorize, 8) << p->toString();
 }
 
 // Short rows over many rows (latency-bound) keep four vector loads per thread, the rows sharing

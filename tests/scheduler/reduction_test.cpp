@@ -58,10 +58,22 @@ TEST(ReductionTest, WideRowsGridReduction) {
   EXPECT_TRUE(hasParallel(red, ParallelType::BIDx));
 }
 
-// Prime row length: no vectorization, still exact.
+// Prime row length: no aligned vectors, so the rows are peeled at the 16-byte width (997 f32:
+// 249 vectors and a tail); a row of fewer than 16 vectors (61) stays scalar. All exact.
 TEST(ReductionTest, PrimeRows) {
   auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({5, 997}, 1)}, 997);
-  EXPECT_EQ(reductionOf(s).vectorize, 1);
+  EXPECT_EQ(reductionOf(s).vectorize, 4);
+  EXPECT_TRUE(reductionOf(s).peel);
+  auto narrow = scheduleAndCheck(sumFusion({1}), {randomTensor({5, 61}, 2)}, 61);
+  EXPECT_EQ(reductionOf(narrow).vectorize, 1);
+  EXPECT_FALSE(reductionOf(narrow).peel);
+}
+
+// Aligned rows keep their choice: no peel.
+TEST(ReductionTest, AlignedRowsAreNotPeeled) {
+  auto s = scheduleAndCheck(sumFusion({1}), {randomTensor({5, 1024}, 1)}, 1024);
+  EXPECT_EQ(reductionOf(s).vectorize, 4);
+  EXPECT_FALSE(reductionOf(s).peel);
 }
 
 // One element.

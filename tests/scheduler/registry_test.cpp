@@ -152,8 +152,9 @@ TEST(RegistryTest, ParamsFieldTable) {
   q.rows = 7;
   EXPECT_EQ(p, q);
   EXPECT_EQ(p.hash(), q.hash());
-  EXPECT_HAS(q.toString(), "InnerPersistent: vectorize=1 persistent_batch=6 rows_per_block=1 "
-                           "shared_memory=1 reload_rows=1\n  row_size=4096 rows=7");
+  EXPECT_HAS(q.toString(),
+             "InnerPersistent: vectorize=1 persistent_batch=6 rows_per_block=1 "
+             "shared_memory=1 reload_rows=1 peel=0\n  row_size=4096 rows=7");
 
   ReductionParams r;
   EXPECT_FALSE(r.setField("inner", 0)) << "printed as the summary word, not settable";

@@ -30,7 +30,9 @@ void runAndCompare(Scheduled& s, const std::vector<eval::Argument>& args, int64_
   exec::KernelExecutor ke;
   std::vector<Tensor> actual;
   try {
-    ke.compile(*s.fusion, exec::Backend::Host, exec::ExecutorOptions{.poisonOutputs = true});
+    ke.compile(*s.fusion, exec::Backend::Host,
+               exec::ExecutorOptions{.poisonOutputs = true,
+                                     .lowering = {.peelVectorRows = s.params->peelVectorRows()}});
     actual = ke.run(args);
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what() << "\n" << s.params->toString() << s.fusion->toString();
@@ -298,6 +300,38 @@ TEST(ScheduledExecTest, VarMeanBlockWelford) {
 TEST(ScheduledExecTest, InnerGridReduction) {
   auto params = runScheduled(sumFusion({1}), {randomTensor({2, 40000}, 1)}, 40000);
   EXPECT_GT(dynamic_cast<const ReductionParams&>(*params).grid_reduction, 1);
+}
+
+// Inner reductions over rows that do not start on a vector boundary are peeled at the 16-byte
+// width and exact: a prime width (997, every row at another alignment), a Welford over wide bf16
+// rows (a grid reduction, rows on BIDy), rows of a view at offset 1, and a full reduction of a
+// 1-D view at offset 1.
+TEST(ScheduledExecTest, InnerReductionPeeledRows) {
+  auto prime = runScheduled(sumFusion({1}), {randomTensor({5, 997}, 1)}, 997);
+  EXPECT_TRUE(dynamic_cast<const ReductionParams&>(*prime).peel) << prime->toString();
+  auto welford = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1, -1}).dtype(DataType::BFloat16).build();
+    f.addInput(x);
+    auto vm = ops::varMean(x, {1});
+    f.addOutput(vm.var);
+    f.addOutput(vm.mean);
+  };
+  auto wide = runScheduled(welford, {randomTensor({3, 70001}, 2, DataType::BFloat16)}, 70001);
+  const auto& w = dynamic_cast<const ReductionParams&>(*wide);
+  EXPECT_TRUE(w.peel) << w.toString();
+  EXPECT_EQ(w.vectorize, 8) << w.toString();
+  EXPECT_GT(w.grid_reduction, 1) << w.toString();
+  Tensor base = randomTensor({4 * 1024 + 1}, 3);
+  auto view = runScheduled(
+      sumFusion({1}), {Tensor(base.storage(), DataType::Float32, {4, 1024}, {1024, 1}, 1)}, 1024);
+  EXPECT_TRUE(dynamic_cast<const ReductionParams&>(*view).peel) << view->toString();
+  auto full = [](ir::Fusion& f) {
+    auto* x = ops::TensorBuilder().shape({-1}).build();
+    f.addInput(x);
+    f.addOutput(ops::sum(x, {0}));
+  };
+  auto all = runScheduled(full, {Tensor(base.storage(), DataType::Float32, {4096}, {1}, 1)}, 4096);
+  EXPECT_TRUE(dynamic_cast<const ReductionParams&>(*all).peel) << all->toString();
 }
 
 }  // namespace

@@ -59,12 +59,41 @@ struct alignas((sizeof(T) * N) <= 16 && ((sizeof(T) * N) & (sizeof(T) * N - 1)) 
   }
 };
 
+/// How many elements `p` lies past the last boundary of N elements: (address / sizeof(T)) mod
+/// N, N a power of two. Peeled vector rows rotate a row by its start's and take the vector path
+/// where it is 0 (lowering, LowerOptions::peelVectorRows).
+template <int N, typename T>
+__device__ __forceinline__ int misalignment(const T* p) {
+  static_assert(N > 0 && (N & (N - 1)) == 0, "misalignment is asked of a power of two");
+  return int((reinterpret_cast<unsigned long long>(p) / sizeof(T)) & (unsigned long long)(N - 1));
+}
+
+namespace detail {
+// A vector access at an address its size does not divide faults on the GPU
+// (CUDA_ERROR_MISALIGNED_ADDRESS); the host's loads would not, so the emulation traps instead
+// and host-backend tests see what the GPU would.
+template <int Bytes>
+__device__ __forceinline__ void checkVectorAlignment(const void* p) {
+#ifdef LOOM_EMULATION
+  if (reinterpret_cast<unsigned long long>(p) % Bytes != 0) {
+    loom_emu_ctx->api->trap(loom_emu_ctx,
+                            "misaligned vector access (a GPU faults with "
+                            "CUDA_ERROR_MISALIGNED_ADDRESS)");
+  }
+#else
+  (void)p;
+#endif
+}
+}  // namespace detail
+
 /// Loads N consecutive elements at `src` as one access. `src` must be aligned to N * sizeof(T)
-/// (the executor checks vectorized inputs; lowering aligns the index to N).
+/// (the executor checks vectorized inputs; lowering aligns the index to N, or checks the address
+/// first in a peeled row).
 template <typename T, int N>
 __device__ __forceinline__ void loadVector(Array<T, N>& dst, const T* src) {
   static_assert(sizeof(T) * N <= 16 && ((sizeof(T) * N) & (sizeof(T) * N - 1)) == 0,
                 "vector accesses move 1, 2, 4, 8 or 16 bytes");
+  detail::checkVectorAlignment<int(sizeof(T) * N)>(src);
   dst = *reinterpret_cast<const Array<T, N>*>(src);
 }
 
@@ -73,6 +102,7 @@ template <typename T, int N>
 __device__ __forceinline__ void storeVector(T* dst, const Array<T, N>& src) {
   static_assert(sizeof(T) * N <= 16 && ((sizeof(T) * N) & (sizeof(T) * N - 1)) == 0,
                 "vector accesses move 1, 2, 4, 8 or 16 bytes");
+  detail::checkVectorAlignment<int(sizeof(T) * N)>(dst);
   *reinterpret_cast<Array<T, N>*>(dst) = src;
 }
 

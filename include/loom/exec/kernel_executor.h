@@ -47,6 +47,7 @@
 #include "loom/exec/compute_device.h"
 #include "loom/ir/fusion.h"
 #include "loom/lower/kernel_ir.h"
+#include "loom/lower/lower.h"
 
 namespace loom::exec {
 
@@ -59,6 +60,9 @@ struct ExecutorOptions {
   /// The GPU compile(fusion, Backend, options) picks for the cuda backend (its index among the
   /// driver's devices). compile(fusion, device, options) takes the device itself.
   int device = 0;
+  /// What lowering is asked beyond the fusion: peeled vector rows where the scheduler's
+  /// parameters ask for them (HeuristicParams::peelVectorRows; the runtime sets it).
+  lower::LowerOptions lowering = {};
 };
 
 class KernelExecutor {

@@ -38,7 +38,7 @@ class Kernel;
 /// Value kinds and statement kinds (one list each, so switches stay exhaustive).
 #define LOOM_KIR_FOR_EACH_VALUE(X)                                                       \
   X(Const) X(Var) X(NamedScalar) X(TensorSize) X(UnaryExpr) X(BinaryExpr) X(TernaryExpr) \
-  X(Load) X(Call)
+  X(Load) X(Call) X(Misalignment)
 #define LOOM_KIR_FOR_EACH_STMT(X)                                                           \
   X(ForLoop) X(IfThenElse) X(Allocate) X(DeclareVar) X(Store) X(BlockSync) X(BlockReduce) \
   X(Comment) X(TensorOp) X(Welford) X(GridReduce) X(VectorCopy)
@@ -210,6 +210,20 @@ class Call : public Value {
       : Value(kKind, dtype), fn(std::move(fn)), args(std::move(args)) {}
   std::string fn;
   std::vector<Value*> args;
+};
+
+/// How many elements `&buffer[index]` lies past the last boundary of `width` elements:
+/// (address / itemsize) mod width, for a parameter buffer and a power-of-two width. A peeled
+/// vector row (lower.h, LowerOptions::peelVectorRows) rotates the row by the misalignment of its
+/// start and takes the vector path only where this is 0. Never reads the element.
+class Misalignment : public Value {
+ public:
+  LOOM_KIR_NODE(Misalignment)
+  Misalignment(const Buffer* buffer, Value* index, int64_t width)
+      : Value(kKind, kIndexType), buffer(buffer), index(index), width(width) {}
+  const Buffer* buffer;
+  Value* index;
+  int64_t width;
 };
 
 // ---- Statements ---------------------------------------------------------------------------------
@@ -465,6 +479,9 @@ class Kernel {
     const Buffer* buffer = nullptr;
     int64_t width = 1;
     std::vector<int64_t> dims;
+    /// Along a peeled row (LowerOptions::peelVectorRows): the kernel checks each vector's
+    /// adjacency and alignment itself, so any layout is right and the executor checks nothing.
+    bool peeled = false;
   };
   std::vector<VectorizedParam> vectorized;
 

@@ -104,6 +104,7 @@ inline std::vector<Value*> operandsOf(const Value* v) {
     }
     case NodeKind::Load: return {v->as<Load>()->index};
     case NodeKind::Call: return v->as<Call>()->args;
+    case NodeKind::Misalignment: return {v->as<Misalignment>()->index};
     default: return {};
   }
 }

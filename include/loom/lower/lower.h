@@ -13,6 +13,7 @@
 #include <memory>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "loom/ir/fusion.h"
@@ -23,12 +24,41 @@
 
 namespace loom::lower {
 
+/// What the caller asks of lowering beyond the scheduled fusion (the scheduler's parameters
+/// decide it: HeuristicParams::peelVectorRows).
+struct LowerOptions {
+  /// Peeled vector rows (docs/lowering.md): the vector accesses along the kernel's row (the ID a
+  /// fusion input's Vectorize copy is split from) may start at any address. Each row is rotated
+  /// by the misalignment s of its start in the widest-ranked such input (the anchor): slot q of
+  /// the row's loops holds element (q - s) mod row, so the slots of one vector are one aligned
+  /// vector of the anchor; a vector copy takes the vector access only where its elements are
+  /// adjacent and its address is aligned, and element by element (the head and the tail)
+  /// elsewhere. Correct for any address, width and stride; without it a vectorized row needs the
+  /// aligned layout the executor checks.
+  bool peelVectorRows = false;
+};
+
+/// The row of a kernel lowered with LowerOptions::peelVectorRows (pass peel_rows).
+struct PeeledRow {
+  const ir::TensorView* anchor = nullptr;  ///< the fusion input whose rows set the rotation
+  const ir::TensorView* reader = nullptr;  ///< its vectorized copy (its loops index the rows)
+  ir::IterDomain* rowId = nullptr;         ///< reader's logical ID its vector ID is split from
+  int64_t width = 0;                       ///< reader's vector width
+  /// The tensors whose Vectorize copy lies along the row: their copies are peeled.
+  std::unordered_set<const ir::TensorView*> vectorTvs;
+  bool active() const { return anchor != nullptr; }
+};
+
 /// Analyses shared by the passes of one lowering. The fusion must outlive the kernel.
 class LowerContext {
  public:
-  explicit LowerContext(const ir::Fusion& fusion) : fusion(fusion) {}
+  explicit LowerContext(const ir::Fusion& fusion, LowerOptions options = {})
+      : fusion(fusion), options(options) {}
 
   const ir::Fusion& fusion;
+  const LowerOptions options;
+  /// peel_rows: the peeled row (inactive unless options.peelVectorRows found one).
+  PeeledRow peel;
   /// expr_sort: tensor math exprs, producers first.
   std::vector<const ir::Expr*> exprs;
   /// kernel_params / allocations: the buffer of each tensor.
@@ -113,12 +143,17 @@ bool eliminatePredicates(kir::Kernel& kernel, LowerContext& ctx);
 /// Unswitch loops: one hoisted check of the inner predicates (at their loops' last iterations)
 /// around a copy without inner predicates, the predicated loop as the else branch.
 bool unswitch(kir::Kernel& kernel, LowerContext& ctx);
+/// With LowerOptions::peelVectorRows: finds the row to peel (ctx.peel: the anchor input, its
+/// row ID and the tensors with vector copies along it); changes nothing.
+bool peelRows(kir::Kernel& kernel, LowerContext& ctx);
 /// Replaces TensorOps by Stores and Loads indexed from loop indices through the Split/Merge
 /// exprs: parameters by logical index times runtime stride (none for a contiguous innermost dim,
-/// one for a run of contiguous dims merged in the loop domain), local buffers densely.
+/// one for a run of contiguous dims merged in the loop domain), local buffers densely. In a
+/// peeled row, parameters are indexed at the rotated row index.
 bool indexing(kir::Kernel& kernel, LowerContext& ctx);
 /// Vectorize loops of one global<->local copy become a VectorCopy under the predicate of the
-/// vector's last element (all-or-nothing); other Vectorize loops stay unrolled serial loops.
+/// vector's last element (all-or-nothing); other Vectorize loops stay unrolled serial loops. In a
+/// peeled row: the VectorCopy where the vector is whole, adjacent and aligned, else the loop.
 bool vectorize(kir::Kernel& kernel, LowerContext& ctx);
 /// Inserts a BlockSync before a statement that reads a shared buffer written since the last sync.
 bool syncs(kir::Kernel& kernel, LowerContext& ctx);
@@ -138,9 +173,11 @@ const Pipeline& pipeline();
 /// LOOM_DEBUG=verify_kernel_ir verifies the kernel after every pass; LOOM_DISABLE skips the
 /// optional passes it names.
 std::unique_ptr<kir::Kernel> lowerFusion(const ir::Fusion& fusion,
-                                         const DumpOptions& dump = DumpOptions::fromEnvironment());
+                                         const DumpOptions& dump = DumpOptions::fromEnvironment(),
+                                         LowerOptions options = {});
 
 /// Runs the pipeline up to and including the pass named `last` (for pass tests).
-std::unique_ptr<kir::Kernel> lowerFusionUntil(const ir::Fusion& fusion, std::string_view last);
+std::unique_ptr<kir::Kernel> lowerFusionUntil(const ir::Fusion& fusion, std::string_view last,
+                                              LowerOptions options = {});
 
 }  // namespace loom::lower

@@ -43,6 +43,10 @@ class HeuristicParams {
   /// (RuntimeOptions::paramOverrides, `loom_bench --params`); false when there is no such field.
   /// Booleans take 0 or 1. The scheduler checks the resulting combination when it schedules.
   virtual bool setField(std::string_view name, int64_t value) = 0;
+  /// True when the schedule vectorizes rows that may start at any address: the kernel is to be
+  /// lowered with peeled vector rows (lower::LowerOptions::peelVectorRows; the runtime and the
+  /// segmenter pass it on). Whoever lowers a fusion these parameters scheduled must ask for it.
+  virtual bool peelVectorRows() const { return false; }
 
   bool operator==(const HeuristicParams& other) const { return sameAs(other); }
   bool operator!=(const HeuristicParams& other) const { return !sameAs(other); }

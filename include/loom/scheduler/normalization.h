@@ -41,6 +41,12 @@ struct InnerPersistentParams final : ParamsOf<InnerPersistentParams> {
   /// catches part of it), in one kernel, with the batch loop serial instead of unrolled. Only
   /// when every held row is a fusion input.
   bool reload_rows = false;
+  /// Rows that may start at any address (a width prime to the vector, a view at an odd offset)
+  /// still take `vectorize`-wide accesses: each row is peeled (a head element by element up to
+  /// the first aligned vector, aligned vectors, a tail; lower::LowerOptions::peelVectorRows).
+  bool peel = false;
+
+  bool peelVectorRows() const override { return peel; }
 
   // Informational (derived from the sizes; not part of the schedule).
   int64_t row_size = 0;           ///< elements reduced per row
@@ -56,6 +62,7 @@ struct InnerPersistentParams final : ParamsOf<InnerPersistentParams> {
                       field("rows_per_block", &P::rows_per_block),
                       field("shared_memory", &P::shared_memory),
                       field("reload_rows", &P::reload_rows),
+                      field("peel", &P::peel),
                       field("row_size", &P::row_size, FieldRole::Info),
                       field("rows", &P::rows, FieldRole::Info),
                       field("threads_per_row", &P::threads_per_row, FieldRole::Info),

@@ -29,6 +29,12 @@ struct ReductionParams final : ParamsOf<ReductionParams> {
   /// Serial reduction steps per unrolled group (ParallelType::Unroll): that many independent
   /// (vector) loads in flight per thread. 1: a plain serial loop.
   int64_t unroll = 1;
+  /// Inner reductions whose rows may start at any address (an odd width, a view at an odd
+  /// offset) still take `vectorize`-wide accesses, each row peeled
+  /// (lower::LowerOptions::peelVectorRows). Inner only.
+  bool peel = false;
+
+  bool peelVectorRows() const override { return peel; }
 
   static constexpr std::string_view kName = "Reduction";
   static constexpr auto fields() {
@@ -37,7 +43,8 @@ struct ReductionParams final : ParamsOf<ReductionParams> {
                       field("bdimx", &ReductionParams::bdimx),
                       field("bdimy", &ReductionParams::bdimy),
                       field("grid_reduction", &ReductionParams::grid_reduction),
-                      field("unroll", &ReductionParams::unroll)};
+                      field("unroll", &ReductionParams::unroll),
+                      field("peel", &ReductionParams::peel)};
   }
   std::string summary() const { return inner ? "inner" : "outer"; }
 };
