@@ -90,20 +90,6 @@ double erfinvGuess(double t, double l) {
 
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;
 
-bool isComparison(BinaryOpType op) {
-  switch (op) {
-    case BinaryOpType::Eq:
-    case BinaryOpType::Ne:
-    case BinaryOpType::Lt:
-    case BinaryOpType::Le:
-    case BinaryOpType::Gt:
-    case BinaryOpType::Ge:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 double roundToDtype(double v, DataType dtype) {
@@ -147,26 +133,19 @@ double roundHalfEven(double x) {
 
 bool usesIntegerMath(BinaryOpType op, DataType lhs, DataType rhs, DataType out) {
   if (isIntegralType(out)) return true;
-  return out == DataType::Bool && isComparison(op) && !isFloatingType(lhs) &&
-         !isFloatingType(rhs);
+  return out == DataType::Bool && ir::binaryKind(op) == ir::BinaryKind::Comparison &&
+         !isFloatingType(lhs) && !isFloatingType(rhs);
 }
 
 bool usesIntegerMath(UnaryOpType op, DataType in, DataType out) {
   if (!isIntegralType(out) || isFloatingType(in)) return false;
-  switch (op) {
-    case UnaryOpType::Cast:  // integer to integer wraps, as kernels (and torch) narrow
-    case UnaryOpType::Neg:
-    case UnaryOpType::Abs:
-    case UnaryOpType::Sign:
-    case UnaryOpType::Relu:
-    case UnaryOpType::Floor:
-    case UnaryOpType::Ceil:
-    case UnaryOpType::Round:
-    case UnaryOpType::Trunc:
-    case UnaryOpType::Frac:
-    case UnaryOpType::BitwiseNot: return true;
-    default:
-      return false;  // floating math
+  // Integer to integer casts wrap, as kernels (and torch) narrow; the ops that keep their dtype
+  // and the bitwise ones have exact integer forms (intUnary); the others are floating math.
+  switch (ir::unaryKind(op)) {
+    case ir::UnaryKind::SameType:
+    case ir::UnaryKind::Bitwise:
+    case ir::UnaryKind::Cast: return true;
+    default: return false;
   }
 }
 
