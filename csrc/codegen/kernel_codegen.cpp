@@ -238,8 +238,8 @@ Pieces unary(const kir::UnaryExpr* u) {
   }
   // Every other floating function is the CUDA math function of the op's name (op_types.h), with
   // CUDA's f suffix on float: a CUDA builtin, or one the runtime library adds under CUDA's name
-  // (math.cuh); the host backend's emulation supplies the builtins its C library lacks
-  // (cuda_emulation.h: erfinv, erfcinv).
+  // (math.cuh: digamma); the host backend's emulation supplies the builtins its C library lacks
+  // (cuda_emulation.h: erfinv, erfcinv, erfcx).
   LOOM_ASSERT(ir::isFloatOnlyOp(u->op), "unary op ", ir::opTypeName(u->op), " has no kernel form");
   return fn(ir::opTypeName(u->op));
 }

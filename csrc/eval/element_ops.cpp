@@ -253,6 +253,51 @@ double erfcinvDouble(double y) {
   return x;
 }
 
+double erfcxDouble(double x) {
+  if (std::isnan(x)) return x;
+  if (x > 10.0) {
+    if (std::isinf(x)) return 0.0;
+    // The continued fraction erfc(x) e^(x^2) sqrt(pi) = 1 / (x + (1/2) / (x + 1 / (x + (3/2) /
+    // (x + ...)))), evaluated from its tail: 40 levels are exact to double at x > 10, where
+    // erfc(x) itself would underflow (x > 26.5) or e^(x^2) overflow.
+    double t = x;
+    for (int k = 40; k >= 1; --k) t = x + 0.5 * k / t;
+    return std::numbers::inv_sqrtpi / t;
+  }
+  // e^(x^2) with x^2 split exactly into hi + lo (fma): a rounded x^2 would cost x^2 ulps.
+  const double hi = x * x;
+  const double lo = std::isinf(hi) ? 0.0 : std::fma(x, x, -hi);  // -inf: inf - inf would be NaN
+  const double exp_x2 = std::exp(hi) * (1.0 + lo);
+  if (x >= 0.0) return exp_x2 * std::erfc(x);
+  // erfc(x) = 2 - erfc(-x) for negative x: overflows to inf below about -26.6, as torch.
+  return 2.0 * exp_x2 - erfcxDouble(-x);
+}
+
+double digammaDouble(double x) {
+  if (std::isnan(x)) return x;
+  if (x == 0.0) return -1.0 / x;  // -inf at +0, +inf at -0 (torch)
+  double reflected = 0.0;
+  if (x < 0.0) {
+    // The poles, -inf included: NaN (torch, as C's gamma functions).
+    if (x == std::trunc(x)) return kNaN;
+    // psi(x) = psi(1 - x) - pi / tan(pi x); tan of the fractional part (exact), as pi * x
+    // would lose the fraction's bits for large |x|.
+    reflected = -std::numbers::pi / std::tan(std::numbers::pi * (x - std::trunc(x)));
+    x = 1.0 - x;
+  }
+  if (std::isinf(x)) return x;
+  // psi(x) = psi(x + 1) - 1 / x up to x >= 10, then the asymptotic series
+  // ln x - 1/(2x) - sum B_2k / (2k x^2k), which is exact to double there with seven terms.
+  double shift = 0.0;
+  for (; x < 10.0; x += 1.0) shift -= 1.0 / x;
+  const double z = 1.0 / (x * x);
+  const double tail =
+      z * (1.0 / 12 - z * (1.0 / 120 -
+                           z * (1.0 / 252 -
+                                z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+  return reflected + shift + std::log(x) - 0.5 / x - tail;
+}
+
 double floatUnary(UnaryOpType op, double x) {
   switch (op) {
     case UnaryOpType::Neg: return -x;
@@ -314,6 +359,8 @@ double floatUnary(UnaryOpType op, double x) {
     case UnaryOpType::Conj: return x;
     case UnaryOpType::Imag: return 0.0;
     case UnaryOpType::BitwiseNot: return x == 0.0 ? 1.0 : 0.0;  // Bool: logical not
+    case UnaryOpType::Erfcx: return erfcxDouble(x);
+    case UnaryOpType::Digamma: return digammaDouble(x);
   }
   LOOM_UNREACHABLE("unary op ", int(op));
 }

@@ -375,7 +375,7 @@ std::vector<double> listValues(DataType dt) {
   if (dt == DataType::Bool) return {0.0, 1.0};
   if (isIntegralType(dt)) return intValues(dt);
   std::vector<double> v = floatValues(-3.0, 3.0, 24);
-  // Past where erfc underflows and exp(x^2) overflows, and negative integers.
+  // Where erfc underflows and exp(x^2) overflows, and digamma's poles and reflection.
   for (double x : {12.0, -12.0, 27.0, -26.0, 30.0, -30.0, -4.0, -4.5, 0.25, 1e-300}) v.push_back(x);
   return v;
 }
@@ -411,6 +411,32 @@ TEST_F(ElementwiseOps, EveryListedBinaryOpMatchesReference) {
                                                       3.0, -3.0, 5.5,  -7.25, 1e-40, 1e30}
                                 : listValues(dt);
     runBinary(dt, v, fns);
+  }
+}
+
+// erfcx and digamma at their edges, against the values torch.special gives (f32 and f64).
+TEST_F(ElementwiseOps, ErfcxAndDigammaEdgeValuesAreTorchs) {
+  const std::vector<double> v = {0.0, -0.0, kInf, -kInf, kNaN, -1.0, -2.0, 30.0, -30.0, 1.0};
+  for (DataType dt : {DataType::Float32, DataType::Float64}) {
+    SCOPED_TRACE(dataTypeName(dt));
+    std::vector<Tensor> out = runUnary(
+        dt, v,
+        {{"erfcx", [](TensorView* x) { return ops::unaryOp(ir::UnaryOpType::Erfcx, x); }},
+         {"digamma", [](TensorView* x) { return ops::unaryOp(ir::UnaryOpType::Digamma, x); }}});
+    auto at = [&](size_t o, int i) { return out[o].getDoubleLinear(i); };
+    EXPECT_EQ(at(0, 0), 1.0);                           // erfcx(0)
+    EXPECT_EQ(at(0, 2), 0.0);                           // erfcx(inf)
+    EXPECT_EQ(at(0, 3), kInf);                          // erfcx(-inf)
+    EXPECT_TRUE(std::isnan(at(0, 4)));                  // erfcx(nan)
+    EXPECT_EQ(at(0, 8), kInf);                          // erfcx(-30): 2 e^900 overflows
+    EXPECT_NEAR(at(0, 7), 0.018795888861416751, 1e-7);  // erfcx(30), past erfc's underflow
+    EXPECT_EQ(at(1, 0), -kInf);                         // digamma(+0)
+    EXPECT_EQ(at(1, 1), kInf);                          // digamma(-0)
+    EXPECT_EQ(at(1, 2), kInf);                          // digamma(inf)
+    EXPECT_TRUE(std::isnan(at(1, 3)));                  // digamma(-inf)
+    EXPECT_TRUE(std::isnan(at(1, 5)));                  // digamma(-1): a pole
+    EXPECT_TRUE(std::isnan(at(1, 6)));                  // digamma(-2)
+    EXPECT_NEAR(at(1, 9), -0.57721566490153286, 1e-7);  // digamma(1) = -Euler's gamma
   }
 }
 

@@ -37,7 +37,8 @@ namespace loom::ir {
   X(Expm1, "expm1", Floating) X(Log10, "log10", Floating) X(Log1p, "log1p", Floating)             \
   X(Lgamma, "lgamma", Floating) X(Trunc, "trunc", SameType) X(Frac, "frac", SameType)             \
   X(Signbit, "signbit", Test) X(IsFinite, "isfinite", Test) X(IsNegInf, "isneginf", Test)         \
-  X(IsPosInf, "isposinf", Test) X(IsReal, "isreal", Test) X(BitwiseNot, "bitwise_not", Bitwise)
+  X(IsPosInf, "isposinf", Test) X(IsReal, "isreal", Test) X(BitwiseNot, "bitwise_not", Bitwise)   \
+  X(Erfcx, "erfcx", Floating) X(Digamma, "digamma", Floating)
 
 // The parts of a complex number (issue 36, "Complex numbers"): real and imag give the part type
 // (c64 -> f32), conj keeps the complex type.
@@ -92,7 +93,8 @@ enum class BinaryKind : uint8_t {
 
 #define LOOM_ENUM_ENTRY(e, ...) e,
 /// Round rounds half to even (as torch.round). Sign gives -1, 0 or 1. Cast converts to the output
-/// dtype.
+/// dtype. Erfcx is exp(x^2) * erfc(x); Digamma the derivative of lgamma (NaN at the poles, the
+/// negative integers; -inf at +0 and +inf at -0, as torch).
 enum class UnaryOpType : uint8_t { LOOM_FOR_EACH_UNARY_OP(LOOM_ENUM_ENTRY) };
 /// Mod is C's % (sign of the dividend), Fmod the floating fmod; CeilDiv and Mod are index math.
 /// On integers, Div truncates toward zero (C semantics); ops::div promotes integers to float

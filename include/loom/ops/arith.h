@@ -14,7 +14,7 @@ namespace loom::ops {
 // Every elementwise op by its type, under its kind's dtype rule (ir/op_types.h) and the few
 // op-specific checks (neg and frac refuse Bool, abs of a complex value gives its part type, ...):
 // the named functions below are these for one type each. The Python bindings loop over the op
-// lists through them, and ops without a named function are reached here only.
+// lists through them, and ops without a named function (erfcx, digamma) are reached here only.
 /// Cast needs a dtype: a UserError here (cast() below).
 TensorView* unaryOp(ir::UnaryOpType t, TensorView* x);
 /// Div is the IR's division, C++'s operator / (cDiv below; div() is true division); ceil_div,

@@ -14,7 +14,7 @@ from ._unsupported import UNSUPPORTED, error
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
-        "erfcx digamma ceilDiv "
+        "ceilDiv "
         "segment_set select "
         "index_put_accumulate sdpfa_fwd sdpfa_bwd "
         "argsort topk grouped_mm scaled_mm tril "
