@@ -264,12 +264,14 @@ double erfcxDouble(double x) {
     for (int k = 40; k >= 1; --k) t = x + 0.5 * k / t;
     return std::numbers::inv_sqrtpi / t;
   }
+  // erfc(x) = 2 - erfc(-x) for negative x, and 2 e^(x^2) overflows below about -26.63 (torch's
+  // inf), where the split below would no longer be exact.
+  if (x < -27.0) return std::numeric_limits<double>::infinity();
   // e^(x^2) with x^2 split exactly into hi + lo (fma): a rounded x^2 would cost x^2 ulps.
   const double hi = x * x;
-  const double lo = std::isinf(hi) ? 0.0 : std::fma(x, x, -hi);  // -inf: inf - inf would be NaN
+  const double lo = std::fma(x, x, -hi);
   const double exp_x2 = std::exp(hi) * (1.0 + lo);
   if (x >= 0.0) return exp_x2 * std::erfc(x);
-  // erfc(x) = 2 - erfc(-x) for negative x: overflows to inf below about -26.6, as torch.
   return 2.0 * exp_x2 - erfcxDouble(-x);
 }
 

@@ -416,7 +416,7 @@ TEST_F(ElementwiseOps, EveryListedBinaryOpMatchesReference) {
 
 // erfcx and digamma at their edges, against the values torch.special gives (f32 and f64).
 TEST_F(ElementwiseOps, ErfcxAndDigammaEdgeValuesAreTorchs) {
-  const std::vector<double> v = {0.0, -0.0, kInf, -kInf, kNaN, -1.0, -2.0, 30.0, -30.0, 1.0};
+  const std::vector<double> v = {0.0, -0.0, kInf, -kInf, kNaN, -1.0, -2.0, 30.0, -30.0, 1.0, -1e30};
   for (DataType dt : {DataType::Float32, DataType::Float64}) {
     SCOPED_TRACE(dataTypeName(dt));
     std::vector<Tensor> out = runUnary(
@@ -430,6 +430,7 @@ TEST_F(ElementwiseOps, ErfcxAndDigammaEdgeValuesAreTorchs) {
     EXPECT_TRUE(std::isnan(at(0, 4)));                  // erfcx(nan)
     EXPECT_EQ(at(0, 8), kInf);                          // erfcx(-30): 2 e^900 overflows
     EXPECT_NEAR(at(0, 7), 0.018795888861416751, 1e-7);  // erfcx(30), past erfc's underflow
+    EXPECT_EQ(at(0, 10), kInf);                         // erfcx(-1e30), where x^2 is inexact
     EXPECT_EQ(at(1, 0), -kInf);                         // digamma(+0)
     EXPECT_EQ(at(1, 1), kInf);                          // digamma(-0)
     EXPECT_EQ(at(1, 2), kInf);                          // digamma(inf)

@@ -344,8 +344,9 @@ inline double erfcxD(double x) {
     for (int k = 40; k >= 1; --k) t = x + 0.5 * k / t;
     return 0.56418958354775628695 / t;  // 1 / sqrt(pi)
   }
+  if (x < -27.0) return std::numeric_limits<double>::infinity();  // 2 e^(x^2) overflows
   const double hi = x * x;
-  const double lo = hi > 1.7976931348623157e308 ? 0.0 : fma(x, x, -hi);  // x^2 = hi + lo exactly
+  const double lo = fma(x, x, -hi);  // x^2 = hi + lo exactly
   const double exp_x2 = exp(hi) * (1.0 + lo);
   if (x >= 0.0) return exp_x2 * erfc(x);
   return 2.0 * exp_x2 - erfcxD(-x);
