@@ -162,7 +162,7 @@ Pieces unary(const kir::UnaryExpr* u) {
   if (isComplexType(u->in->dtype()) || isComplexType(u->dtype())) return complexUnary(u);
   const Piece x = arg(u->in);
   bool f32 = u->in->dtype() != DataType::Float64;
-  auto fn = [&](const char* name) {
+  auto fn = [&](std::string_view name) {
     return Pieces{lit(std::string(name) + (f32 ? "f(" : "(")), x, lit(")")};
   };
   const std::string type(cTypeName(u->dtype()));
@@ -175,17 +175,7 @@ Pieces unary(const kir::UnaryExpr* u) {
     // Integers negate in unsigned: -INT_MIN is undefined in C++, it wraps here (docs/ops.md).
     case Op::Neg: return float_in ? Pieces{lit("(-"), x, lit(")")} : tmpl("loom_wrap_neg");
     case Op::Abs: return isFloatingType(u->dtype()) ? fn("fabs") : tmpl("loom_wrap_abs");
-    case Op::Exp: return fn("exp");
-    case Op::Exp2: return fn("exp2");
-    case Op::Log: return fn("log");
-    case Op::Log2: return fn("log2");
-    case Op::Sqrt: return fn("sqrt");
-    case Op::Rsqrt: return fn("rsqrt");
     case Op::Reciprocal: return {lit(f32 ? "(1.0f / " : "(1.0 / "), x, lit(")")};
-    case Op::Sin: return fn("sin");
-    case Op::Cos: return fn("cos");
-    case Op::Tanh: return fn("tanh");
-    case Op::Erf: return fn("erf");
     // Rounding an integer (or bool) is the identity; the builtins take floating operands only.
     case Op::Floor: return isFloatingType(u->in->dtype()) ? fn("floor") : cast({x});
     case Op::Ceil: return isFloatingType(u->in->dtype()) ? fn("ceil") : cast({x});
@@ -200,22 +190,6 @@ Pieces unary(const kir::UnaryExpr* u) {
       return isFloatingType(u->in->dtype()) ? Pieces{lit("isinf("), x, lit(")")}
                                             : Pieces{lit("false")};
     case Op::LogicalNot: return {lit("(!"), x, lit(")")};
-    case Op::Acos: return fn("acos");
-    case Op::Acosh: return fn("acosh");
-    case Op::Asin: return fn("asin");
-    case Op::Asinh: return fn("asinh");
-    case Op::Atan: return fn("atan");
-    case Op::Atanh: return fn("atanh");
-    case Op::Cosh: return fn("cosh");
-    case Op::Sinh: return fn("sinh");
-    case Op::Tan: return fn("tan");
-    case Op::Erfc: return fn("erfc");
-    case Op::Erfinv: return fn("erfinv");
-    case Op::Erfcinv: return fn("erfcinv");
-    case Op::Expm1: return fn("expm1");
-    case Op::Log10: return fn("log10");
-    case Op::Log1p: return fn("log1p");
-    case Op::Lgamma: return fn("lgamma");
     case Op::Trunc: return float_in ? fn("trunc") : cast({x});
     case Op::Frac: return float_in ? Pieces{lit("loom_frac("), x, lit(")")} : cast({lit("0")});
     // The tests take any operand; integers and Bool are finite, real, and have no sign bit unless
@@ -260,8 +234,14 @@ Pieces unary(const kir::UnaryExpr* u) {
       }
       return cast(std::move(v));
     }
+    default: break;
   }
-  LOOM_UNREACHABLE();
+  // Every other floating function is the CUDA math function of the op's name (op_types.h), with
+  // CUDA's f suffix on float: a CUDA builtin, or one the runtime library adds under CUDA's name
+  // (math.cuh: digamma); the host backend's emulation supplies the builtins its C library lacks
+  // (cuda_emulation.h: erfinv, erfcinv, erfcx).
+  LOOM_ASSERT(ir::isFloatOnlyOp(u->op), "unary op ", ir::opTypeName(u->op), " has no kernel form");
+  return fn(ir::opTypeName(u->op));
 }
 
 Pieces binary(const Writer& wr, const kir::BinaryExpr* b) {

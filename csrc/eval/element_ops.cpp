@@ -90,20 +90,6 @@ double erfinvGuess(double t, double l) {
 
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;
 
-bool isComparison(BinaryOpType op) {
-  switch (op) {
-    case BinaryOpType::Eq:
-    case BinaryOpType::Ne:
-    case BinaryOpType::Lt:
-    case BinaryOpType::Le:
-    case BinaryOpType::Gt:
-    case BinaryOpType::Ge:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 double roundToDtype(double v, DataType dtype) {
@@ -147,26 +133,19 @@ double roundHalfEven(double x) {
 
 bool usesIntegerMath(BinaryOpType op, DataType lhs, DataType rhs, DataType out) {
   if (isIntegralType(out)) return true;
-  return out == DataType::Bool && isComparison(op) && !isFloatingType(lhs) &&
-         !isFloatingType(rhs);
+  return out == DataType::Bool && ir::binaryKind(op) == ir::BinaryKind::Comparison &&
+         !isFloatingType(lhs) && !isFloatingType(rhs);
 }
 
 bool usesIntegerMath(UnaryOpType op, DataType in, DataType out) {
   if (!isIntegralType(out) || isFloatingType(in)) return false;
-  switch (op) {
-    case UnaryOpType::Cast:  // integer to integer wraps, as kernels (and torch) narrow
-    case UnaryOpType::Neg:
-    case UnaryOpType::Abs:
-    case UnaryOpType::Sign:
-    case UnaryOpType::Relu:
-    case UnaryOpType::Floor:
-    case UnaryOpType::Ceil:
-    case UnaryOpType::Round:
-    case UnaryOpType::Trunc:
-    case UnaryOpType::Frac:
-    case UnaryOpType::BitwiseNot: return true;
-    default:
-      return false;  // floating math
+  // Integer to integer casts wrap, as kernels (and torch) narrow; the ops that keep their dtype
+  // and the bitwise ones have exact integer forms (intUnary); the others are floating math.
+  switch (ir::unaryKind(op)) {
+    case ir::UnaryKind::SameType:
+    case ir::UnaryKind::Bitwise:
+    case ir::UnaryKind::Cast: return true;
+    default: return false;
   }
 }
 
@@ -274,6 +253,53 @@ double erfcinvDouble(double y) {
   return x;
 }
 
+double erfcxDouble(double x) {
+  if (std::isnan(x)) return x;
+  if (x > 10.0) {
+    if (std::isinf(x)) return 0.0;
+    // The continued fraction erfc(x) e^(x^2) sqrt(pi) = 1 / (x + (1/2) / (x + 1 / (x + (3/2) /
+    // (x + ...)))), evaluated from its tail: 40 levels are exact to double at x > 10, where
+    // erfc(x) itself would underflow (x > 26.5) or e^(x^2) overflow.
+    double t = x;
+    for (int k = 40; k >= 1; --k) t = x + 0.5 * k / t;
+    return std::numbers::inv_sqrtpi / t;
+  }
+  // erfc(x) = 2 - erfc(-x) for negative x, and 2 e^(x^2) overflows below about -26.63 (torch's
+  // inf), where the split below would no longer be exact.
+  if (x < -27.0) return std::numeric_limits<double>::infinity();
+  // e^(x^2) with x^2 split exactly into hi + lo (fma): a rounded x^2 would cost x^2 ulps.
+  const double hi = x * x;
+  const double lo = std::fma(x, x, -hi);
+  const double exp_x2 = std::exp(hi) * (1.0 + lo);
+  if (x >= 0.0) return exp_x2 * std::erfc(x);
+  return 2.0 * exp_x2 - erfcxDouble(-x);
+}
+
+double digammaDouble(double x) {
+  if (std::isnan(x)) return x;
+  if (x == 0.0) return -1.0 / x;  // -inf at +0, +inf at -0 (torch)
+  double reflected = 0.0;
+  if (x < 0.0) {
+    // The poles, -inf included: NaN (torch, as C's gamma functions).
+    if (x == std::trunc(x)) return kNaN;
+    // psi(x) = psi(1 - x) - pi / tan(pi x); tan of the fractional part (exact), as pi * x
+    // would lose the fraction's bits for large |x|.
+    reflected = -std::numbers::pi / std::tan(std::numbers::pi * (x - std::trunc(x)));
+    x = 1.0 - x;
+  }
+  if (std::isinf(x)) return x;
+  // psi(x) = psi(x + 1) - 1 / x up to x >= 10, then the asymptotic series
+  // ln x - 1/(2x) - sum B_2k / (2k x^2k), which is exact to double there with seven terms.
+  double shift = 0.0;
+  for (; x < 10.0; x += 1.0) shift -= 1.0 / x;
+  const double z = 1.0 / (x * x);
+  const double tail =
+      z * (1.0 / 12 - z * (1.0 / 120 -
+                           z * (1.0 / 252 -
+                                z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+  return reflected + shift + std::log(x) - 0.5 / x - tail;
+}
+
 double floatUnary(UnaryOpType op, double x) {
   switch (op) {
     case UnaryOpType::Neg: return -x;
@@ -335,6 +361,8 @@ double floatUnary(UnaryOpType op, double x) {
     case UnaryOpType::Conj: return x;
     case UnaryOpType::Imag: return 0.0;
     case UnaryOpType::BitwiseNot: return x == 0.0 ? 1.0 : 0.0;  // Bool: logical not
+    case UnaryOpType::Erfcx: return erfcxDouble(x);
+    case UnaryOpType::Digamma: return digammaDouble(x);
   }
   LOOM_UNREACHABLE("unary op ", int(op));
 }

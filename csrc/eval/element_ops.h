@@ -49,6 +49,11 @@ int64_t intBinary(ir::BinaryOpType op, int64_t a, int64_t b, DataType dtype = Da
 /// The inverse error functions in double (erfinv on [-1, 1], erfcinv on [0, 2]; NaN outside).
 double erfinvDouble(double y);
 double erfcinvDouble(double y);
+/// exp(x^2) * erfc(x) in double, without the overflow and underflow of its two factors.
+double erfcxDouble(double x);
+/// The digamma function psi(x) = d/dx lgamma(x) in double, with torch's values at the poles: NaN
+/// at the negative integers and -inf, -inf at +0, +inf at -0.
+double digammaDouble(double x);
 
 /// Floating math in double, not yet rounded to the output dtype. Cast is the identity here.
 double floatUnary(ir::UnaryOpType op, double x);

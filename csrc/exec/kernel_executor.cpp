@@ -169,6 +169,26 @@ struct KernelExecutor::LaunchPlan {
   /// kernel writes is empty: nothing is launched (makePlan checks that every tensor the kernel
   /// allocates is empty then).
   std::string emptyDim;
+
+  // makePlan's steps, in order; `name` is the kernel's, for messages.
+  /// Grid, block and shared memory bytes, checked against CUDA's limits and the GPU's.
+  void setLaunch(const kir::Kernel& kernel, eval::ExpressionEvaluator& ee,
+                 const ComputeDevice& device, const std::string& name);
+  /// One Param per kernel tensor parameter; returns each one's sizes and strides.
+  std::vector<lower::TensorExtent> addParams(const kir::Kernel& kernel, const ir::Fusion& fusion,
+                                             std::span<const eval::Argument> inputs,
+                                             eval::ExpressionEvaluator& ee,
+                                             const std::string& name);
+  /// The vectorized parameters' layouts (and the alignment fresh allocations need).
+  void checkVectorized(const kir::Kernel& kernel, std::span<const eval::Argument> inputs);
+  /// The argument buffer: tensor blobs, scalars, grid-reduction scratch and the index-check
+  /// error words, then `args` pointing into them.
+  void buildArguments(const kir::Kernel& kernel, const ir::Fusion& fusion,
+                      std::span<const eval::Argument> inputs,
+                      const std::vector<lower::TensorExtent>& extents, DataType index_type,
+                      const ComputeDevice& device, CUstream stream, eval::ExpressionEvaluator& ee);
+  /// `outputs`: the fusion's outputs in order, written parameters or copied inputs.
+  void mapOutputs(const ir::Fusion& fusion);
 };
 
 namespace {
@@ -206,9 +226,22 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   plan->signature = signature_;
   eval::ExpressionEvaluator ee;
   ee.bindInputs(*fusion_, inputs);
+  plan->setLaunch(*kernel_, ee, *device_, generated_.name);
+  const std::vector<lower::TensorExtent> extents =
+      plan->addParams(*kernel_, *fusion_, inputs, ee, generated_.name);
+  const DataType index_type = lower::selectIndexType(extents);
+  plan->checkVectorized(*kernel_, inputs);
+  plan->module = &moduleFor(index_type);
+  plan->buildArguments(*kernel_, *fusion_, inputs, extents, index_type, *device_, options_.stream,
+                       ee);
+  plan->mapOutputs(*fusion_);
+  return plan;
+}
 
-  LaunchParams& lp = plan->launch;
-  for (const kir::LaunchDim& d : kernel_->launch) {
+void KernelExecutor::LaunchPlan::setLaunch(const kir::Kernel& kernel, eval::ExpressionEvaluator& ee,
+                                           const ComputeDevice& device, const std::string& name) {
+  LaunchParams& lp = launch;
+  for (const kir::LaunchDim& d : kernel.launch) {
     // Loops of one type with different extents share the largest; lowering predicates each
     // loop on its own extent (thread_predicates).
     int64_t value = -1;
@@ -218,10 +251,9 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     const int64_t limit = ir::isThreadDim(d.ptype)             ? 1024
                           : d.ptype == ir::ParallelType::BIDx ? (int64_t{1} << 31) - 1
                                                                : 65535;
-    LOOM_CHECK(value >= 0 && value <= limit, "kernel ", generated_.name, ": ",
-               ir::parallelTypeName(d.ptype), " extent ", value,
-               " is out of the range a launch allows (at most ", limit, ")");
-    if (value == 0 && plan->emptyDim.empty()) plan->emptyDim = ir::parallelTypeName(d.ptype);
+    LOOM_CHECK(value >= 0 && value <= limit, "kernel ", name, ": ", ir::parallelTypeName(d.ptype),
+               " extent ", value, " is out of the range a launch allows (at most ", limit, ")");
+    if (value == 0 && emptyDim.empty()) emptyDim = ir::parallelTypeName(d.ptype);
     switch (d.ptype) {
       case ir::ParallelType::BIDx: lp.grid[0] = uint32_t(value); break;
       case ir::ParallelType::BIDy: lp.grid[1] = uint32_t(value); break;
@@ -232,38 +264,41 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
       default: LOOM_UNREACHABLE("launch dim of a non-parallel type");
     }
   }
-  LOOM_CHECK(uint64_t{lp.block[0]} * lp.block[1] * lp.block[2] <= 1024, "kernel ", generated_.name,
+  LOOM_CHECK(uint64_t{lp.block[0]} * lp.block[1] * lp.block[2] <= 1024, "kernel ", name,
              ": more than 1024 threads per block (", lp.toString(), ")");
   size_t elem = 0;
-  for (DataType t : kernel_->blockReduceTypes) elem = std::max(elem, dataTypeSize(t));
-  elem = std::max(elem, size_t(kernel_->blockReduceBytes));
+  for (DataType t : kernel.blockReduceTypes) elem = std::max(elem, dataTypeSize(t));
+  elem = std::max(elem, size_t(kernel.blockReduceBytes));
   lp.sharedBytes = elem * lp.block[0] * lp.block[1] * lp.block[2];
-  if (kernel_->sharedTensorBytes > 0) {  // shared tensors after the 16-byte aligned scratch
-    lp.sharedBytes = (lp.sharedBytes + 15) / 16 * 16 + size_t(kernel_->sharedTensorBytes);
+  if (kernel.sharedTensorBytes > 0) {  // shared tensors after the 16-byte aligned scratch
+    lp.sharedBytes = (lp.sharedBytes + 15) / 16 * 16 + size_t(kernel.sharedTensorBytes);
   }
   // Checked here rather than left to the driver's CUDA_ERROR_INVALID_VALUE at launch: the
   // schedule (a scheduler's plan or a hand schedule) asked for more than the GPU has.
-  if (std::optional<cuda::DeviceProperties> gpu = device_->gpuProperties()) {
-    LOOM_CHECK(lp.sharedBytes <= gpu->maxSharedMemoryPerBlockOptin, "kernel ", generated_.name,
-               " needs ", lp.sharedBytes, " bytes of shared memory per block (",
-               kernel_->sharedTensorBytes, " for shared tensors, the rest for block reductions of ",
-               lp.toString(), "), but ", gpu->name, " allows at most ",
-               gpu->maxSharedMemoryPerBlockOptin, ": schedule fewer threads or keep less in "
-               "shared memory");
+  if (std::optional<cuda::DeviceProperties> gpu = device.gpuProperties()) {
+    LOOM_CHECK(lp.sharedBytes <= gpu->maxSharedMemoryPerBlockOptin, "kernel ", name, " needs ",
+               lp.sharedBytes, " bytes of shared memory per block (", kernel.sharedTensorBytes,
+               " for shared tensors, the rest for block reductions of ", lp.toString(), "), but ",
+               gpu->name, " allows at most ", gpu->maxSharedMemoryPerBlockOptin,
+               ": schedule fewer threads or keep less in shared memory");
   }
+}
 
-  // Tensors by parameter: inputs as given (size-1 strides normalized, see contiguity.h),
-  // outputs laid out densely from their allocation domains.
+// Tensors by parameter: inputs as given (size-1 strides normalized, see contiguity.h), outputs
+// laid out densely from their allocation domains.
+std::vector<lower::TensorExtent> KernelExecutor::LaunchPlan::addParams(
+    const kir::Kernel& kernel, const ir::Fusion& fusion, std::span<const eval::Argument> inputs,
+    eval::ExpressionEvaluator& ee, const std::string& name) {
   std::vector<lower::TensorExtent> extents;
   bool writes = false;    // some parameter is written (not a fusion input)
   bool all_empty = true;  // every written parameter has zero elements
-  for (const kir::Buffer* b : kernel_->params) {
-    LaunchPlan::Param p;
+  for (const kir::Buffer* b : kernel.params) {
+    Param p;
     p.buffer = b;
     int64_t numel = 0;  // of a written parameter
     if (b->isFusionInput) {
-      p.input = std::find(fusion_->inputs().begin(), fusion_->inputs().end(), b->tv) -
-                fusion_->inputs().begin();
+      p.input = std::find(fusion.inputs().begin(), fusion.inputs().end(), b->tv) -
+                fusion.inputs().begin();
       const Tensor& t = std::get<Tensor>(inputs[size_t(p.input)]);
       // Lowering trusts the declared contiguity (no strides on contiguous dims): check it.
       checkContiguity(b->tv, "input " + std::to_string(p.input) + " (" + b->tv->toString() + ")",
@@ -282,26 +317,29 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
       p.view = layout.view;
       extents.push_back({p.sizes, p.strides});
     }
-    if (!plan->emptyDim.empty() && p.input < 0) {
+    if (!emptyDim.empty() && p.input < 0) {
       // A 0 extent leaves the loops of its type empty: only right to skip the launch when no
       // allocated tensor has an element some thread would have to write.
-      LOOM_CHECK(numel == 0, "kernel ", generated_.name, ": its ", plan->emptyDim,
-                 " extent is 0 but ", b->tv->toString(), " has ", numel,
+      LOOM_CHECK(numel == 0, "kernel ", name, ": its ", emptyDim, " extent is 0 but ",
+                 b->tv->toString(), " has ", numel,
                  " elements to write; launching no blocks or threads on a 0-size axis is only "
                  "supported when every tensor the kernel writes is empty");
     }
-    plan->params.push_back(std::move(p));
+    params.push_back(std::move(p));
   }
   // Every tensor the kernel writes is empty (an output of expanded broadcasts of extent 0 has no
   // loop to leave empty): a launch could only write out of bounds.
-  if (writes && all_empty && plan->emptyDim.empty()) plan->emptyDim = "output";
-  const DataType index_type = lower::selectIndexType(extents);
-  for (const kir::Kernel::VectorizedParam& v : kernel_->vectorized) {
+  if (writes && all_empty && emptyDim.empty()) emptyDim = "output";
+  return extents;
+}
+
+void KernelExecutor::LaunchPlan::checkVectorized(const kir::Kernel& kernel,
+                                                 std::span<const eval::Argument> inputs) {
+  for (const kir::Kernel::VectorizedParam& v : kernel.vectorized) {
     const kir::Buffer* vb = v.buffer;
-    const int64_t width = v.width;
-    auto pos = size_t(std::find(kernel_->params.begin(), kernel_->params.end(), vb) -
-                      kernel_->params.begin());
-    LaunchPlan::Param& p = plan->params.at(pos);
+    auto pos =
+        size_t(std::find(kernel.params.begin(), kernel.params.end(), vb) - kernel.params.begin());
+    Param& p = params.at(pos);
     if (v.peeled) continue;  // the kernel checks each vector's layout itself
     if (p.input >= 0) {
       const Tensor& t = std::get<Tensor>(inputs[size_t(p.input)]);
@@ -309,21 +347,25 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     } else {
       // The pointer of a fresh allocation is checked per run (see launchPlan).
       detail::checkVectorLayout(v, nullptr, p.sizes, p.strides);
-      p.vectorBytes = width * int64_t(dataTypeSize(vb->dtype));
+      p.vectorBytes = v.width * int64_t(dataTypeSize(vb->dtype));
     }
   }
-  plan->module = &moduleFor(index_type);
+}
 
-  // The argument buffer: tensor blobs (pointers patched per run), scalars, scratch pointers.
-  for (size_t i = 0; i < plan->params.size(); ++i) {
-    LaunchPlan::Param& p = plan->params[i];
-    p.pointerWord =
-        detail::appendTensorBlob(plan->blob, extents[i].sizes, extents[i].strides, index_type);
+void KernelExecutor::LaunchPlan::buildArguments(const kir::Kernel& kernel, const ir::Fusion& fusion,
+                                                std::span<const eval::Argument> inputs,
+                                                const std::vector<lower::TensorExtent>& extents,
+                                                DataType index_type, const ComputeDevice& device,
+                                                CUstream stream, eval::ExpressionEvaluator& ee) {
+  // Tensor blobs (pointers patched per run), then scalars.
+  for (size_t i = 0; i < params.size(); ++i) {
+    params[i].pointerWord =
+        detail::appendTensorBlob(blob, extents[i].sizes, extents[i].strides, index_type);
   }
-  for (const auto& [input, var] : kernel_->scalarParams) {
-    auto pos = size_t(std::find(fusion_->inputs().begin(), fusion_->inputs().end(), input) -
-                      fusion_->inputs().begin());
-    plan->scalars.push_back(detail::packScalar(inputs[pos], var->dtype(), input->toString()));
+  for (const auto& [input, var] : kernel.scalarParams) {
+    auto pos = size_t(std::find(fusion.inputs().begin(), fusion.inputs().end(), input) -
+                      fusion.inputs().begin());
+    scalars.push_back(detail::packScalar(inputs[pos], var->dtype(), input->toString()));
   }
   // Grid-reduction scratch (kir::Kernel::gridScratch): work buffers of one element per thread
   // per block and entrance, and semaphores: one per segment and entrance is needed, one per block
@@ -331,48 +373,46 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   // The semaphores are zeroed once here: grid.cuh's last block of each segment resets its counter
   // (atomicExch to 0), so they are zero again after every complete launch and need no memset per
   // run. Launches of one executor are ordered on its one stream, so no two use them at once.
-  const uint64_t blocks = uint64_t{lp.grid[0]} * lp.grid[1] * lp.grid[2];
-  const uint64_t threads = uint64_t{lp.block[0]} * lp.block[1] * lp.block[2];
-  for (const kir::Kernel::GridScratch& g : kernel_->gridScratch) {
+  const uint64_t blocks = uint64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
+  const uint64_t threads = uint64_t{launch.block[0]} * launch.block[1] * launch.block[2];
+  for (const kir::Kernel::GridScratch& g : kernel.gridScratch) {
     uint64_t bytes = uint64_t(g.entrances) *
                      (g.semaphore ? 4 * blocks : uint64_t(g.elementBytes) * blocks * threads);
     std::vector<int64_t> words{int64_t((bytes + 7) / 8)};
-    Tensor t = device_->empty(words, DataType::Int64, options_.stream);
-    device_->zero(t, options_.stream);
-    plan->scratch.push_back(t);
-    plan->scratchPointers.push_back(t.data());
+    Tensor t = device.empty(words, DataType::Int64, stream);
+    device.zero(t, stream);
+    scratch.push_back(t);
+    scratchPointers.push_back(t.data());
   }
-  if (!kernel_->indexChecks.empty()) {
-    plan->indexError = device_->empty(std::vector<int64_t>{2}, DataType::Int64, options_.stream);
-    device_->zero(plan->indexError, options_.stream);
-    plan->indexErrorPointer = plan->indexError.data();
-    for (const kir::Kernel::IndexCheck& c : kernel_->indexChecks) {
-      plan->indexExtents.push_back(ee.evaluateInt(c.extent));
+  if (!kernel.indexChecks.empty()) {
+    indexError = device.empty(std::vector<int64_t>{2}, DataType::Int64, stream);
+    device.zero(indexError, stream);
+    indexErrorPointer = indexError.data();
+    for (const kir::Kernel::IndexCheck& c : kernel.indexChecks) {
+      indexExtents.push_back(ee.evaluateInt(c.extent));
     }
   }
-  for (const LaunchPlan::Param& p : plan->params) plan->args.push_back(&plan->blob[p.pointerWord]);
-  for (detail::ScalarArg& a : plan->scalars) plan->args.push_back(&a);
-  for (void*& ptr : plan->scratchPointers) plan->args.push_back(&ptr);
-  if (plan->indexErrorPointer != nullptr) plan->args.push_back(&plan->indexErrorPointer);
-  plan->live.resize(plan->params.size());
+  for (const Param& p : params) args.push_back(&blob[p.pointerWord]);
+  for (detail::ScalarArg& a : scalars) args.push_back(&a);
+  for (void*& ptr : scratchPointers) args.push_back(&ptr);
+  if (indexErrorPointer != nullptr) args.push_back(&indexErrorPointer);
+  live.resize(params.size());
+}
 
-  // Fusion outputs in order: written parameters, or copies of inputs that are also outputs.
+void KernelExecutor::LaunchPlan::mapOutputs(const ir::Fusion& fusion) {
   std::vector<int64_t> written;
-  for (size_t i = 0; i < plan->params.size(); ++i) {
-    if (plan->params[i].input < 0 && plan->params[i].buffer->isFusionOutput) {
-      written.push_back(int64_t(i));
-    }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].input < 0 && params[i].buffer->isFusionOutput) written.push_back(int64_t(i));
   }
   size_t next_written = 0;
-  for (ir::Val* out : fusion_->outputs()) {
-    auto in = std::find(fusion_->inputs().begin(), fusion_->inputs().end(), out);
-    if (in == fusion_->inputs().end()) {
-      plan->outputs.push_back(written.at(next_written++));
+  for (ir::Val* out : fusion.outputs()) {
+    auto in = std::find(fusion.inputs().begin(), fusion.inputs().end(), out);
+    if (in == fusion.inputs().end()) {
+      outputs.push_back(written.at(next_written++));
     } else {
-      plan->outputs.push_back(-int64_t(in - fusion_->inputs().begin()) - 1);
+      outputs.push_back(-int64_t(in - fusion.inputs().begin()) - 1);
     }
   }
-  return plan;
 }
 
 void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs,

@@ -4,10 +4,10 @@
 
 namespace loom::ir {
 
-#define LOOM_NAME_CASE(e, s) \
-  case T::e:                 \
+#define LOOM_NAME_CASE(e, s, ...) \
+  case T::e:                      \
     return s;
-#define LOOM_PARSE_ENTRY(e, s) \
+#define LOOM_PARSE_ENTRY(e, s, ...) \
   if (name == s) return T::e;
 
 std::string_view opTypeName(UnaryOpType t) {
@@ -55,51 +55,5 @@ std::optional<ReductionOpType> parseReductionOpType(std::string_view name) {
 
 #undef LOOM_NAME_CASE
 #undef LOOM_PARSE_ENTRY
-
-bool isPredicateOp(BinaryOpType t) {
-  switch (t) {
-    case BinaryOpType::Eq:
-    case BinaryOpType::Ne:
-    case BinaryOpType::Lt:
-    case BinaryOpType::Le:
-    case BinaryOpType::Gt:
-    case BinaryOpType::Ge:
-    case BinaryOpType::LogicalAnd:
-    case BinaryOpType::LogicalOr:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool isPredicateOp(UnaryOpType t) { return t == UnaryOpType::LogicalNot || isUnaryTest(t); }
-
-bool isUnaryTest(UnaryOpType t) {
-  switch (t) {
-    case UnaryOpType::IsNan:
-    case UnaryOpType::IsInf:
-    case UnaryOpType::IsFinite:
-    case UnaryOpType::IsNegInf:
-    case UnaryOpType::IsPosInf:
-    case UnaryOpType::IsReal:
-    case UnaryOpType::Signbit: return true;
-    default: return false;
-  }
-}
-
-bool isBitwiseOp(UnaryOpType t) { return t == UnaryOpType::BitwiseNot; }
-
-bool isBitwiseOp(BinaryOpType t) {
-  switch (t) {
-    case BinaryOpType::BitwiseAnd:
-    case BinaryOpType::BitwiseOr:
-    case BinaryOpType::BitwiseXor:
-    case BinaryOpType::Lshift:
-    case BinaryOpType::Rshift:
-    case BinaryOpType::LogicalRshift:
-    case BinaryOpType::Gcd: return true;
-    default: return false;
-  }
-}
 
 }  // namespace loom::ir

@@ -9,7 +9,6 @@
 #include "loom/ir/complex_ops.h"
 #include "loom/ir/dispatch.h"
 #include "loom/ir/exprs.h"
-#include "loom/ir/float_only_ops.h"
 #include "loom/ir/fusion.h"
 #include "loom/ir/transforms.h"
 #include "loom/support/error.h"
@@ -250,21 +249,15 @@ bool isComparison(BinaryOpType t) {
 }
 
 // Bool arithmetic computes on 0 and 1 and tests the result for != 0 (what ops builds for bools);
-// division and remainders have no Bool meaning (they would divide by false).
+// division and remainders have no Bool meaning (they would divide by false), nor have the ops
+// whose kind takes numbers only (op_types.h).
 bool boolArithmetic(BinaryOpType t) {
-  switch (t) {
-    case BinaryOpType::Div:
-    case BinaryOpType::Fmod:
-    case BinaryOpType::Mod:
-    case BinaryOpType::CeilDiv:
-    case BinaryOpType::Remainder:
-    case BinaryOpType::Gcd:
-    case BinaryOpType::Lshift:
-    case BinaryOpType::Rshift:
-    case BinaryOpType::LogicalRshift:
-    case BinaryOpType::Atan2:
-    case BinaryOpType::Nextafter: return false;
-    default: return true;
+  switch (binaryKind(t)) {
+    case BinaryKind::Arithmetic: return t != BinaryOpType::Fmod;
+    case BinaryKind::Comparison:
+    case BinaryKind::Logical:
+    case BinaryKind::Bitwise: return true;
+    default: return false;
   }
 }
 

@@ -324,47 +324,13 @@ class Verifier {
   void visit(const kir::Stmt* s) {
     current_ = s;
     switch (s->kind()) {
-      case kir::NodeKind::ForLoop: {
-        auto* f = s->as<kir::ForLoop>();
-        require(f->index, "a loop index");
-        read(f->start, "the loop start");
-        read(f->stop, "the loop stop");
-        if (f->isParallel()) {
-          for (const kir::Stmt* e : enclosing_) {
-            auto* outer = e->dynCast<kir::ForLoop>();
-            if (outer != nullptr && outer->ptype == f->ptype) {
-              fail("parallel-not-nested", s,
-                   concat(ir::parallelTypeName(f->ptype), " loop ", f->index->name,
-                          " is inside another ", ir::parallelTypeName(f->ptype), " loop (",
-                          oneLine(outer), ")"));
-            }
-          }
-        }
-        return;  // visitScope walks the body, with the index declared
-      }
+      case kir::NodeKind::ForLoop: visitLoop(s); return;
       case kir::NodeKind::IfThenElse: {
         auto* i = s->as<kir::IfThenElse>();
         read(i->cond, "the condition");
         return;  // visitScope walks the branches
       }
-      case kir::NodeKind::Allocate: {
-        auto* a = s->as<kir::Allocate>();
-        require(a->buffer, "a buffer");
-        if (a->buffer->kind == kir::BufferKind::Param) {
-          fail("param-buffer", s, concat("param buffer ", a->buffer->name, " is allocated"));
-        }
-        read(a->buffer->size, "the buffer size");
-        if (allocated_.count(a->buffer)) {
-          fail("declared-once", s,
-               concat("buffer ", a->buffer->name,
-                      " is allocated again where its allocation is visible"));
-        }
-        declareName(a->buffer->name,
-                    a->buffer->kind == kir::BufferKind::Local ? "local buffer" : "shared buffer");
-        allocated_.insert(a->buffer);
-        buffer_log_.push_back(a->buffer);
-        return;
-      }
+      case kir::NodeKind::Allocate: visitAllocate(s); return;
       case kir::NodeKind::DeclareVar: {
         auto* d = s->as<kir::DeclareVar>();
         require(d->var, "a variable");
@@ -396,70 +362,10 @@ class Verifier {
         write(b->acc, "the accumulator of a BlockReduce");
         return;
       }
-      case kir::NodeKind::Welford: {
-        auto* w = s->as<kir::Welford>();
-        if (w->mode == kir::WelfordMode::Block) collective(s, "a block Welford");
-        int inputs = w->mode == kir::WelfordMode::Update    ? 1
-                     : w->mode == kir::WelfordMode::Combine ? 3
-                                                            : 0;
-        for (int k = 0; k < inputs; ++k) read(w->in[k], "a Welford input");
-        for (const kir::Var* v : {w->avg, w->m2, w->n}) {
-          require(v, "a Welford accumulator");
-          read(v, "a Welford accumulator");
-          write(v, "a Welford accumulator");
-        }
-        return;
-      }
-      case kir::NodeKind::GridReduce: {
-        auto* g = s->as<kir::GridReduce>();
-        collective(s, "a GridReduce");
-        if (g->work < 0 || size_t(2 * g->work + 1) >= kernel_.gridScratch.size()) {
-          fail("grid-scratch", s,
-               concat("call site ", g->work, " has no work and semaphore buffers (",
-                      kernel_.gridScratch.size(), " grid scratch buffers)"));
-        }
-        if (g->entrance != nullptr) read(g->entrance, "the entrance");
-        if (g->isWelford()) {
-          for (const kir::Var* v : g->welford) {
-            require(v, "a Welford accumulator");
-            read(v, "a Welford accumulator");
-            write(v, "a Welford accumulator of a GridReduce");
-          }
-        } else {
-          read(g->init, "the initial value");
-          require(g->acc, "an accumulator");
-          read(g->acc, "the accumulator");
-          write(g->acc, "the accumulator of a GridReduce");
-        }
-        write(g->last, "the last-block flag of a GridReduce");
-        return;
-      }
+      case kir::NodeKind::Welford: visitWelford(s); return;
+      case kir::NodeKind::GridReduce: visitGridReduce(s); return;
       case kir::NodeKind::Comment: return;
-      case kir::NodeKind::TensorOp: {
-        auto* t = s->as<kir::TensorOp>();
-        if (indexing_ran_) {
-          fail("no-tensor-op", s, "a TensorOp is left after indexing");
-        }
-        require(t->expr, "a tensor expr");
-        require(t->out, "an output tensor");
-        for (const kir::Var* v : {t->acc, t->m2, t->n}) {
-          if (v == nullptr) continue;
-          read(v, "the accumulator");
-          if (t->role == kir::TensorOpRole::Accumulate) write(v, "the accumulator of a TensorOp");
-        }
-        if (allocations_ran_) {
-          // A WriteResult reads only its accumulator.
-          if (t->role != kir::TensorOpRole::WriteResult) {
-            for (ir::Val* in : t->expr->inputs()) {
-              if (auto* tv = in->dynCast<ir::TensorView>()) accessTensor(tv, "read");
-            }
-          }
-          // An accumulation into a Var writes its tensor only in the WriteResult.
-          bool writes = t->role != kir::TensorOpRole::Accumulate || t->acc == nullptr;
-          if (writes) accessTensor(t->out, "written");
-        }
-        return;
-      }
+      case kir::NodeKind::TensorOp: visitTensorOp(s); return;
       case kir::NodeKind::VectorCopy: {
         auto* v = s->as<kir::VectorCopy>();
         require(v->src, "a source buffer");
@@ -471,6 +377,111 @@ class Verifier {
         return;
       }
       default: fail("complete", s, "a value where a statement belongs");
+    }
+  }
+
+  // A loop: its bounds, and a parallel loop not nested in one of its type (visitScope walks the
+  // body, with the index declared).
+  void visitLoop(const kir::Stmt* s) {
+    auto* f = s->as<kir::ForLoop>();
+    require(f->index, "a loop index");
+    read(f->start, "the loop start");
+    read(f->stop, "the loop stop");
+    if (f->isParallel()) {
+      for (const kir::Stmt* e : enclosing_) {
+        auto* outer = e->dynCast<kir::ForLoop>();
+        if (outer != nullptr && outer->ptype == f->ptype) {
+          fail("parallel-not-nested", s,
+               concat(ir::parallelTypeName(f->ptype), " loop ", f->index->name,
+                      " is inside another ", ir::parallelTypeName(f->ptype), " loop (",
+                      oneLine(outer), ")"));
+        }
+      }
+    }
+  }
+
+  // An allocation: of a local or shared buffer, once where it is visible.
+  void visitAllocate(const kir::Stmt* s) {
+    auto* a = s->as<kir::Allocate>();
+    require(a->buffer, "a buffer");
+    if (a->buffer->kind == kir::BufferKind::Param) {
+      fail("param-buffer", s, concat("param buffer ", a->buffer->name, " is allocated"));
+    }
+    read(a->buffer->size, "the buffer size");
+    if (allocated_.count(a->buffer)) {
+      fail("declared-once", s,
+           concat("buffer ", a->buffer->name,
+                  " is allocated again where its allocation is visible"));
+    }
+    declareName(a->buffer->name,
+                a->buffer->kind == kir::BufferKind::Local ? "local buffer" : "shared buffer");
+    allocated_.insert(a->buffer);
+    buffer_log_.push_back(a->buffer);
+  }
+
+  // A Welford update, combine or block step: its inputs and its three accumulators.
+  void visitWelford(const kir::Stmt* s) {
+    auto* w = s->as<kir::Welford>();
+    if (w->mode == kir::WelfordMode::Block) collective(s, "a block Welford");
+    int inputs = w->mode == kir::WelfordMode::Update    ? 1
+                 : w->mode == kir::WelfordMode::Combine ? 3
+                                                        : 0;
+    for (int k = 0; k < inputs; ++k) read(w->in[k], "a Welford input");
+    for (const kir::Var* v : {w->avg, w->m2, w->n}) {
+      require(v, "a Welford accumulator");
+      read(v, "a Welford accumulator");
+      write(v, "a Welford accumulator");
+    }
+  }
+
+  // A grid reduction: its scratch buffers, accumulators and last-block flag.
+  void visitGridReduce(const kir::Stmt* s) {
+    auto* g = s->as<kir::GridReduce>();
+    collective(s, "a GridReduce");
+    if (g->work < 0 || size_t(2 * g->work + 1) >= kernel_.gridScratch.size()) {
+      fail("grid-scratch", s,
+           concat("call site ", g->work, " has no work and semaphore buffers (",
+                  kernel_.gridScratch.size(), " grid scratch buffers)"));
+    }
+    if (g->entrance != nullptr) read(g->entrance, "the entrance");
+    if (g->isWelford()) {
+      for (const kir::Var* v : g->welford) {
+        require(v, "a Welford accumulator");
+        read(v, "a Welford accumulator");
+        write(v, "a Welford accumulator of a GridReduce");
+      }
+    } else {
+      read(g->init, "the initial value");
+      require(g->acc, "an accumulator");
+      read(g->acc, "the accumulator");
+      write(g->acc, "the accumulator of a GridReduce");
+    }
+    write(g->last, "the last-block flag of a GridReduce");
+  }
+
+  // A pre-indexing tensor op: none left after indexing; its tensors accessed once allocated.
+  void visitTensorOp(const kir::Stmt* s) {
+    auto* t = s->as<kir::TensorOp>();
+    if (indexing_ran_) {
+      fail("no-tensor-op", s, "a TensorOp is left after indexing");
+    }
+    require(t->expr, "a tensor expr");
+    require(t->out, "an output tensor");
+    for (const kir::Var* v : {t->acc, t->m2, t->n}) {
+      if (v == nullptr) continue;
+      read(v, "the accumulator");
+      if (t->role == kir::TensorOpRole::Accumulate) write(v, "the accumulator of a TensorOp");
+    }
+    if (allocations_ran_) {
+      // A WriteResult reads only its accumulator.
+      if (t->role != kir::TensorOpRole::WriteResult) {
+        for (ir::Val* in : t->expr->inputs()) {
+          if (auto* tv = in->dynCast<ir::TensorView>()) accessTensor(tv, "read");
+        }
+      }
+      // An accumulation into a Var writes its tensor only in the WriteResult.
+      bool writes = t->role != kir::TensorOpRole::Accumulate || t->acc == nullptr;
+      if (writes) accessTensor(t->out, "written");
     }
   }
 

@@ -123,180 +123,6 @@ TensorView* ternary(TernaryOpType t, std::array<Operand, 3> ops, std::array<Data
   });
 }
 
-}  // namespace
-
-TensorView* cast(TensorView* x, DataType dtype) {
-  if (x->dtype() == dtype) return x;
-  LOOM_CHECK(!isComplexType(x->dtype()) || isComplexType(dtype), "cast: ", x->toString(), " is ",
-             x->dtype(), ", and a complex value does not convert to ", dtype,
-             " (take real(x), imag(x) or abs(x) first)");
-  TensorView* out = detail::newTensor(detail::freshIds(detail::dims(x)), dtype);
-  IrBuilder::create<ir::UnaryOp>(UnaryOpType::Cast, out, x);
-  return out;
-}
-
-TensorView* neg(TensorView* x) {
-  LOOM_CHECK(x->dtype() != DataType::Bool, "neg: ", x->toString(),
-             " is Bool; negation is not defined for Bool (use logicalNot)");
-  return sameTypeUnary(UnaryOpType::Neg, x);
-}
-TensorView* abs(TensorView* x) {
-  if (isComplexType(x->dtype())) {  // the magnitude, of the part type
-    return unary(UnaryOpType::Abs, x, x->dtype(), complexPartType(x->dtype()));
-  }
-  return sameTypeUnary(UnaryOpType::Abs, x);
-}
-
-TensorView* real(TensorView* x) {
-  if (!isComplexType(x->dtype())) return x;  // as torch.real: a real tensor is its own real part
-  return unary(UnaryOpType::Real, x, x->dtype(), complexPartType(x->dtype()));
-}
-
-TensorView* imag(TensorView* x) {
-  LOOM_CHECK(isComplexType(x->dtype()), "imag: ", x->toString(), " is ", x->dtype(),
-             "; imag is defined for complex tensors only");
-  return unary(UnaryOpType::Imag, x, x->dtype(), complexPartType(x->dtype()));
-}
-
-TensorView* conj(TensorView* x) {
-  if (!isComplexType(x->dtype())) return x;  // as torch.conj
-  return unary(UnaryOpType::Conj, x, x->dtype(), x->dtype());
-}
-
-TensorView* complex(Operand real_part, Operand imag_part) {
-  for (const Operand* o : {&real_part, &imag_part}) {
-    const DataType t = o->val()->dtype();
-    LOOM_CHECK(t == DataType::Float32 || t == DataType::Float64 || !o->isTensor(),
-               "complex: ", o->val()->toString(), " is ", t,
-               "; complex takes f32 or f64 parts (as torch.complex)");
-    LOOM_CHECK(!isComplexType(t), "complex: ", o->val()->toString(), " is already complex");
-  }
-  std::array<Operand, 2> parts{real_part, imag_part};
-  const DataType part = computeType(parts, PromotionKind::IntToFloat);
-  const DataType ct = complexTypeOf(part);
-  // real + imag * i, built from the primitive ops so that every layer already knows its meaning.
-  Scalar* i_unit = IrBuilder::constant(std::complex<double>(0.0, 1.0), ct);
-  return add(castTo(real_part.val(), ct), mul(castTo(imag_part.val(), ct), i_unit));
-}
-TensorView* exp(TensorView* x) { return floatingUnary(UnaryOpType::Exp, x); }
-TensorView* exp2(TensorView* x) { return floatingUnary(UnaryOpType::Exp2, x); }
-TensorView* log(TensorView* x) { return floatingUnary(UnaryOpType::Log, x); }
-TensorView* log2(TensorView* x) { return floatingUnary(UnaryOpType::Log2, x); }
-TensorView* sqrt(TensorView* x) { return floatingUnary(UnaryOpType::Sqrt, x); }
-TensorView* rsqrt(TensorView* x) { return floatingUnary(UnaryOpType::Rsqrt, x); }
-TensorView* reciprocal(TensorView* x) { return floatingUnary(UnaryOpType::Reciprocal, x); }
-TensorView* sin(TensorView* x) { return floatingUnary(UnaryOpType::Sin, x); }
-TensorView* cos(TensorView* x) { return floatingUnary(UnaryOpType::Cos, x); }
-TensorView* tanh(TensorView* x) { return floatingUnary(UnaryOpType::Tanh, x); }
-TensorView* sigmoid(TensorView* x) { return floatingUnary(UnaryOpType::Sigmoid, x); }
-TensorView* relu(TensorView* x) { return sameTypeUnary(UnaryOpType::Relu, x); }
-TensorView* silu(TensorView* x) { return floatingUnary(UnaryOpType::Silu, x); }
-TensorView* erf(TensorView* x) { return floatingUnary(UnaryOpType::Erf, x); }
-TensorView* floor(TensorView* x) { return sameTypeUnary(UnaryOpType::Floor, x); }
-TensorView* ceil(TensorView* x) { return sameTypeUnary(UnaryOpType::Ceil, x); }
-TensorView* round(TensorView* x) { return sameTypeUnary(UnaryOpType::Round, x); }
-TensorView* sign(TensorView* x) { return sameTypeUnary(UnaryOpType::Sign, x); }
-
-TensorView* isNan(TensorView* x) {
-  std::array<Operand, 1> ops{x};
-  return unary(UnaryOpType::IsNan, x, computeType(ops, PromotionKind::Default), DataType::Bool);
-}
-TensorView* isInf(TensorView* x) {
-  std::array<Operand, 1> ops{x};
-  return unary(UnaryOpType::IsInf, x, computeType(ops, PromotionKind::Default), DataType::Bool);
-}
-TensorView* logicalNot(TensorView* x) {
-  return unary(UnaryOpType::LogicalNot, x, DataType::Bool, DataType::Bool);
-}
-
-TensorView* gelu(TensorView* x, GeluApproximation approximation) {
-  std::array<Operand, 1> ops{x};
-  TensorView* xc = cast(x, computeType(ops, PromotionKind::IntToFloat));
-  TensorView* half_x = mul(xc, 0.5);
-  if (approximation == GeluApproximation::None) {
-    // 0.5 * x * (1 + erf(x / sqrt(2)))
-    return mul(half_x, add(erf(mul(xc, std::numbers::sqrt2 / 2.0)), 1.0));
-  }
-  // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
-  const double k = std::sqrt(2.0 / std::numbers::pi);
-  TensorView* cube = mul(xc, mul(xc, xc));
-  TensorView* inner = mul(add(xc, mul(cube, 0.044715)), k);
-  return mul(half_x, add(tanh(inner), 1.0));
-}
-
-TensorView* add(Operand a, Operand b) {
-  return binary(BinaryOpType::Add, a, b, PromotionKind::Default);
-}
-TensorView* sub(Operand a, Operand b) {
-  return binary(BinaryOpType::Sub, a, b, PromotionKind::Default);
-}
-TensorView* mul(Operand a, Operand b) {
-  return binary(BinaryOpType::Mul, a, b, PromotionKind::Default);
-}
-TensorView* div(Operand a, Operand b) {
-  return binary(BinaryOpType::Div, a, b, PromotionKind::IntToFloat);
-}
-TensorView* pow(Operand a, Operand b) {
-  return binary(BinaryOpType::Pow, a, b, PromotionKind::Default);
-}
-TensorView* fmod(Operand a, Operand b) {
-  return binary(BinaryOpType::Fmod, a, b, PromotionKind::Default);
-}
-TensorView* maximum(Operand a, Operand b) {
-  return binary(BinaryOpType::Max, a, b, PromotionKind::Default);
-}
-TensorView* minimum(Operand a, Operand b) {
-  return binary(BinaryOpType::Min, a, b, PromotionKind::Default);
-}
-TensorView* eq(Operand a, Operand b) {
-  return binary(BinaryOpType::Eq, a, b, PromotionKind::Comparison);
-}
-TensorView* ne(Operand a, Operand b) {
-  return binary(BinaryOpType::Ne, a, b, PromotionKind::Comparison);
-}
-TensorView* lt(Operand a, Operand b) {
-  return binary(BinaryOpType::Lt, a, b, PromotionKind::Comparison);
-}
-TensorView* le(Operand a, Operand b) {
-  return binary(BinaryOpType::Le, a, b, PromotionKind::Comparison);
-}
-TensorView* gt(Operand a, Operand b) {
-  return binary(BinaryOpType::Gt, a, b, PromotionKind::Comparison);
-}
-TensorView* ge(Operand a, Operand b) {
-  return binary(BinaryOpType::Ge, a, b, PromotionKind::Comparison);
-}
-TensorView* logicalAnd(Operand a, Operand b) {
-  return logicalBinary(BinaryOpType::LogicalAnd, a, b);
-}
-TensorView* logicalOr(Operand a, Operand b) {
-  return logicalBinary(BinaryOpType::LogicalOr, a, b);
-}
-
-TensorView* where(Operand cond, Operand a, Operand b) {
-  LOOM_CHECK(cond.val()->dtype() == DataType::Bool, "where: condition ", cond.val()->toString(),
-             " must be Bool, got ", cond.val()->dtype());
-  std::array<Operand, 2> values{a, b};
-  DataType ct = computeType(values, PromotionKind::Default);
-  return ternary(TernaryOpType::Where, {cond, a, b}, {DataType::Bool, ct, ct}, ct);
-}
-
-TensorView* clamp(Operand x, Operand lo, Operand hi) {
-  std::array<Operand, 3> ops{x, lo, hi};
-  DataType ct = computeType(ops, PromotionKind::Default);
-  return ternary(TernaryOpType::Clamp, ops, {ct, ct, ct}, ct);
-}
-
-TensorView* lerp(Operand start, Operand end, Operand weight) {
-  std::array<Operand, 3> ops{start, end, weight};
-  DataType ct = computeType(ops, PromotionKind::IntToFloat);
-  return ternary(TernaryOpType::Lerp, ops, {ct, ct, ct}, ct);
-}
-
-// ---- nvFuser's further elementwise ops (issue 36) ---------------------------------------------
-
-namespace {
-
 bool integralOrBool(DataType t) { return isIntegralType(t) || t == DataType::Bool; }
 
 // The promoted type of a binary op's operands (before half widening), checked against what the
@@ -320,89 +146,226 @@ void checkNotBool(std::string_view op, const Operand& a, const Operand& b) {
       op, a, b, [](DataType t) { return t != DataType::Bool; }, "numbers (not Bool)");
 }
 
+// The parts of a complex number; real and conj of a real tensor are the tensor (torch's rules).
+TensorView* complexPart(UnaryOpType t, TensorView* x) {
+  const DataType dt = x->dtype();
+  if (t == UnaryOpType::Imag) {
+    LOOM_CHECK(isComplexType(dt), "imag: ", x->toString(), " is ", dt,
+               "; imag is defined for complex tensors only");
+  }
+  if (!isComplexType(dt)) return x;
+  return unary(t, x, dt, t == UnaryOpType::Conj ? dt : complexPartType(dt));
+}
+
 }  // namespace
 
-TensorView* acos(TensorView* x) { return floatingUnary(UnaryOpType::Acos, x); }
-TensorView* acosh(TensorView* x) { return floatingUnary(UnaryOpType::Acosh, x); }
-TensorView* asin(TensorView* x) { return floatingUnary(UnaryOpType::Asin, x); }
-TensorView* asinh(TensorView* x) { return floatingUnary(UnaryOpType::Asinh, x); }
-TensorView* atan(TensorView* x) { return floatingUnary(UnaryOpType::Atan, x); }
-TensorView* atanh(TensorView* x) { return floatingUnary(UnaryOpType::Atanh, x); }
-TensorView* cosh(TensorView* x) { return floatingUnary(UnaryOpType::Cosh, x); }
-TensorView* sinh(TensorView* x) { return floatingUnary(UnaryOpType::Sinh, x); }
-TensorView* tan(TensorView* x) { return floatingUnary(UnaryOpType::Tan, x); }
-TensorView* erfc(TensorView* x) { return floatingUnary(UnaryOpType::Erfc, x); }
-TensorView* erfinv(TensorView* x) { return floatingUnary(UnaryOpType::Erfinv, x); }
-TensorView* erfcinv(TensorView* x) { return floatingUnary(UnaryOpType::Erfcinv, x); }
-TensorView* expm1(TensorView* x) { return floatingUnary(UnaryOpType::Expm1, x); }
-TensorView* log10(TensorView* x) { return floatingUnary(UnaryOpType::Log10, x); }
-TensorView* log1p(TensorView* x) { return floatingUnary(UnaryOpType::Log1p, x); }
-TensorView* lgamma(TensorView* x) { return floatingUnary(UnaryOpType::Lgamma, x); }
-TensorView* trunc(TensorView* x) { return sameTypeUnary(UnaryOpType::Trunc, x); }
-TensorView* frac(TensorView* x) {
-  LOOM_CHECK(x->dtype() != DataType::Bool, "frac: ", x->toString(), " is Bool; frac takes numbers");
-  return sameTypeUnary(UnaryOpType::Frac, x);
-}
-TensorView* signbit(TensorView* x) { return testUnary(UnaryOpType::Signbit, x); }
-TensorView* isFinite(TensorView* x) { return testUnary(UnaryOpType::IsFinite, x); }
-TensorView* isNegInf(TensorView* x) { return testUnary(UnaryOpType::IsNegInf, x); }
-TensorView* isPosInf(TensorView* x) { return testUnary(UnaryOpType::IsPosInf, x); }
-TensorView* isReal(TensorView* x) { return testUnary(UnaryOpType::IsReal, x); }
-TensorView* bitwiseNot(TensorView* x) {
-  LOOM_CHECK(integralOrBool(x->dtype()), "bitwise_not: ", x->toString(), " is ", x->dtype(),
-             "; bitwise_not takes integers or Bool");
-  return sameTypeUnary(UnaryOpType::BitwiseNot, x);
+TensorView* cast(TensorView* x, DataType dtype) {
+  if (x->dtype() == dtype) return x;
+  LOOM_CHECK(!isComplexType(x->dtype()) || isComplexType(dtype), "cast: ", x->toString(), " is ",
+             x->dtype(), ", and a complex value does not convert to ", dtype,
+             " (take real(x), imag(x) or abs(x) first)");
+  TensorView* out = detail::newTensor(detail::freshIds(detail::dims(x)), dtype);
+  IrBuilder::create<ir::UnaryOp>(UnaryOpType::Cast, out, x);
+  return out;
 }
 
-TensorView* cDiv(Operand a, Operand b) {
-  checkNotBool("div", a, b);
-  return binary(BinaryOpType::Div, a, b, PromotionKind::Default);
+TensorView* unaryOp(UnaryOpType t, TensorView* x) {
+  const std::string_view name = ir::opTypeName(t);
+  const DataType dt = x->dtype();
+  switch (t) {  // the rules beyond the op's kind
+    case UnaryOpType::Neg:
+      LOOM_CHECK(dt != DataType::Bool, "neg: ", x->toString(),
+                 " is Bool; negation is not defined for Bool (use logicalNot)");
+      break;
+    case UnaryOpType::Frac:
+      LOOM_CHECK(dt != DataType::Bool, "frac: ", x->toString(), " is Bool; frac takes numbers");
+      break;
+    case UnaryOpType::Abs:  // the magnitude of a complex value, of the part type
+      if (isComplexType(dt)) return unary(t, x, dt, complexPartType(dt));
+      break;
+    default: break;
+  }
+  switch (ir::unaryKind(t)) {
+    case ir::UnaryKind::Floating: return floatingUnary(t, x);
+    case ir::UnaryKind::SameType: return sameTypeUnary(t, x);
+    case ir::UnaryKind::Test: return testUnary(t, x);
+    case ir::UnaryKind::Logical: return unary(t, x, DataType::Bool, DataType::Bool);
+    case ir::UnaryKind::Bitwise:
+      LOOM_CHECK(integralOrBool(dt), name, ": ", x->toString(), " is ", dt, "; ", name,
+                 " takes integers or Bool");
+      return sameTypeUnary(t, x);
+    case ir::UnaryKind::ComplexPart: return complexPart(t, x);
+    case ir::UnaryKind::Cast: break;
+  }
+  LOOM_CHECK(false, "cast: unaryOp has no dtype to convert ", x->toString(),
+             " to; use ops::cast(x, dtype)");
+  LOOM_UNREACHABLE();
 }
-TensorView* mod(Operand a, Operand b) {
-  checkNotBool("mod", a, b);
-  return binary(BinaryOpType::Mod, a, b, PromotionKind::Default);
+
+TensorView* binaryOp(BinaryOpType t, Operand a, Operand b) {
+  const std::string_view name = ir::opTypeName(t);
+  switch (ir::binaryKind(t)) {
+    case ir::BinaryKind::Arithmetic: return binary(t, a, b, PromotionKind::Default);
+    case ir::BinaryKind::NotBool:
+      checkNotBool(name, a, b);
+      return binary(t, a, b, PromotionKind::Default);
+    case ir::BinaryKind::Floating: return binary(t, a, b, PromotionKind::IntToFloat);
+    case ir::BinaryKind::FloatOnly:
+      checkedResult(
+          name, a, b, [](DataType d) { return d == DataType::Float32 || d == DataType::Float64; },
+          "Float32 or Float64 operands");
+      return binary(t, a, b, PromotionKind::Default);
+    case ir::BinaryKind::Comparison: return binary(t, a, b, PromotionKind::Comparison);
+    case ir::BinaryKind::Logical: return logicalBinary(t, a, b);
+    case ir::BinaryKind::Bitwise:
+      checkedResult(name, a, b, integralOrBool, "integers or Bool");
+      return binary(t, a, b, PromotionKind::Default);
+    case ir::BinaryKind::Integer:
+      checkedResult(name, a, b, isIntegralType, "integers");
+      return binary(t, a, b, PromotionKind::Default);
+    case ir::BinaryKind::Index: break;
+  }
+  LOOM_CHECK(false, name, " is index math; the ops build no tensor op of it");
+  LOOM_UNREACHABLE();
 }
-TensorView* remainder(Operand a, Operand b) {
-  checkNotBool("remainder", a, b);
-  return binary(BinaryOpType::Remainder, a, b, PromotionKind::Default);
+
+TensorView* neg(TensorView* x) { return unaryOp(UnaryOpType::Neg, x); }
+TensorView* abs(TensorView* x) { return unaryOp(UnaryOpType::Abs, x); }
+TensorView* real(TensorView* x) { return unaryOp(UnaryOpType::Real, x); }
+TensorView* imag(TensorView* x) { return unaryOp(UnaryOpType::Imag, x); }
+TensorView* conj(TensorView* x) { return unaryOp(UnaryOpType::Conj, x); }
+
+TensorView* complex(Operand real_part, Operand imag_part) {
+  for (const Operand* o : {&real_part, &imag_part}) {
+    const DataType t = o->val()->dtype();
+    LOOM_CHECK(t == DataType::Float32 || t == DataType::Float64 || !o->isTensor(),
+               "complex: ", o->val()->toString(), " is ", t,
+               "; complex takes f32 or f64 parts (as torch.complex)");
+    LOOM_CHECK(!isComplexType(t), "complex: ", o->val()->toString(), " is already complex");
+  }
+  std::array<Operand, 2> parts{real_part, imag_part};
+  const DataType part = computeType(parts, PromotionKind::IntToFloat);
+  const DataType ct = complexTypeOf(part);
+  // real + imag * i, built from the primitive ops so that every layer already knows its meaning.
+  Scalar* i_unit = IrBuilder::constant(std::complex<double>(0.0, 1.0), ct);
+  return add(castTo(real_part.val(), ct), mul(castTo(imag_part.val(), ct), i_unit));
 }
-TensorView* atan2(Operand a, Operand b) {
-  return binary(BinaryOpType::Atan2, a, b, PromotionKind::IntToFloat);
+TensorView* exp(TensorView* x) { return unaryOp(UnaryOpType::Exp, x); }
+TensorView* exp2(TensorView* x) { return unaryOp(UnaryOpType::Exp2, x); }
+TensorView* log(TensorView* x) { return unaryOp(UnaryOpType::Log, x); }
+TensorView* log2(TensorView* x) { return unaryOp(UnaryOpType::Log2, x); }
+TensorView* sqrt(TensorView* x) { return unaryOp(UnaryOpType::Sqrt, x); }
+TensorView* rsqrt(TensorView* x) { return unaryOp(UnaryOpType::Rsqrt, x); }
+TensorView* reciprocal(TensorView* x) { return unaryOp(UnaryOpType::Reciprocal, x); }
+TensorView* sin(TensorView* x) { return unaryOp(UnaryOpType::Sin, x); }
+TensorView* cos(TensorView* x) { return unaryOp(UnaryOpType::Cos, x); }
+TensorView* tanh(TensorView* x) { return unaryOp(UnaryOpType::Tanh, x); }
+TensorView* sigmoid(TensorView* x) { return unaryOp(UnaryOpType::Sigmoid, x); }
+TensorView* relu(TensorView* x) { return unaryOp(UnaryOpType::Relu, x); }
+TensorView* silu(TensorView* x) { return unaryOp(UnaryOpType::Silu, x); }
+TensorView* erf(TensorView* x) { return unaryOp(UnaryOpType::Erf, x); }
+TensorView* floor(TensorView* x) { return unaryOp(UnaryOpType::Floor, x); }
+TensorView* ceil(TensorView* x) { return unaryOp(UnaryOpType::Ceil, x); }
+TensorView* round(TensorView* x) { return unaryOp(UnaryOpType::Round, x); }
+TensorView* sign(TensorView* x) { return unaryOp(UnaryOpType::Sign, x); }
+
+TensorView* isNan(TensorView* x) { return unaryOp(UnaryOpType::IsNan, x); }
+TensorView* isInf(TensorView* x) { return unaryOp(UnaryOpType::IsInf, x); }
+TensorView* logicalNot(TensorView* x) { return unaryOp(UnaryOpType::LogicalNot, x); }
+
+TensorView* gelu(TensorView* x, GeluApproximation approximation) {
+  std::array<Operand, 1> ops{x};
+  TensorView* xc = cast(x, computeType(ops, PromotionKind::IntToFloat));
+  TensorView* half_x = mul(xc, 0.5);
+  if (approximation == GeluApproximation::None) {
+    // 0.5 * x * (1 + erf(x / sqrt(2)))
+    return mul(half_x, add(erf(mul(xc, std::numbers::sqrt2 / 2.0)), 1.0));
+  }
+  // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  TensorView* cube = mul(xc, mul(xc, xc));
+  TensorView* inner = mul(add(xc, mul(cube, 0.044715)), k);
+  return mul(half_x, add(tanh(inner), 1.0));
 }
-TensorView* nextafter(Operand a, Operand b) {
-  checkedResult(
-      "nextafter", a, b,
-      [](DataType t) { return t == DataType::Float32 || t == DataType::Float64; },
-      "Float32 or Float64 operands");
-  return binary(BinaryOpType::Nextafter, a, b, PromotionKind::Default);
+
+TensorView* add(Operand a, Operand b) { return binaryOp(BinaryOpType::Add, a, b); }
+TensorView* sub(Operand a, Operand b) { return binaryOp(BinaryOpType::Sub, a, b); }
+TensorView* mul(Operand a, Operand b) { return binaryOp(BinaryOpType::Mul, a, b); }
+TensorView* div(Operand a, Operand b) {
+  return binary(BinaryOpType::Div, a, b, PromotionKind::IntToFloat);
 }
-TensorView* gcd(Operand a, Operand b) {
-  checkedResult("gcd", a, b, isIntegralType, "integers");
-  return binary(BinaryOpType::Gcd, a, b, PromotionKind::Default);
+TensorView* pow(Operand a, Operand b) { return binaryOp(BinaryOpType::Pow, a, b); }
+TensorView* fmod(Operand a, Operand b) { return binaryOp(BinaryOpType::Fmod, a, b); }
+TensorView* maximum(Operand a, Operand b) { return binaryOp(BinaryOpType::Max, a, b); }
+TensorView* minimum(Operand a, Operand b) { return binaryOp(BinaryOpType::Min, a, b); }
+TensorView* eq(Operand a, Operand b) { return binaryOp(BinaryOpType::Eq, a, b); }
+TensorView* ne(Operand a, Operand b) { return binaryOp(BinaryOpType::Ne, a, b); }
+TensorView* lt(Operand a, Operand b) { return binaryOp(BinaryOpType::Lt, a, b); }
+TensorView* le(Operand a, Operand b) { return binaryOp(BinaryOpType::Le, a, b); }
+TensorView* gt(Operand a, Operand b) { return binaryOp(BinaryOpType::Gt, a, b); }
+TensorView* ge(Operand a, Operand b) { return binaryOp(BinaryOpType::Ge, a, b); }
+TensorView* logicalAnd(Operand a, Operand b) { return binaryOp(BinaryOpType::LogicalAnd, a, b); }
+TensorView* logicalOr(Operand a, Operand b) { return binaryOp(BinaryOpType::LogicalOr, a, b); }
+
+TensorView* where(Operand cond, Operand a, Operand b) {
+  LOOM_CHECK(cond.val()->dtype() == DataType::Bool, "where: condition ", cond.val()->toString(),
+             " must be Bool, got ", cond.val()->dtype());
+  std::array<Operand, 2> values{a, b};
+  DataType ct = computeType(values, PromotionKind::Default);
+  return ternary(TernaryOpType::Where, {cond, a, b}, {DataType::Bool, ct, ct}, ct);
 }
-TensorView* bitwiseAnd(Operand a, Operand b) {
-  checkedResult("bitwise_and", a, b, integralOrBool, "integers or Bool");
-  return binary(BinaryOpType::BitwiseAnd, a, b, PromotionKind::Default);
+
+TensorView* clamp(Operand x, Operand lo, Operand hi) {
+  std::array<Operand, 3> ops{x, lo, hi};
+  DataType ct = computeType(ops, PromotionKind::Default);
+  return ternary(TernaryOpType::Clamp, ops, {ct, ct, ct}, ct);
 }
-TensorView* bitwiseOr(Operand a, Operand b) {
-  checkedResult("bitwise_or", a, b, integralOrBool, "integers or Bool");
-  return binary(BinaryOpType::BitwiseOr, a, b, PromotionKind::Default);
+
+TensorView* lerp(Operand start, Operand end, Operand weight) {
+  std::array<Operand, 3> ops{start, end, weight};
+  DataType ct = computeType(ops, PromotionKind::IntToFloat);
+  return ternary(TernaryOpType::Lerp, ops, {ct, ct, ct}, ct);
 }
-TensorView* bitwiseXor(Operand a, Operand b) {
-  checkedResult("bitwise_xor", a, b, integralOrBool, "integers or Bool");
-  return binary(BinaryOpType::BitwiseXor, a, b, PromotionKind::Default);
-}
-TensorView* bitwiseLeftShift(Operand a, Operand b) {
-  checkedResult("bitwise_left_shift", a, b, isIntegralType, "integers");
-  return binary(BinaryOpType::Lshift, a, b, PromotionKind::Default);
-}
-TensorView* bitwiseRightShift(Operand a, Operand b) {
-  checkedResult("bitwise_right_shift", a, b, isIntegralType, "integers");
-  return binary(BinaryOpType::Rshift, a, b, PromotionKind::Default);
-}
+
+// nvFuser's further elementwise ops (issue 36).
+TensorView* acos(TensorView* x) { return unaryOp(UnaryOpType::Acos, x); }
+TensorView* acosh(TensorView* x) { return unaryOp(UnaryOpType::Acosh, x); }
+TensorView* asin(TensorView* x) { return unaryOp(UnaryOpType::Asin, x); }
+TensorView* asinh(TensorView* x) { return unaryOp(UnaryOpType::Asinh, x); }
+TensorView* atan(TensorView* x) { return unaryOp(UnaryOpType::Atan, x); }
+TensorView* atanh(TensorView* x) { return unaryOp(UnaryOpType::Atanh, x); }
+TensorView* cosh(TensorView* x) { return unaryOp(UnaryOpType::Cosh, x); }
+TensorView* sinh(TensorView* x) { return unaryOp(UnaryOpType::Sinh, x); }
+TensorView* tan(TensorView* x) { return unaryOp(UnaryOpType::Tan, x); }
+TensorView* erfc(TensorView* x) { return unaryOp(UnaryOpType::Erfc, x); }
+TensorView* erfinv(TensorView* x) { return unaryOp(UnaryOpType::Erfinv, x); }
+TensorView* erfcinv(TensorView* x) { return unaryOp(UnaryOpType::Erfcinv, x); }
+TensorView* expm1(TensorView* x) { return unaryOp(UnaryOpType::Expm1, x); }
+TensorView* log10(TensorView* x) { return unaryOp(UnaryOpType::Log10, x); }
+TensorView* log1p(TensorView* x) { return unaryOp(UnaryOpType::Log1p, x); }
+TensorView* lgamma(TensorView* x) { return unaryOp(UnaryOpType::Lgamma, x); }
+TensorView* trunc(TensorView* x) { return unaryOp(UnaryOpType::Trunc, x); }
+TensorView* frac(TensorView* x) { return unaryOp(UnaryOpType::Frac, x); }
+TensorView* signbit(TensorView* x) { return unaryOp(UnaryOpType::Signbit, x); }
+TensorView* isFinite(TensorView* x) { return unaryOp(UnaryOpType::IsFinite, x); }
+TensorView* isNegInf(TensorView* x) { return unaryOp(UnaryOpType::IsNegInf, x); }
+TensorView* isPosInf(TensorView* x) { return unaryOp(UnaryOpType::IsPosInf, x); }
+TensorView* isReal(TensorView* x) { return unaryOp(UnaryOpType::IsReal, x); }
+TensorView* bitwiseNot(TensorView* x) { return unaryOp(UnaryOpType::BitwiseNot, x); }
+
+TensorView* cDiv(Operand a, Operand b) { return binaryOp(BinaryOpType::Div, a, b); }
+TensorView* mod(Operand a, Operand b) { return binaryOp(BinaryOpType::Mod, a, b); }
+TensorView* remainder(Operand a, Operand b) { return binaryOp(BinaryOpType::Remainder, a, b); }
+TensorView* atan2(Operand a, Operand b) { return binaryOp(BinaryOpType::Atan2, a, b); }
+TensorView* nextafter(Operand a, Operand b) { return binaryOp(BinaryOpType::Nextafter, a, b); }
+TensorView* gcd(Operand a, Operand b) { return binaryOp(BinaryOpType::Gcd, a, b); }
+TensorView* bitwiseAnd(Operand a, Operand b) { return binaryOp(BinaryOpType::BitwiseAnd, a, b); }
+TensorView* bitwiseOr(Operand a, Operand b) { return binaryOp(BinaryOpType::BitwiseOr, a, b); }
+TensorView* bitwiseXor(Operand a, Operand b) { return binaryOp(BinaryOpType::BitwiseXor, a, b); }
+TensorView* bitwiseLeftShift(Operand a, Operand b) { return binaryOp(BinaryOpType::Lshift, a, b); }
+TensorView* bitwiseRightShift(Operand a, Operand b) { return binaryOp(BinaryOpType::Rshift, a, b); }
 TensorView* logicalRightShift(Operand a, Operand b) {
-  checkedResult("logical_right_shift", a, b, isIntegralType, "integers");
-  return binary(BinaryOpType::LogicalRshift, a, b, PromotionKind::Default);
+  return binaryOp(BinaryOpType::LogicalRshift, a, b);
 }
 
 TensorView* addcmul(Operand a, Operand b, Operand c, Operand value) {

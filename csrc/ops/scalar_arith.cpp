@@ -8,7 +8,6 @@
 #include "loom/ir/builder.h"
 #include "loom/ir/complex_ops.h"
 #include "loom/ir/exprs.h"
-#include "loom/ir/float_only_ops.h"
 #include "loom/support/error.h"
 
 namespace loom::ops {
@@ -59,35 +58,36 @@ Scalar* castTo(Scalar* s, DataType dtype) {
   return out;
 }
 
-bool givesFloat(BinaryOpType op) { return op == BinaryOpType::Div || op == BinaryOpType::Atan2; }
+// scalarBinary's Div is true division (scalarCDiv builds C's); atan2 and the floating functions
+// are floating by their kind.
+bool givesFloat(BinaryOpType op) {
+  return op == BinaryOpType::Div || ir::binaryKind(op) == ir::BinaryKind::Floating;
+}
 
 bool givesFloat(UnaryOpType op) { return ir::isFloatOnlyOp(op); }
 
-// The dtypes an op takes, as its tensor form checks them (ops::gcd, ops::bitwiseAnd, ...).
+// The dtypes an op takes (its kind, op_types.h), as its tensor form checks them.
 void checkOperandTypes(std::string_view name, BinaryOpType op, DataType compute) {
-  switch (op) {
-    case BinaryOpType::Gcd:
-    case BinaryOpType::Lshift:
-    case BinaryOpType::Rshift:
-    case BinaryOpType::LogicalRshift:
+  switch (ir::binaryKind(op)) {
+    case ir::BinaryKind::Integer:
       LOOM_CHECK(isIntegralType(compute), name, ": takes integers, got ", compute);
       break;
-    case BinaryOpType::BitwiseAnd:
-    case BinaryOpType::BitwiseOr:
-    case BinaryOpType::BitwiseXor:
+    case ir::BinaryKind::Bitwise:
       LOOM_CHECK(!isFloatingType(compute), name, ": takes integers or Bool, got ", compute);
       break;
-    case BinaryOpType::Nextafter:
+    case ir::BinaryKind::FloatOnly:
       LOOM_CHECK(compute == DataType::Float32 || compute == DataType::Float64, name,
                  ": takes Float32 or Float64, got ", compute);
       break;
-    case BinaryOpType::Div:
-    case BinaryOpType::Mod:
-    case BinaryOpType::Fmod:
-    case BinaryOpType::Remainder:
+    case ir::BinaryKind::NotBool:
       LOOM_CHECK(compute != DataType::Bool, name, ": takes numbers, not Bool");
       break;
-    default: break;
+    default:
+      // fmod has no Bool meaning either (the verifier refuses it); its tensor form leaves that
+      // to the verifier, scalar arithmetic says it here.
+      LOOM_CHECK(op != BinaryOpType::Fmod || compute != DataType::Bool, name,
+                 ": takes numbers, not Bool");
+      break;
   }
 }
 

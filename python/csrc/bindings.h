@@ -19,7 +19,7 @@ namespace nb = nanobind;
 void bindErrors(nb::module_& m);       // errors.cpp: Error, UserError, ... and the translator
 void bindTensors(nb::module_& m);      // tensors.cpp: DataType, Tensor, from_dlpack
 void bindIr(nb::module_& m);           // ir.cpp: Fusion, Val, TensorView, Scalar, IterDomain
-void bindOps(nb::module_& m);          // ops.cpp: the op layer, one function per Loom op
+void bindOps(nb::module_& m);          // ops.cpp: the op layer, one file per theme (op_args.h)
 void bindSchedule(nb::module_& m);     // schedule.cpp: ParallelType, TensorView scheduling
 void bindExecute(nb::module_& m);      // execute.cpp: FusionExecutorCache and KernelExecutor
 void bindMultidevice(nb::module_& m);  // multidevice.cpp: DeviceMesh, Communicator, shards

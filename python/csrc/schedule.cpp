@@ -67,9 +67,8 @@ ir::Contiguity contiguityArg(nb::handle c, size_t n) {
   return nb::cast<ir::Contiguity>(c);
 }
 
-}  // namespace
-
-void bindSchedule(nb::module_& m) {
+// The scheduling enums.
+void bindScheduleEnums(nb::module_& m) {
   nb::enum_<ir::ParallelType>(m, "ParallelType", "Loom's parallel types (ir/iter_domain.h).")
       .value("Serial", ir::ParallelType::Serial)
       .value("DIDx", ir::ParallelType::DIDx)
@@ -88,7 +87,10 @@ void bindSchedule(nb::module_& m) {
       .value("Local", ir::MemoryType::Local)
       .value("Shared", ir::MemoryType::Shared)
       .value("Global", ir::MemoryType::Global);
+}
 
+// Loop-domain transforms: parallelize an ID; split, merge, flatten, reorder a tensor's loop axes.
+void bindLoopTransforms() {
   nb::handle id_cls = nb::type<ir::IterDomain>();
   defMethod(
       id_cls, "parallelize",
@@ -151,6 +153,10 @@ void bindSchedule(nb::module_& m) {
       },
       nb::arg("old2new"),
       "A dict {old position: new position}, or a list (new axis i is old axis list[i]).");
+}
+
+// Where and how a tensor lives: its device mesh, allocation domain, contiguity and memory type.
+void bindLayout(nb::handle tv_cls) {
   defMethod(
       tv_cls, "set_device_mesh",
       [](nb::handle self, const ir::DeviceMesh& mesh) {
@@ -189,6 +195,10 @@ void bindSchedule(nb::module_& m) {
         mutableTv(self, "set_memory_type")->setMemoryType(enumArg<ir::MemoryType>(t, "MemoryType"));
       },
       nb::arg("memory_type"));
+}
+
+// Tensors a schedule adds: rfactor's partial result and the caches.
+void bindCaching(nb::handle tv_cls) {
   defMethod(
       tv_cls, "rfactor",
       [](nb::handle self, const std::vector<int64_t>& axes) {
@@ -204,7 +214,10 @@ void bindSchedule(nb::module_& m) {
   defMethod(tv_cls, "cache_fork", [](nb::handle self) {
     return nodeRef(transform::cacheFork(mutableTv(self, "cache_fork")), self);
   });
+}
 
+// Whole-fusion steps from a reference tensor.
+void bindPropagation(nb::module_& m) {
   m.def(
       "propagate_transforms",
       [](ir::TensorView* reference, const std::vector<ir::TensorView*>& selected) {
@@ -227,6 +240,17 @@ void bindSchedule(nb::module_& m) {
         transform::inlineMost(*f.fusion);
       },
       nb::arg("fusion"));
+}
+
+}  // namespace
+
+void bindSchedule(nb::module_& m) {
+  bindScheduleEnums(m);
+  bindLoopTransforms();
+  nb::handle tv_cls = nb::type<ir::TensorView>();
+  bindLayout(tv_cls);
+  bindCaching(tv_cls);
+  bindPropagation(m);
 }
 
 }  // namespace loom::python

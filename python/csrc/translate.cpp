@@ -322,8 +322,10 @@ void Translator::translateExpr(const ir::Expr* e) {
   } else if (isOneOf<ir::BroadcastOp, ir::SqueezeOp, ir::ExpandOp, ir::ReshapeOp, ir::LoadStoreOp>(
                  e)) {
     translateShapeOp(e);
-  } else {
+  } else if (isOneOf<ir::SliceOp, ir::PadOp, ir::CatOp>(e)) {
     translateResizeOp(e);
+  } else {
+    translateOtherOp(e);
   }
   for (const ir::Val* out : e->outputs()) noteExtents(out->as<TensorView>());
 }
@@ -477,74 +479,82 @@ std::string Translator::sliceBound(const SliceBound& b, const Scalar* extent) {
   LOOM_THROW("the slice bound ", bound->toString(), " is not one fd.ops.slice makes");
 }
 
+void Translator::translateSlice(const ir::SliceOp* sl) {
+  const ir::TensorDomain* td = sl->out()->domain();
+  std::vector<std::string> starts, stops;
+  for (size_t d = 0; d < td->root().size(); ++d) {
+    IterDomain* root = td->root()[d];
+    const Scalar* extent = root->extent();
+    const IterDomain* out = td->logical()[d];
+    if (out == root) {
+      starts.emplace_back("0");
+      stops.push_back(size(extent));
+      continue;
+    }
+    const auto* rz = dyn<ir::Resize>(out->definition());
+    LOOM_CHECK(rz != nullptr && rz->in() == root, "'", sl->toString(), "' is not a slice");
+    // left = 0 - start, right = stop - extent (folded when constant).
+    SliceBound start, stop;
+    if (auto l = rz->left()->constInt()) {
+      start.value = -*l;
+    } else if (const auto* s = binaryDef(rz->left(), ir::BinaryOpType::Sub)) {
+      start.scalar = asScalar(s->rhs());
+    }
+    if (auto r = rz->right()->constInt(); r && *r == 0) {
+      stop.scalar = extent;
+    } else if (r && extent->constInt()) {
+      stop.value = *r + *extent->constInt();
+    } else if (const auto* s = binaryDef(rz->right(), ir::BinaryOpType::Sub)) {
+      stop.scalar = asScalar(s->lhs());
+    }
+    LOOM_CHECK((start.value || start.scalar) && (stop.value || stop.scalar), "'", sl->toString(),
+               "' has slice ranges fd.ops.slice does not make");
+    // An empty range is kept so by stop = max(stop, start).
+    if (const auto* mx = stop.scalar ? binaryDef(stop.scalar, ir::BinaryOpType::Max) : nullptr;
+        mx != nullptr && start.scalar != nullptr && mx->rhs() == start.scalar) {
+      stop.scalar = asScalar(mx->lhs());
+    }
+    starts.push_back(sliceBound(start, extent));
+    stops.push_back(sliceBound(stop, extent));
+  }
+  emit(define(sl->out(), 'T') + " = fd.ops.slice(" + tensor(sl->in()) +
+       ", start_indices=" + pyList(starts) + ", end_indices=" + pyList(stops) + ")");
+}
+
+void Translator::translatePad(const ir::PadOp* p) {
+  const ir::TensorDomain* td = p->out()->domain();
+  std::vector<std::string> widths;  // (left, right) of the last dim first, as torch
+  size_t outermost = td->root().size();
+  for (size_t d = 0; d < td->root().size(); ++d) {
+    if (td->logical()[d] != td->root()[d]) {
+      outermost = d;
+      break;
+    }
+  }
+  for (size_t d = td->root().size(); d-- > outermost;) {
+    const IterDomain* out = td->logical()[d];
+    if (out == td->root()[d]) {
+      widths.insert(widths.end(), {"0", "0"});
+      continue;
+    }
+    const auto* rz = dyn<ir::Resize>(out->definition());
+    LOOM_CHECK(rz != nullptr, "'", p->toString(), "' is not a pad");
+    widths.push_back(size(rz->left()));
+    widths.push_back(size(rz->right()));
+  }
+  std::string t = tensor(p->in());
+  std::string v = operand(p->value());
+  emit(define(p->out(), 'T') + " = fd.ops.pad(" + t + ", pad_widths=" + pyList(widths) +
+       ", value=" + v + ")");
+}
+
 void Translator::translateResizeOp(const ir::Expr* e) {
   if (const auto* sl = dyn<ir::SliceOp>(e)) {
-    const ir::TensorDomain* td = sl->out()->domain();
-    std::vector<std::string> starts, stops;
-    for (size_t d = 0; d < td->root().size(); ++d) {
-      IterDomain* root = td->root()[d];
-      const Scalar* extent = root->extent();
-      const IterDomain* out = td->logical()[d];
-      if (out == root) {
-        starts.emplace_back("0");
-        stops.push_back(size(extent));
-        continue;
-      }
-      const auto* rz = dyn<ir::Resize>(out->definition());
-      LOOM_CHECK(rz != nullptr && rz->in() == root, "'", e->toString(), "' is not a slice");
-      // left = 0 - start, right = stop - extent (folded when constant).
-      SliceBound start, stop;
-      if (auto l = rz->left()->constInt()) {
-        start.value = -*l;
-      } else if (const auto* s = binaryDef(rz->left(), ir::BinaryOpType::Sub)) {
-        start.scalar = asScalar(s->rhs());
-      }
-      if (auto r = rz->right()->constInt(); r && *r == 0) {
-        stop.scalar = extent;
-      } else if (r && extent->constInt()) {
-        stop.value = *r + *extent->constInt();
-      } else if (const auto* s = binaryDef(rz->right(), ir::BinaryOpType::Sub)) {
-        stop.scalar = asScalar(s->lhs());
-      }
-      LOOM_CHECK((start.value || start.scalar) && (stop.value || stop.scalar), "'", e->toString(),
-                 "' has slice ranges fd.ops.slice does not make");
-      // An empty range is kept so by stop = max(stop, start).
-      if (const auto* mx = stop.scalar ? binaryDef(stop.scalar, ir::BinaryOpType::Max) : nullptr;
-          mx != nullptr && start.scalar != nullptr && mx->rhs() == start.scalar) {
-        stop.scalar = asScalar(mx->lhs());
-      }
-      starts.push_back(sliceBound(start, extent));
-      stops.push_back(sliceBound(stop, extent));
-    }
-    emit(define(sl->out(), 'T') + " = fd.ops.slice(" + tensor(sl->in()) +
-         ", start_indices=" + pyList(starts) + ", end_indices=" + pyList(stops) + ")");
+    translateSlice(sl);
     return;
   }
   if (const auto* p = dyn<ir::PadOp>(e)) {
-    const ir::TensorDomain* td = p->out()->domain();
-    std::vector<std::string> widths;  // (left, right) of the last dim first, as torch
-    size_t outermost = td->root().size();
-    for (size_t d = 0; d < td->root().size(); ++d) {
-      if (td->logical()[d] != td->root()[d]) {
-        outermost = d;
-        break;
-      }
-    }
-    for (size_t d = td->root().size(); d-- > outermost;) {
-      const IterDomain* out = td->logical()[d];
-      if (out == td->root()[d]) {
-        widths.insert(widths.end(), {"0", "0"});
-        continue;
-      }
-      const auto* rz = dyn<ir::Resize>(out->definition());
-      LOOM_CHECK(rz != nullptr, "'", e->toString(), "' is not a pad");
-      widths.push_back(size(rz->left()));
-      widths.push_back(size(rz->right()));
-    }
-    std::string t = tensor(p->in());
-    std::string v = operand(p->value());
-    emit(define(p->out(), 'T') + " = fd.ops.pad(" + t + ", pad_widths=" + pyList(widths) +
-         ", value=" + v + ")");
+    translatePad(p);
     return;
   }
   if (const auto* c = dyn<ir::CatOp>(e)) {
@@ -556,6 +566,11 @@ void Translator::translateResizeOp(const ir::Expr* e) {
          ", dim=" + std::to_string(c->dim()) + ")");
     return;
   }
+  LOOM_THROW("'", e->toString(), "' is not a resize op");
+}
+
+// Factories, scans, random numbers, indexing and matmul.
+void Translator::translateOtherOp(const ir::Expr* e) {
   if (const auto* f = dyn<ir::FullOp>(e)) {
     std::vector<std::string> shape;
     for (const IterDomain* id : ir::TensorDomain::noReductions(f->out()->logical())) {

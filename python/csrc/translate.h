@@ -52,7 +52,10 @@ class Translator {
   void translateExpr(const ir::Expr* e);
   void translateMath(const ir::Expr* e);
   void translateShapeOp(const ir::Expr* e);
-  void translateResizeOp(const ir::Expr* e);
+  void translateResizeOp(const ir::Expr* e);  // slice, pad, cat
+  void translateSlice(const ir::SliceOp* sl);
+  void translatePad(const ir::PadOp* p);
+  void translateOtherOp(const ir::Expr* e);
   std::string scalar(const ir::Scalar* s, Use use);
   std::string scalarExpr(const ir::Scalar* s);
   std::string size(const ir::Scalar* s);

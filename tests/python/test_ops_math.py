@@ -79,6 +79,65 @@ def test_float_unary_of_integers_and_half(device):
         close(out, ref, msg=str(k))
 
 
+# erfcx and digamma: nvFuser's ops that Loom gained by their entries in ir/op_types.h plus their
+# math (issue 35). The oracle is torch.special in float64, rounded to the dtype: Loom computes
+# both in double on every backend, where torch's float32 erfcx loses digits to exp(x^2).
+ERFCX_DIGAMMA_EDGES = [0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, -2.0, -3.0, -2.5, 0.5, -0.5, 1e-30,
+                       -1e-30, 10.0, 12.0, 26.0, 27.0, 30.0, -9.0, -26.0, -27.0, 1e30, -1e30,
+                       1.4616321449683622, -100.5, 1e300, -1e300]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_erfcx_and_digamma(device, dtype):
+    g = torch.Generator().manual_seed(35)
+    rand = torch.cat([torch.rand(64, generator=g, dtype=torch.float64) * 60 - 30,
+                      torch.rand(64, generator=g, dtype=torch.float64) * 6 - 3])
+    x = torch.cat([torch.tensor(ERFCX_DIGAMMA_EDGES, dtype=torch.float64), rand]).to(dtype)
+    x = x.to(device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.erfcx(t))
+        fd.add_output(fd.ops.digamma(t))
+    erfcx, psi = fd.execute([x])
+    close(erfcx, torch.special.erfcx(x.double()).to(dtype), msg="erfcx")
+    close(psi, torch.special.digamma(x.double()).to(dtype), msg="digamma")
+    # torch's values at the edges: digamma's poles are NaN, its zeros of either sign infinite.
+    assert psi[0].item() == -INF and psi[1].item() == INF
+    assert all(torch.isnan(psi[i]) for i in (3, 4, 6, 7, 8))
+    assert erfcx[2].item() == 0.0 and erfcx[3].item() == INF and erfcx[21].item() == INF
+
+
+def test_erfcx_and_digamma_of_integers_and_scalars(device):
+    i = torch.tensor([0, 1, -1, 3, 100, -7], dtype=torch.int32, device=device)
+    with FusionDefinition() as fd:
+        ti = fd.from_pytorch(i)
+        fd.add_output(fd.ops.erfcx(ti))    # integers compute in Float32
+        fd.add_output(fd.ops.digamma(ti))
+        s = fd.define_scalar(0.5, dtype=DataType.Double)
+        fd.add_output(fd.ops.add(ti, fd.ops.digamma(s)))  # a Scalar of a Scalar
+    e, d, shifted = fd.execute([i])
+    close(e, torch.special.erfcx(i.double()).float())
+    close(d, torch.special.digamma(i.double()).float())
+    close(shifted, i + torch.special.digamma(torch.tensor(0.5, dtype=torch.float64)).float())
+
+
+def test_elementwise_ops_come_from_the_op_list():
+    # fd.ops gets one method per name of loom._C.ops.unary_names / binary_names, the lists of
+    # ir/op_types.h: cast (it needs a dtype) and ceil_div (index math) are left out, truediv
+    # (true division; div truncates integers) is the one name added.
+    from loom import _C
+
+    unary, binary = _C.ops.unary_names, _C.ops.binary_names
+    assert {"erfcx", "digamma", "isnan", "real", "bitwise_not"} <= set(unary)
+    assert "cast" not in unary and "ceil_div" not in binary
+    assert {"div", "truediv", "mod", "logical_right_shift"} <= set(binary)
+    with FusionDefinition() as fd:
+        names = dir(fd.ops)
+        for name in unary + binary:
+            assert name in names, name
+            assert getattr(fd.ops, name).__name__ == name
+
+
 def pairs(values, dtype, device):
     v = torch.tensor(values, dtype=dtype)
     a = v.repeat_interleave(len(values))
@@ -300,6 +359,6 @@ def test_error_types():
 def test_unsupported_ops_name_themselves():
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Float)
-        for name in ("topk", "argsort", "segment_set", "erfcx", "stride_order"):
+        for name in ("topk", "argsort", "segment_set", "ceilDiv", "stride_order"):
             with pytest.raises(loom.NotSupportedError, match=f"fd.ops.{name} is not supported"):
                 getattr(fd.ops, name)(t)

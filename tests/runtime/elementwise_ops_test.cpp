@@ -6,6 +6,7 @@
 // Built twice: host backend (emu) and CUDA (gpu).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -335,6 +336,132 @@ TEST_F(ElementwiseOps, CompositesMatchReference) {
   // triu zeroes (i, j) with j < i: element (0, 1, 0) of a finite input.
   EXPECT_EQ(out[2].getDoubleLinear(5), 0.0);
   EXPECT_EQ(out[2].getDoubleLinear(1), x3.getDoubleLinear(1));
+}
+
+// Every op of the lists in ir/op_types.h, reached by its type (ops::unaryOp / ops::binaryOp, as
+// the Python bindings reach them) on the dtypes its kind takes: an op added to a list with its
+// reference math and kernel function is checked here with no line of this test naming it.
+std::vector<DataType> unaryDtypes(ir::UnaryKind kind) {
+  using K = ir::UnaryKind;
+  switch (kind) {
+    case K::Floating: return {DataType::Float32, DataType::Float64, DataType::Int32};
+    case K::SameType: return {DataType::Float32, DataType::Int32};
+    case K::Test: return {DataType::Float32, DataType::Int32, DataType::Bool};
+    case K::Logical: return {DataType::Bool};
+    case K::Bitwise: return {DataType::Int32, DataType::Bool};
+    case K::ComplexPart:      // complex values: complex_test.cpp
+    case K::Cast: return {};  // needs a dtype: ops::cast
+  }
+  return {};
+}
+
+std::vector<DataType> binaryDtypes(ir::BinaryKind kind) {
+  using K = ir::BinaryKind;
+  switch (kind) {
+    case K::Arithmetic:
+    case K::NotBool:
+    case K::Floating: return {DataType::Float32, DataType::Int32};
+    case K::FloatOnly: return {DataType::Float32, DataType::Float64};
+    case K::Comparison: return {DataType::Float32, DataType::Int32, DataType::Bool};
+    case K::Logical: return {DataType::Bool};
+    case K::Bitwise: return {DataType::Int32, DataType::Bool};
+    case K::Integer: return {DataType::Int32};
+    case K::Index: return {};  // no tensor op (below)
+  }
+  return {};
+}
+
+std::vector<double> listValues(DataType dt) {
+  if (dt == DataType::Bool) return {0.0, 1.0};
+  if (isIntegralType(dt)) return intValues(dt);
+  std::vector<double> v = floatValues(-3.0, 3.0, 24);
+  // Where erfc underflows and exp(x^2) overflows, and digamma's poles and reflection.
+  for (double x : {12.0, -12.0, 27.0, -26.0, 30.0, -30.0, -4.0, -4.5, 0.25, 1e-300}) v.push_back(x);
+  return v;
+}
+
+TEST_F(ElementwiseOps, EveryListedUnaryOpMatchesReference) {
+  for (DataType dt : {DataType::Float32, DataType::Float64, DataType::Int32, DataType::Bool}) {
+    SCOPED_TRACE(dataTypeName(dt));
+    std::vector<std::pair<std::string, Unary>> fns;
+    for (ir::UnaryOpType t : ir::kUnaryOpTypes) {
+      std::vector<DataType> dts = unaryDtypes(ir::unaryKind(t));
+      if (std::find(dts.begin(), dts.end(), dt) == dts.end()) continue;
+      fns.emplace_back(std::string(ir::opTypeName(t)),
+                       [t](TensorView* x) { return ops::unaryOp(t, x); });
+    }
+    ASSERT_FALSE(fns.empty());
+    runUnary(dt, listValues(dt), fns);
+  }
+}
+
+TEST_F(ElementwiseOps, EveryListedBinaryOpMatchesReference) {
+  for (DataType dt : {DataType::Float32, DataType::Float64, DataType::Int32, DataType::Bool}) {
+    SCOPED_TRACE(dataTypeName(dt));
+    std::vector<std::pair<std::string, Binary>> fns;
+    for (ir::BinaryOpType t : ir::kBinaryOpTypes) {
+      std::vector<DataType> dts = binaryDtypes(ir::binaryKind(t));
+      if (std::find(dts.begin(), dts.end(), dt) == dts.end()) continue;
+      fns.emplace_back(std::string(ir::opTypeName(t)),
+                       [t](TensorView* x, TensorView* y) { return ops::binaryOp(t, x, y); });
+    }
+    ASSERT_FALSE(fns.empty());
+    std::vector<double> v = dt == DataType::Float32 || dt == DataType::Float64
+                                ? std::vector<double>{0.0, -0.0, kInf, -kInf, kNaN,  1.0, -1.0,
+                                                      3.0, -3.0, 5.5,  -7.25, 1e-40, 1e30}
+                                : listValues(dt);
+    runBinary(dt, v, fns);
+  }
+}
+
+// erfcx and digamma at their edges, against the values torch.special gives (f32 and f64).
+TEST_F(ElementwiseOps, ErfcxAndDigammaEdgeValuesAreTorchs) {
+  const std::vector<double> v = {0.0, -0.0, kInf, -kInf, kNaN, -1.0, -2.0, 30.0, -30.0, 1.0, -1e30};
+  for (DataType dt : {DataType::Float32, DataType::Float64}) {
+    SCOPED_TRACE(dataTypeName(dt));
+    std::vector<Tensor> out = runUnary(
+        dt, v,
+        {{"erfcx", [](TensorView* x) { return ops::unaryOp(ir::UnaryOpType::Erfcx, x); }},
+         {"digamma", [](TensorView* x) { return ops::unaryOp(ir::UnaryOpType::Digamma, x); }}});
+    auto at = [&](size_t o, int i) { return out[o].getDoubleLinear(i); };
+    EXPECT_EQ(at(0, 0), 1.0);                           // erfcx(0)
+    EXPECT_EQ(at(0, 2), 0.0);                           // erfcx(inf)
+    EXPECT_EQ(at(0, 3), kInf);                          // erfcx(-inf)
+    EXPECT_TRUE(std::isnan(at(0, 4)));                  // erfcx(nan)
+    EXPECT_EQ(at(0, 8), kInf);                          // erfcx(-30): 2 e^900 overflows
+    EXPECT_NEAR(at(0, 7), 0.018795888861416751, 1e-7);  // erfcx(30), past erfc's underflow
+    EXPECT_EQ(at(0, 10), kInf);                         // erfcx(-1e30), where x^2 is inexact
+    EXPECT_EQ(at(1, 0), -kInf);                         // digamma(+0)
+    EXPECT_EQ(at(1, 1), kInf);                          // digamma(-0)
+    EXPECT_EQ(at(1, 2), kInf);                          // digamma(inf)
+    EXPECT_TRUE(std::isnan(at(1, 3)));                  // digamma(-inf)
+    EXPECT_TRUE(std::isnan(at(1, 5)));                  // digamma(-1): a pole
+    EXPECT_TRUE(std::isnan(at(1, 6)));                  // digamma(-2)
+    EXPECT_NEAR(at(1, 9), -0.57721566490153286, 1e-7);  // digamma(1) = -Euler's gamma
+  }
+}
+
+// The ops of the lists without a tensor form by type name what to use instead.
+TEST_F(ElementwiseOps, ListedOpsWithoutTensorFormAreUserErrors) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = ops::TensorBuilder().rank(1).build();
+  auto message = [](auto&& fn) -> std::string {
+    try {
+      fn();
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message([&] {
+              ops::unaryOp(ir::UnaryOpType::Cast, x);
+            }).find("cast: unaryOp has no dtype to convert T0 to; use ops::cast(x, dtype)"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              ops::binaryOp(ir::BinaryOpType::CeilDiv, x, x);
+            }).find("ceil_div is index math; the ops build no tensor op of it"),
+            std::string::npos);
 }
 
 // Wrong dtypes are user errors naming the op and the operands.

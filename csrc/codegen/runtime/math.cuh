@@ -213,6 +213,33 @@ __device__ __forceinline__ T loom_gcd(T a, T b) {
 __device__ __forceinline__ float loom_frac(float x) { return x - truncf(x); }
 __device__ __forceinline__ double loom_frac(double x) { return x - trunc(x); }
 
+/// torch.special.digamma, which CUDA's math library lacks: defined here under CUDA's naming
+/// (digammaf for float), since codegen emits every floating function op as its name with CUDA's
+/// float suffix. Computed in double, as the reference evaluator computes it (eval/element_ops.cpp):
+/// reflection for negative x, the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
+/// asymptotic series. NaN at the poles (the negative integers, -inf), -inf at +0, +inf at -0.
+__device__ __forceinline__ double digamma(double x) {
+  if (x != x) return x;
+  if (x == 0.0) return -1.0 / x;
+  const double pi = 3.14159265358979323846;
+  double reflected = 0.0;
+  if (x < 0.0) {
+    if (x == trunc(x)) return 0.0 / 0.0;
+    reflected = -pi / tan(pi * (x - trunc(x)));  // tan of the exact fraction
+    x = 1.0 - x;
+  }
+  if (x > 1.7976931348623157e308) return x;  // +inf
+  double shift = 0.0;
+  for (; x < 10.0; x += 1.0) shift -= 1.0 / x;
+  const double z = 1.0 / (x * x);
+  const double tail =
+      z * (1.0 / 12 -
+           z * (1.0 / 120 -
+                z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+  return reflected + shift + log(x) - 0.5 / x - tail;
+}
+__device__ __forceinline__ float digammaf(float x) { return static_cast<float>(digamma(x)); }
+
 /// torch.where for scalars: both branches are already evaluated, so this is a plain select.
 template <typename T>
 __device__ __forceinline__ T loom_where(bool condition, T a, T b) {

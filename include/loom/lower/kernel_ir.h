@@ -8,10 +8,12 @@
 // * Buffers are the memory a kernel touches: parameters (global tensors passed as
 //   loom::Tensor<T, N> with logical sizes and strides in elements; global intermediates are
 //   parameters too, allocated by the executor), local arrays (per thread, constant size) and
-//   shared arrays (offsets into the one dynamic shared buffer; not produced yet).
+//   shared arrays (a TensorView of MemoryType::Shared: offsets into the one dynamic shared buffer,
+//   after the block-reduction scratch).
 // * ForLoop iterates index over [start, stop). A loop with a thread or block ParallelType is not a
-//   loop: its index is threadIdx/blockIdx, and the launch gives it exactly `stop` threads/blocks
-//   (the executor checks that all loops of one parallel type agree).
+//   loop: its index is threadIdx/blockIdx. The launch gives each parallel type the largest `stop`
+//   of its loops (Kernel::launch), and a loop whose `stop` is smaller runs on `index < stop` only
+//   (the thread_predicates pass).
 // * TensorOp is the pre-indexing form of one tensor math expr (it still points at the ir::Expr);
 //   the indexing pass replaces every TensorOp by scalar Stores of Loads. After indexing, no
 //   statement refers to a TensorView except through its Buffer.

@@ -5,10 +5,21 @@
 // TensorView. Comparisons and logical ops return Bool.
 #pragma once
 
+#include "loom/ir/op_types.h"
 #include "loom/ops/operand.h"
 #include "loom/ops/type_promotion.h"
 
 namespace loom::ops {
+
+// Every elementwise op by its type, under its kind's dtype rule (ir/op_types.h) and the few
+// op-specific checks (neg and frac refuse Bool, abs of a complex value gives its part type, ...):
+// the named functions below are these for one type each. The Python bindings loop over the op
+// lists through them, and ops without a named function (erfcx, digamma) are reached here only.
+/// Cast needs a dtype: a UserError here (cast() below).
+TensorView* unaryOp(ir::UnaryOpType t, TensorView* x);
+/// Div is the IR's division, C++'s operator / (cDiv below; div() is true division); ceil_div,
+/// index math, is a UserError.
+TensorView* binaryOp(ir::BinaryOpType t, Operand a, Operand b);
 
 // Unary. Integer inputs of floating functions (exp, log, sqrt, sin, ...) compute in Float32;
 // neg, abs, sign, relu, floor, ceil, round keep integer types.

@@ -14,7 +14,7 @@ from ._unsupported import UNSUPPORTED, error
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
-        "erfcx digamma ceilDiv "
+        "ceilDiv "
         "segment_set select "
         "index_put_accumulate sdpfa_fwd sdpfa_bwd "
         "argsort topk grouped_mm scaled_mm tril "
@@ -432,16 +432,14 @@ class Ops:
         )
 
 
-def _def_unary(name, loom_name=None):
-    loom_name = loom_name or name
-
+def _def_unary(name):
     def op(self, arg):
         if isinstance(arg, _C.Scalar):
             return _C.ops.scalar_unary(self._f, name, arg)
-        return getattr(_C.ops, loom_name)(self._f, arg)
+        return getattr(_C.ops, name)(self._f, arg)
 
     op.__name__ = name
-    op.__doc__ = f"Elementwise {name} (Loom's ops::{loom_name}); on a Scalar, a Scalar."
+    op.__doc__ = f"Elementwise {name} (Loom's ops::unaryOp); on a Scalar, a Scalar."
     setattr(Ops, name, op)
 
 
@@ -454,27 +452,11 @@ def _def_binary(name):
     setattr(Ops, name, op)
 
 
-UNARY_OPS = (
-    "neg abs exp exp2 log log2 sqrt rsqrt reciprocal sin cos tanh sigmoid relu silu erf floor "
-    "ceil round sign isnan isinf logical_not"
-).split()
-# nvFuser's further elementwise ops (issue 36).
-UNARY_OPS += (
-    "acos acosh asin asinh atan atanh cosh sinh tan erfc erfinv erfcinv expm1 log10 log1p lgamma "
-    "trunc frac signbit isfinite isneginf isposinf isreal bitwise_not"
-).split()
-# Complex numbers (issue 36): real and imag as nvFuser's; conj as torch's.
-UNARY_OPS += "real imag conj".split()
-# div is C++'s operator / (integers truncate toward zero), truediv true division, as nvFuser's.
-BINARY_OPS = (
-    "add sub mul div pow fmod maximum minimum eq ne lt le gt ge logical_and logical_or"
-).split()
-BINARY_OPS += (
-    "truediv mod remainder atan2 nextafter gcd bitwise_and bitwise_or bitwise_xor "
-    "bitwise_left_shift bitwise_right_shift logical_right_shift"
-).split()
-for _name in UNARY_OPS:
+# The plain elementwise ops come from the extension's list (ir/op_types.h, the one place an op is
+# named); div is C++'s operator / (integers truncate toward zero), truediv true division, as
+# nvFuser's.
+for _name in _C.ops.unary_names:
     _def_unary(_name)
-for _name in BINARY_OPS:
+for _name in _C.ops.binary_names:
     _def_binary(_name)
 del _name

@@ -333,6 +333,27 @@ inline float erfinvf(float x) { return float(loom_emu::erfinvD(x)); }
 inline double erfinv(double x) { return loom_emu::erfinvD(x); }
 inline float erfcinvf(float x) { return float(loom_emu::erfcinvD(x)); }
 inline double erfcinv(double x) { return loom_emu::erfcinvD(x); }
+// CUDA's erfcx (exp(x^2) * erfc(x)), which the C library lacks: in double as the reference
+// evaluator computes it (eval/element_ops.cpp), rounded once.
+namespace loom_emu {
+inline double erfcxD(double x) {
+  if (x != x) return x;
+  if (x > 10.0) {  // the continued fraction, from its tail
+    if (x > 1.7976931348623157e308) return 0.0;
+    double t = x;
+    for (int k = 40; k >= 1; --k) t = x + 0.5 * k / t;
+    return 0.56418958354775628695 / t;  // 1 / sqrt(pi)
+  }
+  if (x < -27.0) return std::numeric_limits<double>::infinity();  // 2 e^(x^2) overflows
+  const double hi = x * x;
+  const double lo = fma(x, x, -hi);  // x^2 = hi + lo exactly
+  const double exp_x2 = exp(hi) * (1.0 + lo);
+  if (x >= 0.0) return exp_x2 * erfc(x);
+  return 2.0 * exp_x2 - erfcxD(-x);
+}
+}  // namespace loom_emu
+inline float erfcxf(float x) { return float(loom_emu::erfcxD(x)); }
+inline double erfcx(double x) { return loom_emu::erfcxD(x); }
 inline float __int_as_float(int x) { return loom_emu::fromBits<float>(loom_emu::toBits(x)); }
 inline int __float_as_int(float x) { return loom_emu::fromBits<int>(loom_emu::toBits(x)); }
 inline unsigned __float_as_uint(float x) { return loom_emu::fromBits<unsigned>(loom_emu::toBits(x)); }

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// loom._C.ops, composites: softmax, log_softmax, layer_norm and rms_norm, and the backward and
+// loss composites (docs/ops.md, "Composites").
+#include <nanobind/stl/string.h>
+
+#include <string>
+
+#include "ir_helpers.h"
+#include "loom/ops/composite.h"
+#include "op_args.h"
+
+namespace loom::python {
+
+namespace {
+
+ops::LossReduction lossReduction(const std::string& r, const char* op) {
+  if (r == "mean") return ops::LossReduction::Mean;
+  if (r == "sum") return ops::LossReduction::Sum;
+  if (r == "none") return ops::LossReduction::None;
+  LOOM_CHECK(false, op, ": reduction must be 'mean', 'sum' or 'none', got '", r, "'");
+  LOOM_UNREACHABLE();
+}
+
+// Backward and loss composites (docs/ops.md, "Backward and loss composites").
+void bindBackwardOps(nb::module_& m) {
+  m.def(
+      "softmax_backward",
+      [](PyFusion& f, nb::handle g, nb::handle y, int64_t dim) {
+        OpScope scope(f, "softmax_backward");
+        return ops::softmaxBackward(tensor(f, g, "softmax_backward", "grad"),
+                                    tensor(f, y, "softmax_backward", "y"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "log_softmax_backward",
+      [](PyFusion& f, nb::handle g, nb::handle y, int64_t dim) {
+        OpScope scope(f, "log_softmax_backward");
+        return ops::logSoftmaxBackward(tensor(f, g, "log_softmax_backward", "grad"),
+                                       tensor(f, y, "log_softmax_backward", "y"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "layer_norm_backward",
+      [](nb::handle fobj, nb::handle g, nb::handle x, int64_t n, nb::handle mean, nb::handle rstd,
+         nb::handle w, bool has_bias) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        ops::NormBackwardResult r;
+        {
+          const char* op = "layer_norm_backward";
+          OpScope scope(f, op);
+          r = ops::layerNormBackward(tensor(f, g, op, "grad"), tensor(f, x, op, "x"), n,
+                                     tensor(f, mean, op, "mean"), tensor(f, rstd, op, "rstd"),
+                                     tensorOrNone(f, w, op, "weight"), has_bias);
+        }
+        return nb::make_tuple(nodeRef(r.grad_input, fobj), refOrNone(r.grad_weight, fobj),
+                              refOrNone(r.grad_bias, fobj));
+      },
+      nb::arg("fusion"), nb::arg("grad"), nb::arg("x"), nb::arg("normalized_ndims"),
+      nb::arg("mean"), nb::arg("rstd"), nb::arg("weight").none(), nb::arg("has_bias"));
+  m.def(
+      "rms_norm_backward",
+      [](nb::handle fobj, nb::handle g, nb::handle x, int64_t n, nb::handle w, double eps) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        ops::NormBackwardResult r;
+        {
+          const char* op = "rms_norm_backward";
+          OpScope scope(f, op);
+          r = ops::rmsNormBackward(tensor(f, g, op, "grad"), tensor(f, x, op, "x"), n,
+                                   tensorOrNone(f, w, op, "weight"), eps);
+        }
+        return nb::make_tuple(nodeRef(r.grad_input, fobj), refOrNone(r.grad_weight, fobj));
+      },
+      nb::arg("fusion"), nb::arg("grad"), nb::arg("x"), nb::arg("normalized_ndims"),
+      nb::arg("weight").none(), nb::arg("eps"));
+  m.def(
+      "gelu_backward",
+      [](PyFusion& f, nb::handle g, nb::handle x, bool tanh_approximation) {
+        OpScope scope(f, "gelu_backward");
+        return ops::geluBackward(
+            tensor(f, g, "gelu_backward", "grad"), tensor(f, x, "gelu_backward", "x"),
+            tanh_approximation ? ops::GeluApproximation::Tanh : ops::GeluApproximation::None);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "silu_backward",
+      [](PyFusion& f, nb::handle g, nb::handle x) {
+        OpScope scope(f, "silu_backward");
+        return ops::siluBackward(tensor(f, g, "silu_backward", "grad"),
+                                 tensor(f, x, "silu_backward", "x"));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "cross_entropy",
+      [](PyFusion& f, nb::handle x, nb::handle t, int64_t ignore_index,
+         const std::string& reduction) {
+        const char* op = "cross_entropy";
+        OpScope scope(f, op);
+        return ops::crossEntropy(tensor(f, x, op, "logits"), tensor(f, t, op, "target"),
+                                 ignore_index, lossReduction(reduction, op));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "cross_entropy_backward",
+      [](PyFusion& f, nb::handle g, nb::handle x, nb::handle t, int64_t ignore_index,
+         const std::string& reduction) {
+        const char* op = "cross_entropy_backward";
+        OpScope scope(f, op);
+        return ops::crossEntropyBackward(tensor(f, g, op, "grad"), tensor(f, x, op, "logits"),
+                                         tensor(f, t, op, "target"), ignore_index,
+                                         lossReduction(reduction, op));
+      },
+      kKeep, nb::rv_policy::reference);
+}
+
+}  // namespace
+
+void bindCompositeOps(nb::module_& m) {
+  m.def(
+      "softmax",
+      [](PyFusion& f, nb::handle x, int64_t dim) {
+        OpScope scope(f, "softmax");
+        return ops::softmax(tensor(f, x, "softmax", "x"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "log_softmax",
+      [](PyFusion& f, nb::handle x, int64_t dim) {
+        OpScope scope(f, "log_softmax");
+        return ops::logSoftmax(tensor(f, x, "log_softmax", "x"), dim);
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "layer_norm",
+      [](nb::handle fobj, nb::handle x, int64_t normalized_ndims, nb::handle w, nb::handle b,
+         double eps) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        ops::LayerNormResult r;
+        {
+          OpScope scope(f, "layer_norm");
+          r = ops::layerNorm(tensor(f, x, "layer_norm", "x"), normalized_ndims,
+                             tensorOrNone(f, w, "layer_norm", "weight"),
+                             tensorOrNone(f, b, "layer_norm", "bias"), eps);
+        }
+        return nb::make_tuple(nodeRef(r.y, fobj), nodeRef(r.mean, fobj), nodeRef(r.rstd, fobj));
+      },
+      nb::arg("fusion"), nb::arg("x"), nb::arg("normalized_ndims"), nb::arg("weight").none(),
+      nb::arg("bias").none(), nb::arg("eps"));
+  m.def(
+      "rms_norm",
+      [](PyFusion& f, nb::handle x, int64_t normalized_ndims, nb::handle w, double eps) {
+        OpScope scope(f, "rms_norm");
+        return ops::rmsNorm(tensor(f, x, "rms_norm", "x"), normalized_ndims,
+                            tensor(f, w, "rms_norm", "weight"), eps);
+      },
+      kKeep, nb::rv_policy::reference);
+  bindBackwardOps(m);
+}
+
+}  // namespace loom::python
