@@ -362,6 +362,10 @@ TensorView* mod(Operand a, Operand b) {
   checkNotBool("mod", a, b);
   return binary(BinaryOpType::Mod, a, b, PromotionKind::Default);
 }
+TensorView* ceilDiv(Operand a, Operand b) {
+  checkNotBool("ceilDiv", a, b);
+  return binary(BinaryOpType::CeilDiv, a, b, PromotionKind::Default);
+}
 TensorView* remainder(Operand a, Operand b) {
   checkNotBool("remainder", a, b);
   return binary(BinaryOpType::Remainder, a, b, PromotionKind::Default);
@@ -439,6 +443,18 @@ TensorView* triu(TensorView* x, int64_t diagonal) {
   TensorView* rows_b = broadcast(rows, {false, true});
   TensorView* cols_b = broadcast(cols, {true, false});
   TensorView* keep = ge(sub(cols_b, rows_b), diagonal);
+  return cast(where(keep, x, int64_t(0)), x->dtype());
+}
+
+TensorView* tril(TensorView* x, int64_t diagonal) {
+  LOOM_CHECK(x->rank() >= 2, "tril: ", x->toString(), " has rank ", x->rank(),
+             "; tril takes a tensor of rank 2 or more");
+  const auto ids = detail::dims(x);
+  const int64_t r = x->rank();
+  TensorView* rows = broadcast(iota(Size(ids[size_t(r - 2)]->extent())), {false, true});
+  TensorView* cols = broadcast(iota(Size(ids[size_t(r - 1)]->extent())), {true, false});
+  // Keep element (i, j) where j - i <= diagonal.
+  TensorView* keep = le(sub(cols, rows), diagonal);
   return cast(where(keep, x, int64_t(0)), x->dtype());
 }
 
