@@ -15,6 +15,7 @@
 #include "indexed_ops.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/transforms.h"
+#include "sorts.h"
 #include "welford.h"
 
 namespace loom::lower {
@@ -128,6 +129,7 @@ kir::Value* lowerRng(kir::Kernel& kernel, LowerContext& ctx, const ir::RngOp* rn
 
 kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* op,
                    const std::vector<kir::ForLoop*>& loops) {
+  if (ir::isSortExpr(op->expr)) return lowerSortRow(kernel, ctx, op, loops);  // sorts.cpp
   IndexMap idx = consumerIndices(kernel, ctx, op->out, loops);
   const kir::Buffer* out_buf = ctx.buffers.at(op->out);
   if (op->role == kir::TensorOpRole::WriteResult) {
