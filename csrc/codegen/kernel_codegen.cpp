@@ -613,6 +613,25 @@ void stmt(const Writer& wr, std::ostringstream& os, const kir::Stmt* s, int inde
       os << pad << "}\n";
       return;
     }
+    case kir::NodeKind::SortRow: {
+      // The row's pointers are taken at their bases; the runtime steps by the strides.
+      auto* r = s->as<kir::SortRow>();
+      auto at = [&](const kir::SortRow::Row& x) {
+        return "&" + x.buffer->name + "[" + expr(wr, x.base) + "], " + expr(wr, x.stride);
+      };
+      const std::string index_type = indexTypeName(wr);
+      if (r->isTopK()) {
+        os << pad << "loom::topkRow<" << cTypeName(r->in.buffer->dtype) << ", " << index_type
+           << ">(" << at(r->in) << ", " << expr(wr, r->n) << ", " << expr(wr, r->k) << ", "
+           << at(r->values) << ", " << at(r->indices) << ", " << (r->descending ? "true" : "false")
+           << ");\n";
+      } else {
+        os << pad << "loom::argsortRow<" << cTypeName(r->in.buffer->dtype) << ", " << index_type
+           << ">(" << at(r->in) << ", " << expr(wr, r->n) << ", " << at(r->indices) << ", "
+           << (r->descending ? "true" : "false") << ");\n";
+      }
+      return;
+    }
     case kir::NodeKind::TensorOp: LOOM_UNREACHABLE("codegen of a kernel that was not indexed");
     default: LOOM_UNREACHABLE("not a statement");
   }
@@ -672,10 +691,13 @@ void collectIndexVars(const kir::Scope& scope, std::unordered_set<const kir::Var
 // use it. The other files are small and used by most kernels; see docs/cuda-backend.md.
 std::string runtimeLibraryFor(const kir::Kernel& kernel) {
   const bool grid = !kernel.gridScratch.empty();
+  bool sorts = false;
+  kir::forEachStmt(kernel.body, [&](const kir::Stmt* s) { sorts |= s->isA<kir::SortRow>(); });
   std::string out;
   out.reserve(runtimeLibrarySource().size());
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
-    if (!grid && f.name == "grid.cuh") continue;
+    // Files only some kernels use stay out of the others (less for NVRTC to parse).
+    if ((!grid && f.name == "grid.cuh") || (!sorts && f.name == "sort.cuh")) continue;
     out += "// ---- runtime/";
     out += f.name;
     out += " ----\n";

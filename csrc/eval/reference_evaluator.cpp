@@ -10,6 +10,7 @@
 #include "eval/element_ops.h"
 #include "eval/index_ops.h"
 #include "eval/reduction_space.h"
+#include "eval/sort_ops.h"
 #include "loom/eval/expression_evaluator.h"
 #include "loom/eval/philox.h"
 #include "loom/ir/dispatch.h"
@@ -764,6 +765,25 @@ class Runner : public ir::ExprVisitor {
     std::vector<double> data = detail::scatter(self, dense(e->index(), e), dense(e->src(), e),
                                                e->dim(), e->accumulate(), e->opName());
     define(e->out(), Buffer{self.shape, std::move(data)});
+  }
+
+  // Sorts compare the elements as doubles (exact for every dtype but i64 values beyond 2^53).
+  void handle(ir::ArgsortOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    const int64_t n = in.shape.at(size_t(e->dim()));
+    detail::SortedRows r = detail::sortRows(in.shape, in.data, e->dim(), e->descending(), n);
+    define(e->out(), Buffer{std::move(r.shape), std::move(r.indices)});
+  }
+
+  void handle(ir::TopKOp* e) override {
+    const Buffer& in = bufferOf(e->in(), e);
+    const int64_t n = in.shape.at(size_t(e->dim()));
+    const int64_t k = ee_.evaluateInt(e->k());
+    LOOM_CHECK(k >= 0 && k <= n, "topk: k = ", k, " is outside [0, ", n,
+               "], the size of dimension ", e->dim(), " of ", e->in()->toString());
+    detail::SortedRows r = detail::sortRows(in.shape, in.data, e->dim(), e->largest(), k);
+    define(e->values(), Buffer{r.shape, std::move(r.values)});
+    define(e->indices(), Buffer{std::move(r.shape), std::move(r.indices)});
   }
 
   void handle(ir::RngOp* e) override {

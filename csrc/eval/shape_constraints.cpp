@@ -54,6 +54,33 @@ std::string sizeText(const IterDomain* id, int64_t size,
   return text + ")";
 }
 
+// Along the sort dim nothing lines up position by position: argsort keeps the input's extent,
+// topk's k lies in [0, that extent].
+void checkSortExtents(const ir::Expr* e, ExpressionEvaluator& ee,
+                      const std::function<std::string(const ir::Val*)>& origin) {
+  const auto* in = e->input(0)->as<TensorView>();
+  const IterDomain* pid = ir::TensorDomain::noReductions(in->logical()).at(size_t(ir::sortDim(e)));
+  const std::optional<int64_t> n = sizeOf(ee, pid);
+  if (!n.has_value()) return;
+  if (const auto* tk = e->dynCast<ir::TopKOp>()) {
+    auto kv = ee.evaluate(tk->k());
+    if (!kv.has_value()) return;
+    const int64_t k = detail::scalarToInt(*kv);
+    std::string from = tk->k()->isConst() ? std::string() : origin(tk->k());
+    LOOM_CHECK(k >= 0 && k <= *n, "topk: k = ", k, from.empty() ? "" : " (from " + from + ")",
+               " is outside [0, ", *n, "]: ", describeDim(in, pid), " has ",
+               sizeText(pid, *n, origin));
+    return;
+  }
+  const auto* out = e->output(0)->as<TensorView>();
+  const IterDomain* cid = ir::TensorDomain::noReductions(out->logical()).at(size_t(ir::sortDim(e)));
+  const std::optional<int64_t> m = sizeOf(ee, cid);
+  LOOM_CHECK(!m.has_value() || *m == *n, "shapes disagree in ", e->toString(), ": ",
+             describeDim(in, pid), " has ", sizeText(pid, *n, origin), " but ",
+             describeDim(out, cid), " has ", sizeText(cid, *m, origin),
+             "; argsort keeps the size of the dimension it sorts");
+}
+
 }  // namespace
 
 void checkShapeConstraints(const ir::Fusion& fusion, ExpressionEvaluator& ee,
@@ -65,6 +92,7 @@ void checkShapeConstraints(const ir::Fusion& fusion, ExpressionEvaluator& ee,
       const auto* out = e->output(0)->as<TensorView>();
       if (!out->domain()->hasReduction()) continue;
     }
+    if (ir::isSortExpr(e)) checkSortExtents(e, ee, origin);
     for (ir::Val* in : e->inputs()) {
       const auto* p = in->dynCast<TensorView>();
       if (p == nullptr) continue;

@@ -205,17 +205,21 @@ std::string ReshapeOp::opName() const { return "reshape"; }
 bool ReshapeOp::sameAttributes(const Expr*) const { return true; }
 
 // ---- LoadStoreOp
-LoadStoreOp::LoadStoreOp(LoadStoreOpType op, TensorView* out, TensorView* in)
-    : Expr(NodeKind::LoadStoreOp, {in}, {out}), op_(op) {}
+LoadStoreOp::LoadStoreOp(LoadStoreOpType op, TensorView* out, TensorView* in, bool segment_boundary)
+    : Expr(NodeKind::LoadStoreOp, {in}, {out}), op_(op), segment_boundary_(segment_boundary) {}
 LoadStoreOp::LoadStoreOp(const LoadStoreOp* src, IrCloner& c)
     : Expr(NodeKind::LoadStoreOp, c.clone(src->inputs()), c.clone(src->outputs())),
-      op_(src->op_) {}
+      op_(src->op_),
+      segment_boundary_(src->segment_boundary_) {}
 LOOM_DEFINE_CLONE(LoadStoreOp)
 TensorView* LoadStoreOp::out() const { return output(0)->as<TensorView>(); }
 TensorView* LoadStoreOp::in() const { return input(0)->as<TensorView>(); }
-std::string LoadStoreOp::opName() const { return std::string(opTypeName(op_)); }
+std::string LoadStoreOp::opName() const {
+  return segment_boundary_ ? "segment_set" : std::string(opTypeName(op_));
+}
 bool LoadStoreOp::sameAttributes(const Expr* other) const {
-  return other->as<LoadStoreOp>()->op_ == op_;
+  const auto* o = other->as<LoadStoreOp>();
+  return o->op_ == op_ && o->segment_boundary_ == segment_boundary_;
 }
 
 // ---- SliceOp
@@ -345,6 +349,57 @@ std::optional<ReductionOpType> parseScanOpName(std::string_view name) {
     if (n == name) return op;
   }
   return std::nullopt;
+}
+
+// ---- Sorting
+namespace {
+IterDomain* dimId(const TensorView* tv, int64_t dim, const Expr* e) {
+  auto ids = TensorDomain::noReductions(tv->logical());
+  LOOM_ASSERT(dim >= 0 && size_t(dim) < ids.size(), "dim ", dim, " of ", e->opName(), " ",
+              tv->toString(), " is out of range");
+  return ids[size_t(dim)];
+}
+}  // namespace
+
+ArgsortOp::ArgsortOp(TensorView* out, TensorView* in, int64_t dim, bool descending)
+    : Expr(NodeKind::ArgsortOp, {in}, {out}), dim_(dim), descending_(descending) {}
+ArgsortOp::ArgsortOp(const ArgsortOp* src, IrCloner& c)
+    : Expr(NodeKind::ArgsortOp, c.clone(src->inputs()), c.clone(src->outputs())),
+      dim_(src->dim_),
+      descending_(src->descending_) {}
+LOOM_DEFINE_CLONE(ArgsortOp)
+TensorView* ArgsortOp::out() const { return output(0)->as<TensorView>(); }
+TensorView* ArgsortOp::in() const { return input(0)->as<TensorView>(); }
+IterDomain* ArgsortOp::sortId() const { return dimId(out(), dim_, this); }
+std::string ArgsortOp::opName() const { return "argsort"; }
+bool ArgsortOp::sameAttributes(const Expr* other) const {
+  const auto* o = other->as<ArgsortOp>();
+  return o->dim_ == dim_ && o->descending_ == descending_;
+}
+
+TopKOp::TopKOp(TensorView* values, TensorView* indices, TensorView* in, Scalar* k, int64_t dim,
+               bool largest)
+    : Expr(NodeKind::TopKOp, {in, k}, {values, indices}), dim_(dim), largest_(largest) {}
+TopKOp::TopKOp(const TopKOp* src, IrCloner& c)
+    : Expr(NodeKind::TopKOp, c.clone(src->inputs()), c.clone(src->outputs())),
+      dim_(src->dim_),
+      largest_(src->largest_) {}
+LOOM_DEFINE_CLONE(TopKOp)
+TensorView* TopKOp::values() const { return output(0)->as<TensorView>(); }
+TensorView* TopKOp::indices() const { return output(1)->as<TensorView>(); }
+TensorView* TopKOp::in() const { return input(0)->as<TensorView>(); }
+Scalar* TopKOp::k() const { return input(1)->as<Scalar>(); }
+IterDomain* TopKOp::sortId() const { return dimId(values(), dim_, this); }
+std::string TopKOp::opName() const { return "topk"; }
+bool TopKOp::sameAttributes(const Expr* other) const {
+  const auto* o = other->as<TopKOp>();
+  return o->dim_ == dim_ && o->largest_ == largest_;
+}
+
+bool isSortExpr(const Expr* e) { return e->isA<ArgsortOp>() || e->isA<TopKOp>(); }
+int64_t sortDim(const Expr* e) {
+  if (const auto* a = e->dynCast<ArgsortOp>()) return a->dim();
+  return e->as<TopKOp>()->dim();
 }
 
 // ---- Indexing ops

@@ -35,6 +35,18 @@ std::vector<std::pair<IterDomain*, IterDomain*>> pairwiseLogicalMap(const Tensor
   std::vector<IterDomain*> c_ids = consumer->domain()->maybeRoot();
   // An operand read at computed positions lines up with no output dim.
   if (isIndexedOperand(def, producer)) return {};
+  if (isSortExpr(def)) {
+    // A sort moves elements along its dim (and topk keeps k of them): position i of the output
+    // is no position of the input there, so only the other dims line up.
+    const auto d = size_t(sortDim(def));
+    std::vector<std::pair<IterDomain*, IterDomain*>> pairs;
+    for (size_t i = 0; i < p_ids.size() && i < c_ids.size(); ++i) {
+      if (i == d) continue;
+      if (!options.map_broadcast && p_ids[i]->isBroadcast() != c_ids[i]->isBroadcast()) continue;
+      pairs.emplace_back(p_ids[i], c_ids[i]);
+    }
+    return pairs;
+  }
   if (def->isA<MatmulOp>() || def->isA<LinearOp>()) {
     // Operand and output ranks differ: each operand dim names the output dim it lines up with
     // (the contracted k lines up with none).

@@ -756,6 +756,7 @@ class Parser {
   Expr* buildMathOp(Call& c);
   Expr* buildShapeOp(Call& c);
   int64_t dimArg(Call& c);
+  bool boolArg(Call& c, const std::string& key);
 
   const Token& verifyLocation(const std::string& msg) {
     // The verifier names the offending tensor first (T3: ...); point at its declaration.
@@ -969,6 +970,18 @@ int64_t Parser::dimArg(Call& c) {
   return *dim;
 }
 
+// A `key=true` / `key=false` attribute (argsort's descending, topk's largest): a Bool constant,
+// which is an attribute, not a node of the fusion.
+bool Parser::boolArg(Call& c, const std::string& key) {
+  const Arg& a = c.kw.at(key);
+  const auto* s = a.val != nullptr ? a.val->dynCast<Scalar>() : nullptr;
+  const bool* v = s != nullptr && s->isConst() ? std::get_if<bool>(&s->value()) : nullptr;
+  if (v == nullptr) fail(*a.tok, key, " must be true or false");
+  const bool value = *v;
+  fusion_->removeVal(a.val);
+  return value;
+}
+
 // Shape ops, pad, cat, the indexing ops and the factories; null for other names.
 Expr* Parser::buildShapeOp(Call& c) {
   const std::string& name = c.name();
@@ -989,9 +1002,10 @@ Expr* Parser::buildShapeOp(Call& c) {
   } else if (name == "reshape") {
     c.need(1, 1, {});
     return make<ReshapeOp>(none, c.tensorOut(0), c.tensorIn(pos[0]));
-  } else if (name == "set") {
+  } else if (name == "set" || name == "segment_set") {
     c.need(1, 1, {});
-    return make<LoadStoreOp>(none, LoadStoreOpType::Set, c.tensorOut(0), c.tensorIn(pos[0]));
+    return make<LoadStoreOp>(none, LoadStoreOpType::Set, c.tensorOut(0), c.tensorIn(pos[0]),
+                             name == "segment_set");
   } else if (name == "slice") {
     c.need(1, 1, {});
     return make<SliceOp>(none, c.tensorOut(0), c.tensorIn(pos[0]));
@@ -1022,6 +1036,19 @@ Expr* Parser::buildShapeOp(Call& c) {
     if (name == "index_select")
       return make<IndexSelectOp>(none, c.tensorOut(0), lookup, index, dim);
     return make<GatherOp>(none, c.tensorOut(0), lookup, index, dim, name == "take_along_axis");
+  } else if (name == "argsort") {
+    c.need(1, 1, {"dim", "descending"});
+    const int64_t dim = dimArg(c);
+    return make<ArgsortOp>(none, c.tensorOut(0), c.tensorIn(pos[0]), dim, boolArg(c, "descending"));
+  } else if (name == "topk") {
+    c.need(2, 2, {"dim", "largest"});
+    const int64_t dim = dimArg(c);
+    const bool largest = boolArg(c, "largest");
+    c.adopt(pos[1], DataType::Int64, nullptr);
+    Val* k = c.val(pos[1]);
+    if (!k->isA<Scalar>()) fail(*pos[1].tok, "k of topk must be a scalar");
+    return make<TopKOp>(none, c.tensorOut(0), c.tensorOut(1), c.tensorIn(pos[0]), k->as<Scalar>(),
+                        dim, largest);
   } else if (name == "scatter" || name == "scatter_add") {
     c.need(3, 1, {"dim"});
     const int64_t dim = dimArg(c);

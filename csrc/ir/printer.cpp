@@ -326,6 +326,12 @@ class Printer {
       args += ", dim=" + std::to_string(g->dim());
     } else if (auto* sc = e->dynCast<ScatterOp>()) {
       args += ", dim=" + std::to_string(sc->dim());
+    } else if (auto* as = e->dynCast<ArgsortOp>()) {
+      args += ", dim=" + std::to_string(as->dim()) +
+              ", descending=" + (as->descending() ? "true" : "false");
+    } else if (auto* tk = e->dynCast<TopKOp>()) {
+      args +=
+          ", dim=" + std::to_string(tk->dim()) + ", largest=" + (tk->largest() ? "true" : "false");
     } else if (auto* u = e->dynCast<UnaryOp>(); u != nullptr && u->opType() == UnaryOpType::Cast) {
       args += ", " + std::string(dataTypeName(u->out()->dtype()));
     } else if (auto* r = e->dynCast<ReductionOp>()) {

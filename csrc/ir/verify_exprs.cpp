@@ -599,6 +599,62 @@ std::optional<std::string> indexingProblem(const Expr* e) {
   return r.take();
 }
 
+// ---- Sorting ----------------------------------------------------------------------------------
+
+// An extent known to equal `k`: the same Scalar, or constants of one value.
+bool sameExtent(const Scalar* a, const Scalar* b) {
+  if (a == b) return true;
+  auto ca = a->constInt();
+  auto cb = b->constInt();
+  return ca.has_value() && cb.has_value() && *ca == *cb;
+}
+
+// argsort and topk (docs/ops.md, "Sorting"): outputs of the input's rank lining up with it off
+// the sort dim, the sort dim's extent (the input's for argsort, k for topk), the dtypes.
+std::optional<std::string> sortProblem(const Expr* e) {
+  const auto* in = e->input(0)->as<TensorView>();
+  const std::vector<IterDomain*> p = TensorDomain::noReductions(in->logical());
+  const int64_t dim = sortDim(e);
+  if (dim < 0 || dim >= int64_t(p.size())) {
+    return concat(quoted(e), ": dim ", dim, " is out of range for ", in->toString(), " of rank ",
+                  p.size());
+  }
+  const auto d = size_t(dim);
+  const auto* topk = e->dynCast<TopKOp>();
+  for (Val* o : e->outputs()) {
+    const auto* out = o->as<TensorView>();
+    const std::vector<IterDomain*>& c = out->domain()->maybeRoot();
+    if (c.size() != p.size()) {
+      return concat(quoted(e), ": ", out->toString(), " has ", c.size(), " dims, ", in->toString(),
+                    " has ", p.size());
+    }
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (auto r = pairProblem(e, in, out, p[i], c[i])) return r;
+    }
+    const Scalar* want = topk != nullptr ? topk->k() : p[d]->logicalExtent();
+    if (!sameExtent(c[d]->logicalExtent(), want)) {
+      return concat(quoted(e), ": ", out->toString(), "'s ID ", idName(c[d]), " along dim ", dim,
+                    " has the extent ", c[d]->logicalExtent()->toString(), "; it must be ",
+                    topk != nullptr ? "k (" : "the input's (", want->toString(), ")");
+    }
+  }
+  DtypeRule r(e);
+  if (isComplexType(in->dtype())) {
+    r.fail(concat(e->opName(), " orders real values; ", in->toString(), " is ", in->dtype(),
+                  " (complex values have no order)"));
+  }
+  const std::string index = concat(e->opName(), " gives indices as i64");
+  if (topk != nullptr) {
+    r.need(topk->values(), in->dtype(),
+           concat("topk's values have the dtype of its input ", in->toString()));
+    r.need(topk->indices(), DataType::Int64, index);
+    r.need(topk->k(), DataType::Int64, "topk takes k as i64");
+  } else {
+    r.need(e->output(0), DataType::Int64, index);
+  }
+  return r.take();
+}
+
 // Matmul and linear multiply one floating dtype (accumulating in f32) and give it back.
 void matmulRule(const Expr* e, DtypeRule& r) {
   const DataType c = e->output(0)->dtype();
@@ -650,6 +706,7 @@ std::optional<std::string> mathExprProblem(const Expr* e) {
     }
   }
   if (isIndexingExpr(e)) return indexingProblem(e);
+  if (isSortExpr(e)) return sortProblem(e);
   if (auto p = iterTypeProblem(e)) return p;
   return dtypeProblem(e);
 }

@@ -298,6 +298,9 @@ struct Hoister {
           slot(v->srcIndex);
           break;
         }
+        case kir::NodeKind::SortRow:
+          for (kir::Value** v : s->as<kir::SortRow>()->valueSlots()) slot(*v);
+          break;
         default: break;  // Allocate sizes stay constants; syncs and comments hold no values
       }
     }

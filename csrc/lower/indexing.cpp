@@ -19,6 +19,7 @@
 #include "loom/ir/exprs.h"
 #include "loom/ir/transforms.h"
 #include "peel_rows.h"
+#include "sorts.h"
 #include "welford.h"
 
 namespace loom::lower {
@@ -52,8 +53,9 @@ kir::Value* lowerPad(kir::Kernel& kernel, LowerContext& ctx, const ir::PadOp* pa
     for (ir::Expr* use : root->uses()) resized |= use->isA<ir::Resize>();
     if (!resized) continue;
     kir::Value* r = idx.at(root);
-    inside = b.logicalAnd(inside, b.logicalAnd(b.ge(r, kernel.constInt(0)),
-                                               b.lt(r, ctx.lowerScalar(kernel, root->logicalExtent()))));
+    inside =
+        b.logicalAnd(inside, b.logicalAnd(b.ge(r, kernel.constInt(0)),
+                                          b.lt(r, ctx.lowerScalar(kernel, root->logicalExtent()))));
   }
   if (inside == nullptr) return in;
   DataType dt = pad->out()->dtype();
@@ -125,9 +127,8 @@ kir::Value* lowerRng(kir::Kernel& kernel, LowerContext& ctx, const ir::RngOp* rn
   kir::Value* sample = kernel.create<kir::Call>(
       DataType::Float64, normal ? "loom_rng_normal" : "loom_rng_uniform",
       std::vector<kir::Value*>{ins[0], ins[1], linear, digits, ins[2], ins[3]});
-  return dt == DataType::Float64
-             ? sample
-             : kernel.create<kir::UnaryExpr>(dt, ir::UnaryOpType::Cast, sample);
+  return dt == DataType::Float64 ? sample
+                                 : kernel.create<kir::UnaryExpr>(dt, ir::UnaryOpType::Cast, sample);
 }
 
 // The consumer indices of one op: the loops' slots, and (made once, when a parameter or a
@@ -153,6 +154,7 @@ struct OpIndices {
 
 kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* op,
                    const std::vector<kir::ForLoop*>& loops) {
+  if (ir::isSortExpr(op->expr)) return lowerSortRow(kernel, ctx, op, loops);  // sorts.cpp
   OpIndices at{kernel, ctx, op, loops, consumerIndices(kernel, ctx, op->out, loops), {}};
   const IndexMap& idx = at.slots;
   const kir::Buffer* out_buf = ctx.buffers.at(op->out);
@@ -168,7 +170,8 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
     }
     if (auto* p = in->dynCast<ir::TensorView>()) {
       IndexMap pidx = producerIndices(kernel, ctx, p, op->out, at.of(p));
-      ins.push_back(kernel.create<kir::Load>(ctx.buffers.at(p), bufferOffset(kernel, ctx, p, pidx)));
+      ins.push_back(
+          kernel.create<kir::Load>(ctx.buffers.at(p), bufferOffset(kernel, ctx, p, pidx)));
     } else {
       ins.push_back(ctx.lowerScalar(kernel, in));
     }
@@ -185,20 +188,22 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
   } else if (e->isA<ir::WelfordOp>()) {
     return lowerWelfordAccumulate(kernel, op, ins);  // welford.cpp
   } else if (auto* r = dyn<ir::ReductionOp>(e)) {
-    LOOM_ASSERT(op->role == kir::TensorOpRole::Accumulate, "reduction not lowered: ",
-                op->out->toString());
+    LOOM_ASSERT(op->role == kir::TensorOpRole::Accumulate,
+                "reduction not lowered: ", op->out->toString());
     if (op->acc == nullptr) {
       // Accumulation in the output's own buffer (loop_nests: iteration IDs inside the reduction
       // loops): out[i] = out[i] op in[i].
       kir::Value* offset = bufferOffset(kernel, ctx, op->out, at.of(op->out));
       kir::Value* prev = kernel.create<kir::Load>(out_buf, offset);
       return kernel.create<kir::Store>(
-          out_buf, offset, kernel.create<kir::BinaryExpr>(dt, combineOp(r->opType()), prev, ins[0]));
+          out_buf, offset,
+          kernel.create<kir::BinaryExpr>(dt, combineOp(r->opType()), prev, ins[0]));
     }
     // The accumulator may be wider than the output (16-bit results accumulate in f32).
     DataType acc_dt = op->acc->dtype();
     kir::Value* in = ins[0];
-    if (in->dtype() != acc_dt) in = kernel.create<kir::UnaryExpr>(acc_dt, ir::UnaryOpType::Cast, in);
+    if (in->dtype() != acc_dt)
+      in = kernel.create<kir::UnaryExpr>(acc_dt, ir::UnaryOpType::Cast, in);
     return kernel.create<kir::Store>(
         op->acc, kernel.create<kir::BinaryExpr>(acc_dt, combineOp(r->opType()), op->acc, in));
   } else if (auto* scan = dyn<ir::ScanOp>(e)) {
@@ -251,13 +256,13 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
 bool indexing(kir::Kernel& kernel, LowerContext& ctx) {
   bool changed = false;
   std::vector<kir::ForLoop*> loops;
-  kir::forEachWithLoops(kernel.body, loops, [&](kir::Scope& scope, size_t i,
-                                           const std::vector<kir::ForLoop*>& stack) {
-    auto* op = scope[i]->dynCast<kir::TensorOp>();
-    if (op == nullptr) return;
-    scope[i] = lowerOp(kernel, ctx, op, stack);
-    changed = true;
-  });
+  kir::forEachWithLoops(kernel.body, loops,
+                        [&](kir::Scope& scope, size_t i, const std::vector<kir::ForLoop*>& stack) {
+                          auto* op = scope[i]->dynCast<kir::TensorOp>();
+                          if (op == nullptr) return;
+                          scope[i] = lowerOp(kernel, ctx, op, stack);
+                          changed = true;
+                        });
   return changed;
 }
 

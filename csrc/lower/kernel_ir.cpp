@@ -137,6 +137,20 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
          << "] = " << v->src->name << "[" << toString(v->srcIndex) << " +: " << v->width << "]\n";
       return;
     }
+    case NodeKind::SortRow: {
+      auto* r = s->as<SortRow>();
+      auto row = [](const SortRow::Row& x) {
+        return x.buffer->name + "[" + toString(x.base) + " : step " + toString(x.stride) + "]";
+      };
+      os << pad;
+      if (r->isTopK()) os << row(r->values) << ", ";
+      os << row(r->indices) << " = " << (r->isTopK() ? "topk_row(" : "argsort_row(") << row(r->in)
+         << ", n=" << toString(r->n);
+      if (r->isTopK()) os << ", k=" << toString(r->k);
+      os << (r->isTopK() ? ", largest=" : ", descending=") << (r->descending ? "true" : "false")
+         << ")\n";
+      return;
+    }
     case NodeKind::TensorOp: {
       auto* t = s->as<TensorOp>();
       os << pad;

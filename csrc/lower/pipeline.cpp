@@ -23,6 +23,7 @@ const Pipeline& pipeline() {
                                    {"allocations", allocations},
                                    {"reductions", reductions},
                                    {"scans", scans},
+                                   {"sorts", sorts},
                                    {"thread_predicates", threadPredicates},
                                    {"predicates", predicates},
                                    {"eliminate_predicates", eliminatePredicates, /*optional=*/true},

@@ -235,6 +235,8 @@ struct Simplifier {
       } else if (auto* v = s->dynCast<kir::VectorCopy>()) {
         v->dstIndex = simplify(v->dstIndex);
         v->srcIndex = simplify(v->srcIndex);
+      } else if (auto* r = s->dynCast<kir::SortRow>()) {
+        for (kir::Value** slot : r->valueSlots()) *slot = simplify(*slot);
       }
     }
   }

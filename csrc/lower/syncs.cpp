@@ -53,6 +53,12 @@ void accesses(const kir::Stmt* stmt, BufferSet& reads, BufferSet& writes) {
       valueReads(d->init, reads);
     } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
       valueReads(i->cond, reads);
+    } else if (auto* r = s->dynCast<kir::SortRow>()) {
+      if (tracked(r->in.buffer)) reads.insert(r->in.buffer);
+      for (const kir::SortRow::Row* out : {&r->values, &r->indices}) {
+        if (out->buffer != nullptr && tracked(out->buffer)) writes.insert(out->buffer);
+      }
+      for (kir::Value** v : const_cast<kir::SortRow*>(r)->valueSlots()) valueReads(*v, reads);
     }
   };
   one(stmt);

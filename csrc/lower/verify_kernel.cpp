@@ -376,6 +376,16 @@ class Verifier {
         access(v->dst, "written");
         return;
       }
+      case kir::NodeKind::SortRow: {
+        auto* r = s->as<kir::SortRow>();
+        require(r->in.buffer, "an input buffer");
+        require(r->indices.buffer, "an indices buffer");
+        for (kir::Value** v : const_cast<kir::SortRow*>(r)->valueSlots()) read(*v, "a row value");
+        access(r->in.buffer, "read");
+        access(r->indices.buffer, "written");
+        if (r->isTopK()) access(r->values.buffer, "written");
+        return;
+      }
       default: fail("complete", s, "a value where a statement belongs");
     }
   }

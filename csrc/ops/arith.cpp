@@ -250,6 +250,11 @@ TensorView* complex(Operand real_part, Operand imag_part) {
   Scalar* i_unit = IrBuilder::constant(std::complex<double>(0.0, 1.0), ct);
   return add(castTo(real_part.val(), ct), mul(castTo(imag_part.val(), ct), i_unit));
 }
+// CeilDiv is index math to binaryOp (the IR's own extents use it); nvFuser exposes it as an op.
+TensorView* ceilDiv(Operand a, Operand b) {
+  checkNotBool("ceilDiv", a, b);
+  return binary(BinaryOpType::CeilDiv, a, b, PromotionKind::Default);
+}
 TensorView* exp(TensorView* x) { return unaryOp(UnaryOpType::Exp, x); }
 TensorView* exp2(TensorView* x) { return unaryOp(UnaryOpType::Exp2, x); }
 TensorView* log(TensorView* x) { return unaryOp(UnaryOpType::Log, x); }
@@ -402,6 +407,18 @@ TensorView* triu(TensorView* x, int64_t diagonal) {
   TensorView* rows_b = broadcast(rows, {false, true});
   TensorView* cols_b = broadcast(cols, {true, false});
   TensorView* keep = ge(sub(cols_b, rows_b), diagonal);
+  return cast(where(keep, x, int64_t(0)), x->dtype());
+}
+
+TensorView* tril(TensorView* x, int64_t diagonal) {
+  LOOM_CHECK(x->rank() >= 2, "tril: ", x->toString(), " has rank ", x->rank(),
+             "; tril takes a tensor of rank 2 or more");
+  const auto ids = detail::dims(x);
+  const int64_t r = x->rank();
+  TensorView* rows = broadcast(iota(Size(ids[size_t(r - 2)]->extent())), {false, true});
+  TensorView* cols = broadcast(iota(Size(ids[size_t(r - 1)]->extent())), {true, false});
+  // Keep element (i, j) where j - i <= diagonal.
+  TensorView* keep = le(sub(cols, rows), diagonal);
   return cast(where(keep, x, int64_t(0)), x->dtype());
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "loom/ir/exprs.h"
+#include "loom/ops/factory.h"
+#include "loom/ops/scalar_arith.h"
 #include "loom/ops/shape.h"
 #include "loom/support/strings.h"
 #include "ops/utils.h"
@@ -95,7 +97,7 @@ TensorView* scatterImpl(TensorView* input, int64_t dim, TensorView* index, Tenso
 }
 
 // IndexSelectOp with an index of any rank: lookup's dims around `dim`, index's in its place.
-TensorView* select(TensorView* lookup, int64_t dim, TensorView* index, const char* op) {
+TensorView* selectImpl(TensorView* lookup, int64_t dim, TensorView* index, const char* op) {
   checkIndexDtype(index, op);
   const auto l = dims(lookup);
   LOOM_CHECK(!l.empty(), op, ": ", lookup->toString(), " is 0-dim; there is no dimension to index");
@@ -121,7 +123,35 @@ TensorView* select(TensorView* lookup, int64_t dim, TensorView* index, const cha
 TensorView* indexSelect(TensorView* input, int64_t dim, TensorView* index) {
   LOOM_CHECK(dims(index).size() <= 1, "index_select: the index ", index->toString(), " has ",
              dims(index).size(), " dims; index_select takes a 1-D (or 0-D) index");
-  return select(input, dim, index, "index_select");
+  return selectImpl(input, dim, index, "index_select");
+}
+
+TensorView* select(TensorView* input, int64_t dim, Size index) {
+  const auto l = dims(input);
+  LOOM_CHECK(!l.empty(), "select: ", input->toString(),
+             " is 0-dim; there is no dimension to select from");
+  dim = detail::normalizeDim(input, dim, int64_t(l.size()), "select");
+  const std::optional<int64_t> n = detail::constSize(l[size_t(dim)]);
+  const std::optional<int64_t> i = index.constant();
+  if (i.has_value() && n.has_value()) {
+    LOOM_CHECK(*i >= -*n && *i < *n, "select: index ", *i, " is out of range for dimension ", dim,
+               " of ", input->toString(), " ", detail::shapeString(input), " (size ", *n,
+               "); it must lie in [", -*n, ", ", *n, ")");
+    // A constant position: a slice and a squeeze, copies that fuse with their neighbours.
+    const int64_t at = *i < 0 ? *i + *n : *i;
+    return squeeze(slice(input, dim, at, at + 1), {dim});
+  }
+  // A position known at run time: a 0-D index, negative values wrapped as torch does; anything
+  // still outside [0, size) fails the indexed read's range check when the fusion runs.
+  ir::Scalar* raw = index.toScalar();
+  ir::Scalar* size = l[size_t(dim)]->logicalExtent();
+  ir::Scalar* wraps = scalarBinary(
+      ir::BinaryOpType::LogicalAnd, scalarBinary(ir::BinaryOpType::Lt, raw, int64_t(0)),
+      scalarBinary(ir::BinaryOpType::Ge, raw, scalarUnary(ir::UnaryOpType::Neg, size)));
+  ir::Scalar* at =
+      scalarBinary(ir::BinaryOpType::Add, raw,
+                   scalarBinary(ir::BinaryOpType::Mul, size, scalarCast(wraps, DataType::Int64)));
+  return selectImpl(input, dim, full({}, at, DataType::Int64), "select");
 }
 
 TensorView* gather(TensorView* input, int64_t dim, TensorView* index) {
@@ -153,7 +183,7 @@ TensorView* embedding(TensorView* input, TensorView* weight, std::optional<int64
     LOOM_CHECK(!n || (*padding_idx >= -*n && *padding_idx < *n), "embedding: padding_idx ",
                *padding_idx, " is out of range for ", weight->toString(), " with ", *n, " rows");
   }
-  return select(weight, 0, input, "embedding");
+  return selectImpl(weight, 0, input, "embedding");
 }
 
 }  // namespace loom::ops

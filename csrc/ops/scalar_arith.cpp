@@ -120,6 +120,15 @@ Scalar* scalarCDiv(Operand a, Operand b) {
   return buildBinary(BinaryOpType::Div, x, y, promoted({x, y}));
 }
 
+Scalar* scalarCeilDiv(Operand a, Operand b) {
+  Scalar* x = scalarOf(a, "ceilDiv");
+  Scalar* y = scalarOf(b, "ceilDiv");
+  const DataType compute = promoted({x, y});
+  LOOM_CHECK(compute != DataType::Bool && !isComplexType(compute),
+             "ceilDiv: takes integers or floating values, not ", compute);
+  return buildBinary(BinaryOpType::CeilDiv, x, y, compute);
+}
+
 Scalar* scalarUnary(UnaryOpType op, Operand a) {
   const std::string_view name = ir::opTypeName(op);
   LOOM_CHECK(op != UnaryOpType::Cast, "cast: use scalarCast, which names the type");

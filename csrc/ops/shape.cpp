@@ -242,4 +242,32 @@ TensorView* set(TensorView* x) {
   return out;
 }
 
+TensorView* segmentSet(TensorView* x) {
+  TensorView* out = detail::newTensor(detail::freshIds(detail::dims(x)), x->dtype());
+  IrBuilder::create<ir::LoadStoreOp>(ir::LoadStoreOpType::Set, out, x, /*segment_boundary=*/true);
+  return out;
+}
+
+TensorView* strideOrder(TensorView* x, const std::vector<int64_t>& stride_order) {
+  TensorView* out = set(x);
+  if (stride_order.empty()) return out;
+  const auto ids = detail::dims(out);
+  const auto rank = int64_t(ids.size());
+  LOOM_CHECK(int64_t(stride_order.size()) == rank, "stride_order: ", stride_order.size(),
+             " entries for ", x->toString(), " ", detail::shapeString(x), " of rank ", rank,
+             "; give one place per dimension");
+  // place[d]: dim d's place from the innermost. The allocation lists the dims outermost first.
+  std::vector<IterDomain*> alloc(size_t(rank), nullptr);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t place = stride_order[size_t(d)];
+    if (place < 0 && place >= -rank) place += rank;
+    LOOM_CHECK(place >= 0 && place < rank && alloc[size_t(rank - 1 - place)] == nullptr,
+               "stride_order: ", detail::shapeString(stride_order), " is not a permutation of 0..",
+               rank - 1, " (entry ", d, " is ", stride_order[size_t(d)], ")");
+    alloc[size_t(rank - 1 - place)] = ids[size_t(d)];
+  }
+  out->setAllocationDomain(std::move(alloc));
+  return out;
+}
+
 }  // namespace loom::ops

@@ -21,6 +21,8 @@ std::string_view schedulerTypeName(SchedulerType type) {
       return "inner_persistent";
     case SchedulerType::Scan:
       return "scan";
+    case SchedulerType::Sort:
+      return "sort";
   }
   return "unknown";
 }

@@ -562,7 +562,8 @@ class InnerPersistentScheduler final : public Scheduler {
  public:
   SchedulerType type() const override { return SchedulerType::InnerPersistent; }
   bool canScheduleCompileTime(const Fusion& fusion, std::string* why) const override {
-    return utils::hasNoScan(fusion, why) && innerPersistentCompileTimeCheck(fusion, why);
+    return utils::hasNoScan(fusion, why) && utils::hasNoSort(fusion, why) &&
+           innerPersistentCompileTimeCheck(fusion, why);
   }
   bool canScheduleRunTime(const Fusion& fusion, SchedulerRuntimeInfo& info,
                           std::string* why) const override {

@@ -92,7 +92,8 @@ class PointwiseScheduler final : public Scheduler {
   SchedulerType type() const override { return SchedulerType::Pointwise; }
 
   bool canScheduleCompileTime(const ir::Fusion& fusion, std::string* why) const override {
-    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoScan(fusion, why)) {
+    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoScan(fusion, why) ||
+        !utils::hasNoSort(fusion, why)) {
       return false;
     }
     auto reductions = utils::reductionExprs(fusion);

@@ -47,7 +47,8 @@ class ReductionScheduler final : public Scheduler {
       if (why != nullptr) *why = reason;
       return false;
     };
-    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoScan(fusion, why)) {
+    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoScan(fusion, why) ||
+        !utils::hasNoSort(fusion, why)) {
       return false;
     }
     std::vector<ir::Expr*> reductions = utils::reductionExprs(fusion);

@@ -9,6 +9,7 @@
 #include "loom/scheduler/pointwise.h"
 #include "loom/scheduler/reduction.h"
 #include "loom/scheduler/scan.h"
+#include "loom/scheduler/sort.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 #include "loom/support/options.h"
@@ -26,6 +27,7 @@ std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   list.push_back(makeReductionScheduler());
   list.push_back(makeInnerPersistentScheduler());
   list.push_back(makeScanScheduler());
+  list.push_back(makeSortScheduler());
   return list;
 }
 

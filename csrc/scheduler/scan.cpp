@@ -68,7 +68,9 @@ class ScanScheduler final : public Scheduler {
   SchedulerType type() const override { return SchedulerType::Scan; }
 
   bool canScheduleCompileTime(const ir::Fusion& fusion, std::string* why) const override {
-    if (!utils::isPlainUnscheduledFusion(fusion, why)) return false;
+    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoSort(fusion, why)) {
+      return false;
+    }
     std::string problem = scanProblem(fusion);
     if (problem.empty()) return true;
     if (why != nullptr) *why = problem;

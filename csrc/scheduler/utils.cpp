@@ -40,6 +40,24 @@ bool hasNoScan(const ir::Fusion& fusion, std::string* why) {
   return false;
 }
 
+std::vector<ir::Expr*> sortExprs(const ir::Fusion& fusion) {
+  std::vector<ir::Expr*> result;
+  for (ir::Expr* e : fusion.exprs()) {
+    if (ir::isSortExpr(e)) result.push_back(e);
+  }
+  return result;
+}
+
+bool hasNoSort(const ir::Fusion& fusion, std::string* why) {
+  std::vector<ir::Expr*> sorts = sortExprs(fusion);
+  if (sorts.empty()) return true;
+  if (why != nullptr) {
+    *why = "the fusion has a " + sorts.front()->opName() + " (" +
+           sorts.front()->output(0)->toString() + "), which only the sort scheduler runs";
+  }
+  return false;
+}
+
 std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion) {
   std::vector<ir::TensorView*> result;
   for (ir::Expr* e : reductionExprs(fusion)) result.push_back(e->output(0)->as<ir::TensorView>());
@@ -311,7 +329,29 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why) {
   // computed one a segment boundary). A cat selects among its pads by their ranges, so they are
   // in the same kernel.
   for (ir::Expr* e : fusion.exprs()) {
-    if (e->isA<ir::SliceOp>() || e->isA<ir::PadOp>()) {
+    if (auto* ls = e->dynCast<ir::LoadStoreOp>(); ls != nullptr && ls->isSegmentBoundary()) {
+      if (!ls->in()->isFusionInput()) {
+        return reject("the input of " + ls->out()->toString() + " = segment_set(" +
+                      ls->in()->toString() +
+                      ") is computed in this fusion; segment_set cuts the fusion there");
+      }
+    } else if (ir::isSortExpr(e)) {
+      // A sort reads whole rows of its input and writes whole rows of its outputs, one thread
+      // per row: the input comes from global memory, and the outputs go there before anything
+      // reads them (in a later kernel).
+      if (!e->input(0)->isFusionInput()) {
+        return reject("the input of " + e->output(0)->toString() + " = " + e->opName() + "(" +
+                      e->input(0)->toString() + ", ...) is computed in this fusion; " +
+                      e->opName() + " reads whole rows from global memory");
+      }
+      for (ir::Val* out : e->outputs()) {
+        if (!out->uses().empty()) {
+          return reject(out->toString() + " = " + e->opName() + "(...) is read by " +
+                        out->uses().front()->output(0)->toString() +
+                        " in this fusion; a sort's results are read by a later kernel");
+        }
+      }
+    } else if (e->isA<ir::SliceOp>() || e->isA<ir::PadOp>()) {
       if (!e->input(0)->isFusionInput()) {
         return reject("the input of " + e->output(0)->toString() + " = " + e->opName() + "(" +
                       e->input(0)->toString() + ") is computed in this fusion; " + e->opName() +

@@ -183,7 +183,8 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
   if (e->isA<ExpandOp>()) return IrBuilder::create<ExpandOp>(tv(out[0]), tv(in[0]));
   if (e->isA<ReshapeOp>()) return IrBuilder::create<ReshapeOp>(tv(out[0]), tv(in[0]));
   if (auto* l = e->dynCast<LoadStoreOp>()) {
-    return IrBuilder::create<LoadStoreOp>(l->opType(), tv(out[0]), tv(in[0]));
+    return IrBuilder::create<LoadStoreOp>(l->opType(), tv(out[0]), tv(in[0]),
+                                          l->isSegmentBoundary());
   }
   if (e->isA<SliceOp>()) return IrBuilder::create<SliceOp>(tv(out[0]), tv(in[0]));
   if (e->isA<PadOp>()) {
@@ -204,6 +205,13 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
   if (auto* r = e->dynCast<RngOp>()) {
     return IrBuilder::create<RngOp>(tv(out[0]), r->rngType(), in[0]->as<Scalar>(),
                                     in[1]->as<Scalar>(), in[2]->as<Scalar>(), in[3]->as<Scalar>());
+  }
+  if (auto* as = e->dynCast<ArgsortOp>()) {
+    return IrBuilder::create<ArgsortOp>(tv(out[0]), tv(in[0]), as->dim(), as->descending());
+  }
+  if (auto* tk = e->dynCast<TopKOp>()) {
+    return IrBuilder::create<TopKOp>(tv(out[0]), tv(out[1]), tv(in[0]), in[1]->as<Scalar>(),
+                                     tk->dim(), tk->largest());
   }
   if (auto* is = e->dynCast<IndexSelectOp>()) {
     return IrBuilder::create<IndexSelectOp>(tv(out[0]), tv(in[0]), tv(in[1]), is->dim());

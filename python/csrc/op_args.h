@@ -45,5 +45,7 @@ void bindFactoryOps(nb::module_& m);      // ops_factory.cpp: inputs, full, iota
 void bindRandomOps(nb::module_& m);       // ops_random.cpp: Philox samples, dropout
 void bindMatmulOps(nb::module_& m);       // ops_matmul.cpp: matmul, linear
 void bindCompositeOps(nb::module_& m);    // ops_composite.cpp: softmax, norms, backward, loss
+void bindSortAndLayoutOps(
+    nb::module_& m);  // ops_sort.cpp: argsort, topk, select, tril, segment_set
 
 }  // namespace loom::python

@@ -18,6 +18,7 @@ void bindOps(nb::module_& parent) {
   bindRandomOps(m);
   bindMatmulOps(m);
   bindCompositeOps(m);
+  bindSortAndLayoutOps(m);
 }
 
 }  // namespace loom::python

@@ -6,6 +6,7 @@
 // index cast ops made is unwrapped, a slice bound is read back from its normalization).
 #include "translate.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -76,6 +77,11 @@ bool numberKeepsType(DataType t) {
 std::string pyBool(bool b) { return b ? "True" : "False"; }
 
 std::string pyList(const std::vector<std::string>& items) { return "[" + join(items) + "]"; }
+
+// The fd.ops name of a binary op: the IR's name, except nvFuser's spelling of ceil_div.
+std::string pyBinaryName(ir::BinaryOpType op) {
+  return op == ir::BinaryOpType::CeilDiv ? "ceilDiv" : std::string(ir::opTypeName(op));
+}
 
 std::string pyContiguity(const std::optional<bool>& c) {
   return c.has_value() ? pyBool(*c) : "None";
@@ -286,16 +292,15 @@ std::string Translator::scalarExpr(const Scalar* s) {
     const DataType t = b->lhs()->dtype();
     const ir::BinaryOpType op = b->opType();
     const bool logical = op == ir::BinaryOpType::LogicalAnd || op == ir::BinaryOpType::LogicalOr;
-    // fd.ops.div of integers truncates, as Div does; mod is fd.ops.mod.
-    LOOM_CHECK(op != ir::BinaryOpType::CeilDiv && b->rhs()->dtype() == t &&
-                   (!logical || t == DataType::Bool) &&
+    // fd.ops.div of integers truncates, as Div does; mod is fd.ops.mod; ceil_div fd.ops.ceilDiv.
+    LOOM_CHECK(b->rhs()->dtype() == t && (!logical || t == DataType::Bool) &&
                    s->dtype() == (ir::isPredicateOp(op) ? DataType::Bool : t),
                "the scalar ", s->toString(), " = ", e->toString(),
                " is index math that the Python frontend's scalar ops do not build");
     std::string x = scalar(asScalar(b->lhs()), Use::ScalarOperand);
     std::string y = scalar(asScalar(b->rhs()), Use::ScalarOperand);
     std::string name = define(s, 'S');
-    emit(name + " = fd.ops." + std::string(ir::opTypeName(op)) + "(" + x + ", " + y + ")");
+    emit(name + " = fd.ops." + pyBinaryName(op) + "(" + x + ", " + y + ")");
     return name;
   }
   LOOM_THROW("the scalar ", s->toString(), " = ", e->toString(),
@@ -343,12 +348,10 @@ void Translator::translateMath(const ir::Expr* e) {
     return;
   }
   if (const auto* b = dyn<ir::BinaryOp>(e)) {
-    LOOM_CHECK(b->opType() != ir::BinaryOpType::CeilDiv, "'", e->toString(),
-               "' is index math on tensors, which fd.ops does not have");
     std::string x = operand(b->lhs());
     std::string y = operand(b->rhs());
-    emit(define(b->out(), 'T') + " = fd.ops." + std::string(ir::opTypeName(b->opType())) + "(" + x +
-         ", " + y + ")");
+    emit(define(b->out(), 'T') + " = fd.ops." + pyBinaryName(b->opType()) + "(" + x + ", " + y +
+         ")");
     return;
   }
   if (const auto* t = dyn<ir::TernaryOp>(e)) {
@@ -440,6 +443,25 @@ void Translator::translateShapeOp(const ir::Expr* e) {
   }
   const auto* s = e->as<ir::LoadStoreOp>();
   const ir::TensorDomain* td = s->out()->domain();
+  if (s->isSegmentBoundary()) {
+    emit(define(s->out(), 'T') + " = fd.ops.segment_set(" + tensor(s->in()) + ")");
+    return;
+  }
+  if (!td->hasRoot() && td->hasAllocation()) {
+    // ops::strideOrder: each dim's place from the innermost in the allocation.
+    const std::vector<IterDomain*> logical = ir::TensorDomain::noReductions(td->logical());
+    const std::vector<IterDomain*>& alloc = td->allocation();
+    std::vector<std::string> order;
+    for (const IterDomain* id : logical) {
+      auto at = std::find(alloc.begin(), alloc.end(), id);
+      LOOM_CHECK(at != alloc.end(), "'", e->toString(), "': the allocation of ",
+                 s->out()->toString(), " is not a permutation of its dims");
+      order.push_back(std::to_string(alloc.end() - at - 1));
+    }
+    emit(define(s->out(), 'T') + " = fd.ops.stride_order(" + tensor(s->in()) +
+         ", stride_order=" + pyList(order) + ")");
+    return;
+  }
   if (!td->hasRoot()) {
     emit(define(s->out(), 'T') + " = fd.ops.set(" + tensor(s->in()) + ")");
     return;
@@ -622,6 +644,21 @@ void Translator::translateOtherOp(const ir::Expr* e) {
       emit(define(is->out(), 'T') + " = fd.ops.index_select(" + tensor(is->lookup()) + ", " +
            tensor(index) + ", dim=" + std::to_string(is->dim()) + ")");
     }
+    return;
+  }
+  if (const auto* as = dyn<ir::ArgsortOp>(e)) {
+    emit(define(as->out(), 'T') + " = fd.ops.argsort(" + tensor(as->in()) +
+         ", dim=" + std::to_string(as->dim()) +
+         ", descending=" + (as->descending() ? "True" : "False") + ", stable=True)");
+    return;
+  }
+  if (const auto* tk = dyn<ir::TopKOp>(e)) {
+    std::string in = tensor(tk->in());
+    std::string k = size(tk->k());
+    std::string values = define(tk->values(), 'T');
+    emit(values + ", " + define(tk->indices(), 'T') + " = fd.ops.topk(" + in + ", " + k +
+         ", dim=" + std::to_string(tk->dim()) + ", largest=" + (tk->largest() ? "True" : "False") +
+         ", sorted=True)");
     return;
   }
   if (const auto* g = dyn<ir::GatherOp>(e)) {

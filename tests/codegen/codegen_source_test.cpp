@@ -13,16 +13,18 @@
 namespace loom::codegen {
 namespace {
 
-// A kernel without grid reductions leaves grid.cuh out and keeps every other runtime file, in
-// order, followed by the kernel text.
-TEST(RuntimeLibraryFor, OmitsGridFileWithoutGridReductions) {
+// A kernel without grid reductions and sorts leaves grid.cuh and sort.cuh out and keeps every
+// other runtime file, in order, followed by the kernel text.
+TEST(RuntimeLibraryFor, OmitsGridAndSortFilesTheKernelDoesNotUse) {
   kir::Kernel kernel;
   GeneratedKernel g = generateKernel(kernel);
   EXPECT_EQ(g.source.find("runtime/grid.cuh"), std::string::npos);
   EXPECT_EQ(g.source.find("gridSync("), std::string::npos);
+  EXPECT_EQ(g.source.find("runtime/sort.cuh"), std::string::npos);
+  EXPECT_EQ(g.source.find("argsortRow("), std::string::npos);
   size_t last = 0;
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
-    if (f.name == "grid.cuh") continue;
+    if (f.name == "grid.cuh" || f.name == "sort.cuh") continue;
     size_t at = g.source.find("// ---- runtime/" + std::string(f.name) + " ----");
     ASSERT_NE(at, std::string::npos) << f.name;
     EXPECT_GE(at, last) << f.name << " is out of dependency order";
@@ -94,13 +96,26 @@ TEST(LaunchBounds, OnlyForGridsOfOneBlockPerSm) {
   EXPECT_NE(plain.name, bounded.name);
 }
 
-// A kernel with grid-reduction scratch gets the whole library, grid.cuh included.
-TEST(RuntimeLibraryFor, KeepsGridFileForGridReductions) {
+// A kernel with grid-reduction scratch gets grid.cuh, one that sorts rows sort.cuh; one with
+// both gets the whole library.
+TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
   kir::Kernel kernel;
   kernel.gridScratch.push_back({"gw0", "float", 4, false});
   kernel.gridScratch.push_back({"gs0", "unsigned", 4, true});
   std::string library = runtimeLibraryFor(kernel);
   EXPECT_NE(library.find("runtime/grid.cuh"), std::string::npos);
+  EXPECT_EQ(library.find("runtime/sort.cuh"), std::string::npos);
+  kir::Buffer* in = kernel.createBuffer();
+  in->name = "T0";
+  kir::Buffer* idx = kernel.createBuffer();
+  idx->name = "T1";
+  idx->dtype = DataType::Int64;
+  kir::Value* n = kernel.constInt(8);
+  kernel.body.push_back(kernel.create<kir::SortRow>(
+      nullptr, kir::SortRow::Row{in, kernel.constInt(0), kernel.constInt(1)}, kir::SortRow::Row{},
+      kir::SortRow::Row{idx, kernel.constInt(0), kernel.constInt(1)}, n, n, false));
+  library = runtimeLibraryFor(kernel);
+  EXPECT_NE(library.find("runtime/sort.cuh"), std::string::npos);
   EXPECT_EQ(library, std::string(runtimeLibrarySource()));
 }
 

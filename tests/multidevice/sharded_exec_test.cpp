@@ -147,6 +147,29 @@ TEST(ShardedExecErrors, ClearMessages) {
     cache.run(std::vector<eval::Argument>{Tensor::empty({2, 4}, DataType::Float32)});
   });
   EXPECT_NE(msg.find("random numbers along a sharded dim"), std::string::npos) << msg;
+  // A sort reads whole rows: an input sharded along the sort dim is gathered first (the
+  // resharding finds an Allgather, which needs a communicator here), and a result sharded along
+  // it is refused by name (it would need a Scatter).
+  auto sortOfSharded = [&](bool shard_result) {
+    return loom::test::userErrorOf([&] {
+      auto f = std::make_unique<Fusion>();
+      FusionGuard g(f.get());
+      TensorView* x = input(*f, {8, 4}, DataType::Float32);
+      shard(x, 0, DeviceMesh::arange(4));
+      TensorView* order = ops::argsort(x, 0);
+      if (shard_result) shard(order, 0, DeviceMesh::arange(4));
+      f->addOutput(order);
+      runtime::FusionExecutorCache cache(std::move(f), options);
+      cache.run(std::vector<eval::Argument>{Tensor::empty({2, 4}, DataType::Float32)});
+    });
+  };
+  msg = sortOfSharded(false);
+  EXPECT_NE(msg.find("needs a communication (Allgather over DIDx"), std::string::npos) << msg;
+  msg = sortOfSharded(true);
+  EXPECT_NE(msg.find("= argsort(T2)' reads T2, which is not sharded on DIDx, into T1, sharded on "
+                     "DIDx along i4: that needs a Scatter"),
+            std::string::npos)
+      << msg;
   // A fusion that needs communication runs one (Allreduce of the partial sums), which needs a
   // communicator.
   msg = loom::test::userErrorOf([&] {

@@ -495,6 +495,23 @@ OP_CASES.update({
 })
 
 
+# Sorting and the other ops of issue 36.
+OP_CASES.update({
+    "argsort": _define(lambda fd, x: [fd.ops.argsort(x, 1),
+                                      fd.ops.argsort(x, 0, descending=True, stable=True)]),
+    "topk": _define(lambda fd, x: [*fd.ops.topk(x, 2, 1),
+                                   fd.ops.topk(fd.ops.neg(x), 3, 0, largest=False)[0]]),
+    "select": _define(lambda fd, x: [fd.ops.select(x, 1, 0), fd.ops.select(x, -1, 1)]),
+    "select[constant]": _constant_shape(lambda fd, x: [fd.ops.select(x, 2, 1),
+                                                       fd.ops.select(x, -4, 0)]),
+    "tril": _constant_shape(lambda fd, x: [fd.ops.tril(x), fd.ops.tril(x, diagonal=-1)]),
+    "ceilDiv": _define(lambda fd, x: [fd.ops.ceilDiv(x, 0.5),
+                                      fd.ops.add(x, fd.ops.ceilDiv(7, 2))]),
+    "segment_set": _define(lambda fd, x: [fd.ops.neg(fd.ops.segment_set(fd.ops.exp(x)))]),
+    "stride_order": _define(lambda fd, x: [fd.ops.stride_order(fd.ops.exp(x), [0, 1])]),
+})
+
+
 def test_every_op_has_a_case():
     """A new fd.ops op needs a case here (its printing, caching and validation are tested)."""
     ops = {n for n in dir(Ops) if not n.startswith("_")}

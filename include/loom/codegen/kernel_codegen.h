@@ -54,7 +54,8 @@ struct CodegenOptions {
 std::string launchBounds(const kir::Kernel& kernel, int64_t multiprocessors);
 
 /// The runtime library text `kernel` needs: every runtime file, less grid.cuh when the kernel
-/// has no grid reduction (fewer bytes for NVRTC to parse; the cached cubin's key changes with it).
+/// has no grid reduction and sort.cuh when it sorts no rows (fewer bytes for NVRTC to parse; the
+/// cached cubin's key changes with it).
 std::string runtimeLibraryFor(const kir::Kernel& kernel);
 
 /// Generates the kernel; sets kernel.name to the generated name (a hash of the whole text, launch

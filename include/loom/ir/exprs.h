@@ -221,18 +221,24 @@ class ReshapeOp : public Expr {
 class LoadStoreOp : public Expr {
  public:
   LOOM_DECLARE_CLONE(LoadStoreOp)
-  LoadStoreOp(LoadStoreOpType op, TensorView* out, TensorView* in);
+  /// `segment_boundary`: nvFuser's segment_set, a copy at which the segmenter cuts: a kernel
+  /// holding this op reads its input from global memory (a fusion input of the segment), so the
+  /// input's producer is in another segment.
+  LoadStoreOp(LoadStoreOpType op, TensorView* out, TensorView* in, bool segment_boundary = false);
   LoadStoreOp(const LoadStoreOp* src, IrCloner& cloner);
 
   LoadStoreOpType opType() const { return op_; }
   TensorView* out() const;
   TensorView* in() const;
+  bool isSegmentBoundary() const { return segment_boundary_; }
 
+  /// "set", or "segment_set" for a segment boundary.
   std::string opName() const override;
   bool sameAttributes(const Expr* other) const override;
 
  private:
   LoadStoreOpType op_;
+  bool segment_boundary_ = false;
 };
 
 /// out = in[start_0:stop_0, start_1:stop_1, ...] (step 1). out's root mirrors in's logical
@@ -389,6 +395,72 @@ class ScanOp : public Expr {
 };
 /// The ScanOp op type of "cumsum", "cumprod", "cummax" or "cummin"; nullopt for other names.
 std::optional<ReductionOpType> parseScanOpName(std::string_view name);
+
+/// The order sorts and top-k use along their dim (torch's): NaN is larger than every number and
+/// equal to other NaNs, -0.0 equals 0.0, and equal elements keep their input order (the sort is
+/// stable in both directions, so the order of ties is defined: lower index first).
+///
+/// out[.., i, ..] = the index (Int64) along `dim()` of the element of `in` that comes i-th in
+/// ascending (or, `descending()`, descending) order of its row (torch.argsort with stable=True).
+/// out has in's shape; its dims other than `dim` line up with in's position by position. Reads
+/// its row from global memory: in kernels the input is a fusion input of the segment and the
+/// output is written whole rows at a time (docs/ops.md, "Sorting").
+class ArgsortOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(ArgsortOp)
+  ArgsortOp(TensorView* out, TensorView* in, int64_t dim, bool descending);
+  ArgsortOp(const ArgsortOp* src, IrCloner& cloner);
+
+  TensorView* out() const;
+  TensorView* in() const;
+  int64_t dim() const { return dim_; }
+  bool descending() const { return descending_; }
+  /// out's logical ID the sort runs along.
+  IterDomain* sortId() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  int64_t dim_;
+  bool descending_;
+};
+
+/// The k largest (or, without `largest()`, smallest) elements of each row of `in` along `dim()`
+/// and their indices, in that order (torch.topk with sorted=True; the order and ties as
+/// ArgsortOp's: the first k of a stable descending or ascending sort). Outputs: values (in's
+/// dtype) and indices (Int64), both with in's shape except extent k along `dim`. Inputs: in and
+/// k (an Int64 Scalar, 0 <= k <= the extent of in's dim, checked when sizes are bound; the
+/// outputs' extent along `dim` is k). Rows are read from global memory as ArgsortOp's.
+class TopKOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(TopKOp)
+  TopKOp(TensorView* values, TensorView* indices, TensorView* in, Scalar* k, int64_t dim,
+         bool largest);
+  TopKOp(const TopKOp* src, IrCloner& cloner);
+
+  TensorView* values() const;
+  TensorView* indices() const;
+  TensorView* in() const;
+  Scalar* k() const;
+  int64_t dim() const { return dim_; }
+  bool largest() const { return largest_; }
+  /// values()' logical ID the selection runs along (extent k).
+  IterDomain* sortId() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+
+ private:
+  int64_t dim_;
+  bool largest_;
+};
+
+/// True for ArgsortOp and TopKOp: ops that read whole rows of their input along `sortDim` and
+/// write whole rows of their outputs (one thread per row in kernels).
+bool isSortExpr(const Expr* e);
+/// The dim an ArgsortOp or TopKOp runs along.
+int64_t sortDim(const Expr* e);
 
 /// out = lookup indexed along `dim` by the values of `index` (index_select, embedding): out's dims
 /// are lookup's before `dim`, then the index's span (its dims [dim, dim + span), span =

@@ -33,6 +33,8 @@
   X(IotaOp)                        \
   X(RngOp)                         \
   X(ScanOp)                        \
+  X(ArgsortOp)                     \
+  X(TopKOp)                        \
   X(IndexSelectOp)                 \
   X(GatherOp)                      \
   X(ScatterOp)                     \

@@ -43,7 +43,7 @@ class Kernel;
   X(Load) X(Call) X(Misalignment)
 #define LOOM_KIR_FOR_EACH_STMT(X)                                                           \
   X(ForLoop) X(IfThenElse) X(Allocate) X(DeclareVar) X(Store) X(BlockSync) X(BlockReduce) \
-  X(Comment) X(TensorOp) X(Welford) X(GridReduce) X(VectorCopy)
+  X(Comment) X(TensorOp) X(Welford) X(GridReduce) X(VectorCopy) X(SortRow)
 
 enum class NodeKind : uint8_t {
 #define LOOM_KIR_ENUM(n) n,
@@ -396,6 +396,49 @@ class VectorCopy : public Stmt {
   const Buffer* src;
   Value* srcIndex;
   int64_t width;
+};
+
+/// One row of an ArgsortOp or TopKOp, sorted by the calling thread (runtime sort.cuh:
+/// loom::argsortRow / loom::topkRow): reads `n` elements of `in` starting at offset inBase,
+/// inStride apart, and writes the first `k` of their order (k = n for argsort) to `indices`
+/// (Int64) and, for topk, their values to `values`, each row starting at its base and stepping
+/// by its stride. Made by the indexing pass from a sort's TensorOp, which the sorts pass took out
+/// of its row's loop. Buffers are parameters (global memory).
+class SortRow : public Stmt {
+ public:
+  LOOM_KIR_NODE(SortRow)
+  struct Row {
+    const Buffer* buffer = nullptr;
+    Value* base = nullptr;
+    Value* stride = nullptr;
+  };
+  SortRow(const ir::Expr* expr, Row in, Row values, Row indices, Value* n, Value* k,
+          bool descending)
+      : Stmt(kKind),
+        expr(expr),
+        in(in),
+        values(values),
+        indices(indices),
+        n(n),
+        k(k),
+        descending(descending) {}
+  bool isTopK() const { return values.buffer != nullptr; }
+  /// Every value of the statement, for passes that rewrite values in place.
+  std::vector<Value**> valueSlots() {
+    std::vector<Value**> slots{&in.base, &in.stride, &indices.base, &indices.stride, &n, &k};
+    if (isTopK()) {
+      slots.push_back(&values.base);
+      slots.push_back(&values.stride);
+    }
+    return slots;
+  }
+  const ir::Expr* expr;  ///< the ArgsortOp or TopKOp
+  Row in;
+  Row values;  ///< topk only (buffer null for argsort)
+  Row indices;
+  Value* n;
+  Value* k;
+  bool descending;  ///< argsort's descending, topk's largest
 };
 
 // ---- Kernel -------------------------------------------------------------------------------------

@@ -131,6 +131,9 @@ bool reductions(kir::Kernel& kernel, LowerContext& ctx);
 /// Scans: an accumulator declared before the scan loop (the serial, innermost loop of the scan
 /// ID), accumulation and a result write of the prefix in each iteration.
 bool scans(kir::Kernel& kernel, LowerContext& ctx);
+/// Sorts: an ArgsortOp's or TopKOp's TensorOp replaces the loop of its sort dim (serial,
+/// innermost, holding the op alone), so that indexing makes it one SortRow per row.
+bool sorts(kir::Kernel& kernel, LowerContext& ctx);
 /// Guards global writes of tensors not parallelized on a launched thread/block type P by
 /// P's index == 0, and ops under parallel loops narrower than the launch by index < extent.
 bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx);

@@ -114,6 +114,9 @@ TensorView* bitwiseNot(TensorView* x);
 TensorView* cDiv(Operand a, Operand b);
 /// nvFuser's mod: the remainder with the sign of the dividend (as fmod).
 TensorView* mod(Operand a, Operand b);
+/// nvFuser's ceilDiv: the quotient rounded up (toward +inf) for integers, defined for every
+/// operand as div is (by zero: 0); ceil(a / b) for floating operands.
+TensorView* ceilDiv(Operand a, Operand b);
 /// torch.remainder: the sign of the divisor.
 TensorView* remainder(Operand a, Operand b);
 TensorView* atan2(Operand a, Operand b);
@@ -135,6 +138,8 @@ TensorView* addcmul(Operand a, Operand b, Operand c, Operand value);
 TensorView* threshold(TensorView* x, Operand threshold, Operand value);
 /// The elements on and above the `diagonal`-th diagonal of the last two dims, others 0.
 TensorView* triu(TensorView* x, int64_t diagonal = 0);
+/// The elements on and below the `diagonal`-th diagonal of the last two dims, others 0.
+TensorView* tril(TensorView* x, int64_t diagonal = 0);
 
 // ---- Complex numbers (issue 36; docs/ops.md, "Complex numbers") -------------------------------
 /// The real part (f32 of c64, f64 of c128); a real tensor is its own real part.

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "loom/ir/tensor_view.h"
+#include "loom/ops/size.h"
 
 namespace loom::ops {
 
@@ -20,6 +21,11 @@ using ir::TensorView;
 /// torch.index_select: `index` is 1-D (or 0-D); out has input's shape with `dim` replaced by
 /// index's length: out[..., k, ...] = input[..., index[k], ...]. `dim` may be negative.
 TensorView* indexSelect(TensorView* input, int64_t dim, TensorView* index);
+
+/// torch.select (nvFuser's select): input without dimension `dim`, at position `index` along it
+/// (negative counts from the end). A constant index out of [-size, size) is a UserError now; one
+/// known at run time is checked when the fusion runs, as index_select's indices are.
+TensorView* select(TensorView* input, int64_t dim, Size index);
 
 /// torch.gather: out has index's shape (same rank as input, at most input's size along every dim
 /// but `dim`): out[i] = input[i with dim replaced by index[i]].

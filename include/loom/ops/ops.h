@@ -14,5 +14,6 @@
 #include "loom/ops/scan.h"
 #include "loom/ops/shape.h"
 #include "loom/ops/size.h"
+#include "loom/ops/sort.h"
 #include "loom/ops/tensor_builder.h"
 #include "loom/ops/type_promotion.h"

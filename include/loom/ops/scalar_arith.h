@@ -25,6 +25,9 @@ Scalar* scalarBinary(ir::BinaryOpType op, Operand a, Operand b);
 /// Division as C++'s operator / (nvFuser's div on Scalars): integers truncate toward zero.
 Scalar* scalarCDiv(Operand a, Operand b);
 
+/// nvFuser's ceilDiv on Scalars: the quotient rounded up (ops::ceilDiv's rule).
+Scalar* scalarCeilDiv(Operand a, Operand b);
+
 /// `op(a)` for a Scalar or number; Cast is scalarCast.
 Scalar* scalarUnary(ir::UnaryOpType op, Operand a);
 

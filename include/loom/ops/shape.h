@@ -52,6 +52,14 @@ TensorView* reshape(TensorView* x, std::initializer_list<Size> new_sizes);
 TensorView* splitDim(TensorView* x, int64_t dim, int64_t outer);
 /// A copy.
 TensorView* set(TensorView* x);
+/// nvFuser's segment_set: a copy at which the segmenter cuts, so that x's producers and the
+/// copy's consumers run in different kernels (x goes through global memory).
+TensorView* segmentSet(TensorView* x);
+/// nvFuser's stride_order: a copy whose allocation domain orders the dims by `stride_order`, one
+/// entry per dim giving its place counted from the innermost (0; negative entries wrap): [0, 1]
+/// of a 2-D tensor makes it column-major. Allocated densely in that order (all contiguous); an
+/// empty stride_order is a plain copy.
+TensorView* strideOrder(TensorView* x, const std::vector<int64_t>& stride_order);
 
 /// One group of a row-major reshape between two shapes without size-1 dims: input dims
 /// [in_begin, in_end) merge into one ID that splits into output dims [out_begin, out_end).

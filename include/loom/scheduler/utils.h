@@ -19,13 +19,20 @@ std::vector<ir::Expr*> reductionExprs(const ir::Fusion& fusion);
 std::vector<ir::Expr*> scanExprs(const ir::Fusion& fusion);
 /// False, with the reason in *why, when the fusion has a scan: only the scan scheduler runs one.
 bool hasNoScan(const ir::Fusion& fusion, std::string* why);
+/// Exprs of the fusion that sort (ArgsortOp, TopKOp), in topological order.
+std::vector<ir::Expr*> sortExprs(const ir::Fusion& fusion);
+/// False, with the reason in *why, when the fusion has an argsort or topk: only the sort
+/// scheduler runs one.
+bool hasNoSort(const ir::Fusion& fusion, std::string* why);
 /// The first output TensorView of each reduction expr (a Welford's avg).
 std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion);
 
 /// Rejects what no single kernel can hold (every scheduler applies it): outputs in groups that
 /// share no tensor (separate kernels), a slice or pad of a tensor computed in the fusion (it reads
-/// its input from global memory), a cat whose pads are not in the fusion. Returns false and
-/// writes *why otherwise.
+/// its input from global memory), a cat whose pads are not in the fusion, a segment_set of a
+/// computed tensor (the segmenter cuts there), a sort of a computed tensor or one whose results
+/// are read in the fusion (a sort reads and writes whole rows in global memory). Returns false
+/// and writes *why otherwise.
 bool fitsOneKernel(const ir::Fusion& fusion, std::string* why);
 
 /// Rejects what no scheduler here handles (fitsOneKernel included): no TensorView output, a DID-parallel or

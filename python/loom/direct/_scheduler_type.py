@@ -15,6 +15,7 @@ class SchedulerType(str, enum.Enum, metaclass=_unsupported_enum_meta("SchedulerT
     reduction = "reduction"
     inner_persistent = "inner_persistent"
     scan = "scan"
+    sort = "sort"
 
     def __repr__(self):
         return f"SchedulerType.{self.name}"

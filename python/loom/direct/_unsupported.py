@@ -118,7 +118,7 @@ UNSUPPORTED = {
         "tma": "no TMA",
     },
     "SchedulerType": {
-        name: "Loom's schedulers are pointwise, reduction, inner_persistent and scan"
+        name: "Loom's schedulers are pointwise, reduction, inner_persistent, scan and sort"
         for name in ("none", "no_op", "matmul", "inner_outer_persistent", "outer_persistent",
                      "transpose", "expr_eval", "resize")
     },

@@ -14,13 +14,22 @@ from ._unsupported import UNSUPPORTED, error
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
-        "ceilDiv "
-        "segment_set select "
         "index_put_accumulate sdpfa_fwd sdpfa_bwd "
-        "argsort topk grouped_mm scaled_mm tril "
-        "size_of stride_order uniform_like var_mean_welford rng_uniform"
+        "grouped_mm scaled_mm var_mean_welford"
     ).split()
 }
+# Names on nvFuser-compatibility lists that nvFuser's public Python bindings (python_direct) do
+# not have: nothing says what they would mean, so Loom names what does exist instead.
+UNSUPPORTED_OPS.update(
+    {
+        "size_of": "nvFuser's Python ops have no size_of; fd.ops.size(arg, dim) gives a dim's "
+                   "extent and fd.ops.shape(arg) all of them",
+        "uniform_like": "nvFuser's Python ops have no uniform_like; fd.ops.rand_like(arg) draws "
+                        "U[0, 1) of arg's shape and fd.ops.uniform(minval, maxval, shape) any range",
+        "rng_uniform": "nvFuser's Python ops have no rng_uniform; fd.ops.uniform(minval, maxval, "
+                       "shape, rng_seed=, rng_offset=) draws uniform numbers",
+    }
+)
 UNSUPPORTED["fd.ops"] = UNSUPPORTED_OPS  # the one list of what Loom lacks (_unsupported.py)
 
 
@@ -94,6 +103,14 @@ class Ops:
         """The elements on and above the diagonal-th diagonal of the last two dims, others 0."""
         return _C.ops.triu(self._f, arg, int(diagonal))
 
+    def tril(self, arg, diagonal=0):
+        """The elements on and below the diagonal-th diagonal of the last two dims, others 0."""
+        return _C.ops.tril(self._f, arg, int(diagonal))
+
+    def ceilDiv(self, lhs, rhs):  # noqa: N802 - nvFuser's name
+        """The quotient rounded up (integers; by zero: 0), ceil(lhs / rhs) for floats."""
+        return _C.ops.ceil_div(self._f, lhs, rhs)
+
     def cast(self, arg, dtype):
         if isinstance(arg, _C.Scalar):
             return _C.ops.scalar_cast(self._f, arg, to_loom_dtype(dtype, "cast"))
@@ -154,6 +171,20 @@ class Ops:
         return _C.ops.argmin(self._f, arg, None if dim is None else int(dim), bool(keepdim))
 
     # ---- scans (inclusive, along one dim) --------------------------------------------------
+    # ---- sorting ---------------------------------------------------------------------------
+    def argsort(self, arg, dim, descending=False, stable=False):
+        """torch.argsort: the Int indices that sort arg along dim (NaN is the largest). Loom's
+        sort is always stable, which also meets stable=False."""
+        del stable  # every order Loom gives is the stable one
+        return _C.ops.argsort(self._f, arg, int(dim), bool(descending))
+
+    def topk(self, arg, k, dim=-1, largest=True, sorted=False):  # noqa: A002 - nvFuser's names
+        """torch.topk: (values, indices) of the k largest (or smallest) elements along dim, in
+        order, ties in input order. k is an int or an integer Scalar. Loom always returns them
+        sorted, which also meets sorted=False (any order)."""
+        del sorted  # always sorted
+        return _C.ops.topk(self._f, arg, k, int(dim), bool(largest))
+
     def cumsum(self, arg, dim):
         """torch.cumsum (Bool and integer inputs sum in Int)."""
         return _C.ops.cumsum(self._f, arg, int(dim))
@@ -217,6 +248,15 @@ class Ops:
     def set(self, arg):
         return _C.ops.set(self._f, arg)
 
+    def segment_set(self, arg):
+        """A copy at which the fusion is cut in two kernels (arg goes through global memory)."""
+        return _C.ops.segment_set(self._f, arg)
+
+    def stride_order(self, arg, stride_order):
+        """A copy of arg allocated with its dims in `stride_order` (per dim, its place counted
+        from the innermost): the output tensor has those strides."""
+        return _C.ops.stride_order(self._f, arg, list(stride_order))
+
     def slice(self, arg, start_indices, end_indices, strides=None, manual_normalization=False):
         if strides is not None and any(s != 1 for s in strides):
             raise NotSupportedError("fd.ops.slice: strides other than 1 are not supported by Loom")
@@ -235,6 +275,11 @@ class Ops:
     def index_select(self, arg, index, dim):
         """arg's slices along dim picked by the 1-D index (torch.index_select)."""
         return _C.ops.index_select(self._f, arg, index, int(dim))
+
+    def select(self, arg, index, dim):
+        """torch.select: arg at position index (an int or integer Scalar; negative counts from
+        the end) along dim, which the result drops."""
+        return _C.ops.select(self._f, arg, index, int(dim))
 
     def gather(self, arg, index, dim):
         """torch.gather: out[i] = arg[i with dim replaced by index[i]]."""
