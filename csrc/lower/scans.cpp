@@ -20,6 +20,7 @@
 #include "loom/ir/exprs.h"
 #include "loom/lower/kir_walk.h"
 #include "loom/lower/lower.h"
+#include "row_loop.h"
 #include "welford.h"
 
 namespace loom::lower {
@@ -64,29 +65,14 @@ bool scans(kir::Kernel& kernel, LowerContext& ctx) {
         }
         const auto* scan = op->expr->as<ir::ScanOp>();
         ir::IterDomain* sid = scan->scanId();
-        const auto& loop_ids = op->out->loop();
-        const bool own_loop = std::find(loop_ids.begin(), loop_ids.end(), sid) != loop_ids.end();
-        LOOM_CHECK(own_loop || sid->isBroadcast(), "lowering: the ", scan->opName(), " of ",
-                   op->out->toString(), " runs along ", sid->toString(),
-                   ", which the schedule split or merged; a scan ID must stay a loop ID of its own "
-                   "(serial, innermost)");
         kir::Scope* scope = &stmts;
         kir::Stmt* anchor = op;
         if (!sid->isBroadcast()) {
-          auto it = std::find_if(around.begin(), around.end(), [&](const kir::ForLoop* f) {
-            return ctx.loopGroup(f->id) == ctx.loopGroup(sid);
-          });
-          LOOM_ASSERT(it != around.end(), "no loop of the scan ID ", sid->toString(), " around ",
-                      op->out->toString());
-          kir::ForLoop* loop = *it;
-          LOOM_CHECK(loop->ptype == ir::ParallelType::Serial, "lowering: the ", scan->opName(),
-                     " of ", op->out->toString(), " runs along ", sid->toString(),
-                     ", which is parallelized on ", ir::parallelTypeName(loop->ptype),
-                     "; a scan runs its row in order in one thread: keep that ID serial");
-          LOOM_CHECK(it + 1 == around.end(), "lowering: the ", scan->opName(), " of ",
-                     op->out->toString(), " has the loop of ", (*(it + 1))->id->toString(),
-                     " inside its scan loop (", sid->toString(),
-                     "); the scan ID must be the innermost loop of the op");
+          kir::ForLoop* loop =
+              rowLoopOf(ctx, op, sid, around,
+                        {"a scan ID must stay a loop ID of its own (serial, innermost)",
+                         "a scan runs its row in order in one thread: keep that ID serial", "scan",
+                         "the scan ID"});
           scope = parent_of.at(loop);
           anchor = loop;
         }

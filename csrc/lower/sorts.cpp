@@ -20,6 +20,7 @@
 #include "loom/ir/exprs.h"
 #include "loom/lower/kir_walk.h"
 #include "loom/lower/lower.h"
+#include "row_loop.h"
 
 namespace loom::lower {
 
@@ -51,26 +52,11 @@ bool sorts(kir::Kernel& kernel, LowerContext& ctx) {
         const ir::Expr* e = op->expr;
         ir::IterDomain* sid = sortIdOf(e);
         if (sid->isBroadcast()) return;
-        const auto& loop_ids = op->out->loop();
-        LOOM_CHECK(std::find(loop_ids.begin(), loop_ids.end(), sid) != loop_ids.end(),
-                   "lowering: the ", e->opName(), " of ", op->out->toString(), " runs along ",
-                   sid->toString(),
-                   ", which the schedule split or merged; a sort's dim must stay a loop ID of its "
-                   "own (serial, innermost): one thread sorts the whole row");
-        auto it = std::find_if(around.begin(), around.end(), [&](const kir::ForLoop* f) {
-          return ctx.loopGroup(f->id) == ctx.loopGroup(sid);
-        });
-        LOOM_ASSERT(it != around.end(), "no loop of the sort ID ", sid->toString(), " around ",
-                    op->out->toString());
-        kir::ForLoop* loop = *it;
-        LOOM_CHECK(loop->ptype == ir::ParallelType::Serial, "lowering: the ", e->opName(), " of ",
-                   op->out->toString(), " runs along ", sid->toString(),
-                   ", which is parallelized on ", ir::parallelTypeName(loop->ptype),
-                   "; one thread sorts a whole row: keep that ID serial");
-        LOOM_CHECK(it + 1 == around.end(), "lowering: the ", e->opName(), " of ",
-                   op->out->toString(), " has the loop of ", (*(it + 1))->id->toString(),
-                   " inside its sort loop (", sid->toString(),
-                   "); the sort dim must be the innermost loop of the op");
+        kir::ForLoop* loop = rowLoopOf(
+            ctx, op, sid, around,
+            {"a sort's dim must stay a loop ID of its own (serial, innermost): one thread sorts "
+             "the whole row",
+             "one thread sorts a whole row: keep that ID serial", "sort", "the sort dim"});
         LOOM_CHECK(loop->body.size() == 1 && loop->body.front() == op, "lowering: the ",
                    e->opName(), " of ", op->out->toString(), " shares the loop of its sort dim ",
                    sid->toString(),
