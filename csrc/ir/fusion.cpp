@@ -189,6 +189,13 @@ void Fusion::aliasOutputToInput(Val* output, Val* input) {
   aliases_.emplace_back(out, in);
 }
 
+void Fusion::addExtentRequirement(ExtentRequirement requirement) {
+  LOOM_ASSERT(requirement.value != nullptr && requirement.value->fusion() == this &&
+                  requirement.extent != nullptr && requirement.extent->fusion() == this,
+              "an extent requirement on scalars of another fusion");
+  requirements_.push_back(std::move(requirement));
+}
+
 Val* Fusion::aliasedInput(const Val* output) const {
   for (const auto& [o, i] : aliases_) {
     if (o == output) return i;
@@ -316,6 +323,10 @@ void Fusion::removeDeadCode() {
   };
   for (Val* v : inputs_) markVal(v);
   for (Val* v : outputs_) markVal(v);
+  for (const ExtentRequirement& r : requirements_) {
+    markVal(r.value);
+    markVal(r.extent);
+  }
   for (Expr* e : exprs()) {
     live.insert(e);
     for (Val* v : e->inputs()) markVal(v);
@@ -376,13 +387,16 @@ std::unique_ptr<Fusion> Fusion::clone() const {
 
 IrCloner Fusion::copyInto(Fusion& target) const {
   LOOM_ASSERT(target.stmts_.empty() && target.inputs_.empty() && target.outputs_.empty() &&
-                  target.aliases_.empty(),
+                  target.aliases_.empty() && target.requirements_.empty(),
               "copyInto needs an empty target fusion");
   IrCloner c(&target);
   for (auto& s : stmts_) c.clone(s.get());
   for (Val* v : inputs_) target.inputs_.push_back(c.clone(v));
   for (Val* v : outputs_) target.outputs_.push_back(c.clone(v));
   for (const auto& [o, i] : aliases_) target.aliases_.emplace_back(c.clone(o), c.clone(i));
+  for (const ExtentRequirement& r : requirements_) {
+    target.requirements_.push_back({c.clone(r.value), r.expected, c.clone(r.extent), r.what});
+  }
   target.invalidateOrders();
   return c;
 }

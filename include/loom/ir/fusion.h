@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,19 @@
 namespace loom::ir {
 
 class TensorView;
+class Scalar;
+
+/// A condition on the run's sizes that the fusion's form implies but its extents do not say: the
+/// scalar `value` (an expression of extents) must evaluate to `expected`. ExpressionEvaluator's
+/// bindInputs checks it (a UserError: `what`, then the extent `extent` evaluates to). The
+/// sharding passes add them (an inner split whose outer piece is a DID gives each device a block
+/// only for one extent, multidevice/sharding.h); they are not part of the text form.
+struct ExtentRequirement {
+  Scalar* value = nullptr;
+  int64_t expected = 0;
+  Scalar* extent = nullptr;
+  std::string what;
+};
 
 class Fusion {
  public:
@@ -58,6 +72,10 @@ class Fusion {
   /// (output, input) of every aliased output, in the order they were declared.
   const std::vector<std::pair<Val*, Val*>>& aliases() const { return aliases_; }
 
+  /// Adds a run-time condition on the sizes (see ExtentRequirement); its scalars stay live.
+  void addExtentRequirement(ExtentRequirement requirement);
+  const std::vector<ExtentRequirement>& extentRequirements() const { return requirements_; }
+
   /// Math exprs (not IterDomain transforms) that the outputs depend on, producers before
   /// consumers. Deterministic: follows output order, then input order of each expr. Memoized
   /// (under a lock, so const use from several threads at once is safe; changing the graph while
@@ -98,6 +116,7 @@ class Fusion {
   std::vector<Val*> inputs_;
   std::vector<Val*> outputs_;
   std::vector<std::pair<Val*, Val*>> aliases_;  // (output, input)
+  std::vector<ExtentRequirement> requirements_;
   std::vector<int64_t> next_name_;  // per NodeKind
   // exprs() and allTvs() while the graph is unchanged (schedulers and lowering ask for them
   // dozens of times per compile); every graph change calls invalidateOrders().
