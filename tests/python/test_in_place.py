@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import loom
+import loom.direct
 from loom.direct import DataType, FusionDefinition
 
 
@@ -27,6 +28,9 @@ def test_optimizer_step_updates_the_parameter_in_place(device):
     assert "in place: step 0 stores T" in fd.host_program()
     fd.execute([p, g, 0.125])  # a cached run updates the updated parameter
     torch.testing.assert_close(p, p_before - 0.25 * g)
+    # nvFuser's FusionExecutorCache of the fusion hides the output too.
+    assert loom.direct.FusionExecutorCache(fd.fusion).execute([p, g, 0.25]) == []
+    torch.testing.assert_close(p, p_before - 0.5 * g)
 
 
 def test_output_added_before_is_returned_sharing_the_inputs_storage(device):

@@ -340,18 +340,19 @@ class FusionDefinition:
             names = [o.name for o in self.fusion.outputs()]
             self._shown_aliases.add(names.index(output.name))
 
-    def _returned(self, inputs, outputs):
-        """The outputs execute() returns: nvFuser's, without the aliased outputs it hides (their
-        values are in their inputs' tensors, which Loom wrote)."""
-        fusion = self.fusion
-        aliases = fusion.aliases()
-        if not aliases:
-            return outputs
-        return [o for k, o in enumerate(outputs) if k not in self._hidden_outputs()]
+    def _returned(self, outputs):
+        """The outputs manual_execute() returns: without the in-place outputs nvFuser hides
+        (their values are in their inputs' tensors, which Loom wrote), as execute()'s cache
+        leaves them out."""
+        hidden = self._hidden_outputs()
+        return [o for k, o in enumerate(outputs) if k not in hidden]
 
     def _hidden_outputs(self):
+        aliases = self.fusion.aliases()
+        if not aliases:
+            return set()
         names = [o.name for o in self.fusion.outputs()]
-        return {names.index(o.name) for o, _ in self.fusion.aliases()} - self._shown_aliases
+        return {names.index(o.name) for o, _ in aliases} - self._shown_aliases
 
     def _validated(self, run, inputs, reference_outputs):
         """run(inputs), then its outputs compared (see validate). With in-place outputs the
@@ -382,6 +383,7 @@ class FusionDefinition:
         fec = self.__dict__.get("fec")
         if fec is None:
             fec = self.fec = FusionExecutorCache(self._fusion)
+            fec.shown_aliases = self._shown_aliases
         return fec
 
     def execute(
@@ -425,7 +427,7 @@ class FusionDefinition:
                 _disable_options=_disable_options,
                 _capture=capture,
             )
-            return self._returned(inputs, outputs)
+            return outputs  # the cache leaves out the in-place outputs nvFuser hides
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
@@ -451,7 +453,7 @@ class FusionDefinition:
                 ke = KernelExecutor()
                 ke.compile(self, inputs)
                 self.ke = ke
-            return self._returned(inputs, ke.run(inputs))
+            return self._returned(ke.run(inputs))
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
