@@ -359,6 +359,15 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
     auto it = binders.find(v);
     return it != binders.end() ? it->second : std::string();
   });
+  // What the fusion's form implies about the sizes (ir::ExtentRequirement). One that depends on
+  // sizes these arguments do not bind (a tensor another device holds) is not this run's to check.
+  for (const ir::ExtentRequirement& r : fusion.extentRequirements()) {
+    const std::optional<ir::ScalarValue> v = evaluate(r.value);
+    if (!v.has_value() || detail::scalarToInt(*v) == r.expected) continue;
+    const std::optional<ir::ScalarValue> extent = evaluate(r.extent);
+    LOOM_THROW(r.what, "; the arguments make that extent ",
+               extent.has_value() ? std::to_string(detail::scalarToInt(*extent)) : "unknown");
+  }
 }
 
 TensorMetadata inputMetadata(const ir::TensorView* tv, const Tensor& t,

@@ -66,6 +66,7 @@ void KernelExecutor::compile(const ir::Fusion& scheduled,
   compiled->int32 = std::make_unique<Compiled>();
   compiled->int32->generated = generated;
   const bool has_vectorized = !kernel->vectorized.empty();
+  std::vector<InPlaceOutput> aliases = inPlaceOutputs(*fusion);
   // The module is built by run() for the index type the bound sizes need (one per type, cached).
 
   // Swap it in once no run is in flight (runs use the kernel, its modules and plans without a
@@ -85,6 +86,7 @@ void KernelExecutor::compile(const ir::Fusion& scheduled,
   options_ = options;
   last_generated_ = nullptr;
   has_vectorized_ = has_vectorized;
+  aliases_ = std::move(aliases);
   compiling_ = false;
   gate.unlock();
   gate_cv_.notify_all();
@@ -153,6 +155,11 @@ struct KernelExecutor::LaunchPlan {
   std::vector<Param> params;
   /// Per fusion output: a parameter index (>= 0) or -(input position + 1) for a copied input.
   std::vector<int64_t> outputs;
+  /// Per parameter: the fusion output it is (the first one), or -1.
+  std::vector<int64_t> outputOfParam;
+  /// Per run: written parameters computed aside and copied into runInto's `into` after the
+  /// launch (an address not aligned for the kernel's vector stores), as (parameter, output).
+  std::vector<std::pair<size_t, size_t>> copyBack;
   // The argument buffer, filled once; a run only patches the data pointers of `blob`.
   std::vector<int64_t> blob;
   std::vector<detail::ScalarArg> scalars;
@@ -235,6 +242,12 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   plan->buildArguments(*kernel_, *fusion_, inputs, extents, index_type, *device_, options_.stream,
                        ee);
   plan->mapOutputs(*fusion_);
+  // The fusion's own in-place outputs are copied into their inputs: the same layout, checked
+  // once per signature (sizes and strides are part of it).
+  for (const InPlaceOutput& a : aliases_) {
+    const LaunchPlan::Param& p = plan->params.at(size_t(plan->outputs.at(size_t(a.output))));
+    checkInPlaceLayout(*fusion_, a, std::get<Tensor>(inputs[size_t(a.input)]), p.sizes, p.strides);
+  }
   return plan;
 }
 
@@ -405,28 +418,67 @@ void KernelExecutor::LaunchPlan::mapOutputs(const ir::Fusion& fusion) {
     if (params[i].input < 0 && params[i].buffer->isFusionOutput) written.push_back(int64_t(i));
   }
   size_t next_written = 0;
+  outputOfParam.assign(params.size(), -1);
   for (ir::Val* out : fusion.outputs()) {
     auto in = std::find(fusion.inputs().begin(), fusion.inputs().end(), out);
     if (in == fusion.inputs().end()) {
-      outputs.push_back(written.at(next_written++));
+      const int64_t param = written.at(next_written++);
+      outputOfParam[size_t(param)] = int64_t(outputs.size());
+      outputs.push_back(param);
     } else {
       outputs.push_back(-int64_t(in - fusion.inputs().begin()) - 1);
     }
   }
 }
 
+namespace {
+
+// UserError unless `given` can be written as parameter `p` (what launchPlan would allocate).
+void checkGivenOutput(const Tensor& given, const ir::TensorView* tv, DataType dtype,
+                      const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  bool same = given.dtype() == dtype && given.sizes() == sizes;
+  for (size_t d = 0; same && d < sizes.size(); ++d) {
+    same = sizes[d] <= 1 || given.stride(int64_t(d)) == strides[d];
+  }
+  auto list = [](const std::vector<int64_t>& v) {
+    std::string out = "[";
+    for (size_t k = 0; k < v.size(); ++k) out += (k ? ", " : "") + std::to_string(v[k]);
+    return out + "]";
+  };
+  LOOM_CHECK(same, "the buffer given for output ", tv->toString(), " (", given.dtype(), ", sizes ",
+             list(given.sizes()), ", strides ", list(given.strides()),
+             ") is not laid out as the output is written (", dtype, ", sizes ", list(sizes),
+             ", strides ", list(strides), ")");
+}
+
+}  // namespace
+
 void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs,
-                                std::vector<Tensor>& outputs) {
+                                std::vector<Tensor>& outputs, std::span<const Tensor> into) {
   const CUstream stream = options_.stream;
   // Allocated parameters stay referenced in plan.live until the launch is queued; on cuda their
   // memory goes back to the stream-ordered pool after the kernel, whenever the last handle drops.
   std::vector<Tensor>& allocated = plan.live;
+  plan.copyBack.clear();
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const LaunchPlan::Param& p = plan.params[i];
     void* data = nullptr;
-    if (p.input >= 0) {
+    const int64_t out = plan.outputOfParam[i];
+    const Tensor* given = out >= 0 && size_t(out) < into.size() && into[size_t(out)].defined()
+                              ? &into[size_t(out)]
+                              : nullptr;
+    if (given != nullptr) {
+      checkGivenOutput(*given, p.buffer->tv, p.buffer->dtype, p.sizes, p.strides);
+    }
+    if (given != nullptr &&
+        (p.vectorBytes == 0 ||
+         reinterpret_cast<uintptr_t>(given->data()) % uint64_t(p.vectorBytes) == 0)) {
+      data = given->data();
+      allocated[i] = *given;
+    } else if (p.input >= 0) {
       data = std::get<Tensor>(inputs[size_t(p.input)]).data();
     } else {
+      if (given != nullptr) plan.copyBack.emplace_back(i, size_t(out));
       const DataType dtype = p.buffer->dtype;
       Tensor t = device_->empty(p.view ? p.allocSizes : p.sizes, dtype, stream);
       if (options_.poisonOutputs) device_->poison(t, stream);
@@ -455,6 +507,10 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
     return;
   }
   plan.module->loaded->launch(lp, plan.args.data(), stream);
+  for (const auto& [param, out] : plan.copyBack) {
+    copyInto(*device_, into[out], allocated[param], stream);
+    outputs[out] = into[out];
+  }
   std::fill(allocated.begin(), allocated.end(), Tensor());
   if (plan.indexErrorPointer != nullptr) checkIndexError(plan, stream);
 }
@@ -477,7 +533,8 @@ void KernelExecutor::checkIndexError(LaunchPlan& plan, CUstream stream) {
 }
 
 LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
-                                         std::vector<Tensor>& outputs, double* plan_seconds) {
+                                         std::vector<Tensor>& outputs, double* plan_seconds,
+                                         std::span<const Tensor> into) {
   // A plan is taken out of the list while it runs (its argument buffer, allocations and grid
   // scratch belong to one launch at a time) and put back after; a run that finds its plan taken
   // by another thread makes a second one. The lock covers the list and plan making (so a module
@@ -511,7 +568,7 @@ LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
       *plan_seconds = 0;
     }
   }
-  launchPlan(*plan, inputs, outputs);
+  launchPlan(*plan, inputs, outputs, into);
   const LaunchParams launched = plan->launch;
   std::lock_guard<std::mutex> lock(mutex_);
   last_launch_ = launched;
@@ -551,15 +608,41 @@ class KernelExecutor::RunGate {
 };
 
 LaunchParams KernelExecutor::runInto(std::span<const eval::Argument> inputs,
-                                     std::vector<Tensor>& outputs, double* plan_seconds) {
+                                     std::vector<Tensor>& outputs, double* plan_seconds,
+                                     std::span<const Tensor> into) {
   RunGate gate(*this);
   LOOM_CHECK(isCompiled(), "KernelExecutor::run called before compile");
-  if (!device_->copiesArguments(inputs)) return runResident(inputs, outputs, plan_seconds);
-  // Host tensors on a GPU: copy in, run device-resident, copy out (synchronous).
-  LaunchParams launched =
-      runResident(device_->copyIn(*fusion_, inputs, options_.stream), outputs, plan_seconds);
+  LOOM_CHECK(into.empty() || into.size() == fusion_->outputs().size(),
+             "KernelExecutor::runInto: ", into.size(), " buffers given for ",
+             fusion_->outputs().size(), " outputs");
+  if (!aliases_.empty() && inputs.size() == fusion_->inputs().size()) {
+    checkInPlaceOverlap(*fusion_, inputs);
+  }
+  if (!device_->copiesArguments(inputs)) {
+    LaunchParams launched = runResident(inputs, outputs, plan_seconds, into);
+    writeAliases(inputs, outputs, options_.stream);
+    return launched;
+  }
+  // Host tensors on a GPU: copy in, run device-resident, copy out (synchronous); the in-place
+  // outputs land in the device copies of their inputs, then in the caller's host tensors.
+  LOOM_CHECK(into.empty(),
+             "KernelExecutor::runInto: buffers for the outputs are taken only "
+             "with device-resident arguments");
+  if (!aliases_.empty()) checkInPlaceArguments(*fusion_, inputs);  // the caller's layouts
+  const std::vector<eval::Argument> copies = device_->copyIn(*fusion_, inputs, options_.stream);
+  LaunchParams launched = runResident(copies, outputs, plan_seconds, into);
   device_->copyOut(outputs, options_.stream);
+  writeAliases(inputs, outputs, options_.stream);
   return launched;
+}
+
+void KernelExecutor::writeAliases(std::span<const eval::Argument> inputs,
+                                  std::vector<Tensor>& outputs, CUstream stream) const {
+  for (const InPlaceOutput& a : aliases_) {
+    const Tensor& target = std::get<Tensor>(inputs[size_t(a.input)]);
+    copyInto(*device_, target, outputs[size_t(a.output)], stream);
+    outputs[size_t(a.output)] = target;
+  }
 }
 
 }  // namespace loom::exec

@@ -7,6 +7,7 @@
 // recursing so that siblings (outputs of one expr) are matched once.
 #include "loom/ir/equality.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <unordered_map>
@@ -150,6 +151,19 @@ bool structurallyEqual(const Fusion& a, const Fusion& b, std::string* why) {
   for (size_t i = 0; ok && i < a.inputs().size(); ++i) ok = m.vals(a.inputs()[i], b.inputs()[i]);
   for (size_t i = 0; ok && i < a.outputs().size(); ++i) {
     ok = m.vals(a.outputs()[i], b.outputs()[i]);
+  }
+  // In-place outputs: the same outputs written into the same inputs.
+  auto positions = [](const Fusion& f) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const auto& [o, i] : f.aliases()) {
+      out.emplace_back(std::find(f.outputs().begin(), f.outputs().end(), o) - f.outputs().begin(),
+                       std::find(f.inputs().begin(), f.inputs().end(), i) - f.inputs().begin());
+    }
+    return out;
+  };
+  if (ok && positions(a) != positions(b)) {
+    m.why = "different in-place outputs (outputs written into inputs)";
+    ok = false;
   }
   if (!ok && why != nullptr) *why = m.why;
   return ok;

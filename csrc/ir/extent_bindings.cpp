@@ -15,17 +15,27 @@ namespace {
 
 bool isSymbol(const Scalar* s) { return s != nullptr && !s->isConst() && s->definition() == nullptr; }
 
-// The factor of each logical dim split by a DID loop ID (an outer split by a constant).
+// The number of blocks of each logical dim a DID loop ID shards: the size of its mesh axis,
+// for a DID reached from the logical ID through outer pieces of splits (an outer split by the
+// mesh size, or nvFuser's inner-split forms, multidevice/sharding.h).
 std::vector<int64_t> didSplitFactors(const TensorView* tv, const std::vector<IterDomain*>& logical) {
   std::vector<int64_t> counts(logical.size(), 1);
   for (const IterDomain* id : tv->loop()) {
     if (!id->isDeviceDim() || id->definition() == nullptr) continue;
-    const auto* split = id->definition()->dynCast<Split>();
-    if (split == nullptr || split->innerSplit() || split->outer() != id) continue;
-    auto factor = split->factor()->constInt();
-    auto it = std::find(logical.begin(), logical.end(), split->in());
-    if (!factor.has_value() || *factor <= 0 || it == logical.end()) continue;
-    counts[size_t(it - logical.begin())] *= *factor;
+    if (!tv->deviceMesh().hasAxis(id->parallelType())) continue;
+    // Up through outer pieces (a logical DID itself is canonicalized before sizes are bound).
+    const IterDomain* cur = id;
+    bool through_outer_pieces = true;
+    while (through_outer_pieces &&
+           std::find(logical.begin(), logical.end(), cur) == logical.end()) {
+      const auto* split =
+          cur->definition() == nullptr ? nullptr : cur->definition()->dynCast<Split>();
+      through_outer_pieces = split != nullptr && split->outer() == cur;
+      if (through_outer_pieces) cur = split->in();
+    }
+    auto it = std::find(logical.begin(), logical.end(), cur);
+    if (!through_outer_pieces || cur == id || it == logical.end()) continue;
+    counts[size_t(it - logical.begin())] *= tv->deviceMesh().size(id->parallelType());
   }
   return counts;
 }

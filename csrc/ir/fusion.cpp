@@ -124,6 +124,9 @@ void Fusion::replaceOutput(Val* old_out, Val* new_out) {
   LOOM_CHECK(new_out->isA<TensorView>(), "fusion output ", new_out->toString(),
              " must be a tensor");
   *it = new_out;
+  for (auto& alias : aliases_) {
+    if (alias.first == old_out) alias.first = new_out;
+  }
   invalidateOrders();
   new_out->as<TensorView>()->setMemoryType(MemoryType::Global);
 }
@@ -138,6 +141,7 @@ void Fusion::removeOutput(Val* v) {
   auto it = std::find(outputs_.begin(), outputs_.end(), v);
   LOOM_CHECK(it != outputs_.end(), v->toString(), " is not a fusion output");
   outputs_.erase(it);
+  std::erase_if(aliases_, [&](const auto& alias) { return alias.first == v; });
   invalidateOrders();
 }
 
@@ -145,7 +149,58 @@ void Fusion::removeInput(Val* v) {
   auto it = std::find(inputs_.begin(), inputs_.end(), v);
   LOOM_CHECK(it != inputs_.end(), v->toString(), " is not a fusion input");
   inputs_.erase(it);
+  std::erase_if(aliases_, [&](const auto& alias) { return alias.second == v; });
   invalidateOrders();
+}
+
+void Fusion::aliasOutputToInput(Val* output, Val* input) {
+  LOOM_CHECK(output != nullptr && input != nullptr,
+             "aliasOutputToInput needs an output and an input");
+  const std::string what = "output " + output->toString() + " written into input " +
+                           input->toString() + " (an in-place update)";
+  LOOM_CHECK(output->fusion() == this && input->fusion() == this, what,
+             ": both must belong to this fusion");
+  auto* out = output->dynCast<TensorView>();
+  auto* in = input->dynCast<TensorView>();
+  LOOM_CHECK(out != nullptr && in != nullptr, what, ": both must be tensors");
+  LOOM_CHECK(isInput(in), what, ": ", in->toString(), " is not a fusion input");
+  LOOM_CHECK(out != in, what, ": a tensor cannot be written into itself");
+  LOOM_CHECK(!isInput(out), what, ": ", out->toString(),
+             " is a fusion input; alias a tensor the fusion computes (set() copies an input)");
+  for (const auto& [o, i] : aliases_) {
+    LOOM_CHECK(o != out, what, ": ", out->toString(), " is written into ", i->toString(),
+               " already");
+    LOOM_CHECK(i != in, what, ": ", o->toString(), " is written into ", in->toString(),
+               " already; an input takes one in-place output");
+  }
+  LOOM_CHECK(out->dtype() == in->dtype(), what, ": the dtypes differ (", out->dtype(), " and ",
+             in->dtype(), "); cast the output to ", in->dtype(), " first");
+  LOOM_CHECK(out->rank() == in->rank(), what, ": the ranks differ (", out->rank(), " and ",
+             in->rank(), ")");
+  const std::vector<IterDomain*> out_ids = TensorDomain::noReductions(out->logical());
+  const std::vector<IterDomain*> in_ids = TensorDomain::noReductions(in->logical());
+  for (size_t d = 0; d < out_ids.size(); ++d) {
+    auto a = out_ids[d]->extent()->constInt();
+    auto b = in_ids[d]->extent()->constInt();
+    LOOM_CHECK(!a || !b || *a == *b, what, ": dimension ", d, " has extent ", *a, " in ",
+               out->toString(), " but ", *b, " in ", in->toString());
+  }
+  if (!isOutput(out)) addOutput(out);
+  aliases_.emplace_back(out, in);
+}
+
+void Fusion::addExtentRequirement(ExtentRequirement requirement) {
+  LOOM_ASSERT(requirement.value != nullptr && requirement.value->fusion() == this &&
+                  requirement.extent != nullptr && requirement.extent->fusion() == this,
+              "an extent requirement on scalars of another fusion");
+  requirements_.push_back(std::move(requirement));
+}
+
+Val* Fusion::aliasedInput(const Val* output) const {
+  for (const auto& [o, i] : aliases_) {
+    if (o == output) return i;
+  }
+  return nullptr;
 }
 
 bool Fusion::isInput(const Val* v) const {
@@ -268,6 +323,10 @@ void Fusion::removeDeadCode() {
   };
   for (Val* v : inputs_) markVal(v);
   for (Val* v : outputs_) markVal(v);
+  for (const ExtentRequirement& r : requirements_) {
+    markVal(r.value);
+    markVal(r.extent);
+  }
   for (Expr* e : exprs()) {
     live.insert(e);
     for (Val* v : e->inputs()) markVal(v);
@@ -327,12 +386,17 @@ std::unique_ptr<Fusion> Fusion::clone() const {
 }
 
 IrCloner Fusion::copyInto(Fusion& target) const {
-  LOOM_ASSERT(target.stmts_.empty() && target.inputs_.empty() && target.outputs_.empty(),
+  LOOM_ASSERT(target.stmts_.empty() && target.inputs_.empty() && target.outputs_.empty() &&
+                  target.aliases_.empty() && target.requirements_.empty(),
               "copyInto needs an empty target fusion");
   IrCloner c(&target);
   for (auto& s : stmts_) c.clone(s.get());
   for (Val* v : inputs_) target.inputs_.push_back(c.clone(v));
   for (Val* v : outputs_) target.outputs_.push_back(c.clone(v));
+  for (const auto& [o, i] : aliases_) target.aliases_.emplace_back(c.clone(o), c.clone(i));
+  for (const ExtentRequirement& r : requirements_) {
+    target.requirements_.push_back({c.clone(r.value), r.expected, c.clone(r.extent), r.what});
+  }
   target.invalidateOrders();
   return c;
 }

@@ -92,6 +92,11 @@ class Parser {
       const bool is_input = entry.second;
       located(*entry.first, [&] { is_input ? fusion_->addInput(v) : fusion_->addOutput(v); });
     }
+    for (const auto& [out, in] : aliases_) {
+      Val* o = lookupVal(*out);
+      Val* i = lookupVal(*in);
+      located(*in, [&] { fusion_->aliasOutputToInput(o, i); });
+    }
     try {
       verify(*fusion_);
     } catch (const InternalError& e) {
@@ -198,7 +203,13 @@ class Parser {
     expect(":");
     if (peek().kind != Kind::Newline) {
       do {
-        io_.emplace_back(&expectIdent("a tensor or scalar name"), is_input);
+        const Token& name = expectIdent("a tensor or scalar name");
+        io_.emplace_back(&name, is_input);
+        // "T3 into T0": output T3 is written into input T0's memory (an in-place update).
+        if (!is_input && peek().kind == Kind::Ident && peek().text == "into") {
+          next();
+          aliases_.emplace_back(&name, &expectIdent("the input the output is written into"));
+        }
       } while (accept(","));
     }
     expectEndOfLine();
@@ -781,6 +792,7 @@ class Parser {
   std::unordered_map<const IterDomain*, std::string> idNames_;
   std::optional<PendingTensor> pending_;
   std::vector<std::pair<const Token*, bool>> io_;
+  std::vector<std::pair<const Token*, const Token*>> aliases_;  // (output, input) of "T3 into T0"
 };
 
 // One call's arguments, with the checks and conversions every op applies to them.

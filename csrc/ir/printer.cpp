@@ -78,7 +78,13 @@ class Printer {
     std::ostringstream os;
     os << "# Loom fusion (.fus)\n";
     os << "inputs:  " << refs(fusion_.inputs()) << "\n";
-    os << "outputs: " << refs(fusion_.outputs()) << "\n";
+    std::vector<std::string> outs;
+    for (Val* v : fusion_.outputs()) {
+      // An in-place output names the input whose memory it is written into.
+      Val* into = fusion_.aliasedInput(v);
+      outs.push_back(into == nullptr ? ref(v) : ref(v) + " into " + ref(into));
+    }
+    os << "outputs: " << join(outs) << "\n";
     if (!scalars_.empty()) {
       os << "\n# scalars\n";
       size_t w = 0;

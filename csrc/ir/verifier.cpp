@@ -8,6 +8,7 @@
 #include "ir/verify_exprs.h"
 #include "loom/ir/dispatch.h"
 #include "loom/ir/fusion.h"
+#include "loom/ir/tensor_view.h"
 #include "loom/support/strings.h"
 
 namespace loom::ir {
@@ -144,6 +145,12 @@ void verify(const Fusion& fusion) {
   for (Val* in : fusion.inputs()) {
     LOOM_ASSERT(in->definition() == nullptr, "fusion input ", in->toString(),
                 " has a definition");
+  }
+  for (const auto& [out, in] : fusion.aliases()) {
+    LOOM_ASSERT(fusion.isOutput(out) && fusion.isInput(in) && !fusion.isInput(out), "alias ",
+                out->toString(), " -> ", in->toString(), " is not a computed output and an input");
+    LOOM_ASSERT(out->as<TensorView>()->dtype() == in->as<TensorView>()->dtype(), "alias ",
+                out->toString(), " -> ", in->toString(), " joins two dtypes");
   }
   // Every output is computed or is an input, and so is every tensor the outputs depend on.
   for (Val* out : fusion.outputs()) {

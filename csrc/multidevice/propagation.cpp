@@ -12,9 +12,11 @@
 //   -> m = sum(y, {2}) [b, s, r{e}]: s again; a sum over s instead would leave r{s} unsharded.
 #include <algorithm>
 
+#include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/logical_map.h"
 #include "loom/ir/scalar.h"
+#include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/transforms.h"
 #include "loom/multidevice/sharding.h"
@@ -107,10 +109,98 @@ void shardAtSamePositions(ir::TensorView* target, const ir::TensorView* ref) {
 
 namespace {
 
-// nvFuser's logical DID (a logical ID of the mesh axis's size parallelized directly: one element
-// per device) rewritten as the form Loom runs: an outer split by the mesh size whose outer piece
-// is the DID loop ID (the inner piece has one element per device).
-bool canonicalizeLogicalDids(ir::Fusion& fusion) {
+// True when `a` is the form every pass works with: the outer piece of an outer split of the
+// logical ID (by the mesh size: shardedAxes checked it).
+bool isOuterSplitForm(const ShardedAxis& a) {
+  const ir::Expr* def = a.did->definition();
+  const auto* split = def == nullptr ? nullptr : def->dynCast<ir::Split>();
+  return split != nullptr && !split->innerSplit() && split->outer() == a.did &&
+         split->in() == a.logical;
+}
+
+// True when `id` is `root` or derives from it.
+bool derivesFrom(const ir::IterDomain* id, const ir::IterDomain* root) {
+  std::vector<const ir::IterDomain*> stack{id};
+  while (!stack.empty()) {
+    const ir::IterDomain* cur = stack.back();
+    stack.pop_back();
+    if (cur == root) return true;
+    if (cur->definition() == nullptr) continue;
+    for (const ir::Val* in : cur->definition()->inputs()) {
+      if (const auto* in_id = in->dynCast<ir::IterDomain>()) stack.push_back(in_id);
+    }
+  }
+  return false;
+}
+
+// Removes every transform below `id` (a replaced split tree), deepest first.
+void removeTransformsBelow(ir::Fusion& fusion, ir::IterDomain* id) {
+  std::vector<ir::Expr*> order;
+  std::vector<ir::IterDomain*> stack{id};
+  while (!stack.empty()) {
+    ir::IterDomain* cur = stack.back();
+    stack.pop_back();
+    for (ir::Expr* use : cur->uses()) {
+      if (std::find(order.begin(), order.end(), use) != order.end()) continue;
+      order.push_back(use);
+      for (ir::Val* out : use->outputs()) stack.push_back(out->as<ir::IterDomain>());
+    }
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    std::vector<ir::Val*> outs = (*it)->outputs();
+    fusion.removeExpr(*it);
+    for (ir::Val* out : outs) {
+      if (out->uses().empty()) fusion.removeVal(out);
+    }
+  }
+}
+
+// The conditions under which `a`'s split tree (an inner split with the DID on its outer piece,
+// splits of outer pieces) holds the blocks of outer_split(logical, devices): the DID piece has
+// the mesh's size and every split divides its input. Those the constants do not settle
+// (shardedAxes checked the constant ones) are checked when the fusion runs.
+void requireBlocks(ir::Fusion& fusion, const ir::TensorView* tv, const ShardedAxis& a) {
+  std::vector<const ir::Split*> chain;
+  for (const ir::IterDomain* cur = a.did; cur != a.logical;) {
+    const auto* split = cur->definition()->as<ir::Split>();
+    chain.push_back(split);
+    cur = split->in();
+  }
+  std::string what = tv->toString() + ": " + std::string(ir::parallelTypeName(a.type)) +
+                     " shards " + a.logical->toString() + " through " + splitText(chain.front());
+  if (chain.size() == 1 && chain.front()->innerSplit()) {
+    const int64_t f = *chain.front()->factor()->constInt();
+    what += ", which gives each of the " + std::to_string(a.devices) +
+            " devices one block of it only when its extent is " + std::to_string(f) + " x " +
+            std::to_string(a.devices) + " = " + std::to_string(f * a.devices) +
+            " (split by extent / " + std::to_string(a.devices) + ", or write outer_split(axis, " +
+            std::to_string(a.devices) + "), to shard other extents)";
+  } else {
+    what += ", which gives each of the " + std::to_string(a.devices) +
+            " devices one block of it only when the piece on the mesh has " +
+            std::to_string(a.devices) + " elements and every split divides evenly";
+  }
+  if (!a.did->extent()->constInt().has_value()) {
+    fusion.addExtentRequirement({a.did->extent(), a.devices, a.logical->extent(), what});
+  }
+  for (const ir::Split* split : chain) {
+    if (split->in()->extent()->constInt().has_value()) continue;
+    ir::Scalar* rest = ir::scalar_math::mod(split->in()->extent(), split->factor());
+    fusion.addExtentRequirement({rest, 0, a.logical->extent(), what});
+  }
+}
+
+// nvFuser's other ways of sharding a dim in blocks rewritten as the form Loom runs, an outer split
+// of the logical ID by the mesh size whose outer piece is the DID loop ID:
+//   a logical DID (a logical ID of the mesh axis's size parallelized directly: one element per
+//   device);
+//   an inner split whose outer piece is the DID, and splits of outer pieces (nvFuser's
+//   inner_split / split(inner_split=True) forms): the same blocks when the pieces divide evenly,
+//   which requireBlocks has checked when the fusion runs.
+// The loop IDs derived from the logical one give way to the two pieces of the outer split (the
+// local piece's own splits are loop scheduling the schedulers redo).
+bool canonicalizeDids(ir::Fusion& fusion) {
+  ir::FusionGuard guard(&fusion);
   bool changed = false;
   for (ir::TensorView* tv : fusion.allTvs()) {
     // A size-1 broadcast on a one-device mesh axis shards nothing (shardedAxes skips it).
@@ -121,12 +211,53 @@ bool canonicalizeLogicalDids(ir::Fusion& fusion) {
       }
     }
     for (const ShardedAxis& a : shardedAxes(tv)) {
-      if (a.did != a.logical) continue;
-      const auto& loop = tv->loop();
-      const int64_t k = int64_t(std::find(loop.begin(), loop.end(), a.did) - loop.begin());
-      a.did->parallelize(ir::ParallelType::Serial);
-      tv->split(k, a.devices, /*inner_split=*/false);
-      tv->axis(k)->parallelize(a.type);
+      if (a.did == a.logical) {
+        const auto& loop = tv->loop();
+        const int64_t k = int64_t(std::find(loop.begin(), loop.end(), a.did) - loop.begin());
+        a.did->parallelize(ir::ParallelType::Serial);
+        tv->split(k, a.devices, /*inner_split=*/false);
+        tv->axis(k)->parallelize(a.type);
+        changed = true;
+        continue;
+      }
+      if (isOuterSplitForm(a)) continue;
+      for (ir::IterDomain* id : tv->maybeAllocation()) {
+        LOOM_CHECK(id == a.logical || !derivesFrom(id, a.logical), tv->toString(),
+                   ": its allocation domain holds ", id->toString(), ", a piece of the sharded ",
+                   a.logical->toString(), "; give the allocation the logical IDs");
+      }
+      requireBlocks(fusion, tv, a);
+      auto [did, rest] = ir::IterDomain::split(a.logical, ir::IrBuilder::index(a.devices),
+                                               /*inner_split=*/false);
+      did->parallelize(a.type);
+      std::vector<ir::IterDomain*> loop;
+      bool rest_placed = false;
+      for (ir::IterDomain* id : tv->loop()) {
+        if (!derivesFrom(id, a.logical)) {
+          loop.push_back(id);
+        } else if (id == a.did) {
+          loop.push_back(did);
+        } else if (!rest_placed) {
+          loop.push_back(rest);
+          rest_placed = true;
+        }
+      }
+      if (!rest_placed) {
+        loop.insert(std::find(loop.begin(), loop.end(), did) + 1, rest);
+      }
+      ir::Expr* fresh = did->definition();
+      tv->domain()->setLoopDomain(std::move(loop));
+      // The old tree goes (the new split stays: it is what the loop derives from now).
+      for (ir::Expr* use : std::vector<ir::Expr*>(a.logical->uses())) {
+        if (use == fresh) continue;
+        for (ir::Val* out : use->outputs())
+          removeTransformsBelow(fusion, out->as<ir::IterDomain>());
+        std::vector<ir::Val*> outs = use->outputs();
+        fusion.removeExpr(use);
+        for (ir::Val* out : outs) {
+          if (out->uses().empty()) fusion.removeVal(out);
+        }
+      }
       changed = true;
     }
   }
@@ -139,7 +270,7 @@ bool propagateShardings(ir::Fusion& fusion) {
   if (!isMultidevice(fusion)) return false;
   // The user's annotations first: a malformed one is an error naming the tensor.
   for (const ir::TensorView* tv : fusion.allTvs()) (void)shardedAxes(tv);
-  const bool canonical = canonicalizeLogicalDids(fusion);
+  const bool canonical = canonicalizeDids(fusion);
   return shardNewTensors(fusion) || canonical;
 }
 

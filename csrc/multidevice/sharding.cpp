@@ -12,12 +12,69 @@ namespace loom::multidevice {
 
 namespace {
 
-// True when `split` cuts a piece of a split whose other piece is a mesh axis: a DID inside
-// another DID's shard.
-bool nestedInAnotherDid(const ir::Split* split) {
-  const ir::Expr* parent = split->in()->definition();
-  const auto* up = parent == nullptr ? nullptr : parent->dynCast<ir::Split>();
-  return up != nullptr && (up->outer()->isDeviceDim() || up->inner()->isDeviceDim());
+// The splits from DID loop ID `id` up to the logical ID it shards, the DID's own first, each
+// time through the split's outer piece (nvFuser's getShardedLogicalAxis follows the same path):
+// the DID then selects one contiguous block of the dim. UserError naming the tensor for any other
+// way to the logical domain.
+std::vector<const ir::Split*> outerPieceChain(const ir::TensorView* tv, const ir::IterDomain* id,
+                                              std::string_view name, int64_t devices) {
+  const std::vector<ir::IterDomain*>& logical = tv->logical();
+  const std::string form = "outer_split(axis, " + std::to_string(devices) +
+                           ") and parallelize the outer piece (or split(axis, extent / " +
+                           std::to_string(devices) + ") and parallelize its outer piece)";
+  std::vector<const ir::Split*> chain;
+  const ir::IterDomain* cur = id;
+  while (std::find(logical.begin(), logical.end(), cur) == logical.end()) {
+    const ir::Expr* def = cur->definition();
+    const auto* split = def == nullptr ? nullptr : def->dynCast<ir::Split>();
+    LOOM_CHECK(split != nullptr, tv->toString(), ": ", name, " loop ID ", id->toString(),
+               " must come from a logical ID through the outer pieces of splits; ",
+               def == nullptr ? "it derives from none"
+                              : "it is made by a merge: shard one logical dim, not a merge",
+               ". To shard a dim in blocks, write ", form);
+    const ir::IterDomain* other = split->outer() == cur ? split->inner() : split->outer();
+    LOOM_CHECK(!other->isDeviceDim(), tv->toString(), ": ", name, " loop ID ", id->toString(),
+               " shards a piece of a dim another mesh axis shards too (", other->toString(),
+               "; two mesh axes on one dim): reshape the dim into two dims and shard each with "
+               "its own outer split");
+    LOOM_CHECK(split->outer() == cur, tv->toString(), ": ", name, " loop ID ", id->toString(),
+               cur == id ? " is" : " comes from", " the inner piece of ", splitText(split),
+               ", which gives each device elements strided across the dim; nvFuser does not "
+               "run a DID on an inner piece either (an inner split: shard_tensor can still cut "
+               "such a tensor). Write ",
+               form, " for contiguous blocks");
+    chain.push_back(split);
+    cur = split->in();
+  }
+  return chain;
+}
+
+// The checks of a chain other than one outer split by the mesh size (an inner split whose outer
+// piece is the DID, splits of outer pieces): where the extents are constants, the DID piece has
+// the mesh size and every split divides its input (then the DID's blocks are the ones of
+// outer_split(dim, devices)); symbolic ones are checked when the fusion runs (canonicalized by
+// propagate_shardings with ir::ExtentRequirement).
+void checkOuterPieceChain(const ir::TensorView* tv, const ir::IterDomain* id,
+                          const std::vector<const ir::Split*>& chain, std::string_view name,
+                          int64_t devices) {
+  const ir::IterDomain* dim = chain.back()->in();
+  for (const ir::Split* split : chain) {
+    LOOM_CHECK(split->factor()->constInt().has_value(), tv->toString(), ": ", name, " loop ID ",
+               id->toString(), " comes from ", splitText(split),
+               ", whose factor is not a constant");
+    auto in = split->in()->extent()->constInt();
+    const int64_t factor = *split->factor()->constInt();
+    LOOM_CHECK(!in.has_value() || *in % factor == 0, tv->toString(), ": ", name, " loop ID ",
+               id->toString(), " comes from ", splitText(split), ", which does not divide ",
+               split->in()->toString(), " of extent ", in.value_or(0),
+               " evenly; the devices' blocks of ", dim->toString(), " would differ in size");
+  }
+  auto did_extent = id->extent()->constInt();
+  LOOM_CHECK(!did_extent.has_value() || *did_extent == devices, tv->toString(), ": ", name,
+             " loop ID ", id->toString(), " has ", did_extent.value_or(0), " elements (",
+             dim->toString(), " of extent ", dim->extent()->toString(), " through ",
+             splitText(chain.front()), ") but the mesh has ", devices, " devices along ", name,
+             "; the piece on the mesh must have the mesh's size");
 }
 
 }  // namespace
@@ -56,37 +113,25 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
       axes.push_back({p, id, id, devices});
       continue;
     }
-    auto* split = id->definition() == nullptr ? nullptr : id->definition()->dynCast<ir::Split>();
-    const bool logical_in =
-        split != nullptr && std::find(logical.begin(), logical.end(), split->in()) != logical.end();
-    LOOM_CHECK(split != nullptr && !split->innerSplit() && split->outer() == id && logical_in,
-               tv->toString(), ": ", name, " loop ID ", id->toString(),
-               " must be the outer part of an outer split of a logical ID (outer_split(axis, ",
-               devices, ")), or a logical ID of extent ", devices, " itself; ",
-               split == nullptr ? "it is made by a merge: shard one logical dim, not a merge"
-               : split->innerSplit()
-                   ? "it comes from an inner split, whose pieces are strided across the dim: "
-                     "Loom runs shardings whose devices hold contiguous blocks "
-                     "(multidevice.shard_tensor can still cut such a tensor)"
-               : split->outer() != id ? "it is the inner part of the split"
-               : nestedInAnotherDid(split)
-                   ? "it shards a piece another mesh axis already sharded (two mesh axes on one "
-                     "dim): reshape the dim into two dims and shard each with its own outer split"
-                   : "it splits an ID that is not logical (a split of a split: shard the logical "
-                     "dim with one outer split)");
-    auto factor = split->factor()->constInt();
-    LOOM_CHECK(factor.has_value() && *factor == devices, tv->toString(), ": ", name, " loop ID ",
-               id->toString(), " splits ", split->in()->toString(), " into ",
-               split->factor()->toString(), " parts but the mesh has ", devices,
-               " devices along ", name);
-    LOOM_CHECK(!split->in()->isBroadcast(), tv->toString(), ": ", name, " loop ID ",
-               id->toString(), " shards the broadcast ID ", split->in()->toString());
-    auto extent = split->in()->extent()->constInt();
-    LOOM_CHECK(!extent.has_value() || *extent % devices == 0, tv->toString(), ": dim ",
-               split->in()->toString(), " of extent ", extent.value_or(0),
-               " is sharded over ", devices, " devices (", name,
-               "), which do not divide it");
-    axes.push_back({p, id, split->in(), devices});
+    const std::vector<const ir::Split*> chain = outerPieceChain(tv, id, name, devices);
+    const ir::Split* top = chain.back();  // the split of the logical ID
+    ir::IterDomain* dim = top->in();
+    LOOM_CHECK(!dim->isBroadcast(), tv->toString(), ": ", name, " loop ID ", id->toString(),
+               " shards the broadcast ID ", dim->toString());
+    if (chain.size() == 1 && !top->innerSplit()) {
+      // The form every pass works with: an outer split by the mesh size.
+      auto factor = top->factor()->constInt();
+      LOOM_CHECK(factor.has_value() && *factor == devices, tv->toString(), ": ", name, " loop ID ",
+                 id->toString(), " splits ", dim->toString(), " into ", top->factor()->toString(),
+                 " parts but the mesh has ", devices, " devices along ", name);
+      auto extent = dim->extent()->constInt();
+      LOOM_CHECK(!extent.has_value() || *extent % devices == 0, tv->toString(), ": dim ",
+                 dim->toString(), " of extent ", extent.value_or(0), " is sharded over ", devices,
+                 " devices (", name, "), which do not divide it");
+    } else {
+      checkOuterPieceChain(tv, id, chain, name, devices);
+    }
+    axes.push_back({p, id, dim, devices});
   }
   return axes;
 }
@@ -136,6 +181,10 @@ ir::IterDomain* shardedPreimage(const ir::TensorView* tv, ir::IterDomain* id, in
     }
   }
   return nullptr;
+}
+
+std::string splitText(const ir::Split* split) {
+  return split->opName() + "(" + split->in()->toString() + ", " + split->factor()->toString() + ")";
 }
 
 const ShardedAxis* findAxis(const std::vector<ShardedAxis>& axes, ir::ParallelType type) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "loom/exec/contiguity.h"
+#include "loom/exec/in_place.h"
 #include "loom/ir/extent_bindings.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/tensor_view.h"
@@ -155,6 +156,14 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     for (size_t i = 0; direct && i < ins.size(); ++i) direct = ins[i] == int64_t(i);
     direct_.push_back(direct);
   }
+  store_into_.resize(input_slots_.size());
+  for (const segmenter::InPlaceWrite& w : segmented_.inPlaceWrites()) {
+    if (w.inPlace()) {
+      store_into_[size_t(w.segment)].emplace_back(size_t(w.segmentOutput), size_t(w.input));
+    } else {
+      copied_.push_back(w);
+    }
+  }
   stream_ = options.executor.stream;
   device_id_ = options.deviceId;
   idle_.push_back(newScratch());
@@ -178,6 +187,16 @@ std::string FusionKernelRuntime::hostProgram() const {
   os << ": " << steps << (steps == 1 ? " step" : " steps") << " on " << device_->name() << "\n";
   for (const segmenter::Segment& seg : segmented_.segments()) {
     os << "  " << seg.id << ": " << executors_.at(size_t(seg.id))->step(seg) << "\n";
+  }
+  const ir::Fusion& original = segmented_.original();
+  for (const segmenter::InPlaceWrite& w : segmented_.inPlaceWrites()) {
+    const std::string out = original.outputs().at(size_t(w.output))->toString();
+    const std::string in = original.inputs().at(size_t(w.input))->toString();
+    if (w.inPlace()) {
+      os << "  in place: step " << w.segment << " stores " << out << " into " << in << "\n";
+    } else {
+      os << "  then: copy " << out << " into " << in << " (not in place: " << w.why << ")\n";
+    }
   }
   return os.str();
 }
@@ -224,6 +243,7 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
       std::fill(scratch->owned.begin(), scratch->owned.end(), eval::Argument(Tensor()));
       for (auto& gathered : scratch->segment_args) gathered.clear();
       scratch->segment_outs.clear();
+      scratch->segment_into.clear();
       std::lock_guard<std::mutex> lock(runtime.mutex_);
       if (completed) {
         // Only the timing and launch change per run; the strings were filled at construction.
@@ -257,7 +277,15 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     std::vector<Tensor>& outs = sc.segment_outs;  // reused: no allocation per segment
     SegmentRecord& r = sc.records[s];
     auto start = std::chrono::steady_clock::now();
-    executors_[s]->runInto(sargs, outs, r);
+    std::span<const Tensor> into;
+    if (!store_into_[s].empty()) {
+      sc.segment_into.assign(output_slots_[s].size(), Tensor());
+      for (const auto& [k, input] : store_into_[s]) {
+        sc.segment_into[k] = std::get<Tensor>(args[input]);
+      }
+      into = sc.segment_into;
+    }
+    executors_[s]->runInto(sargs, outs, r, into);
     auto stop = std::chrono::steady_clock::now();
     LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -284,6 +312,13 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     // An output that is also an input is returned as a copy, as KernelExecutor does.
     result.push_back(output_is_input_[i] ? device_->copyForOutput(t, stream_) : t);
   }
+  // After every segment (and the copies of inputs returned as outputs): no read of an input
+  // the in-place outputs below are copied into is left.
+  for (const segmenter::InPlaceWrite& w : copied_) {
+    const Tensor& target = std::get<Tensor>(args[size_t(w.input)]);
+    exec::copyInto(*device_, target, result[size_t(w.output)], stream_);
+    result[size_t(w.output)] = target;
+  }
   give_back.completed = true;
   return result;
 }
@@ -299,7 +334,12 @@ FusionExecutorCache::FusionExecutorCache(std::unique_ptr<ir::Fusion> fusion,
   } catch (const InternalError& e) {
     LOOM_CHECK(false, "invalid fusion: ", e.reason());
   }
+  aliases_ = exec::inPlaceOutputs(*fusion_);
   if (multidevice::isMultidevice(*fusion_)) {
+    LOOM_CHECK(aliases_.empty(), "the fusion is sharded and writes ",
+               exec::describeInPlace(*fusion_, aliases_.front()),
+               " in place (add_output(alias_input=)): in-place outputs of sharded fusions are "
+               "not supported; return the output and copy it into the input yourself");
     if (const multidevice::Communicator* comm = options_.communicator) {
       if (!options_.deviceId.has_value()) options_.deviceId = comm->rank();
       for (const ir::TensorView* tv : fusion_->allTvs()) {
@@ -372,11 +412,19 @@ std::vector<Tensor> FusionExecutorCache::run(std::span<const eval::Argument> arg
     }
     args = held;
   }
+  if (!aliases_.empty()) exec::checkInPlaceOverlap(*fusion_, args);
   if (!device.copiesArguments(args)) return runResident(args);
-  // Host tensors on a GPU: copy in once, keep every segment on the device, copy the outputs out.
+  // Host tensors on a GPU: copy in once, keep every segment on the device, copy the outputs out;
+  // in-place outputs land in the device copies of their inputs, then in the caller's tensors.
   CUstream stream = options_.executor.stream;
+  if (!aliases_.empty()) exec::checkInPlaceArguments(*fusion_, args);  // the caller's layouts
   std::vector<Tensor> outs = runResident(device.copyIn(programFusion(), args, stream));
   device.copyOut(outs, stream);
+  for (const exec::InPlaceOutput& a : aliases_) {
+    const Tensor& target = std::get<Tensor>(args[size_t(a.input)]);
+    exec::copyInto(device, target, outs[size_t(a.output)], stream);
+    outs[size_t(a.output)] = target;
+  }
   return outs;
 }
 
@@ -490,6 +538,8 @@ std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argume
   };
   segmenter::SegmentedFusion segmented = segment();
   timer.mark("segment + heuristics");
+  // Each input an output is written into holds it as the executors lay it out (exec/in_place.h).
+  exec::checkInPlaceArguments(*variant.fusion, args);
   FusionKernelRuntime* runtime = existing(segmented);
   if (runtime == nullptr) {
     std::unique_ptr<FusionKernelRuntime> built;

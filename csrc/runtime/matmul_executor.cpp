@@ -82,7 +82,9 @@ Tensor MatmulSegmentExecutor::dense(size_t operand, const Tensor& t) const {
 }
 
 void MatmulSegmentExecutor::runInto(std::span<const eval::Argument> args,
-                                    std::vector<Tensor>& outputs, SegmentRecord&) {
+                                    std::vector<Tensor>& outputs, SegmentRecord&,
+                                    std::span<const Tensor> into) {
+  LOOM_ASSERT(into.empty(), "a matmul segment stores no output in place");
   const auto& ins = expr_->inputs();
   std::vector<Tensor> operands;
   for (size_t i = 0; i < ins.size(); ++i) {

@@ -45,9 +45,10 @@ KernelSegmentExecutor::KernelSegmentExecutor(const segmenter::Segment& segment,
 }
 
 void KernelSegmentExecutor::runInto(std::span<const eval::Argument> args,
-                                    std::vector<Tensor>& outputs, SegmentRecord& record) {
+                                    std::vector<Tensor>& outputs, SegmentRecord& record,
+                                    std::span<const Tensor> into) {
   double plan_seconds = 0;
-  record.launch = executor_.runInto(args, outputs, &plan_seconds);
+  record.launch = executor_.runInto(args, outputs, &plan_seconds, into);
   record.compileSeconds = plan_seconds;
 }
 

@@ -429,6 +429,13 @@ std::string SegmentedFusion::toString() const {
     while (!text.empty() && text.back() == '\n') text.pop_back();
     os << "  " << (seg.kernel() != nullptr ? "params: " : "") << text << "\n";
   }
+  for (const InPlaceWrite& w : in_place_) {
+    os << "in place: " << original_->outputs().at(size_t(w.output))->toString() << " into "
+       << original_->inputs().at(size_t(w.input))->toString() << ": "
+       << (w.inPlace() ? "stored by segment " + std::to_string(w.segment)
+                       : "computed aside, copied after the last segment (" + w.why + ")")
+       << "\n";
+  }
   return os.str();
 }
 

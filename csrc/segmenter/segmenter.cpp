@@ -17,6 +17,7 @@
 #include "loom/ir/tensor_view.h"
 #include "loom/lower/lower.h"
 #include "loom/scheduler/registry.h"
+#include "loom/segmenter/in_place.h"
 #include "loom/segmenter/presegment.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/options.h"
@@ -448,6 +449,7 @@ SegmentedFusion segmentFusion(const ir::Fusion& fusion, std::span<const eval::Ar
       Segmenter(rewritten ? *copy : fusion, args, options, std::move(ctx.communications)).run();
   if (rewritten) result.adoptRewritten(copy, &fusion);
   if (!ctx.welfordNote.empty()) result.setWelfordNote(ctx.welfordNote);
+  result.setInPlaceWrites(planInPlaceWrites(result));
   if (DumpOptions::fromEnvironment().has(DumpOption::Segments)) dumpSink() << result.toString();
   return result;
 }

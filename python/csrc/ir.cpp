@@ -99,6 +99,25 @@ void bindIr(nb::module_& m) {
           },
           nb::arg("val"))
       .def(
+          "alias_output_to_input",
+          [](PyFusion& f, ir::Val* output, ir::Val* input) {
+            checkMutable(f.fusion.get(), "alias_output_to_input");
+            f.fusion->aliasOutputToInput(output, input);
+          },
+          nb::arg("output"), nb::arg("input"),
+          "Output `output` is written into the memory of input `input` (an in-place update; "
+          "made an output when it is not one yet): the run returns that input's tensor, updated.")
+      .def(
+          "aliases",
+          [](nb::handle self) {
+            nb::list out;
+            for (const auto& [o, i] : nb::cast<PyFusion&>(self).fusion->aliases()) {
+              out.append(nb::make_tuple(nodeRef(o, self), nodeRef(i, self)));
+            }
+            return out;
+          },
+          "(output, input) of every in-place output, in the order they were declared.")
+      .def(
           "to_text", [](const PyFusion& f) { return ir::printFusion(*f.fusion); },
           "The fusion in Loom's text form (.fus; docs/text-format.md).")
       .def("__str__", [](const PyFusion& f) { return ir::printFusion(*f.fusion); })

@@ -152,7 +152,11 @@ std::string Translator::run(std::string_view function_name) {
   }
   for (const ir::Val* v : fusion_.inputs()) defineInput(v);
   for (const ir::Expr* e : fusion_.exprs()) translateExpr(e);
-  for (const ir::Val* v : fusion_.outputs()) emit("fd.add_output(" + tensor(v) + ")");
+  for (const ir::Val* v : fusion_.outputs()) {
+    const ir::Val* into = fusion_.aliasedInput(v);
+    emit("fd.add_output(" + tensor(v) + (into == nullptr ? "" : ", alias_input=" + tensor(into)) +
+         ")");
+  }
   translateSchedule();
 
   std::ostringstream os;

@@ -148,6 +148,37 @@ TEST(CppApiDoc, HandScheduledKernelExecutor) {
   EXPECT_EQ(ke.lastLaunch().block[0], 128u);
 }
 
+TEST(CppApiDoc, InPlaceOutputs) {
+  runtime::RuntimeOptions options;
+  options.backend = exec::Backend::Host;
+  Tensor param = Tensor::empty({16}, DataType::Float32);
+  Tensor grad = Tensor::empty({16}, DataType::Float32);
+  fillRandom(param, 4);
+  fillRandom(grad, 5);
+  const Tensor before = param.contiguous();
+  // [snippet in-place]
+  auto step = std::make_unique<ir::Fusion>();
+  {
+    ir::FusionGuard guard(step.get());
+    ir::TensorView* p = ops::TensorBuilder().shape({-1}).build();
+    ir::TensorView* g = ops::TensorBuilder().shape({-1}).build();
+    step->addInput(p);
+    step->addInput(g);
+    // p -= 0.5 * g, written into p's memory (made an output too).
+    step->aliasOutputToInput(ops::sub(p, ops::mul(g, 0.5)), p);
+  }
+  runtime::FusionExecutorCache stepper(std::move(step), options);
+  std::vector<eval::Argument> pg = {param, grad};
+  std::vector<Tensor> updated = stepper.run(pg);  // updated[0] is `param`, updated
+  // [end snippet]
+  EXPECT_EQ(updated[0].data(), param.data());
+  for (int64_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(param.getDoubleLinear(i),
+              double(float(before.getDoubleLinear(i) - float(grad.getDoubleLinear(i) * 0.5f))));
+  }
+  EXPECT_TRUE(stepper.lastRuntime()->segmented().inPlaceWrites().at(0).inPlace());
+}
+
 TEST(CppApiDoc, PrintAndParseTheTextForm) {
   std::unique_ptr<ir::Fusion> fusion = buildFusion();
   // [snippet text-form]

@@ -150,6 +150,19 @@ std::vector<CommunicationCase> communicationCases() {
          f.addOutput(y);
        },
        {CommunicationType::Allgather}},
+      // nvFuser's inner split with the outer piece on the mesh (issue 36), gathered into a
+      // replicated output: the same blocks as an outer split, so the same Allgather.
+      {"InnerSplitShardGathered",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {3, 4 * d, 5}, DataType::Float32);
+         x->setDeviceMesh(DeviceMesh::arange(d));
+         x->split(1, 4);  // [3, d, 4, 5]
+         x->axis(1)->parallelize(ParallelType::DIDx);
+         TensorView* y = ops::relu(x);
+         y->setDeviceMesh(DeviceMesh::arange(d));
+         f.addOutput(y);
+       },
+       {CommunicationType::Allgather}},
       // A sum (and a max) over the sharded dim of one element per device: an Allreduce each.
       {"AllreduceSumAndMax",
        [](Fusion& f, int64_t d) {

@@ -154,6 +154,30 @@ inline std::vector<Case> shardedCases(int64_t d) {
                  },
                  {{2 * d, 6, 8}},
                  4});
+  // nvFuser's inner-split forms (issue 36): an inner split whose outer piece is on the mesh (its
+  // extent the mesh size: each device holds one block of 3 rows; symbolic, checked when run),
+  // and a split of that outer piece again (nvFuser's split of a split through outer pieces).
+  out.push_back({"InnerSplitOuterPieceOnTheMesh",
+                 [=](Fusion& f) {
+                   TensorView* x = input(f, {-1, 16}, DataType::Float32);
+                   x->setDeviceMesh(mesh);
+                   x->split(0, 3);  // [n/3, 3], n = 3 * d
+                   x->axis(0)->parallelize(ParallelType::DIDx);
+                   f.addOutput(ops::relu(x));
+                   f.addOutput(ops::sum(x, {1}));
+                 },
+                 {{3 * d, 16}},
+                 16});
+  out.push_back({"SplitOfTheOuterPieceOnTheMesh",
+                 [=](Fusion& f) {
+                   TensorView* x = input(f, {8 * d, 5}, DataType::Float32);
+                   x->setDeviceMesh(mesh);
+                   x->split(0, 4);       // [2d, 4]
+                   x->outerSplit(0, d);  // [d, 2, 4]
+                   x->axis(0)->parallelize(ParallelType::DIDx);
+                   f.addOutput(ops::mul(ops::exp(x), 0.5));
+                 },
+                 {{8 * d, 5}}});
   // The founding case: var_mean over e of [b, s, e], s sharded; the persistent path (Welford
   // translated) and the Welford path (a row too wide to hold).
   for (bool wide : {false, true}) {

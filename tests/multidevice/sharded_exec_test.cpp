@@ -101,6 +101,48 @@ TEST(ShardedExecPasses, OnePropagationPerCacheConstruction) {
   }
 }
 
+// nvFuser's inner split whose outer piece is on the mesh runs for the extent that gives the
+// piece the mesh's size (sharded_cases.h runs it); another extent is an error naming the tensor:
+// at definition for a constant, at run time for a symbolic one. A DID on the inner piece (strided
+// rows, which nvFuser does not run either) is refused saying what to write instead.
+TEST(ShardedExecErrors, InnerSplitForms) {
+  runtime::RuntimeOptions options;
+  options.backend = exec::Backend::Host;
+  options.deviceId = 1;
+  auto innerSplit = [](int64_t rows, int64_t factor, int64_t did_axis) {
+    auto f = std::make_unique<Fusion>();
+    FusionGuard g(f.get());
+    TensorView* x = input(*f, {rows, 4}, DataType::Float32);
+    x->setDeviceMesh(DeviceMesh::arange(4));
+    x->split(0, factor);
+    x->axis(did_axis)->parallelize(ParallelType::DIDx);
+    f->addOutput(ops::exp(x));
+    return f;
+  };
+  std::string msg = loom::test::userErrorOf(
+      [&] { runtime::FusionExecutorCache cache(innerSplit(8, 4, 1), options); });
+  EXPECT_NE(msg.find("is the inner piece of split(i"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Write outer_split(axis, 4) and parallelize the outer piece"),
+            std::string::npos)
+      << msg;
+  msg = loom::test::userErrorOf(
+      [&] { runtime::FusionExecutorCache cache(innerSplit(12, 2, 0), options); });
+  EXPECT_NE(msg.find("has 6 elements"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("but the mesh has 4 devices along DIDx"), std::string::npos) << msg;
+  // Symbolic rows split by 2 with the outer piece on 4 devices: 8 rows, 2 per device.
+  runtime::FusionExecutorCache cache(innerSplit(-1, 2, 0), options);
+  std::vector<Tensor> outs =
+      cache.run(std::vector<eval::Argument>{Tensor::empty({2, 4}, DataType::Float32)});
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs[0].sizes(), (std::vector<int64_t>{2, 4}));
+  msg = loom::test::userErrorOf([&] {
+    cache.run(std::vector<eval::Argument>{Tensor::empty({3, 4}, DataType::Float32)});
+  });
+  EXPECT_NE(msg.find("T0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("only when its extent is 2 x 4 = 8"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the arguments make that extent 12"), std::string::npos) << msg;
+}
+
 // The user errors of running a sharded fusion.
 TEST(ShardedExecErrors, ClearMessages) {
   runtime::RuntimeOptions options;

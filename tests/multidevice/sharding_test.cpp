@@ -213,6 +213,44 @@ TEST(ReshardingCheck, NamesTheCommunication) {
       << send;
 }
 
+// nvFuser's inner split whose outer piece is the DID (issue 36) shards the logical dim in blocks:
+// propagate_shardings rewrites it as the outer split by the mesh size every later pass reads, its
+// neighbours follow, and a symbolic extent leaves the run a requirement to check (the outer
+// piece must have the mesh's size and the split divide evenly: extent = 3 x 4).
+TEST(ShardedAxes, InnerSplitOuterPieceBecomesAnOuterSplit) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {-1, 16});
+  TensorView* y = ops::exp(x);
+  f.addOutput(y);
+  x->setDeviceMesh(DeviceMesh::arange(kD));
+  x->split(0, 3);  // [n/3, 3, 16]
+  x->axis(0)->parallelize(ParallelType::DIDx);
+  EXPECT_EQ(sharding(x), "DIDx@0");
+  ASSERT_TRUE(propagateShardings(f));
+  for (TensorView* tv : {x, y}) {
+    const ShardedAxis a = shardedAxes(tv).at(0);
+    const auto* split = a.did->definition()->as<ir::Split>();
+    EXPECT_FALSE(split->innerSplit()) << tv->toString();
+    EXPECT_EQ(split->in(), tv->logical()[0]) << tv->toString();
+    EXPECT_EQ(split->factor()->constInt(), kD) << tv->toString();
+  }
+  EXPECT_EQ(x->nDims(), 3);  // [DIDx{4}, n/4, 16]: the old pieces are gone
+  ASSERT_EQ(f.extentRequirements().size(), 2u);
+  ir::verify(f);
+  // Bound as the runtime binds a device's shard: 3 rows make n = 12; 2 rows make n = 8.
+  eval::ExpressionEvaluator ok;
+  ok.bindInputs(f, std::vector<eval::Argument>{Tensor::empty({3, 16}, DataType::Float32)});
+  eval::ExpressionEvaluator bad;
+  const std::string msg = loom::test::userErrorOf([&] {
+    bad.bindInputs(f, std::vector<eval::Argument>{Tensor::empty({2, 16}, DataType::Float32)});
+  });
+  EXPECT_NE(msg.find("only when its extent is 3 x 4 = 12"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("the arguments make that extent 8"), std::string::npos) << msg;
+  // The text form of the rewritten fusion keeps the outer split (the requirement is not text).
+  EXPECT_NE(f.toString().find("outer_split(i0, 4)"), std::string::npos) << f.toString();
+}
+
 // Annotations Loom cannot run are errors naming the tensor.
 TEST(ShardedAxes, MalformedAnnotations) {
   Fusion f;
@@ -223,8 +261,10 @@ TEST(ShardedAxes, MalformedAnnotations) {
   x->split(0, kD);  // inner split
   x->axis(1)->parallelize(ParallelType::DIDx);
   std::string msg = loom::test::userErrorOf([&] { shardedAxes(x); });
-  EXPECT_NE(msg.find("must be the outer part of an outer split"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("inner split"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is the inner piece of split(i"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nvFuser does not run a DID on an inner piece either"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("Write outer_split(axis, 4)"), std::string::npos) << msg;
 
   Fusion f2;
   FusionGuard g2(&f2);

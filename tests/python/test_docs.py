@@ -11,7 +11,7 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
 
 
 def test_the_page_has_blocks():
-    assert len(BLOCKS) == 5
+    assert len(BLOCKS) == 6
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -23,5 +23,7 @@ def test_block_runs(index, capsys):
         assert "fd.ops.broadcast(T1, is_broadcast_dim=[True, False])" in out
     if index == 1:
         assert "T3 = fd.ops.sum(T2, dims=[1], keepdim=False, dtype=DataType.Null)" in out
-    if index == 3:
+    if index == 2:
+        assert "in place: step 0 stores T" in out
+    if index == 4:
         assert "blockIdx.x" in out

@@ -2,7 +2,6 @@
 # FusionDefinition itself: inputs and outputs, from_pytorch, printing, the generated kernel, the
 # cache, reproducers, and the errors (Loom's messages, and NotSupportedError for nvFuser names
 # Loom does not implement).
-import numpy as np
 import pytest
 import torch
 
@@ -212,36 +211,3 @@ def test_torch_dtype_loom_lacks_is_a_type_error_naming_it():
             fd.define_tensor(shape=[-1], dtype="float")
         # The supported torch dtypes map as before, complex ones included.
         assert to_loom_dtype(torch.complex128) == loom._C.DataType.ComplexDouble
-
-
-def test_add_output_alias_input_writes_into_the_input(device):
-    x = torch.randn(6, device=device)
-    y = torch.randn(6, device=device)
-    x_before = x.clone()
-    with FusionDefinition() as fd:
-        tx = fd.from_pytorch(x)
-        ty = fd.from_pytorch(y)
-        s = fd.ops.add(tx, ty)
-        fd.add_output(s, alias_input=tx)  # x += y in place, as nvFuser's
-        fd.add_output(fd.ops.mul(tx, 2.0))
-    outs = fd.execute([x, y])
-    assert len(outs) == 1  # nothing returned for the aliased output
-    torch.testing.assert_close(x, x_before + y)
-    torch.testing.assert_close(outs[0], x_before * 2.0)  # computed from the input as it was
-    with pytest.raises(loom.NotSupportedError, match="add_output\\(alias_input=\\)"):
-        fd.validate([x, y])
-
-
-def test_add_output_alias_input_errors():
-    with FusionDefinition() as fd:
-        x = fd.define_tensor(shape=[-1], dtype=DataType.Float)
-        i = fd.define_tensor(shape=[-1], dtype=DataType.Int)
-        with pytest.raises(loom.UserError, match="the dtype and rank must be the same"):
-            fd.add_output(fd.ops.neg(x), alias_input=i)
-        with pytest.raises(loom.UserError, match="is not an input of the fusion"):
-            fd.add_output(fd.ops.neg(x), alias_input=fd.ops.abs(x))
-        with pytest.raises(TypeError, match="must be tensors"):
-            fd.add_output(fd.ops.neg(x), alias_input=1.0)
-        fd.add_output(fd.ops.neg(x), alias_input=x)
-    with pytest.raises(TypeError, match="must be a torch tensor"):
-        fd.execute([np.zeros(3, dtype=np.float32), torch.zeros(3, dtype=torch.int64)])

@@ -203,6 +203,47 @@ def test_logical_dim_on_the_mesh_runs():
     assert torch.equal(relu2, relu)
 
 
+def test_inner_split_with_the_outer_piece_on_the_mesh_runs():
+    """nvFuser's split(dim, f, inner_split=True) with the outer piece on mesh_x (issue 36): each
+    rank holds one block of f rows when the extent is f * d; another extent names the tensor."""
+    d = Communicator.instance().size()
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, 8], contiguity=True)
+        fd.add_output(fd.ops.exp(x))
+        fd.add_output(fd.ops.sum(x, dims=[0]))
+        x.set_device_mesh(mesh)
+        x.split(0, 3, inner_split=True)  # [n/3, 3, 8], n = 3 * d
+        x.axis(0).parallelize(ParallelType.mesh_x)
+    torch.manual_seed(36)  # every rank the same whole tensor
+    full = torch.randn(3 * d, 8)
+    local = shard_tensor(full, x)
+    rank = Communicator.instance().rank()
+    torch.testing.assert_close(local, full[rank * 3:(rank + 1) * 3], rtol=0, atol=0)
+    e, s = fd.execute([local])
+    torch.testing.assert_close(e, local.exp())
+    torch.testing.assert_close(s, full.sum(0), rtol=1e-5, atol=1e-5)  # an Allreduce over ranks
+    with pytest.raises(loom.UserError, match=r"T0.* only when its extent is 3 x \d+ = \d+ .*"
+                                             r"the arguments make that extent"):
+        fd.execute([local[:2]])
+
+
+def test_inner_piece_on_the_mesh_says_what_to_write():
+    """A DID on the inner piece (strided rows) is refused, as nvFuser refuses it, saying what to
+    write for blocks."""
+    d = Communicator.instance().size()
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[4 * d, 8], contiguity=True)
+        fd.add_output(fd.ops.exp(x))
+        x.set_device_mesh(mesh)
+        x.split(0, d, inner_split=True)
+        x.axis(1).parallelize(ParallelType.mesh_x)
+    with pytest.raises(loom.UserError,
+                       match=r"is the inner piece of split\(.*outer_split\(axis, \d+\)"):
+        fd.execute([torch.randn(4, 8)])
+
+
 def test_multidevice_module_surface():
     md = nvfuser.multidevice
     assert {"nccl", "ucc", "cuda"} <= {b.name for b in md.CommunicatorBackend}

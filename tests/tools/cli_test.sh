@@ -344,6 +344,14 @@ fi
 check sharded-mesh-too-large 1 "a mesh may not be larger than the world" -- \
   "$loom" run "$src/examples/multidevice/var_mean_sp_d4.fus" --backend host
 
+# An in-place output (issue 36): checked against the reference of the inputs as they were, and
+# the report says the kernel stored it into the input.
+mkdir -p "$tmp/in_place"
+"$loom" gen-examples "$tmp/in_place" --rows 37 >/dev/null
+check in-place-run 0 '^PASS T3 .*written into input T0 in place \(by segment 0\)' -- \
+  "$loom" run "$tmp/in_place/sgd_step_fp32.fus" --backend host
+check in-place-print 0 '^outputs: T3 into T0$' -- "$loom" print "$src/examples/sgd_step_fp32.fus"
+
 # The examples are what the generator writes today (run tools/regen-examples.sh if not).
 "$loom" gen-examples "$tmp" >/dev/null
 stale=0

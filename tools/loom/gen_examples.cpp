@@ -83,6 +83,13 @@ std::vector<Example> examples(std::optional<int64_t> rows) {
            f.addOutput(ops::sum(input(f, {kRows, kCols}, dt), {0}));
          }});
   }
+  // An in-place update (nvFuser's add_output(alias_input=)): p is written into its own memory.
+  out.push_back({"sgd_step_fp32", "p -= 0.01 * g on " + shape2 + "f32, written into p in place",
+                 [kRows](ir::Fusion& f) {
+                   auto* p = input(f, {kRows, kCols}, DataType::Float32);
+                   auto* g = input(f, {kRows, kCols}, DataType::Float32);
+                   f.aliasOutputToInput(ops::sub(p, ops::mul(g, 0.01)), p);
+                 }});
   out.push_back({"var_mean_small", "var_mean over the last dim of a small [1, 64, 256] f32 tensor",
                  [](ir::Fusion& f) {
                    auto r = ops::varMean(input(f, {1, 64, 256}, DataType::Float32), {-1});

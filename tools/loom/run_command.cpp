@@ -117,6 +117,20 @@ OutputLabels outputLabels(const ir::Fusion& fusion) {
   return labels;
 }
 
+// An in-place output (written into an input's memory) says so, and how: the reference it is
+// checked against was computed from the inputs as they were before the run.
+void describeInPlaceWrites(const runtime::FusionKernelRuntime& rt, OutputLabels& labels) {
+  const ir::Fusion& fusion = rt.segmented().original();
+  for (const segmenter::InPlaceWrite& w : rt.segmented().inPlaceWrites()) {
+    const std::string input = fusion.inputs().at(size_t(w.input))->toString();
+    labels.descriptions.at(size_t(w.output)) +=
+        w.inPlace()
+            ? fmt::format(", written into input {} in place (by segment {})", input, w.segment)
+            : fmt::format(", written into input {} (a copy after the last segment: {})", input,
+                          w.why);
+  }
+}
+
 bool reportOutputs(const RunArgs& a, const OutputLabels& labels,
                    const std::vector<eval::Argument>& inputs, const std::vector<Tensor>& outs,
                    const std::vector<Tensor>& expected, Progress& progress) {
@@ -242,10 +256,11 @@ int runFusion(const RunArgs& a) {
   for (eval::Argument& arg : run_inputs) {
     if (auto* t = std::get_if<Tensor>(&arg)) *t = device->place(*t);
   }
-  const OutputLabels labels = outputLabels(*fusion);
+  OutputLabels labels = outputLabels(*fusion);
   std::unique_ptr<ir::Fusion> timed_fusion = a.bench ? fusion->clone() : nullptr;
   runtime::FusionExecutorCache cache(std::move(fusion), options);
   const FirstRun first = runFirst(cache, run_inputs, *device, options.backend, progress);
+  describeInPlaceWrites(*cache.lastRuntime(), labels);
 
   const bool ok = reportOutputs(a, labels, inputs, first.outputs, expected, progress);
   reportSegments(*cache.lastRuntime(), first.records, on_device);

@@ -45,6 +45,7 @@
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/eval/argument.h"
 #include "loom/exec/compute_device.h"
+#include "loom/exec/in_place.h"
 #include "loom/ir/fusion.h"
 #include "loom/lower/kernel_ir.h"
 #include "loom/lower/lower.h"
@@ -83,6 +84,9 @@ class KernelExecutor {
   /// Validates and binds `inputs` (on a plan miss), allocates outputs from their allocation
   /// domains, launches, and returns the outputs: CUDA tensors (not synchronized) for CUDA inputs,
   /// host tensors otherwise. An output that is also an input is returned as a copy of it.
+  /// An in-place output of the fusion (ir::Fusion::aliasOutputToInput) is computed aside and
+  /// copied into its input after the launch (a hand schedule is not analysed for in-place
+  /// safety); the returned output is that input's tensor (exec/in_place.h checks the layout).
   std::vector<Tensor> run(std::span<const eval::Argument> inputs);
   /// run() writing the outputs into `outputs` (cleared first), so that a caller running the same
   /// executor again and again reuses one vector instead of allocating one per run. Returns this
@@ -94,8 +98,15 @@ class KernelExecutor {
   /// when no run is in flight. `plan_seconds`, when given, receives the wall time this run spent
   /// making its launch plan (building or loading the module: the compile the first run of a
   /// signature pays), 0 when a plan was reused.
+  ///
+  /// `into` (empty, or one entry per fusion output): a defined tensor is the buffer that output
+  /// is written into instead of a fresh allocation (the runtime's in-place outputs). It must
+  /// have the dtype, sizes and strides the output would be allocated with (UserError naming the
+  /// output otherwise); the kernel stores into it, or, when its address is not aligned for the
+  /// kernel's vector stores, into a fresh buffer copied into it after the launch. It is not
+  /// poisoned (ExecutorOptions::poisonOutputs). The returned output is that tensor.
   LaunchParams runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs,
-                       double* plan_seconds = nullptr);
+                       double* plan_seconds = nullptr, std::span<const Tensor> into = {});
 
   /// Plans kept (least recently used goes first).
   static constexpr size_t kMaxPlans = 8;
@@ -126,13 +137,18 @@ class KernelExecutor {
   void computeSignature(std::span<const eval::Argument> inputs);
   /// The full path: validates, evaluates, builds the module and returns a new plan.
   std::unique_ptr<LaunchPlan> makePlan(std::span<const eval::Argument> inputs);
-  /// Allocates outputs (into `outputs`), fills the plan's argument buffer and launches.
+  /// Allocates outputs (into `outputs`; runInto's `into` where given), fills the plan's
+  /// argument buffer and launches.
   void launchPlan(LaunchPlan& plan, std::span<const eval::Argument> inputs,
-                  std::vector<Tensor>& outputs);
+                  std::vector<Tensor>& outputs, std::span<const Tensor> into);
+  /// The fusion's own in-place outputs (a hand-scheduled fusion's aliases): copied into their
+  /// inputs after the launch.
+  void writeAliases(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs,
+                    CUstream stream) const;
   /// After a launch of a kernel with checked index reads: the UserError of a failed one.
   void checkIndexError(LaunchPlan& plan, CUstream stream);
   LaunchParams runResident(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs,
-                           double* plan_seconds);
+                           double* plan_seconds, std::span<const Tensor> into);
   std::unique_ptr<ir::Fusion> fusion_;
   std::unique_ptr<kir::Kernel> kernel_;
   codegen::GeneratedKernel generated_;
@@ -144,6 +160,7 @@ class KernelExecutor {
   LaunchParams last_launch_;
   // Filled at compile(): what run() needs without looking at the fusion again.
   bool has_vectorized_ = false;
+  std::vector<InPlaceOutput> aliases_;  ///< the fusion's in-place outputs
   // Guards what runs share: the plan list and statistics, signature_, module building (makePlan,
   // moduleFor, generated_), last_launch_ and last_generated_.
   std::mutex mutex_;

@@ -6,6 +6,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/ir/base.h"
@@ -14,6 +16,19 @@
 namespace loom::ir {
 
 class TensorView;
+class Scalar;
+
+/// A condition on the run's sizes that the fusion's form implies but its extents do not say: the
+/// scalar `value` (an expression of extents) must evaluate to `expected`. ExpressionEvaluator's
+/// bindInputs checks it (a UserError: `what`, then the extent `extent` evaluates to). The
+/// sharding passes add them (an inner split whose outer piece is a DID gives each device a block
+/// only for one extent, multidevice/sharding.h); they are not part of the text form.
+struct ExtentRequirement {
+  Scalar* value = nullptr;
+  int64_t expected = 0;
+  Scalar* extent = nullptr;
+  std::string what;
+};
 
 class Fusion {
  public:
@@ -44,6 +59,22 @@ class Fusion {
   const std::vector<Val*>& outputs() const { return outputs_; }
   bool isInput(const Val* v) const;
   bool isOutput(const Val* v) const;
+
+  /// An in-place update (nvFuser's add_output(alias_input=)): tensor `output` is written into
+  /// the memory of tensor input `input`, and the output returned by a run shares that input's
+  /// storage. Marks `output` as an output when it is not one yet. UserError naming both when
+  /// `input` is not a tensor input, `output` is an input or already aliased, `input` is aliased
+  /// by another output, or their dtypes or ranks differ. Sizes and strides are checked when the
+  /// fusion runs (docs/design.md, "In-place outputs", says who writes the memory when).
+  void aliasOutputToInput(Val* output, Val* input);
+  /// The input `output` is written into, or nullptr.
+  Val* aliasedInput(const Val* output) const;
+  /// (output, input) of every aliased output, in the order they were declared.
+  const std::vector<std::pair<Val*, Val*>>& aliases() const { return aliases_; }
+
+  /// Adds a run-time condition on the sizes (see ExtentRequirement); its scalars stay live.
+  void addExtentRequirement(ExtentRequirement requirement);
+  const std::vector<ExtentRequirement>& extentRequirements() const { return requirements_; }
 
   /// Math exprs (not IterDomain transforms) that the outputs depend on, producers before
   /// consumers. Deterministic: follows output order, then input order of each expr. Memoized
@@ -84,6 +115,8 @@ class Fusion {
   std::vector<std::unique_ptr<Statement>> stmts_;
   std::vector<Val*> inputs_;
   std::vector<Val*> outputs_;
+  std::vector<std::pair<Val*, Val*>> aliases_;  // (output, input)
+  std::vector<ExtentRequirement> requirements_;
   std::vector<int64_t> next_name_;  // per NodeKind
   // exprs() and allTvs() while the graph is unchanged (schedulers and lowering ask for them
   // dozens of times per compile); every graph change calls invalidateOrders().

@@ -2,16 +2,20 @@
 // Shardings: which logical IDs of a tensor are split over which axes of its device mesh, and the
 // pre-segmentation passes that spread them over a fusion.
 //
-// A tensor is sharded along DID type P (DIDx/y/z) when one of its loop IDs is P-parallel. Loom
-// runs exactly one form of it: that loop ID is the outer output of an outer split of a logical
+// A tensor is sharded along DID type P (DIDx/y/z) when one of its loop IDs is P-parallel. The
+// passes work with one form of it: that loop ID is the outer output of an outer split of a logical
 // ID by the size of P's mesh axis (the buffer then holds a contiguous block of that dim on each
-// device). The logical domain stays global.
+// device). The logical domain stays global. nvFuser's other block forms (a logical DID of the
+// mesh's extent; an inner split whose outer piece is the DID, and splits of outer pieces) are
+// rewritten into it by propagate_shardings; a DID on an inner piece (strided rows) is refused.
 //
 //   x : [b, s, e] mesh=[0, 1, 2, 3]      loop [i3{4, DIDx}, i0{b}, i4{s/4}, i2{e}]
 //                                        i3, i4 = outer_split(i1, 4)
 //
 // Passes (segmenter/presegment.h runs them, in this order with the others):
-//   propagate_shardings  a tensor without a mesh takes the mesh and the DID splits of a sharded
+//   propagate_shardings  nvFuser's other block forms become the outer split (a symbolic extent
+//                        whose blocks need a certain size leaves an ir::ExtentRequirement); then
+//                        a tensor without a mesh takes the mesh and the DID splits of a sharded
 //                        producer (else a sharded consumer), mapped through the op's logical
 //                        map; tensors the user gave a mesh are never changed
 //   decompose_reshardings (communication.h) a producer and consumer sharded differently need a
@@ -24,28 +28,37 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "loom/ir/fusion.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/tensor/tensor.h"
 
+namespace loom::ir {
+class Split;
+}  // namespace loom::ir
+
 namespace loom::multidevice {
 
 /// One DID-parallel loop ID of a tensor and the logical ID it shards.
 struct ShardedAxis {
   ir::ParallelType type = ir::ParallelType::DIDx;
-  ir::IterDomain* did = nullptr;      ///< the DID loop ID (outer output of the split)
+  ir::IterDomain* did = nullptr;      ///< the DID loop ID (the outer piece of its split)
   ir::IterDomain* logical = nullptr;  ///< the logical ID it splits
   int64_t devices = 1;                ///< the mesh size along `type` (the split factor)
 };
 
-/// The sharded axes of `tv` (in loop order). UserError naming the tensor when its sharding is not
-/// the form above: a DID loop ID without a mesh or without a mesh axis of its type, two loop IDs
-/// on one DID type, a DID ID that is an inner split, an inner part, a merge, a split of a split
-/// or a split by another factor than its mesh axis size, or a constant sharded extent the mesh
-/// size does not divide.
+/// The sharded axes of `tv` (in loop order). UserError naming the tensor when its sharding is none
+/// of the block forms above: a DID loop ID without a mesh or without a mesh axis of its type, two
+/// loop IDs on one DID type, a DID ID reached through an inner piece or a merge, two mesh axes on
+/// one dim, an outer split by another factor than its mesh axis size, a piece on the mesh whose
+/// constant extent is not the mesh size, a constant split that does not divide its input, or a
+/// constant sharded extent the mesh size does not divide.
 std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv);
+
+/// How messages name a split: "split(i0{8}, 4)" (inner) or "outer_split(i0{8}, 2)".
+std::string splitText(const ir::Split* split);
 
 /// The sharded axis of `tv` along `type`, or nullptr.
 const ShardedAxis* findAxis(const std::vector<ShardedAxis>& axes, ir::ParallelType type);

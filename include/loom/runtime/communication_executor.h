@@ -49,8 +49,9 @@ class CommunicationExecutor final : public SegmentExecutor {
 
   /// Runs the communication on the segment's inputs; `outputs` gets the received tensor.
   void runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs) const;
-  void runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs,
-               SegmentRecord&) override {
+  void runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs, SegmentRecord&,
+               std::span<const Tensor> into) override {
+    LOOM_ASSERT(into.empty(), "a communication stores no output in place");
     runInto(inputs, outputs);
   }
   /// "send and receive by SendRecv from mesh [0] to mesh [1] (team [0, 1]): T6 -> T5", "receive

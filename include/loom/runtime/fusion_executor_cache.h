@@ -54,8 +54,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <optional>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -63,11 +63,12 @@
 #include <vector>
 
 #include "loom/eval/argument.h"
+#include "loom/exec/in_place.h"
 #include "loom/exec/kernel_executor.h"
-#include "loom/runtime/communication_executor.h"
-#include "loom/runtime/segment_executor.h"
 #include "loom/ir/fusion.h"
 #include "loom/multidevice/communicator.h"
+#include "loom/runtime/communication_executor.h"
+#include "loom/runtime/segment_executor.h"
 #include "loom/scheduler/device_info.h"
 #include "loom/segmenter/concretize.h"
 #include "loom/segmenter/device_program.h"
@@ -138,6 +139,9 @@ class FusionKernelRuntime {
   /// Runs the segments in order on `args` (the original fusion's inputs, already validated, all
   /// host or all CUDA tensors, see the file comment) and returns the original fusion's outputs.
   /// Safe to call from several threads at once.
+  /// An in-place output (segmenter::InPlaceWrite) is stored into its input's tensor by its
+  /// segment, or copied into it after the last segment; either way the output returned is that
+  /// tensor.
   std::vector<Tensor> run(std::span<const eval::Argument> args);
 
   const segmenter::SegmentedFusion& segmented() const { return segmented_; }
@@ -177,6 +181,10 @@ class FusionKernelRuntime {
   std::vector<int64_t> fusion_output_slots_;
   std::vector<bool> output_is_input_;
   std::vector<bool> direct_;  // per segment: its inputs are exactly the fusion's, in order
+  // In-place outputs: per segment, (its output, the original input whose tensor that output is
+  // stored into); and the ones computed aside, copied into their inputs after the last segment.
+  std::vector<std::vector<std::pair<size_t, size_t>>> store_into_;
+  std::vector<segmenter::InPlaceWrite> copied_;
   // Slots holding a size of an original input (a segment's extent math needs it; see
   // segmenter::buildSegmentFusion), filled from the arguments at the start of each run.
   struct SizeSlot {
@@ -197,6 +205,7 @@ class FusionKernelRuntime {
     std::vector<eval::Argument> owned;  // slots past the original inputs
     std::vector<std::vector<eval::Argument>> segment_args;
     std::vector<Tensor> segment_outs;
+    std::vector<Tensor> segment_into;    // the buffers of a segment's in-place outputs
     std::vector<SegmentRecord> records;  // launch, seconds and bytes only
   };
   std::unique_ptr<Scratch> newScratch() const;
@@ -265,6 +274,7 @@ class FusionExecutorCache {
   /// This device's part, when it does not hold every tensor of a sharded fusion.
   std::optional<segmenter::DeviceProgram> program_;
   std::vector<eval::Argument> stand_ins_;  ///< program_'s stand-in arguments, made once
+  std::vector<exec::InPlaceOutput> aliases_;  ///< the fusion's in-place outputs
   bool dynamic_ = false;       ///< the fusion has dynamic reshapes
   bool scalar_sizes_ = false;  ///< tensor sizes depend on scalar inputs: their values are keyed
   RuntimeOptions options_;     // device (and backend) resolved at construction

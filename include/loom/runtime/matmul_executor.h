@@ -29,7 +29,7 @@ class MatmulSegmentExecutor final : public SegmentExecutor {
   /// UserError naming the operand for a tensor of another dtype or rank than the fusion
   /// declares, and (ir::matmulGeometry) for sizes that do not multiply.
   void runInto(std::span<const eval::Argument> args, std::vector<Tensor>& outputs,
-               SegmentRecord& record) override;
+               SegmentRecord& record, std::span<const Tensor> into) override;
   /// "matmul by cuBLASLt on cuda:0: T0, T1 -> T2", "linear by the host GEMM on host: ...".
   std::string step(const segmenter::Segment& segment) const override;
 

@@ -66,9 +66,11 @@ class SegmentExecutor {
  public:
   virtual ~SegmentExecutor() = default;
   /// Runs the segment on `args` (its fusion's inputs, in order); `outputs` (empty) receives its
-  /// fusion's outputs; `record` gets the launch and the compile time a first run paid.
+  /// fusion's outputs; `record` gets the launch and the compile time a first run paid. `into`
+  /// (empty, or one per output; only kernels take it): a defined tensor is the memory that
+  /// output is stored into (an in-place output, KernelExecutor::runInto).
   virtual void runInto(std::span<const eval::Argument> args, std::vector<Tensor>& outputs,
-                       SegmentRecord& record) = 0;
+                       SegmentRecord& record, std::span<const Tensor> into) = 0;
   /// One step of the host program (FusionKernelRuntime::hostProgram), e.g.
   /// "kernel (pointwise): T0 -> T1".
   virtual std::string step(const segmenter::Segment& segment) const = 0;
@@ -80,7 +82,7 @@ class KernelSegmentExecutor final : public SegmentExecutor {
  public:
   KernelSegmentExecutor(const segmenter::Segment& segment, const SegmentContext& context);
   void runInto(std::span<const eval::Argument> args, std::vector<Tensor>& outputs,
-               SegmentRecord& record) override;
+               SegmentRecord& record, std::span<const Tensor> into) override;
   std::string step(const segmenter::Segment& segment) const override;
   const exec::KernelExecutor& executor() const { return executor_; }
 

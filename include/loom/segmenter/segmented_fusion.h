@@ -113,6 +113,19 @@ struct Segment {
   std::string parameters() const;
 };
 
+/// How one in-place output (ir::Fusion::aliasOutputToInput) reaches its input's memory: stored
+/// there by the segment that computes it, or computed into a buffer of its own and copied into
+/// the input after the last segment ran (segmenter/in_place.h decides; docs/design.md, "In-place
+/// outputs").
+struct InPlaceWrite {
+  int64_t output = 0;          ///< position among original()'s outputs
+  int64_t input = 0;           ///< position among original()'s inputs
+  int64_t segment = -1;        ///< the segment that stores it into the input; -1: copied after
+  int64_t segmentOutput = -1;  ///< its position among that segment's outputs
+  std::string why;             ///< why it is copied; "" when stored in place
+  bool inPlace() const { return segment >= 0; }
+};
+
 /// The segments of one fusion in a valid run order (every segment after the producers of its
 /// inputs). The original fusion is not owned and must outlive this object, except a rewritten
 /// copy of it (the Welford translation), which is owned: original() is then that copy, with the
@@ -132,6 +145,9 @@ class SegmentedFusion {
   /// What happened to the fusion's Welfords ("" when it has none): printed by toString.
   const std::string& welfordNote() const { return welford_note_; }
   void setWelfordNote(std::string note) { welford_note_ = std::move(note); }
+  /// Per in-place output of original(): how it is written (empty without any).
+  const std::vector<InPlaceWrite>& inPlaceWrites() const { return in_place_; }
+  void setInPlaceWrites(std::vector<InPlaceWrite> writes) { in_place_ = std::move(writes); }
   std::vector<Segment>& segments() { return segments_; }
   const std::vector<Segment>& segments() const { return segments_; }
   int64_t size() const { return int64_t(segments_.size()); }
@@ -150,6 +166,7 @@ class SegmentedFusion {
   std::shared_ptr<const ir::Fusion> owned_;
   std::string welford_note_;
   std::vector<Segment> segments_;
+  std::vector<InPlaceWrite> in_place_;
 };
 
 }  // namespace loom::segmenter

@@ -150,7 +150,9 @@ class FusionDefinition:
         self.ops = Ops(self)
         self._debug_output = None
         self._repro_inputs = None
-        self._aliases = []  # (output position, input position) of add_output(alias_input=)
+        # Positions of outputs added with add_output(alias_input=) that execute() returns all the
+        # same: nvFuser returns an aliased output only when it was an output before.
+        self._shown_aliases = set()
 
     @classmethod
     def from_text(cls, text):
@@ -320,53 +322,68 @@ class FusionDefinition:
 
     def add_output(self, output, alias_input=None):
         """Marks `output` as an output of the fusion. With alias_input (a tensor input of the
-        fusion with output's dtype and rank), nvFuser's in-place update: execute() writes the
-        output's values into that input's tensor and returns nothing for it (Loom copies the
-        result into the input after the kernels ran, docs/python.md)."""
+        fusion with output's dtype and shape), nvFuser's in-place update: the output is written
+        into that input's memory, and execute() returns nothing for it, unless `output` was
+        added as an output before (then the returned tensor is the input's, updated). A kernel
+        stores it there directly when that is safe, else Loom copies it in after the kernels
+        (docs/python.md, "In-place outputs")."""
         if alias_input is None:
             self.fusion.add_output(output)
             return
-        what = "add_output: alias_input"
         if not isinstance(output, _C.TensorView) or not isinstance(alias_input, _C.TensorView):
-            raise _C.UserTypeError(f"{what}: the output and the aliased input must be tensors, "
-                                   f"got {output!r} and {alias_input!r}")
-        names = [v.name for v in self.fusion.inputs()]
-        if alias_input.name not in names:
-            raise _C.UserError(f"{what}: {alias_input.name} is not an input of the fusion "
-                               f"(its inputs are {', '.join(names) or 'none'})")
-        if output.dtype != alias_input.dtype or output.ndim != alias_input.ndim:
-            raise _C.UserError(
-                f"{what}: {output.name} ({output.dtype}, rank {output.ndim}) "
-                f"cannot be written into {alias_input.name} "
-                f"({alias_input.dtype}, rank {alias_input.ndim}): the dtype "
-                "and rank must be the same (cast the output first)")
-        self.fusion.add_output(output)
-        self._aliases.append((len(self.fusion.outputs()) - 1, names.index(alias_input.name)))
+            raise _C.UserTypeError(
+                "add_output: alias_input: the output and the aliased input must be tensors, "
+                f"got {output!r} and {alias_input!r}")
+        shown = any(o.name == output.name for o in self.fusion.outputs())
+        self.fusion.alias_output_to_input(output, alias_input)
+        if shown:
+            names = [o.name for o in self.fusion.outputs()]
+            self._shown_aliases.add(names.index(output.name))
 
-    def _write_aliases(self, inputs, outputs):
-        """add_output(alias_input=): each aliased output written into its input's tensor, and
-        left out of the returned outputs (as nvFuser's execute returns them)."""
-        if not self._aliases:
+    def _returned(self, outputs):
+        """The outputs manual_execute() returns: without the in-place outputs nvFuser hides
+        (their values are in their inputs' tensors, which Loom wrote), as execute()'s cache
+        leaves them out."""
+        hidden = self._hidden_outputs()
+        return [o for k, o in enumerate(outputs) if k not in hidden]
+
+    def _hidden_outputs(self):
+        aliases = self.fusion.aliases()
+        if not aliases:
+            return set()
+        names = [o.name for o in self.fusion.outputs()]
+        return {names.index(o.name) for o, _ in aliases} - self._shown_aliases
+
+    def _validated(self, run, inputs, reference_outputs):
+        """run(inputs), then its outputs compared (see validate). With in-place outputs the
+        reference reads copies of the inputs taken before the run, and the inputs the run
+        updated are compared as the outputs they hold."""
+        fusion = self.fusion
+        written = {[v.name for v in fusion.inputs()].index(i.name) for _, i in fusion.aliases()}
+        before = [_copy_of(x) if k in written else x for k, x in enumerate(inputs)]
+        outputs = run(inputs)
+        if reference_outputs is not None:
+            _validate.compare(fusion, outputs, list(reference_outputs), before,
+                              "reference_outputs")
             return outputs
-        for out_pos, in_pos in self._aliases:
-            target = inputs[in_pos]
-            if not hasattr(target, "copy_"):
-                raise _C.UserTypeError(
-                    f"execute: input {in_pos} is the alias_input of output {out_pos}, so it must "
-                    f"be a torch tensor (written in place), got {type(target).__name__}")
-            if tuple(target.shape) != tuple(outputs[out_pos].shape):
-                raise _C.UserError(
-                    f"execute: output {out_pos} has shape {list(outputs[out_pos].shape)} but its "
-                    f"alias_input (input {in_pos}) has shape {list(target.shape)}")
-            target.copy_(outputs[out_pos])
-        dropped = {out_pos for out_pos, _ in self._aliases}
-        return [o for i, o in enumerate(outputs) if i not in dropped]
+        every = list(outputs)
+        if written:
+            names = [v.name for v in fusion.inputs()]
+            into = {[o.name for o in fusion.outputs()].index(o.name): names.index(i.name)
+                    for o, i in fusion.aliases()}
+            visible = iter(outputs)
+            every = [inputs[into[k]] if k in self._hidden_outputs() else next(visible)
+                     for k in range(len(fusion.outputs()))]
+        refs = _validate.reference_outputs(fusion, before)
+        _validate.compare(fusion, every, refs, before, _validate.REFERENCE)
+        return outputs
 
     # ---- running ------------------------------------------------------------------------------
     def _executor_cache(self):
         fec = self.__dict__.get("fec")
         if fec is None:
             fec = self.fec = FusionExecutorCache(self._fusion)
+            fec.shown_aliases = self._shown_aliases
         return fec
 
     def execute(
@@ -410,7 +427,7 @@ class FusionDefinition:
                 _disable_options=_disable_options,
                 _capture=capture,
             )
-            return self._write_aliases(inputs, outputs)
+            return outputs  # the cache leaves out the in-place outputs nvFuser hides
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
@@ -436,7 +453,7 @@ class FusionDefinition:
                 ke = KernelExecutor()
                 ke.compile(self, inputs)
                 self.ke = ke
-            return self._write_aliases(inputs, ke.run(inputs))
+            return self._returned(ke.run(inputs))
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
@@ -444,33 +461,15 @@ class FusionDefinition:
     def validate(self, inputs, reference_outputs=None, device=None, **kwargs):
         """execute(), then compares the outputs with `reference_outputs` or, without them, with
         Loom's reference evaluator (double precision); raises loom.ValidationError naming the
-        worst element of the first output out of tolerance. Returns the outputs."""
-        self._refuse_aliases("validate")
-        outputs = self.execute(inputs, device=device, **kwargs)
-        self._check(outputs, reference_outputs, inputs)
-        return outputs
+        worst element of the first output out of tolerance. Returns the outputs. In-place
+        outputs (add_output(alias_input=)) are compared in the inputs they were written into,
+        against a reference of the inputs as they were before the run."""
+        return self._validated(lambda x: self.execute(x, device=device, **kwargs), inputs,
+                               reference_outputs)
 
     def manual_validate(self, inputs, reference_outputs=None):
         """manual_execute(), then compares as validate() does."""
-        self._refuse_aliases("manual_validate")
-        outputs = self.manual_execute(inputs)
-        self._check(outputs, reference_outputs, inputs)
-        return outputs
-
-    def _refuse_aliases(self, what):
-        # The reference would read inputs that execute() has already overwritten.
-        if self._aliases:
-            raise NotSupportedError(
-                f"{what}: the fusion writes outputs into its inputs (add_output(alias_input=)); "
-                "copy the inputs, run execute() and compare the updated inputs yourself")
-
-    def _check(self, outputs, reference_outputs, inputs):
-        if reference_outputs is None:
-            refs = _validate.reference_outputs(self.fusion, inputs)
-            against = _validate.REFERENCE
-        else:
-            refs, against = list(reference_outputs), "reference_outputs"
-        _validate.compare(self.fusion, outputs, refs, inputs, against)
+        return self._validated(self.manual_execute, inputs, reference_outputs)
 
     def _ran(self, what):
         fec = self.__dict__.get("fec")
@@ -647,6 +646,14 @@ Val.is_tensor = _val_is_tensor
 for _name in UNSUPPORTED["Val"]:
     setattr(Val, _name, _val_unsupported(_name))
 del _name
+
+
+def _copy_of(x):
+    """A copy of a tensor argument (torch, numpy, loom._C.Tensor) that a run will not write."""
+    for name in ("clone", "copy"):
+        if hasattr(x, name):
+            return getattr(x, name)()
+    return x
 
 
 def _attach_repro(error, fd, inputs):

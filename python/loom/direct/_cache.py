@@ -31,6 +31,9 @@ class FusionExecutorCache:
         self._fusion = fusion
         self._executor = _C.FusionExecutor(fusion)
         self.fusion_id = fusion_id
+        # Positions of in-place outputs (add_output(alias_input=)) returned all the same; nvFuser
+        # returns the others' values only in their inputs (FusionDefinition fills this in).
+        self.shown_aliases = set()
 
     def fusion(self):
         return self._fusion
@@ -45,7 +48,14 @@ class FusionExecutorCache:
             outs = self._executor.run(
                 inputs, device, list(_enable_options), list(_disable_options)
             )
-        return to_torch_list(outs)
+        return [o for k, o in enumerate(to_torch_list(outs)) if k not in self._hidden()]
+
+    def _hidden(self):
+        aliases = self._fusion.aliases()
+        if not aliases:
+            return set()
+        names = [o.name for o in self._fusion.outputs()]
+        return {names.index(o.name) for o, _ in aliases} - self.shown_aliases
 
     def last_cuda_code(self, intrinsic_code=False):
         return self._executor.last_cuda_code(intrinsic_code)
