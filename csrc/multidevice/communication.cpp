@@ -14,6 +14,7 @@
 #include "loom/ops/reduction.h"
 #include "loom/ops/shape.h"
 #include "loom/support/error.h"
+#include "multidevice/contraction.h"
 
 namespace loom::multidevice {
 
@@ -478,6 +479,35 @@ void decomposeWelford(ir::Fusion& fusion, ir::WelfordOp* w, const ShardedAxis& a
   }
 }
 
+// Reshard before: each input of `e` sharded unlike its outputs is copied (a set: the
+// communication) into a tensor sharded like the output, which `e` reads. Returns whether it
+// made a copy.
+bool reshardInputs(ir::Fusion& fusion, ir::Expr* e) {
+  std::vector<ir::TensorView*> outs;
+  for (ir::Val* v : e->outputs()) {
+    if (auto* tv = v->dynCast<ir::TensorView>()) outs.push_back(tv);
+  }
+  // Several outputs (a Welford's) are sharded alike by propagation; else communicationOf
+  // names the expression afterwards.
+  if (outs.empty() || !outputsAlike(outs)) return false;
+  bool changed = false;
+  for (ir::Val* v : std::vector<ir::Val*>(e->inputs())) {
+    auto* in = v->dynCast<ir::TensorView>();
+    if (in == nullptr) continue;
+    ir::TensorView* copy = ops::set(in);
+    e->replaceInput(in, copy);
+    shardLike(copy, outs.front(), /*ref_is_producer=*/false);
+    if (!reshardingReason(copy->definition()).empty()) {
+      changed = true;
+      continue;
+    }
+    // Already sharded like the output: read it as it is.
+    e->replaceInput(copy, in);
+    fusion.removeVal(copy);
+  }
+  return changed;
+}
+
 }  // namespace
 
 bool hasCommunication(const ir::Fusion& fusion) {
@@ -520,30 +550,16 @@ bool decomposeReshardings(ir::Fusion& fusion) {
         continue;
       }
     }
-    if (e->isA<ir::LoadStoreOp>()) continue;
-    // Reshard before: each input sharded unlike the output is copied (a set: the
-    // communication) into a tensor sharded like the output, which the expression reads.
-    std::vector<ir::TensorView*> outs;
-    for (ir::Val* v : e->outputs()) {
-      if (auto* tv = v->dynCast<ir::TensorView>()) outs.push_back(tv);
-    }
-    // Several outputs (a Welford's) are sharded alike by propagation; else communicationOf
-    // names the expression below.
-    if (outs.empty() || !outputsAlike(outs)) continue;
-    for (ir::Val* v : std::vector<ir::Val*>(e->inputs())) {
-      auto* in = v->dynCast<ir::TensorView>();
-      if (in == nullptr) continue;
-      ir::TensorView* copy = ops::set(in);
-      e->replaceInput(in, copy);
-      shardLike(copy, outs.front(), /*ref_is_producer=*/false);
-      if (!reshardingReason(copy->definition()).empty()) {
-        changed = true;
-        continue;
+    if (!contractionReason(e).empty()) {
+      // A matmul or linear over a sharded contracted dim: partial products, then their sum.
+      for (ir::Expr* made : decomposeShardedContraction(fusion, e)) {
+        (void)reshardInputs(fusion, made);
       }
-      // Already sharded like the output: read it as it is.
-      e->replaceInput(copy, in);
-      fusion.removeVal(copy);
+      changed = true;
+      continue;
     }
+    if (e->isA<ir::LoadStoreOp>()) continue;
+    changed |= reshardInputs(fusion, e);
   }
   // Tensors the decompositions made in between (casts) take their neighbours' shardings.
   if (changed) (void)shardNewTensors(fusion);

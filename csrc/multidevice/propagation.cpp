@@ -62,6 +62,19 @@ std::vector<ir::TensorView*> tensorsOf(const std::vector<ir::Val*>& vals) {
   return out;
 }
 
+// The inputs an output of `e` may take its sharding from, the preferred first (ties go to the
+// first). A matmul's or linear's second operand (the weight) comes first: Megatron's layers keep
+// the weights where they are and move the activations, so a column-parallel linear of a
+// sequence-sharded input is sharded like its weight (an Allgather of the input), not like the
+// input (an Allgather of the weight).
+std::vector<ir::TensorView*> forwardCandidates(const ir::Expr* e) {
+  std::vector<ir::TensorView*> ins = tensorsOf(e->inputs());
+  if ((e->isA<ir::MatmulOp>() || e->isA<ir::LinearOp>()) && ins.size() >= 2) {
+    std::swap(ins[0], ins[1]);
+  }
+  return ins;
+}
+
 }  // namespace
 
 void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer) {
@@ -280,7 +293,7 @@ bool shardNewTensors(ir::Fusion& fusion) {
   const std::vector<ir::Expr*> exprs = fusion.exprs();
   // Forward, producers first: every output of an expr (siblings alike) from its best input.
   for (ir::Expr* e : exprs) {
-    const ir::TensorView* ref = bestReference(tensorsOf(e->inputs()));
+    const ir::TensorView* ref = bestReference(forwardCandidates(e));
     if (ref == nullptr) continue;
     for (ir::TensorView* out : tensorsOf(e->outputs())) {
       if (out->hasDeviceMesh()) continue;

@@ -11,6 +11,7 @@
 #include "loom/ir/transforms.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/support/error.h"
+#include "multidevice/contraction.h"
 
 namespace loom::multidevice {
 
@@ -68,6 +69,12 @@ std::string pairReason(const ir::Expr* e, const ir::TensorView* p, const ir::Ten
     ir::IterDomain* id = shardedPreimage(c, ca.logical, ca.devices);
     auto it = id == nullptr ? c2p.end() : c2p.find(id);
     if (it != c2p.end() && it->second->isBroadcast()) continue;  // no data along that dim
+    // A matmul's operand without the output's sharded dim (x of a column-parallel linear, whose
+    // output features come from w): every device reads all of it, which it holds.
+    if (id != nullptr && it == c2p.end() &&
+        (e->isA<ir::MatmulOp>() || e->isA<ir::LinearOp>())) {
+      continue;
+    }
     os << where << " reads " << p->toString() << ", which is not sharded on "
        << ir::parallelTypeName(ca.type) << ", into " << c->toString() << ", sharded on "
        << ir::parallelTypeName(ca.type) << " along " << ca.logical->toString()
@@ -80,6 +87,9 @@ std::string pairReason(const ir::Expr* e, const ir::TensorView* p, const ir::Ten
 }  // namespace
 
 std::string reshardingReason(const ir::Expr* e) {
+  // A sharded contracted dim maps to no dim of the output, so the pairs below would call it an
+  // Allgather; it is a sum over that dim.
+  if (std::string why = contractionReason(e); !why.empty()) return why;
   for (ir::Val* in : e->inputs()) {
     auto* p = in->dynCast<ir::TensorView>();
     if (p == nullptr) continue;

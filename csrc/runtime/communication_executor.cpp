@@ -78,7 +78,12 @@ void CommunicationExecutor::runInto(std::span<const eval::Argument> inputs,
   LOOM_CHECK(communicator_ != nullptr || local, "'", what_, "' needs a communication (",
              comm_.toString(), "): set RuntimeOptions::communicator");
   LOOM_ASSERT(inputs.size() == 1, "communication input count");
-  const Tensor& in = std::get<Tensor>(inputs[0]);
+  // A fusion input the user sliced (a shard cut as a view) reaches the communication as it is;
+  // the collectives move contiguous blocks, so a strided host tensor is copied first.
+  const Tensor& given = std::get<Tensor>(inputs[0]);
+  const Tensor in = given.defined() && !given.device().isCuda() && !given.isContiguous()
+                        ? given.contiguous()
+                        : given;
   if (comm_.betweenMeshes()) {
     runBetweenMeshes(in, outputs);
     return;

@@ -258,3 +258,110 @@ def test_multidevice_module_surface():
         md.Sharding()
     with pytest.raises(TypeError, match="takes no mesh"):
         shard_tensor(torch.zeros(2), x, DeviceMesh([0]))
+
+
+# Tensor parallelism (issue 30): nvFuser's linear and MLP cases, run with one rank per device
+# (the whole communicator: one process in the python tier, two under mpirun in the mpi tier).
+# Only the inputs (and the outputs wanted sharded) are annotated; the resharding lowering finds
+# the Allreduce, Allgather and ReduceScatter. Each rank checks its shard against torch in double.
+
+
+def _sharded(tv, dim, mesh):
+    tv.set_device_mesh(mesh)
+    tv.outer_split(dim, mesh.size)
+    tv.axis(dim).parallelize(ParallelType.mesh_x)
+
+
+def _rank_mesh():
+    d = Communicator.instance().size()
+    return d, Communicator.instance().rank(), DeviceMesh(torch.arange(d))
+
+
+def _whole(*shape):
+    """The same global tensor on every rank (the seed is per test)."""
+    return torch.randn(*shape)
+
+
+def _close(got, want):
+    torch.testing.assert_close(got, want.to(got.dtype), rtol=1e-4, atol=1e-4)
+
+
+def test_column_parallel_linear():
+    """w [out, in] and the bias sharded on out, x replicated: each rank computes its block of the
+    output features, with no communication."""
+    d, rank, mesh = _rank_mesh()
+    torch.manual_seed(30)
+    x, w, b = _whole(3, 5, 16), _whole(8 * d, 16), _whole(8 * d)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor(shape=[3, 5, 16], contiguity=True)
+        tw = fd.define_tensor(shape=[8 * d, 16], contiguity=True)
+        tb = fd.define_tensor(shape=[8 * d], contiguity=True)
+        fd.add_output(fd.ops.linear(tx, tw, tb))
+        tx.set_device_mesh(mesh)
+        _sharded(tw, 0, mesh)
+        _sharded(tb, 0, mesh)
+    (y,) = fd.execute([x, shard_tensor(w, tw), shard_tensor(b, tb)])
+    want = torch.nn.functional.linear(x.double(), w.double(), b.double())
+    _close(y, want[..., rank * 8:(rank + 1) * 8])
+
+
+@pytest.mark.parametrize("sequence_parallel", [False, True])
+def test_row_parallel_linear(sequence_parallel):
+    """x sharded on its last (in) dim and w on in: partial products, then an Allreduce (the output
+    replicated) or a ReduceScatter (the output sharded on the sequence dim); the bias is added
+    once."""
+    d, rank, mesh = _rank_mesh()
+    torch.manual_seed(31)
+    x, w, b = _whole(3, 2 * d, 8 * d), _whole(6, 8 * d), _whole(6)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor(shape=[3, 2 * d, 8 * d], contiguity=True)
+        tw = fd.define_tensor(shape=[6, 8 * d], contiguity=True)
+        tb = fd.define_tensor(shape=[6], contiguity=True)
+        ty = fd.ops.linear(tx, tw, tb)
+        fd.add_output(ty)
+        _sharded(tx, 2, mesh)
+        _sharded(tw, 1, mesh)
+        tb.set_device_mesh(mesh)
+        if sequence_parallel:
+            _sharded(ty, 1, mesh)
+        else:
+            ty.set_device_mesh(mesh)
+    (y,) = fd.execute([shard_tensor(x, tx), shard_tensor(w, tw), b])
+    want = torch.nn.functional.linear(x.double(), w.double(), b.double())
+    _close(y, want[:, rank * 2:(rank + 1) * 2] if sequence_parallel else want)
+
+
+@pytest.mark.parametrize("sequence_parallel", [False, True])
+def test_megatron_mlp(sequence_parallel):
+    """Column-parallel linear, gelu, row-parallel linear: an Allreduce at the end; sequence
+    parallel (input and output sharded on the sequence dim): an Allgather before the first linear
+    and a ReduceScatter after the second."""
+    d, rank, mesh = _rank_mesh()
+    torch.manual_seed(32)
+    b_, s, e, h = 2, 4 * d, 16, 8 * d
+    x, w1, b1, w2, b2 = _whole(b_, s, e), _whole(h, e), _whole(h), _whole(e, h), _whole(e)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor(shape=[b_, s, e], contiguity=True)
+        tw1 = fd.define_tensor(shape=[h, e], contiguity=True)
+        tb1 = fd.define_tensor(shape=[h], contiguity=True)
+        tw2 = fd.define_tensor(shape=[e, h], contiguity=True)
+        tb2 = fd.define_tensor(shape=[e], contiguity=True)
+        hidden = fd.ops.gelu(fd.ops.linear(tx, tw1, tb1), approximate="tanh")
+        ty = fd.ops.linear(hidden, tw2, tb2)
+        fd.add_output(ty)
+        for tv, dim in ((tw1, 0), (tb1, 0), (tw2, 1)):
+            _sharded(tv, dim, mesh)
+        tb2.set_device_mesh(mesh)
+        if sequence_parallel:
+            _sharded(tx, 1, mesh)
+            _sharded(ty, 1, mesh)
+        else:
+            tx.set_device_mesh(mesh)
+            ty.set_device_mesh(mesh)
+    args = [shard_tensor(x, tx) if sequence_parallel else x, shard_tensor(w1, tw1),
+            shard_tensor(b1, tb1), shard_tensor(w2, tw2), b2]
+    (y,) = fd.execute(args)
+    f = torch.nn.functional
+    hid = f.gelu(f.linear(x.double(), w1.double(), b1.double()), approximate="tanh")
+    want = f.linear(hid, w2.double(), b2.double())
+    _close(y, want[:, rank * 4:(rank + 1) * 4] if sequence_parallel else want)

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tensor parallelism through the sharding passes (issue 30): a column-parallel linear needs no
+// communication, a row-parallel one (its contracted dim sharded) is named and becomes partial
+// products plus one Allreduce or ReduceScatter, a sequence-sharded input of a column-parallel
+// linear is gathered (the weight keeps its sharding), and the forms Loom does not run say what
+// to write. The mpi tier runs them (mpi_tensor_parallel_test.cpp).
+#include <gtest/gtest.h>
+
+#include "user_error_of.h"
+
+#include <memory>
+
+#include "loom/ir/ir.h"
+#include "loom/multidevice/communication.h"
+#include "loom/multidevice/sharding.h"
+#include "loom/ops/ops.h"
+#include "loom/segmenter/presegment.h"
+
+namespace loom::multidevice {
+namespace {
+
+using ir::DeviceMesh;
+using ir::Fusion;
+using ir::FusionGuard;
+using ir::ParallelType;
+using ir::TensorView;
+
+constexpr int64_t kD = 4;
+
+void shard(TensorView* tv, int64_t dim, ParallelType type = ParallelType::DIDx,
+           DeviceMesh mesh = DeviceMesh::arange(kD)) {
+  tv->setDeviceMesh(std::move(mesh));
+  tv->outerSplit(dim, tv->deviceMesh().size(type));
+  tv->axis(dim)->parallelize(type);
+}
+
+TensorView* input(Fusion& f, std::vector<int64_t> shape) {
+  auto* x = ops::TensorBuilder().shape(std::move(shape)).dtype(DataType::Float32).build();
+  f.addInput(x);
+  return x;
+}
+
+TensorView* replicated(Fusion& f, std::vector<int64_t> shape) {
+  TensorView* x = input(f, std::move(shape));
+  x->setDeviceMesh(DeviceMesh::arange(kD));
+  return x;
+}
+
+// The logical position of `tv`'s DIDx-sharded dim, -1 when none.
+int64_t shardedDim(const TensorView* tv) {
+  for (const ShardedAxis& a : shardedAxes(tv)) {
+    const auto& logical = tv->logical();
+    return int64_t(std::find(logical.begin(), logical.end(), a.logical) - logical.begin());
+  }
+  return -1;
+}
+
+// The communications of the sharded copy (what the runtime runs), in the fusion's order.
+std::vector<Communication> communicationsOf(const Fusion& f) {
+  std::unique_ptr<Fusion> sharded = segmenter::shardedCopy(f);
+  std::vector<Communication> out;
+  for (const ir::Expr* e : sharded->exprs()) {
+    if (auto c = communicationOf(e)) out.push_back(*c);
+  }
+  return out;
+}
+
+TEST(TensorParallel, ColumnParallelLinearNeedsNoCommunication) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = replicated(f, {3, 5, 16});
+  TensorView* w = input(f, {32, 16});
+  TensorView* b = input(f, {32});
+  shard(w, 0);
+  shard(b, 0);
+  TensorView* y = ops::linear(x, w, b);
+  f.addOutput(y);
+  propagateShardings(f);
+  EXPECT_EQ(shardedDim(y), 2);  // the output features, as the weight's rows
+  EXPECT_EQ(loom::test::userErrorOf([&] { checkNoResharding(f); }), "");
+}
+
+TEST(TensorParallel, RowParallelLinearIsPartialsThenOneAllreduce) {
+  Fusion f;
+  {
+    FusionGuard g(&f);
+    TensorView* x = input(f, {3, 5, 32});
+    TensorView* w = input(f, {6, 32});
+    TensorView* b = replicated(f, {6});
+    shard(x, 2);
+    shard(w, 1);
+    f.addOutput(ops::linear(x, w, b));
+    propagateShardings(f);
+    const std::string why = loom::test::userErrorOf([&] { checkNoResharding(f); });
+    EXPECT_NE(why.find("contracts the dim of T0 and T1 that is sharded on DIDx over 4 devices"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("that needs an Allreduce of the partial products"), std::string::npos)
+        << why;
+  }
+  const std::vector<Communication> comms = communicationsOf(f);
+  ASSERT_EQ(comms.size(), 1u);
+  EXPECT_EQ(comms[0].type, CommunicationType::Allreduce);
+  EXPECT_EQ(comms[0].reducedDim, 0);  // the devices' dim of the partial products
+}
+
+// Sequence parallel: the input sharded on the sequence, the weight on the output features. The
+// output takes the weight's sharding, so the input is gathered (not the weight); the second,
+// row-parallel linear's output sharded on the sequence is a ReduceScatter.
+TEST(TensorParallel, SequenceParallelMlpGathersTheInputAndScattersTheSum) {
+  Fusion f;
+  TensorView* h = nullptr;
+  {
+    FusionGuard g(&f);
+    TensorView* x = input(f, {2, 8, 16});
+    TensorView* w1 = input(f, {32, 16});
+    TensorView* w2 = input(f, {16, 32});
+    shard(x, 1);
+    shard(w1, 0);
+    shard(w2, 1);
+    h = ops::relu(ops::linear(x, w1));
+    TensorView* y = ops::linear(h, w2);
+    shard(y, 1);
+    f.addOutput(y);
+  }
+  std::vector<Communication> comms = communicationsOf(f);
+  ASSERT_EQ(comms.size(), 2u);
+  EXPECT_EQ(comms[0].type, CommunicationType::Allgather);
+  EXPECT_EQ(comms[0].dim, 1);
+  EXPECT_EQ(comms[1].type, CommunicationType::ReduceScatter);
+  EXPECT_EQ(comms[1].dim, 1);
+  propagateShardings(f);
+  EXPECT_EQ(shardedDim(h), 2);
+}
+
+TEST(TensorParallel, UnsupportedFormsSayWhatToWrite) {
+  auto error = [](auto build) {
+    Fusion f;
+    FusionGuard g(&f);
+    build(f);
+    return loom::test::userErrorOf([&] { (void)segmenter::shardedCopy(f); });
+  };
+  std::string one_dim = error([](Fusion& f) {
+    TensorView* a = input(f, {5, 32});
+    TensorView* v = input(f, {32});
+    shard(a, 1);
+    shard(v, 0);
+    f.addOutput(ops::matmul(a, v));
+  });
+  EXPECT_NE(one_dim.find("T1 has one dim"), std::string::npos) << one_dim;
+  EXPECT_NE(one_dim.find("unsqueeze T1 to [1, k] (or [k, 1] as matmul's second operand)"),
+            std::string::npos)
+      << one_dim;
+  const DeviceMesh mesh2d(DeviceMesh::arange(kD).devices(), {2, 2});
+  std::string axes = error([&](Fusion& f) {
+    TensorView* x = input(f, {5, 32});
+    TensorView* w = input(f, {6, 32});
+    shard(x, 1, ParallelType::DIDx, mesh2d);
+    shard(w, 1, ParallelType::DIDy, mesh2d);
+    f.addOutput(ops::linear(x, w));
+  });
+  EXPECT_NE(axes.find("T0's dim sharded on DIDx over 2 devices and T1's sharded on DIDy"),
+            std::string::npos)
+      << axes;
+  EXPECT_NE(axes.find("shard both contracted dims on one mesh axis"), std::string::npos) << axes;
+  std::string meshes = error([](Fusion& f) {
+    TensorView* x = input(f, {5, 32});
+    TensorView* w = input(f, {6, 32});
+    shard(x, 1);
+    shard(w, 1, ParallelType::DIDx, DeviceMesh({4, 5, 6, 7}));
+    f.addOutput(ops::linear(x, w));
+  });
+  EXPECT_NE(meshes.find("different device meshes (T0 on"), std::string::npos) << meshes;
+  EXPECT_NE(meshes.find("move one onto the other's mesh with a set first"), std::string::npos)
+      << meshes;
+}
+
+}  // namespace
+}  // namespace loom::multidevice
