@@ -103,8 +103,8 @@ Scalar* dropoutProbability(const std::optional<Operand>& p, std::string_view op)
 
 // is_causal: false (absent or the constant false), true, or a Bool Scalar read when it runs.
 struct Causal {
-  bool on = false;           ///< the constant true
-  Scalar* flag = nullptr;    ///< a symbolic Bool Scalar
+  bool on = false;         ///< the constant true
+  Scalar* flag = nullptr;  ///< a symbolic Bool Scalar
 };
 Causal causalOf(const std::optional<Operand>& c, std::string_view op) {
   if (!c) return {};
@@ -140,8 +140,8 @@ TensorView* scores(TensorView* qf, TensorView* kf, Scalar* scale, const Causal& 
   TensorView* rows = broadcast(iota(detail::numElements(qf, {qf->rank() - 2})), {false, true});
   TensorView* cols = broadcast(iota(detail::numElements(kf, {kf->rank() - 2})), {true, false});
   TensorView* seen = le(cols, rows);
-  if (causal.flag != nullptr) seen = logicalOr(seen, scalarUnary(ir::UnaryOpType::LogicalNot,
-                                                                 causal.flag));
+  if (causal.flag != nullptr)
+    seen = logicalOr(seen, scalarUnary(ir::UnaryOpType::LogicalNot, causal.flag));
   return where(seen, s, -kInf);
 }
 
@@ -152,15 +152,24 @@ TensorView* probabilities(TensorView* s, TensorView* lse) {
   return exp(sub(s, safe));
 }
 
-// The dropout keep mask of a [.., L, S] tensor: ops::dropout's (rand < 1 - p for the seed and
-// offset), so forward and backward, which both draw it here, drop the same entries.
+// Dropout of [.., L, S] tensors with ops::dropout's mask (rand < 1 - p for the seed and offset),
+// so forward and backward, which both draw it here, drop the same entries. The mask is drawn
+// once per direction and applied as ops::dropout applies it.
 struct Dropout {
   Scalar* p = nullptr;  ///< nullptr: no dropout
   Scalar* seed = nullptr;
   Scalar* offset = nullptr;
+  TensorView* mask = nullptr;
 
-  TensorView* apply(TensorView* x) const {
-    return p == nullptr ? x : dropout(x, p, seed, offset).output;
+  TensorView* apply(TensorView* x) {
+    if (p == nullptr) return x;
+    if (mask == nullptr) {
+      DropoutResult r = dropout(x, p, seed, offset);
+      mask = r.mask;
+      return r.output;
+    }
+    Scalar* keep = scalarBinary(ir::BinaryOpType::Sub, 1.0, p);
+    return where(mask, mul(x, scalarBinary(ir::BinaryOpType::Div, 1.0, keep)), 0.0);
   }
 };
 
@@ -169,17 +178,16 @@ Scalar* keyOf(const std::optional<Operand>& v, std::string_view op, std::string_
   LOOM_CHECK(v.has_value(), op, ": dropout_p may be above 0, so ", what,
              " is needed: Loom has no global random generator (pass the seed and offset of the "
              "dropout mask, integers or Int Scalars)");
-  LOOM_CHECK(v->isScalar() && isIntegralType(v->val()->dtype()) &&
-                 !isBooleanType(v->val()->dtype()),
-             op, ": ", what, " must be an integer or an integer Scalar, got ", v->val()->toString(),
-             " (", v->val()->dtype(), ")");
+  LOOM_CHECK(
+      v->isScalar() && isIntegralType(v->val()->dtype()) && !isBooleanType(v->val()->dtype()), op,
+      ": ", what, " must be an integer or an integer Scalar, got ", v->val()->toString(), " (",
+      v->val()->dtype(), ")");
   return detail::scalarOperand(v->val(), DataType::Int64, op, what);
 }
 
 // The backward's philox_seed / philox_offset: the 0-D tensor sdpfa_fwd made in this fusion (a
 // FullOp of the seed), or the seed itself.
-Scalar* backwardKeyOf(const std::optional<Operand>& v, std::string_view op,
-                      std::string_view what) {
+Scalar* backwardKeyOf(const std::optional<Operand>& v, std::string_view op, std::string_view what) {
   if (v && v->isTensor()) {
     TensorView* tv = v->tensor();
     auto* full = tv->definition() != nullptr ? tv->definition()->dynCast<ir::FullOp>() : nullptr;
@@ -257,9 +265,8 @@ SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* 
     checkSameSize(op, *t, -1, v, -1, "the value size Ev (last dim)");
   }
   LOOM_CHECK(log_sumexp != nullptr, op, ": log_sumexp is null");
-  LOOM_CHECK(log_sumexp->dtype() == DataType::Float32, op, ": log_sumexp ",
-             log_sumexp->toString(), " is ", log_sumexp->dtype(),
-             "; it is Float32, as sdpfa_fwd returns it");
+  LOOM_CHECK(log_sumexp->dtype() == DataType::Float32, op, ": log_sumexp ", log_sumexp->toString(),
+             " is ", log_sumexp->dtype(), "; it is Float32, as sdpfa_fwd returns it");
   LOOM_CHECK(log_sumexp->rank() == query->rank() - 1, op, ": log_sumexp ", described(log_sumexp),
              " must have the query's shape without its last dim (rank ", query->rank() - 1, ")");
   const Named lse_named{"log_sumexp", log_sumexp};

@@ -95,9 +95,7 @@ Expected attention(const Problem& pb, const Tensor& q, const Tensor& k, const Te
   }
   const int64_t L = pb.l, S = pb.s, E = pb.e, Ev = pb.ev;
   auto at = [](const Tensor& t, int64_t i) { return t.getDoubleLinear(i); };
-  auto acc = [](Tensor& t, int64_t i, double x) {
-    t.setDoubleLinear(i, t.getDoubleLinear(i) + x);
-  };
+  auto acc = [](Tensor& t, int64_t i, double x) { t.setDoubleLinear(i, t.getDoubleLinear(i) + x); };
   for (int64_t b = 0; b < pb.batches(); ++b) {
     for (int64_t i = 0; i < L; ++i) {
       std::vector<double> sc(size_t(S), -kInf), prob(size_t(S), 0.0), kept(size_t(S), 0.0);
@@ -105,7 +103,8 @@ Expected attention(const Problem& pb, const Tensor& q, const Tensor& k, const Te
       for (int64_t j = 0; j < S; ++j) {
         if (causal && j > i) continue;
         double dot = 0.0;
-        for (int64_t e = 0; e < E; ++e) dot += at(q, (b * L + i) * E + e) * at(k, (b * S + j) * E + e);
+        for (int64_t e = 0; e < E; ++e)
+          dot += at(q, (b * L + i) * E + e) * at(k, (b * S + j) * E + e);
         sc[size_t(j)] = dot * scale;
         m = std::max(m, sc[size_t(j)]);
       }
@@ -132,7 +131,8 @@ Expected attention(const Problem& pb, const Tensor& q, const Tensor& k, const Te
       for (int64_t j = 0; j < S; ++j) {
         const bool k_j = keep.empty() || keep[size_t((b * L + i) * S + j)];
         double dot = 0.0;
-        for (int64_t c = 0; c < Ev; ++c) dot += at(go, (b * L + i) * Ev + c) * at(v, (b * S + j) * Ev + c);
+        for (int64_t c = 0; c < Ev; ++c)
+          dot += at(go, (b * L + i) * Ev + c) * at(v, (b * S + j) * Ev + c);
         dp[size_t(j)] = k_j ? dot / (1.0 - p) : 0.0;
         d += prob[size_t(j)] * dp[size_t(j)];
       }
@@ -214,8 +214,8 @@ class Attention : public ::testing::Test {
 // log_sumexp, philox_seed and philox_offset), with seed and offset as scalar inputs.
 TEST_F(Attention, ForwardAndBackwardMatchTheDefinition) {
   const std::vector<Problem> problems = {
-      {{2, 3}, 5, 7, 4, 6, DataType::Float32},   // L < S
-      {{1, 2}, 9, 4, 8, 3, DataType::Float32},   // L > S: causal rows past S see every key
+      {{2, 3}, 5, 7, 4, 6, DataType::Float32},  // L < S
+      {{1, 2}, 9, 4, 8, 3, DataType::Float32},  // L > S: causal rows past S see every key
       {{2, 2}, 6, 6, 16, 16, DataType::BFloat16},
       {{1, 2}, 7, 5, 8, 4, DataType::Float16},
   };
@@ -225,8 +225,8 @@ TEST_F(Attention, ForwardAndBackwardMatchTheDefinition) {
     for (bool causal : {false, true}) {
       for (double p : {0.0, 0.25}) {
         SCOPED_TRACE("L " + std::to_string(pb.l) + " S " + std::to_string(pb.s) + " " +
-                     std::string(dataTypeName(pb.dtype)) + (causal ? " causal" : "") +
-                     " dropout " + std::to_string(p));
+                     std::string(dataTypeName(pb.dtype)) + (causal ? " causal" : "") + " dropout " +
+                     std::to_string(p));
         auto fusion = std::make_unique<Fusion>();
         {
           FusionGuard g(fusion.get());
@@ -252,8 +252,7 @@ TEST_F(Attention, ForwardAndBackwardMatchTheDefinition) {
         Tensor k = random(pb.shape(pb.s, pb.e), pb.dtype, data++);
         Tensor v = random(pb.shape(pb.s, pb.ev), pb.dtype, data++);
         Tensor go = random(pb.shape(pb.l, pb.ev), pb.dtype, data++);
-        std::vector<Tensor> got =
-            run(std::move(fusion), {q, k, v, go, seed, offset}, pb.s + pb.e);
+        std::vector<Tensor> got = run(std::move(fusion), {q, k, v, go, seed, offset}, pb.s + pb.e);
         ASSERT_EQ(got.size(), 7u);
         EXPECT_EQ(got[0].dtype(), pb.dtype);
         EXPECT_EQ(got[1].dtype(), DataType::Float32);
@@ -313,8 +312,8 @@ TEST_F(Attention, BackwardInItsOwnFusionRegeneratesTheMask) {
         ops::sdpfaBwd(in[0], in[1], in[2], in[3], in[4], in[5], p, true, s, o, scale);
     for (TensorView* t : {bwd.grad_query, bwd.grad_key, bwd.grad_value}) backward->addOutput(t);
   }
-  std::vector<Tensor> got = run(std::move(backward), {go, q, k, v, saved[0], saved[1], seed, offset},
-                                pb.s + pb.e);
+  std::vector<Tensor> got =
+      run(std::move(backward), {go, q, k, v, saved[0], saved[1], seed, offset}, pb.s + pb.e);
   Expected want = attention(pb, q, k, v, go, scale, true, p, dropoutMask(pb, p, seed, offset));
   expectNear(saved[0], want.out, pb.dtype, "output");
   expectNear(got[0], want.dq, pb.dtype, "grad_query");
@@ -322,8 +321,8 @@ TEST_F(Attention, BackwardInItsOwnFusionRegeneratesTheMask) {
   expectNear(got[2], want.dv, pb.dtype, "grad_value");
   // Another offset draws another mask: the gradients change (the mask is not ignored).
   Expected other = attention(pb, q, k, v, go, scale, true, p, dropoutMask(pb, p, seed, offset + 1));
-  EXPECT_TRUE(eval::expectClose(toDouble(got[2]), other.dv, {1e-4, 1e-4}, "grad_value")
-                  .has_value());
+  EXPECT_TRUE(
+      eval::expectClose(toDouble(got[2]), other.dv, {1e-4, 1e-4}, "grad_value").has_value());
 }
 
 // dropout_p, is_causal and scale as scalar inputs of the fusion: one compiled fusion serves every
@@ -356,9 +355,8 @@ TEST_F(Attention, SymbolicArguments) {
   Tensor go = random(pb.shape(pb.l, pb.ev), pb.dtype, 44);
   const Fusion& f = *fusion;
   FusionExecutorCache cache(f.clone(), poisonedOptions());
-  for (auto [p, causal, scale] :
-       std::vector<std::tuple<double, bool, double>>{{0.0, true, 0.7}, {0.2, false, 1.3},
-                                                     {0.2, true, 0.5}}) {
+  for (auto [p, causal, scale] : std::vector<std::tuple<double, bool, double>>{
+           {0.0, true, 0.7}, {0.2, false, 1.3}, {0.2, true, 0.5}}) {
     SCOPED_TRACE("p " + std::to_string(p) + (causal ? " causal" : "") + " scale " +
                  std::to_string(scale));
     std::vector<eval::Argument> args{q, k, v, go, p, causal, scale};
@@ -413,18 +411,17 @@ TEST_F(Attention, TextFormRoundTrip) {
     ops::SdpfaFwdResult fwd = ops::sdpfaFwd(q, k, v, 0.1, true, 0.3, int64_t(8), int64_t(9));
     ops::SdpfaBwdResult bwd = ops::sdpfaBwd(go, q, k, v, fwd.output, fwd.log_sumexp, 0.1, true,
                                             fwd.philox_seed, fwd.philox_offset, 0.3);
-    for (TensorView* t : {fwd.output, fwd.log_sumexp, bwd.grad_query, bwd.grad_key,
-                          bwd.grad_value}) {
+    for (TensorView* t :
+         {fwd.output, fwd.log_sumexp, bwd.grad_query, bwd.grad_key, bwd.grad_value}) {
       f.addOutput(t);
     }
   }
   const std::string text = ir::printFusion(f);
   std::unique_ptr<Fusion> parsed = ir::parseFusion(text, "attention.fus");
   EXPECT_EQ(ir::printFusion(*parsed), text);
-  std::vector<eval::Argument> args{random(pb.shape(pb.l, pb.e), pb.dtype, 61),
-                                   random(pb.shape(pb.s, pb.e), pb.dtype, 62),
-                                   random(pb.shape(pb.s, pb.ev), pb.dtype, 63),
-                                   random(pb.shape(pb.l, pb.ev), pb.dtype, 64)};
+  std::vector<eval::Argument> args{
+      random(pb.shape(pb.l, pb.e), pb.dtype, 61), random(pb.shape(pb.s, pb.e), pb.dtype, 62),
+      random(pb.shape(pb.s, pb.ev), pb.dtype, 63), random(pb.shape(pb.l, pb.ev), pb.dtype, 64)};
   std::vector<Tensor> a = eval::evaluateFusion(f, args);
   std::vector<Tensor> b = run(std::move(parsed), args, pb.s + pb.e);
   ASSERT_EQ(a.size(), b.size());

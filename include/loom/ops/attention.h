@@ -17,9 +17,9 @@ namespace loom::ops {
 
 /// nvFuser's SdpfaFwdResult.
 struct SdpfaFwdResult {
-  TensorView* output;      ///< [N, H, L, Ev], the inputs' dtype
-  TensorView* log_sumexp;  ///< [N, H, L], Float32: log(sum(exp(scores))) per row (-inf if empty)
-  TensorView* philox_seed;    ///< 0-D Int64: the RNG seed the dropout mask was drawn with (0 if none)
+  TensorView* output;       ///< [N, H, L, Ev], the inputs' dtype
+  TensorView* log_sumexp;   ///< [N, H, L], Float32: log(sum(exp(scores))) per row (-inf if empty)
+  TensorView* philox_seed;  ///< 0-D Int64: the RNG seed the dropout mask was drawn with (0 if none)
   TensorView* philox_offset;  ///< 0-D Int64: its offset (0 if none)
 };
 
