@@ -423,7 +423,9 @@ class Ops:
             return False
         if isinstance(dropout_p, (int, float)) and not isinstance(dropout_p, bool):
             return dropout_p != 0
-        return True  # a Scalar: read when the fusion runs
+        if isinstance(dropout_p, _C.Scalar) and dropout_p.is_const():
+            return False  # a constant: the op itself asks for the seed if it is not 0
+        return True  # read when the fusion runs
 
     def sdpfa_fwd(self, query, key, value, dropout_p=None, is_causal=None, scale=None, *,
                   rng_seed=None, rng_offset=None, bias=None, mask=None):
