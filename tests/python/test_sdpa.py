@@ -154,6 +154,29 @@ def test_sdpa_dropout_statistics_and_matching_backward(device):
     assert not torch.equal(other != 0, keep)
 
 
+def test_row_that_sees_no_key_matches_torch(device):
+    # Every score of query row 1 is -inf: torch's safe softmax gives that row 0 output and 0
+    # gradient, not NaN; so does Loom (grad_key is NaN in both, through 0 * -inf, so skipped).
+    q = torch.randn(1, 2, 3, 4, device=device)
+    q[:, :, 1, 0], q[:, :, 1, 1:] = float("-inf"), 0.0
+    k, v = torch.rand(1, 2, 5, 4, device=device) + 0.5, torch.randn(1, 2, 5, 2, device=device)
+    go = torch.randn(1, 2, 3, 2, device=device)
+    with FusionDefinition() as fd:
+        tq, tk, tv, tg = (define(fd, dtype=DataType.Float) for _ in range(4))
+        attn, lse, seed, offset = fd.ops.sdpfa_fwd(tq, tk, tv)
+        gq, _, gv = fd.ops.sdpfa_bwd(tg, tq, tk, tv, attn, lse, None, None, seed, offset, None)
+        for t in (attn, lse, gq, gv):
+            fd.add_output(t)
+    out, out_lse, got_q, got_v = fd.execute([q, k, v, go])
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    ref = F.scaled_dot_product_attention(*leaves)
+    ref.backward(go)
+    torch.testing.assert_close(out, ref.detach(), rtol=1e-4, atol=1e-5)
+    assert torch.all(out_lse[:, :, 1] == float("-inf"))
+    torch.testing.assert_close(got_q, leaves[0].grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(got_v, leaves[2].grad, rtol=1e-4, atol=1e-5)
+
+
 def test_sdpa_errors():
     with FusionDefinition() as fd:
         q, k, v = define(fd), define(fd), define(fd)

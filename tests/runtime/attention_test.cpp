@@ -370,31 +370,53 @@ TEST_F(Attention, SymbolicArguments) {
   }
 }
 
-// No keys (S = 0): every row sees nothing. torch gives zeros there; so does Loom, with
-// log_sumexp -inf and zero gradients, never NaN (the safe max and lse forms).
-TEST_F(Attention, EmptyKeySetGivesZerosNotNaN) {
-  const Problem pb{{1, 2}, 3, 0, 4, 5, DataType::Float32};
-  auto fusion = std::make_unique<Fusion>();
-  {
-    FusionGuard g(fusion.get());
-    TensorView* q = input(*fusion, 4, pb.dtype);
-    TensorView* k = input(*fusion, 4, pb.dtype);
-    TensorView* v = input(*fusion, 4, pb.dtype);
-    TensorView* go = input(*fusion, 4, pb.dtype);
-    ops::SdpfaFwdResult fwd = ops::sdpfaFwd(q, k, v);
-    ops::SdpfaBwdResult bwd = ops::sdpfaBwd(go, q, k, v, fwd.output, fwd.log_sumexp, std::nullopt,
-                                            std::nullopt, fwd.philox_seed, fwd.philox_offset);
-    for (TensorView* t : {fwd.output, fwd.log_sumexp, bwd.grad_query}) fusion->addOutput(t);
+// Rows that see no key: every score -inf (a query row of -inf against positive keys) or no keys
+// at all (S = 0). torch gives such a row output 0 and gradients 0 (its safe softmax); so does
+// Loom, with log_sumexp -inf, never NaN (the safe max and lse forms), where the definition
+// computed here agrees. grad_key is NaN where torch's is too (0 * -inf through q), so it is not
+// compared.
+TEST_F(Attention, RowsThatSeeNoKeyGiveZerosNotNaN) {
+  for (int64_t s : {6, 0}) {
+    SCOPED_TRACE("S " + std::to_string(s));
+    const Problem pb{{1, 2}, 3, s, 4, 5, DataType::Float32};
+    auto fusion = std::make_unique<Fusion>();
+    {
+      FusionGuard g(fusion.get());
+      TensorView* q = input(*fusion, 4, pb.dtype);
+      TensorView* k = input(*fusion, 4, pb.dtype);
+      TensorView* v = input(*fusion, 4, pb.dtype);
+      TensorView* go = input(*fusion, 4, pb.dtype);
+      ops::SdpfaFwdResult fwd = ops::sdpfaFwd(q, k, v);
+      ops::SdpfaBwdResult bwd = ops::sdpfaBwd(go, q, k, v, fwd.output, fwd.log_sumexp, std::nullopt,
+                                              std::nullopt, fwd.philox_seed, fwd.philox_offset);
+      for (TensorView* t : {fwd.output, fwd.log_sumexp, bwd.grad_query, bwd.grad_value}) {
+        fusion->addOutput(t);
+      }
+    }
+    Tensor q = random(pb.shape(pb.l, pb.e), pb.dtype, 51);
+    Tensor k = random(pb.shape(pb.s, pb.e), pb.dtype, 52);
+    Tensor v = random(pb.shape(pb.s, pb.ev), pb.dtype, 53);
+    Tensor go = random(pb.shape(pb.l, pb.ev), pb.dtype, 54);
+    // Row 1 of each head: (-inf, 0, 0, 0); keys in [0.5, 1.5): each of its scores is -inf.
+    for (int64_t h = 0; h < 2; ++h) {
+      for (int64_t e = 0; e < pb.e; ++e) {
+        q.setDoubleLinear((h * pb.l + 1) * pb.e + e, e == 0 ? -kInf : 0.0);
+      }
+    }
+    for (int64_t i = 0; i < k.numel(); ++i) k.setDoubleLinear(i, k.getDoubleLinear(i) * 0.5 + 1.0);
+    std::vector<Tensor> got = run(std::move(fusion), {q, k, v, go}, pb.s + pb.e);
+    Expected want = attention(pb, q, k, v, go, 0.5, false, 0.0, {});
+    expectNear(got[0], want.out, pb.dtype, "output");
+    expectNear(got[1], want.lse, DataType::Float32, "log_sumexp");
+    expectNear(got[2], want.dq, pb.dtype, "grad_query");
+    expectNear(got[3], want.dv, pb.dtype, "grad_value");
+    for (int64_t h = 0; h < 2; ++h) {
+      EXPECT_EQ(got[1].getDoubleLinear(h * pb.l + 1), -kInf);
+      for (int64_t c = 0; c < pb.ev; ++c) {
+        EXPECT_EQ(got[0].getDoubleLinear((h * pb.l + 1) * pb.ev + c), 0.0);
+      }
+    }
   }
-  Tensor q = random(pb.shape(pb.l, pb.e), pb.dtype, 51);
-  Tensor k = random(pb.shape(pb.s, pb.e), pb.dtype, 52);
-  Tensor v = random(pb.shape(pb.s, pb.ev), pb.dtype, 53);
-  Tensor go = random(pb.shape(pb.l, pb.ev), pb.dtype, 54);
-  std::vector<Tensor> got = run(std::move(fusion), {q, k, v, go}, 1);
-  Expected want = attention(pb, q, k, v, go, 0.5, false, 0.0, {});
-  expectNear(got[0], want.out, pb.dtype, "output");
-  for (int64_t i = 0; i < got[1].numel(); ++i) EXPECT_EQ(got[1].getDoubleLinear(i), -kInf);
-  expectNear(got[2], want.dq, pb.dtype, "grad_query");
 }
 
 // The composites are primitives, so the text form carries them: printed, parsed and printed the
