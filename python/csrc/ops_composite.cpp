@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// loom._C.ops, composites: softmax, log_softmax, layer_norm and rms_norm, and the backward and
-// loss composites (docs/ops.md, "Composites").
+// loom._C.ops, composites: softmax, log_softmax, layer_norm and rms_norm, the backward and
+// loss composites (docs/ops.md, "Composites") and attention (sdpfa_fwd / sdpfa_bwd).
 #include <nanobind/stl/string.h>
 
+#include <optional>
 #include <string>
 
 #include "ir_helpers.h"
+#include "loom/ops/attention.h"
 #include "loom/ops/composite.h"
 #include "op_args.h"
 
@@ -112,6 +114,65 @@ void bindBackwardOps(nb::module_& m) {
       kKeep, nb::rv_policy::reference);
 }
 
+// An optional scalar argument: None is absent.
+std::optional<ops::Operand> optionalOperand(const PyFusion& f, nb::handle h, const char* op,
+                                            const char* arg) {
+  if (h.is_none()) return std::nullopt;
+  return operand(f, h, op, arg);
+}
+
+// Attention (docs/ops.md, "Attention"): nvFuser's arguments, plus the seed and offset of the
+// dropout mask (Loom has no global generator).
+void bindAttentionOps(nb::module_& m) {
+  m.def(
+      "sdpfa_fwd",
+      [](nb::handle fobj, nb::handle q, nb::handle k, nb::handle v, nb::handle p, nb::handle causal,
+         nb::handle scale, nb::handle seed, nb::handle offset) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        const char* op = "sdpfa_fwd";
+        ops::SdpfaFwdResult r;
+        {
+          OpScope scope(f, op);
+          r = ops::sdpfaFwd(
+              tensor(f, q, op, "query"), tensor(f, k, op, "key"), tensor(f, v, op, "value"),
+              optionalOperand(f, p, op, "dropout_p"), optionalOperand(f, causal, op, "is_causal"),
+              optionalOperand(f, scale, op, "scale"), optionalOperand(f, seed, op, "rng_seed"),
+              optionalOperand(f, offset, op, "rng_offset"));
+        }
+        return nb::make_tuple(nodeRef(r.output, fobj), nodeRef(r.log_sumexp, fobj),
+                              nodeRef(r.philox_seed, fobj), nodeRef(r.philox_offset, fobj));
+      },
+      nb::arg("fusion"), nb::arg("query"), nb::arg("key"), nb::arg("value"),
+      nb::arg("dropout_p").none(), nb::arg("is_causal").none(), nb::arg("scale").none(),
+      nb::arg("rng_seed").none(), nb::arg("rng_offset").none());
+  m.def(
+      "sdpfa_bwd",
+      [](nb::handle fobj, nb::handle go, nb::handle q, nb::handle k, nb::handle v, nb::handle out,
+         nb::handle lse, nb::handle p, nb::handle causal, nb::handle seed, nb::handle offset,
+         nb::handle scale) {
+        PyFusion& f = nb::cast<PyFusion&>(fobj);
+        const char* op = "sdpfa_bwd";
+        ops::SdpfaBwdResult r;
+        {
+          OpScope scope(f, op);
+          r = ops::sdpfaBwd(tensor(f, go, op, "grad_output"), tensor(f, q, op, "query"),
+                            tensor(f, k, op, "key"), tensor(f, v, op, "value"),
+                            tensor(f, out, op, "output"), tensor(f, lse, op, "log_sumexp"),
+                            optionalOperand(f, p, op, "dropout_p"),
+                            optionalOperand(f, causal, op, "is_causal"),
+                            optionalOperand(f, seed, op, "philox_seed"),
+                            optionalOperand(f, offset, op, "philox_offset"),
+                            optionalOperand(f, scale, op, "scale"));
+        }
+        return nb::make_tuple(nodeRef(r.grad_query, fobj), nodeRef(r.grad_key, fobj),
+                              nodeRef(r.grad_value, fobj));
+      },
+      nb::arg("fusion"), nb::arg("grad_output"), nb::arg("query"), nb::arg("key"), nb::arg("value"),
+      nb::arg("output"), nb::arg("log_sumexp"), nb::arg("dropout_p").none(),
+      nb::arg("is_causal").none(), nb::arg("philox_seed").none(), nb::arg("philox_offset").none(),
+      nb::arg("scale").none());
+}
+
 }  // namespace
 
 void bindCompositeOps(nb::module_& m) {
@@ -154,6 +215,7 @@ void bindCompositeOps(nb::module_& m) {
       },
       kKeep, nb::rv_policy::reference);
   bindBackwardOps(m);
+  bindAttentionOps(m);
 }
 
 }  // namespace loom::python

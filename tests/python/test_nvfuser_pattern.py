@@ -472,6 +472,27 @@ OP_CASES.update({
 })
 
 
+# Attention (issue 30): composites of matmul segments and kernels, dropout keyed by a seed input.
+def _attention(backward):
+    shapes = [(2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4)] + ([(2, 3, 5, 4)] if backward else [])
+
+    def define(fd):
+        ins = [fd.define_tensor(shape=[-1] * 4, contiguity=True) for _ in shapes]
+        seed = fd.define_scalar(dtype=DataType.Int)
+        q, k, v = ins[:3]
+        fwd = fd.ops.sdpfa_fwd(q, k, v, dropout_p=0.2, is_causal=True, rng_seed=seed,
+                               rng_offset=3)
+        outs = fd.ops.sdpfa_bwd(ins[3], q, k, v, fwd[0], fwd[1], 0.2, True, fwd[2], fwd[3],
+                                None) if backward else fwd
+        for out in outs:
+            fd.add_output(out)
+
+    return define, lambda device: [torch.randn(*s, device=device) for s in shapes] + [11]
+
+
+OP_CASES.update({"sdpfa_fwd": _attention(False), "sdpfa_bwd": _attention(True)})
+
+
 # Indexing (issue 30): in-range i64 indices (i32 ones are tested in test_indexing.py).
 def _indexing(body, index_shape, high):
     def define(fd):

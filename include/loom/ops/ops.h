@@ -3,6 +3,7 @@
 #pragma once
 
 #include "loom/ops/arith.h"
+#include "loom/ops/attention.h"
 #include "loom/ops/composite.h"
 #include "loom/ops/factory.h"
 #include "loom/ops/indexing.h"

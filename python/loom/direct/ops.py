@@ -14,8 +14,7 @@ from ._unsupported import UNSUPPORTED, error
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
-        "index_put_accumulate sdpfa_fwd sdpfa_bwd "
-        "grouped_mm scaled_mm var_mean_welford"
+        "index_put_accumulate grouped_mm scaled_mm var_mean_welford"
     ).split()
 }
 # Names on nvFuser-compatibility lists that nvFuser's public Python bindings (python_direct) do
@@ -44,6 +43,17 @@ def _dims(dims, what):
         raise _C.UserTypeError(
             f"{what}: dims must be an int or a list of ints, got {dims!r}"
         ) from None
+
+
+def _key_bits(op, name, v):
+    """An int seed or offset as the Int64 of its 64-bit pattern (others pass unchanged)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        if not -(2**63) <= v < 2**64:
+            raise _C.UserError(
+                f"{op}: {name}={v} does not fit in 64 bits (-2**63 <= {name} < 2**64)"
+            )
+        v = v - 2**64 if v >= 2**63 else v
+    return v
 
 
 def _is_tensor(x):
@@ -357,16 +367,7 @@ class Ops:
                 "generator; pass rng_seed= and rng_offset= (ints or Int Scalars such as "
                 "fd.define_scalar(dtype=DataType.Int))"
             )
-        key = []
-        for name, v in (("rng_seed", rng_seed), ("rng_offset", rng_offset)):
-            if isinstance(v, int) and not isinstance(v, bool):
-                if not -(2**63) <= v < 2**64:
-                    raise _C.UserError(
-                        f"{op}: {name}={v} does not fit in 64 bits (-2**63 <= {name} < 2**64)"
-                    )
-                v = v - 2**64 if v >= 2**63 else v
-            key.append(v)
-        return key
+        return [_key_bits(op, "rng_seed", rng_seed), _key_bits(op, "rng_offset", rng_offset)]
 
     def uniform(self, minval, maxval, shape, dtype=DataType.Float, rng_seed=None, rng_offset=None):
         seed, offset = self._rng_key("uniform", rng_seed, rng_offset)
@@ -415,6 +416,47 @@ class Ops:
     def linear(self, arg1, arg2, bias=None):
         """torch.nn.functional.linear: arg1 @ arg2^T + bias (arg2 is [out, in] or [in])."""
         return _C.ops.linear(self._f, arg1, arg2, bias)
+
+    # ---- attention (nvFuser's sdpfa_fwd / sdpfa_bwd; docs/ops.md "Attention") ---------------
+    def _dropout_may_be_on(self, dropout_p):
+        if dropout_p is None:
+            return False
+        if isinstance(dropout_p, (int, float)) and not isinstance(dropout_p, bool):
+            return dropout_p != 0
+        if isinstance(dropout_p, _C.Scalar) and dropout_p.is_const():
+            return False  # a constant: the op itself asks for the seed if it is not 0
+        return True  # read when the fusion runs
+
+    def sdpfa_fwd(self, query, key, value, dropout_p=None, is_causal=None, scale=None, *,
+                  rng_seed=None, rng_offset=None, bias=None, mask=None):
+        """Scaled dot-product attention: (output, log_sumexp, philox_seed, philox_offset).
+        query [N, H, L, E], key [N, H, S, E], value [N, H, S, Ev]; log_sumexp [N, H, L] Float;
+        philox_seed / philox_offset are 0-D Int tensors holding the dropout mask's seed and
+        offset. rng_seed= and rng_offset= (Loom's extension: it has no global generator) are
+        needed when dropout_p may be above 0."""
+        for name, v in (("bias", bias), ("mask", mask)):
+            if v is not None:
+                raise NotSupportedError(
+                    f"fd.ops.sdpfa_fwd: {name}= is not supported by Loom (sdpfa_bwd has no such "
+                    "argument to match it); add the bias or mask to the scores in your own ops"
+                )
+        seed = offset = None
+        if self._dropout_may_be_on(dropout_p) or rng_seed is not None or rng_offset is not None:
+            seed, offset = self._rng_key("sdpfa_fwd", rng_seed, rng_offset)
+        return _C.ops.sdpfa_fwd(self._f, query, key, value, dropout_p, is_causal, scale, seed,
+                                offset)
+
+    def sdpfa_bwd(self, grad_output, query, key, value, output, log_sumexp, dropout_p,
+                  is_causal, philox_seed, philox_offset, scale):
+        """The gradients (grad_query, grad_key, grad_value) of sdpfa_fwd from its output and
+        log_sumexp. philox_seed / philox_offset: what sdpfa_fwd returned in this fusion, or the
+        seed and offset given to it (ints or Int Scalars); with dropout_p None or 0 they are not
+        read."""
+        return _C.ops.sdpfa_bwd(
+            self._f, grad_output, query, key, value, output, log_sumexp, dropout_p, is_causal,
+            _key_bits("sdpfa_bwd", "philox_seed", philox_seed),
+            _key_bits("sdpfa_bwd", "philox_offset", philox_offset), scale,
+        )
 
     # ---- composites (Loom extensions, with torch's arguments) -------------------------------
     def softmax(self, arg, dim):

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdpfa_fwd / sdpfa_bwd as composites of matmul, reductions, pointwise ops and RngOp.
+#include "loom/ops/attention.h"
+
+#include <cmath>
+#include <limits>
+#include <variant>
+
+#include "loom/ir/exprs.h"
+#include "loom/ops/arith.h"
+#include "loom/ops/factory.h"
+#include "loom/ops/matmul.h"
+#include "loom/ops/random.h"
+#include "loom/ops/reduction.h"
+#include "loom/ops/scalar_arith.h"
+#include "loom/ops/shape.h"
+#include "ops/utils.h"
+
+namespace loom::ops {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string described(const TensorView* tv) {
+  return tv->toString() + " " + detail::shapeString(tv);
+}
+
+struct Named {
+  const char* name;
+  TensorView* tv;
+};
+
+// query, key and value (and the backward's grad_output and output): one dtype among f32, bf16
+// and f16 (the matmul segment multiplies those), one rank: [N, H, *, *] or nvFuser's
+// [D, N, H, *, *].
+void checkOperands(std::string_view op, const std::vector<Named>& operands) {
+  const Named& first = operands.front();
+  for (const Named& o : operands) {
+    LOOM_CHECK(o.tv != nullptr, op, ": ", o.name, " is null");
+    const DataType d = o.tv->dtype();
+    LOOM_CHECK(d == DataType::Float32 || d == DataType::BFloat16 || d == DataType::Float16, op,
+               ": ", o.name, " ", o.tv->toString(), " is ", d,
+               "; attention takes f32, bf16 or f16 tensors (cast it first)");
+    LOOM_CHECK(d == first.tv->dtype(), op, ": ", o.name, " ", o.tv->toString(), " is ", d, " but ",
+               first.name, " ", first.tv->toString(), " is ", first.tv->dtype(),
+               "; they need one dtype");
+    const int64_t r = o.tv->rank();
+    LOOM_CHECK(r == 4 || r == 5, op, ": ", o.name, " ", described(o.tv),
+               " must have rank 4 ([N, H, seq, dim]) or 5 (with nvFuser's leading device dim)");
+    LOOM_CHECK(r == first.tv->rank(), op, ": ", o.name, " ", described(o.tv), " has rank ", r,
+               " but ", first.name, " ", described(first.tv), " has rank ", first.tv->rank());
+  }
+}
+
+// Dim `da` of a and dim `db` of b must have one size (`what` names it: "N", "E", ...) when both
+// are constants; symbolic sizes are checked when the fusion runs (the matmuls' and the pointwise
+// ops' shape checks).
+void checkSameSize(std::string_view op, const Named& a, int64_t da, const Named& b, int64_t db,
+                   std::string_view what) {
+  const auto ad = detail::dims(a.tv);
+  const auto bd = detail::dims(b.tv);
+  auto x = detail::constSize(ad[size_t(da < 0 ? da + a.tv->rank() : da)]);
+  auto y = detail::constSize(bd[size_t(db < 0 ? db + b.tv->rank() : db)]);
+  LOOM_CHECK(!x || !y || *x == *y, op, ": ", what, " differs: ", a.name, " ", described(a.tv),
+             " has ", x.value_or(0), ", ", b.name, " ", described(b.tv), " has ", y.value_or(0));
+}
+
+// The shape checks shared by both directions: q [.., L, E], k [.., S, E], v [.., S, Ev].
+void checkGeometry(std::string_view op, const Named& q, const Named& k, const Named& v) {
+  const int64_t r = q.tv->rank();
+  for (int64_t d = 0; d < r - 2; ++d) {
+    const std::string what = "batch dim " + std::to_string(d) + (d == r - 3 ? " (H)" : "");
+    checkSameSize(op, q, d, k, d, what);
+    checkSameSize(op, q, d, v, d, what);
+  }
+  checkSameSize(op, q, -1, k, -1, "the head size E (last dim)");
+  checkSameSize(op, k, -2, v, -2, "the key length S (second-to-last dim)");
+}
+
+// A Scalar argument that must be a number or a Scalar (not a tensor) of one of the numeric
+// categories; converted to Float64.
+Scalar* realScalar(const Operand& v, std::string_view op, std::string_view what) {
+  LOOM_CHECK(v.isScalar(), op, ": ", what, " must be a number or a Scalar, got the tensor ",
+             v.val()->toString());
+  const DataType d = v.val()->dtype();
+  LOOM_CHECK(isFloatingType(d) || (isIntegralType(d) && !isBooleanType(d)), op, ": ", what,
+             " must be a real number, got ", v.val()->toString(), " (", d, ")");
+  return detail::scalarOperand(v.val(), DataType::Float64, op, what);
+}
+
+// dropout_p as a Float64 Scalar, or nullptr when it is the constant 0 (or absent): then no RNG
+// is drawn. A constant outside [0, 1) is a UserError (1 would drop every entry: torch refuses it
+// in the fused kernels too).
+Scalar* dropoutProbability(const std::optional<Operand>& p, std::string_view op) {
+  if (!p) return nullptr;
+  Scalar* s = realScalar(*p, op, "dropout_p");
+  if (auto c = s->constDouble()) {
+    LOOM_CHECK(*c >= 0.0 && *c < 1.0, op, ": dropout_p must be in [0, 1), got ", *c);
+    if (*c == 0.0) return nullptr;
+  }
+  return s;
+}
+
+// is_causal: false (absent or the constant false), true, or a Bool Scalar read when it runs.
+struct Causal {
+  bool on = false;         ///< the constant true
+  Scalar* flag = nullptr;  ///< a symbolic Bool Scalar
+};
+Causal causalOf(const std::optional<Operand>& c, std::string_view op) {
+  if (!c) return {};
+  LOOM_CHECK(c->isScalar() && isBooleanType(c->val()->dtype()), op,
+             ": is_causal must be a bool or a Bool Scalar, got ", c->val()->toString(), " (",
+             c->val()->dtype(), ")");
+  auto* s = c->val()->as<Scalar>();
+  if (s->isConst()) {
+    const auto* b = std::get_if<bool>(&s->value());
+    return {b != nullptr && *b, nullptr};
+  }
+  return {false, s};
+}
+
+// scale as a Float64 Scalar; default 1 / sqrt(E), E the query's last dim.
+Scalar* scaleOf(const std::optional<Operand>& scale, TensorView* query, std::string_view op) {
+  if (scale) return realScalar(*scale, op, "scale");
+  Scalar* e = detail::numElements(query, {query->rank() - 1});
+  if (auto c = e->constInt()) return Operand(1.0 / std::sqrt(double(*c))).val()->as<Scalar>();
+  Scalar* root = scalarUnary(ir::UnaryOpType::Sqrt, scalarCast(e, DataType::Float64));
+  return scalarBinary(ir::BinaryOpType::Div, 1.0, root);
+}
+
+TensorView* f32(TensorView* x) { return cast(x, DataType::Float32); }
+
+TensorView* transposed(TensorView* x) { return transpose(x, -2, -1); }
+
+// The scores [.., L, S] in f32: q @ k^T * scale, -inf where the causal mask hides a key.
+TensorView* scores(TensorView* qf, TensorView* kf, Scalar* scale, const Causal& causal) {
+  TensorView* s = mul(matmul(qf, transposed(kf)), scale);
+  if (!causal.on && causal.flag == nullptr) return s;
+  // torch's is_causal: key j is seen by query i when j <= i (tril of ones [L, S], top-left).
+  TensorView* rows = broadcast(iota(detail::numElements(qf, {qf->rank() - 2})), {false, true});
+  TensorView* cols = broadcast(iota(detail::numElements(kf, {kf->rank() - 2})), {true, false});
+  TensorView* seen = le(cols, rows);
+  if (causal.flag != nullptr)
+    seen = logicalOr(seen, scalarUnary(ir::UnaryOpType::LogicalNot, causal.flag));
+  return where(seen, s, -kInf);
+}
+
+// P = exp(scores - lse) with lse [.., L, 1]. A row that sees no key (lse = -inf: every score
+// -inf) gives 0, not exp(-inf + inf) = NaN: its lse is replaced by +inf here.
+TensorView* probabilities(TensorView* s, TensorView* lse) {
+  TensorView* safe = where(eq(lse, -kInf), kInf, lse);
+  return exp(sub(s, safe));
+}
+
+// Dropout of [.., L, S] tensors with ops::dropout's mask (rand < 1 - p for the seed and offset),
+// so forward and backward, which both draw it here, drop the same entries. The mask is drawn
+// once per direction and applied as ops::dropout applies it.
+struct Dropout {
+  Scalar* p = nullptr;  ///< nullptr: no dropout
+  Scalar* seed = nullptr;
+  Scalar* offset = nullptr;
+  TensorView* mask = nullptr;
+
+  TensorView* apply(TensorView* x) {
+    if (p == nullptr) return x;
+    if (mask == nullptr) {
+      DropoutResult r = dropout(x, p, seed, offset);
+      mask = r.mask;
+      return r.output;
+    }
+    Scalar* keep = scalarBinary(ir::BinaryOpType::Sub, 1.0, p);
+    return where(mask, mul(x, scalarBinary(ir::BinaryOpType::Div, 1.0, keep)), 0.0);
+  }
+};
+
+// Seed and offset of the forward: integers or integer Scalars (ops::rand checks them).
+Scalar* keyOf(const std::optional<Operand>& v, std::string_view op, std::string_view what) {
+  LOOM_CHECK(v.has_value(), op, ": dropout_p may be above 0, so ", what,
+             " is needed: Loom has no global random generator (pass the seed and offset of the "
+             "dropout mask, integers or Int Scalars)");
+  LOOM_CHECK(
+      v->isScalar() && isIntegralType(v->val()->dtype()) && !isBooleanType(v->val()->dtype()), op,
+      ": ", what, " must be an integer or an integer Scalar, got ", v->val()->toString(), " (",
+      v->val()->dtype(), ")");
+  return detail::scalarOperand(v->val(), DataType::Int64, op, what);
+}
+
+// The backward's philox_seed / philox_offset: the 0-D tensor sdpfa_fwd made in this fusion (a
+// FullOp of the seed), or the seed itself.
+Scalar* backwardKeyOf(const std::optional<Operand>& v, std::string_view op, std::string_view what) {
+  if (v && v->isTensor()) {
+    TensorView* tv = v->tensor();
+    auto* full = tv->definition() != nullptr ? tv->definition()->dynCast<ir::FullOp>() : nullptr;
+    LOOM_CHECK(full != nullptr && tv->rank() == 0 && isIntegralType(tv->dtype()), op, ": ", what,
+               " ", described(tv),
+               " is not the one sdpfa_fwd returned in this fusion, and dropout_p may be above 0: "
+               "Loom regenerates the dropout mask from a seed known when the fusion is built. "
+               "Pass sdpfa_fwd's own result, or the seed and offset given to it (integers or Int "
+               "Scalars)");
+    return detail::scalarOperand(full->value(), DataType::Int64, op, what);
+  }
+  return keyOf(v, op, what);
+}
+
+// A 0-D Int64 tensor holding the seed or offset (0 when there is none), as nvFuser returns them.
+TensorView* keyTensor(Scalar* s) {
+  return full(SizeList(std::vector<Size>{}), s != nullptr ? Operand(s) : Operand(int64_t(0)),
+              DataType::Int64);
+}
+
+}  // namespace
+
+SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
+                        std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
+                        std::optional<Operand> scale, std::optional<Operand> rng_seed,
+                        std::optional<Operand> rng_offset) {
+  constexpr std::string_view op = "sdpfa_fwd";
+  const Named q{"query", query}, k{"key", key}, v{"value", value};
+  checkOperands(op, {q, k, v});
+  checkGeometry(op, q, k, v);
+  Dropout drop{dropoutProbability(dropout_p, op)};
+  if (drop.p != nullptr) {
+    drop.seed = keyOf(rng_seed, op, "rng_seed");
+    drop.offset = keyOf(rng_offset, op, "rng_offset");
+  }
+  const Causal causal = causalOf(is_causal, op);
+  Scalar* s = scaleOf(scale, query, op);
+
+  TensorView* sc = scores(f32(query), f32(key), s, causal);
+  const int64_t last = sc->rank() - 1;
+  // log(sum(exp(sc))) shifted by the row max; a row with every score -inf keeps max 0 so that
+  // its lse is log(0) = -inf, never NaN.
+  TensorView* m = max(sc, {last}, /*keepdim=*/true);
+  TensorView* m_safe = where(eq(m, -kInf), 0.0, m);
+  TensorView* lse = add(m_safe, log(sum(exp(sub(sc, m_safe)), {last}, /*keepdim=*/true)));
+  TensorView* p = drop.apply(probabilities(sc, lse));
+  TensorView* out = cast(matmul(p, f32(value)), query->dtype());
+
+  // Without dropout the seed and offset are still returned when given (else 0), as nvFuser always
+  // returns these outputs.
+  Scalar* seed = drop.seed != nullptr ? drop.seed
+                 : rng_seed           ? keyOf(rng_seed, op, "rng_seed")
+                                      : nullptr;
+  Scalar* offset = drop.offset != nullptr ? drop.offset
+                   : rng_offset           ? keyOf(rng_offset, op, "rng_offset")
+                                          : nullptr;
+  return {out, squeeze(lse, {last}), keyTensor(seed), keyTensor(offset)};
+}
+
+SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* key,
+                        TensorView* value, TensorView* output, TensorView* log_sumexp,
+                        std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
+                        std::optional<Operand> philox_seed, std::optional<Operand> philox_offset,
+                        std::optional<Operand> scale) {
+  constexpr std::string_view op = "sdpfa_bwd";
+  const Named q{"query", query}, k{"key", key}, v{"value", value};
+  const Named go{"grad_output", grad_output}, o{"output", output};
+  checkOperands(op, {q, k, v, o, go});
+  checkGeometry(op, q, k, v);
+  // output and grad_output: [.., L, Ev].
+  for (const Named* t : {&o, &go}) {
+    for (int64_t d = 0; d < query->rank() - 1; ++d) {
+      checkSameSize(op, *t, d, q, d, d == query->rank() - 2 ? "the query length L" : "a batch dim");
+    }
+    checkSameSize(op, *t, -1, v, -1, "the value size Ev (last dim)");
+  }
+  LOOM_CHECK(log_sumexp != nullptr, op, ": log_sumexp is null");
+  LOOM_CHECK(log_sumexp->dtype() == DataType::Float32, op, ": log_sumexp ", log_sumexp->toString(),
+             " is ", log_sumexp->dtype(), "; it is Float32, as sdpfa_fwd returns it");
+  LOOM_CHECK(log_sumexp->rank() == query->rank() - 1, op, ": log_sumexp ", described(log_sumexp),
+             " must have the query's shape without its last dim (rank ", query->rank() - 1, ")");
+  const Named lse_named{"log_sumexp", log_sumexp};
+  for (int64_t d = 0; d < log_sumexp->rank(); ++d) {
+    checkSameSize(op, lse_named, d, q, d, "a dim of [.., L]");
+  }
+  Dropout drop{dropoutProbability(dropout_p, op)};
+  if (drop.p != nullptr) {
+    drop.seed = backwardKeyOf(philox_seed, op, "philox_seed");
+    drop.offset = backwardKeyOf(philox_offset, op, "philox_offset");
+  }
+  const Causal causal = causalOf(is_causal, op);
+  Scalar* s = scaleOf(scale, query, op);
+
+  TensorView* qf = f32(query);
+  TensorView* kf = f32(key);
+  TensorView* vf = f32(value);
+  TensorView* dout = f32(grad_output);
+  TensorView* sc = scores(qf, kf, s, causal);
+  const int64_t last = sc->rank() - 1;
+  TensorView* p = probabilities(sc, unsqueeze(log_sumexp, last));
+  // output = dropout(P) @ v: dv = dropout(P)^T @ dout, and d(dropout(P)) = dout @ v^T, whose
+  // gradient through the dropout is the same mask and scale.
+  TensorView* grad_v = matmul(transposed(drop.apply(p)), dout);
+  TensorView* dp = drop.apply(matmul(dout, transposed(vf)));
+  // The softmax backward: sum_j P_ij dP_ij = sum_j dropout(P)_ij (dout_i . v_j) = dout_i . out_i.
+  TensorView* d = sum(mul(dout, f32(output)), {last}, /*keepdim=*/true);
+  TensorView* ds = mul(p, sub(dp, d));
+  TensorView* grad_q = mul(matmul(ds, kf), s);
+  TensorView* grad_k = mul(matmul(transposed(ds), qf), s);
+  return {cast(grad_q, query->dtype()), cast(grad_k, key->dtype()), cast(grad_v, value->dtype())};
+}
+
+}  // namespace loom::ops

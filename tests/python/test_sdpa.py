@@ -1,0 +1,202 @@
+# SPDX-License-Identifier: Apache-2.0
+# fd.ops.sdpfa_fwd / sdpfa_bwd (issue 30) in nvFuser's test_sdpa style: against
+# torch.nn.functional.scaled_dot_product_attention and torch autograd (dropout_p = 0), and with
+# dropout the statistics of the mask, its scaling, and that the backward uses the forward's mask.
+import itertools
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import loom
+from loom.direct import DataType, FusionDefinition
+
+N, H, L, S, E = 2, 4, 16, 12, 8
+TORCH_DTYPE = {DataType.BFloat16: torch.bfloat16, DataType.Float: torch.float32}
+
+
+def define(fd, rank=4, dtype=DataType.BFloat16):
+    return fd.define_tensor(shape=[-1] * rank, contiguity=True, dtype=dtype)
+
+
+def tol(dtype):
+    return {"rtol": 2e-2, "atol": 2e-2} if dtype is DataType.BFloat16 else {"rtol": 1e-4,
+                                                                             "atol": 1e-5}
+
+
+def reference_lse(q, k, is_causal, scale):
+    scores = (q.float() @ k.float().transpose(-2, -1)) * scale
+    if is_causal:
+        keep = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~keep, float("-inf"))
+    return torch.logsumexp(scores, dim=-1)
+
+
+def test_softmax_logsumexp(device):
+    # nvFuser's: q @ k^T / sqrt(e) of ones is sqrt(e) everywhere, so lse = log(s) + sqrt(e).
+    n, h, l, s, e = 1, 1, 4, 4, 2
+    with FusionDefinition() as fd:
+        q, k, v = define(fd), define(fd), define(fd)
+        _, lse, *_ = fd.ops.sdpfa_fwd(q, k, v, dropout_p=None, is_causal=None, scale=None)
+        fd.add_output(lse)
+    inputs = [torch.ones((n, h, x, e), dtype=torch.bfloat16, device=device) for x in (l, s, s)]
+    (out,) = fd.execute(inputs)
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(out, torch.full((n, h, l), math.log(s) + e**0.5, device=device))
+
+
+@pytest.mark.parametrize("dtype", [DataType.BFloat16, DataType.Float])
+def test_sdpa_fwd(device, dtype):
+    qkv = [torch.randn((N, H, x, E), dtype=TORCH_DTYPE[dtype], device=device) for x in (L, S, S)]
+    for dropout_p, is_causal, scale in itertools.product(
+        [None, 0.0], [None, True, False], [None, 1 / E**0.5, 1e-3]
+    ):
+        with FusionDefinition() as fd:
+            q, k, v = (define(fd, dtype=dtype) for _ in range(3))
+            attn, lse, seed, offset = fd.ops.sdpfa_fwd(
+                q, k, v, dropout_p=dropout_p, is_causal=is_causal, scale=scale
+            )
+            for t in (attn, lse, seed, offset):
+                fd.add_output(t)
+        out, out_lse, out_seed, out_offset = fd.execute(qkv)
+        causal = bool(is_causal)
+        ref = F.scaled_dot_product_attention(*qkv, dropout_p=0.0, is_causal=causal, scale=scale)
+        torch.testing.assert_close(out, ref, **tol(dtype))
+        s = 1 / E**0.5 if scale is None else scale
+        torch.testing.assert_close(out_lse, reference_lse(qkv[0], qkv[1], causal, s),
+                                   rtol=1e-4, atol=1e-4)
+        assert out_seed.shape == () and out_seed.dtype == torch.int64 and int(out_seed) == 0
+        assert int(out_offset) == 0
+
+
+@pytest.mark.parametrize("dtype", [DataType.BFloat16, DataType.Float])
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_sdpa_fwd_bwd_against_autograd(device, dtype, is_causal):
+    td = TORCH_DTYPE[dtype]
+    q, k, v = (torch.randn((N, H, x, E), dtype=td, device=device) for x in (L, S, S))
+    grad_output = torch.randn((N, H, L, E), dtype=td, device=device)
+    with FusionDefinition() as fd:
+        tq, tk, tv, tg = (define(fd, dtype=dtype) for _ in range(4))
+        attn, lse, seed, offset = fd.ops.sdpfa_fwd(tq, tk, tv, dropout_p=0.0, is_causal=is_causal)
+        grads = fd.ops.sdpfa_bwd(tg, tq, tk, tv, attn, lse, 0.0, is_causal, seed, offset, None)
+        for t in (attn, *grads):
+            fd.add_output(t)
+    out, *got = fd.execute([q, k, v, grad_output])
+    leaves = [t.detach().float().requires_grad_() for t in (q, k, v)]
+    ref = F.scaled_dot_product_attention(*leaves, is_causal=is_causal)
+    ref.backward(grad_output.float())
+    torch.testing.assert_close(out, ref.to(td), **tol(dtype))
+    for g, leaf in zip(got, leaves):
+        assert g.dtype == td
+        torch.testing.assert_close(g, leaf.grad.to(td), **tol(dtype))
+
+
+def test_sdpa_bwd_in_its_own_fusion(device):
+    # As nvFuser's test_sdpa_bwd: the saved output and log_sumexp are inputs of a backward
+    # fusion; its philox_seed / philox_offset inputs are not read without dropout.
+    q, k, v = (torch.randn((N, H, x, E), dtype=torch.bfloat16, device=device) for x in (L, S, S))
+    grad_output = torch.randn((N, H, L, E), dtype=torch.bfloat16, device=device)
+    with FusionDefinition() as fwd:
+        attn, lse, *_ = fwd.ops.sdpfa_fwd(define(fwd), define(fwd), define(fwd), is_causal=True)
+        fwd.add_output(attn)
+        fwd.add_output(lse)
+    out, lse_out = fwd.execute([q, k, v])
+    with FusionDefinition() as fd:
+        go, tq, tk, tv, to = (define(fd) for _ in range(5))
+        tl = define(fd, rank=3, dtype=DataType.Float)
+        seed = fd.define_tensor(shape=[], dtype=DataType.Int)
+        offset = fd.define_tensor(shape=[], dtype=DataType.Int)
+        for g in fd.ops.sdpfa_bwd(go, tq, tk, tv, to, tl, None, True, seed, offset, None):
+            fd.add_output(g)
+    zero = torch.zeros((), dtype=torch.int64, device=device)
+    got = fd.execute([grad_output, q, k, v, out, lse_out, zero, zero])
+    leaves = [t.detach().float().requires_grad_() for t in (q, k, v)]
+    F.scaled_dot_product_attention(*leaves, is_causal=True).backward(grad_output.float())
+    for g, leaf in zip(got, leaves):
+        torch.testing.assert_close(g, leaf.grad.to(torch.bfloat16), rtol=2e-2, atol=2e-2)
+
+
+def test_sdpa_dropout_statistics_and_matching_backward(device):
+    # With value = the identity [S, S], the output is the dropped-out attention matrix itself:
+    # about p of its entries are 0 and the others are softmax / (1 - p). The gradients, for
+    # another value, equal torch autograd's through that same mask.
+    n, h, l, s, e, p = 2, 4, 64, 48, 16, 0.3
+    q, k = torch.randn((n, h, l, e), device=device), torch.randn((n, h, s, e), device=device)
+    eye = torch.eye(s, device=device).expand(n, h, s, s).contiguous()
+    v = torch.randn((n, h, s, e), device=device)
+    grad_output = torch.randn((n, h, l, e), device=device)
+    with FusionDefinition() as fd:
+        tq, tk, tv, tg = (define(fd, dtype=DataType.Float) for _ in range(4))
+        rng_seed = fd.define_scalar(dtype=DataType.Int)
+        attn, lse, seed, offset = fd.ops.sdpfa_fwd(tq, tk, tv, dropout_p=p, is_causal=False,
+                                                   rng_seed=rng_seed, rng_offset=5)
+        grads = fd.ops.sdpfa_bwd(tg, tq, tk, tv, attn, lse, p, False, seed, offset, None)
+        for t in (attn, seed, offset, *grads):
+            fd.add_output(t)
+    dropped, out_seed, out_offset, *_ = fd.execute([q, k, eye, torch.zeros((n, h, l, s), device=device), 77])
+    assert (int(out_seed), int(out_offset)) == (77, 5)
+    probs = torch.softmax((q @ k.transpose(-2, -1)) / e**0.5, dim=-1)
+    keep = dropped != 0
+    assert abs(1.0 - keep.float().mean().item() - p) < 0.02
+    torch.testing.assert_close(dropped[keep], (probs / (1 - p))[keep], rtol=1e-4, atol=1e-6)
+    # The same seed and offset: the same mask, whatever value is.
+    out, _, _, *got = fd.execute([q, k, v, grad_output, 77])
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    attn_ref = torch.softmax((leaves[0] @ leaves[1].transpose(-2, -1)) / e**0.5, dim=-1)
+    ref = (attn_ref * keep / (1 - p)) @ leaves[2]
+    ref.backward(grad_output)
+    torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
+    for g, leaf in zip(got, leaves):
+        torch.testing.assert_close(g, leaf.grad, rtol=1e-4, atol=1e-5)
+    # Another seed: another mask.
+    other, *_ = fd.execute([q, k, eye, torch.zeros((n, h, l, s), device=device), 78])
+    assert not torch.equal(other != 0, keep)
+
+
+def test_row_that_sees_no_key_matches_torch(device):
+    # Every score of query row 1 is -inf: torch's safe softmax gives that row 0 output and 0
+    # gradient, not NaN; so does Loom (grad_key is NaN in both, through 0 * -inf, so skipped).
+    q = torch.randn(1, 2, 3, 4, device=device)
+    q[:, :, 1, 0], q[:, :, 1, 1:] = float("-inf"), 0.0
+    k, v = torch.rand(1, 2, 5, 4, device=device) + 0.5, torch.randn(1, 2, 5, 2, device=device)
+    go = torch.randn(1, 2, 3, 2, device=device)
+    with FusionDefinition() as fd:
+        tq, tk, tv, tg = (define(fd, dtype=DataType.Float) for _ in range(4))
+        attn, lse, seed, offset = fd.ops.sdpfa_fwd(tq, tk, tv)
+        gq, _, gv = fd.ops.sdpfa_bwd(tg, tq, tk, tv, attn, lse, None, None, seed, offset, None)
+        for t in (attn, lse, gq, gv):
+            fd.add_output(t)
+    out, out_lse, got_q, got_v = fd.execute([q, k, v, go])
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    ref = F.scaled_dot_product_attention(*leaves)
+    ref.backward(go)
+    torch.testing.assert_close(out, ref.detach(), rtol=1e-4, atol=1e-5)
+    assert torch.all(out_lse[:, :, 1] == float("-inf"))
+    torch.testing.assert_close(got_q, leaves[0].grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(got_v, leaves[2].grad, rtol=1e-4, atol=1e-5)
+
+
+def test_sdpa_errors():
+    with FusionDefinition() as fd:
+        q, k, v = define(fd), define(fd), define(fd)
+        with pytest.raises(loom.NotSupportedError, match="sdpfa_fwd without rng_seed"):
+            fd.ops.sdpfa_fwd(q, k, v, dropout_p=0.1)
+        # nvFuser's multidevice tests pass dropout_p as a constant Scalar: 0 needs no seed.
+        fd.ops.sdpfa_fwd(q, k, v, dropout_p=fd.define_scalar(0.0, dtype=DataType.Double))
+        with pytest.raises(loom.UserError, match="dropout_p may be above 0, so rng_seed is needed"):
+            fd.ops.sdpfa_fwd(q, k, v, dropout_p=fd.define_scalar(0.1, dtype=DataType.Double))
+        with pytest.raises(loom.UserError, match=r"dropout_p must be in \[0, 1\), got 1"):
+            fd.ops.sdpfa_fwd(q, k, v, dropout_p=1.0, rng_seed=1, rng_offset=2)
+        with pytest.raises(loom.UserError, match=r"query T\d+ \[.*\] must have rank 4"):
+            fd.ops.sdpfa_fwd(define(fd, rank=3), k, v)
+        with pytest.raises(loom.UserError, match=r"value T\d+ is i64; attention takes f32, bf16 or f16"):
+            fd.ops.sdpfa_fwd(q, k, define(fd, dtype=DataType.Int))
+        with pytest.raises(loom.NotSupportedError, match="mask= is not supported"):
+            fd.ops.sdpfa_fwd(q, k, v, mask=q)
+        attn, lse, *_ = fd.ops.sdpfa_fwd(q, k, v)
+        with pytest.raises(loom.UserError, match="philox_seed T.* is not the one sdpfa_fwd returned"):
+            seed = fd.define_tensor(shape=[], dtype=DataType.Int)
+            fd.ops.sdpfa_bwd(q, q, k, v, attn, lse, 0.2, False, seed, seed, None)
+        with pytest.raises(loom.UserError, match="log_sumexp T.* is bf16; it is Float32"):
+            fd.ops.sdpfa_bwd(q, q, k, v, attn, define(fd, rank=3), None, None, 0, 0, None)
