@@ -16,6 +16,7 @@
 #include "loom/multidevice/sharding.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
+#include "multidevice/shard_annotation.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/driver.h"
 #include "loom/backend/cuda/memory.h"
@@ -28,15 +29,6 @@ using ir::Fusion;
 using ir::FusionGuard;
 using ir::ParallelType;
 using ir::TensorView;
-
-/// Shards loop axis `axis` of `tv` (an unsharded axis: its logical position when nothing before
-/// it was split) over `mesh` on `type`.
-inline void shard(TensorView* tv, int64_t axis, const DeviceMesh& mesh,
-                  ParallelType type = ParallelType::DIDx) {
-  tv->setDeviceMesh(mesh);
-  tv->outerSplit(axis, mesh.size(type));
-  tv->axis(axis)->parallelize(type);
-}
 
 struct Case {
   std::string name;

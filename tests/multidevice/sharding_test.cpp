@@ -14,6 +14,7 @@
 #include "loom/ops/ops.h"
 #include "loom/segmenter/presegment.h"
 #include "loom/tensor/tensor.h"
+#include "multidevice/shard_annotation.h"
 
 namespace loom::multidevice {
 namespace {
@@ -26,13 +27,6 @@ using ir::TensorView;
 
 constexpr int64_t kD = 4;
 
-// Shards logical dim `dim` of `tv` over kD devices on `type` (the user's annotation).
-void shard(TensorView* tv, int64_t dim, ParallelType type = ParallelType::DIDx,
-           DeviceMesh mesh = DeviceMesh::arange(kD)) {
-  tv->setDeviceMesh(std::move(mesh));
-  tv->outerSplit(dim, tv->deviceMesh().size(type));
-  tv->axis(dim)->parallelize(type);
-}
 
 // "DIDx@1 DIDy@0": each sharded axis with the position of its logical ID; "-" unsharded;
 // "none" without a mesh.

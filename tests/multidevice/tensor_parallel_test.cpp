@@ -15,6 +15,7 @@
 #include "loom/multidevice/sharding.h"
 #include "loom/ops/ops.h"
 #include "loom/segmenter/presegment.h"
+#include "multidevice/shard_annotation.h"
 
 namespace loom::multidevice {
 namespace {
@@ -27,12 +28,6 @@ using ir::TensorView;
 
 constexpr int64_t kD = 4;
 
-void shard(TensorView* tv, int64_t dim, ParallelType type = ParallelType::DIDx,
-           DeviceMesh mesh = DeviceMesh::arange(kD)) {
-  tv->setDeviceMesh(std::move(mesh));
-  tv->outerSplit(dim, tv->deviceMesh().size(type));
-  tv->axis(dim)->parallelize(type);
-}
 
 TensorView* input(Fusion& f, std::vector<int64_t> shape) {
   auto* x = ops::TensorBuilder().shape(std::move(shape)).dtype(DataType::Float32).build();
