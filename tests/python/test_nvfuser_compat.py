@@ -48,3 +48,63 @@ def test_where_of_two_scalars_has_their_dtype(device, value, dtype, want):
     assert out.dtype == want
     torch.testing.assert_close(out, torch.where(pred, torch.tensor(value, dtype=want),
                                                 torch.tensor(other, dtype=want)).to(device))
+
+
+# embedding_fwd takes nvFuser's optional arguments as numbers or Scalars (also ones given at
+# execute); max_norm renormalizes the picked rows as torch does (the weight is not written back).
+@pytest.mark.parametrize("norm_type", [None, 1.0, 3.0, float("inf"), 0.0])
+@pytest.mark.parametrize("runtime", [False, True])
+def test_embedding_max_norm(device, norm_type, runtime):
+    g = torch.Generator().manual_seed(36)
+    weight = (torch.randn(10, 6, generator=g) * 3).to(device)
+    weight[4] = 0.01  # a row under max_norm keeps its values
+    idx = torch.tensor([[4, 0, 9], [2, 2, 7]], device=device)
+    max_norm = 1.5
+    with FusionDefinition() as fd:
+        ti, tw = fd.from_pytorch(idx), fd.from_pytorch(weight)
+        if runtime:
+            m = fd.define_scalar(None, dtype=DataType.Double)
+            p = None if norm_type is None else fd.define_scalar(None, dtype=DataType.Double)
+            pad = fd.define_scalar(None, dtype=DataType.Int)
+        else:
+            m, p, pad = max_norm, norm_type, 3
+        fd.add_output(fd.ops.embedding_fwd(ti, tw, pad, m, p, fd.define_scalar(True), None))
+    inputs = [idx, weight]
+    if runtime:
+        inputs += [max_norm] + ([] if norm_type is None else [norm_type]) + [3]
+    before = weight.clone()
+    (out,) = fd.validate(inputs)
+    assert torch.equal(weight, before)
+    want = torch.nn.functional.embedding(idx, weight.clone(), 3, max_norm,
+                                         2.0 if norm_type is None else norm_type)
+    torch.testing.assert_close(out, want)
+    if norm_type != 0.0:  # (the 0-"norm" counts nonzeros: 6 > max_norm for every row)
+        torch.testing.assert_close(out[0, 0], weight[4])
+
+
+def test_embedding_max_norm_keeps_half_weights_half(device):
+    weight = torch.randn(10, 6, generator=torch.Generator().manual_seed(3)).to(torch.bfloat16)
+    weight = weight.to(device)
+    idx = torch.tensor([1, 5, 5], device=device)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.embedding_fwd(fd.from_pytorch(idx), fd.from_pytorch(weight),
+                                           None, 0.5))
+    (out,) = fd.validate([idx, weight])
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out, torch.nn.functional.embedding(idx, weight.clone(),
+                                                                  max_norm=0.5))
+
+
+def test_embedding_argument_errors():
+    with FusionDefinition() as fd:
+        idx = fd.define_tensor([-1], dtype=DataType.Int)
+        w = fd.define_tensor([-1, -1], dtype=DataType.Int)
+        fw = fd.define_tensor([-1, -1])
+        with pytest.raises(Exception, match="max_norm renormalizes rows, so the weight T1 "
+                                            "must be floating, got i64"):
+            fd.ops.embedding_fwd(idx, w, None, 1.0)
+        with pytest.raises(Exception, match="padding_idx must be an int or an integer Scalar, "
+                                            "got 1.5"):
+            fd.ops.embedding_fwd(idx, fw, 1.5)
+        with pytest.raises(Exception, match="max_norm and norm_type are numbers or Scalars"):
+            fd.ops.embedding_fwd(idx, fw, None, fw)

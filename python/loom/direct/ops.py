@@ -308,18 +308,14 @@ class Ops:
         return _C.ops.scatter(self._f, arg, index, src, int(dim), True)
 
     def embedding_fwd(self, input, weight, padding_idx=None, max_norm=None, norm_type=None,
-                      scale_grad_by_freq=False, sparse=False):
-        """torch.nn.functional.embedding's forward: the rows of weight picked by input.
-        padding_idx, scale_grad_by_freq and sparse change only the backward; max_norm is not
-        supported."""
-        def plain(v):
-            return None if v is None else (v.value() if hasattr(v, "value") else v)
-
-        p = plain(padding_idx)
-        m = plain(max_norm)
-        if m is not None:
-            raise NotSupportedError("fd.ops.embedding_fwd: max_norm is not supported by Loom")
-        return _C.ops.embedding(self._f, input, weight, None if p is None else int(p), None)
+                      scale_grad_by_freq=None, sparse=None):
+        """torch.nn.functional.embedding's forward: the rows of weight picked by input, each
+        renormalized to at most max_norm (in norm_type's norm, 2.0 by default) when max_norm is
+        given. max_norm and norm_type may be numbers or Scalars (also ones given at execute);
+        padding_idx, scale_grad_by_freq and sparse change only the backward, so they may be
+        anything nvFuser takes there (numbers, Scalars, None). Unlike torch, weight is not
+        renormalized in place."""
+        return _C.ops.embedding(self._f, input, weight, padding_idx, max_norm, norm_type)
 
     def shape(self, arg):
         """The extents of arg's logical dims as Scalars (a Vector for reshape, expand, ...)."""
