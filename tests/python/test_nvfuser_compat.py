@@ -108,3 +108,50 @@ def test_embedding_argument_errors():
             fd.ops.embedding_fwd(idx, fw, 1.5)
         with pytest.raises(Exception, match="max_norm and norm_type are numbers or Scalars"):
             fd.ops.embedding_fwd(idx, fw, None, fw)
+
+
+# execute() returns one tensor per add_output without alias_input, in call order, as nvFuser
+# does: a tensor added twice comes twice, an input added as an output is the input itself, and
+# an in-place output is returned (as its input's tensor, updated) wherever it is added plainly.
+def test_output_added_twice_is_returned_twice(device):
+    x = torch.randn(3, 5, generator=torch.Generator().manual_seed(1)).to(device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        r = fd.ops.relu(t)
+        fd.add_output(r)
+        fd.add_output(fd.ops.neg(t))
+        fd.add_output(r)
+    out = fd.validate([x])
+    assert len(out) == 3
+    torch.testing.assert_close(out[0], torch.relu(x))
+    torch.testing.assert_close(out[1], -x)
+    torch.testing.assert_close(out[2], torch.relu(x))
+
+
+def test_input_added_as_output_is_returned_as_itself(device):
+    x = torch.randn(4, generator=torch.Generator().manual_seed(2)).to(device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.exp(t))
+        fd.add_output(t)
+    out = fd.execute([x])
+    assert len(out) == 2 and out[1] is x
+    torch.testing.assert_close(out[0], torch.exp(x))
+
+
+@pytest.mark.parametrize("order", ["alias_first", "plain_first"])
+def test_in_place_output_returned_where_added_plainly(device, order):
+    x = torch.randn(2, 3, generator=torch.Generator().manual_seed(3)).to(device)
+    before = x.clone()
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        r = fd.ops.where(fd.ops.gt(t, 0.0), t, 0.0)
+        if order == "plain_first":
+            fd.add_output(r)
+        fd.add_output(r, alias_input=t)
+        fd.add_output(r)
+        fd.add_output(t)
+    out = fd.validate([x])
+    assert len(out) == (3 if order == "plain_first" else 2)
+    assert all(o.data_ptr() == x.data_ptr() for o in out)
+    torch.testing.assert_close(x, torch.relu(before))

@@ -31,7 +31,7 @@ from .. import (
 )
 from .._dumps import dump_output
 from . import _validate, multidevice, pytorch_utils
-from ._cache import FusionExecutorCache, LRUCache, LruFusionCache
+from ._cache import FusionExecutorCache, LRUCache, LruFusionCache, returned_outputs
 from ._definition import python_definition
 from ._repro import describe_input, repro_script
 from ._scheduler_type import SchedulerType
@@ -150,9 +150,10 @@ class FusionDefinition:
         self.ops = Ops(self)
         self._debug_output = None
         self._repro_inputs = None
-        # Positions of outputs added with add_output(alias_input=) that execute() returns all the
-        # same: nvFuser returns an aliased output only when it was an output before.
-        self._shown_aliases = set()
+        # What execute() returns (FusionExecutorCache.returns): one entry per add_output without
+        # alias_input, in call order, as nvFuser returns them; None until add_output is called
+        # (a fusion given whole returns its outputs but the in-place ones).
+        self._returns = None
 
     @classmethod
     def from_text(cls, text):
@@ -321,38 +322,37 @@ class FusionDefinition:
         self.fusion.add_input(val)
 
     def add_output(self, output, alias_input=None):
-        """Marks `output` as an output of the fusion. With alias_input (a tensor input of the
-        fusion with output's dtype and shape), nvFuser's in-place update: the output is written
-        into that input's memory, and execute() returns nothing for it, unless `output` was
-        added as an output before (then the returned tensor is the input's, updated). A kernel
+        """Marks `output` as an output of the fusion, as nvFuser does: execute() returns one
+        tensor per add_output without alias_input, in call order (a tensor added twice is
+        returned twice, an input added as an output is returned as itself, not copied). With
+        alias_input (a tensor input of the fusion with output's dtype and shape), nvFuser's
+        in-place update: the output is written into that input's memory and returned only where
+        it is (or is later) added without alias_input, as the input's tensor, updated. A kernel
         stores it there directly when that is safe, else Loom copies it in after the kernels
         (docs/python.md, "In-place outputs")."""
+        fusion = self.fusion
+        if self._returns is None:
+            aliased = {o.name for o, _ in fusion.aliases()}
+            self._returns = [("output", o.name) for o in fusion.outputs()
+                             if o.name not in aliased]
+        outputs = {o.name for o in fusion.outputs()}
         if alias_input is None:
-            self.fusion.add_output(output)
+            if isinstance(output, _C.TensorView) and output.is_fusion_input():
+                self._returns.append(("input", output.name))
+                return
+            if getattr(output, "name", None) not in outputs:
+                fusion.add_output(output)
+            self._returns.append(("output", output.name))
             return
         if not isinstance(output, _C.TensorView) or not isinstance(alias_input, _C.TensorView):
             raise _C.UserTypeError(
                 "add_output: alias_input: the output and the aliased input must be tensors, "
                 f"got {output!r} and {alias_input!r}")
-        shown = any(o.name == output.name for o in self.fusion.outputs())
-        self.fusion.alias_output_to_input(output, alias_input)
-        if shown:
-            names = [o.name for o in self.fusion.outputs()]
-            self._shown_aliases.add(names.index(output.name))
+        fusion.alias_output_to_input(output, alias_input)
 
-    def _returned(self, outputs):
-        """The outputs manual_execute() returns: without the in-place outputs nvFuser hides
-        (their values are in their inputs' tensors, which Loom wrote), as execute()'s cache
-        leaves them out."""
-        hidden = self._hidden_outputs()
-        return [o for k, o in enumerate(outputs) if k not in hidden]
-
-    def _hidden_outputs(self):
-        aliases = self.fusion.aliases()
-        if not aliases:
-            return set()
-        names = [o.name for o in self.fusion.outputs()]
-        return {names.index(o.name) for o, _ in aliases} - self._shown_aliases
+    def _returned(self, outputs, inputs):
+        """The outputs manual_execute() returns, as execute()'s cache returns them."""
+        return returned_outputs(self.fusion, self._returns, outputs, inputs)
 
     def _validated(self, run, inputs, reference_outputs):
         """run(inputs), then its outputs compared (see validate). With in-place outputs the
@@ -366,14 +366,16 @@ class FusionDefinition:
             _validate.compare(fusion, outputs, list(reference_outputs), before,
                               "reference_outputs")
             return outputs
-        every = list(outputs)
-        if written:
-            names = [v.name for v in fusion.inputs()]
-            into = {[o.name for o in fusion.outputs()].index(o.name): names.index(i.name)
-                    for o, i in fusion.aliases()}
-            visible = iter(outputs)
-            every = [inputs[into[k]] if k in self._hidden_outputs() else next(visible)
-                     for k in range(len(fusion.outputs()))]
+        # Every fusion output, for the comparison: a returned one where it was returned, an
+        # in-place one in its input (which the run updated).
+        in_at = {v.name: k for k, v in enumerate(fusion.inputs())}
+        into = {o.name: in_at[i.name] for o, i in fusion.aliases()}
+        returns = self._returns
+        if returns is None:
+            returns = [("output", o.name) for o in fusion.outputs() if o.name not in into]
+        got = {name: x for (kind, name), x in zip(returns, outputs) if kind == "output"}
+        every = [got[o.name] if o.name in got else inputs[into[o.name]]
+                 for o in fusion.outputs()]
         refs = _validate.reference_outputs(fusion, before)
         _validate.compare(fusion, every, refs, before, _validate.REFERENCE)
         return outputs
@@ -383,7 +385,7 @@ class FusionDefinition:
         fec = self.__dict__.get("fec")
         if fec is None:
             fec = self.fec = FusionExecutorCache(self._fusion)
-            fec.shown_aliases = self._shown_aliases
+            fec.returns = self._returns
         return fec
 
     def execute(
@@ -453,7 +455,7 @@ class FusionDefinition:
                 ke = KernelExecutor()
                 ke.compile(self, inputs)
                 self.ke = ke
-            return self._returned(ke.run(inputs))
+            return self._returned(ke.run(inputs), inputs)
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
