@@ -435,7 +435,7 @@ void Translator::translateShapeOp(const ir::Expr* e) {
   if (const auto* r = dyn<ir::ReshapeOp>(e)) {
     std::vector<std::string> shape;
     for (const IterDomain* id : ir::TensorDomain::noReductions(r->out()->logical())) {
-      const Scalar* s = id->extent();
+      const Scalar* s = id->logicalExtent();  // an expanded broadcast kept whole: its size
       if (auto c = s->constInt()) {
         shape.push_back(std::to_string(*c));
         continue;

@@ -155,3 +155,22 @@ def test_in_place_output_returned_where_added_plainly(device, order):
     assert len(out) == (3 if order == "plain_first" else 2)
     assert all(o.data_ptr() == x.data_ptr() for o in out)
     torch.testing.assert_close(x, torch.relu(before))
+
+
+# A reshape that merges or splits an expanded broadcast reads every expanded element: the result
+# has the expanded size there (the loops covered the size-1 extent, leaving most outputs unset).
+@pytest.mark.parametrize("shape", [[2, 12], [6, 4], [24], [2, 3, 2, 2], [2, 3, 4], [4, 3, 2]])
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_reshape_of_an_expanded_broadcast(device, shape, symbolic):
+    b = torch.randn(2, 1, 4, generator=torch.Generator().manual_seed(6)).to(device)
+    with FusionDefinition() as fd:
+        if symbolic:
+            t = fd.define_tensor(shape=[-1, 1, -1], contiguity=[True, None, True])
+        else:
+            t = fd.define_tensor(shape=[2, 1, 4], contiguity=[True, None, True])
+        e = fd.ops.expand(t, [2, 3, 4])
+        fd.add_output(fd.ops.reshape(e, shape))
+        fd.add_output(fd.ops.reshape(fd.ops.mul(e, 2.0), shape))
+    out = fd.validate([b])
+    torch.testing.assert_close(out[0], b.expand(2, 3, 4).reshape(shape))
+    torch.testing.assert_close(out[1], (b * 2).expand(2, 3, 4).reshape(shape))
