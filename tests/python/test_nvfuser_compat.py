@@ -174,3 +174,28 @@ def test_reshape_of_an_expanded_broadcast(device, shape, symbolic):
     out = fd.validate([b])
     torch.testing.assert_close(out[0], b.expand(2, 3, 4).reshape(shape))
     torch.testing.assert_close(out[1], (b * 2).expand(2, 3, 4).reshape(shape))
+
+
+# shape() and size() of an expanded broadcast give its expanded size, as nvFuser's do (the size
+# a later broadcast_in_dim or reshape needs), for sizes known at definition or only at execute.
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_shape_of_an_expanded_broadcast(device, symbolic):
+    g = torch.Generator().manual_seed(5)
+    big = torch.randn(2, 3, 4, generator=g).to(device)
+    a = torch.randn(2, 1, 4, generator=g).to(device)
+    b = torch.randn(2, 1, 4, generator=g).to(device)
+    with FusionDefinition() as fd:
+        if symbolic:
+            t0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True])
+            t1 = fd.define_tensor(shape=[-1, 1, -1], contiguity=[True, None, True])
+            t2 = fd.define_tensor(shape=[-1, 1, -1], contiguity=[True, None, True])
+        else:
+            t0, t1, t2 = fd.from_pytorch(big), fd.from_pytorch(a), fd.from_pytorch(b)
+        e1 = fd.ops.broadcast_in_dim(t1, t0.shape(), [0, 1, 2])
+        e2 = fd.ops.broadcast_in_dim(t2, e1.shape(), [0, 1, 2])
+        n = fd.ops.size(e1, 1)
+        fd.add_output(fd.ops.add(e2, e1))
+        fd.add_output(fd.ops.reshape(e2, [e1.size(0), fd.ops.mul(n, e1.size(2))]))
+    out = fd.validate([big, a, b])
+    torch.testing.assert_close(out[0], (a + b).expand(2, 3, 4))
+    torch.testing.assert_close(out[1], b.expand(2, 3, 4).reshape(2, 12))

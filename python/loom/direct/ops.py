@@ -318,20 +318,23 @@ class Ops:
         return _C.ops.embedding(self._f, input, weight, padding_idx, max_norm, norm_type)
 
     def shape(self, arg):
-        """The extents of arg's logical dims as Scalars (a Vector for reshape, expand, ...)."""
+        """The sizes of arg's logical dims as Scalars (a Vector for reshape, expand, ...); an
+        expanded broadcast's is its expanded size, as in nvFuser."""
         from . import Vector
 
-        return Vector(i.extent() for i in arg.get_logical_domain() if not i.is_reduction())
+        return Vector(i.logical_extent() for i in arg.get_logical_domain()
+                      if not i.is_reduction())
 
     def size(self, arg, dim):
-        """The extent of logical dim `dim` of `arg` as a Scalar (for reshape and expand sizes)."""
+        """The size of logical dim `dim` of `arg` as a Scalar (for reshape and expand sizes); an
+        expanded broadcast's is its expanded size."""
         ids = [i for i in arg.get_logical_domain() if not i.is_reduction()]
         if not -len(ids) <= dim < len(ids):
             raise _C.UserIndexError(
                 f"size: dim {dim} is out of range for {arg.name} of rank {len(ids)} "
                 f"(expected {-len(ids)} <= dim < {len(ids)})"
             )
-        return ids[dim].extent()
+        return ids[dim].logical_extent()
 
     # ---- factories -------------------------------------------------------------------------
     def full(self, shape, fill_value, dtype):
