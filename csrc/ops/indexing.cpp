@@ -125,6 +125,8 @@ TensorView* selectImpl(TensorView* lookup, int64_t dim, TensorView* index, const
 TensorView* indexSelect(TensorView* input, int64_t dim, TensorView* index) {
   LOOM_CHECK(dims(index).size() <= 1, "index_select: the index ", index->toString(), " has ",
              dims(index).size(), " dims; index_select takes a 1-D (or 0-D) index");
+  // torch (and nvFuser) read a 0-D index as one of length 1: the dim stays, with size 1.
+  if (dims(index).empty()) index = broadcast(index, {true});
   return selectImpl(input, dim, index, "index_select");
 }
 

@@ -199,3 +199,16 @@ def test_shape_of_an_expanded_broadcast(device, symbolic):
     out = fd.validate([big, a, b])
     torch.testing.assert_close(out[0], (a + b).expand(2, 3, 4))
     torch.testing.assert_close(out[1], b.expand(2, 3, 4).reshape(2, 12))
+
+
+# index_select with a 0-D index keeps the dim with size 1, as torch.index_select (and nvFuser).
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_index_select_with_a_0d_index_keeps_the_dim(device, dim):
+    x = torch.randn(5, 7, generator=torch.Generator().manual_seed(8)).to(device)
+    index = torch.tensor(3, device=device)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.index_select(fd.from_pytorch(x), fd.from_pytorch(index), dim))
+    (out,) = fd.validate([x, index])
+    want = torch.index_select(x, dim, index)
+    assert out.shape == want.shape
+    torch.testing.assert_close(out, want)
