@@ -170,6 +170,15 @@ TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, TensorVie
   return scatterImpl(input, dim, index, src, false);
 }
 
+TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, Operand value) {
+  if (value.isTensor()) return scatter(input, dim, index, value.tensor());
+  // torch.scatter(input, dim, index, value): every indexed position gets the number, which is
+  // a source of the index's shape holding it in the input's dtype.
+  std::vector<ir::Scalar*> shape;
+  for (ir::IterDomain* id : dims(index)) shape.push_back(id->logicalExtent());
+  return scatterImpl(input, dim, index, full(SizeList(shape), value, input->dtype()), false);
+}
+
 TensorView* scatterAdd(TensorView* input, int64_t dim, TensorView* index, TensorView* src) {
   return scatterImpl(input, dim, index, src, true);
 }

@@ -36,8 +36,8 @@ void bindIndexingOps(nb::module_& m) {
         OpScope scope(f, op);
         ir::TensorView* in = tensor(f, x, op, "arg");
         ir::TensorView* idx = tensor(f, index, op, "index");
-        ir::TensorView* s = tensor(f, src, op, "src");
-        return add ? ops::scatterAdd(in, dim, idx, s) : ops::scatter(in, dim, idx, s);
+        if (!add) return ops::scatter(in, dim, idx, operand(f, src, op, "src"));
+        return ops::scatterAdd(in, dim, idx, tensor(f, src, op, "src"));
       },
       kKeep, nb::rv_policy::reference);
   m.def(

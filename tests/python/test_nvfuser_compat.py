@@ -212,3 +212,19 @@ def test_index_select_with_a_0d_index_keeps_the_dim(device, dim):
     want = torch.index_select(x, dim, index)
     assert out.shape == want.shape
     torch.testing.assert_close(out, want)
+
+
+# scatter's value form (torch.scatter(x, dim, index, value)): a number or a Scalar given at
+# execute, cast to the input's dtype.
+@pytest.mark.parametrize("runtime", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_scatter_a_scalar_value(device, runtime, dtype):
+    g = torch.Generator().manual_seed(9)
+    x = (torch.randn(6, 5, generator=g) * 10).to(dtype).to(device)
+    index = torch.argsort(torch.rand(6, 5, generator=g), dim=0)[:3].to(device)
+    with FusionDefinition() as fd:
+        tx, ti = fd.from_pytorch(x), fd.from_pytorch(index)
+        v = fd.define_scalar(None, dtype=DataType.Double) if runtime else 2.5
+        fd.add_output(fd.ops.scatter(tx, ti, v, 0))
+    (out,) = fd.validate([x, index] + ([2.5] if runtime else []))
+    torch.testing.assert_close(out, torch.scatter(x, 0, index, 2.5))

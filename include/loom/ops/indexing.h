@@ -41,6 +41,10 @@ TensorView* takeAlongAxis(TensorView* input, TensorView* index, int64_t dim);
 /// Which write wins where indices repeat is unspecified, as in torch.
 TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, TensorView* src);
 
+/// torch.scatter's value form: `value` (a number or Scalar, cast to input's dtype) written at
+/// every position index names. A TensorView value is the tensor form above.
+TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, Operand value);
+
 /// torch.scatter_add: like scatter, every contribution added to input's value.
 TensorView* scatterAdd(TensorView* input, int64_t dim, TensorView* index, TensorView* src);
 
