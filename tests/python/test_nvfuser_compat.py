@@ -228,3 +228,17 @@ def test_scatter_a_scalar_value(device, runtime, dtype):
         fd.add_output(fd.ops.scatter(tx, ti, v, 0))
     (out,) = fd.validate([x, index] + ([2.5] if runtime else []))
     torch.testing.assert_close(out, torch.scatter(x, 0, index, 2.5))
+
+
+# rsqrt is defined on complex values as torch defines it, 1 / sqrt(z) (principal branch).
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_rsqrt(device, dtype):
+    g = torch.Generator().manual_seed(10)
+    edges = torch.tensor([1 + 0j, -1 + 0j, 1j, -4j, 3 - 4j, -2.5 + 0.5j, 1e10 - 1e10j])
+    z = torch.cat([edges, torch.randn(32, generator=g, dtype=torch.complex128)]).to(dtype)
+    z = z.to(device)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.rsqrt(fd.from_pytorch(z)))
+    (out,) = fd.validate([z])
+    assert out.dtype == dtype
+    torch.testing.assert_close(out, torch.rsqrt(z))
