@@ -242,3 +242,41 @@ def test_complex_rsqrt(device, dtype):
     (out,) = fd.validate([z])
     assert out.dtype == dtype
     torch.testing.assert_close(out, torch.rsqrt(z))
+
+
+# A random op given no rng_seed / rng_offset draws them from torch's generator at each execute,
+# as nvFuser's do: new numbers per run, the same ones after torch.manual_seed, and inputs defined
+# after it are passed as usual (the drawn ones are not the caller's to give).
+def test_random_ops_without_a_seed_draw_from_torchs_generator(device):
+    x = torch.randn(64, 32, generator=torch.Generator().manual_seed(11)).to(device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        n = fd.ops.normal(3.0, 2.0, t.shape(), dtype=DataType.Double)
+        u = fd.ops.uniform(-1.0, 1.0, t.shape())
+        scale = fd.define_scalar(None, dtype=DataType.Double)
+        fd.add_output(fd.ops.mul(n, scale))
+        fd.add_output(fd.ops.add(u, t))
+    torch.manual_seed(36)
+    first = fd.validate([x, 1.0])
+    second = fd.execute([x, 1.0])
+    torch.manual_seed(36)
+    again = fd.execute([x, 1.0])
+    assert first[0].dtype == torch.float64 and first[1].dtype == torch.float32
+    assert not torch.equal(first[0], second[0]) and not torch.equal(first[1], second[1])
+    for a, b in zip(first, again):
+        assert torch.equal(a, b)
+    n = first[0]
+    assert abs(n.mean().item() - 3.0) < 0.1 and abs(n.std().item() - 2.0) < 0.1
+    u = first[1] - x
+    assert -1.0 <= u.min().item() and u.max().item() < 1.0
+    # The reproducer runs the printed definition, whose inputs include the drawn pair.
+    namespace = {}
+    exec(fd.repro_script_for([x, 1.0]), namespace)
+    assert len(namespace["inputs"]) == 6  # x, two seeds and offsets, the scale
+
+
+def test_random_op_seed_and_offset_come_together():
+    with FusionDefinition() as fd:
+        with pytest.raises(Exception, match="fd.ops.normal: rng_seed and rng_offset are given "
+                                            "together or not at all"):
+            fd.ops.normal(0.0, 1.0, [4], rng_offset=3)

@@ -154,6 +154,9 @@ class FusionDefinition:
         # alias_input, in call order, as nvFuser returns them; None until add_output is called
         # (a fusion given whole returns its outputs but the in-place ones).
         self._returns = None
+        # Names of the Int Scalar inputs holding the Philox seed and offset of random ops given
+        # none (nvFuser draws them from torch's generator): execute() supplies their values.
+        self._drawn_inputs = []
 
     @classmethod
     def from_text(cls, text):
@@ -354,11 +357,31 @@ class FusionDefinition:
         """The outputs manual_execute() returns, as execute()'s cache returns them."""
         return returned_outputs(self.fusion, self._returns, outputs, inputs)
 
+    def _complete_inputs(self, inputs):
+        """`inputs` with values for the seed and offset inputs of random ops defined without
+        rng_seed / rng_offset, drawn from torch's default generator (so torch.manual_seed makes
+        runs repeat, and each run draws new numbers, as nvFuser's do). Inputs that already hold
+        them (every fusion input given) pass unchanged."""
+        inputs = list(inputs)
+        if not self._drawn_inputs:
+            return inputs
+        fusion_inputs = self.fusion.inputs()
+        drawn = set(self._drawn_inputs)
+        if len(inputs) != len(fusion_inputs) - len(drawn):
+            return inputs  # every input given, or a count execute() reports
+        import torch
+
+        values = iter(torch.randint(-(2**63), 2**63 - 1, (len(drawn),),
+                                    dtype=torch.int64).tolist())
+        given = iter(inputs)
+        return [next(values) if v.name in drawn else next(given) for v in fusion_inputs]
+
     def _validated(self, run, inputs, reference_outputs):
         """run(inputs), then its outputs compared (see validate). With in-place outputs the
         reference reads copies of the inputs taken before the run, and the inputs the run
         updated are compared as the outputs they hold."""
         fusion = self.fusion
+        inputs = self._complete_inputs(inputs)
         written = {[v.name for v in fusion.inputs()].index(i.name) for _, i in fusion.aliases()}
         before = [_copy_of(x) if k in written else x for k, x in enumerate(inputs)]
         outputs = run(inputs)
@@ -414,6 +437,7 @@ class FusionDefinition:
         for name, value in (("profile", profile), ("override_user_schedule", override_user_schedule)):
             if value:
                 raise argument_error("FusionDefinition.execute", name, value)
+        inputs = self._complete_inputs(inputs)
         if not auto_schedule:
             return self.manual_execute(inputs)
         if print_repro:
@@ -449,6 +473,7 @@ class FusionDefinition:
                 "manual_execute: heuristic_params is not supported by Loom (a hand schedule runs "
                 "as written)"
             )
+        inputs = self._complete_inputs(inputs)
         ke = self.__dict__.get("ke")
         try:
             if ke is None:
@@ -517,6 +542,8 @@ class FusionDefinition:
     def repro_script_for(self, inputs=None):
         """A Python script that defines this fusion and runs it on inputs laid out like
         `inputs` (random values): torch tensors, numpy arrays, numbers."""
+        # The printed definition has the drawn seed and offset inputs of random ops given none.
+        inputs = None if inputs is None else self._complete_inputs(inputs)
         descriptions = None if inputs is None else [describe_input(x) for x in inputs]
         return repro_script(builtins.repr(self), self._function_name(), descriptions)
 

@@ -359,13 +359,24 @@ class Ops:
 
     # ---- random numbers (Philox4x32-10, docs/ops.md "Random numbers") ----------------------
     def _rng_key(self, op, rng_seed, rng_offset):
-        """Seed and offset: ints (below 2**64; read as 64-bit patterns) or Int Scalars."""
-        if rng_seed is None or rng_offset is None:
-            raise NotSupportedError(
-                f"fd.ops.{op} without rng_seed and rng_offset: Loom has no global random "
-                "generator; pass rng_seed= and rng_offset= (ints or Int Scalars such as "
-                "fd.define_scalar(dtype=DataType.Int))"
+        """Seed and offset: ints (below 2**64; read as 64-bit patterns) or Int Scalars. Without
+        either, as in nvFuser, every execute() draws them from torch's default generator: they
+        become Int Scalar inputs the definition supplies (FusionDefinition._complete_inputs)."""
+        if (rng_seed is None) != (rng_offset is None):
+            raise _C.UserError(
+                f"fd.ops.{op}: rng_seed and rng_offset are given together or not at all (without "
+                "them each execute() draws both from torch's generator)"
             )
+        if rng_seed is None:
+            fd = self._fd
+            if fd is None:
+                raise NotSupportedError(
+                    f"fd.ops.{op} without rng_seed and rng_offset needs a FusionDefinition to "
+                    "draw them at execute; pass rng_seed= and rng_offset="
+                )
+            rng_seed = fd.define_scalar(None, DataType.Int)
+            rng_offset = fd.define_scalar(None, DataType.Int)
+            fd._drawn_inputs += [rng_seed.name, rng_offset.name]
         return [_key_bits(op, "rng_seed", rng_seed), _key_bits(op, "rng_offset", rng_offset)]
 
     def uniform(self, minval, maxval, shape, dtype=DataType.Float, rng_seed=None, rng_offset=None):
@@ -431,8 +442,8 @@ class Ops:
         """Scaled dot-product attention: (output, log_sumexp, philox_seed, philox_offset).
         query [N, H, L, E], key [N, H, S, E], value [N, H, S, Ev]; log_sumexp [N, H, L] Float;
         philox_seed / philox_offset are 0-D Int tensors holding the dropout mask's seed and
-        offset. rng_seed= and rng_offset= (Loom's extension: it has no global generator) are
-        needed when dropout_p may be above 0."""
+        offset. Without rng_seed= and rng_offset=, a dropout_p that may be above 0 draws them
+        from torch's generator at each execute, as nvFuser does."""
         for name, v in (("bias", bias), ("mask", mask)):
             if v is not None:
                 raise NotSupportedError(
