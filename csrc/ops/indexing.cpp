@@ -191,7 +191,8 @@ namespace {
 TensorView* lastDimNorm(TensorView* x, Operand p) {
   const std::vector<int64_t> last{x->rank() - 1};
   TensorView* a = abs(x);
-  TensorView* general = pow(sum(pow(a, p), last, true), scalarBinary(ir::BinaryOpType::Div, 1.0, p));
+  TensorView* general =
+      pow(sum(pow(a, p), last, true), scalarBinary(ir::BinaryOpType::Div, 1.0, p));
   TensorView* count = sum(cast(ne(a, 0.0), x->dtype()), last, true);
   TensorView* largest = max(a, last, true);
   TensorView* finite = where(scalarBinary(ir::BinaryOpType::Eq, p, 0.0), count, general);
@@ -212,8 +213,9 @@ TensorView* embedding(TensorView* input, TensorView* weight, std::optional<int64
   }
   TensorView* rows = selectImpl(weight, 0, input, "embedding");
   if (!max_norm.has_value()) return rows;
-  LOOM_CHECK(isFloatingType(weight->dtype()), "embedding: max_norm renormalizes rows, so the weight ",
-             weight->toString(), " must be floating, got ", weight->dtype());
+  LOOM_CHECK(isFloatingType(weight->dtype()),
+             "embedding: max_norm renormalizes rows, so the weight ", weight->toString(),
+             " must be floating, got ", weight->dtype());
   LOOM_CHECK(!max_norm->isTensor() && !norm_type.isTensor(),
              "embedding: max_norm and norm_type are numbers or Scalars, not tensors");
   // torch renormalizes each looked-up row in place before the lookup; scaling the picked copies
@@ -221,8 +223,7 @@ TensorView* embedding(TensorView* input, TensorView* weight, std::optional<int64
   DataType ct = weight->dtype() == DataType::Float64 ? DataType::Float64 : DataType::Float32;
   TensorView* r = cast(rows, ct);
   TensorView* norm = lastDimNorm(r, norm_type);
-  TensorView* scale =
-      where(gt(norm, *max_norm), div(*max_norm, add(norm, 1e-7)), 1.0);
+  TensorView* scale = where(gt(norm, *max_norm), div(*max_norm, add(norm, 1e-7)), 1.0);
   return cast(mul(r, scale), weight->dtype());
 }
 

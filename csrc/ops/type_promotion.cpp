@@ -46,10 +46,6 @@ DataType promoteTypes(DataType a, DataType b) {
   return DataType::Float32;
 }
 
-namespace {
-
-}  // namespace
-
 DataType resultType(std::span<const Operand> operands) {
   LOOM_CHECK(!operands.empty(), "resultType needs at least one operand");
   std::optional<DataType> tensor_type;

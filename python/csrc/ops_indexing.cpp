@@ -57,15 +57,13 @@ void bindIndexingOps(nb::module_& m) {
         }
         std::optional<ops::Operand> m;
         if (!max_norm.is_none()) m = operand(f, max_norm, "embedding_fwd", "max_norm");
-        ops::Operand p = norm_type.is_none()
-                             ? ops::Operand(2.0)
-                             : operand(f, norm_type, "embedding_fwd", "norm_type");
+        ops::Operand p = norm_type.is_none() ? ops::Operand(2.0)
+                                             : operand(f, norm_type, "embedding_fwd", "norm_type");
         return ops::embedding(tensor(f, input, "embedding_fwd", "input"),
                               tensor(f, weight, "embedding_fwd", "weight"), pad, m, p);
       },
       nb::arg("fusion"), nb::arg("input"), nb::arg("weight"), nb::arg("padding_idx").none(),
-      nb::arg("max_norm").none(), nb::arg("norm_type").none(), kKeep,
-      nb::rv_policy::reference);
+      nb::arg("max_norm").none(), nb::arg("norm_type").none(), kKeep, nb::rv_policy::reference);
 }
 
 }  // namespace loom::python
