@@ -137,6 +137,7 @@ Pieces complexUnary(const kir::UnaryExpr* u) {
     case Op::Log: return call("loom::cLog");
     case Op::Sqrt: return call("loom::cSqrt");
     case Op::Reciprocal: return call("loom::cReciprocal");
+    case Op::Rsqrt: return call("loom::cRsqrt");
     case Op::Abs: return call("loom::cAbs");
     case Op::Real: return call("loom::cReal");
     case Op::Imag: return call("loom::cImag");

@@ -41,6 +41,7 @@ Complex applyComplexUnary(UnaryOpType op, Complex x, DataType out, const ir::Exp
     case UnaryOpType::Log: r = std::log(x); break;
     case UnaryOpType::Sqrt: r = std::sqrt(x); break;
     case UnaryOpType::Reciprocal: r = 1.0 / x; break;
+    case UnaryOpType::Rsqrt: r = 1.0 / std::sqrt(x); break;
     case UnaryOpType::Abs: r = std::hypot(x.real(), x.imag()); break;
     case UnaryOpType::Real: r = x.real(); break;
     case UnaryOpType::Imag: r = x.imag(); break;

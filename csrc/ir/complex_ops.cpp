@@ -12,6 +12,7 @@ bool isComplexOp(UnaryOpType t) {
     case UnaryOpType::Log:
     case UnaryOpType::Sqrt:
     case UnaryOpType::Reciprocal:
+    case UnaryOpType::Rsqrt:
     case UnaryOpType::IsNan:
     case UnaryOpType::IsInf:
     case UnaryOpType::IsFinite:

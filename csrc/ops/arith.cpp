@@ -315,8 +315,9 @@ TensorView* logicalOr(Operand a, Operand b) { return binaryOp(BinaryOpType::Logi
 TensorView* where(Operand cond, Operand a, Operand b) {
   LOOM_CHECK(cond.val()->dtype() == DataType::Bool, "where: condition ", cond.val()->toString(),
              " must be Bool, got ", cond.val()->dtype());
+  // A selection does no arithmetic, so half stays half (torch and nvFuser agree).
   std::array<Operand, 2> values{a, b};
-  DataType ct = computeType(values, PromotionKind::Default);
+  DataType ct = selectionType(values);
   return ternary(TernaryOpType::Where, {cond, a, b}, {DataType::Bool, ct, ct}, ct);
 }
 

@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "loom/ir/exprs.h"
+#include "loom/ops/arith.h"
 #include "loom/ops/factory.h"
+#include "loom/ops/reduction.h"
 #include "loom/ops/scalar_arith.h"
 #include "loom/ops/shape.h"
 #include "loom/support/strings.h"
@@ -123,6 +125,8 @@ TensorView* selectImpl(TensorView* lookup, int64_t dim, TensorView* index, const
 TensorView* indexSelect(TensorView* input, int64_t dim, TensorView* index) {
   LOOM_CHECK(dims(index).size() <= 1, "index_select: the index ", index->toString(), " has ",
              dims(index).size(), " dims; index_select takes a 1-D (or 0-D) index");
+  // torch (and nvFuser) read a 0-D index as one of length 1: the dim stays, with size 1.
+  if (dims(index).empty()) index = broadcast(index, {true});
   return selectImpl(input, dim, index, "index_select");
 }
 
@@ -166,24 +170,61 @@ TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, TensorVie
   return scatterImpl(input, dim, index, src, false);
 }
 
+TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, Operand value) {
+  if (value.isTensor()) return scatter(input, dim, index, value.tensor());
+  // torch.scatter(input, dim, index, value): every indexed position gets the number, which is
+  // a source of the index's shape holding it in the input's dtype.
+  std::vector<ir::Scalar*> shape;
+  for (ir::IterDomain* id : dims(index)) shape.push_back(id->logicalExtent());
+  return scatterImpl(input, dim, index, full(SizeList(shape), value, input->dtype()), false);
+}
+
 TensorView* scatterAdd(TensorView* input, int64_t dim, TensorView* index, TensorView* src) {
   return scatterImpl(input, dim, index, src, true);
 }
 
+namespace {
+
+// The norm_type-norm of x over its last dim (kept as a size-1 dim), torch.norm's definition:
+// p = inf is the largest magnitude, p = 0 the count of nonzeros, else (sum |x|^p)^(1/p). p may be
+// a Scalar known only at run time, so the special cases are selected, not branched on.
+TensorView* lastDimNorm(TensorView* x, Operand p) {
+  const std::vector<int64_t> last{x->rank() - 1};
+  TensorView* a = abs(x);
+  TensorView* general =
+      pow(sum(pow(a, p), last, true), scalarBinary(ir::BinaryOpType::Div, 1.0, p));
+  TensorView* count = sum(cast(ne(a, 0.0), x->dtype()), last, true);
+  TensorView* largest = max(a, last, true);
+  TensorView* finite = where(scalarBinary(ir::BinaryOpType::Eq, p, 0.0), count, general);
+  return where(scalarUnary(ir::UnaryOpType::IsInf, p), largest, finite);
+}
+
+}  // namespace
+
 TensorView* embedding(TensorView* input, TensorView* weight, std::optional<int64_t> padding_idx,
-                      std::optional<double> max_norm, double /*norm_type*/,
+                      std::optional<Operand> max_norm, Operand norm_type,
                       bool /*scale_grad_by_freq*/, bool /*sparse*/) {
   LOOM_CHECK(dims(weight).size() == 2, "embedding: the weight ", weight->toString(), " has ",
              dims(weight).size(), " dims; it must be 2-D [num_embeddings, embedding_dim]");
-  LOOM_CHECK(!max_norm.has_value(),
-             "embedding: max_norm is not supported (it renormalizes the "
-             "weight in place); renormalize the weight before the lookup");
   if (padding_idx.has_value()) {
     auto n = detail::constSize(dims(weight)[0]);
     LOOM_CHECK(!n || (*padding_idx >= -*n && *padding_idx < *n), "embedding: padding_idx ",
                *padding_idx, " is out of range for ", weight->toString(), " with ", *n, " rows");
   }
-  return selectImpl(weight, 0, input, "embedding");
+  TensorView* rows = selectImpl(weight, 0, input, "embedding");
+  if (!max_norm.has_value()) return rows;
+  LOOM_CHECK(isFloatingType(weight->dtype()),
+             "embedding: max_norm renormalizes rows, so the weight ", weight->toString(),
+             " must be floating, got ", weight->dtype());
+  LOOM_CHECK(!max_norm->isTensor() && !norm_type.isTensor(),
+             "embedding: max_norm and norm_type are numbers or Scalars, not tensors");
+  // torch renormalizes each looked-up row in place before the lookup; scaling the picked copies
+  // gives the same values.
+  DataType ct = weight->dtype() == DataType::Float64 ? DataType::Float64 : DataType::Float32;
+  TensorView* r = cast(rows, ct);
+  TensorView* norm = lastDimNorm(r, norm_type);
+  TensorView* scale = where(gt(norm, *max_norm), div(*max_norm, add(norm, 1e-7)), 1.0);
+  return cast(mul(r, scale), weight->dtype());
 }
 
 }  // namespace loom::ops

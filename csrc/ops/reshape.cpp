@@ -62,6 +62,18 @@ std::vector<ReshapeGroup> reshapeGroups(const std::vector<int64_t>& in,
 TensorView* reshapeByGroups(TensorView* x, const std::vector<ReshapeGroup>& groups,
                             const std::vector<Scalar*>& out_sizes) {
   auto root = detail::freshIds(detail::dims(x));
+  // An expanded broadcast merged or split with other dims has its expanded size in the result:
+  // the root takes it as an iteration dim of that extent, so the merges and splits (and the
+  // loops over them) cover every element. One kept whole stays an expanded broadcast.
+  for (const ReshapeGroup& g : groups) {
+    if (g.in_end - g.in_begin == 1 && g.out_end - g.out_begin == 1) continue;
+    for (int64_t k = g.in_begin; k < g.in_end; ++k) {
+      IterDomain* id = root[size_t(k)];
+      if (id->isBroadcast() && id->hasExpandedExtent()) {
+        root[size_t(k)] = IterDomain::create(id->expandedExtent(), ir::IterType::Iteration);
+      }
+    }
+  }
   std::vector<IterDomain*> logical;
   for (const ReshapeGroup& g : groups) {
     IterDomain* merged = root[size_t(g.in_begin)];

@@ -27,7 +27,8 @@ DataType defaultType(Category c) {
   LOOM_UNREACHABLE();
 }
 
-// torch.promote_types for two tensor dtypes.
+}  // namespace
+
 DataType promoteTypes(DataType a, DataType b) {
   if (a == b) return a;
   if (isBooleanType(a)) return b;
@@ -44,8 +45,6 @@ DataType promoteTypes(DataType a, DataType b) {
   if (a == DataType::Float64 || b == DataType::Float64) return DataType::Float64;
   return DataType::Float32;
 }
-
-}  // namespace
 
 DataType resultType(std::span<const Operand> operands) {
   LOOM_CHECK(!operands.empty(), "resultType needs at least one operand");
@@ -70,6 +69,15 @@ DataType resultType(std::span<const Operand> operands) {
     return defaultType(*number_category);
   }
   return *tensor_type;
+}
+
+DataType selectionType(std::span<const Operand> operands) {
+  bool any_tensor = false;
+  for (const Operand& op : operands) any_tensor = any_tensor || op.isTensor();
+  if (any_tensor) return resultType(operands);
+  DataType t = operands.front().val()->dtype();
+  for (const Operand& op : operands.subspan(1)) t = promoteTypes(t, op.val()->dtype());
+  return t;
 }
 
 DataType computeType(std::span<const Operand> operands, PromotionKind kind) {

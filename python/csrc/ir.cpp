@@ -179,6 +179,12 @@ void bindIr(nb::module_& m) {
   nb::class_<ir::IterDomain, ir::Val>(m, "IterDomain")
       .def("extent",
            [](nb::handle self) { return nodeRef(nb::cast<ir::IterDomain*>(self)->extent(), self); })
+      .def(
+          "logical_extent",
+          [](nb::handle self) {
+            return nodeRef(nb::cast<ir::IterDomain*>(self)->logicalExtent(), self);
+          },
+          "The size users see: an expanded broadcast's expanded extent, else extent().")
       .def_prop_ro("parallel_type", &ir::IterDomain::parallelType)
       .def("is_reduction", &ir::IterDomain::isReduction)
       .def("is_broadcast", &ir::IterDomain::isBroadcast)

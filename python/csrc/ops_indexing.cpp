@@ -36,19 +36,34 @@ void bindIndexingOps(nb::module_& m) {
         OpScope scope(f, op);
         ir::TensorView* in = tensor(f, x, op, "arg");
         ir::TensorView* idx = tensor(f, index, op, "index");
-        ir::TensorView* s = tensor(f, src, op, "src");
-        return add ? ops::scatterAdd(in, dim, idx, s) : ops::scatter(in, dim, idx, s);
+        if (!add) return ops::scatter(in, dim, idx, operand(f, src, op, "src"));
+        return ops::scatterAdd(in, dim, idx, tensor(f, src, op, "src"));
       },
       kKeep, nb::rv_policy::reference);
   m.def(
       "embedding",
-      [](PyFusion& f, nb::handle input, nb::handle weight, std::optional<int64_t> padding_idx,
-         std::optional<double> max_norm) {
+      [](PyFusion& f, nb::handle input, nb::handle weight, nb::handle padding_idx,
+         nb::handle max_norm, nb::handle norm_type) {
         OpScope scope(f, "embedding_fwd");
+        // padding_idx only shapes the backward: a constant is range-checked, a Scalar given at
+        // execute cannot change the forward's values and is accepted unread.
+        std::optional<int64_t> pad;
+        if (!padding_idx.is_none()) {
+          ops::Operand p = operand(f, padding_idx, "embedding_fwd", "padding_idx");
+          LOOM_CHECK(!p.isTensor() && isIntegralType(p.val()->dtype()),
+                     "embedding_fwd: padding_idx must be an int or an integer Scalar, got ",
+                     p.val()->toString());
+          pad = p.val()->as<ir::Scalar>()->constInt();
+        }
+        std::optional<ops::Operand> m;
+        if (!max_norm.is_none()) m = operand(f, max_norm, "embedding_fwd", "max_norm");
+        ops::Operand p = norm_type.is_none() ? ops::Operand(2.0)
+                                             : operand(f, norm_type, "embedding_fwd", "norm_type");
         return ops::embedding(tensor(f, input, "embedding_fwd", "input"),
-                              tensor(f, weight, "embedding_fwd", "weight"), padding_idx, max_norm);
+                              tensor(f, weight, "embedding_fwd", "weight"), pad, m, p);
       },
-      kKeep, nb::rv_policy::reference);
+      nb::arg("fusion"), nb::arg("input"), nb::arg("weight"), nb::arg("padding_idx").none(),
+      nb::arg("max_norm").none(), nb::arg("norm_type").none(), kKeep, nb::rv_policy::reference);
 }
 
 }  // namespace loom::python

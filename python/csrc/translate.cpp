@@ -359,9 +359,16 @@ void Translator::translateMath(const ir::Expr* e) {
     return;
   }
   if (const auto* t = dyn<ir::TernaryOp>(e)) {
+    // where of two Scalars takes their dtype (ops::selectionType), so a constant whose dtype a
+    // Python number does not carry must be given as a typed Scalar.
+    bool typed = t->opType() == ir::TernaryOpType::Where && !t->b()->isA<TensorView>() &&
+                 !t->c()->isA<TensorView>();
+    auto value = [&](const ir::Val* v) {
+      return typed ? scalar(asScalar(v), Use::ScalarOperand) : operand(v);
+    };
     std::string a = operand(t->a());
-    std::string b = operand(t->b());
-    std::string c = operand(t->c());
+    std::string b = value(t->b());
+    std::string c = value(t->c());
     emit(define(t->out(), 'T') + " = fd.ops." + std::string(ir::opTypeName(t->opType())) + "(" + a +
          ", " + b + ", " + c + ")");
     return;
@@ -428,7 +435,7 @@ void Translator::translateShapeOp(const ir::Expr* e) {
   if (const auto* r = dyn<ir::ReshapeOp>(e)) {
     std::vector<std::string> shape;
     for (const IterDomain* id : ir::TensorDomain::noReductions(r->out()->logical())) {
-      const Scalar* s = id->extent();
+      const Scalar* s = id->logicalExtent();  // an expanded broadcast kept whole: its size
       if (auto c = s->constInt()) {
         shape.push_back(std::to_string(*c));
         continue;

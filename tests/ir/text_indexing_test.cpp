@@ -107,9 +107,9 @@ TEST(TextIndexingTest, OpErrors) {
             "index_select: the index T3 has 2 dims; index_select takes a 1-D (or 0-D) index");
   EXPECT_EQ(userError([&] { ops::scatter(x, 0, i1, ops::cast(x, DataType::Float64)); }),
             "scatter: the source T4 is f64 but the input T0 is f32 (cast one of them)");
-  EXPECT_EQ(userError([&] { ops::embedding(i1, x, std::nullopt, 1.0); }),
-            "embedding: max_norm is not supported (it renormalizes the weight in place); "
-            "renormalize the weight before the lookup");
+  EXPECT_EQ(userError([&] { ops::embedding(i1, i2, std::nullopt, 1.0); }),
+            "embedding: max_norm renormalizes rows, so the weight T2 must be floating, "
+            "got i64");
 }
 
 // The reference evaluator names the op, both tensors and the value.

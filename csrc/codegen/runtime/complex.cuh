@@ -170,6 +170,11 @@ template <typename T>
 __device__ __forceinline__ Complex<T> cReciprocal(Complex<T> z) {
   return Complex<T>(T(1)) / z;
 }
+/// 1 / sqrt(z), as torch computes a complex rsqrt.
+template <typename T>
+__device__ __forceinline__ Complex<T> cRsqrt(Complex<T> z) {
+  return cReciprocal(cSqrt(z));
+}
 /// The tests: a complex value is NaN (infinite) when either part is, finite when both are, real
 /// when its imaginary part is 0.
 template <typename T>

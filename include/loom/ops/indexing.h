@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "loom/ir/tensor_view.h"
+#include "loom/ops/operand.h"
 #include "loom/ops/size.h"
 
 namespace loom::ops {
@@ -40,16 +41,23 @@ TensorView* takeAlongAxis(TensorView* input, TensorView* index, int64_t dim);
 /// Which write wins where indices repeat is unspecified, as in torch.
 TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, TensorView* src);
 
+/// torch.scatter's value form: `value` (a number or Scalar, cast to input's dtype) written at
+/// every position index names. A TensorView value is the tensor form above.
+TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, Operand value);
+
 /// torch.scatter_add: like scatter, every contribution added to input's value.
 TensorView* scatterAdd(TensorView* input, int64_t dim, TensorView* index, TensorView* src);
 
 /// The rows of a 2-D `weight` picked by `input` (indices of any rank): out has input's shape
 /// followed by weight's second dim (torch.nn.functional.embedding's forward). `padding_idx`,
-/// `scale_grad_by_freq` and `sparse` change only the backward and are accepted; `max_norm`
-/// (renormalizing weight in place) is a UserError.
+/// `scale_grad_by_freq` and `sparse` change only the backward and are accepted. With `max_norm`
+/// (a number or Scalar), each picked row whose `norm_type`-norm (p = inf: the max, p = 0: the
+/// count of nonzeros) exceeds max_norm is scaled by max_norm / (norm + 1e-7), in Float32 (Float64
+/// for a Float64 weight), as torch's renormalization does; unlike torch, `weight` itself is not
+/// written back.
 TensorView* embedding(TensorView* input, TensorView* weight,
                       std::optional<int64_t> padding_idx = std::nullopt,
-                      std::optional<double> max_norm = std::nullopt, double norm_type = 2.0,
+                      std::optional<Operand> max_norm = std::nullopt, Operand norm_type = 2.0,
                       bool scale_grad_by_freq = false, bool sparse = false);
 
 }  // namespace loom::ops

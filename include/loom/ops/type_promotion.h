@@ -24,6 +24,14 @@ enum class PromotionKind : uint8_t {
 /// The result_type of the operands as PyTorch computes it (no half -> float widening).
 DataType resultType(std::span<const Operand> operands);
 
+/// torch.promote_types for two dtypes (no wrapped numbers, no half -> float widening).
+DataType promoteTypes(DataType a, DataType b);
+
+/// The type of an op that selects among its operands and does no arithmetic (where): resultType,
+/// except that numbers alone keep their own promoted dtypes (nvFuser's rule: two f64 Scalars
+/// give f64, not the wrapped-number default f32). Half and bfloat16 are not widened.
+DataType selectionType(std::span<const Operand> operands);
+
 /// The type the op computes in: resultType, IntToFloat applied, half/bfloat16 widened to Float32.
 DataType computeType(std::span<const Operand> operands, PromotionKind kind);
 

@@ -31,7 +31,7 @@ from .. import (
 )
 from .._dumps import dump_output
 from . import _validate, multidevice, pytorch_utils
-from ._cache import FusionExecutorCache, LRUCache, LruFusionCache
+from ._cache import FusionExecutorCache, LRUCache, LruFusionCache, returned_outputs
 from ._definition import python_definition
 from ._repro import describe_input, repro_script
 from ._scheduler_type import SchedulerType
@@ -150,9 +150,13 @@ class FusionDefinition:
         self.ops = Ops(self)
         self._debug_output = None
         self._repro_inputs = None
-        # Positions of outputs added with add_output(alias_input=) that execute() returns all the
-        # same: nvFuser returns an aliased output only when it was an output before.
-        self._shown_aliases = set()
+        # What execute() returns (FusionExecutorCache.returns): one entry per add_output without
+        # alias_input, in call order, as nvFuser returns them; None until add_output is called
+        # (a fusion given whole returns its outputs but the in-place ones).
+        self._returns = None
+        # Names of the Int Scalar inputs holding the Philox seed and offset of random ops given
+        # none (nvFuser draws them from torch's generator): execute() supplies their values.
+        self._drawn_inputs = []
 
     @classmethod
     def from_text(cls, text):
@@ -321,44 +325,63 @@ class FusionDefinition:
         self.fusion.add_input(val)
 
     def add_output(self, output, alias_input=None):
-        """Marks `output` as an output of the fusion. With alias_input (a tensor input of the
-        fusion with output's dtype and shape), nvFuser's in-place update: the output is written
-        into that input's memory, and execute() returns nothing for it, unless `output` was
-        added as an output before (then the returned tensor is the input's, updated). A kernel
+        """Marks `output` as an output of the fusion, as nvFuser does: execute() returns one
+        tensor per add_output without alias_input, in call order (a tensor added twice is
+        returned twice, an input added as an output is returned as itself, not copied). With
+        alias_input (a tensor input of the fusion with output's dtype and shape), nvFuser's
+        in-place update: the output is written into that input's memory and returned only where
+        it is (or is later) added without alias_input, as the input's tensor, updated. A kernel
         stores it there directly when that is safe, else Loom copies it in after the kernels
         (docs/python.md, "In-place outputs")."""
+        fusion = self.fusion
+        if self._returns is None:
+            aliased = {o.name for o, _ in fusion.aliases()}
+            self._returns = [("output", o.name) for o in fusion.outputs()
+                             if o.name not in aliased]
+        outputs = {o.name for o in fusion.outputs()}
         if alias_input is None:
-            self.fusion.add_output(output)
+            if isinstance(output, _C.TensorView) and output.is_fusion_input():
+                self._returns.append(("input", output.name))
+                return
+            if getattr(output, "name", None) not in outputs:
+                fusion.add_output(output)
+            self._returns.append(("output", output.name))
             return
         if not isinstance(output, _C.TensorView) or not isinstance(alias_input, _C.TensorView):
             raise _C.UserTypeError(
                 "add_output: alias_input: the output and the aliased input must be tensors, "
                 f"got {output!r} and {alias_input!r}")
-        shown = any(o.name == output.name for o in self.fusion.outputs())
-        self.fusion.alias_output_to_input(output, alias_input)
-        if shown:
-            names = [o.name for o in self.fusion.outputs()]
-            self._shown_aliases.add(names.index(output.name))
+        fusion.alias_output_to_input(output, alias_input)
 
-    def _returned(self, outputs):
-        """The outputs manual_execute() returns: without the in-place outputs nvFuser hides
-        (their values are in their inputs' tensors, which Loom wrote), as execute()'s cache
-        leaves them out."""
-        hidden = self._hidden_outputs()
-        return [o for k, o in enumerate(outputs) if k not in hidden]
+    def _returned(self, outputs, inputs):
+        """The outputs manual_execute() returns, as execute()'s cache returns them."""
+        return returned_outputs(self.fusion, self._returns, outputs, inputs)
 
-    def _hidden_outputs(self):
-        aliases = self.fusion.aliases()
-        if not aliases:
-            return set()
-        names = [o.name for o in self.fusion.outputs()]
-        return {names.index(o.name) for o, _ in aliases} - self._shown_aliases
+    def _complete_inputs(self, inputs):
+        """`inputs` with values for the seed and offset inputs of random ops defined without
+        rng_seed / rng_offset, drawn from torch's default generator (so torch.manual_seed makes
+        runs repeat, and each run draws new numbers, as nvFuser's do). Inputs that already hold
+        them (every fusion input given) pass unchanged."""
+        inputs = list(inputs)
+        if not self._drawn_inputs:
+            return inputs
+        fusion_inputs = self.fusion.inputs()
+        drawn = set(self._drawn_inputs)
+        if len(inputs) != len(fusion_inputs) - len(drawn):
+            return inputs  # every input given, or a count execute() reports
+        import torch
+
+        values = iter(torch.randint(-(2**63), 2**63 - 1, (len(drawn),),
+                                    dtype=torch.int64).tolist())
+        given = iter(inputs)
+        return [next(values) if v.name in drawn else next(given) for v in fusion_inputs]
 
     def _validated(self, run, inputs, reference_outputs):
         """run(inputs), then its outputs compared (see validate). With in-place outputs the
         reference reads copies of the inputs taken before the run, and the inputs the run
         updated are compared as the outputs they hold."""
         fusion = self.fusion
+        inputs = self._complete_inputs(inputs)
         written = {[v.name for v in fusion.inputs()].index(i.name) for _, i in fusion.aliases()}
         before = [_copy_of(x) if k in written else x for k, x in enumerate(inputs)]
         outputs = run(inputs)
@@ -366,14 +389,16 @@ class FusionDefinition:
             _validate.compare(fusion, outputs, list(reference_outputs), before,
                               "reference_outputs")
             return outputs
-        every = list(outputs)
-        if written:
-            names = [v.name for v in fusion.inputs()]
-            into = {[o.name for o in fusion.outputs()].index(o.name): names.index(i.name)
-                    for o, i in fusion.aliases()}
-            visible = iter(outputs)
-            every = [inputs[into[k]] if k in self._hidden_outputs() else next(visible)
-                     for k in range(len(fusion.outputs()))]
+        # Every fusion output, for the comparison: a returned one where it was returned, an
+        # in-place one in its input (which the run updated).
+        in_at = {v.name: k for k, v in enumerate(fusion.inputs())}
+        into = {o.name: in_at[i.name] for o, i in fusion.aliases()}
+        returns = self._returns
+        if returns is None:
+            returns = [("output", o.name) for o in fusion.outputs() if o.name not in into]
+        got = {name: x for (kind, name), x in zip(returns, outputs) if kind == "output"}
+        every = [got[o.name] if o.name in got else inputs[into[o.name]]
+                 for o in fusion.outputs()]
         refs = _validate.reference_outputs(fusion, before)
         _validate.compare(fusion, every, refs, before, _validate.REFERENCE)
         return outputs
@@ -383,7 +408,7 @@ class FusionDefinition:
         fec = self.__dict__.get("fec")
         if fec is None:
             fec = self.fec = FusionExecutorCache(self._fusion)
-            fec.shown_aliases = self._shown_aliases
+            fec.returns = self._returns
         return fec
 
     def execute(
@@ -412,6 +437,7 @@ class FusionDefinition:
         for name, value in (("profile", profile), ("override_user_schedule", override_user_schedule)):
             if value:
                 raise argument_error("FusionDefinition.execute", name, value)
+        inputs = self._complete_inputs(inputs)
         if not auto_schedule:
             return self.manual_execute(inputs)
         if print_repro:
@@ -447,13 +473,14 @@ class FusionDefinition:
                 "manual_execute: heuristic_params is not supported by Loom (a hand schedule runs "
                 "as written)"
             )
+        inputs = self._complete_inputs(inputs)
         ke = self.__dict__.get("ke")
         try:
             if ke is None:
                 ke = KernelExecutor()
                 ke.compile(self, inputs)
                 self.ke = ke
-            return self._returned(ke.run(inputs))
+            return self._returned(ke.run(inputs), inputs)
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
@@ -515,6 +542,8 @@ class FusionDefinition:
     def repro_script_for(self, inputs=None):
         """A Python script that defines this fusion and runs it on inputs laid out like
         `inputs` (random values): torch tensors, numpy arrays, numbers."""
+        # The printed definition has the drawn seed and offset inputs of random ops given none.
+        inputs = None if inputs is None else self._complete_inputs(inputs)
         descriptions = None if inputs is None else [describe_input(x) for x in inputs]
         return repro_script(builtins.repr(self), self._function_name(), descriptions)
 

@@ -31,9 +31,12 @@ class FusionExecutorCache:
         self._fusion = fusion
         self._executor = _C.FusionExecutor(fusion)
         self.fusion_id = fusion_id
-        # Positions of in-place outputs (add_output(alias_input=)) returned all the same; nvFuser
-        # returns the others' values only in their inputs (FusionDefinition fills this in).
-        self.shown_aliases = set()
+        # What execute() returns, in nvFuser's order: ("output", name) for a fusion output,
+        # ("input", name) for an input returned as itself, one entry per fd.add_output(x)
+        # without alias_input (FusionDefinition fills this in). None: every output but the
+        # in-place ones (add_output(alias_input=)), whose values nvFuser returns only in their
+        # inputs.
+        self.returns = None
 
     def fusion(self):
         return self._fusion
@@ -48,14 +51,7 @@ class FusionExecutorCache:
             outs = self._executor.run(
                 inputs, device, list(_enable_options), list(_disable_options)
             )
-        return [o for k, o in enumerate(to_torch_list(outs)) if k not in self._hidden()]
-
-    def _hidden(self):
-        aliases = self._fusion.aliases()
-        if not aliases:
-            return set()
-        names = [o.name for o in self._fusion.outputs()]
-        return {names.index(o.name) for o, _ in aliases} - self.shown_aliases
+        return returned_outputs(self._fusion, self.returns, to_torch_list(outs), inputs)
 
     def last_cuda_code(self, intrinsic_code=False):
         return self._executor.last_cuda_code(intrinsic_code)
@@ -93,6 +89,19 @@ class FusionExecutorCache:
     @property
     def num_runtimes(self):
         return self._executor.num_runtimes
+
+
+def returned_outputs(fusion, returns, outputs, inputs):
+    """The tensors execute() returns for a run's `outputs` (one per fusion output): those
+    `returns` names (see FusionExecutorCache.returns), a repeated output or input given each
+    time it was added; with no `returns`, the outputs but the in-place ones."""
+    if returns is None:
+        aliased = {o.name for o, _ in fusion.aliases()}
+        return [o for o, v in zip(outputs, fusion.outputs()) if v.name not in aliased]
+    out_at = {v.name: k for k, v in enumerate(fusion.outputs())}
+    in_at = {v.name: k for k, v in enumerate(fusion.inputs())}
+    return [outputs[out_at[name]] if kind == "output" else inputs[in_at[name]]
+            for kind, name in returns]
 
 
 class LRUCache:

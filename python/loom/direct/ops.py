@@ -308,34 +308,33 @@ class Ops:
         return _C.ops.scatter(self._f, arg, index, src, int(dim), True)
 
     def embedding_fwd(self, input, weight, padding_idx=None, max_norm=None, norm_type=None,
-                      scale_grad_by_freq=False, sparse=False):
-        """torch.nn.functional.embedding's forward: the rows of weight picked by input.
-        padding_idx, scale_grad_by_freq and sparse change only the backward; max_norm is not
-        supported."""
-        def plain(v):
-            return None if v is None else (v.value() if hasattr(v, "value") else v)
-
-        p = plain(padding_idx)
-        m = plain(max_norm)
-        if m is not None:
-            raise NotSupportedError("fd.ops.embedding_fwd: max_norm is not supported by Loom")
-        return _C.ops.embedding(self._f, input, weight, None if p is None else int(p), None)
+                      scale_grad_by_freq=None, sparse=None):
+        """torch.nn.functional.embedding's forward: the rows of weight picked by input, each
+        renormalized to at most max_norm (in norm_type's norm, 2.0 by default) when max_norm is
+        given. max_norm and norm_type may be numbers or Scalars (also ones given at execute);
+        padding_idx, scale_grad_by_freq and sparse change only the backward, so they may be
+        anything nvFuser takes there (numbers, Scalars, None). Unlike torch, weight is not
+        renormalized in place."""
+        return _C.ops.embedding(self._f, input, weight, padding_idx, max_norm, norm_type)
 
     def shape(self, arg):
-        """The extents of arg's logical dims as Scalars (a Vector for reshape, expand, ...)."""
+        """The sizes of arg's logical dims as Scalars (a Vector for reshape, expand, ...); an
+        expanded broadcast's is its expanded size, as in nvFuser."""
         from . import Vector
 
-        return Vector(i.extent() for i in arg.get_logical_domain() if not i.is_reduction())
+        return Vector(i.logical_extent() for i in arg.get_logical_domain()
+                      if not i.is_reduction())
 
     def size(self, arg, dim):
-        """The extent of logical dim `dim` of `arg` as a Scalar (for reshape and expand sizes)."""
+        """The size of logical dim `dim` of `arg` as a Scalar (for reshape and expand sizes); an
+        expanded broadcast's is its expanded size."""
         ids = [i for i in arg.get_logical_domain() if not i.is_reduction()]
         if not -len(ids) <= dim < len(ids):
             raise _C.UserIndexError(
                 f"size: dim {dim} is out of range for {arg.name} of rank {len(ids)} "
                 f"(expected {-len(ids)} <= dim < {len(ids)})"
             )
-        return ids[dim].extent()
+        return ids[dim].logical_extent()
 
     # ---- factories -------------------------------------------------------------------------
     def full(self, shape, fill_value, dtype):
@@ -360,13 +359,24 @@ class Ops:
 
     # ---- random numbers (Philox4x32-10, docs/ops.md "Random numbers") ----------------------
     def _rng_key(self, op, rng_seed, rng_offset):
-        """Seed and offset: ints (below 2**64; read as 64-bit patterns) or Int Scalars."""
-        if rng_seed is None or rng_offset is None:
-            raise NotSupportedError(
-                f"fd.ops.{op} without rng_seed and rng_offset: Loom has no global random "
-                "generator; pass rng_seed= and rng_offset= (ints or Int Scalars such as "
-                "fd.define_scalar(dtype=DataType.Int))"
+        """Seed and offset: ints (below 2**64; read as 64-bit patterns) or Int Scalars. Without
+        either, as in nvFuser, every execute() draws them from torch's default generator: they
+        become Int Scalar inputs the definition supplies (FusionDefinition._complete_inputs)."""
+        if (rng_seed is None) != (rng_offset is None):
+            raise _C.UserError(
+                f"fd.ops.{op}: rng_seed and rng_offset are given together or not at all (without "
+                "them each execute() draws both from torch's generator)"
             )
+        if rng_seed is None:
+            fd = self._fd
+            if fd is None:
+                raise NotSupportedError(
+                    f"fd.ops.{op} without rng_seed and rng_offset needs a FusionDefinition to "
+                    "draw them at execute; pass rng_seed= and rng_offset="
+                )
+            rng_seed = fd.define_scalar(None, DataType.Int)
+            rng_offset = fd.define_scalar(None, DataType.Int)
+            fd._drawn_inputs += [rng_seed.name, rng_offset.name]
         return [_key_bits(op, "rng_seed", rng_seed), _key_bits(op, "rng_offset", rng_offset)]
 
     def uniform(self, minval, maxval, shape, dtype=DataType.Float, rng_seed=None, rng_offset=None):
@@ -432,8 +442,8 @@ class Ops:
         """Scaled dot-product attention: (output, log_sumexp, philox_seed, philox_offset).
         query [N, H, L, E], key [N, H, S, E], value [N, H, S, Ev]; log_sumexp [N, H, L] Float;
         philox_seed / philox_offset are 0-D Int tensors holding the dropout mask's seed and
-        offset. rng_seed= and rng_offset= (Loom's extension: it has no global generator) are
-        needed when dropout_p may be above 0."""
+        offset. Without rng_seed= and rng_offset=, a dropout_p that may be above 0 draws them
+        from torch's generator at each execute, as nvFuser does."""
         for name, v in (("bias", bias), ("mask", mask)):
             if v is not None:
                 raise NotSupportedError(
