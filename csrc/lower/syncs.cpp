@@ -3,7 +3,8 @@
 // that threads of a block share.
 //
 // Shared buffers and global buffers the kernel writes (a value stored by one thread and read by
-// another) are tracked. Walking a scope, the buffers read and written since the last barrier are
+// another) are tracked, through Stores, Loads and VectorCopys (a vectorized copy into a shared
+// tile writes it). Walking a scope, the buffers read and written since the last barrier are
 // pending; a statement that reads a pending write (RAW) or writes a pending read (WAR) gets a
 // BlockSync in front. BlockReduce ends with a barrier, so it clears the pending sets. A serial
 // loop is walked with the pending sets of the code before it (its first iteration); then, when
@@ -49,6 +50,12 @@ void accesses(const kir::Stmt* stmt, BufferSet& reads, BufferSet& writes) {
       if (st->buffer && tracked(st->buffer)) writes.insert(st->buffer);
       valueReads(st->index, reads);
       valueReads(st->value, reads);
+    } else if (auto* v = s->dynCast<kir::VectorCopy>()) {
+      // A vector load into a shared tile (or a store out of one) is an access like any other.
+      if (tracked(v->dst)) writes.insert(v->dst);
+      if (tracked(v->src)) reads.insert(v->src);
+      valueReads(v->dstIndex, reads);
+      valueReads(v->srcIndex, reads);
     } else if (auto* d = s->dynCast<kir::DeclareVar>()) {
       valueReads(d->init, reads);
     } else if (auto* i = s->dynCast<kir::IfThenElse>()) {

@@ -10,6 +10,7 @@
 #include "loom/scheduler/reduction.h"
 #include "loom/scheduler/scan.h"
 #include "loom/scheduler/sort.h"
+#include "loom/scheduler/transpose.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 #include "loom/support/options.h"
@@ -19,10 +20,12 @@ namespace loom::scheduler {
 namespace {
 
 // The priority list: proposeScheduler tries these in order (registry.h says what else a new
-// scheduler needs). The checks are written so that at most one
-// of the current schedulers accepts a fusion; the order still matters for future overlaps.
+// scheduler needs). The checks are written so that at most one of the current schedulers accepts
+// a fusion, except transpose before pointwise: the pointwise scheduler takes every fusion without
+// reductions, transposes too (with scalar accesses on the transposed side).
 std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   std::vector<std::unique_ptr<Scheduler>> list;
+  list.push_back(makeTransposeScheduler());
   list.push_back(makePointwiseScheduler());
   list.push_back(makeReductionScheduler());
   list.push_back(makeInnerPersistentScheduler());
