@@ -19,9 +19,9 @@
 // Whether the threads that read a buffer are the ones that wrote it was checked before (pass
 // memory_reads).
 //
-// Padded rows: a shared buffer whose trailing allocation IDs come from its innermost logical ID
-// alone (a row) and that has allocation IDs outside them (several rows) may be read down its
-// columns (a transpose tile written by rows and read by columns). When a row spans an even
+// Padded rows: a shared buffer whose trailing allocation IDs come from one logical ID alone (a
+// row) and that has allocation IDs outside them (several rows) may be read down its columns (a
+// transpose tile written by rows and read by columns, or written by columns and read by rows). When a row spans an even
 // number of 4-byte banks, consecutive rows start on banks of one parity and a column walk of a
 // warp meets the same banks several times; each row is then padded by one bank (one element for
 // 8-byte types), so the row stride is odd in banks and a column hits 32 different banks.
@@ -57,12 +57,12 @@ bool derivesOnlyFrom(ir::IterDomain* id, const ir::IterDomain* from) {
 std::vector<int64_t> paddedRowStrides(const ir::TensorView* tv,
                                       const std::vector<ir::IterDomain*>& alloc,
                                       const std::vector<int64_t>& extents) {
-  const auto logical = ir::TensorDomain::noReductions(tv->logical());
-  const ir::IterDomain* inner = nullptr;
-  for (auto it = logical.rbegin(); it != logical.rend() && inner == nullptr; ++it) {
-    if (!(*it)->isBroadcast()) inner = *it;
+  if (alloc.size() < 2) return {};
+  const ir::IterDomain* inner = nullptr;  // the logical ID the innermost allocation ID comes from
+  for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
+    if (!id->isBroadcast() && derivesOnlyFrom(alloc.back(), id)) inner = id;
   }
-  if (inner == nullptr || alloc.size() < 2) return {};
+  if (inner == nullptr) return {};
   size_t row_ids = 0;
   int64_t row = 1;
   while (row_ids < alloc.size() && derivesOnlyFrom(alloc[alloc.size() - 1 - row_ids], inner)) {

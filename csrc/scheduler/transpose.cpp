@@ -285,7 +285,9 @@ void scheduleTranspose(ir::Fusion& fusion, const TransposeParams& p) {
       store = transform::cacheFork(tv);
       tv->setMemoryType(ir::MemoryType::Local);
     }
+    // compute -> shared tile (reference order) -> registers (own order) -> vector store.
     transform::cacheBefore(store, ir::MemoryType::Shared);
+    tiled.push_back(transform::cacheBefore(store));
     tiled.push_back(store);
   }
   // Vector accesses on the reference side, as in the pointwise scheduler.
