@@ -195,13 +195,16 @@ TEST(FusionGenerator, CoversFamiliesDtypesRanksAndShapes) {
 TEST(FusionGenerator, LateFamiliesAreValidWhenWeighted) {
   GeneratorOptions o;
   o.familyWeights["unary_math"] = 12;
-  int applied = 0;
+  o.familyWeights["transpose_tile"] = 14;
+  int applied = 0, tiles = 0;
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     FuzzCase c = generateCase(seed, o);
     ASSERT_NO_FATAL_FAILURE(expectValid(c));
     for (const std::string& s : c.steps) applied += familyOf(s) == "unary_math";
+    for (const std::string& s : c.steps) tiles += familyOf(s) == "transpose_tile";
   }
   EXPECT_GT(applied, 0);
+  EXPECT_GT(tiles, 0);
 }
 
 // Family weights: with every family but one at 0, only that family (and the inputs) appears.
