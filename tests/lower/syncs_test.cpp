@@ -225,9 +225,8 @@ TEST(LowerAllocations, SharedRowsReadDownColumnsArePadded) {
         << text;
     EXPECT_EQ(kernel->sharedTensorBytes, (size * 4 + 15) / 16 * 16);
     if (cols == 32) {  // row stride 33 on both sides of the tile
-      EXPECT_NE(text.find("T2[((threadIdx.y * 33) + threadIdx.x)]"), std::string::npos) << text;
-      EXPECT_NE(text.find("T2[((threadIdx.y * 33) + threadIdx.x)] = T0["), std::string::npos)
-          << text;
+      EXPECT_NE(text.find("T2[((i0 * 33) + i1)] = T0["), std::string::npos) << text;
+      EXPECT_NE(text.find("= T2[((i3 * 33) + i2)]"), std::string::npos) << text;
     }
   }
 }
