@@ -51,7 +51,8 @@ BuildFn transposePointwise(DataType dtype) {
   };
 }
 
-// Square, odd, non-divisible and very flat shapes, fp32 and bf16: the width follows the rule.
+// Square, odd, non-divisible and very flat shapes (up to 16384 rows or columns), fp32 and bf16:
+// the width follows the rule.
 TEST(TransposeExec, ShapesAndDtypes) {
   struct Case {
     int64_t rows, cols;
@@ -64,7 +65,9 @@ TEST(TransposeExec, ShapesAndDtypes) {
                                                       {97, 131, DataType::Float32, 1},
                                                       {130, 66, DataType::BFloat16, 2},
                                                       {33, 4099, DataType::Float32, 1},
-                                                      {4096, 40, DataType::BFloat16, 8}}) {
+                                                      {4096, 40, DataType::BFloat16, 8},
+                                                      {16384, 64, DataType::Float32, 4},
+                                                      {64, 16383, DataType::BFloat16, 1}}) {
     SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " " + std::string(dataTypeName(dtype)));
     auto p = runTransposed(transposePointwise(dtype), {randomTensor({rows, cols}, 1, dtype)});
     ASSERT_NE(p, nullptr);
