@@ -8,8 +8,9 @@
 // one element per iteration of its loop IDs [p, n) that each thread runs itself: reduction,
 // broadcast and thread/block IDs are left out. Sizes must be constants (registers). A shared
 // tensor (MemoryType::Shared) also allocates its thread-parallel IDs, inside the compute-at
-// position too (one element per thread of the block), and gets a 16-byte aligned byte offset after the previous shared tensors; the kernel
-// places them after the block-reduction scratch (Kernel::sharedTensorBytes).
+// position too (one element per thread of the block), and gets a 16-byte aligned byte offset after
+// the previous shared tensors; the kernel places them after the block-reduction scratch
+// (Kernel::sharedTensorBytes).
 //
 //   before: for i0 in BIDx 0 .. 8:          after:  for i0 in BIDx 0 .. 8:
 //             for i1 in 0 .. 4:                       alloc T1 : f32 local[4]
@@ -21,11 +22,11 @@
 //
 // Padded rows: a shared buffer whose trailing allocation IDs come from one logical ID alone (a
 // row) and that has allocation IDs outside them (several rows) may be read down its columns (a
-// transpose tile written by rows and read by columns, or written by columns and read by rows). When a row spans an even
-// number of 4-byte banks, consecutive rows start on banks of one parity and a column walk of a
-// warp meets the same banks several times; each row is then padded by one bank (one element for
-// 8-byte types), so the row stride is odd in banks and a column hits 32 different banks.
-// Elements of one row stay adjacent, so vector copies within a row are unchanged.
+// transpose tile written by rows and read by columns, or written by columns and read by rows). When
+// a row spans an even number of 4-byte banks, consecutive rows start on banks of one parity and a
+// column walk of a warp meets the same banks several times; each row is then padded by one bank
+// (one element for 8-byte types), so the row stride is odd in banks and a column hits 32 different
+// banks. Elements of one row stay adjacent, so vector copies within a row are unchanged.
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>

@@ -236,10 +236,9 @@ std::unique_ptr<TransposeParams> transposeHeuristics(const ir::Fusion& fusion,
   // 64 x 64 tiles keep more bytes in flight per block where both dims fill them and the tiles
   // fit in 48 KiB (the shared memory a block gets without opting in).
   const int64_t smem = std::min<int64_t>(48 * 1024, info.device().shared_memory_per_block);
-  params->tile = std::min(params->inner_extent, params->outer_extent) >= 64 &&
-                         tileBytes(*l, 64) <= smem
-                     ? 64
-                     : 32;
+  params->tile =
+      std::min(params->inner_extent, params->outer_extent) >= 64 && tileBytes(*l, 64) <= smem ? 64
+                                                                                              : 32;
   // One width for both sides (the block's x extent is tile / width on both): each side's rule
   // over the tensors it accesses along its own innermost dim.
   int64_t v_tile = utils::maxVectorWidth(fusion, info, l->ref, {l->outer}, l->tileSide);

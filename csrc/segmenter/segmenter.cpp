@@ -216,8 +216,7 @@ class Segmenter {
     if (DumpOptions::fromEnvironment().has(DumpOption::SchedulerChoice)) {
       std::string outs;
       for (const ir::Val* o : t.fusion.fusion->outputs()) outs += " " + o->toString();
-      dumpSink() << "scheduler_choice for " << exprs.size() << " expr(s), outputs" << outs
-                 << ":\n"
+      dumpSink() << "scheduler_choice for " << exprs.size() << " expr(s), outputs" << outs << ":\n"
                  << scheduler::explainSchedulerChoice(*t.fusion.fusion, info);
     }
     if (p.scheduler == nullptr) {

@@ -183,8 +183,8 @@ struct SmallCase {
 };
 
 const std::vector<SmallCase> kSmallCases = {
-    {Op::VarMean, {2, 3, 64}}, {Op::LayerNorm, {5, 64}},     {Op::RmsNorm, {5, 64}},
-    {Op::Softmax, {5, 64}},    {Op::GeluTanhBias, {5, 64}}, {Op::SumDim0, {16, 64}},
+    {Op::VarMean, {2, 3, 64}}, {Op::LayerNorm, {5, 64}},          {Op::RmsNorm, {5, 64}},
+    {Op::Softmax, {5, 64}},    {Op::GeluTanhBias, {5, 64}},       {Op::SumDim0, {16, 64}},
     {Op::Transpose, {40, 64}}, {Op::GeluBiasTranspose, {40, 64}},
 };
 

@@ -64,8 +64,8 @@ TEST(TransposeNvrtc, BenchmarkKernelsCompileWithoutSpills) {
         const cuda::KernelResources* res = r.kernel(g.name);
         ASSERT_NE(res, nullptr) << r.log;
         EXPECT_FALSE(r.hasSpills()) << r.log;
-        std::cout << what << ": " << res->registers << " registers, "
-                  << kernel->sharedTensorBytes << " shared bytes, " << params->toString();
+        std::cout << what << ": " << res->registers << " registers, " << kernel->sharedTensorBytes
+                  << " shared bytes, " << params->toString();
       }
     }
   }

@@ -32,9 +32,9 @@ std::unique_ptr<TransposeParams> runTransposed(const BuildFn& build,
   std::vector<Tensor> expected = eval::evaluateFusion(*s.original, args);
   EXPECT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
-    auto mismatch = eval::expectClose(actual[i], expected[i],
-                                      eval::defaultTolerance(expected[i].dtype(), 1),
-                                      "output " + std::to_string(i));
+    auto mismatch =
+        eval::expectClose(actual[i], expected[i], eval::defaultTolerance(expected[i].dtype(), 1),
+                          "output " + std::to_string(i));
     EXPECT_FALSE(mismatch.has_value()) << *mismatch << "\n" << p->toString();
   }
   s.params.release();
@@ -60,15 +60,16 @@ TEST(TransposeExec, ShapesAndDtypes) {
     int64_t vectorize;
   };
   for (auto [rows, cols, dtype, v] : std::vector<Case>{{64, 64, DataType::Float32, 4},
-                                                      {64, 64, DataType::BFloat16, 8},
-                                                      {256, 320, DataType::Float32, 4},
-                                                      {97, 131, DataType::Float32, 1},
-                                                      {130, 66, DataType::BFloat16, 2},
-                                                      {33, 4099, DataType::Float32, 1},
-                                                      {4096, 40, DataType::BFloat16, 8},
-                                                      {16384, 64, DataType::Float32, 4},
-                                                      {64, 16383, DataType::BFloat16, 1}}) {
-    SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " " + std::string(dataTypeName(dtype)));
+                                                       {64, 64, DataType::BFloat16, 8},
+                                                       {256, 320, DataType::Float32, 4},
+                                                       {97, 131, DataType::Float32, 1},
+                                                       {130, 66, DataType::BFloat16, 2},
+                                                       {33, 4099, DataType::Float32, 1},
+                                                       {4096, 40, DataType::BFloat16, 8},
+                                                       {16384, 64, DataType::Float32, 4},
+                                                       {64, 16383, DataType::BFloat16, 1}}) {
+    SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                 std::string(dataTypeName(dtype)));
     auto p = runTransposed(transposePointwise(dtype), {randomTensor({rows, cols}, 1, dtype)});
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(p->vectorize, v);

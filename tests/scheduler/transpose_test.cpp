@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The transpose scheduler's choice, rejection reasons, parameters and launch limits (threads and
 // shared memory per block of the H100/H200) on the shapes, plus LOOM_DUMP=scheduler_choice.
+#include "loom/scheduler/transpose.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "loom/lower/lower.h"
-#include "loom/scheduler/transpose.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/options.h"
 #include "scheduler/scheduler_test_utils.h"
@@ -46,12 +47,14 @@ TEST(TransposeScheduler, RejectionReasons) {
   };
   std::string add = why(addFusion(), {randomTensor({64, 64}, 1), randomTensor({64, 64}, 2)});
   EXPECT_HAS(add, "  pointwise: chosen\n");
-  EXPECT_HAS(add, "  transpose: compile-time: no input or output has another innermost dim than "
-                  "the largest output");
+  EXPECT_HAS(add,
+             "  transpose: compile-time: no input or output has another innermost dim than "
+             "the largest output");
   std::string narrow = why(transposeFusion(), {randomTensor({8, 1000}, 1)});
   EXPECT_HAS(narrow, "  pointwise: chosen\n");
-  EXPECT_HAS(narrow, "  transpose: run-time: the transposed dims have 1000 and 8 elements; a "
-                     "tile needs at least 32 of each");
+  EXPECT_HAS(narrow,
+             "  transpose: run-time: the transposed dims have 1000 and 8 elements; a "
+             "tile needs at least 32 of each");
   std::string reduced = why(
       [](ir::Fusion& f) {
         auto* x = ops::TensorBuilder().shape({-1, -1, -1}).build();
@@ -68,8 +71,9 @@ TEST(TransposeScheduler, RejectionReasons) {
         f.addOutput(ops::transpose(ops::pad(x, {1, 1}), 0, 1));
       },
       {randomTensor({64, 64}, 1)});
-  EXPECT_HAS(padded, "  transpose: compile-time: the tile holds pointwise, broadcast, expand and "
-                     "permute ops only");
+  EXPECT_HAS(padded,
+             "  transpose: compile-time: the tile holds pointwise, broadcast, expand and "
+             "permute ops only");
   EXPECT_HAS(padded, "  pointwise: chosen\n");
 }
 
@@ -125,8 +129,8 @@ TEST(TransposeScheduler, LaunchLimits) {
         const int64_t threads = params->bdimx() * params->bdimy;
         EXPECT_LE(threads, dev.max_threads_per_block) << params->toString();
         EXPECT_GE(threads, 128) << params->toString();
-        const int64_t grid = batch * utils::ceilDiv(rows, params->tile) *
-                             utils::ceilDiv(cols, params->tile);
+        const int64_t grid =
+            batch * utils::ceilDiv(rows, params->tile) * utils::ceilDiv(cols, params->tile);
         EXPECT_LE(grid, dev.max_grid_x);
         // 16-byte vectors where both rows start on a 16-byte boundary (50257 columns do not).
         if (rows % 16 == 0 && cols % 16 == 0) {
@@ -150,7 +154,8 @@ TEST(TransposeScheduler, Params) {
   a.tile = 64;
   a.vectorize = 4;
   a.bdimy = 16;
-  EXPECT_EQ(a.toString(), "Transpose: tile=64 vectorize=4 bdimy=16\n  inner_extent=0 outer_extent=0\n");
+  EXPECT_EQ(a.toString(),
+            "Transpose: tile=64 vectorize=4 bdimy=16\n  inner_extent=0 outer_extent=0\n");
   TransposeParams b = a;
   b.inner_extent = 7;  // info only
   EXPECT_EQ(a, b);

@@ -94,8 +94,9 @@ enum class BufferKind : uint8_t { Param, Local, Shared };
 class Value;
 
 /// Memory one tensor lives in. Params are indexed with their runtime strides; local and shared
-/// buffers are laid out over `allocIds` (the tensor's loop IDs right of its compute-at position that
-/// are neither reductions, broadcasts nor thread/block parallel), densely unless `allocStrides`.
+/// buffers are laid out over `allocIds` (the tensor's loop IDs right of its compute-at position
+/// that are neither reductions, broadcasts nor thread/block parallel), densely unless
+/// `allocStrides`.
 struct Buffer {
   const ir::TensorView* tv = nullptr;
   std::string name;  ///< "T3"
