@@ -6,7 +6,8 @@
 // another) are tracked, through Stores, Loads and VectorCopys (a vectorized copy into a shared
 // tile writes it). Walking a scope, the buffers read and written since the last barrier are
 // pending; a statement that reads a pending write (RAW) or writes a pending read (WAR) gets a
-// BlockSync in front. BlockReduce ends with a barrier, so it clears the pending sets. A serial
+// BlockSync in front, and so does a loop holding such a statement and no barrier of its own (one
+// barrier before the loop instead of one per iteration). BlockReduce ends with a barrier, so it clears the pending sets. A serial
 // loop is walked with the pending sets of the code before it (its first iteration); then, when
 // what is pending at the end of its body conflicts with what the body touches before its first
 // barrier (the next iteration), a BlockSync ends the body (loop-carried). Parallel loops are not
@@ -105,6 +106,15 @@ struct State {
   }
 };
 
+// Whether a BlockSync or BlockReduce (a barrier) is anywhere in the loop's body.
+bool holdsBarrier(const kir::ForLoop* f) {
+  bool found = false;
+  kir::forEachStmt(f->body, [&](const kir::Stmt* s) {
+    found = found || s->isA<kir::BlockSync>() || s->isA<kir::BlockReduce>();
+  });
+  return found;
+}
+
 struct SyncInserter {
   kir::Kernel& kernel;
   bool changed = false;
@@ -139,6 +149,18 @@ struct SyncInserter {
         continue;
       }
       if (auto* f = s->dynCast<kir::ForLoop>()) {
+        // A loop that conflicts with what is pending and holds no barrier of its own gets the
+        // barrier in front of it: once, instead of before its conflicting statement in every
+        // iteration (a transpose tile read element by element in a vector loop synced 16 times).
+        BufferSet reads, writes;
+        accesses(f, reads, writes);
+        if (!holdsBarrier(f) &&
+            (intersects(reads, o.st.writes) || intersects(writes, o.st.reads))) {
+          scope.insert(scope.begin() + int64_t(i), kernel.create<kir::BlockSync>());
+          ++o.next;
+          o.st.barrier();
+          changed = true;
+        }
         State inner;
         inner.reads = o.st.reads;
         inner.writes = o.st.writes;

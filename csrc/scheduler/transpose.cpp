@@ -233,12 +233,16 @@ std::unique_ptr<TransposeParams> transposeHeuristics(const ir::Fusion& fusion,
   auto params = std::make_unique<TransposeParams>();
   params->inner_extent = info.extent(l->inner, l->ref);
   params->outer_extent = info.extent(l->outer, l->ref);
-  // 64 x 64 tiles keep more bytes in flight per block where both dims fill them and the tiles
-  // fit in 48 KiB (the shared memory a block gets without opting in).
+  // A tile row of at most 128 bytes (32 banks; padded to 33): a warp's scalar accesses along a
+  // row (the elements of its vector loads) and down a column then meet 32 different banks; a
+  // 64-wide f32 row (64 banks) would put lanes 8 apart on one bank. So 64 x 64 tiles for 16-bit
+  // (and 8-bit) types, where both dims fill them and the tiles fit in 48 KiB (the shared memory
+  // a block gets without opting in), else 32 x 32.
   const int64_t smem = std::min<int64_t>(48 * 1024, info.device().shared_memory_per_block);
-  params->tile =
-      std::min(params->inner_extent, params->outer_extent) >= 64 && tileBytes(*l, 64) <= smem ? 64
-                                                                                              : 32;
+  const bool wide = 64 * dtypeBytes(l->tileSide) <= 128 &&
+                    std::min(params->inner_extent, params->outer_extent) >= 64 &&
+                    tileBytes(*l, 64) <= smem;
+  params->tile = wide ? 64 : 32;
   // One width for both sides (the block's x extent is tile / width on both): each side's rule
   // over the tensors it accesses along its own innermost dim.
   int64_t v_tile = utils::maxVectorWidth(fusion, info, l->ref, {l->outer}, l->tileSide);

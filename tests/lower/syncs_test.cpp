@@ -66,6 +66,23 @@ TEST(LowerSyncs, LoopCarriedWar) {
             "    block_sync\n");
 }
 
+// A loop reading a pending write, with no barrier of its own, gets the barrier in front of it
+// once, not before the read in each of its iterations.
+TEST(LowerSyncs, OneBarrierBeforeALoopWithoutBarriers) {
+  SyncKernel s;
+  auto* loop = s.k.create<kir::ForLoop>(s.k.newVar(kIndexType, "i"), s.k.constInt(0),
+                                        s.k.constInt(4), ir::ParallelType::Serial, nullptr);
+  loop->body = {s.read()};
+  s.k.body = {s.write(), loop};
+  EXPECT_TRUE(s.run());
+  EXPECT_EQ(kir::toString(s.k),
+            "kernel loom_kernel()\n"
+            "  T5[threadIdx.x] = 1.0\n"
+            "  block_sync\n"
+            "  for i0 in 0 .. 4:\n"
+            "    T6[threadIdx.x] = T5[3]\n");
+}
+
 // A barrier never goes inside a predicate: the sync for a predicated read precedes the if.
 TEST(LowerSyncs, NeverInsideAPredicate) {
   SyncKernel s;

@@ -76,6 +76,32 @@ TEST(TransposeExec, ShapesAndDtypes) {
   }
 }
 
+// Tuned parameters (`--params`): other tiles, widths and block heights schedule and compute the
+// same numbers, the 64-wide f32 tile and a 16-wide one included.
+TEST(TransposeExec, TunedParams) {
+  struct Tune {
+    int64_t tile, vectorize, bdimy;
+  };
+  for (auto [tile, v, bdimy] : std::vector<Tune>{{64, 4, 16}, {64, 2, 8}, {64, 1, 4}, {16, 4, 16}}) {
+    SCOPED_TRACE("tile " + std::to_string(tile) + " v " + std::to_string(v));
+    auto original = makeFusion(transposePointwise(DataType::Float32));
+    auto fusion = original->clone();
+    std::vector<eval::Argument> args{randomTensor({100, 132}, 11)};
+    SchedulerRuntimeInfo info(*fusion, args);
+    auto p = transposeHeuristics(*fusion, info);
+    ASSERT_TRUE(p->setField("tile", tile) && p->setField("vectorize", v) &&
+                p->setField("bdimy", bdimy));
+    scheduleTranspose(*fusion, *p);
+    exec::KernelExecutor ke;
+    ke.compile(*fusion, exec::Backend::Host, exec::ExecutorOptions{.poisonOutputs = true});
+    std::vector<Tensor> actual = ke.run(args);
+    std::vector<Tensor> expected = eval::evaluateFusion(*original, args);
+    auto mismatch = eval::expectClose(actual[0], expected[0],
+                                      eval::defaultTolerance(DataType::Float32, 1), "output 0");
+    EXPECT_FALSE(mismatch.has_value()) << *mismatch << "\n" << p->toString();
+  }
+}
+
 // A batch dim around the tile, the tile dims at both ends and the middle.
 TEST(TransposeExec, BatchDims) {
   runTransposed(

@@ -126,6 +126,12 @@ TEST(TransposeScheduler, LaunchLimits) {
         ASSERT_NE(p.scheduler, nullptr);
         ASSERT_EQ(p.scheduler->type(), SchedulerType::Transpose) << p.rejectionSummary();
         auto params = transposeHeuristics(*f, info);
+        // Tile rows of at most 32 banks (the bank-conflict rule); 16-bit tiles of 64 where the
+        // dims fill them.
+        EXPECT_LE(params->tile * int64_t(dataTypeSize(dtype)), 128) << params->toString();
+        if (dtype == DataType::BFloat16 && std::min(rows, cols) >= 64) {
+          EXPECT_EQ(params->tile, 64) << params->toString();
+        }
         const int64_t threads = params->bdimx() * params->bdimy;
         EXPECT_LE(threads, dev.max_threads_per_block) << params->toString();
         EXPECT_GE(threads, 128) << params->toString();
