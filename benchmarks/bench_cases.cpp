@@ -48,6 +48,23 @@ const std::vector<Case>& allCases() {
        Op::Linear,
        {8192, 4096, 16384},
        "linear [8192, 4096] x [16384, 4096]^T + bias"},
+      // The transpose scheduler (issue 37): a square transpose and two model widths (GPT-2's
+      // 768, GPT-3's 12288), alone and behind a bias + gelu.
+      {"transpose_8192x8192", Op::Transpose, {8192, 8192}, "x^T, [8192, 8192]"},
+      {"transpose_16384x768", Op::Transpose, {16384, 768}, "x^T, [16384, 768]"},
+      {"transpose_4096x12288", Op::Transpose, {4096, 12288}, "x^T, [4096, 12288]"},
+      {"gelu_bias_t_8192x8192",
+       Op::GeluBiasTranspose,
+       {8192, 8192},
+       "gelu_tanh(x + bias)^T, [8192, 8192]"},
+      {"gelu_bias_t_16384x768",
+       Op::GeluBiasTranspose,
+       {16384, 768},
+       "gelu_tanh(x + bias)^T, [16384, 768]"},
+      {"gelu_bias_t_4096x12288",
+       Op::GeluBiasTranspose,
+       {4096, 12288},
+       "gelu_tanh(x + bias)^T, [4096, 12288]"},
   };
   return cases;
 }
@@ -77,7 +94,8 @@ std::vector<std::vector<int64_t>> inputShapes(Op op, const std::vector<int64_t>&
   switch (op) {
     case Op::LayerNorm: return {shape, cols, cols};
     case Op::RmsNorm:
-    case Op::GeluTanhBias: return {shape, cols};
+    case Op::GeluTanhBias:
+    case Op::GeluBiasTranspose: return {shape, cols};
     default: return {shape};
   }
 }
@@ -89,6 +107,7 @@ std::vector<std::vector<int64_t>> outputShapes(Op op, const std::vector<int64_t>
   }
   if (op == Op::SumDim0) return {std::vector<int64_t>(shape.begin() + 1, shape.end())};
   if (op == Op::Linear) return {{shape[0], shape[2]}};
+  if (op == Op::Transpose || op == Op::GeluBiasTranspose) return {{shape[1], shape[0]}};
   return {shape};
 }
 
@@ -128,6 +147,11 @@ std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape
       fusion->addOutput(ops::cast(ops::sum(in[0], {0}), dtype));
       break;
     case Op::Linear: fusion->addOutput(ops::linear(in[0], in[1], in[2])); break;
+    case Op::Transpose: fusion->addOutput(ops::transpose(in[0], 0, 1)); break;
+    case Op::GeluBiasTranspose:
+      fusion->addOutput(
+          ops::transpose(ops::biasGelu(in[0], in[1], ops::GeluApproximation::Tanh), 0, 1));
+      break;
   }
   return fusion;
 }
@@ -263,6 +287,23 @@ CheckResult checkLinear(DataType dtype, const std::vector<Tensor>& inputs, const
   return ck.result("outputs of rows 0 and M-1 match a double-precision dot product");
 }
 
+// Transposes: rows 0, R/2 and R-1 of x (through gelu(x + bias)) are columns of y.
+CheckResult checkTranspose(bool gelu_bias, DataType dtype, const std::vector<Tensor>& inputs,
+                           const Tensor& out) {
+  const Tensor& x = inputs.at(0);
+  const int64_t rows = x.size(0), cols = x.size(1);
+  Checker ck(dtype);
+  for (int64_t r : {int64_t(0), rows / 2, rows - 1}) {
+    for (int64_t j = 0; j < cols; ++j) {
+      double want = x.getDoubleLinear(r * cols + j);
+      if (gelu_bias) want = gelu(want + inputs.at(1).getDoubleLinear(j));
+      ck.near("y[" + std::to_string(j) + ", " + std::to_string(r) + "]",
+              out.getDoubleLinear(j * rows + r), want, kUnit32, kUnit16);
+    }
+  }
+  return ck.result("columns 0, R/2, R-1 of the output match rows of the input in double");
+}
+
 }  // namespace
 
 CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& inputs,
@@ -291,6 +332,9 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
     }
   }
   if (op == Op::Linear) return checkLinear(dtype, inputs, outs[0]);
+  if (op == Op::Transpose || op == Op::GeluBiasTranspose) {
+    return checkTranspose(op == Op::GeluBiasTranspose, dtype, inputs, outs[0]);
+  }
   const Tensor& x = inputs[0];
   int64_t cols = shape.back();
   int64_t rows = x.numel() / std::max<int64_t>(cols, 1);
@@ -368,7 +412,9 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
         }
         break;
       case Op::SumDim0:
-      case Op::Linear: break;
+      case Op::Linear:
+      case Op::Transpose:
+      case Op::GeluBiasTranspose: break;
     }
   }
   return ck.result("all outputs finite; rows 0, N/2, N-1 match a double-precision computation");

@@ -15,7 +15,19 @@
 
 namespace loom::bench {
 
-enum class Op { VarMean, LayerNorm, RmsNorm, Softmax, GeluTanhBias, SumDim0, Linear };
+/// Transpose: y = x^T ([R, C] -> [C, R], written contiguous); GeluBiasTranspose:
+/// y = gelu_tanh(x + bias)^T (bias [C]), the transpose scheduler's two cases (issue 37).
+enum class Op {
+  VarMean,
+  LayerNorm,
+  RmsNorm,
+  Softmax,
+  GeluTanhBias,
+  SumDim0,
+  Linear,
+  Transpose,
+  GeluBiasTranspose
+};
 
 /// Epsilon of layer_norm and rms_norm, as the torch baseline passes it.
 inline constexpr double kNormEps = 1e-5;

@@ -31,7 +31,8 @@ class Case:
     """One benchmark case: an operation on a fixed input shape; dtype is chosen separately."""
 
     name: str  # stable id used in every JSON file
-    op: str  # var_mean | layer_norm | rms_norm | softmax | gelu_tanh_bias | sum_dim0
+    op: str  # var_mean | layer_norm | rms_norm | softmax | gelu_tanh_bias | sum_dim0 | linear
+    #          | transpose | gelu_bias_t
     shape: tuple
     label: str  # what the table prints
     large: bool  # held to the 90%-of-ceiling goal
@@ -42,7 +43,8 @@ class Case:
             m, k, n = self.shape
             return [(m, k), (n, k), (n,)]
         cols = (self.shape[-1],)
-        extra = {"layer_norm": [cols, cols], "rms_norm": [cols], "gelu_tanh_bias": [cols]}
+        extra = {"layer_norm": [cols, cols], "rms_norm": [cols], "gelu_tanh_bias": [cols],
+                 "gelu_bias_t": [cols]}
         return [self.shape] + extra.get(self.op, [])
 
     def output_shapes(self):
@@ -53,6 +55,8 @@ class Case:
             return [self.shape[1:]]
         if self.op == "linear":
             return [(self.shape[0], self.shape[2])]
+        if self.op in ("transpose", "gelu_bias_t"):
+            return [(self.shape[1], self.shape[0])]
         return [self.shape]
 
 
@@ -79,6 +83,16 @@ CASES = (
     # Compute-bound (both sides call cuBLAS): held to torch's time, not to the bandwidth goal.
     Case("linear_8192x4096x16384", "linear", (8192, 4096, 16384),
          "linear [8192, 4096] x [16384, 4096]^T + bias", False),
+    # The transpose scheduler (issue 37): x^T written contiguous, alone and behind bias + gelu.
+    Case("transpose_8192x8192", "transpose", (8192, 8192), "x^T, [8192, 8192]", True),
+    Case("transpose_16384x768", "transpose", (16384, 768), "x^T, [16384, 768]", True),
+    Case("transpose_4096x12288", "transpose", (4096, 12288), "x^T, [4096, 12288]", True),
+    Case("gelu_bias_t_8192x8192", "gelu_bias_t", (8192, 8192),
+         "gelu_tanh(x + bias)^T, [8192, 8192]", True),
+    Case("gelu_bias_t_16384x768", "gelu_bias_t", (16384, 768),
+         "gelu_tanh(x + bias)^T, [16384, 768]", True),
+    Case("gelu_bias_t_4096x12288", "gelu_bias_t", (4096, 12288),
+         "gelu_tanh(x + bias)^T, [4096, 12288]", True),
 )
 
 # Host-side overhead: one fused 3-op pointwise expression on 1024 fp32 elements, wall time per call.

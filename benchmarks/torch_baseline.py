@@ -69,6 +69,12 @@ def make_case(torch, case, dtype):
     elif case.op == "linear":
         def fn(x, w, b):
             return F.linear(x, w, b)
+    elif case.op == "transpose":
+        def fn(x):
+            return x.t().contiguous()
+    elif case.op == "gelu_bias_t":
+        def fn(x, bias):
+            return F.gelu(x + bias, approximate="tanh").t().contiguous()
     else:
         raise AssertionError(f"no torch function for op '{case.op}'")
     return fn, inputs

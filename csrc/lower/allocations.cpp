@@ -8,8 +8,9 @@
 // one element per iteration of its loop IDs [p, n) that each thread runs itself: reduction,
 // broadcast and thread/block IDs are left out. Sizes must be constants (registers). A shared
 // tensor (MemoryType::Shared) also allocates its thread-parallel IDs, inside the compute-at
-// position too (one element per thread of the block), and gets a 16-byte aligned byte offset after the previous shared tensors; the kernel
-// places them after the block-reduction scratch (Kernel::sharedTensorBytes).
+// position too (one element per thread of the block), and gets a 16-byte aligned byte offset after
+// the previous shared tensors; the kernel places them after the block-reduction scratch
+// (Kernel::sharedTensorBytes).
 //
 //   before: for i0 in BIDx 0 .. 8:          after:  for i0 in BIDx 0 .. 8:
 //             for i1 in 0 .. 4:                       alloc T1 : f32 local[4]
@@ -18,6 +19,14 @@
 //
 // Whether the threads that read a buffer are the ones that wrote it was checked before (pass
 // memory_reads).
+//
+// Padded rows: a shared buffer whose trailing allocation IDs come from one logical ID alone (a
+// row) and that has allocation IDs outside them (several rows) may be read down its columns (a
+// transpose tile written by rows and read by columns, or written by columns and read by rows). When
+// a row spans an even number of 4-byte banks, consecutive rows start on banks of one parity and a
+// column walk of a warp meets the same banks several times; each row is then padded by one bank
+// (one element for 8-byte types), so the row stride is odd in banks and a column hits 32 different
+// banks. Elements of one row stay adjacent, so vector copies within a row are unchanged.
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,6 +37,53 @@
 namespace loom::lower {
 
 namespace {
+
+// Whether `id` is split and merged from `from` alone (an explicit stack: split chains are long).
+bool derivesOnlyFrom(ir::IterDomain* id, const ir::IterDomain* from) {
+  std::vector<ir::IterDomain*> work{id};
+  while (!work.empty()) {
+    ir::IterDomain* x = work.back();
+    work.pop_back();
+    if (x == from) continue;
+    ir::Expr* def = x->definition();
+    if (def == nullptr) return false;
+    for (ir::Val* in : def->inputs()) {
+      if (auto* in_id = in->dynCast<ir::IterDomain>()) work.push_back(in_id);
+    }
+  }
+  return true;
+}
+
+// The element strides of a shared buffer with padded rows (the file comment), or empty (dense).
+std::vector<int64_t> paddedRowStrides(const ir::TensorView* tv,
+                                      const std::vector<ir::IterDomain*>& alloc,
+                                      const std::vector<int64_t>& extents) {
+  if (alloc.size() < 2) return {};
+  const ir::IterDomain* inner = nullptr;  // the logical ID the innermost allocation ID comes from
+  for (ir::IterDomain* id : ir::TensorDomain::noReductions(tv->logical())) {
+    if (!id->isBroadcast() && derivesOnlyFrom(alloc.back(), id)) inner = id;
+  }
+  if (inner == nullptr) return {};
+  size_t row_ids = 0;
+  int64_t row = 1;
+  while (row_ids < alloc.size() && derivesOnlyFrom(alloc[alloc.size() - 1 - row_ids], inner)) {
+    row *= extents[alloc.size() - 1 - row_ids];
+    ++row_ids;
+  }
+  if (row_ids == 0 || row_ids == alloc.size()) return {};
+  const auto item = int64_t(dataTypeSize(tv->dtype()));
+  const int64_t row_bytes = row * item;
+  if (row_bytes % 8 != 0) return {};  // rows off the bank grid, or an odd number of banks
+  const int64_t pad = item <= 4 ? 4 / item : 1;
+  std::vector<int64_t> strides(alloc.size());
+  int64_t stride = 1;
+  for (size_t k = alloc.size(); k-- > 0;) {
+    strides[k] = stride;
+    stride *= extents[k];
+    if (k == alloc.size() - row_ids) stride += pad;  // the row stride, padded
+  }
+  return strides;
+}
 
 struct Allocator {
   kir::Kernel& kernel;
@@ -43,6 +99,7 @@ struct Allocator {
     bool shared = tv->memoryType() == ir::MemoryType::Shared;
     b->kind = shared ? kir::BufferKind::Shared : kir::BufferKind::Local;
     int64_t size = 1;
+    std::vector<int64_t> extents;
     // A shared buffer holds the elements of every thread of the block, so its thread IDs are
     // allocated too, inside the compute-at position as well (each thread of the loop is there at
     // once: leaving them out gave every thread one shared element); blocks have their own shared
@@ -64,7 +121,12 @@ struct Allocator {
                  "; inline it further (computeAt) or parallelize that axis so that its local "
                  "buffer has a constant size");
       size *= *extent;
+      extents.push_back(*extent);
       b->allocIds.push_back(id);
+    }
+    if (shared) {
+      b->allocStrides = paddedRowStrides(tv, b->allocIds, extents);
+      if (!b->allocStrides.empty()) size = b->allocStrides.front() * extents.front();
     }
     b->size = kernel.constInt(size);
     if (shared) {  // 16-byte aligned slots, one per shared tensor (no reuse across lifetimes)

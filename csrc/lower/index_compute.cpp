@@ -430,12 +430,15 @@ kir::Value* bufferOffset(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
   kir::Value* offset = nullptr;
   solveForward(kernel, ctx, exprsBetween(tv->logical(), buf->allocIds), idx);
   int64_t stride = 1;
-  for (auto id_it = buf->allocIds.rbegin(); id_it != buf->allocIds.rend(); ++id_it) {
-    auto found = idx.find(*id_it);
-    LOOM_ASSERT(found != idx.end(), "no index for ", (*id_it)->toString(), " of ", tv->toString());
+  const auto n = int64_t(buf->allocIds.size());
+  for (int64_t k = n - 1; k >= 0; --k) {
+    ir::IterDomain* id = buf->allocIds[size_t(k)];
+    auto found = idx.find(id);
+    LOOM_ASSERT(found != idx.end(), "no index for ", id->toString(), " of ", tv->toString());
+    if (!buf->allocStrides.empty()) stride = buf->allocStrides[size_t(k)];  // padded rows
     kir::Value* term = b.mul(found->second, kernel.constInt(stride));
     offset = offset ? b.add(term, offset) : term;
-    stride *= eval::ExpressionEvaluator().evaluateInt((*id_it)->extent());
+    stride *= eval::ExpressionEvaluator().evaluateInt(id->extent());
   }
   return offset ? offset : kernel.constInt(0);
 }

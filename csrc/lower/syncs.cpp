@@ -3,20 +3,23 @@
 // that threads of a block share.
 //
 // Shared buffers and global buffers the kernel writes (a value stored by one thread and read by
-// another) are tracked. Walking a scope, the buffers read and written since the last barrier are
+// another) are tracked, through Stores, Loads and VectorCopys (a vectorized copy into a shared
+// tile writes it). Walking a scope, the buffers read and written since the last barrier are
 // pending; a statement that reads a pending write (RAW) or writes a pending read (WAR) gets a
-// BlockSync in front. BlockReduce ends with a barrier, so it clears the pending sets. A serial
-// loop is walked with the pending sets of the code before it (its first iteration); then, when
-// what is pending at the end of its body conflicts with what the body touches before its first
-// barrier (the next iteration), a BlockSync ends the body (loop-carried). Parallel loops are not
-// loops (one iteration per thread). IfThenElse bodies are never entered: a barrier must be
-// reached by every thread, so it goes in front of the whole predicated statement.
+// BlockSync in front, and so does a loop holding such a statement and no barrier of its own (one
+// barrier before the loop instead of one per iteration). BlockReduce ends with a barrier, so it
+// clears the pending sets. A serial loop is walked with the pending sets of the code before it (its
+// first iteration); then, when what is pending at the end of its body conflicts with what the body
+// touches before its first barrier (the next iteration), a BlockSync ends the body (loop-carried).
+// Parallel loops are not loops (one iteration per thread). IfThenElse bodies are never entered: a
+// barrier must be reached by every thread, so it goes in front of the whole predicated statement.
 //
 //   before: for i0 in 0 .. 4:             after:  for i0 in 0 .. 4:
 //             T3[tid] = ...                         T3[tid] = ...
 //             T4[...] = T3[(127 - tid)]             block_sync              (RAW)
 //                                                   T4[...] = T3[(127 - tid)]
 //                                                   block_sync              (WAR, next iteration)
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -42,25 +45,34 @@ void valueReads(kir::Value* v, BufferSet& reads) {
   }
 }
 
+// The tracked accesses of one statement itself (not of the statements nested in it).
+void directAccesses(const kir::Stmt* s, BufferSet& reads, BufferSet& writes) {
+  if (auto* st = s->dynCast<kir::Store>()) {
+    if (st->buffer && tracked(st->buffer)) writes.insert(st->buffer);
+    valueReads(st->index, reads);
+    valueReads(st->value, reads);
+  } else if (auto* v = s->dynCast<kir::VectorCopy>()) {
+    // A vector load into a shared tile (or a store out of one) is an access like any other.
+    if (tracked(v->dst)) writes.insert(v->dst);
+    if (tracked(v->src)) reads.insert(v->src);
+    valueReads(v->dstIndex, reads);
+    valueReads(v->srcIndex, reads);
+  } else if (auto* d = s->dynCast<kir::DeclareVar>()) {
+    valueReads(d->init, reads);
+  } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
+    valueReads(i->cond, reads);
+  } else if (auto* r = s->dynCast<kir::SortRow>()) {
+    if (tracked(r->in.buffer)) reads.insert(r->in.buffer);
+    for (const kir::SortRow::Row* out : {&r->values, &r->indices}) {
+      if (out->buffer != nullptr && tracked(out->buffer)) writes.insert(out->buffer);
+    }
+    for (kir::Value** v : const_cast<kir::SortRow*>(r)->valueSlots()) valueReads(*v, reads);
+  }
+}
+
 // Every tracked access of a statement (all of its nested statements).
 void accesses(const kir::Stmt* stmt, BufferSet& reads, BufferSet& writes) {
-  auto one = [&](const kir::Stmt* s) {
-    if (auto* st = s->dynCast<kir::Store>()) {
-      if (st->buffer && tracked(st->buffer)) writes.insert(st->buffer);
-      valueReads(st->index, reads);
-      valueReads(st->value, reads);
-    } else if (auto* d = s->dynCast<kir::DeclareVar>()) {
-      valueReads(d->init, reads);
-    } else if (auto* i = s->dynCast<kir::IfThenElse>()) {
-      valueReads(i->cond, reads);
-    } else if (auto* r = s->dynCast<kir::SortRow>()) {
-      if (tracked(r->in.buffer)) reads.insert(r->in.buffer);
-      for (const kir::SortRow::Row* out : {&r->values, &r->indices}) {
-        if (out->buffer != nullptr && tracked(out->buffer)) writes.insert(out->buffer);
-      }
-      for (kir::Value** v : const_cast<kir::SortRow*>(r)->valueSlots()) valueReads(*v, reads);
-    }
-  };
+  auto one = [&](const kir::Stmt* s) { directAccesses(s, reads, writes); };
   one(stmt);
   if (auto* f = stmt->dynCast<kir::ForLoop>()) {
     kir::forEachStmt(f->body, one);
@@ -98,9 +110,61 @@ struct State {
   }
 };
 
+// What a loop's body (nested loops and ifs included) reads and writes, and whether it holds a
+// barrier (BlockSync, BlockReduce).
+struct LoopSummary {
+  BufferSet reads, writes;
+  bool barrier = false;
+};
+
+// The summary of every loop, built bottom-up in one walk with an explicit stack (a loop nest may
+// be tens of thousands deep: each loop's sets are merged into its parent's once, never walked
+// again per enclosing loop).
+std::unordered_map<const kir::ForLoop*, LoopSummary> summarizeLoops(kir::Scope& body) {
+  std::unordered_map<const kir::ForLoop*, LoopSummary> out;
+  LoopSummary top;
+  auto of = [&](const kir::ForLoop* l) -> LoopSummary& { return l == nullptr ? top : out[l]; };
+  struct Frame {
+    const kir::Scope* scope;
+    const kir::ForLoop* loop;  ///< the innermost loop around the scope (null: the kernel body)
+    bool loopBody;             ///< the scope is `loop`'s body (not an if branch inside it)
+    size_t next = 0;
+  };
+  std::vector<Frame> stack{{&body, nullptr, false}};
+  while (!stack.empty()) {
+    if (stack.back().next >= stack.back().scope->size()) {
+      const Frame done = stack.back();
+      stack.pop_back();
+      if (done.loopBody && !stack.empty()) {
+        // (References to unordered_map elements stay valid when it rehashes.)
+        const LoopSummary& child = of(done.loop);
+        LoopSummary& parent = of(stack.back().loop);
+        parent.reads.insert(child.reads.begin(), child.reads.end());
+        parent.writes.insert(child.writes.begin(), child.writes.end());
+        parent.barrier = parent.barrier || child.barrier;
+      }
+      continue;
+    }
+    const kir::Stmt* s = (*stack.back().scope)[stack.back().next++];
+    const kir::ForLoop* loop = stack.back().loop;
+    LoopSummary& sum = of(loop);
+    if (s->isA<kir::BlockSync>() || s->isA<kir::BlockReduce>()) sum.barrier = true;
+    directAccesses(s, sum.reads, sum.writes);
+    if (const auto* f = s->dynCast<kir::ForLoop>()) {
+      of(f);
+      stack.push_back({&f->body, f, true});
+    } else if (const auto* i = s->dynCast<kir::IfThenElse>()) {
+      stack.push_back({&i->elseBody, loop, false});
+      stack.push_back({&i->thenBody, loop, false});
+    }
+  }
+  return out;
+}
+
 struct SyncInserter {
   kir::Kernel& kernel;
   bool changed = false;
+  std::unordered_map<const kir::ForLoop*, LoopSummary> loops;  ///< before any sync is inserted
 
   // Walks `body` from no pending accesses, with an explicit stack of open loop bodies (a nest may
   // be deep): a loop's body starts from the pending sets before the loop, and what it leaves is
@@ -132,6 +196,17 @@ struct SyncInserter {
         continue;
       }
       if (auto* f = s->dynCast<kir::ForLoop>()) {
+        // A loop that conflicts with what is pending and holds no barrier of its own gets the
+        // barrier in front of it: once, instead of before its conflicting statement in every
+        // iteration (a transpose tile read element by element in a vector loop synced 16 times).
+        const LoopSummary& sum = loops.at(f);
+        if (!sum.barrier &&
+            (intersects(sum.reads, o.st.writes) || intersects(sum.writes, o.st.reads))) {
+          scope.insert(scope.begin() + int64_t(i), kernel.create<kir::BlockSync>());
+          ++o.next;
+          o.st.barrier();
+          changed = true;
+        }
         State inner;
         inner.reads = o.st.reads;
         inner.writes = o.st.writes;
@@ -152,8 +227,8 @@ struct SyncInserter {
 
   // Folds the state `body` at the end of loop `f`'s body into `st`, the state of its scope.
   void endLoop(kir::ForLoop* f, State body, State& st) {
-    if (!f->isParallel() && (intersects(body.writes, body.headReads) ||
-                             intersects(body.reads, body.headWrites))) {
+    if (!f->isParallel() &&
+        (intersects(body.writes, body.headReads) || intersects(body.reads, body.headWrites))) {
       f->body.push_back(kernel.create<kir::BlockSync>());
       changed = true;
       body.barrier();
@@ -175,7 +250,7 @@ struct SyncInserter {
 }  // namespace
 
 bool syncs(kir::Kernel& kernel, LowerContext& /*ctx*/) {
-  SyncInserter s{kernel};
+  SyncInserter s{kernel, false, summarizeLoops(kernel.body)};
   s.visit(kernel.body);
   return s.changed;
 }

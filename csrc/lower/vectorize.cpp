@@ -10,7 +10,8 @@
 // in memory with a total size that is a multiple of the width (with its data pointer and other
 // strides), and reports the tensor otherwise. Merged dims are fine: a vector that crosses a row
 // boundary of dense memory reads the right elements, and its last element's predicate holds.
-// Vectorize loops that are not such a copy (math between local buffers) stay serial loops, which
+// Vectorize loops that are not such a copy (math between local buffers), and copies whose shared
+// side is not laid out along the loop (a tile read across its rows), stay serial loops, which
 // codegen unrolls.
 //
 // Along a peeled row (LowerOptions::peelVectorRows, peel_rows.cpp) no layout is assumed: the copy
@@ -105,6 +106,15 @@ struct Vectorizer {
                dataTypeName(st->buffer->dtype),
                "); a vector access moves 1, 2, 4, 8 or 16 bytes: change the split factor");
     const kir::Load* load = st->value->as<kir::Load>();
+    // A shared side is copied element by element from consecutive slots, so its buffer must be
+    // laid out along this loop: a shared tile read in another order than it was written (a
+    // transpose) has its lanes a row apart; the loop then stays element by element.
+    for (const kir::Buffer* b : {st->buffer, load->buffer}) {
+      if (b->kind == kir::BufferKind::Shared &&
+          (b->allocIds.empty() || ctx.loopGroup(b->allocIds.back()) != ctx.loopGroup(loop->id))) {
+        return nullptr;
+      }
+    }
     std::unordered_map<const kir::Var*, kir::Value*> first{{loop->index, kernel.constInt(0)}};
     std::unordered_map<const kir::Var*, kir::Value*> last{{loop->index, kernel.constInt(*width - 1)}};
     auto* copy = kernel.create<kir::VectorCopy>(

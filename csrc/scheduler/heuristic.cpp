@@ -23,6 +23,8 @@ std::string_view schedulerTypeName(SchedulerType type) {
       return "scan";
     case SchedulerType::Sort:
       return "sort";
+    case SchedulerType::Transpose:
+      return "transpose";
   }
   return "unknown";
 }

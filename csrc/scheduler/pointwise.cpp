@@ -106,8 +106,18 @@ class PointwiseScheduler final : public Scheduler {
     return true;
   }
 
-  bool canScheduleRunTime(const ir::Fusion&, SchedulerRuntimeInfo&, std::string*) const override {
-    return true;  // every size has a schedule, 0 elements included
+  bool canScheduleRunTime(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,
+                          std::string* why) const override {
+    // Every size has a schedule, 0 elements included; a transpose the transpose scheduler tiles
+    // is left to it (here the transposed side would be read or written element by element,
+    // a row apart).
+    const Scheduler& transpose = schedulerFor(SchedulerType::Transpose);
+    if (transpose.canScheduleCompileTime(fusion, nullptr) &&
+        transpose.canScheduleRunTime(fusion, info, nullptr)) {
+      if (why != nullptr) *why = "a transpose: the transpose scheduler tiles it";
+      return false;
+    }
+    return true;
   }
 
   std::unique_ptr<HeuristicParams> computeHeuristics(const ir::Fusion& fusion,

@@ -10,6 +10,7 @@
 #include "loom/scheduler/reduction.h"
 #include "loom/scheduler/scan.h"
 #include "loom/scheduler/sort.h"
+#include "loom/scheduler/transpose.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
 #include "loom/support/options.h"
@@ -20,7 +21,8 @@ namespace {
 
 // The priority list: proposeScheduler tries these in order (registry.h says what else a new
 // scheduler needs). The checks are written so that at most one
-// of the current schedulers accepts a fusion; the order still matters for future overlaps.
+// of the current schedulers accepts a fusion (the pointwise scheduler leaves the fusions the
+// transpose scheduler accepts to it); the order still matters for future overlaps.
 std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   std::vector<std::unique_ptr<Scheduler>> list;
   list.push_back(makePointwiseScheduler());
@@ -28,6 +30,7 @@ std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   list.push_back(makeInnerPersistentScheduler());
   list.push_back(makeScanScheduler());
   list.push_back(makeSortScheduler());
+  list.push_back(makeTransposeScheduler());
   return list;
 }
 
@@ -79,11 +82,33 @@ SchedulerProposal proposeScheduler(const ir::Fusion& fusion, SchedulerRuntimeInf
   return proposal;
 }
 
+std::string explainSchedulerChoice(const ir::Fusion& fusion, SchedulerRuntimeInfo& info) {
+  std::string out;
+  bool chosen = false;
+  for (const Scheduler* s : allSchedulers()) {
+    std::string why;
+    std::string answer;
+    if (!s->canScheduleCompileTime(fusion, &why)) {
+      answer = "compile-time: " + why;
+    } else if (why.clear(); !s->canScheduleRunTime(fusion, info, &why)) {
+      answer = "run-time: " + why;
+    } else {
+      answer = chosen ? "accepts (not chosen)" : "chosen";
+      chosen = true;
+    }
+    out += "  " + std::string(s->name()) + ": " + answer + "\n";
+  }
+  return out;
+}
+
 std::unique_ptr<HeuristicParams> scheduleFusion(ir::Fusion& fusion, SchedulerRuntimeInfo& info) {
   SchedulerProposal proposal = proposeScheduler(fusion, info);
   LOOM_CHECK(proposal.scheduler != nullptr, "no scheduler accepts the fusion: ",
              proposal.rejectionSummary());
   std::unique_ptr<HeuristicParams> params = proposal.scheduler->computeHeuristics(fusion, info);
+  if (DumpOptions::fromEnvironment().has(DumpOption::SchedulerChoice)) {
+    dumpSink() << "scheduler_choice:\n" << explainSchedulerChoice(fusion, info);
+  }
   if (DumpOptions::fromEnvironment().has(DumpOption::SchedulerParams)) {
     dumpSink() << params->toString();
     if (!proposal.rejections.empty()) {

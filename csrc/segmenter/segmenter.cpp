@@ -213,6 +213,12 @@ class Segmenter {
     std::vector<eval::Argument> args = segmentArgs(t.fusion);
     scheduler::SchedulerRuntimeInfo info(*t.fusion.fusion, args, options_.device);
     scheduler::SchedulerProposal p = scheduler::proposeScheduler(*t.fusion.fusion, info);
+    if (DumpOptions::fromEnvironment().has(DumpOption::SchedulerChoice)) {
+      std::string outs;
+      for (const ir::Val* o : t.fusion.fusion->outputs()) outs += " " + o->toString();
+      dumpSink() << "scheduler_choice for " << exprs.size() << " expr(s), outputs" << outs << ":\n"
+                 << scheduler::explainSchedulerChoice(*t.fusion.fusion, info);
+    }
     if (p.scheduler == nullptr) {
       *why = p.rejectionSummary();
       return std::nullopt;

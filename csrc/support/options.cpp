@@ -37,6 +37,9 @@ constexpr std::array<NamedOption, static_cast<size_t>(DumpOption::kCount)> kDump
     {"compile_time", "", "wall time of each step of a cache miss (segment, schedule, lower, ...)"},
     {"resharding", "", "each resharding expression: why, and the communication it becomes"},
     {"host_program", "", "what a runtime runs, in order, per device: kernels and communications"},
+    {"scheduler_choice", "",
+     "each fusion offered to the scheduler registry: the scheduler chosen and why each other one "
+     "rejected it"},
 }};
 
 constexpr std::array<std::string_view, kDumpOptions.size()> dumpNames() {

@@ -35,6 +35,12 @@ class FakeTensor:
     def item(self):
         return 0.0
 
+    def t(self):
+        return FakeTensor(self.shape[::-1])
+
+    def contiguous(self):
+        return self
+
 
 class FakeEvent:
     clock = 0.0

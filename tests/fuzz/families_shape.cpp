@@ -226,6 +226,64 @@ bool Generator::famPermute() {
   return true;
 }
 
+// A transpose the transpose scheduler tiles: two dims of at least 32 (famPermute's dims are
+// mostly smaller), of a new [a, b] or [n, a, b] input or of a pool tensor that has two such dims,
+// with a pointwise op in front so the tile holds a producer too.
+bool Generator::famTransposeTile() {
+  auto wide = [this](const GenTensor& g, size_t d) {
+    return g.dims[d].kind != DimKind::Bcast && value(g.dims[d]) >= 32;
+  };
+  int t = pick([&](const GenTensor& g) {
+    if (g.dims.size() < 2) return false;
+    int n = 0;
+    for (size_t d = 0; d < g.dims.size(); ++d) n += wide(g, d);
+    return n >= 2;
+  });
+  if (t < 0 || rng_.chance(0.5)) {
+    if (tensor_inputs_ >= opts_.maxTensorInputs) {
+      if (t < 0) return false;
+    } else {
+      const int64_t a = rng_.range(32, 64);
+      const int64_t b = rng_.range(32, opts_.maxInputNumel / a);
+      const int64_t n = a * b * 2 <= opts_.maxInputNumel && rng_.chance(0.3) ? 2 : 1;
+      std::vector<int> classes;
+      if (n > 1) classes.push_back(newClass(n, false, n + 1));
+      classes.push_back(newClass(a, false, a + 8));
+      classes.push_back(newClass(b, false, b + 8));
+      const double r = rng_.uniform();
+      const DataType dt =
+          r < 0.45 ? DataType::Float32 : (r < 0.75 ? DataType::BFloat16 : drawDtype());
+      t = addTensorInput(classes, dt, false);
+    }
+  }
+  const GenTensor x = ts_[size_t(t)];
+  std::vector<int64_t> wides;
+  for (size_t d = 0; d < x.dims.size(); ++d) {
+    if (wide(x, d)) wides.push_back(int64_t(d));
+  }
+  // The innermost wide dim and another one.
+  const int64_t b = wides.back();
+  const int64_t a = wides[rng_.below(wides.size() - 1)];
+  int src = t;
+  if (isFloatingType(x.tv->dtype()) && rng_.chance(0.7)) {
+    int u = unaryOp(rng_.chance(0.5) ? Un::Neg : Un::Abs, t);
+    if (u >= 0) src = u;
+  }
+  const GenTensor y = ts_[size_t(src)];
+  std::vector<int64_t> perm(y.dims.size());
+  std::iota(perm.begin(), perm.end(), int64_t(0));
+  std::swap(perm[size_t(a)], perm[size_t(b)]);
+  TensorView* out = ops::permute(y.tv, perm);
+  std::vector<GenDim> dims;
+  for (int64_t p : perm) dims.push_back(y.dims[size_t(p)]);
+  ++ts_[size_t(src)].uses;
+  int idx = adopt(out, dims, y.num, y.red, y.tol);
+  note(name(idx) + " = permute(" + name(src) + ", " + shapeText(perm) + ")");
+  c_.features.insert("permute");
+  c_.features.insert("transpose-tile");
+  return true;
+}
+
 bool Generator::famSet() {
   int t = pick();
   if (t < 0) return false;

@@ -58,6 +58,11 @@ const Family kFamilies[] = {
     {"expand", 3, &Generator::famExpand, "expand"},
     {"squeeze", 2, &Generator::famSqueeze, "squeeze"},
     {"permute", 4, &Generator::famPermute, "permute transpose"},
+    // Weight 0 by default (recorded seeds keep their fusions); loom_fuzz_emu_transpose weights it
+    // up.
+    {"transpose_tile", 0, &Generator::famTransposeTile,
+     "a transpose of two dims of 32 or more (the transpose scheduler's tiles), of a new input or "
+     "a pool tensor, with a pointwise op before it"},
     {"set", 1, &Generator::famSet, "set"},
     {"reshape", 3, &Generator::famReshape, "static reshape (constant sizes)"},
     {"reduce", 10, &Generator::famReduce, "sum prod max min mean, one or several axes, keepdim"},

@@ -202,6 +202,18 @@ TEST(FusionGenerator, LateFamiliesAreValidWhenWeighted) {
     for (const std::string& s : c.steps) applied += familyOf(s) == "unary_math";
   }
   EXPECT_GT(applied, 0);
+  // transpose_tile as loom_fuzz_emu_transpose runs it (at most 10 steps: its dims of 32 and more
+  // under several chained reductions would need more than the generator's largest tolerance).
+  GeneratorOptions t;
+  t.maxSteps = 10;
+  t.familyWeights["transpose_tile"] = 14;
+  int tiles = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    FuzzCase c = generateCase(seed, t);
+    ASSERT_NO_FATAL_FAILURE(expectValid(c));
+    for (const std::string& s : c.steps) tiles += familyOf(s) == "transpose_tile";
+  }
+  EXPECT_GT(tiles, 20);
 }
 
 // Family weights: with every family but one at 0, only that family (and the inputs) appears.

@@ -222,6 +222,7 @@ class Generator {
   bool famExpand();
   bool famSqueeze();
   bool famPermute();
+  bool famTransposeTile();
   bool famSet();
   bool famReshape();
   bool famReduce();

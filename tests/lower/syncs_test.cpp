@@ -66,6 +66,23 @@ TEST(LowerSyncs, LoopCarriedWar) {
             "    block_sync\n");
 }
 
+// A loop reading a pending write, with no barrier of its own, gets the barrier in front of it
+// once, not before the read in each of its iterations.
+TEST(LowerSyncs, OneBarrierBeforeALoopWithoutBarriers) {
+  SyncKernel s;
+  auto* loop = s.k.create<kir::ForLoop>(s.k.newVar(kIndexType, "i"), s.k.constInt(0),
+                                        s.k.constInt(4), ir::ParallelType::Serial, nullptr);
+  loop->body = {s.read()};
+  s.k.body = {s.write(), loop};
+  EXPECT_TRUE(s.run());
+  EXPECT_EQ(kir::toString(s.k),
+            "kernel loom_kernel()\n"
+            "  T5[threadIdx.x] = 1.0\n"
+            "  block_sync\n"
+            "  for i0 in 0 .. 4:\n"
+            "    T6[threadIdx.x] = T5[3]\n");
+}
+
 // A barrier never goes inside a predicate: the sync for a predicated read precedes the if.
 TEST(LowerSyncs, NeverInsideAPredicate) {
   SyncKernel s;
@@ -79,6 +96,24 @@ TEST(LowerSyncs, NeverInsideAPredicate) {
             "  block_sync\n"
             "  if true:\n"
             "    T6[threadIdx.x] = T5[3]\n");
+}
+
+// A vector load into a shared buffer (a transpose tile's rows) is a write: the read of another
+// thread's element waits for it.
+TEST(LowerSyncs, VectorCopyIntoSharedIsAWrite) {
+  SyncKernel s;
+  kir::Buffer* in = s.k.createBuffer();
+  in->name = "T0";
+  in->kind = kir::BufferKind::Param;
+  in->isFusionInput = true;
+  s.k.body = {s.k.create<kir::VectorCopy>(s.smem, s.k.constInt(0), in, s.k.constInt(0), 4),
+              s.read()};
+  EXPECT_TRUE(s.run());
+  EXPECT_EQ(kir::toString(s.k),
+            "kernel loom_kernel()\n"
+            "  T5[0 +: 4] = T0[0 +: 4]\n"
+            "  block_sync\n"
+            "  T6[threadIdx.x] = T5[3]\n");
 }
 
 // Local buffers are per thread: no sync between their writes and reads.
@@ -183,6 +218,34 @@ TEST(LowerAllocations, SharedTensorReadAcrossBlocksIsRefused) {
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("other blocks would read that memory"), std::string::npos) << msg;
+}
+
+// A shared tile [rows (TIDy), cols (TIDx)] read down its columns by a transposed consumer: rows
+// of an even number of banks get one bank of padding (odd row stride), so a warp's column walk
+// meets 32 banks; rows of an odd number of banks stay dense.
+TEST(LowerAllocations, SharedRowsReadDownColumnsArePadded) {
+  for (auto [cols, size] : {std::pair<int64_t, int64_t>{32, 4 * 33}, {16, 4 * 17}, {31, 4 * 31}}) {
+    auto f = std::make_unique<ir::Fusion>();
+    ir::FusionGuard guard(f.get());
+    auto* x = ops::TensorBuilder().shape({4, cols}).build();
+    f->addInput(x);
+    auto* out = ops::transpose(x, 0, 1);
+    f->addOutput(out);
+    auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
+    c->axis(0)->parallelize(ir::ParallelType::TIDy);
+    c->axis(1)->parallelize(ir::ParallelType::TIDx);
+    out->axis(0)->parallelize(ir::ParallelType::TIDx);
+    out->axis(1)->parallelize(ir::ParallelType::TIDy);
+    auto kernel = lower::lowerFusion(*f, DumpOptions());
+    std::string text = kir::toString(*kernel);
+    EXPECT_NE(text.find("alloc T2 : f32 shared[" + std::to_string(size) + "]"), std::string::npos)
+        << text;
+    EXPECT_EQ(kernel->sharedTensorBytes, (size * 4 + 15) / 16 * 16);
+    if (cols == 32) {  // row stride 33 on both sides of the tile
+      EXPECT_NE(text.find("T2[((i0 * 33) + i1)] = T0["), std::string::npos) << text;
+      EXPECT_NE(text.find("= T2[((i3 * 33) + i2)]"), std::string::npos) << text;
+    }
+  }
 }
 
 }  // namespace

@@ -94,8 +94,9 @@ enum class BufferKind : uint8_t { Param, Local, Shared };
 class Value;
 
 /// Memory one tensor lives in. Params are indexed with their runtime strides; local and shared
-/// buffers are dense over `allocIds` (the tensor's loop IDs right of its compute-at position that
-/// are neither reductions, broadcasts nor thread/block parallel).
+/// buffers are laid out over `allocIds` (the tensor's loop IDs right of its compute-at position
+/// that are neither reductions, broadcasts nor thread/block parallel), densely unless
+/// `allocStrides`.
 struct Buffer {
   const ir::TensorView* tv = nullptr;
   std::string name;  ///< "T3"
@@ -106,6 +107,9 @@ struct Buffer {
   bool isFusionOutput = false;
   std::vector<ir::IterDomain*> allocIds;  ///< Local/Shared only
   Value* size = nullptr;                  ///< Local/Shared only: number of elements
+  /// Local/Shared only: the element stride of each of `allocIds`; empty means dense. A shared
+  /// buffer whose rows are read down their columns has its rows padded (pass allocations).
+  std::vector<int64_t> allocStrides;
   /// Shared only: byte offset of the buffer in the dynamic shared memory after the block-reduction
   /// scratch (16-byte aligned; see Kernel::sharedTensorBytes).
   int64_t smemOffset = 0;

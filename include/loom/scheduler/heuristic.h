@@ -20,8 +20,8 @@
 namespace loom::scheduler {
 
 /// Every scheduler kind, in no particular order (the registry defines the priority).
-enum class SchedulerType : uint8_t { Pointwise, Reduction, InnerPersistent, Scan, Sort };
-/// "pointwise", "reduction", "inner_persistent", "scan", "sort".
+enum class SchedulerType : uint8_t { Pointwise, Reduction, InnerPersistent, Scan, Sort, Transpose };
+/// "pointwise", "reduction", "inner_persistent", "scan", "sort", "transpose".
 std::string_view schedulerTypeName(SchedulerType type);
 
 /// The parameters one scheduler chose. Two parameter structs that compare equal make the same

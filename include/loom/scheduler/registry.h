@@ -60,6 +60,12 @@ struct SchedulerProposal {
 /// Tries allSchedulers() in order: compile-time check, then run-time check.
 SchedulerProposal proposeScheduler(const ir::Fusion& fusion, SchedulerRuntimeInfo& info);
 
+/// Every registered scheduler's answer, in priority order, one line each: "  transpose: chosen"
+/// for the one proposeScheduler picks, "  <name>: compile-time: <why>" / "run-time: <why>" for
+/// the others (those after the chosen one are asked too), "  <name>: accepts (not chosen)" for
+/// one that accepts after it. What LOOM_DUMP=scheduler_choice prints.
+std::string explainSchedulerChoice(const ir::Fusion& fusion, SchedulerRuntimeInfo& info);
+
 /// `scheduler.schedule(fusion, params)`; then, when `debug` has verify_ir (LOOM_DEBUG=verify_ir,
 /// on in every ctest test), ir::verify on the scheduled fusion, whose failure is an InternalError
 /// naming the scheduler. Every scheduling of a segment (scheduleFusion, the runtime) goes

@@ -38,6 +38,7 @@ enum class DumpOption : uint8_t {
   CompileTime,      ///< wall time of each step of a cache miss (segment ... module load, plan)
   Resharding,       ///< each resharding expression: why, and the communication it becomes
   HostProgram,      ///< what a runtime runs, in order: kernels and communications, per device
+  SchedulerChoice,  ///< each registry proposal: the chosen scheduler and every other's reason
   kCount
 };
 

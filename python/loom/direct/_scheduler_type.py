@@ -16,6 +16,7 @@ class SchedulerType(str, enum.Enum, metaclass=_unsupported_enum_meta("SchedulerT
     inner_persistent = "inner_persistent"
     scan = "scan"
     sort = "sort"
+    transpose = "transpose"
 
     def __repr__(self):
         return f"SchedulerType.{self.name}"

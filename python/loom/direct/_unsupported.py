@@ -118,9 +118,10 @@ UNSUPPORTED = {
         "tma": "no TMA",
     },
     "SchedulerType": {
-        name: "Loom's schedulers are pointwise, reduction, inner_persistent, scan and sort"
+        name: "Loom's schedulers are pointwise, reduction, inner_persistent, scan, sort and "
+              "transpose"
         for name in ("none", "no_op", "matmul", "inner_outer_persistent", "outer_persistent",
-                     "transpose", "expr_eval", "resize")
+                     "expr_eval", "resize")
     },
     "MemoryType": {
         "tensor": "no tensor memory",
