@@ -92,18 +92,7 @@ class PointwiseScheduler final : public Scheduler {
   SchedulerType type() const override { return SchedulerType::Pointwise; }
 
   bool canScheduleCompileTime(const ir::Fusion& fusion, std::string* why) const override {
-    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoScan(fusion, why) ||
-        !utils::hasNoSort(fusion, why)) {
-      return false;
-    }
-    auto reductions = utils::reductionExprs(fusion);
-    if (!reductions.empty()) {
-      if (why != nullptr) {
-        *why = "the fusion has a reduction (" + reductions.front()->output(0)->toString() + ")";
-      }
-      return false;
-    }
-    return true;
+    return utils::isPlainPointwiseFusion(fusion, why);
   }
 
   bool canScheduleRunTime(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,

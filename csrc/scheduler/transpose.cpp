@@ -159,18 +159,8 @@ class TransposeScheduler final : public Scheduler {
   SchedulerType type() const override { return SchedulerType::Transpose; }
 
   bool canScheduleCompileTime(const ir::Fusion& fusion, std::string* why) const override {
-    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoScan(fusion, why) ||
-        !utils::hasNoSort(fusion, why)) {
-      return false;
-    }
-    auto reductions = utils::reductionExprs(fusion);
-    if (!reductions.empty()) {
-      if (why != nullptr) {
-        *why = "the fusion has a reduction (" + reductions.front()->output(0)->toString() + ")";
-      }
-      return false;
-    }
-    return tileableOps(fusion, why) && analyze(fusion, why).has_value();
+    return utils::isPlainPointwiseFusion(fusion, why) && tileableOps(fusion, why) &&
+           analyze(fusion, why).has_value();
   }
 
   bool canScheduleRunTime(const ir::Fusion& fusion, SchedulerRuntimeInfo& info,

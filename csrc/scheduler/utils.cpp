@@ -64,6 +64,19 @@ std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion) {
   return result;
 }
 
+bool isPlainPointwiseFusion(const ir::Fusion& fusion, std::string* why) {
+  if (!isPlainUnscheduledFusion(fusion, why) || !hasNoScan(fusion, why) ||
+      !hasNoSort(fusion, why)) {
+    return false;
+  }
+  std::vector<ir::Expr*> reductions = reductionExprs(fusion);
+  if (reductions.empty()) return true;
+  if (why != nullptr) {
+    *why = "the fusion has a reduction (" + reductions.front()->output(0)->toString() + ")";
+  }
+  return false;
+}
+
 bool readFromGlobal(const ir::TensorView* tv) {
   for (ir::Expr* use : tv->uses()) {
     if (use->isA<ir::SliceOp>() || use->isA<ir::PadOp>()) return true;

@@ -40,6 +40,10 @@ bool fitsOneKernel(const ir::Fusion& fusion, std::string* why);
 /// Returns false and writes *why otherwise.
 bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why);
 
+/// The pointwise-family schedulers' first test (pointwise, transpose): a plain unscheduled
+/// fusion with no scan, sort or reduction. Returns false and writes *why otherwise.
+bool isPlainPointwiseFusion(const ir::Fusion& fusion, std::string* why);
+
 /// True when `tv` is read where no loop of a cache's schedule covers it, so that it is read from
 /// global memory, not cached: by a slice or pad (at positions shifted by its start or padding),
 /// or by a squeeze of a dim that is not a broadcast (of symbolic extent, 1 at run time: a cache
