@@ -602,6 +602,27 @@ void Translator::translateResizeOp(const ir::Expr* e) {
   LOOM_THROW("'", e->toString(), "' is not a resize op");
 }
 
+namespace {
+
+// fd.ops.select with a position known at run time is an IndexSelectOp of a 0-D index (under the
+// broadcast the op adds), a full of the wrapped position `raw + size * (raw < 0 && raw >= -size)`
+// (ops::select); index_select broadcasts a 0-D index to length 1 first. The raw position of such
+// a select, or null.
+const Scalar* selectPosition(const ir::IndexSelectOp* is) {
+  const ir::TensorView* index = is->index();
+  if (index->definition() != nullptr && index->definition()->isA<ir::BroadcastOp>()) {
+    index = index->definition()->as<ir::BroadcastOp>()->in();
+  }
+  if (!ir::TensorDomain::noReductions(index->logical()).empty()) return nullptr;
+  const auto* full =
+      index->definition() == nullptr ? nullptr : dyn<ir::FullOp>(index->definition());
+  if (full == nullptr) return nullptr;
+  const ir::BinaryOp* at = binaryDef(full->value(), ir::BinaryOpType::Add);
+  return at == nullptr ? nullptr : asScalar(at->lhs());
+}
+
+}  // namespace
+
 // Factories, scans, random numbers, indexing and matmul.
 void Translator::translateOtherOp(const ir::Expr* e) {
   if (const auto* f = dyn<ir::FullOp>(e)) {
@@ -636,12 +657,17 @@ void Translator::translateOtherOp(const ir::Expr* e) {
     }
     const char* op = r->rngType() == ir::RngOpType::Uniform ? "uniform" : "normal";
     emit(define(r->out(), 'T') + " = fd.ops." + op + "(" + operand(r->param0()) + ", " +
-         operand(r->param1()) + ", shape=" + pyList(shape) + ", dtype=" +
-         pyDtype(r->out()->dtype()) + ", rng_seed=" + operand(r->seed()) +
+         operand(r->param1()) + ", shape=" + pyList(shape) +
+         ", dtype=" + pyDtype(r->out()->dtype()) + ", rng_seed=" + operand(r->seed()) +
          ", rng_offset=" + operand(r->offset()) + ")");
     return;
   }
   if (const auto* is = dyn<ir::IndexSelectOp>(e)) {
+    if (const Scalar* raw = selectPosition(is)) {
+      emit(define(is->out(), 'T') + " = fd.ops.select(" + tensor(is->lookup()) + ", " +
+           scalar(raw, Use::ScalarObject) + ", dim=" + std::to_string(is->dim()) + ")");
+      return;
+    }
     // ops put the index's broadcast in; the frontend ops take the index as the user gave it.
     const ir::TensorView* index = is->index();
     if (index->definition() != nullptr && index->definition()->isA<ir::BroadcastOp>()) {
