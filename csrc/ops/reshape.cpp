@@ -99,8 +99,8 @@ TensorView* reshapeByGroups(TensorView* x, const std::vector<ReshapeGroup>& grou
 
 TensorView* splitDim(TensorView* x, int64_t dim, int64_t outer) {
   auto root = detail::freshIds(detail::dims(x));
-  LOOM_CHECK(dim >= 0 && dim < int64_t(root.size()), "splitDim: dim ", dim, " of ",
-             x->toString(), " of rank ", root.size());
+  LOOM_CHECK(dim >= 0 && dim < int64_t(root.size()), "splitDim: dim ", dim, " of ", x->toString(),
+             " of rank ", root.size());
   LOOM_CHECK(outer > 0, "splitDim: the outer extent must be positive, got ", outer);
   if (auto n = root[size_t(dim)]->extent()->constInt()) {
     LOOM_CHECK(*n % outer == 0, "splitDim: ", outer, " does not divide dim ", dim, " of ",
@@ -117,8 +117,7 @@ TensorView* splitDim(TensorView* x, int64_t dim, int64_t outer) {
     // dim) that replays the split gets its own blocks, and the outer extent stays a constant
     // even for a symbolic extent.
     IterDomain* in = root[k];
-    LOOM_CHECK(!in->isBroadcast(), "splitDim: dim ", dim, " of ", x->toString(),
-               " is a broadcast");
+    LOOM_CHECK(!in->isBroadcast(), "splitDim: dim ", dim, " of ", x->toString(), " is a broadcast");
     Scalar* block = ir::scalar_math::div(in->extent(), IrBuilder::index(outer));
     Scalar* zero = IrBuilder::index(0);
     auto* o = IrBuilder::create<IterDomain>(zero, IrBuilder::index(outer), in->iterType(),
@@ -171,8 +170,8 @@ TensorView* reshape(TensorView* x, const std::vector<int64_t>& new_sizes) {
   LOOM_CHECK(product(out_sizes) == numel, "reshape: cannot reshape ", x->toString(), " of shape ",
              detail::shapeString(in_sizes), " (", numel, " elements) to shape ",
              detail::shapeString(out_sizes), " (", product(out_sizes), " elements)");
-  LOOM_CHECK(numel != 0, "reshape: tensors with zero elements are not supported (",
-             x->toString(), " ", detail::shapeString(in_sizes), ")");
+  LOOM_CHECK(numel != 0, "reshape: tensors with zero elements are not supported (", x->toString(),
+             " ", detail::shapeString(in_sizes), ")");
   if (in_sizes == out_sizes) return set(x);
 
   std::vector<int64_t> ones;
