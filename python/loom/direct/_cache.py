@@ -31,12 +31,20 @@ class FusionExecutorCache:
         self._fusion = fusion
         self._executor = _C.FusionExecutor(fusion)
         self.fusion_id = fusion_id
-        # What execute() returns, in nvFuser's order: ("output", name) for a fusion output,
-        # ("input", name) for an input returned as itself, one entry per fd.add_output(x)
-        # without alias_input (FusionDefinition fills this in). None: every output but the
-        # in-place ones (add_output(alias_input=)), whose values nvFuser returns only in their
-        # inputs.
-        self.returns = None
+        self.returns = None  # the property below
+
+    @property
+    def returns(self):
+        """What execute() returns, in nvFuser's order: ("output", name) for a fusion output,
+        ("input", name) for an input returned as itself, one entry per fd.add_output(x) without
+        alias_input (FusionDefinition fills this in). None: every output but the in-place ones
+        (add_output(alias_input=)), whose values nvFuser returns only in their inputs."""
+        return self._returns
+
+    @returns.setter
+    def returns(self, value):
+        self._returns = value
+        self._plan = None  # made at the next execute (return_plan): names are looked up once
 
     def fusion(self):
         return self._fusion
@@ -51,7 +59,15 @@ class FusionExecutorCache:
             outs = self._executor.run(
                 inputs, device, list(_enable_options), list(_disable_options)
             )
-        return returned_outputs(self._fusion, self.returns, to_torch_list(outs), inputs)
+        outs = to_torch_list(outs)
+        # The plan is remade when outputs were added since (the key changes).
+        key = (len(outs), -1 if self._returns is None else len(self._returns))
+        if self._plan is None or self._plan[0] != key:
+            self._plan = (key, return_plan(self._fusion, self._returns, len(outs)))
+        plan = self._plan[1]
+        if plan is _ALL_OUTPUTS:
+            return outs
+        return [outs[k] if from_output else inputs[k] for from_output, k in plan]
 
     def last_cuda_code(self, intrinsic_code=False):
         return self._executor.last_cuda_code(intrinsic_code)
@@ -91,17 +107,34 @@ class FusionExecutorCache:
         return self._executor.num_runtimes
 
 
-def returned_outputs(fusion, returns, outputs, inputs):
-    """The tensors execute() returns for a run's `outputs` (one per fusion output): those
-    `returns` names (see FusionExecutorCache.returns), a repeated output or input given each
-    time it was added; with no `returns`, the outputs but the in-place ones."""
+_ALL_OUTPUTS = "all outputs"  # a return plan: every output, in order (the common case)
+
+
+def return_plan(fusion, returns, n_outputs):
+    """Where each tensor execute() returns comes from, as (from_output, position) pairs (or
+    _ALL_OUTPUTS): the `returns` names (see FusionExecutorCache.returns), a repeated output or
+    input given each time it was added; with no `returns`, the outputs but the in-place ones.
+    Made once per cache, so a run only indexes."""
+    out_at = {v.name: k for k, v in enumerate(fusion.outputs())}
     if returns is None:
         aliased = {o.name for o, _ in fusion.aliases()}
-        return [o for o, v in zip(outputs, fusion.outputs()) if v.name not in aliased]
-    out_at = {v.name: k for k, v in enumerate(fusion.outputs())}
-    in_at = {v.name: k for k, v in enumerate(fusion.inputs())}
-    return [outputs[out_at[name]] if kind == "output" else inputs[in_at[name]]
-            for kind, name in returns]
+        plan = [(True, k) for name, k in out_at.items() if name not in aliased]
+    else:
+        in_at = {v.name: k for k, v in enumerate(fusion.inputs())}
+        plan = [(True, out_at[name]) if kind == "output" else (False, in_at[name])
+                for kind, name in returns]
+    if plan == [(True, k) for k in range(n_outputs)]:
+        return _ALL_OUTPUTS
+    return plan
+
+
+def returned_outputs(fusion, returns, outputs, inputs):
+    """The tensors execute() returns for a run's `outputs` (one per fusion output), by
+    return_plan."""
+    plan = return_plan(fusion, returns, len(outputs))
+    if plan is _ALL_OUTPUTS:
+        return list(outputs)
+    return [outputs[k] if from_output else inputs[k] for from_output, k in plan]
 
 
 class LRUCache:
