@@ -2,12 +2,15 @@
 // Small scheduled fusions for the lowering pass tests, and before/after printing of one pass.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 
 #include "loom/ir/ir.h"
 #include "loom/lower/lower.h"
 #include "loom/ops/ops.h"
+#include "loom/support/error.h"
 #include "loom/transform/inlining.h"
 #include "loom/transform/propagation.h"
 
@@ -72,6 +75,16 @@ inline BeforeAfter lowerAround(const ir::Fusion& f, std::string_view pass) {
   }
   return {kir::toString(*lower::lowerFusionUntil(f, prev)),
           kir::toString(*lower::lowerFusionUntil(f, pass))};
+}
+
+/// Lowers `f` expecting a UserError whose message contains `text`.
+inline void expectLoweringError(ir::Fusion& f, const std::string& text) {
+  try {
+    lower::lowerFusion(f);
+    ADD_FAILURE() << "lowered; expected an error containing: " << text;
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace loom::test

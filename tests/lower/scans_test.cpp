@@ -30,15 +30,6 @@ TEST(ScansPass, AccumulatorBeforeTheScanLoopPrefixWrittenEachIteration) {
       << t.after;
 }
 
-void expectLoweringError(ir::Fusion& f, const std::string& text) {
-  try {
-    lower::lowerFusion(f);
-    ADD_FAILURE() << "lowered; expected an error containing: " << text;
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
-
 TEST(ScansPass, ParallelSplitOrOuterScanIdsAreUserErrors) {
   {
     ir::Fusion f;

@@ -58,15 +58,6 @@ TEST(SortsPass, IndexingMakesOneRowCall) {
   EXPECT_TRUE(has(code, "loom::topkRow<float, long long>(&T0[")) << code;
 }
 
-void expectLoweringError(ir::Fusion& f, const std::string& text) {
-  try {
-    lower::lowerFusion(f);
-    ADD_FAILURE() << "lowered; expected an error containing: " << text;
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
-
 TEST(SortsPass, SchedulesOneThreadCannotSortAreUserErrors) {
   {
     ir::Fusion f;
