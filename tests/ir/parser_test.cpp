@@ -10,14 +10,7 @@ namespace {
 constexpr const char* kHeader = "inputs: T0\noutputs: T1\n";
 
 // The parse error message of `text`, or "" when it parses.
-std::string parseError(const std::string& text) {
-  try {
-    parseFusion(text, "bad.fus");
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::parseError;
 
 void expectError(const std::string& text, const std::string& location,
                  const std::string& message) {

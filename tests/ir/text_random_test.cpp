@@ -11,14 +11,7 @@ namespace {
 
 #define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
-std::string parseError(const std::string& text) {
-  try {
-    parseFusion(text, "bad.fus");
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::parseError;
 
 // Seed and offset (scalar inputs or constants) and the parameters print as keyword arguments;
 // the parsed fusion prints the same and keeps the distribution.

@@ -24,14 +24,7 @@ Scalar* scalarInput(Fusion& f) {
 #define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 // The parse error message of `text`, or "" when it parses.
-std::string parseError(const std::string& text) {
-  try {
-    parseFusion(text, "bad.fus");
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::parseError;
 
 void expectError(const std::string& text, const std::string& location, const std::string& message) {
   std::string err = parseError(text);

@@ -13,14 +13,7 @@ namespace {
 
 #define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
-std::string parseError(const std::string& text) {
-  try {
-    parseFusion(text, "bad.fus");
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(parsed)";
-}
+using test::parseError;
 
 template <typename F>
 std::string userError(F&& f) {

@@ -10,6 +10,7 @@
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
 #include "loom/ir/printer.h"
+#include "loom/support/error.h"
 
 namespace loom::ir::test {
 
@@ -126,6 +127,16 @@ inline TensorView* expandLast(TensorView* in, Scalar* extent) {
   auto* out = makeTv(ids, in->dtype());
   IrBuilder::create<ExpandOp>(out, in);
   return out;
+}
+
+/// The message of the UserError parsing `text` throws, or "" when it parses.
+inline std::string parseError(const std::string& text) {
+  try {
+    parseFusion(text, "bad.fus");
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 /// print(parse(print(f))) == print(f) and parse(print(f)) is structurally equal to f.
