@@ -362,9 +362,9 @@ class FusionDefinition:
         rng_seed / rng_offset, drawn from torch's default generator (so torch.manual_seed makes
         runs repeat, and each run draws new numbers, as nvFuser's do). Inputs that already hold
         them (every fusion input given) pass unchanged."""
-        inputs = list(inputs)
         if not self._drawn_inputs:
             return inputs
+        inputs = list(inputs)
         fusion_inputs = self.fusion.inputs()
         drawn = set(self._drawn_inputs)
         if len(inputs) != len(fusion_inputs) - len(drawn):
