@@ -17,6 +17,7 @@ namespace loom::bench {
 
 /// Transpose: y = x^T ([R, C] -> [C, R], written contiguous); GeluBiasTranspose:
 /// y = gelu_tanh(x + bias)^T (bias [C]), the transpose scheduler's two cases (issue 37).
+/// Copy: y = x, the device's copy bandwidth that the transposes are measured against.
 enum class Op {
   VarMean,
   LayerNorm,
@@ -26,7 +27,8 @@ enum class Op {
   SumDim0,
   Linear,
   Transpose,
-  GeluBiasTranspose
+  GeluBiasTranspose,
+  Copy
 };
 
 /// Epsilon of layer_norm and rms_norm, as the torch baseline passes it.

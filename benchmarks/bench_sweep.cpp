@@ -36,6 +36,7 @@ std::string_view familyName(Op op) {
     case Op::Linear: return "linear";
     case Op::Transpose: return "transpose";
     case Op::GeluBiasTranspose: return "gelu_bias_t";
+    case Op::Copy: return "copy";
   }
   LOOM_ASSERT(false, "unknown benchmark op");
   return "";

@@ -32,7 +32,7 @@ class Case:
 
     name: str  # stable id used in every JSON file
     op: str  # var_mean | layer_norm | rms_norm | softmax | gelu_tanh_bias | sum_dim0 | linear
-    #          | transpose | gelu_bias_t
+    #          | transpose | gelu_bias_t | copy
     shape: tuple
     label: str  # what the table prints
     large: bool  # held to the 90%-of-ceiling goal
@@ -93,6 +93,8 @@ CASES = (
          "gelu_tanh(x + bias)^T, [16384, 768]", True),
     Case("gelu_bias_t_4096x12288", "gelu_bias_t", (4096, 12288),
          "gelu_tanh(x + bias)^T, [4096, 12288]", True),
+    # The device's measured copy, what the transposes' bandwidth is compared with.
+    Case("copy_8192x8192", "copy", (8192, 8192), "copy, [8192, 8192]", True),
 )
 
 # Host-side overhead: one fused 3-op pointwise expression on 1024 fp32 elements, wall time per call.

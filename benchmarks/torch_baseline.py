@@ -72,6 +72,9 @@ def make_case(torch, case, dtype):
     elif case.op == "transpose":
         def fn(x):
             return x.t().contiguous()
+    elif case.op == "copy":
+        def fn(x):
+            return x.clone()
     elif case.op == "gelu_bias_t":
         def fn(x, bias):
             return F.gelu(x + bias, approximate="tanh").t().contiguous()

@@ -167,11 +167,14 @@ TEST(BenchCases, IoBytesMatchCompare) {
   ASSERT_NE(lin, nullptr);
   EXPECT_EQ(ioBytes(lin->op, lin->shape, DataType::BFloat16),
             (int64_t(8192) * 4096 + int64_t(16384) * 4096 + 16384 + int64_t(8192) * 16384) * 2);
-  EXPECT_EQ(allCases().size(), 14u);
+  EXPECT_EQ(allCases().size(), 15u);
   // The transposes write [C, R]; gelu_bias_t reads a bias [C] too.
   const Case* t = findCase("gelu_bias_t_16384x768");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(ioBytes(t->op, t->shape, DataType::BFloat16), (2 * 16384 * 768 + 768) * 2);
+  const Case* copy = findCase("copy_8192x8192");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(ioBytes(copy->op, copy->shape, DataType::Float32), int64_t(2) * 8192 * 8192 * 4);
   EXPECT_EQ(findCase("nope"), nullptr);
   EXPECT_EQ(dtypeLabel(parseDtype("bf16")), "bf16");
   EXPECT_THROW(parseDtype("fp16"), UserError);
@@ -185,7 +188,7 @@ struct SmallCase {
 const std::vector<SmallCase> kSmallCases = {
     {Op::VarMean, {2, 3, 64}}, {Op::LayerNorm, {5, 64}},          {Op::RmsNorm, {5, 64}},
     {Op::Softmax, {5, 64}},    {Op::GeluTanhBias, {5, 64}},       {Op::SumDim0, {16, 64}},
-    {Op::Transpose, {40, 64}}, {Op::GeluBiasTranspose, {40, 64}},
+    {Op::Transpose, {40, 64}}, {Op::GeluBiasTranspose, {40, 64}}, {Op::Copy, {40, 64}},
 };
 
 std::vector<eval::Argument> asArgs(const std::vector<Tensor>& ts) {

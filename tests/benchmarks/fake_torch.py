@@ -41,6 +41,9 @@ class FakeTensor:
     def contiguous(self):
         return self
 
+    def clone(self):
+        return FakeTensor(self.shape)
+
 
 class FakeEvent:
     clock = 0.0
