@@ -26,4 +26,14 @@ inline std::optional<std::string> backendUnavailable(exec::Backend backend) {
 #endif
 }
 
+/// The backend of a suite built twice from one source: CUDA in its gpu executable (compiled with
+/// LOOM_TEST_ON_CUDA), the host backend in its emu twin.
+inline exec::Backend suiteBackend() {
+#ifdef LOOM_TEST_ON_CUDA
+  return exec::Backend::Cuda;
+#else
+  return exec::Backend::Host;
+#endif
+}
+
 }  // namespace loom::test

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fusions scheduled by the inner-persistent scheduler, lowered and run on the host backend, and
-// compared with the reference evaluator on the unscheduled original.
+// Fusions scheduled by the inner-persistent scheduler, lowered and run (host backend in the emu
+// suite, the GPU in its gpu twin), compared with the reference evaluator on the unscheduled
+// original.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
+#include "backend_available.h"
 #include "loom/exec/kernel_executor.h"
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
@@ -43,7 +45,7 @@ std::string runScheduled(const Fusion& original, const std::vector<eval::Argumen
   auto params = innerPersistentHeuristics(*f, info);
   scheduleInnerPersistent(*f, *params);
   exec::KernelExecutor ke;
-  ke.compile(*f, exec::Backend::Host,
+  ke.compile(*f, test::suiteBackend(),
              {.poisonOutputs = true, .lowering = {.peelVectorRows = params->peelVectorRows()}});
   std::vector<Tensor> outs = ke.run(args);
   if (kernel != nullptr) *kernel = ke.generated().kernelText;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Scheduled fusions run by the executor on the host backend: the schedulers' output must lower,
-// compile and compute what the reference evaluator computes for the unscheduled fusion.
+// Scheduled fusions run by the executor (host backend in the emu suite, the GPU in its gpu twin):
+// the schedulers' output must lower, compile and compute what the reference evaluator computes for
+// the unscheduled fusion.
 #include <gtest/gtest.h>
 
+#include "backend_available.h"
 #include "loom/exec/kernel_executor.h"
 #include "scheduler/scheduler_test_utils.h"
 
@@ -12,11 +14,11 @@ namespace {
 // The text of the last kernel runScheduled generated.
 std::string last_kernel_text;
 
-// Runs the scheduled fusion of `s` on the host backend (outputs poisoned first) and compares
+// Runs the scheduled fusion of `s` on the suite's backend (outputs poisoned first) and compares
 // with the reference evaluator on the unscheduled fusion.
 void runAndCompare(Scheduled& s, const std::vector<eval::Argument>& args, int64_t reduction_size);
 
-// Schedules build's fusion for `args`, runs it on the host backend (outputs poisoned first) and
+// Schedules build's fusion for `args`, runs it on the suite's backend (outputs poisoned first) and
 // compares with the reference evaluator on the unscheduled fusion. Returns the params.
 std::unique_ptr<HeuristicParams> runScheduled(const BuildFn& build,
                                               const std::vector<eval::Argument>& args,
@@ -30,7 +32,7 @@ void runAndCompare(Scheduled& s, const std::vector<eval::Argument>& args, int64_
   exec::KernelExecutor ke;
   std::vector<Tensor> actual;
   try {
-    ke.compile(*s.fusion, exec::Backend::Host,
+    ke.compile(*s.fusion, test::suiteBackend(),
                exec::ExecutorOptions{.poisonOutputs = true,
                                      .lowering = {.peelVectorRows = s.params->peelVectorRows()}});
     actual = ke.run(args);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Transpose-scheduled fusions run on the host backend (the kernel text the GPU compiles): every
+// Transpose-scheduled fusions run on the host backend (emu) and the GPU (its gpu twin): every
 // shape class of the transpose scheduler against the reference evaluator, outputs poisoned, fp32
 // and bf16, with the registry's choice asserted.
 #include <gtest/gtest.h>
 
+#include "backend_available.h"
 #include "loom/exec/kernel_executor.h"
 #include "loom/scheduler/transpose.h"
 #include "scheduler/scheduler_test_utils.h"
@@ -12,7 +13,7 @@ namespace loom::scheduler::testing {
 namespace {
 
 // Schedules build's fusion for `args` through the registry, expects the transpose scheduler,
-// runs the kernel on the host backend with poisoned outputs and compares with the reference
+// runs the kernel on the suite's backend with poisoned outputs and compares with the reference
 // evaluator on the unscheduled fusion. Returns the params (null on failure).
 std::unique_ptr<TransposeParams> runTransposed(const BuildFn& build,
                                                const std::vector<eval::Argument>& args) {
@@ -23,7 +24,7 @@ std::unique_ptr<TransposeParams> runTransposed(const BuildFn& build,
   exec::KernelExecutor ke;
   std::vector<Tensor> actual;
   try {
-    ke.compile(*s.fusion, exec::Backend::Host, exec::ExecutorOptions{.poisonOutputs = true});
+    ke.compile(*s.fusion, test::suiteBackend(), exec::ExecutorOptions{.poisonOutputs = true});
     actual = ke.run(args);
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what() << "\n" << p->toString() << s.fusion->toString();
@@ -93,7 +94,7 @@ TEST(TransposeExec, TunedParams) {
                 p->setField("bdimy", bdimy));
     scheduleTranspose(*fusion, *p);
     exec::KernelExecutor ke;
-    ke.compile(*fusion, exec::Backend::Host, exec::ExecutorOptions{.poisonOutputs = true});
+    ke.compile(*fusion, test::suiteBackend(), exec::ExecutorOptions{.poisonOutputs = true});
     std::vector<Tensor> actual = ke.run(args);
     std::vector<Tensor> expected = eval::evaluateFusion(*original, args);
     auto mismatch = eval::expectClose(actual[0], expected[0],
