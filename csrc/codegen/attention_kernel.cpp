@@ -27,24 +27,35 @@ std::optional<std::string> fusedAttentionUnsupported(DataType dtype, int64_t hea
   return std::nullopt;
 }
 
-size_t fusedAttentionFwdSharedBytes(int64_t head_dim) {
-  return size_t(2 * kAttentionBlockN * head_dim) * sizeof(float);
+size_t fusedAttentionSharedBytes(FusedAttentionPass pass, int64_t head_dim) {
+  const int64_t floats = pass == FusedAttentionPass::BackwardDkDv
+                             ? 2 * kAttentionBlockM * head_dim + 2 * kAttentionBlockM
+                             : 2 * kAttentionBlockN * head_dim;
+  return size_t(floats) * sizeof(float);
 }
 
-GeneratedKernel fusedAttentionFwdKernel(DataType dtype, int64_t head_dim) {
+GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, int64_t head_dim) {
   auto why = fusedAttentionUnsupported(dtype, head_dim, head_dim);
-  LOOM_ASSERT(!why, "fusedAttentionFwdKernel called for what it does not take: ", *why);
+  LOOM_ASSERT(!why, "fusedAttentionKernel called for what it does not take: ", *why);
+  // The dk/dv kernel gives each thread group a key, the others a query row: both 32 a CTA.
+  static_assert(kAttentionBlockM == kAttentionBlockN, "one thread count for every pass");
+  const char* kind = pass == FusedAttentionPass::Forward      ? "fwd"
+                     : pass == FusedAttentionPass::BackwardDq ? "bwd_dq"
+                                                              : "bwd_dkdv";
+  const char* block = pass == FusedAttentionPass::Forward      ? "attentionFwdBlock"
+                      : pass == FusedAttentionPass::BackwardDq ? "attentionBwdDqBlock"
+                                                               : "attentionBwdDkDvBlock";
+  const char* params =
+      pass == FusedAttentionPass::Forward ? "AttentionFwdParams" : "AttentionBwdParams";
   GeneratedKernel g;
-  g.name = fmt::format("loom_attention_fwd_{}_d{}", dataTypeName(dtype), head_dim);
+  g.name = fmt::format("loom_attention_{}_{}_d{}", kind, dataTypeName(dtype), head_dim);
   g.kernelText = fmt::format(
-      "extern \"C\" __global__ void __launch_bounds__({threads}) {name}(loom::AttentionFwdParams "
-      "p) {{\n"
+      "extern \"C\" __global__ void __launch_bounds__({threads}) {name}(loom::{params} p) {{\n"
       "  extern __shared__ __align__(16) char loom_smem[];\n"
-      "  loom::attentionFwdBlock<{type}, {dim}, {m}, {n}, {tpr}>(p, "
-      "reinterpret_cast<float*>(loom_smem));\n"
+      "  loom::{block}<{type}, {dim}, {m}, {n}, {tpr}>(p, reinterpret_cast<float*>(loom_smem));\n"
       "}}\n",
-      fmt::arg("threads", kAttentionThreads), fmt::arg("name", g.name),
-      fmt::arg("type", cTypeName(dtype)), fmt::arg("dim", head_dim),
+      fmt::arg("threads", kAttentionThreads), fmt::arg("name", g.name), fmt::arg("params", params),
+      fmt::arg("block", block), fmt::arg("type", cTypeName(dtype)), fmt::arg("dim", head_dim),
       fmt::arg("m", kAttentionBlockM), fmt::arg("n", kAttentionBlockN),
       fmt::arg("tpr", kAttentionThreadsPerRow));
   // The files attention.cuh uses (types for the conversions, math and random for the dropout's

@@ -698,7 +698,7 @@ std::string runtimeLibraryFor(const kir::Kernel& kernel) {
   out.reserve(runtimeLibrarySource().size());
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     // Files only some kernels use stay out of the others (less for NVRTC to parse).
-    // attention.cuh is for fusedAttentionFwdKernel() alone.
+    // attention.cuh is for fusedAttentionKernel() alone.
     if ((!grid && f.name == "grid.cuh") || (!sorts && f.name == "sort.cuh") ||
         f.name == "attention.cuh") {
       continue;

@@ -38,6 +38,72 @@ struct AttentionFwdParams {
 static_assert(sizeof(AttentionFwdParams) == 200 && offsetof(AttentionFwdParams, seed) == 184,
               "the layout attention.cuh reads");
 
+// The host image of loom::AttentionBwdParams, likewise.
+struct AttentionBwdParams {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* o;
+  const void* dout;
+  const float* lse;
+  void* dq;
+  void* dk;
+  void* dv;
+  long long qs[4];
+  long long ks[4];
+  long long vs[4];
+  long long os[4];
+  long long dos[4];
+  long long lses[3];
+  long long heads;
+  long long rows;
+  long long keys;
+  float scale;
+  int causal;
+  int dropout;
+  float keep;
+  float inv_keep;
+  unsigned long long seed;
+  unsigned long long offset;
+};
+static_assert(sizeof(AttentionBwdParams) == 320 && offsetof(AttentionBwdParams, seed) == 304,
+              "the layout attention.cuh reads");
+
+// The scalars both directions share, as the composite rounds them (see forward()).
+template <typename P>
+void setScalars(P& p, const FusedAttentionArgs& args) {
+  LOOM_CHECK(args.dropout_p >= 0.0 && args.dropout_p < 1.0,
+             "fused attention: dropout_p must be in [0, 1), got ", args.dropout_p);
+  // The composite multiplies its f32 scores by the scale rounded to f32, compares its f32 draw
+  // with 1 - p rounded to f32 and scales by 1 / (1 - p) rounded to f32: so do the kernels.
+  p.scale = float(args.scale);
+  p.causal = args.causal ? 1 : 0;
+  p.dropout = args.dropout_p > 0.0 ? 1 : 0;
+  p.keep = float(1.0 - args.dropout_p);
+  p.inv_keep = float(1.0 / (1.0 - args.dropout_p));
+  p.seed = static_cast<unsigned long long>(args.seed);
+  p.offset = static_cast<unsigned long long>(args.offset);
+}
+
+// One CTA per (block of `per_block` rows or keys, h, n).
+LaunchParams launchOf(codegen::FusedAttentionPass pass, int64_t n, int64_t h, int64_t rows,
+                      int64_t e) {
+  const int64_t per_block = pass == codegen::FusedAttentionPass::BackwardDkDv
+                                ? codegen::kAttentionBlockN
+                                : codegen::kAttentionBlockM;
+  const int64_t blocks = (rows + per_block - 1) / per_block;
+  LOOM_CHECK(blocks <= 0x7fffffff && h <= 65535 && n <= 65535, "fused attention: [N, H] = [", n,
+             ", ", h, "] with ", rows,
+             " rows is more than one launch's grid (N and H up to 65535)");
+  LaunchParams lp;
+  lp.grid[0] = uint32_t(blocks);
+  lp.grid[1] = uint32_t(h);
+  lp.grid[2] = uint32_t(n);
+  lp.block[0] = uint32_t(codegen::kAttentionThreads);
+  lp.sharedBytes = codegen::fusedAttentionSharedBytes(pass, e);
+  return lp;
+}
+
 void copyStrides(const Tensor& t, long long (&out)[4]) {
   for (int d = 0; d < 4; ++d) out[d] = t.stride(d);
 }
@@ -71,11 +137,12 @@ std::optional<std::string> FusedAttention::unsupported(const Tensor& q, const Te
   return codegen::fusedAttentionUnsupported(q.dtype(), q.size(3), v.size(3));
 }
 
-const LoadedKernel& FusedAttention::kernel(DataType dtype, int64_t head_dim) const {
+const LoadedKernel& FusedAttention::kernel(int pass, DataType dtype, int64_t head_dim) const {
   std::lock_guard lock(mutex_);
-  auto& slot = kernels_[{dtype, head_dim}];
+  auto& slot = kernels_[{pass, dtype, head_dim}];
   if (slot == nullptr) {
-    const codegen::GeneratedKernel g = codegen::fusedAttentionFwdKernel(dtype, head_dim);
+    const codegen::GeneratedKernel g =
+        codegen::fusedAttentionKernel(codegen::FusedAttentionPass(pass), dtype, head_dim);
     PhaseTimer timer(false, g.name);
     slot = device_->load(g, timer);
   }
@@ -86,8 +153,6 @@ FusedAttentionResult FusedAttention::forward(const Tensor& q, const Tensor& k, c
                                              const FusedAttentionArgs& args,
                                              CUstream stream) const {
   if (auto why = unsupported(q, k, v)) LOOM_CHECK(false, "fused attention: ", *why);
-  LOOM_CHECK(args.dropout_p >= 0.0 && args.dropout_p < 1.0,
-             "fused attention: dropout_p must be in [0, 1), got ", args.dropout_p);
   const int64_t n = q.size(0), h = q.size(1), l = q.size(2), s = k.size(2), e = q.size(3);
   FusedAttentionResult r{device_->empty(std::vector<int64_t>{n, h, l, e}, q.dtype(), stream),
                          device_->empty(std::vector<int64_t>{n, h, l}, DataType::Float32, stream)};
@@ -109,28 +174,70 @@ FusedAttentionResult FusedAttention::forward(const Tensor& q, const Tensor& k, c
   p.heads = h;
   p.rows = l;
   p.keys = s;
-  // The composite multiplies its f32 scores by the scale rounded to f32, compares its f32 draw
-  // with 1 - p rounded to f32 and scales by 1 / (1 - p) rounded to f32: so does the kernel.
-  p.scale = float(args.scale);
-  p.causal = args.causal ? 1 : 0;
-  p.dropout = args.dropout_p > 0.0 ? 1 : 0;
-  p.keep = float(1.0 - args.dropout_p);
-  p.inv_keep = float(1.0 / (1.0 - args.dropout_p));
-  p.seed = static_cast<unsigned long long>(args.seed);
-  p.offset = static_cast<unsigned long long>(args.offset);
-
-  LaunchParams lp;
-  const int64_t blocks = (l + codegen::kAttentionBlockM - 1) / codegen::kAttentionBlockM;
-  LOOM_CHECK(blocks <= 0x7fffffff && h <= 65535 && n <= 65535, "fused attention: [N, H, L] = [", n,
-             ", ", h, ", ", l, "] is more than one launch's grid (L / ", codegen::kAttentionBlockM,
-             " up to 2^31 - 1, H and N up to 65535)");
-  lp.grid[0] = uint32_t(blocks);
-  lp.grid[1] = uint32_t(h);
-  lp.grid[2] = uint32_t(n);
-  lp.block[0] = uint32_t(codegen::kAttentionThreads);
-  lp.sharedBytes = codegen::fusedAttentionFwdSharedBytes(e);
+  setScalars(p, args);
+  constexpr auto kPass = codegen::FusedAttentionPass::Forward;
+  const LaunchParams lp = launchOf(kPass, n, h, l, e);
   void* launch_args[] = {&p};
-  kernel(q.dtype(), e).launch(lp, launch_args, stream);
+  kernel(int(kPass), q.dtype(), e).launch(lp, launch_args, stream);
+  return r;
+}
+
+FusedAttentionGrads FusedAttention::backward(const Tensor& grad_output, const Tensor& q,
+                                             const Tensor& k, const Tensor& v, const Tensor& output,
+                                             const Tensor& log_sumexp,
+                                             const FusedAttentionArgs& args,
+                                             CUstream stream) const {
+  if (auto why = unsupported(q, k, v)) LOOM_CHECK(false, "fused attention: ", *why);
+  const int64_t n = q.size(0), h = q.size(1), l = q.size(2), s = k.size(2), e = q.size(3);
+  const std::pair<const char*, const Tensor*> saved[] = {{"grad_output", &grad_output},
+                                                         {"output", &output}};
+  for (const auto& [name, t] : saved) {
+    LOOM_CHECK(t->dim() == 4 && t->sizes() == q.sizes() && t->dtype() == q.dtype() &&
+                   t->device() == q.device(),
+               "fused attention: ", name,
+               " must be [N, H, L, E] = the query's shape, dtype and "
+               "device");
+  }
+  LOOM_CHECK(log_sumexp.dim() == 3 && log_sumexp.size(0) == n && log_sumexp.size(1) == h &&
+                 log_sumexp.size(2) == l && log_sumexp.dtype() == DataType::Float32 &&
+                 log_sumexp.device() == q.device(),
+             "fused attention: log_sumexp must be [N, H, L] f32 on the query's device");
+  FusedAttentionGrads r{device_->empty(std::vector<int64_t>{n, h, l, e}, q.dtype(), stream),
+                        device_->empty(std::vector<int64_t>{n, h, s, e}, q.dtype(), stream),
+                        device_->empty(std::vector<int64_t>{n, h, s, e}, q.dtype(), stream)};
+  if (poison_outputs_) {
+    for (const Tensor* t : {&r.grad_query, &r.grad_key, &r.grad_value}) device_->poison(*t, stream);
+  }
+  AttentionBwdParams p{};
+  p.q = q.data();
+  p.k = k.data();
+  p.v = v.data();
+  p.o = output.data();
+  p.dout = grad_output.data();
+  p.lse = static_cast<const float*>(log_sumexp.data());
+  p.dq = r.grad_query.data();
+  p.dk = r.grad_key.data();
+  p.dv = r.grad_value.data();
+  copyStrides(q, p.qs);
+  copyStrides(k, p.ks);
+  copyStrides(v, p.vs);
+  copyStrides(output, p.os);
+  copyStrides(grad_output, p.dos);
+  for (int d = 0; d < 3; ++d) p.lses[d] = log_sumexp.stride(d);
+  p.heads = h;
+  p.rows = l;
+  p.keys = s;
+  setScalars(p, args);
+  void* launch_args[] = {&p};
+  // Each kernel writes every element of its outputs, also where no row or key is seen (zeros).
+  if (n * h * l > 0) {
+    constexpr auto kDq = codegen::FusedAttentionPass::BackwardDq;
+    kernel(int(kDq), q.dtype(), e).launch(launchOf(kDq, n, h, l, e), launch_args, stream);
+  }
+  if (n * h * s > 0) {
+    constexpr auto kDkDv = codegen::FusedAttentionPass::BackwardDkDv;
+    kernel(int(kDkDv), q.dtype(), e).launch(launchOf(kDkDv, n, h, s, e), launch_args, stream);
+  }
   return r;
 }
 

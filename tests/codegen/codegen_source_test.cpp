@@ -126,8 +126,8 @@ TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
   EXPECT_EQ(library.find("attentionFwdBlock"), std::string::npos);
 }
 
-// The fused attention kernel carries attention.cuh and what it uses (types, math, random), not the
-// reductions', and names its dtype and head dim; odd head dims have no kernel.
+// The fused attention kernels carry attention.cuh and what it uses (types, math, random), not the
+// reductions', and name their pass, dtype and head dim; odd head dims have no kernel.
 TEST(FusedAttentionKernelSource, CarriesAttentionAndItsDependencies) {
   GeneratedKernel g = fusedAttentionFwdKernel(DataType::BFloat16, 128);
   EXPECT_EQ(g.name, "loom_attention_fwd_bf16_d128");
@@ -138,6 +138,12 @@ TEST(FusedAttentionKernelSource, CarriesAttentionAndItsDependencies) {
   EXPECT_NE(g.kernelText.find("attentionFwdBlock<__nv_bfloat16, 128, 32, 32, 8>"),
             std::string::npos)
       << g.kernelText;
+  const GeneratedKernel dkdv =
+      fusedAttentionKernel(FusedAttentionPass::BackwardDkDv, DataType::Float16, 64);
+  EXPECT_EQ(dkdv.name, "loom_attention_bwd_dkdv_f16_d64");
+  EXPECT_NE(dkdv.kernelText.find("(loom::AttentionBwdParams p)"), std::string::npos);
+  EXPECT_NE(dkdv.kernelText.find("attentionBwdDkDvBlock<__half, 64, 32, 32, 8>"),
+            std::string::npos);
   EXPECT_EQ(fusedAttentionUnsupported(DataType::Float16, 64, 64), std::nullopt);
   EXPECT_EQ(fusedAttentionUnsupported(DataType::Float32, 96, 96),
             "the fused attention kernel has head dims 64 and 128, not 96");

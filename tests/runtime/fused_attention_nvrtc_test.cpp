@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fused attention forward kernels (runtime/attention.cuh, issue 30) compile with NVRTC for
-// sm_90 without spills, for every dtype and head dim they take: checked where CI has NVRTC but no
-// GPU (the gpu tier runs them).
+// The fused attention kernels (runtime/attention.cuh, issue 30: the forward and the backward's
+// two) compile with NVRTC for sm_90 without spills, for every dtype and head dim they take:
+// checked where CI has NVRTC but no GPU (the gpu tier runs them).
 #include <gtest/gtest.h>
 
 #include "loom/backend/cuda/nvrtc.h"
@@ -16,12 +16,16 @@ TEST(FusedAttentionNvrtc, EveryKernelCompilesWithoutSpills) {
   cuda::NvrtcCompiler compiler(std::nullopt);
   for (DataType dtype : {DataType::Float32, DataType::BFloat16, DataType::Float16}) {
     for (int64_t e : {64, 128}) {
-      codegen::GeneratedKernel g = codegen::fusedAttentionFwdKernel(dtype, e);
-      SCOPED_TRACE(g.name);
-      cuda::CompileResult r =
-          compiler.compile(g.source, cuda::CompileOptions::forArch("sm_90", g.name));
-      ASSERT_NE(r.kernel(g.name), nullptr) << r.log;
-      EXPECT_FALSE(r.hasSpills()) << r.log;
+      for (auto pass :
+           {codegen::FusedAttentionPass::Forward, codegen::FusedAttentionPass::BackwardDq,
+            codegen::FusedAttentionPass::BackwardDkDv}) {
+        codegen::GeneratedKernel g = codegen::fusedAttentionKernel(pass, dtype, e);
+        SCOPED_TRACE(g.name);
+        cuda::CompileResult r =
+            compiler.compile(g.source, cuda::CompileOptions::forArch("sm_90", g.name));
+        ASSERT_NE(r.kernel(g.name), nullptr) << r.log;
+        EXPECT_FALSE(r.hasSpills()) << r.log;
+      }
     }
   }
 }

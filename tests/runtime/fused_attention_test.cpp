@@ -68,22 +68,26 @@ std::string describe(const Case& c) {
          std::to_string(c.p);
 }
 
-// The composite's output and log_sumexp from the reference evaluator (double, each op rounded).
+// The composites' output, log_sumexp and gradients (sdpfaFwd, then sdpfaBwd of grad_output) from
+// the reference evaluator (double, each op rounded as the composite rounds it).
 std::vector<Tensor> reference(const Case& c, const Tensor& q, const Tensor& k, const Tensor& v,
-                              double scale, int64_t seed, int64_t offset) {
+                              const Tensor& go, double scale, int64_t seed, int64_t offset) {
   Fusion f;
   {
     FusionGuard g(&f);
     std::vector<TensorView*> in;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
       in.push_back(ops::TensorBuilder().rank(4).dtype(c.dtype).build());
       f.addInput(in.back());
     }
     ops::SdpfaFwdResult r = ops::sdpfaFwd(in[0], in[1], in[2], c.p, c.causal, scale, seed, offset);
-    f.addOutput(r.output);
-    f.addOutput(r.log_sumexp);
+    ops::SdpfaBwdResult b = ops::sdpfaBwd(in[3], in[0], in[1], in[2], r.output, r.log_sumexp, c.p,
+                                          c.causal, r.philox_seed, r.philox_offset, scale);
+    for (TensorView* t : {r.output, r.log_sumexp, b.grad_query, b.grad_key, b.grad_value}) {
+      f.addOutput(t);
+    }
   }
-  const std::vector<eval::Argument> args{q, k, v};
+  const std::vector<eval::Argument> args{q, k, v, go};
   return eval::evaluateFusion(f, args);
 }
 
@@ -94,32 +98,39 @@ class FusedAttentionKernel : public ::testing::Test {
     device_ = exec::makeComputeDevice(testBackend());
   }
 
-  // Runs the kernel on q, k, v (host tensors, any strides) and compares with the reference.
-  void check(const Case& c, const Tensor& q, const Tensor& k, const Tensor& v) {
+  // Runs the forward and backward kernels on q, k, v and grad_output (host tensors, any strides;
+  // the backward reads the kernel's own output and log_sumexp) and compares with the reference.
+  void check(const Case& c, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& go) {
     const double scale = 1.0 / std::sqrt(double(c.e));
     const int64_t seed = 1234, offset = 7;
     exec::FusedAttention fa(device_, /*poison_outputs=*/true);
-    Tensor dq = onDevice(q), dk = onDevice(k), dv = onDevice(v);
+    Tensor dq = onDevice(q), dk = onDevice(k), dv = onDevice(v), dgo = onDevice(go);
     ASSERT_EQ(fa.unsupported(dq, dk, dv), std::nullopt);
-    exec::FusedAttentionResult got = fa.forward(dq, dk, dv, {scale, c.causal, c.p, seed, offset});
-    std::vector<Tensor> want = reference(c, q, k, v, scale, seed, offset);
-    ASSERT_EQ(want.size(), 2u);
-    const Tensor out = host(got.output), lse = host(got.log_sumexp);
-    EXPECT_EQ(out.dtype(), c.dtype);
-    EXPECT_EQ(lse.dtype(), DataType::Float32);
-    // f32: the kernel's FMA order against the reference's rounding of each op.
-    eval::Tolerance tol = eval::defaultTolerance(c.dtype, c.s + c.e);
-    if (c.dtype == DataType::Float32) tol = {1e-4, 1e-5};
-    auto err = eval::expectClose(out, want[0], tol, "output");
-    EXPECT_FALSE(err.has_value()) << *err;
-    err = eval::expectClose(lse, want[1], {1e-5, 1e-5}, "log_sumexp");
-    EXPECT_FALSE(err.has_value()) << *err;
+    const exec::FusedAttentionArgs args{scale, c.causal, c.p, seed, offset};
+    exec::FusedAttentionResult fwd = fa.forward(dq, dk, dv, args);
+    exec::FusedAttentionGrads bwd = fa.backward(dgo, dq, dk, dv, fwd.output, fwd.log_sumexp, args);
+    std::vector<Tensor> want = reference(c, q, k, v, go, scale, seed, offset);
+    ASSERT_EQ(want.size(), 5u);
+    const std::vector<Tensor> got = {host(fwd.output), host(fwd.log_sumexp), host(bwd.grad_query),
+                                     host(bwd.grad_key), host(bwd.grad_value)};
+    const char* names[] = {"output", "log_sumexp", "grad_query", "grad_key", "grad_value"};
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].dtype(), i == 1 ? DataType::Float32 : c.dtype) << names[i];
+      // f32: the kernels' FMA order against the reference's rounding of each op (the gradients
+      // chain three products and a softmax, as the composite test's bound says).
+      eval::Tolerance tol = eval::defaultTolerance(want[i].dtype(), c.s + c.e);
+      if (want[i].dtype() == DataType::Float32)
+        tol = i == 1 ? eval::Tolerance{1e-5, 1e-5} : eval::Tolerance{1e-4, 1e-5};
+      auto err = eval::expectClose(got[i], want[i], tol, names[i]);
+      EXPECT_FALSE(err.has_value()) << *err;
+    }
   }
 
   void check(const Case& c, uint64_t data) {
     check(c, random({c.n, c.h, c.l, c.e}, c.dtype, data),
           random({c.n, c.h, c.s, c.e}, c.dtype, data + 1),
-          random({c.n, c.h, c.s, c.e}, c.dtype, data + 2));
+          random({c.n, c.h, c.s, c.e}, c.dtype, data + 2),
+          random({c.n, c.h, c.l, c.e}, c.dtype, data + 3));
   }
 
   std::shared_ptr<const exec::ComputeDevice> device_;
@@ -137,7 +148,7 @@ TEST_F(FusedAttentionKernel, MatchesTheCompositeOnEveryKind) {
             const Case c{1, 2, l, s, e, dtype, causal, p};
             SCOPED_TRACE(describe(c));
             check(c, data);
-            data += 3;
+            data += 4;
           }
         }
       }
@@ -153,8 +164,9 @@ TEST_F(FusedAttentionKernel, ReadsStridedOperandsAcrossTheGrid) {
   Tensor q = random({c.n, c.l, c.h, c.e}, c.dtype, 91).permute(to_bhse);
   Tensor k = random({c.n, c.s, c.h, c.e}, c.dtype, 92).permute(to_bhse);
   Tensor v = random({c.n, c.s, c.h, c.e}, c.dtype, 93).permute(to_bhse);
+  Tensor go = random({c.n, c.l, c.h, c.e}, c.dtype, 94).permute(to_bhse);
   ASSERT_FALSE(q.isContiguous());
-  check(c, q, k, v);
+  check(c, q, k, v, go);
 }
 
 // The dropout mask is the composite's, and a real one: the same seed and offset with p 0 and p
@@ -171,7 +183,7 @@ TEST_F(FusedAttentionKernel, DropoutChangesTheOutputAndNoKeysGiveZero) {
   Tensor b =
       host(fa.forward(onDevice(q), onDevice(k), onDevice(v), {0.125, false, 0.25, 1, 2}).output);
   EXPECT_TRUE(eval::expectClose(a, b, {1e-3, 1e-3}, "output").has_value());
-  check(on, q, k, v);
+  check(on, q, k, v, random({1, 1, 33, 64}, DataType::Float32, 9));
 
   const Case empty{1, 2, 5, 0, 64, DataType::Float32, true, 0.0};
   Tensor none = Tensor::empty({1, 2, 0, 64}, DataType::Float32);

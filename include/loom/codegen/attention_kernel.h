@@ -29,12 +29,22 @@ inline constexpr int64_t kAttentionThreads = kAttentionBlockM * kAttentionThread
 std::optional<std::string> fusedAttentionUnsupported(DataType dtype, int64_t head_dim,
                                                      int64_t value_dim);
 
-/// The kernel for `dtype` and `head_dim` (one fusedAttentionUnsupported accepts): one parameter,
-/// loom::AttentionFwdParams, launched on fusedAttentionFwdGrid() x kAttentionThreads threads with
-/// fusedAttentionFwdSharedBytes() bytes of dynamic shared memory.
-GeneratedKernel fusedAttentionFwdKernel(DataType dtype, int64_t head_dim);
+/// The fused kernels: the forward, and the backward's two (dq per block of query rows; dk and dv
+/// per block of keys, so that neither needs atomics).
+enum class FusedAttentionPass { Forward, BackwardDq, BackwardDkDv };
 
-/// Dynamic shared memory of one CTA: a K and a V tile in f32.
-size_t fusedAttentionFwdSharedBytes(int64_t head_dim);
+/// The kernel of `pass` for `dtype` and `head_dim` (one fusedAttentionUnsupported accepts): one
+/// parameter, loom::AttentionFwdParams (Forward) or loom::AttentionBwdParams, launched with
+/// kAttentionThreads threads per CTA and fusedAttentionSharedBytes() of dynamic shared memory.
+GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, int64_t head_dim);
+
+/// The forward's kernel: fusedAttentionKernel(FusedAttentionPass::Forward, ...).
+inline GeneratedKernel fusedAttentionFwdKernel(DataType dtype, int64_t head_dim) {
+  return fusedAttentionKernel(FusedAttentionPass::Forward, dtype, head_dim);
+}
+
+/// Dynamic shared memory of one CTA of `pass`: a K and a V tile in f32 (Forward, BackwardDq), or
+/// a q and a dO tile and the tile rows' D and log_sumexp (BackwardDkDv).
+size_t fusedAttentionSharedBytes(FusedAttentionPass pass, int64_t head_dim);
 
 }  // namespace loom::codegen
