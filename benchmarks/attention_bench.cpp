@@ -4,7 +4,8 @@
 // L2 flushed before each repetition, median of --reps after --warmup), optionally next to the
 // composite (ops::sdpfaFwd through FusionExecutorCache). benchmarks/attention_bench.py times
 // torch's F.scaled_dot_product_attention in the same run and prints both. Every case is first
-// checked, outputs poisoned, against attention computed in double on sampled rows.
+// checked, outputs poisoned, against attention computed in double on sampled rows; the fused
+// backward (grad_output = output) is timed too, its gradients checked to be written and finite.
 //
 //   loom_attention_bench [--cases gpt2,llama] [--reps 100] [--warmup 10] [--composite]
 //                        [--json FILE] [--backend cuda|host]
@@ -119,7 +120,7 @@ std::string checkRows(const AttentionCase& c, const Tensor& q, const Tensor& k, 
 struct Result {
   AttentionCase c;
   std::string check;
-  Summary fused, composite;
+  Summary fused, backward, composite;
   bool timed = false, timedComposite = false;
   std::string error;
 };
@@ -159,7 +160,7 @@ Tensor toHost(const Tensor& t) {
 }
 
 Result runCase(const AttentionCase& c, const Options& o) {
-  Result r{c, "", {}, {}, false, false, ""};
+  Result r{c, "", {}, {}, {}, false, false, ""};
   try {
     auto device = exec::makeComputeDevice(o.backend);
     const double scale = 1.0 / std::sqrt(double(c.e));
@@ -182,6 +183,17 @@ Result runCase(const AttentionCase& c, const Options& o) {
       exec::FusedAttention checking(device, /*poison_outputs=*/true);
       auto [out, lse] = checking.forward(args[0], args[1], args[2], {scale, c.causal});
       r.check = checkRows(c, host[0], host[1], host[2], toHost(out), toHost(lse), scale);
+      // The backward's values are the test tiers' (loom_fused_attention_*_tests); here every
+      // gradient must be written (poisoned first) and finite.
+      auto grads = checking.backward(out, args[0], args[1], args[2], out, lse, {scale, c.causal});
+      for (const Tensor* g : {&grads.grad_query, &grads.grad_key, &grads.grad_value}) {
+        const Tensor t = toHost(*g);
+        for (int64_t i = 0; i < t.numel() && r.check == "PASS"; ++i) {
+          if (!std::isfinite(t.getDoubleLinear(i))) {
+            r.check = fmt::format("FAIL: a gradient has {} at {}", t.getDoubleLinear(i), i);
+          }
+        }
+      }
     }
 #ifdef LOOM_HAVE_CUDA_BACKEND
     if (o.backend != exec::Backend::Cuda) return r;
@@ -189,6 +201,11 @@ Result runCase(const AttentionCase& c, const Options& o) {
     exec::FusedAttention fa(device);
     r.fused = timeReps(o, stream, [&] {
       (void)fa.forward(args[0], args[1], args[2], {scale, c.causal}, stream.handle());
+    });
+    auto [out, lse] = fa.forward(args[0], args[1], args[2], {scale, c.causal}, stream.handle());
+    r.backward = timeReps(o, stream, [&] {
+      (void)fa.backward(out, args[0], args[1], args[2], out, lse, {scale, c.causal},
+                        stream.handle());
     });
     r.timed = true;
     if (o.composite) {
@@ -283,18 +300,23 @@ int mainImpl(int argc, char** argv) {
     auto tflops = [&](const Summary& s) { return fixed(flops(c) / (s.median * 1e-6) / 1e12, 1); };
     rows.push_back({c.name, shape, r.error.empty() ? r.check : "ERROR: " + r.error,
                     r.timed ? fixed(r.fused.median, 1) : "-", r.timed ? tflops(r.fused) : "-",
+                    r.timed ? fixed(r.backward.median, 1) : "-",
                     r.timedComposite ? fixed(r.composite.median, 1) : "-"});
     json.beginObject().key("name").value(c.name).key("dtype").value("bf16");
     json.key("shape").array(std::vector<int64_t>{c.n, c.h, c.l, c.s, c.e});
     json.key("causal").value(c.causal).key("check").value(r.error.empty() ? r.check : r.error);
     json.key("fused_us");
     r.timed ? json.value(r.fused.median) : json.null();
+    json.key("backward_us");
+    r.timed ? json.value(r.backward.median) : json.null();
     json.key("composite_us");
     r.timedComposite ? json.value(r.composite.median) : json.null();
     json.endObject();
   }
   json.endArray().endObject();
-  std::cout << formatTable({"case", "shape", "check", "fused us", "TFLOP/s", "composite us"}, rows)
+  std::cout << formatTable(
+                   {"case", "shape", "check", "fused us", "TFLOP/s", "backward us", "composite us"},
+                   rows, 3)
             << "\n";
   if (!o.json.empty()) std::ofstream(o.json) << json.str() << "\n";
   return ok ? 0 : 1;

@@ -34,16 +34,28 @@ def fail(msg):
 
 
 def time_torch(torch, case, reps, warmup):
+    """(forward us, backward us) of torch's SDPA; the backward is autograd's with
+    grad_output = output, as loom_attention_bench's."""
     import torch.nn.functional as F
 
     n, h, l, s, e, causal = CASES[case]
-    q = torch.randn(n, h, l, e, device="cuda", dtype=torch.bfloat16)
-    k = torch.randn(n, h, s, e, device="cuda", dtype=torch.bfloat16)
-    v = torch.randn(n, h, s, e, device="cuda", dtype=torch.bfloat16)
+    q, k, v = (torch.randn(n, h, x, e, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+               for x in (l, s, s))
 
-    def call():
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    def forward():
+        with torch.no_grad():
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    grad = out.detach().clone()
+
+    def backward():
+        return torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+
+    return time_loop(torch, forward, reps, warmup), time_loop(torch, backward, reps, warmup)
+
+
+def time_loop(torch, call, reps, warmup):
     for _ in range(warmup):
         call()
     torch.cuda.synchronize()
@@ -106,15 +118,22 @@ def main():
         json.dump({"schema": "loom-attention-bench-torch/1", "torch": torch.__version__,
                    "gpu": torch.cuda.get_device_name(0), "cases": torch_us}, f, indent=2)
 
-    lines = ["| case | shape [N, H, L, S, E] | check | Loom fused us | torch SDPA us | "
-             "torch / Loom | Loom composite us |", "|---|---|---|---|---|---|---|"]
+    def us(x):
+        return "-" if x is None else f"{x:.1f}"
+
+    def ratio(t, x):
+        return f"{t / x:.2f}x" if x else "-"
+
+    lines = ["| case | shape [N, H, L, S, E] | check | Loom fwd us | torch fwd us | torch / Loom "
+             "| Loom bwd us | torch bwd us | torch / Loom | Loom composite fwd us |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for c in cases:
         r = loom.get(c, {})
-        fused, comp = r.get("fused_us"), r.get("composite_us")
-        ratio = f"{torch_us[c] / fused:.2f}x" if fused else "-"
+        fwd, bwd, comp = r.get("fused_us"), r.get("backward_us"), r.get("composite_us")
+        tf, tb = torch_us[c]
         lines.append(f"| {c} | {list(CASES[c][:5])} causal bf16 | {r.get('check', 'missing')} | "
-                     f"{fused if fused is None else f'{fused:.1f}'} | {torch_us[c]:.1f} | {ratio} | "
-                     f"{'-' if comp is None else f'{comp:.1f}'} |")
+                     f"{us(fwd)} | {tf:.1f} | {ratio(tf, fwd)} | {us(bwd)} | {tb:.1f} | "
+                     f"{ratio(tb, bwd)} | {us(comp)} |")
     table = "\n".join(lines)
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}\n{table}")
     with open(os.path.join(out_dir, "table.md"), "w") as f:
