@@ -19,6 +19,7 @@
 #include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
+#include "loom/runtime/attention_runner.h"
 #include "runtime/runtime_test_backend.h"
 #include "user_error_of.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
@@ -109,19 +110,27 @@ class FusedAttentionKernel : public ::testing::Test {
     const exec::FusedAttentionArgs args{scale, c.causal, c.p, seed, offset};
     exec::FusedAttentionResult fwd = fa.forward(dq, dk, dv, args);
     exec::FusedAttentionGrads bwd = fa.backward(dgo, dq, dk, dv, fwd.output, fwd.log_sumexp, args);
-    std::vector<Tensor> want = reference(c, q, k, v, go, scale, seed, offset);
+    expectMatches(c,
+                  {host(fwd.output), host(fwd.log_sumexp), host(bwd.grad_query), host(bwd.grad_key),
+                   host(bwd.grad_value)},
+                  reference(c, q, k, v, go, scale, seed, offset));
+  }
+
+  // output, log_sumexp, grad_query, grad_key, grad_value against the reference's.
+  static void expectMatches(const Case& c, const std::vector<Tensor>& got,
+                            const std::vector<Tensor>& want) {
     ASSERT_EQ(want.size(), 5u);
-    const std::vector<Tensor> got = {host(fwd.output), host(fwd.log_sumexp), host(bwd.grad_query),
-                                     host(bwd.grad_key), host(bwd.grad_value)};
+    ASSERT_EQ(got.size(), 5u);
     const char* names[] = {"output", "log_sumexp", "grad_query", "grad_key", "grad_value"};
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_EQ(got[i].dtype(), i == 1 ? DataType::Float32 : c.dtype) << names[i];
       // f32: the kernels' FMA order against the reference's rounding of each op (the gradients
       // chain three products and a softmax, as the composite test's bound says).
       eval::Tolerance tol = eval::defaultTolerance(want[i].dtype(), c.s + c.e);
-      if (want[i].dtype() == DataType::Float32)
+      if (want[i].dtype() == DataType::Float32) {
         tol = i == 1 ? eval::Tolerance{1e-5, 1e-5} : eval::Tolerance{1e-4, 1e-5};
-      auto err = eval::expectClose(got[i], want[i], tol, names[i]);
+      }
+      auto err = eval::expectClose(host(got[i]), want[i], tol, names[i]);
       EXPECT_FALSE(err.has_value()) << *err;
     }
   }
@@ -227,6 +236,74 @@ TEST_F(FusedAttentionKernel, RefusesWhatItDoesNotTake) {
     fa.forward(t({1, 2, 8, 64}), t({1, 2, 8, 64}), t({1, 2, 8, 64}), {1.0, false, 1.0, 0, 0});
   });
   EXPECT_THAT(p, ::testing::HasSubstr("fused attention: dropout_p must be in [0, 1), got 1"));
+}
+
+// AttentionRunner: the fused kernels where they take the operands (head dim 64 here), the
+// composites where they do not (head dim 48, and nvFuser's 5-D form), each saying so, and both
+// computing what the reference does, forward and backward.
+TEST_F(FusedAttentionKernel, RunnerFallsBackToTheCompositeWhereTheKernelDoesNot) {
+  struct RunnerCase {
+    Case c;
+    bool five_d;
+    const char* why;  // nullptr: fused
+  };
+  const std::vector<RunnerCase> cases = {
+      {{1, 2, 37, 45, 64, DataType::BFloat16, true, 0.25}, false, nullptr},
+      {{1, 2, 37, 45, 48, DataType::BFloat16, true, 0.25},
+       false,
+       "the fused attention kernel has head dims 64 and 128, not 48"},
+      {{1, 2, 20, 9, 64, DataType::Float32, false, 0.0},
+       true,
+       "query has rank 5, the fused kernel takes 4"},
+  };
+  for (const RunnerCase& rc : cases) {
+    const Case& c = rc.c;
+    SCOPED_TRACE(describe(c) + (rc.five_d ? " 5-D" : ""));
+    auto shape = [&](int64_t rows) {
+      return rc.five_d ? std::vector<int64_t>{1, c.n, c.h, rows, c.e}
+                       : std::vector<int64_t>{c.n, c.h, rows, c.e};
+    };
+    Tensor q = random(shape(c.l), c.dtype, 71), k = random(shape(c.s), c.dtype, 72);
+    Tensor v = random(shape(c.s), c.dtype, 73), go = random(shape(c.l), c.dtype, 74);
+    const double scale = 0.3;
+    const exec::FusedAttentionArgs args{scale, c.causal, c.p, 11, 12};
+    AttentionRunner runner(poisonedOptions());
+    Tensor dq = onDevice(q), dk = onDevice(k), dv = onDevice(v), dgo = onDevice(go);
+    AttentionRunner::Forward fwd = runner.forward(dq, dk, dv, args);
+    AttentionRunner::Backward bwd =
+        runner.backward(dgo, dq, dk, dv, fwd.output, fwd.log_sumexp, args);
+    EXPECT_EQ(fwd.fused, rc.why == nullptr);
+    EXPECT_EQ(bwd.fused, rc.why == nullptr);
+    EXPECT_EQ(fwd.whyNotFused, rc.why == nullptr ? "" : rc.why);
+    EXPECT_EQ(bwd.whyNotFused, fwd.whyNotFused);
+    std::vector<Tensor> want;
+    {
+      Fusion f;
+      FusionGuard g(&f);
+      std::vector<TensorView*> in;
+      for (int i = 0; i < 4; ++i) {
+        in.push_back(ops::TensorBuilder().rank(rc.five_d ? 5 : 4).dtype(c.dtype).build());
+        f.addInput(in.back());
+      }
+      ops::SdpfaFwdResult r =
+          ops::sdpfaFwd(in[0], in[1], in[2], c.p, c.causal, scale, int64_t(11), int64_t(12));
+      ops::SdpfaBwdResult b = ops::sdpfaBwd(in[3], in[0], in[1], in[2], r.output, r.log_sumexp, c.p,
+                                            c.causal, r.philox_seed, r.philox_offset, scale);
+      for (TensorView* t : {r.output, r.log_sumexp, b.grad_query, b.grad_key, b.grad_value}) {
+        f.addOutput(t);
+      }
+      const std::vector<eval::Argument> a{q, k, v, go};
+      want = eval::evaluateFusion(f, a);
+    }
+    expectMatches(c, {fwd.output, fwd.log_sumexp, bwd.grad_query, bwd.grad_key, bwd.grad_value},
+                  want);
+  }
+  const std::string msg = loom::test::userErrorOf([] {
+    AttentionRunner runner(poisonedOptions());
+    Tensor t = onDevice(random({1, 1, 4, 48}, DataType::Float32, 1));
+    runner.forward(t, t, t, {1.0, false, 1.5, 0, 0});
+  });
+  EXPECT_THAT(msg, ::testing::HasSubstr("attention: dropout_p must be in [0, 1), got 1.5"));
 }
 
 }  // namespace
