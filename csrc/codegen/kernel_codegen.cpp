@@ -698,7 +698,11 @@ std::string runtimeLibraryFor(const kir::Kernel& kernel) {
   out.reserve(runtimeLibrarySource().size());
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     // Files only some kernels use stay out of the others (less for NVRTC to parse).
-    if ((!grid && f.name == "grid.cuh") || (!sorts && f.name == "sort.cuh")) continue;
+    // attention.cuh is for fusedAttentionKernel() alone.
+    if ((!grid && f.name == "grid.cuh") || (!sorts && f.name == "sort.cuh") ||
+        f.name == "attention.cuh") {
+      continue;
+    }
     out += "// ---- runtime/";
     out += f.name;
     out += " ----\n";

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "loom/codegen/attention_kernel.h"
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/codegen/runtime_library.h"
 #include "loom/ir/builder.h"
@@ -24,7 +25,7 @@ TEST(RuntimeLibraryFor, OmitsGridAndSortFilesTheKernelDoesNotUse) {
   EXPECT_EQ(g.source.find("argsortRow("), std::string::npos);
   size_t last = 0;
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
-    if (f.name == "grid.cuh" || f.name == "sort.cuh") continue;
+    if (f.name == "grid.cuh" || f.name == "sort.cuh" || f.name == "attention.cuh") continue;
     size_t at = g.source.find("// ---- runtime/" + std::string(f.name) + " ----");
     ASSERT_NE(at, std::string::npos) << f.name;
     EXPECT_GE(at, last) << f.name << " is out of dependency order";
@@ -97,7 +98,7 @@ TEST(LaunchBounds, OnlyForGridsOfOneBlockPerSm) {
 }
 
 // A kernel with grid-reduction scratch gets grid.cuh, one that sorts rows sort.cuh; one with
-// both gets the whole library.
+// both gets the whole library but attention.cuh (the fused attention kernel's alone).
 TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
   kir::Kernel kernel;
   kernel.gridScratch.push_back({"gw0", "float", 4, false});
@@ -116,7 +117,36 @@ TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
       kir::SortRow::Row{idx, kernel.constInt(0), kernel.constInt(1)}, n, n, false));
   library = runtimeLibraryFor(kernel);
   EXPECT_NE(library.find("runtime/sort.cuh"), std::string::npos);
-  EXPECT_EQ(library, std::string(runtimeLibrarySource()));
+  std::string all;
+  for (const RuntimeFile& f : runtimeLibraryFiles()) {
+    if (f.name == "attention.cuh") continue;
+    all += "// ---- runtime/" + std::string(f.name) + " ----\n" + std::string(f.text);
+  }
+  EXPECT_EQ(library, all);
+  EXPECT_EQ(library.find("attentionFwdBlock"), std::string::npos);
+}
+
+// The fused attention kernels carry attention.cuh and what it uses (types, math, random), not the
+// reductions', and name their pass, dtype and head dim; odd head dims have no kernel.
+TEST(FusedAttentionKernelSource, CarriesAttentionAndItsDependencies) {
+  GeneratedKernel g = fusedAttentionFwdKernel(DataType::BFloat16, 128);
+  EXPECT_EQ(g.name, "loom_attention_fwd_bf16_d128");
+  for (const char* f : {"types.cuh", "math.cuh", "random.cuh", "attention.cuh"}) {
+    EXPECT_NE(g.source.find("// ---- runtime/" + std::string(f)), std::string::npos) << f;
+  }
+  EXPECT_EQ(g.source.find("runtime/block.cuh"), std::string::npos);
+  EXPECT_NE(g.kernelText.find("attentionFwdBlock<__nv_bfloat16, 128, 32, 32, 8>"),
+            std::string::npos)
+      << g.kernelText;
+  const GeneratedKernel dkdv =
+      fusedAttentionKernel(FusedAttentionPass::BackwardDkDv, DataType::Float16, 64);
+  EXPECT_EQ(dkdv.name, "loom_attention_bwd_dkdv_f16_d64");
+  EXPECT_NE(dkdv.kernelText.find("(loom::AttentionBwdParams p)"), std::string::npos);
+  EXPECT_NE(dkdv.kernelText.find("attentionBwdDkDvBlock<__half, 64, 32, 32, 8>"),
+            std::string::npos);
+  EXPECT_EQ(fusedAttentionUnsupported(DataType::Float16, 64, 64), std::nullopt);
+  EXPECT_EQ(fusedAttentionUnsupported(DataType::Float32, 96, 96),
+            "the fused attention kernel has head dims 64 and 128, not 96");
 }
 
 // Fusion inputs are read through the load-hint helpers and fusion outputs written through the
