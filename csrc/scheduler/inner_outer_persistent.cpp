@@ -255,11 +255,23 @@ bool plan(const Fusion& fusion, SchedulerRuntimeInfo& info, InnerOuterPersistent
   while (!fits(pb) && pb > 1 && threads(pb - 1) <= max_threads) --pb;  // fewer values a thread
   p.shared_memory = false;
   if (!fits(pb)) {
-    // The held rows in shared memory, the partials (and nothing else) in registers, the most
-    // threads a block may have.
+    // The held rows in shared memory, the partials (and nothing else) in registers: the most
+    // threads a block may have whose partials fit the SM's registers.
     pb = utils::ceilDiv(units, max_threads);
+    while (!fitsRegisters(d, regs(pb, true), threads(pb)) && threads(pb) > d.warp_size) ++pb;
     const int64_t smem =
         p.row_size * bytes.held + kReductionWorkspacePerThread * roundUp(threads(pb), d.warp_size);
+    // The lowering sizes shared buffers from constants: symbolic row extents cannot go there.
+    bool constant_row = true;
+    for (IterDomain* id : rowIds(ref))
+      constant_row = constant_row && id->extent()->constInt().has_value();
+    if (!constant_row) {
+      return reject(why, "rows of " + std::to_string(p.row_size) + " elements need " +
+                             std::to_string(bytes.held + bytes.invariant + bytes.partials) +
+                             " bytes a row element in registers, more than a block has, and "
+                             "rows of a symbolic width cannot be held in shared memory; the "
+                             "segmenter splits the fusion");
+    }
     if (smem > d.shared_memory_per_block || !fitsRegisters(d, regs(pb, true), threads(pb))) {
       return reject(why, "rows of " + std::to_string(p.row_size) + " elements need " +
                              std::to_string(bytes.held + bytes.invariant + bytes.partials) +

@@ -187,24 +187,30 @@ TEST_P(InnerOuterPersistent, OneKernelMatchesTheReference) {
 
 // Blocks that walk several rows (the device's blocks are fewer than the rows): each thread's
 // column partials accumulate over its block's rows before the grid reduction, including a last
-// block with fewer rows than the others and a batch of several vectors a thread.
+// block with fewer rows than the others, a batch of several vectors a thread, and the held rows
+// in shared memory (the plan for rows too wide for registers).
 TEST_P(InnerOuterPersistent, BlocksWalkSeveralRows) {
   if (!variant().hasOuterReduction()) GTEST_SKIP() << "no outer reduction: not this scheduler's";
   struct Tuned {
     int64_t rows, width, rows_per_block, batch;
+    bool shared = false;
   };
   for (Tuned t : {Tuned{300, 256, 7, 1}, Tuned{129, 768, 16, 2}, Tuned{37, 129, 5, 3},
-                  Tuned{64, 1000, 64, 2}}) {
+                  Tuned{64, 1000, 64, 2}, Tuned{50, 520, 9, 2, true}}) {
     SCOPED_TRACE(variant().name() + " " + std::string(dataTypeName(dtype())) + " [" +
                  std::to_string(t.rows) + ", " + std::to_string(t.width) + "] rows_per_block " +
-                 std::to_string(t.rows_per_block) + " batch " + std::to_string(t.batch));
-    Outcome o =
-        runAndCompare(variant(), dtype(), t.rows, t.width, /*constant=*/false,
-                      {{"rows_per_block", t.rows_per_block}, {"persistent_batch", t.batch}});
+                 std::to_string(t.rows_per_block) + " batch " + std::to_string(t.batch) +
+                 (t.shared ? " shared" : ""));
+    // Shared buffers need constant sizes (the lowering sizes them from constants).
+    Outcome o = runAndCompare(variant(), dtype(), t.rows, t.width, /*constant=*/t.shared,
+                              {{"rows_per_block", t.rows_per_block},
+                               {"persistent_batch", t.batch},
+                               {"shared_memory", t.shared ? 1 : 0}});
     EXPECT_EQ(o.mismatch, "");
     ASSERT_NE(o.params, nullptr) << "not one inner_outer_persistent kernel";
     EXPECT_EQ(o.params->rows_per_block, t.rows_per_block);
     EXPECT_EQ(o.params->persistent_batch, t.batch);
+    EXPECT_EQ(o.params->shared_memory, t.shared);
   }
 }
 
