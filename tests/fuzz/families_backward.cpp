@@ -18,6 +18,18 @@ bool Generator::famNormBackward() {
              return d.kind == DimKind::Iter;
            });
   });
+  // Often a new [rows, width] input instead (pool tensors of rank 2 without broadcast dims are
+  // rare): rows and widths of a few to a few hundred, so blocks walk several rows.
+  if ((t < 0 || rng_.chance(0.5)) && tensor_inputs_ + 2 <= opts_.maxTensorInputs) {
+    const int64_t width = rng_.range(1, 300);
+    const int64_t rows = rng_.range(1, std::max<int64_t>(1, opts_.maxInputNumel / width));
+    const double r = rng_.uniform();
+    const DataType dt = r < 0.45 ? DataType::Float32
+                                 : (r < 0.8 ? DataType::BFloat16
+                                            : (r < 0.9 ? DataType::Float16 : DataType::Float64));
+    t = addTensorInput({newClass(rows, false, rows + 8), newClass(width, false, width + 8)}, dt,
+                       false);
+  }
   if (t < 0) return false;
   t = bounded(t, 4.0, 4.0);
   if (t < 0) return false;
