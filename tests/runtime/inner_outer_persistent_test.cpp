@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -225,6 +227,72 @@ TEST_P(InnerOuterPersistent, TooWideRowIsSplitAndRight) {
   EXPECT_GT(o.schedulers.size(), 1u);
   for (scheduler::SchedulerType t : o.schedulers) {
     EXPECT_NE(t, scheduler::SchedulerType::InnerOuterPersistent);
+  }
+}
+
+// Rows and columns of several dims: layer_norm over the last dim of [batch, seq, hidden] (grad
+// weight sums over batch and seq) and rms_norm over the last two dims of [batch, heads, dim]
+// (grad weight [heads, dim]), fp32 and bf16: the dims merge into one row loop and one column
+// loop, one kernel.
+TEST(InnerOuterPersistentDims, BatchAndRowDimsMerge) {
+  if (auto why = loom::test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
+  for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+    for (bool layer : {true, false}) {
+      SCOPED_TRACE(
+          std::string(layer ? "layer_norm [3, 37, 96], 1 dim" : "rms_norm [5, 6, 40], 2 dims") +
+          " " + std::string(dataTypeName(dtype)));
+      const std::vector<int64_t> shape =
+          layer ? std::vector<int64_t>{3, 37, 96} : std::vector<int64_t>{5, 6, 40};
+      const int64_t n = layer ? 1 : 2;
+      auto f = std::make_unique<Fusion>();
+      {
+        FusionGuard guard(f.get());
+        auto* grad = ops::TensorBuilder().rank(3).dtype(dtype).build();
+        auto* x = ops::TensorBuilder().rank(3).dtype(dtype).build();
+        auto* w = ops::TensorBuilder().rank(n).dtype(dtype).build();
+        f->addInput(grad);
+        f->addInput(x);
+        ops::NormBackwardResult r;
+        if (layer) {
+          auto* mean = ops::TensorBuilder().shape({-1, -1, 1}).build();
+          auto* rstd = ops::TensorBuilder().shape({-1, -1, 1}).build();
+          f->addInput(mean);
+          f->addInput(rstd);
+          f->addInput(w);
+          r = ops::layerNormBackward(grad, x, n, mean, rstd, w, /*has_bias=*/true);
+        } else {
+          f->addInput(w);
+          r = ops::rmsNormBackward(grad, x, n, w, 1e-6);
+        }
+        f->addOutput(r.grad_input);
+        f->addOutput(r.grad_weight);
+        if (r.grad_bias != nullptr) f->addOutput(r.grad_bias);
+      }
+      std::vector<eval::Argument> args{random(shape, dtype, 41), random(shape, dtype, 42)};
+      if (layer) {
+        args.push_back(random({shape[0], shape[1], 1}, DataType::Float32, 43));
+        Tensor rstd = random({shape[0], shape[1], 1}, DataType::Float32, 44);
+        for (int64_t i = 0; i < rstd.numel(); ++i) {
+          rstd.setDoubleLinear(i, 0.5 + std::abs(rstd.getDoubleLinear(i)));
+        }
+        args.push_back(rstd);
+      }
+      args.push_back(random(std::vector<int64_t>(shape.end() - n, shape.end()), dtype, 45));
+      FusionExecutorCache cache(std::move(f), poisonedOptions());
+      std::vector<Tensor> got = cache.run(args);
+      std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
+      const auto& segments = cache.lastRuntime()->segmented().segments();
+      ASSERT_EQ(segments.size(), 1u);
+      ASSERT_NE(segments.front().kernel(), nullptr);
+      EXPECT_EQ(segments.front().kernel()->params->type(),
+                scheduler::SchedulerType::InnerOuterPersistent);
+      for (size_t i = 0; i < got.size(); ++i) {
+        auto tol = eval::defaultTolerance(expected[i].dtype(), shape[0] * shape[1] * shape[2]);
+        EXPECT_EQ(
+            eval::expectClose(onHost(got[i]), expected[i], tol, "output " + std::to_string(i)),
+            std::nullopt);
+      }
+    }
   }
 }
 
