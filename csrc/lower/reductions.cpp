@@ -68,7 +68,11 @@ struct InBufferReductions {
         if (ir::isThreadOrBlockDim(p)) return false;  // block/grid steps need the accumulator
         in_reduction = true;
       } else if (in_reduction && !id->isBroadcast()) {
-        if (ir::isThreadOrBlockDim(p)) return false;
+        // A thread dim inside the serial reduction loops is fine: each thread keeps its own
+        // partials (the inner-outer-persistent scheduler's [BIDx, S(r), pb, TIDx, v]: a thread's
+        // columns summed over the block's rows). A block dim there would need the blocks'
+        // partials in one buffer.
+        if (ir::isBlockDim(p)) return false;
         inner_iteration = true;
       }
     }

@@ -210,10 +210,14 @@ int64_t BufferPlan::bytesPerElement() const {
 }
 
 BufferPlan planPersistentBuffers(const Fusion& fusion) {
+  std::vector<TensorView*> reds = utils::reductionTvs(fusion);
+  return reds.empty() ? BufferPlan{} : planPersistentBuffers(fusion, reds.front());
+}
+
+BufferPlan planPersistentBuffers(const Fusion& fusion, const TensorView* ref) {
   BufferPlan plan;
   std::vector<TensorView*> buffers = persistentBuffers(fusion);
   if (buffers.empty()) return plan;
-  const TensorView* ref = utils::reductionTvs(fusion).front();
   const std::vector<size_t> reduced = reducedPositions(ref);
   const size_t row_rank = ref->logical().size();
   std::unordered_set<const TensorView*> held;

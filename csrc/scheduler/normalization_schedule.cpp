@@ -103,7 +103,9 @@ TensorView* freshLike(const TensorView* like, DataType dtype) {
 // its own copy of the buffer's chain from its leaves, so each copy inlines fully into its
 // consumer and only the leaves' rows (their input caches: bf16 stays bf16) live across the
 // reductions.
-void projectBuffers(const BufferPlan& plan) {
+}  // namespace
+
+void projectPersistentBuffers(const BufferPlan& plan) {
   for (const BufferPlan::Projection& p : plan.projected) {
     std::vector<Expr*> uses = p.buffer->uses();
     for (size_t i = 1; i < uses.size(); ++i) {
@@ -116,7 +118,7 @@ void projectBuffers(const BufferPlan& plan) {
 // `b = cast(broadcast(w))`: the cast is then elementwise on the row and inlines into its consumer,
 // so the row-invariant register copy held across rows is w's cache in w's (narrower) type instead
 // of the widened cast.
-void castAfterBroadcast(Fusion& fusion) {
+void castInputsAfterBroadcast(Fusion& fusion) {
   for (Val* v : std::vector<Val*>(fusion.inputs())) {
     auto* w = v->dynCast<TensorView>();
     if (w == nullptr) continue;
@@ -133,8 +135,6 @@ void castAfterBroadcast(Fusion& fusion) {
     }
   }
 }
-
-}  // namespace
 
 namespace {
 
@@ -162,7 +162,7 @@ struct Schedule {
 void prepareBuffers(Schedule& s) {
   const BufferPlan plan = planPersistentBuffers(s.fusion);
   s.buffers.insert(plan.held.begin(), plan.held.end());
-  projectBuffers(plan);
+  projectPersistentBuffers(plan);
   if (s.p.reload_rows) {
     for (TensorView* tv : s.buffers) {
       LOOM_CHECK(tv->isFusionInput(), "inner persistent: reload_rows needs every held row to be "
@@ -171,7 +171,7 @@ void prepareBuffers(Schedule& s) {
     }
     s.buffers.clear();
   }
-  castAfterBroadcast(s.fusion);
+  castInputsAfterBroadcast(s.fusion);
   s.ref = utils::reductionTvs(s.fusion).front();
   s.reduced = reducedLogicalPositions(s.ref);
   s.row_rank = s.ref->logical().size();
@@ -288,26 +288,31 @@ void transformReference(Schedule& s) {
   }
 }
 
-// True when `tv` is a row statistic: a reduction result broadcast back along the row, or math on
-// one (layer_norm's mean and rstd and their output copies).
-bool isRowStatistic(const Schedule& s, const TensorView* tv) {
-  bool is_stat = tv->logical().size() == s.row_rank && !tv->domain()->hasReduction() &&
-                 tv->nDims() > s.row_pos;
-  for (size_t r : s.reduced) is_stat = is_stat && tv->logical()[r]->isBroadcast();
+}  // namespace
+
+// A row statistic: a reduction result broadcast back along the row, or math on one (layer_norm's
+// mean and rstd and their output copies).
+bool isRowStatistic(const TensorView* tv, const std::vector<size_t>& reduced, size_t row_rank,
+                    int64_t row_pos) {
+  bool is_stat =
+      tv->logical().size() == row_rank && !tv->domain()->hasReduction() && tv->nDims() > row_pos;
+  for (size_t r : reduced) is_stat = is_stat && tv->logical()[r]->isBroadcast();
   if (!is_stat) return false;
   // The broadcasts at the reduced positions must not be what the row loops are made of (a
   // broadcast inserted in front, [1, rows], puts the row dim at a reduced position).
   std::unordered_set<const IterDomain*> row_sources;
-  std::vector<IterDomain*> work(tv->loop().begin(), tv->loop().begin() + s.row_pos);
+  std::vector<IterDomain*> work(tv->loop().begin(), tv->loop().begin() + row_pos);
   while (!work.empty()) {
     IterDomain* id = work.back();
     work.pop_back();
     if (!row_sources.insert(id).second || id->definition() == nullptr) continue;
     for (Val* in : id->definition()->inputs()) work.push_back(in->as<IterDomain>());
   }
-  for (size_t r : s.reduced) is_stat = is_stat && row_sources.count(tv->logical()[r]) == 0;
+  for (size_t r : reduced) is_stat = is_stat && row_sources.count(tv->logical()[r]) == 0;
   return is_stat;
 }
+
+namespace {
 
 // Row statistics are computed once per row by every thread of the row: their loop keeps the row
 // IDs and, instead of the propagated pieces of their broadcast dims (which carry TIDx, so only
@@ -317,7 +322,7 @@ std::pair<std::vector<TensorView*>, std::vector<TensorView*>> placeRowStatistics
   std::vector<TensorView*> elementwise, stats;
   for (TensorView* tv : s.fusion.allTvs()) {
     if (tv->isFusionInput()) continue;
-    const bool is_stat = isRowStatistic(s, tv);
+    const bool is_stat = isRowStatistic(tv, s.reduced, s.row_rank, s.row_pos);
     if (is_stat) {
       std::vector<IterDomain*> loop(tv->loop().begin(), tv->loop().begin() + s.row_pos);
       for (size_t r : s.reduced) loop.push_back(tv->logical()[r]);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "loom/ir/verifier.h"
+#include "loom/scheduler/inner_outer_persistent.h"
 #include "loom/scheduler/normalization.h"
 #include "loom/scheduler/pointwise.h"
 #include "loom/scheduler/reduction.h"
@@ -31,6 +32,7 @@ std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   list.push_back(makeScanScheduler());
   list.push_back(makeSortScheduler());
   list.push_back(makeTransposeScheduler());
+  list.push_back(makeInnerOuterPersistentScheduler());
   return list;
 }
 

@@ -75,6 +75,10 @@ const Family kFamilies[] = {
      "reduction then pointwise with its input (x - max(x), x / (|sum(x)| + 1), ...)"},
     {"outer_reduction", 3, &Generator::famOuterReduction,
      "reduction over dim 0, optionally combined with its input"},
+    // Weight 0 by default (added after seeds were recorded); loom_fuzz_emu_norm_backward weights it.
+    {"norm_backward", 0, &Generator::famNormBackward,
+     "layer_norm / rms_norm backward (weight, bias optional): per-row and per-column reductions "
+     "of the same data"},
     {"broadcast_combine", 4, &Generator::famBroadcastCombine,
      "a lower-rank or broadcast tensor against a larger one"},
     {"fan_out", 3, &Generator::famFanOut, "one intermediate feeding two consumers"},

@@ -214,6 +214,17 @@ TEST(FusionGenerator, LateFamiliesAreValidWhenWeighted) {
     for (const std::string& s : c.steps) tiles += familyOf(s) == "transpose_tile";
   }
   EXPECT_GT(tiles, 20);
+  // norm_backward as loom_fuzz_emu_norm_backward runs it.
+  GeneratorOptions b;
+  b.maxSteps = 10;
+  b.familyWeights["norm_backward"] = 14;
+  int backward = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    FuzzCase c = generateCase(seed, b);
+    ASSERT_NO_FATAL_FAILURE(expectValid(c));
+    for (const std::string& s : c.steps) backward += familyOf(s) == "norm_backward";
+  }
+  EXPECT_GT(backward, 20);
 }
 
 // Family weights: with every family but one at 0, only that family (and the inputs) appears.

@@ -5,6 +5,7 @@
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/lower/index_type.h"
 #include "loom/transform/cache.h"
+#include "loom/transform/schedule.h"
 #include "lower/lower_test_util.h"
 
 namespace loom::test {
@@ -147,6 +148,31 @@ TEST(LowerLoops, IterationInsideReductionAccumulatesInBuffer) {
   std::string indexed = lowerAround(*f, "indexing").after;
   EXPECT_EQ(indexed.find("%"), std::string::npos) << indexed;
   EXPECT_NE(indexed.find("T1[(i2 * 1)] = (T1[(i2 * 1)] + T0["), std::string::npos) << indexed;
+}
+
+// The same with a thread dim among the iteration loops inside the serial reduction loop
+// (T1 [r0, i1/4 (TIDx), 4]: the inner-outer-persistent scheduler's column partials, each thread
+// summing its columns over the rows): each thread keeps its own buffer, indexed by the lane alone.
+TEST(LowerLoops, ThreadDimInsideReductionAccumulatesInBuffer) {
+  auto f = std::make_unique<ir::Fusion>();
+  {
+    ir::FusionGuard guard(f.get());
+    auto* x = ops::TensorBuilder().shape({8, 64}).build();
+    f->addInput(x);
+    auto* sum = ops::sum(x, {0});
+    auto* out = ops::mul(sum, 2.0);
+    f->addOutput(out);
+    out->split(0, 4);
+    transform::parallelize(out, 0, ir::ParallelType::TIDx);
+    sum->split(1, 4);  // [r0, i1/4, 4]
+    transform::parallelize(sum, 1, ir::ParallelType::TIDx);
+  }
+  std::string nests = lowerAround(*f, "reductions").after;
+  EXPECT_NE(nests.find("var init"), std::string::npos) << nests;
+  EXPECT_NE(nests.find("T1 += T1 = sum(T0)"), std::string::npos) << nests;
+  EXPECT_NE(nests.find("T1 <- init"), std::string::npos) << nests;
+  std::string indexed = lowerAround(*f, "indexing").after;
+  EXPECT_EQ(indexed.find("%"), std::string::npos) << indexed;
 }
 
 }  // namespace

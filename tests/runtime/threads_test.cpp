@@ -28,15 +28,16 @@ using test::randomTensor;
 
 constexpr int kThreads = 8;
 
-// Softmax over dim 1 (normalization scheduler) and a sum over dim 0 of the same input: outputs of
-// unrelated shapes, so more than one kernel.
+// Softmax over dim 1 (normalization scheduler) and the variance over dim 0 of the same input (a
+// Welford: the inner-outer-persistent scheduler, which takes softmax with a plain sum over dim 0
+// in one kernel, leaves it to the reduction scheduler), so more than one kernel.
 std::unique_ptr<Fusion> twoReductionsFusion() {
   auto f = std::make_unique<Fusion>();
   FusionGuard g(f.get());
   TensorView* x = ops::TensorBuilder().rank(2).build();
   f->addInput(x);
   f->addOutput(ops::softmax(x, 1));
-  f->addOutput(ops::sum(x, {0}));
+  f->addOutput(ops::varMean(x, {0}).var);
   return f;
 }
 

@@ -101,6 +101,22 @@ struct BufferPlan {
   int64_t bytesPerElement() const;
 };
 BufferPlan planPersistentBuffers(const ir::Fusion& fusion);
+/// Same, for the rows `ref` (a reduction over the innermost dims) reduces: the inner-outer
+/// scheduler's fusions also reduce the leading dims, so their first reduction may not be it.
+BufferPlan planPersistentBuffers(const ir::Fusion& fusion, const ir::TensorView* ref);
+
+// Steps of the inner-persistent schedule that the inner-outer-persistent scheduler shares.
+/// Every use but the first of each projected buffer gets its own copy of the buffer's pointwise
+/// chain from its leaves (transform::recomputeChain).
+void projectPersistentBuffers(const BufferPlan& plan);
+/// `broadcast(cast(w))` of a fusion input w becomes `cast(broadcast(w))`, so a row-invariant
+/// register copy keeps w's (narrower) type.
+void castInputsAfterBroadcast(ir::Fusion& fusion);
+/// True when `tv` is a row statistic of rows reduced at logical positions `reduced` of rank
+/// `row_rank`, whose loop IDs left of `row_pos` select the row: broadcast at every reduced
+/// position, not made of those broadcasts (see normalization_schedule.cpp).
+bool isRowStatistic(const ir::TensorView* tv, const std::vector<size_t>& reduced, size_t row_rank,
+                    int64_t row_pos);
 
 /// True when a plan that reads its rows again (reload_rows) keeps the rows in flight (a block's
 /// row on every block the SMs hold at once) within three quarters of the L2, so each pass after
