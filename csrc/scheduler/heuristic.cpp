@@ -25,6 +25,8 @@ std::string_view schedulerTypeName(SchedulerType type) {
       return "sort";
     case SchedulerType::Transpose:
       return "transpose";
+    case SchedulerType::OuterPersistent:
+      return "outer_persistent";
   }
   return "unknown";
 }

@@ -6,6 +6,7 @@
 
 #include "loom/ir/verifier.h"
 #include "loom/scheduler/normalization.h"
+#include "loom/scheduler/outer_persistent.h"
 #include "loom/scheduler/pointwise.h"
 #include "loom/scheduler/reduction.h"
 #include "loom/scheduler/scan.h"
@@ -31,6 +32,7 @@ std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   list.push_back(makeScanScheduler());
   list.push_back(makeSortScheduler());
   list.push_back(makeTransposeScheduler());
+  list.push_back(makeOuterPersistentScheduler());
   return list;
 }
 

@@ -20,8 +20,16 @@
 namespace loom::scheduler {
 
 /// Every scheduler kind, in no particular order (the registry defines the priority).
-enum class SchedulerType : uint8_t { Pointwise, Reduction, InnerPersistent, Scan, Sort, Transpose };
-/// "pointwise", "reduction", "inner_persistent", "scan", "sort", "transpose".
+enum class SchedulerType : uint8_t {
+  Pointwise,
+  Reduction,
+  InnerPersistent,
+  Scan,
+  Sort,
+  Transpose,
+  OuterPersistent
+};
+/// "pointwise", "reduction", "inner_persistent", "scan", "sort", "transpose", "outer_persistent".
 std::string_view schedulerTypeName(SchedulerType type);
 
 /// The parameters one scheduler chose. Two parameter structs that compare equal make the same
