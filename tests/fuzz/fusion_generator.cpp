@@ -75,6 +75,11 @@ const Family kFamilies[] = {
      "reduction then pointwise with its input (x - max(x), x / (|sum(x)| + 1), ...)"},
     {"outer_reduction", 3, &Generator::famOuterReduction,
      "reduction over dim 0, optionally combined with its input"},
+    // Weight 0 by default (recorded seeds keep their fusions); loom_fuzz_emu_outer_persistent
+    // weights it up.
+    {"outer_persistent", 0, &Generator::famOuterPersistent,
+     "a statistic over the leading dims broadcast back against its input (x - mean(x, outer "
+     "dims)), optionally normalized by a second statistic of the centered data (batch-norm)"},
     {"broadcast_combine", 4, &Generator::famBroadcastCombine,
      "a lower-rank or broadcast tensor against a larger one"},
     {"fan_out", 3, &Generator::famFanOut, "one intermediate feeding two consumers"},

@@ -233,6 +233,7 @@ class Generator {
   bool famBiasGelu();
   bool famNormPattern();
   bool famOuterReduction();
+  bool famOuterPersistent();
   bool famBroadcastCombine();
   bool famFanOut();
   bool famSlice();
