@@ -45,7 +45,8 @@ std::unique_ptr<OuterPersistentParams> runOuter(const BuildFn& build,
   // One kernel: the column statistics reach every block through a grid all-reduce, so the
   // launch is cooperative.
   EXPECT_TRUE(ke.kernel().cooperative);
-  EXPECT_HAS(ke.generated().source, "loom::gridAllReduce<false, true, false>");
+  EXPECT_HAS(ke.generated().source, "loom::gridAll");  // gridAllReduce or gridAllWelford
+  EXPECT_HAS(ke.generated().source, "<false, true, false>(");
   std::vector<Tensor> expected = eval::evaluateFusion(*s.original, args);
   EXPECT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size() && i < expected.size(); ++i) {
@@ -271,6 +272,28 @@ TEST(OuterPersistentExec, LaunchLimits) {
     std::string why;
     EXPECT_EQ(outerPersistentHeuristics(*f, info, &why), nullptr);
     EXPECT_HAS(why, "does not fit on chip");
+  }
+}
+
+// A Welford statistic (var_mean over the outer dims, translated or not) normalizing its data: the
+// grid all-reduce of Welford triples.
+TEST(OuterPersistentExec, VarMeanNormalization) {
+  for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
+    SCOPED_TRACE(std::string(dataTypeName(dtype)));
+    auto p = runOuter(
+        [dtype](ir::Fusion& f) {
+          auto* x = input(3, dtype);
+          f.addInput(x);
+          auto* xf = ops::cast(x, DataType::Float32);
+          auto vm = ops::varMean(xf, {0, 1}, 0.0);
+          const std::vector<bool> mask{true, true, false};
+          auto* y = ops::div(ops::sub(xf, ops::broadcast(vm.mean, mask)),
+                             ops::add(ops::broadcast(vm.var, mask), 1.0));
+          f.addOutput(ops::cast(y, dtype));
+        },
+        {randomTensor({13, 11, 21}, 13, dtype)}, 143);
+    ASSERT_NE(p, nullptr);
+    EXPECT_GT(p->grid, 1);
   }
 }
 
