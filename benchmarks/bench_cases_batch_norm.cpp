@@ -94,10 +94,9 @@ void buildBatchNorm(Op op, DataType dtype, ir::Fusion& fusion,
 CheckResult checkBatchNorm(Op op, DataType dtype, const std::vector<Tensor>& inputs,
                            const std::vector<Tensor>& outs) {
   const Tensor& data = inputs.at(0);
-  const std::vector<int64_t> s =
-      channelsLast(op) ? std::vector<int64_t>{data.size(0), data.size(3), data.size(1),
-                                              data.size(2)}
-                       : data.sizes();
+  const std::vector<int64_t> s = channelsLast(op) ? std::vector<int64_t>{data.size(0), data.size(3),
+                                                                         data.size(1), data.size(2)}
+                                                  : data.sizes();
   const int64_t N = s[0], C = s[1], H = s[2], W = s[3];
   const double count = double(N * H * W);
   const bool bf16 = dtype == DataType::BFloat16;
@@ -131,9 +130,9 @@ CheckResult checkBatchNorm(Op op, DataType dtype, const std::vector<Tensor>& inp
       const double rstd = 1.0 / std::sqrt(m2 / count + kNormEps);
       for (const auto& p : pos) {
         const int64_t at = offset(op, s, p[0], c, p[1], p[2]);
-        const double want = (data.getDoubleLinear(at) - mean) * rstd *
-                                inputs[1].getDoubleLinear(c) +
-                            inputs[2].getDoubleLinear(c);
+        const double want =
+            (data.getDoubleLinear(at) - mean) * rstd * inputs[1].getDoubleLinear(c) +
+            inputs[2].getDoubleLinear(c);
         near("y " + ch + " element " + std::to_string(at), outs[0].getDoubleLinear(at), want, tol);
       }
       continue;

@@ -70,7 +70,8 @@ Sizes sizesOf(const Fusion& fusion, SchedulerRuntimeInfo& info) {
 int64_t residentBlocks(const DeviceInfo& device, int64_t threads, int64_t registers) {
   if (threads <= 0 || threads > device.max_threads_per_block) return 0;
   const int64_t by_threads = device.max_threads_per_sm / threads;
-  const int64_t by_registers = device.registers_per_sm / (threads * std::max<int64_t>(registers, 1));
+  const int64_t by_registers =
+      device.registers_per_sm / (threads * std::max<int64_t>(registers, 1));
   return std::min(by_threads, by_registers) * device.sm_count;
 }
 
@@ -113,12 +114,14 @@ bool outerPersistentCompileTimeCheck(const Fusion& fusion, std::string* why) {
     }
   }
   if (!kept_inside) {
-    return reject(why, "reduction " + ref->toString() + " reduces the innermost dims (no kept dim "
-                       "inside a reduced one): the inner-persistent scheduler's case");
+    return reject(why, "reduction " + ref->toString() +
+                           " reduces the innermost dims (no kept dim "
+                           "inside a reduced one): the inner-persistent scheduler's case");
   }
   if (persistentBuffers(fusion).empty()) {
-    return reject(why, "no persistent buffer: no reduced data is used after its reduction (the "
-                       "reduction scheduler's case)");
+    return reject(why,
+                  "no persistent buffer: no reduced data is used after its reduction (the "
+                  "reduction scheduler's case)");
   }
   return true;
 }
@@ -139,8 +142,8 @@ std::unique_ptr<OuterPersistentParams> outerPersistentHeuristics(const Fusion& f
   int64_t column_blocks = 0, reduce_threads = 0;
   if (s.inner_reduced) {
     // One column (channel) per block column; the threads walk the reduced inner dims, coalesced.
-    p->bdimx = std::min<int64_t>(kThreadsPerBlock,
-                                 std::max<int64_t>(32, utils::floorPow2(s.reduced)));
+    p->bdimx =
+        std::min<int64_t>(kThreadsPerBlock, std::max<int64_t>(32, utils::floorPow2(s.reduced)));
     p->bdimy = 1;
     column_blocks = s.columns;
     reduce_threads = p->bdimx;
@@ -165,8 +168,7 @@ std::unique_ptr<OuterPersistentParams> outerPersistentHeuristics(const Fusion& f
     const int64_t grid = utils::ceilDiv(s.reduced, reduce_threads * batch);
     if (grid > d.max_grid_yz) continue;
     const int64_t blocks = column_blocks * grid;
-    const int64_t resident =
-        residentBlocks(d, threads, registersFor(batch * s.bytes_per_element));
+    const int64_t resident = residentBlocks(d, threads, registersFor(batch * s.bytes_per_element));
     if (blocks > resident || column_blocks > d.max_grid_x) continue;
     p->persistent_batch = batch;
     p->grid = grid;
@@ -174,16 +176,16 @@ std::unique_ptr<OuterPersistentParams> outerPersistentHeuristics(const Fusion& f
     p->resident_blocks = resident;
     return p;
   }
-  const int64_t resident = residentBlocks(d, threads, registersFor(max_batch * s.bytes_per_element));
-  reject(why, "the reduced data does not fit on chip across a resident grid: " +
-                  std::to_string(s.columns) + " columns x " + std::to_string(s.reduced) +
-                  " reduced elements x " + std::to_string(s.bytes_per_element) +
-                  " held bytes need " +
-                  std::to_string(column_blocks *
-                                 utils::ceilDiv(s.reduced, reduce_threads * max_batch)) +
-                  " blocks of " + std::to_string(threads) + " threads holding " +
-                  std::to_string(max_batch) + " elements each, the device holds " +
-                  std::to_string(resident) + " at once (a grid barrier needs them all)");
+  const int64_t resident =
+      residentBlocks(d, threads, registersFor(max_batch * s.bytes_per_element));
+  reject(why,
+         "the reduced data does not fit on chip across a resident grid: " +
+             std::to_string(s.columns) + " columns x " + std::to_string(s.reduced) +
+             " reduced elements x " + std::to_string(s.bytes_per_element) + " held bytes need " +
+             std::to_string(column_blocks * utils::ceilDiv(s.reduced, reduce_threads * max_batch)) +
+             " blocks of " + std::to_string(threads) + " threads holding " +
+             std::to_string(max_batch) + " elements each, the device holds " +
+             std::to_string(resident) + " at once (a grid barrier needs them all)");
   return nullptr;
 }
 

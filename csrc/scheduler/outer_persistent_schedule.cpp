@@ -51,7 +51,8 @@ void prepareBuffers(Schedule& s) {
   s.buffers.insert(plan.held.begin(), plan.held.end());
   for (const BufferPlan::Projection& pr : plan.projected) {
     std::vector<Expr*> uses = pr.buffer->uses();
-    for (size_t i = 1; i < uses.size(); ++i) transform::recomputeChain(pr.buffer, uses[i], pr.leaves);
+    for (size_t i = 1; i < uses.size(); ++i)
+      transform::recomputeChain(pr.buffer, uses[i], pr.leaves);
   }
   s.ref = utils::reductionTvs(s.fusion).front();
   for (size_t i = 0; i < s.ref->logical().size(); ++i) {
@@ -81,7 +82,8 @@ void transformReference(Schedule& s) {
   TensorView* ref = s.ref;
   const OuterPersistentParams& p = s.p;
   std::vector<int64_t> iter, red;
-  for (int64_t i = 0; i < ref->nDims(); ++i) (ref->axis(i)->isReduction() ? red : iter).push_back(i);
+  for (int64_t i = 0; i < ref->nDims(); ++i)
+    (ref->axis(i)->isReduction() ? red : iter).push_back(i);
   std::vector<int64_t> perm = iter;
   perm.insert(perm.end(), red.begin(), red.end());
   ref->reorder(perm);
@@ -90,17 +92,17 @@ void transformReference(Schedule& s) {
   if (red.size() > 1) ref->flatten(1, -1);
   // [I, R]
   if (p.inner_reduced) {
-    ref->split(1, p.bdimx);                                     // [I, R/tx, tx]
-    ref->split(1, p.persistent_batch);                          // [I, g, pb, tx]
+    ref->split(1, p.bdimx);             // [I, R/tx, tx]
+    ref->split(1, p.persistent_batch);  // [I, g, pb, tx]
     transform::parallelize(ref, 0, ParallelType::BIDx);
     transform::parallelize(ref, 1, ParallelType::BIDy);
     transform::parallelize(ref, 3, ParallelType::TIDx);
     if (p.persistent_batch > 1) transform::parallelize(ref, 2, ParallelType::Unroll);
     s.column_pos = 1;
   } else {
-    ref->split(0, p.bdimx);                                     // [I/tx, tx, R]
-    ref->split(2, p.persistent_batch);                          // [I/tx, tx, R/pb, pb]
-    ref->split(2, p.bdimy);                                     // [I/tx, tx, g, ty, pb]
+    ref->split(0, p.bdimx);             // [I/tx, tx, R]
+    ref->split(2, p.persistent_batch);  // [I/tx, tx, R/pb, pb]
+    ref->split(2, p.bdimy);             // [I/tx, tx, g, ty, pb]
     transform::parallelize(ref, 0, ParallelType::BIDx);
     transform::parallelize(ref, 1, ParallelType::TIDx);
     transform::parallelize(ref, 2, ParallelType::BIDy);
@@ -128,8 +130,8 @@ void transformReference(Schedule& s) {
 // A column statistic: full rank, no reduction, broadcast at every reduced position (the
 // broadcast mean, rstd and the math on them).
 bool isColumnStatistic(const Schedule& s, const TensorView* tv) {
-  bool stat = tv->logical().size() == s.rank && !tv->domain()->hasReduction() &&
-              tv->nDims() > s.column_pos;
+  bool stat =
+      tv->logical().size() == s.rank && !tv->domain()->hasReduction() && tv->nDims() > s.column_pos;
   for (size_t r : s.reduced) stat = stat && tv->logical()[r]->isBroadcast();
   return stat;
 }
@@ -173,10 +175,9 @@ void scheduleOuterPersistent(Fusion& fusion, const OuterPersistentParams& p) {
   std::string why;
   LOOM_CHECK(outerPersistentCompileTimeCheck(fusion, &why),
              "outer persistent scheduler cannot schedule this fusion: ", why);
-  LOOM_CHECK(p.bdimx >= 1 && p.bdimy >= 1 && p.persistent_batch >= 1 &&
-                 (!p.inner_reduced || p.bdimy == 1),
-             "outer persistent parameters must be positive (bdimy 1 when inner_reduced): ",
-             p.toString());
+  LOOM_CHECK(
+      p.bdimx >= 1 && p.bdimy >= 1 && p.persistent_batch >= 1 && (!p.inner_reduced || p.bdimy == 1),
+      "outer persistent parameters must be positive (bdimy 1 when inner_reduced): ", p.toString());
   Schedule s(fusion, p);
   prepareBuffers(s);
   cacheInputsAndOutputs(s);

@@ -171,8 +171,8 @@ TEST(OuterPersistentExec, BatchNormForward) {
                                          {{8, 5, 33, 31}, false, DataType::Float32},
                                          {{9, 3, 17, 13}, false, DataType::BFloat16}}) {
     const int64_t channel = c.nhwc ? 3 : 1;
-    const std::vector<int64_t> reduced = c.nhwc ? std::vector<int64_t>{0, 1, 2}
-                                                : std::vector<int64_t>{0, 2, 3};
+    const std::vector<int64_t> reduced =
+        c.nhwc ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0, 2, 3};
     SCOPED_TRACE(std::string(c.nhwc ? "NHWC " : "NCHW ") + std::string(dataTypeName(c.dtype)));
     const int64_t channels = c.shape[size_t(channel)];
     auto p = runOuter(batchNormForward(c.dtype, reduced, channel),
@@ -192,11 +192,11 @@ TEST(OuterPersistentExec, BatchNormBackward) {
   for (bool nhwc : {true, false}) {
     for (DataType dtype : {DataType::Float32, DataType::BFloat16}) {
       SCOPED_TRACE(std::string(nhwc ? "NHWC " : "NCHW ") + std::string(dataTypeName(dtype)));
-      const std::vector<int64_t> shape = nhwc ? std::vector<int64_t>{3, 5, 7, 19}
-                                              : std::vector<int64_t>{9, 19, 13, 11};
+      const std::vector<int64_t> shape =
+          nhwc ? std::vector<int64_t>{3, 5, 7, 19} : std::vector<int64_t>{9, 19, 13, 11};
       const int64_t channel = nhwc ? 3 : 1;
-      const std::vector<int64_t> reduced = nhwc ? std::vector<int64_t>{0, 1, 2}
-                                                : std::vector<int64_t>{0, 2, 3};
+      const std::vector<int64_t> reduced =
+          nhwc ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0, 2, 3};
       auto p = runOuter(batchNormBackward(dtype, reduced, channel),
                         {randomTensor(shape, 5, dtype), randomTensor(shape, 6, dtype),
                          randomTensor({19}, 7), randomTensor({19}, 8), randomTensor({19}, 9)},
@@ -261,9 +261,9 @@ TEST(OuterPersistentExec, LaunchLimits) {
   DeviceInfo h100;  // DeviceInfo's defaults are the H200's; the H100 SXM has the same SM limits
   h100.sm_count = 132;
   h100.l2_bytes = 50 * 1024 * 1024;
-  EXPECT_EQ(residentBlocks(h100, 256, 64), 132 * 4);   // 64K registers / (256 x 64)
-  EXPECT_EQ(residentBlocks(h100, 256, 32), 132 * 8);   // 2048 threads per SM
-  EXPECT_EQ(residentBlocks(h100, 2048, 32), 0);        // over the block limit
+  EXPECT_EQ(residentBlocks(h100, 256, 64), 132 * 4);  // 64K registers / (256 x 64)
+  EXPECT_EQ(residentBlocks(h100, 256, 32), 132 * 8);  // 2048 threads per SM
+  EXPECT_EQ(residentBlocks(h100, 2048, 32), 0);       // over the block limit
   for (const DeviceInfo& d : {h100, DeviceInfo{}}) {
     for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
              {100000, 256}, {1 << 20, 64}, {4096, 4096}, {65536, 1024}}) {
@@ -320,19 +320,22 @@ TEST(OuterPersistentExec, VarMeanNormalization) {
 TEST(OuterPersistentExec, HeldBufferReadBeforeAndAfterTheReduction) {
   for (int variant = 0; variant < 4; ++variant) {
     SCOPED_TRACE("variant " + std::to_string(variant));
-    runOuter([variant](ir::Fusion& f) {
-      auto* dy = input(4, DataType::Float32);
-      auto* x = input(4, DataType::Float32);
-      auto* rstd = input(1, DataType::Float32);
-      for (auto* t : {dy, x, rstd}) f.addInput(t);
-      std::vector<bool> cmask{true, true, true, false};
-      std::vector<int64_t> reduced{0, 1, 2};
-      auto* xhat = variant >= 2 ? ops::mul(x, ops::broadcast(rstd, cmask)) : x;
-      auto* mdyx = ops::broadcast(ops::mean(ops::mul(dy, xhat), reduced), cmask);
-      auto* dx = ops::sub(dy, ops::mul(xhat, mdyx));
-      if (variant == 1 || variant == 3) dx = ops::mul(dx, ops::broadcast(rstd, cmask));
-      f.addOutput(dx);
-    }, {randomTensor({3, 5, 7, 19}, 5), randomTensor({3, 5, 7, 19}, 6), randomTensor({19}, 7)}, 105);
+    runOuter(
+        [variant](ir::Fusion& f) {
+          auto* dy = input(4, DataType::Float32);
+          auto* x = input(4, DataType::Float32);
+          auto* rstd = input(1, DataType::Float32);
+          for (auto* t : {dy, x, rstd}) f.addInput(t);
+          std::vector<bool> cmask{true, true, true, false};
+          std::vector<int64_t> reduced{0, 1, 2};
+          auto* xhat = variant >= 2 ? ops::mul(x, ops::broadcast(rstd, cmask)) : x;
+          auto* mdyx = ops::broadcast(ops::mean(ops::mul(dy, xhat), reduced), cmask);
+          auto* dx = ops::sub(dy, ops::mul(xhat, mdyx));
+          if (variant == 1 || variant == 3) dx = ops::mul(dx, ops::broadcast(rstd, cmask));
+          f.addOutput(dx);
+        },
+        {randomTensor({3, 5, 7, 19}, 5), randomTensor({3, 5, 7, 19}, 6), randomTensor({19}, 7)},
+        105);
   }
 }
 
@@ -352,8 +355,9 @@ TEST(OuterPersistentExec, ExecutorRefusesAGridThatCannotBeResident) {
   exec::KernelExecutor ke;
   ke.compile(*fusion, exec::Backend::Host);
   std::string msg = userErrorOf([&] { ke.run(args); });
-  EXPECT_HAS(msg, "its 1100 blocks must all be resident at once, but host holds at most 1024 "
-                  "blocks of 256 threads");
+  EXPECT_HAS(msg,
+             "its 1100 blocks must all be resident at once, but host holds at most 1024 "
+             "blocks of 256 threads");
 }
 
 // What the registry says for fusions it leaves to others.

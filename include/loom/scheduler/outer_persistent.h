@@ -46,7 +46,8 @@ struct OuterPersistentParams final : ParamsOf<OuterPersistentParams> {
   static constexpr std::string_view kName = "OuterPersistent";
   static constexpr auto fields() {
     using P = OuterPersistentParams;
-    return std::tuple{field("inner_reduced", &P::inner_reduced), field("bdimx", &P::bdimx),
+    return std::tuple{field("inner_reduced", &P::inner_reduced),
+                      field("bdimx", &P::bdimx),
                       field("bdimy", &P::bdimy),
                       field("persistent_batch", &P::persistent_batch),
                       field("columns", &P::columns, FieldRole::Info),
