@@ -67,6 +67,15 @@ const std::vector<Case>& allCases() {
        "gelu_tanh(x + bias)^T, [4096, 12288]"},
       // What the transposes are measured against: a plain copy of the same bytes.
       {"copy_8192x8192", Op::Copy, {8192, 8192}, "copy, [8192, 8192]"},
+      // The outer-persistent scheduler (issue 37): batch-norm of a ResNet-50 stage, both formats.
+      {"bn_fwd_nchw_32x256x56x56", Op::BatchNormFwdNchw, {32, 256, 56, 56},
+       "batch_norm fwd, NCHW [32, 256, 56, 56]"},
+      {"bn_fwd_nhwc_32x256x56x56", Op::BatchNormFwdNhwc, {32, 256, 56, 56},
+       "batch_norm fwd, NHWC [32, 256, 56, 56]"},
+      {"bn_bwd_nchw_32x256x56x56", Op::BatchNormBwdNchw, {32, 256, 56, 56},
+       "batch_norm bwd, NCHW [32, 256, 56, 56]"},
+      {"bn_bwd_nhwc_32x256x56x56", Op::BatchNormBwdNhwc, {32, 256, 56, 56},
+       "batch_norm bwd, NHWC [32, 256, 56, 56]"},
   };
   return cases;
 }
@@ -93,6 +102,7 @@ std::string dtypeLabel(DataType dtype) {
 std::vector<std::vector<int64_t>> inputShapes(Op op, const std::vector<int64_t>& shape) {
   std::vector<int64_t> cols = {shape.back()};
   if (op == Op::Linear) return {{shape[0], shape[1]}, {shape[2], shape[1]}, {shape[2]}};
+  if (isBatchNorm(op)) return batchNormInputShapes(op, shape);
   switch (op) {
     case Op::LayerNorm: return {shape, cols, cols};
     case Op::RmsNorm:
@@ -103,6 +113,7 @@ std::vector<std::vector<int64_t>> inputShapes(Op op, const std::vector<int64_t>&
 }
 
 std::vector<std::vector<int64_t>> outputShapes(Op op, const std::vector<int64_t>& shape) {
+  if (isBatchNorm(op)) return batchNormOutputShapes(op, shape);
   if (op == Op::VarMean) {
     std::vector<int64_t> kept(shape.begin(), shape.end() - 1);
     return {kept, kept};
@@ -129,6 +140,10 @@ std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape
     fusion->addInput(in.back());
   }
   int64_t last = int64_t(shape.size()) - 1;
+  if (isBatchNorm(op)) {
+    buildBatchNorm(op, dtype, *fusion, in);
+    return fusion;
+  }
   switch (op) {
     case Op::VarMean: {
       auto r = ops::varMean(in[0], {last});
@@ -155,6 +170,7 @@ std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape
       fusion->addOutput(
           ops::transpose(ops::biasGelu(in[0], in[1], ops::GeluApproximation::Tanh), 0, 1));
       break;
+    default: LOOM_UNREACHABLE("batch-norm cases are built above");
   }
   return fusion;
 }
@@ -313,6 +329,9 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
                          const std::vector<Tensor>& outputs) {
   std::vector<int64_t> shape = inputs.at(0).sizes();
   if (op == Op::Linear) shape.push_back(inputs.at(1).size(0));
+  if (isBatchNorm(op) && (op == Op::BatchNormFwdNhwc || op == Op::BatchNormBwdNhwc)) {
+    shape = {shape[0], shape[3], shape[1], shape[2]};  // the case shape is [N, C, H, W]
+  }
   auto wantShapes = outputShapes(op, shape);
   if (outputs.size() != wantShapes.size()) {
     return {false, "expected " + std::to_string(wantShapes.size()) + " outputs, got " +
@@ -338,6 +357,7 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
   if (op == Op::Transpose || op == Op::GeluBiasTranspose) {
     return checkTranspose(op == Op::GeluBiasTranspose, dtype, inputs, outs[0]);
   }
+  if (isBatchNorm(op)) return checkBatchNorm(op, dtype, inputs, outs);
   const Tensor& x = inputs[0];
   int64_t cols = shape.back();
   int64_t rows = x.numel() / std::max<int64_t>(cols, 1);
@@ -422,8 +442,7 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
                   {0, 0}, {0, 0});
         }
         break;
-      case Op::Transpose:
-      case Op::GeluBiasTranspose: break;
+      default: break;  // checked above
     }
   }
   return ck.result("all outputs finite; rows 0, N/2, N-1 match a double-precision computation");

@@ -18,6 +18,9 @@ namespace loom::bench {
 /// Transpose: y = x^T ([R, C] -> [C, R], written contiguous); GeluBiasTranspose:
 /// y = gelu_tanh(x + bias)^T (bias [C]), the transpose scheduler's two cases (issue 37).
 /// Copy: y = x, the device's copy bandwidth that the transposes are measured against.
+/// BatchNorm{Fwd,Bwd}{Nchw,Nhwc}: batch-norm forward (training statistics, then y) and backward
+/// (dx, grad weight, grad bias) of the case shape [N, C, H, W], stored NCHW or channels last
+/// ([N, H, W, C]) (the outer-persistent scheduler, issue 37; bench_cases_batch_norm.cpp).
 enum class Op {
   VarMean,
   LayerNorm,
@@ -28,7 +31,11 @@ enum class Op {
   Linear,
   Transpose,
   GeluBiasTranspose,
-  Copy
+  Copy,
+  BatchNormFwdNchw,
+  BatchNormFwdNhwc,
+  BatchNormBwdNchw,
+  BatchNormBwdNhwc
 };
 
 /// Epsilon of layer_norm and rms_norm, as the torch baseline passes it.
@@ -85,6 +92,16 @@ struct CheckResult {
 /// tolerances for the dtype; softmax rows must also sum to 1.
 CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& outputs);
+
+/// The batch-norm cases' pieces (bench_cases_batch_norm.cpp), used by the functions above: every
+/// tensor in the case's dtype (torch's non-mixed batch_norm), statistics computed in fp32.
+bool isBatchNorm(Op op);
+std::vector<std::vector<int64_t>> batchNormInputShapes(Op op, const std::vector<int64_t>& nchw);
+std::vector<std::vector<int64_t>> batchNormOutputShapes(Op op, const std::vector<int64_t>& nchw);
+void buildBatchNorm(Op op, DataType dtype, ir::Fusion& fusion,
+                    const std::vector<ir::TensorView*>& inputs);
+CheckResult checkBatchNorm(Op op, DataType dtype, const std::vector<Tensor>& inputs,
+                           const std::vector<Tensor>& outputs);
 
 /// One case in one dtype.
 struct CaseResult {

@@ -37,6 +37,10 @@ std::string_view familyName(Op op) {
     case Op::Transpose: return "transpose";
     case Op::GeluBiasTranspose: return "gelu_bias_t";
     case Op::Copy: return "copy";
+    case Op::BatchNormFwdNchw: return "bn_fwd_nchw";
+    case Op::BatchNormFwdNhwc: return "bn_fwd_nhwc";
+    case Op::BatchNormBwdNchw: return "bn_bwd_nchw";
+    case Op::BatchNormBwdNhwc: return "bn_bwd_nhwc";
   }
   LOOM_ASSERT(false, "unknown benchmark op");
   return "";

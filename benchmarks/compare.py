@@ -32,7 +32,7 @@ class Case:
 
     name: str  # stable id used in every JSON file
     op: str  # var_mean | layer_norm | rms_norm | softmax | gelu_tanh_bias | sum_dim0 | linear
-    #          | transpose | gelu_bias_t | copy
+    #          | transpose | gelu_bias_t | copy | bn_{fwd,bwd}_{nchw,nhwc}
     shape: tuple
     label: str  # what the table prints
     large: bool  # held to the 90%-of-ceiling goal
@@ -42,6 +42,9 @@ class Case:
         if self.op == "linear":  # shape is (m, k, n): x [m, k], w [n, k], bias [n]
             m, k, n = self.shape
             return [(m, k), (n, k), (n,)]
+        if self.op.startswith("bn_"):  # shape is (N, C, H, W); channels last stored (N, H, W, C)
+            data, c = self.bn_data_shape(), (self.shape[1],)
+            return [data, c, c] if self.op.startswith("bn_fwd") else [data, data, c, c, c]
         cols = (self.shape[-1],)
         extra = {"layer_norm": [cols, cols], "rms_norm": [cols], "gelu_tanh_bias": [cols],
                  "gelu_bias_t": [cols]}
@@ -57,7 +60,16 @@ class Case:
             return [(self.shape[0], self.shape[2])]
         if self.op in ("transpose", "gelu_bias_t"):
             return [(self.shape[1], self.shape[0])]
+        if self.op.startswith("bn_"):  # y; or dx, grad weight, grad bias
+            c = (self.shape[1],)
+            return [self.bn_data_shape()] if self.op.startswith("bn_fwd") else [
+                self.bn_data_shape(), c, c]
         return [self.shape]
+
+    def bn_data_shape(self):
+        """The batch-norm data tensor as Loom stores it: (N, H, W, C) for the NHWC cases."""
+        n, c, h, w = self.shape
+        return (n, h, w, c) if self.op.endswith("nhwc") else (n, c, h, w)
 
 
 def _numel(shape):
@@ -95,6 +107,17 @@ CASES = (
          "gelu_tanh(x + bias)^T, [4096, 12288]", True),
     # The device's measured copy, what the transposes' bandwidth is compared with.
     Case("copy_8192x8192", "copy", (8192, 8192), "copy, [8192, 8192]", True),
+    # The outer-persistent scheduler (issue 37): batch-norm of a ResNet-50 stage, both formats. Not
+    # held to the bandwidth goal: 100 MB of fp32 does not fit on chip, so the statistics and the
+    # normalization read the data twice (the fallback plan).
+    Case("bn_fwd_nchw_32x256x56x56", "bn_fwd_nchw", (32, 256, 56, 56),
+         "batch_norm fwd, NCHW [32, 256, 56, 56]", False),
+    Case("bn_fwd_nhwc_32x256x56x56", "bn_fwd_nhwc", (32, 256, 56, 56),
+         "batch_norm fwd, NHWC [32, 256, 56, 56]", False),
+    Case("bn_bwd_nchw_32x256x56x56", "bn_bwd_nchw", (32, 256, 56, 56),
+         "batch_norm bwd, NCHW [32, 256, 56, 56]", False),
+    Case("bn_bwd_nhwc_32x256x56x56", "bn_bwd_nhwc", (32, 256, 56, 56),
+         "batch_norm bwd, NHWC [32, 256, 56, 56]", False),
 )
 
 # Host-side overhead: one fused 3-op pointwise expression on 1024 fp32 elements, wall time per call.

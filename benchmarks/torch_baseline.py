@@ -46,6 +46,8 @@ def make_case(torch, case, dtype):
 
     tdtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype]
     inputs = [torch.randn(s, device="cuda", dtype=tdtype) for s in case.input_shapes()]
+    if case.op.startswith("bn_"):
+        return make_batch_norm(torch, case, inputs)
     cols = case.shape[-1]
     # bf16 computes as PyTorch does on bf16 tensors (fp32 accumulation inside the kernels).
     if case.op == "var_mean":
@@ -81,6 +83,31 @@ def make_case(torch, case, dtype):
     else:
         raise AssertionError(f"no torch function for op '{case.op}'")
     return fn, inputs
+
+
+def make_batch_norm(torch, case, inputs):
+    """Batch-norm of the logical [N, C, H, W] tensor: the NHWC cases are torch's channels_last
+    (the same bytes as Loom's [N, H, W, C] input). Forward in training mode (batch statistics,
+    no running stats); backward is aten's native_batch_norm_backward, the kernel autograd runs,
+    with grad input, grad weight and grad bias."""
+    import torch.nn.functional as F
+
+    channels_last = case.op.endswith("nhwc")
+
+    def logical(t):  # Loom's [N, H, W, C] data as torch's channels_last [N, C, H, W]
+        return t.permute(0, 3, 1, 2) if channels_last else t
+
+    data = [logical(t) for t in inputs[:1 if case.op.startswith("bn_fwd") else 2]]
+    rest = inputs[len(data):]
+    if case.op.startswith("bn_fwd"):
+        def fn(x, w, b):
+            return F.batch_norm(x, None, None, w, b, training=True, eps=1e-5)
+        return fn, data + rest
+
+    def fn(dy, x, mean, rstd, w):
+        return torch.ops.aten.native_batch_norm_backward(
+            dy, x, w, None, None, mean, rstd, True, 1e-5, [True, True, True])
+    return fn, data + rest
 
 
 def time_kernel_us(torch, call, flush, reps, warmup):

@@ -562,13 +562,16 @@ void stmt(const Writer& wr, std::ostringstream& os, const kir::Stmt* s, int inde
                          (g->y ? "true" : "false") + ", " + (g->z ? "true" : "false") + ">";
       std::string buffers = "gw" + std::to_string(g->work) + ", gs" + std::to_string(g->work);
       if (g->entrance != nullptr) buffers += ", (unsigned)(" + expr(wr, g->entrance) + ")";
+      // An all-reduce returns nothing: every block holds the result (`last` is true everywhere).
+      const std::string call = g->all ? "loom::gridAll" : std::string(g->last->name) + " = loom::grid";
+      const std::string after = g->all ? " " + g->last->name + " = true;" : "";
       if (g->isWelford()) {
         std::string wt = welfordType(g->welford[0], g->welford[2]);
         os << pad << "{\n"
            << pad << "  " << wt << " w = {" << g->welford[0]->name << ", " << g->welford[1]->name
            << ", " << g->welford[2]->name << "};\n"
-           << pad << "  " << g->last->name << " = loom::gridWelford" << dims << "(w, w, " << buffers
-           << ");\n";
+           << pad << "  " << call << "Welford" << dims << "(w, w, " << buffers << ");" << after
+           << "\n";
         for (int k = 0; k < 3; ++k) {
           os << pad << "  " << g->welford[k]->name << " = w."
              << (k == 0   ? "avg"
@@ -580,9 +583,9 @@ void stmt(const Writer& wr, std::ostringstream& os, const kir::Stmt* s, int inde
         return;
       }
       std::string_view t = cTypeName(g->acc->dtype());
-      os << pad << g->last->name << " = loom::gridReduce" << dims << "(" << g->acc->name << ", "
-         << g->acc->name << ", " << reduceFunctor(g->op) << ", static_cast<" << t << ">("
-         << expr(wr, g->init) << "), " << buffers << ");\n";
+      os << pad << call << "Reduce" << dims << "(" << g->acc->name << ", " << g->acc->name << ", "
+         << reduceFunctor(g->op) << ", static_cast<" << t << ">(" << expr(wr, g->init) << "), "
+         << buffers << ");" << after << "\n";
       return;
     }
     case kir::NodeKind::Comment: os << pad << "// " << s->as<kir::Comment>()->text << "\n"; return;

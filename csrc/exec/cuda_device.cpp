@@ -23,7 +23,12 @@ class CudaKernel final : public LoadedKernel {
   void launch(const LaunchParams& lp, void** args, CUstream stream) const override {
     cuda::LaunchConfig config(cuda::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
                               cuda::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes);
+    config.cooperative = lp.cooperative;
     function_.launch(config, args, cuda::Stream::borrow(stream, device_));
+  }
+  int64_t maxResidentBlocks(int64_t threadsPerBlock, size_t sharedBytes) const override {
+    return int64_t(function_.maxActiveBlocksPerMultiprocessor(int(threadsPerBlock), sharedBytes)) *
+           cuda::deviceProperties(device_).multiprocessors;
   }
   int64_t maxThreadsPerBlock() const override { return function_.maxThreadsPerBlock(); }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host backend as a ComputeDevice: kernels compiled by the host compiler and run as fibers on
 // the CPU (backend/host_module.h); tensors are host tensors.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -16,8 +17,14 @@ class HostKernel final : public LoadedKernel {
  public:
   explicit HostKernel(std::unique_ptr<backend::HostModule> module) : module_(std::move(module)) {}
   void launch(const LaunchParams& lp, void** args, CUstream /*stream*/) const override {
+    backend::HostLaunchOptions options;
+    options.cooperative = lp.cooperative;
     module_->launch(backend::Dim3(lp.grid[0], lp.grid[1], lp.grid[2]),
-                    backend::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes, args);
+                    backend::Dim3(lp.block[0], lp.block[1], lp.block[2]), lp.sharedBytes, args,
+                    options);
+  }
+  int64_t maxResidentBlocks(int64_t threadsPerBlock, size_t /*sharedBytes*/) const override {
+    return backend::kMaxCooperativeThreads / std::max<int64_t>(threadsPerBlock, 1);
   }
 
  private:

@@ -178,6 +178,8 @@ struct KernelExecutor::LaunchPlan {
   std::string emptyDim;
 
   // makePlan's steps, in order; `name` is the kernel's, for messages.
+  /// Cooperative kernels (after `module`): UserError unless every block can be resident.
+  void checkResident(const ComputeDevice& device, const std::string& name);
   /// Grid, block and shared memory bytes, checked against CUDA's limits and the GPU's.
   void setLaunch(const kir::Kernel& kernel, eval::ExpressionEvaluator& ee,
                  const ComputeDevice& device, const std::string& name);
@@ -239,6 +241,7 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   const DataType index_type = lower::selectIndexType(extents);
   plan->checkVectorized(*kernel_, inputs);
   plan->module = &moduleFor(index_type);
+  if (kernel_->cooperative) plan->checkResident(*device_, generated_.name);
   plan->buildArguments(*kernel_, *fusion_, inputs, extents, index_type, *device_, options_.stream,
                        ee);
   plan->mapOutputs(*fusion_);
@@ -249,6 +252,24 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
     checkInPlaceLayout(*fusion_, a, std::get<Tensor>(inputs[size_t(a.input)]), p.sizes, p.strides);
   }
   return plan;
+}
+
+// A kernel with grid barriers hangs unless every block is resident at once: the grid is checked
+// against what the device reports it can hold of this kernel (registers, shared memory, threads)
+// before anything is launched, and a grid that does not fit is a UserError, never a launch.
+void KernelExecutor::LaunchPlan::checkResident(const ComputeDevice& device,
+                                               const std::string& name) {
+  launch.cooperative = true;
+  if (!emptyDim.empty()) return;  // nothing is launched
+  const int64_t blocks = int64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
+  const int64_t threads = int64_t{launch.block[0]} * launch.block[1] * launch.block[2];
+  const int64_t resident = module->loaded->maxResidentBlocks(threads, launch.sharedBytes);
+  LOOM_CHECK(blocks <= resident, "kernel ", name, " waits at grid barriers (a grid all-reduce), so "
+             "its ", blocks, " blocks must all be resident at once, but ", device.name(),
+             " holds at most ", resident, " blocks of ", threads, " threads with ",
+             launch.sharedBytes, " bytes of dynamic shared memory (", launch.toString(), "): "
+             "schedule fewer blocks (the outer-persistent heuristic takes its two-phase plan for "
+             "such shapes) or split the fusion");
 }
 
 void KernelExecutor::LaunchPlan::setLaunch(const kir::Kernel& kernel, eval::ExpressionEvaluator& ee,
@@ -389,8 +410,9 @@ void KernelExecutor::LaunchPlan::buildArguments(const kir::Kernel& kernel, const
   const uint64_t blocks = uint64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
   const uint64_t threads = uint64_t{launch.block[0]} * launch.block[1] * launch.block[2];
   for (const kir::Kernel::GridScratch& g : kernel.gridScratch) {
-    uint64_t bytes = uint64_t(g.entrances) *
-                     (g.semaphore ? 4 * blocks : uint64_t(g.elementBytes) * blocks * threads);
+    uint64_t bytes = g.perLaunch ? uint64_t(g.elementBytes)
+                     : uint64_t(g.entrances) *
+                           (g.semaphore ? 4 * blocks : uint64_t(g.elementBytes) * blocks * threads);
     std::vector<int64_t> words{int64_t((bytes + 7) / 8)};
     Tensor t = device.empty(words, DataType::Int64, stream);
     device.zero(t, stream);

@@ -118,7 +118,7 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
     }
     case NodeKind::GridReduce: {
       auto* g = s->as<GridReduce>();
-      os << pad << g->last->name << " = grid_";
+      os << pad << g->last->name << (g->all ? " = grid_all_" : " = grid_");
       if (g->isWelford()) {
         os << "welford(" << g->welford[0]->name << ", " << g->welford[1]->name << ", "
            << g->welford[2]->name;

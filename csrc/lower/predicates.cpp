@@ -6,7 +6,8 @@
 // accumulation also checks its reduction indices, so masked iterations leave the accumulator at
 // its init value, which is what threads without data contribute to a block reduction. A result
 // write of a block reduction to a parameter is done by the thread whose reduced thread indices
-// are 0 (the all-reduce gives every thread the value; one store is enough).
+// are 0 (the all-reduce gives every thread the value; one store is enough), and for a grid
+// all-reduce (LowerContext::gridAllReduced) by block 0 of its reduced block dims.
 //
 //   before: tensor T1 = exp(T0)          after:  if ((i0 * 128) + i1) < T0.size[0]:
 //                                                  tensor T1 = exp(T0)
@@ -34,6 +35,13 @@ bool predicates(kir::Kernel& kernel, LowerContext& ctx) {
           std::string axis(ir::parallelTypeName(id->parallelType()));  // "TIDx" -> x
           auto* tid = kernel.create<kir::NamedScalar>(std::string("threadIdx.") + axis.back());
           cond = b.logicalAnd(cond, b.eq(tid, kernel.constInt(0)));
+        }
+      }
+      // A grid all-reduce's result is in every block: block 0 of the reduced dims stores it.
+      if (auto all = ctx.gridAllReduced.find(op->out); all != ctx.gridAllReduced.end()) {
+        for (ir::ParallelType p : all->second) {
+          auto* bid = kernel.create<kir::NamedScalar>(parallelIndexName(p));
+          cond = b.logicalAnd(cond, b.eq(bid, kernel.constInt(0)));
         }
       }
     }

@@ -23,6 +23,14 @@
 // the scratch (GridReduce::entrance), which needs the loops' trip counts to be constants; each
 // iteration may finish in a different block, so consumers must sit in the same iteration.
 //
+// A grid broadcast: when a tensor computed from the result (the result itself included) is
+// spread over a block dim the reduction combines (an outer-persistent normalization's
+// `x - mean` over the blocks holding x), every block needs the result. The GridReduce is then an
+// all-reduce (GridReduce::all: a grid barrier, every block combines the partials itself), the
+// kernel is cooperative (kir::Kernel::cooperative), and the result is held everywhere, so it is
+// not a gridResults entry; a write of it to global memory is done by block 0 of the reduced dims
+// (the predicates pass, LowerContext::gridAllReduced).
+//
 //   before: for i0 in BIDx 0 .. 8:              after:  for i0 in BIDx 0 .. 8:
 //             for i1 in TIDx 0 .. 128:                    var acc2 : f32 = 0
 //               tensor T1 = sum(T0)                       for i1 in TIDx 0 .. 128:
@@ -30,6 +38,7 @@
 //                                                         acc2 = block_sum(acc2, init=0, dims=x)
 //                                                         T1 <- acc2 of T1 = sum(T0)
 #include <algorithm>
+#include <unordered_set>
 
 #include "loom/ir/exprs.h"
 #include "loom/lower/kir_walk.h"
@@ -199,14 +208,45 @@ struct ReductionLowering {
     return true;
   }
 
-  int64_t addGridScratch(const std::string& ctype, int64_t bytes, int64_t entrances) {
+  // An all-reduce's second buffer is the two gridSync words (once per launch).
+  int64_t addGridScratch(const std::string& ctype, int64_t bytes, int64_t entrances, bool all) {
     int64_t site = grid_sites++;
     kernel.gridScratch.push_back({"gw" + std::to_string(site), ctype, bytes, false, entrances});
-    kernel.gridScratch.push_back({"gs" + std::to_string(site), "unsigned", 4, true, entrances});
+    if (all) {
+      kernel.gridScratch.push_back({"gs" + std::to_string(site), "unsigned", 8, true, 1, true});
+    } else {
+      kernel.gridScratch.push_back({"gs" + std::to_string(site), "unsigned", 4, true, entrances});
+    }
     return site;
   }
 
   std::vector<kir::Stmt*> top{};  // `last` declarations, inserted at the kernel's top at the end
+
+  // True when a tensor computed from `out` (or `out` itself) has a non-broadcast loop ID on one
+  // of `dims`, the block dims a grid reduction of `out` combines: a grid broadcast.
+  bool gridBroadcast(const ir::TensorView* out, const std::vector<ir::ParallelType>& dims) const {
+    std::unordered_set<const ir::TensorView*> reached{out};
+    auto spread = [&](const ir::TensorView* tv) {
+      for (ir::IterDomain* id : tv->loop()) {
+        if (id->isBroadcast() || id->isReduction()) continue;
+        if (std::find(dims.begin(), dims.end(), id->parallelType()) != dims.end()) return true;
+      }
+      return false;
+    };
+    for (const ir::Expr* e : ctx.exprs) {
+      bool reads = false;
+      for (const ir::Val* in : e->inputs()) {
+        reads |= in->isA<ir::TensorView>() && reached.count(in->as<ir::TensorView>()) != 0;
+      }
+      if (!reads) continue;
+      for (const ir::Val* o : e->outputs()) {
+        if (!o->isA<ir::TensorView>()) continue;
+        if (spread(o->as<ir::TensorView>())) return true;
+        reached.insert(o->as<ir::TensorView>());
+      }
+    }
+    return false;
+  }
 
   // The serial loops around a grid reduction of `out`: each iteration reaches the call site once
   // (an "entrance" with its own slice of the scratch), so their trip counts must be constants the
@@ -261,20 +301,31 @@ struct ReductionLowering {
     kir::Var* last = nullptr;
     int64_t entrances = 1;
     kir::Value* entrance = nullptr;
+    bool all = false;
     if (grid) {
       std::vector<const kir::ForLoop*> loops = entranceLoops(op->out, enclosing, entrances);
       entrance = entranceIndex(loops);
       last = kernel.newVar(DataType::Bool, "last");
       top.push_back(kernel.create<kir::DeclareVar>(last, kernel.constBool(false)));
       for (size_t k = 0; k < op->expr->outputs().size(); ++k) {
-        ctx.gridResults[op->expr->output(k)->as<ir::TensorView>()] = {last, grid_dims, loops};
+        all |= gridBroadcast(op->expr->output(k)->as<ir::TensorView>(), grid_dims);
       }
+      for (size_t k = 0; k < op->expr->outputs().size(); ++k) {
+        auto* tv = op->expr->output(k)->as<ir::TensorView>();
+        if (all) {
+          ctx.gridAllReduced[tv] = grid_dims;
+        } else {
+          ctx.gridResults[tv] = {last, grid_dims, loops};
+        }
+      }
+      kernel.cooperative |= all;
     }
     // A GridReduce over this op's reduced block dims, for its entrance.
     auto gridReduce = [&](ir::ReductionOpType type, kir::Var* acc, kir::Value* init,
                           const std::string& ctype, int64_t bytes) {
       auto* g = kernel.create<kir::GridReduce>(type, acc, init, last,
-                                               addGridScratch(ctype, bytes, entrances));
+                                               addGridScratch(ctype, bytes, entrances, all));
+      g->all = all;
       g->x = bx;
       g->y = by;
       g->z = bz;
@@ -345,7 +396,7 @@ struct ReductionLowering {
       write->acc = var;
       writes.push_back(write);
     }
-    if (grid) {
+    if (grid && !all) {
       // Only the block that finished the grid reduction holds the result.
       auto* ite = kernel.create<kir::IfThenElse>(last);
       ite->thenBody = std::move(writes);

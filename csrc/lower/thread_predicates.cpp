@@ -15,10 +15,11 @@
 // Grid reduction results: only the last block of a grid reduction (its `last` flag,
 // LowerContext::gridResults) holds the result, so every op that reads it, directly or through
 // other tensors, runs under `last` and, being in one block, is not also guarded by blockIdx == 0
-// along the reduced block dims. Such a consumer cannot be spread over a reduced block dim (that
-// needs the result in every block: a grid broadcast), nor combine the results of two grid
-// reductions (their last blocks differ), nor, for a grid reduction inside serial loops (one
-// finishing block per iteration), sit outside those loops; all are user errors naming the tensor.
+// along the reduced block dims. A consumer spread over a reduced block dim made the reduction a
+// grid all-reduce (reductions pass: every block holds that result). A consumer cannot combine the
+// results of two grid reductions (their last blocks differ), nor, for a grid reduction inside
+// serial loops (one finishing block per iteration), sit outside those loops; both are user errors
+// naming the tensor.
 //
 //   before: for i0 in TIDx 0 .. 128:          after:  for i0 in TIDx 0 .. 128:
 //             tensor T2 = mul(T0, 2.0)                  if (threadIdx.x == 0):    (T2 serial)
@@ -102,12 +103,13 @@ bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx) {
     const LowerContext::GridResult* grid =
         consumer == grid_consumers.end() ? nullptr : consumer->second.result;
     if (grid != nullptr) {
+      // A consumer spread over a reduced block dim made the reduction an all-reduce (a grid
+      // broadcast, the reductions pass), whose results are not gridResults.
       for (ir::IterDomain* id : op->out->loop()) {
-        LOOM_CHECK(!contains(grid->dims, id->parallelType()) || id->isBroadcast(), "lowering: ",
-                   op->out->toString(), " reads a grid reduction result and is parallelized on ",
-                   ir::parallelTypeName(id->parallelType()), " (axis ", id->toString(), "), a "
-                   "block dim that reduction combines; only the reduction's last block holds the "
-                   "result (no grid broadcast): keep its consumers off that dim or split the fusion");
+        LOOM_ASSERT(!contains(grid->dims, id->parallelType()) || id->isBroadcast() ||
+                        id->isReduction(),
+                    op->out->toString(), " reads a last-block grid reduction result and is spread "
+                    "over ", ir::parallelTypeName(id->parallelType()), ", a dim it combines");
       }
       for (const kir::ForLoop* f : grid->serialLoops) {
         LOOM_CHECK(std::find(stack.begin(), stack.end(), f) != stack.end(), "lowering: ",

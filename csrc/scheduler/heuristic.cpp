@@ -27,6 +27,8 @@ std::string_view schedulerTypeName(SchedulerType type) {
       return "transpose";
     case SchedulerType::InnerOuterPersistent:
       return "inner_outer_persistent";
+    case SchedulerType::OuterPersistent:
+      return "outer_persistent";
   }
   return "unknown";
 }

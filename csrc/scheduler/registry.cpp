@@ -7,6 +7,7 @@
 #include "loom/ir/verifier.h"
 #include "loom/scheduler/inner_outer_persistent.h"
 #include "loom/scheduler/normalization.h"
+#include "loom/scheduler/outer_persistent.h"
 #include "loom/scheduler/pointwise.h"
 #include "loom/scheduler/reduction.h"
 #include "loom/scheduler/scan.h"
@@ -33,6 +34,7 @@ std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   list.push_back(makeSortScheduler());
   list.push_back(makeTransposeScheduler());
   list.push_back(makeInnerOuterPersistentScheduler());
+  list.push_back(makeOuterPersistentScheduler());
   return list;
 }
 

@@ -167,7 +167,17 @@ TEST(BenchCases, IoBytesMatchCompare) {
   ASSERT_NE(lin, nullptr);
   EXPECT_EQ(ioBytes(lin->op, lin->shape, DataType::BFloat16),
             (int64_t(8192) * 4096 + int64_t(16384) * 4096 + 16384 + int64_t(8192) * 16384) * 2);
-  EXPECT_EQ(allCases().size(), 15u);
+  EXPECT_EQ(allCases().size(), 19u);
+  // Batch-norm: forward reads x, weight, bias and writes y; backward reads dy, x and three
+  // per-channel vectors and writes dx and two per-channel sums.
+  const Case* bnf = findCase("bn_fwd_nhwc_32x256x56x56");
+  ASSERT_NE(bnf, nullptr);
+  EXPECT_EQ(ioBytes(bnf->op, bnf->shape, DataType::Float32),
+            (int64_t(2) * 32 * 256 * 56 * 56 + 2 * 256) * 4);
+  const Case* bnb = findCase("bn_bwd_nchw_32x256x56x56");
+  ASSERT_NE(bnb, nullptr);
+  EXPECT_EQ(ioBytes(bnb->op, bnb->shape, DataType::BFloat16),
+            (int64_t(3) * 32 * 256 * 56 * 56 + 5 * 256) * 2);
   // The transposes write [C, R]; gelu_bias_t reads a bias [C] too.
   const Case* t = findCase("gelu_bias_t_16384x768");
   ASSERT_NE(t, nullptr);
@@ -189,6 +199,8 @@ const std::vector<SmallCase> kSmallCases = {
     {Op::VarMean, {2, 3, 64}}, {Op::LayerNorm, {5, 64}},          {Op::RmsNorm, {5, 64}},
     {Op::Softmax, {5, 64}},    {Op::GeluTanhBias, {5, 64}},       {Op::SumDim0, {16, 64}},
     {Op::Transpose, {40, 64}}, {Op::GeluBiasTranspose, {40, 64}}, {Op::Copy, {40, 64}},
+    {Op::BatchNormFwdNchw, {3, 5, 4, 6}}, {Op::BatchNormFwdNhwc, {3, 5, 4, 6}},
+    {Op::BatchNormBwdNchw, {3, 5, 4, 6}}, {Op::BatchNormBwdNhwc, {3, 5, 4, 6}},
 };
 
 std::vector<eval::Argument> asArgs(const std::vector<Tensor>& ts) {

@@ -44,6 +44,9 @@ class FakeTensor:
     def clone(self):
         return FakeTensor(self.shape)
 
+    def permute(self, *dims):
+        return FakeTensor(tuple(self.shape[d] for d in dims))
+
 
 class FakeEvent:
     clock = 0.0
@@ -90,6 +93,11 @@ def install():
     functional.rms_norm = lambda x, shape, w, eps: FakeTensor(x.shape)
     functional.gelu = lambda x, approximate: FakeTensor(x.shape)
     functional.linear = lambda x, w, b: FakeTensor(x.shape[:-1] + w.shape[:1])
+    functional.batch_norm = lambda x, rm, rv, w, b, training, eps: FakeTensor(x.shape)
+    aten = types.SimpleNamespace(native_batch_norm_backward=lambda dy, x, w, rm, rv, sm, si, t,
+                                 eps, mask: (FakeTensor(x.shape), FakeTensor(w.shape),
+                                             FakeTensor(w.shape)))
+    torch.ops = types.SimpleNamespace(aten=aten)
     nn.functional = functional
     torch.nn = nn
     triton = types.ModuleType("triton")

@@ -496,4 +496,34 @@ bool Generator::famOuterReduction() {
   return true;
 }
 
+// The outer-persistent scheduler's shape: a statistic over the leading dims (the innermost kept,
+// as NHWC batch-norm keeps C) used again with the same data, and half the time a variance of the
+// centered data dividing it.
+bool Generator::famOuterPersistent() {
+  int t = pick([](const GenTensor& g) {
+    return g.dims.size() >= 2 && g.dims.back().kind != DimKind::Bcast;
+  });
+  if (t < 0) return false;
+  const auto rank = int64_t(ts_[size_t(t)].dims.size());
+  std::vector<int64_t> axes;
+  const auto lead = int64_t(1 + rng_.below(uint64_t(rank - 1)));
+  for (int64_t a = 0; a < lead; ++a) axes.push_back(a);
+  t = bounded(t, kReduceMag, 4.0);
+  if (t < 0) return false;
+  int s = reduceOp(rng_.chance(0.7) ? Red::Mean : Red::Sum, t, axes, /*keepdim=*/true);
+  if (s < 0) return false;
+  c_.features.insert("normalization");
+  int d = binaryOp(Bin::Sub, tensorOpnd(t), tensorOpnd(s));
+  if (d < 0 || !rng_.chance(0.5)) return d >= 0;
+  int sq = binaryOp(Bin::Mul, tensorOpnd(d), tensorOpnd(d));
+  if (sq < 0) return true;
+  int v = reduceOp(Red::Mean, sq, axes, /*keepdim=*/true);
+  if (v < 0) return true;
+  int den = binaryOp(Bin::Add, tensorOpnd(v), constant(1.0));
+  if (den < 0) return true;
+  ts_[size_t(den)].num.minAbs = std::max(ts_[size_t(den)].num.minAbs, 1.0);
+  binaryOp(Bin::Div, tensorOpnd(d), tensorOpnd(den));
+  return true;
+}
+
 }  // namespace loom::fuzz::detail

@@ -79,6 +79,11 @@ const Family kFamilies[] = {
     {"norm_backward", 0, &Generator::famNormBackward,
      "layer_norm / rms_norm backward (weight, bias optional): per-row and per-column reductions "
      "of the same data"},
+    // Weight 0 by default (recorded seeds keep their fusions); loom_fuzz_emu_outer_persistent
+    // weights it up.
+    {"outer_persistent", 0, &Generator::famOuterPersistent,
+     "a statistic over the leading dims broadcast back against its input (x - mean(x, outer "
+     "dims)), optionally normalized by a second statistic of the centered data (batch-norm)"},
     {"broadcast_combine", 4, &Generator::famBroadcastCombine,
      "a lower-rank or broadcast tensor against a larger one"},
     {"fan_out", 3, &Generator::famFanOut, "one intermediate feeding two consumers"},

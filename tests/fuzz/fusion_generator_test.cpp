@@ -225,6 +225,17 @@ TEST(FusionGenerator, LateFamiliesAreValidWhenWeighted) {
     for (const std::string& s : c.steps) backward += familyOf(s) == "norm_backward";
   }
   EXPECT_GT(backward, 20);
+  // outer_persistent as loom_fuzz_emu_outer_persistent runs it.
+  GeneratorOptions op = t;
+  op.familyWeights.clear();
+  op.familyWeights["outer_persistent"] = 14;
+  int outer = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    FuzzCase c = generateCase(seed, op);
+    ASSERT_NO_FATAL_FAILURE(expectValid(c));
+    for (const std::string& s : c.steps) outer += familyOf(s) == "outer_persistent";
+  }
+  EXPECT_GT(outer, 20);
 }
 
 // Family weights: with every family but one at 0, only that family (and the inputs) appears.

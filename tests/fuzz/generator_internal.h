@@ -234,6 +234,7 @@ class Generator {
   bool famNormPattern();
   bool famOuterReduction();
   bool famNormBackward();
+  bool famOuterPersistent();
   bool famBroadcastCombine();
   bool famFanOut();
   bool famSlice();

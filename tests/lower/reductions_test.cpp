@@ -198,9 +198,11 @@ TEST(ReductionsPass, GridResultConsumerOutsideTheSerialLoopIsRejected) {
       << msg;
 }
 
-// A consumer of a grid reduction's result spread over BIDx would need the result in every block
-// (a grid broadcast): a user error naming the consumer.
-TEST(ReductionsPass, GridResultConsumerOnBIDxIsRejected) {
+// A consumer of a grid reduction's result spread over BIDx needs the result in every block (a
+// grid broadcast): the GridReduce is an all-reduce, the kernel cooperative, its second scratch
+// buffer the two gridSync words, and the consumer runs in every block, not under `last`.
+// (Lowering refused this before: "no grid broadcast".)
+TEST(ReductionsPass, GridResultConsumerOnBIDxIsAGridAllReduce) {
   ir::Fusion f;
   ir::FusionGuard guard(&f);
   auto* x = ops::TensorBuilder().shape({1000}).build();
@@ -214,9 +216,14 @@ TEST(ReductionsPass, GridResultConsumerOnBIDxIsRejected) {
   transform::propagateTransforms(out);
   transform::parallelizeAllLike(out);
   transform::inlineMost(f);
-  std::string msg = lowerError(f, "thread_predicates");
-  EXPECT_TRUE(has(msg, out->toString() + " reads a grid reduction result and is parallelized on BIDx (axis"))
-      << msg;
+  auto k = lower::lowerFusionUntil(f, "thread_predicates");
+  EXPECT_TRUE(k->cooperative);
+  const std::string text = kir::toString(*k);
+  EXPECT_TRUE(has(text, " = grid_all_sum(")) << text;
+  ASSERT_EQ(k->gridScratch.size(), 2u);
+  EXPECT_TRUE(k->gridScratch[1].perLaunch);
+  EXPECT_EQ(k->gridScratch[1].elementBytes, 8);
+  EXPECT_FALSE(has(text, "if (last")) << text;
 }
 
 // One consumer of two grid reductions' results has no block holding both: a user error.

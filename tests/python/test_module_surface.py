@@ -94,6 +94,37 @@ def test_scheduler_type_names_loom_s_schedulers(device):
         SchedulerType.matmul
 
 
+def test_scheduler_type_names_the_persistent_schedulers(device):
+    # x - x.mean(0): one outer-persistent kernel; layer_norm's backward (grad input and the
+    # per-column grad weight): one inner-outer-persistent kernel. last_schedulers() names them.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        mean = fd.ops.mean(x, [0])
+        fd.add_output(fd.ops.sub(x, fd.ops.broadcast(mean, [True, False])))
+    x_in = torch.randn(64, 24, device=device)
+    (out,) = fd.execute([x_in])
+    torch.testing.assert_close(out, x_in - x_in.mean(0))
+    assert fd.last_schedulers() == [SchedulerType.outer_persistent]
+
+    with FusionDefinition() as fd:
+        dy = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        xh = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        w = fd.define_tensor(shape=[-1], contiguity=True)
+        g = fd.ops.mul(dy, fd.ops.broadcast(w, [True, False]))
+        # grad input of rms-norm-like rows (unit rstd) and grad weight = sum over rows of dy * xh
+        dx = fd.ops.sub(g, fd.ops.mul(xh, fd.ops.broadcast(
+            fd.ops.div(fd.ops.sum(fd.ops.mul(g, xh), [1]), 24.0), [False, True])))
+        fd.add_output(dx)
+        fd.add_output(fd.ops.sum(fd.ops.mul(dy, xh), [0]))
+    dy_in, xh_in, w_in = (torch.randn(40, 24, device=device), torch.randn(40, 24, device=device),
+                          torch.randn(24, device=device))
+    dx_out, dw_out = fd.execute([dy_in, xh_in, w_in])
+    g_ref = dy_in * w_in
+    torch.testing.assert_close(dx_out, g_ref - xh_in * ((g_ref * xh_in).sum(1, keepdim=True) / 24))
+    torch.testing.assert_close(dw_out, (dy_in * xh_in).sum(0))
+    assert fd.last_schedulers() == [SchedulerType.inner_outer_persistent]
+
+
 def test_version_and_tensor_descriptor():
     assert version() == loom.__version__
     # A transposed [4, 6] tensor: contiguous, dim 0 innermost.

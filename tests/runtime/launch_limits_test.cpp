@@ -38,6 +38,9 @@ class LimitedKernel final : public exec::LoadedKernel {
     inner_->launch(lp, args, stream);
   }
   int64_t maxThreadsPerBlock() const override { return bounded_ ? 1024 : 64; }
+  int64_t maxResidentBlocks(int64_t threads, size_t shared) const override {
+    return inner_->maxResidentBlocks(threads, shared);
+  }
 
  private:
   std::unique_ptr<exec::LoadedKernel> inner_;

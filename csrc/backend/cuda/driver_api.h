@@ -22,7 +22,8 @@
   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData)              \
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuFuncGetAttribute)         \
   X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)   \
-  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventQuery)
+  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventQuery) X(cuLaunchCooperativeKernel)     \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 namespace loom::cuda::detail {
 

@@ -43,7 +43,7 @@ struct ModuleState {
 std::ostream& operator<<(std::ostream& os, const LaunchConfig& c) {
   return os << "grid (" << c.grid.x << ", " << c.grid.y << ", " << c.grid.z << "), block ("
             << c.block.x << ", " << c.block.y << ", " << c.block.z << "), dynamic shared memory "
-            << c.sharedMemoryBytes << " bytes";
+            << c.sharedMemoryBytes << " bytes" << (c.cooperative ? ", cooperative" : "");
 }
 
 Module::Module(const std::vector<char>& cubin, int device) : state_(std::make_shared<ModuleState>()) {
@@ -84,6 +84,15 @@ int Function::maxThreadsPerBlock() const {
   return functionAttribute(*this, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
 }
 
+int Function::maxActiveBlocksPerMultiprocessor(int threads, size_t sharedBytes) const {
+  const auto& api = detail::enterDevice(module_->device, "querying a kernel's occupancy");
+  int blocks = 0;
+  detail::checkResult(
+      api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, handle_, threads, sharedBytes),
+      concat("cuOccupancyMaxActiveBlocksPerMultiprocessor of kernel '", name_, "'"));
+  return blocks;
+}
+
 void Function::launch(const LaunchConfig& config, void** args, const Stream& stream) const {
   LOOM_CHECK(stream.device() == module_->device, "kernel '", name_, "' is loaded on GPU ",
              module_->device, " but the stream belongs to GPU ", stream.device());
@@ -110,10 +119,16 @@ void Function::launch(const LaunchConfig& config, void** args, const Stream& str
       module_->sharedLimits.emplace_back(handle_, config.sharedMemoryBytes);
     }
   }
-  CUresult r = api.cuLaunchKernel(handle_, config.grid.x, config.grid.y, config.grid.z,
-                                  config.block.x, config.block.y, config.block.z,
-                                  unsigned(config.sharedMemoryBytes), stream.handle(), args,
-                                  nullptr);
+  CUresult r = config.cooperative
+                   ? api.cuLaunchCooperativeKernel(handle_, config.grid.x, config.grid.y,
+                                                   config.grid.z, config.block.x, config.block.y,
+                                                   config.block.z,
+                                                   unsigned(config.sharedMemoryBytes),
+                                                   stream.handle(), args)
+                   : api.cuLaunchKernel(handle_, config.grid.x, config.grid.y, config.grid.z,
+                                        config.block.x, config.block.y, config.block.z,
+                                        unsigned(config.sharedMemoryBytes), stream.handle(), args,
+                                        nullptr);
   if (r != CUDA_SUCCESS) fail(r, "");
 }
 

@@ -107,7 +107,6 @@ inline void tsanSwitchTo([[maybe_unused]] void* fiber) {
 
 // More guarded stacks than this would approach the kernel's default limit of 65530 mappings.
 constexpr uint64_t kMaxGuardedFibers = 16384;
-constexpr uint64_t kMaxCooperativeThreads = 1u << 18;
 // Yields in a row with no fiber finishing or passing a rendezvous: a spin-wait that cannot end.
 constexpr uint64_t kMaxYieldsWithoutProgress = uint64_t{1} << 22;
 
@@ -652,7 +651,7 @@ void runGrid(const GridLaunch& launch) {
 
   if (launch.options.cooperative) {
     const uint64_t total = blockThreads * blocks;
-    LOOM_CHECK(total <= kMaxCooperativeThreads, "host backend: kernel ", launch.kernelName,
+    LOOM_CHECK(total <= uint64_t(kMaxCooperativeThreads), "host backend: kernel ", launch.kernelName,
                ": a cooperative launch of ", total, " threads exceeds the emulator's limit of ",
                kMaxCooperativeThreads);
     StackPool stacks(total, launch.options.stackBytes);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Device runtime: grid reductions over any block dims (last block finishes) and a portable grid sync.
+// Device runtime: grid reductions over any block dims (last block finishes, or every block with a
+// grid barrier) and a portable grid sync.
 //
 // gridReduce needs no co-residency: every block writes its partial to a global work buffer and
 // counts itself in on a semaphore; the block that arrives last (the atomic counter says so) combines
@@ -138,6 +139,37 @@ __device__ inline void gridSync(unsigned* sync) {
     __threadfence();
   }
   __syncthreads();
+}
+
+/// gridReduce whose result every block needs (a grid broadcast: an outer-persistent normalization
+/// uses the column statistics in the blocks that hold the columns' data). Cooperative launches
+/// only: every block writes its partial, waits at a grid barrier, then combines all partials of its
+/// segment itself, in member order, so every block gets the same (deterministic) result and no
+/// block has to publish it. Buffers: `work` as gridReduce's (one slice per entrance), `sync` the
+/// kernel's two gridSync words. The partials are read only after the barrier of their own entrance
+/// and written again only in the next launch, so no second barrier is needed.
+template <bool kX, bool kY, bool kZ, typename T, typename Op>
+__device__ void gridAllReduce(T& result, T value, Op op, T init, T* work, unsigned* sync,
+                              unsigned entrance = 0u) {
+  const BlockGroup<kX, kY, kZ> g;
+  const unsigned threads = blockThreadCount();
+  const unsigned tid = linearThreadIdx();
+  T* segmentWork = work + static_cast<int64>(entrance * g.segments + g.segment) * g.size * threads;
+  segmentWork[static_cast<int64>(g.member) * threads + tid] = value;
+  __threadfence();
+  gridSync(sync);
+  T acc = init;
+  for (unsigned b = 0; b < g.size; ++b) {
+    acc = op(acc, loadVolatile(&segmentWork[static_cast<int64>(b) * threads + tid]));
+  }
+  result = acc;
+}
+
+/// gridAllReduce of Welford states.
+template <bool kX, bool kY, bool kZ, typename T, typename N>
+__device__ void gridAllWelford(Welford<T, N>& result, Welford<T, N> value, Welford<T, N>* work,
+                               unsigned* sync, unsigned entrance = 0u) {
+  gridAllReduce<kX, kY, kZ>(result, value, WelfordOp{}, welfordInit<T, N>(), work, sync, entrance);
 }
 
 }  // namespace loom

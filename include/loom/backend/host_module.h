@@ -47,6 +47,9 @@ struct HostCompileOptions {
   std::vector<std::string> flags;
 };
 
+/// The most threads a cooperative launch runs (all of them fibers of one scheduler).
+inline constexpr int64_t kMaxCooperativeThreads = int64_t{1} << 18;
+
 /// How to run one launch.
 struct HostLaunchOptions {
   /// Run all blocks concurrently (as fibers of one scheduler), like a cooperative launch.

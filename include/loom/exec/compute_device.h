@@ -51,6 +51,9 @@ struct LaunchParams {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   size_t sharedBytes = 0;
+  /// All blocks resident at once (kir::Kernel::cooperative: the kernel waits at grid barriers):
+  /// cuLaunchCooperativeKernel on a GPU, HostLaunchOptions::cooperative on the host backend.
+  bool cooperative = false;
   std::string toString() const;
 };
 
@@ -64,6 +67,11 @@ class LoadedKernel {
   /// The most threads a block of this kernel can have on its device: on a GPU what its registers
   /// per thread allow (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), 1024 on the host backend.
   virtual int64_t maxThreadsPerBlock() const { return 1024; }
+  /// The most blocks of `threadsPerBlock` threads and `sharedBytes` dynamic shared memory that
+  /// can be resident at once, the bound of a cooperative launch: on a GPU the occupancy the
+  /// driver reports for this kernel (its registers and shared memory) times the SM count; on the
+  /// host backend what its fiber scheduler runs at once (2^18 threads).
+  virtual int64_t maxResidentBlocks(int64_t threadsPerBlock, size_t sharedBytes) const = 0;
 };
 
 class ComputeDevice {

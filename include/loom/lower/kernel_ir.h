@@ -341,6 +341,9 @@ class Welford : public Stmt {
 /// `last` = true and the result in acc. Inside serial loops, `entrance` is the linear iteration
 /// number of those loops (null outside any): each iteration uses its own slice of the scratch.
 /// Every thread of every block must reach it (never inside an IfThenElse).
+/// With `all` (a grid broadcast: the result is read in blocks along the reduced dims) every block
+/// combines all partials after a grid barrier (loom::gridAllReduce) and gets the result; `last` is
+/// unused, the semaphore scratch is the kernel's sync words and the kernel is cooperative.
 class GridReduce : public Stmt {
  public:
   LOOM_KIR_NODE(GridReduce)
@@ -357,6 +360,7 @@ class GridReduce : public Stmt {
   Var* welford[3] = {nullptr, nullptr, nullptr};
   bool x = true, y = false, z = false;  ///< reduced block dims
   Value* entrance = nullptr;
+  bool all = false;
 };
 
 class Comment : public Stmt {
@@ -500,8 +504,14 @@ class Kernel {
     bool semaphore = false;
     /// Iterations of the serial loops around the call site (GridReduce::entrance's range).
     int64_t entrances = 1;
+    /// `elementBytes` once per launch, not per block (the gridSync words of a cooperative kernel).
+    bool perLaunch = false;
   };
   std::vector<GridScratch> gridScratch;
+  /// The kernel waits at grid barriers (grid all-reduces): it must be launched cooperatively,
+  /// with every block resident at once; the executor checks the grid against the occupancy the
+  /// device reports before launching and refuses a grid that cannot be resident.
+  bool cooperative = false;
   /// The checked index reads of indexing ops (gather, index_select, scatter), by site number:
   /// a kernel with any takes `long long* loom_index_error` after the grid scratch, two words the
   /// executor zeroes before a launch: the first failing read stores its site + 1 and the

@@ -73,6 +73,9 @@ class LowerContext {
   };
   /// The GridResult of each output of a grid reduction.
   std::unordered_map<const ir::TensorView*, GridResult> gridResults;
+  /// Outputs of grid all-reduces (a grid broadcast, GridReduce::all): every block holds the
+  /// result; the reduced block dims, whose block 0 alone writes it to global memory.
+  std::unordered_map<const ir::TensorView*, std::vector<ir::ParallelType>> gridAllReduced;
 
   /// loop_nests: which loop IDs are one loop, their promoted IDs and nesting (built by
   /// buildLoopGraph from the scheduled fusion; see transform/loop_graph.h).

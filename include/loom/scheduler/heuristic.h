@@ -28,9 +28,10 @@ enum class SchedulerType : uint8_t {
   Sort,
   Transpose,
   InnerOuterPersistent,
+  OuterPersistent
 };
 /// "pointwise", "reduction", "inner_persistent", "scan", "sort", "transpose",
-/// "inner_outer_persistent".
+/// "inner_outer_persistent", "outer_persistent".
 std::string_view schedulerTypeName(SchedulerType type);
 
 /// The parameters one scheduler chose. Two parameter structs that compare equal make the same

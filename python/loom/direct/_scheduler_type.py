@@ -17,6 +17,8 @@ class SchedulerType(str, enum.Enum, metaclass=_unsupported_enum_meta("SchedulerT
     scan = "scan"
     sort = "sort"
     transpose = "transpose"
+    inner_outer_persistent = "inner_outer_persistent"
+    outer_persistent = "outer_persistent"
 
     def __repr__(self):
         return f"SchedulerType.{self.name}"

@@ -118,10 +118,9 @@ UNSUPPORTED = {
         "tma": "no TMA",
     },
     "SchedulerType": {
-        name: "Loom's schedulers are pointwise, reduction, inner_persistent, scan, sort and "
-              "transpose"
-        for name in ("none", "no_op", "matmul", "inner_outer_persistent", "outer_persistent",
-                     "expr_eval", "resize")
+        name: "Loom's schedulers are pointwise, reduction, inner_persistent, scan, sort, "
+              "transpose, inner_outer_persistent and outer_persistent"
+        for name in ("none", "no_op", "matmul", "expr_eval", "resize")
     },
     "MemoryType": {
         "tensor": "no tensor memory",

@@ -27,6 +27,9 @@ struct LaunchConfig {
   Dim3 grid;
   Dim3 block;
   size_t sharedMemoryBytes = 0;  ///< dynamic shared memory
+  /// cuLaunchCooperativeKernel: every block resident at once (the driver refuses a grid that
+  /// cannot be; the executor checks maxActiveBlocksPerMultiprocessor first).
+  bool cooperative = false;
 };
 
 std::ostream& operator<<(std::ostream& os, const LaunchConfig& config);
@@ -41,6 +44,9 @@ class Function {
   int device() const;
   int numRegisters() const;
   int maxThreadsPerBlock() const;
+  /// Blocks of `threads` threads and `sharedBytes` dynamic shared memory one SM holds at once
+  /// (cuOccupancyMaxActiveBlocksPerMultiprocessor, from the kernel's registers and shared memory).
+  int maxActiveBlocksPerMultiprocessor(int threads, size_t sharedBytes) const;
 
   /// Queues the kernel on `stream`. `args` points at one pointer per kernel parameter, each
   /// pointing at the parameter's value. Raises the kernel's dynamic shared memory limit first when
