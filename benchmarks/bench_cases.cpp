@@ -76,6 +76,12 @@ const std::vector<Case>& allCases() {
        "batch_norm bwd, NCHW [32, 256, 56, 56]"},
       {"bn_bwd_nhwc_32x256x56x56", Op::BatchNormBwdNhwc, {32, 256, 56, 56},
        "batch_norm bwd, NHWC [32, 256, 56, 56]"},
+      // The inner-outer-persistent scheduler (issue 37): layer_norm and rms_norm backward at
+      // R x H = 2^26, and GPT-2's width.
+      {"layer_norm_bwd_16384x4096", Op::LayerNormBwd, {16384, 4096},
+       "layer_norm bwd, [16384, 4096]"},
+      {"rms_norm_bwd_16384x4096", Op::RmsNormBwd, {16384, 4096}, "rms_norm bwd, [16384, 4096]"},
+      {"layer_norm_bwd_65536x768", Op::LayerNormBwd, {65536, 768}, "layer_norm bwd, [65536, 768]"},
   };
   return cases;
 }
@@ -103,6 +109,7 @@ std::vector<std::vector<int64_t>> inputShapes(Op op, const std::vector<int64_t>&
   std::vector<int64_t> cols = {shape.back()};
   if (op == Op::Linear) return {{shape[0], shape[1]}, {shape[2], shape[1]}, {shape[2]}};
   if (isBatchNorm(op)) return batchNormInputShapes(op, shape);
+  if (isNormBackward(op)) return normBackwardInputShapes(op, shape);
   switch (op) {
     case Op::LayerNorm: return {shape, cols, cols};
     case Op::RmsNorm:
@@ -114,6 +121,7 @@ std::vector<std::vector<int64_t>> inputShapes(Op op, const std::vector<int64_t>&
 
 std::vector<std::vector<int64_t>> outputShapes(Op op, const std::vector<int64_t>& shape) {
   if (isBatchNorm(op)) return batchNormOutputShapes(op, shape);
+  if (isNormBackward(op)) return normBackwardOutputShapes(op, shape);
   if (op == Op::VarMean) {
     std::vector<int64_t> kept(shape.begin(), shape.end() - 1);
     return {kept, kept};
@@ -144,6 +152,10 @@ std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape
     buildBatchNorm(op, dtype, *fusion, in);
     return fusion;
   }
+  if (isNormBackward(op)) {
+    buildNormBackward(op, dtype, *fusion, in);
+    return fusion;
+  }
   switch (op) {
     case Op::VarMean: {
       auto r = ops::varMean(in[0], {last});
@@ -170,7 +182,7 @@ std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape
       fusion->addOutput(
           ops::transpose(ops::biasGelu(in[0], in[1], ops::GeluApproximation::Tanh), 0, 1));
       break;
-    default: LOOM_UNREACHABLE("batch-norm cases are built above");
+    default: LOOM_UNREACHABLE("batch-norm and norm-backward cases are built above");
   }
   return fusion;
 }
@@ -358,6 +370,7 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
     return checkTranspose(op == Op::GeluBiasTranspose, dtype, inputs, outs[0]);
   }
   if (isBatchNorm(op)) return checkBatchNorm(op, dtype, inputs, outs);
+  if (isNormBackward(op)) return checkNormBackward(op, dtype, inputs, outs);
   const Tensor& x = inputs[0];
   int64_t cols = shape.back();
   int64_t rows = x.numel() / std::max<int64_t>(cols, 1);
@@ -434,15 +447,13 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
           ck.near("gelu " + at(r, j), outs[0].getDoubleLinear(r * cols + j), want, kUnit32, kUnit16);
         }
         break;
-      case Op::SumDim0:
-      case Op::Linear:
       case Op::Copy:
         for (int64_t j = 0; j < cols; ++j) {
           ck.near("copy " + at(r, j), outs[0].getDoubleLinear(r * cols + j), xr[size_t(j)],
                   {0, 0}, {0, 0});
         }
         break;
-      default: break;  // checked above
+      default: break;  // checked above (sums over dim 0, linear, transposes, batch-norm)
     }
   }
   return ck.result("all outputs finite; rows 0, N/2, N-1 match a double-precision computation");

@@ -21,6 +21,8 @@ namespace loom::bench {
 /// BatchNorm{Fwd,Bwd}{Nchw,Nhwc}: batch-norm forward (training statistics, then y) and backward
 /// (dx, grad weight, grad bias) of the case shape [N, C, H, W], stored NCHW or channels last
 /// ([N, H, W, C]) (the outer-persistent scheduler, issue 37; bench_cases_batch_norm.cpp).
+/// LayerNormBwd / RmsNormBwd: grad input, grad weight (and layer_norm's grad bias) of [R, H] rows
+/// (the inner-outer-persistent scheduler, issue 37; bench_cases_norm_backward.cpp).
 enum class Op {
   VarMean,
   LayerNorm,
@@ -35,7 +37,9 @@ enum class Op {
   BatchNormFwdNchw,
   BatchNormFwdNhwc,
   BatchNormBwdNchw,
-  BatchNormBwdNhwc
+  BatchNormBwdNhwc,
+  LayerNormBwd,
+  RmsNormBwd
 };
 
 /// Epsilon of layer_norm and rms_norm, as the torch baseline passes it.
@@ -102,6 +106,16 @@ void buildBatchNorm(Op op, DataType dtype, ir::Fusion& fusion,
                     const std::vector<ir::TensorView*>& inputs);
 CheckResult checkBatchNorm(Op op, DataType dtype, const std::vector<Tensor>& inputs,
                            const std::vector<Tensor>& outputs);
+
+/// The norm-backward cases' pieces (bench_cases_norm_backward.cpp), used by the functions above:
+/// dy, x, the weight (and layer_norm's saved mean and rstd, [R, 1]) in the case's dtype.
+bool isNormBackward(Op op);
+std::vector<std::vector<int64_t>> normBackwardInputShapes(Op op, const std::vector<int64_t>& rh);
+std::vector<std::vector<int64_t>> normBackwardOutputShapes(Op op, const std::vector<int64_t>& rh);
+void buildNormBackward(Op op, DataType dtype, ir::Fusion& fusion,
+                       const std::vector<ir::TensorView*>& inputs);
+CheckResult checkNormBackward(Op op, DataType dtype, const std::vector<Tensor>& inputs,
+                              const std::vector<Tensor>& outputs);
 
 /// One case in one dtype.
 struct CaseResult {

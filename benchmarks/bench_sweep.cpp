@@ -41,6 +41,8 @@ std::string_view familyName(Op op) {
     case Op::BatchNormFwdNhwc: return "bn_fwd_nhwc";
     case Op::BatchNormBwdNchw: return "bn_bwd_nchw";
     case Op::BatchNormBwdNhwc: return "bn_bwd_nhwc";
+    case Op::LayerNormBwd: return "layer_norm_bwd";
+    case Op::RmsNormBwd: return "rms_norm_bwd";
   }
   LOOM_ASSERT(false, "unknown benchmark op");
   return "";

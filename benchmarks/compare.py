@@ -33,6 +33,7 @@ class Case:
     name: str  # stable id used in every JSON file
     op: str  # var_mean | layer_norm | rms_norm | softmax | gelu_tanh_bias | sum_dim0 | linear
     #          | transpose | gelu_bias_t | copy | bn_{fwd,bwd}_{nchw,nhwc}
+    #          | layer_norm_bwd | rms_norm_bwd
     shape: tuple
     label: str  # what the table prints
     large: bool  # held to the 90%-of-ceiling goal
@@ -45,6 +46,10 @@ class Case:
         if self.op.startswith("bn_"):  # shape is (N, C, H, W); channels last stored (N, H, W, C)
             data, c = self.bn_data_shape(), (self.shape[1],)
             return [data, c, c] if self.op.startswith("bn_fwd") else [data, data, c, c, c]
+        if self.op.endswith("norm_bwd"):  # dy, x, (saved mean, rstd [R, 1],) weight
+            rows, cols = (self.shape[0], 1), (self.shape[-1],)
+            saved = [rows, rows] if self.op == "layer_norm_bwd" else []
+            return [self.shape, self.shape] + saved + [cols]
         cols = (self.shape[-1],)
         extra = {"layer_norm": [cols, cols], "rms_norm": [cols], "gelu_tanh_bias": [cols],
                  "gelu_bias_t": [cols]}
@@ -60,6 +65,9 @@ class Case:
             return [(self.shape[0], self.shape[2])]
         if self.op in ("transpose", "gelu_bias_t"):
             return [(self.shape[1], self.shape[0])]
+        if self.op.endswith("norm_bwd"):  # dx, grad weight (, grad bias)
+            cols = (self.shape[-1],)
+            return [self.shape, cols] + ([cols] if self.op == "layer_norm_bwd" else [])
         if self.op.startswith("bn_"):  # y; or dx, grad weight, grad bias
             c = (self.shape[1],)
             return [self.bn_data_shape()] if self.op.startswith("bn_fwd") else [
@@ -118,6 +126,13 @@ CASES = (
          "batch_norm bwd, NCHW [32, 256, 56, 56]", False),
     Case("bn_bwd_nhwc_32x256x56x56", "bn_bwd_nhwc", (32, 256, 56, 56),
          "batch_norm bwd, NHWC [32, 256, 56, 56]", False),
+    # The inner-outer-persistent scheduler (issue 37): the backward of layer_norm and rms_norm.
+    Case("layer_norm_bwd_16384x4096", "layer_norm_bwd", (16384, 4096),
+         "layer_norm bwd, [16384, 4096]", True),
+    Case("rms_norm_bwd_16384x4096", "rms_norm_bwd", (16384, 4096),
+         "rms_norm bwd, [16384, 4096]", True),
+    Case("layer_norm_bwd_65536x768", "layer_norm_bwd", (65536, 768),
+         "layer_norm bwd, [65536, 768]", True),
 )
 
 # Host-side overhead: one fused 3-op pointwise expression on 1024 fp32 elements, wall time per call.

@@ -48,6 +48,8 @@ def make_case(torch, case, dtype):
     inputs = [torch.randn(s, device="cuda", dtype=tdtype) for s in case.input_shapes()]
     if case.op.startswith("bn_"):
         return make_batch_norm(torch, case, inputs)
+    if case.op.endswith("norm_bwd"):
+        return make_norm_backward(torch, case, inputs)
     cols = case.shape[-1]
     # bf16 computes as PyTorch does on bf16 tensors (fp32 accumulation inside the kernels).
     if case.op == "var_mean":
@@ -108,6 +110,30 @@ def make_batch_norm(torch, case, inputs):
         return torch.ops.aten.native_batch_norm_backward(
             dy, x, w, None, None, mean, rstd, True, 1e-5, [True, True, True])
     return fn, data + rest
+
+
+def make_norm_backward(torch, case, inputs):
+    """The backward of layer_norm (aten's native_layer_norm_backward, the kernel autograd runs,
+    with the saved mean and rstd in fp32 as torch keeps them) and of rms_norm (its math, with
+    rstd recomputed from x as Loom's fusion does: torch has no separate rms_norm backward op), each
+    giving grad input, grad weight and (layer_norm) grad bias."""
+    cols = case.shape[-1]
+    if case.op == "layer_norm_bwd":
+        dy, x, mean, rstd, w = inputs
+        mean, rstd = mean.float(), rstd.float()
+
+        def fn(dy, x, mean, rstd, w):
+            return torch.ops.aten.native_layer_norm_backward(
+                dy, x, (cols,), mean, rstd, w, w, [True, True, True])
+        return fn, [dy, x, mean, rstd, w]
+
+    def fn(dy, x, w):
+        xf, gf = x.float(), dy.float() * w.float()
+        r = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)
+        dx = r * (gf - xf * r * r * (gf * xf).mean(-1, keepdim=True))
+        dw = (dy.float() * xf * r).sum(0)
+        return dx.to(x.dtype), dw.to(w.dtype)
+    return fn, inputs
 
 
 def time_kernel_us(torch, call, flush, reps, warmup):

@@ -29,6 +29,10 @@
 #   --fast-compile  also time every case with LOOM_NVRTC_FAST_COMPILE=min
 #   --ab-hints      also time the fp32 cases under each cache-hint define (LOOM_NVRTC_OPTIONS)
 #   --stages        also time the CPU compile stages there (loom_compile_stages)
+#   --compile-probe also a cold and two warm compile probes of loom_bench with LOOM_DUMP=compile_time
+#                   (where a warm start's milliseconds go; compile_probe*.log)
+#   --attention     also the fused attention next to torch's SDPA (benchmarks/attention_bench.py
+#                   --composite; attention/ holds torch.json, loom.json and table.md)
 #   --no-torch      skip the torch side (a Loom-only run: no side-by-side tables)
 #   --mpi           also the mpi tier with GPU ranks (ranks share the GPUs) and the founding case
 #                   per rank for 1, 2 and 4 ranks next to the single-device run (founding.txt)
@@ -47,7 +51,7 @@
 set -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS
-examples=0 fast=0 hints=0 stages=0 sweep="" tune="" targets="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
+examples=0 fast=0 hints=0 stages=0 probe=0 attention=0 sweep="" tune="" targets="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
 build="" deadline=540 only="" regimes=bandwidth,latency
 while [[ $# -gt 0 ]]; do
   a=$1
@@ -71,6 +75,8 @@ while [[ $# -gt 0 ]]; do
     --fast-compile) fast=1 ;;
     --ab-hints) hints=1 ;;
     --stages) stages=1 ;;
+    --compile-probe) probe=1 ;;
+    --attention) attention=1 ;;
     -h | --help) sed -n '3,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "gpu-bench-run.sh: unknown option '$a'" >&2; exit 2 ;;
   esac
@@ -263,6 +269,23 @@ fi
 if [[ $stages == 1 ]]; then
   step stages 60 "$build/bin/loom_compile_stages" --case layer_norm --dtype fp32
 fi
+if [[ $probe == 1 ]]; then  # the warm start's breakdown: one cache dir, cold then warm twice
+  probe_dir=$(mktemp -d)
+  for k in cold warm1 warm2; do
+    gpu_step "compile_probe_$k" 60 env LOOM_CACHE_DIR="$probe_dir" LOOM_DUMP=compile_time \
+      "$build/bin/loom_bench" --compile-probe --compile-case layer_norm_16384x4096
+  done
+  rm -rf "$probe_dir"
+fi
+if [[ $attention == 1 ]]; then  # the fused attention kernels next to torch's SDPA
+  if [[ $gpu == 1 ]]; then
+    step attention 240 env LOOM_ATTENTION_BENCH="$build/bin/loom_attention_bench" \
+      "$py" benchmarks/attention_bench.py \
+      --composite --out "$r/attention"
+  else
+    step attention-dry 60 "$py" benchmarks/attention_bench.py --help
+  fi
+fi
 if [[ $comm == 1 ]]; then  # collectives through Loom next to NCCL / MPI called directly
   gpu_step comm 300 env LOOM_COMM_BENCH="$build/bin/loom_comm_bench" \
     COMM_BENCH_STAGED_MAX="${COMM_BENCH_STAGED_MAX:-64M}" COMM_BENCH_RUN_TIMEOUT=150 \
@@ -325,6 +348,11 @@ fi
   [[ -f $r/comm.log ]] && tail -40 "$r/comm.log"
   [[ -f $r/hints.txt ]] && cat "$r/hints.txt"
   [[ -f $r/stages.log ]] && cat "$r/stages.log"
+  [[ -f $r/attention/table.md ]] && { echo "== attention"; cat "$r/attention/table.md"; }
+  for k in cold warm1 warm2; do
+    [[ -f $r/compile_probe_$k.log ]] &&
+      { echo "== compile probe $k"; grep -E 'compile_time|compile_probe' "$r/compile_probe_$k.log"; }
+  done
   # The first failing step's last lines, so that a failure reads without unpacking the archive.
   failed=$(grep -m1 -E 'rc=[1-9]' "$r/status.txt" | cut -d' ' -f1)
   if [[ -n $failed && -f $r/$failed.log ]]; then

@@ -167,7 +167,13 @@ TEST(BenchCases, IoBytesMatchCompare) {
   ASSERT_NE(lin, nullptr);
   EXPECT_EQ(ioBytes(lin->op, lin->shape, DataType::BFloat16),
             (int64_t(8192) * 4096 + int64_t(16384) * 4096 + 16384 + int64_t(8192) * 16384) * 2);
-  EXPECT_EQ(allCases().size(), 19u);
+  EXPECT_EQ(allCases().size(), 22u);
+  // layer_norm backward reads dy, x, the saved mean and rstd [R, 1] and the weight; it writes dx
+  // and two per-column sums.
+  const Case* lnb = findCase("layer_norm_bwd_16384x4096");
+  ASSERT_NE(lnb, nullptr);
+  EXPECT_EQ(ioBytes(lnb->op, lnb->shape, DataType::Float32),
+            (3 * int64_t(16384) * 4096 + 2 * 16384 + 3 * 4096) * 4);
   // Batch-norm: forward reads x, weight, bias and writes y; backward reads dy, x and three
   // per-channel vectors and writes dx and two per-channel sums.
   const Case* bnf = findCase("bn_fwd_nhwc_32x256x56x56");
@@ -200,6 +206,7 @@ const std::vector<SmallCase> kSmallCases = {
     {Op::Softmax, {5, 64}},    {Op::GeluTanhBias, {5, 64}},       {Op::SumDim0, {16, 64}},
     {Op::Transpose, {40, 64}}, {Op::GeluBiasTranspose, {40, 64}}, {Op::Copy, {40, 64}},
     {Op::BatchNormFwdNchw, {3, 5, 4, 6}}, {Op::BatchNormFwdNhwc, {3, 5, 4, 6}},
+    {Op::LayerNormBwd, {40, 64}}, {Op::RmsNormBwd, {40, 64}},
     {Op::BatchNormBwdNchw, {3, 5, 4, 6}}, {Op::BatchNormBwdNhwc, {3, 5, 4, 6}},
 };
 

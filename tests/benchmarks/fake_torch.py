@@ -18,7 +18,7 @@ class FakeTensor:
     def _binary(self, other):
         return FakeTensor(self.shape)
 
-    __add__ = __radd__ = __sub__ = __mul__ = __rmul__ = _binary
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _binary
 
     def zero_(self):
         return self
@@ -46,6 +46,19 @@ class FakeTensor:
 
     def permute(self, *dims):
         return FakeTensor(tuple(self.shape[d] for d in dims))
+
+    def pow(self, e):
+        return self
+
+    def mean(self, dim, keepdim=False):
+        return FakeTensor(self.shape[:dim] + ((1,) if keepdim else ()) + self.shape[dim + 1:]
+                          if dim >= 0 else self.shape[:dim] + ((1,) if keepdim else ()))
+
+    def sum(self, dim):
+        return FakeTensor(self.shape[:dim] + self.shape[dim + 1:])
+
+    def to(self, dtype):
+        return self
 
 
 class FakeEvent:
@@ -83,6 +96,7 @@ def install():
     torch.softmax = lambda x, dim: FakeTensor(x.shape)
     torch.sum = lambda x, dim: FakeTensor(x.shape[1:])
     torch.tanh = lambda x: FakeTensor(x.shape)
+    torch.rsqrt = lambda x: FakeTensor(x.shape)
     torch.compile = lambda fn, dynamic=None, mode=None: fn
     dynamo = types.ModuleType("torch._dynamo")
     dynamo.reset = lambda: None
@@ -96,7 +110,9 @@ def install():
     functional.batch_norm = lambda x, rm, rv, w, b, training, eps: FakeTensor(x.shape)
     aten = types.SimpleNamespace(native_batch_norm_backward=lambda dy, x, w, rm, rv, sm, si, t,
                                  eps, mask: (FakeTensor(x.shape), FakeTensor(w.shape),
-                                             FakeTensor(w.shape)))
+                                             FakeTensor(w.shape)),
+                           native_layer_norm_backward=lambda dy, x, shape, m, r, w, b, mask: (
+                               FakeTensor(x.shape), FakeTensor(w.shape), FakeTensor(w.shape)))
     torch.ops = types.SimpleNamespace(aten=aten)
     nn.functional = functional
     torch.nn = nn
