@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: Apache-2.0
+# More of issue 36's compatibility classes, met running nvFuser's tutorial, matmul, SDPA and
+# high-complexity tests: Fusion.print_kernel / print / print_math as nvFuser's tutorial calls
+# them, rFactor chains written by hand, and the other classes below. Each fusion is defined, run
+# and compared with torch or with Loom's reference evaluator (fd.validate), as nvFuser's Python
+# tests do.
+import pytest
+import torch
+
+from loom.direct import DataType, FusionDefinition, ParallelType
+
+
+# The kernel text of a fusion as scheduled by hand, asked for between scheduling steps (nvFuser's
+# tutorial prints it before and after parallelizing): the text follows the schedule, the fusion
+# stays open to further scheduling, and the kernel then run gives the right values.
+def test_print_kernel_follows_the_hand_schedule():
+    with FusionDefinition() as fd:
+        tv0 = fd.define_tensor(shape=[-1, -1])
+        tv1 = fd.ops.set(tv0)
+        fd.add_output(tv1)
+        serial = fd.fusion.print_kernel()
+        tv1.merge(0, 1)
+        tv1.split(0, 128)
+        tv1.axis(1).parallelize(ParallelType.block_x)
+        tv1.axis(0).parallelize(ParallelType.grid_x)
+        parallel = fd.fusion.print_kernel()
+    assert "__global__" in serial and "__global__" in parallel
+    assert "threadIdx.x" not in serial and "blockIdx.x" not in serial
+    assert "threadIdx.x" in parallel and "blockIdx.x" in parallel
+    # Asking did not lower the fusion itself: it runs as scheduled afterwards.
+    x = torch.randn(33, 17)
+    (out,) = fd.manual_execute([x])
+    assert out.equal(x)
+    assert fd.last_cuda_code() == parallel
+
+
+# print_math returns the fusion's printout (nvFuser's tutorial prints and compares it), and
+# Fusion.print() prints the same text.
+def test_print_math_returns_and_print_prints(capsys):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1], dtype=DataType.Float)
+        fd.add_output(fd.ops.relu(x))
+    text = fd.fusion.print_math()
+    assert isinstance(text, str) and "relu" in text and text == fd.fusion.to_text()
+    assert fd.fusion.print() is None
+    assert capsys.readouterr().out.strip() == text.strip()
+
+
+# A lowering error found by print_kernel is the same UserError manual_execute would give.
+@pytest.mark.text_form_definition
+def test_print_kernel_reports_what_cannot_lower():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1])
+        s = fd.ops.sum(x, dims=[0, 1])
+        fd.add_output(s)
+        s.rfactor([1])
+    with pytest.raises(Exception, match="local buffer has a constant size"):
+        fd.fusion.print_kernel()
+
+
+# rFactor chains as nvFuser's tutorial writes them: a 1-D sum split twice and rFactored twice
+# (per-thread, then per-block partials), parallelized, run by hand against torch's sum; and a sum
+# over two axes rFactored over one of them without a split (the other axis stays an iteration
+# axis of the partial).
+@pytest.mark.text_form_definition
+def test_rfactor_chain_by_hand():
+    with FusionDefinition() as fd:
+        tv0 = fd.define_tensor(shape=[-1])
+        tv1 = fd.ops.sum(tv0, dims=[0])
+        fd.add_output(tv1)
+        tv1.split(0, 128)
+        tv1.split(0, 4)
+        tv2 = tv1.rfactor([1])
+        tv3 = tv1.rfactor([1])
+        for tv in (tv1, tv2, tv3):
+            tv.axis(0).parallelize(ParallelType.grid_x)
+        tv2.axis(2).parallelize(ParallelType.block_x)
+        tv3.axis(1).parallelize(ParallelType.block_x)
+    x = torch.randn(5000)
+    fd.manual_validate([x], [x.sum()])
+
+
+@pytest.mark.text_form_definition
+def test_rfactor_of_an_unsplit_axis():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[6, 9])
+        s = fd.ops.sum(x, dims=[0, 1])
+        fd.add_output(s)
+        partial = s.rfactor([1])  # [i6, r9]; s: [r6]
+        partial.axis(0).parallelize(ParallelType.block_x)
+        s.axis(0).parallelize(ParallelType.block_x)
+    t = torch.randn(6, 9)
+    fd.manual_validate([t], [t.sum()])
