@@ -5,6 +5,7 @@
 # and compared with torch or with Loom's reference evaluator (fd.validate), as nvFuser's Python
 # tests do.
 import pytest
+import loom
 import torch
 
 from loom.direct import DataType, FusionDefinition, ParallelType
@@ -54,7 +55,7 @@ def test_print_kernel_reports_what_cannot_lower():
         s = fd.ops.sum(x, dims=[0, 1])
         fd.add_output(s)
         s.rfactor([1])
-    with pytest.raises(Exception, match="local buffer has a constant size"):
+    with pytest.raises(loom.UserError, match="local buffer has a constant size"):
         fd.fusion.print_kernel()
 
 
@@ -91,3 +92,69 @@ def test_rfactor_of_an_unsplit_axis():
         s.axis(0).parallelize(ParallelType.block_x)
     t = torch.randn(6, 9)
     fd.manual_validate([t], [t.sum()])
+
+
+def _sdpa_reference(q, k, v, bias, mask):
+    """torch's attention in float64 with the bias and the mask folded into one additive mask."""
+    additive = bias.double() + torch.where(mask, 0.0, float("-inf")).double()
+    return torch.nn.functional.scaled_dot_product_attention(
+        q.double(), k.double(), v.double(), attn_mask=additive)
+
+
+# sdpfa_fwd's bias= and mask= (nvFuser's newer arguments): the bias is added to the scores and a
+# false mask entry hides its key, as torch's additive attn_mask does. f32 against torch in float64;
+# bf16 rounded once from the f32 result (torch's CPU bf16 kernel rounds its intermediates, so it
+# is no oracle there).
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_sdpfa_fwd_bias_and_mask(dtype):
+    g = torch.Generator().manual_seed(36)
+    N, H, L, S, E = 3, 2, 5, 4, 8
+    q, k, v = (torch.randn(shape, generator=g).to(dtype)
+               for shape in ((N, H, L, E), (N, H, S, E), (N, H, S, E)))
+    bias = torch.randn(N, H, L, S, generator=g).to(dtype)
+    mask = torch.rand(N, H, L, S, generator=g) > 0.3
+    mask[..., 0] = True  # every query sees a key
+    with FusionDefinition() as fd:
+        tq, tk, tv = fd.from_pytorch(q), fd.from_pytorch(k), fd.from_pytorch(v)
+        tb, tm = fd.from_pytorch(bias), fd.from_pytorch(mask)
+        out, lse, *_ = fd.ops.sdpfa_fwd(tq, tk, tv, bias=tb, mask=tm)
+        fd.add_output(out)
+    (got,) = fd.execute([q, k, v, bias, mask])
+    want = _sdpa_reference(q, k, v, bias, mask)
+    if dtype == torch.float32:
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-6)
+    else:
+        assert got.dtype == torch.bfloat16
+        torch.testing.assert_close(got.double(), want.to(torch.bfloat16).double(), rtol=1e-2,
+                                   atol=1e-2)
+    fd.validate([q, k, v, bias, mask])
+
+
+# The AlphaFold3 triangle-attention shapes: 5-D operands, a bias broadcast over the query rows'
+# batch dim and a mask broadcast over heads and queries (broadcast_in_dim with size-1 dims).
+def test_sdpfa_fwd_broadcast_bias_and_mask():
+    g = torch.Generator().manual_seed(7)
+    B, I, H, J, C = 2, 3, 2, 4, 8
+    q, k, v = (torch.randn(B, I, H, J, C, generator=g) for _ in range(3))
+    bias = torch.randn(B, H, J, J, generator=g)
+    mask = torch.rand(B, I, J, generator=g) > 0.4
+    mask[..., 0] = True
+    with FusionDefinition() as fd:
+        tq, tk, tv = fd.from_pytorch(q), fd.from_pytorch(k), fd.from_pytorch(v)
+        tb, tm = fd.from_pytorch(bias), fd.from_pytorch(mask)
+        b5 = fd.ops.broadcast_in_dim(tb, shape=[B, 1, H, J, J], broadcast_dims=[0, 2, 3, 4])
+        m5 = fd.ops.broadcast_in_dim(tm, shape=[B, I, 1, 1, J], broadcast_dims=[0, 1, 4])
+        out, *_ = fd.ops.sdpfa_fwd(tq, tk, tv, bias=b5, mask=m5)
+        fd.add_output(out)
+    (got,) = fd.execute([q, k, v, bias, mask])
+    want = _sdpa_reference(q, k, v, bias[:, None], mask[:, :, None, None, :])
+    torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_sdpfa_fwd_bias_and_mask_errors():
+    with FusionDefinition() as fd:
+        q = fd.define_tensor(shape=[-1] * 4, dtype=DataType.Float)
+        with pytest.raises(loom.UserError, match=r"bias T\d+ is i64; it must be a floating tensor"):
+            fd.ops.sdpfa_fwd(q, q, q, bias=fd.define_tensor(shape=[-1] * 4, dtype=DataType.Int))
+        with pytest.raises(loom.UserError, match=r"mask T\d+ .* has rank 2 but the scores"):
+            fd.ops.sdpfa_fwd(q, q, q, mask=fd.define_tensor(shape=[-1] * 2, dtype=DataType.Bool))
