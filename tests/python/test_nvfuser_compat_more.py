@@ -158,3 +158,60 @@ def test_sdpfa_fwd_bias_and_mask_errors():
             fd.ops.sdpfa_fwd(q, q, q, bias=fd.define_tensor(shape=[-1] * 4, dtype=DataType.Int))
         with pytest.raises(loom.UserError, match=r"mask T\d+ .* has rank 2 but the scores"):
             fd.ops.sdpfa_fwd(q, q, q, mask=fd.define_tensor(shape=[-1] * 2, dtype=DataType.Bool))
+
+
+# fd.sched as nvFuser's tutorial uses it: a reference tensor split, its transforms spread to the
+# whole fusion, its parallel types spread, everything inlined; the kernel run by hand gives
+# torch's values, and every tensor took the reference's loop structure.
+def test_fd_sched_spreads_a_hand_schedule():
+    x, y = torch.randn(37, 50), torch.randn(37, 50)
+    with FusionDefinition() as fd:
+        t0, t1 = fd.from_pytorch(x), fd.from_pytorch(y)
+        t2 = fd.ops.add(t0, t1)
+        t3 = fd.ops.exp(t2)
+        fd.add_output(t3)
+        t3.merge(0, 1)
+        t3.split(0, 128)
+        fd.sched.transform_like(t3)
+        t3.axis(0).parallelize(ParallelType.grid_x)
+        t3.axis(1).parallelize(ParallelType.block_x)
+        fd.sched.parallelize_like(t3)
+        fd.sched.inline_most()
+        assert t2.num_dims() == 2
+        assert str(t2.axis(1).parallel_type) == str(t3.axis(1).parallel_type)
+    kernel = fd.fusion.print_kernel()
+    assert "threadIdx.x" in kernel and "blockIdx.x" in kernel
+    fd.manual_validate([x, y], [torch.exp(x + y)])
+
+
+def test_fd_sched_arguments_loom_lacks():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1])
+        t1 = fd.ops.neg(t0)
+        fd.add_output(t1)
+        with pytest.raises(loom.NotSupportedError, match=r"fd.sched.parallelize_like: pos=.*"):
+            fd.sched.parallelize_like(t1, 1)
+        with pytest.raises(loom.NotSupportedError,
+                           match=r"fd.sched.parallelize_like: selected_parallel_types="):
+            fd.sched.parallelize_like(t1, selected_parallel_types={ParallelType.block_x})
+        with pytest.raises(loom.NotSupportedError, match=r"fd.sched.inline_most: selected_tens"):
+            fd.sched.inline_most([t1])
+        with pytest.raises(loom.NotSupportedError, match=r"fd.sched.inline_at is not supported"):
+            fd.sched.inline_at(t1, 1)
+        with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
+            fd.sched.no_such_thing
+
+
+# define_scalar(DataType.Int) alone, as nvFuser's tests write it, is an input of that dtype (not a
+# constant, and no error): its value comes from execute's inputs.
+def test_define_scalar_of_a_dtype_is_an_input():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], dtype=DataType.Int)
+        s = fd.define_scalar(DataType.Int)
+        f = fd.define_scalar(DataType.Double)
+        fd.add_output(fd.ops.add(t0, s))
+        fd.add_output(fd.ops.mul(fd.ops.cast(t0, DataType.Double), f))
+    x = torch.arange(5)
+    a, b = fd.execute([x, 7, 0.5])
+    assert a.dtype == torch.int64 and a.equal(x + 7)
+    assert b.dtype == torch.float64 and b.equal(x.double() * 0.5)

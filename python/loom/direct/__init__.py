@@ -34,6 +34,7 @@ from . import _validate, multidevice, pytorch_utils
 from ._cache import FusionExecutorCache, LRUCache, LruFusionCache, returned_outputs
 from ._definition import python_definition
 from ._repro import describe_input, repro_script
+from ._sched import Sched
 from ._scheduler_type import SchedulerType
 from ._types import DataType, MemoryType, ParallelType, to_loom_dtype, torch_to_dtype
 from ._unsupported import UNSUPPORTED, StandIn, argument_error, check_attribute
@@ -148,6 +149,7 @@ class FusionDefinition:
     def __init__(self, fusion=None):
         self._fusion = _C.Fusion() if fusion is None else fusion
         self.ops = Ops(self)
+        self.sched = Sched(self)
         self._debug_output = None
         self._repro_inputs = None
         # What execute() returns (FusionExecutorCache.returns): one entry per add_output without
@@ -293,7 +295,10 @@ class FusionDefinition:
 
     def define_scalar(self, value=None, dtype=_NO_DEFAULT):
         """A scalar: an input when value is None (given to execute()), else a constant. The dtype
-        defaults to Double, or follows the Python value's type."""
+        defaults to Double, or follows the Python value's type. define_scalar(DataType.X) alone
+        is nvFuser's spelling of an input of that dtype."""
+        if isinstance(value, DataType) and dtype is _NO_DEFAULT:
+            value, dtype = None, value
         if dtype is _NO_DEFAULT:
             if isinstance(value, bool):
                 dtype = DataType.Bool
