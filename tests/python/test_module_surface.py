@@ -25,7 +25,6 @@ from loom.direct import (  # noqa: F401 - importing them is part of the test
     SqueezeOp,
     compute_tensor_descriptor,
     idm,
-    schedule,
     version,
 )
 from loom.direct.pytorch_utils import (
@@ -36,7 +35,7 @@ from loom.direct.pytorch_utils import (
 STAND_INS = {
     "CompileParams": CompileParams,
     "LoadStoreOpType": LoadStoreOpType, "IdMappingMode": IdMappingMode, "idm": idm,
-    "schedule": schedule, "Split": Split, "Merge": Merge, "BroadcastOp": BroadcastOp,
+    "Split": Split, "Merge": Merge, "BroadcastOp": BroadcastOp,
     "ReshapeOp": ReshapeOp, "SqueezeOp": SqueezeOp, "PythonProfiler": PythonProfiler,
 }
 

@@ -215,3 +215,67 @@ def test_define_scalar_of_a_dtype_is_an_input():
     a, b = fd.execute([x, 7, 0.5])
     assert a.dtype == torch.int64 and a.equal(x + 7)
     assert b.dtype == torch.float64 and b.equal(x.double() * 0.5)
+
+
+# nvFuser's schedule module: which of Loom's schedulers take the whole fusion, why one does not,
+# and one applied by hand; manual_execute then runs that schedule as one kernel (torch's values).
+@pytest.mark.text_form_definition  # scheduled fusions with rFactors print as text
+def test_schedule_module_pointwise_reduction_and_normalization():
+    from loom.direct import SchedulerType, schedule
+
+    x, y = torch.randn(6, 40), torch.randn(6, 40)
+    with FusionDefinition() as fd:
+        t0, t1 = fd.from_pytorch(x), fd.from_pytorch(y)
+        fd.add_output(fd.ops.exp(fd.ops.add(t0, t1)))
+        assert schedule.find_compatible_schedulers(fd.fusion, [x, y]) == [SchedulerType.pointwise]
+        params = schedule.schedule(fd.fusion, SchedulerType.pointwise, [x, y])
+    assert params.scheduler_type is SchedulerType.pointwise and str(params)
+    (out,) = fd.manual_execute([x, y], params)
+    torch.testing.assert_close(out, torch.exp(x + y))
+    assert "blockIdx.x" in fd.last_cuda_code() or "threadIdx.x" in fd.last_cuda_code()
+
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        fd.add_output(fd.ops.exp(fd.ops.sum(t0, dims=[1])))
+        ok, why = schedule.can_schedule(fd.fusion, SchedulerType.pointwise, [x])
+        assert not ok and "pointwise" in why and "reduction" in why
+        assert schedule.can_schedule(fd.fusion, SchedulerType.reduction, [x]) == (True, "")
+        assert schedule.find_compatible_schedulers(fd.fusion, [x]) == [SchedulerType.reduction]
+        params = schedule.schedule(fd.fusion, SchedulerType.reduction, [x])
+    (out,) = fd.manual_execute([x], params)
+    torch.testing.assert_close(out, torch.exp(x.sum(1)))
+
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        mean = fd.ops.div(fd.ops.sum(t0, dims=[-1], keepdim=True), 40)
+        diff = fd.ops.sub(t0, mean)
+        var = fd.ops.div(fd.ops.sum(fd.ops.mul(diff, diff), dims=[-1], keepdim=True), 40)
+        fd.add_output(fd.ops.div(diff, fd.ops.sqrt(fd.ops.add(var, 1e-6))))
+        assert SchedulerType.inner_persistent in schedule.find_compatible_schedulers(fd.fusion, [x])
+        params = schedule.schedule(fd.fusion, SchedulerType.inner_persistent, [x])
+    (out,) = fd.manual_execute([x], params)
+    var, mean = torch.var_mean(x, dim=-1, correction=0, keepdim=True)
+    torch.testing.assert_close(out, (x - mean) / torch.sqrt(var + 1e-6))
+
+
+def test_schedule_module_errors():
+    from loom.direct import SchedulerType, schedule
+
+    x = torch.randn(4, 8)
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        fd.add_output(fd.ops.sum(t0, dims=[1]))
+        with pytest.raises(loom.UserError, match="the pointwise scheduler does not take this "
+                                                 "fusion .*reduction"):
+            schedule.schedule(fd.fusion, SchedulerType.pointwise, [x])
+        with pytest.raises(loom.NotSupportedError, match="compute_heuristics is not supported"):
+            schedule.compute_heuristics(fd.fusion, SchedulerType.reduction, [x])
+    with FusionDefinition() as other:
+        fd_x = other.from_pytorch(x)
+        other.add_output(other.ops.neg(fd_x))
+        params = schedule.schedule(other.fusion, SchedulerType.pointwise, [x])
+    with pytest.raises(loom.UserError, match="heuristic_params must be what schedule.schedule"):
+        fd.manual_execute([x], params)
+    # nvFuser's code lists the members through pybind11's table; none is among them.
+    entries = getattr(SchedulerType, "__entries")
+    assert entries["pointwise"][0] is SchedulerType.pointwise and "none" in entries

@@ -30,7 +30,7 @@ from .. import (
     to_torch_list,
 )
 from .._dumps import dump_output
-from . import _validate, multidevice, pytorch_utils
+from . import _validate, multidevice, pytorch_utils, schedule
 from ._cache import FusionExecutorCache, LRUCache, LruFusionCache, returned_outputs
 from ._definition import python_definition
 from ._repro import describe_input, repro_script
@@ -473,10 +473,12 @@ class FusionDefinition:
     def manual_execute(self, inputs, heuristic_params=None):
         """Runs the fusion as scheduled by hand (one kernel, lowered as scheduled): compiled on
         the first call, launched on later ones."""
-        if heuristic_params is not None:
-            raise NotSupportedError(
-                "manual_execute: heuristic_params is not supported by Loom (a hand schedule runs "
-                "as written)"
+        if heuristic_params is not None and (
+                not isinstance(heuristic_params, schedule.HeuristicParams)
+                or heuristic_params._fusion is not self.fusion):
+            raise UserError(
+                "manual_execute: heuristic_params must be what schedule.schedule() returned for "
+                "this fusion (Loom's kernel takes its launch from that schedule)"
             )
         inputs = self._complete_inputs(inputs)
         ke = self.__dict__.get("ke")

@@ -26,8 +26,6 @@ UNSUPPORTED = {
         "Statement": "the IR nodes Loom binds are Val, TensorView, Scalar, IterDomain and Fusion",
         "Expr": "the IR nodes Loom binds are Val, TensorView, Scalar, IterDomain and Fusion",
         "TensorDomain": "TensorView.domain() gives the domains as text",
-        "schedule": "Loom's scheduling functions are propagate_transforms, "
-                    "parallelize_all_like and inline_most",
         "HeuristicParams": "Loom's heuristic parameters are not settable from Python",
         "PointwiseParams": "Loom's heuristic parameters are not settable from Python",
         "ReductionParams": "Loom's heuristic parameters are not settable from Python",
@@ -123,7 +121,7 @@ UNSUPPORTED = {
     "SchedulerType": {
         name: "Loom's schedulers are pointwise, reduction, inner_persistent, scan, sort and "
               "transpose"
-        for name in ("none", "no_op", "matmul", "inner_outer_persistent", "outer_persistent",
+        for name in ("no_op", "matmul", "inner_outer_persistent", "outer_persistent",
                      "expr_eval", "resize")
     },
     "MemoryType": {
