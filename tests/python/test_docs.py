@@ -19,10 +19,10 @@ def test_block_runs(index, capsys):
     exec(compile(BLOCKS[index], f"{DOC}:block{index}", "exec"), {})
     out = capsys.readouterr().out
     if index == 0:
-        assert "__global__" in out and "inputs:" in out and "def nvfuser_fusion_id" in out
-        assert "fd.ops.broadcast(T1, is_broadcast_dim=[True, False])" in out
+        assert "__global__" in out and "inputs:" in out and "def nvfuser_fusion(" in out
+        assert "fd.ops.broadcast(tv1, is_broadcast_dim=[True, False])" in out
     if index == 1:
-        assert "T3 = fd.ops.sum(T2, dims=[1], keepdim=False, dtype=DataType.Null)" in out
+        assert "tv3 = fd.ops.sum(tv2, dims=[1], keepdim=False, dtype=DataType.Null)" in out
     if index == 2:
         assert "in place: step 0 stores T" in out
     if index == 4:

@@ -193,7 +193,7 @@ def test_squeeze_expanded(device):
     torch.testing.assert_close(a, x_in.expand(4, 7)[:, 0] + y_in)
     torch.testing.assert_close(b, torch.exp(x_in).squeeze(1))
     torch.testing.assert_close(c, x_in.expand(4, 7).sum(1))
-    assert "fd.ops.squeeze(T" in repr(fd) and "squeeze_expanded=True)" in repr(fd)
+    assert "fd.ops.squeeze(tv" in repr(fd) and "squeeze_expanded=True)" in repr(fd)
 
 
 def test_lru_fusion_cache_decorator(device):

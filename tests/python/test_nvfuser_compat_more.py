@@ -279,3 +279,34 @@ def test_schedule_module_errors():
     # nvFuser's code lists the members through pybind11's table; none is among them.
     entries = getattr(SchedulerType, "__entries")
     assert entries["pointwise"][0] is SchedulerType.pointwise and "none" in entries
+
+
+# print(fd) in the form nvFuser's direct bindings print: the function nvfuser_fusion with the
+# space before the colon, tensors tv<n> and scalars c<n> counted apart, linear's bias as a
+# keyword; the text rebuilds the fusion and runs to torch's values.
+def test_printed_definition_is_nvfusers_direct_form():
+    x = torch.randn(6, 4, dtype=torch.bfloat16)
+    w = torch.randn(3, 4, dtype=torch.bfloat16)
+    b = torch.randn(3, dtype=torch.bfloat16)
+    with FusionDefinition() as fd:
+        t0, t1, t2 = fd.from_pytorch(x), fd.from_pytorch(w), fd.from_pytorch(b)
+        s = fd.define_scalar(None, dtype=DataType.Double)
+        t3 = fd.ops.linear(t0, t1, t2)
+        fd.add_output(fd.ops.mul(t3, s))
+    expected = """def nvfuser_fusion(fd : FusionDefinition) -> None :
+    tv0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)
+    tv1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)
+    tv2 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False)
+    c0 = fd.define_scalar(None, dtype=DataType.Double)
+    tv3 = fd.ops.linear(tv0, tv1, bias=tv2)
+"""
+    text = repr(fd)
+    assert expected in text, text
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, namespace)
+    with FusionDefinition() as again:
+        namespace["nvfuser_fusion"](again)
+    assert fd.fusion.structural_difference(again.fusion) is None
+    (out,) = again.execute([x, w, b, 0.5])
+    want = torch.nn.functional.linear(x.float(), w.float(), b.float()) * 0.5
+    torch.testing.assert_close(out.float(), want, rtol=2e-2, atol=2e-2)

@@ -126,7 +126,7 @@ def _fusion_id(fusion):
 def translate_fusion(fusion):
     """The fusion as a Python function in nvFuser's direct-binding form (what print(fd) shows)."""
     fusion = getattr(fusion, "fusion", fusion)
-    return python_definition(fusion, f"nvfuser_fusion_id{_fusion_id(fusion)}")[0]
+    return python_definition(fusion, "nvfuser_fusion")[0]
 
 
 def get_val_tolerances(fusion, inputs):
@@ -191,8 +191,8 @@ class FusionDefinition:
         return self.fusion
 
     def id(self):
-        """The fusion's id: one per structure in this process (printed definitions are named
-        nvfuser_fusion_id<id>)."""
+        """The fusion's id: one per structure in this process (nvFuser's fusion cache numbers its
+        fusions so)."""
         return _fusion_id(self.fusion)
 
     # ---- inputs and outputs -------------------------------------------------------------------
@@ -535,7 +535,7 @@ class FusionDefinition:
 
     # ---- printing and reproducers -------------------------------------------------------------
     def _function_name(self):
-        return f"nvfuser_fusion_id{self.id()}"
+        return "nvfuser_fusion"  # the name nvFuser's direct bindings print
 
     def __repr__(self):
         return python_definition(self.fusion, self._function_name())[0]
