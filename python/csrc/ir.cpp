@@ -94,6 +94,11 @@ void bindIr(nb::module_& m) {
              return nodeList(nb::cast<PyFusion&>(self).fusion->outputs(), self);
            })
       .def(
+          "vals",
+          [](nb::handle self) { return nodeList(nb::cast<PyFusion&>(self).fusion->vals(), self); },
+          "Every value of the fusion (tensors, scalars, IterDomains), in creation order; "
+          "nvFuser's schedules filter it (v.is_tensor()).")
+      .def(
           "add_input",
           [](PyFusion& f, ir::Val* v) {
             checkMutable(f.fusion.get(), "add_input");

@@ -47,6 +47,31 @@ def test_print_math_returns_and_print_prints(capsys):
     assert capsys.readouterr().out.strip() == text.strip()
 
 
+# Fusion.vals(): every value, as nvFuser's tutorial filters it for the tensors to schedule (here:
+# the reductions, found by their reduction IterDomains, then rFactored; the reference evaluator
+# gives torch's sums).
+@pytest.mark.text_form_definition
+def test_fusion_vals_lists_tensors_to_schedule():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1])
+        m = fd.ops.sum(x, dims=[1], keepdim=True)
+        s = fd.ops.sum(fd.ops.mul(x, x), dims=[1])
+        fd.add_output(m)
+        fd.add_output(s)
+        tvs = [v for v in fd.fusion.vals() if v.is_tensor()]
+        assert {t.name for t in (x, m, s)} <= {t.name for t in tvs}
+        reductions = [tv for tv in tvs
+                      if any(i.is_reduction() for i in tv.get_logical_domain())]
+        assert len(reductions) == 2
+        for tv in reductions:
+            tv.split(-1, 8)
+            tv.rfactor([-1])
+    t = torch.randn(5, 37, dtype=torch.float64).float()
+    got = loom.to_torch_list(loom._C.evaluate_fusion(fd.fusion, [t]))
+    torch.testing.assert_close(got[0], t.sum(1, keepdim=True))
+    torch.testing.assert_close(got[1], (t * t).sum(1))
+
+
 # A lowering error found by print_kernel is the same UserError manual_execute would give.
 @pytest.mark.text_form_definition
 def test_print_kernel_reports_what_cannot_lower():
