@@ -162,8 +162,8 @@ TensorView* biasedAndMasked(TensorView* sc, TensorView* bias, TensorView* mask,
     sc = add(sc, f32(bias));
   }
   if (mask != nullptr) {
-    LOOM_CHECK(isBooleanType(mask->dtype()), op, ": mask ", mask->toString(), " is ",
-               mask->dtype(), "; it must be a Bool tensor (true where a key is seen)");
+    LOOM_CHECK(isBooleanType(mask->dtype()), op, ": mask ", mask->toString(), " is ", mask->dtype(),
+               "; it must be a Bool tensor (true where a key is seen)");
     sc = where(mask, sc, -kInf);
   }
   return sc;
@@ -237,8 +237,7 @@ TensorView* keyTensor(Scalar* s) {
 SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
                         std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
                         std::optional<Operand> scale, std::optional<Operand> rng_seed,
-                        std::optional<Operand> rng_offset, TensorView* bias,
-                        TensorView* mask) {
+                        std::optional<Operand> rng_offset, TensorView* bias, TensorView* mask) {
   constexpr std::string_view op = "sdpfa_fwd";
   const Named q{"query", query}, k{"key", key}, v{"value", value};
   checkOperands(op, {q, k, v});

@@ -315,8 +315,7 @@ void bindHandScheduling(nb::module_& m) {
         std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
         scheduler::SchedulerRuntimeInfo info(*f.fusion, args);
         auto [ok, why] = schedulerVerdict(s, *f.fusion, info);
-        LOOM_CHECK(ok, "schedule: the ", name, " scheduler does not take this fusion (", why,
-                   ")");
+        LOOM_CHECK(ok, "schedule: the ", name, " scheduler does not take this fusion (", why, ")");
         std::unique_ptr<scheduler::HeuristicParams> params = s.computeHeuristics(*f.fusion, info);
         scheduler::applyScheduler(s, *f.fusion, *params);
         return params->toString();

@@ -127,8 +127,7 @@ void bindAttentionOps(nb::module_& m) {
   m.def(
       "sdpfa_fwd",
       [](nb::handle fobj, nb::handle q, nb::handle k, nb::handle v, nb::handle p, nb::handle causal,
-         nb::handle scale, nb::handle seed, nb::handle offset, nb::handle bias,
-         nb::handle mask) {
+         nb::handle scale, nb::handle seed, nb::handle offset, nb::handle bias, nb::handle mask) {
         PyFusion& f = nb::cast<PyFusion&>(fobj);
         const char* op = "sdpfa_fwd";
         ops::SdpfaFwdResult r;

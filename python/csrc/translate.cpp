@@ -177,8 +177,8 @@ std::string Translator::run(std::string_view function_name) {
 }
 
 std::string Translator::define(const ir::Val* v, char prefix) {
-  std::string name = prefix == 'T' ? "tv" + std::to_string(next_tensor_++)
-                                   : "c" + std::to_string(next_scalar_++);
+  std::string name =
+      prefix == 'T' ? "tv" + std::to_string(next_tensor_++) : "c" + std::to_string(next_scalar_++);
   names_[v] = name;
   return name;
 }

@@ -156,7 +156,7 @@ TEST(RFactorEval, UnsplitReductionAxes) {
   expectSameResults({1000}, build1d, [&](Fusion& f) {
     TensorView* s = onlyReduction(f);
     s->split(0, 16);
-    s->split(0, 5);  // [r13, r5, r16]
+    s->split(0, 5);                    // [r13, r5, r16]
     TensorView* p1 = rFactor(s, {1});  // s: [r13, r16]
     TensorView* p2 = rFactor(s, {1});  // s: [r13]
     EXPECT_EQ(p1->logical().size(), 3u);
