@@ -145,6 +145,30 @@ TensorView* scores(TensorView* qf, TensorView* kf, Scalar* scale, const Causal& 
   return where(seen, s, -kInf);
 }
 
+// The forward's optional bias (added in f32) and Bool mask (false hides the key: -inf) of the
+// scores [.., L, S]: the scores' rank, sizes lined up by the pointwise ops (broadcast dims
+// stretch; constants that differ are a UserError there, symbolic ones when the fusion runs).
+TensorView* biasedAndMasked(TensorView* sc, TensorView* bias, TensorView* mask,
+                            std::string_view op) {
+  for (const Named& n : {Named{"bias", bias}, Named{"mask", mask}}) {
+    if (n.tv == nullptr) continue;
+    LOOM_CHECK(n.tv->rank() == sc->rank(), op, ": ", n.name, " ", described(n.tv), " has rank ",
+               n.tv->rank(), " but the scores [.., L, S] have rank ", sc->rank(),
+               " (broadcast_in_dim it to that rank)");
+  }
+  if (bias != nullptr) {
+    LOOM_CHECK(isFloatingType(bias->dtype()), op, ": bias ", bias->toString(), " is ",
+               bias->dtype(), "; it must be a floating tensor");
+    sc = add(sc, f32(bias));
+  }
+  if (mask != nullptr) {
+    LOOM_CHECK(isBooleanType(mask->dtype()), op, ": mask ", mask->toString(), " is ", mask->dtype(),
+               "; it must be a Bool tensor (true where a key is seen)");
+    sc = where(mask, sc, -kInf);
+  }
+  return sc;
+}
+
 // P = exp(scores - lse) with lse [.., L, 1]. A row that sees no key (lse = -inf: every score
 // -inf) gives 0, not exp(-inf + inf) = NaN: its lse is replaced by +inf here.
 TensorView* probabilities(TensorView* s, TensorView* lse) {
@@ -213,7 +237,7 @@ TensorView* keyTensor(Scalar* s) {
 SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
                         std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
                         std::optional<Operand> scale, std::optional<Operand> rng_seed,
-                        std::optional<Operand> rng_offset) {
+                        std::optional<Operand> rng_offset, TensorView* bias, TensorView* mask) {
   constexpr std::string_view op = "sdpfa_fwd";
   const Named q{"query", query}, k{"key", key}, v{"value", value};
   checkOperands(op, {q, k, v});
@@ -226,7 +250,7 @@ SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
   const Causal causal = causalOf(is_causal, op);
   Scalar* s = scaleOf(scale, query, op);
 
-  TensorView* sc = scores(f32(query), f32(key), s, causal);
+  TensorView* sc = biasedAndMasked(scores(f32(query), f32(key), s, causal), bias, mask, op);
   const int64_t last = sc->rank() - 1;
   // log(sum(exp(sc))) shifted by the row max; a row with every score -inf keeps max 0 so that
   // its lse is log(0) = -inf, never NaN.

@@ -140,17 +140,20 @@ SplitDomains splitDomains(const TensorView* tv, const std::set<int64_t>& axes) {
   std::vector<Expr*> exprs = detail::exprsBetween(tv->logical(), targets);
 
   // ---- Producer.
-  IdMap pmap;
-  std::vector<IterDomain*> p_root;
-  for (IterDomain* id : tv->logical()) {
-    p_root.push_back(cloneId(id, id->iterType(), false));
-    pmap[id] = p_root.back();
-  }
   auto producer_type = [&](IterDomain* src) {
     if (!src->isReduction()) return src->iterType();
     if (rf.count(src) || !in_loop(src)) return IterType::Reduction;
     return IterType::Iteration;
   };
+  IdMap pmap;
+  std::vector<IterDomain*> p_root;
+  for (IterDomain* id : tv->logical()) {
+    // A reduction axis no split or merge touched is its own frontier: the producer's root and
+    // logical share it, so it takes its producer type here (Iteration unless rFactored), as a
+    // transformed frontier ID does in cloneExpr.
+    p_root.push_back(cloneId(id, in_loop(id) ? producer_type(id) : id->iterType(), false));
+    pmap[id] = p_root.back();
+  }
   for (Expr* e : exprs) cloneExpr(e, pmap, producer_type, touchesReduction(e));
   // Reduction frontier, in loop order.
   std::vector<IterDomain*> frontier_src;

@@ -10,6 +10,7 @@
 #include <Python.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
@@ -30,6 +31,7 @@
 #include "loom/multidevice/communicator.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/runtime/fusion_executor_cache.h"
+#include "loom/scheduler/registry.h"
 
 namespace loom::python {
 
@@ -264,9 +266,69 @@ class PyKernelExecutor {
   bool compiled_ = false;  // read and written with the GIL held
 };
 
+/// The registered scheduler named `name` (schedulerTypeName), a UserError listing them if none.
+const scheduler::Scheduler& schedulerNamed(std::string_view name, std::string_view what) {
+  std::string names;
+  for (const scheduler::Scheduler* s : scheduler::allSchedulers()) {
+    if (s->name() == name) return *s;
+    names += names.empty() ? "" : ", ";
+    names += s->name();
+  }
+  LOOM_THROW(what, ": no scheduler named '", name, "' (Loom's are ", names, ")");
+}
+
+/// Whether `s` takes the whole, unsegmented fusion for these arguments, and why not.
+std::pair<bool, std::string> schedulerVerdict(const scheduler::Scheduler& s,
+                                              const ir::Fusion& fusion,
+                                              scheduler::SchedulerRuntimeInfo& info) {
+  std::string why;
+  if (!s.canScheduleCompileTime(fusion, &why)) return {false, "compile-time: " + why};
+  if (!s.canScheduleRunTime(fusion, info, &why)) return {false, "run-time: " + why};
+  return {true, ""};
+}
+
+/// One scheduler applied by hand to a whole fusion (nvFuser's schedule module): what
+/// manual_execute then runs as one kernel.
+void bindHandScheduling(nb::module_& m) {
+  m.def(
+      "scheduler_verdicts",
+      [](const PyFusion& f, nb::handle inputs) {
+        Placement where;
+        std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
+        scheduler::SchedulerRuntimeInfo info(*f.fusion, args);
+        nb::list out;
+        for (const scheduler::Scheduler* s : scheduler::allSchedulers()) {
+          auto [ok, why] = schedulerVerdict(*s, *f.fusion, info);
+          out.append(nb::make_tuple(std::string(s->name()), ok, why));
+        }
+        return out;
+      },
+      nb::arg("fusion"), nb::arg("inputs"),
+      "(name, accepts, why not) of every scheduler, in priority order, for the whole fusion and "
+      "these inputs.");
+  m.def(
+      "apply_scheduler",
+      [](PyFusion& f, std::string_view name, nb::handle inputs) {
+        checkMutable(f.fusion.get(), "schedule");
+        const scheduler::Scheduler& s = schedulerNamed(name, "schedule");
+        Placement where;
+        std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
+        scheduler::SchedulerRuntimeInfo info(*f.fusion, args);
+        auto [ok, why] = schedulerVerdict(s, *f.fusion, info);
+        LOOM_CHECK(ok, "schedule: the ", name, " scheduler does not take this fusion (", why, ")");
+        std::unique_ptr<scheduler::HeuristicParams> params = s.computeHeuristics(*f.fusion, info);
+        scheduler::applyScheduler(s, *f.fusion, *params);
+        return params->toString();
+      },
+      nb::arg("fusion"), nb::arg("scheduler"), nb::arg("inputs"),
+      "Schedules the fusion in place with the named scheduler's heuristics for these inputs; "
+      "returns the parameters it chose (their text).");
+}
+
 }  // namespace
 
 void bindExecute(nb::module_& m) {
+  bindHandScheduling(m);
   m.def(
       "evaluate_fusion",
       [](const PyFusion& f, nb::handle inputs) {

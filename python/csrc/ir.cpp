@@ -12,6 +12,7 @@
 
 #include "bindings.h"
 #include "ir_helpers.h"
+#include "loom/codegen/kernel_codegen.h"
 #include "loom/ir/equality.h"
 #include "loom/ir/iter_domain.h"
 #include "loom/ir/parser.h"
@@ -19,11 +20,23 @@
 #include "loom/ir/scalar.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/ir/verifier.h"
+#include "loom/lower/lower.h"
+#include "loom/support/options.h"
 #include "translate.h"
 
 namespace loom::python {
 
 namespace {
+/// Lowers a copy, since lowering rewrites the fusion it is given and print_kernel may be called
+/// between scheduling steps. The dumps stay off: this is a question, not a compile. The text is
+/// the 32-bit-index kernel, the one KernelExecutor builds unless the sizes need 64-bit indices.
+std::string kernelTextAsScheduled(const PyFusion& f) {
+  std::unique_ptr<ir::Fusion> copy = f.fusion->clone();
+  std::unique_ptr<kir::Kernel> kernel = lower::lowerFusion(*copy, DumpOptions());
+  kernel->indexType = DataType::Int32;  // the kernel the executor builds for most sizes
+  return codegen::generateKernel(*kernel).kernelText;
+}
+
 // Fusion -> the PyFusion owning it. Only touched with the GIL held.
 std::unordered_map<const ir::Fusion*, PyFusion*>& registry() {
   static std::unordered_map<const ir::Fusion*, PyFusion*> r;
@@ -81,6 +94,11 @@ void bindIr(nb::module_& m) {
              return nodeList(nb::cast<PyFusion&>(self).fusion->outputs(), self);
            })
       .def(
+          "vals",
+          [](nb::handle self) { return nodeList(nb::cast<PyFusion&>(self).fusion->vals(), self); },
+          "Every value of the fusion (tensors, scalars, IterDomains), in creation order; "
+          "nvFuser's schedules filter it (v.is_tensor()).")
+      .def(
           "add_input",
           [](PyFusion& f, ir::Val* v) {
             checkMutable(f.fusion.get(), "add_input");
@@ -122,8 +140,14 @@ void bindIr(nb::module_& m) {
           "The fusion in Loom's text form (.fus; docs/text-format.md).")
       .def("__str__", [](const PyFusion& f) { return ir::printFusion(*f.fusion); })
       .def(
-          "print_math", [](const PyFusion& f) { nb::print(ir::printFusion(*f.fusion).c_str()); },
+          "print_math", [](const PyFusion& f) { return ir::printFusion(*f.fusion); },
+          "The fusion in the text form (nvFuser's print_math returns its printout too).")
+      .def(
+          "print", [](const PyFusion& f) { nb::print(ir::printFusion(*f.fusion).c_str()); },
           "Prints the fusion in the text form.")
+      .def("print_kernel", &kernelTextAsScheduled,
+           "The kernel the fusion lowers to as scheduled now (CUDA C++, what manual_execute "
+           "compiles); the fusion itself is left as it is, so scheduling can go on.")
       .def(
           "verify", [](const PyFusion& f) { ir::verify(*f.fusion); },
           "Checks the IR's invariants (UserError naming what is wrong).")

@@ -127,7 +127,7 @@ void bindAttentionOps(nb::module_& m) {
   m.def(
       "sdpfa_fwd",
       [](nb::handle fobj, nb::handle q, nb::handle k, nb::handle v, nb::handle p, nb::handle causal,
-         nb::handle scale, nb::handle seed, nb::handle offset) {
+         nb::handle scale, nb::handle seed, nb::handle offset, nb::handle bias, nb::handle mask) {
         PyFusion& f = nb::cast<PyFusion&>(fobj);
         const char* op = "sdpfa_fwd";
         ops::SdpfaFwdResult r;
@@ -137,14 +137,17 @@ void bindAttentionOps(nb::module_& m) {
               tensor(f, q, op, "query"), tensor(f, k, op, "key"), tensor(f, v, op, "value"),
               optionalOperand(f, p, op, "dropout_p"), optionalOperand(f, causal, op, "is_causal"),
               optionalOperand(f, scale, op, "scale"), optionalOperand(f, seed, op, "rng_seed"),
-              optionalOperand(f, offset, op, "rng_offset"));
+              optionalOperand(f, offset, op, "rng_offset"),
+              bias.is_none() ? nullptr : tensor(f, bias, op, "bias"),
+              mask.is_none() ? nullptr : tensor(f, mask, op, "mask"));
         }
         return nb::make_tuple(nodeRef(r.output, fobj), nodeRef(r.log_sumexp, fobj),
                               nodeRef(r.philox_seed, fobj), nodeRef(r.philox_offset, fobj));
       },
       nb::arg("fusion"), nb::arg("query"), nb::arg("key"), nb::arg("value"),
       nb::arg("dropout_p").none(), nb::arg("is_causal").none(), nb::arg("scale").none(),
-      nb::arg("rng_seed").none(), nb::arg("rng_offset").none());
+      nb::arg("rng_seed").none(), nb::arg("rng_offset").none(), nb::arg("bias").none(),
+      nb::arg("mask").none());
   m.def(
       "sdpfa_bwd",
       [](nb::handle fobj, nb::handle go, nb::handle q, nb::handle k, nb::handle v, nb::handle out,

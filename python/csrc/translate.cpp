@@ -162,7 +162,7 @@ std::string Translator::run(std::string_view function_name) {
   std::ostringstream os;
   os << "# Loom: the fusion in nvFuser's direct-binding form; exec() this, then call the "
         "function with a new FusionDefinition\n";
-  os << "def " << function_name << "(fd : FusionDefinition) -> None:\n";
+  os << "def " << function_name << "(fd : FusionDefinition) -> None :\n";
   std::vector<std::string> direct;
   for (const char* n : {"MemoryType", "ParallelType", "inline_most"}) {
     if (imports_.count(n) != 0) direct.emplace_back(n);
@@ -177,7 +177,8 @@ std::string Translator::run(std::string_view function_name) {
 }
 
 std::string Translator::define(const ir::Val* v, char prefix) {
-  std::string name = prefix + std::to_string(next_name_++);
+  std::string name =
+      prefix == 'T' ? "tv" + std::to_string(next_tensor_++) : "c" + std::to_string(next_scalar_++);
   names_[v] = name;
   return name;
 }
@@ -260,7 +261,7 @@ std::string Translator::scalar(const Scalar* s, Use use) {
       return literal(s);
     }
     // A constant of another type than a Python number's, or where a Scalar must be given.
-    std::string name = "S" + std::to_string(next_name_++);
+    std::string name = "c" + std::to_string(next_scalar_++);
     emit(name + " = fd.define_scalar(" + literal(s) + ", dtype=" + pyDtype(s->dtype()) + ")");
     return name;
   }
@@ -715,8 +716,10 @@ void Translator::translateOtherOp(const ir::Expr* e) {
     return;
   }
   if (const auto* lin = dyn<ir::LinearOp>(e)) {
+    // nvFuser's direct bindings print the bias as a keyword argument.
+    const std::string bias = lin->hasBias() ? ", bias=" + tensor(lin->bias()) : std::string();
     emit(define(lin->out(), 'T') + " = fd.ops.linear(" + tensor(lin->x()) + ", " +
-         tensor(lin->w()) + (lin->hasBias() ? ", " + tensor(lin->bias()) : std::string()) + ")");
+         tensor(lin->w()) + bias + ")");
     return;
   }
   LOOM_THROW("'", e->toString(), "' has no form in the Python frontend");

@@ -87,7 +87,9 @@ class Translator {
   std::unordered_set<const ir::Expr*> cat_pads_;
   std::unordered_set<std::string> imports_;
   std::vector<std::string> lines_;
-  int64_t next_name_ = 0;
+  // nvFuser's direct bindings name tensors tv<n> and scalars c<n>, each kind counted apart.
+  int64_t next_tensor_ = 0;
+  int64_t next_scalar_ = 0;
 };
 
 }  // namespace loom::python

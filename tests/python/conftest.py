@@ -49,7 +49,7 @@ def check_captured_python_definition(fusion, allow_text_form=False):
     rebuilds a structurally equal fusion (in nvFuser's form unless `allow_text_form`). Returns
     the new FusionDefinition."""
     fd_str = ld.translate_fusion(fusion)
-    func_name = re.findall(r"(nvfuser_fusion_id\d+)", fd_str.split("\n")[1])[0]
+    func_name = re.findall(r"def (\w+)\(fd : FusionDefinition\)", fd_str)[0]
     namespace = {"FusionDefinition": ld.FusionDefinition, "DataType": ld.DataType}
     exec(compile(fd_str, "<printed definition>", "exec"), namespace)
     with ld.FusionDefinition() as fd_cap:

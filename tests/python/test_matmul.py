@@ -104,8 +104,8 @@ def test_printed_definition_names_the_ops():
         fd.add_output(fd.ops.matmul(a, b))
         fd.add_output(fd.ops.linear(a, b))
     text = str(fd)
-    assert "= fd.ops.matmul(T0, T1)" in text, text
-    assert "= fd.ops.linear(T0, T1)" in text, text
+    assert "= fd.ops.matmul(tv0, tv1)" in text, text
+    assert "= fd.ops.linear(tv0, tv1)" in text, text
 
 
 def test_errors_name_the_operands():

@@ -188,8 +188,10 @@ def test_sdpa_errors():
             fd.ops.sdpfa_fwd(define(fd, rank=3), k, v)
         with pytest.raises(loom.UserError, match=r"value T\d+ is i64; attention takes f32, bf16 or f16"):
             fd.ops.sdpfa_fwd(q, k, define(fd, dtype=DataType.Int))
-        with pytest.raises(loom.NotSupportedError, match="mask= is not supported"):
+        with pytest.raises(loom.UserError, match=r"mask T\d+ is bf16; it must be a Bool tensor"):
             fd.ops.sdpfa_fwd(q, k, v, mask=q)
+        with pytest.raises(loom.UserError, match=r"bias T\d+ .* has rank 3 but the scores"):
+            fd.ops.sdpfa_fwd(q, k, v, bias=define(fd, rank=3))
         attn, lse, *_ = fd.ops.sdpfa_fwd(q, k, v)
         with pytest.raises(loom.UserError, match="philox_seed T.* is not the one sdpfa_fwd returned"):
             seed = fd.define_tensor(shape=[], dtype=DataType.Int)

@@ -75,6 +75,9 @@ def test_every_listed_name_raises_where_nvfuser_has_it(fd):
     for name in UNSUPPORTED["FusionExecutorCache"]:
         with pytest.raises(loom.NotSupportedError, match=f"FusionExecutorCache.{name} "):
             getattr(fec, name)
+    for name in UNSUPPORTED["fd.sched"]:
+        with pytest.raises(loom.NotSupportedError, match=f"fd.sched.{name} is not supported"):
+            getattr(fd.sched, name)
     (x,) = fd.fusion.inputs()
     for name in UNSUPPORTED["Val"]:
         with pytest.raises(loom.NotSupportedError, match=f"Val.{name} is not supported"):
@@ -92,7 +95,8 @@ def test_every_listed_name_raises_where_nvfuser_has_it(fd):
                                    match=rf"{call}: {name}=.* is not supported by Loom"):
                     run(**{name: True})
     covered = {"loom.direct", "FusionDefinition", "fd.ops", "DataType", "ParallelType",
-               "MemoryType", "SchedulerType", "FusionDefinition.execute", "FusionExecutorCache", "Val"}
+               "MemoryType", "SchedulerType", "FusionDefinition.execute", "FusionExecutorCache", "Val",
+               "fd.sched"}
     assert set(UNSUPPORTED) == covered | set(calls), "a scope of the list is not tested here"
 
 

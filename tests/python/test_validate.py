@@ -109,7 +109,7 @@ def test_manual_execute_runs_a_hand_schedule():
     (y2,) = fd.manual_validate([torch.randn(3, 50)])     # the compiled kernel again
     assert y2.shape == (3, 50)
     assert fd.ke is not None
-    with pytest.raises(loom.NotSupportedError, match="heuristic_params"):
+    with pytest.raises(loom.UserError, match="heuristic_params must be what schedule.schedule"):
         fd.manual_execute([x], heuristic_params=object())
     (y3,) = fd.execute([x], auto_schedule=False)         # nvFuser's spelling of the same
     torch.testing.assert_close(y3, x * 2 + 1)

@@ -134,5 +134,38 @@ TEST(RFactorEval, VarMeanShardedAndUnsharded) {
   }
 }
 
+// A reduction over two logical axes rFactored over one of them with no split: the other, an
+// untransformed reduction axis, is the producer's iteration axis (root and logical at once), so
+// the partial sums keep it and the final sum reduces it. Then again on the final reduction of a
+// first rFactor (whose logical is the first one's frontier), as nvFuser's tutorial chains them.
+TEST(RFactorEval, UnsplitReductionAxes) {
+  auto build = [](Fusion& f, TensorView* x) { f.addOutput(ops::sum(x, {0, 1})); };
+  for (int64_t axis : {0, 1}) {
+    SCOPED_TRACE(axis);
+    expectSameResults({6, 9}, build, [&](Fusion& f) {
+      TensorView* s = onlyReduction(f);
+      TensorView* p = rFactor(s, {axis});
+      ASSERT_EQ(p->logical().size(), 2u);
+      EXPECT_EQ(p->logical()[axis]->isReduction(), true);
+      EXPECT_EQ(p->logical()[1 - axis]->isReduction(), false);
+      EXPECT_EQ(s->logical().size(), 1u);
+      EXPECT_TRUE(s->logical()[0]->isReduction());
+    });
+  }
+  auto build1d = [](Fusion& f, TensorView* x) { f.addOutput(ops::sum(x, {0})); };
+  expectSameResults({1000}, build1d, [&](Fusion& f) {
+    TensorView* s = onlyReduction(f);
+    s->split(0, 16);
+    s->split(0, 5);                    // [r13, r5, r16]
+    TensorView* p1 = rFactor(s, {1});  // s: [r13, r16]
+    TensorView* p2 = rFactor(s, {1});  // s: [r13]
+    EXPECT_EQ(p1->logical().size(), 3u);
+    ASSERT_EQ(p2->logical().size(), 2u);
+    EXPECT_FALSE(p2->logical()[0]->isReduction());
+    EXPECT_TRUE(p2->logical()[1]->isReduction());
+    ASSERT_EQ(s->logical().size(), 1u);
+  });
+}
+
 }  // namespace
 }  // namespace loom::transform

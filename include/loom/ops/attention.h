@@ -42,6 +42,10 @@ struct SdpfaBwdResult {
 ///  - scale: a number or a floating Scalar (default 1 / sqrt(E)).
 ///  - rng_seed, rng_offset: integers or integer Scalars; needed unless dropout_p is the constant
 ///    0 (Loom has no global generator). philox_seed / philox_offset return them as 0-D tensors.
+///  - bias: a floating tensor added to the scores (in f32) before the softmax; mask: a Bool
+///    tensor, false where a key is hidden (its score -inf). Each has the scores' rank
+///    ([.., L, S]); a broadcast dim stands for any size. nvFuser's newer sdpfa_fwd arguments;
+///    sdpfaBwd takes neither (its scores have no bias or mask).
 /// UserErrors name the argument: ranks, sizes that differ (N, H, E, S; constants now, symbolic
 /// ones when the fusion runs), dtypes, dropout_p outside [0, 1), a missing seed.
 SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
@@ -49,7 +53,8 @@ SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
                         std::optional<Operand> is_causal = std::nullopt,
                         std::optional<Operand> scale = std::nullopt,
                         std::optional<Operand> rng_seed = std::nullopt,
-                        std::optional<Operand> rng_offset = std::nullopt);
+                        std::optional<Operand> rng_offset = std::nullopt,
+                        TensorView* bias = nullptr, TensorView* mask = nullptr);
 
 /// The gradients of sdpfaFwd from its saved output and log_sumexp: P is recomputed as
 /// exp(query @ key^T * scale - log_sumexp) (masked entries 0), the dropout mask regenerated from

@@ -30,10 +30,11 @@ from .. import (
     to_torch_list,
 )
 from .._dumps import dump_output
-from . import _validate, multidevice, pytorch_utils
+from . import _validate, multidevice, pytorch_utils, schedule
 from ._cache import FusionExecutorCache, LRUCache, LruFusionCache, returned_outputs
 from ._definition import python_definition
 from ._repro import describe_input, repro_script
+from ._sched import Sched
 from ._scheduler_type import SchedulerType
 from ._types import DataType, MemoryType, ParallelType, to_loom_dtype, torch_to_dtype
 from ._unsupported import UNSUPPORTED, StandIn, argument_error, check_attribute
@@ -125,7 +126,7 @@ def _fusion_id(fusion):
 def translate_fusion(fusion):
     """The fusion as a Python function in nvFuser's direct-binding form (what print(fd) shows)."""
     fusion = getattr(fusion, "fusion", fusion)
-    return python_definition(fusion, f"nvfuser_fusion_id{_fusion_id(fusion)}")[0]
+    return python_definition(fusion, "nvfuser_fusion")[0]
 
 
 def get_val_tolerances(fusion, inputs):
@@ -148,6 +149,7 @@ class FusionDefinition:
     def __init__(self, fusion=None):
         self._fusion = _C.Fusion() if fusion is None else fusion
         self.ops = Ops(self)
+        self.sched = Sched(self)
         self._debug_output = None
         self._repro_inputs = None
         # What execute() returns (FusionExecutorCache.returns): one entry per add_output without
@@ -189,8 +191,8 @@ class FusionDefinition:
         return self.fusion
 
     def id(self):
-        """The fusion's id: one per structure in this process (printed definitions are named
-        nvfuser_fusion_id<id>)."""
+        """The fusion's id: one per structure in this process (nvFuser's fusion cache numbers its
+        fusions so)."""
         return _fusion_id(self.fusion)
 
     # ---- inputs and outputs -------------------------------------------------------------------
@@ -293,7 +295,10 @@ class FusionDefinition:
 
     def define_scalar(self, value=None, dtype=_NO_DEFAULT):
         """A scalar: an input when value is None (given to execute()), else a constant. The dtype
-        defaults to Double, or follows the Python value's type."""
+        defaults to Double, or follows the Python value's type. define_scalar(DataType.X) alone
+        is nvFuser's spelling of an input of that dtype."""
+        if isinstance(value, DataType) and dtype is _NO_DEFAULT:
+            value, dtype = None, value
         if dtype is _NO_DEFAULT:
             if isinstance(value, bool):
                 dtype = DataType.Bool
@@ -468,10 +473,12 @@ class FusionDefinition:
     def manual_execute(self, inputs, heuristic_params=None):
         """Runs the fusion as scheduled by hand (one kernel, lowered as scheduled): compiled on
         the first call, launched on later ones."""
-        if heuristic_params is not None:
-            raise NotSupportedError(
-                "manual_execute: heuristic_params is not supported by Loom (a hand schedule runs "
-                "as written)"
+        if heuristic_params is not None and (
+                not isinstance(heuristic_params, schedule.HeuristicParams)
+                or heuristic_params._fusion is not self.fusion):
+            raise UserError(
+                "manual_execute: heuristic_params must be what schedule.schedule() returned for "
+                "this fusion (Loom's kernel takes its launch from that schedule)"
             )
         inputs = self._complete_inputs(inputs)
         ke = self.__dict__.get("ke")
@@ -528,7 +535,7 @@ class FusionDefinition:
 
     # ---- printing and reproducers -------------------------------------------------------------
     def _function_name(self):
-        return f"nvfuser_fusion_id{self.id()}"
+        return "nvfuser_fusion"  # the name nvFuser's direct bindings print
 
     def __repr__(self):
         return python_definition(self.fusion, self._function_name())[0]

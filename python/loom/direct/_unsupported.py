@@ -26,8 +26,6 @@ UNSUPPORTED = {
         "Statement": "the IR nodes Loom binds are Val, TensorView, Scalar, IterDomain and Fusion",
         "Expr": "the IR nodes Loom binds are Val, TensorView, Scalar, IterDomain and Fusion",
         "TensorDomain": "TensorView.domain() gives the domains as text",
-        "schedule": "Loom's scheduling functions are propagate_transforms, "
-                    "parallelize_all_like and inline_most",
         "HeuristicParams": "Loom's heuristic parameters are not settable from Python",
         "PointwiseParams": "Loom's heuristic parameters are not settable from Python",
         "ReductionParams": "Loom's heuristic parameters are not settable from Python",
@@ -61,8 +59,6 @@ UNSUPPORTED = {
     "FusionDefinition": {
         "profile": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times compiles "
                    "and shows launches",
-        "sched": "Loom's scheduling functions are propagate_transforms, parallelize_all_like "
-                 "and inline_most",
         "segment": "Loom segments inside execute()",
         "schedule": "hand schedules are written on the fusion and run with manual_execute",
         "last_scheduled_fusion_ir": "LOOM_DUMP=fusion_ir_scheduled prints the scheduled "
@@ -71,6 +67,11 @@ UNSUPPORTED = {
                                    "when they are compiled",
         "cuda_code_for": "run execute(), then last_cuda_code()",
         "user_schedule_ir": "hand schedules are written on the fusion itself",
+    },
+    "fd.sched": {
+        "inline_at": "Loom inlines the whole fusion at once (fd.sched.inline_most)",
+        "bounded_transform_backward": "Loom's propagation is fd.sched.transform_like",
+        "bounded_transform_forward": "Loom's propagation is fd.sched.transform_like",
     },
     "FusionDefinition.execute": {
         "profile": "no profiler in Loom",
@@ -120,7 +121,7 @@ UNSUPPORTED = {
     "SchedulerType": {
         name: "Loom's schedulers are pointwise, reduction, inner_persistent, scan, sort, "
               "transpose, inner_outer_persistent and outer_persistent"
-        for name in ("none", "no_op", "matmul", "expr_eval", "resize")
+        for name in ("no_op", "matmul", "expr_eval", "resize")
     },
     "MemoryType": {
         "tensor": "no tensor memory",

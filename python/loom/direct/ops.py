@@ -443,18 +443,13 @@ class Ops:
         query [N, H, L, E], key [N, H, S, E], value [N, H, S, Ev]; log_sumexp [N, H, L] Float;
         philox_seed / philox_offset are 0-D Int tensors holding the dropout mask's seed and
         offset. Without rng_seed= and rng_offset=, a dropout_p that may be above 0 draws them
-        from torch's generator at each execute, as nvFuser does."""
-        for name, v in (("bias", bias), ("mask", mask)):
-            if v is not None:
-                raise NotSupportedError(
-                    f"fd.ops.sdpfa_fwd: {name}= is not supported by Loom (sdpfa_bwd has no such "
-                    "argument to match it); add the bias or mask to the scores in your own ops"
-                )
+        from torch's generator at each execute, as nvFuser does. bias= (added to the scores) and
+        mask= (Bool, false hides a key) have the scores' rank [.., L, S]."""
         seed = offset = None
         if self._dropout_may_be_on(dropout_p) or rng_seed is not None or rng_offset is not None:
             seed, offset = self._rng_key("sdpfa_fwd", rng_seed, rng_offset)
         return _C.ops.sdpfa_fwd(self._f, query, key, value, dropout_p, is_causal, scale, seed,
-                                offset)
+                                offset, bias, mask)
 
     def sdpfa_bwd(self, grad_output, query, key, value, output, log_sumexp, dropout_p,
                   is_causal, philox_seed, philox_offset, scale):
