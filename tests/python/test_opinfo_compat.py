@@ -95,3 +95,39 @@ def test_complex_exp_of_infinite_real_part(dtype):
     (out,) = fd.execute([x])
     assert out[0] == 0 and out[1] == 0
     assert out[2].real == INF and torch.isnan(out[2].imag)
+
+
+def define_and_run(build, x):
+    with FusionDefinition() as fd:
+        fd.add_output(build(fd, fd.from_pytorch(x)))
+    return fd.execute([x])[0]
+
+
+FLOAT_ARGS = [
+    ("permute", lambda fd, t: fd.ops.permute(t, [0.0, 1.0]), "permute: dims must be an int"),
+    ("sum", lambda fd, t: fd.ops.sum(t, [0.5]), "sum: dims must be an int"),
+    ("squeeze", lambda fd, t: fd.ops.squeeze(t, [1.0]), "squeeze: dims must be an int"),
+    ("cumsum", lambda fd, t: fd.ops.cumsum(t, 0.5), "cumsum: dim must be an int, got 0.5"),
+    ("softmax", lambda fd, t: fd.ops.softmax(t, 1.0), "softmax: dim must be an int, got 1.0"),
+    ("triu", lambda fd, t: fd.ops.triu(t, 1.5), "triu: diagonal must be an int, got 1.5"),
+    ("transpose", lambda fd, t: fd.ops.transpose(t, 0, 1.0), "transpose: dim1 must be an int"),
+]
+
+
+@pytest.mark.parametrize("name,build,message", FLOAT_ARGS, ids=[c[0] for c in FLOAT_ARGS])
+def test_float_where_an_int_is_expected_is_a_type_error(name, build, message):
+    # int(0.5) would quietly name dim 0; nvFuser's bindings raise TypeError for a float here.
+    x = torch.randn(3, 1)
+    with pytest.raises(TypeError, match=message) as info:
+        define_and_run(build, x)
+    assert isinstance(info.value, loom.UserError)
+
+
+def test_int_like_dims_still_accepted():
+    # numpy and torch integer scalars are ints (operator.index), as are negative dims.
+    np = pytest.importorskip("numpy")
+    x = torch.randn(2, 3, 4)
+    out = define_and_run(lambda fd, t: fd.ops.permute(t, [np.int64(2), torch.tensor(0), -2]), x)
+    torch.testing.assert_close(out, x.permute(2, 0, 1))
+    out = define_and_run(lambda fd, t: fd.ops.cumsum(t, np.int32(1)), x)
+    torch.testing.assert_close(out, torch.cumsum(x, 1))
