@@ -131,3 +131,15 @@ def test_int_like_dims_still_accepted():
     torch.testing.assert_close(out, x.permute(2, 0, 1))
     out = define_and_run(lambda fd, t: fd.ops.cumsum(t, np.int32(1)), x)
     torch.testing.assert_close(out, torch.cumsum(x, 1))
+
+
+def test_optional_dim_stays_optional():
+    # argmax / argmin without a dim reduce every dim (None is no dim, not a float to refuse);
+    # a float dim is refused there too.
+    x = torch.randn(4, 5)
+    out = define_and_run(lambda fd, t: fd.ops.argmax(t), x)
+    assert out.item() == torch.argmax(x).item()
+    out = define_and_run(lambda fd, t: fd.ops.argmin(t, None), x)
+    assert out.item() == torch.argmin(x).item()
+    with pytest.raises(TypeError, match="argmax: dim must be an int, got 1.0"):
+        define_and_run(lambda fd, t: fd.ops.argmax(t, 1.0), x)

@@ -185,14 +185,14 @@ class Ops:
     def argmax(self, arg, dim=None, keepdim=False):
         """torch.argmax: the first index (Int) of the largest value along dim (NaN is the
         largest); dim=None indexes the flattened tensor."""
-        dim = _index(dim, "argmax", "dim")
-        return _C.ops.argmax(self._f, arg, None if dim is None else dim, bool(keepdim))
+        dim = None if dim is None else _index(dim, "argmax", "dim")
+        return _C.ops.argmax(self._f, arg, dim, bool(keepdim))
 
     def argmin(self, arg, dim=None, keepdim=False):
         """torch.argmin: the first index (Int) of the smallest value along dim (NaN is the
         smallest); dim=None indexes the flattened tensor."""
-        dim = _index(dim, "argmin", "dim")
-        return _C.ops.argmin(self._f, arg, None if dim is None else dim, bool(keepdim))
+        dim = None if dim is None else _index(dim, "argmin", "dim")
+        return _C.ops.argmin(self._f, arg, dim, bool(keepdim))
 
     # ---- scans (inclusive, along one dim) --------------------------------------------------
     # ---- sorting ---------------------------------------------------------------------------
