@@ -42,6 +42,29 @@ Complex applyComplexUnary(UnaryOpType op, Complex x, DataType out, const ir::Exp
     case UnaryOpType::Sqrt: r = std::sqrt(x); break;
     case UnaryOpType::Reciprocal: r = 1.0 / x; break;
     case UnaryOpType::Rsqrt: r = 1.0 / std::sqrt(x); break;
+    case UnaryOpType::Sin: r = std::sin(x); break;
+    case UnaryOpType::Cos: r = std::cos(x); break;
+    case UnaryOpType::Tan: r = std::tan(x); break;
+    case UnaryOpType::Sinh: r = std::sinh(x); break;
+    case UnaryOpType::Cosh: r = std::cosh(x); break;
+    case UnaryOpType::Tanh: r = std::tanh(x); break;
+    case UnaryOpType::Asin: r = std::asin(x); break;
+    case UnaryOpType::Acos: r = std::acos(x); break;
+    case UnaryOpType::Atan: r = std::atan(x); break;
+    case UnaryOpType::Asinh: r = std::asinh(x); break;
+    case UnaryOpType::Acosh: r = std::acosh(x); break;
+    case UnaryOpType::Atanh: r = std::atanh(x); break;
+    case UnaryOpType::Log2: r = std::log(x) / std::log(2.0); break;
+    case UnaryOpType::Log10: r = std::log10(x); break;
+    case UnaryOpType::Sigmoid: {
+      // NaN where e^-x has a NaN part or two infinite ones, as torch (and the kernels:
+      // complex.cuh's cSigmoid).
+      const Complex e = std::exp(-x);
+      const bool undefined = std::isnan(e.real()) || std::isnan(e.imag()) ||
+                             (std::isinf(e.real()) && std::isinf(e.imag()));
+      r = undefined ? Complex(NAN, NAN) : 1.0 / (1.0 + e);
+      break;
+    }
     case UnaryOpType::Abs: r = std::hypot(x.real(), x.imag()); break;
     case UnaryOpType::Real: r = x.real(); break;
     case UnaryOpType::Imag: r = x.imag(); break;

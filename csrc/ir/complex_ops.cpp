@@ -13,6 +13,21 @@ bool isComplexOp(UnaryOpType t) {
     case UnaryOpType::Sqrt:
     case UnaryOpType::Reciprocal:
     case UnaryOpType::Rsqrt:
+    case UnaryOpType::Sin:
+    case UnaryOpType::Cos:
+    case UnaryOpType::Tan:
+    case UnaryOpType::Sinh:
+    case UnaryOpType::Cosh:
+    case UnaryOpType::Tanh:
+    case UnaryOpType::Asin:
+    case UnaryOpType::Acos:
+    case UnaryOpType::Atan:
+    case UnaryOpType::Asinh:
+    case UnaryOpType::Acosh:
+    case UnaryOpType::Atanh:
+    case UnaryOpType::Log2:
+    case UnaryOpType::Log10:
+    case UnaryOpType::Sigmoid:
     case UnaryOpType::IsNan:
     case UnaryOpType::IsInf:
     case UnaryOpType::IsFinite:

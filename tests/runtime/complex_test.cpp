@@ -117,6 +117,47 @@ TEST_P(ComplexNumbers, UnaryOpsMatchReference) {
   EXPECT_EQ(got[12].getDoubleLinear(7), 0.0);
 }
 
+// The circular and hyperbolic functions, their inverses, log2, log10 and sigmoid (issue 36): on
+// every pairing of signed zeros, finite values, infinities and NaN (C's Annex G, which the
+// reference's std::complex follows), points by the branch cuts and large values, and random ones.
+TEST_P(ComplexNumbers, TranscendentalOpsMatchReference) {
+  const DataType dt = GetParam();
+  std::vector<C> values = edgeAndRandom();
+  const size_t grid = values.size();
+  for (double re : {0.0, -0.0, 0.5, -2.0, kInf, -kInf, kNaN}) {
+    for (double im : {0.0, -0.0, 0.5, -2.0, kInf, -kInf, kNaN}) values.push_back({re, im});
+  }
+  const size_t extra = values.size();
+  for (C v : {C(1.0, 1e-3), C(-1.0, -1e-3), C(1e-3, 1.0), C(2.0, 0.0), C(2.0, -0.0), C(-3.0, 0.0),
+              C(-3.0, -0.0), C(0.0, 2.0), C(-0.0, -2.0), C(1e5, 1e5), C(-1e9, 3.0), C(30.0, 1.0),
+              C(-30.0, 100.0), C(5e3, -2.0)}) {
+    values.push_back(v);
+  }
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = ops::TensorBuilder().rank(1).dtype(dt).build();
+    f->addInput(x);
+    for (TensorView* out :
+         {ops::sin(x), ops::cos(x), ops::tan(x), ops::sinh(x), ops::cosh(x), ops::tanh(x),
+          ops::asin(x), ops::acos(x), ops::atan(x), ops::asinh(x), ops::acosh(x), ops::atanh(x),
+          ops::log2(x), ops::log10(x), ops::sigmoid(x)}) {
+      f->addOutput(out);
+    }
+  }
+  std::vector<Tensor> got = runAndCheck(std::move(f), {complexValues(dt, values)});
+  ASSERT_EQ(got.size(), 15u);
+  for (const Tensor& t : got) EXPECT_EQ(t.dtype(), dt);
+  // Known values: sin(i) = i sinh 1, acos(2 + 0i) = -i log(2 + sqrt 3) on the cut's upper side,
+  // atanh(inf + 0.5i) = i pi/2, sigmoid(-inf + inf i) is NaN (as torch).
+  const auto at = [&](size_t op, size_t i) { return got[op].getComplexLinear(int64_t(i)); };
+  EXPECT_NEAR(at(0, 5).imag(), std::sinh(1.0), 1e-6);  // values[5] is i
+  EXPECT_NEAR(at(7, extra + 3).imag(), -std::log(2.0 + std::sqrt(3.0)), 1e-6);
+  EXPECT_EQ(at(11, grid + 4 * 7 + 2).real(), 0.0);
+  EXPECT_NEAR(at(11, grid + 4 * 7 + 2).imag(), std::acos(0.0), 1e-6);
+  EXPECT_TRUE(std::isnan(at(14, grid + 5 * 7 + 4).real()));
+}
+
 // add, sub, mul, div, eq, ne over every pair of a small set, plus a complex constant operand.
 TEST_P(ComplexNumbers, BinaryOpsMatchReference) {
   const DataType dt = GetParam();

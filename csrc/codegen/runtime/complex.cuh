@@ -31,6 +31,35 @@ __device__ __forceinline__ float cmathAbs(float a) { return fabsf(a); }
 __device__ __forceinline__ double cmathAbs(double a) { return fabs(a); }
 __device__ __forceinline__ float cmathCopysign(float a, float b) { return copysignf(a, b); }
 __device__ __forceinline__ double cmathCopysign(double a, double b) { return copysign(a, b); }
+__device__ __forceinline__ float cmathSinh(float a) { return sinhf(a); }
+__device__ __forceinline__ double cmathSinh(double a) { return sinh(a); }
+__device__ __forceinline__ float cmathCosh(float a) { return coshf(a); }
+__device__ __forceinline__ double cmathCosh(double a) { return cosh(a); }
+__device__ __forceinline__ float cmathTan(float a) { return tanf(a); }
+__device__ __forceinline__ double cmathTan(double a) { return tan(a); }
+// Beyond this magnitude the inverse functions' leading term (log 2z, 1/z) is exact to the part
+// type's precision (the next term is below 1/|z|^2 <= eps), and squaring z could overflow.
+template <typename T>
+__device__ __forceinline__ T cmathLarge();
+template <>
+__device__ __forceinline__ float cmathLarge<float>() {
+  return 4096.0f;
+}
+template <>
+__device__ __forceinline__ double cmathLarge<double>() {
+  return 134217728.0;
+}
+// tanh(x) is +-1 to the part type's precision beyond this |x|.
+template <typename T>
+__device__ __forceinline__ T cmathTanhSaturates();
+template <>
+__device__ __forceinline__ float cmathTanhSaturates<float>() {
+  return 9.0f;
+}
+template <>
+__device__ __forceinline__ double cmathTanhSaturates<double>() {
+  return 22.0;
+}
 template <typename T>
 __device__ __forceinline__ T cmathInf();
 template <>
@@ -148,6 +177,11 @@ __device__ __forceinline__ T cAbs(Complex<T> z) {
 template <typename T>
 __device__ __forceinline__ Complex<T> cExp(Complex<T> z) {
   if (z.im == T(0)) return {detail::cmathExp(z.re), z.im};
+  // e^(-inf + iy) is 0 for every y (even an infinite or NaN one); e^(inf + iy) infinite.
+  if (isinf(z.re) && !isfinite(z.im)) {
+    if (z.re < T(0)) return {T(0), T(0)};
+    return {z.re, z.im - z.im};
+  }
   const T m = detail::cmathExp(z.re);
   return {m * detail::cmathCos(z.im), m * detail::cmathSin(z.im)};
 }
@@ -175,6 +209,197 @@ template <typename T>
 __device__ __forceinline__ Complex<T> cRsqrt(Complex<T> z) {
   return cReciprocal(cSqrt(z));
 }
+// The transcendental functions below follow C's Annex G at infinities, NaNs and signed zeros
+// (the reference evaluator's std::complex does): each handles those first, then computes. The
+// circular functions are the hyperbolic ones rotated (sin z = -i sinh(iz), cos z = cosh(iz),
+// tan z = -i tanh(iz), asin z = -i asinh(iz), atan z = -i atanh(iz), acos z = pi/2 - asin z).
+
+/// -i * w and i * z, the rotations that turn the hyperbolic functions into the circular ones.
+template <typename T>
+__device__ __forceinline__ Complex<T> cMulMinusI(Complex<T> w) {
+  return {w.im, -w.re};
+}
+template <typename T>
+__device__ __forceinline__ Complex<T> cMulI(Complex<T> z) {
+  return {-z.im, z.re};
+}
+/// sinh(x + iy) = sinh x cos y + i cosh x sin y; on the axes the part that is exactly 0 stays 0.
+template <typename T>
+__device__ __forceinline__ Complex<T> cSinh(Complex<T> z) {
+  if (z.im == T(0)) return {detail::cmathSinh(z.re), z.im};
+  if (z.re == T(0)) return {z.re, detail::cmathSin(z.im)};
+  // Annex G leaves the infinite real part's sign open; glibc (and so torch on the CPU) gives +inf.
+  if (isinf(z.re) && !isfinite(z.im)) return {detail::cmathInf<T>(), z.im - z.im};
+  return {detail::cmathSinh(z.re) * detail::cmathCos(z.im),
+          detail::cmathCosh(z.re) * detail::cmathSin(z.im)};
+}
+/// cosh(x + iy) = cosh x cos y + i sinh x sin y.
+template <typename T>
+__device__ __forceinline__ Complex<T> cCosh(Complex<T> z) {
+  if (z.im == T(0)) return {detail::cmathCosh(z.re), detail::cmathCopysign(T(0), z.re) * z.im};
+  if (z.re == T(0))
+    return {detail::cmathCos(z.im), isfinite(z.im) ? z.re * detail::cmathSin(z.im) : z.re};
+  if (isinf(z.re) && !isfinite(z.im)) return {detail::cmathAbs(z.re), z.im - z.im};
+  return {detail::cmathCosh(z.re) * detail::cmathCos(z.im),
+          detail::cmathSinh(z.re) * detail::cmathSin(z.im)};
+}
+/// tanh z with t = tan y, s = sinh x: (s sqrt(1 + s^2) (1 + t^2) + i t) / (1 + (1 + t^2) s^2),
+/// which neither overflows nor cancels; for large |x| tanh x is +-1 and the imaginary part
+/// 4 sin y cos y e^(-2|x|).
+template <typename T>
+__device__ __forceinline__ Complex<T> cTanh(Complex<T> z) {
+  const T x = z.re, y = z.im;
+  if (isinf(x)) {
+    const T s =
+        isfinite(y) && detail::cmathAbs(y) > T(1) ? detail::cmathSin(y) * detail::cmathCos(y) : y;
+    return {detail::cmathCopysign(T(1), x), detail::cmathCopysign(T(0), s)};
+  }
+  if (!isfinite(x) || !isfinite(y)) {
+    if (y == T(0)) return z;
+    const T nan = (x - x) + (y - y);
+    return {x == T(0) ? x : nan, nan};
+  }
+  if (detail::cmathAbs(x) >= detail::cmathTanhSaturates<T>()) {
+    const T e = detail::cmathExp(T(-2) * detail::cmathAbs(x));
+    return {detail::cmathCopysign(T(1), x), T(4) * detail::cmathSin(y) * detail::cmathCos(y) * e};
+  }
+  const T t = detail::cmathTan(y);
+  const T b = T(1) + t * t;
+  const T s = detail::cmathSinh(x);
+  const T rho = detail::cmathSqrt(T(1) + s * s);
+  const T den = T(1) + b * s * s;
+  return {b * rho * s / den, t / den};
+}
+template <typename T>
+__device__ __forceinline__ Complex<T> cSin(Complex<T> z) {
+  // The one place the rotation's sign differs from glibc's (Annex G leaves it open): an infinite
+  // imaginary part with a non-finite real one gives +inf.
+  if (!isfinite(z.re) && isinf(z.im)) return {z.re - z.re, detail::cmathInf<T>()};
+  return cMulMinusI(cSinh(cMulI(z)));
+}
+template <typename T>
+__device__ __forceinline__ Complex<T> cCos(Complex<T> z) {
+  return cCosh(cMulI(z));
+}
+template <typename T>
+__device__ __forceinline__ Complex<T> cTan(Complex<T> z) {
+  return cMulMinusI(cTanh(cMulI(z)));
+}
+/// log(2z) = log|z/2| + 2 log 2 + i arg z: the inverse functions' value for large |z|.
+template <typename T>
+__device__ __forceinline__ Complex<T> cLogTwice(Complex<T> z) {
+  const T ln2 = T(0.6931471805599453);
+  return {detail::cmathLog(detail::cmathHypot(z.re * T(0.5), z.im * T(0.5))) + T(2) * ln2,
+          detail::cmathAtan2(z.im, z.re)};
+}
+/// asinh z = log(z + sqrt(z^2 + 1)), computed in the half plane Re z >= 0 (asinh is odd) where
+/// the sum does not cancel; z^2 + 1 adds 1 to the real part only, so a signed zero imaginary
+/// part keeps its sign (it chooses the side of the branch cut).
+template <typename T>
+__device__ __forceinline__ Complex<T> cAsinh(Complex<T> z) {
+  if (isnan(z.re) || isnan(z.im)) {
+    if (isinf(z.re)) return z;
+    if (isinf(z.im)) return {detail::cmathCopysign(detail::cmathInf<T>(), z.re), z.re};
+    if (z.im == T(0)) return z;
+    const T nan = z.re + z.im;
+    return {nan, nan};
+  }
+  const bool flip = signbit(z.re);
+  const Complex<T> w = flip ? -z : z;
+  Complex<T> r;
+  if (isinf(w.re) || isinf(w.im)) {
+    r = {detail::cmathInf<T>(), detail::cmathAtan2(w.im, w.re)};
+  } else if (w.re > detail::cmathLarge<T>() || detail::cmathAbs(w.im) > detail::cmathLarge<T>()) {
+    r = cLogTwice(w);
+  } else {
+    const Complex<T> s = cSqrt(Complex<T>(w.re * w.re - w.im * w.im + T(1), T(2) * w.re * w.im));
+    r = cLog(Complex<T>(w.re + s.re, w.im + s.im));
+  }
+  return flip ? -r : r;
+}
+/// acosh z = log(z + sqrt(z + 1) sqrt(z - 1)) (the product, not sqrt(z^2 - 1), has the right
+/// branch everywhere); its real part is never negative.
+template <typename T>
+__device__ __forceinline__ Complex<T> cAcosh(Complex<T> z) {
+  if (isnan(z.re) || isnan(z.im)) {
+    const T nan = z.re + z.im;
+    if (isinf(z.re) || isinf(z.im)) return {detail::cmathInf<T>(), nan};
+    if (z.re == T(0)) return {nan, T(1.5707963267948966)};  // acosh(+-0 + NaN i), Annex G
+    return {nan, nan};
+  }
+  if (isinf(z.re) || isinf(z.im)) return {detail::cmathInf<T>(), detail::cmathAtan2(z.im, z.re)};
+  if (detail::cmathAbs(z.re) > detail::cmathLarge<T>() ||
+      detail::cmathAbs(z.im) > detail::cmathLarge<T>()) {
+    return cLogTwice(z);
+  }
+  const Complex<T> p = cSqrt(Complex<T>(z.re + T(1), z.im)) * cSqrt(Complex<T>(z.re - T(1), z.im));
+  return cLog(Complex<T>(z.re + p.re, z.im + p.im));
+}
+/// atanh z = (log(1 + z) - log(1 - z)) / 2, with 1 - z's imaginary part exactly -Im z (its
+/// sign chooses the side of the cut); for large |z| it is i pi/2 sign(Im z) + 1/z.
+template <typename T>
+__device__ __forceinline__ Complex<T> cAtanh(Complex<T> z) {
+  const T half_pi = T(1.5707963267948966);
+  if (isnan(z.re) || isnan(z.im)) {
+    if (isinf(z.re)) return {detail::cmathCopysign(T(0), z.re), z.im};
+    if (isinf(z.im))
+      return {detail::cmathCopysign(T(0), z.re), detail::cmathCopysign(half_pi, z.im)};
+    if (z.re == T(0)) return z;
+    const T nan = z.re + z.im;
+    return {nan, nan};
+  }
+  if (isinf(z.re) || isinf(z.im)) {
+    return {detail::cmathCopysign(T(0), z.re), detail::cmathCopysign(half_pi, z.im)};
+  }
+  if (detail::cmathAbs(z.re) > detail::cmathLarge<T>() ||
+      detail::cmathAbs(z.im) > detail::cmathLarge<T>()) {
+    const Complex<T> r = cReciprocal(z);
+    return {r.re, detail::cmathCopysign(half_pi, z.im) + r.im};
+  }
+  const Complex<T> a = cLog(Complex<T>(T(1) + z.re, z.im));
+  const Complex<T> b = cLog(Complex<T>(T(1) - z.re, -z.im));
+  return {(a.re - b.re) * T(0.5), (a.im - b.im) * T(0.5)};
+}
+template <typename T>
+__device__ __forceinline__ Complex<T> cAsin(Complex<T> z) {
+  return cMulMinusI(cAsinh(cMulI(z)));
+}
+template <typename T>
+__device__ __forceinline__ Complex<T> cAcos(Complex<T> z) {
+  const Complex<T> a = cAsin(z);
+  return {T(1.5707963267948966) - a.re, -a.im};
+}
+template <typename T>
+__device__ __forceinline__ Complex<T> cAtan(Complex<T> z) {
+  return cMulMinusI(cAtanh(cMulI(z)));
+}
+/// log2 z and log10 z: the principal logarithm divided by the real log 2 (log 10), part by part,
+/// as torch and std::log10 divide (a multiple of pi differs from pi * (1 / log 2) in its last bit).
+template <typename T>
+__device__ __forceinline__ Complex<T> cLog2(Complex<T> z) {
+  const Complex<T> l = cLog(z);
+  const T ln2 = T(0.6931471805599453);
+  return {l.re / ln2, l.im / ln2};
+}
+template <typename T>
+__device__ __forceinline__ Complex<T> cLog10(Complex<T> z) {
+  const Complex<T> l = cLog(z);
+  const T ln10 = T(2.302585092994046);
+  return {l.re / ln10, l.im / ln10};
+}
+/// sigmoid z = 1 / (1 + e^-z), as torch computes it for complex values.
+template <typename T>
+__device__ __forceinline__ Complex<T> cSigmoid(Complex<T> z) {
+  const Complex<T> e = cExp(-z);
+  // Where e^-z has a NaN part, or two infinite ones (no direction), so has the result, as in
+  // torch; the division alone would give 0 (Annex G: a finite value by an infinite one).
+  if (e.re != e.re || e.im != e.im || (isinf(e.re) && isinf(e.im))) {
+    const T nan = (e.re - e.re) + (e.im - e.im);
+    return {nan, nan};
+  }
+  return Complex<T>(T(1)) / Complex<T>(T(1) + e.re, e.im);
+}
+
 /// The tests: a complex value is NaN (infinite) when either part is, finite when both are, real
 /// when its imaginary part is 0.
 template <typename T>

@@ -7,8 +7,9 @@
 
 namespace loom::ir {
 
-/// Unary ops that take a complex operand. neg, conj, exp, log, sqrt and reciprocal keep the
-/// complex type; abs, real and imag give its part type (c64 -> f32); isnan, isinf, isfinite and
+/// Unary ops that take a complex operand. neg, conj, exp, log, log2, log10, sqrt, reciprocal,
+/// rsqrt, sigmoid and the circular and hyperbolic functions and their inverses keep the complex
+/// type; abs, real and imag give its part type (c64 -> f32); isnan, isinf, isfinite and
 /// isreal give Bool; cast converts between the complex types (a real value converts to a complex
 /// one with imaginary part 0, a complex one to a real type never).
 bool isComplexOp(UnaryOpType t);

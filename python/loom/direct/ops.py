@@ -6,6 +6,8 @@ and calls ``loom._C.ops``. An nvFuser op or argument Loom does not implement rai
 ``loom.NotSupportedError`` naming it (the table in docs/python.md lists them).
 """
 
+import operator
+
 from .. import NotSupportedError, _C
 from ._types import DataType, to_loom_dtype
 from ._unsupported import UNSUPPORTED, error
@@ -32,13 +34,23 @@ UNSUPPORTED_OPS.update(
 UNSUPPORTED["fd.ops"] = UNSUPPORTED_OPS  # the one list of what Loom lacks (_unsupported.py)
 
 
+def _index(v, what, name):
+    """An integer argument (a dim, a diagonal, ...): a Python or numpy int. A float is refused,
+    never truncated (int(0.5) would quietly name dim 0), with a TypeError as nvFuser's bindings
+    raise for it."""
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise _C.UserTypeError(f"{what}: {name} must be an int, got {v!r}") from None
+
+
 def _dims(dims, what):
     if dims is None:
         return []
-    if isinstance(dims, int):
-        return [dims]
     try:
-        return [int(d) for d in dims]
+        if not hasattr(dims, "__iter__"):
+            return [operator.index(dims)]
+        return [operator.index(d) for d in dims]
     except TypeError:
         raise _C.UserTypeError(
             f"{what}: dims must be an int or a list of ints, got {dims!r}"
@@ -111,11 +123,11 @@ class Ops:
 
     def triu(self, arg, diagonal=0):
         """The elements on and above the diagonal-th diagonal of the last two dims, others 0."""
-        return _C.ops.triu(self._f, arg, int(diagonal))
+        return _C.ops.triu(self._f, arg, _index(diagonal, "triu", "diagonal"))
 
     def tril(self, arg, diagonal=0):
         """The elements on and below the diagonal-th diagonal of the last two dims, others 0."""
-        return _C.ops.tril(self._f, arg, int(diagonal))
+        return _C.ops.tril(self._f, arg, _index(diagonal, "tril", "diagonal"))
 
     def ceilDiv(self, lhs, rhs):  # noqa: N802 - nvFuser's name
         """The quotient rounded up (integers; by zero: 0), ceil(lhs / rhs) for floats."""
@@ -173,12 +185,14 @@ class Ops:
     def argmax(self, arg, dim=None, keepdim=False):
         """torch.argmax: the first index (Int) of the largest value along dim (NaN is the
         largest); dim=None indexes the flattened tensor."""
-        return _C.ops.argmax(self._f, arg, None if dim is None else int(dim), bool(keepdim))
+        dim = None if dim is None else _index(dim, "argmax", "dim")
+        return _C.ops.argmax(self._f, arg, dim, bool(keepdim))
 
     def argmin(self, arg, dim=None, keepdim=False):
         """torch.argmin: the first index (Int) of the smallest value along dim (NaN is the
         smallest); dim=None indexes the flattened tensor."""
-        return _C.ops.argmin(self._f, arg, None if dim is None else int(dim), bool(keepdim))
+        dim = None if dim is None else _index(dim, "argmin", "dim")
+        return _C.ops.argmin(self._f, arg, dim, bool(keepdim))
 
     # ---- scans (inclusive, along one dim) --------------------------------------------------
     # ---- sorting ---------------------------------------------------------------------------
@@ -186,30 +200,30 @@ class Ops:
         """torch.argsort: the Int indices that sort arg along dim (NaN is the largest). Loom's
         sort is always stable, which also meets stable=False."""
         del stable  # every order Loom gives is the stable one
-        return _C.ops.argsort(self._f, arg, int(dim), bool(descending))
+        return _C.ops.argsort(self._f, arg, _index(dim, "argsort", "dim"), bool(descending))
 
     def topk(self, arg, k, dim=-1, largest=True, sorted=False):  # noqa: A002 - nvFuser's names
         """torch.topk: (values, indices) of the k largest (or smallest) elements along dim, in
         order, ties in input order. k is an int or an integer Scalar. Loom always returns them
         sorted, which also meets sorted=False (any order)."""
         del sorted  # always sorted
-        return _C.ops.topk(self._f, arg, k, int(dim), bool(largest))
+        return _C.ops.topk(self._f, arg, k, _index(dim, "topk", "dim"), bool(largest))
 
     def cumsum(self, arg, dim):
         """torch.cumsum (Bool and integer inputs sum in Int)."""
-        return _C.ops.cumsum(self._f, arg, int(dim))
+        return _C.ops.cumsum(self._f, arg, _index(dim, "cumsum", "dim"))
 
     def cumprod(self, arg, dim):
         """torch.cumprod (Bool and integer inputs multiply in Int)."""
-        return _C.ops.cumprod(self._f, arg, int(dim))
+        return _C.ops.cumprod(self._f, arg, _index(dim, "cumprod", "dim"))
 
     def cummax(self, arg, dim):
         """The values of torch.cummax (as nvFuser's, no indices)."""
-        return _C.ops.cummax(self._f, arg, int(dim))
+        return _C.ops.cummax(self._f, arg, _index(dim, "cummax", "dim"))
 
     def cummin(self, arg, dim):
         """The values of torch.cummin (as nvFuser's, no indices)."""
-        return _C.ops.cummin(self._f, arg, int(dim))
+        return _C.ops.cummin(self._f, arg, _index(dim, "cummin", "dim"))
 
     # ---- shapes ----------------------------------------------------------------------------
     def broadcast_in_dim(self, arg, shape, broadcast_dims):
@@ -243,14 +257,16 @@ class Ops:
 
     def transpose(self, arg, dim0, dim1):
         """Loom extension (torch.transpose)."""
-        return _C.ops.transpose(self._f, arg, int(dim0), int(dim1))
+        dim0 = _index(dim0, "transpose", "dim0")
+        dim1 = _index(dim1, "transpose", "dim1")
+        return _C.ops.transpose(self._f, arg, dim0, dim1)
 
     def squeeze(self, arg, dims, squeeze_expanded=False):
         return _C.ops.squeeze(self._f, arg, _dims(dims, "squeeze"), bool(squeeze_expanded))
 
     def unsqueeze(self, arg, dim):
         """Loom extension (torch.unsqueeze)."""
-        return _C.ops.unsqueeze(self._f, arg, int(dim))
+        return _C.ops.unsqueeze(self._f, arg, _index(dim, "unsqueeze", "dim"))
 
     def expand(self, arg, shape):
         return _C.ops.expand(self._f, arg, list(shape))
@@ -280,32 +296,32 @@ class Ops:
     def cat(self, tensors, dim, manual_padding=False):
         if manual_padding:
             raise NotSupportedError("fd.ops.cat: manual_padding=True is not supported by Loom")
-        return _C.ops.cat(self._f, list(tensors), int(dim))
+        return _C.ops.cat(self._f, list(tensors), _index(dim, "cat", "dim"))
 
     def index_select(self, arg, index, dim):
         """arg's slices along dim picked by the 1-D index (torch.index_select)."""
-        return _C.ops.index_select(self._f, arg, index, int(dim))
+        return _C.ops.index_select(self._f, arg, index, _index(dim, "index_select", "dim"))
 
     def select(self, arg, index, dim):
         """torch.select: arg at position index (an int or integer Scalar; negative counts from
         the end) along dim, which the result drops."""
-        return _C.ops.select(self._f, arg, index, int(dim))
+        return _C.ops.select(self._f, arg, index, _index(dim, "select", "dim"))
 
     def gather(self, arg, index, dim):
         """torch.gather: out[i] = arg[i with dim replaced by index[i]]."""
-        return _C.ops.gather(self._f, arg, index, int(dim), False)
+        return _C.ops.gather(self._f, arg, index, _index(dim, "gather", "dim"), False)
 
     def take_along_axis(self, arg, index, dim):
         """numpy.take_along_axis: gather with index of arg's size off dim."""
-        return _C.ops.gather(self._f, arg, index, int(dim), True)
+        return _C.ops.gather(self._f, arg, index, _index(dim, "take_along_axis", "dim"), True)
 
     def scatter(self, arg, index, src, dim):
         """torch.scatter: arg with src written at index along dim."""
-        return _C.ops.scatter(self._f, arg, index, src, int(dim), False)
+        return _C.ops.scatter(self._f, arg, index, src, _index(dim, "scatter", "dim"), False)
 
     def scatter_add(self, arg, index, src, dim):
         """torch.scatter_add: arg with src added at index along dim (a Loom extension)."""
-        return _C.ops.scatter(self._f, arg, index, src, int(dim), True)
+        return _C.ops.scatter(self._f, arg, index, src, _index(dim, "scatter_add", "dim"), True)
 
     def embedding_fwd(self, input, weight, padding_idx=None, max_norm=None, norm_type=None,
                       scale_grad_by_freq=None, sparse=None):
@@ -465,40 +481,45 @@ class Ops:
 
     # ---- composites (Loom extensions, with torch's arguments) -------------------------------
     def softmax(self, arg, dim):
-        return _C.ops.softmax(self._f, arg, int(dim))
+        return _C.ops.softmax(self._f, arg, _index(dim, "softmax", "dim"))
 
     def log_softmax(self, arg, dim):
-        return _C.ops.log_softmax(self._f, arg, int(dim))
+        return _C.ops.log_softmax(self._f, arg, _index(dim, "log_softmax", "dim"))
 
     def layer_norm(self, arg, normalized_ndims, weight=None, bias=None, eps=1e-5):
         """(y, mean, rstd) over the last `normalized_ndims` dims."""
-        return _C.ops.layer_norm(self._f, arg, int(normalized_ndims), weight, bias, float(eps))
+        normalized_ndims = _index(normalized_ndims, "layer_norm", "normalized_ndims")
+        return _C.ops.layer_norm(self._f, arg, normalized_ndims, weight, bias, float(eps))
 
     def rms_norm(self, arg, normalized_ndims, weight, eps=1e-6):
-        return _C.ops.rms_norm(self._f, arg, int(normalized_ndims), weight, float(eps))
+        normalized_ndims = _index(normalized_ndims, "rms_norm", "normalized_ndims")
+        return _C.ops.rms_norm(self._f, arg, normalized_ndims, weight, float(eps))
 
     # ---- backward and loss composites (Loom extensions, docs/ops.md) ------------------------
     def softmax_backward(self, grad, y, dim):
         """The gradient of softmax given its output y: y * (grad - sum(grad * y, dim))."""
-        return _C.ops.softmax_backward(self._f, grad, y, int(dim))
+        return _C.ops.softmax_backward(self._f, grad, y, _index(dim, "softmax_backward", "dim"))
 
     def log_softmax_backward(self, grad, y, dim):
         """The gradient of log_softmax given its output y: grad - exp(y) * sum(grad, dim)."""
-        return _C.ops.log_softmax_backward(self._f, grad, y, int(dim))
+        dim = _index(dim, "log_softmax_backward", "dim")
+        return _C.ops.log_softmax_backward(self._f, grad, y, dim)
 
     def layer_norm_backward(self, grad, arg, normalized_ndims, mean, rstd, weight=None,
                             bias=None):
         """(grad_input, grad_weight, grad_bias) of layer_norm, given the mean and rstd it
         returned; grad_weight / grad_bias are None without weight / bias (bias is only asked
         whether it is there)."""
+        normalized_ndims = _index(normalized_ndims, "layer_norm_backward", "normalized_ndims")
         return _C.ops.layer_norm_backward(
-            self._f, grad, arg, int(normalized_ndims), mean, rstd, weight, bias is not None
+            self._f, grad, arg, normalized_ndims, mean, rstd, weight, bias is not None
         )
 
     def rms_norm_backward(self, grad, arg, normalized_ndims, weight=None, eps=1e-6):
         """(grad_input, grad_weight) of rms_norm (grad_weight None without weight)."""
+        normalized_ndims = _index(normalized_ndims, "rms_norm_backward", "normalized_ndims")
         return _C.ops.rms_norm_backward(
-            self._f, grad, arg, int(normalized_ndims), weight, float(eps)
+            self._f, grad, arg, normalized_ndims, weight, float(eps)
         )
 
     def gelu_backward(self, grad, arg, approximate="none"):
@@ -515,12 +536,14 @@ class Ops:
 
     def cross_entropy(self, logits, target, ignore_index=-100, reduction="mean"):
         """torch.nn.functional.cross_entropy of logits [N, C] and class indices target [N]."""
-        return _C.ops.cross_entropy(self._f, logits, target, int(ignore_index), str(reduction))
+        ignore_index = _index(ignore_index, "cross_entropy", "ignore_index")
+        return _C.ops.cross_entropy(self._f, logits, target, ignore_index, str(reduction))
 
     def cross_entropy_backward(self, grad, logits, target, ignore_index=-100, reduction="mean"):
         """The gradient of cross_entropy with respect to the logits (grad: the loss's shape)."""
+        ignore_index = _index(ignore_index, "cross_entropy_backward", "ignore_index")
         return _C.ops.cross_entropy_backward(
-            self._f, grad, logits, target, int(ignore_index), str(reduction)
+            self._f, grad, logits, target, ignore_index, str(reduction)
         )
 
 
