@@ -45,7 +45,8 @@ struct CoutCapture {
 TEST(Presegment, PassesInOrder) {
   std::vector<std::string> names;
   for (const PresegmentPass& p : presegmentPasses()) names.emplace_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"concretize_reshapes", "propagate_shardings",
+  EXPECT_EQ(names, (std::vector<std::string>{"concretize_reshapes", "expand_sharded_attention",
+                                             "propagate_shardings",
                                              "reduction_inits", "decompose_reshardings",
                                              "remove_empty_work", "translate_welford",
                                              "finalize_shardings", "localize_shards"}));
