@@ -493,9 +493,9 @@ std::string LinearOp::opName() const { return "linear"; }
 bool LinearOp::sameAttributes(const Expr*) const { return true; }
 
 // ---- SdpaFwdOp, SdpaBwdOp
-SdpaFwdOp::SdpaFwdOp(TensorView* output, TensorView* log_sumexp, TensorView* query,
-                     TensorView* key, TensorView* value, Scalar* dropout_p, Scalar* is_causal,
-                     Scalar* scale, Scalar* seed, Scalar* offset)
+SdpaFwdOp::SdpaFwdOp(TensorView* output, TensorView* log_sumexp, TensorView* query, TensorView* key,
+                     TensorView* value, Scalar* dropout_p, Scalar* is_causal, Scalar* scale,
+                     Scalar* seed, Scalar* offset)
     : Expr(NodeKind::SdpaFwdOp, {query, key, value, dropout_p, is_causal, scale, seed, offset},
            {output, log_sumexp}) {}
 SdpaFwdOp::SdpaFwdOp(const SdpaFwdOp* src, IrCloner& c)
@@ -515,10 +515,9 @@ std::string SdpaFwdOp::opName() const { return "sdpfa_fwd"; }
 bool SdpaFwdOp::sameAttributes(const Expr*) const { return true; }
 
 SdpaBwdOp::SdpaBwdOp(TensorView* grad_query, TensorView* grad_key, TensorView* grad_value,
-                     TensorView* grad_output, TensorView* query, TensorView* key,
-                     TensorView* value, TensorView* output, TensorView* log_sumexp,
-                     Scalar* dropout_p, Scalar* is_causal, Scalar* scale, Scalar* seed,
-                     Scalar* offset)
+                     TensorView* grad_output, TensorView* query, TensorView* key, TensorView* value,
+                     TensorView* output, TensorView* log_sumexp, Scalar* dropout_p,
+                     Scalar* is_causal, Scalar* scale, Scalar* seed, Scalar* offset)
     : Expr(NodeKind::SdpaBwdOp,
            {grad_output, query, key, value, output, log_sumexp, dropout_p, is_causal, scale, seed,
             offset},

@@ -227,10 +227,9 @@ Expr* Parser::buildShapeOp(Call& c) {
                              c.tensorIn(pos[1]), c.tensorIn(pos[2]), p, causal, scale, seed,
                              offset);
     }
-    return make<SdpaBwdOp>(none, c.tensorOut(0), c.tensorOut(1), c.tensorOut(2),
-                           c.tensorIn(pos[0]), c.tensorIn(pos[1]), c.tensorIn(pos[2]),
-                           c.tensorIn(pos[3]), c.tensorIn(pos[4]), c.tensorIn(pos[5]), p, causal,
-                           scale, seed, offset);
+    return make<SdpaBwdOp>(none, c.tensorOut(0), c.tensorOut(1), c.tensorOut(2), c.tensorIn(pos[0]),
+                           c.tensorIn(pos[1]), c.tensorIn(pos[2]), c.tensorIn(pos[3]),
+                           c.tensorIn(pos[4]), c.tensorIn(pos[5]), p, causal, scale, seed, offset);
   } else if (name == "uniform" || name == "normal") {
     const bool normal = name == "normal";
     const char* p0 = normal ? "mean" : "low";

@@ -325,8 +325,8 @@ class Printer {
     } else if (isAttentionExpr(e)) {
       const size_t n = attentionTensorInputs(e);
       std::vector<Val*> tensors(e->inputs().begin(), e->inputs().begin() + long(n));
-      args = refs(tensors) + ", dropout_p=" + ref(e->input(n)) + ", is_causal=" +
-             ref(e->input(n + 1)) + ", scale=" + ref(e->input(n + 2)) +
+      args = refs(tensors) + ", dropout_p=" + ref(e->input(n)) +
+             ", is_causal=" + ref(e->input(n + 1)) + ", scale=" + ref(e->input(n + 2)) +
              ", seed=" + ref(e->input(n + 3)) + ", offset=" + ref(e->input(n + 4));
     } else if (auto* c = e->dynCast<CatOp>()) {
       args += ", dim=" + std::to_string(c->dim());

@@ -219,7 +219,10 @@ std::optional<std::string> attentionProblem(const Expr* e) {
                                                   : isFloatingType(sd));
     if (!ok) {
       return concat(quoted(e), ": ", names[i], " ", s->toString(), " is ", sd, "; it must be a ",
-                    i == 1 ? "Bool" : i >= 3 ? "integer" : "floating", " Scalar");
+                    i == 1   ? "Bool"
+                    : i >= 3 ? "integer"
+                             : "floating",
+                    " Scalar");
     }
   }
   return std::nullopt;

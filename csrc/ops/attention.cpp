@@ -329,8 +329,7 @@ std::vector<Scalar*> nodeScalars(std::string_view op, TensorView* query,
   Scalar* p = dropoutProbability(dropout_p, op);
   const Causal causal = causalOf(is_causal, op);
   return {p != nullptr ? p : constant(0.0),
-          causal.flag != nullptr ? causal.flag : constant(causal.on),
-          scaleOf(scale, query, op),
+          causal.flag != nullptr ? causal.flag : constant(causal.on), scaleOf(scale, query, op),
           seed != nullptr ? seed : constant(int64_t(0)),
           offset != nullptr ? offset : constant(int64_t(0))};
 }
@@ -429,8 +428,7 @@ void expandAttention(ir::Fusion& fusion) {
     auto sc = [&](size_t i) { return std::optional<Operand>(in[n + i]); };
     std::vector<TensorView*> made;
     if (e->isA<ir::SdpaFwdOp>()) {
-      SdpfaFwdResult r =
-          sdpfaFwdComposite(t(0), t(1), t(2), sc(0), sc(1), sc(2), sc(3), sc(4));
+      SdpfaFwdResult r = sdpfaFwdComposite(t(0), t(1), t(2), sc(0), sc(1), sc(2), sc(3), sc(4));
       made = {r.output, r.log_sumexp};
     } else {
       SdpfaBwdResult r =

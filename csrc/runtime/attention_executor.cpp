@@ -9,8 +9,8 @@
 #include "loom/ir/fusion.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/support/dump_sink.h"
-#include "loom/support/options.h"
 #include "loom/support/error.h"
+#include "loom/support/options.h"
 
 namespace loom::runtime {
 
@@ -90,7 +90,8 @@ void AttentionSegmentExecutor::runInto(std::span<const eval::Argument> args,
   outputs.clear();
   for (size_t i : result_of_) outputs.push_back(results[i]);
   ++(fused ? fused_runs_ : composite_runs_);
-  record.params = expr_->opName() + (fused ? ": the fused kernel" : ": the composite (" + why + ")");
+  record.params =
+      expr_->opName() + (fused ? ": the fused kernel" : ": the composite (" + why + ")");
   if (dump_choice_) {
     dumpSink() << "attention segment " << segment_->id << ": " << record.params << "\n";
   }

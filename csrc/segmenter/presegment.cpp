@@ -116,8 +116,7 @@ const PresegmentPasses& presegmentPasses() {
   static const PresegmentPasses passes("pre-segmentation",
                                        {
                                            {"concretize_reshapes", concretizeReshapes},
-                                           {"expand_sharded_attention",
-                                            expandShardedAttention},
+                                           {"expand_sharded_attention", expandShardedAttention},
                                            {"propagate_shardings", propagateShardings},
                                            {"reduction_inits", reductionInits},
                                            {"decompose_reshardings", decomposeReshardings},

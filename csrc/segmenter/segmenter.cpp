@@ -75,8 +75,8 @@ class Segmenter {
       if (producesTensor(e)) tensor_exprs.push_back(e);
     }
     if (tensor_exprs.empty()) return result;
-    // A communication or a library call (matmul, attention) is a segment of its own, so a fusion with one is never one
-    // kernel.
+    // A communication or a library call (matmul, attention) is a segment of its own, so a fusion
+    // with one is never one kernel.
     if (!options_.forceSegmentation && communications_.empty() && matmuls_.empty()) {
       std::string why;
       if (auto t = tryExprs(tensor_exprs, &why, options_.verifySchedules)) {

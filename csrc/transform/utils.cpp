@@ -229,10 +229,9 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
                                        in.size() == 3 ? tv(in[2]) : nullptr);
   }
   if (e->isA<SdpaFwdOp>()) {
-    return IrBuilder::create<SdpaFwdOp>(tv(out[0]), tv(out[1]), tv(in[0]), tv(in[1]), tv(in[2]),
-                                        in[3]->as<Scalar>(), in[4]->as<Scalar>(),
-                                        in[5]->as<Scalar>(), in[6]->as<Scalar>(),
-                                        in[7]->as<Scalar>());
+    return IrBuilder::create<SdpaFwdOp>(
+        tv(out[0]), tv(out[1]), tv(in[0]), tv(in[1]), tv(in[2]), in[3]->as<Scalar>(),
+        in[4]->as<Scalar>(), in[5]->as<Scalar>(), in[6]->as<Scalar>(), in[7]->as<Scalar>());
   }
   if (e->isA<SdpaBwdOp>()) {
     return IrBuilder::create<SdpaBwdOp>(

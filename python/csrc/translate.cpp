@@ -730,18 +730,15 @@ void Translator::translateOtherOp(const ir::Expr* e) {
     return;
   }
   if (const auto* bwd = dyn<ir::SdpaBwdOp>(e)) {
-    std::string args = tensor(bwd->gradOutput()) + ", " + tensor(bwd->query()) + ", " +
-                       tensor(bwd->key()) + ", " + tensor(bwd->value()) + ", " +
-                       tensor(bwd->attnOut()) + ", " + tensor(bwd->logSumexp()) +
-                       ", dropout_p=" + operand(bwd->dropoutP()) +
-                       ", is_causal=" + operand(bwd->isCausal()) +
-                       ", philox_seed=" + operand(bwd->seed()) +
-                       ", philox_offset=" + operand(bwd->offset()) +
-                       ", scale=" + operand(bwd->scale());
+    std::string args =
+        tensor(bwd->gradOutput()) + ", " + tensor(bwd->query()) + ", " + tensor(bwd->key()) + ", " +
+        tensor(bwd->value()) + ", " + tensor(bwd->attnOut()) + ", " + tensor(bwd->logSumexp()) +
+        ", dropout_p=" + operand(bwd->dropoutP()) + ", is_causal=" + operand(bwd->isCausal()) +
+        ", philox_seed=" + operand(bwd->seed()) + ", philox_offset=" + operand(bwd->offset()) +
+        ", scale=" + operand(bwd->scale());
     std::string dq = define(bwd->output(0), 'T');
     std::string dk = define(bwd->output(1), 'T');
-    emit(dq + ", " + dk + ", " + define(bwd->output(2), 'T') + " = fd.ops.sdpfa_bwd(" + args +
-         ")");
+    emit(dq + ", " + dk + ", " + define(bwd->output(2), 'T') + " = fd.ops.sdpfa_bwd(" + args + ")");
     return;
   }
   LOOM_THROW("'", e->toString(), "' has no form in the Python frontend");

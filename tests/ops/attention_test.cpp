@@ -27,8 +27,7 @@ TEST_F(AttentionOpsTest, ShapesAndDtypes) {
   auto* k = input({2, 3, 7, 8}, DT::BFloat16);
   auto* v = input({2, 3, 7, 4}, DT::BFloat16);
   auto* go = input({2, 3, 5, 4}, DT::BFloat16);
-  SdpfaFwdResult f =
-      sdpfaFwdComposite(q, k, v, 0.1, true, std::nullopt, int64_t(1), int64_t(2));
+  SdpfaFwdResult f = sdpfaFwdComposite(q, k, v, 0.1, true, std::nullopt, int64_t(1), int64_t(2));
   EXPECT_EQ(sizes(f.output), (std::vector<int64_t>{2, 3, 5, 4}));
   EXPECT_EQ(f.output->dtype(), DT::BFloat16);
   EXPECT_EQ(sizes(f.log_sumexp), (std::vector<int64_t>{2, 3, 5}));

@@ -63,8 +63,8 @@ std::unique_ptr<Fusion> attentionFusion(DataType dtype, double p, bool causal) {
     f->addInput(in.back());
   }
   TensorView* q = ops::cast(ops::mul(in[0], 0.5), dtype);
-  ops::SdpfaFwdResult r = ops::sdpfaFwd(q, in[1], in[2], p, causal, std::nullopt, int64_t(99),
-                                        int64_t(5));
+  ops::SdpfaFwdResult r =
+      ops::sdpfaFwd(q, in[1], in[2], p, causal, std::nullopt, int64_t(99), int64_t(5));
   ops::SdpfaBwdResult b = ops::sdpfaBwd(in[3], q, in[1], in[2], r.output, r.log_sumexp, p, causal,
                                         r.philox_seed, r.philox_offset);
   f->addOutput(ops::add(r.output, 1.0));
@@ -82,9 +82,8 @@ struct Ran {
 // with the reference evaluator, and says which attention path ran.
 Ran check(DataType dtype, int64_t e, double p, bool causal) {
   const int64_t n = 1, h = 2, l = 40, s = 72;
-  std::vector<eval::Argument> args{
-      random({n, h, l, e}, dtype, 1), random({n, h, s, e}, dtype, 2),
-      random({n, h, s, e}, dtype, 3), random({n, h, l, e}, dtype, 4)};
+  std::vector<eval::Argument> args{random({n, h, l, e}, dtype, 1), random({n, h, s, e}, dtype, 2),
+                                   random({n, h, s, e}, dtype, 3), random({n, h, l, e}, dtype, 4)};
   std::unique_ptr<Fusion> fusion = attentionFusion(dtype, p, causal);
   std::vector<Tensor> want = eval::evaluateFusion(*fusion, args);
   FusionExecutorCache cache(std::move(fusion), poisonedOptions());
@@ -97,9 +96,8 @@ Ran check(DataType dtype, int64_t e, double p, bool causal) {
     // f32: the kernels' FMA order against the reference's rounding of each op (as
     // fused_attention_test.cpp); bf16: the dtype's tolerance for an S + E term reduction, also
     // for output + 1, which is computed in f32 from the bf16 output.
-    eval::Tolerance tol = dtype == DataType::Float32
-                              ? eval::Tolerance{1e-4, 1e-5}
-                              : eval::defaultTolerance(dtype, s + e);
+    eval::Tolerance tol = dtype == DataType::Float32 ? eval::Tolerance{1e-4, 1e-5}
+                                                     : eval::defaultTolerance(dtype, s + e);
     auto err = eval::expectClose(host(got[i]), want[i], tol, names[i]);
     EXPECT_FALSE(err.has_value()) << *err;
   }
@@ -134,8 +132,7 @@ TEST_F(AttentionSegment, RunsTheFusedKernelsBetweenLoomKernels) {
       EXPECT_EQ(ran.segments, 2);
       EXPECT_EQ(ran.fused, 2) << ran.program;
       EXPECT_EQ(ran.composite, 0);
-      EXPECT_NE(ran.program.find("sdpfa_fwd (the fused kernel where it applies"),
-                std::string::npos)
+      EXPECT_NE(ran.program.find("sdpfa_fwd (the fused kernel where it applies"), std::string::npos)
           << ran.program;
     }
   }
@@ -208,10 +205,9 @@ TEST(AttentionNode, TextRoundTripsAndEvaluatesAsBefore) {
   EXPECT_NE(text.find("sdpfa_bwd("), std::string::npos) << text;
   std::unique_ptr<Fusion> parsed = ir::parseFusion(text);
   EXPECT_EQ(ir::printFusion(*parsed), text);
-  std::vector<eval::Argument> args{random({1, 2, 5, 8}, DataType::Float32, 1),
-                                   random({1, 2, 6, 8}, DataType::Float32, 2),
-                                   random({1, 2, 6, 8}, DataType::Float32, 3),
-                                   random({1, 2, 5, 8}, DataType::Float32, 4)};
+  std::vector<eval::Argument> args{
+      random({1, 2, 5, 8}, DataType::Float32, 1), random({1, 2, 6, 8}, DataType::Float32, 2),
+      random({1, 2, 6, 8}, DataType::Float32, 3), random({1, 2, 5, 8}, DataType::Float32, 4)};
   std::vector<Tensor> a = eval::evaluateFusion(*fusion, args);
   std::vector<Tensor> b = eval::evaluateFusion(*parsed, args);
   ASSERT_EQ(a.size(), b.size());
