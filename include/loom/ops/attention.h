@@ -73,10 +73,10 @@ SdpfaFwdResult sdpfaFwdComposite(TensorView* query, TensorView* key, TensorView*
                                  std::optional<Operand> rng_seed = std::nullopt,
                                  std::optional<Operand> rng_offset = std::nullopt);
 
-/// The definition of sdpfa_bwd, as a composite: the gradients of sdpfaFwd from its saved output and log_sumexp: P is recomputed as
-/// exp(query @ key^T * scale - log_sumexp) (masked entries 0), the dropout mask regenerated from
-/// the same seed and offset, and with dP = dropout(grad_output @ value^T) and
-/// D = rowsum(grad_output * output): dS = P * (dP - D), grad_query = dS @ key * scale,
+/// The definition of sdpfa_bwd, as a composite: the gradients of sdpfaFwd from its saved output and
+/// log_sumexp: P is recomputed as exp(query @ key^T * scale - log_sumexp) (masked entries 0), the
+/// dropout mask regenerated from the same seed and offset, and with dP = dropout(grad_output @
+/// value^T) and D = rowsum(grad_output * output): dS = P * (dP - D), grad_query = dS @ key * scale,
 /// grad_key = dS^T @ query * scale, grad_value = dropout(P)^T @ grad_output. Computed in f32,
 /// returned in the inputs' dtype. dropout_p, is_causal and scale must be those of the forward.
 /// philox_seed / philox_offset: the tensors sdpfaFwd returned in this fusion, or the seed and
@@ -84,8 +84,7 @@ SdpfaFwdResult sdpfaFwdComposite(TensorView* query, TensorView* key, TensorView*
 /// dropout_p is the constant 0.
 SdpfaBwdResult sdpfaBwdComposite(TensorView* grad_output, TensorView* query, TensorView* key,
                                  TensorView* value, TensorView* output, TensorView* log_sumexp,
-                                 std::optional<Operand> dropout_p,
-                                 std::optional<Operand> is_causal,
+                                 std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
                                  std::optional<Operand> philox_seed,
                                  std::optional<Operand> philox_offset,
                                  std::optional<Operand> scale = std::nullopt);
