@@ -16,6 +16,7 @@
 #include "loom/ir/dispatch.h"
 #include "loom/ir/fusion.h"
 #include "loom/ir/matmul_geometry.h"
+#include "loom/ops/attention.h"
 #include "loom/support/strings.h"
 
 namespace loom::eval {
@@ -827,6 +828,31 @@ class Runner : public ir::ExprVisitor {
                  });
     define(e->output(0)->as<TensorView>(), std::move(b));
   }
+  // Attention is its composite (ops::sdpfaCompositeFusion): the node's tensors (already rounded
+  // to their dtype) and Scalars run through that fusion here, so the node and the composite
+  // cannot drift.
+  void handleAttention(ir::Expr* e) {
+    const size_t n = ir::attentionTensorInputs(e);
+    std::vector<Argument> args;
+    for (size_t i = 0; i < n; ++i) args.emplace_back(toTensor(e->input(i)));
+    args.emplace_back(ee_.evaluateDouble(e->input(n)));
+    args.emplace_back(ee_.evaluateInt(e->input(n + 1)) != 0);
+    args.emplace_back(ee_.evaluateDouble(e->input(n + 2)));
+    args.emplace_back(ee_.evaluateInt(e->input(n + 3)));
+    args.emplace_back(ee_.evaluateInt(e->input(n + 4)));
+    const double p = std::get<double>(args[n]);
+    LOOM_CHECK(p >= 0.0 && p < 1.0, e->toString(), ": dropout_p must be in [0, 1), got ", p);
+    const auto* q = e->input(e->isA<ir::SdpaFwdOp>() ? 0 : 1)->as<TensorView>();
+    std::unique_ptr<ir::Fusion> composite = ops::sdpfaCompositeFusion(
+        e->isA<ir::SdpaBwdOp>(), q->dtype(), int64_t(bufferOf(q, e).shape.size()));
+    std::vector<Tensor> outs = Runner().run(*composite, args);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      define(e->output(i)->as<TensorView>(), readTensor(outs[i]));
+    }
+  }
+  void handle(ir::SdpaFwdOp* e) override { handleAttention(e); }
+  void handle(ir::SdpaBwdOp* e) override { handleAttention(e); }
+
   void handle(ir::MatmulOp* e) override { handleMatmul(e); }
   void handle(ir::LinearOp* e) override { handleMatmul(e); }
 

@@ -492,6 +492,56 @@ TensorView* LinearOp::bias() const { return hasBias() ? input(2)->as<TensorView>
 std::string LinearOp::opName() const { return "linear"; }
 bool LinearOp::sameAttributes(const Expr*) const { return true; }
 
+// ---- SdpaFwdOp, SdpaBwdOp
+SdpaFwdOp::SdpaFwdOp(TensorView* output, TensorView* log_sumexp, TensorView* query, TensorView* key,
+                     TensorView* value, Scalar* dropout_p, Scalar* is_causal, Scalar* scale,
+                     Scalar* seed, Scalar* offset)
+    : Expr(NodeKind::SdpaFwdOp, {query, key, value, dropout_p, is_causal, scale, seed, offset},
+           {output, log_sumexp}) {}
+SdpaFwdOp::SdpaFwdOp(const SdpaFwdOp* src, IrCloner& c)
+    : Expr(NodeKind::SdpaFwdOp, c.clone(src->inputs()), c.clone(src->outputs())) {}
+LOOM_DEFINE_CLONE(SdpaFwdOp)
+TensorView* SdpaFwdOp::attnOut() const { return output(0)->as<TensorView>(); }
+TensorView* SdpaFwdOp::logSumexp() const { return output(1)->as<TensorView>(); }
+TensorView* SdpaFwdOp::query() const { return input(0)->as<TensorView>(); }
+TensorView* SdpaFwdOp::key() const { return input(1)->as<TensorView>(); }
+TensorView* SdpaFwdOp::value() const { return input(2)->as<TensorView>(); }
+Scalar* SdpaFwdOp::dropoutP() const { return input(3)->as<Scalar>(); }
+Scalar* SdpaFwdOp::isCausal() const { return input(4)->as<Scalar>(); }
+Scalar* SdpaFwdOp::scale() const { return input(5)->as<Scalar>(); }
+Scalar* SdpaFwdOp::seed() const { return input(6)->as<Scalar>(); }
+Scalar* SdpaFwdOp::offset() const { return input(7)->as<Scalar>(); }
+std::string SdpaFwdOp::opName() const { return "sdpfa_fwd"; }
+bool SdpaFwdOp::sameAttributes(const Expr*) const { return true; }
+
+SdpaBwdOp::SdpaBwdOp(TensorView* grad_query, TensorView* grad_key, TensorView* grad_value,
+                     TensorView* grad_output, TensorView* query, TensorView* key, TensorView* value,
+                     TensorView* output, TensorView* log_sumexp, Scalar* dropout_p,
+                     Scalar* is_causal, Scalar* scale, Scalar* seed, Scalar* offset)
+    : Expr(NodeKind::SdpaBwdOp,
+           {grad_output, query, key, value, output, log_sumexp, dropout_p, is_causal, scale, seed,
+            offset},
+           {grad_query, grad_key, grad_value}) {}
+SdpaBwdOp::SdpaBwdOp(const SdpaBwdOp* src, IrCloner& c)
+    : Expr(NodeKind::SdpaBwdOp, c.clone(src->inputs()), c.clone(src->outputs())) {}
+LOOM_DEFINE_CLONE(SdpaBwdOp)
+TensorView* SdpaBwdOp::gradOutput() const { return input(0)->as<TensorView>(); }
+TensorView* SdpaBwdOp::query() const { return input(1)->as<TensorView>(); }
+TensorView* SdpaBwdOp::key() const { return input(2)->as<TensorView>(); }
+TensorView* SdpaBwdOp::value() const { return input(3)->as<TensorView>(); }
+TensorView* SdpaBwdOp::attnOut() const { return input(4)->as<TensorView>(); }
+TensorView* SdpaBwdOp::logSumexp() const { return input(5)->as<TensorView>(); }
+Scalar* SdpaBwdOp::dropoutP() const { return input(6)->as<Scalar>(); }
+Scalar* SdpaBwdOp::isCausal() const { return input(7)->as<Scalar>(); }
+Scalar* SdpaBwdOp::scale() const { return input(8)->as<Scalar>(); }
+Scalar* SdpaBwdOp::seed() const { return input(9)->as<Scalar>(); }
+Scalar* SdpaBwdOp::offset() const { return input(10)->as<Scalar>(); }
+std::string SdpaBwdOp::opName() const { return "sdpfa_bwd"; }
+bool SdpaBwdOp::sameAttributes(const Expr*) const { return true; }
+
+bool isAttentionExpr(const Expr* e) { return e->isA<SdpaFwdOp>() || e->isA<SdpaBwdOp>(); }
+size_t attentionTensorInputs(const Expr* e) { return e->isA<SdpaFwdOp>() ? 3 : 6; }
+
 std::vector<int64_t> matmulOperandDims(const Expr* e, const TensorView* operand) {
   auto rank = [](const TensorView* tv) {
     return int64_t(TensorDomain::noReductions(tv->logical()).size());

@@ -35,6 +35,9 @@ std::vector<std::pair<IterDomain*, IterDomain*>> pairwiseLogicalMap(const Tensor
   std::vector<IterDomain*> c_ids = consumer->domain()->maybeRoot();
   // An operand read at computed positions lines up with no output dim.
   if (isIndexedOperand(def, producer)) return {};
+  // Attention runs as a segment of its own (a fused kernel or its composite): its outputs are
+  // built from fresh IDs and no pass looks through it, so no pair is claimed.
+  if (isAttentionExpr(def)) return {};
   if (isSortExpr(def)) {
     // A sort moves elements along its dim (and topk keeps k of them): position i of the output
     // is no position of the input there, so only the other dims line up.

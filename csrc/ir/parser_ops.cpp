@@ -209,6 +209,27 @@ Expr* Parser::buildShapeOp(Call& c) {
     const int64_t dim = dimArg(c);
     return make<ScatterOp>(none, c.tensorOut(0), c.tensorIn(pos[0]), c.tensorIn(pos[1]),
                            c.tensorIn(pos[2]), dim, name == "scatter_add");
+  } else if (name == "sdpfa_fwd" || name == "sdpfa_bwd") {
+    const bool fwd = name == "sdpfa_fwd";
+    c.need(fwd ? 3 : 6, fwd ? 2 : 3, {"dropout_p", "is_causal", "scale", "seed", "offset"});
+    c.adoptKey("dropout_p", DataType::Float64, nullptr);
+    c.adoptKey("is_causal", DataType::Bool, nullptr);
+    c.adoptKey("scale", DataType::Float64, nullptr);
+    c.adoptKey("seed", DataType::Int64, nullptr);
+    c.adoptKey("offset", DataType::Int64, nullptr);
+    Scalar* p = c.scalarArg("dropout_p");
+    Scalar* causal = c.scalarArg("is_causal");
+    Scalar* scale = c.scalarArg("scale");
+    Scalar* seed = c.scalarArg("seed");
+    Scalar* offset = c.scalarArg("offset");
+    if (fwd) {
+      return make<SdpaFwdOp>(none, c.tensorOut(0), c.tensorOut(1), c.tensorIn(pos[0]),
+                             c.tensorIn(pos[1]), c.tensorIn(pos[2]), p, causal, scale, seed,
+                             offset);
+    }
+    return make<SdpaBwdOp>(none, c.tensorOut(0), c.tensorOut(1), c.tensorOut(2), c.tensorIn(pos[0]),
+                           c.tensorIn(pos[1]), c.tensorIn(pos[2]), c.tensorIn(pos[3]),
+                           c.tensorIn(pos[4]), c.tensorIn(pos[5]), p, causal, scale, seed, offset);
   } else if (name == "uniform" || name == "normal") {
     const bool normal = name == "normal";
     const char* p0 = normal ? "mean" : "low";

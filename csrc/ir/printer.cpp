@@ -322,6 +322,12 @@ class Printer {
       args = "seed=" + ref(r->seed()) + ", offset=" + ref(r->offset()) +
              (normal ? ", mean=" : ", low=") + ref(r->param0()) +
              (normal ? ", std=" : ", high=") + ref(r->param1());
+    } else if (isAttentionExpr(e)) {
+      const size_t n = attentionTensorInputs(e);
+      std::vector<Val*> tensors(e->inputs().begin(), e->inputs().begin() + long(n));
+      args = refs(tensors) + ", dropout_p=" + ref(e->input(n)) +
+             ", is_causal=" + ref(e->input(n + 1)) + ", scale=" + ref(e->input(n + 2)) +
+             ", seed=" + ref(e->input(n + 3)) + ", offset=" + ref(e->input(n + 4));
     } else if (auto* c = e->dynCast<CatOp>()) {
       args += ", dim=" + std::to_string(c->dim());
     } else if (auto* sc = e->dynCast<ScanOp>()) {

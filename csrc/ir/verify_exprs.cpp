@@ -181,8 +181,56 @@ std::optional<std::string> matmulProblem(const Expr* e) {
   return std::nullopt;
 }
 
+// sdpfa_fwd / sdpfa_bwd: one rank (4 or 5) and one dtype (f32, bf16, f16) for the attention
+// tensors, log_sumexp Float32 of one rank less, and the five Scalars' dtypes.
+std::optional<std::string> attentionProblem(const Expr* e) {
+  const size_t n = attentionTensorInputs(e);
+  const auto* q = e->input(e->isA<SdpaFwdOp>() ? 0 : 1)->as<TensorView>();
+  const auto rank = [](const Val* v) {
+    return int64_t(TensorDomain::noReductions(v->as<TensorView>()->logical()).size());
+  };
+  const int64_t r = rank(q);
+  const DataType d = q->dtype();
+  if ((r != 4 && r != 5) ||
+      (d != DataType::Float32 && d != DataType::BFloat16 && d != DataType::Float16)) {
+    return concat(quoted(e), ": the query ", q->toString(), " must be f32, bf16 or f16 of rank 4 ",
+                  "or 5, not ", d, " of rank ", r);
+  }
+  std::vector<const Val*> lse;
+  if (const auto* f = e->dynCast<SdpaFwdOp>()) lse.push_back(f->logSumexp());
+  if (const auto* b = e->dynCast<SdpaBwdOp>()) lse.push_back(b->logSumexp());
+  std::vector<const Val*> tensors(e->inputs().begin(), e->inputs().begin() + long(n));
+  tensors.insert(tensors.end(), e->outputs().begin(), e->outputs().end());
+  for (const Val* t : tensors) {
+    const bool is_lse = t == lse.front();
+    const DataType want = is_lse ? DataType::Float32 : d;
+    const int64_t want_rank = is_lse ? r - 1 : r;
+    if (!t->isA<TensorView>() || t->dtype() != want || rank(t) != want_rank) {
+      return concat(quoted(e), ": ", t->toString(), " must be ", want, " of rank ", want_rank,
+                    is_lse ? " (log_sumexp)" : " (the query's dtype and rank)");
+    }
+  }
+  const char* names[] = {"dropout_p", "is_causal", "scale", "seed", "offset"};
+  for (size_t i = 0; i < 5; ++i) {
+    const Val* s = e->input(n + i);
+    const DataType sd = s->dtype();
+    const bool ok = s->isA<Scalar>() && (i == 1   ? isBooleanType(sd)
+                                         : i >= 3 ? isIntegralType(sd) && !isBooleanType(sd)
+                                                  : isFloatingType(sd));
+    if (!ok) {
+      return concat(quoted(e), ": ", names[i], " ", s->toString(), " is ", sd, "; it must be a ",
+                    i == 1   ? "Bool"
+                    : i >= 3 ? "integer"
+                             : "floating",
+                    " Scalar");
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> iterTypeProblem(const Expr* e) {
   if (e->isA<MatmulOp>() || e->isA<LinearOp>()) return matmulProblem(e);
+  if (isAttentionExpr(e)) return attentionProblem(e);
   std::vector<const TensorView*> outs;
   for (Val* o : e->outputs()) {
     if (auto* tv = o->dynCast<TensorView>()) outs.push_back(tv);
@@ -685,6 +733,8 @@ std::optional<std::string> dtypeProblem(const Expr* e) {
     scanRule(scan, r);
   } else if (e->isA<MatmulOp>() || e->isA<LinearOp>()) {
     matmulRule(e, r);
+  } else if (isAttentionExpr(e)) {
+    // attentionProblem checks every dtype.
   } else if (!e->outputs().empty()) {
     // Shape ops, pad, cat and the factories move values without converting them: every input
     // (a pad or full value, an iota start and step) has the output's dtype.

@@ -47,6 +47,9 @@ std::unique_ptr<kir::Kernel> run(const ir::Fusion& fusion, const DumpOptions& du
     LOOM_CHECK(!e->isA<ir::MatmulOp>() && !e->isA<ir::LinearOp>(), "'", e->toString(),
                "' has no kernel form: matmul and linear run as segments of their own (a GEMM "
                "library call); run the fusion through FusionExecutorCache");
+    LOOM_CHECK(!ir::isAttentionExpr(e), "'", e->opName(),
+               "' has no generated kernel form: attention runs as a segment of its own; run the "
+               "fusion through FusionExecutorCache");
   }
   // Schedules come from users and schedulers: reject illegal ones with a user error first.
   transform::validateSchedule(fusion);

@@ -6,7 +6,9 @@
 #include <limits>
 #include <variant>
 
+#include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/fusion.h"
 #include "loom/ops/arith.h"
 #include "loom/ops/factory.h"
 #include "loom/ops/matmul.h"
@@ -14,6 +16,7 @@
 #include "loom/ops/reduction.h"
 #include "loom/ops/scalar_arith.h"
 #include "loom/ops/shape.h"
+#include "loom/ops/tensor_builder.h"
 #include "ops/utils.h"
 
 namespace loom::ops {
@@ -234,10 +237,11 @@ TensorView* keyTensor(Scalar* s) {
 
 }  // namespace
 
-SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
-                        std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
-                        std::optional<Operand> scale, std::optional<Operand> rng_seed,
-                        std::optional<Operand> rng_offset, TensorView* bias, TensorView* mask) {
+SdpfaFwdResult sdpfaFwdComposite(TensorView* query, TensorView* key, TensorView* value,
+                                 std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
+                                 std::optional<Operand> scale, std::optional<Operand> rng_seed,
+                                 std::optional<Operand> rng_offset, TensorView* bias,
+                                 TensorView* mask) {
   constexpr std::string_view op = "sdpfa_fwd";
   const Named q{"query", query}, k{"key", key}, v{"value", value};
   checkOperands(op, {q, k, v});
@@ -271,12 +275,12 @@ SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
   return {out, squeeze(lse, {last}), keyTensor(seed), keyTensor(offset)};
 }
 
-SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* key,
-                        TensorView* value, TensorView* output, TensorView* log_sumexp,
-                        std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
-                        std::optional<Operand> philox_seed, std::optional<Operand> philox_offset,
-                        std::optional<Operand> scale) {
-  constexpr std::string_view op = "sdpfa_bwd";
+namespace {
+
+// The backward's tensor checks, shared by the node and the composite.
+void checkBackwardOperands(std::string_view op, TensorView* grad_output, TensorView* query,
+                           TensorView* key, TensorView* value, TensorView* output,
+                           TensorView* log_sumexp) {
   const Named q{"query", query}, k{"key", key}, v{"value", value};
   const Named go{"grad_output", grad_output}, o{"output", output};
   checkOperands(op, {q, k, v, o, go});
@@ -297,6 +301,18 @@ SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* 
   for (int64_t d = 0; d < log_sumexp->rank(); ++d) {
     checkSameSize(op, lse_named, d, q, d, "a dim of [.., L]");
   }
+}
+
+}  // namespace
+
+SdpfaBwdResult sdpfaBwdComposite(TensorView* grad_output, TensorView* query, TensorView* key,
+                                 TensorView* value, TensorView* output, TensorView* log_sumexp,
+                                 std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
+                                 std::optional<Operand> philox_seed,
+                                 std::optional<Operand> philox_offset,
+                                 std::optional<Operand> scale) {
+  constexpr std::string_view op = "sdpfa_bwd";
+  checkBackwardOperands(op, grad_output, query, key, value, output, log_sumexp);
   Dropout drop{dropoutProbability(dropout_p, op)};
   if (drop.p != nullptr) {
     drop.seed = backwardKeyOf(philox_seed, op, "philox_seed");
@@ -322,6 +338,139 @@ SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* 
   TensorView* grad_q = mul(matmul(ds, kf), s);
   TensorView* grad_k = mul(matmul(transposed(ds), qf), s);
   return {cast(grad_q, query->dtype()), cast(grad_k, key->dtype()), cast(grad_v, value->dtype())};
+}
+
+namespace {
+
+// The node's five Scalars from the ops' arguments (the composite's checks and defaults): dropout_p
+// (the constant 0 when absent or 0), is_causal, scale, and seed and offset (the constant 0 when
+// absent and not needed).
+std::vector<Scalar*> nodeScalars(std::string_view op, TensorView* query,
+                                 const std::optional<Operand>& dropout_p,
+                                 const std::optional<Operand>& is_causal,
+                                 const std::optional<Operand>& scale, Scalar* seed,
+                                 Scalar* offset) {
+  auto constant = [](Operand v) { return v.val()->as<Scalar>(); };
+  Scalar* p = dropoutProbability(dropout_p, op);
+  const Causal causal = causalOf(is_causal, op);
+  return {p != nullptr ? p : constant(0.0),
+          causal.flag != nullptr ? causal.flag : constant(causal.on), scaleOf(scale, query, op),
+          seed != nullptr ? seed : constant(int64_t(0)),
+          offset != nullptr ? offset : constant(int64_t(0))};
+}
+
+// A tensor of `like`'s dims (fresh IDs), the last one replaced by `last` (none when null) or
+// dropped, of `dtype`.
+TensorView* freshLike(TensorView* like, ir::IterDomain* last, bool drop_last, DataType dtype) {
+  std::vector<ir::IterDomain*> ids;
+  const std::vector<ir::IterDomain*> d = detail::dims(like);
+  for (size_t i = 0; i + 1 < d.size(); ++i) ids.push_back(detail::freshId(d[i]));
+  if (!drop_last) ids.push_back(detail::freshId(last != nullptr ? last : d.back()));
+  return detail::newTensor(std::move(ids), dtype);
+}
+
+}  // namespace
+
+SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
+                        std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
+                        std::optional<Operand> scale, std::optional<Operand> rng_seed,
+                        std::optional<Operand> rng_offset, TensorView* bias, TensorView* mask) {
+  // The node (and the fused kernels behind it) take no bias or mask: with either, the composite
+  // is the fusion's attention.
+  if (bias != nullptr || mask != nullptr) {
+    return sdpfaFwdComposite(query, key, value, dropout_p, is_causal, scale, rng_seed, rng_offset,
+                             bias, mask);
+  }
+  constexpr std::string_view op = "sdpfa_fwd";
+  const Named q{"query", query}, k{"key", key}, v{"value", value};
+  checkOperands(op, {q, k, v});
+  checkGeometry(op, q, k, v);
+  const bool drops = dropoutProbability(dropout_p, op) != nullptr;
+  Scalar* seed = drops || rng_seed ? keyOf(rng_seed, op, "rng_seed") : nullptr;
+  Scalar* offset = drops || rng_offset ? keyOf(rng_offset, op, "rng_offset") : nullptr;
+  std::vector<Scalar*> s = nodeScalars(op, query, dropout_p, is_causal, scale, seed, offset);
+  TensorView* out = freshLike(query, detail::dims(value).back(), false, query->dtype());
+  TensorView* lse = freshLike(query, nullptr, true, DataType::Float32);
+  ir::IrBuilder::create<ir::SdpaFwdOp>(out, lse, query, key, value, s[0], s[1], s[2], s[3], s[4]);
+  return {out, lse, keyTensor(seed), keyTensor(offset)};
+}
+
+SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* key,
+                        TensorView* value, TensorView* output, TensorView* log_sumexp,
+                        std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
+                        std::optional<Operand> philox_seed, std::optional<Operand> philox_offset,
+                        std::optional<Operand> scale) {
+  constexpr std::string_view op = "sdpfa_bwd";
+  checkBackwardOperands(op, grad_output, query, key, value, output, log_sumexp);
+  Scalar* seed = nullptr;
+  Scalar* offset = nullptr;
+  if (dropoutProbability(dropout_p, op) != nullptr) {
+    seed = backwardKeyOf(philox_seed, op, "philox_seed");
+    offset = backwardKeyOf(philox_offset, op, "philox_offset");
+  }
+  std::vector<Scalar*> s = nodeScalars(op, query, dropout_p, is_causal, scale, seed, offset);
+  TensorView* dq = freshLike(query, nullptr, false, query->dtype());
+  TensorView* dk = freshLike(key, nullptr, false, key->dtype());
+  TensorView* dv = freshLike(value, nullptr, false, value->dtype());
+  ir::IrBuilder::create<ir::SdpaBwdOp>(dq, dk, dv, grad_output, query, key, value, output,
+                                       log_sumexp, s[0], s[1], s[2], s[3], s[4]);
+  return {dq, dk, dv};
+}
+
+std::unique_ptr<ir::Fusion> sdpfaCompositeFusion(bool backward, DataType dtype, int64_t rank) {
+  auto f = std::make_unique<ir::Fusion>();
+  ir::FusionGuard guard(f.get());
+  auto tensor = [&](int64_t r, DataType d) {
+    TensorView* tv = TensorBuilder().rank(r).dtype(d).build();
+    f->addInput(tv);
+    return tv;
+  };
+  std::vector<TensorView*> in;
+  for (int i = 0; i < (backward ? 5 : 3); ++i) in.push_back(tensor(rank, dtype));
+  TensorView* lse = backward ? tensor(rank - 1, DataType::Float32) : nullptr;
+  std::vector<Scalar*> s;
+  for (DataType d :
+       {DataType::Float64, DataType::Bool, DataType::Float64, DataType::Int64, DataType::Int64}) {
+    s.push_back(ir::IrBuilder::symbolic(d));
+    f->addInput(s.back());
+  }
+  if (!backward) {
+    SdpfaFwdResult r = sdpfaFwdComposite(in[0], in[1], in[2], s[0], s[1], s[2], s[3], s[4]);
+    f->addOutput(r.output);
+    f->addOutput(r.log_sumexp);
+  } else {
+    SdpfaBwdResult r =
+        sdpfaBwdComposite(in[0], in[1], in[2], in[3], in[4], lse, s[0], s[1], s[3], s[4], s[2]);
+    f->addOutput(r.grad_query);
+    f->addOutput(r.grad_key);
+    f->addOutput(r.grad_value);
+  }
+  return f;
+}
+
+void expandAttention(ir::Fusion& fusion) {
+  ir::FusionGuard guard(&fusion);
+  for (ir::Expr* e : fusion.exprs()) {
+    if (!ir::isAttentionExpr(e)) continue;
+    const std::vector<ir::Val*> in = e->inputs();
+    const std::vector<ir::Val*> outs = e->outputs();
+    auto t = [&](size_t i) { return in[i]->as<TensorView>(); };
+    const size_t n = ir::attentionTensorInputs(e);
+    auto sc = [&](size_t i) { return std::optional<Operand>(in[n + i]); };
+    std::vector<TensorView*> made;
+    if (e->isA<ir::SdpaFwdOp>()) {
+      SdpfaFwdResult r = sdpfaFwdComposite(t(0), t(1), t(2), sc(0), sc(1), sc(2), sc(3), sc(4));
+      made = {r.output, r.log_sumexp};
+    } else {
+      SdpfaBwdResult r =
+          sdpfaBwdComposite(t(0), t(1), t(2), t(3), t(4), t(5), sc(0), sc(1), sc(3), sc(4), sc(2));
+      made = {r.grad_query, r.grad_key, r.grad_value};
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      fusion.replaceAllUses(outs[i], made[i]);
+    }
+    fusion.removeExpr(e);
+  }
 }
 
 }  // namespace loom::ops

@@ -13,40 +13,6 @@ std::shared_ptr<const exec::ComputeDevice> deviceOf(const RuntimeOptions& o) {
   return o.device != nullptr ? o.device : exec::makeComputeDevice(o.backend, o.gpu.value_or(0));
 }
 
-// The composite of one direction for `dtype` and `rank`, with dropout_p, is_causal, scale, seed
-// and offset as scalar inputs (after the tensors), so that one compiled fusion serves every value.
-std::unique_ptr<ir::Fusion> compositeFusion(bool backward, DataType dtype, int64_t rank) {
-  auto f = std::make_unique<ir::Fusion>();
-  ir::FusionGuard guard(f.get());
-  auto tensor = [&](int64_t r, DataType d) {
-    ir::TensorView* tv = ops::TensorBuilder().rank(r).dtype(d).build();
-    f->addInput(tv);
-    return tv;
-  };
-  std::vector<ir::TensorView*> in;
-  for (int i = 0; i < (backward ? 5 : 3); ++i) in.push_back(tensor(rank, dtype));
-  ir::TensorView* lse = backward ? tensor(rank - 1, DataType::Float32) : nullptr;
-  std::vector<ir::Scalar*> s;
-  for (DataType d :
-       {DataType::Float64, DataType::Bool, DataType::Float64, DataType::Int64, DataType::Int64}) {
-    s.push_back(ir::IrBuilder::symbolic(d));
-    f->addInput(s.back());
-  }
-  if (!backward) {
-    ops::SdpfaFwdResult r = ops::sdpfaFwd(in[0], in[1], in[2], s[0], s[1], s[2], s[3], s[4]);
-    f->addOutput(r.output);
-    f->addOutput(r.log_sumexp);
-  } else {
-    // Inputs: grad_output, query, key, value, output, log_sumexp.
-    ops::SdpfaBwdResult r =
-        ops::sdpfaBwd(in[0], in[1], in[2], in[3], in[4], lse, s[0], s[1], s[3], s[4], s[2]);
-    f->addOutput(r.grad_query);
-    f->addOutput(r.grad_key);
-    f->addOutput(r.grad_value);
-  }
-  return f;
-}
-
 void appendScalars(std::vector<eval::Argument>& a, const exec::FusedAttentionArgs& args) {
   // The composite reads a Scalar dropout_p unchecked; the fused kernels refuse the same values.
   LOOM_CHECK(args.dropout_p >= 0.0 && args.dropout_p < 1.0,
@@ -73,7 +39,8 @@ FusionExecutorCache& AttentionRunner::composite(bool backward, DataType dtype, i
   std::lock_guard lock(mutex_);
   auto& slot = composites_[{backward, dtype, rank}];
   if (slot == nullptr) {
-    slot = std::make_unique<FusionExecutorCache>(compositeFusion(backward, dtype, rank), options_);
+    slot = std::make_unique<FusionExecutorCache>(ops::sdpfaCompositeFusion(backward, dtype, rank),
+                                                 options_);
   }
   return *slot;
 }

@@ -133,6 +133,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     executors_.push_back(makeSegmentExecutor(seg, context));
     if (seg.kernel() != nullptr) ++num_kernels_;
     if (seg.matmul() != nullptr) ++num_matmuls_;
+    if (seg.attention() != nullptr) ++num_attentions_;
   }
   // Last reader of each slot; original inputs and fusion outputs are never freed.
   last_use.assign(size_t(num_slots_), -1);
@@ -246,8 +247,12 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
       scratch->segment_into.clear();
       std::lock_guard<std::mutex> lock(runtime.mutex_);
       if (completed) {
-        // Only the timing and launch change per run; the strings were filled at construction.
+        // Only the timing and launch change per run; the strings were filled at construction,
+        // but for an attention segment's, which says what ran (the fused kernel or the composite).
         for (size_t s = 0; s < runtime.records_.size(); ++s) {
+          if (runtime.executors_[s]->saysWhatRan()) {
+            runtime.records_[s].params = scratch->records[s].params;
+          }
           runtime.records_[s].launch = scratch->records[s].launch;
           runtime.records_[s].seconds = scratch->records[s].seconds;
           runtime.records_[s].compileSeconds = scratch->records[s].compileSeconds;

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "loom/ir/printer.h"
+#include "loom/runtime/attention_executor.h"
 #include "loom/runtime/communication_executor.h"
 #include "loom/runtime/matmul_executor.h"
 #include "loom/scheduler/registry.h"
@@ -66,6 +67,8 @@ std::unique_ptr<SegmentExecutor> makeSegmentExecutor(const segmenter::Segment& s
           return std::make_unique<KernelSegmentExecutor>(segment, context);
         } else if constexpr (std::is_same_v<Work, segmenter::MatmulWork>) {
           return std::make_unique<MatmulSegmentExecutor>(segment, context);
+        } else if constexpr (std::is_same_v<Work, segmenter::AttentionWork>) {
+          return std::make_unique<AttentionSegmentExecutor>(segment, context);
         } else {
           static_assert(std::is_same_v<Work, segmenter::CommunicationWork>,
                         "a kind of segment work without an executor");

@@ -421,6 +421,11 @@ bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
                     "' runs as a matmul segment of its own (a GEMM library call), "
                     "not in a generated kernel");
     }
+    if (ir::isAttentionExpr(e)) {
+      return reject("'" + e->opName() +
+                    "' runs as an attention segment of its own (the fused attention kernel or "
+                    "its composite), not in a generated kernel");
+    }
   }
   bool any_tensor_output = false;
   for (ir::Val* out : fusion.outputs()) {

@@ -4,11 +4,14 @@
 
 #include <iostream>
 
+#include "loom/ir/exprs.h"
+#include "loom/ir/fusion.h"
 #include "loom/ir/printer.h"
 #include "loom/ir/verifier.h"
 #include "loom/lower/lower.h"
 #include "loom/multidevice/communication.h"
 #include "loom/multidevice/sharding.h"
+#include "loom/ops/attention.h"
 #include "loom/segmenter/concretize.h"
 #include "loom/segmenter/reduction_inits.h"
 #include "loom/segmenter/remove_empty.h"
@@ -24,6 +27,19 @@ namespace {
 bool concretizeReshapes(ir::Fusion& fusion, PresegmentContext& ctx) {
   if (ctx.withoutArguments || !hasDynamicReshape(fusion)) return false;
   concretizeFusion(fusion, ctx.args);
+  return true;
+}
+
+// The sharding passes know the composite's ops (matmul, reductions, pointwise), not the attention
+// nodes: a fusion with a device mesh has them expanded into their composites first, so heads
+// shard as before (a single-device fusion keeps the nodes for the attention segment).
+bool expandShardedAttention(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {
+  bool sharded = false;
+  bool attention = false;
+  for (ir::TensorView* tv : fusion.allTvs()) sharded = sharded || tv->hasDeviceMesh();
+  for (ir::Expr* e : fusion.exprs()) attention = attention || ir::isAttentionExpr(e);
+  if (!sharded || !attention) return false;
+  ops::expandAttention(fusion);
   return true;
 }
 
@@ -100,6 +116,7 @@ const PresegmentPasses& presegmentPasses() {
   static const PresegmentPasses passes("pre-segmentation",
                                        {
                                            {"concretize_reshapes", concretizeReshapes},
+                                           {"expand_sharded_attention", expandShardedAttention},
                                            {"propagate_shardings", propagateShardings},
                                            {"reduction_inits", reductionInits},
                                            {"decompose_reshardings", decomposeReshardings},

@@ -365,6 +365,8 @@ bool SegmentedFusion::sameAs(const SegmentedFusion& other) const {
       if (k->scheduler != l->scheduler || !k->params->sameAs(*l->params)) return false;
     } else if (const MatmulWork* m = a.matmul()) {
       if (*m != *b.matmul()) return false;
+    } else if (const AttentionWork* at = a.attention()) {
+      if (*at != *b.attention()) return false;
     } else if (*a.communication() != *b.communication()) {
       return false;
     }
@@ -389,20 +391,28 @@ std::optional<MatmulWork> matmulWorkOf(const ir::Expr* e) {
   return std::nullopt;
 }
 
+std::optional<AttentionWork> attentionWorkOf(const ir::Expr* e) {
+  if (ir::isAttentionExpr(e)) return AttentionWork{e->opName()};
+  return std::nullopt;
+}
+
 std::string_view workKindName(const SegmentWork& work) {
   if (std::holds_alternative<KernelWork>(work)) return "kernel";
+  if (std::holds_alternative<AttentionWork>(work)) return "attention";
   return std::holds_alternative<MatmulWork>(work) ? "matmul" : "communication";
 }
 
 std::string Segment::what() const {
   if (const KernelWork* k = kernel()) return std::string(scheduler::schedulerTypeName(k->scheduler));
   if (const MatmulWork* m = matmul()) return m->op;
+  if (const AttentionWork* a = attention()) return a->op;
   return std::string(multidevice::communicationTypeName(communication()->type));
 }
 
 std::string Segment::parameters() const {
   if (const KernelWork* k = kernel()) return k->params->toString();
   if (const MatmulWork* m = matmul()) return m->toString();
+  if (const AttentionWork* a = attention()) return a->toString();
   return communication()->toString();
 }
 

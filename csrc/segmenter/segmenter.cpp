@@ -49,7 +49,8 @@ class Segmenter {
     live_ = fusion.exprs();
     for (size_t i = 0; i < live_.size(); ++i) position_[live_[i]] = i;
     for (ir::Expr* e : live_) {
-      if (auto m = matmulWorkOf(e)) matmuls_.emplace(e, std::move(*m));
+      if (auto m = matmulWorkOf(e)) matmuls_.emplace(e, SegmentWork(std::move(*m)));
+      if (auto a = attentionWorkOf(e)) matmuls_.emplace(e, SegmentWork(std::move(*a)));
     }
     // The communications in the given order (else the fusion's), each the next one's
     // predecessor (consumers()): every device issues them in one order, whatever groups merge.
@@ -74,8 +75,8 @@ class Segmenter {
       if (producesTensor(e)) tensor_exprs.push_back(e);
     }
     if (tensor_exprs.empty()) return result;
-    // A communication or a matmul is a segment of its own, so a fusion with one is never one
-    // kernel.
+    // A communication or a library call (matmul, attention) is a segment of its own, so a fusion
+    // with one is never one kernel.
     if (!options_.forceSegmentation && communications_.empty() && matmuls_.empty()) {
       std::string why;
       if (auto t = tryExprs(tensor_exprs, &why, options_.verifySchedules)) {
@@ -380,7 +381,8 @@ class Segmenter {
     return exprs.size() == 1 && communications_.count(exprs.front()) != 0;
   }
 
-  // True when group g is a matmul or linear (always a group of its one expr).
+  // True when group g is a library call: a matmul, a linear or an attention (always a group of
+  // its one expr).
   bool isMatmul(int64_t g) const {
     const std::vector<ir::Expr*>& exprs = groups_[size_t(g)];
     return exprs.size() == 1 && matmuls_.count(exprs.front()) != 0;
@@ -435,7 +437,8 @@ class Segmenter {
   bool verify_merges_ = false;  ///< set once a merged group's schedule failed to lower
   std::unordered_map<const ir::Expr*, multidevice::Communication> communications_;
   std::vector<const ir::Expr*> comm_chain_;  ///< communications in SegmenterOptions' order
-  std::unordered_map<const ir::Expr*, MatmulWork> matmuls_;  ///< matmul and linear exprs
+  /// matmul, linear and attention exprs: their MatmulWork or AttentionWork
+  std::unordered_map<const ir::Expr*, SegmentWork> matmuls_;
 };
 
 }  // namespace

@@ -228,6 +228,17 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
     return IrBuilder::create<LinearOp>(tv(out[0]), tv(in[0]), tv(in[1]),
                                        in.size() == 3 ? tv(in[2]) : nullptr);
   }
+  if (e->isA<SdpaFwdOp>()) {
+    return IrBuilder::create<SdpaFwdOp>(
+        tv(out[0]), tv(out[1]), tv(in[0]), tv(in[1]), tv(in[2]), in[3]->as<Scalar>(),
+        in[4]->as<Scalar>(), in[5]->as<Scalar>(), in[6]->as<Scalar>(), in[7]->as<Scalar>());
+  }
+  if (e->isA<SdpaBwdOp>()) {
+    return IrBuilder::create<SdpaBwdOp>(
+        tv(out[0]), tv(out[1]), tv(out[2]), tv(in[0]), tv(in[1]), tv(in[2]), tv(in[3]), tv(in[4]),
+        tv(in[5]), in[6]->as<Scalar>(), in[7]->as<Scalar>(), in[8]->as<Scalar>(),
+        in[9]->as<Scalar>(), in[10]->as<Scalar>());
+  }
   LOOM_UNREACHABLE("recreate does not know expr ", e->toString());
 }
 

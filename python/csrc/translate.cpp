@@ -722,6 +722,28 @@ void Translator::translateOtherOp(const ir::Expr* e) {
          tensor(lin->w()) + bias + ")");
     return;
   }
+  if (const auto* fwd = dyn<ir::SdpaFwdOp>(e)) {
+    std::string args = tensor(fwd->query()) + ", " + tensor(fwd->key()) + ", " +
+                       tensor(fwd->value()) + ", dropout_p=" + operand(fwd->dropoutP()) +
+                       ", is_causal=" + operand(fwd->isCausal()) +
+                       ", scale=" + operand(fwd->scale()) + ", rng_seed=" + operand(fwd->seed()) +
+                       ", rng_offset=" + operand(fwd->offset());
+    std::string out = define(fwd->attnOut(), 'T');
+    emit(out + ", " + define(fwd->logSumexp(), 'T') + ", _, _ = fd.ops.sdpfa_fwd(" + args + ")");
+    return;
+  }
+  if (const auto* bwd = dyn<ir::SdpaBwdOp>(e)) {
+    std::string args =
+        tensor(bwd->gradOutput()) + ", " + tensor(bwd->query()) + ", " + tensor(bwd->key()) + ", " +
+        tensor(bwd->value()) + ", " + tensor(bwd->attnOut()) + ", " + tensor(bwd->logSumexp()) +
+        ", dropout_p=" + operand(bwd->dropoutP()) + ", is_causal=" + operand(bwd->isCausal()) +
+        ", philox_seed=" + operand(bwd->seed()) + ", philox_offset=" + operand(bwd->offset()) +
+        ", scale=" + operand(bwd->scale());
+    std::string dq = define(bwd->output(0), 'T');
+    std::string dk = define(bwd->output(1), 'T');
+    emit(dq + ", " + dk + ", " + define(bwd->output(2), 'T') + " = fd.ops.sdpfa_bwd(" + args + ")");
+    return;
+  }
   LOOM_THROW("'", e->toString(), "' has no form in the Python frontend");
 }
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdpfaFwd / sdpfaBwd (issue 30): result shapes and dtypes (nvFuser's), what is built (no RNG
-// without dropout, a causal mask only when asked), and the UserErrors naming each argument.
+// sdpfaFwd / sdpfaBwd (issue 30): one SdpaFwdOp / SdpaBwdOp node each; their composites' result
+// shapes and dtypes (nvFuser's), what the composites build (no RNG without dropout, a causal mask
+// only when asked), and the UserErrors naming each argument.
+#include <cmath>
+
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
 #include "ops_test_utils.h"
@@ -24,7 +27,7 @@ TEST_F(AttentionOpsTest, ShapesAndDtypes) {
   auto* k = input({2, 3, 7, 8}, DT::BFloat16);
   auto* v = input({2, 3, 7, 4}, DT::BFloat16);
   auto* go = input({2, 3, 5, 4}, DT::BFloat16);
-  SdpfaFwdResult f = sdpfaFwd(q, k, v, 0.1, true, std::nullopt, int64_t(1), int64_t(2));
+  SdpfaFwdResult f = sdpfaFwdComposite(q, k, v, 0.1, true, std::nullopt, int64_t(1), int64_t(2));
   EXPECT_EQ(sizes(f.output), (std::vector<int64_t>{2, 3, 5, 4}));
   EXPECT_EQ(f.output->dtype(), DT::BFloat16);
   EXPECT_EQ(sizes(f.log_sumexp), (std::vector<int64_t>{2, 3, 5}));
@@ -32,8 +35,8 @@ TEST_F(AttentionOpsTest, ShapesAndDtypes) {
   EXPECT_EQ(f.philox_seed->rank(), 0);
   EXPECT_EQ(f.philox_seed->dtype(), DT::Int64);
   EXPECT_EQ(f.philox_offset->dtype(), DT::Int64);
-  SdpfaBwdResult b = sdpfaBwd(go, q, k, v, f.output, f.log_sumexp, 0.1, true, f.philox_seed,
-                              f.philox_offset, std::nullopt);
+  SdpfaBwdResult b = sdpfaBwdComposite(go, q, k, v, f.output, f.log_sumexp, 0.1, true,
+                                       f.philox_seed, f.philox_offset, std::nullopt);
   EXPECT_EQ(sizes(b.grad_query), sizes(q));
   EXPECT_EQ(sizes(b.grad_key), sizes(k));
   EXPECT_EQ(sizes(b.grad_value), sizes(v));
@@ -57,7 +60,7 @@ TEST_F(AttentionOpsTest, FiveDimsAndNoDropout) {
   auto* q = input({1, 2, 3, 5, 8});
   auto* k = input({1, 2, 3, 6, 8});
   auto* v = input({1, 2, 3, 6, 8});
-  SdpfaFwdResult f = sdpfaFwd(q, k, v, 0.0, false);
+  SdpfaFwdResult f = sdpfaFwdComposite(q, k, v, 0.0, false);
   EXPECT_EQ(sizes(f.output), (std::vector<int64_t>{1, 2, 3, 5, 8}));
   EXPECT_EQ(sizes(f.log_sumexp), (std::vector<int64_t>{1, 2, 3, 5}));
   verifyOutputs({f.output, f.log_sumexp, f.philox_seed});
@@ -65,6 +68,34 @@ TEST_F(AttentionOpsTest, FiveDimsAndNoDropout) {
   EXPECT_EQ(countExprs(fusion_, [](ir::Expr* e) { return e->isA<ir::IotaOp>(); }), 0);
   auto* full = f.philox_seed->definition()->as<ir::FullOp>();
   EXPECT_TRUE(full->value()->isConstInt(0));
+}
+
+// The ops build one node each (the attention segment's), with the composite's result shapes and
+// the five Scalars in order; expandAttention puts the composite back.
+TEST_F(AttentionOpsTest, OpsBuildOneNodeEach) {
+  auto* q = input({2, 3, 5, 8});
+  auto* k = input({2, 3, 7, 8});
+  auto* v = input({2, 3, 7, 4});
+  auto* go = input({2, 3, 5, 4});
+  SdpfaFwdResult f = sdpfaFwd(q, k, v, 0.1, true, std::nullopt, int64_t(1), int64_t(2));
+  SdpfaBwdResult b = sdpfaBwd(go, q, k, v, f.output, f.log_sumexp, 0.1, true, f.philox_seed,
+                              f.philox_offset, std::nullopt);
+  EXPECT_EQ(sizes(f.output), (std::vector<int64_t>{2, 3, 5, 4}));
+  EXPECT_EQ(sizes(f.log_sumexp), (std::vector<int64_t>{2, 3, 5}));
+  EXPECT_EQ(sizes(b.grad_key), sizes(k));
+  verifyOutputs({f.output, f.log_sumexp, b.grad_query, b.grad_key, b.grad_value});
+  auto* node = f.output->definition()->as<ir::SdpaFwdOp>();
+  EXPECT_EQ(node->logSumexp(), f.log_sumexp);
+  EXPECT_EQ(node->dropoutP()->constDouble(), 0.1);
+  EXPECT_TRUE(node->seed()->isConstInt(1));
+  EXPECT_TRUE(node->offset()->isConstInt(2));
+  EXPECT_EQ(node->scale()->constDouble(), 1.0 / std::sqrt(8.0));
+  EXPECT_TRUE(b.grad_query->definition()->isA<ir::SdpaBwdOp>());
+  EXPECT_EQ(countExprs(fusion_, [](ir::Expr* e) { return e->isA<ir::MatmulOp>(); }), 0);
+  expandAttention(fusion_);
+  EXPECT_NO_THROW(ir::verify(fusion_));
+  EXPECT_EQ(countExprs(fusion_, [](ir::Expr* e) { return ir::isAttentionExpr(e); }), 0);
+  EXPECT_EQ(countExprs(fusion_, [](ir::Expr* e) { return e->isA<ir::MatmulOp>(); }), 7);
 }
 
 TEST_F(AttentionOpsTest, ForwardErrorsNameTheArgument) {
@@ -164,7 +195,7 @@ TEST_F(AttentionOpsTest, SymbolicArgumentsBuildBothPaths) {
        {static_cast<ir::Val*>(p), static_cast<ir::Val*>(causal), static_cast<ir::Val*>(seed)}) {
     fusion_.addInput(s);
   }
-  SdpfaFwdResult f = sdpfaFwd(q, k, v, p, causal, std::nullopt, seed, seed);
+  SdpfaFwdResult f = sdpfaFwdComposite(q, k, v, p, causal, std::nullopt, seed, seed);
   verifyOutputs({f.output, f.log_sumexp});
   EXPECT_EQ(countExprs(fusion_, [](ir::Expr* e) { return e->isA<ir::RngOp>(); }), 1);
   EXPECT_EQ(countExprs(fusion_, [](ir::Expr* e) { return e->isA<ir::IotaOp>(); }), 2);

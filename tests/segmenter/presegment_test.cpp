@@ -45,10 +45,10 @@ struct CoutCapture {
 TEST(Presegment, PassesInOrder) {
   std::vector<std::string> names;
   for (const PresegmentPass& p : presegmentPasses()) names.emplace_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"concretize_reshapes", "propagate_shardings",
-                                             "reduction_inits", "decompose_reshardings",
-                                             "remove_empty_work", "translate_welford",
-                                             "finalize_shardings", "localize_shards"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "concretize_reshapes", "expand_sharded_attention", "propagate_shardings",
+                       "reduction_inits", "decompose_reshardings", "remove_empty_work",
+                       "translate_welford", "finalize_shardings", "localize_shards"}));
 }
 
 // A var_mean the persistent scheduler holds is translated; nothing else applies.

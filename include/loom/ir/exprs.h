@@ -590,6 +590,70 @@ class LinearOp : public Expr {
   bool sameAttributes(const Expr* other) const override;
 };
 
+/// Scaled dot-product attention forward (ops::sdpfaFwd; docs/ops.md, "Attention"): inputs query
+/// [.., L, E], key [.., S, E], value [.., S, Ev] (rank 4 or 5, one dtype of f32, bf16, f16), then
+/// the Scalars dropout_p (Float64; the constant 0 draws nothing), is_causal (Bool), scale
+/// (Float64), seed and offset (Int64; read only when dropout_p > 0). Outputs: output [.., L, Ev]
+/// (the inputs' dtype) and log_sumexp [.., L] (Float32). Its math is the composite's
+/// (ops::sdpfaFwdComposite), which the reference evaluator runs; a segment of its own
+/// (segmenter::AttentionWork), never inside a generated kernel.
+class SdpaFwdOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(SdpaFwdOp)
+  SdpaFwdOp(TensorView* output, TensorView* log_sumexp, TensorView* query, TensorView* key,
+            TensorView* value, Scalar* dropout_p, Scalar* is_causal, Scalar* scale, Scalar* seed,
+            Scalar* offset);
+  SdpaFwdOp(const SdpaFwdOp* src, IrCloner& cloner);
+
+  TensorView* attnOut() const;
+  TensorView* logSumexp() const;
+  TensorView* query() const;
+  TensorView* key() const;
+  TensorView* value() const;
+  Scalar* dropoutP() const;
+  Scalar* isCausal() const;
+  Scalar* scale() const;
+  Scalar* seed() const;
+  Scalar* offset() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+};
+
+/// Its backward (ops::sdpfaBwd): inputs grad_output [.., L, Ev], query, key, value, output (the
+/// forward's), log_sumexp [.., L] (Float32), then the forward's five Scalars. Outputs grad_query,
+/// grad_key, grad_value (their inputs' shapes and dtype). Math: ops::sdpfaBwdComposite.
+class SdpaBwdOp : public Expr {
+ public:
+  LOOM_DECLARE_CLONE(SdpaBwdOp)
+  SdpaBwdOp(TensorView* grad_query, TensorView* grad_key, TensorView* grad_value,
+            TensorView* grad_output, TensorView* query, TensorView* key, TensorView* value,
+            TensorView* output, TensorView* log_sumexp, Scalar* dropout_p, Scalar* is_causal,
+            Scalar* scale, Scalar* seed, Scalar* offset);
+  SdpaBwdOp(const SdpaBwdOp* src, IrCloner& cloner);
+
+  TensorView* gradOutput() const;
+  TensorView* query() const;
+  TensorView* key() const;
+  TensorView* value() const;
+  TensorView* attnOut() const;
+  TensorView* logSumexp() const;
+  Scalar* dropoutP() const;
+  Scalar* isCausal() const;
+  Scalar* scale() const;
+  Scalar* seed() const;
+  Scalar* offset() const;
+
+  std::string opName() const override;
+  bool sameAttributes(const Expr* other) const override;
+};
+
+/// True for SdpaFwdOp and SdpaBwdOp.
+bool isAttentionExpr(const Expr* e);
+/// The number of tensor inputs of an attention expr (3 forward, 6 backward); its five Scalars
+/// (dropout_p, is_causal, scale, seed, offset) follow them.
+size_t attentionTensorInputs(const Expr* e);
+
 /// For a MatmulOp or LinearOp `e` and one of its tensor operands: per dim of the operand
 /// (reductions left out), the dim of e's output it lines up with, or -1 for the contracted dim
 /// k (and for a 1-D operand's only dim). Batch dims line up from the right; a 1-D bias lines up

@@ -40,6 +40,8 @@
   X(ScatterOp)                     \
   X(MatmulOp)                      \
   X(LinearOp)                      \
+  X(SdpaFwdOp)                     \
+  X(SdpaBwdOp)                     \
   X(Split)                         \
   X(Merge)                         \
   X(Resize)

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // Scaled dot-product attention, forward and backward, with nvFuser's sdpfa_fwd / sdpfa_bwd
-// arguments and results, built as composites of matmul, reductions, pointwise ops and the
-// counter-based RNG (docs/ops.md, "Attention"). Every layer that runs those runs attention: the
-// reference evaluator, the host backend, the GPU (matmul segments between Loom's kernels).
+// arguments and results (docs/ops.md, "Attention"): one ir::SdpaFwdOp / SdpaBwdOp node each, a
+// segment of its own that runs Loom's fused kernels where they apply, and the composites (matmul,
+// reductions, pointwise ops, the counter-based RNG) that define their math everywhere else.
 //
 //   auto fwd = ops::sdpfaFwd(q, k, v, 0.1, true, std::nullopt, seed, offset);
 //   auto bwd = ops::sdpfaBwd(grad, q, k, v, fwd.output, fwd.log_sumexp, 0.1, true,
 //                            fwd.philox_seed, fwd.philox_offset, std::nullopt);
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "loom/ops/operand.h"
+
+namespace loom::ir {
+class Fusion;
+}
 
 namespace loom::ops {
 
@@ -30,6 +35,24 @@ struct SdpfaBwdResult {
   TensorView* grad_value;  ///< value's shape and dtype
 };
 
+/// Builds one ir::SdpaFwdOp (output, log_sumexp); philox_seed / philox_offset are 0-D FullOps
+/// of the seed and offset. Semantics and checks: sdpfaFwdComposite below.
+SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
+                        std::optional<Operand> dropout_p = std::nullopt,
+                        std::optional<Operand> is_causal = std::nullopt,
+                        std::optional<Operand> scale = std::nullopt,
+                        std::optional<Operand> rng_seed = std::nullopt,
+                        std::optional<Operand> rng_offset = std::nullopt,
+                        TensorView* bias = nullptr, TensorView* mask = nullptr);
+
+/// Builds one ir::SdpaBwdOp. Semantics and checks: sdpfaBwdComposite below.
+SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* key,
+                        TensorView* value, TensorView* output, TensorView* log_sumexp,
+                        std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
+                        std::optional<Operand> philox_seed, std::optional<Operand> philox_offset,
+                        std::optional<Operand> scale = std::nullopt);
+
+/// The definition of sdpfa_fwd, as a composite:
 /// torch's scaled_dot_product_attention(query, key, value, dropout_p, is_causal, scale) with
 /// log_sumexp: query [N, H, L, E], key [N, H, S, E], value [N, H, S, Ev] (or each with one more
 /// leading dim, as nvFuser's device dim), all f32, bf16 or f16 of one dtype, computed in f32.
@@ -48,27 +71,39 @@ struct SdpfaBwdResult {
 ///    sdpfaBwd takes neither (its scores have no bias or mask).
 /// UserErrors name the argument: ranks, sizes that differ (N, H, E, S; constants now, symbolic
 /// ones when the fusion runs), dtypes, dropout_p outside [0, 1), a missing seed.
-SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
-                        std::optional<Operand> dropout_p = std::nullopt,
-                        std::optional<Operand> is_causal = std::nullopt,
-                        std::optional<Operand> scale = std::nullopt,
-                        std::optional<Operand> rng_seed = std::nullopt,
-                        std::optional<Operand> rng_offset = std::nullopt,
-                        TensorView* bias = nullptr, TensorView* mask = nullptr);
+SdpfaFwdResult sdpfaFwdComposite(TensorView* query, TensorView* key, TensorView* value,
+                                 std::optional<Operand> dropout_p = std::nullopt,
+                                 std::optional<Operand> is_causal = std::nullopt,
+                                 std::optional<Operand> scale = std::nullopt,
+                                 std::optional<Operand> rng_seed = std::nullopt,
+                                 std::optional<Operand> rng_offset = std::nullopt,
+                                 TensorView* bias = nullptr, TensorView* mask = nullptr);
 
-/// The gradients of sdpfaFwd from its saved output and log_sumexp: P is recomputed as
-/// exp(query @ key^T * scale - log_sumexp) (masked entries 0), the dropout mask regenerated from
-/// the same seed and offset, and with dP = dropout(grad_output @ value^T) and
-/// D = rowsum(grad_output * output): dS = P * (dP - D), grad_query = dS @ key * scale,
+/// The definition of sdpfa_bwd, as a composite: the gradients of sdpfaFwd from its saved output and
+/// log_sumexp: P is recomputed as exp(query @ key^T * scale - log_sumexp) (masked entries 0), the
+/// dropout mask regenerated from the same seed and offset, and with dP = dropout(grad_output @
+/// value^T) and D = rowsum(grad_output * output): dS = P * (dP - D), grad_query = dS @ key * scale,
 /// grad_key = dS^T @ query * scale, grad_value = dropout(P)^T @ grad_output. Computed in f32,
 /// returned in the inputs' dtype. dropout_p, is_causal and scale must be those of the forward.
 /// philox_seed / philox_offset: the tensors sdpfaFwd returned in this fusion, or the seed and
 /// offset themselves (integers or integer Scalars); any tensor is accepted (and not read) when
 /// dropout_p is the constant 0.
-SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* key,
-                        TensorView* value, TensorView* output, TensorView* log_sumexp,
-                        std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
-                        std::optional<Operand> philox_seed, std::optional<Operand> philox_offset,
-                        std::optional<Operand> scale = std::nullopt);
+SdpfaBwdResult sdpfaBwdComposite(TensorView* grad_output, TensorView* query, TensorView* key,
+                                 TensorView* value, TensorView* output, TensorView* log_sumexp,
+                                 std::optional<Operand> dropout_p, std::optional<Operand> is_causal,
+                                 std::optional<Operand> philox_seed,
+                                 std::optional<Operand> philox_offset,
+                                 std::optional<Operand> scale = std::nullopt);
+
+/// One direction's composite as a fusion for `dtype` and `rank`: inputs the tensors (forward:
+/// query, key, value; backward: grad_output, query, key, value, output, log_sumexp), then the
+/// Scalars dropout_p (Float64), is_causal (Bool), scale (Float64), seed, offset (Int64); outputs
+/// as the node's. The reference evaluator and the attention segment's fallback run it, so the
+/// node's math is the composite's.
+std::unique_ptr<ir::Fusion> sdpfaCompositeFusion(bool backward, DataType dtype, int64_t rank);
+
+/// Replaces every SdpaFwdOp / SdpaBwdOp of `fusion` by its composite (the multidevice passes
+/// shard the composite's ops).
+void expandAttention(ir::Fusion& fusion);
 
 }  // namespace loom::ops

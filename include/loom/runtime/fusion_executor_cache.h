@@ -151,7 +151,10 @@ class FusionKernelRuntime {
   int64_t numSegments() const { return int64_t(executors_.size()); }
   int64_t numKernels() const { return num_kernels_; }
   int64_t numMatmuls() const { return num_matmuls_; }
-  int64_t numCommunications() const { return numSegments() - num_kernels_ - num_matmuls_; }
+  int64_t numAttentions() const { return num_attentions_; }
+  int64_t numCommunications() const {
+    return numSegments() - num_kernels_ - num_matmuls_ - num_attentions_;
+  }
   /// Segment `segment`'s executor.
   const SegmentExecutor& segmentExecutor(int64_t segment) const {
     return *executors_.at(size_t(segment));
@@ -173,6 +176,7 @@ class FusionKernelRuntime {
   std::vector<std::unique_ptr<SegmentExecutor>> executors_;  // one per segment
   int64_t num_kernels_ = 0;
   int64_t num_matmuls_ = 0;
+  int64_t num_attentions_ = 0;
   // Value slots: the original inputs first, then every segment output. Plans index them.
   int64_t num_slots_ = 0;
   std::vector<std::vector<int64_t>> input_slots_;   // per segment

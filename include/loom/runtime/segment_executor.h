@@ -74,6 +74,8 @@ class SegmentExecutor {
   /// One step of the host program (FusionKernelRuntime::hostProgram), e.g.
   /// "kernel (pointwise): T0 -> T1".
   virtual std::string step(const segmenter::Segment& segment) const = 0;
+  /// True when runInto writes SegmentRecord::params (what it ran, which may differ per run).
+  virtual bool saysWhatRan() const { return false; }
 };
 
 /// A kernel segment: a copy of the segment's fusion scheduled with its parameters, compiled once

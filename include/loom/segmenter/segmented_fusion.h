@@ -79,12 +79,25 @@ struct MatmulWork {
 /// own, and kernel schedulers refuse fusions that hold one), else nullopt.
 std::optional<MatmulWork> matmulWorkOf(const ir::Expr* e);
 
+/// A segment that is one attention node (ir::SdpaFwdOp, ir::SdpaBwdOp) and no generated kernel:
+/// the runtime runs Loom's fused attention kernels where they take the operands, else the
+/// node's composite as a fusion of its own (runtime/attention_executor.h).
+struct AttentionWork {
+  std::string op;  ///< "sdpfa_fwd" or "sdpfa_bwd"
+  bool operator==(const AttentionWork&) const = default;
+  std::string toString() const { return op; }
+};
+
+/// The attention work of `e` when it is an SdpaFwdOp or SdpaBwdOp (a segment of its own; kernel
+/// schedulers refuse fusions that hold one), else nullopt.
+std::optional<AttentionWork> attentionWorkOf(const ir::Expr* e);
+
 /// What a segment does: one alternative per kind of work. A new kind (a library call, a host
 /// program) is one more alternative here and one SegmentExecutor in the runtime
 /// (runtime/segment_executor.h); docs/design.md lists the places it touches.
-using SegmentWork = std::variant<KernelWork, CommunicationWork, MatmulWork>;
+using SegmentWork = std::variant<KernelWork, CommunicationWork, MatmulWork, AttentionWork>;
 
-/// "kernel", "communication" or "matmul".
+/// "kernel", "communication", "matmul" or "attention".
 std::string_view workKindName(const SegmentWork& work);
 
 /// One segment: its exprs, its fusion and its work.
@@ -105,6 +118,8 @@ struct Segment {
   }
   /// The matmul's work, or nullptr for a segment of another kind.
   const MatmulWork* matmul() const { return std::get_if<MatmulWork>(&work); }
+  /// The attention's work, or nullptr for a segment of another kind.
+  const AttentionWork* attention() const { return std::get_if<AttentionWork>(&work); }
   /// What it runs, for records and dumps: the scheduler's name ("pointwise", ...), the
   /// communication's type ("Allgather", ...) or the op of a matmul segment ("matmul", "linear").
   std::string what() const;
