@@ -83,7 +83,7 @@ CheckResult checkNormBackward(Op op, DataType dtype, const std::vector<Tensor>& 
       const double want = rstd * (g - (layer ? mg : 0.0) - xhat(r, j, rstd) * mgx);
       near("dx row " + std::to_string(r) + " col " + std::to_string(j),
            outs[0].getDoubleLinear(r * H + j), want,
-           rstd * (std::abs(g) + scale / double(H) * 4) + 1e-6);
+           std::abs(rstd) * (std::abs(g) + scale / double(H) * 4) + 1e-6);
     }
   }
   std::vector<double> rstds(size_t(R), 0.0);

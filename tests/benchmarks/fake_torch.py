@@ -14,6 +14,7 @@ FAKE_KERNEL_MS = 0.1
 class FakeTensor:
     def __init__(self, shape):
         self.shape = tuple(shape)
+        self.dtype = "float32"
 
     def _binary(self, other):
         return FakeTensor(self.shape)
