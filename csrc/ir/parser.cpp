@@ -48,10 +48,15 @@ std::optional<IterType> iterTypeOfLetter(char c) {
 Parser::Parser(std::string_view text, std::string_view filename)
     : filename_(filename), toks_(tokenize(text, filename)) {
   fusion_ = std::make_unique<Fusion>();
-  // Constants get names above every scalar number in the text, so names stay unique.
+  // Constants get names above every scalar number in the text, so names stay unique. A number
+  // beyond the names a fusion takes (Fusion's range check rejects it with a UserError where it is
+  // declared) is left out here, where adding one to it would overflow.
+  constexpr int64_t kLargestName = int64_t{1} << 62;
   for (const Token& t : toks_) {
     auto n = t.kind == Kind::Ident ? splitName(t.text) : std::nullopt;
-    if (n && n->first == 's') next_const_ = std::max(next_const_, n->second + 1);
+    if (n && n->first == 's' && n->second >= 0 && n->second < kLargestName) {
+      next_const_ = std::max(next_const_, n->second + 1);
+    }
   }
 }
 

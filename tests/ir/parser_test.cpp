@@ -130,6 +130,13 @@ TEST(ParserErrorTest, BadNames) {
               "unexpected character '$'");
 }
 
+// A scalar named with the largest int64 (the .fus fuzzer's find: adding one to it overflowed while
+// the parser picked names for constants) is a range error where it is declared.
+TEST(ParserErrorTest, ScalarNameBeyondTheRange) {
+  std::string err = parseError(std::string(kHeader) + "s9223372036854775807 : i64\n");
+  EXPECT_NE(err.find("is out of range"), std::string::npos) << err;
+}
+
 // A cast whose dtype disagrees with the declared output dtype is an error.
 TEST(ParserErrorTest, CastDtype) {
   expectError(std::string(kHeader) + "T0 : f32 global [i0{4}]\nT1 : f32 global [i1{4}]\n"
