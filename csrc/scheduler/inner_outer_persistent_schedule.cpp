@@ -215,19 +215,12 @@ void vectorizeAndPlace(Schedule& s) {
 // unless rows are in shared memory); the rest is inlined as far as it goes.
 void inlineEverything(Schedule& s, const std::vector<TensorView*>& elementwise,
                       std::vector<TensorView*> stats) {
-  const transform::InlineOptions inline_options{};
   std::vector<TensorView*> inlined;
   for (TensorView* tv : elementwise) {
     if (s.row_invariant.count(tv) && !s.p.shared_memory) continue;
     (s.buffers.count(tv) ? stats : inlined).push_back(tv);
   }
-  const transform::IdGraph permissive(s.fusion, transform::IdMappingMode::Permissive);
-  transform::inlineMost(inlined, permissive, inline_options);
-  for (TensorView* tv : stats) {
-    int64_t pos = std::min(s.row_pos, transform::maxInlinePosition(tv, permissive, inline_options));
-    transform::inlineAt(tv, pos, permissive, /*best_effort=*/true, inline_options);
-  }
-  transform::recomputeAcrossThreads(s.fusion, inline_options);
+  utils::inlinePersistentRows(s.fusion, inlined, stats, s.row_pos);
 }
 
 }  // namespace

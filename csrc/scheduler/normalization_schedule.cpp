@@ -391,21 +391,13 @@ std::unordered_set<TensorView*> rowInvariantCaches(const Schedule& s) {
 // one loop both before and after the reduction. Row-invariant caches are not inlined at all.
 void inlineEverything(Schedule& s, const std::vector<TensorView*>& elementwise,
                       std::vector<TensorView*> stats) {
-  const transform::InlineOptions inline_options{};
   const std::unordered_set<TensorView*> row_invariant = rowInvariantCaches(s);
   std::vector<TensorView*> inlined;
   for (TensorView* tv : elementwise) {
     if (row_invariant.count(tv)) continue;
     (s.buffers.count(tv) ? stats : inlined).push_back(tv);
   }
-  // Inlining only sets compute-at positions, so one graph of the final loops serves it all.
-  const transform::IdGraph permissive(s.fusion, transform::IdMappingMode::Permissive);
-  transform::inlineMost(inlined, permissive, inline_options);
-  for (TensorView* tv : stats) {
-    int64_t pos = std::min(s.row_pos, transform::maxInlinePosition(tv, permissive, inline_options));
-    transform::inlineAt(tv, pos, permissive, /*best_effort=*/true, inline_options);
-  }
-  transform::recomputeAcrossThreads(s.fusion, inline_options);
+  utils::inlinePersistentRows(s.fusion, inlined, stats, s.row_pos);
 }
 
 }  // namespace

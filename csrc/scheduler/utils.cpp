@@ -11,6 +11,8 @@
 #include "loom/ir/iter_domain.h"
 #include "loom/transform/cache.h"
 #include "loom/transform/id_graph.h"
+#include "loom/transform/inlining.h"
+#include "loom/transform/recompute.h"
 
 namespace loom::scheduler::utils {
 
@@ -681,6 +683,18 @@ bool peelableRow(const ir::Fusion& fusion, const ir::TensorView* ref, std::strin
     }
   }
   return true;
+}
+
+void inlinePersistentRows(ir::Fusion& fusion, const std::vector<ir::TensorView*>& inlined,
+                          const std::vector<ir::TensorView*>& buffers, int64_t row_pos) {
+  const transform::InlineOptions options{};
+  const transform::IdGraph permissive(fusion, transform::IdMappingMode::Permissive);
+  transform::inlineMost(inlined, permissive, options);
+  for (ir::TensorView* tv : buffers) {
+    int64_t pos = std::min(row_pos, transform::maxInlinePosition(tv, permissive, options));
+    transform::inlineAt(tv, pos, permissive, /*best_effort=*/true, options);
+  }
+  transform::recomputeAcrossThreads(fusion, options);
 }
 
 }  // namespace loom::scheduler::utils

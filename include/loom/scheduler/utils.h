@@ -121,4 +121,11 @@ inline constexpr int64_t kMinPeeledVectors = 16;
 /// `why` names what stands in the way.
 bool peelableRow(const ir::Fusion& fusion, const ir::TensorView* ref, std::string* why);
 
+/// The persistent schedulers' inlining: `inlined` as far as each goes, the row buffers `buffers`
+/// at most at `row_pos` (their loops stay around the row's element loop, which both the
+/// reduction and the consumers after it read), then recomputation across threads. One graph of
+/// the final loops serves it all, since inlining only sets compute-at positions.
+void inlinePersistentRows(ir::Fusion& fusion, const std::vector<ir::TensorView*>& inlined,
+                          const std::vector<ir::TensorView*>& buffers, int64_t row_pos);
+
 }  // namespace loom::scheduler::utils
