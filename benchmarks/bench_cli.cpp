@@ -136,8 +136,8 @@ void parseSweepOptions(const CLI::App& app, const RawOptions& raw, Options& o) {
     for (const std::string& f : splitList(raw.sweepFamilies)) {
       std::optional<Op> op = parseFamily(f);
       if (!op) {
-        throw UsageError("--sweep-families: unknown family '" + f +
-                         "' (known: layer_norm, rms_norm, softmax, var_mean, sum_dim0)");
+        throw UsageError("--sweep-families: unknown family '" + f + "' (known: " +
+                         knownFamilyNames() + ")");
       }
       o.sweepSpec.families.push_back(*op);
     }

@@ -25,6 +25,25 @@ const std::vector<Op>& sweepFamilies() {
   return families;
 }
 
+const std::vector<Op>& knownSweepFamilies() {
+  static const std::vector<Op> families = [] {
+    std::vector<Op> all = sweepFamilies();
+    all.push_back(Op::LayerNormBwd);
+    all.push_back(Op::RmsNormBwd);
+    return all;
+  }();
+  return families;
+}
+
+std::string knownFamilyNames() {
+  std::string names;
+  for (Op op : knownSweepFamilies()) {
+    if (!names.empty()) names += ", ";
+    names += familyName(op);
+  }
+  return names;
+}
+
 std::string_view familyName(Op op) {
   switch (op) {
     case Op::LayerNorm: return "layer_norm";
@@ -49,16 +68,20 @@ std::string_view familyName(Op op) {
 }
 
 std::optional<Op> parseFamily(std::string_view name) {
-  for (Op op : sweepFamilies()) {
+  for (Op op : knownSweepFamilies()) {
     if (familyName(op) == name) return op;
   }
   return std::nullopt;
 }
 
-std::vector<int64_t> defaultSweepWidths() {
+std::vector<int64_t> defaultSweepWidths(Op family) {
+  const bool backward = isNormBackward(family);
+  const int64_t widest = backward ? 65536 : 131072;
   std::vector<int64_t> widths;
-  for (int64_t w = 256; w <= 131072; w *= 2) widths.push_back(w);
-  for (int64_t w : {768, 1536, 3072, 5120, 12288, 50257, 128256}) widths.push_back(w);
+  for (int64_t w = 256; w <= widest; w *= 2) widths.push_back(w);
+  for (int64_t w : {768, 1536, 3072, 5120, 12288, 50257, 128256}) {
+    if (w <= widest && (!backward || w <= 12288)) widths.push_back(w);
+  }
   std::sort(widths.begin(), widths.end());
   return widths;
 }
@@ -71,13 +94,12 @@ int64_t sweepRows(int64_t width, Regime regime) {
 
 std::vector<SweepCase> sweepCases(const SweepSpec& spec) {
   const std::vector<Op>& families = spec.families.empty() ? sweepFamilies() : spec.families;
-  std::vector<int64_t> widths = spec.widths.empty() ? defaultSweepWidths() : spec.widths;
   std::vector<Regime> regimes = spec.regimes;
   if (regimes.empty()) regimes = {Regime::Bandwidth, Regime::Latency};
   std::vector<SweepCase> out;
   for (Regime regime : regimes) {
     for (Op op : families) {
-      for (int64_t width : widths) {
+      for (int64_t width : spec.widths.empty() ? defaultSweepWidths(op) : spec.widths) {
         int64_t rows = spec.rows.value_or(sweepRows(width, regime));
         std::string family(familyName(op));
         std::string name = family + "_" + std::to_string(rows) + "x" + std::to_string(width);

@@ -5,7 +5,8 @@ torch.compile (`torch_sweep.py --out`), shape by shape, with the goals of docs/p
 
 Writes into --out: table.md (one row per shape: times, torch.compile / Loom, kernels, check),
 summary.txt (per family and dtype geomeans, counts against the goals, misses), and
-ratio_vs_width.png (torch.compile time / Loom time against the row width, one panel per family;
+ratio_vs_width.png (torch.compile time / Loom time against the row width, one panel per family
+in the results;
 only when matplotlib is importable). A ratio above 1 means Loom is faster.
 
     sweep_report.py --loom loom.json --torch torch.json --out DIR
@@ -17,7 +18,8 @@ import math
 import os
 import sys
 
-FAMILIES = ["layer_norm", "rms_norm", "softmax", "var_mean", "sum_dim0"]
+FAMILIES = ["layer_norm", "rms_norm", "softmax", "var_mean", "sum_dim0", "layer_norm_bwd",
+            "rms_norm_bwd"]
 # docs/performance.md's goals for the sweep.
 GOAL_SHARE_AHEAD = 0.90
 GOAL_FLOOR = 0.90
@@ -45,6 +47,11 @@ def geomean(values):
 
 def fmt(v, spec=".1f"):
     return "-" if v is None else format(v, spec)
+
+
+def families_of(rows):
+    """The families the results hold, in table order."""
+    return [f for f in FAMILIES if any(r["family"] == f for r in rows)]
 
 
 def merge(loom, torch):
@@ -105,7 +112,7 @@ def summary(rows, loom, torch):
                          f"({100.0 * ahead / len(ratios):.0f}%, goal {GOAL_SHARE_AHEAD:.0%}); "
                          f"below {GOAL_FLOOR}x: {len(below)} (goal 0); geomean "
                          f"{geomean(ratios):.2f}x (goal {GOAL_GEOMEAN}x)")
-        for family in FAMILIES:
+        for family in families_of(rr):
             for dtype in ("fp32", "bf16"):
                 fr = [r for r in rr if r["family"] == family and r["dtype"] == dtype]
                 if not fr:
@@ -115,7 +122,7 @@ def summary(rows, loom, torch):
                 worst = min((r for r in fr if r["vs_compile"]), key=lambda r: r["vs_compile"],
                             default=None)
                 multi = [str(r["width"]) for r in fr if (r["kernels"] or 0) > 1]
-                lines.append(f"  {family:10} {dtype}: geomean vs compile {fmt(g, '.2f')}x, vs "
+                lines.append(f"  {family:14} {dtype}: geomean vs compile {fmt(g, '.2f')}x, vs "
                              f"eager {fmt(ge, '.2f')}x; worst "
                              f"{fmt(worst and worst['vs_compile'], '.2f')}x at "
                              f"{worst and worst['width']}; several kernels at widths "
@@ -147,11 +154,12 @@ def plot(rows, path):
     regimes = [g for g in ("bandwidth", "latency") if any(r["regime"] == g for r in rows)]
     if not regimes:
         return False
-    fig, axes = plt.subplots(len(regimes), len(FAMILIES), figsize=(4 * len(FAMILIES),
+    families = families_of(rows)
+    fig, axes = plt.subplots(len(regimes), len(families), figsize=(4 * len(families),
                                                                    3.2 * len(regimes)),
                              sharey="row", squeeze=False)
     for i, regime in enumerate(regimes):
-        for ax, family in zip(axes[i], FAMILIES):
+        for ax, family in zip(axes[i], families):
             for dtype, style in (("fp32", "o-"), ("bf16", "s--")):
                 pts = sorted((r["width"], r["vs_compile"]) for r in rows
                              if r["family"] == family and r["dtype"] == dtype and

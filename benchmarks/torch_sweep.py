@@ -5,8 +5,10 @@
 The shapes are those of `loom_bench --sweep` (benchmarks/bench_sweep.cpp): five families
 (layer_norm, rms_norm, softmax, var_mean over the last dim, sum over dim 0), fp32 and bf16, row
 widths 256..131072 by powers of two plus the model widths, R x H = 2^26 (bandwidth) and 2^20
-(latency). `--list` prints them without a GPU; tests/benchmarks checks that the list equals
-`loom_bench --list-sweep`'s. The protocol is torch_baseline.py's: random inputs, an L2 flush before
+(latency). `--families layer_norm_bwd,rms_norm_bwd` times issue 37's norm backward instead (aten's
+native_layer_norm_backward and rms_norm's backward math, torch_baseline.py's functions; widths 256
+to 65536 and the model widths up to 12288). `--list` prints them without a GPU;
+tests/benchmarks checks that the list equals `loom_bench --list-sweep`'s. The protocol is torch_baseline.py's: random inputs, an L2 flush before
 each repetition, CUDA events around one call, the median of --reps (30).
 
 torch.compile compiles each shape (dynamic=False). `--precompile-jobs N` first compiles every shape
@@ -30,14 +32,19 @@ import sys
 import time
 
 FAMILIES = ["layer_norm", "rms_norm", "softmax", "var_mean", "sum_dim0"]
+BACKWARD_FAMILIES = ["layer_norm_bwd", "rms_norm_bwd"]
 REGIMES = {"bandwidth": 1 << 26, "latency": 1 << 20}
 DTYPE_BYTES = {"fp32": 4, "bf16": 2}
 SCHEMA = "loom-bench-torch-sweep/1"
 
 
-def default_widths():
-    widths = [256 << k for k in range(10)]  # 256 .. 131072
-    widths += [768, 1536, 3072, 5120, 12288, 50257, 128256]
+def default_widths(family):
+    """bench_sweep.cpp's defaultSweepWidths: 256 .. 131072 and the model widths; the backward
+    families stop at 65536 and take the model widths up to 12288."""
+    widest = 65536 if family in BACKWARD_FAMILIES else 131072
+    widths = [w for w in (256 << k for k in range(10)) if w <= widest]
+    widths += [w for w in (768, 1536, 3072, 5120, 12288, 50257, 128256)
+               if w <= (12288 if family in BACKWARD_FAMILIES else widest)]
     return sorted(widths)
 
 
@@ -50,8 +57,11 @@ def sweep_rows(width, regime):
 def io_bytes(family, rows, width, dtype):
     """bench_cases.cpp's ioBytes: inputs read once and outputs written once."""
     n = rows * width
-    inputs = {"layer_norm": n + 2 * width, "rms_norm": n + width}.get(family, n)
-    outputs = {"var_mean": 2 * rows, "sum_dim0": width}.get(family, n)
+    inputs = {"layer_norm": n + 2 * width, "rms_norm": n + width,
+              "layer_norm_bwd": 2 * n + 2 * rows + width,  # dy, x, mean, rstd, weight
+              "rms_norm_bwd": 2 * n + width}.get(family, n)
+    outputs = {"var_mean": 2 * rows, "sum_dim0": width,
+               "layer_norm_bwd": n + 2 * width, "rms_norm_bwd": n + width}.get(family, n)
     return (inputs + outputs) * DTYPE_BYTES[dtype]
 
 
@@ -61,7 +71,7 @@ def shapes(families, widths, regimes, dtypes, rows=None):
     for dtype in dtypes:
         for regime in regimes:
             for family in families:
-                for width in widths:
+                for width in widths or default_widths(family):
                     r = rows or sweep_rows(width, regime)
                     name = f"{family}_{r}x{width}" + ("@latency" if regime == "latency" else "")
                     out.append({"case": name, "family": family, "dtype": dtype,
@@ -85,6 +95,20 @@ def make_fn(torch, family, width):
     if family == "sum_dim0":
         return lambda x: torch.sum(x, dim=0)
     raise AssertionError(f"no torch function for family '{family}'")
+
+
+def make_call(torch, s):
+    """(function, inputs) of shape `s`: the backward families through torch_baseline.py's
+    functions for the same cases, so both benchmarks time the same torch code."""
+    if s["family"] in BACKWARD_FAMILIES:
+        sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import compare
+        import torch_baseline
+
+        case = compare.Case(s["case"], s["family"], tuple(s["shape"]), s["case"], True)
+        return torch_baseline.make_case(torch, case, s["dtype"])
+    return make_fn(torch, s["family"], s["width"]), make_inputs(torch, s)
 
 
 def make_inputs(torch, s):
@@ -120,9 +144,8 @@ def max_abs_diff(a, b):
 def compile_one(torch, s):
     """The compiled function of shape `s` after its first (compiling) call, and that call's time."""
     torch._dynamo.reset()
-    fn = make_fn(torch, s["family"], s["width"])
+    fn, inputs = make_call(torch, s)
     compiled = torch.compile(fn, dynamic=False)
-    inputs = make_inputs(torch, s)
     t0 = time.perf_counter()
     out = compiled(*inputs)
     torch.cuda.synchronize()
@@ -131,8 +154,7 @@ def compile_one(torch, s):
 
 def bench_one(torch, s, args, flush):
     entry = dict(s)
-    fn = make_fn(torch, s["family"], s["width"])
-    inputs = make_inputs(torch, s)
+    fn, inputs = make_call(torch, s)
     eager_out = None
     try:
         eager_out = fn(*inputs)
@@ -217,11 +239,11 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.reps < 20:
         p.error("--reps must be at least 20 (the protocol's minimum)")
-    args.family_list = parse_list(args.families, FAMILIES, "families")
+    args.family_list = parse_list(args.families, FAMILIES + BACKWARD_FAMILIES, "families")
     args.regime_list = parse_list(args.regimes, list(REGIMES), "regimes")
     args.dtype_list = parse_list(args.dtypes, list(DTYPE_BYTES), "dtypes")
     if args.widths is None:
-        args.width_list = default_widths()
+        args.width_list = None  # each family's default_widths
     else:
         try:
             args.width_list = [int(w) for w in parse_list(args.widths, None, "widths")]

@@ -40,6 +40,9 @@
 #                   benchmarks/run_comm_bench.sh --gpu); tables in comm/*.txt
 #   --shape-sweep   also the shape sweep (loom_bench --sweep next to torch_sweep.py; sweep/)
 #   --no-shape-sweep  leave the shape sweep out of --verify
+#   --norm-bwd-sweep  also issue 37's layer_norm / rms_norm backward sweep (bandwidth regime,
+#                   widths 256..65536 and the model widths; loom_bench --sweep-families next to
+#                   torch_sweep.py --families; sweep-norm-bwd/)
 #   --sweep-regimes L the shape sweep's regimes (bandwidth,latency; default both)
 #   --sweep FILE    also time heuristic variants: each line of FILE is "CASES DTYPES PARAMS"
 #                   (loom_bench --cases/--dtypes/--params); '#' starts a comment
@@ -51,7 +54,7 @@
 set -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS
-examples=0 fast=0 hints=0 stages=0 probe=0 attention=0 sweep="" tune="" targets="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
+examples=0 fast=0 hints=0 stages=0 probe=0 attention=0 nbwd=0 sweep="" tune="" targets="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
 build="" deadline=540 only="" regimes=bandwidth,latency
 while [[ $# -gt 0 ]]; do
   a=$1
@@ -67,6 +70,7 @@ while [[ $# -gt 0 ]]; do
     --build-targets) targets=${1:?--build-targets needs target names}; shift ;;
     --shape-sweep) shape=1 ;;
     --no-shape-sweep) shape=0 ;;
+    --norm-bwd-sweep) nbwd=1 ;;
     --sweep-regimes) regimes=${1:?--sweep-regimes needs bandwidth, latency or both}; shift ;;
     --no-torch) torch=0 ;;
     --mpi) mpi=1 ;;
@@ -173,6 +177,13 @@ then
     --precompile-jobs 8 --regimes "$regimes") &
   precompile_pids+=($!)
 fi
+nbwd_families=layer_norm_bwd,rms_norm_bwd
+if [[ $nbwd == 1 && $torch == 1 && $gpu == 1 && ( -z $only || $only == *,norm_bwd_sweep_precompile,* ) ]]
+then
+  (step norm_bwd_sweep_precompile 560 "$py" benchmarks/torch_sweep.py --precompile-only \
+    --precompile-jobs 8 --families "$nbwd_families" --regimes bandwidth) &
+  precompile_pids+=($!)
+fi
 
 gpu_step gpu_tier 240 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 120
 
@@ -218,6 +229,29 @@ if [[ $shape == 1 ]]; then
   fi
   step shape_sweep_report 60 "$py" benchmarks/sweep_report.py --loom "$r/sweep/loom.json" \
     --torch "$r/sweep/torch.json" --out "$r/sweep"
+fi
+if [[ $nbwd == 1 ]]; then
+  # Issue 37's norm-backward sweep, the same way (docs/performance.md, "layer_norm and rms_norm
+  # backward").
+  d=$r/sweep-norm-bwd
+  mkdir -p "$d"
+  if [[ $gpu == 1 ]]; then
+    ((${#precompile_pids[@]})) && wait "${precompile_pids[@]}"
+    step norm_bwd_sweep_loom 300 "$build/bin/loom_bench" --sweep --sweep-regimes bandwidth \
+      --sweep-families "$nbwd_families" --json "$d/loom.json"
+    if [[ $torch == 1 ]]; then
+      step norm_bwd_sweep_torch 300 "$py" benchmarks/torch_sweep.py --regimes bandwidth \
+        --families "$nbwd_families" --out "$d/torch.json"
+    fi
+  else
+    step norm_bwd_sweep_loom-dry 600 "$build/bin/loom_bench" --sweep --backend host \
+      --sweep-rows 3 --sweep-regimes bandwidth --sweep-families "$nbwd_families" \
+      --json "$d/loom.json"
+    step norm_bwd_sweep_torch-dry 60 "$py" benchmarks/torch_sweep.py --list \
+      --families "$nbwd_families" --regimes bandwidth
+  fi
+  step norm_bwd_sweep_report 60 "$py" benchmarks/sweep_report.py --loom "$d/loom.json" \
+    --torch "$d/torch.json" --out "$d"
 fi
 gpu_step loom_bench 240 env LOOM_DUMP=scheduler_params,ptxas "$build/bin/loom_bench" \
   --json "$r/loom.json"

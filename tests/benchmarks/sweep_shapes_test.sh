@@ -26,6 +26,24 @@ for s in a:
     assert abs(elements - target) <= s["width"] / 2, s
 print(f"sweep shapes agree: {len(a)} shapes")
 PY
+# The backward families (named only): the same list on both sides, with their own widths.
+fams=layer_norm_bwd,rms_norm_bwd
+"$bench" --list-sweep "$work/bwd-loom.json" --sweep-families "$fams" > /dev/null
+"$py" "$src/benchmarks/torch_sweep.py" --list --families "$fams" > "$work/bwd-torch.json"
+"$py" - "$work/bwd-loom.json" "$work/bwd-torch.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["shapes"]
+b = json.load(open(sys.argv[2]))["shapes"]
+assert a == b, "the sides disagree on the backward families"
+widths = sorted({s["width"] for s in a})
+assert widths == [256, 512, 768, 1024, 1536, 2048, 3072, 4096, 5120, 8192, 12288, 16384, 32768,
+                  65536], widths
+assert len(a) == 2 * 14 * 2 * 2, len(a)
+ln = next(s for s in a if s["case"] == "layer_norm_bwd_16384x4096" and s["dtype"] == "bf16")
+n = 16384 * 4096
+assert ln["bytes"] == (3 * n + 2 * 16384 + 3 * 4096) * 2, ln
+print(f"backward sweep shapes agree: {len(a)} shapes")
+PY
 # A part of the sweep: the options select families, widths and regimes.
 "$bench" --list-sweep "$work/part.json" --sweep-families softmax --sweep-widths 50257 \
   --sweep-regimes latency --dtypes bf16 > /dev/null
