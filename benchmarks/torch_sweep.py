@@ -26,10 +26,14 @@ import datetime
 import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (stdlib-only, as torch_baseline.py at import)
+import torch_baseline  # noqa: E402  (the timing protocol and the backward functions)
 
 FAMILIES = ["layer_norm", "rms_norm", "softmax", "var_mean", "sum_dim0"]
 BACKWARD_FAMILIES = ["layer_norm_bwd", "rms_norm_bwd"]
@@ -101,11 +105,6 @@ def make_call(torch, s):
     """(function, inputs) of shape `s`: the backward families through torch_baseline.py's
     functions for the same cases, so both benchmarks time the same torch code."""
     if s["family"] in BACKWARD_FAMILIES:
-        sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import compare
-        import torch_baseline
-
         case = compare.Case(s["case"], s["family"], tuple(s["shape"]), s["case"], True)
         return torch_baseline.make_case(torch, case, s["dtype"])
     return make_fn(torch, s["family"], s["width"]), make_inputs(torch, s)
@@ -117,28 +116,6 @@ def make_inputs(torch, s):
     x = torch.randn(rows, width, device="cuda", dtype=tdtype)
     extra = {"layer_norm": 2, "rms_norm": 1}.get(s["family"], 0)
     return [x] + [torch.randn(width, device="cuda", dtype=tdtype) for _ in range(extra)]
-
-
-def time_us(torch, call, flush, reps, warmup):
-    for _ in range(warmup):
-        call()
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flush.zero_()
-        starts[i].record()
-        call()
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = [a.elapsed_time(b) * 1e3 for a, b in zip(starts, ends)]
-    return statistics.median(times), times
-
-
-def max_abs_diff(a, b):
-    a = a if isinstance(a, (tuple, list)) else (a,)
-    b = b if isinstance(b, (tuple, list)) else (b,)
-    return max((x.float() - y.float()).abs().max().item() for x, y in zip(a, b))
 
 
 def compile_one(torch, s):
@@ -158,7 +135,7 @@ def bench_one(torch, s, args, flush):
     eager_out = None
     try:
         eager_out = fn(*inputs)
-        entry["eager_us"], entry["eager_reps_us"] = time_us(
+        entry["eager_us"], entry["eager_reps_us"] = torch_baseline.time_kernel_us(
             torch, lambda: fn(*inputs), flush, args.reps, args.warmup)
     except Exception as e:  # noqa: BLE001  (recorded; the other shapes go on)
         entry["eager_error"] = f"{type(e).__name__}: {e}"
@@ -167,8 +144,9 @@ def bench_one(torch, s, args, flush):
             compiled, cinputs, out, first_s = compile_one(torch, s)
             entry["compile_first_call_s"] = first_s
             if eager_out is not None:
-                entry["compile_vs_eager_max_abs_diff"] = max_abs_diff(out, fn(*cinputs))
-            entry["compile_us"], entry["compile_reps_us"] = time_us(
+                entry["compile_vs_eager_max_abs_diff"] = torch_baseline.max_abs_diff(
+                    torch, out, fn(*cinputs))
+            entry["compile_us"], entry["compile_reps_us"] = torch_baseline.time_kernel_us(
                 torch, lambda: compiled(*cinputs), flush, args.reps, args.warmup)
             del cinputs, out
         except Exception as e:  # noqa: BLE001
