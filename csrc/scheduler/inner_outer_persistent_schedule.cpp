@@ -176,23 +176,6 @@ void transformReference(Schedule& s) {
   }
 }
 
-// Row statistics keep the row IDs and their broadcast IDs (computed once per row by every
-// thread); returns {elementwise, stats}.
-std::pair<std::vector<TensorView*>, std::vector<TensorView*>> placeRowStatistics(Schedule& s) {
-  std::vector<TensorView*> elementwise, stats;
-  for (TensorView* tv : s.fusion.allTvs()) {
-    if (tv->isFusionInput()) continue;
-    const bool is_stat = isRowStatistic(tv, s.reduced, s.row_rank, s.row_pos);
-    if (is_stat) {
-      std::vector<IterDomain*> loop(tv->loop().begin(), tv->loop().begin() + s.row_pos);
-      for (size_t r : s.reduced) loop.push_back(tv->logical()[r]);
-      tv->domain()->setLoopDomain(loop);
-    }
-    (is_stat && !tv->uses().empty() ? stats : elementwise).push_back(tv);
-  }
-  return {std::move(elementwise), std::move(stats)};
-}
-
 void vectorizeAndPlace(Schedule& s) {
   if (s.p.vectorize > 1) {
     for (TensorView* tv : s.vectorized) {
@@ -236,7 +219,7 @@ void scheduleInnerOuterPersistent(Fusion& fusion, const InnerOuterPersistentPara
   prepare(s);
   cacheInputsAndOutputs(s);
   transformReference(s);
-  auto [elementwise, stats] = placeRowStatistics(s);
+  auto [elementwise, stats] = placeRowStatistics(s.fusion, s.reduced, s.row_rank, s.row_pos);
   vectorizeAndPlace(s);
   inlineEverything(s, elementwise, std::move(stats));
 }

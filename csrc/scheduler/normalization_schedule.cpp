@@ -288,8 +288,6 @@ void transformReference(Schedule& s) {
   }
 }
 
-}  // namespace
-
 // A row statistic: a reduction result broadcast back along the row, or math on one (layer_norm's
 // mean and rstd and their output copies).
 bool isRowStatistic(const TensorView* tv, const std::vector<size_t>& reduced, size_t row_rank,
@@ -312,26 +310,29 @@ bool isRowStatistic(const TensorView* tv, const std::vector<size_t>& reduced, si
   return is_stat;
 }
 
-namespace {
+}  // namespace
 
 // Row statistics are computed once per row by every thread of the row: their loop keeps the row
 // IDs and, instead of the propagated pieces of their broadcast dims (which carry TIDx, so only
-// one thread would compute them), the broadcast IDs themselves. Returns {elementwise, stats}:
-// stats are inlined only up to the row position, not into the element loops of their consumers.
-std::pair<std::vector<TensorView*>, std::vector<TensorView*>> placeRowStatistics(Schedule& s) {
-  std::vector<TensorView*> elementwise, stats;
-  for (TensorView* tv : s.fusion.allTvs()) {
+// one thread would compute them), the broadcast IDs themselves. Stats are inlined only up to the
+// row position, not into the element loops of their consumers.
+RowStatisticsPlacement placeRowStatistics(Fusion& fusion, const std::vector<size_t>& reduced,
+                                          size_t row_rank, int64_t row_pos) {
+  RowStatisticsPlacement out;
+  for (TensorView* tv : fusion.allTvs()) {
     if (tv->isFusionInput()) continue;
-    const bool is_stat = isRowStatistic(tv, s.reduced, s.row_rank, s.row_pos);
+    const bool is_stat = isRowStatistic(tv, reduced, row_rank, row_pos);
     if (is_stat) {
-      std::vector<IterDomain*> loop(tv->loop().begin(), tv->loop().begin() + s.row_pos);
-      for (size_t r : s.reduced) loop.push_back(tv->logical()[r]);
+      std::vector<IterDomain*> loop(tv->loop().begin(), tv->loop().begin() + row_pos);
+      for (size_t r : reduced) loop.push_back(tv->logical()[r]);
       tv->domain()->setLoopDomain(loop);
     }
-    (is_stat && !tv->uses().empty() ? stats : elementwise).push_back(tv);
+    (is_stat && !tv->uses().empty() ? out.stats : out.elementwise).push_back(tv);
   }
-  return {std::move(elementwise), std::move(stats)};
+  return out;
 }
+
+namespace {
 
 // Vector loads and stores on the innermost pieces; persistent buffers in shared memory when the
 // plan says so.
@@ -419,7 +420,7 @@ void scheduleInnerPersistent(Fusion& fusion, const InnerPersistentParams& p) {
   analyzeRows(s);
   cacheInputsAndOutputs(s);
   transformReference(s);
-  auto [elementwise, stats] = placeRowStatistics(s);
+  auto [elementwise, stats] = placeRowStatistics(s.fusion, s.reduced, s.row_rank, s.row_pos);
   vectorizeAndPlace(s);
   inlineEverything(s, elementwise, std::move(stats));
 }

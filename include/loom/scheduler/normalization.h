@@ -112,11 +112,18 @@ void projectPersistentBuffers(const BufferPlan& plan);
 /// `broadcast(cast(w))` of a fusion input w becomes `cast(broadcast(w))`, so a row-invariant
 /// register copy keeps w's (narrower) type.
 void castInputsAfterBroadcast(ir::Fusion& fusion);
-/// True when `tv` is a row statistic of rows reduced at logical positions `reduced` of rank
-/// `row_rank`, whose loop IDs left of `row_pos` select the row: broadcast at every reduced
-/// position, not made of those broadcasts (see normalization_schedule.cpp).
-bool isRowStatistic(const ir::TensorView* tv, const std::vector<size_t>& reduced, size_t row_rank,
-                    int64_t row_pos);
+/// The fusion's computed tensors split into elementwise ones and row statistics (a reduction
+/// result broadcast back along the row, or math on one) of rows reduced at logical positions
+/// `reduced` of rank `row_rank`, whose loop IDs left of `row_pos` select the row. Every row
+/// statistic's loop becomes the row IDs and the broadcast IDs themselves, so that every thread
+/// of the row computes it; one without uses (an output) is listed with the elementwise tensors,
+/// since it is inlined as they are.
+struct RowStatisticsPlacement {
+  std::vector<ir::TensorView*> elementwise;
+  std::vector<ir::TensorView*> stats;
+};
+RowStatisticsPlacement placeRowStatistics(ir::Fusion& fusion, const std::vector<size_t>& reduced,
+                                          size_t row_rank, int64_t row_pos);
 
 /// True when a plan that reads its rows again (reload_rows) keeps the rows in flight (a block's
 /// row on every block the SMs hold at once) within three quarters of the L2, so each pass after
