@@ -59,10 +59,10 @@ GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, in
       fmt::arg("m", kAttentionBlockM), fmt::arg("n", kAttentionBlockN),
       fmt::arg("tpr", kAttentionThreadsPerRow));
   // The files attention.cuh uses (types for the conversions, math and random for the dropout's
-  // Philox draw), in the library's order.
+  // Philox draw, its argument structs), in the library's order.
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     if (f.name != "types.cuh" && f.name != "math.cuh" && f.name != "random.cuh" &&
-        f.name != "attention.cuh") {
+        f.name != "attention_params.cuh" && f.name != "attention.cuh") {
       continue;
     }
     g.source += "// ---- runtime/";

@@ -716,9 +716,9 @@ std::string runtimeLibraryFor(const kir::Kernel& kernel) {
   out.reserve(runtimeLibrarySource().size());
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     // Files only some kernels use stay out of the others (less for NVRTC to parse).
-    // attention.cuh is for fusedAttentionKernel() alone.
+    // attention.cuh and its argument structs are for fusedAttentionKernel() alone.
     if ((!grid && f.name == "grid.cuh") || (!sorts && f.name == "sort.cuh") ||
-        f.name == "attention.cuh") {
+        f.name == "attention_params.cuh" || f.name == "attention.cuh") {
       continue;
     }
     out += "// ---- runtime/";

@@ -7,65 +7,17 @@
 #include <cmath>
 #include <cstddef>
 
+#include "../codegen/runtime/attention_params.cuh"  // the structs the kernels read
 #include "loom/codegen/attention_kernel.h"
 #include "loom/support/error.h"
 
 namespace loom::exec {
 namespace {
 
-// The host image of runtime/attention.cuh's loom::AttentionFwdParams: the same members in the
-// same order, so natural alignment lays both out alike (x86-64 and the GPU agree on it).
-struct AttentionFwdParams {
-  const void* q;
-  const void* k;
-  const void* v;
-  void* out;
-  float* lse;
-  long long qs[4];
-  long long ks[4];
-  long long vs[4];
-  long long heads;
-  long long rows;
-  long long keys;
-  float scale;
-  int causal;
-  int dropout;
-  float keep;
-  float inv_keep;
-  unsigned long long seed;
-  unsigned long long offset;
-};
+// The kernels' argument structs are the runtime library's own (the host packs what the device
+// reads); these sizes pin the layout both compilers give them.
 static_assert(sizeof(AttentionFwdParams) == 200 && offsetof(AttentionFwdParams, seed) == 184,
               "the layout attention.cuh reads");
-
-// The host image of loom::AttentionBwdParams, likewise.
-struct AttentionBwdParams {
-  const void* q;
-  const void* k;
-  const void* v;
-  const void* o;
-  const void* dout;
-  const float* lse;
-  void* dq;
-  void* dk;
-  void* dv;
-  long long qs[4];
-  long long ks[4];
-  long long vs[4];
-  long long os[4];
-  long long dos[4];
-  long long lses[3];
-  long long heads;
-  long long rows;
-  long long keys;
-  float scale;
-  int causal;
-  int dropout;
-  float keep;
-  float inv_keep;
-  unsigned long long seed;
-  unsigned long long offset;
-};
 static_assert(sizeof(AttentionBwdParams) == 320 && offsetof(AttentionBwdParams, seed) == 304,
               "the layout attention.cuh reads");
 

@@ -25,7 +25,10 @@ TEST(RuntimeLibraryFor, OmitsGridAndSortFilesTheKernelDoesNotUse) {
   EXPECT_EQ(g.source.find("argsortRow("), std::string::npos);
   size_t last = 0;
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
-    if (f.name == "grid.cuh" || f.name == "sort.cuh" || f.name == "attention.cuh") continue;
+    if (f.name == "grid.cuh" || f.name == "sort.cuh" || f.name == "attention_params.cuh" ||
+        f.name == "attention.cuh") {
+      continue;
+    }
     size_t at = g.source.find("// ---- runtime/" + std::string(f.name) + " ----");
     ASSERT_NE(at, std::string::npos) << f.name;
     EXPECT_GE(at, last) << f.name << " is out of dependency order";
@@ -34,16 +37,18 @@ TEST(RuntimeLibraryFor, OmitsGridAndSortFilesTheKernelDoesNotUse) {
   // The launch defines open both the source and the printed kernel; the function closes both.
   const std::string defines = launchDefines(kernel);
   ASSERT_EQ(g.kernelText.substr(0, defines.size()), defines);
-  EXPECT_EQ(g.source, defines + runtimeLibraryFor(kernel) + "\n" + g.kernelText.substr(defines.size()));
+  EXPECT_EQ(g.source,
+            defines + runtimeLibraryFor(kernel) + "\n" + g.kernelText.substr(defines.size()));
   EXPECT_LT(g.source.size(), runtimeLibrarySource().size() + g.kernelText.size());
 }
 
 // A kernel with no parallel loops launches one thread in one block: all six dims are defined.
 TEST(LaunchDefines, UnlaunchedDimsAreOne) {
   kir::Kernel kernel;
-  EXPECT_EQ(launchDefines(kernel),
-            "#define LOOM_BLOCK_DIM_X 1u\n#define LOOM_BLOCK_DIM_Y 1u\n#define LOOM_BLOCK_DIM_Z 1u\n"
-            "#define LOOM_GRID_DIM_X 1u\n#define LOOM_GRID_DIM_Y 1u\n#define LOOM_GRID_DIM_Z 1u\n");
+  EXPECT_EQ(
+      launchDefines(kernel),
+      "#define LOOM_BLOCK_DIM_X 1u\n#define LOOM_BLOCK_DIM_Y 1u\n#define LOOM_BLOCK_DIM_Z 1u\n"
+      "#define LOOM_GRID_DIM_X 1u\n#define LOOM_GRID_DIM_Y 1u\n#define LOOM_GRID_DIM_Z 1u\n");
 }
 
 // Constant extents are defined (the largest of a type's loops); one that depends on the inputs
@@ -59,9 +64,10 @@ TEST(LaunchDefines, ConstantExtentsOnlyLargestPerType) {
   kernel.launch.push_back({ir::ParallelType::TIDx, {c96, c128}});
   kernel.launch.push_back({ir::ParallelType::TIDy, {c4}});
   kernel.launch.push_back({ir::ParallelType::BIDx, {n}});
-  EXPECT_EQ(launchDefines(kernel),
-            "#define LOOM_BLOCK_DIM_X 128u\n#define LOOM_BLOCK_DIM_Y 4u\n#define LOOM_BLOCK_DIM_Z 1u\n"
-            "#define LOOM_GRID_DIM_Y 1u\n#define LOOM_GRID_DIM_Z 1u\n");
+  EXPECT_EQ(
+      launchDefines(kernel),
+      "#define LOOM_BLOCK_DIM_X 128u\n#define LOOM_BLOCK_DIM_Y 4u\n#define LOOM_BLOCK_DIM_Z 1u\n"
+      "#define LOOM_GRID_DIM_Y 1u\n#define LOOM_GRID_DIM_Z 1u\n");
 }
 
 // Grids of at most one block per SM get __launch_bounds__(threads, 1) in the declaration (and in
@@ -89,16 +95,16 @@ TEST(LaunchBounds, OnlyForGridsOfOneBlockPerSm) {
   GeneratedKernel bounded = generateKernel(*outer, CodegenOptions{132});
   EXPECT_NE(plain.kernelText.find("__global__ void " + plain.name + "("), std::string::npos)
       << plain.kernelText;
-  EXPECT_NE(bounded.kernelText.find("__global__ void __launch_bounds__(512, 1) " + bounded.name +
-                                    "("),
-            std::string::npos)
+  EXPECT_NE(
+      bounded.kernelText.find("__global__ void __launch_bounds__(512, 1) " + bounded.name + "("),
+      std::string::npos)
       << bounded.kernelText;
   EXPECT_NE(bounded.source.find("__launch_bounds__(512, 1) " + bounded.name), std::string::npos);
   EXPECT_NE(plain.name, bounded.name);
 }
 
 // A kernel with grid-reduction scratch gets grid.cuh, one that sorts rows sort.cuh; one with
-// both gets the whole library but attention.cuh (the fused attention kernel's alone).
+// both gets the whole library but the attention files (the fused attention kernel's alone).
 TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
   kir::Kernel kernel;
   kernel.gridScratch.push_back({"gw0", "float", 4, false});
@@ -119,11 +125,12 @@ TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
   EXPECT_NE(library.find("runtime/sort.cuh"), std::string::npos);
   std::string all;
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
-    if (f.name == "attention.cuh") continue;
+    if (f.name == "attention_params.cuh" || f.name == "attention.cuh") continue;
     all += "// ---- runtime/" + std::string(f.name) + " ----\n" + std::string(f.text);
   }
   EXPECT_EQ(library, all);
   EXPECT_EQ(library.find("attentionFwdBlock"), std::string::npos);
+  EXPECT_EQ(library.find("AttentionFwdParams"), std::string::npos);
 }
 
 // The fused attention kernels carry attention.cuh and what it uses (types, math, random), not the
@@ -131,7 +138,8 @@ TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
 TEST(FusedAttentionKernelSource, CarriesAttentionAndItsDependencies) {
   GeneratedKernel g = fusedAttentionFwdKernel(DataType::BFloat16, 128);
   EXPECT_EQ(g.name, "loom_attention_fwd_bf16_d128");
-  for (const char* f : {"types.cuh", "math.cuh", "random.cuh", "attention.cuh"}) {
+  for (const char* f :
+       {"types.cuh", "math.cuh", "random.cuh", "attention_params.cuh", "attention.cuh"}) {
     EXPECT_NE(g.source.find("// ---- runtime/" + std::string(f)), std::string::npos) << f;
   }
   EXPECT_EQ(g.source.find("runtime/block.cuh"), std::string::npos);
@@ -176,8 +184,8 @@ TEST(KernelCodegen, CacheHintHelpersOnlyOnFusionInputsAndOutputs) {
   kernel.body.push_back(kernel.create<kir::VectorCopy>(scratch, i, in, i, 4));
   kernel.body.push_back(kernel.create<kir::VectorCopy>(out, i, scratch, i, 4));
   kernel.body.push_back(kernel.create<kir::VectorCopy>(both, i, both, i, 4));
-  kernel.body.push_back(kernel.create<kir::Store>(
-      out, i, add(add(load(in), load(scratch)), load(both))));
+  kernel.body.push_back(
+      kernel.create<kir::Store>(out, i, add(add(load(in), load(scratch)), load(both))));
   kernel.body.push_back(kernel.create<kir::Store>(scratch, i, load(in)));
   kernel.body.push_back(kernel.create<kir::Store>(both, i, load(out)));
   const std::string text = generateKernel(kernel).kernelText;
@@ -188,8 +196,9 @@ TEST(KernelCodegen, CacheHintHelpersOnlyOnFusionInputsAndOutputs) {
   EXPECT_TRUE(has("loom::storeVectorOutput(&T1[4], v);")) << text;
   EXPECT_TRUE(has("loom::loadVector(v, &T2[4]);")) << text;
   EXPECT_TRUE(has("loom::storeVector(&T2[4], v);")) << text;
-  EXPECT_TRUE(has("loom::storeOutput(&T1[4], static_cast<float>(((loom::loadInput(&T0[4]) + "
-                  "T3[4]) + T2[4])));"))
+  EXPECT_TRUE(
+      has("loom::storeOutput(&T1[4], static_cast<float>(((loom::loadInput(&T0[4]) + "
+          "T3[4]) + T2[4])));"))
       << text;
   EXPECT_TRUE(has("  T3[4] = static_cast<float>(loom::loadInput(&T0[4]));")) << text;
   EXPECT_TRUE(has("  T2[4] = static_cast<float>(T1[4]);")) << text;

@@ -19,29 +19,6 @@
 
 namespace loom {
 
-/// What the host passes (packed by exec::FusedAttention; standard layout, no pointers inside
-/// other than the tensors'). Strides are in elements; the batch dims are [N, H].
-struct AttentionFwdParams {
-  const void* q;
-  const void* k;
-  const void* v;
-  void* out;        ///< [N, H, L, E] contiguous, the inputs' dtype
-  float* lse;       ///< [N, H, L] contiguous
-  long long qs[4];  ///< q's strides [N, H, L, E]
-  long long ks[4];
-  long long vs[4];
-  long long heads;  ///< H
-  long long rows;   ///< L
-  long long keys;   ///< S
-  float scale;
-  int causal;      ///< key j is seen by row i when j <= i
-  int dropout;     ///< 0: no dropout (keep and inv_keep unused)
-  float keep;      ///< (float)(1 - p): the composite compares its f32 draw with this
-  float inv_keep;  ///< (float)(1 / (1 - p))
-  unsigned long long seed;
-  unsigned long long offset;
-};
-
 /// The shared floats attentionFwdBlock needs: a K and a V tile.
 template <int kHeadDim, int kBlockN>
 constexpr int attentionFwdSharedFloats() {
@@ -147,35 +124,6 @@ __device__ __forceinline__ void attentionFwdBlock(const AttentionFwdParams& p, f
   if (part == 0) p.lse[bh * p.rows + row] = m == kNegInf ? kNegInf : m + logf(l);
 }
 
-/// The backward's arguments (packed by exec::FusedAttention). Strides in elements; lse is the
-/// forward's [N, H, L] f32; dq, dk and dv are contiguous in the inputs' dtype.
-struct AttentionBwdParams {
-  const void* q;
-  const void* k;
-  const void* v;
-  const void* o;
-  const void* dout;
-  const float* lse;
-  void* dq;
-  void* dk;
-  void* dv;
-  long long qs[4];
-  long long ks[4];
-  long long vs[4];
-  long long os[4];
-  long long dos[4];
-  long long lses[3];
-  long long heads;
-  long long rows;
-  long long keys;
-  float scale;
-  int causal;
-  int dropout;
-  float keep;
-  float inv_keep;
-  unsigned long long seed;
-  unsigned long long offset;
-};
 
 namespace detail {
 
