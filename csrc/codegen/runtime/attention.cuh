@@ -25,6 +25,25 @@ constexpr int attentionFwdSharedFloats() {
   return 2 * kBlockN * kHeadDim;
 }
 
+namespace detail {
+
+/// Rows [first, first + kTile) of two [rows, kHeadDim] operands of one (n, h) batch, as f32, into
+/// the shared tiles at and bt (rows from `limit` on as zeros); as and bs are the operands' strides
+/// in [N, H, rows, E] order. Every thread of the CTA takes part.
+template <typename T, int kHeadDim, int kTile, int kThreads>
+__device__ __forceinline__ void loadTilePair(float* at, const T* a, const long long* as, float* bt,
+                                             const T* b, const long long* bs, long long first,
+                                             long long limit, int tid) {
+  for (int idx = tid; idx < kTile * kHeadDim; idx += kThreads) {
+    const int r = idx / kHeadDim, d = idx % kHeadDim;
+    const long long row = first + r;
+    at[idx] = row < limit ? toFloat(a[row * as[2] + d * as[3]]) : 0.0f;
+    bt[idx] = row < limit ? toFloat(b[row * bs[2] + d * bs[3]]) : 0.0f;
+  }
+}
+
+}  // namespace detail
+
 /// One CTA's work: rows [blockIdx.x * kBlockM, +kBlockM) of head blockIdx.y of batch blockIdx.z,
 /// with kBlockM * kThreadsPerRow threads. `smem` holds attentionFwdSharedFloats() floats.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kThreadsPerRow>
@@ -63,12 +82,8 @@ __device__ __forceinline__ void attentionFwdBlock(const AttentionFwdParams& p, f
   const long long end = p.causal && last_row + 1 < p.keys ? last_row + 1 : p.keys;
   for (long long j0 = 0; j0 < end; j0 += kBlockN) {
     __syncthreads();  // the previous tile is no longer read
-    for (int idx = tid; idx < kBlockN * kHeadDim; idx += kThreads) {
-      const int j = idx / kHeadDim, d = idx % kHeadDim;
-      const long long key = j0 + j;
-      ktile[idx] = key < p.keys ? toFloat(k[key * p.ks[2] + d * p.ks[3]]) : 0.0f;
-      vtile[idx] = key < p.keys ? toFloat(v[key * p.vs[2] + d * p.vs[3]]) : 0.0f;
-    }
+    detail::loadTilePair<T, kHeadDim, kBlockN, kThreads>(ktile, k, p.ks, vtile, v, p.vs, j0, p.keys,
+                                                         tid);
     __syncthreads();
 
     float s[kBlockN];
@@ -193,12 +208,8 @@ __device__ __forceinline__ void attentionBwdDqBlock(const AttentionBwdParams& p,
   const long long end = p.causal && last_row + 1 < p.keys ? last_row + 1 : p.keys;
   for (long long j0 = 0; j0 < end; j0 += kBlockN) {
     __syncthreads();
-    for (int idx = tid; idx < kBlockN * kHeadDim; idx += kThreads) {
-      const int j = idx / kHeadDim, d = idx % kHeadDim;
-      const long long key = j0 + j;
-      ktile[idx] = key < p.keys ? toFloat(k[key * p.ks[2] + d * p.ks[3]]) : 0.0f;
-      vtile[idx] = key < p.keys ? toFloat(v[key * p.vs[2] + d * p.vs[3]]) : 0.0f;
-    }
+    detail::loadTilePair<T, kHeadDim, kBlockN, kThreads>(ktile, k, p.ks, vtile, v, p.vs, j0, p.keys,
+                                                         tid);
     __syncthreads();
     for (int j = 0; j < kBlockN; ++j) {
       float s = 0.0f, dp = 0.0f;
@@ -266,12 +277,8 @@ __device__ __forceinline__ void attentionBwdDkDvBlock(const AttentionBwdParams& 
   const long long start = p.causal ? first_key / kBlockM * kBlockM : 0;
   for (long long i0 = start; i0 < p.rows; i0 += kBlockM) {
     __syncthreads();
-    for (int idx = tid; idx < kBlockM * kHeadDim; idx += kThreads) {
-      const int r = idx / kHeadDim, d = idx % kHeadDim;
-      const long long row = i0 + r;
-      qtile[idx] = row < p.rows ? toFloat(q[row * p.qs[2] + d * p.qs[3]]) : 0.0f;
-      dotile[idx] = row < p.rows ? toFloat(dout[row * p.dos[2] + d * p.dos[3]]) : 0.0f;
-    }
+    detail::loadTilePair<T, kHeadDim, kBlockM, kThreads>(qtile, q, p.qs, dotile, dout, p.dos, i0,
+                                                         p.rows, tid);
     // D = rowsum(dO * O) and lse of the tile's rows, kThreadsPerRow threads a row.
     for (int r0 = 0; r0 < kBlockM; r0 += kBlockN) {
       const int r = r0 + tid / kThreadsPerRow;
