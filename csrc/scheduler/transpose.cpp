@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
@@ -32,6 +34,13 @@ struct Layout {
   TensorView* ref = nullptr;
   IterDomain* inner = nullptr;
   IterDomain* outer = nullptr;
+  /// The dims each side may tile together, innermost first (reference logical dims): the
+  /// reference's allocation dims from `inner` outward, and the first tile-side tensor's from
+  /// `outer` outward, each run stopping before a dim of the other side (or one the tile-side
+  /// tensor lacks). The heuristics take a prefix of each (dimsToTile), so that a narrow
+  /// innermost dim, NCHW's W of 7, is tiled merged with the dims outside it.
+  std::vector<IterDomain*> innerRun;
+  std::vector<IterDomain*> outerRun;
   /// Inputs and outputs with `outer` innermost that hold `inner` too: staged through a shared
   /// tile written and read in their own order.
   std::vector<TensorView*> tileSide;
@@ -111,11 +120,13 @@ std::optional<Layout> analyze(const ir::Fusion& fusion, std::string* why) {
   }
   const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
   std::vector<TensorView*> tensors = globalTensors(fusion);
+  TensorView* first_tile = nullptr;
   for (TensorView* tv : tensors) {
     IterDomain* id = innermostId(tv);
     IterDomain* d = id == nullptr ? nullptr : refDimOf(exact, l.ref, id);
     if (d != nullptr && d != l.inner && holds(exact, tv, l.inner)) {
       l.outer = d;
+      first_tile = tv;
       break;
     }
   }
@@ -126,6 +137,27 @@ std::optional<Layout> analyze(const ir::Fusion& fusion, std::string* why) {
     }
     return std::nullopt;
   }
+  // The runs: the tile side's first (it stops at `inner`), then the reference's (it stops at a
+  // dim of the tile side's run, or one the tile-side tensor lacks).
+  const auto& tile_alloc = first_tile->maybeAllocation();
+  for (auto it = tile_alloc.rbegin(); it != tile_alloc.rend(); ++it) {
+    if ((*it)->isBroadcast() || (*it)->isReduction()) continue;
+    IterDomain* d = refDimOf(exact, l.ref, *it);
+    if (d == nullptr || d == l.inner) break;
+    l.outerRun.push_back(d);
+  }
+  const auto& ref_alloc = l.ref->maybeAllocation();
+  for (auto it = ref_alloc.rbegin(); it != ref_alloc.rend(); ++it) {
+    if ((*it)->isBroadcast() || (*it)->isReduction()) continue;
+    if (std::find(l.outerRun.begin(), l.outerRun.end(), *it) != l.outerRun.end() ||
+        !holds(exact, first_tile, *it)) {
+      break;
+    }
+    l.innerRun.push_back(*it);
+  }
+  LOOM_ASSERT(!l.outerRun.empty() && l.outerRun[0] == l.outer && !l.innerRun.empty() &&
+                  l.innerRun[0] == l.inner,
+              "transpose runs of ", l.ref->toString(), " do not start at the transposed dims");
   for (TensorView* tv : tensors) {
     IterDomain* id = innermostId(tv);
     if (id == nullptr) continue;
@@ -142,6 +174,26 @@ int64_t dtypeBytes(const std::vector<TensorView*>& tvs) {
   int64_t bytes = 1;
   for (const TensorView* tv : tvs) bytes = std::max(bytes, int64_t(dataTypeSize(tv->dtype())));
   return bytes;
+}
+
+// How many dims of `run` (innermost first) a side tiles merged: it grows outward while the
+// merged extent is below a wide tile, so a side narrower than a tile borrows the dims outside it
+// (NCHW -> NHWC with W = 7 tiles H * W = 49), and stops at the first dim that fills one. Returns
+// {dims, their merged extent}.
+std::pair<int64_t, int64_t> dimsToTile(const std::vector<IterDomain*>& run,
+                                       SchedulerRuntimeInfo& info, const TensorView* ref) {
+  int64_t dims = 1;
+  int64_t extent = info.extent(run[0], ref);
+  while (dims < int64_t(run.size()) && extent < kWideTransposeTile) {
+    extent *= info.extent(run[size_t(dims)], ref);
+    ++dims;
+  }
+  return {dims, extent};
+}
+
+// The first `dims` of `run`, outermost first (the order maxVectorWidth and the merges take).
+std::vector<IterDomain*> outermostFirst(const std::vector<IterDomain*>& run, int64_t dims) {
+  return std::vector<IterDomain*>(run.rend() - dims, run.rend());
 }
 
 // Shared-memory bytes of the tiles (one per tile-side tensor, rows padded by one bank).
@@ -167,8 +219,8 @@ class TransposeScheduler final : public Scheduler {
                           std::string* why) const override {
     std::optional<Layout> l = analyze(fusion, nullptr);
     LOOM_ASSERT(l.has_value(), "the transpose run-time check of a fusion it rejected");
-    int64_t inner = info.extent(l->inner, l->ref);
-    int64_t outer = info.extent(l->outer, l->ref);
+    int64_t inner = dimsToTile(l->innerRun, info, l->ref).second;
+    int64_t outer = dimsToTile(l->outerRun, info, l->ref).second;
     if (std::min(inner, outer) < kMinTransposeExtent) {
       if (why != nullptr) {
         *why = "the transposed dims have " + std::to_string(outer) + " and " +
@@ -221,8 +273,8 @@ std::unique_ptr<TransposeParams> transposeHeuristics(const ir::Fusion& fusion,
   std::optional<Layout> l = analyze(fusion, nullptr);
   LOOM_CHECK(l.has_value(), "transpose heuristics of a fusion without a transpose");
   auto params = std::make_unique<TransposeParams>();
-  params->inner_extent = info.extent(l->inner, l->ref);
-  params->outer_extent = info.extent(l->outer, l->ref);
+  std::tie(params->inner_dims, params->inner_extent) = dimsToTile(l->innerRun, info, l->ref);
+  std::tie(params->outer_dims, params->outer_extent) = dimsToTile(l->outerRun, info, l->ref);
   // A tile row of at most 128 bytes (32 banks; padded to 33): a warp's scalar accesses along a
   // row (the elements of its vector loads) and down a column then meet 32 different banks; a
   // 64-wide f32 row (64 banks) would put lanes 8 apart on one bank. So 64 x 64 tiles for 16-bit
@@ -235,8 +287,10 @@ std::unique_ptr<TransposeParams> transposeHeuristics(const ir::Fusion& fusion,
   params->tile = wide ? 64 : 32;
   // One width for both sides (the block's x extent is tile / width on both): each side's rule
   // over the tensors it accesses along its own innermost dim.
-  int64_t v_tile = utils::maxVectorWidth(fusion, info, l->ref, {l->outer}, l->tileSide);
-  int64_t v_ref = utils::maxVectorWidth(fusion, info, l->ref, {l->inner}, l->refSide);
+  int64_t v_tile = utils::maxVectorWidth(
+      fusion, info, l->ref, outermostFirst(l->outerRun, params->outer_dims), l->tileSide);
+  int64_t v_ref = utils::maxVectorWidth(
+      fusion, info, l->ref, outermostFirst(l->innerRun, params->inner_dims), l->refSide);
   if (l->tileSide.empty()) v_tile = 16 / dtypeBytes(l->refSide);
   if (l->refSide.empty()) v_ref = 16 / dtypeBytes(l->tileSide);
   params->vectorize = std::min({v_tile, v_ref, params->tile});
@@ -262,8 +316,18 @@ void scheduleTranspose(ir::Fusion& fusion, const TransposeParams& p) {
     const auto& logical = ref->logical();
     return int64_t(std::find(logical.begin(), logical.end(), id) - logical.begin());
   };
-  const int64_t inner_pos = logicalPos(l->inner);
-  const int64_t outer_pos = logicalPos(l->outer);
+  LOOM_CHECK(p.inner_dims >= 1 && p.inner_dims <= int64_t(l->innerRun.size()) &&
+                 p.outer_dims >= 1 && p.outer_dims <= int64_t(l->outerRun.size()),
+             "transpose params ", p.toString(), " tile more dims than the fusion has on a side (",
+             l->innerRun.size(), " on the reference's, ", l->outerRun.size(), " on the tile's)");
+  // Each side's tiled dims, outermost first, as logical positions of the reference.
+  auto positions = [&](const std::vector<IterDomain*>& run, int64_t dims) {
+    std::vector<int64_t> out;
+    for (IterDomain* id : outermostFirst(run, dims)) out.push_back(logicalPos(id));
+    return out;
+  };
+  const std::vector<int64_t> inner_pos = positions(l->innerRun, p.inner_dims);
+  const std::vector<int64_t> outer_pos = positions(l->outerRun, p.outer_dims);
 
   // Shared tiles: a tile-side input is loaded by rows of its own into a shared cache; a
   // tile-side output is computed into a shared tile and stored by rows of its own.
@@ -299,17 +363,26 @@ void scheduleTranspose(ir::Fusion& fusion, const TransposeParams& p) {
   }
   utils::forkOutputsReadInFusion(fusion);
 
-  // [others..., outer, inner] -> [others..., outer/T, inner/T, T, T] -> [G, T (outer), T (inner)]
+  // [others..., outer dims, inner dims] -> [others..., outer, inner] (each side's dims merged)
+  // -> [others..., outer/T, inner/T, T, T] -> [G, T (outer), T (inner)]
   const int64_t rank = ref->nDims();
-  LOOM_ASSERT(inner_pos < rank && outer_pos < rank && rank == int64_t(ref->logical().size()),
-              "transpose dims not in the loop of ", ref->toString());
+  LOOM_ASSERT(rank == int64_t(ref->logical().size()), "transpose dims not in the loop of ",
+              ref->toString());
+  auto tiled_dim = [&](int64_t k) {
+    return std::find(inner_pos.begin(), inner_pos.end(), k) != inner_pos.end() ||
+           std::find(outer_pos.begin(), outer_pos.end(), k) != outer_pos.end();
+  };
   std::vector<int64_t> perm;
   for (int64_t k = 0; k < rank; ++k) {
-    if (k != inner_pos && k != outer_pos) perm.push_back(k);
+    if (!tiled_dim(k)) perm.push_back(k);
   }
-  perm.push_back(outer_pos);
-  perm.push_back(inner_pos);
+  perm.insert(perm.end(), outer_pos.begin(), outer_pos.end());
+  perm.insert(perm.end(), inner_pos.begin(), inner_pos.end());
+  LOOM_ASSERT(int64_t(perm.size()) == rank, "transpose dims of ", ref->toString(),
+              " on both sides");
   ref->reorder(perm);
+  if (p.inner_dims > 1) ref->flatten(rank - p.inner_dims, rank - 1);
+  if (p.outer_dims > 1) ref->flatten(ref->nDims() - 1 - p.outer_dims, ref->nDims() - 2);
   ref->split(-1, p.tile);
   ref->split(-3, p.tile);
   ref->reorder(std::unordered_map<int64_t, int64_t>{{-2, -3}, {-3, -2}});

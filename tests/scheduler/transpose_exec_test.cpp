@@ -142,6 +142,63 @@ TEST(TransposeExec, ChannelsLast) {
       {nhwc.permute(perm)});
 }
 
+// Channels last with images narrower than a tile (ResNet's 7 x 7 and 14 x 14): the side whose
+// innermost dim is W tiles H and W merged (and D too in 3-D), in both directions, with a bias
+// per channel; odd sizes leave partial tiles.
+TEST(TransposeExec, NarrowImagesTileMergedDims) {
+  struct Case {
+    std::vector<int64_t> nchw;
+    DataType dtype;
+    int64_t merged;  // dims the W side tiles together
+  };
+  for (const Case& c : std::vector<Case>{{{2, 64, 7, 7}, DataType::Float32, 2},
+                                         {{3, 96, 14, 14}, DataType::BFloat16, 2},
+                                         {{2, 40, 5, 9}, DataType::Float32, 2},
+                                         {{2, 48, 4, 4, 4}, DataType::Float32, 3}}) {
+    SCOPED_TRACE(::testing::PrintToString(c.nchw));
+    const auto rank = int64_t(c.nchw.size());
+    std::vector<int64_t> to_last{0};  // NC... -> N...C
+    for (int64_t k = 2; k < rank; ++k) to_last.push_back(k);
+    to_last.push_back(1);
+    const DataType dtype = c.dtype;
+    auto p = runTransposed(
+        [&](ir::Fusion& f) {
+          auto* x = ops::TensorBuilder().shape(std::vector<int64_t>(size_t(rank), -1)).dtype(dtype)
+                        .build();
+          auto* bias = ops::TensorBuilder().shape({-1}).dtype(dtype).build();
+          f.addInput(x);
+          f.addInput(bias);
+          std::vector<bool> bcast(size_t(rank), true);
+          bcast[1] = false;
+          auto* y = ops::add(ops::cast(x, DataType::Float32),
+                             ops::broadcast(ops::cast(bias, DataType::Float32), bcast));
+          f.addOutput(ops::cast(ops::permute(ops::relu(y), to_last), dtype));
+        },
+        {randomTensor(c.nchw, 1, dtype), randomTensor({c.nchw[1]}, 2, dtype)});
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->inner_dims, 1);
+    EXPECT_EQ(p->outer_dims, c.merged);
+    // And back: an NHWC-allocated input into a contiguous NCHW output; now the reference's
+    // innermost side merges.
+    std::vector<int64_t> nhwc_sizes{c.nchw[0]};
+    for (int64_t k = 2; k < rank; ++k) nhwc_sizes.push_back(c.nchw[size_t(k)]);
+    nhwc_sizes.push_back(c.nchw[1]);
+    std::vector<int64_t> to_first{0, rank - 1};  // N...C -> NC...
+    for (int64_t k = 1; k < rank - 1; ++k) to_first.push_back(k);
+    auto q = runTransposed(
+        [&](ir::Fusion& f) {
+          auto* x = ops::TensorBuilder().shape(std::vector<int64_t>(size_t(rank), -1)).dtype(dtype)
+                        .strideOrder(to_last).build();
+          f.addInput(x);
+          f.addOutput(ops::cast(ops::mul(ops::cast(x, DataType::Float32), 3.0), dtype));
+        },
+        {randomTensor(nhwc_sizes, 3, dtype).permute(to_first)});
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->inner_dims, c.merged);
+    EXPECT_EQ(q->outer_dims, 1);
+  }
+}
+
 // Inputs in both layouts, a bias broadcast along the tile, and two outputs in different layouts
 // (one of them also read in the fusion).
 TEST(TransposeExec, SeveralInputsAndOutputs) {

@@ -55,6 +55,16 @@ TEST(TransposeScheduler, RejectionReasons) {
   EXPECT_HAS(narrow,
              "  transpose: run-time: the transposed dims have 1000 and 8 elements; a "
              "tile needs at least 32 of each");
+  // Channels last with a 3 x 5 image: even H and W merged (15) are narrower than a tile.
+  std::string small_image = why(
+      [](ir::Fusion& f) {
+        auto* x = ops::TensorBuilder().shape({-1, -1, -1, -1}).build();
+        f.addInput(x);
+        f.addOutput(ops::permute(x, {0, 2, 3, 1}));
+      },
+      {randomTensor({2, 64, 3, 5}, 1)});
+  EXPECT_HAS(small_image, "  pointwise: chosen\n");
+  EXPECT_HAS(small_image, "  transpose: run-time: the transposed dims have 15 and 64 elements");
   std::string reduced = why(
       [](ir::Fusion& f) {
         auto* x = ops::TensorBuilder().shape({-1, -1, -1}).build();
@@ -161,7 +171,8 @@ TEST(TransposeScheduler, Params) {
   a.vectorize = 4;
   a.bdimy = 16;
   EXPECT_EQ(a.toString(),
-            "Transpose: tile=64 vectorize=4 bdimy=16\n  inner_extent=0 outer_extent=0\n");
+            "Transpose: tile=64 vectorize=4 bdimy=16 inner_dims=1 outer_dims=1\n  inner_extent=0 "
+            "outer_extent=0\n");
   TransposeParams b = a;
   b.inner_extent = 7;  // info only
   EXPECT_EQ(a, b);
@@ -169,9 +180,17 @@ TEST(TransposeScheduler, Params) {
   EXPECT_TRUE(b.setField("tile", 32));
   EXPECT_NE(a, b);
   EXPECT_FALSE(b.setField("inner_extent", 3));
+  TransposeParams merged = a;
+  EXPECT_TRUE(merged.setField("outer_dims", 2));
+  EXPECT_NE(a, merged);
   b.tile = 48;
   auto f = makeFusion(transposeFusion());
   EXPECT_HAS(userErrorOf([&] { scheduleTranspose(*f, b); }), "need powers of two");
+  // A 2-D transpose has one dim on each side to tile.
+  auto g = makeFusion(transposeFusion());
+  EXPECT_HAS(userErrorOf([&] { scheduleTranspose(*g, merged); }),
+             "tile more dims than the fusion has on a side (1 on the reference's, 1 on the "
+             "tile's)");
 }
 
 }  // namespace

@@ -22,7 +22,12 @@ struct TransposeParams final : ParamsOf<TransposeParams> {
   int64_t vectorize = 1;
   /// Threads per block along y (rows of the tile; each thread steps tile / bdimy rows).
   int64_t bdimy = 8;
-  /// The transposed extents the heuristics saw (dump only).
+  /// How many dims each side tiles merged, counted from its innermost outward: the reference's
+  /// (inner) and the tile side's (outer). More than one where a side's innermost dim is narrower
+  /// than a tile (channels last with W = 7: H and W together).
+  int64_t inner_dims = 1;
+  int64_t outer_dims = 1;
+  /// The (merged) transposed extents the heuristics saw (dump only).
   int64_t inner_extent = 0;
   int64_t outer_extent = 0;
 
@@ -31,6 +36,8 @@ struct TransposeParams final : ParamsOf<TransposeParams> {
     return std::tuple{field("tile", &TransposeParams::tile),
                       field("vectorize", &TransposeParams::vectorize),
                       field("bdimy", &TransposeParams::bdimy),
+                      field("inner_dims", &TransposeParams::inner_dims),
+                      field("outer_dims", &TransposeParams::outer_dims),
                       field("inner_extent", &TransposeParams::inner_extent, FieldRole::Info),
                       field("outer_extent", &TransposeParams::outer_extent, FieldRole::Info)};
   }
@@ -45,8 +52,12 @@ std::unique_ptr<TransposeParams> transposeHeuristics(const ir::Fusion& fusion,
                                                      SchedulerRuntimeInfo& info);
 void scheduleTranspose(ir::Fusion& fusion, const TransposeParams& params);
 
-/// Smallest extent of either transposed dim the scheduler tiles: narrower transposes waste most
-/// of a tile and are left to the pointwise scheduler.
+/// Smallest extent of either transposed side the scheduler tiles (after merging the dims outside
+/// a narrow innermost one): narrower transposes waste most of a tile and are left to the
+/// pointwise scheduler.
 inline constexpr int64_t kMinTransposeExtent = 32;
+/// A side narrower than this merges the next dim outward into its tile (up to the dims the other
+/// side does not hold innermost).
+inline constexpr int64_t kWideTransposeTile = 64;
 
 }  // namespace loom::scheduler
