@@ -284,6 +284,65 @@ bool Generator::famTransposeTile() {
   return true;
 }
 
+// Channels last and back with images narrower than a tile: a new [N, C, (D,) H, W] input with
+// C of 32 or more and small spatial dims (the transpose scheduler tiles them merged, or leaves
+// a product under 32 to the pointwise scheduler), permuted to [N, (D,) H, W, C], or a new
+// [N, (D,) H, W, C] input permuted to [N, C, (D,) H, W]; a per-channel bias in front half the
+// time.
+bool Generator::famChannelsLast() {
+  if (tensor_inputs_ >= opts_.maxTensorInputs) return false;
+  const int64_t spatial = rng_.chance(0.25) ? 3 : 2;
+  std::vector<int64_t> image;
+  int64_t pixels = 1;
+  for (int64_t k = 0; k < spatial; ++k) {
+    image.push_back(rng_.range(spatial == 3 ? 2 : 3, spatial == 3 ? 5 : 9));
+    pixels *= image.back();
+  }
+  const int64_t c = rng_.range(32, 72);
+  const int64_t n = c * pixels * 2 <= opts_.maxInputNumel && rng_.chance(0.5) ? 2 : 1;
+  if (n * c * pixels > opts_.maxInputNumel) return false;
+  const bool to_last = rng_.chance(0.5);
+  const auto rank = spatial + 2;
+  // The input's dims in its own order, and the permutation to the other layout.
+  std::vector<int> classes{newClass(n, false, n + 1)};
+  std::vector<int64_t> perm{0};
+  if (to_last) {
+    classes.push_back(newClass(c, false, c + 8));
+    for (int64_t v : image) classes.push_back(newClass(v, false, v + 2));
+    for (int64_t k = 2; k < rank; ++k) perm.push_back(k);
+    perm.push_back(1);
+  } else {
+    for (int64_t v : image) classes.push_back(newClass(v, false, v + 2));
+    classes.push_back(newClass(c, false, c + 8));
+    perm.push_back(rank - 1);
+    for (int64_t k = 1; k < rank - 1; ++k) perm.push_back(k);
+  }
+  const double r = rng_.uniform();
+  const DataType dt = r < 0.5 ? DataType::Float32 : (r < 0.8 ? DataType::BFloat16 : drawDtype());
+  int src = addTensorInput(classes, dt, false);
+  const int64_t channel = to_last ? 1 : rank - 1;
+  if (isFloatingType(dt) && tensor_inputs_ < opts_.maxTensorInputs && rng_.chance(0.5)) {
+    const GenTensor x = ts_[size_t(src)];
+    int bias = addTensorInput({x.dims[size_t(channel)].cls}, dt, false);
+    std::vector<bool> bcast(size_t(rank), true);
+    bcast[size_t(channel)] = false;
+    int bi = broadcastOp(bias, bcast);
+    if (bi < 0) return false;
+    int sum = binaryOp(Bin::Add, tensorOpnd(src), tensorOpnd(bi));
+    if (sum >= 0) src = sum;
+  }
+  const GenTensor y = ts_[size_t(src)];
+  TensorView* out = ops::permute(y.tv, perm);
+  std::vector<GenDim> dims;
+  for (int64_t p : perm) dims.push_back(y.dims[size_t(p)]);
+  ++ts_[size_t(src)].uses;
+  int idx = adopt(out, dims, y.num, y.red, y.tol);
+  note(name(idx) + " = permute(" + name(src) + ", " + shapeText(perm) + ")");
+  c_.features.insert("permute");
+  c_.features.insert("channels-last");
+  return true;
+}
+
 bool Generator::famSet() {
   int t = pick();
   if (t < 0) return false;

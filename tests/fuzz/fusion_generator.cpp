@@ -63,6 +63,11 @@ const Family kFamilies[] = {
     {"transpose_tile", 0, &Generator::famTransposeTile,
      "a transpose of two dims of 32 or more (the transpose scheduler's tiles), of a new input or "
      "a pool tensor, with a pointwise op before it"},
+    // Weight 0 by default (recorded seeds keep their fusions); loom_fuzz_emu_transpose weights it
+    // up.
+    {"channels_last", 0, &Generator::famChannelsLast,
+     "NC[D]HW <-> N[D]HWC of a new input with images narrower than a tile (the transpose "
+     "scheduler's merged dims), optionally with a per-channel bias"},
     {"set", 1, &Generator::famSet, "set"},
     {"reshape", 3, &Generator::famReshape, "static reshape (constant sizes)"},
     {"reduce", 10, &Generator::famReduce, "sum prod max min mean, one or several axes, keepdim"},

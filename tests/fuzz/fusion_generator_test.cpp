@@ -207,13 +207,18 @@ TEST(FusionGenerator, LateFamiliesAreValidWhenWeighted) {
   GeneratorOptions t;
   t.maxSteps = 10;
   t.familyWeights["transpose_tile"] = 14;
-  int tiles = 0;
+  t.familyWeights["channels_last"] = 6;
+  int tiles = 0, channels_last = 0;
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     FuzzCase c = generateCase(seed, t);
     ASSERT_NO_FATAL_FAILURE(expectValid(c));
-    for (const std::string& s : c.steps) tiles += familyOf(s) == "transpose_tile";
+    for (const std::string& s : c.steps) {
+      tiles += familyOf(s) == "transpose_tile";
+      channels_last += familyOf(s) == "channels_last";
+    }
   }
   EXPECT_GT(tiles, 20);
+  EXPECT_GT(channels_last, 5);
   // norm_backward as loom_fuzz_emu_norm_backward runs it.
   GeneratorOptions b;
   b.maxSteps = 10;

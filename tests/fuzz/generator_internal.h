@@ -223,6 +223,7 @@ class Generator {
   bool famSqueeze();
   bool famPermute();
   bool famTransposeTile();
+  bool famChannelsLast();
   bool famSet();
   bool famReshape();
   bool famReduce();
