@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "exec/gpu_device.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/support/error.h"
@@ -46,6 +48,25 @@ std::string LaunchParams::toString() const {
                      grid[1], grid[2], block[0], block[1], block[2], sharedBytes);
 }
 
+namespace {
+
+struct ClockMark final : StreamMark {
+  std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+std::unique_ptr<StreamMark> ComputeDevice::markStream(CUstream /*stream*/) const {
+  return std::make_unique<ClockMark>();
+}
+
+double ComputeDevice::secondsBetween(const StreamMark& start, const StreamMark& end) const {
+  const auto* a = dynamic_cast<const ClockMark*>(&start);
+  const auto* b = dynamic_cast<const ClockMark*>(&end);
+  LOOM_ASSERT(a != nullptr && b != nullptr, "stream marks of another device");
+  return std::chrono::duration<double>(b->at - a->at).count();
+}
+
 std::string ComputeDevice::name() const {
   return backend() == Backend::Host ? "host" : "cuda:" + std::to_string(index());
 }
@@ -66,8 +87,8 @@ bool ComputeDevice::checkArguments(const ir::Fusion& fusion,
       continue;
     }
     if (t->device().isCuda()) {
-      LOOM_CHECK(t->device().index == index(), "input ", i, " (", inputs[i]->toString(),
-                 ") is on ", t->device(), ": expected a CUDA tensor on GPU ", index(),
+      LOOM_CHECK(t->device().index == index(), "input ", i, " (", inputs[i]->toString(), ") is on ",
+                 t->device(), ": expected a CUDA tensor on GPU ", index(),
                  ", where the kernels are loaded");
     }
     if (first == nullptr) {
@@ -75,8 +96,8 @@ bool ComputeDevice::checkArguments(const ir::Fusion& fusion,
       first_pos = i;
       continue;
     }
-    LOOM_CHECK(t->device().type == first->device().type, "input ", i, " (",
-               inputs[i]->toString(), ") is on ", t->device(), " but input ", first_pos, " (",
+    LOOM_CHECK(t->device().type == first->device().type, "input ", i, " (", inputs[i]->toString(),
+               ") is on ", t->device(), " but input ", first_pos, " (",
                inputs[first_pos]->toString(), ") is on ", first->device(),
                ": expected the tensor inputs of one run to be all CUDA tensors (device-resident) "
                "or all host tensors (copied in and out)");

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "exec/gpu_device.h"
+#include "loom/backend/cuda/event.h"
 #include "loom/backend/cuda/memory.h"
 #include "loom/backend/cuda/module.h"
 #include "loom/backend/cuda/nvrtc.h"
@@ -31,6 +32,7 @@ class CudaKernel final : public LoadedKernel {
            cuda::deviceProperties(device_).multiprocessors;
   }
   int64_t maxThreadsPerBlock() const override { return function_.maxThreadsPerBlock(); }
+  int64_t registersPerThread() const override { return function_.numRegisters(); }
 
  private:
   std::unique_ptr<cuda::Module> module_;
@@ -65,16 +67,14 @@ class CudaDevice final : public ComputeDevice {
     cuda::CompileResult r = compiler.compile(kernel.source, options);
     timer.mark(r.cacheHit ? "cubin cache hit" : "nvrtc");
     // LOOM_DUMP=ptxas: the compiler prints each kernel's resources (cuda/nvrtc.h).
-    auto loaded =
-        std::make_unique<CudaKernel>(std::make_unique<cuda::Module>(r.cubin, index_), kernel.name,
-                                     index_);
+    auto loaded = std::make_unique<CudaKernel>(std::make_unique<cuda::Module>(r.cubin, index_),
+                                               kernel.name, index_);
     timer.mark("module load");
     return loaded;
   }
 
   Tensor empty(std::span<const int64_t> sizes, DataType dtype, CUstream stream) const override {
-    return cuda::emptyCuda(std::vector<int64_t>(sizes.begin(), sizes.end()), dtype, index_,
-                           stream);
+    return cuda::emptyCuda(std::vector<int64_t>(sizes.begin(), sizes.end()), dtype, index_, stream);
   }
   void zero(const Tensor& fresh, CUstream stream) const override {
     cuda::fillBytes(fresh, 0, stream);
@@ -112,8 +112,7 @@ class CudaDevice final : public ComputeDevice {
     return detail::cudaGemmReads(rows, cols, rowStride, colStride);
   }
 
-  std::vector<eval::Argument> copyIn(const ir::Fusion& fusion,
-                                     std::span<const eval::Argument> args,
+  std::vector<eval::Argument> copyIn(const ir::Fusion& fusion, std::span<const eval::Argument> args,
                                      CUstream stream) const override {
     (void)checkArguments(fusion, args);
     std::vector<eval::Argument> device_args(args.begin(), args.end());
@@ -129,7 +128,23 @@ class CudaDevice final : public ComputeDevice {
     }
   }
 
+  std::unique_ptr<StreamMark> markStream(CUstream stream) const override {
+    auto mark = std::make_unique<EventMark>(cuda::Event::create(index_));
+    mark->event.record(stream);
+    return mark;
+  }
+  double secondsBetween(const StreamMark& start, const StreamMark& end) const override {
+    const auto& a = dynamic_cast<const EventMark&>(start);
+    const auto& b = dynamic_cast<const EventMark&>(end);
+    b.event.synchronize();
+    return double(cuda::Event::elapsedMs(a.event, b.event)) * 1e-3;
+  }
+
  private:
+  struct EventMark final : StreamMark {
+    explicit EventMark(cuda::Event e) : event(std::move(e)) {}
+    cuda::Event event;
+  };
   int index_;
 };
 

@@ -85,6 +85,7 @@ void KernelExecutor::compile(const ir::Fusion& scheduled,
   device_ = std::move(device);
   options_ = options;
   last_generated_ = nullptr;
+  last_loaded_ = nullptr;
   has_vectorized_ = has_vectorized;
   aliases_ = std::move(aliases);
   compiling_ = false;
@@ -595,10 +596,16 @@ LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
   std::lock_guard<std::mutex> lock(mutex_);
   last_launch_ = launched;
   last_generated_ = &plan->module->generated;
+  last_loaded_ = plan->module->loaded.get();
   // Most recently used first.
   plans_.insert(plans_.begin(), std::move(plan));
   if (plans_.size() > kMaxPlans) plans_.pop_back();
   return launched;
+}
+
+int64_t KernelExecutor::lastRegistersPerThread() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_loaded_ == nullptr ? 0 : last_loaded_->registersPerThread();
 }
 
 std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) {

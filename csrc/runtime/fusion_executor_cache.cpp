@@ -167,6 +167,7 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
   }
   stream_ = options.executor.stream;
   device_id_ = options.deviceId;
+  profile_ = options.profile;
   idle_.push_back(newScratch());
   records_.resize(input_slots_.size());
   for (const segmenter::Segment& seg : segmented_.segments()) {
@@ -178,6 +179,18 @@ FusionKernelRuntime::FusionKernelRuntime(segmenter::SegmentedFusion segmented,
     r.backend = device_->backend();
   }
   if (dump.has(DumpOption::HostProgram)) dumpSink() << hostProgram();
+}
+
+void FusionKernelRuntime::recordProfile(Scratch& sc,
+                                        const std::vector<std::unique_ptr<exec::StreamMark>>& marks) {
+  for (size_t s = 0; s < executors_.size(); ++s) {
+    SegmentRecord& r = sc.records[s];
+    const double between = device_->secondsBetween(*marks[2 * s], *marks[2 * s + 1]);
+    r.deviceSeconds = std::max(0.0, between - r.compileSeconds);
+    const auto* kernel = dynamic_cast<const KernelSegmentExecutor*>(executors_[s].get());
+    r.kernelName = kernel != nullptr ? kernel->executor().generated().name : std::string();
+    r.registers = kernel != nullptr ? kernel->executor().lastRegistersPerThread() : 0;
+  }
 }
 
 std::string FusionKernelRuntime::hostProgram() const {
@@ -257,6 +270,13 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
           runtime.records_[s].seconds = scratch->records[s].seconds;
           runtime.records_[s].compileSeconds = scratch->records[s].compileSeconds;
           runtime.records_[s].bytes = scratch->records[s].bytes;
+          runtime.records_[s].inputBytes = scratch->records[s].inputBytes;
+          runtime.records_[s].outputBytes = scratch->records[s].outputBytes;
+          if (runtime.profile_) {
+            runtime.records_[s].deviceSeconds = scratch->records[s].deviceSeconds;
+            runtime.records_[s].kernelName = scratch->records[s].kernelName;
+            runtime.records_[s].registers = scratch->records[s].registers;
+          }
         }
       }
       runtime.idle_.push_back(std::move(scratch));
@@ -269,6 +289,9 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     a = eval::Argument(std::get<Tensor>(args[z.input]).size(z.dim) * z.factor);
     sc.slots[size_t(z.slot)] = &a;
   }
+  // Profiles: a mark of the stream before and after each segment, read after the last one.
+  std::vector<std::unique_ptr<exec::StreamMark>> marks;
+  if (profile_) marks.reserve(2 * executors_.size());
   for (size_t s = 0; s < executors_.size(); ++s) {
     int64_t bytes = 0;
     std::span<const eval::Argument> sargs = args;
@@ -279,8 +302,10 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
       sargs = gathered;
     }
     for (const eval::Argument& a : sargs) bytes += tensorBytes(a);
+    const int64_t input_bytes = bytes;
     std::vector<Tensor>& outs = sc.segment_outs;  // reused: no allocation per segment
     SegmentRecord& r = sc.records[s];
+    if (profile_) marks.push_back(device_->markStream(stream_));
     auto start = std::chrono::steady_clock::now();
     std::span<const Tensor> into;
     if (!store_into_[s].empty()) {
@@ -292,6 +317,7 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     }
     executors_[s]->runInto(sargs, outs, r, into);
     auto stop = std::chrono::steady_clock::now();
+    if (profile_) marks.push_back(device_->markStream(stream_));
     LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
     for (size_t i = 0; i < outs.size(); ++i) {
       bytes += int64_t(outs[i].numel()) * int64_t(outs[i].itemSize());
@@ -309,7 +335,10 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     outs.clear();
     r.seconds = std::chrono::duration<double>(stop - start).count();
     r.bytes = bytes;
+    r.inputBytes = input_bytes;
+    r.outputBytes = bytes - input_bytes;
   }
+  if (profile_) recordProfile(sc, marks);
   std::vector<Tensor> result;
   result.reserve(fusion_output_slots_.size());
   for (size_t i = 0; i < fusion_output_slots_.size(); ++i) {

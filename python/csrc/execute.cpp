@@ -13,6 +13,7 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -129,6 +130,27 @@ nb::list outputsToPython(const std::vector<Tensor>& outs) {
   return result;
 }
 
+/// A segment's record as the Python profiler reads it (loom/direct/_profiler.py).
+nb::dict profileEntry(const runtime::SegmentRecord& r, size_t segments) {
+  nb::dict d;
+  d["segment"] = r.segment;
+  d["segments"] = segments;
+  d["kind"] = r.kind;
+  d["scheduler"] = r.scheduler;
+  d["name"] = r.kernelName.empty() ? r.scheduler : r.kernelName;
+  d["grid"] = nb::make_tuple(r.launch.grid[0], r.launch.grid[1], r.launch.grid[2]);
+  d["block"] = nb::make_tuple(r.launch.block[0], r.launch.block[1], r.launch.block[2]);
+  d["shared_bytes"] = r.launch.sharedBytes;
+  d["registers"] = r.registers;
+  d["compile_seconds"] = r.compileSeconds;
+  d["host_seconds"] = r.seconds;
+  d["device_seconds"] = r.deviceSeconds;
+  d["input_bytes"] = r.inputBytes;
+  d["output_bytes"] = r.outputBytes;
+  d["backend"] = r.backend == exec::Backend::Cuda ? "cuda" : "host";
+  return d;
+}
+
 std::string kernelCode(const exec::KernelExecutor& ke, bool intrinsic) {
   const codegen::GeneratedKernel& g = ke.generated();
   return intrinsic ? g.source : g.kernelText;
@@ -143,12 +165,14 @@ class PyFusionExecutor {
 
   /// `enable` and `disable`: execute()'s _enable_options and _disable_options (call_options.h).
   /// Each set of options compiles its own kernels, so that the dumps and passes it names apply.
+  /// `profile`: time each segment on its device (loom.direct.PythonProfiler; lastProfile()).
+  /// Profiled runs use caches of their own, so unprofiled runs never wait for the marks.
   nb::list run(nb::handle inputs, nb::handle device, const std::vector<std::string>& enable,
-               const std::vector<std::string>& disable) {
+               const std::vector<std::string>& disable, bool profile) {
     const CallOptions options = parseCallOptions(enable, disable);
     Placement where;
     std::vector<eval::Argument> args = convertArguments(inputs, device, where);
-    runtime::FusionExecutorCache& cache = cacheFor(where, options);
+    runtime::FusionExecutorCache& cache = cacheFor(where, options, profile);
     std::vector<Tensor> outs;
     {
       nb::gil_scoped_release release;
@@ -179,6 +203,17 @@ class PyFusionExecutor {
     return names;
   }
 
+  /// One dict per segment of the last run (profiled or not: without a profile, device time is
+  /// -1 and kernel names and registers are empty).
+  nb::list lastProfile() const {
+    const runtime::FusionKernelRuntime* rt = lastRuntime();
+    nb::list out;
+    for (const runtime::SegmentRecord& r : rt->lastRun()) {
+      out.append(profileEntry(r, rt->segmented().segments().size()));
+    }
+    return out;
+  }
+
   std::string hostProgram() const { return lastRuntime()->hostProgram(); }
   int64_t numRuntimes() const { return last_ == nullptr ? 0 : last_->numRuntimes(); }
   int64_t hits() const { return last_ == nullptr ? 0 : last_->hits(); }
@@ -191,10 +226,11 @@ class PyFusionExecutor {
     return last_->lastRuntime();
   }
 
-  runtime::FusionExecutorCache& cacheFor(const Placement& where, const CallOptions& call) {
+  runtime::FusionExecutorCache& cacheFor(const Placement& where, const CallOptions& call,
+                                         bool profile) {
     for (Entry& e : caches_) {
       if (e.where.backend == where.backend && e.where.gpu == where.gpu &&
-          e.where.stream == where.stream && e.options == call.key) {
+          e.where.stream == where.stream && e.options == call.key && e.profile == profile) {
         return *e.cache;
       }
     }
@@ -204,11 +240,12 @@ class PyFusionExecutor {
     options.gpu = where.gpu;
     options.executor.stream = where.stream;
     options.executor.poisonOutputs = call.poisonOutputs;
+    options.profile = profile;
     if (multidevice::isMultidevice(*fusion_.fusion)) {
       options.communicator = &multidevice::Communicator::instance();
     }
     caches_.push_back(
-        {where, call.key,
+        {where, call.key, profile,
          std::make_unique<runtime::FusionExecutorCache>(fusion_.fusion->clone(), options)});
     return *caches_.back().cache;
   }
@@ -216,6 +253,7 @@ class PyFusionExecutor {
   struct Entry {
     Placement where;
     std::string options;  // CallOptions::key
+    bool profile = false;
     std::unique_ptr<runtime::FusionExecutorCache> cache;
   };
   PyFusion& fusion_;  // kept alive by keep_alive<1, 2> on the constructor
@@ -244,17 +282,50 @@ class PyKernelExecutor {
     compiled_ = true;
   }
 
-  nb::list run(nb::handle inputs) {
+  /// `profile`: time the kernel on its device (lastProfile()).
+  nb::list run(nb::handle inputs, bool profile) {
     LOOM_CHECK(compiled_, "KernelExecutor.run: compile() a fusion first");
     Placement where;
     std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
     std::vector<Tensor> outs;
+    runtime::SegmentRecord r;
     {
       nb::gil_scoped_release release;
-      outs = ke_->run(args);
+      if (!profile) {
+        outs = ke_->run(args);
+      } else {
+        // The kernel executor launches on the stream of its options (where.stream is the
+        // caller's for the automatic path only).
+        const exec::ComputeDevice& device = ke_->device();
+        const CUstream stream = ke_->options().stream;
+        auto start = device.markStream(stream);
+        double plan_seconds = 0;
+        r.launch = ke_->runInto(args, outs, &plan_seconds);
+        auto end = device.markStream(stream);
+        r.compileSeconds = plan_seconds;
+        r.deviceSeconds = std::max(0.0, device.secondsBetween(*start, *end) - plan_seconds);
+      }
+    }
+    if (profile) {
+      r.kind = "kernel";
+      r.scheduler = "user";  // scheduled by hand
+      r.backend = ke_->backend();
+      r.kernelName = ke_->generated().name;
+      r.registers = ke_->lastRegistersPerThread();
+      for (const eval::Argument& a : args) {
+        if (const auto* t = std::get_if<Tensor>(&a); t != nullptr && t->defined()) {
+          r.inputBytes += int64_t(t->numel()) * int64_t(t->itemSize());
+        }
+      }
+      for (const Tensor& t : outs) r.outputBytes += int64_t(t.numel()) * int64_t(t.itemSize());
+      r.bytes = r.inputBytes + r.outputBytes;
+      last_profile_ = nb::list();
+      last_profile_.append(profileEntry(r, 1));
     }
     return outputsToPython(outs);
   }
+
+  nb::list lastProfile() const { return last_profile_; }
 
   std::string code(bool intrinsic) const {
     LOOM_CHECK(compiled_, "KernelExecutor: compile() a fusion first");
@@ -264,6 +335,7 @@ class PyKernelExecutor {
  private:
   const std::unique_ptr<exec::KernelExecutor> ke_ = std::make_unique<exec::KernelExecutor>();
   bool compiled_ = false;  // read and written with the GIL held
+  nb::list last_profile_;  // of the last profiled run
 };
 
 /// The registered scheduler named `name` (schedulerTypeName), a UserError listing them if none.
@@ -330,6 +402,16 @@ void bindHandScheduling(nb::module_& m) {
 void bindExecute(nb::module_& m) {
   bindHandScheduling(m);
   m.def(
+      "peak_memory_bandwidth",
+      [](int gpu) {
+        std::optional<cuda::DeviceProperties> p =
+            exec::makeComputeDevice(exec::Backend::Cuda, gpu)->gpuProperties();
+        return p ? p->peakMemoryBytesPerSecond() : 0.0;
+      },
+      nb::arg("gpu"),
+      "GPU `gpu`'s theoretical memory bandwidth in bytes per second (2 * memory clock * bus "
+      "width), 0 without a driver.");
+  m.def(
       "evaluate_fusion",
       [](const PyFusion& f, nb::handle inputs) {
         Placement where;
@@ -379,7 +461,8 @@ void bindExecute(nb::module_& m) {
       .def(nb::init<PyFusion&>(), nb::arg("fusion"), nb::keep_alive<1, 2>())
       .def("run", &PyFusionExecutor::run, nb::arg("inputs"), nb::arg("device") = nb::none(),
            nb::arg("enable_options") = std::vector<std::string>{},
-           nb::arg("disable_options") = std::vector<std::string>{})
+           nb::arg("disable_options") = std::vector<std::string>{}, nb::arg("profile") = false)
+      .def("last_profile", &PyFusionExecutor::lastProfile)
       .def("last_cuda_code", &PyFusionExecutor::lastCudaCode, nb::arg("intrinsic_code") = false)
       .def("last_schedulers", &PyFusionExecutor::lastSchedulers)
       .def("host_program", &PyFusionExecutor::hostProgram)
@@ -391,7 +474,8 @@ void bindExecute(nb::module_& m) {
                                "Compiles a fusion scheduled by hand into one kernel and runs it.")
       .def(nb::init<>())
       .def("compile", &PyKernelExecutor::compile, nb::arg("fusion"), nb::arg("device") = nb::none())
-      .def("run", &PyKernelExecutor::run, nb::arg("inputs"))
+      .def("run", &PyKernelExecutor::run, nb::arg("inputs"), nb::arg("profile") = false)
+      .def("last_profile", &PyKernelExecutor::lastProfile)
       .def("kernel_code", &PyKernelExecutor::code, nb::arg("intrinsic_code") = false);
 }
 

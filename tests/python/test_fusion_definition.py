@@ -168,8 +168,8 @@ def test_unsupported_arguments_are_named():
         with pytest.raises(loom.NotSupportedError, match="argument\\(s\\) maybe_sizes"):
             fd.define_tensor(shape=[-1], maybe_sizes=[1])
         fd.add_output(fd.ops.neg(x))
-    with pytest.raises(loom.NotSupportedError, match="profile=True"):
-        fd.execute([torch.randn(3)], profile=True)
+    with pytest.raises(loom.NotSupportedError, match="override_user_schedule=True"):
+        fd.execute([torch.randn(3)], override_user_schedule=True)
     with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
         fd.execute([torch.randn(3)], bogus=1)
 

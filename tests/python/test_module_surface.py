@@ -18,7 +18,6 @@ from loom.direct import (  # noqa: F401 - importing them is part of the test
     LRUCache,
     LruFusionCache,
     Merge,
-    PythonProfiler,
     ReshapeOp,
     SchedulerType,
     Split,
@@ -36,7 +35,7 @@ STAND_INS = {
     "CompileParams": CompileParams,
     "LoadStoreOpType": LoadStoreOpType, "IdMappingMode": IdMappingMode, "idm": idm,
     "Split": Split, "Merge": Merge, "BroadcastOp": BroadcastOp,
-    "ReshapeOp": ReshapeOp, "SqueezeOp": SqueezeOp, "PythonProfiler": PythonProfiler,
+    "ReshapeOp": ReshapeOp, "SqueezeOp": SqueezeOp,
 }
 
 

@@ -207,6 +207,8 @@ DeviceProperties deviceProperties(int device) {
   p.maxSharedMemoryPerBlockOptin =
       size_t(attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
   p.l2CacheBytes = size_t(attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
+  p.memoryClockKhz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  p.memoryBusWidthBits = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   detail::checkResult(api.cuDeviceTotalMem(&p.totalMemory, dev), "cuDeviceTotalMem");
   return p;
 }

@@ -72,6 +72,17 @@ class LoadedKernel {
   /// driver reports for this kernel (its registers and shared memory) times the SM count; on the
   /// host backend what its fiber scheduler runs at once (2^18 threads).
   virtual int64_t maxResidentBlocks(int64_t threadsPerBlock, size_t sharedBytes) const = 0;
+  /// Registers per thread on a GPU (the driver's count after ptxas); 0 on the host backend,
+  /// where a kernel has none to count.
+  virtual int64_t registersPerThread() const { return 0; }
+};
+
+/// A point in a stream's work (ComputeDevice::markStream), to time what was queued between two
+/// of them: a recorded CUDA event on a GPU, the host clock on the host backend (whose work is
+/// done when the call that queued it returns).
+class StreamMark {
+ public:
+  virtual ~StreamMark() = default;
 };
 
 class ComputeDevice {
@@ -133,6 +144,13 @@ class ComputeDevice {
                                              std::span<const eval::Argument> args,
                                              CUstream stream) const = 0;
   virtual void copyOut(std::vector<Tensor>& outputs, CUstream stream) const = 0;
+
+  /// A mark of `stream` now, and the seconds of the work queued between two marks of one stream
+  /// (waits for `end`): what a profile times each kernel with. By default the host clock, right
+  /// for a device whose work is done when the call that queued it returns (the host backend);
+  /// a GPU records events.
+  virtual std::unique_ptr<StreamMark> markStream(CUstream stream) const;
+  virtual double secondsBetween(const StreamMark& start, const StreamMark& end) const;
 };
 
 /// The device of `backend` (Auto resolved): the host backend, or GPU `gpu` (UserError for a

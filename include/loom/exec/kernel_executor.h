@@ -125,6 +125,9 @@ class KernelExecutor {
   const kir::Kernel& kernel() const { return *kernel_; }
   /// Launch parameters of the last run.
   const LaunchParams& lastLaunch() const { return last_launch_; }
+  /// Registers per thread of the last run's kernel (the driver's count; 0 on the host backend
+  /// or before a run). Asks the driver: for profiles, not the launch path.
+  int64_t lastRegistersPerThread() const;
   const ExecutorOptions& options() const { return options_; }
 
  private:
@@ -157,13 +160,14 @@ class KernelExecutor {
   ExecutorOptions options_;
   std::unique_ptr<Compiled> compiled_;
   const codegen::GeneratedKernel* last_generated_ = nullptr;
+  const LoadedKernel* last_loaded_ = nullptr;
   LaunchParams last_launch_;
   // Filled at compile(): what run() needs without looking at the fusion again.
   bool has_vectorized_ = false;
   std::vector<InPlaceOutput> aliases_;  ///< the fusion's in-place outputs
   // Guards what runs share: the plan list and statistics, signature_, module building (makePlan,
-  // moduleFor, generated_), last_launch_ and last_generated_.
-  std::mutex mutex_;
+  // moduleFor, generated_), last_launch_, last_generated_ and last_loaded_.
+  mutable std::mutex mutex_;
   // Idle plans, most recently used first (a running plan is out of the list); signature_ is the
   // scratch a run's signature goes in, under mutex_.
   std::vector<std::unique_ptr<LaunchPlan>> plans_;

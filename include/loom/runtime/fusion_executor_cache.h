@@ -125,6 +125,12 @@ struct RuntimeOptions {
   /// for them per cache without touching the process environment.
   std::optional<DumpOptions> dump = std::nullopt;
 
+  /// Time every segment on its device and record kernel names and registers
+  /// (SegmentRecord::deviceSeconds, kernelName, registers): marks on the stream around each
+  /// segment and a wait for the last one per run. For profiles (loom.direct.PythonProfiler),
+  /// not for speed.
+  bool profile = false;
+
   /// `dump` when set, else LOOM_DUMP.
   const DumpOptions& dumps() const { return dump ? *dump : DumpOptions::fromEnvironment(); }
 };
@@ -201,6 +207,7 @@ class FusionKernelRuntime {
   std::shared_ptr<const exec::ComputeDevice> device_;
   CUstream stream_ = nullptr;
   std::optional<int64_t> device_id_;  ///< RuntimeOptions::deviceId (sharded fusions)
+  bool profile_ = false;              ///< RuntimeOptions::profile
   // What one run works in, reused by later runs: slot -> the argument (the caller's inputs by
   // pointer, segment outputs in `owned`), the gathered arguments of non-direct segments, the
   // outputs of the segment being run, and per segment the launch, time and bytes.
@@ -213,6 +220,9 @@ class FusionKernelRuntime {
     std::vector<SegmentRecord> records;  // launch, seconds and bytes only
   };
   std::unique_ptr<Scratch> newScratch() const;
+  /// RuntimeOptions::profile: each segment's device time from its two marks, its kernel's name
+  /// and registers, into the run's records.
+  void recordProfile(Scratch& sc, const std::vector<std::unique_ptr<exec::StreamMark>>& marks);
   // Guards idle_ and records_. Concurrent runs each take an idle scratch (or make one).
   std::mutex mutex_;
   std::vector<std::unique_ptr<Scratch>> idle_;

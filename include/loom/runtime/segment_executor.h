@@ -46,7 +46,17 @@ struct SegmentRecord {
   /// compile a first run pays (KernelExecutor::runInto); 0 when it was reused.
   double compileSeconds = 0;
   int64_t bytes = 0;  ///< bytes of the segment's input and output tensors
+  int64_t inputBytes = 0;   ///< the part of `bytes` read
+  int64_t outputBytes = 0;  ///< the part of `bytes` written
   exec::Backend backend = exec::Backend::Host;
+  // Filled only when the runtime profiles (RuntimeOptions::profile):
+  /// The segment's time on its device: CUDA events around its work on the stream, the host
+  /// clock on the host backend, less `compileSeconds` (a first run's build happens between the
+  /// marks). -1 when not profiled.
+  double deviceSeconds = -1;
+  /// A kernel segment's kernel name and registers per thread (0 on the host backend).
+  std::string kernelName;
+  int64_t registers = 0;
 
   bool isKernel() const { return kind == "kernel"; }
 };

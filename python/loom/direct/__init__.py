@@ -17,6 +17,7 @@ lacks raises loom.NotSupportedError naming it (_unsupported.py holds the list).
 """
 
 import builtins
+import time
 
 from .. import (
     Error,
@@ -30,8 +31,9 @@ from .. import (
     to_torch_list,
 )
 from .._dumps import dump_output
-from . import _validate, multidevice, pytorch_utils, schedule
+from . import _profiler, _validate, multidevice, pytorch_utils, schedule
 from ._cache import FusionExecutorCache, LRUCache, LruFusionCache, returned_outputs
+from ._profiler import FusionProfile, KernelProfile, PythonProfiler
 from ._definition import python_definition
 from ._repro import describe_input, repro_script
 from ._sched import Sched
@@ -439,9 +441,9 @@ class FusionDefinition:
         print_repro: prints fd.repro_script_for(inputs) first. save_repro_inputs: keeps the
         inputs' layouts for fd.last_repro_script(). _enable_options / _disable_options: Loom's
         dump, debug and pass names for this call (docs/python.md lists them)."""
-        for name, value in (("profile", profile), ("override_user_schedule", override_user_schedule)):
-            if value:
-                raise argument_error("FusionDefinition.execute", name, value)
+        if override_user_schedule:
+            raise argument_error("FusionDefinition.execute", "override_user_schedule",
+                                 override_user_schedule)
         inputs = self._complete_inputs(inputs)
         if not auto_schedule:
             return self.manual_execute(inputs)
@@ -451,19 +453,33 @@ class FusionDefinition:
             self._repro_inputs = [describe_input(x) for x in inputs]
         capture = dump_output(capture=True) if capture_debug_output else None
         try:
-            outputs = self._executor_cache().execute(
+            fec = self._executor_cache()
+            fec.fusion_id = self.id()
+            outputs = fec.execute(
                 inputs,
                 device,
                 _enable_options=_enable_options,
                 _disable_options=_disable_options,
                 _capture=capture,
+                _profile=profile,
             )
+            if profile or _profiler.current() is not None:
+                self._profile = fec.profile()
             return outputs  # the cache leaves out the in-place outputs nvFuser hides
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
         finally:
             self._debug_output = capture.text if capture is not None else None
+
+    def profile(self):
+        """The FusionProfile (loom.direct.FusionProfile) of the last profiled run: an
+        execute(profile=True), or a run inside a PythonProfiler's block."""
+        if self.__dict__.get("_profile") is None:
+            raise UserError(
+                "FusionDefinition.profile(): no run was profiled; call execute(inputs, "
+                "profile=True) or run inside `with PythonProfiler():`")
+        return self._profile
 
     def debug_output(self):
         """What the last execute(capture_debug_output=True) dumped; None when the last execute()
@@ -487,7 +503,15 @@ class FusionDefinition:
                 ke = KernelExecutor()
                 ke.compile(self, inputs)
                 self.ke = ke
-            return self._returned(ke.run(inputs), inputs)
+            profiler = _profiler.current()
+            if profiler is None:
+                return self._returned(ke.run(inputs), inputs)
+            start = time.perf_counter()
+            outs = ke.run(inputs, profile=True)
+            self._profile = _profiler.make_profile(
+                self.id(), ke._ke.last_profile(), inputs, time.perf_counter() - start)
+            profiler.profiles.append(self._profile)
+            return self._returned(outs, inputs)
         except Error as e:
             _attach_repro(e, self, inputs)
             raise
@@ -586,9 +610,14 @@ class KernelExecutor:
         with dump_output():
             self._ke.compile(fusion, device)
 
-    def run(self, inputs):
+    def run(self, inputs, profile=False):
+        """Launches the kernel; `profile` times it (last_profile())."""
         with dump_output():
-            return to_torch_list(self._ke.run(inputs))
+            return to_torch_list(self._ke.run(inputs, profile))
+
+    def last_profile(self, inputs=(), fusion_id=0):
+        """The KernelProfile of the last run(profile=True), in a FusionProfile."""
+        return _profiler.make_profile(fusion_id, self._ke.last_profile(), inputs, 0.0)
 
     def kernel_code(self, intrinsic_code=False):
         return self._ke.kernel_code(intrinsic_code)
@@ -706,6 +735,9 @@ __all__ = [
     "FusionDefinition",
     "KernelExecutor",
     "FusionExecutorCache",
+    "PythonProfiler",
+    "FusionProfile",
+    "KernelProfile",
     "LRUCache",
     "LruFusionCache",
     "version",

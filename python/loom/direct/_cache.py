@@ -10,9 +10,11 @@ the same definition have one text, and one text is one fusion.
 
 import collections
 import functools
+import time
 
 from .. import _C, to_torch_list
 from .._dumps import dump_output
+from . import _profiler
 from ._unsupported import check_attribute
 
 
@@ -50,15 +52,25 @@ class FusionExecutorCache:
         return self._fusion
 
     def execute(self, inputs, device=None, *, _enable_options=(), _disable_options=(),
-                _capture=None):
+                _capture=None, _profile=False):
         """Runs the fusion; the outputs are torch tensors on the inputs' device (docs/python.md).
         `_capture`: a dump_output to collect the call's dumps in (FusionDefinition's
-        capture_debug_output)."""
+        capture_debug_output). Inside a PythonProfiler's block (or with `_profile`), the run is
+        profiled: the profiler records it, and last_profile() reads it."""
+        profiler = _profiler.current()
+        profile = _profile or profiler is not None
         dumps = _capture if _capture is not None else dump_output()
+        start = time.perf_counter()
         with dumps:
             outs = self._executor.run(
-                inputs, device, list(_enable_options), list(_disable_options)
+                inputs, device, list(_enable_options), list(_disable_options), profile
             )
+        if profile:
+            self._profile = _profiler.make_profile(
+                self.fusion_id, self._executor.last_profile(), inputs,
+                time.perf_counter() - start)
+            if profiler is not None:
+                profiler.profiles.append(self._profile)
         outs = to_torch_list(outs)
         # The plan is remade when outputs were added since (the key changes).
         key = (len(outs), -1 if self._returns is None else len(self._returns))
@@ -71,6 +83,15 @@ class FusionExecutorCache:
 
     def last_cuda_code(self, intrinsic_code=False):
         return self._executor.last_cuda_code(intrinsic_code)
+
+    def profile(self):
+        """The FusionProfile of the last profiled execute (in a PythonProfiler's block)."""
+        if self.__dict__.get("_profile") is None:
+            from .. import UserError
+
+            raise UserError("profile(): no execute of this fusion was profiled (run it inside "
+                            "`with PythonProfiler():` or with profile=True)")
+        return self._profile
 
     def last_schedulers(self):
         return self._executor.last_schedulers()

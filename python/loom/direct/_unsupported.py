@@ -49,16 +49,8 @@ UNSUPPORTED = {
         "BroadcastOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
         "ReshapeOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
         "SqueezeOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
-        "PythonProfiler": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times "
-                          "compiles and shows launches",
-        "FusionProfile": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times "
-                         "compiles and shows launches",
-        "KernelProfile": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times "
-                         "compiles and shows launches",
     },
     "FusionDefinition": {
-        "profile": "no profiler in Loom; LOOM_DUMP=compile_time,launch_params times compiles "
-                   "and shows launches",
         "segment": "Loom segments inside execute()",
         "schedule": "hand schedules are written on the fusion and run with manual_execute",
         "last_scheduled_fusion_ir": "LOOM_DUMP=fusion_ir_scheduled prints the scheduled "
@@ -74,7 +66,6 @@ UNSUPPORTED = {
         "bounded_transform_forward": "Loom's propagation is fd.sched.transform_like",
     },
     "FusionDefinition.execute": {
-        "profile": "no profiler in Loom",
         "override_user_schedule": "execute() always schedules automatically; manual_execute "
                                   "runs a hand schedule",
     },

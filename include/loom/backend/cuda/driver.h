@@ -56,9 +56,16 @@ struct DeviceProperties {
   size_t maxSharedMemoryPerBlockOptin = 0;  ///< dynamic shared memory a kernel may opt into
   size_t totalMemory = 0;
   size_t l2CacheBytes = 0;
+  int memoryClockKhz = 0;      ///< the memory's peak clock
+  int memoryBusWidthBits = 0;  ///< the global memory bus
 
   /// "sm_90" for compute capability 9.0.
   std::string arch() const;
+  /// The memory's theoretical peak in bytes per second (double data rate: 2 * clock * bus
+  /// width); 0 when the driver reports neither.
+  double peakMemoryBytesPerSecond() const {
+    return 2.0 * double(memoryClockKhz) * 1e3 * double(memoryBusWidthBits) / 8.0;
+  }
 };
 
 /// Properties of one GPU. Throws UnavailableError without a driver, UserError for a bad index.
