@@ -21,8 +21,9 @@ std::optional<DataType> dtypeOf(int64_t v) {
 }  // namespace
 
 void KernelPlan::write(std::string& out) const {
+  // Not kernelText: it is the tail of `source`, read only by dumps, and dumps of the kernel keep
+  // the plan cache out.
   putString(out, generated.name);
-  putString(out, generated.kernelText);
   putString(out, generated.source);
   for (uint32_t g : launch.grid) putInt(out, g);
   for (uint32_t b : launch.block) putInt(out, b);
@@ -55,7 +56,6 @@ std::optional<KernelPlan> KernelPlan::read(std::string_view& in) {
   ByteReader r(in);
   KernelPlan k;
   k.generated.name = r.getString();
-  k.generated.kernelText = r.getString();
   k.generated.source = r.getString();
   for (uint32_t& g : k.launch.grid) g = uint32_t(r.getInt());
   for (uint32_t& b : k.launch.block) b = uint32_t(r.getInt());

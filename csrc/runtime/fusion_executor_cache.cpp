@@ -649,8 +649,10 @@ std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argume
     agreement_->check(*options_.communicator, args, whole, scalar_sizes_);
   }
   // The plan cache: a warm start runs the stored plan of this key and skips everything below.
+  PhaseTimer key_timer(options_.dumps().has(DumpOption::CompileTime), "plan cache");
   const std::string plan_key = planKey(key, args);
   if (!plan_key.empty()) {
+    key_timer.mark("key (fusion text, inputs, device, build)");
     bool known = false;
     {
       std::shared_lock<std::shared_mutex> lock(keys_mutex_);

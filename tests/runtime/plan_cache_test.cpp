@@ -306,7 +306,7 @@ TEST(RuntimePlan, RoundTripsAndRefusesBadSlots) {
   RuntimePlan::Step s;
   s.inputSlots = {0};
   s.outputSlots = {1};
-  s.kernel.generated = {"k", "text", "source"};
+  s.kernel.generated = {"k", "", "source"};
   s.kernel.params.push_back({0, 16, DataType::Float32, {}, {}, {}, false, 0, 0});
   s.kernel.params.push_back({-1, 0, DataType::BFloat16, {4}, {4}, {1}, false, 8, 3});
   s.kernel.outputs = {1};

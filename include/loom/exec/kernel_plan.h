@@ -33,7 +33,7 @@
 namespace loom::exec {
 
 struct KernelPlan {
-  codegen::GeneratedKernel generated;
+  codegen::GeneratedKernel generated;  ///< name and source (the stored form omits kernelText)
   LaunchParams launch;
   struct Param {
     int64_t input = -1;  ///< the segment input it reads; -1: allocated per run
