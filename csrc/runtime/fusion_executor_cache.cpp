@@ -526,7 +526,11 @@ std::string FusionExecutorCache::planKey(const InputKey& key,
   }
   for (int o = 0; o < int(DumpOption::kCount); ++o) {
     const auto option = DumpOption(o);
-    if (option == DumpOption::CompileTime) continue;
+    // These print from the module load and the timing, which a planned run does too.
+    if (option == DumpOption::CompileTime || option == DumpOption::HostCompile ||
+        option == DumpOption::Ptxas) {
+      continue;
+    }
     if (options_.dumps().has(option) || DumpOptions::fromEnvironment().has(option)) return {};
   }
   if (fusion_text_hash_.empty()) fusion_text_hash_ = sha256Hex(ir::printFusion(programFusion()));

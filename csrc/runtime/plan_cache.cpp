@@ -153,6 +153,11 @@ std::optional<RuntimePlan> loadPlan(const std::filesystem::path& dir, const std:
     if (*problem != "does not exist") why = *problem;
     return std::nullopt;
   }
+  // A file in a folder others may write could have been swapped in: the folder must be private.
+  if (std::optional<std::string> problem = privateDirectoryProblem(dir)) {
+    why = "its folder " + dir.string() + " " + *problem;
+    return std::nullopt;
+  }
   std::string_view rest(bytes);
   if (rest.substr(0, kTag.size()) != kTag) {
     why = "not a plan of this format (" + std::string(kTag) + ")";
@@ -175,7 +180,9 @@ std::optional<RuntimePlan> loadPlan(const std::filesystem::path& dir, const std:
 }
 
 bool storePlan(const std::filesystem::path& dir, const std::string& key, const RuntimePlan& plan) {
-  if (createPrivateDirectories(dir).has_value()) return false;
+  if (createPrivateDirectories(dir).has_value() || privateDirectoryProblem(dir).has_value()) {
+    return false;
+  }
   std::string body = key + plan.serialize();
   std::string bytes(kTag);
   bytes += sha256Hex(body);

@@ -128,7 +128,7 @@ std::vector<eval::Argument> fakeArgs(const ir::Fusion& fusion, int64_t rows, int
 }
 
 // The host backend's compile probe (see the file comment): prints one line
-//   warm_start first_ms=... cached_ms=... kernels=N
+//   warm_start first_ms=... cached_ms=... kernels=N plan_hits=N
 int warmStart(const std::string& name, DataType dtype, int64_t rows) {
   const int64_t cols = 4096;
   auto fusion = buildCase(name, dtype, rows, cols);
@@ -155,8 +155,10 @@ int warmStart(const std::string& name, DataType dtype, int64_t rows) {
   (void)cache.run(args);
   const double cached = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
   const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
-  std::printf("warm_start first_ms=%.4f cached_ms=%.4f kernels=%lld\n", first, cached,
-              static_cast<long long>(rt != nullptr ? rt->numKernels() : -1));
+  // kernels=-1 with plan_hits=1: the plan cache served the first run (no runtime was built).
+  std::printf("warm_start first_ms=%.4f cached_ms=%.4f kernels=%lld plan_hits=%lld\n", first,
+              cached, static_cast<long long>(rt != nullptr ? rt->numKernels() : -1),
+              static_cast<long long>(cache.planHits()));
   return 0;
 }
 

@@ -269,6 +269,20 @@ TEST_F(PlanCache, DamagedEntryIsIgnoredAndSaidUnderDump) {
   }
 }
 
+// A plan folder others may write is not trusted: its entries are ignored (and said), nothing is
+// stored there.
+TEST_F(PlanCache, FolderOthersMayWriteIsNotUsed) {
+  EXPECT_CHILD_OK(runChild(dir_));
+  ASSERT_EQ(plans().size(), 1u);
+  fs::permissions(dir_ / "plans", fs::perms::others_write, fs::perm_options::add);
+  Child c = runChild(dir_, "LOOM_DUMP=compile_time");
+  EXPECT_CHILD_OK(c);
+  EXPECT_EQ(c.hits, 0);
+  EXPECT_EQ(c.ignored, 1);
+  EXPECT_EQ(c.stores, 0);
+  EXPECT_NE(c.log.find("is writable by group or others"), std::string::npos) << c.log;
+}
+
 // Four processes compiling and storing the same key at once: every one succeeds, one whole
 // entry is left, and a later process runs it.
 TEST_F(PlanCache, ProcessesStoringAtOnceAreSafe) {
