@@ -141,10 +141,10 @@ bool PlannedKernel::run(std::span<const eval::Argument> inputs, std::vector<Tens
       if (options_.poisonOutputs) device_->poison(t, stream);
       if (p.view) t = Tensor(t.storage(), p.dtype, p.sizes, p.strides);
       data = t.data();
-      LOOM_ASSERT(p.vectorBytes == 0 ||
-                      reinterpret_cast<uintptr_t>(data) % uint64_t(p.vectorBytes) == 0,
-                  "kernel ", plan_.generated.name, ": a fresh allocation is not aligned to ",
-                  p.vectorBytes, " bytes");
+      LOOM_ASSERT(
+          p.vectorBytes == 0 || reinterpret_cast<uintptr_t>(data) % uint64_t(p.vectorBytes) == 0,
+          "kernel ", plan_.generated.name, ": a fresh allocation is not aligned to ", p.vectorBytes,
+          " bytes");
       live_[i] = std::move(t);
     }
     plan_.blob[size_t(p.pointerWord)] = int64_t(reinterpret_cast<uintptr_t>(data));
@@ -161,7 +161,8 @@ bool PlannedKernel::run(std::span<const eval::Argument> inputs, std::vector<Tens
   if (plan_.emptyDim.empty()) {
     std::vector<void*> args;
     args.reserve(plan_.params.size() + scalars.size() + scratch_pointers.size());
-    for (const KernelPlan::Param& p : plan_.params) args.push_back(&plan_.blob[size_t(p.pointerWord)]);
+    for (const KernelPlan::Param& p : plan_.params)
+      args.push_back(&plan_.blob[size_t(p.pointerWord)]);
     for (detail::ScalarArg& a : scalars) args.push_back(&a);
     for (void*& ptr : scratch_pointers) args.push_back(&ptr);
     loaded_->launch(plan_.launch, args.data(), stream);

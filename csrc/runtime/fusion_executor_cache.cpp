@@ -535,20 +535,18 @@ std::string FusionExecutorCache::planKey(const InputKey& key,
   }
   if (fusion_text_hash_.empty()) fusion_text_hash_ = sha256Hex(ir::printFusion(programFusion()));
   std::ostringstream m;
-  m << "loom plan key 1\n" << loomBuildId() << "\nfusion " << fusion_text_hash_ << "\ndevice "
-    << options_.device->name();
+  m << "loom plan key 1\n"
+    << loomBuildId() << "\nfusion " << fusion_text_hash_ << "\ndevice " << options_.device->name();
   if (std::optional<cuda::DeviceProperties> p = options_.device->gpuProperties()) {
     m << " " << p->name << " " << p->major << "." << p->minor << " " << p->multiprocessors << " "
-      << p->maxThreadsPerBlock << " " << p->maxSharedMemoryPerBlockOptin << " "
-      << p->l2CacheBytes;
+      << p->maxThreadsPerBlock << " " << p->maxSharedMemoryPerBlockOptin << " " << p->l2CacheBytes;
   }
   const scheduler::DeviceInfo& d = device_info_;
-  m << "\nsized for " << d.sm_count << " " << d.max_threads_per_block << " "
-    << d.max_threads_per_sm << " " << d.warp_size << " " << d.shared_memory_per_block << " "
-    << d.registers_per_sm << " " << d.max_registers_per_thread << " " << d.l2_bytes << " "
-    << d.max_grid_x << " " << d.max_grid_yz << "\ncodegen "
-    << options_.device->codegenOptions().multiprocessors << " peel "
-    << options_.executor.lowering.peelVectorRows << "\noverrides";
+  m << "\nsized for " << d.sm_count << " " << d.max_threads_per_block << " " << d.max_threads_per_sm
+    << " " << d.warp_size << " " << d.shared_memory_per_block << " " << d.registers_per_sm << " "
+    << d.max_registers_per_thread << " " << d.l2_bytes << " " << d.max_grid_x << " "
+    << d.max_grid_yz << "\ncodegen " << options_.device->codegenOptions().multiprocessors
+    << " peel " << options_.executor.lowering.peelVectorRows << "\noverrides";
   for (const auto& [name, value] : options_.paramOverrides) m << " " << name << "=" << value;
   std::vector<std::string> disabled(disabledPassesFromEnvironment().begin(),
                                     disabledPassesFromEnvironment().end());

@@ -164,7 +164,8 @@ std::optional<RuntimePlan> loadPlan(const std::filesystem::path& dir, const std:
     return std::nullopt;
   }
   rest.remove_prefix(kTag.size());
-  if (rest.size() < kDigestHex || rest.substr(0, kDigestHex) != sha256Hex(rest.substr(kDigestHex))) {
+  if (rest.size() < kDigestHex ||
+      rest.substr(0, kDigestHex) != sha256Hex(rest.substr(kDigestHex))) {
     why = "failed its checksum";
     return std::nullopt;
   }

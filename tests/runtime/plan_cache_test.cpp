@@ -3,6 +3,8 @@
 // skips the pipeline and gives what a cold compile gives; another signature or build misses; a
 // damaged entry is ignored and said so; processes storing at once are safe. Each case runs this
 // binary again as a child process (PlanCacheChild.DISABLED_Run) against one cache directory.
+#include "loom/runtime/plan_cache.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -20,7 +22,6 @@
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
-#include "loom/runtime/plan_cache.h"
 #include "loom/support/options.h"
 #include "runtime/runtime_test_backend.h"
 
@@ -100,24 +101,27 @@ TEST(PlanCacheChild, DISABLED_Run) {
   const bool cold_runtime = [&] {
     std::vector<Tensor> outs = cache.run(args);
     for (size_t i = 0; i < outs.size(); ++i) {
-      auto err = eval::expectClose(outs[i], expected[i], eval::defaultTolerance(DataType::Float32, 1024),
-                                   "output " + std::to_string(i));
+      auto err =
+          eval::expectClose(outs[i], expected[i], eval::defaultTolerance(DataType::Float32, 1024),
+                            "output " + std::to_string(i));
       EXPECT_FALSE(err.has_value()) << *err;
     }
     return cache.lastRuntime() != nullptr;
   }();
   const std::vector<Tensor> again = cache.run(args);  // the in-process hit
   for (size_t i = 0; i < again.size(); ++i) {
-    auto err = eval::expectClose(again[i], expected[i], eval::defaultTolerance(DataType::Float32, 1024),
-                                 "output " + std::to_string(i) + " (second run)");
+    auto err =
+        eval::expectClose(again[i], expected[i], eval::defaultTolerance(DataType::Float32, 1024),
+                          "output " + std::to_string(i) + " (second run)");
     EXPECT_FALSE(err.has_value()) << *err;
   }
   const int64_t kernels = cold_runtime ? cache.lastRuntime()->numKernels() : -1;
-  std::printf("plan_cache_child hits=%lld stores=%lld ignored=%lld runtime=%d kernels=%lld "
-              "digest=%llu\n",
-              static_cast<long long>(cache.planHits()), static_cast<long long>(cache.planStores()),
-              static_cast<long long>(cache.planIgnored()), cold_runtime ? 1 : 0,
-              static_cast<long long>(kernels), static_cast<unsigned long long>(digest(again)));
+  std::printf(
+      "plan_cache_child hits=%lld stores=%lld ignored=%lld runtime=%d kernels=%lld "
+      "digest=%llu\n",
+      static_cast<long long>(cache.planHits()), static_cast<long long>(cache.planStores()),
+      static_cast<long long>(cache.planIgnored()), cold_runtime ? 1 : 0,
+      static_cast<long long>(kernels), static_cast<unsigned long long>(digest(again)));
 }
 
 struct Child {
@@ -185,7 +189,7 @@ class PlanCache : public ::testing::Test {
   fs::path dir_;
 };
 
-#define EXPECT_CHILD_OK(c) \
+#define EXPECT_CHILD_OK(c)             \
   ASSERT_EQ((c).status, 0) << (c).log; \
   ASSERT_GE((c).hits, 0) << (c).log
 
@@ -239,7 +243,8 @@ TEST_F(PlanCache, DamagedEntryIsIgnoredAndSaidUnderDump) {
   ASSERT_EQ(plans().size(), 1u);
   const fs::path entry = plans().front();
   const std::vector<std::pair<std::string, std::string>> damages = {
-      {"flip", "failed its checksum"}, {"truncate", "failed its checksum"},
+      {"flip", "failed its checksum"},
+      {"truncate", "failed its checksum"},
       {"format", "not a plan of this format"}};
   for (const auto& [damage, why] : damages) {
     SCOPED_TRACE(damage);
@@ -287,7 +292,8 @@ TEST_F(PlanCache, FolderOthersMayWriteIsNotUsed) {
 // entry is left, and a later process runs it.
 TEST_F(PlanCache, ProcessesStoringAtOnceAreSafe) {
   std::vector<FILE*> pipes;
-  for (int i = 0; i < 4; ++i) pipes.push_back(startChild(selfExe(), dir_, "LOOM_PLAN_TEST_CASE=multi"));
+  for (int i = 0; i < 4; ++i)
+    pipes.push_back(startChild(selfExe(), dir_, "LOOM_PLAN_TEST_CASE=multi"));
   for (FILE* p : pipes) {
     ASSERT_NE(p, nullptr);
     Child c = finishChild(p);
