@@ -115,6 +115,19 @@ TEST(PlanCacheChild, DISABLED_Run) {
                           "output " + std::to_string(i) + " (second run)");
     EXPECT_FALSE(err.has_value()) << *err;
   }
+  if (which == "multi") {
+    // Another value of the scalar: the same input key, so a warm process runs its plan again,
+    // with the scalar packed from these arguments.
+    std::vector<eval::Argument> other = args;
+    other[1] = eval::Argument(-1.25);
+    const std::vector<Tensor> want = eval::evaluateFusion(*reference, other);
+    const std::vector<Tensor> got = cache.run(other);
+    for (size_t i = 0; i < got.size(); ++i) {
+      auto err = eval::expectClose(got[i], want[i], eval::defaultTolerance(DataType::Float32, 1024),
+                                   "output " + std::to_string(i) + " (scalar -1.25)");
+      EXPECT_FALSE(err.has_value()) << *err;
+    }
+  }
   const int64_t kernels = cold_runtime ? cache.lastRuntime()->numKernels() : -1;
   std::printf(
       "plan_cache_child hits=%lld stores=%lld ignored=%lld runtime=%d kernels=%lld "
