@@ -289,8 +289,10 @@ int runCompileProbe(const std::string& caseName) {
     const char* dir = std::getenv("LOOM_CACHE_DIR");
     int64_t cubins = dir ? countCubins(dir) : -1;
     int64_t kernels = cache.lastRuntime() ? cache.lastRuntime()->numKernels() : 0;
-    fmt::print("{} first_ms={:.4f} cached_ms={:.4f} kernels={} cubins={}\n", kProbeTag, firstMs,
-               cachedMs, kernels, cubins);
+    // plan_hits: 1 when the first run was served by the plan cache (LOOM_PLAN_CACHE=1), which
+    // leaves no runtime to count kernels in (kernels=0 then).
+    fmt::print("{} first_ms={:.4f} cached_ms={:.4f} kernels={} cubins={} plan_hits={}\n", kProbeTag,
+               firstMs, cachedMs, kernels, cubins, cache.planHits());
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "loom_bench --compile-probe: {}\n", e.what());

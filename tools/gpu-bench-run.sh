@@ -309,6 +309,12 @@ if [[ $probe == 1 ]]; then  # the warm start's breakdown: one cache dir, cold th
     gpu_step "compile_probe_$k" 60 env LOOM_CACHE_DIR="$probe_dir" LOOM_DUMP=compile_time \
       "$build/bin/loom_bench" --compile-probe --compile-case layer_norm_16384x4096
   done
+  # Then with the plan cache (LOOM_PLAN_CACHE=1): the first stores the plan, the next two are
+  # the warm starts that skip segmentation, scheduling, lowering and codegen.
+  for k in plan_store plan_warm1 plan_warm2; do
+    gpu_step "compile_probe_$k" 60 env LOOM_CACHE_DIR="$probe_dir" LOOM_DUMP=compile_time \
+      LOOM_PLAN_CACHE=1 "$build/bin/loom_bench" --compile-probe --compile-case layer_norm_16384x4096
+  done
   rm -rf "$probe_dir"
 fi
 if [[ $attention == 1 ]]; then  # the fused attention kernels next to torch's SDPA
@@ -383,7 +389,7 @@ fi
   [[ -f $r/hints.txt ]] && cat "$r/hints.txt"
   [[ -f $r/stages.log ]] && cat "$r/stages.log"
   [[ -f $r/attention/table.md ]] && { echo "== attention"; cat "$r/attention/table.md"; }
-  for k in cold warm1 warm2; do
+  for k in cold warm1 warm2 plan_store plan_warm1 plan_warm2; do
     [[ -f $r/compile_probe_$k.log ]] &&
       { echo "== compile probe $k"; grep -E 'compile_time|compile_probe' "$r/compile_probe_$k.log"; }
   done

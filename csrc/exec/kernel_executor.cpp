@@ -13,6 +13,7 @@
 #include "loom/eval/expression_evaluator.h"
 #include "loom/eval/index_check.h"
 #include "loom/exec/contiguity.h"
+#include "loom/exec/kernel_plan.h"
 #include "loom/ir/layout.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
@@ -606,6 +607,48 @@ LaunchParams KernelExecutor::runResident(std::span<const eval::Argument> inputs,
 int64_t KernelExecutor::lastRegistersPerThread() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return last_loaded_ == nullptr ? 0 : last_loaded_->registersPerThread();
+}
+
+std::optional<KernelPlan> KernelExecutor::exportPlan(std::span<const eval::Argument> inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (kernel_ == nullptr || kernel_->cooperative || !kernel_->indexChecks.empty() ||
+      !aliases_.empty()) {
+    return std::nullopt;
+  }
+  computeSignature(inputs);
+  const LaunchPlan* plan = nullptr;
+  for (const std::unique_ptr<LaunchPlan>& p : plans_) {
+    if (p->signature == signature_) plan = p.get();
+  }
+  if (plan == nullptr) return std::nullopt;
+  KernelPlan k;
+  k.generated = plan->module->generated;
+  k.launch = plan->launch;
+  for (const LaunchPlan::Param& p : plan->params) {
+    KernelPlan::Param& q = k.params.emplace_back();
+    q.input = p.input;
+    q.dtype = p.buffer->dtype;
+    if (p.input >= 0) {
+      const Tensor& t = std::get<Tensor>(inputs[size_t(p.input)]);
+      q.inputAlignment = dataAlignment(t.data(), t.numel());
+    }
+    q.allocSizes = p.allocSizes;
+    q.sizes = p.sizes;
+    q.strides = p.strides;
+    q.view = p.view;
+    q.vectorBytes = p.vectorBytes;
+    q.pointerWord = int64_t(p.pointerWord);
+  }
+  k.outputs = plan->outputs;
+  k.blob = plan->blob;
+  for (const auto& [input, var] : kernel_->scalarParams) {
+    auto pos = std::find(fusion_->inputs().begin(), fusion_->inputs().end(), input) -
+               fusion_->inputs().begin();
+    k.scalars.push_back({int64_t(pos), var->dtype(), input->toString()});
+  }
+  for (const Tensor& t : plan->scratch) k.scratchWords.push_back(t.numel());
+  k.emptyDim = plan->emptyDim;
+  return k;
 }
 
 std::vector<Tensor> KernelExecutor::run(std::span<const eval::Argument> inputs) {

@@ -21,6 +21,7 @@
 #include "loom/support/dump_sink.h"
 #include "loom/support/options.h"
 #include "loom/support/phase_timer.h"
+#include "loom/support/sha256.h"
 #include "loom/support/strings.h"
 #include "loom/tensor/tensor_metadata.h"
 #include "runtime/rank_agreement.h"
@@ -234,6 +235,40 @@ std::unique_ptr<FusionKernelRuntime::Scratch> FusionKernelRuntime::newScratch() 
 }
 
 std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> args) {
+  return runImpl(args, nullptr);
+}
+
+std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> args,
+                                             std::optional<RuntimePlan>& plan) {
+  plan.reset();
+  std::vector<std::optional<exec::KernelPlan>> captured;
+  std::vector<Tensor> outs = runImpl(args, &captured);
+  // Only what a RuntimePlan replays exactly: kernels only, nothing written in place, not one
+  // device's part of a sharded fusion.
+  if (!copied_.empty() || device_id_.has_value() || captured.size() != executors_.size()) {
+    return outs;
+  }
+  for (const auto& writes : store_into_) {
+    if (!writes.empty()) return outs;
+  }
+  RuntimePlan p;
+  p.numInputs = int64_t(segmented_.original().inputs().size());
+  p.numSlots = num_slots_;
+  for (const SizeSlot& z : size_slots_) {
+    p.sizeSlots.push_back({z.slot, int64_t(z.input), z.dim, z.factor});
+  }
+  for (size_t s = 0; s < executors_.size(); ++s) {
+    if (!captured[s].has_value()) return outs;
+    p.steps.push_back({input_slots_[s], output_slots_[s], free_after_[s], std::move(*captured[s])});
+  }
+  p.outputSlots = fusion_output_slots_;
+  for (bool b : output_is_input_) p.outputIsInput.push_back(b ? 1 : 0);
+  plan = std::move(p);
+  return outs;
+}
+
+std::vector<Tensor> FusionKernelRuntime::runImpl(
+    std::span<const eval::Argument> args, std::vector<std::optional<exec::KernelPlan>>* captured) {
   const size_t num_inputs = segmented_.original().inputs().size();
   LOOM_ASSERT(args.size() == num_inputs, "argument count");
   std::unique_ptr<Scratch> taken;
@@ -318,6 +353,7 @@ std::vector<Tensor> FusionKernelRuntime::run(std::span<const eval::Argument> arg
     executors_[s]->runInto(sargs, outs, r, into);
     auto stop = std::chrono::steady_clock::now();
     if (profile_) marks.push_back(device_->markStream(stream_));
+    if (captured != nullptr) captured->push_back(executors_[s]->exportPlan(sargs));
     LOOM_ASSERT(outs.size() == output_slots_[s].size(), "segment output count");
     for (size_t i = 0; i < outs.size(); ++i) {
       bytes += int64_t(outs[i].numel()) * int64_t(outs[i].itemSize());
@@ -506,6 +542,91 @@ FusionKernelRuntime* FusionExecutorCache::findRuntime(const InputKey& key) const
   return it == by_key_.end() ? nullptr : it->second;
 }
 
+std::string FusionExecutorCache::planKey(const InputKey& key,
+                                         std::span<const eval::Argument> args) {
+  const bool on = options_.planCache.has_value() ? *options_.planCache
+                                                 : getEnv("LOOM_PLAN_CACHE").value_or("") == "1";
+  // What a plan does not replay: sharded fusions (collectives, rank agreement), in-place
+  // outputs, a cache whose segmentation verifies schedules after a failure (a fresh process
+  // would segment without), profiles (their records come from a FusionKernelRuntime), and
+  // dumps of the stages a plan skips.
+  if (!on || program_.has_value() || agreement_ != nullptr || options_.communicator != nullptr ||
+      !aliases_.empty() || verify_schedules_ || options_.profile) {
+    return {};
+  }
+  for (int o = 0; o < int(DumpOption::kCount); ++o) {
+    const auto option = DumpOption(o);
+    // These print from the module load and the timing, which a planned run does too.
+    if (option == DumpOption::CompileTime || option == DumpOption::HostCompile ||
+        option == DumpOption::Ptxas) {
+      continue;
+    }
+    if (options_.dumps().has(option) || DumpOptions::fromEnvironment().has(option)) return {};
+  }
+  if (fusion_text_hash_.empty()) fusion_text_hash_ = sha256Hex(ir::printFusion(programFusion()));
+  std::ostringstream m;
+  m << "loom plan key 1\n"
+    << loomBuildId() << "\nfusion " << fusion_text_hash_ << "\ndevice " << options_.device->name();
+  if (std::optional<cuda::DeviceProperties> p = options_.device->gpuProperties()) {
+    m << " " << p->name << " " << p->major << "." << p->minor << " " << p->multiprocessors << " "
+      << p->maxThreadsPerBlock << " " << p->maxSharedMemoryPerBlockOptin << " " << p->l2CacheBytes;
+  }
+  const scheduler::DeviceInfo& d = device_info_;
+  m << "\nsized for " << d.sm_count << " " << d.max_threads_per_block << " " << d.max_threads_per_sm
+    << " " << d.warp_size << " " << d.shared_memory_per_block << " " << d.registers_per_sm << " "
+    << d.max_registers_per_thread << " " << d.l2_bytes << " " << d.max_grid_x << " "
+    << d.max_grid_yz << "\ncodegen " << options_.device->codegenOptions().multiprocessors
+    << " peel " << options_.executor.lowering.peelVectorRows << "\noverrides";
+  for (const auto& [name, value] : options_.paramOverrides) m << " " << name << "=" << value;
+  std::vector<std::string> disabled(disabledPassesFromEnvironment().begin(),
+                                    disabledPassesFromEnvironment().end());
+  std::sort(disabled.begin(), disabled.end());
+  m << "\ndisabled";
+  for (const std::string& name : disabled) m << " " << name;
+  m << "\ninputs";
+  for (int64_t f : key.fields) m << " " << f;
+  // Every scalar argument's value, not only those sizes depend on: a plan is exact for them.
+  m << "\nscalars";
+  for (const eval::Argument& a : args) {
+    if (const auto* i = std::get_if<int64_t>(&a)) m << " i" << *i;
+    if (const auto* b = std::get_if<bool>(&a)) m << " b" << *b;
+    if (const auto* v = std::get_if<double>(&a)) m << " d" << std::bit_cast<int64_t>(*v);
+  }
+  return sha256Hex(m.str());
+}
+
+bool FusionExecutorCache::runStoredPlan(const InputKey& key, const std::string& plan_key,
+                                        std::span<const eval::Argument> args,
+                                        std::vector<Tensor>& outs) {
+  const bool dump = options_.dumps().has(DumpOption::CompileTime);
+  PhaseTimer timer(dump, "plan cache");
+  const std::filesystem::path dir = planCacheDir();
+  std::string why;
+  std::optional<RuntimePlan> plan = loadPlan(dir, plan_key, why);
+  if (!plan) {
+    if (!why.empty()) {
+      plan_ignored_.fetch_add(1, std::memory_order_relaxed);
+      if (dump) {
+        dumpSink() << "compile_time plan cache: ignored " << (dir / plan_key.substr(0, 32)).string()
+                   << ".plan: " << why << "\n";
+      }
+    }
+    return false;
+  }
+  timer.mark("read plan " + plan_key.substr(0, 32));
+  auto planned =
+      std::make_unique<PlannedRuntime>(std::move(*plan), options_.device, options_.executor, timer);
+  if (!planned->run(args, outs)) {
+    if (dump) dumpSink() << "compile_time plan cache: an intermediate's alignment differs\n";
+    return false;
+  }
+  timer.mark("first run from the plan (no segment, schedule, lower or codegen)");
+  plan_hits_.fetch_add(1, std::memory_order_relaxed);
+  std::unique_lock<std::shared_mutex> lock(keys_mutex_);
+  planned_.emplace(key, std::move(planned));
+  return true;
+}
+
 std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argument> args) {
   // The key is computed into this thread's buffer (no allocation once it has grown); a miss
   // stores a copy.
@@ -530,6 +651,20 @@ std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argume
     return runtime->run(args);
   };
   if (FusionKernelRuntime* runtime = findRuntime(key)) return runHit(runtime);
+  // A key served by a stored plan (keys it could not serve go on to the pipeline below).
+  auto runPlanned = [&](std::vector<Tensor>& outs) {
+    PlannedRuntime* planned = nullptr;
+    {
+      std::shared_lock<std::shared_mutex> lock(keys_mutex_);
+      if (planned_.empty()) return false;
+      auto it = planned_.find(key);
+      if (it != planned_.end()) planned = it->second.get();
+    }
+    if (planned == nullptr || !planned->run(args, outs)) return false;
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  };
+  if (std::vector<Tensor> outs; runPlanned(outs)) return outs;
   // A miss: one thread at a time segments and compiles; a thread that waited here for the same
   // key finds the runtime the first one made.
   std::unique_lock<std::mutex> compiling(compile_mutex_);
@@ -544,6 +679,19 @@ std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argume
                                                ? std::span<const int64_t>(program_->inputs)
                                                : std::span<const int64_t>();
     agreement_->check(*options_.communicator, args, whole, scalar_sizes_);
+  }
+  // The plan cache: a warm start runs the stored plan of this key and skips everything below.
+  PhaseTimer key_timer(options_.dumps().has(DumpOption::CompileTime), "plan cache");
+  const std::string plan_key = planKey(key, args);
+  if (!plan_key.empty()) {
+    key_timer.mark("key (fusion text, inputs, device, build)");
+    bool known = false;
+    {
+      std::shared_lock<std::shared_mutex> lock(keys_mutex_);
+      known = planned_.count(key) != 0;  // stored, but its plan did not fit these arguments
+    }
+    std::vector<Tensor> outs;
+    if (!known && runStoredPlan(key, plan_key, args, outs)) return outs;
   }
   PhaseTimer timer(options_.dumps().has(DumpOption::CompileTime), "fusion");
   // Devices first (clear messages), then segmentFusion validates the rest
@@ -608,8 +756,18 @@ std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argume
   }
   compiling.unlock();
   last_.store(runtime, std::memory_order_relaxed);
-  std::vector<Tensor> outs = runtime->run(args);
+  if (plan_key.empty()) {
+    std::vector<Tensor> outs = runtime->run(args);
+    timer.mark("first run (modules, plans, launches; not synchronized)");
+    return outs;
+  }
+  std::optional<RuntimePlan> plan;
+  std::vector<Tensor> outs = runtime->run(args, plan);
   timer.mark("first run (modules, plans, launches; not synchronized)");
+  if (plan.has_value() && storePlan(planCacheDir(), plan_key, *plan)) {
+    plan_stores_.fetch_add(1, std::memory_order_relaxed);
+    timer.mark("plan stored " + plan_key.substr(0, 32));
+  }
   return outs;
 }
 

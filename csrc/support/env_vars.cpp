@@ -19,6 +19,9 @@ constexpr std::array kEnvVars = {
            "where kernels run when the program does not say: unset picks cuda when a GPU is seen"},
     EnvVar{"LOOM_CACHE_DIR", "DIR",
            "root of the compiled-kernel caches (default $XDG_CACHE_HOME/loom, ~/.cache/loom)"},
+    EnvVar{"LOOM_PLAN_CACHE", "0|1",
+           "1: a warm start runs the stored plan of a fusion and input signature (default 0)"},
+    EnvVar{"LOOM_PLAN_CACHE_DIR", "DIR", "where the plan cache lives (default LOOM_CACHE_DIR/plans)"},
     EnvVar{"LOOM_CACHE_LOCK_TIMEOUT", "SECONDS",
            "how long a host kernel-cache install waits for the cache's lock (default 30)"},
     EnvVar{

@@ -216,11 +216,16 @@ class PyFusionExecutor {
 
   std::string hostProgram() const { return lastRuntime()->hostProgram(); }
   int64_t numRuntimes() const { return last_ == nullptr ? 0 : last_->numRuntimes(); }
+  /// Runs of the last cache served by the plan cache (no runtime built for them).
+  int64_t planHits() const { return last_ == nullptr ? 0 : last_->planHits(); }
   int64_t hits() const { return last_ == nullptr ? 0 : last_->hits(); }
   int64_t misses() const { return last_ == nullptr ? 0 : last_->misses(); }
 
  private:
   const runtime::FusionKernelRuntime* lastRuntime() const {
+    LOOM_CHECK(last_ == nullptr || last_->lastRuntime() != nullptr || last_->planHits() == 0,
+               "the fusion's runs were served by the plan cache (LOOM_PLAN_CACHE=1), which builds "
+               "no runtime to inspect; unset LOOM_PLAN_CACHE to see kernels and schedulers");
     LOOM_CHECK(last_ != nullptr && last_->lastRuntime() != nullptr,
                "the fusion has not been executed yet");
     return last_->lastRuntime();
@@ -468,7 +473,8 @@ void bindExecute(nb::module_& m) {
       .def("host_program", &PyFusionExecutor::hostProgram)
       .def_prop_ro("num_runtimes", &PyFusionExecutor::numRuntimes)
       .def_prop_ro("hits", &PyFusionExecutor::hits)
-      .def_prop_ro("misses", &PyFusionExecutor::misses);
+      .def_prop_ro("misses", &PyFusionExecutor::misses)
+      .def_prop_ro("plan_hits", &PyFusionExecutor::planHits);
 
   nb::class_<PyKernelExecutor>(m, "KernelExecutor",
                                "Compiles a fusion scheduled by hand into one kernel and runs it.")

@@ -4,6 +4,7 @@
 //   loom_compile_stages [--case layer_norm|rms_norm|softmax|var_mean|gelu_bias|sum_dim0]
 //                       [--dtype fp32|bf16]
 //                       [--reps N] [--nvrtc-reps N] [--arch sm_90] [--no-nvrtc] [--source]
+//   loom_compile_stages --warm-start [--case ...] [--dtype ...] [--rows N]
 //
 // Stages, as FusionExecutorCache's first run does them: segmentation (scheduler checks and
 // heuristics included), scheduling a clone, KernelExecutor's clone, lowering, codegen, then NVRTC
@@ -11,6 +12,11 @@
 // path of a warm start (hash of the source and options, read of the cubin file). Times are wall
 // and process CPU time, min and median over the repetitions. On a loaded machine CPU time is the
 // steadier number. cuModuleLoadData and the kernel launch need a GPU: loom_bench measures those.
+//
+// --warm-start is the host backend's compile probe: one FusionExecutorCache in this process, made
+// and run once on [rows, 4096] host tensors (default 64 rows, so the CPU kernel itself is short),
+// then run again. Run it twice with one LOOM_CACHE_DIR: the second process is a warm start (the
+// kernel object from the disk cache), and LOOM_DUMP=compile_time says where its time goes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +34,7 @@
 #include "loom/ir/ir.h"
 #include "loom/lower/lower.h"
 #include "loom/ops/ops.h"
+#include "loom/runtime/fusion_executor_cache.h"
 #include "loom/scheduler/registry.h"
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/error.h"
@@ -120,11 +127,47 @@ std::vector<eval::Argument> fakeArgs(const ir::Fusion& fusion, int64_t rows, int
   return args;
 }
 
+// The host backend's compile probe (see the file comment): prints one line
+//   warm_start first_ms=... cached_ms=... kernels=N plan_hits=N
+int warmStart(const std::string& name, DataType dtype, int64_t rows) {
+  const int64_t cols = 4096;
+  auto fusion = buildCase(name, dtype, rows, cols);
+  std::vector<std::vector<float>> storage;
+  std::vector<eval::Argument> args;
+  for (ir::Val* in : fusion->inputs()) {
+    auto* tv = in->as<ir::TensorView>();
+    std::vector<int64_t> sizes = {rows, cols};
+    if (ir::TensorDomain::noReductions(tv->logical()).size() == 1) sizes = {cols};
+    Tensor t = Tensor::empty(sizes, tv->dtype());
+    auto* bytes = static_cast<unsigned char*>(t.data());
+    for (int64_t i = 0; i < t.numel() * int64_t(t.itemSize()); ++i) {
+      bytes[i] = static_cast<unsigned char>((i * 37 + 11) % 61);  // finite for fp32 and bf16
+    }
+    args.emplace_back(std::move(t));
+  }
+  runtime::RuntimeOptions options;
+  options.backend = exec::Backend::Host;
+  auto t0 = Clock::now();
+  runtime::FusionExecutorCache cache(std::move(fusion), options);
+  (void)cache.run(args);
+  const double first = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  auto t1 = Clock::now();
+  (void)cache.run(args);
+  const double cached = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
+  const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
+  // kernels=-1 with plan_hits=1: the plan cache served the first run (no runtime was built).
+  std::printf("warm_start first_ms=%.4f cached_ms=%.4f kernels=%lld plan_hits=%lld\n", first,
+              cached, static_cast<long long>(rt != nullptr ? rt->numKernels() : -1),
+              static_cast<long long>(cache.planHits()));
+  return 0;
+}
+
 int run(int argc, char** argv) {
   std::string name = "layer_norm", arch = "sm_90";
   DataType dtype = DataType::Float32;
   int reps = 20, nvrtcReps = 3;
-  bool nvrtc = true, source = false;
+  bool nvrtc = true, source = false, warm = false;
+  int64_t rows = 64;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -138,8 +181,11 @@ int run(int argc, char** argv) {
     else if (a == "--arch") arch = value();
     else if (a == "--no-nvrtc") nvrtc = false;
     else if (a == "--source") source = true;
+    else if (a == "--warm-start") warm = true;
+    else if (a == "--rows") rows = std::max<int64_t>(1, std::atoll(value().c_str()));
     else LOOM_THROW("unknown option '", a, "'");
   }
+  if (warm) return warmStart(name, dtype, rows);
   auto fusion = buildCase(name, dtype, 16384, 4096);
   std::vector<eval::Argument> args = fakeArgs(*fusion, 16384, 4096);
 

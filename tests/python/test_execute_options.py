@@ -157,3 +157,33 @@ def test_options_apply_to_the_call_only():
         other.add_output(other.ops.neg(x))
     other.execute([torch.randn(3, dtype=torch.float64)], capture_debug_output=True)
     assert other.debug_output() == ""
+
+
+PLAN_SCRIPT = """
+import torch, loom
+from loom.direct import FusionDefinition
+with FusionDefinition() as fd:
+    x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+    fd.add_output(fd.ops.sum(fd.ops.exp(x), [1]))
+x = torch.linspace(-1, 1, 64 * 33).reshape(64, 33)
+out = fd.execute([x])[0]
+torch.testing.assert_close(out, torch.exp(x.double()).sum(1).float())
+try:
+    print("SCHEDULERS", fd.last_schedulers())
+except loom.UserError as e:
+    print("NO RUNTIME", e)
+"""
+
+
+def test_plan_cache_warm_start_from_python(tmp_path):
+    # The first process compiles and stores the plan; the second runs it (the same outputs) and
+    # has no runtime to inspect, which it says rather than claiming nothing ran.
+    env = dict(LOOM_PLAN_CACHE="1", LOOM_CACHE_DIR=str(tmp_path))
+    cold = _run_with_env(PLAN_SCRIPT, **env)
+    assert cold.returncode == 0, cold.stderr
+    assert "SCHEDULERS" in cold.stdout
+    assert list((tmp_path / "plans").glob("*.plan"))
+    warm = _run_with_env(PLAN_SCRIPT, **env)
+    assert warm.returncode == 0, warm.stderr
+    assert ("NO RUNTIME last_schedulers: the fusion's runs were served by the plan cache"
+            in warm.stdout), warm.stdout

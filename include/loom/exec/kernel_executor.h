@@ -52,6 +52,8 @@
 
 namespace loom::exec {
 
+struct KernelPlan;  // exec/kernel_plan.h
+
 struct ExecutorOptions {
   /// Fill outputs with NaN (floats) before the launch, so unwritten elements show up in checks.
   bool poisonOutputs = false;
@@ -129,6 +131,11 @@ class KernelExecutor {
   /// or before a run). Asks the driver: for profiles, not the launch path.
   int64_t lastRegistersPerThread() const;
   const ExecutorOptions& options() const { return options_; }
+  /// The launch plan a run on `inputs` (as they are now: same sizes, strides, alignment and
+  /// scalar values) made, with every value concrete, for the plan cache (runtime/plan_cache.h);
+  /// nullopt when no idle plan has that signature, or when the kernel's runs need more than a
+  /// KernelPlan holds (checked index reads, a cooperative launch, in-place outputs).
+  std::optional<KernelPlan> exportPlan(std::span<const eval::Argument> inputs);
 
  private:
   struct Compiled;

@@ -68,6 +68,7 @@
 #include "loom/ir/fusion.h"
 #include "loom/multidevice/communicator.h"
 #include "loom/runtime/communication_executor.h"
+#include "loom/runtime/plan_cache.h"
 #include "loom/runtime/segment_executor.h"
 #include "loom/scheduler/device_info.h"
 #include "loom/segmenter/concretize.h"
@@ -131,6 +132,12 @@ struct RuntimeOptions {
   /// not for speed.
   bool profile = false;
 
+  /// The plan cache (runtime/plan_cache.h): a warm start reads a stored plan instead of
+  /// segmenting, scheduling, lowering and generating code. Unset: LOOM_PLAN_CACHE (on when "1";
+  /// off by default, since a run served from a plan has no FusionKernelRuntime: lastRuntime()
+  /// stays null for it).
+  std::optional<bool> planCache = std::nullopt;
+
   /// `dump` when set, else LOOM_DUMP.
   const DumpOptions& dumps() const { return dump ? *dump : DumpOptions::fromEnvironment(); }
 };
@@ -149,6 +156,10 @@ class FusionKernelRuntime {
   /// segment, or copied into it after the last segment; either way the output returned is that
   /// tensor.
   std::vector<Tensor> run(std::span<const eval::Argument> args);
+  /// run(), and the plan of this run for the plan cache (runtime/plan_cache.h) into `plan`:
+  /// left unset when some segment is not a kernel whose plan can be exported, or the runtime
+  /// writes in place or runs a device's part of a sharded fusion.
+  std::vector<Tensor> run(std::span<const eval::Argument> args, std::optional<RuntimePlan>& plan);
 
   const segmenter::SegmentedFusion& segmented() const { return segmented_; }
   /// What each segment did in the last run to finish (read it when no run is in flight).
@@ -223,6 +234,8 @@ class FusionKernelRuntime {
   /// RuntimeOptions::profile: each segment's device time from its two marks, its kernel's name
   /// and registers, into the run's records.
   void recordProfile(Scratch& sc, const std::vector<std::unique_ptr<exec::StreamMark>>& marks);
+  std::vector<Tensor> runImpl(std::span<const eval::Argument> args,
+                              std::vector<std::optional<exec::KernelPlan>>* captured);
   // Guards idle_ and records_. Concurrent runs each take an idle scratch (or make one).
   std::mutex mutex_;
   std::vector<std::unique_ptr<Scratch>> idle_;
@@ -260,6 +273,12 @@ class FusionExecutorCache {
   }
   int64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   int64_t misses() const { return misses_.load(std::memory_order_relaxed); }
+  /// Plan cache (RuntimeOptions::planCache): misses served from a stored plan (no segmentation,
+  /// scheduling, lowering or codegen ran for them), plans stored, and entries found but ignored
+  /// (damaged, foreign or stale files). Read them when no run is in flight.
+  int64_t planHits() const { return plan_hits_.load(std::memory_order_relaxed); }
+  int64_t planStores() const { return plan_stores_.load(std::memory_order_relaxed); }
+  int64_t planIgnored() const { return plan_ignored_.load(std::memory_order_relaxed); }
   /// The pre-segmentation passes construction ran to shard a multidevice fusion
   /// (segmenter::shardedCopy, once; empty for a fusion without meshes).
   const PassReport& shardingPasses() const { return sharding_passes_; }
@@ -272,6 +291,12 @@ class FusionExecutorCache {
   const ir::Fusion& programFusion() const { return program_ ? *program_->fusion : *fusion_; }
   /// The runtime compiled for `key`, or nullptr (takes keys_mutex_ shared).
   FusionKernelRuntime* findRuntime(const InputKey& key) const;
+  /// The plan-cache key of `key` (a hex SHA-256), or empty when this fusion, these options or
+  /// the dumps asked for keep the plan cache out (see runProgram).
+  std::string planKey(const InputKey& key, std::span<const eval::Argument> args);
+  /// The stored plan of `plan_key` loaded and run: true with the outputs in `outs`.
+  bool runStoredPlan(const InputKey& key, const std::string& plan_key,
+                     std::span<const eval::Argument> args, std::vector<Tensor>& outs);
   /// A copy of the fusion that the runtimes of some keys segment: with the input contiguity
   /// their strides prove. Keyed by the concretization too (segmenter/concretize.h; the
   /// segmenter's pre-segmentation passes apply it), which runtimes are reused by.
@@ -313,7 +338,14 @@ class FusionExecutorCache {
   mutable std::shared_mutex keys_mutex_;
   std::unordered_map<InputKey, FusionKernelRuntime*, InputKeyHash> by_key_;
 
+  /// Keys served by stored plans (guarded by keys_mutex_ as by_key_ is).
+  std::unordered_map<InputKey, std::unique_ptr<PlannedRuntime>, InputKeyHash> planned_;
+  std::string fusion_text_hash_;  ///< of programFusion()'s text, made on the first plan key
+
   std::atomic<FusionKernelRuntime*> last_{nullptr};
+  std::atomic<int64_t> plan_hits_{0};
+  std::atomic<int64_t> plan_stores_{0};
+  std::atomic<int64_t> plan_ignored_{0};
   std::atomic<int64_t> hits_{0};
   std::atomic<int64_t> misses_{0};
 };

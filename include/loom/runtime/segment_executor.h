@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "loom/eval/argument.h"
 #include "loom/exec/compute_device.h"
 #include "loom/exec/kernel_executor.h"
+#include "loom/exec/kernel_plan.h"
 #include "loom/multidevice/communicator.h"
 #include "loom/segmenter/segmented_fusion.h"
 #include "loom/support/options.h"
@@ -86,6 +88,12 @@ class SegmentExecutor {
   virtual std::string step(const segmenter::Segment& segment) const = 0;
   /// True when runInto writes SegmentRecord::params (what it ran, which may differ per run).
   virtual bool saysWhatRan() const { return false; }
+  /// The concrete launch plan of the run just made on `args` (exec/kernel_plan.h), for the plan
+  /// cache; nullopt for work that has none (every segment but a kernel's).
+  virtual std::optional<exec::KernelPlan> exportPlan(std::span<const eval::Argument> args) {
+    (void)args;
+    return std::nullopt;
+  }
 };
 
 /// A kernel segment: a copy of the segment's fusion scheduled with its parameters, compiled once
@@ -96,6 +104,9 @@ class KernelSegmentExecutor final : public SegmentExecutor {
   void runInto(std::span<const eval::Argument> args, std::vector<Tensor>& outputs,
                SegmentRecord& record, std::span<const Tensor> into) override;
   std::string step(const segmenter::Segment& segment) const override;
+  std::optional<exec::KernelPlan> exportPlan(std::span<const eval::Argument> args) override {
+    return executor_.exportPlan(args);
+  }
   const exec::KernelExecutor& executor() const { return executor_; }
 
  private:

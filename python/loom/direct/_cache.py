@@ -127,6 +127,11 @@ class FusionExecutorCache:
     def num_runtimes(self):
         return self._executor.num_runtimes
 
+    @property
+    def plan_hits(self):
+        """Runs served by the plan cache (LOOM_PLAN_CACHE=1): no runtime was built for them."""
+        return self._executor.plan_hits
+
 
 _ALL_OUTPUTS = "all outputs"  # a return plan: every output, in order (the common case)
 
