@@ -2,15 +2,13 @@
 // ExpressionEvaluator: scalar evaluation and validation/binding of runtime fusion inputs.
 #include "loom/eval/expression_evaluator.h"
 
-
-#include "loom/support/checked_math.h"
-
 #include <algorithm>
 #include <limits>
 #include <string>
 
 #include "eval/complex_ops.h"
 #include "eval/element_ops.h"
+#include "eval/integral_sizes.h"
 #include "eval/shape_constraints.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/extent_bindings.h"
@@ -19,6 +17,7 @@
 #include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/support/checked_math.h"
 #include "loom/support/strings.h"
 
 namespace loom::eval {
@@ -355,6 +354,7 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
                detail::scalarToInt(*v), " (extent ", extent->toString(), "), got size ",
                need.first);
   }
+  checkIntegralSizes(fusion, *this);  // before anything reads such a size as an integer
   checkShapeConstraints(fusion, *this, [&](const ir::Val* v) {
     auto it = binders.find(v);
     return it != binders.end() ? it->second : std::string();
