@@ -410,9 +410,15 @@ void KernelExecutor::LaunchPlan::buildArguments(const kir::Kernel& kernel, const
   const uint64_t blocks = uint64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
   const uint64_t threads = uint64_t{launch.block[0]} * launch.block[1] * launch.block[2];
   for (const kir::Kernel::GridScratch& g : kernel.gridScratch) {
-    uint64_t bytes = g.perLaunch ? uint64_t(g.elementBytes)
-                     : uint64_t(g.entrances) *
-                           (g.semaphore ? 4 * blocks : uint64_t(g.elementBytes) * blocks * threads);
+    // Serial loops of run-time extents around the call site multiply its entrances now.
+    uint64_t entrances = uint64_t(g.entrances);
+    for (const ir::Scalar* extent : g.entranceExtents) {
+      entrances *= uint64_t(std::max<int64_t>(ee.evaluateInt(extent), 0));
+    }
+    uint64_t bytes =
+        g.perLaunch
+            ? uint64_t(g.elementBytes)
+            : entrances * (g.semaphore ? 4 * blocks : uint64_t(g.elementBytes) * blocks * threads);
     std::vector<int64_t> words{int64_t((bytes + 7) / 8)};
     Tensor t = device.empty(words, DataType::Int64, stream);
     device.zero(t, stream);
