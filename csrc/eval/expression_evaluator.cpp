@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "eval/complex_ops.h"
 #include "eval/element_ops.h"
-#include "eval/integral_sizes.h"
 #include "eval/shape_constraints.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/extent_bindings.h"
@@ -354,7 +354,6 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
                detail::scalarToInt(*v), " (extent ", extent->toString(), "), got size ",
                need.first);
   }
-  checkIntegralSizes(fusion, *this);  // before anything reads such a size as an integer
   checkShapeConstraints(fusion, *this, [&](const ir::Val* v) {
     auto it = binders.find(v);
     return it != binders.end() ? it->second : std::string();
@@ -365,6 +364,12 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
     const std::optional<ir::ScalarValue> v = evaluate(r.value);
     if (!v.has_value() || detail::scalarToInt(*v) == r.expected) continue;
     const std::optional<ir::ScalarValue> extent = evaluate(r.extent);
+    if (extent.has_value() && isFloatingType(r.extent->dtype())) {  // a floating size's value
+      std::ostringstream value;
+      value.precision(17);
+      value << detail::scalarToDouble(*extent);
+      LOOM_THROW(r.what, "; the arguments make ", r.extent->toString(), " = ", value.str());
+    }
     LOOM_THROW(r.what, "; the arguments make that extent ",
                extent.has_value() ? std::to_string(detail::scalarToInt(*extent)) : "unknown");
   }

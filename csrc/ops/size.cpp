@@ -6,6 +6,8 @@
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/fusion.h"
+#include "loom/ops/scalar_arith.h"
 #include "loom/support/strings.h"
 
 namespace loom::ops {
@@ -39,6 +41,20 @@ ir::Scalar* Size::toScalar() const {
   if (auto c = constant()) return ir::IrBuilder::index(*c);
   ir::Scalar* out = ir::IrBuilder::symbolic(kIndexType);
   ir::IrBuilder::create<ir::UnaryOp>(ir::UnaryOpType::Cast, out, scalar_);
+  if (isFloatingType(scalar_->dtype())) {
+    // The cast must not truncate: the value is checked when a run binds it (an explicit cast by
+    // the caller, nvFuser's way to truncate a size on purpose, is not).
+    ir::Scalar* integral = scalarBinary(
+        ir::BinaryOpType::LogicalAnd,
+        scalarBinary(ir::BinaryOpType::Eq, scalar_, scalarUnary(ir::UnaryOpType::Trunc, scalar_)),
+        scalarUnary(ir::UnaryOpType::IsFinite, scalar_));
+    ir::FusionGuard::current()->addExtentRequirement(
+        {integral, 1, scalar_,
+         "the size " + scalar_->toString() +
+             " is a floating Scalar, which is a size only when its value is an integer (a "
+             "floating size, bound or width must have an integral value; it is never "
+             "truncated)"});
+  }
   return out;
 }
 

@@ -42,8 +42,20 @@ def test_a_fractional_double_is_refused(device):
         reshape_by_double(fd)
     x = torch.randn(4, 8, 6, device=device)
     # 192 / 128 = 1.5: nvFuser would make it 1 (and then fail the reshape's element count).
-    with pytest.raises(loom.UserError, match=r" = 1\.5 is not an integer; a floating size"):
+    with pytest.raises(loom.UserError, match=r"must have an integral value.* = 1\.5"):
         fd.execute([128, x])
+
+
+# An explicit cast is the caller's truncation, as nvFuser's test_pad_dynamic pads by
+# cast(2.5 * 7, Int) = 17.
+def test_an_explicit_cast_truncates_on_purpose(device):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], dtype=DataType.Float)
+        w = fd.ops.cast(fd.ops.mul(fd.define_scalar(2.5, dtype=DataType.Float), 7), dtype=DataType.Int)
+        fd.add_output(fd.ops.pad(x, [w, w]))
+    x = torch.randn(2, 3, device=device)
+    (y,) = fd.execute([x])
+    assert torch.equal(y, torch.nn.functional.pad(x, [17, 17]))
 
 
 def test_a_floating_constant_size():

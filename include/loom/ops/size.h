@@ -3,7 +3,7 @@
 // C++ integer (a constant) or an integer Scalar bound at run time (a scalar fusion input, an
 // extent, scalar math on them). A floating Scalar is taken too, as nvFuser takes it, cast to an
 // index, but only an integral value is a size: 6.0 is 6, 6.5 a UserError naming it (when it is
-// built for a constant, when the run binds its value otherwise: eval/integral_sizes.h):
+// built for a constant, when the run binds its value otherwise: an ir::ExtentRequirement):
 //
 //   auto* n = ir::IrBuilder::symbolic(DataType::Int64);
 //   fusion.addInput(n);
