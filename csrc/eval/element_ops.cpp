@@ -458,6 +458,10 @@ int64_t scalarToInt(const ir::ScalarValue& v) {
   LOOM_UNREACHABLE("scalarToInt of an empty value");
 }
 
+int64_t normalizeScalarInt(const ir::ScalarValue& v, DataType dtype) {
+  return wrapToDtype(scalarToInt(v), dtype);
+}
+
 ir::ScalarValue scalarFromDouble(double v, DataType dtype) {
   if (isBooleanType(dtype)) return v != 0.0;
   if (isComplexType(dtype)) return std::complex<double>(roundToDtype(v, dtype), 0.0);

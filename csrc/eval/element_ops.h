@@ -32,6 +32,10 @@ int64_t toInt64(double v);
 /// Two's-complement wrap of an int64 result to the width of an integral dtype (bool: v != 0).
 int64_t wrapToDtype(int64_t v, DataType dtype);
 
+/// A scalar value as an element of integral `dtype` holds it: an integer wrapped to the width
+/// exactly, a double truncated and saturated first, bool 0 or 1.
+int64_t normalizeScalarInt(const ir::ScalarValue& v, DataType dtype);
+
 /// Rounds half to even (as torch.round and rint under the default rounding mode).
 double roundHalfEven(double x);
 

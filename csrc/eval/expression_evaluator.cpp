@@ -2,11 +2,9 @@
 // ExpressionEvaluator: scalar evaluation and validation/binding of runtime fusion inputs.
 #include "loom/eval/expression_evaluator.h"
 
-
-#include "loom/support/checked_math.h"
-
 #include <algorithm>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "eval/complex_ops.h"
@@ -19,6 +17,7 @@
 #include "loom/ir/scalar_math.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/support/checked_math.h"
 #include "loom/support/strings.h"
 
 namespace loom::eval {
@@ -365,6 +364,12 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
     const std::optional<ir::ScalarValue> v = evaluate(r.value);
     if (!v.has_value() || detail::scalarToInt(*v) == r.expected) continue;
     const std::optional<ir::ScalarValue> extent = evaluate(r.extent);
+    if (extent.has_value() && isFloatingType(r.extent->dtype())) {  // a floating size's value
+      std::ostringstream value;
+      value.precision(17);
+      value << detail::scalarToDouble(*extent);
+      LOOM_THROW(r.what, "; the arguments make ", r.extent->toString(), " = ", value.str());
+    }
     LOOM_THROW(r.what, "; the arguments make that extent ",
                extent.has_value() ? std::to_string(detail::scalarToInt(*extent)) : "unknown");
   }

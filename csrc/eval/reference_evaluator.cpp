@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <unordered_map>
 
 #include "eval/complex_ops.h"
@@ -30,7 +31,10 @@ using detail::rowMajorStrides;
 
 /// A tensor value: a dense row-major buffer of its logical shape (reductions removed). A complex
 /// tensor (`complex`) keeps its imaginary parts in `imag`, in the layout of `data`; a real one
-/// has no `imag`.
+/// has no `imag`. An integer tensor (Int32, Int64) also keeps its exact values in `ints` (a
+/// double holds integers exactly only up to 2^53): integer math, copies, reductions, full and
+/// iota read and write them; an op that computes in double leaves `ints` empty, and define()
+/// fills it from `data`.
 struct Buffer {
   Buffer() = default;
   Buffer(std::vector<int64_t> shape_, std::vector<double> data_, std::vector<double> imag_ = {})
@@ -39,9 +43,21 @@ struct Buffer {
   std::vector<int64_t> shape;
   std::vector<double> data;
   std::vector<double> imag;
+  std::vector<int64_t> ints;
   bool complex = false;
 
   detail::Complex at(size_t i) const { return {data[i], complex ? imag[i] : 0.0}; }
+  /// Element i as an integer: exact when `ints` holds it, else truncated from `data`.
+  int64_t intAt(size_t i) const { return ints.empty() ? detail::toInt64(data[i]) : ints[i]; }
+  /// Element `to` of this buffer set to element `from` of `src` (same kind of buffer).
+  void copyElement(size_t to, const Buffer& src, size_t from) {
+    data[to] = src.data[from];
+    if (complex && src.complex) imag[to] = src.imag[from];
+    if (!src.ints.empty()) {
+      ints.resize(data.size());
+      ints[to] = src.ints[from];
+    }
+  }
   /// Makes this a complex buffer whose imaginary parts are `fill`.
   void makeComplex(double fill = 0.0) {
     complex = true;
@@ -135,7 +151,33 @@ class Runner : public ir::ExprVisitor {
         b.data[size_t(lin)] = loadAsDouble(base + off[0] * isz, t.dtype());
       }
     });
+    if (isIntegralType(t.dtype())) {
+      b.ints.resize(b.data.size());
+      forEachIndex(b.shape, {t.strides()}, [&](int64_t lin, const std::vector<int64_t>& off) {
+        b.ints[size_t(lin)] = loadInt(base + off[0] * isz, t.dtype());
+      });
+    }
     return b;
+  }
+
+  static int64_t loadInt(const char* p, DataType dtype) {
+    if (dtype == DataType::Int32) {
+      int32_t v = 0;
+      std::memcpy(&v, p, sizeof(v));
+      return v;
+    }
+    int64_t v = 0;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  }
+
+  static void storeInt(char* p, DataType dtype, int64_t v) {
+    if (dtype == DataType::Int32) {
+      const auto narrow = int32_t(detail::wrapToDtype(v, DataType::Int32));
+      std::memcpy(p, &narrow, sizeof(narrow));
+    } else {
+      std::memcpy(p, &v, sizeof(v));
+    }
   }
 
   Tensor toTensor(ir::Val* out) {
@@ -151,7 +193,11 @@ class Runner : public ir::ExprVisitor {
     char* base = static_cast<char*>(t.data());
     size_t isz = t.itemSize();
     for (size_t i = 0; i < b.data.size(); ++i) {
-      storeFromComplex(base + i * isz, out->dtype(), b.at(i));
+      if (isIntegralType(out->dtype())) {
+        storeInt(base + i * isz, out->dtype(), b.intAt(i));
+      } else {
+        storeFromComplex(base + i * isz, out->dtype(), b.at(i));
+      }
     }
     return t;
   }
@@ -171,9 +217,21 @@ class Runner : public ir::ExprVisitor {
       b.complex = false;
       b.imag.clear();
     }
-    if (dtype != DataType::Float64 && dtype != DataType::ComplexDouble) {
+    if (isIntegralType(dtype) && !b.ints.empty()) {
+      // Exact values: wrapped to the dtype's width, `data` their nearest doubles.
+      for (size_t i = 0; i < b.ints.size(); ++i) {
+        b.ints[i] = detail::wrapToDtype(b.ints[i], dtype);
+        b.data[i] = double(b.ints[i]);
+      }
+    } else if (dtype != DataType::Float64 && dtype != DataType::ComplexDouble) {
       for (double& x : b.data) x = detail::roundToDtype(x, dtype);
       for (double& x : b.imag) x = detail::roundToDtype(x, dtype);
+    }
+    if (!isIntegralType(dtype)) {
+      b.ints.clear();
+    } else if (b.ints.empty()) {  // computed in double
+      b.ints.resize(b.data.size());
+      for (size_t i = 0; i < b.data.size(); ++i) b.ints[i] = detail::toInt64(b.data[i]);
     }
     buffers_[tv] = std::move(b);
   }
@@ -222,8 +280,10 @@ class Runner : public ir::ExprVisitor {
   struct Operand {
     const Buffer* buffer = nullptr;  // nullptr for a scalar
     double scalar = 0.0;
+    int64_t int_scalar = 0;          // the scalar as an integer (exact for integer values)
     detail::Complex complex_scalar;  // the scalar as a complex number
     DataType dtype = DataType::Float64;
+    int64_t intAt(size_t i) const { return buffer != nullptr ? buffer->intAt(i) : int_scalar; }
   };
 
   Operand operand(ir::Val* v, const ir::Expr* e) {
@@ -235,6 +295,8 @@ class Runner : public ir::ExprVisitor {
       auto value = ee_.evaluate(v);
       LOOM_CHECK(value.has_value(), e->toString(), ": scalar ", v->toString(), " is not bound");
       op.scalar = detail::roundToDtype(detail::scalarToDouble(*value), v->dtype());
+      op.int_scalar = isIntegralType(v->dtype()) ? detail::normalizeScalarInt(*value, v->dtype())
+                                                 : detail::toInt64(op.scalar);
       op.complex_scalar = detail::roundComplex(detail::scalarToComplex(*value), v->dtype());
     }
     return op;
@@ -281,14 +343,41 @@ class Runner : public ir::ExprVisitor {
     return result;
   }
 
+  /// pointwise() in exact integer math: fn(values) on the operands as integers (integer tensors
+  /// and scalars exactly), its results kept in `ints`.
+  template <typename Fn>
+  Buffer pointwiseInt(const ir::Expr* e, const TensorView* out, Fn&& fn) {
+    std::vector<Operand> ops;
+    for (ir::Val* in : e->inputs()) ops.push_back(operand(in, e));
+    Buffer result{pointwiseShape(e, out), {}};
+    result.data.resize(size_t(numelOf(result.shape)));
+    result.ints.resize(result.data.size());
+    std::vector<std::vector<int64_t>> strides;
+    for (const Operand& op : ops) {
+      std::vector<int64_t> s(result.shape.size(), 0);
+      if (op.buffer != nullptr) {
+        bool ok = stretchStrides(op.buffer->shape, result.shape, s);
+        LOOM_ASSERT(ok, "operand shape [", join(op.buffer->shape), "] vs [", join(result.shape),
+                    "] in ", e->toString());
+      }
+      strides.push_back(std::move(s));
+    }
+    std::vector<int64_t> vals(ops.size());
+    forEachIndex(result.shape, strides, [&](int64_t lin, const std::vector<int64_t>& off) {
+      for (size_t j = 0; j < ops.size(); ++j) vals[j] = ops[j].intAt(size_t(off[j]));
+      result.ints[size_t(lin)] = fn(vals);
+      result.data[size_t(lin)] = double(result.ints[size_t(lin)]);
+    });
+    return result;
+  }
+
   /// A copy of `in` read through `strides` (and a start offset) into `shape`.
   static Buffer gather(const Buffer& in, const std::vector<int64_t>& shape,
                        const std::vector<int64_t>& strides) {
     Buffer out{shape, std::vector<double>(size_t(numelOf(shape)))};
     if (in.complex) out.makeComplex();
     forEachIndex(shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
-      out.data[size_t(lin)] = in.data[size_t(off[0])];
-      if (in.complex) out.imag[size_t(lin)] = in.imag[size_t(off[0])];
+      out.copyElement(size_t(lin), in, size_t(off[0]));
     });
     return out;
   }
@@ -300,6 +389,12 @@ class Runner : public ir::ExprVisitor {
     if (detail::usesComplexMath(in_t, out_t)) {
       define(out, pointwise<true>(e, out, [&](const std::vector<detail::Complex>& v) {
                return detail::applyComplexUnary(e->opType(), v[0], out_t, e);
+             }));
+      return;
+    }
+    if (detail::usesIntegerMath(e->opType(), in_t, out_t)) {
+      define(out, pointwiseInt(e, out, [&](const std::vector<int64_t>& v) {
+               return detail::wrapToDtype(detail::intUnary(e->opType(), v[0], e), out_t);
              }));
       return;
     }
@@ -319,6 +414,13 @@ class Runner : public ir::ExprVisitor {
              }));
       return;
     }
+    if (detail::usesIntegerMath(e->opType(), l, r, out_t) && !isFloatingType(l) &&
+        !isFloatingType(r)) {
+      define(out, pointwiseInt(e, out, [&](const std::vector<int64_t>& v) {
+               return detail::wrapToDtype(detail::intBinary(e->opType(), v[0], v[1], out_t), out_t);
+             }));
+      return;
+    }
     define(out, pointwise(e, out, [&](const std::vector<double>& v) {
              return detail::applyBinary(e->opType(), v[0], v[1], l, r, out_t);
            }));
@@ -332,6 +434,17 @@ class Runner : public ir::ExprVisitor {
                  ": only where is defined for complex values");
       define(out, pointwise<true>(e, out, [&](const std::vector<detail::Complex>& v) {
                return v[0].real() != 0.0 ? v[1] : v[2];
+             }));
+      return;
+    }
+    if (isIntegralType(out_t) && e->opType() != ir::TernaryOpType::Lerp &&
+        std::none_of(e->inputs().begin(), e->inputs().end(),
+                     [](const ir::Val* v) { return isFloatingType(v->dtype()); })) {
+      // where and clamp choose among their integer operands: exact.
+      const bool where = e->opType() == ir::TernaryOpType::Where;
+      define(out, pointwiseInt(e, out, [&](const std::vector<int64_t>& v) {
+               if (where) return v[0] != 0 ? v[1] : v[2];
+               return std::min(std::max(v[0], v[1]), v[2]);
              }));
       return;
     }
@@ -350,6 +463,10 @@ class Runner : public ir::ExprVisitor {
       defineComplexReduction(e, in, space);
       return;
     }
+    if (isIntegralType(e->out()->dtype())) {
+      defineIntReduction(e, in, space);
+      return;
+    }
     const double init = detail::roundToDtype(ee_.evaluateDouble(e->init()), e->init()->dtype());
     result.data.assign(size_t(numelOf(result.shape)), init);
     ir::ReductionOpType op = e->opType();
@@ -362,6 +479,26 @@ class Runner : public ir::ExprVisitor {
         case ir::ReductionOpType::Max: acc = detail::floatBinary(ir::BinaryOpType::Max, acc, x); break;
         case ir::ReductionOpType::Min: acc = detail::floatBinary(ir::BinaryOpType::Min, acc, x); break;
       }
+    });
+    define(e->out(), std::move(result));
+  }
+
+  /// A reduction of integers, exact in int64 and wrapping as the kernels' accumulators do (the
+  /// output's width applied by define()).
+  void defineIntReduction(ir::ReductionOp* e, const Buffer& in, ReductionSpace& space) {
+    auto init = ee_.evaluate(e->init());
+    LOOM_CHECK(init.has_value(), e->toString(), ": the init is not bound");
+    Buffer result{space.outShape(), {}};
+    result.ints.assign(size_t(numelOf(result.shape)),
+                       detail::normalizeScalarInt(*init, e->init()->dtype()));
+    result.data.resize(result.ints.size());
+    const ir::BinaryOpType op = e->opType() == ir::ReductionOpType::Sum    ? ir::BinaryOpType::Add
+                                : e->opType() == ir::ReductionOpType::Prod ? ir::BinaryOpType::Mul
+                                : e->opType() == ir::ReductionOpType::Max  ? ir::BinaryOpType::Max
+                                                                           : ir::BinaryOpType::Min;
+    space.forEach({rowMajorStrides(in.shape)}, [&](int64_t o, const std::vector<int64_t>& i) {
+      int64_t& acc = result.ints[size_t(o)];
+      acc = detail::intBinary(op, acc, in.intAt(size_t(i[0])));
     });
     define(e->out(), std::move(result));
   }
@@ -632,8 +769,7 @@ class Runner : public ir::ExprVisitor {
     Buffer out{shape, std::vector<double>(size_t(numelOf(shape)))};
     if (in.complex) out.makeComplex();
     forEachIndex(shape, {strides}, [&](int64_t lin, const std::vector<int64_t>& off) {
-      out.data[size_t(lin)] = in.data[size_t(base + off[0])];
-      if (in.complex) out.imag[size_t(lin)] = in.imag[size_t(base + off[0])];
+      out.copyElement(size_t(lin), in, size_t(base + off[0]));
     });
     define(e->out(), std::move(out));
   }
@@ -647,6 +783,7 @@ class Runner : public ir::ExprVisitor {
     auto in_strides = rowMajorStrides(in.shape);
     Buffer out{shape, std::vector<double>(size_t(numelOf(shape)), value)};
     if (in.complex) out.makeComplex(value_op.complex_scalar.imag());
+    if (!in.ints.empty()) out.ints.assign(out.data.size(), value_op.int_scalar);
     std::vector<int64_t> idx(shape.size(), 0);
     for (size_t lin = 0; lin < out.data.size(); ++lin) {
       int64_t src = 0;
@@ -656,10 +793,7 @@ class Runner : public ir::ExprVisitor {
         inside = i >= 0 && i < r.in_size[d];
         src += i * in_strides[d];
       }
-      if (inside) {
-        out.data[lin] = in.data[size_t(src)];
-        if (in.complex) out.imag[lin] = in.imag[size_t(src)];
-      }
+      if (inside) out.copyElement(lin, in, size_t(src));
       for (size_t d = shape.size(); d-- > 0;) {
         if (++idx[d] < shape[d]) break;
         idx[d] = 0;
@@ -717,9 +851,7 @@ class Runner : public ir::ExprVisitor {
     const int64_t dim_stride = rowMajorStrides(shape)[dim];
     for (size_t lin = 0; lin < result.data.size(); ++lin) {
       auto i = size_t((int64_t(lin) / dim_stride) % shape[dim]);
-      const Buffer& src = *ins[which[i]];
-      result.data[lin] = src.data[lin];
-      if (result.complex && src.complex) result.imag[lin] = src.imag[lin];
+      result.copyElement(lin, *ins[which[i]], lin);
     }
     define(out, std::move(result));
   }
@@ -729,6 +861,7 @@ class Runner : public ir::ExprVisitor {
     const Operand value = operand(e->value(), e);
     Buffer b{shape, std::vector<double>(size_t(numelOf(shape)), value.scalar)};
     if (isComplexType(e->out()->dtype())) b.makeComplex(value.complex_scalar.imag());
+    if (isIntegralType(e->out()->dtype())) b.ints.assign(b.data.size(), value.int_scalar);
     define(e->out(), std::move(b));
   }
 
@@ -736,10 +869,20 @@ class Runner : public ir::ExprVisitor {
     std::vector<int64_t> shape = checkedSizes(e, e->out(), "length");
     LOOM_CHECK(shape.size() == 1, e->toString(), ": ", e->out()->toString(), " has rank ",
                shape.size(), "; iota makes 1-D tensors");
-    double start = operand(e->start(), e).scalar;
-    double step = operand(e->step(), e).scalar;
+    const Operand start_op = operand(e->start(), e);
+    const Operand step_op = operand(e->step(), e);
+    double start = start_op.scalar;
+    double step = step_op.scalar;
     Buffer b{shape, std::vector<double>(size_t(shape[0]))};
     for (int64_t i = 0; i < shape[0]; ++i) b.data[size_t(i)] = start + double(i) * step;
+    if (isIntegralType(e->out()->dtype())) {  // start + i * step in int64, wrapping
+      b.ints.resize(b.data.size());
+      for (int64_t i = 0; i < shape[0]; ++i) {
+        b.ints[size_t(i)] =
+            detail::intBinary(ir::BinaryOpType::Add, start_op.int_scalar,
+                              detail::intBinary(ir::BinaryOpType::Mul, i, step_op.int_scalar));
+      }
+    }
     define(e->out(), std::move(b));
   }
 

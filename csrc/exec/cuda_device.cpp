@@ -86,6 +86,13 @@ class CudaDevice final : public ComputeDevice {
   void copyBytes(void* dst, const void* src, size_t bytes, CUstream stream) const override {
     if (bytes != 0) cuda::copyDeviceToDevice(dst, src, bytes, index_, stream);
   }
+  void copyElements(const Tensor& dst, const Tensor& src, CUstream stream) const override {
+    if (dst.device().isCpu() && src.device().isCpu()) {
+      loom::copyElements(dst, src);
+    } else {
+      cuda::copyElements(dst, src, stream);
+    }
+  }
   Tensor copyForOutput(const Tensor& t, CUstream stream) const override {
     if (!t.device().isCuda()) return t.contiguous();
     // The memory the view spans is copied (gaps included), so strided and broadcast views need

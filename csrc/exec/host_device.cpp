@@ -61,6 +61,9 @@ class HostDevice final : public ComputeDevice {
   void copyBytes(void* dst, const void* src, size_t bytes, CUstream) const override {
     if (bytes != 0) std::memcpy(dst, src, bytes);
   }
+  void copyElements(const Tensor& dst, const Tensor& src, CUstream) const override {
+    loom::copyElements(dst, src);
+  }
   Tensor copyForOutput(const Tensor& t, CUstream) const override { return t.contiguous(); }
   void gemm(const GemmProblem& problem, CUstream) const override { hostGemm(problem); }
   bool gemmReads(int64_t, int64_t, int64_t, int64_t) const override { return true; }

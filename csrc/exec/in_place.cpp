@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "loom/eval/expression_evaluator.h"
-#include "loom/ir/layout.h"
 #include "loom/ir/tensor_view.h"
 #include "loom/support/error.h"
 #include "loom/support/strings.h"
@@ -35,6 +34,30 @@ std::pair<uintptr_t, uintptr_t> byteRange(const Tensor& t) {
   return {first, first + span * t.itemSize()};
 }
 
+// True unless the strides, ordered from the smallest, each reach past every element of the dims
+// inside them: the sufficient test that no two elements share an address (an exact one is a
+// subset-sum problem). Dims of one element are left out; strides are positive here.
+bool mayOverlap(const Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) > 1) dims.emplace_back(t.stride(d), t.size(d));
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 1;  // one past the largest offset of the dims so far
+  for (const auto& [stride, size] : dims) {
+    if (stride < reach) return true;
+    reach = stride * (size - 1) + reach;
+  }
+  return false;
+}
+
+bool sameLayout(const Tensor& a, const Tensor& b) {
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (a.size(d) > 1 && a.stride(d) != b.stride(d)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<InPlaceOutput> inPlaceOutputs(const ir::Fusion& fusion) {
@@ -52,23 +75,28 @@ std::string describeInPlace(const ir::Fusion& fusion, const InPlaceOutput& a) {
 }
 
 void checkInPlaceLayout(const ir::Fusion& fusion, const InPlaceOutput& a, const Tensor& input,
-                        std::span<const int64_t> sizes, std::span<const int64_t> strides) {
+                        std::span<const int64_t> sizes) {
   const std::string what = describeInPlace(fusion, a) + " in place (add_output(alias_input=))";
   LOOM_CHECK(std::equal(sizes.begin(), sizes.end(), input.sizes().begin(), input.sizes().end()),
              what, ": the output has sizes ", listOf(sizes), " but the input has sizes ",
              listOf(input.sizes()), "; an input takes only an output of its own shape");
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] <= 1) continue;  // any stride addresses a dim of one element
-    LOOM_CHECK(input.stride(int64_t(d)) != 0 && strides[d] != 0, what, ": dimension ", d,
-               " is an expanded broadcast (stride 0) in the ",
-               input.stride(int64_t(d)) == 0 ? "input" : "output",
-               ", whose elements share memory; pass a tensor that holds every element");
-    LOOM_CHECK(input.stride(int64_t(d)) == strides[d], what,
-               ": the input must be laid out as the output is written (strides ", listOf(strides),
-               "), but its strides are ", listOf(input.strides()),
-               "; pass a contiguous tensor (x.contiguous()) and copy the result back yourself, "
-               "or declare the input's dim order (stride_order) so the output is written alike");
+  if (input.numel() == 0) return;  // nothing is written
+  // Any layout whose elements have distinct addresses takes the output (copyInto writes through
+  // its strides); one where two elements share an address cannot hold two different values.
+  const std::string layout =
+      "sizes " + listOf(input.sizes()) + ", strides " + listOf(input.strides());
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (input.size(d) <= 1) continue;  // any stride addresses a dim of one element
+    LOOM_CHECK(input.stride(d) > 0, what, ": the input (", layout, ") has stride ", input.stride(d),
+               " on dimension ", d,
+               input.stride(d) == 0 ? " (an expanded broadcast), so its elements share memory"
+                                    : ", and only non-negative strides are written",
+               "; pass a tensor that holds every element (x.clone())");
   }
+  LOOM_CHECK(!mayOverlap(input), what, ": the input (", layout,
+             ") may address one element twice (its strides, ordered, do not each pass the span "
+             "of the dims inside them), so writing it in place is not safe; pass a tensor whose "
+             "elements do not share memory (x.clone())");
 }
 
 void checkInPlaceArguments(const ir::Fusion& fusion, std::span<const eval::Argument> args) {
@@ -80,7 +108,7 @@ void checkInPlaceArguments(const ir::Fusion& fusion, std::span<const eval::Argum
     const auto* out = fusion.outputs().at(size_t(a.output))->as<ir::TensorView>();
     const Tensor& input = std::get<Tensor>(args[size_t(a.input)]);
     const std::vector<int64_t> sizes = ee.logicalSizes(out);
-    checkInPlaceLayout(fusion, a, input, sizes, ir::denseLayout(out, sizes).strides);
+    checkInPlaceLayout(fusion, a, input, sizes);
   }
 }
 
@@ -107,16 +135,20 @@ void copyInto(const ComputeDevice& device, const Tensor& target, const Tensor& v
               CUstream stream) {
   LOOM_ASSERT(target.sizes() == value.sizes() && target.dtype() == value.dtype(),
               "copyInto: tensors of different shapes or dtypes");
-  for (int64_t d = 0; d < target.dim(); ++d) {
-    LOOM_ASSERT(target.size(d) <= 1 || target.stride(d) == value.stride(d),
-                "copyInto: tensors laid out differently");
-  }
+  if (target.numel() == 0 || target.data() == value.data()) return;
+  const bool host = target.device().isCpu() && value.device().isCpu();
   const auto [lo, hi] = byteRange(target);
-  if (hi == lo || target.data() == value.data()) return;
-  if (target.device().isCpu() && value.device().isCpu()) {
-    std::memcpy(target.data(), value.data(), hi - lo);
+  // Laid out alike with no gaps (a gap's bytes are not the caller's to write): one copy.
+  if (sameLayout(target, value) && hi - lo == uint64_t(target.numel()) * target.itemSize()) {
+    if (host) {
+      std::memcpy(target.data(), value.data(), hi - lo);
+    } else {
+      device.copyBytes(target.data(), value.data(), hi - lo, stream);
+    }
+  } else if (host) {
+    copyElements(target, value);
   } else {
-    device.copyBytes(target.data(), value.data(), hi - lo, stream);
+    device.copyElements(target, value, stream);
   }
 }
 

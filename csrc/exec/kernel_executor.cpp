@@ -247,11 +247,11 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   plan->buildArguments(*kernel_, *fusion_, inputs, extents, index_type, *device_, options_.stream,
                        ee);
   plan->mapOutputs(*fusion_);
-  // The fusion's own in-place outputs are copied into their inputs: the same layout, checked
-  // once per signature (sizes and strides are part of it).
+  // The fusion's own in-place outputs are copied into their inputs through the inputs' strides,
+  // checked once per signature (sizes and strides are part of it).
   for (const InPlaceOutput& a : aliases_) {
     const LaunchPlan::Param& p = plan->params.at(size_t(plan->outputs.at(size_t(a.output))));
-    checkInPlaceLayout(*fusion_, a, std::get<Tensor>(inputs[size_t(a.input)]), p.sizes, p.strides);
+    checkInPlaceLayout(*fusion_, a, std::get<Tensor>(inputs[size_t(a.input)]), p.sizes);
   }
   return plan;
 }
@@ -412,9 +412,15 @@ void KernelExecutor::LaunchPlan::buildArguments(const kir::Kernel& kernel, const
   const uint64_t blocks = uint64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
   const uint64_t threads = uint64_t{launch.block[0]} * launch.block[1] * launch.block[2];
   for (const kir::Kernel::GridScratch& g : kernel.gridScratch) {
-    uint64_t bytes = g.perLaunch ? uint64_t(g.elementBytes)
-                     : uint64_t(g.entrances) *
-                           (g.semaphore ? 4 * blocks : uint64_t(g.elementBytes) * blocks * threads);
+    // Serial loops of run-time extents around the call site multiply its entrances now.
+    uint64_t entrances = uint64_t(g.entrances);
+    for (const ir::Scalar* extent : g.entranceExtents) {
+      entrances *= uint64_t(std::max<int64_t>(ee.evaluateInt(extent), 0));
+    }
+    uint64_t bytes =
+        g.perLaunch
+            ? uint64_t(g.elementBytes)
+            : entrances * (g.semaphore ? 4 * blocks : uint64_t(g.elementBytes) * blocks * threads);
     std::vector<int64_t> words{int64_t((bytes + 7) / 8)};
     Tensor t = device.empty(words, DataType::Int64, stream);
     device.zero(t, stream);
@@ -457,22 +463,22 @@ void KernelExecutor::LaunchPlan::mapOutputs(const ir::Fusion& fusion) {
 
 namespace {
 
-// UserError unless `given` can be written as parameter `p` (what launchPlan would allocate).
-void checkGivenOutput(const Tensor& given, const ir::TensorView* tv, DataType dtype,
+// UserError unless `given` can hold parameter `p` (what launchPlan would allocate): its dtype
+// and sizes. True when it also has p's strides, so the kernel can store into it.
+bool checkGivenOutput(const Tensor& given, const ir::TensorView* tv, DataType dtype,
                       const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
-  bool same = given.dtype() == dtype && given.sizes() == sizes;
-  for (size_t d = 0; same && d < sizes.size(); ++d) {
-    same = sizes[d] <= 1 || given.stride(int64_t(d)) == strides[d];
-  }
   auto list = [](const std::vector<int64_t>& v) {
     std::string out = "[";
     for (size_t k = 0; k < v.size(); ++k) out += (k ? ", " : "") + std::to_string(v[k]);
     return out + "]";
   };
-  LOOM_CHECK(same, "the buffer given for output ", tv->toString(), " (", given.dtype(), ", sizes ",
-             list(given.sizes()), ", strides ", list(given.strides()),
-             ") is not laid out as the output is written (", dtype, ", sizes ", list(sizes),
-             ", strides ", list(strides), ")");
+  LOOM_CHECK(given.dtype() == dtype && given.sizes() == sizes, "the buffer given for output ",
+             tv->toString(), " (", given.dtype(), ", sizes ", list(given.sizes()),
+             ") is not the output (", dtype, ", sizes ", list(sizes), ")");
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] > 1 && given.stride(int64_t(d)) != strides[d]) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -491,12 +497,10 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
     const Tensor* given = out >= 0 && size_t(out) < into.size() && into[size_t(out)].defined()
                               ? &into[size_t(out)]
                               : nullptr;
-    if (given != nullptr) {
-      checkGivenOutput(*given, p.buffer->tv, p.buffer->dtype, p.sizes, p.strides);
-    }
-    if (given != nullptr &&
-        (p.vectorBytes == 0 ||
-         reinterpret_cast<uintptr_t>(given->data()) % uint64_t(p.vectorBytes) == 0)) {
+    const bool stored = given != nullptr &&
+                        checkGivenOutput(*given, p.buffer->tv, p.buffer->dtype, p.sizes, p.strides);
+    if (stored && (p.vectorBytes == 0 ||
+                   reinterpret_cast<uintptr_t>(given->data()) % uint64_t(p.vectorBytes) == 0)) {
       data = given->data();
       allocated[i] = *given;
     } else if (p.input >= 0) {

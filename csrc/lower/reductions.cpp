@@ -208,14 +208,25 @@ struct ReductionLowering {
     return true;
   }
 
+  // How many times one grid-reduction call site is reached per launch: the product of the
+  // constant trip counts of the serial loops around it, times the extents (ir Scalars the
+  // executor evaluates at launch, kir::Kernel::GridScratch) of the others.
+  struct Entrances {
+    int64_t constant = 1;
+    std::vector<const ir::Scalar*> symbolic;
+  };
+
   // An all-reduce's second buffer is the two gridSync words (once per launch).
-  int64_t addGridScratch(const std::string& ctype, int64_t bytes, int64_t entrances, bool all) {
+  int64_t addGridScratch(const std::string& ctype, int64_t bytes, const Entrances& entrances,
+                         bool all) {
     int64_t site = grid_sites++;
-    kernel.gridScratch.push_back({"gw" + std::to_string(site), ctype, bytes, false, entrances});
+    kernel.gridScratch.push_back({"gw" + std::to_string(site), ctype, bytes, false,
+                                  entrances.constant, false, entrances.symbolic});
     if (all) {
       kernel.gridScratch.push_back({"gs" + std::to_string(site), "unsigned", 8, true, 1, true});
     } else {
-      kernel.gridScratch.push_back({"gs" + std::to_string(site), "unsigned", 4, true, entrances});
+      kernel.gridScratch.push_back({"gs" + std::to_string(site), "unsigned", 4, true,
+                                    entrances.constant, false, entrances.symbolic});
     }
     return site;
   }
@@ -249,25 +260,27 @@ struct ReductionLowering {
   }
 
   // The serial loops around a grid reduction of `out`: each iteration reaches the call site once
-  // (an "entrance" with its own slice of the scratch), so their trip counts must be constants the
-  // executor can size the scratch by. Returns the loops (extent > 1) and sets `entrances`.
+  // (an "entrance" with its own slice of the scratch). Returns the loops (but those of one
+  // iteration) and sets `entrances`.
   std::vector<const kir::ForLoop*> entranceLoops(const ir::TensorView* out,
                                                  const std::vector<kir::ForLoop*>& enclosing,
-                                                 int64_t& entrances) {
+                                                 Entrances& entrances) {
     std::vector<const kir::ForLoop*> loops;
-    entrances = 1;
+    entrances = {};
     for (const kir::ForLoop* f : enclosing) {
       if (f->isParallel()) continue;
       auto* start = f->start->dynCast<kir::Const>();
+      LOOM_ASSERT(start != nullptr && start->asInt() == 0, "lowering: the serial loop of ",
+                  f->id->toString(), " around the grid reduction of ", out->toString(),
+                  " does not start at 0");
       auto* stop = f->stop->dynCast<kir::Const>();
-      LOOM_CHECK(start != nullptr && start->asInt() == 0 && stop != nullptr && stop->asInt(),
-                 "lowering: the grid reduction of ", out->toString(), " is inside the serial loop ",
-                 "of ", f->id->toString(), ", whose extent ", kir::toString(f->stop), " is not a "
-                 "constant; each iteration needs its own grid scratch, sized at compile time: "
-                 "parallelize that axis (e.g. BIDy), split it by a constant, or move it right of "
-                 "the reduction");
-      if (*stop->asInt() == 1) continue;
-      entrances *= *stop->asInt();
+      if (stop == nullptr || !stop->asInt().has_value()) {
+        entrances.symbolic.push_back(f->id->extent());  // the loop's stop (loop_nests.cpp)
+      } else if (*stop->asInt() == 1) {
+        continue;
+      } else {
+        entrances.constant *= *stop->asInt();
+      }
       loops.push_back(f);
     }
     return loops;
@@ -299,7 +312,7 @@ struct ReductionLowering {
     }
     const bool grid = bx || by || bz;
     kir::Var* last = nullptr;
-    int64_t entrances = 1;
+    Entrances entrances;
     kir::Value* entrance = nullptr;
     bool all = false;
     if (grid) {

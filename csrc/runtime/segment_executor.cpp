@@ -2,9 +2,12 @@
 // KernelSegmentExecutor and makeSegmentExecutor (runtime/segment_executor.h).
 #include "loom/runtime/segment_executor.h"
 
+#include <algorithm>
 #include <type_traits>
 #include <variant>
 
+#include "loom/eval/expression_evaluator.h"
+#include "loom/exec/output_views.h"
 #include "loom/ir/printer.h"
 #include "loom/runtime/attention_executor.h"
 #include "loom/runtime/communication_executor.h"
@@ -20,6 +23,40 @@ std::string valueNames(const std::vector<ir::Val*>& values) {
   for (const ir::Val* v : values) out += (out.empty() ? "" : ", ") + v->toString();
   return out.empty() ? std::string("nothing") : out;
 }
+
+namespace {
+
+// Whether segment output o may be returned as a view of an input (exec/output_views.h): never
+// when the segment reads an input of the fusion that an output is written into in place (the
+// view would show the new values); only when laid out densely, row-major, when an expr of
+// another segment reads it (its input there is declared so); in any layout when only the fusion
+// returns it.
+enum class ViewMode : uint8_t { Any, Dense, Never };
+
+ViewMode viewMode(const segmenter::Segment& segment, size_t o) {
+  const ir::Val* out = segment.fusion.outputs.at(o);
+  const std::vector<ir::Val*>& ins = segment.fusion.inputs;
+  for (const auto& [written_out, written] : out->fusion()->aliases()) {
+    if (std::find(ins.begin(), ins.end(), written) != ins.end()) return ViewMode::Never;
+  }
+  for (const ir::Expr* use : out->uses()) {
+    if (std::find(segment.exprs.begin(), segment.exprs.end(), use) == segment.exprs.end()) {
+      return ViewMode::Dense;
+    }
+  }
+  return ViewMode::Any;
+}
+
+bool rowMajor(const exec::OutputView& v) {
+  int64_t expected = 1;
+  for (size_t d = v.sizes.size(); d-- > 0;) {
+    if (v.sizes[d] != 1 && v.strides[d] != expected) return false;
+    expected *= v.sizes[d];
+  }
+  return true;
+}
+
+}  // namespace
 
 KernelSegmentExecutor::KernelSegmentExecutor(const segmenter::Segment& segment,
                                              const SegmentContext& context) {
@@ -43,14 +80,49 @@ KernelSegmentExecutor::KernelSegmentExecutor(const segmenter::Segment& segment,
   options.lowering.peelVectorRows = work.params->peelVectorRows();
   executor_.compile(*scheduled, context.device, options);
   timer.mark("executor compile (the kernel executor lines above included)");
+  // Views are found in the unscheduled fusion: a `set` there is the user's copy, never a view.
+  std::unique_ptr<ir::Fusion> unscheduled = segment.fusion.fusion->clone();
+  for (exec::ViewChain& chain : exec::viewChains(*unscheduled)) {
+    const ViewMode mode = viewMode(segment, size_t(chain.output));
+    if (mode == ViewMode::Never) continue;
+    view_dense_only_.push_back(mode == ViewMode::Dense);
+    view_chains_.push_back(std::move(chain));
+  }
+  if (!view_chains_.empty()) view_fusion_ = std::move(unscheduled);
 }
 
 void KernelSegmentExecutor::runInto(std::span<const eval::Argument> args,
                                     std::vector<Tensor>& outputs, SegmentRecord& record,
                                     std::span<const Tensor> into) {
+  std::vector<exec::OutputView> views;
+  if (!view_chains_.empty()) {
+    eval::ExpressionEvaluator ee;
+    ee.bindInputs(*view_fusion_, args);
+    for (size_t k = 0; k < view_chains_.size(); ++k) {
+      const exec::ViewChain& chain = view_chains_[k];
+      const bool buffer =
+          size_t(chain.output) < into.size() && into[size_t(chain.output)].defined();
+      if (buffer) continue;  // an in-place output: written into the buffer given
+      std::optional<exec::OutputView> v =
+          exec::viewOf(chain, std::get<Tensor>(args[size_t(chain.input)]), ee);
+      if (v.has_value() && (!view_dense_only_[k] || rowMajor(*v))) views.push_back(std::move(*v));
+    }
+  }
+  auto viewTensor = [&](const exec::OutputView& v) {
+    return exec::viewTensor(v, std::get<Tensor>(args[size_t(v.input)]));
+  };
+  if (!views.empty() && views.size() == view_fusion_->outputs().size()) {
+    // Every output is a view of an input: no kernel, no copy.
+    outputs.assign(views.size(), Tensor());
+    for (const exec::OutputView& v : views) outputs[size_t(v.output)] = viewTensor(v);
+    record.launch = exec::LaunchParams{};
+    record.compileSeconds = 0;
+    return;
+  }
   double plan_seconds = 0;
   record.launch = executor_.runInto(args, outputs, &plan_seconds, into);
   record.compileSeconds = plan_seconds;
+  for (const exec::OutputView& v : views) outputs[size_t(v.output)] = viewTensor(v);
 }
 
 std::string KernelSegmentExecutor::step(const segmenter::Segment& segment) const {

@@ -298,6 +298,31 @@ Tensor Tensor::contiguous() const {
   return out;
 }
 
+void copyElements(const Tensor& dst, const Tensor& src) {
+  checkHost(dst, "copyElements");
+  checkHost(src, "copyElements");
+  LOOM_CHECK(dst.sizes() == src.sizes() && dst.dtype() == src.dtype(),
+             "copyElements: ", describe(src), " copied into ", describe(dst));
+  const int64_t n = dst.numel();
+  const int64_t item = int64_t(dst.itemSize());
+  auto* to_base = static_cast<char*>(dst.data());
+  const auto* from_base = static_cast<const char*>(src.data());
+  std::vector<int64_t> index(size_t(dst.dim()), 0);
+  int64_t to = 0;  // element offsets of the current index
+  int64_t from = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(to_base + to * item, from_base + from * item, size_t(item));
+    for (int64_t d = dst.dim() - 1; d >= 0; --d) {  // the next index, the last dim fastest
+      to += dst.stride(d);
+      from += src.stride(d);
+      if (++index[size_t(d)] < dst.size(d)) break;
+      to -= dst.stride(d) * dst.size(d);
+      from -= src.stride(d) * src.size(d);
+      index[size_t(d)] = 0;
+    }
+  }
+}
+
 Tensor Tensor::permute(std::span<const int64_t> dims) const {
   LOOM_CHECK(int64_t(dims.size()) == dim(), "permute: ", dims.size(), " dims for a ", dim(),
              "-D tensor");

@@ -55,9 +55,10 @@ TEST(ReductionsPass, GridSumUsesScratchAndLastBlockWrites) {
   out->axis(2)->parallelize(ir::ParallelType::TIDx);
   auto k = lower::lowerFusionUntil(f, "reductions");
   std::string after = kir::toString(*k);
-  EXPECT_TRUE(has(after, "acc4 = block_sum(acc4, init=0.0, dims=x)\n"
-                         "    last3 = grid_sum(acc4, init=0.0, dims=x, work=gw0, sem=gs0)\n    if last3:\n"
-                         "      T1 <- acc4 of T1 = sum(T0)\n"))
+  EXPECT_TRUE(has(after,
+                  "acc4 = block_sum(acc4, init=0.0, dims=x)\n"
+                  "    last3 = grid_sum(acc4, init=0.0, dims=x, work=gw0, sem=gs0)\n    if last3:\n"
+                  "      T1 <- acc4 of T1 = sum(T0)\n"))
       << after;
   EXPECT_TRUE(has(after, ")\n  var last3 : bool = false\n  for i0 in BIDy")) << after;
   ASSERT_EQ(k->gridScratch.size(), 2u);
@@ -160,9 +161,10 @@ TEST(ReductionsPass, GridReductionEntranceLinearizesNestedSerialLoops) {
   EXPECT_EQ(k->gridScratch[0].entrances, 6);
 }
 
-// A serial loop of symbolic extent around a grid reduction cannot be given scratch per
-// iteration at compile time: a user error naming the tensor and the loop.
-TEST(ReductionsPass, GridReductionInSymbolicSerialLoopIsRejected) {
+// A serial loop of symbolic extent around a grid reduction (issue 36): the entrance is its index
+// and the scratch's entrances are that loop's extent, which the executor evaluates at launch
+// (GridScratch::entranceExtents); the constant part is 1.
+TEST(ReductionsPass, GridReductionInSymbolicSerialLoopSizesItsScratchAtLaunch) {
   ir::Fusion f;
   ir::FusionGuard guard(&f);
   auto* x = ops::TensorBuilder().rank(2).build();
@@ -172,10 +174,15 @@ TEST(ReductionsPass, GridReductionInSymbolicSerialLoopIsRejected) {
   s->split(1, 128);
   s->axis(1)->parallelize(ir::ParallelType::BIDx);
   s->axis(2)->parallelize(ir::ParallelType::TIDx);
-  std::string msg = lowerError(f, "reductions");
-  EXPECT_TRUE(has(msg, "the grid reduction of " + s->toString() + " is inside the serial loop of"))
-      << msg;
-  EXPECT_TRUE(has(msg, "is not a constant")) << msg;
+  auto k = lower::lowerFusionUntil(f, "reductions");
+  std::string text = kir::toString(*k);
+  EXPECT_TRUE(has(text, ", dims=x, entrance=i0, work=gw0")) << text;
+  ASSERT_EQ(k->gridScratch.size(), 2u);
+  for (const kir::Kernel::GridScratch& g : k->gridScratch) {
+    EXPECT_EQ(g.entrances, 1) << g.name;
+    ASSERT_EQ(g.entranceExtents.size(), 1u) << g.name;
+    EXPECT_EQ(g.entranceExtents[0], s->axis(0)->extent()) << g.name;
+  }
 }
 
 // Each iteration of a serial loop around a grid reduction finishes in its own last block, so a
@@ -241,8 +248,8 @@ TEST(ReductionsPass, ConsumerOfTwoGridReductionsIsRejected) {
     r->axis(1)->parallelize(ir::ParallelType::TIDx);
   }
   std::string msg = lowerError(f, "thread_predicates");
-  EXPECT_TRUE(has(msg, "reads the results of two grid reductions (" + a->toString() + " and " +
-                           b->toString()))
+  EXPECT_TRUE(has(
+      msg, "reads the results of two grid reductions (" + a->toString() + " and " + b->toString()))
       << msg;
 }
 

@@ -100,6 +100,9 @@ class LimitedDevice final : public exec::ComputeDevice {
   void copyBytes(void* dst, const void* src, size_t bytes, CUstream stream) const override {
     host_->copyBytes(dst, src, bytes, stream);
   }
+  void copyElements(const Tensor& dst, const Tensor& src, CUstream stream) const override {
+    host_->copyElements(dst, src, stream);
+  }
   Tensor copyForOutput(const Tensor& t, CUstream stream) const override {
     return host_->copyForOutput(t, stream);
   }

@@ -253,6 +253,9 @@ class BlasRulesDevice final : public exec::ComputeDevice {
   void copyBytes(void* dst, const void* src, size_t n, CUstream s) const override {
     host_->copyBytes(dst, src, n, s);
   }
+  void copyElements(const Tensor& dst, const Tensor& src, CUstream s) const override {
+    host_->copyElements(dst, src, s);
+  }
   Tensor copyForOutput(const Tensor& t, CUstream s) const override {
     return host_->copyForOutput(t, s);
   }

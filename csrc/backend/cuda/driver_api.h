@@ -23,7 +23,7 @@
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuFuncGetAttribute)         \
   X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)   \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventQuery) X(cuLaunchCooperativeKernel)     \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuMemcpy2DAsync)
 
 namespace loom::cuda::detail {
 

@@ -2,10 +2,12 @@
 // CUDA tensors: allocation through a DeviceAllocator, host<->device copies, byte fills.
 #include "loom/backend/cuda/memory.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <type_traits>
+#include <vector>
 
 #include "backend/cuda/driver_api.h"
 
@@ -104,6 +106,106 @@ void copyDeviceToDevice(void* dst, const void* src, size_t nbytes, int device, C
   const auto& api = detail::enterDevice(device, "copying within a GPU");
   detail::checkResult(api.cuMemcpyDtoDAsync(devicePtr(dst), devicePtr(src), nbytes, stream),
                       concat("cuMemcpyDtoDAsync of ", nbytes, " bytes on GPU ", device));
+}
+
+namespace {
+
+// A dim of a strided copy: its extent and its strides (elements) in the two tensors.
+struct CopyDim {
+  int64_t size;
+  int64_t to;
+  int64_t from;
+};
+
+// The dims of more than one element, ordered as `src` is laid out (the largest stride first),
+// with neighbours that are contiguous in both tensors merged.
+std::vector<CopyDim> copyDims(const Tensor& dst, const Tensor& src) {
+  std::vector<CopyDim> dims;
+  for (int64_t d = 0; d < dst.dim(); ++d) {
+    if (dst.size(d) > 1) dims.push_back({dst.size(d), dst.stride(d), src.stride(d)});
+  }
+  std::stable_sort(dims.begin(), dims.end(),
+                   [](const CopyDim& a, const CopyDim& b) { return a.from > b.from; });
+  std::vector<CopyDim> merged;
+  for (const CopyDim& d : dims) {
+    if (!merged.empty() && merged.back().to == d.to * d.size &&
+        merged.back().from == d.from * d.size) {
+      merged.back() = {merged.back().size * d.size, d.to, d.from};
+    } else {
+      merged.push_back(d);
+    }
+  }
+  return merged;
+}
+
+}  // namespace
+
+void copyElements(const Tensor& dst, const Tensor& src, CUstream stream) {
+  LOOM_CHECK(
+      dst.defined() && src.defined() && dst.device().isCuda() && src.device() == dst.device(),
+      "copyElements: ", describe(src), " and ", describe(dst), " must be CUDA tensors on one GPU");
+  LOOM_CHECK(dst.sizes() == src.sizes() && dst.dtype() == src.dtype(),
+             "copyElements: ", describe(src), " copied into ", describe(dst));
+  if (spannedElements(dst) == 0 || spannedElements(src) == 0) return;  // also checks strides
+  const int device = dst.device().index;
+  const auto& api = detail::enterDevice(device, "copying within a GPU");
+  const auto item = int64_t(dst.itemSize());
+  std::vector<CopyDim> dims = copyDims(dst, src);
+  // A row: one element, or the innermost run contiguous in both; rows step along the next dim.
+  int64_t width = item;
+  if (!dims.empty() && dims.back().to == 1 && dims.back().from == 1) {
+    width = dims.back().size * item;
+    dims.pop_back();
+  }
+  CopyDim rows{1, 0, 0};
+  if (!dims.empty()) {
+    rows = dims.back();
+    dims.pop_back();
+  }
+  const int64_t to_pitch = rows.size > 1 ? rows.to * item : width;
+  const int64_t from_pitch = rows.size > 1 ? rows.from * item : width;
+  // The driver takes pitches up to 2^31 - 1 and no smaller than a row; other rows go one by one.
+  constexpr int64_t kMaxPitch = (int64_t{1} << 31) - 1;
+  const bool pitched =
+      to_pitch >= width && from_pitch >= width && to_pitch <= kMaxPitch && from_pitch <= kMaxPitch;
+  auto* to_base = static_cast<char*>(dst.data());
+  const auto* from_base = static_cast<const char*>(src.data());
+  std::vector<int64_t> index(dims.size(), 0);
+  int64_t outer = 1;
+  for (const CopyDim& d : dims) outer *= d.size;
+  int64_t to = 0;  // element offsets of the current outer index
+  int64_t from = 0;
+  for (int64_t i = 0; i < outer; ++i) {
+    if (pitched) {
+      CUDA_MEMCPY2D copy;
+      std::memset(&copy, 0, sizeof(copy));
+      copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+      copy.srcDevice = devicePtr(from_base + from * item);
+      copy.srcPitch = size_t(from_pitch);
+      copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+      copy.dstDevice = devicePtr(to_base + to * item);
+      copy.dstPitch = size_t(to_pitch);
+      copy.WidthInBytes = size_t(width);
+      copy.Height = size_t(rows.size);
+      detail::checkResult(
+          api.cuMemcpy2DAsync(&copy, stream),
+          concat("cuMemcpy2DAsync of ", rows.size, " rows of ", width, " bytes on GPU ", device));
+    } else {
+      for (int64_t r = 0; r < rows.size; ++r) {
+        copyDeviceToDevice(to_base + (to + r * rows.to) * item,
+                           from_base + (from + r * rows.from) * item, size_t(width), device,
+                           stream);
+      }
+    }
+    for (size_t d = dims.size(); d-- > 0;) {  // the next outer index, the innermost fastest
+      to += dims[d].to;
+      from += dims[d].from;
+      if (++index[d] < dims[d].size) break;
+      to -= dims[d].to * dims[d].size;
+      from -= dims[d].from * dims[d].size;
+      index[d] = 0;
+    }
+  }
 }
 
 Tensor toDevice(const Tensor& host, int device, CUstream stream,

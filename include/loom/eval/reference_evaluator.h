@@ -10,8 +10,12 @@
 //   anything consumes it (Float32 ops round to float, a Cast to bf16 rounds to bf16, integer
 //   results truncate), so the reference reproduces the dtypes the kernels compute in.
 // * Integer ops use C semantics (Div truncates, Mod has the sign of the dividend, overflow wraps)
-//   computed in int64; values are held as doubles, so integers are exact only within +-2^53.
-//   Integer division or modulo by zero is a UserError.
+//   computed in int64 (docs/ops.md has the rules for zero divisors and shifts). An Int32 or Int64
+//   tensor also holds its values as int64, so integers are exact over their whole range through
+//   integer math, where and clamp of integers, casts between integer types, sum / prod / max /
+//   min, copies (broadcast, permute, reshape, squeeze, expand, slice, pad, cat), full and iota;
+//   ops that compute in double (scans, sort and topk, gather / scatter / index_select, Welford,
+//   random ops, matmul) see an Int64 exactly only within +-2^53.
 // * maximum/minimum/max/min propagate NaN; round is half to even; sign(NaN) and relu(NaN) are
 //   NaN; clamp gives NaN when any operand is NaN; lerp(a, b, w) = a + w * (b - a); Cast converts
 //   like loom::storeFromDouble (round to nearest even, integers truncate and saturate, NaN -> 0).

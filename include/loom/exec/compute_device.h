@@ -117,6 +117,10 @@ class ComputeDevice {
   virtual void poison(const Tensor& fresh, CUstream stream) const = 0;
   /// Copies `bytes` bytes between two buffers of this device (queued on `stream` on a GPU).
   virtual void copyBytes(void* dst, const void* src, size_t bytes, CUstream stream) const = 0;
+  /// Copies the elements of `src` into `dst` (two tensors of this device with the same sizes and
+  /// dtype), each through its own strides: the bytes between `dst`'s elements are left alone.
+  /// Queued on `stream` on a GPU. `dst`'s elements must have distinct addresses.
+  virtual void copyElements(const Tensor& dst, const Tensor& src, CUstream stream) const = 0;
   /// An output that is also an input is returned as a copy: contiguous on the host; on a GPU the
   /// memory the view spans, same sizes and strides, queued on `stream`.
   virtual Tensor copyForOutput(const Tensor& t, CUstream stream) const = 0;

@@ -6,11 +6,11 @@
 //   for (const exec::InPlaceOutput& a : exec::inPlaceOutputs(fusion)) ...   // by position
 //   exec::checkInPlaceOverlap(fusion, args);          // every run: addresses are not keyed
 //
-// An input written in place must hold the output exactly as an executor lays the output out
-// (ir::denseLayout of its allocation domain: the same sizes, the same strides on every dim of
-// more than one element, no expanded dims), so that the kernel's stores, or one copy of the
-// bytes, land on the input's elements; anything else is a UserError naming both tensors, before
-// anything runs. docs/design.md ("In-place outputs") says who writes the memory when.
+// An input written in place may have any layout whose elements have distinct addresses (dense,
+// permuted, padded, sliced: the output is copied through its strides when the kernel did not
+// write it there); only sizes other than the output's, expanded dims (stride 0), negative
+// strides and strides that may address one element twice are a UserError naming both tensors,
+// before anything runs. docs/design.md ("In-place outputs") says who writes the memory when.
 #pragma once
 
 #include <cstdint>
@@ -39,12 +39,12 @@ std::vector<InPlaceOutput> inPlaceOutputs(const ir::Fusion& fusion);
 std::string describeInPlace(const ir::Fusion& fusion, const InPlaceOutput& a);
 
 /// UserError naming both tensors unless `input` (the argument of input a.input) can hold output
-/// a.output laid out with `sizes` and `strides` (the dense layout an executor allocates it in).
+/// a.output of `sizes`: the same sizes, and a layout whose elements have distinct addresses.
 void checkInPlaceLayout(const ir::Fusion& fusion, const InPlaceOutput& a, const Tensor& input,
-                        std::span<const int64_t> sizes, std::span<const int64_t> strides);
+                        std::span<const int64_t> sizes);
 
 /// checkInPlaceLayout for every in-place output of `fusion`, its sizes evaluated for `args` (the
-/// fusion's arguments, already validated) and its layout ir::denseLayout's.
+/// fusion's arguments, already validated).
 void checkInPlaceArguments(const ir::Fusion& fusion, std::span<const eval::Argument> args);
 
 /// UserError when an input some output is written into shares memory with another tensor
@@ -53,9 +53,9 @@ void checkInPlaceArguments(const ir::Fusion& fusion, std::span<const eval::Argum
 /// of any cache key.
 void checkInPlaceOverlap(const ir::Fusion& fusion, std::span<const eval::Argument> args);
 
-/// Copies the elements of `value` into `target`, which has its sizes and strides (checked), on
-/// `device` (queued on `stream` on a GPU); two host tensors are copied on the host whatever the
-/// device.
+/// Copies the elements of `value` into `target` (its sizes and dtype, checked; each tensor read
+/// or written through its own strides, gaps left alone) on `device` (queued on `stream` on a
+/// GPU); two host tensors are copied on the host whatever the device.
 void copyInto(const ComputeDevice& device, const Tensor& target, const Tensor& value,
               CUstream stream);
 

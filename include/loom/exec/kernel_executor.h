@@ -103,10 +103,11 @@ class KernelExecutor {
   ///
   /// `into` (empty, or one entry per fusion output): a defined tensor is the buffer that output
   /// is written into instead of a fresh allocation (the runtime's in-place outputs). It must
-  /// have the dtype, sizes and strides the output would be allocated with (UserError naming the
-  /// output otherwise); the kernel stores into it, or, when its address is not aligned for the
-  /// kernel's vector stores, into a fresh buffer copied into it after the launch. It is not
-  /// poisoned (ExecutorOptions::poisonOutputs). The returned output is that tensor.
+  /// have the dtype and sizes of the output (UserError naming the output otherwise) and elements
+  /// at distinct addresses; the kernel stores into it when it has the strides the output would
+  /// be allocated with and an address aligned for the kernel's vector stores, and otherwise into
+  /// a fresh buffer copied into it through its strides after the launch. It is not poisoned
+  /// (ExecutorOptions::poisonOutputs). The returned output is that tensor.
   LaunchParams runInto(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs,
                        double* plan_seconds = nullptr, std::span<const Tensor> into = {});
 

@@ -502,10 +502,13 @@ class Kernel {
     std::string ctype;  ///< C element type: "float", "loom::Welford<float, long long>", "unsigned"
     int64_t elementBytes = 4;
     bool semaphore = false;
-    /// Iterations of the serial loops around the call site (GridReduce::entrance's range).
+    /// Iterations of the serial loops around the call site (GridReduce::entrance's range): the
+    /// product of the constant trip counts here, times the value of each of `entranceExtents`
+    /// (the trip counts known only at launch), which the executor evaluates to size the scratch.
     int64_t entrances = 1;
     /// `elementBytes` once per launch, not per block (the gridSync words of a cooperative kernel).
     bool perLaunch = false;
+    std::vector<const ir::Scalar*> entranceExtents = {};
   };
   std::vector<GridScratch> gridScratch;
   /// The kernel waits at grid barriers (grid all-reduces): it must be launched cooperatively,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Size and SizeList: the sizes, bounds and pad widths that shape ops and factories take, each a
 // C++ integer (a constant) or an integer Scalar bound at run time (a scalar fusion input, an
-// extent, scalar math on them):
+// extent, scalar math on them). A floating Scalar is taken too, as nvFuser takes it, cast to an
+// index, but only an integral value is a size: 6.0 is 6, 6.5 a UserError naming it (when it is
+// built for a constant, when the run binds its value otherwise: an ir::ExtentRequirement):
 //
 //   auto* n = ir::IrBuilder::symbolic(DataType::Int64);
 //   fusion.addInput(n);
@@ -24,7 +26,7 @@ class Size {
  public:
   Size(int64_t v) : value_(v) {}  // NOLINT: implicit by design
   Size(int v) : value_(v) {}      // NOLINT
-  /// An integer Scalar (the template keeps a literal 0 from meaning a null Scalar).
+  /// An integer or floating Scalar (the template keeps a literal 0 from meaning a null Scalar).
   template <typename T>
   requires std::same_as<T, ir::Scalar> Size(T* s) : scalar_(s) {  // NOLINT
     check();

@@ -22,6 +22,7 @@
 #include "loom/exec/compute_device.h"
 #include "loom/exec/kernel_executor.h"
 #include "loom/exec/kernel_plan.h"
+#include "loom/exec/output_views.h"
 #include "loom/multidevice/communicator.h"
 #include "loom/segmenter/segmented_fusion.h"
 #include "loom/support/options.h"
@@ -97,7 +98,11 @@ class SegmentExecutor {
 };
 
 /// A kernel segment: a copy of the segment's fusion scheduled with its parameters, compiled once
-/// (lowering errors surface here as UserErrors).
+/// (lowering errors surface here as UserErrors). An output that is a view of an input
+/// (exec/output_views.h) is returned as that view, over the input's memory, when the input's
+/// strides express it; when every output is, nothing is launched. Not for a segment reading an
+/// input the fusion writes in place, and only a row-major view for an output another segment
+/// reads.
 class KernelSegmentExecutor final : public SegmentExecutor {
  public:
   KernelSegmentExecutor(const segmenter::Segment& segment, const SegmentContext& context);
@@ -111,6 +116,11 @@ class KernelSegmentExecutor final : public SegmentExecutor {
 
  private:
   exec::KernelExecutor executor_;
+  /// Outputs that may be views (chains into view_fusion_, a copy of the unscheduled segment
+  /// fusion), and for each whether only a row-major view will do.
+  std::unique_ptr<ir::Fusion> view_fusion_;
+  std::vector<exec::ViewChain> view_chains_;
+  std::vector<bool> view_dense_only_;
 };
 
 /// The executor of `segment`'s work.

@@ -159,6 +159,11 @@ void fillRandom(Tensor& t, uint64_t seed);
 /// pattern) so that a test can tell an element that was never written.
 void poison(Tensor& t);
 
+/// Copies the elements of host tensor `src` into host tensor `dst` (the same sizes and dtype,
+/// checked), each read or written through its own strides; the bytes between `dst`'s elements
+/// are left alone. `dst`'s elements must have distinct addresses.
+void copyElements(const Tensor& dst, const Tensor& src);
+
 /// "[2, 3] f32" style description for messages.
 std::string describe(const Tensor& t);
 

@@ -42,5 +42,9 @@ void copyHostToDevice(void* dst, const void* src, size_t nbytes, int device, CUs
 void copyDeviceToHost(void* dst, const void* src, size_t nbytes, int device, CUstream stream);
 /// Queued on `stream` and not waited for (both buffers stay on the device).
 void copyDeviceToDevice(void* dst, const void* src, size_t nbytes, int device, CUstream stream);
+/// Copies the elements of CUDA tensor `src` into CUDA tensor `dst` on the same GPU (the same sizes
+/// and dtype), each through its own non-negative strides, leaving the bytes between `dst`'s
+/// elements alone: pitched 2-D copies (cuMemcpy2DAsync), no kernel. Queued on `stream`.
+void copyElements(const Tensor& dst, const Tensor& src, CUstream stream);
 
 }  // namespace loom::cuda
