@@ -126,14 +126,15 @@ bool finalizeShardings(ir::Fusion& fusion);
 /// holds: segmenter/device_program.h).
 bool localizeShardings(ir::Fusion& fusion);
 
-
 /// The shard of the global tensor `global` (shaped like `tv`'s logical domain without
 /// reductions) that `device` holds under `tv`'s sharding, read from the split tree of each DID
 /// loop ID whatever its form (an outer or inner split, a split of a split, a logical DID of one
 /// element per device, two mesh axes on one dim): a view where the device's indices along each
 /// dim form one block, else a gathered copy (an inner split's strided rows); the whole tensor
-/// when `tv` is not sharded. UserError when the device is not in `tv`'s mesh or the shapes
-/// disagree.
+/// when `tv` is not sharded. A tensor without a mesh of its own in a fusion with meshes is cut
+/// as propagate_shardings shards it when the fusion runs (an unannotated output of a sharded
+/// linear: its shard of the output features), as nvFuser's tests expect. UserError when the
+/// device is not in `tv`'s mesh or the shapes disagree.
 Tensor shardTensor(const Tensor& global, const ir::TensorView* tv, int64_t device);
 /// The block of `global` along `dim` (negative counts from the end) that `device` holds when
 /// `dim` is sharded over the mesh axis `axis` (DIDx/y/z) of `mesh`: a view. UserError for a

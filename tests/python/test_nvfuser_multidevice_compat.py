@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: Apache-2.0
+# Sharding forms and multidevice helpers as nvFuser's multidevice tests use them (issue 36), run
+# with one rank per device: one process in the python tier, two under mpirun in the mpi tier.
+# Each rank checks its shard against torch on the whole (unsharded) tensors.
+import pytest
+import torch
+
+import loom
+from loom.direct import DataType, FusionDefinition, ParallelType
+from loom.direct.multidevice import Communicator, DeviceMesh, shard_tensor
+
+
+def _world():
+    c = Communicator.instance()
+    return c.size(), c.rank(), DeviceMesh(torch.arange(c.size()))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("dim", [0, 1])
+def test_dim_of_the_mesh_size_outer_split_by_it(dim):
+    """A dim whose extent is the mesh size, outer-split by it (nvFuser's `(d, d * n)` tensors).
+    With one device that dim is a size-1 broadcast on a one-device mesh axis: nothing to shard,
+    and the fusion runs as written (it was refused as a sharded broadcast)."""
+    d, rank, mesh = _world()
+    n = 3
+    torch.manual_seed(36)
+    whole = torch.randn(d, d * n)
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((d, d * n), contiguity=True, dtype=DataType.Float)
+        y = fd.ops.mul(x, x)
+        fd.add_output(y)
+        for tv in (x, y):
+            tv.set_device_mesh(mesh)
+            tv.outer_split(dim, d)
+            tv.axis(dim).parallelize(ParallelType.mesh_x)
+    local = shard_tensor(whole, x)
+    want = (whole * whole).narrow(dim, rank * (whole.shape[dim] // d), whole.shape[dim] // d)
+    (got,) = fd.execute([local])
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_sharded_size_one_dim_over_several_devices_says_what_to_write():
+    """A size-1 dim split over a mesh axis of two devices has nothing to give the second: the
+    error names the tensor, the split and what to write (raised by the sharding passes, which
+    shard_tensor of the unannotated output runs too, so one process sees it)."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((1, 4), contiguity=True, dtype=DataType.Float)
+        y = fd.ops.neg(x)
+        fd.add_output(y)
+        x.set_device_mesh(DeviceMesh([0, 1]))
+        x.outer_split(0, 2)
+        x.axis(0).parallelize(ParallelType.mesh_x)
+    with pytest.raises(loom.UserError, match=r"T0: DIDx loop ID .* shards the broadcast ID .* "
+                                             r"through outer_split\(.*\), which has one element "
+                                             r"for 2 devices: leave it unsharded"):
+        shard_tensor(torch.zeros(1, 4), y)
+
+
+@pytest.mark.mpi
+def test_shard_tensor_of_an_unannotated_output_is_its_propagated_shard():
+    """shard_tensor(tensor, tv) of an output the user gave no mesh (a column-parallel linear's,
+    sharded on the output features by propagation) cuts the shard the rank's output is, so
+    nvFuser's `shard_tensor(out_ref, out_tv)` compares like with like; the user's fusion keeps
+    no mesh on it."""
+    d, rank, mesh = _world()
+    e = 4
+    torch.manual_seed(37)
+    x, w, b = torch.randn(2, 3, e), torch.randn(d * e, e), torch.randn(d * e)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1, e])
+        tw = fd.define_tensor([d * e, e])
+        tb = fd.define_tensor([d * e])
+        out = fd.ops.linear(tx, tw, tb)
+        fd.add_output(out)
+        for t in (tx, tw, tb):
+            t.set_device_mesh(mesh)
+        for t in (tw, tb):
+            t.outer_split(0, d)
+            t.axis(0).parallelize(ParallelType.mesh_x)
+    want = torch.nn.functional.linear(x.double(), w.double(), b.double())
+    cut = shard_tensor(want, out)
+    torch.testing.assert_close(cut, want[..., rank * e:(rank + 1) * e], rtol=0, atol=0)
+    assert not out.has_device_mesh()  # the user's fusion as written
+    (got,) = fd.execute([shard_tensor(x, tx), shard_tensor(w, tw), shard_tensor(b, tb)])
+    torch.testing.assert_close(got, cut.float(), rtol=1e-5, atol=1e-5)
+    # A tensor no sharding reaches is whole.
+    torch.testing.assert_close(shard_tensor(x, tx), x, rtol=0, atol=0)
