@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Cutting a global tensor into a device's shard and putting shards back together (sharding.h),
 // and the sharded copy of a fusion that says how its outputs are sharded.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -154,6 +155,20 @@ std::unique_ptr<ir::Fusion> propagatedCopy(const ir::TensorView* tv,
 }
 
 }  // namespace
+
+int64_t shardedLogicalAxis(const ir::TensorView* tv, ir::ParallelType type) {
+  const ir::TensorView* propagated = nullptr;
+  const std::unique_ptr<ir::Fusion> copy = propagatedCopy(tv, &propagated);
+  const ir::TensorView* t = propagated != nullptr ? propagated : tv;
+  if (!t->hasDeviceMesh()) return -1;
+  const std::vector<ir::IterDomain*> logical = ir::TensorDomain::noReductions(t->logical());
+  for (const ShardedAxis& a : shardedAxes(t)) {
+    if (a.type != type) continue;
+    auto it = std::find(logical.begin(), logical.end(), a.logical);
+    return it == logical.end() ? -1 : int64_t(it - logical.begin());
+  }
+  return -1;
+}
 
 Tensor shardTensor(const Tensor& global, const ir::TensorView* tv, int64_t device) {
   const ir::TensorView* propagated = nullptr;

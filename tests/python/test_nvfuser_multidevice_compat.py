@@ -85,3 +85,67 @@ def test_shard_tensor_of_an_unannotated_output_is_its_propagated_shard():
     torch.testing.assert_close(got, cut.float(), rtol=1e-5, atol=1e-5)
     # A tensor no sharding reaches is whole.
     torch.testing.assert_close(shard_tensor(x, tx), x, rtol=0, atol=0)
+
+
+def test_linear_of_a_three_d_weight_without_a_mesh():
+    """nvFuser's linear with a 3-D weight [g, n, k] (and bias [g, n]): out [g, ..., n], one
+    linear per leading index; checked against torch in double."""
+    torch.manual_seed(38)
+    x, w, b = torch.randn(2, 5, 6), torch.randn(3, 4, 6), torch.randn(3, 4)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1, 6])
+        tw = fd.define_tensor([3, 4, 6], contiguity=True)
+        tb = fd.define_tensor([3, 4], contiguity=True)
+        fd.add_output(fd.ops.linear(tx, tw, tb))
+        fd.add_output(fd.ops.linear(tx, tw))
+    with_bias, without = fd.execute([x, w, b])
+    want = torch.stack([torch.nn.functional.linear(x.double(), w[i].double(), b[i].double())
+                        for i in range(3)])
+    assert with_bias.shape == (3, 2, 5, 4)
+    torch.testing.assert_close(with_bias, want.float(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(without, (want - b.double()[:, None, None, :]).float(),
+                               rtol=1e-5, atol=1e-5)
+    with FusionDefinition() as bad:
+        tx = bad.define_tensor([-1, 6])
+        tw = bad.define_tensor([3, 4, 6])
+        tb = bad.define_tensor([12])
+        with pytest.raises(loom.UserError, match=r"linear: with the 3-D weight T1 .* the bias "
+                                                 r"T2 .* must be \[groups, out_features\]"):
+            bad.ops.linear(tx, tw, tb)
+
+
+@pytest.mark.mpi
+def test_linear_of_a_weight_sharded_on_its_leading_dim():
+    """The weight [d, e, e] and bias [d, e] with their leading dim on mesh_x (no split), the
+    input replicated: each rank computes out[rank] = x @ w[rank]^T + b[rank] with no
+    communication, and get_output_shardings says dim 0 is sharded (more than one device; one
+    device's size-1 dim is nothing to shard)."""
+    d, rank, mesh = _world()
+    e = 8
+    torch.manual_seed(39)
+    x, w, b = torch.randn(2, 3, e), torch.randn(d, e, e), torch.randn(d, e)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([2, 3, e])
+        tw = fd.define_tensor([d, e, e], contiguity=True)
+        tb = fd.define_tensor([d, e], contiguity=True)
+        out = fd.ops.linear(tx, tw, tb)
+        fd.add_output(out)
+        for t in (tx, tw, tb):
+            t.set_device_mesh(mesh)
+        for t in (tw, tb):
+            t.axis(0).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([x, shard_tensor(w, tw), shard_tensor(b, tb)])
+    want = torch.nn.functional.linear(x.double(), w[rank].double(), b[rank].double())
+    assert got.shape == (1, 2, 3, e)
+    torch.testing.assert_close(got[0], want.float(), rtol=1e-5, atol=1e-5)
+    (sharding,) = fd.fec.get_output_shardings()
+    assert sharding.axis_sharded_on(ParallelType.mesh_x) == (0 if d > 1 else -1)
+    assert sharding.axis_sharded_on(ParallelType.mesh_y) == -1
+
+
+def test_output_shardings_of_a_fusion_without_meshes_is_empty():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([2])
+        fd.add_output(fd.ops.neg(x))
+    fd.execute([torch.ones(2)])
+    assert fd.fec.get_output_shardings() == []

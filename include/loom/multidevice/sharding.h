@@ -136,6 +136,11 @@ bool localizeShardings(ir::Fusion& fusion);
 /// linear: its shard of the output features), as nvFuser's tests expect. UserError when the
 /// device is not in `tv`'s mesh or the shapes disagree.
 Tensor shardTensor(const Tensor& global, const ir::TensorView* tv, int64_t device);
+
+/// The logical dim (reductions skipped) of `tv` that DID type `type` shards, or -1 (nvFuser's
+/// Sharding::axisShardedOn); a tensor without a mesh of its own in a fusion with meshes as
+/// propagate_shardings shards it (as shardTensor reads it).
+int64_t shardedLogicalAxis(const ir::TensorView* tv, ir::ParallelType type);
 /// The block of `global` along `dim` (negative counts from the end) that `device` holds when
 /// `dim` is sharded over the mesh axis `axis` (DIDx/y/z) of `mesh`: a view. UserError for a
 /// device outside the mesh or a size the axis does not divide.
