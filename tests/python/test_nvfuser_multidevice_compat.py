@@ -149,3 +149,37 @@ def test_output_shardings_of_a_fusion_without_meshes_is_empty():
         fd.add_output(fd.ops.neg(x))
     fd.execute([torch.ones(2)])
     assert fd.fec.get_output_shardings() == []
+
+
+def test_rfactor_of_a_matmul_output_says_what_to_write():
+    """nvFuser's row-parallel matmul rFactors the output's r{k}; Loom's matmul output has no
+    Reduction ID, so rfactor names the op and the form that runs (k sharded on the operands)."""
+    with FusionDefinition() as fd:
+        a = fd.define_tensor([4, 8], contiguity=True)
+        b = fd.define_tensor([8, 3], contiguity=True)
+        out = fd.ops.matmul(a, b)
+        fd.add_output(out)
+        with pytest.raises(loom.UserError, match=r"rFactor of T2: it is the output of a matmul, "
+                                                 r"whose contracted dim k is no Reduction ID.*"
+                                                 r"shard k on both operands"):
+            out.rfactor(axes=[-1])
+
+
+@pytest.mark.mpi
+def test_row_parallel_matmul_from_the_operands_shardings():
+    """What to write instead of the rFactor: k sharded on both operands, the output left
+    unannotated; each rank's output is the whole product (the partials' Allreduce)."""
+    d, rank, mesh = _world()
+    e = 8
+    torch.manual_seed(40)
+    a, b = torch.randn(4, d * e), torch.randn(d * e, e)
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([-1, d * e], contiguity=True)
+        tb = fd.define_tensor([d * e, e], contiguity=True)
+        fd.add_output(fd.ops.matmul(ta, tb))
+        for t, dim in ((ta, 1), (tb, 0)):
+            t.set_device_mesh(mesh)
+            t.outer_split(dim, d)
+            t.axis(dim).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([shard_tensor(a, ta), shard_tensor(b, tb)])
+    torch.testing.assert_close(got, (a.double() @ b.double()).float(), rtol=1e-5, atol=1e-5)
