@@ -220,6 +220,13 @@ bool canonicalizeDids(ir::Fusion& fusion) {
     // A size-1 broadcast on a one-device mesh axis shards nothing (shardedAxes skips it), whether
     // parallelized directly or through splits (the splits stay as loop scheduling).
     for (ir::IterDomain* id : tv->loop()) {
+      if (id->isDeviceDim() && id->isReduction()) {
+        // nvFuser's mark of a reduction across devices (shardedAxes skips it): the partials'
+        // sum comes from the input's sharding.
+        id->parallelize(ir::ParallelType::Serial);
+        changed = true;
+        continue;
+      }
       if (!id->isDeviceDim() || tv->deviceMesh().size(id->parallelType()) != 1) continue;
       for (ir::IterDomain* l : tv->logical()) {
         if (l->isBroadcast() && !l->hasExpandedExtent() && derivesFrom(id, l)) {

@@ -85,6 +85,10 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
   const std::vector<ir::IterDomain*>& logical = tv->logical();
   for (ir::IterDomain* id : tv->loop()) {
     if (!id->isDeviceDim()) continue;
+    // nvFuser marks a reduction whose dim is sharded across devices with a DID on the reduction
+    // ID: the devices' partials are summed (the input's sharding says so already), so it shards
+    // nothing of the output; propagate_shardings clears it.
+    if (id->isReduction()) continue;
     const ir::ParallelType p = id->parallelType();
     const std::string_view name = ir::parallelTypeName(p);
     LOOM_CHECK(tv->hasDeviceMesh(), tv->toString(), ": loop ID ", id->toString(), " is ", name,

@@ -183,3 +183,32 @@ def test_row_parallel_matmul_from_the_operands_shardings():
             t.axis(dim).parallelize(ParallelType.mesh_x)
     (got,) = fd.execute([shard_tensor(a, ta), shard_tensor(b, tb)])
     torch.testing.assert_close(got, (a.double() @ b.double()).float(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("scatter", [False, True])
+def test_reduction_id_on_the_mesh_sums_the_partials(scatter):
+    """nvFuser marks a sum over a sharded dim with mesh_x on the output's reduction ID (the
+    devices' partials are summed). It shards nothing of the output: the rank gets the whole sum
+    (an Allreduce) or, with the output's other dim also on mesh_x, its block of it (a
+    ReduceScatter). Either was an internal error before."""
+    d, rank, mesh = _world()
+    torch.manual_seed(41)
+    x = torch.randn(2 * d, 3 * d)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1], contiguity=True)
+        out = fd.ops.sum(tx, [1])
+        fd.add_output(out)
+        for t in (tx, out):
+            t.set_device_mesh(mesh)
+            t.outer_split(1, d)
+            t.axis(1).parallelize(ParallelType.mesh_x)
+        if scatter:
+            out.outer_split(0, d)
+            out.axis(0).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([shard_tensor(x, tx)])
+    want = x.double().sum(1)
+    if scatter:
+        want = want[rank * 2:(rank + 1) * 2]
+    torch.testing.assert_close(got, want.float(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(shard_tensor(x.double().sum(1), out), want, rtol=0, atol=0)
