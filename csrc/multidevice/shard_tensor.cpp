@@ -24,8 +24,26 @@ namespace {
 // fixed at the device's coordinate on that mesh axis. An outer split by the mesh size gives one
 // contiguous block; an inner split, a split of a split, or two mesh axes on one dim give the
 // strided selections nvFuser's shard_tensor gives (reshape, then slice at the coordinate).
+// True when a DID-parallel ID derives from `id` (through splits or merges).
+bool didBelow(const ir::IterDomain* id) {
+  if (id->isDeviceDim()) return true;
+  for (const ir::Expr* use : id->uses()) {
+    for (const ir::Val* out : use->outputs()) {
+      if (didBelow(out->as<ir::IterDomain>())) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<int64_t> selectedIndices(const ir::TensorView* tv, ir::IterDomain* id, int64_t n,
                                      const ir::DeviceMesh& mesh, int64_t device) {
+  if (!didBelow(id)) {
+    // No mesh axis below: loop transforms of an unsharded dim or of a local piece (splits,
+    // merges with other dims) reorder loops, not data; the device holds every index.
+    std::vector<int64_t> all(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) all[size_t(i)] = i;
+    return all;
+  }
   if (id->isDeviceDim()) {  // a logical ID parallelized directly: one index per device
     const int64_t devices = mesh.size(id->parallelType());
     LOOM_CHECK(n == devices, "shard_tensor: ", tv->toString(), "'s dim ", id->toString(),

@@ -132,8 +132,10 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
     LOOM_CHECK(!dim->isBroadcast(), tv->toString(), ": ", name, " loop ID ", id->toString(),
                " shards the broadcast ID ", dim->toString(), " through ", splitText(top), ", ",
                dim->hasExpandedExtent()
-                   ? "an expanded broadcast (stride 0, one value repeated): shard the tensor "
-                     "it is expanded from, or materialize it (set) and shard the copy"
+                   ? "an expanded broadcast (stride 0, one value repeated on every device): "
+                     "leave it unsharded; Loom shards iteration dims, so shard a tensor where "
+                     "this dim is one (the result of an op with an operand of that size that is "
+                     "not a broadcast)"
                    : "which has one element for " + std::to_string(devices) +
                          " devices: leave it unsharded (every device holds it)");
     if (chain.size() == 1 && !top->innerSplit()) {

@@ -212,3 +212,56 @@ def test_reduction_id_on_the_mesh_sums_the_partials(scatter):
         want = want[rank * 2:(rank + 1) * 2]
     torch.testing.assert_close(got, want.float(), rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(shard_tensor(x.double().sum(1), out), want, rtol=0, atol=0)
+
+
+def test_sharded_expanded_broadcast_says_what_to_write():
+    """A DID on an expanded broadcast dim (one value repeated) is refused, saying to shard a
+    tensor where the dim is an iteration dim; the message's form runs."""
+    d, rank, mesh = _world()
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1])
+        y = fd.ops.broadcast_in_dim(x, [2 * d, 4], [1])
+        z = fd.ops.neg(y)
+        fd.add_output(z)
+        for t in (x, y, z):
+            t.set_device_mesh(mesh)
+        z.outer_split(0, d)
+        z.axis(0).parallelize(ParallelType.mesh_x)
+    with pytest.raises(loom.UserError, match=r"T\d+: DIDx loop ID .* shards the broadcast ID .* "
+                                             r"an expanded broadcast .* leave it unsharded"):
+        fd.execute([torch.randn(4)])
+    torch.manual_seed(42)
+    x_whole, base = torch.randn(4), torch.randn(2 * d, 4)
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1])
+        b = fd.define_tensor([2 * d, 4], contiguity=True)
+        z = fd.ops.add(fd.ops.broadcast_in_dim(x, [2 * d, 4], [1]), b)
+        fd.add_output(z)
+        for t in (x, b, z):
+            t.set_device_mesh(mesh)
+        z.outer_split(0, d)
+        z.axis(0).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([x_whole, shard_tensor(base, b)])
+    want = (x_whole.double()[None, :] + base.double())[rank * 2:(rank + 1) * 2]
+    torch.testing.assert_close(got, want.float(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.mpi
+def test_local_piece_merged_with_the_next_dim():
+    """A loop merge of the local piece with the next dim ([DIDx, s/d, e] -> [DIDx, s/d * e]) is
+    loop scheduling: shard_tensor cuts the same block (it refused the merge) and the fusion
+    runs."""
+    d, rank, mesh = _world()
+    torch.manual_seed(43)
+    x = torch.randn(2 * d, 3)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1], contiguity=True)
+        fd.add_output(fd.ops.exp(tx))
+        tx.set_device_mesh(mesh)
+        tx.outer_split(0, d)
+        tx.axis(0).parallelize(ParallelType.mesh_x)
+        tx.merge(1, 2)
+    local = shard_tensor(x, tx)
+    torch.testing.assert_close(local, x[rank * 2:(rank + 1) * 2], rtol=0, atol=0)
+    (got,) = fd.execute([local])
+    torch.testing.assert_close(got, x.double().exp()[rank * 2:(rank + 1) * 2].float())
