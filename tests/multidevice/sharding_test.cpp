@@ -175,7 +175,7 @@ TEST(ReshardingCheck, NamesTheCommunication) {
     TensorView* x = input(f, {8, 16});
     shard(x, 0);
     TensorView* s = ops::sum(x, {0});
-    shard(s, 0);
+    shard(s, 1);  // [r{8}, i{16}]: the iteration dim (a DID on r{8} would shard nothing)
     f.addOutput(s);
   });
   EXPECT_NE(reduce_scatter.find("that needs a ReduceScatter"), std::string::npos)
