@@ -80,7 +80,9 @@ std::vector<ir::TensorView*> forwardCandidates(const ir::Expr* e) {
 void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer) {
   const std::vector<ShardedAxis> axes = shardedAxes(ref);
   target->setDeviceMesh(ref->deviceMesh());
+  const std::vector<ShardedAxis> present = shardedAxes(target);
   for (const ShardedAxis& a : axes) {
+    if (findAxis(present, a.type) != nullptr) continue;  // another reference gave this mesh axis
     ir::IterDomain* t = nullptr;
     if (ref_is_producer) {
       auto map = ir::producerToConsumerMap(ref, target);
@@ -306,11 +308,19 @@ bool shardNewTensors(ir::Fusion& fusion) {
   const std::vector<ir::Expr*> exprs = fusion.exprs();
   // Forward, producers first: every output of an expr (siblings alike) from its best input.
   for (ir::Expr* e : exprs) {
-    const ir::TensorView* ref = bestReference(forwardCandidates(e));
+    const std::vector<ir::TensorView*> candidates = forwardCandidates(e);
+    const ir::TensorView* ref = bestReference(candidates);
     if (ref == nullptr) continue;
     for (ir::TensorView* out : tensorsOf(e->outputs())) {
       if (out->hasDeviceMesh()) continue;
       shardLike(out, ref, /*ref_is_producer=*/true);
+      // The mesh axes the reference leaves unsharded come from the other inputs on its mesh
+      // (data parallel on DIDy from the activations, tensor parallel on DIDx from the weight).
+      for (const ir::TensorView* other : candidates) {
+        if (other != ref && other->hasDeviceMesh() && other->deviceMesh() == ref->deviceMesh()) {
+          shardLike(out, other, /*ref_is_producer=*/true);
+        }
+      }
       changed = true;
     }
   }

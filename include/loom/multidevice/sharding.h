@@ -82,9 +82,10 @@ inline bool holds(const ir::TensorView* tv, int64_t device) {
   return !tv->hasDeviceMesh() || tv->deviceMesh().indexOf(device) >= 0;
 }
 
-/// Gives `target` (no mesh yet) the mesh of `ref` and each of its DID splits that maps onto a
-/// logical ID of `target` through their op (`ref` is its producer, or its consumer); DID loop IDs
-/// go outermost. A reduced, broadcast or unmatched ID stays unsharded.
+/// Gives `target` (no mesh yet, or one `ref` shares) the mesh of `ref` and each of its DID splits
+/// that maps onto a logical ID of `target` through their op (`ref` is its producer, or its
+/// consumer), for the DID types `target` does not have yet; DID loop IDs go outermost. A reduced,
+/// broadcast or unmatched ID stays unsharded.
 void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer);
 
 /// Gives `target` (no mesh yet) `ref`'s mesh and DID splits, each on the logical dim (reductions
