@@ -18,12 +18,6 @@ namespace loom::multidevice {
 
 namespace {
 
-// The global indices of the logical dim `id` (of global extent `n`) that `device` holds, in the
-// order its shard lays them out: the dim's transforms to the loop domain are splits, each
-// recomposed as outer * inner_extent + inner (outer before inner), with every DID-parallel piece
-// fixed at the device's coordinate on that mesh axis. An outer split by the mesh size gives one
-// contiguous block; an inner split, a split of a split, or two mesh axes on one dim give the
-// strided selections nvFuser's shard_tensor gives (reshape, then slice at the coordinate).
 // True when a DID-parallel ID derives from `id` (through splits or merges).
 bool didBelow(const ir::IterDomain* id) {
   if (id->isDeviceDim()) return true;
@@ -35,6 +29,12 @@ bool didBelow(const ir::IterDomain* id) {
   return false;
 }
 
+// The global indices of the logical dim `id` (of global extent `n`) that `device` holds, in the
+// order its shard lays them out: the dim's transforms to the loop domain are splits, each
+// recomposed as outer * inner_extent + inner (outer before inner), with every DID-parallel piece
+// fixed at the device's coordinate on that mesh axis. An outer split by the mesh size gives one
+// contiguous block; an inner split, a split of a split, or two mesh axes on one dim give the
+// strided selections nvFuser's shard_tensor gives (reshape, then slice at the coordinate).
 std::vector<int64_t> selectedIndices(const ir::TensorView* tv, ir::IterDomain* id, int64_t n,
                                      const ir::DeviceMesh& mesh, int64_t device) {
   if (!didBelow(id)) {

@@ -102,14 +102,6 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
     if (std::find(logical.begin(), logical.end(), id) != logical.end()) {
       // nvFuser's logical DID: the dim has one element per device (propagate_shardings rewrites
       // it as an outer split by the mesh size, the form below).
-      auto extent = id->extent()->constInt();
-      LOOM_CHECK(!extent.has_value() || *extent == devices, tv->toString(), ": logical ID ",
-                 id->toString(), " is ", name,
-                 " without a split, which gives each device one "
-                 "element of it, so its extent must be the mesh axis's ",
-                 devices, ", not ", *extent,
-                 "; to give each device a block of it, write outer_split(axis, ", devices,
-                 ") and parallelize the outer piece");
       if (id->isBroadcast() && !id->hasExpandedExtent()) {
         // A size-1 dim on a mesh axis of one device (nvFuser's [d, ...] at d = 1): nothing to
         // shard; propagate_shardings clears it.
@@ -118,6 +110,14 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
                    " devices: leave it unsharded (every device holds it)");
         continue;
       }
+      auto extent = id->extent()->constInt();
+      LOOM_CHECK(!extent.has_value() || *extent == devices, tv->toString(), ": logical ID ",
+                 id->toString(), " is ", name,
+                 " without a split, which gives each device one "
+                 "element of it, so its extent must be the mesh axis's ",
+                 devices, ", not ", *extent,
+                 "; to give each device a block of it, write outer_split(axis, ", devices,
+                 ") and parallelize the outer piece");
       axes.push_back({p, id, id, devices});
       continue;
     }

@@ -54,6 +54,16 @@ def test_sharded_size_one_dim_over_several_devices_says_what_to_write():
                                              r"through outer_split\(.*\), which has one element "
                                              r"for 2 devices: leave it unsharded"):
         shard_tensor(torch.zeros(1, 4), y)
+    # The unsplit form (mesh_x on the size-1 dim itself) says the same, not "write outer_split".
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((1, 4), contiguity=True, dtype=DataType.Float)
+        y = fd.ops.neg(x)
+        fd.add_output(y)
+        x.set_device_mesh(DeviceMesh([0, 1]))
+        x.axis(0).parallelize(ParallelType.mesh_x)
+    with pytest.raises(loom.UserError, match=r"T0: DIDx shards the broadcast ID .*, which has one "
+                                             r"element for 2 devices: leave it unsharded"):
+        shard_tensor(torch.zeros(1, 4), y)
 
 
 @pytest.mark.mpi
