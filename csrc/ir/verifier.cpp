@@ -99,6 +99,9 @@ void verifyTensor(const TensorView* tv) {
   for (auto* id : td->loop()) {
     ParallelType p = id->parallelType();
     if (p == ParallelType::Serial) continue;
+    // A DID on a reduction ID (nvFuser's mark of partials summed across devices) sits next to
+    // the same DID on an iteration ID of a reduce-scattered output; propagate_shardings clears it.
+    if (isDeviceDim(p) && id->isReduction()) continue;
     LOOM_ASSERT(used.insert(int(p)).second, tv->toString(), ": parallel type ",
                 parallelTypeName(p), " appears twice in loop domain ", idList(td->loop()));
   }

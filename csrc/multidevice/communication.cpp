@@ -4,6 +4,7 @@
 #include "loom/multidevice/communication.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "loom/ir/exprs.h"
@@ -380,8 +381,7 @@ struct BlockReduction {
   int64_t devicesDim = 0;
 };
 
-BlockReduction blockReduction(ir::TensorView* x, const ir::TensorView* out,
-                              const ShardedAxis& a) {
+BlockReduction blockReduction(ir::TensorView* x, const ir::TensorView* out, const ShardedAxis& a) {
   const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(x->logical());
   const int64_t k = logicalDim(x, a.logical);
   const auto p2c = ir::producerToConsumerMap(x, out);
@@ -445,8 +445,9 @@ void decomposeReduction(ir::Fusion& fusion, ir::ReductionOp* r, const ShardedAxi
 void decomposeWelford(ir::Fusion& fusion, ir::WelfordOp* w, const ShardedAxis& a) {
   auto* x = w->inAvg()->dynCast<ir::TensorView>();
   if (x == nullptr || !w->hasRawInput() || !w->hasIdentityInit()) {
-    unsupported(w, "a Welford over a sharded dim that combines partial statistics or starts "
-                   "from a non-zero init");
+    unsupported(w,
+                "a Welford over a sharded dim that combines partial statistics or starts "
+                "from a non-zero init");
   }
   auto* out_avg = w->output(0)->as<ir::TensorView>();
   auto* out_m2 = w->output(1)->as<ir::TensorView>();
@@ -479,6 +480,90 @@ void decomposeWelford(ir::Fusion& fusion, ir::WelfordOp* w, const ShardedAxis& a
   }
 }
 
+// The logical dim (reductions skipped) each DID type shards `tv` along, over more than one
+// device.
+using Layout = std::map<ir::ParallelType, int64_t>;
+Layout layoutOf(const ir::TensorView* tv) {
+  Layout out;
+  for (const ShardedAxis& a : splitAxes(tv)) out[a.type] = logicalDim(tv, a.logical);
+  return out;
+}
+
+// A copy of `q` on `mesh` sharded by `layout` (outer splits by the mesh sizes).
+ir::TensorView* copySharded(ir::TensorView* q, const ir::DeviceMesh& mesh, const Layout& layout) {
+  ir::TensorView* t = ops::set(q);
+  t->setDeviceMesh(mesh);
+  std::vector<std::pair<int64_t, ir::ParallelType>> by_dim;
+  for (auto [type, dim] : layout) by_dim.emplace_back(dim, type);
+  std::sort(by_dim.rbegin(), by_dim.rend());  // the last dim first: earlier positions stay
+  for (auto [dim, type] : by_dim) {
+    t->outerSplit(dim, mesh.size(type));
+    t->axis(dim)->parallelize(type);
+  }
+  return t;
+}
+
+// A set whose output is sharded unlike its input along several mesh axes (nvFuser's 2-D
+// AllToAll: [DIDy, DIDx] read as [DIDx, DIDy]) becomes a chain of sets that each change one axis,
+// the communications Loom runs: an axis whose output dim another axis holds in the input is
+// gathered first (Allgather), then each axis still sharded moves to its output dim (AllToAll),
+// then each axis the chain does not shard yet is cut (a local slice). `e` itself is the last
+// step. Returns whether it made the chain.
+bool chainMultiAxisReshard(ir::Expr* e) {
+  auto* ls = e->dynCast<ir::LoadStoreOp>();
+  if (ls == nullptr) return false;
+  auto* p = ls->input(0)->dynCast<ir::TensorView>();
+  auto* c = ls->output(0)->dynCast<ir::TensorView>();
+  if (p == nullptr || c == nullptr || !p->hasDeviceMesh() || !c->hasDeviceMesh() ||
+      !(p->deviceMesh() == c->deviceMesh()) ||
+      ir::TensorDomain::noReductions(p->logical()).size() !=
+          ir::TensorDomain::noReductions(c->logical()).size()) {
+    return false;
+  }
+  const Layout from = layoutOf(p);
+  const Layout to = layoutOf(c);
+  auto at = [](const Layout& l, ir::ParallelType t) {
+    auto it = l.find(t);
+    return it == l.end() ? int64_t(-1) : it->second;
+  };
+  std::vector<ir::ParallelType> changed;
+  for (ir::ParallelType t :
+       {ir::ParallelType::DIDx, ir::ParallelType::DIDy, ir::ParallelType::DIDz}) {
+    if (at(from, t) != at(to, t)) changed.push_back(t);
+  }
+  if (changed.size() < 2) return false;
+  std::vector<Layout> steps;
+  Layout cur = from;
+  for (ir::ParallelType t : changed) {
+    if (at(cur, t) < 0) continue;
+    const int64_t target = at(to, t);
+    bool held = false;
+    for (auto [u, dim] : cur) held = held || (u != t && dim == target);
+    if (target < 0 || held) {
+      cur.erase(t);
+      steps.push_back(cur);
+    }
+  }
+  for (ir::ParallelType t : changed) {
+    if (at(cur, t) >= 0 && at(to, t) >= 0 && at(cur, t) != at(to, t)) {
+      cur[t] = at(to, t);
+      steps.push_back(cur);
+    }
+  }
+  for (ir::ParallelType t : changed) {
+    if (at(cur, t) < 0 && at(to, t) >= 0) {
+      cur[t] = at(to, t);
+      steps.push_back(cur);
+    }
+  }
+  LOOM_ASSERT(cur == to && !steps.empty(), "the reshard chain of ", e->toString(),
+              " does not end at its output's sharding");
+  ir::TensorView* q = p;
+  for (size_t i = 0; i + 1 < steps.size(); ++i) q = copySharded(q, p->deviceMesh(), steps[i]);
+  e->replaceInput(p, q);
+  return true;
+}
+
 // Reshard before: each input of `e` sharded unlike its outputs is copied (a set: the
 // communication) into a tensor sharded like the output, which `e` reads. Returns whether it
 // made a copy.
@@ -498,6 +583,7 @@ bool reshardInputs(ir::Fusion& fusion, ir::Expr* e) {
     e->replaceInput(in, copy);
     shardLike(copy, outs.front(), /*ref_is_producer=*/false);
     if (!reshardingReason(copy->definition()).empty()) {
+      (void)chainMultiAxisReshard(copy->definition());
       changed = true;
       continue;
     }
@@ -558,7 +644,10 @@ bool decomposeReshardings(ir::Fusion& fusion) {
       changed = true;
       continue;
     }
-    if (e->isA<ir::LoadStoreOp>()) continue;
+    if (e->isA<ir::LoadStoreOp>()) {
+      changed |= chainMultiAxisReshard(e);
+      continue;
+    }
     changed |= reshardInputs(fusion, e);
   }
   // Tensors the decompositions made in between (casts) take their neighbours' shardings.

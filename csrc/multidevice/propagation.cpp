@@ -5,8 +5,8 @@
 // unsharded neighbour: forward from a producer (its sharded logical ID -> the consumer's root or
 // logical ID the op maps it to -> through a reshape to the logical ID whose outer split is the
 // same blocks: shardedImage), backward from a consumer (the inverse: shardedPreimage). A
-// reduced, broadcast or otherwise unmatched ID is left unsharded; decompose_reshardings then says which
-// communication that needs.
+// reduced, broadcast or otherwise unmatched ID is left unsharded; decompose_reshardings then says
+// which communication that needs.
 //
 //   x [b, s, e] sharded on s (DIDx) -> y = exp(x) [b, s, e]: y's s is outer-split by d on DIDx
 //   -> m = sum(y, {2}) [b, s, r{e}]: s again; a sum over s instead would leave r{s} unsharded.
@@ -80,7 +80,9 @@ std::vector<ir::TensorView*> forwardCandidates(const ir::Expr* e) {
 void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer) {
   const std::vector<ShardedAxis> axes = shardedAxes(ref);
   target->setDeviceMesh(ref->deviceMesh());
+  const std::vector<ShardedAxis> present = shardedAxes(target);
   for (const ShardedAxis& a : axes) {
+    if (findAxis(present, a.type) != nullptr) continue;  // another reference gave this mesh axis
     ir::IterDomain* t = nullptr;
     if (ref_is_producer) {
       auto map = ir::producerToConsumerMap(ref, target);
@@ -111,7 +113,8 @@ void shardAtSamePositions(ir::TensorView* target, const ir::TensorView* ref) {
   LOOM_ASSERT(ids.size() == ref_ids.size(), "shardAtSamePositions: ", target->toString(), " and ",
               ref->toString(), " differ in rank");
   for (const ShardedAxis& a : shardedAxes(ref)) {
-    const size_t pos = size_t(std::find(ref_ids.begin(), ref_ids.end(), a.logical) - ref_ids.begin());
+    const size_t pos =
+        size_t(std::find(ref_ids.begin(), ref_ids.end(), a.logical) - ref_ids.begin());
     const auto& loop = target->loop();
     const int64_t at = int64_t(std::find(loop.begin(), loop.end(), ids.at(pos)) - loop.begin());
     target->outerSplit(at, a.devices);
@@ -216,11 +219,23 @@ bool canonicalizeDids(ir::Fusion& fusion) {
   ir::FusionGuard guard(&fusion);
   bool changed = false;
   for (ir::TensorView* tv : fusion.allTvs()) {
-    // A size-1 broadcast on a one-device mesh axis shards nothing (shardedAxes skips it).
-    for (ir::IterDomain* id : tv->logical()) {
-      if (id->isDeviceDim() && id->isBroadcast() && !id->hasExpandedExtent()) {
+    // A size-1 broadcast on a one-device mesh axis shards nothing (shardedAxes skips it), whether
+    // parallelized directly or through splits (the splits stay as loop scheduling).
+    for (ir::IterDomain* id : tv->loop()) {
+      if (id->isDeviceDim() && id->isReduction()) {
+        // nvFuser's mark of a reduction across devices (shardedAxes skips it): the partials'
+        // sum comes from the input's sharding.
         id->parallelize(ir::ParallelType::Serial);
         changed = true;
+        continue;
+      }
+      if (!id->isDeviceDim() || tv->deviceMesh().size(id->parallelType()) != 1) continue;
+      for (ir::IterDomain* l : tv->logical()) {
+        if (l->isBroadcast() && !l->hasExpandedExtent() && derivesFrom(id, l)) {
+          id->parallelize(ir::ParallelType::Serial);
+          changed = true;
+          break;
+        }
       }
     }
     for (const ShardedAxis& a : shardedAxes(tv)) {
@@ -293,11 +308,19 @@ bool shardNewTensors(ir::Fusion& fusion) {
   const std::vector<ir::Expr*> exprs = fusion.exprs();
   // Forward, producers first: every output of an expr (siblings alike) from its best input.
   for (ir::Expr* e : exprs) {
-    const ir::TensorView* ref = bestReference(forwardCandidates(e));
+    const std::vector<ir::TensorView*> candidates = forwardCandidates(e);
+    const ir::TensorView* ref = bestReference(candidates);
     if (ref == nullptr) continue;
     for (ir::TensorView* out : tensorsOf(e->outputs())) {
       if (out->hasDeviceMesh()) continue;
       shardLike(out, ref, /*ref_is_producer=*/true);
+      // The mesh axes the reference leaves unsharded come from the other inputs on its mesh
+      // (data parallel on DIDy from the activations, tensor parallel on DIDx from the weight).
+      for (const ir::TensorView* other : candidates) {
+        if (other != ref && other->hasDeviceMesh() && other->deviceMesh() == ref->deviceMesh()) {
+          shardLike(out, other, /*ref_is_producer=*/true);
+        }
+      }
       changed = true;
     }
   }
@@ -328,7 +351,8 @@ bool finalizeShardings(ir::Fusion& fusion) {
     // The allocation domain: the DID IDs first, then the allocation (else logical) order with
     // each sharded logical ID replaced by its local part. Already sharded ones are kept.
     const std::vector<ir::IterDomain*>& alloc = tv->maybeAllocation();
-    if (std::any_of(alloc.begin(), alloc.end(), [](ir::IterDomain* id) { return id->isDeviceDim(); })) {
+    if (std::any_of(alloc.begin(), alloc.end(),
+                    [](ir::IterDomain* id) { return id->isDeviceDim(); })) {
       continue;
     }
     std::vector<ir::IterDomain*> ids;

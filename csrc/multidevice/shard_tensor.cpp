@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Cutting a global tensor into a device's shard and putting shards back together (sharding.h),
 // and the sharded copy of a fusion that says how its outputs are sharded.
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "loom/ir/fusion.h"
 #include "loom/ir/scalar.h"
@@ -16,6 +18,17 @@ namespace loom::multidevice {
 
 namespace {
 
+// True when a DID-parallel ID derives from `id` (through splits or merges).
+bool didBelow(const ir::IterDomain* id) {
+  if (id->isDeviceDim()) return true;
+  for (const ir::Expr* use : id->uses()) {
+    for (const ir::Val* out : use->outputs()) {
+      if (didBelow(out->as<ir::IterDomain>())) return true;
+    }
+  }
+  return false;
+}
+
 // The global indices of the logical dim `id` (of global extent `n`) that `device` holds, in the
 // order its shard lays them out: the dim's transforms to the loop domain are splits, each
 // recomposed as outer * inner_extent + inner (outer before inner), with every DID-parallel piece
@@ -24,6 +37,13 @@ namespace {
 // strided selections nvFuser's shard_tensor gives (reshape, then slice at the coordinate).
 std::vector<int64_t> selectedIndices(const ir::TensorView* tv, ir::IterDomain* id, int64_t n,
                                      const ir::DeviceMesh& mesh, int64_t device) {
+  if (!didBelow(id)) {
+    // No mesh axis below: loop transforms of an unsharded dim or of a local piece (splits,
+    // merges with other dims) reorder loops, not data; the device holds every index.
+    std::vector<int64_t> all(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) all[size_t(i)] = i;
+    return all;
+  }
   if (id->isDeviceDim()) {  // a logical ID parallelized directly: one index per device
     const int64_t devices = mesh.size(id->parallelType());
     LOOM_CHECK(n == devices, "shard_tensor: ", tv->toString(), "'s dim ", id->toString(),
@@ -34,8 +54,8 @@ std::vector<int64_t> selectedIndices(const ir::TensorView* tv, ir::IterDomain* i
   ir::Split* split = nullptr;
   for (ir::Expr* use : id->uses()) {
     if (auto* s = use->dynCast<ir::Split>(); s != nullptr && s->in() == id) split = s;
-    LOOM_CHECK(!use->isA<ir::Merge>(), "shard_tensor: ", tv->toString(), "'s dim ",
-               id->toString(), " is merged on its way to the loop domain; shard_tensor follows "
+    LOOM_CHECK(!use->isA<ir::Merge>(), "shard_tensor: ", tv->toString(), "'s dim ", id->toString(),
+               " is merged on its way to the loop domain; shard_tensor follows "
                "splits only");
   }
   if (split == nullptr) {
@@ -44,8 +64,8 @@ std::vector<int64_t> selectedIndices(const ir::TensorView* tv, ir::IterDomain* i
     return all;
   }
   auto factor = split->factor()->constInt();
-  LOOM_CHECK(factor.has_value() && *factor > 0 && n % *factor == 0, "shard_tensor: ",
-             tv->toString(), " splits ", id->toString(), " of size ", n, " by ",
+  LOOM_CHECK(factor.has_value() && *factor > 0 && n % *factor == 0,
+             "shard_tensor: ", tv->toString(), " splits ", id->toString(), " of size ", n, " by ",
              split->factor()->toString(), ", which does not divide it");
   const int64_t outer_n = split->innerSplit() ? n / *factor : *factor;
   const int64_t inner_n = n / outer_n;
@@ -90,8 +110,8 @@ bool isRange(const std::vector<int64_t>& indices) {
 // Visits every position of a tensor of `sizes` with the matching position in the global tensor
 // (each dim through its selection), as element offsets in `a` and `b`.
 template <typename F>
-void forEachSelected(const std::vector<std::vector<int64_t>>& sel, const Tensor& a,
-                     const Tensor& b, F&& f) {
+void forEachSelected(const std::vector<std::vector<int64_t>>& sel, const Tensor& a, const Tensor& b,
+                     F&& f) {
   const size_t rank = sel.size();
   int64_t count = 1;
   for (const auto& s : sel) count *= int64_t(s.size());
@@ -117,8 +137,8 @@ Tensor shardTensor(const Tensor& global, int64_t dim, const ir::DeviceMesh& mesh
   LOOM_CHECK(ir::isDeviceDim(axis), "shard_tensor: ", ir::parallelTypeName(axis),
              " is not a device parallel type (mesh_x, mesh_y, mesh_z)");
   const int64_t rank = global.dim();
-  LOOM_CHECK(dim >= -rank && dim < rank, "shard_tensor: dim ", dim, " is out of range for a ",
-             rank, "-D tensor");
+  LOOM_CHECK(dim >= -rank && dim < rank, "shard_tensor: dim ", dim, " is out of range for a ", rank,
+             "-D tensor");
   if (dim < 0) dim += rank;
   const int64_t coordinate = mesh.coordinate(device, axis);
   LOOM_CHECK(coordinate >= 0, "shard_tensor: device ", device, " is not in the mesh ", mesh);
@@ -132,7 +152,46 @@ Tensor shardTensor(const Tensor& global, int64_t dim, const ir::DeviceMesh& mesh
                 global.offset() + coordinate * sizes[size_t(dim)] * global.stride(dim));
 }
 
+namespace {
+
+// The sharding `tv` has when its fusion runs: a tensor the user gave no mesh in a fusion with
+// meshes takes one from propagate_shardings (the sharding the runtime gives it, its outputs'
+// included), read from a propagated copy so the user's fusion stays as written. Null when `tv` has
+// a mesh of its own or none comes to it.
+std::unique_ptr<ir::Fusion> propagatedCopy(const ir::TensorView* tv,
+                                           const ir::TensorView** propagated) {
+  *propagated = nullptr;
+  if (tv->hasDeviceMesh() || tv->fusion() == nullptr || !isMultidevice(*tv->fusion())) {
+    return nullptr;
+  }
+  std::unique_ptr<ir::Fusion> copy = tv->fusion()->clone();
+  propagateShardings(*copy);
+  for (const ir::TensorView* other : copy->allTvs()) {
+    if (other->name() == tv->name() && other->hasDeviceMesh()) *propagated = other;
+  }
+  return copy;
+}
+
+}  // namespace
+
+int64_t shardedLogicalAxis(const ir::TensorView* tv, ir::ParallelType type) {
+  const ir::TensorView* propagated = nullptr;
+  const std::unique_ptr<ir::Fusion> copy = propagatedCopy(tv, &propagated);
+  const ir::TensorView* t = propagated != nullptr ? propagated : tv;
+  if (!t->hasDeviceMesh()) return -1;
+  const std::vector<ir::IterDomain*> logical = ir::TensorDomain::noReductions(t->logical());
+  for (const ShardedAxis& a : shardedAxes(t)) {
+    if (a.type != type) continue;
+    auto it = std::find(logical.begin(), logical.end(), a.logical);
+    return it == logical.end() ? -1 : int64_t(it - logical.begin());
+  }
+  return -1;
+}
+
 Tensor shardTensor(const Tensor& global, const ir::TensorView* tv, int64_t device) {
+  const ir::TensorView* propagated = nullptr;
+  const std::unique_ptr<ir::Fusion> copy = propagatedCopy(tv, &propagated);
+  if (propagated != nullptr) return shardTensor(global, propagated, device);
   LOOM_CHECK(!tv->hasDeviceMesh() || tv->deviceMesh().indexOf(device) >= 0, "device ", device,
              " is not in the device mesh ", tv->deviceMesh(), " of ", tv->toString());
   const std::vector<std::vector<int64_t>> sel = selectionsOf(tv, global, device);
@@ -168,8 +227,8 @@ Tensor unshardTensor(const std::vector<Tensor>& shards, const ir::TensorView* tv
   // is not known without the transforms, so read them from the sharded dims' splits: a shard
   // of s elements along a dim whose selection of a global n has s elements.
   const std::vector<ir::IterDomain*> logical = ir::TensorDomain::noReductions(tv->logical());
-  LOOM_CHECK(shards[0].dim() == int64_t(logical.size()), "unshardTensor: ", tv->toString(),
-             " has ", logical.size(), " dims but the shards have ", shards[0].dim());
+  LOOM_CHECK(shards[0].dim() == int64_t(logical.size()), "unshardTensor: ", tv->toString(), " has ",
+             logical.size(), " dims but the shards have ", shards[0].dim());
   std::vector<int64_t> sizes;
   for (size_t k = 0; k < logical.size(); ++k) {
     // The global extent n whose selection has the shard's size: n = shard size * the product of

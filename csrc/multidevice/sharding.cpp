@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a tensor's sharding is, and the forms Loom refuses (sharding.h).
+#include "loom/multidevice/sharding.h"
+
 #include <algorithm>
 
 #include "loom/ir/scalar.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/transforms.h"
-#include "loom/multidevice/sharding.h"
 #include "loom/support/error.h"
 
 namespace loom::multidevice {
@@ -84,6 +85,10 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
   const std::vector<ir::IterDomain*>& logical = tv->logical();
   for (ir::IterDomain* id : tv->loop()) {
     if (!id->isDeviceDim()) continue;
+    // nvFuser marks a reduction whose dim is sharded across devices with a DID on the reduction
+    // ID: the devices' partials are summed (the input's sharding says so already), so it shards
+    // nothing of the output; propagate_shardings clears it.
+    if (id->isReduction()) continue;
     const ir::ParallelType p = id->parallelType();
     const std::string_view name = ir::parallelTypeName(p);
     LOOM_CHECK(tv->hasDeviceMesh(), tv->toString(), ": loop ID ", id->toString(), " is ", name,
@@ -97,27 +102,42 @@ std::vector<ShardedAxis> shardedAxes(const ir::TensorView* tv) {
     if (std::find(logical.begin(), logical.end(), id) != logical.end()) {
       // nvFuser's logical DID: the dim has one element per device (propagate_shardings rewrites
       // it as an outer split by the mesh size, the form below).
-      auto extent = id->extent()->constInt();
-      LOOM_CHECK(!extent.has_value() || *extent == devices, tv->toString(), ": logical ID ",
-                 id->toString(), " is ", name, " without a split, which gives each device one "
-                 "element of it, so its extent must be the mesh axis's ", devices, ", not ",
-                 *extent, "; to give each device a block of it, write outer_split(axis, ",
-                 devices, ") and parallelize the outer piece");
       if (id->isBroadcast() && !id->hasExpandedExtent()) {
         // A size-1 dim on a mesh axis of one device (nvFuser's [d, ...] at d = 1): nothing to
         // shard; propagate_shardings clears it.
         LOOM_CHECK(devices == 1, tv->toString(), ": ", name, " shards the broadcast ID ",
-                   id->toString(), ", which has one element for ", devices, " devices");
+                   id->toString(), ", which has one element for ", devices,
+                   " devices: leave it unsharded (every device holds it)");
         continue;
       }
+      auto extent = id->extent()->constInt();
+      LOOM_CHECK(!extent.has_value() || *extent == devices, tv->toString(), ": logical ID ",
+                 id->toString(), " is ", name,
+                 " without a split, which gives each device one "
+                 "element of it, so its extent must be the mesh axis's ",
+                 devices, ", not ", *extent,
+                 "; to give each device a block of it, write outer_split(axis, ", devices,
+                 ") and parallelize the outer piece");
       axes.push_back({p, id, id, devices});
       continue;
     }
     const std::vector<const ir::Split*> chain = outerPieceChain(tv, id, name, devices);
     const ir::Split* top = chain.back();  // the split of the logical ID
     ir::IterDomain* dim = top->in();
+    if (dim->isBroadcast() && !dim->hasExpandedExtent() && devices == 1) {
+      // The split form of the size-1 case above (nvFuser's outer_split(0, d) of a [d, ...] dim
+      // at d = 1): nothing to shard; propagate_shardings clears it.
+      continue;
+    }
     LOOM_CHECK(!dim->isBroadcast(), tv->toString(), ": ", name, " loop ID ", id->toString(),
-               " shards the broadcast ID ", dim->toString());
+               " shards the broadcast ID ", dim->toString(), " through ", splitText(top), ", ",
+               dim->hasExpandedExtent()
+                   ? "an expanded broadcast (stride 0, one value repeated on every device): "
+                     "leave it unsharded; Loom shards iteration dims, so shard a tensor where "
+                     "this dim is one (the result of an op with an operand of that size that is "
+                     "not a broadcast)"
+                   : "which has one element for " + std::to_string(devices) +
+                         " devices: leave it unsharded (every device holds it)");
     if (chain.size() == 1 && !top->innerSplit()) {
       // The form every pass works with: an outer split by the mesh size.
       auto factor = top->factor()->constInt();

@@ -4,6 +4,7 @@
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
+#include "loom/ops/shape.h"
 #include "ops/utils.h"
 
 namespace loom::ops {
@@ -38,6 +39,35 @@ void checkContracted(std::string_view op, const TensorView* a, const IterDomain*
              " in its last dim, ", described(b), " has ", *y, " in its ", b_where);
 }
 
+// nvFuser's linear with a 3-D weight [g, n, k] (one [n, k] weight per leading index, the form
+// its multidevice tests shard on g): out [g, ..., n] = x @ w[i]^T + bias[i] for each i. Built as
+// the one linear with the stacked weight [g * n, k] (the same products, rounded once as a linear
+// is) whose [..., g * n] output is viewed as [..., g, n] with g moved first; a sharded g runs as
+// a sharded dim through the reshapes.
+TensorView* stackedLinear(TensorView* x, TensorView* w, TensorView* bias) {
+  const std::vector<IterDomain*> xd = detail::dims(x);
+  const std::vector<IterDomain*> wd = detail::dims(w);
+  LOOM_CHECK(!xd.empty(), "linear: the input ", described(x), " needs at least one dim");
+  if (bias != nullptr) {
+    LOOM_CHECK(detail::dims(bias).size() == 2, "linear: with the 3-D weight ", described(w),
+               " ([groups, out_features, in_features]) the bias ", described(bias),
+               " must be [groups, out_features]");
+  }
+  TensorView* flat_w = reshape(w, SizeList({Size(-1), Size(wd[2]->extent())}));
+  TensorView* flat_b = bias == nullptr ? nullptr : reshape(bias, SizeList({Size(-1)}));
+  TensorView* y = linear(x, flat_w, flat_b);  // [..., g * n]
+  std::vector<Size> sizes;
+  for (size_t i = 0; i + 1 < xd.size(); ++i) sizes.emplace_back(xd[i]->extent());
+  sizes.emplace_back(wd[0]->extent());
+  sizes.emplace_back(wd[1]->extent());
+  TensorView* split = reshape(y, SizeList(sizes));  // [..., g, n]
+  const auto batch = int64_t(xd.size()) - 1;
+  std::vector<int64_t> order{batch};
+  for (int64_t i = 0; i < batch; ++i) order.push_back(i);
+  order.push_back(batch + 1);
+  return permute(split, order);
+}
+
 }  // namespace
 
 TensorView* matmul(TensorView* a, TensorView* b) {
@@ -68,8 +98,10 @@ TensorView* linear(TensorView* x, TensorView* w, TensorView* bias) {
   const std::vector<IterDomain*> xd = detail::dims(x);
   const std::vector<IterDomain*> wd = detail::dims(w);
   LOOM_CHECK(!xd.empty(), "linear: the input ", described(x), " needs at least one dim");
+  if (wd.size() == 3) return stackedLinear(x, w, bias);
   LOOM_CHECK(wd.size() == 1 || wd.size() == 2, "linear: the weight ", described(w),
-             " must be [out_features, in_features] or [in_features]");
+             " must be [out_features, in_features], [in_features] or [groups, out_features, "
+             "in_features]");
   std::vector<TensorView*> operands{x, w};
   if (bias != nullptr) {
     const std::vector<IterDomain*> bd = detail::dims(bias);

@@ -95,7 +95,8 @@ void bindMultidevice(nb::module_& parent) {
                          nb::cast<std::string>(nb::repr(p)));
               type = nb::cast<ir::ParallelType>(inner);
             }
-            return tensorToPython(multidevice::shardTensor(tensorFromPython(tensor), dim, mesh, device, type));
+            return tensorToPython(
+                multidevice::shardTensor(tensorFromPython(tensor), dim, mesh, device, type));
           },
           nb::arg("tensor"), nb::arg("axis"), nb::arg("device_id"),
           nb::arg("parallel_type") = nb::none(),
@@ -112,6 +113,14 @@ void bindMultidevice(nb::module_& parent) {
       },
       nb::arg("tensor"), nb::arg("tv"), nb::arg("device_id"),
       "The shard of the global `tensor` that `device_id` holds under `tv`'s sharding (a view).");
+
+  m.def(
+      "sharded_axis",
+      [](const ir::TensorView* tv, ir::ParallelType type) {
+        return multidevice::shardedLogicalAxis(tv, type);
+      },
+      nb::arg("tv"), nb::arg("parallel_type"),
+      "The logical dim of `tv` that `parallel_type` shards when the fusion runs, or -1.");
 
   nb::class_<multidevice::Communicator>(m, "Communicator",
                                         "This process's place among the ranks mpirun (or "

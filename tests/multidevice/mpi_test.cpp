@@ -213,6 +213,29 @@ std::vector<CommunicationCase> communicationCases() {
        {CommunicationType::Allreduce},
        1,
        4},
+      // nvFuser's 2-D AllToAll (its test_2d_alltoall): [DIDy, DIDx] read as [DIDx, DIDy] on the
+      // 2 x 2 mesh changes both mesh axes: DIDx's dim is gathered (whose place DIDy holds),
+      // DIDy's moves to dim 1 (an AllToAll within each DIDy team), then each device keeps its
+      // DIDx block of dim 0 (a local Scatter, no collective).
+      {"TwoAxisAllToAll",
+       [](Fusion& f, int64_t d) {
+         TensorView* x = input(f, {6, 10}, DataType::Float32);
+         x->setDeviceMesh(mesh2d(d));
+         x->outerSplit(1, d / 2);
+         x->axis(1)->parallelize(ParallelType::DIDx);
+         x->outerSplit(0, 2);
+         x->axis(0)->parallelize(ParallelType::DIDy);
+         TensorView* y = ops::neg(x);
+         y->setDeviceMesh(mesh2d(d));
+         y->outerSplit(1, 2);
+         y->axis(1)->parallelize(ParallelType::DIDy);
+         y->outerSplit(0, d / 2);
+         y->axis(0)->parallelize(ParallelType::DIDx);
+         f.addOutput(y);
+       },
+       {CommunicationType::Allgather, CommunicationType::AllToAll, CommunicationType::Scatter},
+       2,
+       4},
       // Partials reduce-scattered: the sum's output sharded along its other dim.
       {"PartialsThenReduceScatter",
        [](Fusion& f, int64_t d) {

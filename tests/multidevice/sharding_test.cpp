@@ -175,7 +175,7 @@ TEST(ReshardingCheck, NamesTheCommunication) {
     TensorView* x = input(f, {8, 16});
     shard(x, 0);
     TensorView* s = ops::sum(x, {0});
-    shard(s, 0);
+    shard(s, 1);  // [r{8}, i{16}]: the iteration dim (a DID on r{8} would shard nothing)
     f.addOutput(s);
   });
   EXPECT_NE(reduce_scatter.find("that needs a ReduceScatter"), std::string::npos)
@@ -293,6 +293,46 @@ TEST(ShardedAxes, MalformedAnnotations) {
   v->axis(0)->parallelize(ParallelType::DIDx);
   msg = loom::test::userErrorOf([&] { shardedAxes(v); });
   EXPECT_NE(msg.find("its extent must be the mesh axis's 4, not 3"), std::string::npos) << msg;
+}
+
+// nvFuser's forms that shard nothing, cleared by propagation: a DID on a reduction ID (its mark
+// of partials summed across devices; next to the same DID on an iteration ID) and a size-1 dim
+// split over a one-device mesh axis. A size-1 dim over four devices is refused, naming the split.
+TEST(ShardedAxes, FormsThatShardNothingAreCleared) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {8, 16});
+  TensorView* s = ops::sum(x, {1});
+  f.addOutput(s);
+  for (TensorView* tv : {x, s}) shard(tv, 1);
+  shard(s, 0);  // [DIDx{4}, 2, r4{DIDx}, r4]: a reduce-scattered output
+  EXPECT_EQ(sharding(s), "DIDx@0");
+  ir::verify(f);
+  ASSERT_TRUE(propagateShardings(f));
+  for (ir::IterDomain* id : s->loop()) {
+    EXPECT_FALSE(id->isReduction() && id->isDeviceDim()) << s->toString();
+  }
+  EXPECT_EQ(sharding(s), "DIDx@0");
+
+  Fusion f2;
+  FusionGuard g2(&f2);
+  TensorView* one = input(f2, {1, 6});
+  f2.addOutput(ops::neg(one));
+  shard(one, 0, DeviceMesh::arange(1));
+  EXPECT_EQ(sharding(one), "-");
+  ASSERT_TRUE(propagateShardings(f2));
+  for (ir::IterDomain* id : one->loop()) EXPECT_FALSE(id->isDeviceDim()) << one->toString();
+
+  Fusion f3;
+  FusionGuard g3(&f3);
+  TensorView* wide = input(f3, {1, 6});
+  f3.addOutput(ops::neg(wide));
+  shard(wide, 0);
+  const std::string msg = loom::test::userErrorOf([&] { shardedAxes(wide); });
+  EXPECT_NE(msg.find("through outer_split(i"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("which has one element for 4 devices: leave it unsharded"),
+            std::string::npos)
+      << msg;
 }
 
 // Finalizing moves DID outermost and gives the allocation domain the DID split.

@@ -50,10 +50,17 @@ TEST_F(MatmulOpsTest, OperandsThatDoNotMultiplyAreUserErrors) {
                linear(input({2, 4}), input({3, 5}));
              }),
              "linear: the contracted sizes differ");
+  // nvFuser's 3-D weight [groups, out, in] is a linear per group (its bias [groups, out]); a
+  // 4-D one is none of the forms.
   EXPECT_HAS(userError([&] {
-               linear(input({2, 4}), input({2, 3, 4}));
+               linear(input({2, 4}), input({5, 2, 3, 4}));
              }),
-             "must be [out_features, in_features] or [in_features]");
+             "must be [out_features, in_features], [in_features] or [groups, out_features, "
+             "in_features]");
+  EXPECT_HAS(userError([&] {
+               linear(input({2, 4}), input({2, 3, 4}), input({6}));
+             }),
+             "must be [groups, out_features]");
   EXPECT_HAS(userError([&] {
                linear(input({2, 4}), input({3, 4}), input({5}));
              }),

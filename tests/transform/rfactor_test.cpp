@@ -51,6 +51,26 @@ TEST(RFactor, Errors) {
   EXPECT_TRUE(has(userError([&] { rFactor(p, {3}); }), "already has a root domain"));
 }
 
+// A matmul's or linear's output keeps no Reduction ID for k (nvFuser's does): rFactor names the
+// op and says to shard k on the operands instead.
+TEST(RFactor, MatmulOutputSaysToShardTheOperands) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* a = ops::TensorBuilder().shape({4, 8}).build();
+  auto* b = ops::TensorBuilder().shape({8, 3}).build();
+  auto* w = ops::TensorBuilder().shape({3, 8}).build();
+  fusion.addInput(a);
+  fusion.addInput(b);
+  fusion.addInput(w);
+  auto* m = ops::matmul(a, b);
+  auto* l = ops::linear(a, w);
+  fusion.addOutput(m);
+  fusion.addOutput(l);
+  EXPECT_TRUE(has(userError([&] { rFactor(m, {1}); }),
+                  "is the output of a matmul, whose contracted dim k is no Reduction ID"));
+  EXPECT_TRUE(has(userError([&] { rFactor(l, {1}); }), "shard k on both operands"));
+}
+
 // A schedule that merges a broadcast into a reduction cannot be rFactored: it is a clear error
 // naming both IDs (merging the broadcast with an iteration ID instead is fine).
 TEST(RFactor, BroadcastMergedIntoReductionIsRejected) {

@@ -82,9 +82,10 @@ inline bool holds(const ir::TensorView* tv, int64_t device) {
   return !tv->hasDeviceMesh() || tv->deviceMesh().indexOf(device) >= 0;
 }
 
-/// Gives `target` (no mesh yet) the mesh of `ref` and each of its DID splits that maps onto a
-/// logical ID of `target` through their op (`ref` is its producer, or its consumer); DID loop IDs
-/// go outermost. A reduced, broadcast or unmatched ID stays unsharded.
+/// Gives `target` (no mesh yet, or one `ref` shares) the mesh of `ref` and each of its DID splits
+/// that maps onto a logical ID of `target` through their op (`ref` is its producer, or its
+/// consumer), for the DID types `target` does not have yet; DID loop IDs go outermost. A reduced,
+/// broadcast or unmatched ID stays unsharded.
 void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer);
 
 /// Gives `target` (no mesh yet) `ref`'s mesh and DID splits, each on the logical dim (reductions
@@ -126,15 +127,21 @@ bool finalizeShardings(ir::Fusion& fusion);
 /// holds: segmenter/device_program.h).
 bool localizeShardings(ir::Fusion& fusion);
 
-
 /// The shard of the global tensor `global` (shaped like `tv`'s logical domain without
 /// reductions) that `device` holds under `tv`'s sharding, read from the split tree of each DID
 /// loop ID whatever its form (an outer or inner split, a split of a split, a logical DID of one
 /// element per device, two mesh axes on one dim): a view where the device's indices along each
 /// dim form one block, else a gathered copy (an inner split's strided rows); the whole tensor
-/// when `tv` is not sharded. UserError when the device is not in `tv`'s mesh or the shapes
-/// disagree.
+/// when `tv` is not sharded. A tensor without a mesh of its own in a fusion with meshes is cut
+/// as propagate_shardings shards it when the fusion runs (an unannotated output of a sharded
+/// linear: its shard of the output features), as nvFuser's tests expect. UserError when the
+/// device is not in `tv`'s mesh or the shapes disagree.
 Tensor shardTensor(const Tensor& global, const ir::TensorView* tv, int64_t device);
+
+/// The logical dim (reductions skipped) of `tv` that DID type `type` shards, or -1 (nvFuser's
+/// Sharding::axisShardedOn); a tensor without a mesh of its own in a fusion with meshes as
+/// propagate_shardings shards it (as shardTensor reads it).
+int64_t shardedLogicalAxis(const ir::TensorView* tv, ir::ParallelType type);
 /// The block of `global` along `dim` (negative counts from the end) that `device` holds when
 /// `dim` is sharded over the mesh axis `axis` (DIDx/y/z) of `mesh`: a view. UserError for a
 /// device outside the mesh or a size the axis does not divide.

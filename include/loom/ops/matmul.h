@@ -23,7 +23,9 @@ using ir::TensorView;
 TensorView* matmul(TensorView* a, TensorView* b);
 
 /// torch.nn.functional.linear: x [..., k] (rank >= 1), w [n, k] (out [..., n]) or [k] (out
-/// [...]), bias [n] or 0-D (or none; 0-D only for a 1-D w). Errors as matmul's, and for a bias
+/// [...]), bias [n] or 0-D (or none; 0-D only for a 1-D w). nvFuser's 3-D weight [g, n, k]
+/// gives out [g, ..., n], one linear per leading index (bias [g, n]): the linear of the stacked
+/// [g * n, k] weight viewed back as [g, n] and moved first. Errors as matmul's, and for a bias
 /// that does not fit.
 TensorView* linear(TensorView* x, TensorView* w, TensorView* bias = nullptr);
 

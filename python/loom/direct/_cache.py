@@ -81,6 +81,13 @@ class FusionExecutorCache:
             return outs
         return [outs[k] if from_output else inputs[k] for from_output, k in plan]
 
+    def get_output_shardings(self):
+        """nvFuser's output shardings: a multidevice.Sharding per output (axis_sharded_on), or
+        an empty list for a fusion without device meshes."""
+        from .multidevice import output_shardings
+
+        return output_shardings(self._fusion)
+
     def last_cuda_code(self, intrinsic_code=False):
         return self._executor.last_cuda_code(intrinsic_code)
 

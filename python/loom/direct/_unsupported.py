@@ -39,7 +39,8 @@ UNSUPPORTED = {
         "CacheOp": "no cache hints on loads in Loom's Python frontend",
         "IdMappingMode": "Loom's ID graphs are not bound to Python",
         "CommunicatorBackend": "Loom picks MPI or NCCL by where the tensors are",
-        "Sharding": "outputs are this rank's shards; Loom has no output sharding objects",
+        "Sharding": "no DTensor placements in Loom; FusionExecutorCache.get_output_shardings() "
+                    "gives each output's multidevice.Sharding (axis_sharded_on)",
         "execute_with_dtensors": "no DTensor support: execute this rank's shards "
                                  "(multidevice.shard_tensor)",
         "cutlass": "no CUTLASS kernels in Loom",
@@ -78,8 +79,6 @@ UNSUPPORTED = {
         "get_scheduled_ir": "LOOM_DUMP=fusion_ir_scheduled prints the scheduled fusions",
         "get_most_recent_scheduled_ir": "LOOM_DUMP=fusion_ir_scheduled prints the scheduled "
                                         "fusions",
-        "get_output_shardings": "outputs are this rank's shards; Loom has no output sharding "
-                                "objects",
     },
     "Val": {
         "definition": "Loom binds no Expr to Python",

@@ -93,7 +93,9 @@ class MultiDeviceExecutor:
 
 
 class Sharding:
-    """nvFuser's Sharding (a DTensor's placement, from its FusionDefinitionWrapper): not in Loom."""
+    """How one output of a run is sharded (``FusionExecutorCache.get_output_shardings()``):
+    ``axis_sharded_on(parallel_type)``, the logical dim a mesh axis shards (-1: none). Loom makes these; building one from DTensor placements, as nvFuser's
+    FusionDefinitionWrapper does, is not supported."""
 
     def __init__(self, *args, **kwargs):
         raise NotSupportedError(
@@ -101,6 +103,27 @@ class Sharding:
             "TensorViews with set_device_mesh and parallelize(mesh_x), and shard inputs with "
             "shard_tensor"
         )
+
+    @classmethod
+    def _of(cls, tv):
+        self = object.__new__(cls)
+        self._tv = tv
+        return self
+
+    def axis_sharded_on(self, parallel_type):
+        """The logical dim (reductions skipped) that `parallel_type` (mesh_x, mesh_y, mesh_z)
+        shards when the fusion runs, or -1."""
+        p = getattr(parallel_type, "loom", parallel_type)
+        return _C.multidevice.sharded_axis(self._tv, p)
+
+
+def output_shardings(fusion):
+    """One Sharding per output of a fusion with device meshes (as propagation leaves them, the
+    outputs' own annotations included); none for a fusion without meshes, as nvFuser."""
+    outs = [t for t in fusion.outputs() if _is_tensor_view(t)]
+    if not any(t.has_device_mesh() for t in fusion.vals() if _is_tensor_view(t)):
+        return []
+    return [Sharding._of(t) for t in outs]
 
 
 __all__ = [

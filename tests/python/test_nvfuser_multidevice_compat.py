@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: Apache-2.0
+# Sharding forms and multidevice helpers as nvFuser's multidevice tests use them (issue 36), run
+# with one rank per device: one process in the python tier, two under mpirun in the mpi tier.
+# Each rank checks its shard against torch on the whole (unsharded) tensors.
+import pytest
+import torch
+
+import loom
+from loom.direct import DataType, FusionDefinition, ParallelType
+from loom.direct.multidevice import Communicator, DeviceMesh, shard_tensor
+
+
+def _world():
+    c = Communicator.instance()
+    return c.size(), c.rank(), DeviceMesh(torch.arange(c.size()))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("dim", [0, 1])
+def test_dim_of_the_mesh_size_outer_split_by_it(dim):
+    """A dim whose extent is the mesh size, outer-split by it (nvFuser's `(d, d * n)` tensors).
+    With one device that dim is a size-1 broadcast on a one-device mesh axis: nothing to shard,
+    and the fusion runs as written (it was refused as a sharded broadcast)."""
+    d, rank, mesh = _world()
+    n = 3
+    torch.manual_seed(36)
+    whole = torch.randn(d, d * n)
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((d, d * n), contiguity=True, dtype=DataType.Float)
+        y = fd.ops.mul(x, x)
+        fd.add_output(y)
+        for tv in (x, y):
+            tv.set_device_mesh(mesh)
+            tv.outer_split(dim, d)
+            tv.axis(dim).parallelize(ParallelType.mesh_x)
+    local = shard_tensor(whole, x)
+    want = (whole * whole).narrow(dim, rank * (whole.shape[dim] // d), whole.shape[dim] // d)
+    (got,) = fd.execute([local])
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_sharded_size_one_dim_over_several_devices_says_what_to_write():
+    """A size-1 dim split over a mesh axis of two devices has nothing to give the second: the
+    error names the tensor, the split and what to write (raised by the sharding passes, which
+    shard_tensor of the unannotated output runs too, so one process sees it)."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((1, 4), contiguity=True, dtype=DataType.Float)
+        y = fd.ops.neg(x)
+        fd.add_output(y)
+        x.set_device_mesh(DeviceMesh([0, 1]))
+        x.outer_split(0, 2)
+        x.axis(0).parallelize(ParallelType.mesh_x)
+    with pytest.raises(loom.UserError, match=r"T0: DIDx loop ID .* shards the broadcast ID .* "
+                                             r"through outer_split\(.*\), which has one element "
+                                             r"for 2 devices: leave it unsharded"):
+        shard_tensor(torch.zeros(1, 4), y)
+    # The unsplit form (mesh_x on the size-1 dim itself) says the same, not "write outer_split".
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((1, 4), contiguity=True, dtype=DataType.Float)
+        y = fd.ops.neg(x)
+        fd.add_output(y)
+        x.set_device_mesh(DeviceMesh([0, 1]))
+        x.axis(0).parallelize(ParallelType.mesh_x)
+    with pytest.raises(loom.UserError, match=r"T0: DIDx shards the broadcast ID .*, which has one "
+                                             r"element for 2 devices: leave it unsharded"):
+        shard_tensor(torch.zeros(1, 4), y)
+
+
+@pytest.mark.mpi
+def test_shard_tensor_of_an_unannotated_output_is_its_propagated_shard():
+    """shard_tensor(tensor, tv) of an output the user gave no mesh (a column-parallel linear's,
+    sharded on the output features by propagation) cuts the shard the rank's output is, so
+    nvFuser's `shard_tensor(out_ref, out_tv)` compares like with like; the user's fusion keeps
+    no mesh on it."""
+    d, rank, mesh = _world()
+    e = 4
+    torch.manual_seed(37)
+    x, w, b = torch.randn(2, 3, e), torch.randn(d * e, e), torch.randn(d * e)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1, e])
+        tw = fd.define_tensor([d * e, e])
+        tb = fd.define_tensor([d * e])
+        out = fd.ops.linear(tx, tw, tb)
+        fd.add_output(out)
+        for t in (tx, tw, tb):
+            t.set_device_mesh(mesh)
+        for t in (tw, tb):
+            t.outer_split(0, d)
+            t.axis(0).parallelize(ParallelType.mesh_x)
+    want = torch.nn.functional.linear(x.double(), w.double(), b.double())
+    cut = shard_tensor(want, out)
+    torch.testing.assert_close(cut, want[..., rank * e:(rank + 1) * e], rtol=0, atol=0)
+    assert not out.has_device_mesh()  # the user's fusion as written
+    (got,) = fd.execute([shard_tensor(x, tx), shard_tensor(w, tw), shard_tensor(b, tb)])
+    torch.testing.assert_close(got, cut.float(), rtol=1e-5, atol=1e-5)
+    # A tensor no sharding reaches is whole.
+    torch.testing.assert_close(shard_tensor(x, tx), x, rtol=0, atol=0)
+
+
+def test_linear_of_a_three_d_weight_without_a_mesh():
+    """nvFuser's linear with a 3-D weight [g, n, k] (and bias [g, n]): out [g, ..., n], one
+    linear per leading index; checked against torch in double."""
+    torch.manual_seed(38)
+    x, w, b = torch.randn(2, 5, 6), torch.randn(3, 4, 6), torch.randn(3, 4)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1, 6])
+        tw = fd.define_tensor([3, 4, 6], contiguity=True)
+        tb = fd.define_tensor([3, 4], contiguity=True)
+        fd.add_output(fd.ops.linear(tx, tw, tb))
+        fd.add_output(fd.ops.linear(tx, tw))
+    with_bias, without = fd.execute([x, w, b])
+    want = torch.stack([torch.nn.functional.linear(x.double(), w[i].double(), b[i].double())
+                        for i in range(3)])
+    assert with_bias.shape == (3, 2, 5, 4)
+    torch.testing.assert_close(with_bias, want.float(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(without, (want - b.double()[:, None, None, :]).float(),
+                               rtol=1e-5, atol=1e-5)
+    with FusionDefinition() as bad:
+        tx = bad.define_tensor([-1, 6])
+        tw = bad.define_tensor([3, 4, 6])
+        tb = bad.define_tensor([12])
+        with pytest.raises(loom.UserError, match=r"linear: with the 3-D weight T1 .* the bias "
+                                                 r"T2 .* must be \[groups, out_features\]"):
+            bad.ops.linear(tx, tw, tb)
+
+
+@pytest.mark.mpi
+def test_linear_of_a_weight_sharded_on_its_leading_dim():
+    """The weight [d, e, e] and bias [d, e] with their leading dim on mesh_x (no split), the
+    input replicated: each rank computes out[rank] = x @ w[rank]^T + b[rank] with no
+    communication, and get_output_shardings says dim 0 is sharded (more than one device; one
+    device's size-1 dim is nothing to shard)."""
+    d, rank, mesh = _world()
+    e = 8
+    torch.manual_seed(39)
+    x, w, b = torch.randn(2, 3, e), torch.randn(d, e, e), torch.randn(d, e)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([2, 3, e])
+        tw = fd.define_tensor([d, e, e], contiguity=True)
+        tb = fd.define_tensor([d, e], contiguity=True)
+        out = fd.ops.linear(tx, tw, tb)
+        fd.add_output(out)
+        for t in (tx, tw, tb):
+            t.set_device_mesh(mesh)
+        for t in (tw, tb):
+            t.axis(0).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([x, shard_tensor(w, tw), shard_tensor(b, tb)])
+    want = torch.nn.functional.linear(x.double(), w[rank].double(), b[rank].double())
+    assert got.shape == (1, 2, 3, e)
+    torch.testing.assert_close(got[0], want.float(), rtol=1e-5, atol=1e-5)
+    (sharding,) = fd.fec.get_output_shardings()
+    assert sharding.axis_sharded_on(ParallelType.mesh_x) == (0 if d > 1 else -1)
+    assert sharding.axis_sharded_on(ParallelType.mesh_y) == -1
+
+
+def test_output_shardings_of_a_fusion_without_meshes_is_empty():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([2])
+        fd.add_output(fd.ops.neg(x))
+    fd.execute([torch.ones(2)])
+    assert fd.fec.get_output_shardings() == []
+
+
+def test_rfactor_of_a_matmul_output_says_what_to_write():
+    """nvFuser's row-parallel matmul rFactors the output's r{k}; Loom's matmul output has no
+    Reduction ID, so rfactor names the op and the form that runs (k sharded on the operands)."""
+    with FusionDefinition() as fd:
+        a = fd.define_tensor([4, 8], contiguity=True)
+        b = fd.define_tensor([8, 3], contiguity=True)
+        out = fd.ops.matmul(a, b)
+        fd.add_output(out)
+        with pytest.raises(loom.UserError, match=r"rFactor of T2: it is the output of a matmul, "
+                                                 r"whose contracted dim k is no Reduction ID.*"
+                                                 r"shard k on both operands"):
+            out.rfactor(axes=[-1])
+
+
+@pytest.mark.mpi
+def test_row_parallel_matmul_from_the_operands_shardings():
+    """What to write instead of the rFactor: k sharded on both operands, the output left
+    unannotated; each rank's output is the whole product (the partials' Allreduce)."""
+    d, rank, mesh = _world()
+    e = 8
+    torch.manual_seed(40)
+    a, b = torch.randn(4, d * e), torch.randn(d * e, e)
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([-1, d * e], contiguity=True)
+        tb = fd.define_tensor([d * e, e], contiguity=True)
+        fd.add_output(fd.ops.matmul(ta, tb))
+        for t, dim in ((ta, 1), (tb, 0)):
+            t.set_device_mesh(mesh)
+            t.outer_split(dim, d)
+            t.axis(dim).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([shard_tensor(a, ta), shard_tensor(b, tb)])
+    torch.testing.assert_close(got, (a.double() @ b.double()).float(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("scatter", [False, True])
+def test_reduction_id_on_the_mesh_sums_the_partials(scatter):
+    """nvFuser marks a sum over a sharded dim with mesh_x on the output's reduction ID (the
+    devices' partials are summed). It shards nothing of the output: the rank gets the whole sum
+    (an Allreduce) or, with the output's other dim also on mesh_x, its block of it (a
+    ReduceScatter). Either was an internal error before."""
+    d, rank, mesh = _world()
+    torch.manual_seed(41)
+    x = torch.randn(2 * d, 3 * d)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1], contiguity=True)
+        out = fd.ops.sum(tx, [1])
+        fd.add_output(out)
+        for t in (tx, out):
+            t.set_device_mesh(mesh)
+            t.outer_split(1, d)
+            t.axis(1).parallelize(ParallelType.mesh_x)
+        if scatter:
+            out.outer_split(0, d)
+            out.axis(0).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([shard_tensor(x, tx)])
+    want = x.double().sum(1)
+    if scatter:
+        want = want[rank * 2:(rank + 1) * 2]
+    torch.testing.assert_close(got, want.float(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(shard_tensor(x.double().sum(1), out), want, rtol=0, atol=0)
+
+
+def test_sharded_expanded_broadcast_says_what_to_write():
+    """A DID on an expanded broadcast dim (one value repeated) is refused, saying to shard a
+    tensor where the dim is an iteration dim; the message's form runs."""
+    d, rank, mesh = _world()
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1])
+        y = fd.ops.broadcast_in_dim(x, [2 * d, 4], [1])
+        z = fd.ops.neg(y)
+        fd.add_output(z)
+        for t in (x, y, z):
+            t.set_device_mesh(mesh)
+        z.outer_split(0, d)
+        z.axis(0).parallelize(ParallelType.mesh_x)
+    with pytest.raises(loom.UserError, match=r"T\d+: DIDx loop ID .* shards the broadcast ID .* "
+                                             r"an expanded broadcast .* leave it unsharded"):
+        fd.execute([torch.randn(4)])
+    torch.manual_seed(42)
+    x_whole, base = torch.randn(4), torch.randn(2 * d, 4)
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1])
+        b = fd.define_tensor([2 * d, 4], contiguity=True)
+        z = fd.ops.add(fd.ops.broadcast_in_dim(x, [2 * d, 4], [1]), b)
+        fd.add_output(z)
+        for t in (x, b, z):
+            t.set_device_mesh(mesh)
+        z.outer_split(0, d)
+        z.axis(0).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([x_whole, shard_tensor(base, b)])
+    want = (x_whole.double()[None, :] + base.double())[rank * 2:(rank + 1) * 2]
+    torch.testing.assert_close(got, want.float(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.mpi
+def test_local_piece_merged_with_the_next_dim():
+    """A loop merge of the local piece with the next dim ([DIDx, s/d, e] -> [DIDx, s/d * e]) is
+    loop scheduling: shard_tensor cuts the same block (it refused the merge) and the fusion
+    runs."""
+    d, rank, mesh = _world()
+    torch.manual_seed(43)
+    x = torch.randn(2 * d, 3)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1], contiguity=True)
+        fd.add_output(fd.ops.exp(tx))
+        tx.set_device_mesh(mesh)
+        tx.outer_split(0, d)
+        tx.axis(0).parallelize(ParallelType.mesh_x)
+        tx.merge(1, 2)
+    local = shard_tensor(x, tx)
+    torch.testing.assert_close(local, x[rank * 2:(rank + 1) * 2], rtol=0, atol=0)
+    (got,) = fd.execute([local])
+    torch.testing.assert_close(got, x.double().exp()[rank * 2:(rank + 1) * 2].float())
