@@ -51,12 +51,8 @@ class KernelProfile:
         self.registers = entry["registers"]
         self.input_bytes = entry["input_bytes"]
         self.output_bytes = entry["output_bytes"]
-        seconds = self.time_ms * 1e-3
-        moved = self.input_bytes + self.output_bytes
-        self.effective_bandwidth_gbs = moved / seconds / 1e9 if seconds > 0 else 0.0
-        self.percentage_peak_bandwidth = (
-            100.0 * moved / seconds / peak_bytes_per_second
-            if seconds > 0 and peak_bytes_per_second > 0 else 0.0)
+        self.effective_bandwidth_gbs, self.percentage_peak_bandwidth = _bandwidth(
+            self.input_bytes + self.output_bytes, self.time_ms * 1e-3, peak_bytes_per_second)
 
     def __repr__(self):
         return (f"KernelProfile(segment_id={self.segment_id}, name={self.name!r}, "
@@ -66,6 +62,14 @@ class KernelProfile:
 
 def _dims(d):
     return f"[{d[0]}, {d[1]}, {d[2]}]"
+
+
+def _bandwidth(moved, seconds, peak_bytes_per_second):
+    """(GB/s, percent of the peak) of `moved` bytes in `seconds`; 0 where either is unknown."""
+    if seconds <= 0:
+        return 0.0, 0.0
+    rate = moved / seconds
+    return rate / 1e9, 100.0 * rate / peak_bytes_per_second if peak_bytes_per_second > 0 else 0.0
 
 
 class FusionProfile:
@@ -81,12 +85,9 @@ class FusionProfile:
         self.cuda_evt_time_ms = self.kernel_time_ms
         self.input_bytes = sum(k.input_bytes for k in kernel_profiles)
         self.output_bytes = sum(k.output_bytes for k in kernel_profiles)
-        seconds = self.kernel_time_ms * 1e-3
-        moved = self.input_bytes + self.output_bytes
-        self.effective_bandwidth_gbs = moved / seconds / 1e9 if seconds > 0 else 0.0
-        self.percentage_peak_bandwidth = (
-            100.0 * moved / seconds / peak_bytes_per_second
-            if seconds > 0 and peak_bytes_per_second > 0 else 0.0)
+        self.effective_bandwidth_gbs, self.percentage_peak_bandwidth = _bandwidth(
+            self.input_bytes + self.output_bytes, self.kernel_time_ms * 1e-3,
+            peak_bytes_per_second)
 
     def __repr__(self):
         return (f"FusionProfile(fusion_id={self.fusion_id}, segments={self.segments}, "
