@@ -366,22 +366,25 @@ class FusionDefinition:
 
     def _complete_inputs(self, inputs):
         """`inputs` with values for the seed and offset inputs of random ops defined without
-        rng_seed / rng_offset, drawn from torch's default generator (so torch.manual_seed makes
-        runs repeat, and each run draws new numbers, as nvFuser's do). Inputs that already hold
-        them (every fusion input given) pass unchanged."""
+        rng_seed / rng_offset, as nvFuser fills them: the seed of torch's default generator and
+        a Philox offset counting the draws since it was seeded, so the i-th run after
+        torch.manual_seed(s) equals a run with rng_seed=s, rng_offset=i, each run draws new
+        numbers, and seeding again repeats them (_seedless_rng). Inputs that already hold them
+        (every fusion input given) pass unchanged."""
         if not self._drawn_inputs:
             return inputs
         inputs = list(inputs)
         fusion_inputs = self.fusion.inputs()
-        drawn = set(self._drawn_inputs)
+        drawn = self._drawn_inputs  # (seed, offset) name pairs, one per op, in definition order
         if len(inputs) != len(fusion_inputs) - len(drawn):
             return inputs  # every input given, or a count execute() reports
-        import torch
-
-        values = iter(torch.randint(-(2**63), 2**63 - 1, (len(drawn),),
-                                    dtype=torch.int64).tolist())
+        seed, first = _seedless_rng.take(len(drawn) // 2)
+        value_of = {}
+        for k in range(0, len(drawn), 2):
+            value_of[drawn[k]] = seed
+            value_of[drawn[k + 1]] = first + k // 2
         given = iter(inputs)
-        return [next(values) if v.name in drawn else next(given) for v in fusion_inputs]
+        return [value_of[v.name] if v.name in value_of else next(given) for v in fusion_inputs]
 
     def _validated(self, run, inputs, reference_outputs):
         """run(inputs), then its outputs compared (see validate). With in-place outputs the
@@ -592,6 +595,53 @@ class FusionDefinition:
                 "save_repro_inputs=True) first"
             )
         return repro_script(builtins.repr(self), self._function_name(), self._repro_inputs)
+
+
+class _SeedlessRng:
+    """The seed and offsets of random ops defined without rng_seed / rng_offset, as nvFuser
+    takes them from its generator: the seed of torch's default generator and offsets counting
+    the ops drawn since it was seeded, so the i-th op drawn after torch.manual_seed(s) runs as
+    rng_seed=s, rng_offset=i. torch's CPU generator keeps no such offset, so this one does, and
+    tells from the generator's state what happened since its last draw:
+    - the state is the freshly seeded one (torch.manual_seed, even with the same seed): count
+      from 0;
+    - the state is the one its last draw left: continue the count;
+    - torch drew numbers since (torch.randn for the inputs): continue from an offset drawn from
+      torch's generator, so the run is new, and repeats when the same seed and draws precede it.
+    Each draw takes one number from torch's generator, so the state after it is never the
+    fresh one."""
+
+    def __init__(self):
+        self._seed = None
+        self._fresh = None  # the generator's state right after manual_seed(self._seed)
+        self._after = None  # its state after this object's last draw
+        self._next = 0
+
+    def take(self, count):
+        """(seed as a 64-bit pattern, first offset) for `count` ops; the ops take first,
+        first + 1, ..."""
+        import torch
+
+        gen = torch.default_generator
+        seed = gen.initial_seed()
+        state = gen.get_state()
+        if seed != self._seed:
+            self._seed = seed
+            self._fresh = torch.Generator().manual_seed(seed).get_state()
+        if torch.equal(state, self._fresh):
+            self._next = 0
+            torch.randint(0, 2, (1,), generator=gen)  # off the fresh state
+        elif self._after is None or not torch.equal(state, self._after):
+            self._next = int(torch.randint(0, 2**62, (1,), generator=gen).item())
+        else:
+            torch.randint(0, 2, (1,), generator=gen)
+        self._after = gen.get_state()
+        first = self._next
+        self._next += count
+        return (seed - 2**64 if seed >= 2**63 else seed), first
+
+
+_seedless_rng = _SeedlessRng()
 
 
 class KernelExecutor:
