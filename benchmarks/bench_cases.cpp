@@ -67,6 +67,12 @@ const std::vector<Case>& allCases() {
        "gelu_tanh(x + bias)^T, [4096, 12288]"},
       // What the transposes are measured against: a plain copy of the same bytes.
       {"copy_8192x8192", Op::Copy, {8192, 8192}, "copy, [8192, 8192]"},
+      // NCHW -> NHWC at ResNet's stage shapes: 7 x 7 and 14 x 14 images tile C against H * W.
+      {"to_nhwc_256x512x7x7", Op::ToChannelsLast, {256, 512, 7, 7}, "NCHW->NHWC, [256, 512, 7, 7]"},
+      {"to_nhwc_256x256x14x14", Op::ToChannelsLast, {256, 256, 14, 14},
+       "NCHW->NHWC, [256, 256, 14, 14]"},
+      {"to_nhwc_128x64x56x56", Op::ToChannelsLast, {128, 64, 56, 56},
+       "NCHW->NHWC, [128, 64, 56, 56]"},
       // The outer-persistent scheduler (issue 37): batch-norm of a ResNet-50 stage, both formats.
       {"bn_fwd_nchw_32x256x56x56", Op::BatchNormFwdNchw, {32, 256, 56, 56},
        "batch_norm fwd, NCHW [32, 256, 56, 56]"},
@@ -129,6 +135,7 @@ std::vector<std::vector<int64_t>> outputShapes(Op op, const std::vector<int64_t>
   if (op == Op::SumDim0) return {std::vector<int64_t>(shape.begin() + 1, shape.end())};
   if (op == Op::Linear) return {{shape[0], shape[2]}};
   if (op == Op::Transpose || op == Op::GeluBiasTranspose) return {{shape[1], shape[0]}};
+  if (op == Op::ToChannelsLast) return {{shape[0], shape[2], shape[3], shape[1]}};
   return {shape};
 }
 
@@ -178,6 +185,7 @@ std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape
     case Op::Linear: fusion->addOutput(ops::linear(in[0], in[1], in[2])); break;
     case Op::Transpose: fusion->addOutput(ops::transpose(in[0], 0, 1)); break;
     case Op::Copy: fusion->addOutput(ops::set(in[0])); break;
+    case Op::ToChannelsLast: fusion->addOutput(ops::permute(in[0], {0, 2, 3, 1})); break;
     case Op::GeluBiasTranspose:
       fusion->addOutput(
           ops::transpose(ops::biasGelu(in[0], in[1], ops::GeluApproximation::Tanh), 0, 1));
@@ -335,6 +343,23 @@ CheckResult checkTranspose(bool gelu_bias, DataType dtype, const std::vector<Ten
   return ck.result("columns 0, R/2, R-1 of the output match rows of the input in double");
 }
 
+// NCHW -> NHWC: planes (n, c) for n in {0, N-1} and c in {0, C/2, C-1}, every pixel.
+CheckResult checkChannelsLast(DataType dtype, const Tensor& x, const Tensor& out) {
+  const int64_t n_ = x.size(0), c_ = x.size(1), h_ = x.size(2), w_ = x.size(3);
+  Checker ck(dtype);
+  for (int64_t n : {int64_t(0), n_ - 1}) {
+    for (int64_t c : {int64_t(0), c_ / 2, c_ - 1}) {
+      for (int64_t p = 0; p < h_ * w_; ++p) {
+        const double want = x.getDoubleLinear((n * c_ + c) * h_ * w_ + p);
+        ck.near("y[" + std::to_string(n) + ", pixel " + std::to_string(p) + ", " +
+                    std::to_string(c) + "]",
+                out.getDoubleLinear((n * h_ * w_ + p) * c_ + c), want, {0, 0}, {0, 0});
+      }
+    }
+  }
+  return ck.result("channel planes 0, C/2, C-1 of images 0 and N-1 are exact in the NHWC output");
+}
+
 }  // namespace
 
 CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& inputs,
@@ -369,6 +394,7 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
   if (op == Op::Transpose || op == Op::GeluBiasTranspose) {
     return checkTranspose(op == Op::GeluBiasTranspose, dtype, inputs, outs[0]);
   }
+  if (op == Op::ToChannelsLast) return checkChannelsLast(dtype, inputs.at(0), outs[0]);
   if (isBatchNorm(op)) return checkBatchNorm(op, dtype, inputs, outs);
   if (isNormBackward(op)) return checkNormBackward(op, dtype, inputs, outs);
   const Tensor& x = inputs[0];

@@ -18,6 +18,9 @@ namespace loom::bench {
 /// Transpose: y = x^T ([R, C] -> [C, R], written contiguous); GeluBiasTranspose:
 /// y = gelu_tanh(x + bias)^T (bias [C]), the transpose scheduler's two cases (issue 37).
 /// Copy: y = x, the device's copy bandwidth that the transposes are measured against.
+/// ToChannelsLast: y = x.permute(0, 2, 3, 1) of [N, C, H, W], written contiguous ([N, H, W, C]):
+/// the memory-format change, with images narrower than a tile (the transpose scheduler's
+/// merged dims) and wider ones.
 /// BatchNorm{Fwd,Bwd}{Nchw,Nhwc}: batch-norm forward (training statistics, then y) and backward
 /// (dx, grad weight, grad bias) of the case shape [N, C, H, W], stored NCHW or channels last
 /// ([N, H, W, C]) (the outer-persistent scheduler, issue 37; bench_cases_batch_norm.cpp).
@@ -34,6 +37,7 @@ enum class Op {
   Transpose,
   GeluBiasTranspose,
   Copy,
+  ToChannelsLast,
   BatchNormFwdNchw,
   BatchNormFwdNhwc,
   BatchNormBwdNchw,

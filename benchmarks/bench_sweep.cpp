@@ -56,6 +56,7 @@ std::string_view familyName(Op op) {
     case Op::Transpose: return "transpose";
     case Op::GeluBiasTranspose: return "gelu_bias_t";
     case Op::Copy: return "copy";
+    case Op::ToChannelsLast: return "to_nhwc";
     case Op::BatchNormFwdNchw: return "bn_fwd_nchw";
     case Op::BatchNormFwdNhwc: return "bn_fwd_nhwc";
     case Op::BatchNormBwdNchw: return "bn_bwd_nchw";

@@ -32,7 +32,7 @@ class Case:
 
     name: str  # stable id used in every JSON file
     op: str  # var_mean | layer_norm | rms_norm | softmax | gelu_tanh_bias | sum_dim0 | linear
-    #          | transpose | gelu_bias_t | copy | bn_{fwd,bwd}_{nchw,nhwc}
+    #          | transpose | gelu_bias_t | copy | to_nhwc | bn_{fwd,bwd}_{nchw,nhwc}
     #          | layer_norm_bwd | rms_norm_bwd
     shape: tuple
     label: str  # what the table prints
@@ -65,6 +65,9 @@ class Case:
             return [(self.shape[0], self.shape[2])]
         if self.op in ("transpose", "gelu_bias_t"):
             return [(self.shape[1], self.shape[0])]
+        if self.op == "to_nhwc":
+            n, c, h, w = self.shape
+            return [(n, h, w, c)]
         if self.op.endswith("norm_bwd"):  # dx, grad weight (, grad bias)
             cols = (self.shape[-1],)
             return [self.shape, cols] + ([cols] if self.op == "layer_norm_bwd" else [])
@@ -115,6 +118,13 @@ CASES = (
          "gelu_tanh(x + bias)^T, [4096, 12288]", True),
     # The device's measured copy, what the transposes' bandwidth is compared with.
     Case("copy_8192x8192", "copy", (8192, 8192), "copy, [8192, 8192]", True),
+    # NCHW -> NHWC at ResNet's stage shapes (7 x 7 and 14 x 14: the transpose scheduler's
+    # merged dims).
+    Case("to_nhwc_256x512x7x7", "to_nhwc", (256, 512, 7, 7), "NCHW->NHWC, [256, 512, 7, 7]", True),
+    Case("to_nhwc_256x256x14x14", "to_nhwc", (256, 256, 14, 14),
+         "NCHW->NHWC, [256, 256, 14, 14]", True),
+    Case("to_nhwc_128x64x56x56", "to_nhwc", (128, 64, 56, 56), "NCHW->NHWC, [128, 64, 56, 56]",
+         True),
     # The outer-persistent scheduler (issue 37): batch-norm of a ResNet-50 stage, both formats. Not
     # held to the bandwidth goal: 100 MB of fp32 does not fit on chip, so the statistics and the
     # normalization read the data twice (the fallback plan).

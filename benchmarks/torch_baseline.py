@@ -79,6 +79,9 @@ def make_case(torch, case, dtype):
     elif case.op == "copy":
         def fn(x):
             return x.clone()
+    elif case.op == "to_nhwc":
+        def fn(x):
+            return x.permute(0, 2, 3, 1).contiguous()
     elif case.op == "gelu_bias_t":
         def fn(x, bias):
             return F.gelu(x + bias, approximate="tanh").t().contiguous()

@@ -167,7 +167,7 @@ TEST(BenchCases, IoBytesMatchCompare) {
   ASSERT_NE(lin, nullptr);
   EXPECT_EQ(ioBytes(lin->op, lin->shape, DataType::BFloat16),
             (int64_t(8192) * 4096 + int64_t(16384) * 4096 + 16384 + int64_t(8192) * 16384) * 2);
-  EXPECT_EQ(allCases().size(), 22u);
+  EXPECT_EQ(allCases().size(), 25u);
   // layer_norm backward reads dy, x, the saved mean and rstd [R, 1] and the weight; it writes dx
   // and two per-column sums.
   const Case* lnb = findCase("layer_norm_bwd_16384x4096");
@@ -191,6 +191,10 @@ TEST(BenchCases, IoBytesMatchCompare) {
   const Case* copy = findCase("copy_8192x8192");
   ASSERT_NE(copy, nullptr);
   EXPECT_EQ(ioBytes(copy->op, copy->shape, DataType::Float32), int64_t(2) * 8192 * 8192 * 4);
+  // NCHW -> NHWC reads and writes the tensor once.
+  const Case* nhwc = findCase("to_nhwc_256x512x7x7");
+  ASSERT_NE(nhwc, nullptr);
+  EXPECT_EQ(ioBytes(nhwc->op, nhwc->shape, DataType::BFloat16), int64_t(2) * 256 * 512 * 49 * 2);
   EXPECT_EQ(findCase("nope"), nullptr);
   EXPECT_EQ(dtypeLabel(parseDtype("bf16")), "bf16");
   EXPECT_THROW(parseDtype("fp16"), UserError);
@@ -208,6 +212,7 @@ const std::vector<SmallCase> kSmallCases = {
     {Op::BatchNormFwdNchw, {3, 5, 4, 6}}, {Op::BatchNormFwdNhwc, {3, 5, 4, 6}},
     {Op::LayerNormBwd, {40, 64}}, {Op::RmsNormBwd, {40, 64}},
     {Op::BatchNormBwdNchw, {3, 5, 4, 6}}, {Op::BatchNormBwdNhwc, {3, 5, 4, 6}},
+    {Op::ToChannelsLast, {2, 40, 7, 7}},
 };
 
 std::vector<eval::Argument> asArgs(const std::vector<Tensor>& ts) {
