@@ -31,6 +31,14 @@ __device__ __forceinline__ float cmathAbs(float a) { return fabsf(a); }
 __device__ __forceinline__ double cmathAbs(double a) { return fabs(a); }
 __device__ __forceinline__ float cmathCopysign(float a, float b) { return copysignf(a, b); }
 __device__ __forceinline__ double cmathCopysign(double a, double b) { return copysign(a, b); }
+/// -x with the sign bit flipped for every x, NaN included: a GPU's negation of a NaN gives an
+/// unspecified NaN (PTX neg), and Annex G results such as casinh(NaN + i inf) = +-inf + i NaN
+/// take their sign from it (so casin(inf + NaN i), which negates a part, would differ between
+/// the backends and from the C library).
+template <typename T>
+__device__ __forceinline__ T cmathNeg(T x) {
+  return cmathCopysign(x, signbit(x) ? T(1) : T(-1));
+}
 __device__ __forceinline__ float cmathSinh(float a) { return sinhf(a); }
 __device__ __forceinline__ double cmathSinh(double a) { return sinh(a); }
 __device__ __forceinline__ float cmathCosh(float a) { return coshf(a); }
@@ -217,11 +225,11 @@ __device__ __forceinline__ Complex<T> cRsqrt(Complex<T> z) {
 /// -i * w and i * z, the rotations that turn the hyperbolic functions into the circular ones.
 template <typename T>
 __device__ __forceinline__ Complex<T> cMulMinusI(Complex<T> w) {
-  return {w.im, -w.re};
+  return {w.im, detail::cmathNeg(w.re)};
 }
 template <typename T>
 __device__ __forceinline__ Complex<T> cMulI(Complex<T> z) {
-  return {-z.im, z.re};
+  return {detail::cmathNeg(z.im), z.re};
 }
 /// sinh(x + iy) = sinh x cos y + i cosh x sin y; on the axes the part that is exactly 0 stays 0.
 template <typename T>
