@@ -323,7 +323,11 @@ void scheduleTranspose(ir::Fusion& fusion, const TransposeParams& p) {
   // Each side's tiled dims, outermost first, as logical positions of the reference.
   auto positions = [&](const std::vector<IterDomain*>& run, int64_t dims) {
     std::vector<int64_t> out;
-    for (IterDomain* id : outermostFirst(run, dims)) out.push_back(logicalPos(id));
+    for (IterDomain* id : outermostFirst(run, dims)) {
+      out.push_back(logicalPos(id));
+      LOOM_ASSERT(out.back() < int64_t(ref->logical().size()), "transpose dim ", id->toString(),
+                  " is not a logical dim of ", ref->toString());
+    }
     return out;
   };
   const std::vector<int64_t> inner_pos = positions(l->innerRun, p.inner_dims);
