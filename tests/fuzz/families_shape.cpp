@@ -269,17 +269,10 @@ bool Generator::famTransposeTile() {
     int u = unaryOp(rng_.chance(0.5) ? Un::Neg : Un::Abs, t);
     if (u >= 0) src = u;
   }
-  const GenTensor y = ts_[size_t(src)];
-  std::vector<int64_t> perm(y.dims.size());
+  std::vector<int64_t> perm(ts_[size_t(src)].dims.size());
   std::iota(perm.begin(), perm.end(), int64_t(0));
   std::swap(perm[size_t(a)], perm[size_t(b)]);
-  TensorView* out = ops::permute(y.tv, perm);
-  std::vector<GenDim> dims;
-  for (int64_t p : perm) dims.push_back(y.dims[size_t(p)]);
-  ++ts_[size_t(src)].uses;
-  int idx = adopt(out, dims, y.num, y.red, y.tol);
-  note(name(idx) + " = permute(" + name(src) + ", " + shapeText(perm) + ")");
-  c_.features.insert("permute");
+  permuteOp(src, perm);
   c_.features.insert("transpose-tile");
   return true;
 }
@@ -331,6 +324,12 @@ bool Generator::famChannelsLast() {
     int sum = binaryOp(Bin::Add, tensorOpnd(src), tensorOpnd(bi));
     if (sum >= 0) src = sum;
   }
+  permuteOp(src, perm);
+  c_.features.insert("channels-last");
+  return true;
+}
+
+int Generator::permuteOp(int src, const std::vector<int64_t>& perm) {
   const GenTensor y = ts_[size_t(src)];
   TensorView* out = ops::permute(y.tv, perm);
   std::vector<GenDim> dims;
@@ -339,8 +338,7 @@ bool Generator::famChannelsLast() {
   int idx = adopt(out, dims, y.num, y.red, y.tol);
   note(name(idx) + " = permute(" + name(src) + ", " + shapeText(perm) + ")");
   c_.features.insert("permute");
-  c_.features.insert("channels-last");
-  return true;
+  return idx;
 }
 
 bool Generator::famSet() {

@@ -400,6 +400,8 @@ class Generator {
   int bounded(int t, double limit, double bound, bool clamp_inf = false);
   int reduceOp(Red r, int t, std::vector<int64_t> axes, bool keepdim);
   int broadcastOp(int t, const std::vector<bool>& flags);
+  // permute(t, perm) adopted into the pool (noted, "permute" covered); returns its index.
+  int permuteOp(int src, const std::vector<int64_t>& perm);
   std::vector<int64_t> randomAxes(int64_t rank, bool allow_all);
   std::vector<int64_t> spell(const std::vector<int64_t>& axes, int64_t rank);
   // A weight (or bias) for a normalization of t's last n dims: a pool tensor of exactly those
