@@ -457,7 +457,9 @@ class FusionDefinition:
         capture = dump_output(capture=True) if capture_debug_output else None
         try:
             fec = self._executor_cache()
-            fec.fusion_id = self.id()
+            profiled = profile or _profiler.current() is not None
+            if profiled:
+                fec.fusion_id = self.id()  # prints the fusion: only for a profile
             outputs = fec.execute(
                 inputs,
                 device,
@@ -466,7 +468,7 @@ class FusionDefinition:
                 _capture=capture,
                 _profile=profile,
             )
-            if profile or _profiler.current() is not None:
+            if profiled:
                 self._profile = fec.profile()
             return outputs  # the cache leaves out the in-place outputs nvFuser hides
         except Error as e:

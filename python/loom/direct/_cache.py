@@ -60,7 +60,7 @@ class FusionExecutorCache:
         profiler = _profiler.current()
         profile = _profile or profiler is not None
         dumps = _capture if _capture is not None else dump_output()
-        start = time.perf_counter()
+        start = time.perf_counter() if profile else 0.0
         with dumps:
             outs = self._executor.run(
                 inputs, device, list(_enable_options), list(_disable_options), profile
