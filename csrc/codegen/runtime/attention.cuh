@@ -160,6 +160,23 @@ __device__ __forceinline__ bool attentionKeeps(const AttentionBwdParams& p, long
   return (float)loom_rng_uniform(p.seed, p.offset, index, 24, 0.0, 1.0) < p.keep;
 }
 
+/// The backward's five operands of batch (n, h): q, k, v, o and dO at their [N, H] offsets.
+template <typename T>
+struct BwdOperands {
+  const T* q;
+  const T* k;
+  const T* v;
+  const T* o;
+  const T* dout;
+};
+template <typename T>
+__device__ __forceinline__ BwdOperands<T> bwdOperands(const AttentionBwdParams& p, long long n,
+                                                      long long h) {
+  return {(const T*)p.q + n * p.qs[0] + h * p.qs[1], (const T*)p.k + n * p.ks[0] + h * p.ks[1],
+          (const T*)p.v + n * p.vs[0] + h * p.vs[1], (const T*)p.o + n * p.os[0] + h * p.os[1],
+          (const T*)p.dout + n * p.dos[0] + h * p.dos[1]};
+}
+
 /// log_sumexp as the composite uses it for P = exp(s - lse): a row that saw no key (-inf) gets
 /// +inf, so its P is 0, not NaN.
 __device__ __forceinline__ float safeLse(float lse) {
@@ -181,11 +198,7 @@ __device__ __forceinline__ void attentionBwdDqBlock(const AttentionBwdParams& p,
   const long long row = (long long)blockIdx.x * kBlockM + tid / kThreadsPerRow;
   const bool live = row < p.rows;
   const long long bh = n * p.heads + h;
-  const T* q = (const T*)p.q + n * p.qs[0] + h * p.qs[1];
-  const T* k = (const T*)p.k + n * p.ks[0] + h * p.ks[1];
-  const T* v = (const T*)p.v + n * p.vs[0] + h * p.vs[1];
-  const T* o = (const T*)p.o + n * p.os[0] + h * p.os[1];
-  const T* dout = (const T*)p.dout + n * p.dos[0] + h * p.dos[1];
+  const auto [q, k, v, o, dout] = detail::bwdOperands<T>(p, n, h);
 
   float qr[kPerThread], dor[kPerThread], dq[kPerThread];
   float d_part = 0.0f;
@@ -253,11 +266,7 @@ __device__ __forceinline__ void attentionBwdDkDvBlock(const AttentionBwdParams& 
   const long long key = (long long)blockIdx.x * kBlockN + tid / kThreadsPerRow;
   const bool live = key < p.keys;
   const long long bh = n * p.heads + h;
-  const T* q = (const T*)p.q + n * p.qs[0] + h * p.qs[1];
-  const T* k = (const T*)p.k + n * p.ks[0] + h * p.ks[1];
-  const T* v = (const T*)p.v + n * p.vs[0] + h * p.vs[1];
-  const T* o = (const T*)p.o + n * p.os[0] + h * p.os[1];
-  const T* dout = (const T*)p.dout + n * p.dos[0] + h * p.dos[1];
+  const auto [q, k, v, o, dout] = detail::bwdOperands<T>(p, n, h);
 
   float kr[kPerThread], vr[kPerThread], dk[kPerThread], dv[kPerThread];
 #pragma unroll
