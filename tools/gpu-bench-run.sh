@@ -185,7 +185,7 @@ then
   precompile_pids+=($!)
 fi
 
-gpu_step gpu_tier 240 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 120
+gpu_step gpu_tier 240 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 120 -j 4
 
 if [[ $verify == 1 ]]; then
   # Every CUDA test of the python tier runs (device fixture "cuda"); skips are counted, and on
