@@ -17,7 +17,6 @@ namespace loom::transform {
 using namespace loom::ir;
 
 IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
-  std::vector<Expr*> id_exprs;
   auto tvs = fusion.allTvs();
   for (TensorView* tv : tvs) {
     for (IterDomain* id : detail::allIds(tv)) {
@@ -27,7 +26,7 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
       }
     }
     auto es = detail::allIdExprs(tv);
-    id_exprs.insert(id_exprs.end(), es.begin(), es.end());
+    id_exprs_.insert(id_exprs_.end(), es.begin(), es.end());
     Expr* def = tv->definition();
     if (def != nullptr && def->isA<ReshapeOp>() && tv->domain()->hasRoot()) {
       // A reshape's splits divide their input (the reshape checked the sizes).
@@ -36,18 +35,14 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
       }
     }
   }
-  bool permissive = mode == IdMappingMode::Permissive;
+  const bool permissive = mode == IdMappingMode::Permissive;
   // Dims a squeeze removes are 1 at run time (checked), like broadcasts, also when their extent
   // is symbolic: a merge with one is mapped to its other input in permissive mode.
-  std::unordered_set<const IterDomain*> squeezed;
   for (TensorView* tv : tvs) {
     auto* sq = tv->definition() != nullptr ? tv->definition()->dynCast<SqueezeOp>() : nullptr;
     if (sq == nullptr) continue;
-    for (IterDomain* id : sq->squeezedIds()) squeezed.insert(id);
+    for (IterDomain* id : sq->squeezedIds()) squeezed_.insert(id);
   }
-  auto unitLike = [&](const IterDomain* id) {
-    return id->isBroadcast() || squeezed.count(id) != 0;
-  };
   for (TensorView* tv : tvs) {
     Expr* def = tv->definition();
     if (def == nullptr) continue;
@@ -68,6 +63,22 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
       for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) unite(a[i], b[i]);
     }
   }
+  close();
+}
+
+bool IdGraph::mapIds(const IterDomain* a, const IterDomain* b) {
+  LOOM_CHECK(contains(a) && contains(b), "mapIds: ", contains(a) ? b->toString() : a->toString(),
+             " is not an IterDomain of this graph's fusion");
+  if (!unite(a, b)) return false;
+  close();
+  return true;
+}
+
+void IdGraph::close() {
+  const bool permissive = mode_ == IdMappingMode::Permissive;
+  auto unitLike = [&](const IterDomain* id) {
+    return id->isBroadcast() || squeezed_.count(id) != 0;
+  };
   // Close under transforms: exprs of the same kind on mapped inputs give mapped outputs.
   bool changed = true;
   while (changed) {
@@ -79,7 +90,7 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
     // identical, IDs).
     merges_by_set_.clear();
     exact_splits_by_set_.clear();
-    for (Expr* e : id_exprs) {
+    for (Expr* e : id_exprs_) {
       if (auto* m = e->dynCast<Merge>()) {
         merges_by_set_[{find(index_.at(m->out())), extentKey(m->inner()->extent()).first,
                         extentKey(m->inner()->extent()).second}]
@@ -90,7 +101,7 @@ IdGraph::IdGraph(const Fusion& fusion, IdMappingMode mode) : mode_(mode) {
             .exprs.push_back(s);
       }
     }
-    for (Expr* e : id_exprs) {
+    for (Expr* e : id_exprs_) {
       Key key;
       if (auto* s = e->dynCast<Split>()) {
         auto f = s->factor()->constInt();

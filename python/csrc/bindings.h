@@ -18,7 +18,9 @@ namespace nb = nanobind;
 
 void bindErrors(nb::module_& m);       // errors.cpp: Error, UserError, ... and the translator
 void bindTensors(nb::module_& m);      // tensors.cpp: DataType, Tensor, from_dlpack
-void bindIr(nb::module_& m);           // ir.cpp: Fusion, Val, TensorView, Scalar, IterDomain
+void bindIr(nb::module_& m);           // ir.cpp: Fusion, Val, TensorView, Scalar, IterDomain;
+                                       // ir_exprs.cpp: Expr and its kinds (Merge, Split, ...)
+void bindIdModel(nb::module_& m);      // id_model.cpp: idm (IdModel, ValGraph), IdMappingMode
 void bindOps(nb::module_& m);          // ops.cpp: the op layer, one file per theme (op_args.h)
 void bindSchedule(nb::module_& m);     // schedule.cpp: ParallelType, TensorView scheduling
 void bindExecute(nb::module_& m);      // execute.cpp: FusionExecutorCache and KernelExecutor

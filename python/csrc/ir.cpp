@@ -188,8 +188,10 @@ void bindIr(nb::module_& m) {
       nb::arg("text"), nb::arg("name") = "<python>",
       "A Fusion from Loom's text form (what Fusion.to_text() and `loom print` write).");
 
-  nb::class_<ir::Val>(m, "Val")
-      .def_prop_ro("name", [](const ir::Val& v) { return v.toString(); })
+  bindIrExprs(m);
+  nb::class_<ir::Val> val(m, "Val");
+  bindValGraph(val);
+  val.def_prop_ro("name", [](const ir::Val& v) { return v.toString(); })
       .def_prop_ro("dtype", &ir::Val::dtype)
       .def("is_fusion_input", &ir::Val::isFusionInput)
       .def("is_fusion_output", &ir::Val::isFusionOutput)

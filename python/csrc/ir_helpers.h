@@ -13,5 +13,13 @@ namespace loom::python {
 nb::object nodeRef(ir::Val* v, nb::handle owner);
 nb::list nodeList(const std::vector<ir::Val*>& vals, nb::handle owner);
 nb::list idList(const std::vector<ir::IterDomain*>& ids, nb::handle owner);
+/// `e` as a Python reference (of its own class: Merge, Split, ReshapeOp, ...) that keeps `owner`
+/// alive; None for nullptr.
+nb::object exprRef(ir::Expr* e, nb::handle owner);
+
+// ir_exprs.cpp (called by bindIr): the Expr classes, and Val's graph methods (definition, uses) and identity
+// comparison, added to the Val class ir.cpp binds.
+void bindIrExprs(nb::module_& m);
+void bindValGraph(nb::class_<ir::Val>& val);
 
 }  // namespace loom::python

@@ -12,6 +12,7 @@ NB_MODULE(_C, m) {
   py::bindErrors(m);
   py::bindTensors(m);
   py::bindIr(m);
+  py::bindIdModel(m);
   py::bindSchedule(m);
   py::bindOps(m);
   py::bindMultidevice(m);

@@ -62,5 +62,43 @@ TEST(IdGraph, ExactAndPermissive) {
   EXPECT_GE(exact.disjointSet(z->axis(1)).size(), 2u);
 }
 
+// mapIds adds a fact the fusion cannot show and closes the graph: two reshapes of unrelated
+// inputs map through their merges and splits once the inputs are mapped.
+TEST(IdGraph, MapIdsClosesOverTransforms) {
+  Fusion fusion;
+  FusionGuard guard(&fusion);
+  auto* x = ops::TensorBuilder().shape({10, 20}).build();
+  auto* y = ops::TensorBuilder().shape({10, 20}).build();
+  fusion.addInput(x);
+  fusion.addInput(y);
+  auto* rx = ops::reshape(x, std::vector<int64_t>{20, 10});
+  auto* ry = ops::reshape(y, std::vector<int64_t>{20, 10});
+  fusion.addOutput(rx);
+  fusion.addOutput(ry);
+  IdGraph exact(fusion, IdMappingMode::Exact);
+  const int64_t before = exact.numSets();
+  EXPECT_FALSE(exact.areMapped(rx->logical()[0], ry->logical()[0]));
+  EXPECT_TRUE(exact.mapIds(x->logical()[0], y->logical()[0]));
+  // One input dim is not enough for the merge of both.
+  EXPECT_FALSE(exact.areMapped(rx->logical()[0], ry->logical()[0]));
+  EXPECT_TRUE(exact.mapIds(x->logical()[1], y->logical()[1]));
+  EXPECT_FALSE(exact.mapIds(y->logical()[1], x->logical()[1]));  // mapped already
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(exact.areMapped(rx->logical()[i], ry->logical()[i]));
+    EXPECT_TRUE(exact.areMapped(rx->root()[i], ry->root()[i]));
+  }
+  const auto* mx = rx->root()[0]->uses().at(0)->as<ir::Merge>();
+  const auto* my = ry->root()[0]->uses().at(0)->as<ir::Merge>();
+  EXPECT_TRUE(exact.areMapped(mx->out(), my->out()));
+  EXPECT_LT(exact.numSets(), before);
+
+  Fusion other;
+  FusionGuard other_guard(&other);
+  auto* z = ops::TensorBuilder().shape({10}).build();
+  other.addInput(z);
+  EXPECT_TRUE(has(userError([&] { exact.mapIds(x->logical()[0], z->logical()[0]); }),
+                  "is not an IterDomain of this graph's fusion"));
+}
+
 }  // namespace
 }  // namespace loom::transform

@@ -50,6 +50,12 @@ class IdGraph {
   }
   /// True when `id` is in the graph.
   bool contains(const IterDomain* id) const { return index_.count(id) != 0; }
+  /// Maps `a` and `b` (a fact the fusion cannot show, e.g. two inputs known to be the same
+  /// size), then closes the graph again: transforms of the same kind on the newly mapped IDs map
+  /// their outputs. False when they were mapped already. UserError for an ID not in the graph.
+  bool mapIds(const IterDomain* a, const IterDomain* b);
+  /// Every ID of the graph, in the order the tensors were visited.
+  const std::vector<IterDomain*>& ids() const { return ids_; }
   /// areMapped, or one is in the set of an expanded broadcast that a producer-consumer pair
   /// meets with a real ID of the other's set (x[s0] * expand(b, [4]): the consumer's s0 and the
   /// expanded 4 are checked equal at run time, so loops over them run over one space). Such sets
@@ -59,6 +65,9 @@ class IdGraph {
 
  private:
   int64_t find(int64_t i) const;
+  /// Unites the outputs of transforms of the same kind on mapped inputs, and exact inverses,
+  /// until nothing changes.
+  void close();
   bool unite(const IterDomain* a, const IterDomain* b);
   bool uniteInverse(ir::Expr* e);
   bool dividesInput(const ir::Split* s) const;
@@ -67,6 +76,10 @@ class IdGraph {
 
   IdMappingMode mode_;
   std::vector<IterDomain*> ids_;
+  /// The Splits, Merges and Resizes between every tensor's domains.
+  std::vector<ir::Expr*> id_exprs_;
+  /// Dims a squeeze removes: 1 at run time, treated like broadcasts in permissive mode.
+  std::unordered_set<const IterDomain*> squeezed_;
   std::unordered_map<const IterDomain*, int64_t> index_;
   mutable std::vector<int64_t> parent_;
   /// While building: merges by the set of their output and their inner extent (constant value,

@@ -47,6 +47,18 @@ Scalar = _C.Scalar
 IterDomain = _C.IterDomain
 Val = _C.Val
 Fusion = _C.Fusion
+# IR expressions (Val.definition(), Val.uses()): one class per kind, nvFuser's names.
+Expr = _C.Expr
+for _kind in ("UnaryOp", "BinaryOp", "TernaryOp", "ReductionOp", "WelfordOp", "BroadcastOp",
+              "SqueezeOp", "ExpandOp", "ReshapeOp", "LoadStoreOp", "SliceOp", "PadOp", "CatOp",
+              "FullOp", "IotaOp", "RngOp", "ScanOp", "ArgsortOp", "TopKOp", "IndexSelectOp",
+              "GatherOp", "ScatterOp", "MatmulOp", "LinearOp", "SdpaFwdOp", "SdpaBwdOp", "Split",
+              "Merge", "Resize"):
+    globals()[_kind] = getattr(_C, _kind)
+del _kind
+# IterDomain graphs (nvFuser's idm module and IdMappingMode).
+idm = _C.idm
+IdMappingMode = _C.IdMappingMode
 
 # Hand scheduling beyond a tensor's own domain (Loom's names; nvFuser's direct bindings have
 # their own spellings of these, which Loom does not copy).
@@ -764,9 +776,9 @@ TensorView.has_root = _tv_has_root
 Val.dtype = property(_val_dtype)
 Val.is_symbolic = _val_is_symbolic
 Val.is_tensor = _val_is_tensor
-for _name in UNSUPPORTED["Val"]:
+for _name in UNSUPPORTED["Val"]:  # empty now: Val's methods are all bound
     setattr(Val, _name, _val_unsupported(_name))
-del _name
+globals().pop("_name", None)
 
 
 def _copy_of(x):
@@ -810,6 +822,15 @@ __all__ = [
     "IterDomain",
     "Val",
     "Fusion",
+    "Expr",
+    "Split",
+    "Merge",
+    "Resize",
+    "BroadcastOp",
+    "ReshapeOp",
+    "SqueezeOp",
+    "idm",
+    "IdMappingMode",
     "Vector",
     "multidevice",
     "propagate_transforms",

@@ -23,8 +23,8 @@ UNSUPPORTED = {
                          "fd.define_tensor",
         "define_scalar": "module-level definitions need a current-fusion guard; use "
                          "fd.define_scalar",
-        "Statement": "the IR nodes Loom binds are Val, TensorView, Scalar, IterDomain and Fusion",
-        "Expr": "the IR nodes Loom binds are Val, TensorView, Scalar, IterDomain and Fusion",
+        "Statement": "Loom binds Val (TensorView, Scalar, IterDomain) and Expr (one class per "
+                     "kind), with no common base class",
         "TensorDomain": "TensorView.domain() gives the domains as text",
         "HeuristicParams": "Loom's heuristic parameters are not settable from Python",
         "PointwiseParams": "Loom's heuristic parameters are not settable from Python",
@@ -37,19 +37,12 @@ UNSUPPORTED = {
         "MatmulCircularBufferingStrategy": "Loom's matmul is a cuBLASLt call (host GEMM on the host backend), with no matmul scheduler to tune",
         "LoadStoreOpType": "Loom has only plain copies (fd.ops.set)",
         "CacheOp": "no cache hints on loads in Loom's Python frontend",
-        "IdMappingMode": "Loom's ID graphs are not bound to Python",
         "CommunicatorBackend": "Loom picks MPI or NCCL by where the tensors are",
         "Sharding": "no DTensor placements in Loom; FusionExecutorCache.get_output_shardings() "
                     "gives each output's multidevice.Sharding (axis_sharded_on)",
         "execute_with_dtensors": "no DTensor support: execute this rank's shards "
                                  "(multidevice.shard_tensor)",
         "cutlass": "no CUTLASS kernels in Loom",
-        "idm": "Loom's ID graphs are not bound to Python",
-        "Split": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
-        "Merge": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
-        "BroadcastOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
-        "ReshapeOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
-        "SqueezeOp": "Loom binds no Expr to Python (Val.definition and Val.uses neither)",
     },
     "FusionDefinition": {
         "segment": "Loom segments inside execute()",
@@ -80,10 +73,7 @@ UNSUPPORTED = {
         "get_most_recent_scheduled_ir": "LOOM_DUMP=fusion_ir_scheduled prints the scheduled "
                                         "fusions",
     },
-    "Val": {
-        "definition": "Loom binds no Expr to Python",
-        "uses": "Loom binds no Expr to Python",
-    },
+    "Val": {},
     # fd.ops: the list stays next to the ops (ops.py, UNSUPPORTED_OPS), which fills it in.
     "fd.ops": {},
     "DataType": {
