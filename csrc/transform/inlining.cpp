@@ -437,7 +437,8 @@ class SharedLoops {
 
 // Computes the legal maximum; `why` receives the rule that stopped it.
 int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options, std::string* why,
-               const SharedLoops* shared = nullptr) {
+               const SharedLoops* shared = nullptr, bool* shared_limited = nullptr) {
+  if (shared_limited != nullptr) *shared_limited = false;
   auto say = [&](auto&&... parts) {
     if (why == nullptr) return;
     std::ostringstream os;
@@ -453,8 +454,13 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
     say(tv->toString(), " has no consumers");
     return 0;
   }
-  // Reductions fed by tv, and for each the consumers of tv that come after it and its reduction
-  // IDs (collected once, not per axis).
+  // Reductions fed by tv, and for each the tensors after it that tv reaches through a consumer
+  // that does not feed it (the tensors between are inlined, so tv's loop would be theirs), and
+  // the reduction IDs (collected once, not per axis). tv's loop over a reduced ID would have to
+  // run both before the reduction (feeding it) and after it, so tv is kept whole there: tv
+  // branches into the reduction and past it. x -> cast -> sum with x -> cast' -> sub(cast',
+  // mean) keeps x, not cast', as the persistent buffer, whatever order inlineMost visits them
+  // in; a consumer feeding both (softmax's sub -> exp -> sum and exp -> div) branches itself.
   struct Crossing {
     const TensorView* r;
     std::vector<const TensorView*> late;
@@ -465,11 +471,19 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
   for (const TensorView* r : downstream) {
     if (!isReductionTv(r)) continue;
     auto after = detail::downstreamOf(r);
+    std::unordered_set<const TensorView*> through_r{r};
+    for (TensorView* sib : detail::siblingsOf(r)) through_r.insert(sib);
     std::vector<const TensorView*> late;
     for (TensorView* c : consumers) {
-      if (after.count(c)) late.push_back(c);
+      if (through_r.count(c) != 0 || detail::downstreamOf(c).count(r) != 0) continue;
+      if (after.count(c) != 0) late.push_back(c);
+      for (const TensorView* t : detail::downstreamOf(c, through_r)) {
+        if (after.count(t) != 0) late.push_back(t);
+      }
     }
     if (late.empty()) continue;
+    std::sort(late.begin(), late.end(),  // the message names the first, the same every time
+              [](const TensorView* a, const TensorView* b) { return a->name() < b->name(); });
     std::vector<IterDomain*> reduction_ids;
     for (IterDomain* rid : detail::allIds(r)) {
       if (rid->isReduction()) reduction_ids.push_back(rid);
@@ -516,8 +530,8 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
                                  [&](IterDomain* rid) { return graph.areMapped(id, rid); });
       if (reduced) {
         say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is reduced by ",
-            r->toString(), " and consumer ", late.front()->toString(),
-            " reads the reduction's result; it cannot share that loop");
+            r->toString(), " and ", late.front()->toString(), ", which ", tv->toString(),
+            " also feeds, reads the reduction's result; it cannot share that loop");
         local = k;
         break;
       }
@@ -535,6 +549,7 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
   SharedLoops trial = *shared;
   std::string rule;
   int64_t ok = trial.commit(tv, local, why != nullptr ? &rule : nullptr);
+  if (shared_limited != nullptr) *shared_limited = ok < local;
   if (ok < local) {
     say("axis ", ok, " (", tv->axis(ok)->toString(), ") of ", tv->toString(),
         " cannot be shared: ", rule);
@@ -612,11 +627,28 @@ void inlineMost(const std::vector<TensorView*>& tvs, const IdGraph& permissive,
   const IdGraph exact(*tvs.front()->fusion(), IdMappingMode::Exact);
   const std::unordered_set<const TensorView*> pending(tvs.begin(), tvs.end());
   SharedLoops shared(*tvs.front()->fusion(), permissive, exact, nullptr, pending);
+  // A tensor stopped by the loops as a whole may be stopped by a join a later tensor makes
+  // legal: a cast of a cached row, visited before the reduction it precedes, cannot share the
+  // row loop with the readers of the reduction's result until the reduction's own chain has
+  // joined that loop (the loop encloses it). Such tensors are visited again until none moves.
+  std::vector<TensorView*> again;
   for (TensorView* tv : tvs) {
     if (tv->isFusionInput()) continue;
-    int64_t pos = maxPos(tv, permissive, options, nullptr, &shared);
+    bool limited = false;
+    int64_t pos = maxPos(tv, permissive, options, nullptr, &shared, &limited);
     setPosition(tv, pos, permissive);
     shared.commit(tv, pos);
+    if (limited) again.push_back(tv);
+  }
+  for (bool moved = !again.empty(); moved;) {
+    moved = false;
+    for (TensorView* tv : again) {
+      int64_t pos = maxPos(tv, permissive, options, nullptr, &shared);
+      if (pos <= tv->computeAtPosition()) continue;
+      setPosition(tv, pos, permissive);
+      shared.commit(tv, pos);
+      moved = true;
+    }
   }
 }
 

@@ -264,13 +264,18 @@ std::string idList(const std::vector<IterDomain*>& ids) {
 }
 
 std::unordered_set<const TensorView*> downstreamOf(const TensorView* tv) {
+  return downstreamOf(tv, {});
+}
+
+std::unordered_set<const TensorView*> downstreamOf(
+    const TensorView* tv, const std::unordered_set<const TensorView*>& avoid) {
   std::unordered_set<const TensorView*> seen;
   std::vector<const TensorView*> work{tv};
   while (!work.empty()) {
     const TensorView* t = work.back();
     work.pop_back();
     for (TensorView* c : consumersOf(t)) {
-      if (seen.insert(c).second) work.push_back(c);
+      if (avoid.count(c) == 0 && seen.insert(c).second) work.push_back(c);
     }
   }
   return seen;

@@ -52,5 +52,9 @@ std::string idList(const std::vector<IterDomain*>& ids);
 
 /// Every TensorView that depends on `tv` (not including it).
 std::unordered_set<const TensorView*> downstreamOf(const TensorView* tv);
+/// The tensors reachable from tv through consumers without entering any of `avoid` (tv itself
+/// excluded unless reached again).
+std::unordered_set<const TensorView*> downstreamOf(
+    const TensorView* tv, const std::unordered_set<const TensorView*>& avoid);
 
 }  // namespace loom::transform::detail
