@@ -490,9 +490,15 @@ void stmt(const Writer& wr, std::ostringstream& os, const kir::Stmt* s, int inde
       auto* a = s->as<kir::Allocate>();
       if (a->buffer->kind == kir::BufferKind::Shared) {
         // A view of the dynamic shared buffer after the reduction scratch (loom_smem_tensors).
+        // One of symbolic size follows every constant-size one (Kernel::dynamicShared).
         os << pad << cTypeName(a->buffer->dtype) << "* " << a->buffer->name
            << " = reinterpret_cast<" << cTypeName(a->buffer->dtype)
-           << "*>(loom_smem + loom_smem_tensors + " << a->buffer->smemOffset << ");\n";
+           << "*>(loom_smem + ";
+        if (a->buffer->dynamicSmemOffset != nullptr) {
+          os << "loom_smem_dynamic + (" << expr(wr, a->buffer->dynamicSmemOffset) << "));\n";
+        } else {
+          os << "loom_smem_tensors + " << a->buffer->smemOffset << ");\n";
+        }
         return;
       }
       LOOM_ASSERT(a->buffer->kind == kir::BufferKind::Local,
@@ -815,10 +821,11 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
   }
   if (!kernel.indexChecks.empty()) body << (nargs++ ? ", " : "") << "long long* loom_index_error";
   body << ") {\n";
-  if (!kernel.blockReduceTypes.empty() || kernel.sharedTensorBytes > 0) {
+  const bool shared_tensors = kernel.sharedTensorBytes > 0 || !kernel.dynamicShared.empty();
+  if (!kernel.blockReduceTypes.empty() || shared_tensors) {
     body << "  extern __shared__ __align__(16) char loom_smem[];\n";
   }
-  if (kernel.sharedTensorBytes > 0) {
+  if (shared_tensors) {
     // Shared tensors follow the block-reduction scratch (threads * largest reduced element),
     // rounded up to 16 bytes; the executor sizes the launch the same way.
     size_t elem = 0;
@@ -826,6 +833,10 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
     elem = std::max(elem, size_t(kernel.blockReduceBytes));
     body << "  const long long loom_smem_tensors = ((long long)loom::blockThreadCount() * " << elem
          << " + 15) / 16 * 16;\n";
+    if (!kernel.dynamicShared.empty()) {
+      body << "  const long long loom_smem_dynamic = loom_smem_tensors + " << kernel.sharedTensorBytes
+           << ";\n";
+    }
   }
   stmts(wr, body, kernel.body, 1);
   body << "}\n";

@@ -306,14 +306,20 @@ void KernelExecutor::LaunchPlan::setLaunch(const kir::Kernel& kernel, eval::Expr
   for (DataType t : kernel.blockReduceTypes) elem = std::max(elem, dataTypeSize(t));
   elem = std::max(elem, size_t(kernel.blockReduceBytes));
   lp.sharedBytes = elem * lp.block[0] * lp.block[1] * lp.block[2];
-  if (kernel.sharedTensorBytes > 0) {  // shared tensors after the 16-byte aligned scratch
-    lp.sharedBytes = (lp.sharedBytes + 15) / 16 * 16 + size_t(kernel.sharedTensorBytes);
+  // Shared tensors after the 16-byte aligned scratch: the constant-size ones, then those sized
+  // by this launch's extents.
+  int64_t tensors = kernel.sharedTensorBytes;
+  for (const kir::Kernel::DynamicShared& d : kernel.dynamicShared) {
+    int64_t n = d.elements;
+    for (const ir::Scalar* e : d.extents) n *= ee.evaluateInt(e);
+    tensors += (n * d.elementBytes + 15) / 16 * 16;
   }
+  if (tensors > 0) lp.sharedBytes = (lp.sharedBytes + 15) / 16 * 16 + size_t(tensors);
   // Checked here rather than left to the driver's CUDA_ERROR_INVALID_VALUE at launch: the
   // schedule (a scheduler's plan or a hand schedule) asked for more than the GPU has.
   if (std::optional<cuda::DeviceProperties> gpu = device.gpuProperties()) {
     LOOM_CHECK(lp.sharedBytes <= gpu->maxSharedMemoryPerBlockOptin, "kernel ", name, " needs ",
-               lp.sharedBytes, " bytes of shared memory per block (", kernel.sharedTensorBytes,
+               lp.sharedBytes, " bytes of shared memory per block (", tensors,
                " for shared tensors, the rest for block reductions of ", lp.toString(), "), but ",
                gpu->name, " allows at most ", gpu->maxSharedMemoryPerBlockOptin,
                ": schedule fewer threads or keep less in shared memory");

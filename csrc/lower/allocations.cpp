@@ -32,6 +32,7 @@
 #include <unordered_set>
 
 #include "loom/eval/expression_evaluator.h"
+#include "index_compute.h"
 #include "loom/lower/lower.h"
 
 namespace loom::lower {
@@ -100,6 +101,9 @@ struct Allocator {
     b->kind = shared ? kir::BufferKind::Shared : kir::BufferKind::Local;
     int64_t size = 1;
     std::vector<int64_t> extents;
+    // A shared buffer may have extents known at launch only (a hand schedule keeping a row of
+    // run-time length in shared memory): it goes after the constant-size ones.
+    std::vector<const ir::Scalar*> symbolic;
     // A shared buffer holds the elements of every thread of the block, so its thread IDs are
     // allocated too, inside the compute-at position as well (each thread of the loop is there at
     // once: leaving them out gave every thread one shared element); blocks have their own shared
@@ -116,14 +120,20 @@ struct Allocator {
       auto value = ee.evaluate(id->extent());
       std::optional<int64_t> extent;
       if (value && std::holds_alternative<int64_t>(*value)) extent = std::get<int64_t>(*value);
-      LOOM_CHECK(extent.has_value(), "lowering: ", shared ? "shared" : "local", " tensor ",
-                 tv->toString(), " axis ", k, " has the symbolic extent ", id->extent()->toString(),
-                 "; inline it further (computeAt) or parallelize that axis so that its local "
-                 "buffer has a constant size");
+      if (!extent.has_value() && shared) {
+        symbolic.push_back(id->extent());
+        b->allocIds.push_back(id);
+        continue;
+      }
+      LOOM_CHECK(extent.has_value(), "lowering: local tensor ", tv->toString(), " axis ", k,
+                 " has the symbolic extent ", id->extent()->toString(),
+                 "; inline it further (computeAt), parallelize that axis or keep the tensor in "
+                 "shared memory so that its buffer's size is known");
       size *= *extent;
       extents.push_back(*extent);
       b->allocIds.push_back(id);
     }
+    if (!symbolic.empty()) return makeDynamicShared(b, size, symbolic);
     if (shared) {
       b->allocStrides = paddedRowStrides(tv, b->allocIds, extents);
       if (!b->allocStrides.empty()) size = b->allocStrides.front() * extents.front();
@@ -137,6 +147,26 @@ struct Allocator {
     ctx.buffers[tv] = b;
     return b;
   }
+
+  // A shared buffer of `elements` times the symbolic extents: its offset follows the dynamic
+  // buffers before it; the executor adds every one's bytes to the launch (Kernel::dynamicShared).
+  kir::Buffer* makeDynamicShared(kir::Buffer* b, int64_t elements,
+                                 const std::vector<const ir::Scalar*>& symbolic) {
+    IndexBuilder ib{kernel};
+    kir::Value* n = kernel.constInt(elements);
+    for (const ir::Scalar* e : symbolic) n = ib.mul(n, ctx.lowerScalar(kernel, e));
+    b->size = n;
+    const auto item = int64_t(dataTypeSize(b->dtype));
+    b->dynamicSmemOffset = dynamic_bytes != nullptr ? dynamic_bytes : kernel.constInt(0);
+    kir::Value* bytes = ib.mul(ib.div(ib.add(ib.mul(n, kernel.constInt(item)), kernel.constInt(15)),
+                                      kernel.constInt(16)),
+                               kernel.constInt(16));
+    dynamic_bytes = ib.add(b->dynamicSmemOffset, bytes);
+    kernel.dynamicShared.push_back({symbolic, elements, item});
+    ctx.buffers[b->tv] = b;
+    return b;
+  }
+  kir::Value* dynamic_bytes = nullptr;  ///< bytes of the dynamic shared buffers made so far
 
   // One walk over the statements in program order with an explicit stack of open scopes (a
   // loop nest may be tens of thousands deep): each tensor's buffer is declared in its scope,

@@ -429,16 +429,27 @@ kir::Value* bufferOffset(kir::Kernel& kernel, LowerContext& ctx, const ir::Tenso
   if (buf->kind == kir::BufferKind::Param) return paramOffset(kernel, tv, buf, idx);
   kir::Value* offset = nullptr;
   solveForward(kernel, ctx, exprsBetween(tv->logical(), buf->allocIds), idx);
+  // The stride is `stride` times `symbolic_stride` (the product of the symbolic extents passed,
+  // nullptr while there are none: only a shared buffer sized at launch has them).
   int64_t stride = 1;
+  kir::Value* symbolic_stride = nullptr;
   const auto n = int64_t(buf->allocIds.size());
   for (int64_t k = n - 1; k >= 0; --k) {
     ir::IterDomain* id = buf->allocIds[size_t(k)];
     auto found = idx.find(id);
     LOOM_ASSERT(found != idx.end(), "no index for ", id->toString(), " of ", tv->toString());
     if (!buf->allocStrides.empty()) stride = buf->allocStrides[size_t(k)];  // padded rows
-    kir::Value* term = b.mul(found->second, kernel.constInt(stride));
+    kir::Value* s = kernel.constInt(stride);
+    if (symbolic_stride != nullptr) s = stride == 1 ? symbolic_stride : b.mul(symbolic_stride, s);
+    kir::Value* term = b.mul(found->second, s);
     offset = offset ? b.add(term, offset) : term;
-    stride *= eval::ExpressionEvaluator().evaluateInt(id->extent());
+    std::optional<ir::ScalarValue> extent = eval::ExpressionEvaluator().evaluate(id->extent());
+    if (extent.has_value() && std::holds_alternative<int64_t>(*extent)) {
+      stride *= std::get<int64_t>(*extent);
+    } else {
+      kir::Value* e = ctx.lowerScalar(kernel, id->extent());
+      symbolic_stride = symbolic_stride != nullptr ? b.mul(symbolic_stride, e) : e;
+    }
   }
   return offset ? offset : kernel.constInt(0);
 }

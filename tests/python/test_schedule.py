@@ -114,3 +114,48 @@ def test_scheduling_errors_keep_loom_messages():
             y.axis(0).parallelize(ParallelType.vectorize)  # needs a constant extent
         with pytest.raises(loom.UserError):
             y.merge(0, 0)
+
+
+@pytest.mark.text_form_definition
+@pytest.mark.parametrize("rows,width", [(64, 4096), (3, 1000)])
+def test_hand_scheduled_layer_norm_keeps_the_row_in_shared_memory(rows, width):
+    """nvFuser's tutorial layer_norm, scheduled by hand: the input row cached in shared memory
+    (its length known at launch only, so the buffer is sized then), three casts of it inlined
+    into the two reductions and the normalization (the row, not a cast, is what stays on chip
+    across the reductions), one kernel, profiled as the user's schedule."""
+    from loom.direct import DataType, PythonProfiler
+
+    x = torch.randn(rows, width, dtype=torch.bfloat16)
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        eps = fd.define_scalar(1e-6, dtype=DataType.Double)
+        n = fd.define_scalar(width, dtype=DataType.Int)
+        s0 = fd.ops.sum(fd.ops.cast(t0, dtype=DataType.Float), dims=[-1])
+        mean = fd.ops.div(fd.ops.broadcast(s0, [False, True]), n)
+        d = fd.ops.sub(fd.ops.cast(t0, dtype=DataType.Float), mean)
+        s1 = fd.ops.sum(fd.ops.mul(d, d), dims=[-1])
+        var = fd.ops.div(fd.ops.broadcast(s1, [False, True]), n)
+        centered = fd.ops.sub(fd.ops.cast(t0, dtype=DataType.Float), mean)
+        norm = fd.ops.div(centered, fd.ops.sqrt(fd.ops.add(var, eps)))
+        fd.add_output(fd.ops.cast(norm, dtype=DataType.BFloat16))
+
+        row = t0.cache_after()
+        row.set_memory_type(MemoryType.shared)
+        norm.cache_before()
+        mean.split(-1, 256 * 4)
+        mean.split(-1, 4)
+        fd.sched.transform_like(mean)
+        for r in (s0, s1):
+            r.rfactor([-1])
+        mean.axis(0).parallelize(ParallelType.grid_x)
+        mean.axis(-2).parallelize(ParallelType.block_x)
+        fd.sched.parallelize_like(mean)
+        row.axis(-1).parallelize(ParallelType.vectorize)
+        norm.axis(-1).parallelize(ParallelType.vectorize)
+        fd.sched.inline_most()
+    with PythonProfiler(auto_scheduled=False) as prof:
+        (out,) = fd.manual_execute([x])
+    ref = torch.nn.functional.layer_norm(x.double(), normalized_shape=[width], eps=1e-6)
+    torch.testing.assert_close(out.double(), ref, rtol=1e-2, atol=1e-2)
+    assert len(prof.profile.kernel_profiles) == 1
+    assert prof.profile.kernel_profiles[0].scheduler == "user"

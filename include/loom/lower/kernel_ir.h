@@ -113,6 +113,10 @@ struct Buffer {
   /// Shared only: byte offset of the buffer in the dynamic shared memory after the block-reduction
   /// scratch (16-byte aligned; see Kernel::sharedTensorBytes).
   int64_t smemOffset = 0;
+  /// Shared only, for a buffer of symbolic size (a hand schedule keeping a row of run-time
+  /// length in shared memory): its byte offset after all constant-size shared tensors, as a
+  /// kernel value (Kernel::dynamicShared); nullptr for a constant-size buffer (smemOffset).
+  Value* dynamicSmemOffset = nullptr;
 };
 
 // ---- Values -------------------------------------------------------------------------------------
@@ -491,6 +495,15 @@ class Kernel {
   std::vector<DataType> blockReduceTypes;
   /// Bytes of shared-memory tensors, placed after the (16-byte aligned) reduction scratch.
   int64_t sharedTensorBytes = 0;
+  /// Shared tensors of symbolic size, placed after the constant-size ones in this order, each
+  /// rounded up to 16 bytes: the executor sizes the launch's dynamic shared memory from their
+  /// extents, evaluated on the launch's bindings.
+  struct DynamicShared {
+    std::vector<const ir::Scalar*> extents;  ///< multiplied with `elements`
+    int64_t elements = 1;                    ///< the product of the constant extents
+    int64_t elementBytes = 0;
+  };
+  std::vector<DynamicShared> dynamicShared;
   /// Scalar fusion inputs, passed by value after the tensor parameters, in this order.
   std::vector<std::pair<const ir::Scalar*, Var*>> scalarParams;
   /// Global scratch of grid reductions, passed as plain pointers after all other parameters, in
