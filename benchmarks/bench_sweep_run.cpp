@@ -43,7 +43,7 @@ void caseFields(JsonWriter& w, const SweepCase& s, const std::string& dtype) {
 
 }  // namespace
 
-void recordRun(const runtime::FusionExecutorCache& cache, CaseResult& r) {
+void recordRun(runtime::FusionExecutorCache& cache, CaseResult& r) {
   const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
   if (rt == nullptr) return;
   r.kernels = rt->numKernels();

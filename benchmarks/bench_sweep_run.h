@@ -19,7 +19,7 @@ namespace loom::bench {
 using CaseRunner = std::function<CaseResult(const Case&, DataType)>;
 
 /// The kernels, schedulers and parameters of the cache's last run, into `r`.
-void recordRun(const runtime::FusionExecutorCache& cache, CaseResult& r);
+void recordRun(runtime::FusionExecutorCache& cache, CaseResult& r);
 
 /// One poisoned run of `c` on the host backend with `options.params` applied, checked as
 /// runCase checks (no timing).

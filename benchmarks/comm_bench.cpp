@@ -273,7 +273,7 @@ class Bench {
   Way rawWay(Collective c, const Buffers& b, const std::function<float(int64_t)>& input);
   Way commWay(Collective c, const Buffers& b, const std::function<float(int64_t)>& input);
   Way fusionWay(Collective c, const Buffers& b, const std::function<float(int64_t)>& input);
-  std::string describeFusion(const runtime::FusionExecutorCache& cache) const;
+  std::string describeFusion(runtime::FusionExecutorCache& cache) const;
 
   const Options& options_;
   MPI_Comm world_;
@@ -499,7 +499,7 @@ Way Bench::fusionWay(Collective c, const Buffers& b, const std::function<float(i
   return w;
 }
 
-std::string Bench::describeFusion(const runtime::FusionExecutorCache& cache) const {
+std::string Bench::describeFusion(runtime::FusionExecutorCache& cache) const {
   const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
   if (rt == nullptr) return "no runtime";
   std::string comms;

@@ -194,6 +194,20 @@ void FusionKernelRuntime::recordProfile(Scratch& sc,
   }
 }
 
+void FusionKernelRuntime::adoptRun(std::span<const PlannedRuntime::StepRecord> steps) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (steps.size() != records_.size()) return;  // not these segments' run: nothing to report
+  for (size_t s = 0; s < steps.size(); ++s) {
+    SegmentRecord& r = records_[s];
+    r.launch = steps[s].launch;
+    r.seconds = steps[s].seconds;
+    r.compileSeconds = 0;  // the planned run's modules were loaded before it
+    r.inputBytes = steps[s].inputBytes;
+    r.outputBytes = steps[s].outputBytes;
+    r.bytes = r.inputBytes + r.outputBytes;
+  }
+}
+
 std::string FusionKernelRuntime::hostProgram() const {
   std::ostringstream os;
   os << "host program";
@@ -536,6 +550,49 @@ const FusionExecutorCache::Variant& FusionExecutorCache::contiguityVariant(
   return variants_.back();
 }
 
+const FusionKernelRuntime* FusionExecutorCache::lastRuntime() {
+  Planned* planned = last_planned_.load(std::memory_order_relaxed);
+  if (planned == nullptr) return last_.load(std::memory_order_relaxed);
+  // The last run was a stored plan's: build the key's runtime as its cold miss would have.
+  std::lock_guard<std::mutex> compiling(compile_mutex_);
+  FusionKernelRuntime* runtime = findRuntime(planned->key);
+  if (runtime == nullptr) {
+    PhaseTimer timer(options_.dumps().has(DumpOption::CompileTime), "runtime of a planned run");
+    runtime = runtimeFor(planned->metadata, timer);
+    std::unique_lock<std::shared_mutex> lock(keys_mutex_);
+    by_key_.emplace(planned->key, runtime);
+  }
+  runtime->adoptRun(planned->runtime->lastRun());
+  last_.store(runtime, std::memory_order_relaxed);
+  last_planned_.store(nullptr, std::memory_order_relaxed);
+  return runtime;
+}
+
+namespace {
+
+// What segmentation reads of `args`, without their data: tensors become stand-ins of the same
+// sizes, strides, dtype, device and alignment class at an address no allocation has (never
+// read or written); scalars stay.
+std::vector<eval::Argument> metadataOf(std::span<const eval::Argument> args) {
+  std::vector<eval::Argument> out;
+  out.reserve(args.size());
+  for (const eval::Argument& a : args) {
+    const Tensor* t = std::get_if<Tensor>(&a);
+    if (t == nullptr || !t->defined()) {
+      out.push_back(a);
+      continue;
+    }
+    // 4096 + the alignment class (16 is a multiple of 16: 4096 itself).
+    const int64_t alignment = dataAlignment(t->data(), t->numel());
+    const uintptr_t address = 4096 + (alignment >= 16 ? 0 : uintptr_t(alignment));
+    out.emplace_back(Tensor::fromBlob(reinterpret_cast<void*>(address), t->sizes(), t->strides(),
+                                      t->dtype(), t->device()));
+  }
+  return out;
+}
+
+}  // namespace
+
 FusionKernelRuntime* FusionExecutorCache::findRuntime(const InputKey& key) const {
   std::shared_lock<std::shared_mutex> lock(keys_mutex_);
   auto it = by_key_.find(key);
@@ -545,14 +602,17 @@ FusionKernelRuntime* FusionExecutorCache::findRuntime(const InputKey& key) const
 std::string FusionExecutorCache::planKey(const InputKey& key,
                                          std::span<const eval::Argument> args) {
   const bool on = options_.planCache.has_value() ? *options_.planCache
-                                                 : getEnv("LOOM_PLAN_CACHE").value_or("") == "1";
+                                                 : getEnv("LOOM_PLAN_CACHE").value_or("") != "0";
   // What a plan does not replay: sharded fusions (collectives, rank agreement), in-place
   // outputs, a cache whose segmentation verifies schedules after a failure (a fresh process
   // would segment without), profiles (their records come from a FusionKernelRuntime), and
-  // dumps of the stages a plan skips.
+  // dumps of the stages a plan skips, and LOOM_DEBUG's checks of the IR those stages make.
   if (!on || program_.has_value() || agreement_ != nullptr || options_.communicator != nullptr ||
       !aliases_.empty() || verify_schedules_ || options_.profile) {
     return {};
+  }
+  for (int o = 0; o < int(DebugOption::kCount); ++o) {
+    if (DebugOptions::fromEnvironment().has(DebugOption(o))) return {};
   }
   for (int o = 0; o < int(DumpOption::kCount); ++o) {
     const auto option = DumpOption(o);
@@ -622,82 +682,15 @@ bool FusionExecutorCache::runStoredPlan(const InputKey& key, const std::string& 
   }
   timer.mark("first run from the plan (no segment, schedule, lower or codegen)");
   plan_hits_.fetch_add(1, std::memory_order_relaxed);
+  auto entry = std::make_unique<Planned>(Planned{key, std::move(planned), metadataOf(args)});
+  last_planned_.store(entry.get(), std::memory_order_relaxed);
   std::unique_lock<std::shared_mutex> lock(keys_mutex_);
-  planned_.emplace(key, std::move(planned));
+  planned_.emplace(key, std::move(entry));
   return true;
 }
 
-std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argument> args) {
-  // The key is computed into this thread's buffer (no allocation once it has grown); a miss
-  // stores a copy.
-  thread_local InputKey key;
-  key.assign(args);
-  if (scalar_sizes_) {
-    // Sizes (and so concretizations and heuristics) depend on the scalar arguments' values.
-    for (const eval::Argument& a : args) {
-      if (const auto* i = std::get_if<int64_t>(&a)) key.fields.push_back(*i);
-      if (const auto* b = std::get_if<bool>(&a)) key.fields.push_back(*b ? 1 : 0);
-      if (const auto* d = std::get_if<double>(&a)) {
-        key.fields.push_back(std::bit_cast<int64_t>(*d));
-      }
-    }
-    key.hash = hashFields(key.fields);
-  }
-  // A hit takes the keys' lock shared, only for the lookup; the runtime runs concurrently with
-  // other hits (FusionKernelRuntime::run is safe to call from several threads).
-  auto runHit = [&](FusionKernelRuntime* runtime) {
-    hits_.fetch_add(1, std::memory_order_relaxed);
-    last_.store(runtime, std::memory_order_relaxed);
-    return runtime->run(args);
-  };
-  if (FusionKernelRuntime* runtime = findRuntime(key)) return runHit(runtime);
-  // A key served by a stored plan (keys it could not serve go on to the pipeline below).
-  auto runPlanned = [&](std::vector<Tensor>& outs) {
-    PlannedRuntime* planned = nullptr;
-    {
-      std::shared_lock<std::shared_mutex> lock(keys_mutex_);
-      if (planned_.empty()) return false;
-      auto it = planned_.find(key);
-      if (it != planned_.end()) planned = it->second.get();
-    }
-    if (planned == nullptr || !planned->run(args, outs)) return false;
-    hits_.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  };
-  if (std::vector<Tensor> outs; runPlanned(outs)) return outs;
-  // A miss: one thread at a time segments and compiles; a thread that waited here for the same
-  // key finds the runtime the first one made.
-  std::unique_lock<std::mutex> compiling(compile_mutex_);
-  if (FusionKernelRuntime* runtime = findRuntime(key)) {
-    compiling.unlock();
-    return runHit(runtime);
-  }
-  misses_.fetch_add(1, std::memory_order_relaxed);
-  // Before anything here can fail on one rank alone: ranks that disagree learn it together.
-  if (agreement_ != nullptr) {
-    const std::span<const int64_t> whole = program_.has_value()
-                                               ? std::span<const int64_t>(program_->inputs)
-                                               : std::span<const int64_t>();
-    agreement_->check(*options_.communicator, args, whole, scalar_sizes_);
-  }
-  // The plan cache: a warm start runs the stored plan of this key and skips everything below.
-  PhaseTimer key_timer(options_.dumps().has(DumpOption::CompileTime), "plan cache");
-  const std::string plan_key = planKey(key, args);
-  if (!plan_key.empty()) {
-    key_timer.mark("key (fusion text, inputs, device, build)");
-    bool known = false;
-    {
-      std::shared_lock<std::shared_mutex> lock(keys_mutex_);
-      known = planned_.count(key) != 0;  // stored, but its plan did not fit these arguments
-    }
-    std::vector<Tensor> outs;
-    if (!known && runStoredPlan(key, plan_key, args, outs)) return outs;
-  }
-  PhaseTimer timer(options_.dumps().has(DumpOption::CompileTime), "fusion");
-  // Devices first (clear messages), then segmentFusion validates the rest
-  // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
-  // schedulers read metadata only, so tensors on any device go in as they are.
-  (void)options_.device->checkArguments(programFusion(), args);
+FusionKernelRuntime* FusionExecutorCache::runtimeFor(std::span<const eval::Argument> args,
+                                                     PhaseTimer& timer) {
   const Variant& variant = contiguityVariant(args);
   auto segment = [&] {
     segmenter::SegmenterOptions seg_options;
@@ -750,12 +743,90 @@ std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argume
   } else {
     timer.mark("runtime reused (same segments and heuristics)");
   }
+  return runtime;
+}
+
+std::vector<Tensor> FusionExecutorCache::runProgram(std::span<const eval::Argument> args) {
+  // The key is computed into this thread's buffer (no allocation once it has grown); a miss
+  // stores a copy.
+  thread_local InputKey key;
+  key.assign(args);
+  if (scalar_sizes_) {
+    // Sizes (and so concretizations and heuristics) depend on the scalar arguments' values.
+    for (const eval::Argument& a : args) {
+      if (const auto* i = std::get_if<int64_t>(&a)) key.fields.push_back(*i);
+      if (const auto* b = std::get_if<bool>(&a)) key.fields.push_back(*b ? 1 : 0);
+      if (const auto* d = std::get_if<double>(&a)) {
+        key.fields.push_back(std::bit_cast<int64_t>(*d));
+      }
+    }
+    key.hash = hashFields(key.fields);
+  }
+  // A hit takes the keys' lock shared, only for the lookup; the runtime runs concurrently with
+  // other hits (FusionKernelRuntime::run is safe to call from several threads).
+  auto runHit = [&](FusionKernelRuntime* runtime) {
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    last_.store(runtime, std::memory_order_relaxed);
+    last_planned_.store(nullptr, std::memory_order_relaxed);
+    return runtime->run(args);
+  };
+  if (FusionKernelRuntime* runtime = findRuntime(key)) return runHit(runtime);
+  // A key served by a stored plan (keys it could not serve go on to the pipeline below).
+  auto runPlanned = [&](std::vector<Tensor>& outs) {
+    Planned* planned = nullptr;
+    {
+      std::shared_lock<std::shared_mutex> lock(keys_mutex_);
+      if (planned_.empty()) return false;
+      auto it = planned_.find(key);
+      if (it != planned_.end()) planned = it->second.get();
+    }
+    if (planned == nullptr || !planned->runtime->run(args, outs)) return false;
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    last_planned_.store(planned, std::memory_order_relaxed);
+    return true;
+  };
+  if (std::vector<Tensor> outs; runPlanned(outs)) return outs;
+  // A miss: one thread at a time segments and compiles; a thread that waited here for the same
+  // key finds the runtime the first one made.
+  std::unique_lock<std::mutex> compiling(compile_mutex_);
+  if (FusionKernelRuntime* runtime = findRuntime(key)) {
+    compiling.unlock();
+    return runHit(runtime);
+  }
+  misses_.fetch_add(1, std::memory_order_relaxed);
+  // Before anything here can fail on one rank alone: ranks that disagree learn it together.
+  if (agreement_ != nullptr) {
+    const std::span<const int64_t> whole = program_.has_value()
+                                               ? std::span<const int64_t>(program_->inputs)
+                                               : std::span<const int64_t>();
+    agreement_->check(*options_.communicator, args, whole, scalar_sizes_);
+  }
+  // The plan cache: a warm start runs the stored plan of this key and skips everything below.
+  PhaseTimer key_timer(options_.dumps().has(DumpOption::CompileTime), "plan cache");
+  const std::string plan_key = planKey(key, args);
+  if (!plan_key.empty()) {
+    key_timer.mark("key (fusion text, inputs, device, build)");
+    bool known = false;
+    {
+      std::shared_lock<std::shared_mutex> lock(keys_mutex_);
+      known = planned_.count(key) != 0;  // stored, but its plan did not fit these arguments
+    }
+    std::vector<Tensor> outs;
+    if (!known && runStoredPlan(key, plan_key, args, outs)) return outs;
+  }
+  PhaseTimer timer(options_.dumps().has(DumpOption::CompileTime), "fusion");
+  // Devices first (clear messages), then segmentFusion validates the rest
+  // (ExpressionEvaluator::bindInputs) before anything is compiled. The evaluator and the
+  // schedulers read metadata only, so tensors on any device go in as they are.
+  (void)options_.device->checkArguments(programFusion(), args);
+  FusionKernelRuntime* runtime = runtimeFor(args, timer);
   {
     std::unique_lock<std::shared_mutex> lock(keys_mutex_);
     by_key_.emplace(key, runtime);
   }
   compiling.unlock();
   last_.store(runtime, std::memory_order_relaxed);
+  last_planned_.store(nullptr, std::memory_order_relaxed);
   if (plan_key.empty()) {
     std::vector<Tensor> outs = runtime->run(args);
     timer.mark("first run (modules, plans, launches; not synchronized)");

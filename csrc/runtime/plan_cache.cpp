@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <chrono>
+
 #include "loom/support/byte_codec.h"
 #include "loom/support/cache_root.h"
 #include "loom/support/options.h"
@@ -18,6 +20,11 @@ namespace {
 
 constexpr std::string_view kTag = "LOOMPLAN01";
 constexpr size_t kDigestHex = 64;
+
+int64_t tensorBytes(const eval::Argument& a) {
+  const Tensor* t = std::get_if<Tensor>(&a);
+  return t == nullptr || !t->defined() ? 0 : t->numel() * int64_t(t->itemSize());
+}
 
 bool slotsIn(const std::vector<int64_t>& slots, int64_t lo, int64_t hi) {
   for (int64_t s : slots) {
@@ -210,12 +217,23 @@ bool PlannedRuntime::run(std::span<const eval::Argument> args, std::vector<Tenso
   }
   std::vector<eval::Argument> segment_args;
   std::vector<Tensor> outs;
+  // What lastRun() (and so FusionExecutorCache::lastRuntime()->lastRun()) reports: as
+  // FusionKernelRuntime records it per segment.
+  std::vector<StepRecord> records(plan_.steps.size());
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const RuntimePlan::Step& step = plan_.steps[s];
+    StepRecord& r = records[s];
     segment_args.clear();
-    for (int64_t slot : step.inputSlots) segment_args.push_back(slots[size_t(slot)]);
+    for (int64_t slot : step.inputSlots) {
+      segment_args.push_back(slots[size_t(slot)]);
+      r.inputBytes += tensorBytes(segment_args.back());
+    }
+    const auto start = std::chrono::steady_clock::now();
     if (!kernels_[s]->run(segment_args, outs)) return false;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.launch = step.kernel.launch;
     for (size_t i = 0; i < outs.size(); ++i) {
+      r.outputBytes += outs[i].numel() * int64_t(outs[i].itemSize());
       slots[size_t(step.outputSlots[i])] = std::move(outs[i]);
     }
     for (int64_t slot : step.freeAfter) slots[size_t(slot)] = eval::Argument(Tensor());
@@ -226,7 +244,14 @@ bool PlannedRuntime::run(std::span<const eval::Argument> args, std::vector<Tenso
     if (t == nullptr) return false;
     result.push_back(plan_.outputIsInput[i] != 0 ? device_->copyForOutput(*t, stream_) : *t);
   }
+  std::lock_guard<std::mutex> lock(mutex_);
+  last_ = std::move(records);
   return true;
+}
+
+std::vector<PlannedRuntime::StepRecord> PlannedRuntime::lastRun() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_;
 }
 
 }  // namespace loom::runtime

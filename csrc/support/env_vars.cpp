@@ -20,8 +20,10 @@ constexpr std::array kEnvVars = {
     EnvVar{"LOOM_CACHE_DIR", "DIR",
            "root of the compiled-kernel caches (default $XDG_CACHE_HOME/loom, ~/.cache/loom)"},
     EnvVar{"LOOM_PLAN_CACHE", "0|1",
-           "1: a warm start runs the stored plan of a fusion and input signature (default 0)"},
-    EnvVar{"LOOM_PLAN_CACHE_DIR", "DIR", "where the plan cache lives (default LOOM_CACHE_DIR/plans)"},
+           "0: no plan cache (default on: a warm start runs the stored plan of a fusion and input "
+           "signature)"},
+    EnvVar{"LOOM_PLAN_CACHE_DIR", "DIR",
+           "where the plan cache lives (default LOOM_CACHE_DIR/plans)"},
     EnvVar{"LOOM_CACHE_LOCK_TIMEOUT", "SECONDS",
            "how long a host kernel-cache install waits for the cache's lock (default 30)"},
     EnvVar{
@@ -42,6 +44,10 @@ constexpr std::array kEnvVars = {
         "how long a collective may wait for its peers before the job ends (default 600; 0: none)"},
     EnvVar{"CUDA_HOME", "DIR", "where NVRTC is also looked for (DIR/lib64), after the usual names"},
     EnvVar{"CUDA_PATH", "DIR", "as CUDA_HOME, looked at after it"},
+    EnvVar{"PATH", "DIRS",
+           "where the host compiler is found (its file's stamp keys the kernel cache)"},
+    EnvVar{"LD_LIBRARY_PATH", "DIRS",
+           "where libnvrtc may be loaded from (part of the NVRTC identity the cubin cache keys)"},
     EnvVar{"XDG_CACHE_HOME", "DIR", "the cache root is DIR/loom when LOOM_CACHE_DIR is unset"},
     EnvVar{"HOME", "DIR", "the cache root is DIR/.cache/loom when neither of the above is set"},
     EnvVar{"OMPI_COMM_WORLD_RANK", "N", "this process's rank, set by OpenMPI's mpirun"},

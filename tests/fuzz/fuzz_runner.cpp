@@ -135,7 +135,7 @@ std::optional<Mismatch> compareOutput(const Tensor& actual, const Tensor& expect
   return m;
 }
 
-std::string schedulersOf(const runtime::FusionExecutorCache& cache, int64_t* kernels,
+std::string schedulersOf(runtime::FusionExecutorCache& cache, int64_t* kernels,
                          std::string* detail) {
   const runtime::FusionKernelRuntime* rt = cache.lastRuntime();
   if (rt == nullptr) return "";
@@ -185,7 +185,7 @@ struct HandRun {
   std::string report;
 };
 
-std::optional<HandRun> runHandSchedule(FuzzCase& c, const runtime::FusionExecutorCache& cache,
+std::optional<HandRun> runHandSchedule(FuzzCase& c, runtime::FusionExecutorCache& cache,
                                        const std::vector<eval::Argument>& args,
                                        const std::vector<Tensor>& expected,
                                        const RunnerOptions& options) {

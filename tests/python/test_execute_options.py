@@ -160,7 +160,7 @@ def test_options_apply_to_the_call_only():
 
 
 PLAN_SCRIPT = """
-import torch, loom
+import hashlib, torch, loom
 from loom.direct import FusionDefinition
 with FusionDefinition() as fd:
     x = fd.define_tensor(shape=[-1, -1], contiguity=True)
@@ -168,22 +168,34 @@ with FusionDefinition() as fd:
 x = torch.linspace(-1, 1, 64 * 33).reshape(64, 33)
 out = fd.execute([x])[0]
 torch.testing.assert_close(out, torch.exp(x.double()).sum(1).float())
-try:
-    print("SCHEDULERS", fd.last_schedulers())
-except loom.UserError as e:
-    print("NO RUNTIME", e)
+print("PLAN_HITS", fd.fec.plan_hits)
+print("SCHEDULERS", fd.last_schedulers())
+print("CODE", hashlib.sha256(fd.last_cuda_code().encode()).hexdigest())
+print("PROGRAM", fd.host_program().splitlines()[1].strip())
+out = fd.execute([x])[0]  # a hit of the runtime built for the planned run
+torch.testing.assert_close(out, torch.exp(x.double()).sum(1).float())
+print("RUNTIMES", fd.fec.num_runtimes, fd.fec.hits)
 """
 
 
+def _lines(stdout):
+    return {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in stdout.splitlines()
+            if " " in line}
+
+
 def test_plan_cache_warm_start_from_python(tmp_path):
-    # The first process compiles and stores the plan; the second runs it (the same outputs) and
-    # has no runtime to inspect, which it says rather than claiming nothing ran.
-    env = dict(LOOM_PLAN_CACHE="1", LOOM_CACHE_DIR=str(tmp_path))
+    # The first process compiles and stores the plan; the second runs it (the same outputs), and
+    # its last_* methods answer as the cold process's did (the runtime is built on first ask).
+    env = dict(LOOM_CACHE_DIR=str(tmp_path), LOOM_DEBUG="")  # the plan cache's default: on
     cold = _run_with_env(PLAN_SCRIPT, **env)
     assert cold.returncode == 0, cold.stderr
-    assert "SCHEDULERS" in cold.stdout
     assert list((tmp_path / "plans").glob("*.plan"))
     warm = _run_with_env(PLAN_SCRIPT, **env)
     assert warm.returncode == 0, warm.stderr
-    assert ("NO RUNTIME last_schedulers: the fusion's runs were served by the plan cache"
-            in warm.stdout), warm.stdout
+    c, w = _lines(cold.stdout), _lines(warm.stdout)
+    assert c["PLAN_HITS"] == "0" and w["PLAN_HITS"] == "1", warm.stdout
+    for key in ("SCHEDULERS", "CODE", "PROGRAM", "RUNTIMES"):
+        assert w[key] == c[key], (key, cold.stdout, warm.stdout)
+    off = _run_with_env(PLAN_SCRIPT, LOOM_PLAN_CACHE="0", **env)
+    assert off.returncode == 0, off.stderr
+    assert _lines(off.stdout)["PLAN_HITS"] == "0"

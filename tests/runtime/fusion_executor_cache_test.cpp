@@ -191,7 +191,7 @@ Tensor viewOf(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_
 }
 
 // The kernel text of the last run's only segment.
-const std::string& lastKernel(const FusionExecutorCache& cache) {
+const std::string& lastKernel(FusionExecutorCache& cache) {
   return cache.lastRuntime()->executor(0).generated().kernelText;
 }
 

@@ -123,7 +123,7 @@ std::vector<eval::Argument> hostArgs(const std::vector<eval::Argument>& args) {
 }
 
 // The parameters of the one inner-persistent kernel the cache ran last.
-const scheduler::InnerPersistentParams* lastParams(const FusionExecutorCache& cache) {
+const scheduler::InnerPersistentParams* lastParams(FusionExecutorCache& cache) {
   const FusionKernelRuntime* rt = cache.lastRuntime();
   if (rt == nullptr || rt->segmented().segments().size() != 1) return nullptr;
   const segmenter::KernelWork* k = rt->segmented().segments().front().kernel();

@@ -23,6 +23,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "loom/support/options.h"
+#include "loom/support/sha256.h"
 #include "runtime/runtime_test_backend.h"
 
 namespace loom::runtime {
@@ -89,7 +90,9 @@ uint64_t digest(const std::vector<Tensor>& outs) {
 }
 
 // The child: runs the case twice through one cache, checks both runs against the reference
-// evaluator (outputs poisoned) and prints what the plan cache did.
+// evaluator (outputs poisoned) and prints what the plan cache did; then asks for the runtime
+// (built on that ask when a stored plan served the runs) and prints what it says, which a warm
+// process must say as the cold one did.
 TEST(PlanCacheChild, DISABLED_Run) {
   if (auto why = test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
   const std::string which = getEnv("LOOM_PLAN_TEST_CASE").value_or("layer_norm");
@@ -98,58 +101,68 @@ TEST(PlanCacheChild, DISABLED_Run) {
   const std::vector<eval::Argument> args = caseArgs(which, rows);
   const std::vector<Tensor> expected = eval::evaluateFusion(*reference, args);
   FusionExecutorCache cache(caseFusion(which), poisonedOptions());
-  const bool cold_runtime = [&] {
-    std::vector<Tensor> outs = cache.run(args);
+  auto check = [&](const std::vector<Tensor>& outs, const std::vector<Tensor>& want,
+                   const std::string& what) {
+    ASSERT_EQ(outs.size(), want.size());
     for (size_t i = 0; i < outs.size(); ++i) {
       auto err =
-          eval::expectClose(outs[i], expected[i], eval::defaultTolerance(DataType::Float32, 1024),
-                            "output " + std::to_string(i));
+          eval::expectClose(outs[i], want[i], eval::defaultTolerance(DataType::Float32, 1024),
+                            "output " + std::to_string(i) + " (" + what + ")");
       EXPECT_FALSE(err.has_value()) << *err;
     }
-    return cache.lastRuntime() != nullptr;
-  }();
+  };
+  check(cache.run(args), expected, "first run");
   const std::vector<Tensor> again = cache.run(args);  // the in-process hit
-  for (size_t i = 0; i < again.size(); ++i) {
-    auto err =
-        eval::expectClose(again[i], expected[i], eval::defaultTolerance(DataType::Float32, 1024),
-                          "output " + std::to_string(i) + " (second run)");
-    EXPECT_FALSE(err.has_value()) << *err;
-  }
+  check(again, expected, "second run");
   if (which == "multi") {
     // Another value of the scalar: the same input key, so a warm process runs its plan again,
     // with the scalar packed from these arguments.
     std::vector<eval::Argument> other = args;
     other[1] = eval::Argument(-1.25);
-    const std::vector<Tensor> want = eval::evaluateFusion(*reference, other);
-    const std::vector<Tensor> got = cache.run(other);
-    for (size_t i = 0; i < got.size(); ++i) {
-      auto err = eval::expectClose(got[i], want[i], eval::defaultTolerance(DataType::Float32, 1024),
-                                   "output " + std::to_string(i) + " (scalar -1.25)");
-      EXPECT_FALSE(err.has_value()) << *err;
-    }
+    check(cache.run(other), eval::evaluateFusion(*reference, other), "scalar -1.25");
   }
-  const int64_t kernels = cold_runtime ? cache.lastRuntime()->numKernels() : -1;
+  // Runtimes built by the runs themselves: none when the plan served them.
+  const int64_t runtimes_before = cache.numRuntimes();
+  const FusionKernelRuntime* rt = cache.lastRuntime();
+  ASSERT_NE(rt, nullptr);
+  std::string code, schedulers, launches;
+  int64_t bytes = 0;
+  for (int64_t s = 0; s < rt->numSegments(); ++s) code += rt->executor(s).generated().kernelText;
+  for (const SegmentRecord& r : rt->lastRun()) {
+    for (char c : r.scheduler) schedulers += c == ' ' ? '_' : c;
+    schedulers += ",";
+    launches += r.launch.toString() + ";";
+    bytes += r.bytes;
+    EXPECT_GE(r.seconds, 0.0);
+  }
+  // The runtime built for a planned run serves the key from now on.
+  check(cache.run(args), expected, "after lastRuntime()");
+  EXPECT_EQ(cache.lastRuntime(), rt);
   std::printf(
-      "plan_cache_child hits=%lld stores=%lld ignored=%lld runtime=%d kernels=%lld "
-      "digest=%llu\n",
+      "plan_cache_child hits=%lld stores=%lld ignored=%lld runtime=%lld kernels=%lld "
+      "digest=%llu after=%lld bytes=%lld code=%s program=%s schedulers=%s launches=%s\n",
       static_cast<long long>(cache.planHits()), static_cast<long long>(cache.planStores()),
-      static_cast<long long>(cache.planIgnored()), cold_runtime ? 1 : 0,
-      static_cast<long long>(kernels), static_cast<unsigned long long>(digest(again)));
+      static_cast<long long>(cache.planIgnored()), static_cast<long long>(runtimes_before),
+      static_cast<long long>(rt->numKernels()), static_cast<unsigned long long>(digest(again)),
+      static_cast<long long>(cache.numRuntimes()), static_cast<long long>(bytes),
+      sha256Hex(code).substr(0, 16).c_str(), sha256Hex(rt->hostProgram()).substr(0, 16).c_str(),
+      schedulers.c_str(), launches.c_str());
 }
 
 struct Child {
   int status = -1;
   std::string log;
-  long long hits = -1, stores = -1, ignored = -1, kernels = 0;
-  int runtime = -1;
+  long long hits = -1, stores = -1, ignored = -1, kernels = 0, runtime = -1, after = -1, bytes = 0;
   unsigned long long digest = 0;
+  std::string code, program, schedulers, launches;  ///< what the runtime said
 };
 
 fs::path selfExe() { return fs::read_symlink("/proc/self/exe"); }
 
 // Starts the child; `env` is prepended to the command line ("A=b C=d").
 FILE* startChild(const fs::path& exe, const fs::path& dir, const std::string& env) {
-  const std::string cmd = "LOOM_PLAN_CACHE=1 LOOM_CACHE_DIR='" + dir.string() + "' " + env + " '" +
+  // The plan cache's default (on); LOOM_DEBUG's IR checks (ctest sets them) keep it out.
+  const std::string cmd = "LOOM_DEBUG= LOOM_CACHE_DIR='" + dir.string() + "' " + env + " '" +
                           exe.string() +
                           "' --gtest_also_run_disabled_tests "
                           "--gtest_filter=PlanCacheChild.DISABLED_Run 2>&1";
@@ -165,10 +178,17 @@ Child finishChild(FILE* pipe) {
   c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   const size_t at = c.log.find("plan_cache_child ");
   if (at != std::string::npos) {
+    std::array<char, 256> code{}, program{}, schedulers{}, launches{};
     std::sscanf(c.log.c_str() + at,
-                "plan_cache_child hits=%lld stores=%lld ignored=%lld runtime=%d kernels=%lld "
-                "digest=%llu",
-                &c.hits, &c.stores, &c.ignored, &c.runtime, &c.kernels, &c.digest);
+                "plan_cache_child hits=%lld stores=%lld ignored=%lld runtime=%lld kernels=%lld "
+                "digest=%llu after=%lld bytes=%lld code=%255s program=%255s schedulers=%255s "
+                "launches=%255[^\n]",
+                &c.hits, &c.stores, &c.ignored, &c.runtime, &c.kernels, &c.digest, &c.after,
+                &c.bytes, code.data(), program.data(), schedulers.data(), launches.data());
+    c.code = code.data();
+    c.program = program.data();
+    c.schedulers = schedulers.data();
+    c.launches = launches.data();
   }
   return c;
 }
@@ -208,7 +228,8 @@ class PlanCache : public ::testing::Test {
 
 // Cold, then warm in a new process: the warm one runs the stored plan (no runtime was built, so
 // nothing was segmented, scheduled, lowered or generated) and its outputs equal the cold ones
-// bit for bit (and the reference, in the child).
+// bit for bit (and the reference, in the child). Asked for afterwards, its runtime says what the
+// cold one said: the same kernels (text), schedulers, host program, launches and bytes.
 TEST_F(PlanCache, WarmStartSkipsThePipelineAndMatchesCold) {
   for (const char* which : {"layer_norm", "multi"}) {
     SCOPED_TRACE(which);
@@ -225,8 +246,16 @@ TEST_F(PlanCache, WarmStartSkipsThePipelineAndMatchesCold) {
     EXPECT_CHILD_OK(warm);
     EXPECT_EQ(warm.hits, 1) << warm.log;
     EXPECT_EQ(warm.stores, 0);
-    EXPECT_EQ(warm.runtime, 0);
+    EXPECT_EQ(warm.runtime, 0);  // until lastRuntime() asked
+    EXPECT_EQ(warm.after, 1);
     EXPECT_EQ(warm.digest, cold.digest);
+    EXPECT_EQ(warm.kernels, cold.kernels);
+    EXPECT_EQ(warm.code, cold.code);
+    EXPECT_EQ(warm.program, cold.program);
+    EXPECT_EQ(warm.schedulers, cold.schedulers);
+    EXPECT_EQ(warm.launches, cold.launches);
+    EXPECT_EQ(warm.bytes, cold.bytes);
+    EXPECT_GT(warm.bytes, 0);
   }
   EXPECT_EQ(plans().size(), 2u);
 }
@@ -319,15 +348,17 @@ TEST_F(PlanCache, ProcessesStoringAtOnceAreSafe) {
   EXPECT_EQ(warm.hits, 1) << warm.log;
 }
 
-// Dumps of the stages a plan skips keep the plan cache out (the user asked to see them); so
-// does LOOM_PLAN_CACHE unset.
-TEST_F(PlanCache, PipelineDumpsAndTheDefaultKeepItOut) {
-  Child dumped = runChild(dir_, "LOOM_DUMP=scheduler_params");
-  EXPECT_CHILD_OK(dumped);
-  EXPECT_EQ(dumped.stores, 0);
-  Child off = runChild(dir_, "LOOM_PLAN_CACHE=0");
-  EXPECT_CHILD_OK(off);
-  EXPECT_EQ(off.stores, 0);
+// Dumps of the stages a plan skips keep the plan cache out (the user asked to see them), as do
+// LOOM_DEBUG's checks of the IR those stages make, and LOOM_PLAN_CACHE=0.
+TEST_F(PlanCache, PipelineDumpsDebugChecksAndTheOptOutKeepItOut) {
+  for (const char* env :
+       {"LOOM_DUMP=scheduler_params", "LOOM_DEBUG=verify_kernel_ir", "LOOM_PLAN_CACHE=0"}) {
+    SCOPED_TRACE(env);
+    Child c = runChild(dir_, env);
+    EXPECT_CHILD_OK(c);
+    EXPECT_EQ(c.stores, 0);
+    EXPECT_EQ(c.runtime, 1);
+  }
   EXPECT_TRUE(plans().empty());
 }
 

@@ -415,6 +415,26 @@ else
   failures=$((failures + 1))
 fi
 
+# The plan cache (on by default; ctest's LOOM_DEBUG keeps it out, so it is cleared here): a
+# second process runs the stored plan, and `loom run` reports the segments, schedulers, launches
+# and parameters the cold process reported (the runtime is built when asked), with the same
+# reference check. LOOM_DUMP=compile_time says the plan served it.
+segments() {
+  sed -nE 's/, [0-9.]+ ms \(host wall time.*//; /^(kernel|[0-9]+ kernel|  params|PASS|FAIL)/p' <<<"$1"
+}
+plan_run=(env LOOM_DEBUG= LOOM_CACHE_DIR="$tmp/plan-cache" "$loom" run
+  "$src/examples/var_mean_small.fus" --backend host)
+plan_cold="$("${plan_run[@]}" 2>&1)"
+plan_warm="$(LOOM_DUMP=compile_time "${plan_run[@]}" 2>&1)"
+if [[ -n "$(segments "$plan_cold")" && "$(segments "$plan_cold")" == "$(segments "$plan_warm")" ]] &&
+  grep -q 'first run from the plan' <<<"$plan_warm" && grep -q '^PASS\|PASS' <<<"$plan_warm"; then
+  echo "ok   run-plan-cache"
+else
+  echo "FAIL run-plan-cache"; diff <(segments "$plan_cold") <(segments "$plan_warm") | head -10
+  grep 'plan' <<<"$plan_warm" | head -5
+  failures=$((failures + 1))
+fi
+
 if [[ $failures != 0 ]]; then
   echo "$failures check(s) failed"
   exit 1

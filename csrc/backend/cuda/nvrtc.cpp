@@ -7,10 +7,12 @@
 #include <nvrtc.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "loom/backend/cuda/driver.h"
 #include "loom/support/dump_sink.h"
@@ -20,6 +22,7 @@
 #include "loom/support/private_dir.h"
 #include "loom/support/private_file.h"
 #include "loom/support/strings.h"
+#include "loom/support/tool_identity.h"
 
 #define LOOM_NVRTC_FUNCTIONS(X)                                                           \
   X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)    \
@@ -41,8 +44,11 @@ struct NvrtcState {
   NvrtcApi api;
   std::string reason;  // empty when usable
   std::string library; // the file that was opened
+  std::string loadedPath;  // the file the loader opened for it (dladdr), when usable
   int major = 0, minor = 0;
 };
+
+std::atomic<bool> gNvrtcOpened{false};
 
 std::vector<std::string> candidateLibraries() {
   std::vector<std::string> names;
@@ -59,6 +65,7 @@ std::vector<std::string> candidateLibraries() {
 
 // Never throws; the library stays loaded for the process's life.
 std::unique_ptr<NvrtcState> openNvrtc() {
+  gNvrtcOpened = true;
   auto state = std::make_unique<NvrtcState>();
   void* handle = nullptr;
   auto names = candidateLibraries();
@@ -87,6 +94,11 @@ std::unique_ptr<NvrtcState> openNvrtc() {
   if (state->api.nvrtcVersion(&state->major, &state->minor) != NVRTC_SUCCESS) {
     state->reason = concat("NVRTC (", state->library, ") did not report its version");
   }
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(state->api.nvrtcVersion), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    state->loadedPath = info.dli_fname;
+  }
   return state;
 }
 
@@ -102,6 +114,84 @@ const NvrtcState& requireNvrtc(std::string_view purpose) {
                                      concat(s.reason, ": NVRTC is required for ", purpose));
   }
   return s;
+}
+
+// What decides which libnvrtc dlopen finds (candidateLibraries' order): the variables naming
+// it or its folders, the loader's cache and the stamps of the folders searched (adding or
+// removing a library changes its folder's modification time). The RUNPATH of the program is
+// not in it (fixed per build).
+std::string nvrtcSearchIdentity() {
+  std::string id =
+      "nvrtc search 1\nLOOM_NVRTC_LIBRARY=" + getEnv("LOOM_NVRTC_LIBRARY").value_or("") +
+      "\nLD_LIBRARY_PATH=" + getEnv("LD_LIBRARY_PATH").value_or("") + "\n";
+  std::vector<std::filesystem::path> places = {"/etc/ld.so.cache"};
+  if (auto lib = getEnv("LOOM_NVRTC_LIBRARY"); lib && lib->find('/') != std::string::npos) {
+    places.push_back(std::filesystem::path(*lib).parent_path());
+  }
+  for (const std::string& dir : split(getEnv("LD_LIBRARY_PATH").value_or(""), ':')) {
+    if (!dir.empty()) places.emplace_back(dir);
+  }
+  for (const std::string& name : candidateLibraries()) {
+    if (name.find('/') != std::string::npos) {
+      places.push_back(std::filesystem::path(name).parent_path());
+    }
+  }
+  for (const std::filesystem::path& p : places) {
+    id += p.string() + ": " + fileStamp(p).value_or("absent") + "\n";
+  }
+  return id;
+}
+
+// Thrown inside rememberedProbe when NVRTC cannot be loaded: nothing is remembered.
+struct NvrtcMissing {};
+
+// NVRTC's version and the stamp of the library file, for cache keys: read from the record
+// rememberedProbe keeps for the search identity while that file's stamp is unchanged, so a warm
+// start does not dlopen libnvrtc (100 MB) just to key its cubins.
+struct NvrtcKey {
+  bool available = false;
+  int major = 0, minor = 0;
+  std::string stamp;  // fileStamp of the library
+};
+
+NvrtcKey parseNvrtcKey(const std::string& answer, std::string* path) {
+  NvrtcKey k;
+  const std::vector<std::string> lines = split(answer, '\n');
+  if (lines.size() != 3) return k;
+  std::istringstream version(lines[0]);
+  if (!(version >> k.major >> k.minor)) return k;
+  if (path != nullptr) *path = lines[1];
+  k.stamp = lines[2];
+  k.available = true;
+  return k;
+}
+
+NvrtcKey nvrtcKey() {
+  static const NvrtcKey key = [] {
+    const std::optional<std::filesystem::path> root = defaultCacheRoot();
+    auto probe = []() -> std::string {
+      const NvrtcState& s = nvrtcState();
+      if (!s.reason.empty() || s.loadedPath.empty()) throw NvrtcMissing{};
+      const std::optional<std::string> stamp = fileStamp(s.loadedPath);
+      if (!stamp) throw NvrtcMissing{};
+      return concat(s.major, " ", s.minor, "\n", s.loadedPath, "\n", *stamp);
+    };
+    // A remembered answer holds while the library file it names has the same stamp.
+    auto valid = [](const std::string& answer) {
+      std::string path;
+      const NvrtcKey k = parseNvrtcKey(answer, &path);
+      return k.available && fileStamp(path) == k.stamp;
+    };
+    try {
+      if (!root) return parseNvrtcKey(probe(), nullptr);
+      return parseNvrtcKey(rememberedProbe(*root / "identities", "nvrtc", nvrtcSearchIdentity(),
+                                           probe, nullptr, valid),
+                           nullptr);
+    } catch (const NvrtcMissing&) {
+      return NvrtcKey{};
+    }
+  }();
+  return key;
 }
 
 // Destroys the program on every path out of compile().
@@ -164,6 +254,10 @@ std::string nvrtcUnavailableReason() noexcept {
     return "NVRTC could not be queried";
   }
 }
+
+bool nvrtcLoaded() noexcept { return gNvrtcOpened.load(); }
+
+std::string nvrtcLibraryPath() { return requireNvrtc("finding the NVRTC library file").loadedPath; }
 
 std::pair<int, int> nvrtcVersion() {
   const NvrtcState& s = requireNvrtc("querying the NVRTC version");
@@ -259,17 +353,22 @@ std::filesystem::path NvrtcCompiler::sourceDir() const {
 }
 
 CompileResult NvrtcCompiler::compile(std::string_view source, const CompileOptions& options) {
-  const NvrtcState& nv = requireNvrtc(concat("compiling '", options.name, "'"));
-  const NvrtcApi& api = nv.api;
+  // The key needs NVRTC's version and library file, not the library: a cache hit never loads
+  // libnvrtc (nvrtcKey remembers them per library file).
+  const NvrtcKey id = nvrtcKey();
+  if (!id.available) (void)requireNvrtc(concat("compiling '", options.name, "'"));
   CompileResult result;
   result.arch = options.arch.empty() ? deviceProperties(options.device).arch() : options.arch;
-  std::vector<std::string> flags = nvrtcOptions(options, result.arch, nv.major);
-
-  Hasher hasher;
-  hasher.str("loom-cuda-cubin-v1").value(nv.major).value(nv.minor);
-  for (const auto& f : flags) hasher.str(f);
-  hasher.str(source);
-  result.key = hasher.digest();
+  std::vector<std::string> flags;
+  auto keyFor = [&](int major, int minor, const std::string& stamp) {
+    flags = nvrtcOptions(options, result.arch, major);
+    Hasher hasher;
+    hasher.str("loom-cuda-cubin-v2").value(major).value(minor).str(stamp);
+    for (const auto& f : flags) hasher.str(f);
+    hasher.str(source);
+    result.key = hasher.digest();
+  };
+  keyFor(id.major, id.minor, id.stamp);
   bool dump = DumpOptions::fromEnvironment().has(DumpOption::Ptxas);
 
   if (cache_) {
@@ -289,6 +388,15 @@ CompileResult NvrtcCompiler::compile(std::string_view source, const CompileOptio
     ++stats_.cacheMisses;
   }
 
+  const NvrtcState& nv = requireNvrtc(concat("compiling '", options.name, "'"));
+  const NvrtcApi& api = nv.api;
+  // The loaded library is normally the one the key named (nvrtcKey probed this process's, or
+  // checked the remembered file's stamp); should the loader have found another, the cubin is
+  // keyed (and its options chosen) by the one loaded.
+  if (const std::string stamp = fileStamp(nv.loadedPath).value_or("");
+      nv.major != id.major || nv.minor != id.minor || stamp != id.stamp) {
+    keyFor(nv.major, nv.minor, stamp);
+  }
   std::string text(source);
   std::string fileName = options.name + ".cu";
   ProgramGuard guard{api};

@@ -3,8 +3,11 @@
 //
 // Cache layout: <cache>/<16 hex digits>/{kernel.cpp, loom_cuda_emulation.h, loom_emu_abi.h,
 // kernel.so, compile.log, manifest}. The key is the SHA-256 of the translation unit, both headers,
-// the compiler, the flags and the compiler's version line, so a changed header or compiler never
-// reuses an old object. An entry is built in a fresh private directory (<16 hex>.build.XXXXXX)
+// the compiler, the flags and the compiler's identity (hostCompilerIdentity: the stamps of the
+// files its command names and its version line), so a changed header or compiler never reuses an
+// old object. The version line comes from `--version` only when the stamps are new: the answer is
+// remembered under <cache root>/identities (support/tool_identity.h), so a warm start spawns no
+// process. An entry is built in a fresh private directory (<16 hex>.build.XXXXXX)
 // and renamed into place whole, so readers see a complete entry or none. Before an entry's object
 // is loaded, the entry must be a private directory of ours and kernel.so must match the SHA-256 in
 // `manifest`; anything else is rebuilt, with a warning. A cache directory that is not private
@@ -38,6 +41,7 @@
 #include "loom/support/private_file.h"
 #include "loom/support/sha256.h"
 #include "loom/support/strings.h"
+#include "loom/support/tool_identity.h"
 #include "loom/support/warning.h"
 
 namespace loom::backend::host {
@@ -106,14 +110,8 @@ CompilerCommand compilerCommand(const HostCompileOptions& options) {
   return c;
 }
 
-/// The first line of `<compiler> --version`, memoized per compiler (under a lock: compiles run on
-/// many threads).
-std::string compilerVersion(const std::vector<std::string>& compiler) {
-  static std::mutex mutex;
-  static std::map<std::vector<std::string>, std::string> versions;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = versions.find(compiler);
-  if (it != versions.end()) return it->second;
+/// The first line of `<compiler> --version`.
+std::string probeCompilerVersion(const std::vector<std::string>& compiler) {
   std::vector<std::string> argv = compiler;
   argv.push_back("--version");
   std::string output;
@@ -122,7 +120,23 @@ std::string compilerVersion(const std::vector<std::string>& compiler) {
   LOOM_CHECK(r.ok() && !line.empty(), "host backend: the host compiler '", join(compiler, " "),
              "' did not answer --version (", r.describe(),
              "); set LOOM_HOST_CXX to a working C++17 compiler");
-  return versions[compiler] = line;
+  return line;
+}
+
+/// hostCompilerIdentity, memoized per identity within the process (under a lock: compiles run
+/// on many threads). The stamps are taken on every call (a few stat calls), so a compiler
+/// replaced while the process runs is seen.
+std::string compilerKey(const std::vector<std::string>& compiler) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> keys;
+  std::string stamps;
+  const bool resolved = hostCompilerStamps(compiler, stamps);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = keys.find(stamps);
+  if (it != keys.end()) return it->second;
+  std::string key = resolved ? hostCompilerIdentity(compiler, cacheRoot() / "identities")
+                             : stamps + probeCompilerVersion(compiler);
+  return keys[stamps] = std::move(key);
 }
 
 // An entry's checksum file ("manifest"): the format line, the SHA-256 of the key material, and the
@@ -431,7 +445,7 @@ CompiledObject compileForHost(const std::string& translationUnit, std::string_vi
   for (const std::string& w : cmd.compiler) h.str(w);
   h.str("--");
   for (const std::string& f : cmd.flags) h.str(f);
-  h.str(compilerVersion(cmd.compiler));
+  h.str(compilerKey(cmd.compiler));
   const std::string key = h.hexDigest();
   const std::string name = key.substr(0, 16);
   const bool dump = DumpOptions::fromEnvironment().has(DumpOption::HostCompile);
@@ -514,5 +528,37 @@ CompiledObject compileForHost(const std::string& translationUnit, std::string_vi
 }
 
 uint64_t hostCompilerRuns() { return gCompilerRuns.load(); }
+
+bool hostCompilerStamps(const std::vector<std::string>& compiler, std::string& stamps) {
+  stamps.clear();
+  bool resolved = false;
+  for (size_t i = 0; i < compiler.size(); ++i) {
+    const std::string& w = compiler[i];
+    stamps += w;
+    if (!w.empty() && w[0] != '-') {
+      if (std::optional<fs::path> exe = findExecutable(w)) {
+        if (std::optional<std::string> stamp = fileStamp(*exe)) {
+          stamps += " = " + *stamp;
+          if (i == 0) resolved = true;
+        }
+      }
+    }
+    stamps += "\n";
+  }
+  return resolved;
+}
+
+std::string hostCompilerIdentity(const std::vector<std::string>& compiler,
+                                 const fs::path& identityDir, bool* probed) {
+  std::string stamps;
+  if (!hostCompilerStamps(compiler, stamps)) {
+    // A compiler not found as a file: nothing to remember its answer by.
+    if (probed != nullptr) *probed = true;
+    return stamps + probeCompilerVersion(compiler);
+  }
+  return stamps + rememberedProbe(
+                      identityDir, "host-cxx", stamps,
+                      [&] { return probeCompilerVersion(compiler); }, probed);
+}
 
 }  // namespace loom::backend::host

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "loom/backend/host_module.h"
 
@@ -44,5 +45,18 @@ CompiledObject compileForHost(const std::string& translationUnit, std::string_vi
 
 /// How many times this process has run the host compiler.
 uint64_t hostCompilerRuns();
+
+/// The host compiler's identity as the kernel cache keys it: per word of the command (LOOM_HOST_CXX
+/// split, e.g. "ccache g++"), the word and the stamp (support/tool_identity.h: canonical path,
+/// size, modification time, inode) of the program it names, then the first line of
+/// `<compiler> --version`. That probe runs only when `identityDir` remembers no answer for these
+/// stamps, so a changed compiler file is probed again and changes the identity; `probed` says
+/// whether it ran. Not memoized (compileForHost memoizes it per process).
+std::string hostCompilerIdentity(const std::vector<std::string>& compiler,
+                                 const std::filesystem::path& identityDir, bool* probed = nullptr);
+
+/// The stamps part of hostCompilerIdentity into `stamps`; true when the command's first word
+/// names a file (else there is nothing to remember the version by).
+bool hostCompilerStamps(const std::vector<std::string>& compiler, std::string& stamps);
 
 }  // namespace loom::backend::host

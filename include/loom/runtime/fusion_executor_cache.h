@@ -133,9 +133,9 @@ struct RuntimeOptions {
   bool profile = false;
 
   /// The plan cache (runtime/plan_cache.h): a warm start reads a stored plan instead of
-  /// segmenting, scheduling, lowering and generating code. Unset: LOOM_PLAN_CACHE (on when "1";
-  /// off by default, since a run served from a plan has no FusionKernelRuntime: lastRuntime()
-  /// stays null for it).
+  /// segmenting, scheduling, lowering and generating code. Unset: LOOM_PLAN_CACHE (on unless
+  /// "0"). A run served from a plan builds no FusionKernelRuntime; lastRuntime() builds it when
+  /// asked (FusionExecutorCache::lastRuntime).
   std::optional<bool> planCache = std::nullopt;
 
   /// `dump` when set, else LOOM_DUMP.
@@ -160,6 +160,11 @@ class FusionKernelRuntime {
   /// left unset when some segment is not a kernel whose plan can be exported, or the runtime
   /// writes in place or runs a device's part of a sharded fusion.
   std::vector<Tensor> run(std::span<const eval::Argument> args, std::optional<RuntimePlan>& plan);
+
+  /// Takes the per-run fields (launch, seconds, bytes) of a run these segments made without this
+  /// runtime, a stored plan's (one step per segment, in order), as lastRun(): the view
+  /// FusionExecutorCache::lastRuntime() builds for a planned run reports that run.
+  void adoptRun(std::span<const PlannedRuntime::StepRecord> steps);
 
   const segmenter::SegmentedFusion& segmented() const { return segmented_; }
   /// What each segment did in the last run to finish (read it when no run is in flight).
@@ -260,9 +265,15 @@ class FusionExecutorCache {
   std::vector<Tensor> run(std::span<const eval::Argument> args);
 
   const ir::Fusion& fusion() const { return *fusion_; }
-  /// The runtime the last run to start used.
-  const FusionKernelRuntime* lastRuntime() const { return last_.load(std::memory_order_relaxed); }
-  /// Distinct runtimes (compiled kernel sets) and the keys seen.
+  /// The runtime the last run to start used; null before the first run. When that run was
+  /// served by a stored plan (the plan cache: no runtime was built for it), the runtime is built
+  /// now, as a cold miss of the run's input key builds it (segment, schedule, lower, codegen;
+  /// the kernels come from the backend's disk cache), its lastRun() reports the planned run,
+  /// and later runs of the key use it. Never on the run path: only asking builds it. Call it
+  /// when no run is in flight.
+  const FusionKernelRuntime* lastRuntime();
+  /// Distinct runtimes (compiled kernel sets) and the keys seen. A key served by a stored plan
+  /// is a key without a runtime until lastRuntime() builds one for it.
   int64_t numRuntimes() const {
     std::lock_guard<std::mutex> lock(compile_mutex_);
     return int64_t(runtimes_.size());
@@ -294,6 +305,9 @@ class FusionExecutorCache {
   /// The plan-cache key of `key` (a hex SHA-256), or empty when this fusion, these options or
   /// the dumps asked for keep the plan cache out (see runProgram).
   std::string planKey(const InputKey& key, std::span<const eval::Argument> args);
+  /// The runtime of `args` (the miss path, compile_mutex_ held): segmented and built, or an
+  /// existing one with the same segments and heuristics.
+  FusionKernelRuntime* runtimeFor(std::span<const eval::Argument> args, PhaseTimer& timer);
   /// The stored plan of `plan_key` loaded and run: true with the outputs in `outs`.
   bool runStoredPlan(const InputKey& key, const std::string& plan_key,
                      std::span<const eval::Argument> args, std::vector<Tensor>& outs);
@@ -338,8 +352,18 @@ class FusionExecutorCache {
   mutable std::shared_mutex keys_mutex_;
   std::unordered_map<InputKey, FusionKernelRuntime*, InputKeyHash> by_key_;
 
+  /// A key served by a stored plan: its runtime, and what lastRuntime() builds the key's
+  /// FusionKernelRuntime from (the arguments' metadata: stand-in tensors of the same sizes,
+  /// strides, dtype, device and alignment class, never read; the scalar values).
+  struct Planned {
+    InputKey key;
+    std::unique_ptr<PlannedRuntime> runtime;
+    std::vector<eval::Argument> metadata;
+  };
   /// Keys served by stored plans (guarded by keys_mutex_ as by_key_ is).
-  std::unordered_map<InputKey, std::unique_ptr<PlannedRuntime>, InputKeyHash> planned_;
+  std::unordered_map<InputKey, std::unique_ptr<Planned>, InputKeyHash> planned_;
+  /// The last run's, when a stored plan served it (else null and last_ says).
+  std::atomic<Planned*> last_planned_{nullptr};
   std::string fusion_text_hash_;  ///< of programFusion()'s text, made on the first plan key
 
   std::atomic<FusionKernelRuntime*> last_{nullptr};

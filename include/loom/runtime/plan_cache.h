@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -83,11 +84,23 @@ class PlannedRuntime {
   /// written (the plan has no in-place outputs), and the caller runs the full pipeline instead.
   bool run(std::span<const eval::Argument> args, std::vector<Tensor>& result);
 
+  /// What one step (one kernel) did in a run: SegmentRecord's per-run fields.
+  struct StepRecord {
+    exec::LaunchParams launch;
+    double seconds = 0;  ///< host wall time of the step
+    int64_t inputBytes = 0, outputBytes = 0;
+  };
+  /// Per step, the last run to finish (empty before the first); read when no run is in flight.
+  std::vector<StepRecord> lastRun() const;
+  const RuntimePlan& plan() const { return plan_; }
+
  private:
   RuntimePlan plan_;
   std::shared_ptr<const exec::ComputeDevice> device_;
   CUstream stream_ = nullptr;
   std::vector<std::unique_ptr<exec::PlannedKernel>> kernels_;
+  mutable std::mutex mutex_;  // guards last_
+  std::vector<StepRecord> last_;
 };
 
 }  // namespace loom::runtime

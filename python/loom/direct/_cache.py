@@ -136,7 +136,8 @@ class FusionExecutorCache:
 
     @property
     def plan_hits(self):
-        """Runs served by the plan cache (LOOM_PLAN_CACHE=1): no runtime was built for them."""
+        """Runs served by the plan cache (a stored plan: nothing was segmented, scheduled or
+        compiled for them; the last_* methods build their runtime when asked)."""
         return self._executor.plan_hits
 
 

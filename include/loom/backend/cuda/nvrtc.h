@@ -6,8 +6,12 @@
 //   r.kernel("vadd")->registers;
 //
 // libnvrtc is opened with dlopen on first use (libnvrtc.so.13, .so.12, .so, then the toolkit's
-// lib64), so nothing links against it. The cache key hashes the source, the exact option list and
-// the NVRTC version; a hit does not call the NVRTC compiler at all (stats() counts both).
+// lib64), so nothing links against it. The cache key hashes the source, the exact option list,
+// the NVRTC version and the stamp of the library file (path, size, modification time, inode); a
+// hit does not call the NVRTC compiler at all (stats() counts both). Nor does it load libnvrtc:
+// the version and stamp are remembered under <cache root>/identities per library search (the
+// variables and folders that decide which file dlopen finds) while that file's stamp is unchanged
+// (support/tool_identity.h), so only a miss loads the library.
 #pragma once
 
 #include <cstdint>
@@ -113,6 +117,11 @@ bool nvrtcAvailable() noexcept;
 std::string nvrtcUnavailableReason() noexcept;
 /// NVRTC's (major, minor). Throws UnavailableError without NVRTC.
 std::pair<int, int> nvrtcVersion();
+/// The file libnvrtc was loaded from (loads it). Throws UnavailableError without NVRTC.
+std::string nvrtcLibraryPath();
+/// Whether this process has tried to load libnvrtc (a warm start whose cubins all come from the
+/// cache does not).
+bool nvrtcLoaded() noexcept;
 
 /// The exact NVRTC option list for a resolved arch ("sm_90") and NVRTC major version.
 std::vector<std::string> nvrtcOptions(const CompileOptions& options, const std::string& arch,
