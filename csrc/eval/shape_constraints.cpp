@@ -102,6 +102,9 @@ void checkShapeConstraints(const ir::Fusion& fusion, ExpressionEvaluator& ee,
         for (auto [pid, cid] : ir::pairwiseLogicalMap(p, c)) {
           // A declared broadcast stretches to any size.
           if (pid->isBroadcast() && !pid->hasExpandedExtent()) continue;
+          // A matmul's contracted k and its r{k}: ir::matmulGeometry names both operands when
+          // their contracted sizes differ.
+          if (cid->isReduction() && (e->isA<ir::MatmulOp>() || e->isA<ir::LinearOp>())) continue;
           // One device's view against the whole: a communication in a device's program.
           if (pid->isLocalized() != cid->isLocalized()) continue;
           std::optional<int64_t> ps = sizeOf(ee, pid);

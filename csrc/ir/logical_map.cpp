@@ -51,16 +51,19 @@ std::vector<std::pair<IterDomain*, IterDomain*>> pairwiseLogicalMap(const Tensor
     return pairs;
   }
   if (def->isA<MatmulOp>() || def->isA<LinearOp>()) {
-    // Operand and output ranks differ: each operand dim names the output dim it lines up with
-    // (the contracted k lines up with none).
+    // Operand and output ranks differ: each operand dim names the output dim it lines up with;
+    // the contracted k (-1: every such dim of the two multiplied operands, never of the bias)
+    // lines up with the output's trailing r{k}, as in nvFuser.
     std::vector<int64_t> dims = matmulOperandDims(def, producer);
+    const bool multiplied = producer == def->input(0) || producer == def->input(1);
     std::vector<std::pair<IterDomain*, IterDomain*>> pairs;
     for (size_t i = 0; i < p_ids.size() && i < dims.size(); ++i) {
-      if (dims[i] < 0) continue;
-      LOOM_ASSERT(size_t(dims[i]) < c_ids.size(), "logical map of ", producer->toString(), " and ",
-                  consumer->toString(), " through ", def->toString(), ": operand dim ", i,
-                  " has no output dim");
-      IterDomain* c = c_ids[size_t(dims[i])];
+      if (dims[i] < 0 && !multiplied) continue;
+      const size_t at = dims[i] < 0 ? c_ids.size() - 1 : size_t(dims[i]);
+      LOOM_ASSERT(at < c_ids.size() && (dims[i] >= 0 || c_ids[at]->isReduction()),
+                  "logical map of ", producer->toString(), " and ", consumer->toString(),
+                  " through ", def->toString(), ": operand dim ", i, " has no output dim");
+      IterDomain* c = c_ids[at];
       if (!options.map_broadcast && p_ids[i]->isBroadcast() != c->isBroadcast()) continue;
       pairs.emplace_back(p_ids[i], c);
     }

@@ -164,17 +164,19 @@ std::optional<std::string> matmulProblem(const Expr* e) {
     }
     want = rx - 1 + (rw == 2 ? 1 : 0);
   }
-  if (rank(out) != want || out->domain()->hasReduction()) {
+  const std::vector<IterDomain*>& c_ids = out->logical();
+  if (rank(out) != want || c_ids.size() != size_t(want) + 1 || !c_ids.back()->isReduction()) {
     return concat(quoted(e), ": its output ", out->toString(), " must have ", want,
-                  " dims and no reduction ID, not ", out->logical().size());
+                  " dims and then one reduction ID, the contracted r{k} (", want + 1,
+                  " logical IDs, the last a reduction), not ", c_ids.size(), " logical IDs of ",
+                  "which ", c_ids.size() - size_t(rank(out)), " reductions");
   }
-  const std::vector<IterDomain*> c_ids = TensorDomain::noReductions(out->logical());
   for (Val* in : e->inputs()) {
     const auto* p = in->as<TensorView>();
     const std::vector<IterDomain*> p_ids = TensorDomain::noReductions(p->logical());
     const std::vector<int64_t> dims = matmulOperandDims(e, p);
     for (size_t i = 0; i < p_ids.size(); ++i) {
-      if (dims[i] < 0) continue;
+      if (dims[i] < 0) continue;  // k, whose r{k} is checked above
       if (auto r = pairProblem(e, p, out, p_ids[i], c_ids[size_t(dims[i])])) return r;
     }
   }

@@ -9,6 +9,7 @@
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/tensor_domain.h"
+#include "loom/ir/transforms.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/ops/arith.h"
 #include "loom/ops/matmul.h"
@@ -54,6 +55,42 @@ std::optional<ShardedAxis> contractedAxis(const ir::Expr* e, const ir::TensorVie
 // What the user can write instead, for the forms below.
 std::string where(const ir::Expr* e) { return "'" + e->toString() + "'"; }
 
+}  // namespace
+
+std::optional<ShardedAxis> partialContractionAxis(const ir::TensorView* tv) {
+  const ir::Expr* def = tv->definition();
+  if (def == nullptr || !isContraction(def) || tv->logical().empty()) return std::nullopt;
+  ir::IterDomain* rk = tv->logical().back();
+  std::optional<ShardedAxis> found;
+  for (ir::IterDomain* id : tv->loop()) {
+    if (!id->isDeviceDim() || !id->isReduction()) continue;
+    const std::string_view name = ir::parallelTypeName(id->parallelType());
+    LOOM_CHECK(tv->hasDeviceMesh() && tv->deviceMesh().hasAxis(id->parallelType()),
+               tv->toString(), ": its contracted r{k} (", rk->toString(), ") is ", name,
+               " but the tensor has no device mesh with that axis (setDeviceMesh)");
+    const int64_t devices = tv->deviceMesh().size(id->parallelType());
+    const auto* split = id->definition() == nullptr ? nullptr : id->definition()->dynCast<ir::Split>();
+    const bool outer_piece = split != nullptr && split->in() == rk && split->outer() == id;
+    std::optional<int64_t> pieces;
+    if (outer_piece && !split->innerSplit()) pieces = split->factor()->constInt();
+    if (outer_piece && split->innerSplit()) {
+      auto n = rk->extent()->constInt();
+      auto f = split->factor()->constInt();
+      if (n && f && *f > 0 && *n % *f == 0) pieces = *n / *f;
+    }
+    LOOM_CHECK(pieces.has_value() && *pieces == devices, tv->toString(), ": ", name, " loop ID ",
+               id->toString(), " marks the contracted r{k} (", rk->toString(), ") of '",
+               def->toString(), "' as summed across devices, which Loom runs when it is the "
+               "outer piece of outer_split(", rk->toString(), ", ", devices, ") (split(-1, ",
+               devices, ", inner_split=False)): each device then holds the partial product of "
+               "one block of k");
+    if (devices > 1) found = ShardedAxis{id->parallelType(), id, rk, devices};
+  }
+  return found;
+}
+
+namespace {
+
 // The mesh axis and size the contraction is sharded over, checked to be a form decomposition
 // runs; nullopt when neither operand's contracted dim is sharded over several devices.
 std::optional<ShardedAxis> shardedContraction(const ir::Expr* e) {
@@ -61,7 +98,9 @@ std::optional<ShardedAxis> shardedContraction(const ir::Expr* e) {
   auto [a, b] = operandsOf(e);
   const std::optional<ShardedAxis> ka = contractedAxis(e, a, false);
   const std::optional<ShardedAxis> kb = contractedAxis(e, b, true);
-  if (!ka && !kb) return std::nullopt;
+  const auto* out = e->output(0)->as<ir::TensorView>();
+  const std::optional<ShardedAxis> kout = partialContractionAxis(out);
+  if (!ka && !kb && !kout) return std::nullopt;
   for (const ir::TensorView* tv : {a, b}) {
     LOOM_CHECK(rankOf(tv) >= 2, where(e), " contracts a dim sharded over several devices, and ",
                tv->toString(), " has one dim: Loom splits the contraction into per-device "
@@ -80,7 +119,23 @@ std::optional<ShardedAxis> shardedContraction(const ir::Expr* e) {
                " devices; shard both contracted dims on one mesh axis (outer_split(dim, d), "
                "parallelized alike)");
   }
-  return ka ? ka : kb;
+  if (kout) {
+    // nvFuser's row-parallel form marks out's r{k} on the operands' mesh axis; operands that
+    // are not sharded on k are scattered (decomposeShardedContraction).
+    for (const std::optional<ShardedAxis>& k : {ka, kb}) {
+      LOOM_CHECK(!k || (k->type == kout->type && k->devices == kout->devices), where(e),
+                 ": its output ", out->toString(), " sums the contracted r{k} (",
+                 kout->logical->toString(), ") across ", ir::parallelTypeName(kout->type),
+                 " but an operand's contracted dim is sharded on ", ir::parallelTypeName(k->type),
+                 "; shard the operands' contracted dims on the mesh axis of the output's r{k}");
+    }
+    LOOM_CHECK(out->deviceMesh() == a->deviceMesh(), where(e), ": its output ", out->toString(),
+               " on device mesh ", out->deviceMesh(), " sums the contracted dim across devices "
+               "but ", a->toString(), " is on ", a->deviceMesh(),
+               "; put the operands and the output on one mesh");
+  }
+  if (ka) return ka;
+  return kb ? kb : kout;
 }
 
 // `tv` copied (a set) and sharded on `a.type` along its dim `dim` too: the copy of a replicated

@@ -21,6 +21,7 @@
 #include "loom/ir/transforms.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/support/error.h"
+#include "multidevice/contraction.h"
 
 namespace loom::multidevice {
 
@@ -93,7 +94,15 @@ void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_pr
       auto it = map.find(r);
       if (it != map.end()) t = it->second;
     }
-    if (t == nullptr || t->isReduction() || t->isBroadcast()) continue;
+    // A matmul's or linear's r{k} takes the operand's sharding of k as nvFuser's propagation
+    // gives it (the mark of a partial sum, which decompose_reshardings reads); other reduced
+    // IDs stay unsharded.
+    const bool contracted_k = t != nullptr && t->isReduction() && a.devices > 1 &&
+                              target->definition() != nullptr &&
+                              (target->definition()->isA<ir::MatmulOp>() ||
+                               target->definition()->isA<ir::LinearOp>()) &&
+                              t == target->logical().back();
+    if (t == nullptr || (t->isReduction() && !contracted_k) || t->isBroadcast()) continue;
     auto extent = t->extent()->constInt();
     if (extent.has_value() && *extent % a.devices != 0) continue;  // decompose_reshardings says so
     const auto& loop = target->loop();
@@ -224,7 +233,10 @@ bool canonicalizeDids(ir::Fusion& fusion) {
     for (ir::IterDomain* id : tv->loop()) {
       if (id->isDeviceDim() && id->isReduction()) {
         // nvFuser's mark of a reduction across devices (shardedAxes skips it): the partials'
-        // sum comes from the input's sharding.
+        // sum comes from the input's sharding. On a matmul's or linear's r{k} it stays for
+        // decompose_reshardings: it shards the contraction even when the operands are not
+        // sharded on k (they are scattered then).
+        if (const auto p = partialContractionAxis(tv); p && p->did == id) continue;
         id->parallelize(ir::ParallelType::Serial);
         changed = true;
         continue;

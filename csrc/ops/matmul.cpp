@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// matmul and linear: operand checks, then one MatmulOp or LinearOp whose output gets fresh IDs.
+// matmul and linear: operand checks, then one MatmulOp or LinearOp whose output gets fresh IDs
+// and, last, a Reduction ID of the contracted extent (nvFuser's r{k}).
 #include "loom/ops/matmul.h"
 
 #include "loom/ir/builder.h"
@@ -37,6 +38,14 @@ void checkContracted(std::string_view op, const TensorView* a, const IterDomain*
   auto y = detail::constSize(b_k);
   LOOM_CHECK(!x || !y || *x == *y, op, ": the contracted sizes differ: ", described(a), " has ", *x,
              " in its last dim, ", described(b), " has ", *y, " in its ", b_where);
+}
+
+// The output's trailing r{k}: the contracted dim as a Reduction ID of its user-visible extent,
+// read from the operand whose k is not a broadcast (a's when both or neither are).
+IterDomain* contractedId(const IterDomain* a_k, const IterDomain* b_k) {
+  const IterDomain* k = a_k->isBroadcast() && !b_k->isBroadcast() ? b_k : a_k;
+  return ir::IrBuilder::create<IterDomain>(k->start(), k->logicalExtent(),
+                                           ir::IterType::Reduction);
 }
 
 // nvFuser's linear with a 3-D weight [g, n, k] (one [n, k] weight per leading index, the form
@@ -88,6 +97,7 @@ TensorView* matmul(TensorView* a, TensorView* b) {
       detail::broadcastOutputIds({a, b}, {a_batch, b_batch}, "matmul");
   if (!a_vector) out_ids.push_back(detail::freshId(ad[ad.size() - 2]));
   if (!b_vector) out_ids.push_back(detail::freshId(bd.back()));
+  out_ids.push_back(contractedId(ad.back(), b_vector ? bd.back() : bd[bd.size() - 2]));
   TensorView* out = detail::newTensor(std::move(out_ids), a->dtype());
   ir::IrBuilder::create<ir::MatmulOp>(out, a, b);
   return out;
@@ -125,6 +135,7 @@ TensorView* linear(TensorView* x, TensorView* w, TensorView* bias) {
   std::vector<IterDomain*> out_ids;
   for (size_t i = 0; i + 1 < xd.size(); ++i) out_ids.push_back(detail::freshId(xd[i]));
   if (wd.size() == 2) out_ids.push_back(detail::freshId(wd[0]));
+  out_ids.push_back(contractedId(xd.back(), wd.back()));
   TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
   ir::IrBuilder::create<ir::LinearOp>(out, x, w, bias);
   return out;

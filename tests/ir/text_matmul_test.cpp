@@ -48,8 +48,8 @@ TEST(TextMatmulTest, RoundTripAndClone) {
 }
 
 // Batch dims line up from the right, m with a's second-to-last dim, n with b's last (linear:
-// w's first); k lines up with nothing.
-TEST(TextMatmulTest, LogicalMapSkipsTheContractedDim) {
+// w's first); k (a's last, b's second-to-last) lines up with out's trailing r{k}.
+TEST(TextMatmulTest, LogicalMapPairsTheContractedDimWithRk) {
   Fusion f;
   FusionGuard g(&f);
   auto* a = ops::TensorBuilder().shape({-1, -1, -1}).build();
@@ -58,17 +58,53 @@ TEST(TextMatmulTest, LogicalMapSkipsTheContractedDim) {
   f.addInput(b);
   TensorView* out = ops::matmul(a, b);
   f.addOutput(out);
+  ASSERT_EQ(out->logical().size(), 4u);  // [a0, a1, b1, r{k}]
+  ASSERT_TRUE(out->logical()[3]->isReduction());
   auto pa = pairwiseLogicalMap(a, out);
-  ASSERT_EQ(pa.size(), 2u);
+  ASSERT_EQ(pa.size(), 3u);
   EXPECT_EQ(pa[0].first, a->logical()[0]);
   EXPECT_EQ(pa[0].second, out->logical()[0]);
   EXPECT_EQ(pa[1].first, a->logical()[1]);
   EXPECT_EQ(pa[1].second, out->logical()[1]);
+  EXPECT_EQ(pa[2].first, a->logical()[2]);
+  EXPECT_EQ(pa[2].second, out->logical()[3]);
   auto pb = pairwiseLogicalMap(b, out);
-  ASSERT_EQ(pb.size(), 1u);
-  EXPECT_EQ(pb[0].first, b->logical()[1]);
-  EXPECT_EQ(pb[0].second, out->logical()[2]);
+  ASSERT_EQ(pb.size(), 2u);
+  EXPECT_EQ(pb[0].first, b->logical()[0]);
+  EXPECT_EQ(pb[0].second, out->logical()[3]);
+  EXPECT_EQ(pb[1].first, b->logical()[1]);
+  EXPECT_EQ(pb[1].second, out->logical()[2]);
+  // matmulOperandDims names k by -1 (no iteration dim of out).
   EXPECT_EQ(matmulOperandDims(out->definition(), a), (std::vector<int64_t>{0, 1, -1}));
+  EXPECT_EQ(matmulOperandDims(out->definition(), b), (std::vector<int64_t>{-1, 2}));
+}
+
+// linear: x's leading dims line up with out's, w's rows with out's features, the contracted
+// dims of both with r{k}, a 1-D bias with the features.
+TEST(TextMatmulTest, LinearLogicalMapAndPrintedRk) {
+  Fusion f;
+  FusionGuard g(&f);
+  auto* x = ops::TensorBuilder().shape({2, 3, 8}).build();
+  auto* w = ops::TensorBuilder().shape({5, 8}).build();
+  auto* bias = ops::TensorBuilder().shape({5}).build();
+  for (TensorView* in : {x, w, bias}) f.addInput(in);
+  TensorView* out = ops::linear(x, w, bias);
+  f.addOutput(out);
+  EXPECT_EQ(matmulOperandDims(out->definition(), bias), (std::vector<int64_t>{2}));
+  auto px = pairwiseLogicalMap(x, out);
+  ASSERT_EQ(px.size(), 3u);
+  EXPECT_EQ(px[2].first, x->logical()[2]);
+  EXPECT_EQ(px[2].second, out->logical()[3]);
+  auto pbias = pairwiseLogicalMap(bias, out);
+  ASSERT_EQ(pbias.size(), 1u);
+  EXPECT_EQ(pbias[0].second, out->logical()[2]);
+  auto pw = pairwiseLogicalMap(w, out);
+  ASSERT_EQ(pw.size(), 2u);
+  EXPECT_EQ(pw[1].first, w->logical()[1]);
+  EXPECT_EQ(pw[1].second, out->logical()[3]);
+  const std::string text = printFusion(f);
+  EXPECT_HAS(text, "T3 : f32  global [i6{2}, i7{3}, i8{5}, r9{8}]") << text;
+  test::expectRoundTrip(f);
 }
 
 TEST(TextMatmulTest, ParserAndVerifierErrors) {
@@ -76,22 +112,33 @@ TEST(TextMatmulTest, ParserAndVerifierErrors) {
   // A dtype outside f32/bf16/f16.
   auto err = parseError(head +
                         "T0 : f64 global [i0{4}, i1{8}]\nT1 : f64 global [i2{8}, i3{5}]\n"
-                        "T2 : f64 global [i4{4}, i5{5}]\nT2 = matmul(T0, T1)\n");
+                        "T2 : f64 global [i4{4}, i5{5}, r6{8}]\nT2 = matmul(T0, T1)\n");
   EXPECT_HAS(err, "matmul computes in f32, bf16 or f16, not f64");
   // Mixed dtypes.
   err = parseError(head +
                    "T0 : f32 global [i0{4}, i1{8}]\nT1 : bf16 global [i2{8}, i3{5}]\n"
-                   "T2 : f32 global [i4{4}, i5{5}]\nT2 = matmul(T0, T1)\n");
+                   "T2 : f32 global [i4{4}, i5{5}, r6{8}]\nT2 = matmul(T0, T1)\n");
   EXPECT_HAS(err, "T1 is bf16, but matmul takes operands of its output's dtype f32");
   // The output's rank.
   err = parseError(head +
                    "T0 : f32 global [i0{4}, i1{8}]\nT1 : f32 global [i2{8}, i3{5}]\n"
                    "T2 : f32 global [i4{4}]\nT2 = matmul(T0, T1)\n");
-  EXPECT_HAS(err, "its output T2 must have 2 dims and no reduction ID, not 1");
+  EXPECT_HAS(err, "its output T2 must have 2 dims and then one reduction ID, the contracted r{k} "
+                  "(3 logical IDs, the last a reduction), not 1 logical IDs of which 0 reductions");
+  // The output without its r{k} (Loom's form before it carried the contracted dim).
+  err = parseError(head +
+                   "T0 : f32 global [i0{4}, i1{8}]\nT1 : f32 global [i2{8}, i3{5}]\n"
+                   "T2 : f32 global [i4{4}, i5{5}]\nT2 = matmul(T0, T1)\n");
+  EXPECT_HAS(err, "its output T2 must have 2 dims and then one reduction ID");
+  // r{k} not last.
+  err = parseError(head +
+                   "T0 : f32 global [i0{4}, i1{8}]\nT1 : f32 global [i2{8}, i3{5}]\n"
+                   "T2 : f32 global [r6{8}, i4{4}, i5{5}]\nT2 = matmul(T0, T1)\n");
+  EXPECT_HAS(err, "its output T2 must have 2 dims and then one reduction ID");
   // A broadcast output dim where the operand has none.
   err = parseError(head +
                    "T0 : f32 global [i0{4}, i1{8}]\nT1 : f32 global [i2{8}, i3{5}]\n"
-                   "T2 : f32 global [b4{1}, i5{5}]\nT2 = matmul(T0, T1)\n");
+                   "T2 : f32 global [b4{1}, i5{5}, r6{8}]\nT2 = matmul(T0, T1)\n");
   EXPECT_HAS(err, "is a broadcast ID, but it lines up with i0 of T0");
   // linear: a 3-D weight, a bias of the wrong rank, too many operands.
   err = parseError(head +

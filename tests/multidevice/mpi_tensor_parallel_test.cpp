@@ -136,6 +136,43 @@ std::vector<CommunicationCase> tensorParallelCases() {
                    {CT::Allgather, CT::ReduceScatter},
                    2});
   }
+  // nvFuser's forms (test_row_parallel_linear, test_linear_reduce_scatter): the input, the
+  // weight and the output's contracted r{k} split by d with the outer piece on DIDx; the r{k}
+  // DID marks the partial sum. With the output's sequence dim on DIDx too, a ReduceScatter.
+  for (bool scatter : {false, true}) {
+    out.push_back({scatter ? "NvFuserLinearReduceScatter" : "NvFuserRowParallelLinear",
+                   [=](Fusion& f, int64_t d) {
+                     const DeviceMesh mesh = DeviceMesh::arange(d);
+                     TensorView* x = input(f, {2, 3 * d, 4 * d}, DataType::BFloat16);
+                     TensorView* w = input(f, {5, 4 * d}, DataType::BFloat16);
+                     TensorView* b = replicated(f, {5}, DataType::BFloat16, d);
+                     TensorView* y = ops::linear(x, w, b);  // [2, 3d, 5, r{4d}]
+                     for (TensorView* t : {x, w, y}) {
+                       t->setDeviceMesh(mesh);
+                       t->split(-1, d, /*inner_split=*/false);
+                       t->axis(-2)->parallelize(ParallelType::DIDx);
+                     }
+                     if (scatter) {
+                       y->outerSplit(1, d);
+                       y->axis(1)->parallelize(ParallelType::DIDx);
+                     }
+                     f.addOutput(y);
+                   },
+                   {scatter ? CT::ReduceScatter : CT::Allreduce}});
+  }
+  // Only the output's r{k} on DIDx, the operands replicated: both are sliced (Scatters, no
+  // collective) and the partials summed.
+  out.push_back({"RowParallelLinearMarkedOnTheOutputOnly",
+                 [](Fusion& f, int64_t d) {
+                   TensorView* x = replicated(f, {3, 4 * d}, DataType::Float32, d);
+                   TensorView* w = replicated(f, {6, 4 * d}, DataType::Float32, d);
+                   TensorView* y = ops::linear(x, w);  // [3, 6, r{4d}]
+                   y->setDeviceMesh(DeviceMesh::arange(d));
+                   y->split(-1, d, /*inner_split=*/false);
+                   y->axis(-2)->parallelize(ParallelType::DIDx);
+                   f.addOutput(ops::relu(y));
+                 },
+                 {CT::Scatter, CT::Scatter, CT::Allreduce}});
   // The weight's contracted dim unsharded: each device slices its block (a Scatter, no
   // collective), then the partials' Allreduce.
   out.push_back({"RowParallelLinearReplicatedWeight",

@@ -128,6 +128,124 @@ TEST(TensorParallel, SequenceParallelMlpGathersTheInputAndScattersTheSum) {
   EXPECT_EQ(shardedDim(h), 2);
 }
 
+// nvFuser's row-parallel linear marks the output's contracted r{k} with the operands' DID (a
+// split of out's last logical ID, the outer piece on DIDx): the same partial products and one
+// Allreduce; with out's sequence dim on DIDx too (two DIDx loop IDs, one on r{k}) a
+// ReduceScatter along it.
+TEST(TensorParallel, NvFuserFormWithDidOnRkIsAllreduceOrReduceScatter) {
+  for (bool scatter : {false, true}) {
+    Fusion f;
+    TensorView* y = nullptr;
+    {
+      FusionGuard g(&f);
+      TensorView* x = input(f, {2, 8, 32});
+      TensorView* w = input(f, {6, 32});
+      y = ops::linear(x, w);
+      ASSERT_EQ(y->logical().size(), 4u);
+      for (TensorView* t : {x, w, y}) {
+        t->setDeviceMesh(DeviceMesh::arange(kD));
+        t->split(-1, kD, /*inner_split=*/false);
+        t->axis(-2)->parallelize(ParallelType::DIDx);
+      }
+      if (scatter) {
+        y->outerSplit(1, kD);
+        y->axis(1)->parallelize(ParallelType::DIDx);
+      }
+      f.addOutput(y);
+      // The DID on r{k} shards no data: only the sequence dim counts.
+      EXPECT_EQ(shardedDim(y), scatter ? 1 : -1);
+    }
+    const std::vector<Communication> comms = communicationsOf(f);
+    ASSERT_EQ(comms.size(), 1u) << scatter;
+    EXPECT_EQ(comms[0].type,
+              scatter ? CommunicationType::ReduceScatter : CommunicationType::Allreduce);
+    if (scatter) {
+      EXPECT_EQ(comms[0].dim, 1);
+    }
+  }
+}
+
+// Propagation gives an unannotated linear output's r{k} the operands' sharding of k (nvFuser's
+// partial-sum mark), and leaves its data dims unsharded.
+TEST(TensorParallel, PropagationMarksTheContractedRk) {
+  Fusion f;
+  FusionGuard g(&f);
+  TensorView* x = input(f, {3, 5, 32});
+  TensorView* w = input(f, {6, 32});
+  shard(x, 2);
+  shard(w, 1);
+  TensorView* y = ops::linear(x, w);
+  f.addOutput(y);
+  propagateShardings(f);
+  ASSERT_TRUE(y->hasDeviceMesh());
+  EXPECT_EQ(shardedDim(y), -1);
+  const ir::IterDomain* did = y->axis(0);
+  EXPECT_TRUE(did->isReduction() && did->parallelType() == ParallelType::DIDx) << y->toString();
+  const auto* split = did->definition()->as<ir::Split>();
+  EXPECT_EQ(split->in(), y->logical().back());
+  EXPECT_FALSE(split->innerSplit());
+}
+
+// Only the output's r{k} on DIDx, the operands replicated: each operand is sliced on k (two
+// Scatters) and the partials summed.
+TEST(TensorParallel, DidOnRkOfReplicatedOperandsScattersThem) {
+  Fusion f;
+  {
+    FusionGuard g(&f);
+    TensorView* x = replicated(f, {3, 32});
+    TensorView* w = replicated(f, {6, 32});
+    TensorView* y = ops::linear(x, w);
+    y->setDeviceMesh(DeviceMesh::arange(kD));
+    y->split(-1, kD, /*inner_split=*/false);
+    y->axis(-2)->parallelize(ParallelType::DIDx);
+    f.addOutput(y);
+  }
+  const std::vector<Communication> comms = communicationsOf(f);
+  ASSERT_EQ(comms.size(), 3u);
+  EXPECT_EQ(comms[0].type, CommunicationType::Scatter);
+  EXPECT_EQ(comms[1].type, CommunicationType::Scatter);
+  EXPECT_EQ(comms[2].type, CommunicationType::Allreduce);
+}
+
+// A DID on r{k} that is not one outer split by the mesh size, or on another mesh axis than the
+// operands' k, is a UserError naming the output.
+TEST(TensorParallel, DidOnRkFormsLoomDoesNotRun) {
+  auto error = [](auto build) {
+    Fusion f;
+    FusionGuard g(&f);
+    build(f);
+    return loom::test::userErrorOf([&] { (void)segmenter::shardedCopy(f); });
+  };
+  std::string inner = error([](Fusion& f) {
+    TensorView* x = replicated(f, {3, 32});
+    TensorView* w = replicated(f, {6, 32});
+    TensorView* y = ops::linear(x, w);
+    y->setDeviceMesh(DeviceMesh::arange(kD));
+    y->split(-1, 2);  // outer piece of 16, not 4
+    y->axis(-2)->parallelize(ParallelType::DIDx);
+    f.addOutput(y);
+  });
+  EXPECT_NE(inner.find("T2: DIDx loop ID"), std::string::npos) << inner;
+  EXPECT_NE(inner.find("marks the contracted r{k} (i"), std::string::npos) << inner;
+  EXPECT_NE(inner.find("split(-1, 4, inner_split=False)"), std::string::npos) << inner;
+  const DeviceMesh mesh2d(DeviceMesh::arange(kD).devices(), {2, 2});
+  std::string axes = error([&](Fusion& f) {
+    TensorView* x = input(f, {5, 32});
+    TensorView* w = input(f, {6, 32});
+    shard(x, 1, ParallelType::DIDy, mesh2d);
+    shard(w, 1, ParallelType::DIDy, mesh2d);
+    TensorView* y = ops::linear(x, w);
+    y->setDeviceMesh(mesh2d);
+    y->split(-1, 2, /*inner_split=*/false);
+    y->axis(-2)->parallelize(ParallelType::DIDx);
+    f.addOutput(y);
+  });
+  EXPECT_NE(axes.find("sums the contracted r{k} (i"), std::string::npos) << axes;
+  EXPECT_NE(axes.find("across DIDx but an operand's contracted dim is sharded on DIDy"),
+            std::string::npos)
+      << axes;
+}
+
 TEST(TensorParallel, UnsupportedFormsSayWhatToWrite) {
   auto error = [](auto build) {
     Fusion f;

@@ -97,6 +97,36 @@ def test_pointwise_around_linear_is_three_segments(device):
     assert "fd.ops.linear(" in text, text
 
 
+def test_output_domain_ends_with_the_contracted_reduction():
+    """As nvFuser's, a linear's (and matmul's) output logical domain is [..., m, n, r{k}]: ndim,
+    shape and size count only the non-reduction dims, axis() indexes the loop domain (r{k} last),
+    and a pointwise consumer of it has no reduction."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[2, 3, 8], contiguity=True)
+        w = fd.define_tensor(shape=[5, 8], contiguity=True)
+        out = fd.ops.linear(x, w)
+        dot = fd.ops.matmul(fd.define_tensor(shape=[8], contiguity=True),
+                            fd.define_tensor(shape=[8], contiguity=True))
+        y = fd.ops.relu(out)
+        fd.add_output(y)
+        fd.add_output(dot)
+        assert out.ndim == 3
+        assert out.num_dims() == 4
+        logical = out.get_logical_domain()
+        assert [i.is_reduction() for i in logical] == [False, False, False, True]
+        assert out.axis(-1).is_reduction()
+        assert str(out.axis(-1).extent()) == "8"
+        assert [str(s) for s in fd.ops.shape(out)] == ["2", "3", "5"]
+        assert str(out.size(-1)) == "5"
+        assert dot.ndim == 0 and dot.num_dims() == 1
+        assert y.ndim == 3 and y.num_dims() == 3
+    xs, ws = torch.randn(2, 3, 8), torch.randn(5, 8)
+    a, b = torch.randn(8), torch.randn(8)
+    got_y, got_dot = fd.execute([xs, ws, a, b])
+    torch.testing.assert_close(got_y, torch.relu(F.linear(xs.double(), ws.double())).float())
+    torch.testing.assert_close(got_dot, (a.double() @ b.double()).float())
+
+
 def test_printed_definition_names_the_ops():
     with FusionDefinition() as fd:
         a = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Float)

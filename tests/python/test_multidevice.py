@@ -331,6 +331,56 @@ def test_row_parallel_linear(sequence_parallel):
     _close(y, want[:, rank * 2:(rank + 1) * 2] if sequence_parallel else want)
 
 
+@pytest.mark.parametrize("scatter", [False, True])
+def test_linear_reduce_scatter_nvfuser_form(scatter):
+    """nvFuser's test_row_parallel_linear / test_linear_reduce_scatter: the input, the weight and
+    the output split on their last dim (the output's is r{k}) with mesh_x on the outer piece;
+    with scatter, the output's sequence dim on mesh_x too. Partial products summed by an
+    Allreduce (the whole output on each rank) or a ReduceScatter (the rank's sequence block)."""
+    d, rank, mesh = _rank_mesh()
+    torch.manual_seed(33)
+    b, s, e = 3, 5, 7
+    x, w, bias = _whole(b, d * s, d * e), _whole(e, d * e), _whole(e)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, d * s, d * e], contiguity=True)
+        tw = fd.define_tensor([-1, d * e], contiguity=True)
+        tb = fd.define_tensor([e], contiguity=True)
+        out = fd.ops.linear(tx, tw, tb)
+        fd.add_output(out)
+        assert out.ndim == 3 and out.num_dims() == 4
+        tb.set_device_mesh(mesh)
+        for tv in (tx, tw, out):
+            tv.set_device_mesh(mesh)
+            tv.split(-1, d, inner_split=False)
+            tv.axis(-2).parallelize(ParallelType.mesh_x)
+        if scatter:
+            out.outer_split(1, d)
+            out.axis(1).parallelize(ParallelType.mesh_x)
+    (y,) = fd.execute([shard_tensor(x, tx), shard_tensor(w, tw), bias])
+    want = torch.nn.functional.linear(x.double(), w.double(), bias.double())
+    _close(y, want[:, rank * s:(rank + 1) * s] if scatter else want)
+    _close(shard_tensor(want, out), want[:, rank * s:(rank + 1) * s] if scatter else want)
+
+
+def test_row_parallel_linear_marked_on_the_output_only():
+    """mesh_x on the output's r{k} alone, the input and the weight replicated: each rank slices
+    its block of k from both, and the partial products are summed (an Allreduce)."""
+    d, rank, mesh = _rank_mesh()
+    torch.manual_seed(34)
+    x, w = _whole(4, 6 * d), _whole(5, 6 * d)
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor(shape=[4, 6 * d], contiguity=True)
+        tw = fd.define_tensor(shape=[5, 6 * d], contiguity=True)
+        out = fd.ops.linear(tx, tw)
+        fd.add_output(out)
+        for tv in (tx, tw, out):
+            tv.set_device_mesh(mesh)
+        out.split(-1, d, inner_split=False)
+        out.axis(-2).parallelize(ParallelType.mesh_x)
+    (y,) = fd.execute([x, w])
+    _close(y, torch.nn.functional.linear(x.double(), w.double()))
+
+
 @pytest.mark.parametrize("sequence_parallel", [False, True])
 def test_megatron_mlp(sequence_parallel):
     """Column-parallel linear, gelu, row-parallel linear: an Allreduce at the end; sequence

@@ -162,15 +162,17 @@ def test_output_shardings_of_a_fusion_without_meshes_is_empty():
 
 
 def test_rfactor_of_a_matmul_output_says_what_to_write():
-    """nvFuser's row-parallel matmul rFactors the output's r{k}; Loom's matmul output has no
-    Reduction ID, so rfactor names the op and the form that runs (k sharded on the operands)."""
+    """nvFuser's row-parallel matmul rFactors the output's r{k}; Loom's matmul is one GEMM call,
+    so rfactor names the op and the forms that run (r{k} marked, or k sharded on the operands)."""
     with FusionDefinition() as fd:
         a = fd.define_tensor([4, 8], contiguity=True)
         b = fd.define_tensor([8, 3], contiguity=True)
         out = fd.ops.matmul(a, b)
         fd.add_output(out)
+        assert out.ndim == 2
+        assert out.get_logical_domain()[-1].is_reduction()
         with pytest.raises(loom.UserError, match=r"rFactor of T2: it is the output of a matmul, "
-                                                 r"whose contracted dim k is no Reduction ID.*"
+                                                 r"which runs as one GEMM library call.*"
                                                  r"shard k on both operands"):
             out.rfactor(axes=[-1])
 

@@ -51,8 +51,8 @@ TEST(RFactor, Errors) {
   EXPECT_TRUE(has(userError([&] { rFactor(p, {3}); }), "already has a root domain"));
 }
 
-// A matmul's or linear's output keeps no Reduction ID for k (nvFuser's does): rFactor names the
-// op and says to shard k on the operands instead.
+// A matmul's or linear's output ends with r{k} as nvFuser's, but the product is one GEMM call:
+// rFactor of it names the op and says to mark r{k} or shard k on the operands instead.
 TEST(RFactor, MatmulOutputSaysToShardTheOperands) {
   Fusion fusion;
   FusionGuard guard(&fusion);
@@ -66,9 +66,9 @@ TEST(RFactor, MatmulOutputSaysToShardTheOperands) {
   auto* l = ops::linear(a, w);
   fusion.addOutput(m);
   fusion.addOutput(l);
-  EXPECT_TRUE(has(userError([&] { rFactor(m, {1}); }),
-                  "is the output of a matmul, whose contracted dim k is no Reduction ID"));
-  EXPECT_TRUE(has(userError([&] { rFactor(l, {1}); }), "shard k on both operands"));
+  EXPECT_TRUE(has(userError([&] { rFactor(m, {2}); }),
+                  "is the output of a matmul, which runs as one GEMM library call"));
+  EXPECT_TRUE(has(userError([&] { rFactor(l, {2}); }), "shard k on both operands"));
 }
 
 // A schedule that merges a broadcast into a reduction cannot be rFactored: it is a clear error

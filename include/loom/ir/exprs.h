@@ -549,8 +549,10 @@ bool isIndexingExpr(const Expr* e);
 /// a[batch_a..., m, k] * b[batch_b..., k, n]. A 1-D a is one row ([k]: out has no m dim), a 1-D
 /// b one column ([k]: out has no n dim); 1-D x 1-D is a dot product (a 0-D out). The batch dims
 /// of a and b (all dims before the last two) align from the right and broadcast: an operand
-/// without a dim, or with size 1 there, repeats along it. The contracted dim k is no ID of out
-/// (there is no Reduction ID): its sizes are a's last dim and b's second-to-last (or only) dim.
+/// without a dim, or with size 1 there, repeats along it. The contracted dim k (a's last dim, b's
+/// second-to-last or only dim) is out's last logical ID, a Reduction ID r{k} as in nvFuser:
+/// out's logical domain is [batch..., m, n, r{k}]; not allocated, paired with both operands' k
+/// by the logical map. A DID on it marks a row-parallel product (docs/multidevice.md).
 /// Operands and out have one floating dtype (f32, bf16 or f16); products accumulate in f32 (the
 /// reference evaluator in double) and out is rounded once. Runs as a segment of its own (a
 /// library call: segmenter::MatmulWork), never inside a generated kernel.
@@ -569,7 +571,8 @@ class MatmulOp : public Expr {
 };
 
 /// torch.nn.functional.linear: out = x @ w^T + bias. x is [..., k] (any rank >= 1), w is
-/// [n, k] (out [..., n]) or [k] (out [...]: one dot product per row of x), bias (optional) is
+/// [n, k] (out [..., n, r{k}]) or [k] (out [..., r{k}]: one dot product per row of x; r{k} as
+/// MatmulOp's), bias (optional) is
 /// [n] (added to every row) or 0-D (added everywhere). Dtypes and accumulation as MatmulOp; the
 /// bias is added to the f32 accumulator before the one rounding. Inputs: x, w and, when
 /// hasBias(), bias.
