@@ -88,6 +88,9 @@ const std::vector<Case>& allCases() {
        "layer_norm bwd, [16384, 4096]"},
       {"rms_norm_bwd_16384x4096", Op::RmsNormBwd, {16384, 4096}, "rms_norm bwd, [16384, 4096]"},
       {"layer_norm_bwd_65536x768", Op::LayerNormBwd, {65536, 768}, "layer_norm bwd, [65536, 768]"},
+      // Embedding backward (issue 30's atomic scatter_add): GPT-2's vocabulary, 32768 tokens.
+      {"index_add_32768x1024_into_50257", Op::IndexAdd, {32768, 1024, 50257},
+       "index_add dim 0, [32768, 1024] into [50257, 1024]"},
   };
   return cases;
 }
@@ -114,6 +117,7 @@ std::string dtypeLabel(DataType dtype) {
 std::vector<std::vector<int64_t>> inputShapes(Op op, const std::vector<int64_t>& shape) {
   std::vector<int64_t> cols = {shape.back()};
   if (op == Op::Linear) return {{shape[0], shape[1]}, {shape[2], shape[1]}, {shape[2]}};
+  if (op == Op::IndexAdd) return indexAddInputShapes(shape);
   if (isBatchNorm(op)) return batchNormInputShapes(op, shape);
   if (isNormBackward(op)) return normBackwardInputShapes(op, shape);
   switch (op) {
@@ -134,6 +138,7 @@ std::vector<std::vector<int64_t>> outputShapes(Op op, const std::vector<int64_t>
   }
   if (op == Op::SumDim0) return {std::vector<int64_t>(shape.begin() + 1, shape.end())};
   if (op == Op::Linear) return {{shape[0], shape[2]}};
+  if (op == Op::IndexAdd) return {{shape[2], shape[1]}};
   if (op == Op::Transpose || op == Op::GeluBiasTranspose) return {{shape[1], shape[0]}};
   if (op == Op::ToChannelsLast) return {{shape[0], shape[2], shape[3], shape[1]}};
   return {shape};
@@ -143,12 +148,18 @@ int64_t ioBytes(Op op, const std::vector<int64_t>& shape, DataType dtype) {
   int64_t elements = 0;
   for (const auto& s : inputShapes(op, shape)) elements += numel(s);
   for (const auto& s : outputShapes(op, shape)) elements += numel(s);
-  return elements * int64_t(dataTypeSize(dtype));
+  // index_add's ids are Int64 whatever the case's dtype.
+  const int64_t ids = op == Op::IndexAdd ? shape[0] : 0;
+  return (elements - ids) * int64_t(dataTypeSize(dtype)) + ids * 8;
 }
 
 std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape, DataType dtype) {
   auto fusion = std::make_unique<ir::Fusion>();
   ir::FusionGuard guard(fusion.get());
+  if (op == Op::IndexAdd) {
+    buildIndexAdd(dtype, shape, *fusion);
+    return fusion;
+  }
   std::vector<ir::TensorView*> in;
   for (const auto& s : inputShapes(op, shape)) {
     in.push_back(ops::TensorBuilder().shape(s).dtype(dtype).build());
@@ -199,6 +210,7 @@ std::vector<Tensor> makeInputs(Op op, const std::vector<int64_t>& shape, DataTyp
                                uint64_t seed) {
   // A prime: no row length (4096, 12288) divides it, so rows do not repeat.
   constexpr int64_t kBlock = 4194301;
+  if (op == Op::IndexAdd) return makeIndexAddInputs(shape, dtype, seed);
   std::vector<Tensor> out;
   for (const auto& s : inputShapes(op, shape)) {
     Tensor t = Tensor::empty(s, dtype);
@@ -366,6 +378,7 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
                          const std::vector<Tensor>& outputs) {
   std::vector<int64_t> shape = inputs.at(0).sizes();
   if (op == Op::Linear) shape.push_back(inputs.at(1).size(0));
+  if (op == Op::IndexAdd) shape = {inputs.at(1).size(0), shape[1], shape[0]};  // [T, H, V]
   if (isBatchNorm(op) && (op == Op::BatchNormFwdNhwc || op == Op::BatchNormBwdNhwc)) {
     shape = {shape[0], shape[3], shape[1], shape[2]};  // the case shape is [N, C, H, W]
   }
@@ -395,6 +408,7 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
     return checkTranspose(op == Op::GeluBiasTranspose, dtype, inputs, outs[0]);
   }
   if (op == Op::ToChannelsLast) return checkChannelsLast(dtype, inputs.at(0), outs[0]);
+  if (op == Op::IndexAdd) return checkIndexAdd(dtype, inputs, outs[0]);
   if (isBatchNorm(op)) return checkBatchNorm(op, dtype, inputs, outs);
   if (isNormBackward(op)) return checkNormBackward(op, dtype, inputs, outs);
   const Tensor& x = inputs[0];

@@ -26,6 +26,9 @@ namespace loom::bench {
 /// ([N, H, W, C]) (the outer-persistent scheduler, issue 37; bench_cases_batch_norm.cpp).
 /// LayerNormBwd / RmsNormBwd: grad input, grad weight (and layer_norm's grad bias) of [R, H] rows
 /// (the inner-outer-persistent scheduler, issue 37; bench_cases_norm_backward.cpp).
+/// IndexAdd: x.index_add(0, ids, src) of case shape [T, H, V]: x [V, H], Int64 ids [T] in
+/// [0, V), src [T, H] (embedding backward; the scatter scheduler's atomic kernel, issue 30;
+/// bench_cases_index_add.cpp).
 enum class Op {
   VarMean,
   LayerNorm,
@@ -43,7 +46,8 @@ enum class Op {
   BatchNormBwdNchw,
   BatchNormBwdNhwc,
   LayerNormBwd,
-  RmsNormBwd
+  RmsNormBwd,
+  IndexAdd
 };
 
 /// Epsilon of layer_norm and rms_norm, as the torch baseline passes it.
@@ -120,6 +124,14 @@ void buildNormBackward(Op op, DataType dtype, ir::Fusion& fusion,
                        const std::vector<ir::TensorView*>& inputs);
 CheckResult checkNormBackward(Op op, DataType dtype, const std::vector<Tensor>& inputs,
                               const std::vector<Tensor>& outputs);
+
+/// The index_add case's pieces (bench_cases_index_add.cpp): its inputs (the ids Int64), fusion
+/// and check, used by the functions above.
+std::vector<std::vector<int64_t>> indexAddInputShapes(const std::vector<int64_t>& thv);
+void buildIndexAdd(DataType dtype, const std::vector<int64_t>& thv, ir::Fusion& fusion);
+std::vector<Tensor> makeIndexAddInputs(const std::vector<int64_t>& thv, DataType dtype,
+                                       uint64_t seed);
+CheckResult checkIndexAdd(DataType dtype, const std::vector<Tensor>& inputs, const Tensor& out);
 
 /// One case in one dtype.
 struct CaseResult {

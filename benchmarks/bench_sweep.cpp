@@ -63,6 +63,7 @@ std::string_view familyName(Op op) {
     case Op::BatchNormBwdNhwc: return "bn_bwd_nhwc";
     case Op::LayerNormBwd: return "layer_norm_bwd";
     case Op::RmsNormBwd: return "rms_norm_bwd";
+    case Op::IndexAdd: return "index_add";
   }
   LOOM_ASSERT(false, "unknown benchmark op");
   return "";

@@ -33,7 +33,7 @@ class Case:
     name: str  # stable id used in every JSON file
     op: str  # var_mean | layer_norm | rms_norm | softmax | gelu_tanh_bias | sum_dim0 | linear
     #          | transpose | gelu_bias_t | copy | to_nhwc | bn_{fwd,bwd}_{nchw,nhwc}
-    #          | layer_norm_bwd | rms_norm_bwd
+    #          | layer_norm_bwd | rms_norm_bwd | index_add
     shape: tuple
     label: str  # what the table prints
     large: bool  # held to the 90%-of-ceiling goal
@@ -43,6 +43,9 @@ class Case:
         if self.op == "linear":  # shape is (m, k, n): x [m, k], w [n, k], bias [n]
             m, k, n = self.shape
             return [(m, k), (n, k), (n,)]
+        if self.op == "index_add":  # shape is (T, H, V): x [V, H], ids [T] (int64), src [T, H]
+            t, h, v = self.shape
+            return [(v, h), (t,), (t, h)]
         if self.op.startswith("bn_"):  # shape is (N, C, H, W); channels last stored (N, H, W, C)
             data, c = self.bn_data_shape(), (self.shape[1],)
             return [data, c, c] if self.op.startswith("bn_fwd") else [data, data, c, c, c]
@@ -63,6 +66,8 @@ class Case:
             return [self.shape[1:]]
         if self.op == "linear":
             return [(self.shape[0], self.shape[2])]
+        if self.op == "index_add":
+            return [(self.shape[2], self.shape[1])]
         if self.op in ("transpose", "gelu_bias_t"):
             return [(self.shape[1], self.shape[0])]
         if self.op == "to_nhwc":
@@ -143,6 +148,10 @@ CASES = (
          "rms_norm bwd, [16384, 4096]", True),
     Case("layer_norm_bwd_65536x768", "layer_norm_bwd", (65536, 768),
          "layer_norm bwd, [65536, 768]", True),
+    # Embedding backward (issue 30's atomic scatter_add): x.index_add(0, ids, src). Atomics, not
+    # streaming: not held to the bandwidth goal.
+    Case("index_add_32768x1024_into_50257", "index_add", (32768, 1024, 50257),
+         "index_add dim 0, [32768, 1024] into [50257, 1024]", False),
 )
 
 # Host-side overhead: one fused 3-op pointwise expression on 1024 fp32 elements, wall time per call.
@@ -161,7 +170,8 @@ def io_bytes(case, dtype):
     if dtype not in DTYPE_BYTES:
         raise ValueError(f"unknown dtype '{dtype}' (expected one of {', '.join(DTYPES)})")
     elements = sum(_numel(s) for s in case.input_shapes() + case.output_shapes())
-    return elements * DTYPE_BYTES[dtype]
+    ids = case.shape[0] if case.op == "index_add" else 0  # int64 whatever the dtype
+    return (elements - ids) * DTYPE_BYTES[dtype] + ids * 8
 
 
 def tbps(nbytes, us):

@@ -50,6 +50,12 @@ def make_case(torch, case, dtype):
         return make_batch_norm(torch, case, inputs)
     if case.op.endswith("norm_bwd"):
         return make_norm_backward(torch, case, inputs)
+    if case.op == "index_add":  # the ids: int64 in [0, V)
+        inputs[1] = torch.randint(0, case.shape[2], (case.shape[0],), device="cuda")
+
+        def fn(x, ids, src):
+            return x.index_add(0, ids, src)
+        return fn, inputs
     cols = case.shape[-1]
     # bf16 computes as PyTorch does on bf16 tensors (fp32 accumulation inside the kernels).
     if case.op == "var_mean":

@@ -645,6 +645,24 @@ void stmt(const Writer& wr, std::ostringstream& os, const kir::Stmt* s, int inde
         return "&" + x.buffer->name + "[" + expr(wr, x.base) + "], " + expr(wr, x.stride);
       };
       const std::string index_type = indexTypeName(wr);
+      if (r->blockRow > 0) {
+        // Every thread of the block calls it; the keys and indices live in the shared tensors.
+        const std::string head = "<" + std::string(cTypeName(r->in.buffer->dtype)) + ", " +
+                                 index_type + ", " +
+                                 std::to_string(r->blockRow) + ">(";
+        const std::string smem =
+            "loom_smem + loom_smem_tensors + " + std::to_string(r->smemOffset);
+        if (r->isTopK()) {
+          os << pad << "loom::topkRowBlock" << head << at(r->in) << ", " << expr(wr, r->n) << ", "
+             << expr(wr, r->k) << ", " << at(r->values) << ", " << at(r->indices) << ", "
+             << (r->descending ? "true" : "false") << ", " << smem << ");\n";
+        } else {
+          os << pad << "loom::argsortRowBlock" << head << at(r->in) << ", " << expr(wr, r->n)
+             << ", " << at(r->indices) << ", " << (r->descending ? "true" : "false") << ", "
+             << smem << ");\n";
+        }
+        return;
+      }
       if (r->isTopK()) {
         os << pad << "loom::topkRow<" << cTypeName(r->in.buffer->dtype) << ", " << index_type
            << ">(" << at(r->in) << ", " << expr(wr, r->n) << ", " << expr(wr, r->k) << ", "
@@ -655,6 +673,22 @@ void stmt(const Writer& wr, std::ostringstream& os, const kir::Stmt* s, int inde
            << ">(" << at(r->in) << ", " << expr(wr, r->n) << ", " << at(r->indices) << ", "
            << (r->descending ? "true" : "false") << ");\n";
       }
+      return;
+    }
+    case kir::NodeKind::ScatterAdd: {
+      auto* a = s->as<kir::ScatterAdd>();
+      if (isReducedPrecision(a->out->dtype)) {
+        // The f32 sums: self's parameter (named by its tensor, as every parameter) and the
+        // kernel's "gacc" scratch (lowering, appendAtomicScatters).
+        os << pad << "loom::scatterAddAtomicWide(" << a->out->name << ", "
+           << a->expr->as<ir::ScatterOp>()->self()->toString() << ", " << a->index->name << ", "
+           << a->src->name << ", " << a->dim << ", gacc, " << a->sync << ", loom_index_error, "
+           << a->site << ");\n";
+        return;
+      }
+      os << pad << "loom::scatterAddAtomic(" << a->out->name << ", " << a->index->name << ", "
+         << a->src->name << ", " << a->dim << ", " << a->sync << ", loom_index_error, " << a->site
+         << ");\n";
       return;
     }
     case kir::NodeKind::TensorOp: LOOM_UNREACHABLE("codegen of a kernel that was not indexed");
@@ -717,13 +751,18 @@ void collectIndexVars(const kir::Scope& scope, std::unordered_set<const kir::Var
 std::string runtimeLibraryFor(const kir::Kernel& kernel) {
   const bool grid = !kernel.gridScratch.empty();
   bool sorts = false;
-  kir::forEachStmt(kernel.body, [&](const kir::Stmt* s) { sorts |= s->isA<kir::SortRow>(); });
+  bool scatters = false;
+  kir::forEachStmt(kernel.body, [&](const kir::Stmt* s) {
+    sorts |= s->isA<kir::SortRow>();
+    scatters |= s->isA<kir::ScatterAdd>();
+  });
   std::string out;
   out.reserve(runtimeLibrarySource().size());
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     // Files only some kernels use stay out of the others (less for NVRTC to parse).
     // attention.cuh and its argument structs are for fusedAttentionKernel() alone.
     if ((!grid && f.name == "grid.cuh") || (!sorts && f.name == "sort.cuh") ||
+        (!scatters && f.name == "scatter.cuh") ||
         f.name == "attention_params.cuh" || f.name == "attention.cuh") {
       continue;
     }

@@ -366,7 +366,8 @@ ArgsortOp::ArgsortOp(TensorView* out, TensorView* in, int64_t dim, bool descendi
 ArgsortOp::ArgsortOp(const ArgsortOp* src, IrCloner& c)
     : Expr(NodeKind::ArgsortOp, c.clone(src->inputs()), c.clone(src->outputs())),
       dim_(src->dim_),
-      descending_(src->descending_) {}
+      descending_(src->descending_),
+      block_row_(src->block_row_) {}
 LOOM_DEFINE_CLONE(ArgsortOp)
 TensorView* ArgsortOp::out() const { return output(0)->as<TensorView>(); }
 TensorView* ArgsortOp::in() const { return input(0)->as<TensorView>(); }
@@ -374,7 +375,7 @@ IterDomain* ArgsortOp::sortId() const { return dimId(out(), dim_, this); }
 std::string ArgsortOp::opName() const { return "argsort"; }
 bool ArgsortOp::sameAttributes(const Expr* other) const {
   const auto* o = other->as<ArgsortOp>();
-  return o->dim_ == dim_ && o->descending_ == descending_;
+  return o->dim_ == dim_ && o->descending_ == descending_ && o->block_row_ == block_row_;
 }
 
 TopKOp::TopKOp(TensorView* values, TensorView* indices, TensorView* in, Scalar* k, int64_t dim,
@@ -383,7 +384,8 @@ TopKOp::TopKOp(TensorView* values, TensorView* indices, TensorView* in, Scalar* 
 TopKOp::TopKOp(const TopKOp* src, IrCloner& c)
     : Expr(NodeKind::TopKOp, c.clone(src->inputs()), c.clone(src->outputs())),
       dim_(src->dim_),
-      largest_(src->largest_) {}
+      largest_(src->largest_),
+      block_row_(src->block_row_) {}
 LOOM_DEFINE_CLONE(TopKOp)
 TensorView* TopKOp::values() const { return output(0)->as<TensorView>(); }
 TensorView* TopKOp::indices() const { return output(1)->as<TensorView>(); }
@@ -393,10 +395,14 @@ IterDomain* TopKOp::sortId() const { return dimId(values(), dim_, this); }
 std::string TopKOp::opName() const { return "topk"; }
 bool TopKOp::sameAttributes(const Expr* other) const {
   const auto* o = other->as<TopKOp>();
-  return o->dim_ == dim_ && o->largest_ == largest_;
+  return o->dim_ == dim_ && o->largest_ == largest_ && o->block_row_ == block_row_;
 }
 
 bool isSortExpr(const Expr* e) { return e->isA<ArgsortOp>() || e->isA<TopKOp>(); }
+int64_t sortBlockRow(const Expr* e) {
+  if (const auto* a = e->dynCast<ArgsortOp>()) return a->blockRow();
+  return e->as<TopKOp>()->blockRow();
+}
 int64_t sortDim(const Expr* e) {
   if (const auto* a = e->dynCast<ArgsortOp>()) return a->dim();
   return e->as<TopKOp>()->dim();
@@ -439,8 +445,14 @@ ScatterOp::ScatterOp(TensorView* out, TensorView* self, TensorView* index, Tenso
 ScatterOp::ScatterOp(const ScatterOp* src, IrCloner& c)
     : Expr(NodeKind::ScatterOp, c.clone(src->inputs()), c.clone(src->outputs())),
       dim_(src->dim_),
-      accumulate_(src->accumulate_) {}
+      accumulate_(src->accumulate_),
+      atomic_(src->atomic_) {}
 LOOM_DEFINE_CLONE(ScatterOp)
+void ScatterOp::setAtomic(bool atomic) {
+  LOOM_ASSERT(!atomic || accumulate_, "only scatter_add accumulates with atomics, not ",
+              toString());
+  atomic_ = atomic;
+}
 TensorView* ScatterOp::out() const { return output(0)->as<TensorView>(); }
 TensorView* ScatterOp::self() const { return input(0)->as<TensorView>(); }
 TensorView* ScatterOp::index() const { return input(1)->as<TensorView>(); }
@@ -448,7 +460,7 @@ TensorView* ScatterOp::src() const { return input(2)->as<TensorView>(); }
 std::string ScatterOp::opName() const { return accumulate_ ? "scatter_add" : "scatter"; }
 bool ScatterOp::sameAttributes(const Expr* other) const {
   const auto* s = other->as<ScatterOp>();
-  return s->dim_ == dim_ && s->accumulate_ == accumulate_;
+  return s->dim_ == dim_ && s->accumulate_ == accumulate_ && s->atomic_ == atomic_;
 }
 
 bool isIndexingExpr(const Expr* e) {

@@ -7,6 +7,8 @@
 //                ? T0[(i0 * T0.stride[0]) + ((long long)T1[i] * T0.stride[1])] : 0.0f)
 #include "indexed_ops.h"
 
+#include <algorithm>
+
 #include "loom/ir/exprs.h"
 #include "loom/ir/tensor_domain.h"
 
@@ -89,6 +91,7 @@ kir::Stmt* lowerScatter(kir::Kernel& kernel, LowerContext& ctx, const ir::Scatte
                         kir::Value* offset) {
   LOOM_ASSERT(self_value != nullptr, sc->toString(), ": the input ", sc->self()->toString(),
               " is also read at indexed positions (ops::scatter copies it)");
+  if (sc->atomic()) return kernel.create<kir::Store>(out, offset, self_value);
   IndexBuilder b{kernel};
   const std::vector<ir::IterDomain*> o = dimsOf(sc->out());
   const std::vector<ir::IterDomain*> x = dimsOf(sc->index());
@@ -142,6 +145,53 @@ kir::Stmt* lowerScatter(kir::Kernel& kernel, LowerContext& ctx, const ir::Scatte
   block->thenBody.push_back(loop);
   block->thenBody.push_back(kernel.create<kir::Store>(out, offset, as(acc, dt)));
   return block;
+}
+
+bool appendAtomicScatters(kir::Kernel& kernel, LowerContext& ctx) {
+  std::string sync;
+  for (const ir::Expr* e : ctx.exprs) {
+    const auto* sc = e->dynCast<ir::ScatterOp>();
+    if (sc == nullptr || !sc->atomic()) continue;
+    auto param = [&](const ir::TensorView* tv, const char* role) {
+      const kir::Buffer* buf = ctx.buffers.at(tv);
+      LOOM_CHECK(buf->kind == kir::BufferKind::Param, "lowering: the atomic ", sc->opName(),
+                 " of ", sc->out()->toString(), " ", role, " ", userName(tv), " in ",
+                 kir::bufferKindName(buf->kind),
+                 " memory; its adds reach the whole tensor, which must be in global memory (a "
+                 "fusion input or output of the kernel)");
+      return buf;
+    };
+    const kir::Buffer* out = param(sc->out(), "writes");
+    const kir::Buffer* index = param(sc->index(), "reads");
+    const kir::Buffer* src = param(sc->src(), "reads");
+    if (sync.empty()) {
+      // One pair of gridSync words per launch serves every barrier of the kernel (grid.cuh).
+      sync = "gsync";
+      kernel.gridScratch.push_back({sync, "unsigned", 8, true, 1, true});
+      kernel.cooperative = true;
+    }
+    if (isReducedPrecision(sc->out()->dtype())) {
+      // 16-bit sums go through an f32 copy of out (runtime scatterAddAtomicWide), which reads
+      // self's parameter itself. Its size: a float per thread of the grid and iteration of out's
+      // serial loops, at least one per element of out.
+      (void)param(sc->self(), "reads");
+      LOOM_CHECK(std::none_of(kernel.gridScratch.begin(), kernel.gridScratch.end(),
+                              [](const kir::Kernel::GridScratch& g) { return g.name == "gacc"; }),
+                 "lowering: a kernel holds one atomic scatter_add of a 16-bit dtype, not also ",
+                 sc->out()->toString());
+      std::vector<const ir::Scalar*> serial;
+      for (ir::IterDomain* id : sc->out()->loop()) {
+        if (!ir::isThreadOrBlockDim(id->parallelType())) serial.push_back(id->extent());
+      }
+      kernel.gridScratch.push_back({"gacc", "float", 4, false, 1, false, serial});
+    }
+    const auto dim = sc->dim();
+    const auto site = int64_t(kernel.indexChecks.size());
+    kernel.indexChecks.push_back({sc->opName(), userName(sc->index()), userName(sc->self()), dim,
+                                  dimsOf(sc->self()).at(size_t(dim))->logicalExtent()});
+    kernel.body.push_back(kernel.create<kir::ScatterAdd>(sc, out, index, src, dim, sync, site));
+  }
+  return !sync.empty();
 }
 
 }  // namespace loom::lower

@@ -263,6 +263,8 @@ bool indexing(kir::Kernel& kernel, LowerContext& ctx) {
                           scope[i] = lowerOp(kernel, ctx, op, stack);
                           changed = true;
                         });
+  // After the loops that copied self, so the adds come after the copies (indexed_ops.h).
+  changed |= appendAtomicScatters(kernel, ctx);
   return changed;
 }
 

@@ -147,8 +147,15 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
       os << row(r->indices) << " = " << (r->isTopK() ? "topk_row(" : "argsort_row(") << row(r->in)
          << ", n=" << toString(r->n);
       if (r->isTopK()) os << ", k=" << toString(r->k);
-      os << (r->isTopK() ? ", largest=" : ", descending=") << (r->descending ? "true" : "false")
-         << ")\n";
+      os << (r->isTopK() ? ", largest=" : ", descending=") << (r->descending ? "true" : "false");
+      if (r->blockRow > 0) os << ", block=" << r->blockRow;
+      os << ")\n";
+      return;
+    }
+    case NodeKind::ScatterAdd: {
+      auto* a = s->as<ScatterAdd>();
+      os << pad << a->out->name << " += scatter_atomic(" << a->index->name << ", " << a->src->name
+         << ", dim=" << a->dim << ", sync=" << a->sync << ", check=" << a->site << ")\n";
       return;
     }
     case NodeKind::TensorOp: {

@@ -25,6 +25,9 @@ bool predicates(kir::Kernel& kernel, LowerContext& ctx) {
                                            const std::vector<kir::ForLoop*>& stack) {
     auto* op = scope[i]->dynCast<kir::TensorOp>();
     if (op == nullptr) return;
+    // A block-wide sort (pass sorts) is called by every thread of the block, and bounds its row
+    // itself; its rows are whole BIDx loops (the sort scheduler does not split them).
+    if (ir::isSortExpr(op->expr) && ir::sortBlockRow(op->expr) > 0) return;
     IndexMap idx = consumerIndices(kernel, ctx, op->out, stack);
     kir::Value* cond = inRangePredicate(kernel, ctx, op->out, idx,
                                         op->role == kir::TensorOpRole::Accumulate);

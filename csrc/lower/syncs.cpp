@@ -67,6 +67,11 @@ void directAccesses(const kir::Stmt* s, BufferSet& reads, BufferSet& writes) {
       if (out->buffer != nullptr && tracked(out->buffer)) writes.insert(out->buffer);
     }
     for (kir::Value** v : const_cast<kir::SortRow*>(r)->valueSlots()) valueReads(*v, reads);
+  } else if (auto* a = s->dynCast<kir::ScatterAdd>()) {
+    for (const kir::Buffer* in : {a->index, a->src}) {
+      if (tracked(in)) reads.insert(in);
+    }
+    if (tracked(a->out)) writes.insert(a->out);
   }
 }
 

@@ -386,6 +386,16 @@ class Verifier {
         if (r->isTopK()) access(r->values.buffer, "written");
         return;
       }
+      case kir::NodeKind::ScatterAdd: {
+        auto* a = s->as<kir::ScatterAdd>();
+        require(a->out, "an output buffer");
+        require(a->index, "an index buffer");
+        require(a->src, "a source buffer");
+        access(a->index, "read");
+        access(a->src, "read");
+        access(a->out, "written");
+        return;
+      }
       default: fail("complete", s, "a value where a statement belongs");
     }
   }

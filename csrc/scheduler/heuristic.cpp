@@ -29,6 +29,8 @@ std::string_view schedulerTypeName(SchedulerType type) {
       return "inner_outer_persistent";
     case SchedulerType::OuterPersistent:
       return "outer_persistent";
+    case SchedulerType::Scatter:
+      return "scatter";
   }
   return "unknown";
 }

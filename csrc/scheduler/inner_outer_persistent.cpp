@@ -149,7 +149,10 @@ InnerOuterReductions classifyInnerOuter(const Fusion& fusion, std::string* why) 
 
 bool innerOuterPersistentCompileTimeCheck(const Fusion& fusion, std::string* why) {
   if (!utils::isPlainUnscheduledFusion(fusion, why)) return false;
-  if (!utils::hasNoScan(fusion, why) || !utils::hasNoSort(fusion, why)) return false;
+  if (!utils::hasNoScan(fusion, why) || !utils::hasNoSort(fusion, why) ||
+      !utils::hasNoScatterAdd(fusion, why)) {
+    return false;
+  }
   for (TensorView* tv : fusion.allTvs()) {
     if (tv->domain()->hasRoot()) {
       return reject(why, "tensor " + tv->toString() +

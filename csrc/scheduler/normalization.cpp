@@ -567,6 +567,7 @@ class InnerPersistentScheduler final : public Scheduler {
   SchedulerType type() const override { return SchedulerType::InnerPersistent; }
   bool canScheduleCompileTime(const Fusion& fusion, std::string* why) const override {
     return utils::hasNoScan(fusion, why) && utils::hasNoSort(fusion, why) &&
+           utils::hasNoScatterAdd(fusion, why) &&
            innerPersistentCompileTimeCheck(fusion, why);
   }
   bool canScheduleRunTime(const Fusion& fusion, SchedulerRuntimeInfo& info,

@@ -77,7 +77,10 @@ int64_t residentBlocks(const DeviceInfo& device, int64_t threads, int64_t regist
 
 bool outerPersistentCompileTimeCheck(const Fusion& fusion, std::string* why) {
   if (!utils::isPlainUnscheduledFusion(fusion, why)) return false;
-  if (!utils::hasNoScan(fusion, why) || !utils::hasNoSort(fusion, why)) return false;
+  if (!utils::hasNoScan(fusion, why) || !utils::hasNoSort(fusion, why) ||
+      !utils::hasNoScatterAdd(fusion, why)) {
+    return false;
+  }
   for (TensorView* tv : fusion.allTvs()) {
     if (tv->domain()->hasRoot()) {
       return reject(why, "tensor " + tv->toString() + " has a root domain (reshape or permute)");

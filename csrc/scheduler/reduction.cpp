@@ -48,7 +48,7 @@ class ReductionScheduler final : public Scheduler {
       return false;
     };
     if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoScan(fusion, why) ||
-        !utils::hasNoSort(fusion, why)) {
+        !utils::hasNoSort(fusion, why) || !utils::hasNoScatterAdd(fusion, why)) {
       return false;
     }
     std::vector<ir::Expr*> reductions = utils::reductionExprs(fusion);

@@ -11,6 +11,7 @@
 #include "loom/scheduler/pointwise.h"
 #include "loom/scheduler/reduction.h"
 #include "loom/scheduler/scan.h"
+#include "loom/scheduler/scatter.h"
 #include "loom/scheduler/sort.h"
 #include "loom/scheduler/transpose.h"
 #include "loom/support/dump_sink.h"
@@ -32,6 +33,7 @@ std::vector<std::unique_ptr<Scheduler>> makeSchedulers() {
   list.push_back(makeInnerPersistentScheduler());
   list.push_back(makeScanScheduler());
   list.push_back(makeSortScheduler());
+  list.push_back(makeScatterScheduler());
   list.push_back(makeTransposeScheduler());
   list.push_back(makeInnerOuterPersistentScheduler());
   list.push_back(makeOuterPersistentScheduler());

@@ -68,7 +68,8 @@ class ScanScheduler final : public Scheduler {
   SchedulerType type() const override { return SchedulerType::Scan; }
 
   bool canScheduleCompileTime(const ir::Fusion& fusion, std::string* why) const override {
-    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoSort(fusion, why)) {
+    if (!utils::isPlainUnscheduledFusion(fusion, why) || !utils::hasNoSort(fusion, why) ||
+        !utils::hasNoScatterAdd(fusion, why)) {
       return false;
     }
     std::string problem = scanProblem(fusion);

@@ -60,6 +60,19 @@ bool hasNoSort(const ir::Fusion& fusion, std::string* why) {
   return false;
 }
 
+bool hasNoScatterAdd(const ir::Fusion& fusion, std::string* why) {
+  for (ir::Expr* e : fusion.exprs()) {
+    const auto* sc = e->dynCast<ir::ScatterOp>();
+    if (sc == nullptr || !sc->accumulate()) continue;
+    if (why != nullptr) {
+      *why = "the fusion has a scatter_add (" + sc->out()->toString() +
+             "), which only the scatter scheduler runs";
+    }
+    return false;
+  }
+  return true;
+}
+
 std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion) {
   std::vector<ir::TensorView*> result;
   for (ir::Expr* e : reductionExprs(fusion)) result.push_back(e->output(0)->as<ir::TensorView>());
@@ -68,7 +81,7 @@ std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion) {
 
 bool isPlainPointwiseFusion(const ir::Fusion& fusion, std::string* why) {
   if (!isPlainUnscheduledFusion(fusion, why) || !hasNoScan(fusion, why) ||
-      !hasNoSort(fusion, why)) {
+      !hasNoSort(fusion, why) || !hasNoScatterAdd(fusion, why)) {
     return false;
   }
   std::vector<ir::Expr*> reductions = reductionExprs(fusion);

@@ -207,11 +207,16 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
                                     in[1]->as<Scalar>(), in[2]->as<Scalar>(), in[3]->as<Scalar>());
   }
   if (auto* as = e->dynCast<ArgsortOp>()) {
-    return IrBuilder::create<ArgsortOp>(tv(out[0]), tv(in[0]), as->dim(), as->descending());
+    auto* copy =
+        IrBuilder::create<ArgsortOp>(tv(out[0]), tv(in[0]), as->dim(), as->descending());
+    copy->setBlockRow(as->blockRow());
+    return copy;
   }
   if (auto* tk = e->dynCast<TopKOp>()) {
-    return IrBuilder::create<TopKOp>(tv(out[0]), tv(out[1]), tv(in[0]), in[1]->as<Scalar>(),
-                                     tk->dim(), tk->largest());
+    auto* copy = IrBuilder::create<TopKOp>(tv(out[0]), tv(out[1]), tv(in[0]),
+                                           in[1]->as<Scalar>(), tk->dim(), tk->largest());
+    copy->setBlockRow(tk->blockRow());
+    return copy;
   }
   if (auto* is = e->dynCast<IndexSelectOp>()) {
     return IrBuilder::create<IndexSelectOp>(tv(out[0]), tv(in[0]), tv(in[1]), is->dim());
@@ -220,8 +225,10 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
     return IrBuilder::create<GatherOp>(tv(out[0]), tv(in[0]), tv(in[1]), g->dim(), g->exact());
   }
   if (auto* sc = e->dynCast<ScatterOp>()) {
-    return IrBuilder::create<ScatterOp>(tv(out[0]), tv(in[0]), tv(in[1]), tv(in[2]), sc->dim(),
-                                        sc->accumulate());
+    auto* copy = IrBuilder::create<ScatterOp>(tv(out[0]), tv(in[0]), tv(in[1]), tv(in[2]),
+                                              sc->dim(), sc->accumulate());
+    copy->setAtomic(sc->atomic());
+    return copy;
   }
   if (e->isA<MatmulOp>()) return IrBuilder::create<MatmulOp>(tv(out[0]), tv(in[0]), tv(in[1]));
   if (e->isA<LinearOp>()) {

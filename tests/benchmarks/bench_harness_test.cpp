@@ -167,7 +167,12 @@ TEST(BenchCases, IoBytesMatchCompare) {
   ASSERT_NE(lin, nullptr);
   EXPECT_EQ(ioBytes(lin->op, lin->shape, DataType::BFloat16),
             (int64_t(8192) * 4096 + int64_t(16384) * 4096 + 16384 + int64_t(8192) * 16384) * 2);
-  EXPECT_EQ(allCases().size(), 25u);
+  EXPECT_EQ(allCases().size(), 26u);
+  // index_add reads x [V, H], the Int64 ids [T] and src [T, H] and writes [V, H].
+  const Case* ia = findCase("index_add_32768x1024_into_50257");
+  ASSERT_NE(ia, nullptr);
+  EXPECT_EQ(ioBytes(ia->op, ia->shape, DataType::BFloat16),
+            (int64_t(2) * 50257 * 1024 + int64_t(32768) * 1024) * 2 + 32768 * 8);
   // layer_norm backward reads dy, x, the saved mean and rstd [R, 1] and the weight; it writes dx
   // and two per-column sums.
   const Case* lnb = findCase("layer_norm_bwd_16384x4096");
@@ -212,7 +217,7 @@ const std::vector<SmallCase> kSmallCases = {
     {Op::BatchNormFwdNchw, {3, 5, 4, 6}}, {Op::BatchNormFwdNhwc, {3, 5, 4, 6}},
     {Op::LayerNormBwd, {40, 64}}, {Op::RmsNormBwd, {40, 64}},
     {Op::BatchNormBwdNchw, {3, 5, 4, 6}}, {Op::BatchNormBwdNhwc, {3, 5, 4, 6}},
-    {Op::ToChannelsLast, {2, 40, 7, 7}},
+    {Op::ToChannelsLast, {2, 40, 7, 7}}, {Op::IndexAdd, {40, 8, 10}},
 };
 
 std::vector<eval::Argument> asArgs(const std::vector<Tensor>& ts) {

@@ -61,6 +61,9 @@ class FakeTensor:
     def to(self, dtype):
         return self
 
+    def index_add(self, dim, index, source):
+        return FakeTensor(self.shape)
+
 
 class FakeEvent:
     clock = 0.0
@@ -92,6 +95,7 @@ def install():
         get_device_properties=lambda i: types.SimpleNamespace(L2_cache_size=60 << 20))
     torch.randn = lambda size, device=None, dtype=None: FakeTensor(_shape(size))
     torch.empty = lambda size, dtype=None, device=None: FakeTensor(_shape(size))
+    torch.randint = lambda low, high, size, device=None: FakeTensor(_shape(size))
     torch.manual_seed = lambda s: None
     torch.var_mean = lambda x, dim: (FakeTensor(x.shape[:dim]), FakeTensor(x.shape[:dim]))
     torch.softmax = lambda x, dim: FakeTensor(x.shape)

@@ -25,8 +25,8 @@ TEST(RuntimeLibraryFor, OmitsGridAndSortFilesTheKernelDoesNotUse) {
   EXPECT_EQ(g.source.find("argsortRow("), std::string::npos);
   size_t last = 0;
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
-    if (f.name == "grid.cuh" || f.name == "sort.cuh" || f.name == "attention_params.cuh" ||
-        f.name == "attention.cuh") {
+    if (f.name == "grid.cuh" || f.name == "sort.cuh" || f.name == "scatter.cuh" ||
+        f.name == "attention_params.cuh" || f.name == "attention.cuh") {
       continue;
     }
     size_t at = g.source.find("// ---- runtime/" + std::string(f.name) + " ----");
@@ -103,8 +103,9 @@ TEST(LaunchBounds, OnlyForGridsOfOneBlockPerSm) {
   EXPECT_NE(plain.name, bounded.name);
 }
 
-// A kernel with grid-reduction scratch gets grid.cuh, one that sorts rows sort.cuh; one with
-// both gets the whole library but the attention files (the fused attention kernel's alone).
+// A kernel with grid-reduction scratch gets grid.cuh, one that sorts rows sort.cuh, one with an
+// atomic scatter_add scatter.cuh; one with all three gets the whole library but the attention
+// files (the fused attention kernel's alone).
 TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
   kir::Kernel kernel;
   kernel.gridScratch.push_back({"gw0", "float", 4, false});
@@ -123,6 +124,12 @@ TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
       kir::SortRow::Row{idx, kernel.constInt(0), kernel.constInt(1)}, n, n, false));
   library = runtimeLibraryFor(kernel);
   EXPECT_NE(library.find("runtime/sort.cuh"), std::string::npos);
+  EXPECT_EQ(library.find("runtime/scatter.cuh"), std::string::npos);
+  // An atomic scatter_add's statement brings scatter.cuh: then every file but the attention ones.
+  kir::Buffer* out = kernel.createBuffer();
+  out->name = "T2";
+  kernel.body.push_back(kernel.create<kir::ScatterAdd>(nullptr, out, idx, in, 0, "gsync", 0));
+  library = runtimeLibraryFor(kernel);
   std::string all;
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     if (f.name == "attention_params.cuh" || f.name == "attention.cuh") continue;

@@ -28,8 +28,8 @@ TEST(RuntimeLibrary, FilesInDependencyOrderFollowTheRules) {
   for (const auto& f : runtimeLibraryFiles()) names.emplace_back(f.name);
   EXPECT_EQ(names, (std::vector<std::string>{"types.cuh", "math.cuh", "complex.cuh", "random.cuh",
                                              "index.cuh", "sort.cuh", "welford.cuh", "warp.cuh",
-                                             "block.cuh", "grid.cuh", "attention_params.cuh",
-                                             "attention.cuh"}));
+                                             "block.cuh", "grid.cuh", "scatter.cuh",
+                                             "attention_params.cuh", "attention.cuh"}));
   const std::string_view src = runtimeLibrarySource();
   for (const auto& f : runtimeLibraryFiles()) {
     EXPECT_NE(src.find(f.text), std::string_view::npos) << f.name;

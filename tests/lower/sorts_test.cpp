@@ -2,7 +2,8 @@
 // Rules of the sorts pass and of the SortRow indexing, checked on the printed kernel IR: the
 // sort's TensorOp takes the place of its row's loop and becomes one row call whose bases and
 // strides are the parameters'; schedules one thread cannot sort (a parallel, split or outer
-// sort ID, producers or consumers inlined into the sort loop, rows in registers) are user errors.
+// sort ID, producers or consumers inlined into the sort loop, rows in registers) are user errors;
+// a block-wide sort takes the place of the two loops of its split sort ID.
 #include <gtest/gtest.h>
 
 #include <unordered_map>
@@ -56,6 +57,34 @@ TEST(SortsPass, IndexingMakesOneRowCall) {
       << text;
   const std::string code = codegen::generateKernel(*kernel).kernelText;
   EXPECT_TRUE(has(code, "loom::topkRow<float, long long>(&T0[")) << code;
+}
+
+// A block-wide sort ([rows on BIDx, sort split into serial and TIDx], blockRow set): the op
+// takes the place of both loops of its sort dim, stays unguarded, and its row call names the
+// shared capacity; codegen passes the block's shared tensors.
+TEST(SortsPass, BlockSortTakesThePlaceOfBothSortLoops) {
+  ir::Fusion f;
+  ir::FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().shape({6, 100}).build();
+  f.addInput(x);
+  auto* out = ops::argsort(x, 1);
+  f.addOutput(out);
+  out->split(1, 64);
+  out->axis(0)->parallelize(ir::ParallelType::BIDx);
+  out->axis(2)->parallelize(ir::ParallelType::TIDx);
+  out->definition()->as<ir::ArgsortOp>()->setBlockRow(128);
+  BeforeAfter t = lowerAround(f, "sorts");
+  EXPECT_TRUE(has(t.after, "  for i0 in BIDx 0 .. 6:\n    tensor T1 = argsort(T0)\n")) << t.after;
+  EXPECT_FALSE(has(t.after, "TIDx 0 .. 64:")) << t.after;
+  auto kernel = lower::lowerFusion(f);
+  const std::string text = kir::toString(*kernel);
+  EXPECT_TRUE(has(text, "descending=false, block=128)")) << text;
+  EXPECT_FALSE(has(text, "if ")) << text;
+  // 128 f32 keys and 128 int indices.
+  EXPECT_EQ(kernel->sharedTensorBytes, 128 * 4 + 128 * 4);
+  const std::string code = codegen::generateKernel(*kernel).kernelText;
+  EXPECT_TRUE(has(code, "loom::argsortRowBlock<float, long long, 128>(&T0[")) << code;
+  EXPECT_TRUE(has(code, "loom_smem + loom_smem_tensors + 0);")) << code;
 }
 
 TEST(SortsPass, SchedulesOneThreadCannotSortAreUserErrors) {
@@ -113,6 +142,17 @@ TEST(SortsPass, SchedulesOneThreadCannotSortAreUserErrors) {
     expectLoweringError(f,
                         "writes to T1 in local memory; a sort reads and writes whole rows in "
                         "global memory");
+  }
+  {
+    // A block-wide sort whose sort dim is not split onto TIDx.
+    ir::Fusion f;
+    ir::FusionGuard guard(&f);
+    auto* x = ops::TensorBuilder().shape({6, 100}).build();
+    f.addInput(x);
+    auto* out = ops::argsort(x, 1);
+    f.addOutput(out);
+    out->definition()->as<ir::ArgsortOp>()->setBlockRow(128);
+    expectLoweringError(f, "split into a serial loop and a TIDx loop");
   }
 }
 

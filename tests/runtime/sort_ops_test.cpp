@@ -4,7 +4,9 @@
 // directly (each row's result is a permutation / selection of the row, in order, NaN the
 // largest, ties in index order), along inner, outer and middle dims, odd lengths, rows shorter
 // and longer than a block, every k from 0 to n, k known only at run time, producers and
-// consumers in kernels of their own. Built twice: host backend (emu) and CUDA (gpu).
+// consumers in kernels of their own; rows around the powers of two that one block sorts in shared
+// memory (bitonic) and rows too long for it (one thread each). Built twice: host backend (emu)
+// and CUDA (gpu).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -131,8 +133,26 @@ class Sort : public ::testing::Test {
       EXPECT_FALSE(err.has_value()) << *err;
     }
     std::vector<std::string> kernels;
-    for (const SegmentRecord& r : cache.lastRuntime()->lastRun()) kernels.push_back(r.scheduler);
+    lastParams().clear();
+    for (const SegmentRecord& r : cache.lastRuntime()->lastRun()) {
+      kernels.push_back(r.scheduler);
+      lastParams().push_back(r.params);
+    }
     return {std::move(got), std::move(kernels)};
+  }
+
+  // The parameters of the kernels of the last run().
+  static std::vector<std::string>& lastParams() {
+    static std::vector<std::string> params;
+    return params;
+  }
+
+  // Every kernel of the last run() sorted with one block per row of `capacity` keys (0: one
+  // thread per row).
+  static void expectBlockRow(int64_t capacity) {
+    for (const std::string& p : lastParams()) {
+      EXPECT_NE(p.find("block_row=" + std::to_string(capacity)), std::string::npos) << p;
+    }
   }
 
   // argsort of `shape` along `dim`, both directions, against the reference and the rule.
@@ -280,6 +300,45 @@ TEST_F(Sort, ProducersAndConsumersRunInKernelsOfTheirOwn) {
   EXPECT_EQ(std::count(kernels.begin(), kernels.end(), "sort"), 2)
       << ::testing::PrintToString(kernels);
   EXPECT_EQ(kernels.size(), 5u) << ::testing::PrintToString(kernels);
+}
+
+// Rows longer than kMaxThreadRow that fit in shared memory are sorted by one block, a bitonic
+// sort of the next power of two of keys: lengths just below, at and above powers of two, in both
+// directions, with ties, NaN and -0.0 (the order is exactly the thread-per-row sort's).
+TEST_F(Sort, BlockSortAroundPowersOfTwo) {
+  for (int64_t n : {17, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 2049}) {
+    argsortCase(DataType::Float32, {2, n}, 1);
+    int64_t capacity = 1;
+    while (capacity < n) capacity *= 2;
+    expectBlockRow(capacity);
+  }
+  argsortCase(DataType::Float32, {3, 16}, 1);  // short rows: one thread each
+  expectBlockRow(0);
+  argsortCase(DataType::Float32, {40, 3, 5}, 0);  // an outer sort dim, rows strided
+  expectBlockRow(64);
+  argsortCase(DataType::Int64, {300}, 0);  // 1-D: one block
+  expectBlockRow(512);
+}
+
+TEST_F(Sort, BlockSortEveryDtypeAndTopK) {
+  for (DataType dt : {DataType::Float64, DataType::Float16, DataType::BFloat16, DataType::Int32,
+                      DataType::Int64, DataType::Bool}) {
+    argsortCase(dt, {3, 100}, 1);
+    expectBlockRow(128);
+  }
+  topkCase(DataType::Float32, {4, 100}, 1, {1, 37, 100});
+  expectBlockRow(128);
+  topkCase(DataType::BFloat16, {3, 70}, 1, {1, 70});
+  topkCase(DataType::Int64, {70, 2}, 0, {1, 70});
+  topkCase(DataType::Bool, {2, 33}, 1, {1, 33});
+  expectBlockRow(64);
+}
+
+// A row whose keys and indices exceed a block's shared memory (f64: 32768 keys need 384 KiB)
+// keeps one thread per row.
+TEST_F(Sort, RowsBeyondSharedMemoryKeepOneThreadPerRow) {
+  argsortCase(DataType::Float64, {1, 20000}, 1);
+  expectBlockRow(0);
 }
 
 // Kernels compare Int64 exactly (the reference evaluator reads values as doubles, which

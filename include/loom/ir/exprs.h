@@ -417,6 +417,10 @@ class ArgsortOp : public Expr {
   bool descending() const { return descending_; }
   /// out's logical ID the sort runs along.
   IterDomain* sortId() const;
+  /// A scheduling decision (the sort scheduler's), 0 by default: the power of two of elements a
+  /// block sorts in shared memory when one block sorts each row (see isSortExpr).
+  int64_t blockRow() const { return block_row_; }
+  void setBlockRow(int64_t capacity) { block_row_ = capacity; }
 
   std::string opName() const override;
   bool sameAttributes(const Expr* other) const override;
@@ -424,6 +428,7 @@ class ArgsortOp : public Expr {
  private:
   int64_t dim_;
   bool descending_;
+  int64_t block_row_ = 0;
 };
 
 /// The k largest (or, without `largest()`, smallest) elements of each row of `in` along `dim()`
@@ -447,6 +452,10 @@ class TopKOp : public Expr {
   bool largest() const { return largest_; }
   /// values()' logical ID the selection runs along (extent k).
   IterDomain* sortId() const;
+  /// As ArgsortOp::blockRow: the shared-memory capacity of a block-wide sort of the whole input
+  /// row (its first k taken), 0 for one thread per row.
+  int64_t blockRow() const { return block_row_; }
+  void setBlockRow(int64_t capacity) { block_row_ = capacity; }
 
   std::string opName() const override;
   bool sameAttributes(const Expr* other) const override;
@@ -454,13 +463,17 @@ class TopKOp : public Expr {
  private:
   int64_t dim_;
   bool largest_;
+  int64_t block_row_ = 0;
 };
 
 /// True for ArgsortOp and TopKOp: ops that read whole rows of their input along `sortDim` and
-/// write whole rows of their outputs (one thread per row in kernels).
+/// write whole rows of their outputs (in kernels one thread per row, or with blockRow() > 0 the
+/// threads of one block per row, sorting in shared memory).
 bool isSortExpr(const Expr* e);
 /// The dim an ArgsortOp or TopKOp runs along.
 int64_t sortDim(const Expr* e);
+/// The blockRow() of an ArgsortOp or TopKOp.
+int64_t sortBlockRow(const Expr* e);
 
 /// out = lookup indexed along `dim` by the values of `index` (index_select, embedding): out's dims
 /// are lookup's before `dim`, then the index's span (its dims [dim, dim + span), span =
@@ -529,6 +542,12 @@ class ScatterOp : public Expr {
   TensorView* src() const;
   int64_t dim() const { return dim_; }
   bool accumulate() const { return accumulate_; }
+  /// A scheduling decision (the scatter scheduler's, scheduler/scatter.h), not part of the op's
+  /// meaning: the kernel copies self into out over out's loops, waits at a grid barrier, then
+  /// walks index once and adds each src element into out with an atomic add. Unset, each out
+  /// element searches index along `dim` (lowering, indexed_ops.h). Only with `accumulate`.
+  bool atomic() const { return atomic_; }
+  void setAtomic(bool atomic);
 
   std::string opName() const override;  ///< "scatter" or "scatter_add"
   bool sameAttributes(const Expr* other) const override;
@@ -536,6 +555,7 @@ class ScatterOp : public Expr {
  private:
   int64_t dim_;
   bool accumulate_;
+  bool atomic_ = false;
 };
 
 /// True for the inputs an indexing op reads at computed positions (IndexSelectOp's and GatherOp's

@@ -43,7 +43,7 @@ class Kernel;
   X(Load) X(Call) X(Misalignment)
 #define LOOM_KIR_FOR_EACH_STMT(X)                                                           \
   X(ForLoop) X(IfThenElse) X(Allocate) X(DeclareVar) X(Store) X(BlockSync) X(BlockReduce) \
-  X(Comment) X(TensorOp) X(Welford) X(GridReduce) X(VectorCopy) X(SortRow)
+  X(Comment) X(TensorOp) X(Welford) X(GridReduce) X(VectorCopy) X(SortRow) X(ScatterAdd)
 
 enum class NodeKind : uint8_t {
 #define LOOM_KIR_ENUM(n) n,
@@ -415,7 +415,8 @@ class VectorCopy : public Stmt {
 /// inStride apart, and writes the first `k` of their order (k = n for argsort) to `indices`
 /// (Int64) and, for topk, their values to `values`, each row starting at its base and stepping
 /// by its stride. Made by the indexing pass from a sort's TensorOp, which the sorts pass took out
-/// of its row's loop. Buffers are parameters (global memory).
+/// of its row's loop. Buffers are parameters (global memory). With `blockRow`, the threads of the
+/// block sort the row together (loom::argsortRowBlock / topkRowBlock).
 class SortRow : public Stmt {
  public:
   LOOM_KIR_NODE(SortRow)
@@ -451,6 +452,40 @@ class SortRow : public Stmt {
   Value* n;
   Value* k;
   bool descending;  ///< argsort's descending, topk's largest
+  /// 0: the calling thread sorts the row. Otherwise every thread of the block calls it together
+  /// (a bitonic sort of this many keys, a power of two >= n, in shared memory at byte
+  /// `smemOffset` of the kernel's shared tensors).
+  int64_t blockRow = 0;
+  int64_t smemOffset = 0;
+};
+
+/// The accumulating phase of an atomic scatter_add (ir::ScatterOp::atomic; runtime scatter.cuh:
+/// loom::scatterAddAtomic): after a grid barrier on the sync words `sync` (a per-launch grid
+/// scratch), the grid walks every element j of `index` once and adds `src`[j] into `out` at j's
+/// coordinates with `dim` replaced by index[j], an atomic add behind the range check of site
+/// `site` (Kernel::indexChecks). The indexing pass appends it to the end of the kernel, after the
+/// loops that copied self into `out`; every thread of the grid reaches it (the kernel is
+/// cooperative). Buffers are parameters (global memory).
+class ScatterAdd : public Stmt {
+ public:
+  LOOM_KIR_NODE(ScatterAdd)
+  ScatterAdd(const ir::Expr* expr, const Buffer* out, const Buffer* index, const Buffer* src,
+             int64_t dim, std::string sync, int64_t site)
+      : Stmt(kKind),
+        expr(expr),
+        out(out),
+        index(index),
+        src(src),
+        dim(dim),
+        sync(std::move(sync)),
+        site(site) {}
+  const ir::Expr* expr;  ///< the ScatterOp
+  const Buffer* out;
+  const Buffer* index;
+  const Buffer* src;
+  int64_t dim;
+  std::string sync;  ///< the GridScratch name of the gridSync words
+  int64_t site;
 };
 
 // ---- Kernel -------------------------------------------------------------------------------------

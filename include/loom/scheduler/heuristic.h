@@ -28,10 +28,11 @@ enum class SchedulerType : uint8_t {
   Sort,
   Transpose,
   InnerOuterPersistent,
-  OuterPersistent
+  OuterPersistent,
+  Scatter
 };
 /// "pointwise", "reduction", "inner_persistent", "scan", "sort", "transpose",
-/// "inner_outer_persistent", "outer_persistent".
+/// "inner_outer_persistent", "outer_persistent", "scatter".
 std::string_view schedulerTypeName(SchedulerType type);
 
 /// The parameters one scheduler chose. Two parameter structs that compare equal make the same

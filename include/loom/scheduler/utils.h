@@ -24,6 +24,8 @@ std::vector<ir::Expr*> sortExprs(const ir::Fusion& fusion);
 /// False, with the reason in *why, when the fusion has an argsort or topk: only the sort
 /// scheduler runs one.
 bool hasNoSort(const ir::Fusion& fusion, std::string* why);
+/// True when the fusion has no scatter_add (the scatter scheduler's alone); else the reason.
+bool hasNoScatterAdd(const ir::Fusion& fusion, std::string* why);
 /// The first output TensorView of each reduction expr (a Welford's avg).
 std::vector<ir::TensorView*> reductionTvs(const ir::Fusion& fusion);
 

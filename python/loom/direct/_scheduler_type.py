@@ -20,6 +20,7 @@ class SchedulerType(str, enum.Enum, metaclass=_unsupported_enum_meta("SchedulerT
     transpose = "transpose"
     inner_outer_persistent = "inner_outer_persistent"
     outer_persistent = "outer_persistent"
+    scatter = "scatter"
 
     def __repr__(self):
         return f"SchedulerType.{self.name}"

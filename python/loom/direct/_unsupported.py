@@ -100,7 +100,7 @@ UNSUPPORTED = {
     },
     "SchedulerType": {
         name: "Loom's schedulers are pointwise, reduction, inner_persistent, scan, sort, "
-              "transpose, inner_outer_persistent and outer_persistent"
+              "transpose, inner_outer_persistent, outer_persistent and scatter"
         for name in ("no_op", "matmul", "expr_eval", "resize")
     },
     "MemoryType": {
