@@ -611,8 +611,9 @@ std::string FusionExecutorCache::planKey(const InputKey& key,
       !aliases_.empty() || verify_schedules_ || options_.profile) {
     return {};
   }
+  const DebugOptions debug = DebugOptions::fromEnvironment();
   for (int o = 0; o < int(DebugOption::kCount); ++o) {
-    if (DebugOptions::fromEnvironment().has(DebugOption(o))) return {};
+    if (debug.has(DebugOption(o))) return {};
   }
   for (int o = 0; o < int(DumpOption::kCount); ++o) {
     const auto option = DumpOption(o);
