@@ -33,9 +33,7 @@ from loom.direct.pytorch_utils import (
 
 STAND_INS = {
     "CompileParams": CompileParams,
-    "LoadStoreOpType": LoadStoreOpType, "IdMappingMode": IdMappingMode, "idm": idm,
-    "Split": Split, "Merge": Merge, "BroadcastOp": BroadcastOp,
-    "ReshapeOp": ReshapeOp, "SqueezeOp": SqueezeOp,
+    "LoadStoreOpType": LoadStoreOpType,
 }
 
 
