@@ -17,6 +17,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "loom/support/error.h"
+#include "runtime_test_util.h"
 #include "runtime/runtime_test_backend.h"
 
 namespace loom::runtime {
@@ -42,17 +43,7 @@ class IndexingExec : public ::testing::Test {
   // Index values drawn uniformly from [lo, hi).
   static Tensor indexTensor(std::vector<int64_t> sizes, int64_t lo, int64_t hi, DataType dt,
                             uint64_t seed) {
-    Tensor t = Tensor::empty(std::move(sizes), dt);
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<int64_t> pick(lo, hi - 1);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (dt == DataType::Int32) {
-        static_cast<int32_t*>(t.data())[i] = int32_t(pick(rng));
-      } else {
-        static_cast<int64_t*>(t.data())[i] = pick(rng);
-      }
-    }
-    return t;
+    return runtime::test::randomIndexTensor(std::move(sizes), lo, hi, dt, seed);
   }
 
   // Runs `f` and checks every output against the reference evaluator (exact unless `tol`);

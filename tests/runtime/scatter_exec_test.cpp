@@ -18,6 +18,7 @@
 #include "loom/runtime/fusion_executor_cache.h"
 #include "loom/scheduler/scatter.h"
 #include "loom/support/error.h"
+#include "runtime_test_util.h"
 #include "runtime/runtime_test_backend.h"
 
 namespace loom::runtime {
@@ -41,17 +42,7 @@ class ScatterExec : public ::testing::Test {
 
   // Index values drawn uniformly from [0, hi).
   static Tensor indexTensor(std::vector<int64_t> sizes, int64_t hi, DataType dt, uint64_t seed) {
-    Tensor t = Tensor::empty(std::move(sizes), dt);
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<int64_t> pick(0, hi - 1);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (dt == DataType::Int32) {
-        static_cast<int32_t*>(t.data())[i] = int32_t(pick(rng));
-      } else {
-        static_cast<int64_t*>(t.data())[i] = pick(rng);
-      }
-    }
-    return t;
+    return runtime::test::randomIndexTensor(std::move(sizes), 0, hi, dt, seed);
   }
 
   static TensorView* input(size_t rank, DataType dt) {
