@@ -183,6 +183,53 @@ TensorView* scatterAdd(TensorView* input, int64_t dim, TensorView* index, Tensor
   return scatterImpl(input, dim, index, src, true);
 }
 
+TensorView* indexPutAccumulate(TensorView* acc, TensorView* index, TensorView* value) {
+  constexpr const char* op = "index_put_accumulate";
+  checkIndexDtype(index, op);
+  std::vector<ir::IterDomain*> x = dims(index);
+  // nvFuser also takes the index as a column [m, 1].
+  if (x.size() == 2 && (x[1]->isBroadcast() || detail::constSize(x[1]) == 1)) {
+    index = squeeze(index, {1});
+    x = dims(index);
+  }
+  LOOM_CHECK(x.size() == 1, op, ": the index ", index->toString(), " ",
+             detail::shapeString(index), " must be 1-D [m] (or [m, 1]): one row of the accumulator ",
+             acc->toString(), " per row of the value ", value->toString());
+  const auto a = dims(acc);
+  const auto v = dims(value);
+  LOOM_CHECK(!a.empty(), op, ": the accumulator ", acc->toString(),
+             " is 0-dim; it needs a dim to index");
+  LOOM_CHECK(v.size() == a.size(), op, ": the value ", value->toString(), " ",
+             detail::shapeString(value), " has ", v.size(), " dims and the accumulator ",
+             acc->toString(), " ", detail::shapeString(acc), " has ", a.size(),
+             "; the value is [m, rest...] for an accumulator [n, rest...]");
+  LOOM_CHECK(value->dtype() == acc->dtype(), op, ": the value ", value->toString(), " is ",
+             value->dtype(), " but the accumulator ", acc->toString(), " is ", acc->dtype(),
+             " (cast one of them)");
+  auto m = detail::constSize(x[0]);
+  auto vm = detail::constSize(v[0]);
+  LOOM_CHECK(!m || !vm || *m == *vm, op, ": the index ", index->toString(), " has ", *m,
+             " entries but the value ", value->toString(), " has ", *vm, " rows");
+  for (size_t d = 1; d < a.size(); ++d) {
+    auto as = detail::constSize(a[d]);
+    auto vs = detail::constSize(v[d]);
+    LOOM_CHECK(!as || !vs || *as == *vs, op, ": the value ", value->toString(), " ",
+               detail::shapeString(value), " has size ", *vs, " at dimension ", d,
+               " but the accumulator ", acc->toString(), " ", detail::shapeString(acc), " has ",
+               *as, " (equal sizes needed off dimension 0)");
+  }
+  // Row i of value goes to row index[i]: scatter_add along dim 0 with the index repeated along
+  // the other dims.
+  if (a.size() > 1) {
+    std::vector<bool> flags(a.size(), true);
+    flags[0] = false;
+    std::vector<ir::Scalar*> sizes;
+    for (ir::IterDomain* id : v) sizes.push_back(id->logicalExtent());
+    index = expand(broadcast(index, flags), SizeList(sizes));
+  }
+  return scatterImpl(acc, 0, index, value, true);
+}
+
 namespace {
 
 // The norm_type-norm of x over its last dim (kept as a size-1 dim), torch.norm's definition:

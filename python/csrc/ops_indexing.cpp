@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// loom._C.ops, indexing: index_select, gather / take_along_axis, scatter / scatter_add and
-// embedding (docs/ops.md, "Indexing").
+// loom._C.ops, indexing: index_select, gather / take_along_axis, scatter / scatter_add,
+// index_put_accumulate and embedding (docs/ops.md, "Indexing").
 #include <nanobind/stl/optional.h>
 
 #include <optional>
@@ -38,6 +38,15 @@ void bindIndexingOps(nb::module_& m) {
         ir::TensorView* idx = tensor(f, index, op, "index");
         if (!add) return ops::scatter(in, dim, idx, operand(f, src, op, "src"));
         return ops::scatterAdd(in, dim, idx, tensor(f, src, op, "src"));
+      },
+      kKeep, nb::rv_policy::reference);
+  m.def(
+      "index_put_accumulate",
+      [](PyFusion& f, nb::handle acc, nb::handle index, nb::handle value) {
+        constexpr const char* op = "index_put_accumulate";
+        OpScope scope(f, op);
+        return ops::indexPutAccumulate(tensor(f, acc, op, "acc"), tensor(f, index, op, "index"),
+                                       tensor(f, value, op, "value"));
       },
       kKeep, nb::rv_policy::reference);
   m.def(

@@ -110,3 +110,62 @@ def test_out_of_range_index_raises(device):
                                              r"for dimension 1 of T0 \(size 9\); indices must "
                                              r"lie in \[0, 9\)"):
         fd.execute([x, idx])
+
+
+@pytest.mark.parametrize(
+    "acc_shape, index_shape, dtype",
+    [
+        ((10, 8), (40,), torch.float32),          # an embedding's weight gradient
+        ((10, 8), (40, 1), torch.float32),        # the index as a column, as nvFuser also takes it
+        ((50, 3, 4), (5,), torch.float64),        # rows of any rank
+        ((7,), (100,), torch.int64),              # a histogram of ids: exact integer counts
+        ((300, 16), (1024,), torch.bfloat16),     # many repeats per row
+    ],
+)
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+def test_index_put_accumulate(device, acc_shape, index_shape, dtype, index_dtype):
+    g = torch.Generator().manual_seed(2)
+    m = index_shape[0]
+    idx = torch.randint(0, acc_shape[0], index_shape, generator=g, dtype=index_dtype)
+    if dtype.is_floating_point:
+        acc = torch.randn(acc_shape, generator=g).to(dtype)
+        val = torch.randn((m,) + acc_shape[1:], generator=g).to(dtype)
+    else:
+        acc = torch.randint(-5, 5, acc_shape, generator=g, dtype=dtype)
+        val = torch.randint(-5, 5, (m,) + acc_shape[1:], generator=g, dtype=dtype)
+    with FusionDefinition() as fd:
+        ta, ti, tv = (fd.from_pytorch(t.to(device)) for t in (acc, idx, val))
+        fd.add_output(fd.ops.index_put_accumulate(ta, ti, tv))
+    (got,) = fd.execute([acc.to(device), idx.to(device), val.to(device)])
+    # The oracle sums in double: bf16 sums in any order round to within a few units of it.
+    ref = acc.double().index_put_((idx.reshape(-1).long(),), val.double(), accumulate=True)
+    if dtype.is_floating_point:
+        tol = {torch.bfloat16: 0.1, torch.float32: 1e-5, torch.float64: 1e-12}[dtype]
+        torch.testing.assert_close(got.cpu().double(), ref, rtol=tol, atol=tol)
+    else:
+        assert torch.equal(got.cpu(), ref.to(dtype))
+
+
+def test_index_put_accumulate_errors(device):
+    acc = torch.zeros(10, 8, device=device)
+    with FusionDefinition() as fd:
+        ta = fd.from_pytorch(acc)
+        ti = fd.define_tensor([4, 2], dtype=DataType.Int)
+        tv = fd.define_tensor([4, 8], dtype=DataType.Float)
+        with pytest.raises(loom.UserError, match=r"index_put_accumulate: the index T1 \[4, 2\] "
+                                                 r"must be 1-D \[m\] \(or \[m, 1\]\)"):
+            fd.ops.index_put_accumulate(ta, ti, tv)
+    with FusionDefinition() as fd:
+        ta = fd.from_pytorch(acc)
+        ti = fd.define_tensor([4], dtype=DataType.Int)
+        tv = fd.define_tensor([4, 8], dtype=DataType.Double)
+        with pytest.raises(loom.UserError, match="index_put_accumulate: the value T2 is f64 "
+                                                 "but the accumulator T0 is f32"):
+            fd.ops.index_put_accumulate(ta, ti, tv)
+    with FusionDefinition() as fd:
+        ta, ti, tv = (fd.from_pytorch(t) for t in (acc, torch.tensor([1, 12], device=device),
+                                                   torch.ones(2, 8, device=device)))
+        fd.add_output(fd.ops.index_put_accumulate(ta, ti, tv))
+    with pytest.raises(loom.UserError, match="index value 12 .* out of range for dimension 0 of "
+                                             r"T0 \(size 10\)"):
+        fd.execute([acc, torch.tensor([1, 12], device=device), torch.ones(2, 8, device=device)])

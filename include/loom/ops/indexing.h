@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Indexing ops under torch's and nvFuser's names: index_select, gather, take_along_axis, scatter,
-// scatter_add and embedding. Index tensors are i32 or i64; an index value outside [0, size of
+// scatter_add, index_put_accumulate and embedding. Index tensors are i32 or i64; an index value outside [0, size of
 // the indexed dim) is a UserError when the fusion runs (negative values are not wrapped, as in
 // torch's index_select and gather), from the reference evaluator and from kernels alike.
 //
@@ -47,6 +47,12 @@ TensorView* scatter(TensorView* input, int64_t dim, TensorView* index, Operand v
 
 /// torch.scatter_add: like scatter, every contribution added to input's value.
 TensorView* scatterAdd(TensorView* input, int64_t dim, TensorView* index, TensorView* src);
+
+/// torch.index_put_(acc, (index,), value, accumulate=True) in nvFuser's restricted form
+/// (index_put_accumulate): `index` is 1-D [m] (or [m, 1]), `value` is [m, rest...] and `acc`
+/// [n, rest...] of the same dtype; out is acc with value[i] added to row index[i], every
+/// contribution counted (an embedding's weight gradient, a histogram of token ids).
+TensorView* indexPutAccumulate(TensorView* acc, TensorView* index, TensorView* value);
 
 /// The rows of a 2-D `weight` picked by `input` (indices of any rank): out has input's shape
 /// followed by weight's second dim (torch.nn.functional.embedding's forward). `padding_idx`,

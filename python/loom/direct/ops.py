@@ -16,7 +16,7 @@ from ._unsupported import UNSUPPORTED, error
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
-        "index_put_accumulate grouped_mm scaled_mm var_mean_welford"
+        "grouped_mm scaled_mm var_mean_welford"
     ).split()
 }
 # Names on nvFuser-compatibility lists that nvFuser's public Python bindings (python_direct) do
@@ -322,6 +322,12 @@ class Ops:
     def scatter_add(self, arg, index, src, dim):
         """torch.scatter_add: arg with src added at index along dim (a Loom extension)."""
         return _C.ops.scatter(self._f, arg, index, src, _index(dim, "scatter_add", "dim"), True)
+
+    def index_put_accumulate(self, acc, index, value):
+        """torch's acc.index_put((index,), value, accumulate=True) in nvFuser's form: index is
+        1-D [m] (or [m, 1]), value [m, ...] and acc [n, ...]; value's row i is added to acc's row
+        index[i], repeated indices adding up (an embedding's weight gradient)."""
+        return _C.ops.index_put_accumulate(self._f, acc, index, value)
 
     def embedding_fwd(self, input, weight, padding_idx=None, max_norm=None, norm_type=None,
                       scale_grad_by_freq=None, sparse=None):
