@@ -160,8 +160,6 @@ std::string Translator::run(std::string_view function_name) {
   translateSchedule();
 
   std::ostringstream os;
-  os << "# Loom: the fusion in nvFuser's direct-binding form; exec() this, then call the "
-        "function with a new FusionDefinition\n";
   os << "def " << function_name << "(fd : FusionDefinition) -> None :\n";
   std::vector<std::string> direct;
   for (const char* n : {"MemoryType", "ParallelType", "inline_most"}) {
@@ -381,7 +379,8 @@ void Translator::translateMath(const ir::Expr* e) {
                r->init()->toString(), ", its types or an rFactor)");
     std::string x = tensor(r->in());
     emit(define(r->out(), 'T') + " = fd.ops." + std::string(ir::opTypeName(r->opType())) + "(" + x +
-         ", dims=" + pyList(reducedDims(r->out())) + ", keepdim=False, dtype=DataType.Null)");
+         ", dims=" + pyList(reducedDims(r->out())) + ", dtype=" + pyDtype(r->out()->dtype()) +
+         ")");
     return;
   }
   const auto* w = e->as<ir::WelfordOp>();

@@ -25,7 +25,7 @@ def test_block_runs(index, capsys):
         assert "__global__" in out and "inputs:" in out and "def nvfuser_fusion(" in out
         assert "fd.ops.broadcast(tv1, is_broadcast_dim=[True, False])" in out
     if index == 1:
-        assert "tv3 = fd.ops.sum(tv2, dims=[1], keepdim=False, dtype=DataType.Null)" in out
+        assert "tv3 = fd.ops.sum(tv2, dims=[1], dtype=DataType.Float)" in out
     if index == 2:
         assert "in place: step 0 stores T" in out
     if index == 4:

@@ -29,7 +29,7 @@ def test_inputs_outputs_and_printing(pointwise):
     assert ins[0].is_fusion_input() and outs[0].is_fusion_output()
     # print(fd) is the definition in nvFuser's form; fusion_ir() the text form.
     assert str(fd) == repr(fd) == fd.repr()
-    assert str(fd).split("\n")[1] == "def nvfuser_fusion(fd : FusionDefinition) -> None :"
+    assert str(fd).split("\n")[0] == "def nvfuser_fusion(fd : FusionDefinition) -> None :"
     for needle in ("fd.ops.mul(tv0, 2.0)", "fd.ops.add(tv2, tv1)", "fd.ops.relu(tv3)",
                    "fd.add_output(tv4)"):
         assert needle in str(fd)

@@ -337,3 +337,17 @@ def test_printed_definition_is_nvfusers_direct_form():
     (out,) = again.execute([x, w, b, 0.5])
     want = torch.nn.functional.linear(x.float(), w.float(), b.float()) * 0.5
     torch.testing.assert_close(out.float(), want, rtol=2e-2, atol=2e-2)
+
+
+# DataType.Index, nvFuser's index type, is Loom's Int64: a Scalar defined with it is an Int input
+# (nvFuser's inline-definition test gives a reshape its size this way), and it prints as Int.
+def test_index_dtype_is_int64():
+    assert DataType.Index is DataType.Int
+    x = torch.randn(10)
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], contiguity=[False], dtype=DataType.Float, is_cpu=False)
+        c0 = fd.define_scalar(None, dtype=DataType.Index)
+        fd.add_output(fd.ops.reshape(t0, new_shape=[2, c0]))
+    assert "c0 = fd.define_scalar(None, dtype=DataType.Int)" in str(fd)
+    (out,) = fd.execute([x, 5])
+    torch.testing.assert_close(out, x.reshape(2, 5), rtol=0, atol=0)

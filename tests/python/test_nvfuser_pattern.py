@@ -510,6 +510,9 @@ OP_CASES.update({
     "scatter_add": _indexing(lambda fd, x, i: [fd.ops.scatter_add(x, i, x, 1)], (4, 6), 6),
     "embedding_fwd": _indexing(lambda fd, x, i: [fd.ops.embedding_fwd(i, x, None, None, 2.0,
                                                                       False, False)], (2, 3), 4),
+    # rows 0..3 of x picked by i, added into 2 * x (an embedding's weight gradient)
+    "index_put_accumulate": _indexing(lambda fd, x, i: [fd.ops.index_put_accumulate(
+        fd.ops.mul(x, 2.0), i, fd.ops.index_select(x, i, 0))], (7,), 4),
 })
 
 

@@ -48,17 +48,17 @@ def test_the_form_is_nvfusers():
         fd.add_output(fd.ops.sum(y, dims=[2]))
     text = str(fd)
     lines = text.split("\n")
-    assert lines[0].startswith("# ")
-    # nvFuser's direct bindings: nvfuser_fusion, tensors tv<n> and scalars c<n> counted apart.
-    assert lines[1] == "def nvfuser_fusion(fd : FusionDefinition) -> None :"
-    assert lines[2:] == [
+    # nvFuser's direct bindings: nvfuser_fusion, tensors tv<n> and scalars c<n> counted apart;
+    # a reduction names its output's dtype and leaves keepdim=False out, as nvFuser's printer.
+    assert lines[0] == "def nvfuser_fusion(fd : FusionDefinition) -> None :"
+    assert lines[1:] == [
         "    tv0 = fd.define_tensor(shape=[-1, 1, 4], contiguity=[True, None, False], "
         "dtype=DataType.Half, is_cpu=False, stride_order=[0, 1, 2])",
         "    c0 = fd.define_scalar(None, dtype=DataType.Double)",
         "    tv1 = fd.ops.cast(tv0, dtype=DataType.Float)",
         "    c1 = fd.ops.cast(c0, dtype=DataType.Float)",
         "    tv2 = fd.ops.add(tv1, c1)",
-        "    tv3 = fd.ops.sum(tv2, dims=[2], keepdim=False, dtype=DataType.Null)",
+        "    tv3 = fd.ops.sum(tv2, dims=[2], dtype=DataType.Float)",
         "    fd.add_output(tv3)",
         "",
     ]

@@ -53,8 +53,6 @@ def _text_form_definition(fusion, function_name, why):
         )
     )
     return (
-        "# Loom: the fusion in nvFuser's direct-binding form; exec() this, then call the "
-        "function with a new FusionDefinition\n"
         f"def {function_name}(fd : FusionDefinition) -> None:\n"
         f"{comment}\n"
         f'    fd.define_from_text("""\n{body}\n""")\n'

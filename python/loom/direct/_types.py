@@ -29,6 +29,9 @@ class DataType(enum.Enum, metaclass=_unsupported_enum_meta("DataType")):
     Half = "Float16"
     BFloat16 = "BFloat16"
     Int = "Int64"
+    # nvFuser's index type; Loom indexes with 64 bits, so it is another name for Int (an alias:
+    # DataType.Index is DataType.Int, and prints as DataType.Int).
+    Index = "Int64"
     Int32 = "Int32"
     Bool = "Bool"
     ComplexFloat = "ComplexFloat"

@@ -88,7 +88,6 @@ UNSUPPORTED = {
         "Int16": "no 16-bit integers",
         "Int8": "no 8-bit integers",
         "Byte": "no 8-bit integers",
-        "Index": "the index type is always Int64",
     },
     "ParallelType": {
         "stream": "no stream parallelism",
