@@ -34,8 +34,9 @@ using ir::Fusion;
 using ir::FusionGuard;
 using ir::TensorView;
 
-// layer_norm of [rows, 1024] (one kernel), or "multi": sums of x * s over each dim and relu(x)
-// (several kernels, a scalar input the kernels take).
+// layer_norm of [rows, 1024] (one kernel), "multi": sums of x * s over each dim and relu(x)
+// (several kernels, a scalar input the kernels take), or "view": x transposed (a view of the
+// input, no copy) beside relu(x).
 std::unique_ptr<Fusion> caseFusion(const std::string& which) {
   auto f = std::make_unique<Fusion>();
   FusionGuard g(f.get());
@@ -47,6 +48,9 @@ std::unique_ptr<Fusion> caseFusion(const std::string& which) {
     f->addInput(w);
     f->addInput(b);
     f->addOutput(ops::layerNorm(x, 1, w, b, 1e-5).y);
+  } else if (which == "view") {
+    f->addOutput(ops::permute(x, {1, 0}));
+    f->addOutput(ops::relu(x));
   } else {
     ir::Scalar* s = ir::IrBuilder::symbolic(DataType::Float64);
     f->addInput(s);
@@ -70,7 +74,7 @@ std::vector<eval::Argument> caseArgs(const std::string& which, int64_t rows) {
       fillRandom(t, seed);
       args.emplace_back(t);
     }
-  } else {
+  } else if (which == "multi") {
     args.emplace_back(0.75);
   }
   return args;
@@ -114,6 +118,10 @@ TEST(PlanCacheChild, DISABLED_Run) {
   check(cache.run(args), expected, "first run");
   const std::vector<Tensor> again = cache.run(args);  // the in-process hit
   check(again, expected, "second run");
+  if (which == "view") {
+    // The transpose is the input's memory, in a cold process and a warm one alike.
+    EXPECT_EQ(again[0].data(), std::get<Tensor>(args[0]).data());
+  }
   if (which == "multi") {
     // Another value of the scalar: the same input key, so a warm process runs its plan again,
     // with the scalar packed from these arguments.
@@ -258,6 +266,21 @@ TEST_F(PlanCache, WarmStartSkipsThePipelineAndMatchesCold) {
     EXPECT_GT(warm.bytes, 0);
   }
   EXPECT_EQ(plans().size(), 2u);
+}
+
+// An output that is a view of an input is returned as the view, which a plan (the kernels alone)
+// cannot replay: such a runtime stores no plan, and a second process returns the view again
+// (a plan had made it a copy, with other strides).
+TEST_F(PlanCache, AnOutputViewOfAnInputIsNotPlanned) {
+  const std::string env = "LOOM_PLAN_TEST_CASE=view";
+  Child cold = runChild(dir_, env);
+  EXPECT_CHILD_OK(cold);
+  EXPECT_EQ(cold.stores, 0) << cold.log;
+  Child warm = runChild(dir_, env);
+  EXPECT_CHILD_OK(warm);
+  EXPECT_EQ(warm.hits, 0) << warm.log;
+  EXPECT_EQ(warm.digest, cold.digest);
+  EXPECT_TRUE(plans().empty());
 }
 
 // Another input signature (more rows) or another build of Loom (a copy of this executable, so

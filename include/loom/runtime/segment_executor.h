@@ -109,7 +109,10 @@ class KernelSegmentExecutor final : public SegmentExecutor {
   void runInto(std::span<const eval::Argument> args, std::vector<Tensor>& outputs,
                SegmentRecord& record, std::span<const Tensor> into) override;
   std::string step(const segmenter::Segment& segment) const override;
+  /// The kernel's plan, unless an output may be a view of an input: a plan replays the kernel
+  /// alone, which would return a copy where this executor returns the view.
   std::optional<exec::KernelPlan> exportPlan(std::span<const eval::Argument> args) override {
+    if (!view_chains_.empty()) return std::nullopt;
     return executor_.exportPlan(args);
   }
   const exec::KernelExecutor& executor() const { return executor_; }
