@@ -46,29 +46,50 @@ DataType promoteTypes(DataType a, DataType b) {
   return DataType::Float32;
 }
 
+namespace {
+
+using MaybeType = std::optional<DataType>;
+
+MaybeType promoteSkipUnset(MaybeType a, MaybeType b) {
+  if (!a) return b;
+  if (!b) return a;
+  return promoteTypes(*a, *b);
+}
+
+// The type of a `higher` tier (tensors with dims over 0-dim tensors, 0-dim tensors over numbers)
+// met by a `lower` one: the lower tier counts only when its category is above the higher's
+// (torch's combine_categories).
+MaybeType combineTiers(MaybeType higher, MaybeType lower) {
+  if (!higher) return lower;
+  if (!lower || isComplexType(*higher)) return higher;
+  if (isComplexType(*lower)) {
+    // A complex lower tier with floating higher ones keeps their precision, as torch does (f64
+    // tensor times 1j is c128; f16 has no complex type in Loom and gives c64).
+    return isFloatingType(*higher) ? complexTypeOf(*higher) : *lower;
+  }
+  if (isFloatingType(*higher)) return higher;
+  if (isBooleanType(*higher) || isFloatingType(*lower)) return promoteTypes(*higher, *lower);
+  return higher;
+}
+
+}  // namespace
+
 DataType resultType(std::span<const Operand> operands) {
   LOOM_CHECK(!operands.empty(), "resultType needs at least one operand");
-  std::optional<DataType> tensor_type;
-  std::optional<Category> number_category;
+  // torch's three tiers: tensors with dims, 0-dim tensors, and numbers (Scalars), which count
+  // by their category's default type.
+  MaybeType dims, zero_dim, numbers;
   for (const Operand& op : operands) {
     DataType t = op.val()->dtype();
-    if (op.isTensor()) {
-      tensor_type = tensor_type ? promoteTypes(*tensor_type, t) : t;
+    if (!op.isTensor()) {
+      numbers = promoteSkipUnset(numbers, defaultType(categoryOf(t)));
+    } else if (op.tensor()->rank() > 0) {
+      dims = promoteSkipUnset(dims, t);
     } else {
-      Category c = categoryOf(t);
-      if (!number_category || c > *number_category) number_category = c;
+      zero_dim = promoteSkipUnset(zero_dim, t);
     }
   }
-  if (!tensor_type) return defaultType(*number_category);
-  if (number_category && *number_category > categoryOf(*tensor_type)) {
-    // A complex number with floating tensors keeps their precision, as torch does (f64 tensor
-    // times 1j is c128; f16 has no complex type in Loom and gives c64).
-    if (*number_category == Category::Complex && isFloatingType(*tensor_type)) {
-      return complexTypeOf(*tensor_type);
-    }
-    return defaultType(*number_category);
-  }
-  return *tensor_type;
+  return *combineTiers(dims, combineTiers(zero_dim, numbers));
 }
 
 DataType selectionType(std::span<const Operand> operands) {

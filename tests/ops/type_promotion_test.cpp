@@ -14,6 +14,28 @@ class TypePromotionTest : public OpsTest {
   TensorView* t(DataType dtype) { return input({4}, dtype); }
 };
 
+// 0-dim tensors are a tier of their own between tensors with dims and numbers, as in torch and
+// nvFuser: they count only when their category is above the dimensioned tensors', and numbers
+// count against them as against any tensor.
+TEST_F(TypePromotionTest, ZeroDimTensors) {
+  TensorView* d64 = input({}, DT::Float64);
+  TensorView* i64 = input({}, DT::Int64);
+  TensorView* c64 = input({}, DT::ComplexFloat);
+  EXPECT_EQ(result({t(DT::Float32), d64}), DT::Float32);
+  EXPECT_EQ(result({t(DT::Float16), d64}), DT::Float16);
+  EXPECT_EQ(result({t(DT::Int32), i64}), DT::Int32);
+  EXPECT_EQ(result({t(DT::Int32), d64}), DT::Float64);  // a higher category: its own type
+  EXPECT_EQ(result({t(DT::Bool), i64}), DT::Int64);
+  EXPECT_EQ(result({t(DT::Float64), c64}), DT::ComplexDouble);
+  EXPECT_EQ(result({t(DT::Int64), c64}), DT::ComplexFloat);
+  EXPECT_EQ(result({d64, input({}, DT::Float32)}), DT::Float64);  // 0-dim alone: promote_types
+  EXPECT_EQ(result({i64, 2.5}), DT::Float32);   // a float number above a 0-dim int tensor
+  EXPECT_EQ(result({d64, 2.5}), DT::Float64);
+  EXPECT_EQ(result({t(DT::Int32), i64, 2.5}), DT::Float32);
+  // A size-1 dim is a dim: [1] tensors are not 0-dim.
+  EXPECT_EQ(result({t(DT::Float32), input({1}, DT::Float64)}), DT::Float64);
+}
+
 // Tensor dtypes promote like torch.promote_types.
 TEST_F(TypePromotionTest, TensorTensorTable) {
   EXPECT_EQ(result({t(DT::Bool), t(DT::Int32)}), DT::Int32);

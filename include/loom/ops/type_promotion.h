@@ -21,7 +21,9 @@ enum class PromotionKind : uint8_t {
   Comparison,  ///< operands promoted as Default; result is Bool
 };
 
-/// The result_type of the operands as PyTorch computes it (no half -> float widening).
+/// The result_type of the operands as PyTorch computes it (no half -> float widening): tensors
+/// with dims decide, then 0-dim tensors, then numbers (Scalars), a lower tier counting only when
+/// its category (bool < integer < floating < complex) is above the higher tiers'.
 DataType resultType(std::span<const Operand> operands);
 
 /// torch.promote_types for two dtypes (no wrapped numbers, no half -> float widening).
