@@ -7,6 +7,7 @@
 #include <nanobind/nanobind.h>
 
 #include <memory>
+#include <unordered_set>
 #include <string>
 
 #include "loom/ir/fusion.h"
@@ -32,6 +33,9 @@ void bindDumps(nb::module_& m);        // dumps.cpp: the dump sink as a buffer P
 struct PyFusion {
   std::unique_ptr<ir::Fusion> fusion = std::make_unique<ir::Fusion>();
   bool frozen = false;
+  /// Inputs defined with is_cpu=True (0-dim tensors that may stay on the host beside CUDA
+  /// inputs): only the printed definition says so; execute takes any 0-dim host tensor there.
+  std::unordered_set<const ir::Val*> cpuScalars;
   PyFusion();
   explicit PyFusion(std::unique_ptr<ir::Fusion> f);
   ~PyFusion();

@@ -93,6 +93,9 @@ std::vector<eval::Argument> convertArguments(nb::handle inputs, nb::handle devic
   args.reserve(n);
   bool have_cuda = false;
   bool have_host = false;
+  // 0-dim host tensors (CPU scalars, is_cpu=True in nvFuser's form): as torch does, they may
+  // stand beside CUDA tensors, and are then copied to that GPU.
+  std::vector<std::pair<size_t, nb::object>> host_scalars;
   for (size_t i = 0; i < n; ++i) {
     nb::object item = seq[i];
     if (numberArgument(item, int64_t(i), args)) continue;
@@ -112,10 +115,18 @@ std::vector<eval::Argument> convertArguments(nb::handle inputs, nb::handle devic
       where.gpu = t.device().index;
       where.stream = static_cast<CUstream>(stream);
       have_cuda = true;
+    } else if (t.dim() == 0) {
+      host_scalars.emplace_back(args.size(), item);
     } else {
       have_host = true;
     }
     args.emplace_back(std::move(t));
+  }
+  if (have_cuda) {
+    for (auto& [k, item] : host_scalars) {
+      nb::object moved = item.attr("to")("cuda:" + std::to_string(where.gpu));
+      args[k] = eval::Argument(tensorFromPython(moved, nullptr));
+    }
   }
   LOOM_CHECK(!(have_cuda && have_host),
              "execute: the inputs mix host (CPU) and CUDA tensors; pass all of them on one device");

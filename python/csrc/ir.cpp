@@ -175,7 +175,7 @@ void bindIr(nb::module_& m) {
   m.def(
       "translate_fusion",
       [](const PyFusion& f, std::string_view function_name) {
-        return translateFusion(*f.fusion, function_name);
+        return translateFusion(*f.fusion, function_name, f.cpuScalars);
       },
       nb::arg("fusion"), nb::arg("function_name"),
       "The fusion as a Python function in nvFuser's direct-binding form (translate.h); a "

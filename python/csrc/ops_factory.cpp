@@ -22,7 +22,7 @@ void bindInputs(nb::module_& m) {
   m.def(
       "define_tensor",
       [](PyFusion& f, nb::handle shape, DataType dtype, const ir::Contiguity& contiguity,
-         nb::handle stride_order) {
+         nb::handle stride_order, bool is_cpu) {
         OpScope scope(f, "define_tensor");
         ops::TensorBuilder b;
         b.shape(int64ListFromPython(shape, "define_tensor: shape")).dtype(dtype);
@@ -31,10 +31,15 @@ void bindInputs(nb::module_& m) {
             int64ListFromPython(stride_order, "define_tensor: stride_order");
         if (!order.empty()) b.strideOrder(order);
         ir::TensorView* tv = b.build();
+        LOOM_CHECK(!is_cpu || tv->rank() == 0, "define_tensor: is_cpu=True is for a 0-dim tensor "
+                   "(a CPU scalar given beside CUDA tensors), but the shape has ", tv->rank(),
+                   " dims; define it without is_cpu");
         f.fusion->addInput(tv);
+        if (is_cpu) f.cpuScalars.insert(tv);
         return tv;
       },
-      kKeep, nb::rv_policy::reference);
+      nb::arg("fusion"), nb::arg("shape"), nb::arg("dtype"), nb::arg("contiguity"),
+      nb::arg("stride_order"), nb::arg("is_cpu") = false, kKeep, nb::rv_policy::reference);
   m.def(
       "define_scalar",
       [](PyFusion& f, DataType dtype, nb::handle value) -> ir::Scalar* {

@@ -135,8 +135,9 @@ bool isOneOf(const ir::Expr* e) {
 
 }  // namespace
 
-std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name) {
-  return Translator(fusion).run(function_name);
+std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name,
+                            const std::unordered_set<const ir::Val*>& cpu_scalars) {
+  return Translator(fusion, cpu_scalars).run(function_name);
 }
 
 std::string Translator::run(std::string_view function_name) {
@@ -247,7 +248,7 @@ void Translator::defineInput(const ir::Val* v) {
   }
   std::string line = define(tv, 'T') + " = fd.define_tensor(shape=" + pyList(shape) +
                      ", contiguity=" + pyList(contig) + ", dtype=" + pyDtype(tv->dtype()) +
-                     ", is_cpu=False";
+                     ", is_cpu=" + (cpu_scalars_.count(tv) != 0 ? "True" : "False");
   if (tv->domain()->hasAllocation()) line += ", stride_order=" + pyList(stride_order);
   emit(line + ")");
   noteExtents(tv);

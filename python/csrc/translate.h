@@ -31,13 +31,15 @@ const T* dyn(const ir::Statement* s) {
 /// The fusion as the Python function `function_name(fd)` in nvFuser's form. A UserError saying
 /// what when the fusion has something that form cannot express (a partial Welford, a reduction
 /// with another init, an rFactor, index math given as an argument, inline positions other than
-/// inline_most's, ...).
-std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name);
+/// inline_most's, ...). `cpu_scalars`: the 0-dim inputs defined with is_cpu=True.
+std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name,
+                            const std::unordered_set<const ir::Val*>& cpu_scalars = {});
 
 /// The translation's state: the Python names given so far and the lines written.
 class Translator {
  public:
-  explicit Translator(const ir::Fusion& fusion) : fusion_(fusion) {}
+  Translator(const ir::Fusion& fusion, const std::unordered_set<const ir::Val*>& cpu_scalars)
+      : fusion_(fusion), cpu_scalars_(cpu_scalars) {}
   std::string run(std::string_view function_name);
 
  private:
@@ -80,6 +82,7 @@ class Translator {
                     const std::vector<ir::IterDomain*>& loop, const ir::IterDomain* id) const;
 
   const ir::Fusion& fusion_;
+  const std::unordered_set<const ir::Val*>& cpu_scalars_;
   std::unordered_map<const ir::Val*, std::string> names_;
   // Extents of the tensors defined so far: fd.ops.size(T, dim) gives them back.
   std::unordered_map<const ir::Scalar*, std::pair<std::string, int64_t>> extents_;

@@ -159,8 +159,6 @@ def test_unsupported_ops_are_named(name):
 def test_unsupported_arguments_are_named():
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1], contiguity=True)
-        with pytest.raises(loom.NotSupportedError, match="is_cpu=True"):
-            fd.define_tensor(shape=[], is_cpu=True)
         with pytest.raises(loom.NotSupportedError, match="strides other than 1"):
             fd.ops.slice(x, [0], [2], [2])
         with pytest.raises(loom.NotSupportedError, match="of scalars only"):

@@ -197,8 +197,8 @@ def test_arguments_loom_lacks_raise_naming_them():
         x = fd.define_tensor(shape=[-1, 1], contiguity=[True, None])
         y = fd.ops.neg(x)
         with pytest.raises(loom.NotSupportedError,
-                           match="define_tensor: is_cpu=True is not supported"):
-            fd.define_tensor(shape=[], is_cpu=True)
+                           match=r"define_tensor: argument\(s\) maybe_sizes not supported"):
+            fd.define_tensor(shape=[-1], maybe_sizes=[1])
         fd.add_output(y)
     x_in = torch.randn(5, 1)
     (out,) = fd.execute([x_in])

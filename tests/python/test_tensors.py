@@ -7,6 +7,7 @@ import torch
 
 import loom
 from loom import _C
+from loom.direct import DataType, FusionDefinition
 
 DTYPES = [torch.bool, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float32,
           torch.float64]
@@ -133,3 +134,38 @@ def test_dlpack_export_options():
     copied = torch.from_dlpack(lt.__dlpack__(max_version=(1, 0), copy=True))
     assert copied.data_ptr() != lt.data_ptr
     assert torch.equal(copied, torch.arange(4.0))
+
+
+# nvFuser's CPU scalars: a 0-dim tensor defined with is_cpu=True may be given on the host while the
+# other inputs are CUDA tensors (it is copied to their GPU, as torch takes such a tensor in a CUDA
+# op); the printed definition says is_cpu=True. A 0-dim tensor is a tier of its own in type
+# promotion, as in torch: a Float64 one does not widen a Float32 tensor with dims.
+def test_cpu_scalar_tensor_input(device):
+    x = torch.randn(4, 5, device=device)
+    s = torch.tensor(2.5, dtype=torch.float64)  # on the host whatever the device
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True])
+        t1 = fd.define_tensor(shape=[], dtype=DataType.Double, is_cpu=True)
+        fd.add_output(fd.ops.mul(t0, t1))
+        fd.add_output(fd.ops.add(t1, t1))
+    assert "dtype=DataType.Double, is_cpu=True)" in str(fd)
+    prod, twice = fd.execute([x, s])
+    want = x * s.to(device)
+    assert prod.dtype == want.dtype == torch.float32 and prod.device == x.device
+    torch.testing.assert_close(prod, want, rtol=0, atol=0)
+    torch.testing.assert_close(twice.cpu(), s + s, rtol=0, atol=0)
+    with FusionDefinition() as fd:
+        with pytest.raises(loom.UserError, match="is_cpu=True is for a 0-dim tensor .* the shape "
+                                                 "has 1 dims"):
+            fd.define_tensor(shape=[-1], is_cpu=True)
+
+
+def test_host_tensors_with_dims_do_not_mix_with_cuda(device):
+    if device != "cuda":
+        pytest.skip("mixing needs a CUDA tensor")
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1])
+        t1 = fd.define_tensor(shape=[-1])
+        fd.add_output(fd.ops.add(t0, t1))
+    with pytest.raises(loom.UserError, match="mix host \\(CPU\\) and CUDA tensors"):
+        fd.execute([torch.randn(3, device="cuda"), torch.randn(3)])

@@ -229,7 +229,11 @@ class FusionDefinition:
         dim, its place from the innermost (0).
         Or, as nvFuser's other form, sizes= and strides= of a tensor like the ones it will take
         (contiguity and stride order computed from them; static_sizes=True keeps the sizes
-        constant, else they are symbolic)."""
+        constant, else they are symbolic).
+        is_cpu=True: a 0-dim tensor that may be given on the host (a CPU scalar) while the other
+        inputs are CUDA tensors; execute copies it to their GPU, as torch takes such a tensor in
+        a CUDA op. (Any 0-dim host tensor is taken so; the flag is what the printed definition
+        says.)"""
         if sizes is not None or strides is not None:
             return self._define_tensor_like(sizes, strides, shape, contiguity, stride_order,
                                             dtype, is_cpu, kwargs)
@@ -244,8 +248,6 @@ class FusionDefinition:
             )
         if shape is None:
             raise UserError("define_tensor: shape is required")
-        if is_cpu:
-            raise argument_error("FusionDefinition.define_tensor", "is_cpu", is_cpu)
         shape = [int(s) for s in shape]
         rank = len(shape)
         if contiguity is None or isinstance(contiguity, bool):
@@ -262,7 +264,8 @@ class FusionDefinition:
                 logical[dim] = contiguity[place]
             contiguity = logical
         return _C.ops.define_tensor(
-            self.fusion, shape, to_loom_dtype(dtype, "define_tensor"), contiguity, order
+            self.fusion, shape, to_loom_dtype(dtype, "define_tensor"), contiguity, order,
+            bool(is_cpu)
         )
 
     def _define_tensor_like(self, sizes, strides, shape, contiguity, stride_order, dtype, is_cpu,

@@ -63,9 +63,6 @@ UNSUPPORTED = {
         "override_user_schedule": "execute() always schedules automatically; manual_execute "
                                   "runs a hand schedule",
     },
-    "FusionDefinition.define_tensor": {
-        "is_cpu": "no CPU scalar tensors in a fusion; pass the value as fd.define_scalar",
-    },
     "FusionExecutorCache": {
         "is_compiled": "not tracked per input layout in Python",
         "get_cuda_kernel": "run execute(), then last_cuda_code()",
