@@ -143,7 +143,6 @@ TensorView* rFactorContraction(TensorView* out, const std::vector<int64_t>& axes
   ir::Expr* def = out->definition();
   ir::FusionGuard guard(out->fusion());
   const KSplit ks = checkForm(out, axes);
-  const std::vector<TensorView*> before = out->fusion()->allTvs();
   const bool linear = def->isA<ir::LinearOp>();
   TensorView* a = linear ? def->as<ir::LinearOp>()->x() : def->as<ir::MatmulOp>()->a();
   TensorView* b = linear ? def->as<ir::LinearOp>()->w() : def->as<ir::MatmulOp>()->b();
@@ -200,10 +199,9 @@ TensorView* rFactorContraction(TensorView* out, const std::vector<int64_t>& axes
       IrBuilder::create<ir::UnaryOp>(ir::UnaryOpType::Cast, out, result);
     }
   }
-  // Every tensor made here on out's mesh; the kept piece's DID on the partial's leading dim.
-  for (TensorView* tv : out->fusion()->allTvs()) {
-    if (std::find(before.begin(), before.end(), tv) == before.end()) meshLike(tv, out);
-  }
+  // The partial on out's mesh (the kept piece's DID goes on it); the tensors between take their
+  // shardings from propagation, as tensors the user leaves unannotated.
+  meshLike(partial, out);
   // nvFuser's loop order for the partial: [out.., kept, r{c}].
   std::vector<int64_t> order;
   for (int64_t i = 1; i < rank; ++i) order.push_back(i);

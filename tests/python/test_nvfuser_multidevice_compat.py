@@ -161,20 +161,97 @@ def test_output_shardings_of_a_fusion_without_meshes_is_empty():
     assert fd.fec.get_output_shardings() == []
 
 
-def test_rfactor_of_a_matmul_output_says_what_to_write():
-    """nvFuser's row-parallel matmul rFactors the output's r{k}; Loom's matmul is one GEMM call,
-    so rfactor names the op and the forms that run (r{k} marked, or k sharded on the operands)."""
+@pytest.mark.parametrize("inner_split", [False, True])
+@pytest.mark.parametrize("linear", [False, True])
+def test_rfactor_of_a_matmul_output_without_devices(linear, inner_split):
+    """rfactor of a matmul's or linear's r{k}, split once, on one device: the partial products
+    over blocks of k (a batched matmul, loop [m, n, kept, r{piece}] as nvFuser's) and their sum
+    into the same output tensor."""
+    torch.manual_seed(39)
+    a = torch.randn(4, 12)
+    b = torch.randn(5, 12) if linear else torch.randn(12, 5)
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([4, 12], contiguity=True)
+        tb = fd.define_tensor(list(b.shape), contiguity=True)
+        out = (fd.ops.linear if linear else fd.ops.matmul)(ta, tb)
+        fd.add_output(out)
+        out.split(-1, 3, inner_split=inner_split)
+        local = out.rfactor(axes=[-1])
+        assert local.num_dims() == 4
+        assert not local.axis(-2).is_reduction() and local.axis(-1).is_reduction()
+        assert out.get_logical_domain()[-1].is_reduction()
+    (got,) = fd.execute([a, b])
+    want = a.double() @ (b.double().T if linear else b.double())
+    torch.testing.assert_close(got, want.float(), rtol=1e-5, atol=1e-5)
+    assert "matmul" in fd.host_program()
+
+
+def test_rfactor_of_a_matmul_output_names_the_form_it_takes():
+    """rfactor of a matmul output whose r{k} is not split once is refused naming the form."""
     with FusionDefinition() as fd:
         a = fd.define_tensor([4, 8], contiguity=True)
         b = fd.define_tensor([8, 3], contiguity=True)
         out = fd.ops.matmul(a, b)
         fd.add_output(out)
-        assert out.ndim == 2
-        assert out.get_logical_domain()[-1].is_reduction()
-        with pytest.raises(loom.UserError, match=r"rFactor of T2: it is the output of a matmul, "
-                                                 r"which runs as one GEMM library call.*"
-                                                 r"shard k on both operands"):
+        with pytest.raises(loom.UserError, match=r"rfactor of T2 .*the contracted r\{k\} split "
+                                                 r"once"):
             out.rfactor(axes=[-1])
+
+
+def test_swizzle1d_is_not_supported():
+    """nvFuser's test_decompose_reduce_scatter swizzles the rfactored matmul's loop for stream
+    parallelism; Loom has neither, and says so by name."""
+    with FusionDefinition() as fd:
+        a = fd.define_tensor([4, 8], contiguity=True)
+        fd.add_output(a)
+        with pytest.raises(loom.NotSupportedError, match="swizzle1d"):
+            a.swizzle1d(0, ParallelType.mesh_x)
+
+
+@pytest.mark.mpi
+@pytest.mark.text_form_definition
+@pytest.mark.parametrize("dtype", [torch.float32, torch.half])
+@pytest.mark.parametrize("scatter", [False, True])
+def test_row_parallel_matmul_by_rfactor(scatter, dtype):
+    """nvFuser's test_row_parallel_matmul: k sharded on both operands, out.outer_split(-1, d),
+    local = out.rfactor([-1]) with mesh_x on local's i{d}: each rank's partial product of its
+    block of k, summed by an Allreduce. With out's m on mesh_x too, f32's sum is out itself and
+    becomes a ReduceScatter; an f16 out is the cast of an f32 sum, which is allreduced and then
+    sliced (no second collective)."""
+    d, rank, mesh = _world()
+    e = 8
+    torch.manual_seed(42)
+    a, b = torch.randn(4 * d, d * e, dtype=dtype), torch.randn(d * e, e, dtype=dtype)
+    ldtype = DataType.Float if dtype == torch.float32 else DataType.Half
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([-1, d * e], contiguity=True, dtype=ldtype)
+        tb = fd.define_tensor([d * e, e], contiguity=True, dtype=ldtype)
+        out = fd.ops.matmul(ta, tb)
+        fd.add_output(out)
+        for t in (ta, tb, out):
+            t.set_device_mesh(mesh)
+        ta.outer_split(-1, d)
+        ta.axis(-2).parallelize(ParallelType.mesh_x)
+        tb.outer_split(0, d)
+        tb.axis(0).parallelize(ParallelType.mesh_x)
+        out.outer_split(-1, d)
+        local = out.rfactor(axes=[-1])
+        local.set_device_mesh(mesh)
+        local.axis(-2).parallelize(ParallelType.mesh_x)
+        if scatter:
+            out.outer_split(0, d)
+            out.axis(0).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([shard_tensor(a, ta), shard_tensor(b, tb)])
+    want = a.double() @ b.double()
+    if scatter:
+        want = want[rank * 4:(rank + 1) * 4]
+    tol = 1e-5 if dtype == torch.float32 else 1e-2
+    torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol)
+    program = fd.host_program()
+    if d > 1:
+        reduce_scatter = scatter and dtype == torch.float32
+        assert ("ReduceScatter" if reduce_scatter else "Allreduce") in program, program
+        assert program.count("communicate") == (2 if scatter and not reduce_scatter else 1), program
 
 
 @pytest.mark.mpi
