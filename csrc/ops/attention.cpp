@@ -492,6 +492,13 @@ void expandAttention(ir::Fusion& fusion) {
       made = {r.grad_query, r.grad_key, r.grad_value};
     }
     for (size_t i = 0; i < outs.size(); ++i) {
+      // A result allocated in its operand's dim order keeps it: the composite's row-major
+      // result copied into that order.
+      auto* o = outs[i]->as<TensorView>();
+      if (o->domain()->hasAllocation()) {
+        made[i] = set(made[i]);
+        allocateLike(made[i], o);
+      }
       fusion.replaceAllUses(outs[i], made[i]);
     }
     fusion.removeExpr(e);

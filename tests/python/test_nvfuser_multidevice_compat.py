@@ -255,6 +255,43 @@ def test_row_parallel_matmul_by_rfactor(scatter, dtype):
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("bshe", [False, True])
+def test_head_parallel_sdpa_keeps_the_operands_layout(bshe):
+    """nvFuser's test_sdpa: q, k, v and the output gradient [d, b, h/d, s, e] sharded on their
+    leading dim, declared BHSE or BSHE (stride_order [4, 3, 1, 2, 0]); the attention output and
+    the gradients come back in the operands' layout (BSHE: transpose(2, 3) contiguous)."""
+    d, rank, mesh = _world()
+    b, s, h, e = 2, 16, 2 * d, 8
+    stride_order = [4, 3, 1, 2, 0] if bshe else [4, 3, 2, 1, 0]
+    torch.manual_seed(43)
+    whole = [torch.randn(b, h, s, e) for _ in range(4)]
+
+    def head_parallelize(t):
+        t = t.detach().view(b, d, h // d, s, e).narrow(1, rank, 1)
+        if bshe:
+            return t.permute(1, 0, 3, 2, 4).contiguous().transpose(2, 3)
+        return t.transpose(0, 1).contiguous()
+
+    with FusionDefinition() as fd:
+        q, k, v, g = (fd.define_tensor(shape=[d, b, h // d, s, e], contiguity=True,
+                                       stride_order=stride_order) for _ in range(4))
+        attn, lse, seed, offset = fd.ops.sdpfa_fwd(q, k, v, dropout_p=0.0, is_causal=True)
+        grads = fd.ops.sdpfa_bwd(g, q, k, v, attn, lse, 0.0, True, seed, offset, None)
+        for t in (attn, *grads):
+            fd.add_output(t)
+        for t in fd.fusion.inputs():
+            t.set_device_mesh(mesh)
+            t.axis(0).parallelize(ParallelType.mesh_x)
+    got = fd.execute([head_parallelize(t) for t in whole])
+    leaves = [t.double().requires_grad_() for t in whole[:3]]
+    ref = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=True)
+    ref.backward(whole[3].double())
+    for actual, want in zip(got, (ref, *(leaf.grad for leaf in leaves))):
+        assert (actual.transpose(2, 3) if bshe else actual).is_contiguous(), actual.stride()
+        torch.testing.assert_close(actual.double(), head_parallelize(want), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.mpi
 def test_row_parallel_matmul_from_the_operands_shardings():
     """What to write instead of the rFactor: k sharded on both operands, the output left
     unannotated; each rank's output is the whole product (the partials' Allreduce)."""
