@@ -292,6 +292,39 @@ def test_head_parallel_sdpa_keeps_the_operands_layout(bshe):
 
 
 @pytest.mark.mpi
+def test_column_parallel_grouped_mm():
+    """nvFuser's test_column_parallel_grouped_mm: the experts' weights [g, n, k] sharded on n,
+    the tokens replicated; each rank computes its block of the output features, no
+    communication."""
+    d, rank, mesh = _world()
+    g, k, n, m = 4, 16, 8 * d, 32
+    torch.manual_seed(44)
+    inp = torch.randn(m, k, dtype=torch.bfloat16)
+    w = torch.randn(g, n, k, dtype=torch.bfloat16)
+    group_sizes = [5, 7, 9, 11]
+    offsets = torch.cumsum(torch.tensor(group_sizes), 0, dtype=torch.int32)
+    with FusionDefinition() as fd:
+        tinp = fd.define_tensor([-1, k], dtype=DataType.BFloat16, contiguity=True)
+        tw = fd.define_tensor([g, n, k], dtype=DataType.BFloat16, contiguity=True)
+        tw_t = fd.ops.permute(tw, [0, 2, 1])
+        toffs = fd.define_tensor([g], dtype=DataType.Int32, contiguity=True)
+        out = fd.ops.grouped_mm(tinp, tw_t, toffs)
+        fd.add_output(out)
+        for t in (tinp, tw, toffs):
+            t.set_device_mesh(mesh)
+        tw.outer_split(1, d)
+        tw.axis(1).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([inp, shard_tensor(w, tw), offsets])
+    want = torch.cat([gi.float() @ gw.float().T
+                      for gi, gw in zip(inp.split(group_sizes), w.unbind())], dim=0)
+    block = n // d
+    torch.testing.assert_close(got.float(), want[:, rank * block:(rank + 1) * block],
+                               rtol=2e-2, atol=2e-2)
+    if d > 1:
+        assert "communicate" not in fd.host_program(), fd.host_program()
+
+
+@pytest.mark.mpi
 def test_row_parallel_matmul_from_the_operands_shardings():
     """What to write instead of the rFactor: k sharded on both operands, the output left
     unannotated; each rank's output is the whole product (the partials' Allreduce)."""
