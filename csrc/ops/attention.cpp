@@ -2,6 +2,7 @@
 // sdpfa_fwd / sdpfa_bwd as composites of matmul, reductions, pointwise ops and RngOp.
 #include "loom/ops/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <variant>
@@ -369,6 +370,26 @@ TensorView* freshLike(TensorView* like, ir::IterDomain* last, bool drop_last, Da
   return detail::newTensor(std::move(ids), dtype);
 }
 
+// `out` (a result of the same rank as `like`) allocated in `like`'s dim order, as torch's
+// attention kernels allocate theirs (the order of the query's strides): a query declared with
+// stride_order [.., 1, 2, 0] (BSHE) gives an output whose transpose(2, 3) is contiguous. Only an
+// allocation that permutes like's dims is followed; any other stays row-major.
+void allocateLike(TensorView* out, const TensorView* like) {
+  if (!like->domain()->hasAllocation()) return;
+  const std::vector<ir::IterDomain*> dims = detail::dims(like);
+  const std::vector<ir::IterDomain*> out_dims = detail::dims(out);
+  const std::vector<ir::IterDomain*> alloc =
+      ir::TensorDomain::noReductions(like->domain()->allocation());
+  if (alloc.size() != dims.size() || out_dims.size() != dims.size() || alloc == dims) return;
+  std::vector<ir::IterDomain*> order;
+  for (ir::IterDomain* id : alloc) {
+    auto it = std::find(dims.begin(), dims.end(), id);
+    if (it == dims.end()) return;  // a split or merged allocation: not a permutation
+    order.push_back(out_dims[size_t(it - dims.begin())]);
+  }
+  out->setAllocationDomain(std::move(order));
+}
+
 }  // namespace
 
 SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
@@ -391,6 +412,7 @@ SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
   std::vector<Scalar*> s = nodeScalars(op, query, dropout_p, is_causal, scale, seed, offset);
   TensorView* out = freshLike(query, detail::dims(value).back(), false, query->dtype());
   TensorView* lse = freshLike(query, nullptr, true, DataType::Float32);
+  allocateLike(out, query);
   ir::IrBuilder::create<ir::SdpaFwdOp>(out, lse, query, key, value, s[0], s[1], s[2], s[3], s[4]);
   return {out, lse, keyTensor(seed), keyTensor(offset)};
 }
@@ -412,6 +434,9 @@ SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* 
   TensorView* dq = freshLike(query, nullptr, false, query->dtype());
   TensorView* dk = freshLike(key, nullptr, false, key->dtype());
   TensorView* dv = freshLike(value, nullptr, false, value->dtype());
+  allocateLike(dq, query);
+  allocateLike(dk, key);
+  allocateLike(dv, value);
   ir::IrBuilder::create<ir::SdpaBwdOp>(dq, dk, dv, grad_output, query, key, value, output,
                                        log_sumexp, s[0], s[1], s[2], s[3], s[4]);
   return {dq, dk, dv};
@@ -467,6 +492,13 @@ void expandAttention(ir::Fusion& fusion) {
       made = {r.grad_query, r.grad_key, r.grad_value};
     }
     for (size_t i = 0; i < outs.size(); ++i) {
+      // A result allocated in its operand's dim order keeps it: the composite's row-major
+      // result copied into that order.
+      auto* o = outs[i]->as<TensorView>();
+      if (o->domain()->hasAllocation()) {
+        made[i] = set(made[i]);
+        allocateLike(made[i], o);
+      }
       fusion.replaceAllUses(outs[i], made[i]);
     }
     fusion.removeExpr(e);

@@ -13,11 +13,33 @@
 #include "loom/support/options.h"
 
 namespace loom::runtime {
+namespace {
+
+// The order of `tv`'s allocation among its logical dims (outermost first), when it permutes them;
+// empty for none or the logical order itself.
+std::vector<int64_t> allocationPermutation(const ir::TensorView* tv) {
+  if (!tv->domain()->hasAllocation()) return {};
+  const auto dims = ir::TensorDomain::noReductions(tv->logical());
+  const auto alloc = ir::TensorDomain::noReductions(tv->domain()->allocation());
+  std::vector<int64_t> perm;
+  for (ir::IterDomain* id : alloc) {
+    auto it = std::find(dims.begin(), dims.end(), id);
+    LOOM_ASSERT(it != dims.end() && alloc.size() == dims.size(), "the attention result ",
+                tv->toString(), " has an allocation domain that does not permute its dims");
+    perm.push_back(int64_t(it - dims.begin()));
+  }
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
+  return identity ? std::vector<int64_t>{} : perm;
+}
+
+}  // namespace
 
 AttentionSegmentExecutor::AttentionSegmentExecutor(const segmenter::Segment& segment,
                                                    const SegmentContext& context)
     : segment_(&segment),
       device_(context.device),
+      stream_(context.executor.stream),
       dump_choice_(context.dump != nullptr && context.dump->has(DumpOption::SchedulerChoice)) {
   const ir::Fusion& fusion = *segment.fusion.fusion;
   for (ir::Expr* e : fusion.exprs()) {
@@ -88,7 +110,24 @@ void AttentionSegmentExecutor::runInto(std::span<const eval::Argument> args,
     why = std::move(r.whyNotFused);
   }
   outputs.clear();
-  for (size_t i : result_of_) outputs.push_back(results[i]);
+  for (size_t i : result_of_) {
+    // The kernels and the composite write row-major; a result whose tensor is allocated in
+    // another dim order (the query's, as torch's kernels) is laid out so.
+    const auto* tv = expr_->output(i)->as<ir::TensorView>();
+    const std::vector<int64_t> perm = allocationPermutation(tv);
+    if (perm.empty()) {
+      outputs.push_back(results[i]);
+      continue;
+    }
+    std::vector<int64_t> sizes, inverse(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) {
+      sizes.push_back(results[i].size(perm[d]));
+      inverse[size_t(perm[d])] = int64_t(d);
+    }
+    Tensor laid = device_->empty(sizes, results[i].dtype(), stream_).permute(inverse);
+    device_->copyElements(laid, results[i], stream_);
+    outputs.push_back(std::move(laid));
+  }
   ++(fused ? fused_runs_ : composite_runs_);
   record.params =
       expr_->opName() + (fused ? ": the fused kernel" : ": the composite (" + why + ")");

@@ -238,11 +238,9 @@ TensorView* rFactor(TensorView* tv, const std::vector<int64_t>& axes) {
   Expr* def = tv->definition();
   LOOM_CHECK(def == nullptr || !(def->isA<MatmulOp>() || def->isA<LinearOp>()), "rFactor of ",
              tv->toString(), ": it is the output of a ", def->isA<MatmulOp>() ? "matmul" : "linear",
-             ", which runs as one GEMM library call: its contracted r{k} is not split into a "
-             "partial product and a sum of the partials here. To split the contraction over "
-             "devices, mark r{k} (split(-1, d, inner_split=False), mesh_x on the outer piece) or "
-             "shard k on both operands: each device multiplies its blocks and the partial products "
-             "are summed by an Allreduce, or a ReduceScatter where the output is sharded");
+             "; its rFactor rewrites the product as partial products over blocks of k and a sum, "
+             "which ops::rFactorContraction builds (loom/ops/contraction_rfactor.h; Python's "
+             "rfactor calls it)");
   LOOM_CHECK(def != nullptr && (def->isA<ReductionOp>() || def->isA<WelfordOp>()), "rFactor of ",
              tv->toString(), ": it is not the output of a reduction");
   LOOM_CHECK(!def->isA<WelfordOp>(), "rFactor of ", tv->toString(),

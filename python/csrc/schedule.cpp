@@ -16,6 +16,7 @@
 #include "loom/ir/device_mesh.h"
 #include "loom/ir/scalar.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/ops/contraction_rfactor.h"
 #include "loom/transform/cache.h"
 #include "loom/transform/inlining.h"
 #include "loom/transform/propagation.h"
@@ -202,7 +203,10 @@ void bindCaching(nb::handle tv_cls) {
   defMethod(
       tv_cls, "rfactor",
       [](nb::handle self, const std::vector<int64_t>& axes) {
-        return nodeRef(transform::rFactor(mutableTv(self, "rfactor"), axes), self);
+        ir::TensorView* tv = mutableTv(self, "rfactor");
+        // A matmul's or linear's rFactor builds partial products and their sum (ops layer).
+        if (ops::isContractionOutput(tv)) return nodeRef(ops::rFactorContraction(tv, axes), self);
+        return nodeRef(transform::rFactor(tv, axes), self);
       },
       nb::arg("axes"));
   defMethod(tv_cls, "cache_before", [](nb::handle self) {

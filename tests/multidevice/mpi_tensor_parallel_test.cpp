@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "backend_available.h"
+#include "loom/ops/contraction_rfactor.h"
 #include "multidevice/mpi_communication_case.h"
 
 namespace loom::multidevice {
@@ -155,6 +156,34 @@ std::vector<CommunicationCase> tensorParallelCases() {
                      if (scatter) {
                        y->outerSplit(1, d);
                        y->axis(1)->parallelize(ParallelType::DIDx);
+                     }
+                     f.addOutput(y);
+                   },
+                   {scatter ? CT::ReduceScatter : CT::Allreduce}});
+  }
+  // nvFuser's test_row_parallel_matmul: k sharded on both operands, the output's r{k} outer-split
+  // by d and its inner piece rFactored (ops::rFactorContraction); DIDx on the partial's i{d}.
+  // The sum of the partials is an Allreduce; with the output's m on DIDx after the rFactor, an
+  // f32 output (the sum itself) makes it a ReduceScatter. bf16: the sum in f32, then the cast.
+  for (auto [scatter, dt] :
+       {std::pair{false, DataType::Float32}, std::pair{true, DataType::Float32},
+        std::pair{false, DataType::BFloat16}}) {
+    const std::string name = std::string("NvFuserRowParallelMatmulByRFactor") +
+                             (scatter ? "ReduceScatter" : "") +
+                             (dt == DataType::Float32 ? "Fp32" : "Bf16");
+    out.push_back({name,
+                   [=](Fusion& f, int64_t d) {
+                     const DeviceMesh mesh = DeviceMesh::arange(d);
+                     TensorView* a = sharded(f, {2 * d, 8 * d}, 1, dt, d);
+                     TensorView* b = sharded(f, {8 * d, 5}, 0, dt, d);
+                     TensorView* y = ops::matmul(a, b);  // [2d, 5, r{8d}]
+                     y->setDeviceMesh(mesh);
+                     y->split(-1, d, /*inner_split=*/false);
+                     TensorView* local = ops::rFactorContraction(y, {-1});  // [2d, 5, d, r{8}]
+                     local->axis(-2)->parallelize(ParallelType::DIDx);
+                     if (scatter) {
+                       y->outerSplit(0, d);
+                       y->axis(0)->parallelize(ParallelType::DIDx);
                      }
                      f.addOutput(y);
                    },

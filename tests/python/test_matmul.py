@@ -150,3 +150,53 @@ def test_errors_name_the_operands():
         i = fd.define_tensor(shape=[2, 4], contiguity=True, dtype=DataType.Int)
         with pytest.raises(loom.UserError, match="matmul multiplies f32, bf16 or f16"):
             fd.ops.matmul(i, i)
+
+
+@pytest.mark.parametrize(
+    "a_shape,b_shape,ends",
+    [
+        ((12, 16), (4, 16, 8), [3, 3, 7, 12]),   # rows by group (group 1 empty)
+        ((3, 8, 16), (16, 24), [8, 16, 24]),     # columns by group
+        ((8, 32), (32, 16), [16, 16, 32]),       # parts of k by group (group 1 empty)
+        ((2, 8, 16), (2, 16, 8), None),          # one product per group
+    ],
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_grouped_mm_matches_torch(device, a_shape, b_shape, ends, dtype):
+    """fd.ops.grouped_mm against torch._grouped_mm in its four operand forms."""
+    ldtype = _DTYPES[dtype][0]
+    a, b = _rand(a_shape, dtype, device, 11), _rand(b_shape, dtype, device, 12)
+    offs = None if ends is None else torch.tensor(ends, dtype=torch.int32, device=device)
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([-1] * len(a_shape), contiguity=True, dtype=ldtype)
+        tb = fd.define_tensor([-1] * len(b_shape), contiguity=True, dtype=ldtype)
+        to = None if offs is None else fd.define_tensor([-1], contiguity=True,
+                                                         dtype=DataType.Int32)
+        fd.add_output(fd.ops.grouped_mm(ta, tb, to))
+    (got,) = fd.execute([a, b] + ([] if offs is None else [offs]))
+    want = torch._grouped_mm(a.cpu().float(), b.cpu().float(),
+                             offs=None if offs is None else offs.cpu()).to(dtype)
+    _, rtol, atol = _DTYPES[dtype]
+    torch.testing.assert_close(got.cpu(), want, rtol=rtol, atol=atol)
+
+
+def test_grouped_mm_rows_past_the_last_offset_are_zero():
+    """torch leaves rows past the last offset unwritten; Loom's are 0."""
+    a, b = torch.randn(6, 4), torch.randn(2, 4, 3)
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([-1, 4], contiguity=True)
+        tb = fd.define_tensor([2, 4, 3], contiguity=True)
+        to = fd.define_tensor([2], contiguity=True, dtype=DataType.Int32)
+        fd.add_output(fd.ops.grouped_mm(ta, tb, to))
+    (got,) = fd.execute([a, b, torch.tensor([2, 4], dtype=torch.int32)])
+    torch.testing.assert_close(got[:2], a[:2] @ b[0])
+    torch.testing.assert_close(got[2:4], a[2:4] @ b[1])
+    assert (got[4:] == 0).all()
+
+
+def test_grouped_mm_errors_name_the_operand():
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([4, 8], contiguity=True)
+        tb = fd.define_tensor([2, 8, 3], contiguity=True)
+        with pytest.raises(loom.UserError, match="need offsets"):
+            fd.ops.grouped_mm(ta, tb)

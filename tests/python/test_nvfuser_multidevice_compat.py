@@ -161,20 +161,167 @@ def test_output_shardings_of_a_fusion_without_meshes_is_empty():
     assert fd.fec.get_output_shardings() == []
 
 
-def test_rfactor_of_a_matmul_output_says_what_to_write():
-    """nvFuser's row-parallel matmul rFactors the output's r{k}; Loom's matmul is one GEMM call,
-    so rfactor names the op and the forms that run (r{k} marked, or k sharded on the operands)."""
+@pytest.mark.parametrize("inner_split", [False, True])
+@pytest.mark.parametrize("linear", [False, True])
+def test_rfactor_of_a_matmul_output_without_devices(linear, inner_split):
+    """rfactor of a matmul's or linear's r{k}, split once, on one device: the partial products
+    over blocks of k (a batched matmul, loop [m, n, kept, r{piece}] as nvFuser's) and their sum
+    into the same output tensor."""
+    torch.manual_seed(39)
+    a = torch.randn(4, 12)
+    b = torch.randn(5, 12) if linear else torch.randn(12, 5)
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([4, 12], contiguity=True)
+        tb = fd.define_tensor(list(b.shape), contiguity=True)
+        out = (fd.ops.linear if linear else fd.ops.matmul)(ta, tb)
+        fd.add_output(out)
+        out.split(-1, 3, inner_split=inner_split)
+        local = out.rfactor(axes=[-1])
+        assert local.num_dims() == 4
+        assert not local.axis(-2).is_reduction() and local.axis(-1).is_reduction()
+        assert out.get_logical_domain()[-1].is_reduction()
+    (got,) = fd.execute([a, b])
+    want = a.double() @ (b.double().T if linear else b.double())
+    torch.testing.assert_close(got, want.float(), rtol=1e-5, atol=1e-5)
+    assert "matmul" in fd.host_program()
+
+
+def test_rfactor_of_a_matmul_output_names_the_form_it_takes():
+    """rfactor of a matmul output whose r{k} is not split once is refused naming the form."""
     with FusionDefinition() as fd:
         a = fd.define_tensor([4, 8], contiguity=True)
         b = fd.define_tensor([8, 3], contiguity=True)
         out = fd.ops.matmul(a, b)
         fd.add_output(out)
-        assert out.ndim == 2
-        assert out.get_logical_domain()[-1].is_reduction()
-        with pytest.raises(loom.UserError, match=r"rFactor of T2: it is the output of a matmul, "
-                                                 r"which runs as one GEMM library call.*"
-                                                 r"shard k on both operands"):
+        with pytest.raises(loom.UserError, match=r"rfactor of T2 .*the contracted r\{k\} split "
+                                                 r"once"):
             out.rfactor(axes=[-1])
+
+
+def test_swizzle1d_is_not_supported():
+    """nvFuser's test_decompose_reduce_scatter swizzles the rfactored matmul's loop for stream
+    parallelism; Loom has neither, and says so by name."""
+    with FusionDefinition() as fd:
+        a = fd.define_tensor([4, 8], contiguity=True)
+        fd.add_output(a)
+        with pytest.raises(loom.NotSupportedError, match="swizzle1d"):
+            a.swizzle1d(0, ParallelType.mesh_x)
+
+
+@pytest.mark.mpi
+@pytest.mark.text_form_definition
+@pytest.mark.parametrize("dtype", [torch.float32, torch.half])
+@pytest.mark.parametrize("scatter", [False, True])
+def test_row_parallel_matmul_by_rfactor(scatter, dtype):
+    """nvFuser's test_row_parallel_matmul: k sharded on both operands, out.outer_split(-1, d),
+    local = out.rfactor([-1]) with mesh_x on local's i{d}: each rank's partial product of its
+    block of k, summed by an Allreduce. With out's m on mesh_x too, f32's sum is out itself and
+    becomes a ReduceScatter; an f16 out is the cast of an f32 sum, which is allreduced and then
+    sliced (no second collective)."""
+    d, rank, mesh = _world()
+    e = 8
+    torch.manual_seed(42)
+    a, b = torch.randn(4 * d, d * e, dtype=dtype), torch.randn(d * e, e, dtype=dtype)
+    ldtype = DataType.Float if dtype == torch.float32 else DataType.Half
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([-1, d * e], contiguity=True, dtype=ldtype)
+        tb = fd.define_tensor([d * e, e], contiguity=True, dtype=ldtype)
+        out = fd.ops.matmul(ta, tb)
+        fd.add_output(out)
+        for t in (ta, tb, out):
+            t.set_device_mesh(mesh)
+        ta.outer_split(-1, d)
+        ta.axis(-2).parallelize(ParallelType.mesh_x)
+        tb.outer_split(0, d)
+        tb.axis(0).parallelize(ParallelType.mesh_x)
+        out.outer_split(-1, d)
+        local = out.rfactor(axes=[-1])
+        local.set_device_mesh(mesh)
+        local.axis(-2).parallelize(ParallelType.mesh_x)
+        if scatter:
+            out.outer_split(0, d)
+            out.axis(0).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([shard_tensor(a, ta), shard_tensor(b, tb)])
+    want = a.double() @ b.double()
+    if scatter:
+        want = want[rank * 4:(rank + 1) * 4]
+    tol = 1e-5 if dtype == torch.float32 else 1e-2
+    torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol)
+    program = fd.host_program()
+    if d > 1:
+        reduce_scatter = scatter and dtype == torch.float32
+        assert ("ReduceScatter" if reduce_scatter else "Allreduce") in program, program
+        assert program.count("communicate") == (2 if scatter and not reduce_scatter else 1), program
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("bshe", [False, True])
+def test_head_parallel_sdpa_keeps_the_operands_layout(bshe):
+    """nvFuser's test_sdpa: q, k, v and the output gradient [d, b, h/d, s, e] sharded on their
+    leading dim, declared BHSE or BSHE (stride_order [4, 3, 1, 2, 0]); the attention output and
+    the gradients come back in the operands' layout (BSHE: transpose(2, 3) contiguous)."""
+    d, rank, mesh = _world()
+    b, s, h, e = 2, 16, 2 * d, 8
+    stride_order = [4, 3, 1, 2, 0] if bshe else [4, 3, 2, 1, 0]
+    torch.manual_seed(43)
+    whole = [torch.randn(b, h, s, e) for _ in range(4)]
+
+    def head_parallelize(t):
+        t = t.detach().view(b, d, h // d, s, e).narrow(1, rank, 1)
+        if bshe:
+            return t.permute(1, 0, 3, 2, 4).contiguous().transpose(2, 3)
+        return t.transpose(0, 1).contiguous()
+
+    with FusionDefinition() as fd:
+        q, k, v, g = (fd.define_tensor(shape=[d, b, h // d, s, e], contiguity=True,
+                                       stride_order=stride_order) for _ in range(4))
+        attn, lse, seed, offset = fd.ops.sdpfa_fwd(q, k, v, dropout_p=0.0, is_causal=True)
+        grads = fd.ops.sdpfa_bwd(g, q, k, v, attn, lse, 0.0, True, seed, offset, None)
+        for t in (attn, *grads):
+            fd.add_output(t)
+        for t in fd.fusion.inputs():
+            t.set_device_mesh(mesh)
+            t.axis(0).parallelize(ParallelType.mesh_x)
+    got = fd.execute([head_parallelize(t) for t in whole])
+    leaves = [t.double().requires_grad_() for t in whole[:3]]
+    ref = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=True)
+    ref.backward(whole[3].double())
+    for actual, want in zip(got, (ref, *(leaf.grad for leaf in leaves))):
+        assert (actual.transpose(2, 3) if bshe else actual).is_contiguous(), actual.stride()
+        torch.testing.assert_close(actual.double(), head_parallelize(want), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.mpi
+def test_column_parallel_grouped_mm():
+    """nvFuser's test_column_parallel_grouped_mm: the experts' weights [g, n, k] sharded on n,
+    the tokens replicated; each rank computes its block of the output features, no
+    communication."""
+    d, rank, mesh = _world()
+    g, k, n, m = 4, 16, 8 * d, 32
+    torch.manual_seed(44)
+    inp = torch.randn(m, k, dtype=torch.bfloat16)
+    w = torch.randn(g, n, k, dtype=torch.bfloat16)
+    group_sizes = [5, 7, 9, 11]
+    offsets = torch.cumsum(torch.tensor(group_sizes), 0, dtype=torch.int32)
+    with FusionDefinition() as fd:
+        tinp = fd.define_tensor([-1, k], dtype=DataType.BFloat16, contiguity=True)
+        tw = fd.define_tensor([g, n, k], dtype=DataType.BFloat16, contiguity=True)
+        tw_t = fd.ops.permute(tw, [0, 2, 1])
+        toffs = fd.define_tensor([g], dtype=DataType.Int32, contiguity=True)
+        out = fd.ops.grouped_mm(tinp, tw_t, toffs)
+        fd.add_output(out)
+        for t in (tinp, tw, toffs):
+            t.set_device_mesh(mesh)
+        tw.outer_split(1, d)
+        tw.axis(1).parallelize(ParallelType.mesh_x)
+    (got,) = fd.execute([inp, shard_tensor(w, tw), offsets])
+    want = torch.cat([gi.float() @ gw.float().T
+                      for gi, gw in zip(inp.split(group_sizes), w.unbind())], dim=0)
+    block = n // d
+    torch.testing.assert_close(got.float(), want[:, rank * block:(rank + 1) * block],
+                               rtol=2e-2, atol=2e-2)
+    if d > 1:
+        assert "communicate" not in fd.host_program(), fd.host_program()
 
 
 @pytest.mark.mpi

@@ -469,6 +469,21 @@ OP_CASES.update({
 })
 
 
+def _grouped_mm_case():
+    def define(fd):
+        a = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        b = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)
+        offs = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Int32)
+        fd.add_output(fd.ops.grouped_mm(a, b, offs))
+
+    return define, lambda device: [torch.randn(7, 8, device=device),
+                                   torch.randn(3, 8, 5, device=device),
+                                   torch.tensor([2, 2, 7], dtype=torch.int32, device=device)]
+
+
+OP_CASES["grouped_mm"] = _grouped_mm_case()
+
+
 # Attention (issue 30): composites of matmul segments and kernels, dropout keyed by a seed input.
 def _attention(backward):
     shapes = [(2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4)] + ([(2, 3, 5, 4)] if backward else [])

@@ -92,6 +92,32 @@ def test_sdpa_fwd_bwd_against_autograd(device, dtype, is_causal):
         torch.testing.assert_close(g, leaf.grad.to(td), **tol(dtype))
 
 
+@pytest.mark.parametrize("head_dim", [8, 64])
+def test_sdpa_outputs_take_the_operands_stride_order(device, head_dim):
+    """nvFuser's test_sdpa[QkvFormat.BSHE]: operands declared with stride_order [3, 1, 2, 0]
+    ([N, H, S, E] laid out [N, S, H, E]); the output and the gradients come back in that layout
+    (out.transpose(1, 2) contiguous), as torch's kernels allocate them; log_sumexp row-major.
+    Head dim 64 takes the fused kernels, 8 the composite."""
+    def bshe(x):
+        return torch.randn((N, x, H, head_dim), dtype=torch.bfloat16, device=device).transpose(1, 2)
+    q, k, v, grad_output = bshe(L), bshe(S), bshe(S), bshe(L)
+    with FusionDefinition() as fd:
+        tq, tk, tv, tg = (fd.define_tensor(shape=[-1] * 4, contiguity=True, dtype=DataType.BFloat16,
+                                           stride_order=[3, 1, 2, 0]) for _ in range(4))
+        attn, lse, seed, offset = fd.ops.sdpfa_fwd(tq, tk, tv, dropout_p=0.0, is_causal=True)
+        grads = fd.ops.sdpfa_bwd(tg, tq, tk, tv, attn, lse, 0.0, True, seed, offset, None)
+        for t in (attn, lse, *grads):
+            fd.add_output(t)
+    out, lse_out, *got = fd.execute([q, k, v, grad_output])
+    leaves = [t.detach().float().requires_grad_() for t in (q, k, v)]
+    ref = F.scaled_dot_product_attention(*leaves, is_causal=True)
+    ref.backward(grad_output.float())
+    assert lse_out.is_contiguous()
+    for actual, want in zip((out, *got), (ref, *(leaf.grad for leaf in leaves))):
+        assert actual.transpose(1, 2).is_contiguous(), actual.stride()
+        torch.testing.assert_close(actual, want.to(torch.bfloat16), rtol=2e-2, atol=2e-2)
+
+
 def test_sdpa_bwd_in_its_own_fusion(device):
     # As nvFuser's test_sdpa_bwd: the saved output and log_sumexp are inputs of a backward
     # fusion; its philox_seed / philox_offset inputs are not read without dropout.

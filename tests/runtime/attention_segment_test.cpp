@@ -198,6 +198,59 @@ TEST_F(AttentionSegment, AnUnusedGradientIsNotAnOutput) {
   EXPECT_EQ(fused, 2) << rt->hostProgram();
 }
 
+// Operands declared BSHE ([N, H, S, E] allocated [N, S, H, E]; nvFuser's stride_order [3, 1, 2,
+// 0]): the output and each gradient are allocated in their operand's order, as torch's kernels
+// allocate them (nvFuser's test_sdpa[BSHE] asserts out.transpose(1, 2).is_contiguous()), and the
+// values match the reference; log_sumexp stays row-major. Fused (head dim 64) and composite (40).
+TEST_F(AttentionSegment, ResultsTakeTheOperandsDimOrder) {
+  for (int64_t e : {64, 40}) {
+    SCOPED_TRACE("head dim " + std::to_string(e));
+    auto fusion = std::make_unique<Fusion>();
+    {
+      FusionGuard g(fusion.get());
+      std::vector<TensorView*> in;
+      for (int i = 0; i < 4; ++i) {
+        in.push_back(ops::TensorBuilder()
+                         .rank(4)
+                         .dtype(DataType::Float32)
+                         .strideOrder({0, 2, 1, 3})
+                         .build());
+        fusion->addInput(in.back());
+      }
+      ops::SdpfaFwdResult r = ops::sdpfaFwd(in[0], in[1], in[2], 0.0, true);
+      ops::SdpfaBwdResult b = ops::sdpfaBwd(in[3], in[0], in[1], in[2], r.output, r.log_sumexp, 0.0,
+                                            true, r.philox_seed, r.philox_offset);
+      for (TensorView* t : {r.output, r.log_sumexp, b.grad_query, b.grad_key, b.grad_value}) {
+        fusion->addOutput(t);
+      }
+    }
+    // [N, S, H, E] storage viewed as [N, H, S, E].
+    auto bshe = [](int64_t s, int64_t e, uint64_t seed) {
+      return random({1, s, 2, e}, DataType::Float32, seed)
+          .permute(std::vector<int64_t>{0, 2, 1, 3});
+    };
+    std::vector<eval::Argument> args{bshe(33, e, 1), bshe(35, e, 2), bshe(35, e, 3),
+                                     bshe(33, e, 4)};
+    std::vector<Tensor> want = eval::evaluateFusion(*fusion, args);
+    FusionExecutorCache cache(std::move(fusion), poisonedOptions());
+    std::vector<eval::Argument> dargs;
+    for (const eval::Argument& a : args) dargs.emplace_back(onDevice(std::get<Tensor>(a)));
+    std::vector<Tensor> got = cache.run(dargs);
+    ASSERT_EQ(got.size(), 5u);
+    const char* names[] = {"output", "log_sumexp", "grad_query", "grad_key", "grad_value"};
+    for (size_t i = 0; i < got.size(); ++i) {
+      auto err = eval::expectClose(host(got[i]), want[i], eval::Tolerance{1e-4, 1e-5}, names[i]);
+      EXPECT_FALSE(err.has_value()) << *err;
+      if (i == 1) {
+        EXPECT_TRUE(got[i].isContiguous()) << names[i];
+        continue;
+      }
+      EXPECT_TRUE(got[i].permute(std::vector<int64_t>{0, 2, 1, 3}).isContiguous())
+          << names[i] << " strides [" << join(got[i].strides()) << "]";
+    }
+  }
+}
+
 TEST(AttentionNode, TextRoundTripsAndEvaluatesAsBefore) {
   std::unique_ptr<Fusion> fusion = attentionFusion(DataType::Float32, 0.25, true);
   const std::string text = ir::printFusion(*fusion);

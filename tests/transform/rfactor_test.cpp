@@ -51,9 +51,9 @@ TEST(RFactor, Errors) {
   EXPECT_TRUE(has(userError([&] { rFactor(p, {3}); }), "already has a root domain"));
 }
 
-// A matmul's or linear's output ends with r{k} as nvFuser's, but the product is one GEMM call:
-// rFactor of it names the op and says to mark r{k} or shard k on the operands instead.
-TEST(RFactor, MatmulOutputSaysToShardTheOperands) {
+// A matmul's or linear's rFactor is a rewrite into partial products and a sum, built by the ops
+// layer (ops::rFactorContraction): transform::rFactor names the op and points there.
+TEST(RFactor, MatmulOutputPointsToTheOpsRewrite) {
   Fusion fusion;
   FusionGuard guard(&fusion);
   auto* a = ops::TensorBuilder().shape({4, 8}).build();
@@ -67,8 +67,8 @@ TEST(RFactor, MatmulOutputSaysToShardTheOperands) {
   fusion.addOutput(m);
   fusion.addOutput(l);
   EXPECT_TRUE(has(userError([&] { rFactor(m, {2}); }),
-                  "is the output of a matmul, which runs as one GEMM library call"));
-  EXPECT_TRUE(has(userError([&] { rFactor(l, {2}); }), "shard k on both operands"));
+                  "is the output of a matmul; its rFactor rewrites the product"));
+  EXPECT_TRUE(has(userError([&] { rFactor(l, {2}); }), "ops::rFactorContraction"));
 }
 
 // A schedule that merges a broadcast into a reduction cannot be rFactored: it is a clear error

@@ -25,7 +25,8 @@ class AttentionSegmentExecutor final : public SegmentExecutor {
   ~AttentionSegmentExecutor() override;
 
   /// UserError naming the operand for a tensor of another dtype or rank than the fusion
-  /// declares; the runner's UserErrors otherwise.
+  /// declares; the runner's UserErrors otherwise. A result whose tensor has an allocation domain
+  /// (sdpfa's outputs follow the query's, key's or value's dim order) is copied into that order.
   void runInto(std::span<const eval::Argument> args, std::vector<Tensor>& outputs,
                SegmentRecord& record, std::span<const Tensor> into) override;
   /// "sdpfa_fwd (fused kernel where it applies, else its composite) on host: T0, T1, T2 -> T3, T4".
@@ -42,7 +43,8 @@ class AttentionSegmentExecutor final : public SegmentExecutor {
   std::vector<size_t> arg_of_;      ///< per tensor operand of expr_: its argument position
   std::vector<size_t> result_of_;   ///< per segment output: which of expr_'s results it is
   std::shared_ptr<const exec::ComputeDevice> device_;
-  bool dump_choice_ = false;  ///< LOOM_DUMP=scheduler_choice
+  CUstream stream_ = nullptr;  ///< the executor's stream (the copies into allocation order)
+  bool dump_choice_ = false;   ///< LOOM_DUMP=scheduler_choice
   std::unique_ptr<AttentionRunner> runner_;
   std::atomic<int64_t> fused_runs_{0};
   std::atomic<int64_t> composite_runs_{0};

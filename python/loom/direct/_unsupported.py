@@ -70,7 +70,11 @@ UNSUPPORTED = {
         "get_most_recent_scheduled_ir": "LOOM_DUMP=fusion_ir_scheduled prints the scheduled "
                                         "fusions",
     },
-    "Val": {},
+    "Val": {
+        "swizzle1d": "no loop swizzles: nvFuser's swizzle1d with stream parallelism runs a "
+                     "collective per stream; rfactor of the matmul and its ReduceScatter run "
+                     "without it",
+    },
     # fd.ops: the list stays next to the ops (ops.py, UNSUPPORTED_OPS), which fills it in.
     "fd.ops": {},
     "DataType": {

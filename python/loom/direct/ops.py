@@ -16,7 +16,7 @@ from ._unsupported import UNSUPPORTED, error
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
-        "grouped_mm scaled_mm var_mean_welford"
+        "scaled_mm var_mean_welford"
     ).split()
 }
 # Names on nvFuser-compatibility lists that nvFuser's public Python bindings (python_direct) do
@@ -448,6 +448,13 @@ class Ops:
     def linear(self, arg1, arg2, bias=None):
         """torch.nn.functional.linear: arg1 @ arg2^T + bias (arg2 is [out, in] or [in])."""
         return _C.ops.linear(self._f, arg1, arg2, bias)
+
+    def grouped_mm(self, mat1, mat2, offsets=None):
+        """torch._grouped_mm: mat1 [m, k] x mat2 [g, k, n] with offsets [g] (each group's end
+        along m) -> [m, n]; [g, m, k] x [k, n] (offsets along n) -> [m, n]; [m, k] x [k, n]
+        (offsets along k) -> [g, m, n]; [g, m, k] x [g, k, n] (no offsets) -> [g, m, n]. A
+        composition around one matmul (docs/ops.md, "grouped_mm")."""
+        return _C.ops.grouped_mm(self._f, mat1, mat2, offsets)
 
     # ---- attention (nvFuser's sdpfa_fwd / sdpfa_bwd; docs/ops.md "Attention") ---------------
     def _dropout_may_be_on(self, dropout_p):
