@@ -108,13 +108,12 @@ Block blockOf(ir::TensorView* tv, const std::vector<ShardedAxis>& axes, int64_t 
     for (const ShardedAxis& a : axes) {
       if (a.logical != id) continue;
       // shardedAxes accepts only a logical ID split by its mesh axis size (propagate_shardings
-      // rewrote nvFuser's other block forms into it), so the device holds block `pos` of it.
-      LOOM_CHECK(a.did->definition()->isA<ir::Split>() &&
-                     a.did->definition()->as<ir::Split>()->outer() == a.did,
-                 tv->definition()->toString(), ": ", tv->toString(), " is sharded along ",
-                 id->toString(), " by ", a.did->toString(),
-                 ", which is not an outer split of it: an ", tv->definition()->opName(),
-                 " shard needs one block of the dim per device");
+      // rewrote nvFuser's other block forms into it, and refuses strided ones), so the device
+      // holds block `pos` of it.
+      LOOM_ASSERT(a.did->definition()->isA<ir::Split>() &&
+                      a.did->definition()->as<ir::Split>()->outer() == a.did,
+                  tv->toString(), " is sharded along ", id->toString(), " by ",
+                  a.did->toString(), ", which is not the outer piece of a split of it");
       pos = member ? mesh.coordinate(device, a.type) : 0;
     }
     b.position.push_back(pos);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The sharded cases of random numbers and iota (part of shardedCases, sharded_cases.h): each
 // device draws its block of the unsharded draw, so its shard equals the matching slice of the
-// reference's whole result (same seed and offset), sharded on an outer and an inner dim, on
-// one and two mesh axes, fp32 and bf16, and through the consumers that use them (x * mask,
-// dropout in a sequence-parallel block, bernoulli).
+// reference's whole result (same seed and offset): sharded on an outer and an inner dim, on one
+// and two mesh axes, in nvFuser's other block forms, fp32 and bf16, and through the consumers
+// that use them (x * mask, dropout in a sequence-parallel block, bernoulli).
 #pragma once
 
 #include <string>
@@ -80,6 +80,31 @@ void appendShardedRandomCases(std::vector<Case>& out, int64_t d, InputFn input) 
                    f.addOutput(ops::add(x, r));
                  },
                  {{4, 12}}});
+  // nvFuser's other block forms on the draw itself: an inner split whose outer piece is on the
+  // mesh (3 rows per device, symbolic extent), and a logical dim of the mesh's extent on it.
+  out.push_back({"RandomInnerSplitForm",
+                 [=](Fusion& f) {
+                   TensorView* x = input(f, {-1, 5}, DataType::Float32);
+                   shard(x, 0, mesh);
+                   TensorView* r = ops::randLike(x, 31, 2);
+                   r->setDeviceMesh(mesh);
+                   r->split(0, 3);  // [n/3, 3], n = 3 * d
+                   r->axis(0)->parallelize(ParallelType::DIDx);
+                   f.addOutput(r);
+                   f.addOutput(ops::mul(x, r));
+                 },
+                 {{3 * d, 5}}});
+  out.push_back({"RandomLogicalDimOnTheMesh",
+                 [=](Fusion& f) {
+                   TensorView* x = input(f, {d, 7}, DataType::BFloat16);
+                   x->setDeviceMesh(mesh);
+                   x->axis(0)->parallelize(ParallelType::DIDx);
+                   TensorView* r = ops::randnLike(x, 32, 0);
+                   r->setDeviceMesh(mesh);
+                   r->axis(0)->parallelize(ParallelType::DIDx);
+                   f.addOutput(r);
+                 },
+                 {{d, 7}}});
   // iota along a sharded dim: each device's shard continues where the previous one ends.
   for (DataType dt : {DataType::Float32, DataType::Int64}) {
     out.push_back({std::string("IotaSharded") + (dt == DataType::Float32 ? "Fp32" : "Int64"),
