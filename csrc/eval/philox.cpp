@@ -65,4 +65,18 @@ double rngSample(ir::RngOpType type, DataType dtype, uint64_t seed, uint64_t off
   return std::fma(param1, z, param0);
 }
 
+uint64_t rngBlockIndex(std::span<const int64_t> shape, std::span<const int64_t> offsets,
+                       std::span<const int64_t> global, uint64_t local) {
+  uint64_t index = 0;
+  uint64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    const auto extent = uint64_t(shape[d]);
+    const uint64_t i = extent == 0 ? 0 : local % extent;
+    local = extent == 0 ? 0 : local / extent;
+    index += (i + uint64_t(offsets[d])) * stride;
+    stride *= uint64_t(global[d]);
+  }
+  return index;
+}
+
 }  // namespace loom::eval

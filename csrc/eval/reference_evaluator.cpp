@@ -873,14 +873,16 @@ class Runner : public ir::ExprVisitor {
     const Operand step_op = operand(e->step(), e);
     double start = start_op.scalar;
     double step = step_op.scalar;
+    // A device's shard of a longer iota starts at its index offset.
+    const int64_t first = e->indexOffset() != nullptr ? ee_.evaluateInt(e->indexOffset()) : 0;
     Buffer b{shape, std::vector<double>(size_t(shape[0]))};
-    for (int64_t i = 0; i < shape[0]; ++i) b.data[size_t(i)] = start + double(i) * step;
+    for (int64_t i = 0; i < shape[0]; ++i) b.data[size_t(i)] = start + double(first + i) * step;
     if (isIntegralType(e->out()->dtype())) {  // start + i * step in int64, wrapping
       b.ints.resize(b.data.size());
       for (int64_t i = 0; i < shape[0]; ++i) {
-        b.ints[size_t(i)] =
-            detail::intBinary(ir::BinaryOpType::Add, start_op.int_scalar,
-                              detail::intBinary(ir::BinaryOpType::Mul, i, step_op.int_scalar));
+        b.ints[size_t(i)] = detail::intBinary(
+            ir::BinaryOpType::Add, start_op.int_scalar,
+            detail::intBinary(ir::BinaryOpType::Mul, first + i, step_op.int_scalar));
       }
     }
     define(e->out(), std::move(b));
@@ -937,8 +939,12 @@ class Runner : public ir::ExprVisitor {
     const double p0 = operand(e->param0(), e).scalar;
     const double p1 = operand(e->param1(), e).scalar;
     Buffer b{shape, std::vector<double>(size_t(numelOf(shape)))};
+    std::vector<int64_t> offsets, global;  // a block of a larger draw (a device's shard)
+    for (ir::Scalar* o : e->indexOffsets()) offsets.push_back(ee_.evaluateInt(o));
+    for (ir::Scalar* g : e->globalExtents()) global.push_back(ee_.evaluateInt(g));
     for (size_t i = 0; i < b.data.size(); ++i) {
-      b.data[i] = rngSample(e->rngType(), e->out()->dtype(), seed, offset, i, p0, p1);
+      const uint64_t index = e->hasIndexOffsets() ? rngBlockIndex(shape, offsets, global, i) : i;
+      b.data[i] = rngSample(e->rngType(), e->out()->dtype(), seed, offset, index, p0, p1);
     }
     define(e->out(), std::move(b));
   }

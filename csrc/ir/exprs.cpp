@@ -278,14 +278,25 @@ std::string FullOp::opName() const { return "full"; }
 bool FullOp::sameAttributes(const Expr*) const { return true; }
 
 // ---- IotaOp
-IotaOp::IotaOp(TensorView* out, Scalar* start, Scalar* step)
-    : Expr(NodeKind::IotaOp, {start, step}, {out}) {}
+namespace {
+std::vector<Val*> iotaInputs(Scalar* start, Scalar* step, Scalar* indexOffset) {
+  std::vector<Val*> ins{start, step};
+  if (indexOffset != nullptr) ins.push_back(indexOffset);
+  return ins;
+}
+}  // namespace
+
+IotaOp::IotaOp(TensorView* out, Scalar* start, Scalar* step, Scalar* indexOffset)
+    : Expr(NodeKind::IotaOp, iotaInputs(start, step, indexOffset), {out}) {}
 IotaOp::IotaOp(const IotaOp* src, IrCloner& c)
     : Expr(NodeKind::IotaOp, c.clone(src->inputs()), c.clone(src->outputs())) {}
 LOOM_DEFINE_CLONE(IotaOp)
 TensorView* IotaOp::out() const { return output(0)->as<TensorView>(); }
 Scalar* IotaOp::start() const { return input(0)->as<Scalar>(); }
 Scalar* IotaOp::step() const { return input(1)->as<Scalar>(); }
+Scalar* IotaOp::indexOffset() const {
+  return inputs().size() > 2 ? input(2)->as<Scalar>() : nullptr;
+}
 std::string IotaOp::opName() const { return "iota"; }
 bool IotaOp::sameAttributes(const Expr*) const { return true; }
 
@@ -297,9 +308,25 @@ std::string_view rngOpTypeName(RngOpType t) {
   }
   LOOM_UNREACHABLE();
 }
+namespace {
+std::vector<Val*> rngInputs(Scalar* seed, Scalar* offset, Scalar* param0, Scalar* param1,
+                            const std::vector<Scalar*>& offsets,
+                            const std::vector<Scalar*>& extents) {
+  LOOM_ASSERT(offsets.size() == extents.size(), "an RngOp needs one global extent per index "
+              "offset, got ", offsets.size(), " offsets and ", extents.size(), " extents");
+  std::vector<Val*> ins{seed, offset, param0, param1};
+  ins.insert(ins.end(), offsets.begin(), offsets.end());
+  ins.insert(ins.end(), extents.begin(), extents.end());
+  return ins;
+}
+}  // namespace
+
 RngOp::RngOp(TensorView* out, RngOpType type, Scalar* seed, Scalar* offset, Scalar* param0,
-             Scalar* param1)
-    : Expr(NodeKind::RngOp, {seed, offset, param0, param1}, {out}), type_(type) {}
+             Scalar* param1, std::vector<Scalar*> indexOffsets,
+             std::vector<Scalar*> globalExtents)
+    : Expr(NodeKind::RngOp, rngInputs(seed, offset, param0, param1, indexOffsets, globalExtents),
+           {out}),
+      type_(type) {}
 RngOp::RngOp(const RngOp* src, IrCloner& c)
     : Expr(NodeKind::RngOp, c.clone(src->inputs()), c.clone(src->outputs())), type_(src->type_) {}
 LOOM_DEFINE_CLONE(RngOp)
@@ -308,6 +335,18 @@ Scalar* RngOp::seed() const { return input(0)->as<Scalar>(); }
 Scalar* RngOp::offset() const { return input(1)->as<Scalar>(); }
 Scalar* RngOp::param0() const { return input(2)->as<Scalar>(); }
 Scalar* RngOp::param1() const { return input(3)->as<Scalar>(); }
+std::vector<Scalar*> RngOp::indexOffsets() const {
+  const size_t n = (inputs().size() - 4) / 2;
+  std::vector<Scalar*> out;
+  for (size_t d = 0; d < n; ++d) out.push_back(input(4 + d)->as<Scalar>());
+  return out;
+}
+std::vector<Scalar*> RngOp::globalExtents() const {
+  const size_t n = (inputs().size() - 4) / 2;
+  std::vector<Scalar*> out;
+  for (size_t d = 0; d < n; ++d) out.push_back(input(4 + n + d)->as<Scalar>());
+  return out;
+}
 std::string RngOp::opName() const { return std::string(rngOpTypeName(type_)); }
 bool RngOp::sameAttributes(const Expr* other) const { return other->as<RngOp>()->type_ == type_; }
 

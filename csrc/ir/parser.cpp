@@ -601,8 +601,21 @@ Arg Parser::parseArg() {
   if (isPunct("[")) {
     next();
     std::vector<bool> flags;
+    std::vector<Scalar*> scalars;
+    const bool boolean = peek().text == "true" || peek().text == "false";
     if (!isPunct("]")) {
       do {
+        if (!boolean) {
+          // Integer scalars (index offsets, extents): a plain literal is an i64 constant.
+          const Token& t = peek();
+          auto v = parseLiteral();
+          Scalar* s = v ? constant(*v, plainType(*v)) : parseScalarOperand();
+          if (!isIntegralType(s->dtype())) {
+            fail(t, "expected an integer scalar in the list, got '", t.text, "'");
+          }
+          scalars.push_back(s);
+          continue;
+        }
         const Token& f = next();
         if (f.text != "true" && f.text != "false") {
           fail(f, "expected true or false, got '", f.text, "'");
@@ -611,7 +624,8 @@ Arg Parser::parseArg() {
       } while (accept(","));
     }
     expect("]");
-    a.flags = std::move(flags);
+    if (boolean || scalars.empty()) a.flags = std::move(flags);
+    if (!boolean) a.scalars = std::move(scalars);
     return a;
   }
   auto n = peek().kind == Kind::Ident ? splitName(peek().text) : std::nullopt;

@@ -20,7 +20,8 @@
 
 namespace loom::ir::text {
 
-// One argument of a call: a value, a dtype name, or a list of booleans.
+// One argument of a call: a value, a dtype name, a list of booleans or a list of scalars (an
+// empty list is both).
 struct Arg {
   std::string key;  // empty for positional arguments
   const Token* tok;
@@ -28,6 +29,7 @@ struct Arg {
   std::optional<ScalarValue> literal;  // a plain literal (2, 0.5, true): it takes the op's dtype
   std::optional<DataType> dtype;
   std::optional<std::vector<bool>> flags;
+  std::optional<std::vector<Scalar*>> scalars;
 };
 
 struct PendingTensor {
@@ -256,6 +258,12 @@ struct Parser::Call {
              line.text, " is declared ", dataTypeName(outs[0]->dtype()));
     }
     return v;
+  }
+  // A list of integer scalars ("index_offsets=[s3, 0]"); plain literals are i64 constants.
+  std::vector<Scalar*> indexListArg(const std::string& key) const {
+    const Arg& a = kw.at(key);
+    if (!a.scalars) p.fail(*a.tok, key, " must be a list of integer scalars such as [s3, 0]");
+    return *a.scalars;
   }
   std::vector<bool> flagsArg() const {
     const Arg& a = kw.at("flags");

@@ -179,10 +179,15 @@ Expr* Parser::buildShapeOp(Call& c) {
     c.adoptKey("value", out_dtype, out0);
     return make<FullOp>(none, c.tensorOut(0), c.typedScalarArg("value"));
   } else if (name == "iota") {
-    c.need(0, 1, {"start", "step"});
+    const bool shifted = c.kw.count("index_offset") != 0;
+    c.need(0, 1,
+           shifted ? std::vector<std::string>{"start", "step", "index_offset"}
+                   : std::vector<std::string>{"start", "step"});
     c.adoptKey("start", out_dtype, out0);
     c.adoptKey("step", out_dtype, out0);
-    return make<IotaOp>(none, c.tensorOut(0), c.typedScalarArg("start"), c.typedScalarArg("step"));
+    c.adoptKey("index_offset", kIndexType, nullptr);
+    return make<IotaOp>(none, c.tensorOut(0), c.typedScalarArg("start"), c.typedScalarArg("step"),
+                        shifted ? c.scalarArg("index_offset") : nullptr);
   } else if (name == "index_select" || name == "gather" || name == "take_along_axis") {
     c.need(2, 1, {"dim"});
     const int64_t dim = dimArg(c);
@@ -234,14 +239,27 @@ Expr* Parser::buildShapeOp(Call& c) {
     const bool normal = name == "normal";
     const char* p0 = normal ? "mean" : "low";
     const char* p1 = normal ? "std" : "high";
-    c.need(0, 1, {"seed", "offset", p0, p1});
+    // A block of a larger draw (a device's shard) names both lists or neither.
+    const bool block = c.kw.count("index_offsets") != 0 || c.kw.count("global_extents") != 0;
+    std::vector<std::string> keys{"seed", "offset", p0, p1};
+    if (block) keys.insert(keys.end(), {"index_offsets", "global_extents"});
+    c.need(0, 1, keys);
     c.adoptKey("seed", DataType::Int64, nullptr);
     c.adoptKey("offset", DataType::Int64, nullptr);
     c.adoptKey(p0, DataType::Float64, nullptr);
     c.adoptKey(p1, DataType::Float64, nullptr);
+    std::vector<Scalar*> offsets, extents;
+    if (block) {
+      offsets = c.indexListArg("index_offsets");
+      extents = c.indexListArg("global_extents");
+      if (offsets.size() != extents.size()) {
+        fail(*c.kw.at("global_extents").tok, name, " has ", offsets.size(),
+             " index offsets but ", extents.size(), " global extents (one each per dim)");
+      }
+    }
     return make<RngOp>(none, c.tensorOut(0), normal ? RngOpType::Normal : RngOpType::Uniform,
                        c.scalarArg("seed"), c.scalarArg("offset"), c.scalarArg(p0),
-                       c.scalarArg(p1));
+                       c.scalarArg(p1), std::move(offsets), std::move(extents));
   }
   return nullptr;
 }

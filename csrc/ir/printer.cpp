@@ -317,11 +317,19 @@ class Printer {
       args = "value=" + ref(f->value());
     } else if (auto* io = e->dynCast<IotaOp>()) {
       args = "start=" + ref(io->start()) + ", step=" + ref(io->step());
+      if (io->indexOffset() != nullptr) args += ", index_offset=" + ref(io->indexOffset());
     } else if (auto* r = e->dynCast<RngOp>()) {
       const bool normal = r->rngType() == RngOpType::Normal;
       args = "seed=" + ref(r->seed()) + ", offset=" + ref(r->offset()) +
              (normal ? ", mean=" : ", low=") + ref(r->param0()) +
              (normal ? ", std=" : ", high=") + ref(r->param1());
+      if (r->hasIndexOffsets()) {
+        auto list = [&](const std::vector<Scalar*>& vals) {
+          return "[" + refs(std::vector<Val*>(vals.begin(), vals.end())) + "]";
+        };
+        args += ", index_offsets=" + list(r->indexOffsets()) +
+                ", global_extents=" + list(r->globalExtents());
+      }
     } else if (isAttentionExpr(e)) {
       const size_t n = attentionTensorInputs(e);
       std::vector<Val*> tensors(e->inputs().begin(), e->inputs().begin() + long(n));

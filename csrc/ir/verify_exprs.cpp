@@ -511,6 +511,17 @@ void rngRule(const RngOp* rng, DtypeRule& r) {
   const std::string param = concat(rng->opName(), " takes its parameters as f64");
   r.need(rng->param0(), DataType::Float64, param);
   r.need(rng->param1(), DataType::Float64, param);
+  if (!rng->hasIndexOffsets()) return;
+  const size_t rank = TensorDomain::noReductions(rng->out()->logical()).size();
+  if (rng->indexOffsets().size() != rank) {
+    r.fail(concat(rng->opName(), " has ", rng->indexOffsets().size(),
+                  " index offsets and global extents, but ", rng->out()->toString(), " has ",
+                  rank, " dims (one each per dim)"));
+  }
+  const std::string index = concat(rng->opName(), " takes its index offsets and global extents "
+                                   "as index scalars");
+  for (Scalar* o : rng->indexOffsets()) r.need(o, kIndexType, index);
+  for (Scalar* g : rng->globalExtents()) r.need(g, kIndexType, index);
 }
 
 // A scan keeps its dtype; a sum or product keeps it only where it does not wrap or round away
@@ -731,6 +742,13 @@ std::optional<std::string> dtypeProblem(const Expr* e) {
     rngRule(rng, r);
   } else if (e->isA<IotaOp>() && isComplexType(e->output(0)->dtype())) {
     r.fail(concat("iota makes integers or floats, not ", e->output(0)->dtype()));
+  } else if (const auto* io = e->dynCast<IotaOp>(); io != nullptr && io->indexOffset()) {
+    const Val* out = e->output(0);
+    const std::string why = concat("iota does not convert: ", out->toString(), " is ",
+                                   out->dtype());
+    r.need(io->start(), out->dtype(), why);
+    r.need(io->step(), out->dtype(), why);
+    r.need(io->indexOffset(), kIndexType, "iota takes its index offset as an index scalar");
   } else if (const auto* scan = e->dynCast<ScanOp>()) {
     scanRule(scan, r);
   } else if (e->isA<MatmulOp>() || e->isA<LinearOp>()) {

@@ -97,6 +97,8 @@ int64_t rngDigits(DataType dt) {
 // The runtime's Philox sample (runtime/random.cuh) at the element's row-major linear logical
 // index, sum_d i_d * prod_{d' > d} extent_d', computed in 64 bits from the logical indices: it
 // depends on nothing the schedule chose, so every schedule and backend draws the same numbers.
+// A block of a larger draw (a device's shard) indexes the larger draw: i_d + offset_d in the
+// global extents (RngOp::indexOffsets, ins[4..4+n) and globalExtents, ins[4+n..4+2n)).
 kir::Value* lowerRng(kir::Kernel& kernel, LowerContext& ctx, const ir::RngOp* rng,
                      const IndexMap& idx, const std::vector<kir::Value*>& ins) {
   auto wide = [&](kir::Value* v) {
@@ -104,16 +106,25 @@ kir::Value* lowerRng(kir::Kernel& kernel, LowerContext& ctx, const ir::RngOp* rn
                ? v
                : kernel.create<kir::UnaryExpr>(DataType::Int64, ir::UnaryOpType::Cast, v);
   };
+  const bool block = rng->hasIndexOffsets();
+  const size_t n = rng->indexOffsets().size();
   kir::Value* linear = nullptr;
-  for (ir::IterDomain* id : ir::TensorDomain::noReductions(rng->out()->logical())) {
+  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(rng->out()->logical());
+  for (size_t d = 0; d < ids.size(); ++d) {
+    ir::IterDomain* id = ids[d];
     // A Broadcast ID of an RngOp output has size 1 (ops make no expanded ones): index 0.
     if (id->isBroadcast()) continue;
     kir::Value* i = wide(idx.at(id));
+    if (block) {
+      i = kernel.create<kir::BinaryExpr>(DataType::Int64, ir::BinaryOpType::Add, i,
+                                         wide(ins.at(4 + d)));
+    }
     if (linear == nullptr) {
       linear = i;
       continue;
     }
-    kir::Value* extent = wide(ctx.lowerScalar(kernel, id->logicalExtent()));
+    kir::Value* extent = block ? wide(ins.at(4 + n + d))
+                               : wide(ctx.lowerScalar(kernel, id->logicalExtent()));
     linear = kernel.create<kir::BinaryExpr>(
         DataType::Int64, ir::BinaryOpType::Add,
         kernel.create<kir::BinaryExpr>(DataType::Int64, ir::BinaryOpType::Mul, linear, extent), i);
@@ -223,13 +234,23 @@ kir::Stmt* lowerOp(kir::Kernel& kernel, LowerContext& ctx, const kir::TensorOp* 
   } else if (e->isA<ir::FullOp>()) {
     value = ins[0];
   } else if (auto* iota = dyn<ir::IotaOp>(e)) {
-    // start + i * step in the output's type, i the logical index.
+    // start + i * step in the output's type, i the logical index (plus the index offset of a
+    // device's shard of a longer iota).
     ir::IterDomain* id = ir::TensorDomain::noReductions(op->out->logical()).at(0);
-    kir::Value* i = kernel.create<kir::UnaryExpr>(dt, ir::UnaryOpType::Cast, at.elements().at(id));
+    kir::Value* pos = at.elements().at(id);
+    if (iota->indexOffset() != nullptr) {
+      auto wide = [&](kir::Value* v) {
+        return v->dtype() == DataType::Int64
+                   ? v
+                   : kernel.create<kir::UnaryExpr>(DataType::Int64, ir::UnaryOpType::Cast, v);
+      };
+      pos = kernel.create<kir::BinaryExpr>(DataType::Int64, ir::BinaryOpType::Add, wide(pos),
+                                           wide(ins.at(2)));
+    }
+    kir::Value* i = kernel.create<kir::UnaryExpr>(dt, ir::UnaryOpType::Cast, pos);
     value = kernel.create<kir::BinaryExpr>(
         dt, ir::BinaryOpType::Add, ins[0],
         kernel.create<kir::BinaryExpr>(dt, ir::BinaryOpType::Mul, i, ins[1]));
-    (void)iota;
   } else if (e->isA<ir::IndexSelectOp>() || e->isA<ir::GatherOp>()) {
     value = lowerIndexedRead(kernel, ctx, e, idx, ins[1]);
   } else if (auto* sc = dyn<ir::ScatterOp>(e)) {

@@ -83,9 +83,77 @@ void removeTransformsBelow(ir::Fusion& fusion, const ir::TensorView* tv, ir::Ite
   }
 }
 
+// An iota or RngOp whose output is sharded: its values depend on each element's index in the
+// whole tensor, which the local program gets as the device's block of it. Recorded before the
+// extents are localized (the global extents), rewritten after (the offsets are multiples of
+// the local extents).
+struct Block {
+  ir::TensorView* tv = nullptr;
+  std::vector<ir::Scalar*> global;  ///< per logical dim (reductions skipped)
+  /// Per logical dim: the device's position along the mesh axis that shards it (0: unsharded).
+  std::vector<int64_t> position;
+};
+
+Block blockOf(ir::TensorView* tv, const std::vector<ShardedAxis>& axes, int64_t device) {
+  Block b;
+  b.tv = tv;
+  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(tv->logical());
+  const ir::DeviceMesh& mesh = tv->deviceMesh();
+  // A device outside the mesh never computes the tensor (segmenter/device_program.h): any
+  // member's block will do.
+  const bool member = mesh.indexOf(device) >= 0;
+  for (ir::IterDomain* id : ids) {
+    b.global.push_back(id->extent());
+    int64_t pos = 0;
+    for (const ShardedAxis& a : axes) {
+      if (a.logical != id) continue;
+      // shardedAxes accepts only a logical ID split by its mesh axis size (propagate_shardings
+      // rewrote nvFuser's other block forms into it, and refuses strided ones), so the device
+      // holds block `pos` of it.
+      LOOM_ASSERT(a.did->definition()->isA<ir::Split>() &&
+                      a.did->definition()->as<ir::Split>()->outer() == a.did,
+                  tv->toString(), " is sharded along ", id->toString(), " by ",
+                  a.did->toString(), ", which is not the outer piece of a split of it");
+      pos = member ? mesh.coordinate(device, a.type) : 0;
+    }
+    b.position.push_back(pos);
+  }
+  return b;
+}
+
+// Replaces the definition of b.tv (its extents local now) by one that computes the device's
+// block of the whole: index offsets position * local extent, and the global extents.
+void drawBlock(ir::Fusion& fusion, const Block& b) {
+  ir::Expr* def = b.tv->definition();
+  const std::vector<ir::IterDomain*> ids = ir::TensorDomain::noReductions(b.tv->logical());
+  std::vector<ir::Scalar*> offsets;
+  for (size_t d = 0; d < ids.size(); ++d) {
+    offsets.push_back(b.position[d] == 0
+                          ? ir::IrBuilder::index(0)
+                          : ir::scalar_math::mul(ir::IrBuilder::index(b.position[d]),
+                                                 ids[d]->extent()));
+  }
+  if (auto* iota = def->dynCast<ir::IotaOp>()) {
+    ir::Scalar* start = iota->start();
+    ir::Scalar* step = iota->step();
+    fusion.removeExpr(def);
+    ir::IrBuilder::create<ir::IotaOp>(b.tv, start, step, offsets.at(0));
+    return;
+  }
+  auto* rng = def->as<ir::RngOp>();
+  const ir::RngOpType type = rng->rngType();
+  ir::Scalar* seed = rng->seed();
+  ir::Scalar* offset = rng->offset();
+  ir::Scalar* p0 = rng->param0();
+  ir::Scalar* p1 = rng->param1();
+  fusion.removeExpr(def);
+  ir::IrBuilder::create<ir::RngOp>(b.tv, type, seed, offset, p0, p1, std::move(offsets),
+                                   b.global);
+}
+
 }  // namespace
 
-bool localizeShardings(ir::Fusion& fusion) {
+bool localizeShardings(ir::Fusion& fusion, int64_t device) {
   if (!isMultidevice(fusion)) return false;
   ir::FusionGuard guard(&fusion);
   struct Entry {
@@ -93,20 +161,13 @@ bool localizeShardings(ir::Fusion& fusion) {
     std::vector<ShardedAxis> axes;
   };
   std::vector<Entry> entries;
+  std::vector<Block> blocks;
   for (ir::TensorView* tv : fusion.allTvs()) {
     if (!tv->hasDeviceMesh()) continue;
     std::vector<ShardedAxis> axes = shardedAxes(tv);
-    if (!axes.empty() && tv->definition() != nullptr && tv->definition()->isA<ir::IotaOp>()) {
-      LOOM_THROW(tv->definition()->toString(), ": an iota along a sharded dim (",
-                 axes.front().logical->toString(),
-                 ") has values that depend on the device; shard it after the iota");
-    }
-    if (!axes.empty() && tv->definition() != nullptr && tv->definition()->isA<ir::RngOp>()) {
-      // A local program would index the shard from 0 and draw every device the same numbers.
-      LOOM_THROW(tv->definition()->toString(), ": random numbers along a sharded dim (",
-                 axes.front().logical->toString(),
-                 ") are not supported yet (each device would draw its shard's numbers from "
-                 "index 0); draw them unsharded");
+    if (!axes.empty() && tv->definition() != nullptr &&
+        (tv->definition()->isA<ir::IotaOp>() || tv->definition()->isA<ir::RngOp>())) {
+      blocks.push_back(blockOf(tv, axes, device));
     }
     if (const auto* scan =
             tv->definition() != nullptr ? tv->definition()->dynCast<ir::ScanOp>() : nullptr) {
@@ -161,6 +222,7 @@ bool localizeShardings(ir::Fusion& fusion) {
     }
     tv->setDeviceMesh(ir::DeviceMesh());
   }
+  for (const Block& b : blocks) drawBlock(fusion, b);
   return true;
 }
 

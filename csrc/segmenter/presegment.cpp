@@ -78,7 +78,7 @@ bool localizeShards(ir::Fusion& fusion, PresegmentContext& ctx) {
   for (ir::Expr* e : fusion.exprs()) {
     if (auto c = multidevice::communicationOf(e)) ctx.communications.emplace(e, std::move(*c));
   }
-  return multidevice::localizeShardings(fusion);
+  return multidevice::localizeShardings(fusion, *ctx.deviceId);
 }
 
 bool reductionInits(ir::Fusion& fusion, PresegmentContext& /*ctx*/) {

@@ -197,14 +197,23 @@ Expr* recreate(Expr* e, const std::vector<Val*>& in, const std::vector<Val*>& ou
   }
   if (e->isA<FullOp>()) return IrBuilder::create<FullOp>(tv(out[0]), in[0]->as<Scalar>());
   if (e->isA<IotaOp>()) {
-    return IrBuilder::create<IotaOp>(tv(out[0]), in[0]->as<Scalar>(), in[1]->as<Scalar>());
+    return IrBuilder::create<IotaOp>(tv(out[0]), in[0]->as<Scalar>(), in[1]->as<Scalar>(),
+                                     in.size() > 2 ? in[2]->as<Scalar>() : nullptr);
   }
   if (auto* sc = e->dynCast<ScanOp>()) {
     return IrBuilder::create<ScanOp>(sc->opType(), tv(out[0]), tv(in[0]), sc->dim());
   }
   if (auto* r = e->dynCast<RngOp>()) {
+    // The index offsets, then the global extents (RngOp's input order).
+    const size_t n = (in.size() - 4) / 2;
+    std::vector<Scalar*> offsets, extents;
+    for (size_t d = 0; d < n; ++d) {
+      offsets.push_back(in[4 + d]->as<Scalar>());
+      extents.push_back(in[4 + n + d]->as<Scalar>());
+    }
     return IrBuilder::create<RngOp>(tv(out[0]), r->rngType(), in[0]->as<Scalar>(),
-                                    in[1]->as<Scalar>(), in[2]->as<Scalar>(), in[3]->as<Scalar>());
+                                    in[1]->as<Scalar>(), in[2]->as<Scalar>(), in[3]->as<Scalar>(),
+                                    std::move(offsets), std::move(extents));
   }
   if (auto* as = e->dynCast<ArgsortOp>()) {
     auto* copy =

@@ -639,6 +639,8 @@ void Translator::translateOtherOp(const ir::Expr* e) {
   if (const auto* io = dyn<ir::IotaOp>(e)) {
     auto ids = ir::TensorDomain::noReductions(io->out()->logical());
     LOOM_CHECK(ids.size() == 1, "'", e->toString(), "' is not 1-D");
+    LOOM_CHECK(io->indexOffset() == nullptr, "'", e->toString(),
+               "' is a device's shard of an iota (a local program): it has no Python form");
     std::string length = size(ids[0]->extent());
     std::string start = operand(io->start());
     std::string step = operand(io->step());
@@ -652,6 +654,8 @@ void Translator::translateOtherOp(const ir::Expr* e) {
     return;
   }
   if (const auto* r = dyn<ir::RngOp>(e)) {
+    LOOM_CHECK(!r->hasIndexOffsets(), "'", e->toString(),
+               "' is a device's shard of a draw (a local program): it has no Python form");
     std::vector<std::string> shape;
     for (const IterDomain* id : ir::TensorDomain::noReductions(r->out()->logical())) {
       shape.push_back(size(id->extent()));

@@ -17,6 +17,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "multidevice/shard_annotation.h"
+#include "multidevice/sharded_random_cases.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/driver.h"
 #include "loom/backend/cuda/memory.h"
@@ -52,7 +53,8 @@ inline DeviceMesh mesh2d(int64_t d) {
 }
 
 /// Every example fusion sharded on a non-reduced axis over `d` devices (d divides 12): 1-D and
-/// 2-D meshes, fp32 and bf16, constant and symbolic extents, and the founding case.
+/// 2-D meshes, fp32 and bf16, constant and symbolic extents, the founding case, and random
+/// numbers and iota drawn sharded (sharded_random_cases.h).
 inline std::vector<Case> shardedCases(int64_t d) {
   std::vector<Case> out;
   const DeviceMesh mesh = DeviceMesh::arange(d);
@@ -184,6 +186,9 @@ inline std::vector<Case> shardedCases(int64_t d) {
                    {{1, 24, wide ? 65536 : 768}},
                    wide ? 65536 : 768});
   }
+  appendShardedRandomCases(out, d, [](Fusion& f, std::vector<int64_t> shape, DataType dtype) {
+    return input(f, std::move(shape), dtype);
+  });
   return out;
 }
 

@@ -6,7 +6,7 @@ import torch
 
 import loom
 import loom.direct as nvfuser
-from loom.direct import FusionDefinition, ParallelType
+from loom.direct import DataType, FusionDefinition, ParallelType
 from loom.direct.multidevice import Communicator, DeviceMesh, shard_tensor
 
 
@@ -415,3 +415,40 @@ def test_megatron_mlp(sequence_parallel):
     hid = f.gelu(f.linear(x.double(), w1.double(), b1.double()), approximate="tanh")
     want = f.linear(hid, w2.double(), b2.double())
     _close(y, want[:, rank * 4:(rank + 1) * 4] if sequence_parallel else want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_sequence_parallel_dropout(dtype):
+    """Dropout of a sequence-parallel activation [b, s, e] sharded on s, and rand_like of it
+    sharded alike: each rank draws its block of the unsharded draw, so its shard equals the
+    matching slice of the unsharded fusion's result (same seed and offset), bit for bit."""
+    d, rank, mesh = _rank_mesh()
+    torch.manual_seed(33)
+    b_, s, e = 2, 8 * d, 12
+    x = _whole(b_, s, e).to(dtype)
+
+    def define(sharded):
+        with FusionDefinition() as fd:
+            ldt = DataType.Float if dtype == torch.float32 else DataType.BFloat16
+            tx = fd.define_tensor(shape=[b_, s, e], contiguity=True, dtype=ldt)
+            out, mask = fd.ops.dropout(tx, 0.3, rng_seed=2026, rng_offset=12)
+            r = fd.ops.rand_like(tx, rng_seed=7, rng_offset=1)
+            fd.add_output(out)
+            fd.add_output(mask)
+            fd.add_output(r)
+            if sharded:
+                _sharded(tx, 1, mesh)
+                _sharded(r, 1, mesh)
+        return fd
+
+    whole = define(False).execute([x])
+    local = define(True).execute([shard_tensor(x, 1, mesh)])
+    rows = slice(rank * 8, (rank + 1) * 8)
+    for got, want in zip(local, whole):
+        assert got.shape == (b_, 8, e)
+        assert torch.equal(got, want[:, rows]), (got, want[:, rows])
+    # The draw is a real one: about 30% dropped, and the ranks' blocks differ.
+    kept = whole[1].float().mean().item()
+    assert 0.55 < kept < 0.85
+    if d > 1:
+        assert not torch.equal(whole[2][:, :8], whole[2][:, 8:16])

@@ -8,6 +8,7 @@
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/ir/builder.h"
 #include "loom/ir/ir.h"
+#include "loom/ir/scalar_math.h"
 #include "loom/lower/lower.h"
 #include "loom/ops/ops.h"
 #include "loom/scheduler/registry.h"
@@ -62,6 +63,31 @@ TEST(RngNvrtc, DropoutBeforeASumCompiles) {
   f.addInput(x);
   f.addOutput(ops::sum(ops::dropout(x, 0.1, 3, 4).output, {1}));
   expectCompiles(f, {Tensor::empty({128, 4096}, DataType::Float32)});
+}
+
+// A device's block of a larger draw (what localize_shards makes of a draw sharded on rows over
+// four devices, as device 2): run-time index offsets and global extents in the Philox index.
+TEST(RngNvrtc, BlockOfALargerDrawCompiles) {
+  if (!cuda::nvrtcAvailable())
+    GTEST_SKIP() << "NVRTC unavailable: " << cuda::nvrtcUnavailableReason();
+  ir::Fusion f;
+  ir::FusionGuard g(&f);
+  TensorView* x = ops::TensorBuilder().shape({-1, -1}).build();
+  f.addInput(x);
+  TensorView* r = ops::randLike(x, 3, 4);
+  f.addOutput(ops::add(x, r));
+  ir::Expr* def = r->definition();
+  auto* rng = def->as<ir::RngOp>();
+  std::vector<ir::Scalar*> keys{rng->seed(), rng->offset(), rng->param0(), rng->param1()};
+  f.removeExpr(def);
+  ir::Scalar* rows = x->logical()[0]->extent();
+  ir::Scalar* cols = x->logical()[1]->extent();
+  using ir::IrBuilder;
+  ir::IrBuilder::create<ir::RngOp>(
+      r, ir::RngOpType::Uniform, keys[0], keys[1], keys[2], keys[3],
+      std::vector<ir::Scalar*>{ir::scalar_math::mul(IrBuilder::index(2), rows), IrBuilder::index(0)},
+      std::vector<ir::Scalar*>{ir::scalar_math::mul(rows, IrBuilder::index(4)), cols});
+  expectCompiles(f, {Tensor::empty({64, 256}, DataType::Float32)});
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "loom/ir/exprs.h"
 #include "loom/tensor/data_type.h"
@@ -33,5 +34,11 @@ std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter, std::arra
 /// to dtype (the rules above); `param0`/`param1` are low/high or mean/std.
 double rngSample(ir::RngOpType type, DataType dtype, uint64_t seed, uint64_t offset, uint64_t index,
                  double param0, double param1);
+
+/// The linear index i above of element `local` (its row-major index in `shape`) of an RngOp
+/// output that is a block of a larger draw (RngOp::indexOffsets): sum_d (i_d + offsets_d) *
+/// prod_{d' > d} global_d', with the block's multi-index i_d read from `local` in `shape`.
+uint64_t rngBlockIndex(std::span<const int64_t> shape, std::span<const int64_t> offsets,
+                       std::span<const int64_t> global, uint64_t local);
 
 }  // namespace loom::eval

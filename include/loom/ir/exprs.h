@@ -318,17 +318,20 @@ class FullOp : public Expr {
   bool sameAttributes(const Expr* other) const override;
 };
 
-/// out[i] = start + i * step for a 1-D out (its logical extent is the length). Inputs: start and
-/// step, Scalars of out's dtype.
+/// out[i] = start + (i + indexOffset) * step for a 1-D out (its logical extent is the length).
+/// Inputs: start and step, Scalars of out's dtype, and optionally indexOffset (an integer
+/// Scalar; absent means 0): the position of out's element 0 in a longer iota, which a device's
+/// local program of an iota sharded along its dim gives (multidevice::localizeShardings).
 class IotaOp : public Expr {
  public:
   LOOM_DECLARE_CLONE(IotaOp)
-  IotaOp(TensorView* out, Scalar* start, Scalar* step);
+  IotaOp(TensorView* out, Scalar* start, Scalar* step, Scalar* indexOffset = nullptr);
   IotaOp(const IotaOp* src, IrCloner& cloner);
 
   TensorView* out() const;
   Scalar* start() const;
   Scalar* step() const;
+  Scalar* indexOffset() const;  ///< nullptr when absent (0)
 
   std::string opName() const override;
   bool sameAttributes(const Expr* other) const override;
@@ -346,11 +349,18 @@ std::string_view rngOpTypeName(RngOpType t);  ///< "uniform", "normal"
 /// and the reference evaluator agree (docs/ops.md, "Random numbers", states the bit rules). No
 /// tensor input: out's logical extents give its shape. Inputs: seed and offset (Int64 Scalars,
 /// read as their 64-bit patterns) and two Float64 parameters (low/high or mean/std).
+///
+/// Optionally, out is a block of a larger draw (a device's shard: localizeShardings gives it):
+/// one index offset and one global extent per logical dim (reductions skipped), integer
+/// Scalars. Element (i_0, .., i_r-1) of out is then element (i_0 + o_0, .., i_r-1 + o_r-1) of
+/// the draw of shape (g_0, .., g_r-1): i above is its row-major index in that shape. Absent,
+/// every o_d is 0 and every g_d out's own extent.
 class RngOp : public Expr {
  public:
   LOOM_DECLARE_CLONE(RngOp)
   RngOp(TensorView* out, RngOpType type, Scalar* seed, Scalar* offset, Scalar* param0,
-        Scalar* param1);
+        Scalar* param1, std::vector<Scalar*> indexOffsets = {},
+        std::vector<Scalar*> globalExtents = {});
   RngOp(const RngOp* src, IrCloner& cloner);
 
   TensorView* out() const;
@@ -359,6 +369,10 @@ class RngOp : public Expr {
   Scalar* offset() const;
   Scalar* param0() const;  ///< low (Uniform) or mean (Normal)
   Scalar* param1() const;  ///< high (Uniform) or std (Normal)
+  /// True when out is a block of a larger draw (the two lists below are not empty).
+  bool hasIndexOffsets() const { return inputs().size() > 4; }
+  std::vector<Scalar*> indexOffsets() const;   ///< per logical dim; empty when absent
+  std::vector<Scalar*> globalExtents() const;  ///< per logical dim; empty when absent
 
   std::string opName() const override;
   bool sameAttributes(const Expr* other) const override;

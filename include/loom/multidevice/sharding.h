@@ -121,11 +121,12 @@ bool finalizeShardings(ir::Fusion& fusion);
 /// other side reads it).
 /// Every device of a mesh runs the same program on its own data; the communications
 /// decompose_reshardings left pair one device's view with the whole, and the runtime runs them.
-/// UserError for what a local program cannot compute: an iota or random numbers (RngOp) along a
-/// sharded dim (their values depend on the device). Tensors on meshes the running device is not
-/// in are localized like those of any member (the runtime gives a device only the tensors it
-/// holds: segmenter/device_program.h).
-bool localizeShardings(ir::Fusion& fusion);
+/// An iota or random numbers (RngOp) sharded along a dim compute `device`'s block of the whole:
+/// they get index offsets (its position along the mesh axis times the local extent) and, for an
+/// RngOp, the global extents, so each device's shard equals the matching slice of the unsharded
+/// result. Tensors on meshes the running device is not in are localized like those of any
+/// member (the runtime gives a device only the tensors it holds: segmenter/device_program.h).
+bool localizeShardings(ir::Fusion& fusion, int64_t device);
 
 /// The shard of the global tensor `global` (shaped like `tv`'s logical domain without
 /// reductions) that `device` holds under `tv`'s sharding, read from the split tree of each DID
