@@ -231,22 +231,29 @@ Runner::Operand Runner::operand(ir::Val* v, const ir::Expr* e) {
   return op;
 }
 
+std::vector<std::vector<int64_t>> Runner::operandStrides(const ir::Expr* e,
+                                                         const std::vector<Operand>& ops,
+                                                         const std::vector<int64_t>& shape) {
+  std::vector<std::vector<int64_t>> strides;
+  for (const Operand& op : ops) {
+    std::vector<int64_t> s(shape.size(), 0);
+    if (op.buffer != nullptr) {
+      bool ok = stretchStrides(op.buffer->shape, shape, s);
+      LOOM_ASSERT(ok, "operand shape [", join(op.buffer->shape), "] vs [", join(shape), "] in ",
+                  e->toString());
+    }
+    strides.push_back(std::move(s));
+  }
+  return strides;
+}
+
 template <bool kComplex, typename Fn>
 Buffer Runner::pointwise(const ir::Expr* e, const TensorView* out, Fn&& fn) {
   std::vector<Operand> ops;
   for (ir::Val* in : e->inputs()) ops.push_back(operand(in, e));
   Buffer result{pointwiseShape(e, out), {}};
   result.data.resize(size_t(numelOf(result.shape)));
-  std::vector<std::vector<int64_t>> strides;
-  for (const Operand& op : ops) {
-    std::vector<int64_t> s(result.shape.size(), 0);
-    if (op.buffer != nullptr) {
-      bool ok = stretchStrides(op.buffer->shape, result.shape, s);
-      LOOM_ASSERT(ok, "operand shape [", join(op.buffer->shape), "] vs [", join(result.shape),
-                  "] in ", e->toString());
-    }
-    strides.push_back(std::move(s));
-  }
+  const std::vector<std::vector<int64_t>> strides = operandStrides(e, ops, result.shape);
   using In = std::conditional_t<kComplex, Complex, double>;
   if constexpr (kComplex) result.makeComplex();
   std::vector<In> vals(ops.size());
@@ -277,16 +284,7 @@ Buffer Runner::pointwiseInt(const ir::Expr* e, const TensorView* out, Fn&& fn) {
   Buffer result{pointwiseShape(e, out), {}};
   result.data.resize(size_t(numelOf(result.shape)));
   result.ints.resize(result.data.size());
-  std::vector<std::vector<int64_t>> strides;
-  for (const Operand& op : ops) {
-    std::vector<int64_t> s(result.shape.size(), 0);
-    if (op.buffer != nullptr) {
-      bool ok = stretchStrides(op.buffer->shape, result.shape, s);
-      LOOM_ASSERT(ok, "operand shape [", join(op.buffer->shape), "] vs [", join(result.shape),
-                  "] in ", e->toString());
-    }
-    strides.push_back(std::move(s));
-  }
+  const std::vector<std::vector<int64_t>> strides = operandStrides(e, ops, result.shape);
   std::vector<int64_t> vals(ops.size());
   forEachIndex(result.shape, strides, [&](int64_t lin, const std::vector<int64_t>& off) {
     for (size_t j = 0; j < ops.size(); ++j) vals[j] = ops[j].intAt(size_t(off[j]));

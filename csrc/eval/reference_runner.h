@@ -101,6 +101,11 @@ class Runner : public ir::ExprVisitor {
     int64_t intAt(size_t i) const { return buffer != nullptr ? buffer->intAt(i) : int_scalar; }
   };
   Operand operand(ir::Val* v, const ir::Expr* e);
+  /// Per operand of a pointwise op, the strides that read it stretched to `shape` (all 0 for a
+  /// scalar).
+  static std::vector<std::vector<int64_t>> operandStrides(const ir::Expr* e,
+                                                          const std::vector<Operand>& ops,
+                                                          const std::vector<int64_t>& shape);
 
   /// Runs fn(values) for every output element of a pointwise op and returns the results. With
   /// kComplex, the values and fn's result are complex numbers (ops on complex values).
