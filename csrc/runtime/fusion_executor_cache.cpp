@@ -601,8 +601,8 @@ FusionKernelRuntime* FusionExecutorCache::findRuntime(const InputKey& key) const
 
 std::string FusionExecutorCache::planKey(const InputKey& key,
                                          std::span<const eval::Argument> args) {
-  const bool on = options_.planCache.has_value() ? *options_.planCache
-                                                 : getEnv("LOOM_PLAN_CACHE").value_or("") != "0";
+  const std::string env = getEnv("LOOM_PLAN_CACHE").value_or("");
+  const bool on = options_.planCache.has_value() ? *options_.planCache : env != "0";
   // What a plan does not replay: sharded fusions (collectives, rank agreement), in-place
   // outputs, a cache whose segmentation verifies schedules after a failure (a fresh process
   // would segment without), profiles (their records come from a FusionKernelRuntime), and
@@ -611,8 +611,11 @@ std::string FusionExecutorCache::planKey(const InputKey& key,
       !aliases_.empty() || verify_schedules_ || options_.profile) {
     return {};
   }
+  // LOOM_PLAN_CACHE=force lets the IR checks stay on: they check the cold runs that store the
+  // plans, and a planned run skips the stages they check. The test tiers, which all set
+  // LOOM_DEBUG, run a suite this way so that planned runs meet the reference evaluator too.
   const DebugOptions debug = DebugOptions::fromEnvironment();
-  for (int o = 0; o < int(DebugOption::kCount); ++o) {
+  for (int o = 0; o < int(DebugOption::kCount) && env != "force"; ++o) {
     if (debug.has(DebugOption(o))) return {};
   }
   for (int o = 0; o < int(DumpOption::kCount); ++o) {

@@ -19,9 +19,8 @@ constexpr std::array kEnvVars = {
            "where kernels run when the program does not say: unset picks cuda when a GPU is seen"},
     EnvVar{"LOOM_CACHE_DIR", "DIR",
            "root of the compiled-kernel caches (default $XDG_CACHE_HOME/loom, ~/.cache/loom)"},
-    EnvVar{"LOOM_PLAN_CACHE", "0|1",
-           "0: no plan cache (default on: a warm start runs the stored plan of a fusion and input "
-           "signature)"},
+    EnvVar{"LOOM_PLAN_CACHE", "0|1|force",
+           "0: off; default on (a warm start runs a stored plan); force: on under LOOM_DEBUG too"},
     EnvVar{"LOOM_PLAN_CACHE_DIR", "DIR",
            "where the plan cache lives (default LOOM_CACHE_DIR/plans)"},
     EnvVar{"LOOM_CACHE_LOCK_TIMEOUT", "SECONDS",

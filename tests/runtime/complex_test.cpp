@@ -12,13 +12,11 @@
 #include <string>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
-#include "loom/ir/parser.h"
-#include "loom/ir/printer.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -73,19 +71,13 @@ class ComplexNumbers : public ::testing::TestWithParam<DataType> {
   static std::vector<Tensor> runAndCheck(std::unique_ptr<Fusion> f,
                                          const std::vector<eval::Argument>& args,
                                          int64_t reduction_size = 1) {
-    const std::string text = ir::printFusion(*f);
-    EXPECT_EQ(ir::printFusion(*ir::parseFusion(text, "complex.fus")), text);
-    FusionExecutorCache cache(std::move(f), poisonedOptions());
-    std::vector<Tensor> got = cache.run(args);
-    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-    EXPECT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
-      EXPECT_EQ(got[i].dtype(), expected[i].dtype());
-      auto err = eval::expectClose(got[i], expected[i], tolerance(got[i].dtype(), reduction_size),
-                                   "output " + std::to_string(i));
-      EXPECT_FALSE(err.has_value()) << *err << "\n" << text;
-    }
-    return got;
+    const std::string text = test::expectTextRoundTrip(*f, "complex.fus");
+    SCOPED_TRACE(text);
+    return test::runAndCheck(std::move(f), args,
+                             test::Tolerances::byOutput([&](size_t, DataType dt) {
+                               return tolerance(dt, reduction_size);
+                             }))
+        .outputs;
   }
 };
 

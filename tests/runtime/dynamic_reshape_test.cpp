@@ -4,39 +4,16 @@
 // arguments that decide sizes are part of the key.
 #include <gtest/gtest.h>
 
-#include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
 
-RuntimeOptions hostOptions() {
-  RuntimeOptions options;
-  options.backend = exec::Backend::Host;
-  options.executor.poisonOutputs = true;
-  return options;
-}
-
-Tensor randomTensor(std::vector<int64_t> sizes) {
-  Tensor t = Tensor::empty(std::move(sizes), DataType::Float32);
-  fillRandom(t, uint64_t(t.numel()));
-  return t;
-}
-
-// Runs `args` through the cache and compares with the reference evaluator.
-void expectRunMatches(FusionExecutorCache& cache, const std::vector<eval::Argument>& args) {
-  std::vector<Tensor> got = cache.run(args);
-  std::vector<Tensor> want = eval::evaluateFusion(cache.fusion(), args);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    auto err = eval::expectClose(got[i], want[i], eval::defaultTolerance(DataType::Float32),
-                                 "output " + std::to_string(i));
-    EXPECT_FALSE(err.has_value()) << *err;
-  }
-}
+using test::hostOptions;
+using test::runAndCheck;
 
 // exp(reshape(x, {-1, n})) with a scalar input n: the same tensor with another n is a miss (n
 // is part of the key) whose concretization differs, so it gets a new runtime.
@@ -51,9 +28,9 @@ TEST(DynamicReshapeCache, ScalarSizeIsKeyed) {
     f->addOutput(ops::exp(ops::reshape(x, {-1, n})));
   }
   FusionExecutorCache cache(std::move(f), hostOptions());
-  Tensor x = randomTensor({6});
-  expectRunMatches(cache, {x, int64_t{1}});  // [6, 1]
-  expectRunMatches(cache, {x, int64_t{1}});
+  Tensor x = test::randomTensor({6}, 6);
+  runAndCheck(cache, {x, int64_t{1}});  // [6, 1]
+  runAndCheck(cache, {x, int64_t{1}});
   EXPECT_EQ(cache.hits(), 1);
   cache.run(std::vector<eval::Argument>{x, int64_t{6}});  // [1, 6]: new key, new concretization
   EXPECT_EQ(cache.misses(), 2);

@@ -14,13 +14,12 @@
 #include <string>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
-#include "loom/ir/printer.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -97,18 +96,11 @@ class ElementwiseOps : public ::testing::Test {
   static std::vector<Tensor> runAndCheck(std::unique_ptr<Fusion> f,
                                          const std::vector<eval::Argument>& args,
                                          const std::vector<std::string>& names) {
-    const std::string text = ir::printFusion(*f);
-    EXPECT_EQ(ir::printFusion(*ir::parseFusion(text, "ops.fus")), text);
-    FusionExecutorCache cache(std::move(f), options());
-    std::vector<Tensor> got = cache.run(args);
-    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-    EXPECT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
-      auto err = eval::expectClose(got[i], expected[i], tolerance(got[i].dtype()),
-                                   i < names.size() ? names[i] : "output " + std::to_string(i));
-      EXPECT_FALSE(err.has_value()) << *err;
-    }
-    return got;
+    test::expectTextRoundTrip(*f, "ops.fus");
+    return test::runAndCheck(
+               std::move(f), args,
+               test::Tolerances::byOutput([](size_t, DataType dt) { return tolerance(dt); }), names)
+        .outputs;
   }
 
   static std::vector<Tensor> runUnary(DataType dt, const std::vector<double>& v,

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // FusionExecutorCache end to end on the host backend: automatic scheduling, cache hits, kernel
 // reuse across sizes with equal heuristics, and input validation.
+#include "loom/runtime/fusion_executor_cache.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <sstream>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
-#include "loom/runtime/fusion_executor_cache.h"
-#include "runtime/runtime_test_util.h"
 #include "loom/segmenter/segmenter.h"
 #include "loom/support/dump_sink.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -21,8 +21,10 @@ namespace {
 using ir::Fusion;
 using ir::FusionGuard;
 using ir::TensorView;
+using test::expectMatchesReference;
 using test::hostOptions;
 using test::randomTensor;
+using test::runAndCheck;
 
 // relu(x + y) over two symbolic 2-D inputs.
 std::unique_ptr<Fusion> pointwiseFusion() {
@@ -34,18 +36,6 @@ std::unique_ptr<Fusion> pointwiseFusion() {
   f->addInput(y);
   f->addOutput(ops::relu(ops::add(x, y)));
   return f;
-}
-
-void expectMatchesReference(const Fusion& f, const std::vector<eval::Argument>& args,
-                            const std::vector<Tensor>& got, int64_t reduction_size) {
-  std::vector<Tensor> expected = eval::evaluateFusion(f, args);
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    auto err = eval::expectClose(got[i], expected[i],
-                                 eval::defaultTolerance(got[i].dtype(), reduction_size),
-                                 "output " + std::to_string(i));
-    EXPECT_FALSE(err.has_value()) << *err;
-  }
 }
 
 std::unique_ptr<scheduler::HeuristicParams> paramsFor(const Fusion& f,
@@ -89,13 +79,13 @@ TEST(FusionExecutorCache, ReusesKernelsWhenHeuristicsAreEqual) {
   ASSERT_TRUE(pa->sameAs(*pb)) << pa->toString() << " vs " << pb->toString();
   ASSERT_FALSE(pa->sameAs(*pc)) << pa->toString();
 
-  expectMatchesReference(cache.fusion(), a, cache.run(a), 1);
+  runAndCheck(cache, a, 1);
   const FusionKernelRuntime* first = cache.lastRuntime();
-  expectMatchesReference(cache.fusion(), b, cache.run(b), 1);
+  runAndCheck(cache, b, 1);
   EXPECT_EQ(cache.lastRuntime(), first);
   EXPECT_EQ(cache.numRuntimes(), 1);
   EXPECT_EQ(cache.numKeys(), 2);
-  expectMatchesReference(cache.fusion(), c, cache.run(c), 1);
+  runAndCheck(cache, c, 1);
   EXPECT_NE(cache.lastRuntime(), first);
   EXPECT_EQ(cache.numRuntimes(), 2);
   EXPECT_EQ(cache.misses(), 3);
@@ -129,7 +119,7 @@ TEST(FusionExecutorCache, SchedulerParamsAreDumpedPerSegment) {
     ScopedDumpSink into(dumped);
     FusionExecutorCache cache(pointwiseFusion(), options);
     std::vector<eval::Argument> args{randomTensor({4, 64}, 31), randomTensor({4, 64}, 32)};
-    expectMatchesReference(cache.fusion(), args, cache.run(args), 1);
+    runAndCheck(cache, args, 1);
     std::string params = cache.lastRuntime()->lastRun()[0].params;
     if (params.back() != '\n') params += '\n';
     EXPECT_EQ(dumped.str(), "segment 0 (pointwise): " + params);
@@ -179,8 +169,8 @@ TEST(FusionExecutorCache, ParamOverridesSetHeuristicFields) {
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
     std::string msg = e.what();
-    EXPECT_NE(msg.find("parameter override 'persistent_batch=2' names no field"),
-              std::string::npos) << msg;
+    EXPECT_NE(msg.find("parameter override 'persistent_batch=2' names no field"), std::string::npos)
+        << msg;
     EXPECT_NE(msg.find("(reduction)"), std::string::npos) << msg;
   }
 }
@@ -213,14 +203,13 @@ TEST(FusionExecutorCache, AnyStridedInputRunsWithTheDefaultDeclaration) {
       {"contiguous", randomTensor({4, 64}, 20), false, false},
       {"transposed", randomTensor({64, 4}, 21).permute(swap), true, true},
       {"column slice", viewOf(randomTensor({4, 80}, 22), {4, 64}, {80, 1}, 5), true, false},
-      {"every other column", viewOf(randomTensor({4, 128}, 23), {4, 64}, {128, 2}, 1), false,
-       true},
+      {"every other column", viewOf(randomTensor({4, 128}, 23), {4, 64}, {128, 2}, 1), false, true},
       {"expanded row", viewOf(randomTensor({64}, 24), {4, 64}, {0, 1}), true, false},
       {"contiguous again", randomTensor({4, 64}, 25), false, false}};
   for (const Layout& l : layouts) {
     SCOPED_TRACE(l.name);
     std::vector<eval::Argument> args{l.x, randomTensor({4, 64}, 26)};
-    expectMatchesReference(cache.fusion(), args, cache.run(args), 1);
+    runAndCheck(cache, args, 1);
     const std::string& text = lastKernel(cache);
     // y is always contiguous: never a stride of T1's innermost dim.
     EXPECT_EQ(text.find("T1.stride[1]"), std::string::npos) << text;
@@ -249,7 +238,7 @@ TEST(FusionExecutorCache, InnerSumOfStridedInputs) {
   for (const Tensor& x : {randomTensor({300, 5}, 27).permute(swap),
                           viewOf(randomTensor({5, 320}, 28), {5, 300}, {320, 1}, 7)}) {
     std::vector<eval::Argument> args{x};
-    expectMatchesReference(cache.fusion(), args, cache.run(args), 300);
+    runAndCheck(cache, args, 300);
   }
 }
 
@@ -290,7 +279,7 @@ TEST(FusionExecutorCache, InputsWhoseSizesDisagree) {
   expectDisagree({4, 64}, {4, 128});
   EXPECT_EQ(cache.numKeys(), 0);
   std::vector<eval::Argument> good{randomTensor({4, 64}, 22), randomTensor({4, 64}, 23)};
-  expectMatchesReference(cache.fusion(), good, cache.run(good), 1);
+  runAndCheck(cache, good, 1);
   expectDisagree({4, 64}, {4, 32});
   EXPECT_EQ(cache.numKeys(), 1);
 }
@@ -320,9 +309,7 @@ TEST(FusionExecutorCache, ZeroSizeTensorsRunAndMatchTheReference) {
          f.addOutput(vm.mean);
        },
        {0, 8}},
-      {[](Fusion& f, TensorView* x) {
-         f.addOutput(ops::layerNorm(x, 1, nullptr, nullptr).y);
-       },
+      {[](Fusion& f, TensorView* x) { f.addOutput(ops::layerNorm(x, 1, nullptr, nullptr).y); },
        {0, 8}},
   };
   for (const auto& [build, sizes] : cases) {

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/builder.h"
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 
@@ -42,15 +42,7 @@ class GeneralCore : public ::testing::Test {
   static void runAndCheck(std::unique_ptr<ir::Fusion> f, const std::vector<eval::Argument>& args,
                           int64_t reduction = 1) {
     FusionExecutorCache cache(std::move(f), options());
-    std::vector<Tensor> got = cache.run(args);
-    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-    ASSERT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size(); ++i) {
-      auto err =
-          eval::expectClose(got[i], expected[i], eval::defaultTolerance(got[i].dtype(), reduction),
-                            "output " + std::to_string(i));
-      EXPECT_FALSE(err.has_value()) << *err;
-    }
+    test::runAndCheck(cache, args, reduction);
   }
 };
 

@@ -11,14 +11,13 @@
 #include <random>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/builder.h"
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "loom/support/error.h"
-#include "runtime_test_util.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -51,17 +50,7 @@ class IndexingExec : public ::testing::Test {
   static std::vector<std::string> runAndCheck(const Fusion& f,
                                               const std::vector<eval::Argument>& args,
                                               eval::Tolerance tol = {0.0, 0.0}) {
-    FusionExecutorCache cache(f.clone(), poisonedOptions());
-    std::vector<Tensor> got = cache.run(args);
-    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-    EXPECT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
-      auto err = eval::expectClose(got[i], expected[i], tol, "output " + std::to_string(i));
-      EXPECT_FALSE(err.has_value()) << *err;
-    }
-    std::vector<std::string> kernels;
-    for (const SegmentRecord& r : cache.lastRuntime()->lastRun()) kernels.push_back(r.scheduler);
-    return kernels;
+    return test::runAndCheck(f.clone(), args, tol).schedulers();
   }
 
   static TensorView* input(std::vector<int64_t> shape, DataType dt = DataType::Float32) {

@@ -16,6 +16,7 @@
 #include "loom/runtime/fusion_executor_cache.h"
 #include "loom/runtime/matmul_executor.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 #include "user_error_of.h"
 
 namespace loom::runtime {
@@ -58,19 +59,11 @@ class MatmulExec : public ::testing::Test {
   static std::vector<std::string> check(std::unique_ptr<Fusion> fusion,
                                         const std::vector<eval::Argument>& args, int64_t k,
                                         RuntimeOptions options = poisonedOptions()) {
-    std::vector<Tensor> expected = eval::evaluateFusion(*fusion, args);
     FusionExecutorCache cache(std::move(fusion), options);
-    std::vector<Tensor> got = cache.run(args);
-    EXPECT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
-      EXPECT_EQ(got[i].sizes(), expected[i].sizes()) << "output " << i;
-      auto problem =
-          eval::expectClose(got[i], expected[i], eval::defaultTolerance(expected[i].dtype(), k),
-                            "output " + std::to_string(i));
-      EXPECT_FALSE(problem.has_value()) << *problem;
-    }
     std::vector<std::string> kinds;
-    for (const SegmentRecord& r : cache.lastRuntime()->lastRun()) kinds.push_back(r.kind);
+    for (const SegmentRecord& r : test::runAndCheck(cache, args, k).segments) {
+      kinds.push_back(r.kind);
+    }
     return kinds;
   }
 

@@ -385,6 +385,21 @@ TEST_F(PlanCache, PipelineDumpsDebugChecksAndTheOptOutKeepItOut) {
   EXPECT_TRUE(plans().empty());
 }
 
+// LOOM_PLAN_CACHE=force keeps the plan cache on under LOOM_DEBUG's IR checks (the test tiers set
+// them): the cold run checks the IR and stores the plan, the warm one runs it.
+TEST_F(PlanCache, ForceKeepsItOnUnderDebugChecks) {
+  const std::string env = "LOOM_DEBUG=verify_kernel_ir,verify_ir LOOM_PLAN_CACHE=force";
+  Child cold = runChild(dir_, env);
+  EXPECT_CHILD_OK(cold);
+  EXPECT_EQ(cold.stores, 1) << cold.log;
+  EXPECT_EQ(cold.runtime, 1);
+  Child warm = runChild(dir_, env);
+  EXPECT_CHILD_OK(warm);
+  EXPECT_EQ(warm.hits, 1) << warm.log;
+  EXPECT_EQ(warm.runtime, 0);
+  EXPECT_EQ(warm.digest, cold.digest);
+}
+
 // A plan's bytes read back equal; bytes that index past the plan's slots are refused.
 TEST(RuntimePlan, RoundTripsAndRefusesBadSlots) {
   RuntimePlan p;

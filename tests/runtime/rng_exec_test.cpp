@@ -16,6 +16,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/memory.h"
 #endif
@@ -81,24 +82,16 @@ class RngExec : public ::testing::Test {
       const Fusion& f, const std::vector<eval::Argument>& args, Overrides overrides = {},
       std::vector<size_t> normal = {}, std::vector<size_t> reduced = {}, int64_t reduction = 1) {
     FusionExecutorCache cache(f.clone(), options(std::move(overrides)));
-    std::vector<Tensor> got = host(cache.run(args));
-    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-    EXPECT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
-      eval::Tolerance tol{0.0, 0.0};
-      auto in = [&](const std::vector<size_t>& v) {
-        return std::find(v.begin(), v.end(), i) != v.end();
-      };
-      if (in(normal)) tol = oneUlp(got[i].dtype());
-      if (in(reduced)) tol = eval::defaultTolerance(got[i].dtype(), reduction);
-      auto err = eval::expectClose(got[i], expected[i], tol, "output " + std::to_string(i));
-      EXPECT_FALSE(err.has_value()) << *err;
-    }
-    std::vector<std::string> kernels;
-    for (const SegmentRecord& r : cache.lastRuntime()->lastRun()) {
-      kernels.push_back(r.scheduler + ": " + r.params);
-    }
-    return {std::move(got), kernels};
+    auto in = [](const std::vector<size_t>& v, size_t i) {
+      return std::find(v.begin(), v.end(), i) != v.end();
+    };
+    test::CheckedRun run =
+        test::runAndCheck(cache, args, test::Tolerances::byOutput([&](size_t i, DataType dt) {
+                            if (in(reduced, i)) return eval::defaultTolerance(dt, reduction);
+                            if (in(normal, i)) return oneUlp(dt);
+                            return eval::Tolerance{0.0, 0.0};
+                          }));
+    return {std::move(run.outputs), run.kernels()};
   }
 
   // Box-Muller's log and cos are the platform's: one ulp of the dtype (docs/ops.md).

@@ -13,13 +13,11 @@
 #include <string>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
-#include "loom/ir/parser.h"
-#include "loom/ir/printer.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -69,21 +67,9 @@ std::vector<int64_t> hostArgExtreme(const Tensor& x, int64_t dim, bool largest) 
 // and the text form round trip; returns the outputs and each kernel's "scheduler: params".
 std::pair<std::vector<Tensor>, std::vector<std::string>> runChecked(
     std::unique_ptr<Fusion> f, const std::vector<eval::Argument>& args, eval::Tolerance tol) {
-  const std::string text = ir::printFusion(*f);
-  EXPECT_EQ(ir::printFusion(*ir::parseFusion(text, "scan_ops.fus")), text);
-  FusionExecutorCache cache(std::move(f), poisonedOptions());
-  std::vector<Tensor> got = cache.run(args);
-  std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-  EXPECT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
-    auto err = eval::expectClose(got[i], expected[i], tol, "output " + std::to_string(i));
-    EXPECT_FALSE(err.has_value()) << *err;
-  }
-  std::vector<std::string> kernels;
-  for (const SegmentRecord& r : cache.lastRuntime()->lastRun()) {
-    kernels.push_back(r.scheduler + ": " + r.params);
-  }
-  return {std::move(got), std::move(kernels)};
+  test::expectTextRoundTrip(*f, "scan_ops.fus");
+  test::CheckedRun run = test::runAndCheck(std::move(f), args, tol);
+  return {std::move(run.outputs), run.kernels()};
 }
 
 class ArgReduce : public ::testing::Test {

@@ -11,15 +11,14 @@
 #include <random>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/builder.h"
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "loom/scheduler/scatter.h"
 #include "loom/support/error.h"
-#include "runtime_test_util.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -49,30 +48,6 @@ class ScatterExec : public ::testing::Test {
     return ops::TensorBuilder().rank(int64_t(rank)).dtype(dt).build();
   }
 
-  struct Run {
-    std::vector<std::string> schedulers;
-    std::vector<std::string> params;
-  };
-
-  // Runs `f` and checks output 0 against the reference evaluator within `tol`.
-  static Run runAndCheck(const Fusion& f, const std::vector<eval::Argument>& args,
-                         eval::Tolerance tol) {
-    FusionExecutorCache cache(f.clone(), poisonedOptions());
-    std::vector<Tensor> got = cache.run(args);
-    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-    EXPECT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
-      auto err = eval::expectClose(got[i], expected[i], tol, "output " + std::to_string(i));
-      EXPECT_FALSE(err.has_value()) << *err;
-    }
-    Run run;
-    for (const SegmentRecord& r : cache.lastRuntime()->lastRun()) {
-      run.schedulers.push_back(r.scheduler);
-      run.params.push_back(r.params);
-    }
-    return run;
-  }
-
   static std::string runError(const Fusion& f, const std::vector<eval::Argument>& args) {
     FusionExecutorCache cache(f.clone(), poisonedOptions());
     try {
@@ -84,8 +59,8 @@ class ScatterExec : public ::testing::Test {
   }
 
   // out = x.scatter_add(dim, idx, src) with the given sizes (idx's and src's the same).
-  static Run scatterAdd(DataType dt, DataType it, int64_t dim, std::vector<int64_t> xs,
-                        std::vector<int64_t> is, eval::Tolerance tol) {
+  static test::CheckedRun scatterAdd(DataType dt, DataType it, int64_t dim, std::vector<int64_t> xs,
+                                     std::vector<int64_t> is, eval::Tolerance tol) {
     Fusion f;
     FusionGuard g(&f);
     TensorView* x = input(xs.size(), dt);
@@ -95,10 +70,10 @@ class ScatterExec : public ::testing::Test {
     f.addInput(idx);
     f.addInput(src);
     f.addOutput(ops::scatterAdd(x, dim, idx, src));
-    return runAndCheck(f,
-                       {randomTensor(xs, 1, dt), indexTensor(is, xs[size_t(dim)], it, 2),
-                        randomTensor(is, 3, dt)},
-                       tol);
+    return test::runAndCheck(
+        f.clone(),
+        {randomTensor(xs, 1, dt), indexTensor(is, xs[size_t(dim)], it, 2), randomTensor(is, 3, dt)},
+        tol);
   }
 };
 
@@ -115,10 +90,10 @@ TEST_F(ScatterExec, LargeIndexExtentsAddWithAtomicsForEveryDtype) {
       std::vector<int64_t> is{5, 7};  // smaller than x off the dim
       is[size_t(dim)] = 160;
       xs[size_t(dim)] = 13;
-      Run r = scatterAdd(dt, dim == 0 ? DataType::Int64 : DataType::Int32, dim, xs, is,
-                         eval::defaultTolerance(dt, 160));
-      ASSERT_EQ(r.schedulers, (std::vector<std::string>{"scatter"}));
-      EXPECT_TRUE(atomic(r.params[0])) << r.params[0];
+      test::CheckedRun r = scatterAdd(dt, dim == 0 ? DataType::Int64 : DataType::Int32, dim, xs, is,
+                                      eval::defaultTolerance(dt, 160));
+      ASSERT_EQ(r.schedulers(), (std::vector<std::string>{"scatter"}));
+      EXPECT_TRUE(atomic(r.segments[0].params)) << r.segments[0].params;
     }
   }
 }
@@ -128,27 +103,28 @@ TEST_F(ScatterExec, LargeIndexExtentsAddWithAtomicsForEveryDtype) {
 TEST_F(ScatterExec, SixteenBitFloatsSumInF32) {
   for (DataType dt : {DataType::BFloat16, DataType::Float16}) {
     SCOPED_TRACE(dataTypeName(dt));
-    Run r = scatterAdd(dt, DataType::Int64, 1, {6, 8}, {6, 100}, eval::defaultTolerance(dt, 100));
-    ASSERT_EQ(r.schedulers, (std::vector<std::string>{"scatter"}));
-    EXPECT_TRUE(atomic(r.params[0])) << r.params[0];
+    test::CheckedRun r =
+        scatterAdd(dt, DataType::Int64, 1, {6, 8}, {6, 100}, eval::defaultTolerance(dt, 100));
+    ASSERT_EQ(r.schedulers(), (std::vector<std::string>{"scatter"}));
+    EXPECT_TRUE(atomic(r.segments[0].params)) << r.segments[0].params;
   }
 }
 
 // Three dims, the scatter along the middle one, every position of x hit many times.
 TEST_F(ScatterExec, ThreeDimsAlongTheMiddleDim) {
-  Run r = scatterAdd(DataType::Float32, DataType::Int64, 1, {3, 5, 4}, {2, 64, 3},
-                     eval::defaultTolerance(DataType::Float32, 64));
-  EXPECT_TRUE(atomic(r.params.at(0))) << r.params.at(0);
+  test::CheckedRun r = scatterAdd(DataType::Float32, DataType::Int64, 1, {3, 5, 4}, {2, 64, 3},
+                                  eval::defaultTolerance(DataType::Float32, 64));
+  EXPECT_TRUE(atomic(r.segments.at(0).params)) << r.segments.at(0).params;
 }
 
 // Below the threshold each out element searches the index in order: the sums are the
 // deterministic ones, and the kernel has no atomics.
 TEST_F(ScatterExec, SmallIndexExtentsSearch) {
-  Run r = scatterAdd(DataType::Float32, DataType::Int64, 0, {4, 6},
-                     {scheduler::kMinAtomicScatterExtent - 1, 6},
-                     eval::defaultTolerance(DataType::Float32, scheduler::kMinAtomicScatterExtent));
-  ASSERT_EQ(r.schedulers, (std::vector<std::string>{"scatter"}));
-  EXPECT_FALSE(atomic(r.params[0])) << r.params[0];
+  test::CheckedRun r = scatterAdd(
+      DataType::Float32, DataType::Int64, 0, {4, 6}, {scheduler::kMinAtomicScatterExtent - 1, 6},
+      eval::defaultTolerance(DataType::Float32, scheduler::kMinAtomicScatterExtent));
+  ASSERT_EQ(r.schedulers(), (std::vector<std::string>{"scatter"}));
+  EXPECT_FALSE(atomic(r.segments[0].params)) << r.segments[0].params;
 }
 
 // Embedding backward: token ids broadcast along the hidden dim index the rows of a zero weight
@@ -168,13 +144,14 @@ TEST_F(ScatterExec, EmbeddingBackwardShape) {
   f.addOutput(ops::scatterAdd(zeros, 0, wide, grad));
   Tensor zero = Tensor::empty({vocab, hidden}, DataType::Float32);
   zero.fill(0);
-  Run r = runAndCheck(f,
-                      {indexTensor({tokens}, vocab, DataType::Int64, 4),
-                       randomTensor({tokens, hidden}, 5, DataType::Float32), zero},
-                      eval::defaultTolerance(DataType::Float32, tokens));
-  ASSERT_FALSE(r.params.empty());
-  EXPECT_EQ(r.schedulers.back(), "scatter");
-  EXPECT_TRUE(atomic(r.params.back())) << r.params.back();
+  test::CheckedRun r =
+      test::runAndCheck(f.clone(),
+                        {indexTensor({tokens}, vocab, DataType::Int64, 4),
+                         randomTensor({tokens, hidden}, 5, DataType::Float32), zero},
+                        eval::defaultTolerance(DataType::Float32, tokens));
+  ASSERT_FALSE(r.segments.empty());
+  EXPECT_EQ(r.segments.back().scheduler, "scatter");
+  EXPECT_TRUE(atomic(r.segments.back().params)) << r.segments.back().params;
 }
 
 // An index value outside x's dim is the search's UserError, from the atomic kernel's check.

@@ -9,13 +9,11 @@
 #include <string>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
-#include "loom/ir/parser.h"
-#include "loom/ir/printer.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -45,19 +43,13 @@ class LayoutOps : public ::testing::Test {
   // GPU's exp is not correctly rounded, so the dtype's tolerance).
   static Result run(std::unique_ptr<Fusion> f, const std::vector<eval::Argument>& args,
                     bool exact = true) {
-    const std::string text = ir::printFusion(*f);
-    EXPECT_EQ(ir::printFusion(*ir::parseFusion(text, "layout.fus")), text);
+    test::expectTextRoundTrip(*f, "layout.fus");
     FusionExecutorCache cache(std::move(f), poisonedOptions());
     Result r;
-    r.outputs = cache.run(args);
-    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-    EXPECT_EQ(r.outputs.size(), expected.size());
-    for (size_t i = 0; i < r.outputs.size() && i < expected.size(); ++i) {
-      const eval::Tolerance tol =
-          exact ? eval::Tolerance{} : eval::defaultTolerance(expected[i].dtype());
-      auto err = eval::expectClose(r.outputs[i], expected[i], tol, "output " + std::to_string(i));
-      EXPECT_FALSE(err.has_value()) << *err;
-    }
+    r.outputs =
+        test::runAndCheck(cache, args,
+                          exact ? test::Tolerances(eval::Tolerance{0.0, 0.0}) : test::Tolerances())
+            .outputs;
     r.kernels = cache.lastRuntime()->numKernels();
     return r;
   }

@@ -15,13 +15,11 @@
 #include <string>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
-#include "loom/ir/parser.h"
-#include "loom/ir/printer.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -122,23 +120,11 @@ class Sort : public ::testing::Test {
   // and the text form's round trip; returns the outputs and the schedulers of the kernels.
   static std::pair<std::vector<Tensor>, std::vector<std::string>> run(
       std::unique_ptr<Fusion> f, const std::vector<eval::Argument>& args) {
-    const std::string text = ir::printFusion(*f);
-    EXPECT_EQ(ir::printFusion(*ir::parseFusion(text, "sort.fus")), text);
-    FusionExecutorCache cache(std::move(f), poisonedOptions());
-    std::vector<Tensor> got = cache.run(args);
-    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-    EXPECT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
-      auto err = eval::expectClose(got[i], expected[i], {0.0, 0.0}, "output " + std::to_string(i));
-      EXPECT_FALSE(err.has_value()) << *err;
-    }
-    std::vector<std::string> kernels;
+    test::expectTextRoundTrip(*f, "sort.fus");
+    test::CheckedRun run = test::runAndCheck(std::move(f), args, eval::Tolerance{0.0, 0.0});
     lastParams().clear();
-    for (const SegmentRecord& r : cache.lastRuntime()->lastRun()) {
-      kernels.push_back(r.scheduler);
-      lastParams().push_back(r.params);
-    }
-    return {std::move(got), std::move(kernels)};
+    for (const SegmentRecord& r : run.segments) lastParams().push_back(r.params);
+    return {std::move(run.outputs), run.schedulers()};
   }
 
   // The parameters of the kernels of the last run().

@@ -11,11 +11,11 @@
 #include <limits>
 
 #include "loom/eval/compare.h"
-#include "loom/eval/reference_evaluator.h"
 #include "loom/ir/ir.h"
 #include "loom/ir/parser.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 
 namespace loom::runtime {
 namespace {
@@ -40,15 +40,7 @@ class TextTypes : public ::testing::Test {
   static std::vector<Tensor> runAndCheck(const std::string& text,
                                          const std::vector<eval::Argument>& args,
                                          eval::Tolerance tol = {0.0, 0.0}) {
-    FusionExecutorCache cache(ir::parseFusion(text, "types.fus"), poisonedOptions());
-    std::vector<Tensor> got = cache.run(args);
-    std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);
-    EXPECT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
-      auto err = eval::expectClose(got[i], expected[i], tol, "output " + std::to_string(i));
-      EXPECT_FALSE(err.has_value()) << *err;
-    }
-    return got;
+    return test::runAndCheck(ir::parseFusion(text, "types.fus"), args, tol).outputs;
   }
 
   // inputs: T0 of `in`; outputs: T1 = cast(T0, out).

@@ -9,9 +9,14 @@
 //    may interleave only broadcast loop IDs it has of its own; the consumer IDs matched are not
 //    Vectorize. So a producer reordered differently from its consumer inlines only up to the
 //    common prefix that maps;
-//  * it does not cross a reduction R: when the tensor feeds R and the ID maps to one of R's
-//    reduction IDs, no consumer downstream of R may share that loop (softmax's input cannot be
-//    inlined into the subtraction past the reduced axis).
+//  * it does not cross a reduction R: the tensor feeds R, the ID maps to one of R's reduction
+//    IDs, and a tensor after R is also reached from it by a path around R (through a consumer
+//    that does not feed R, that consumer included). Its loop there would have to run both
+//    before R and after it, so the tensor stays whole from that axis on: softmax's input stops at
+//    the reduced axis, and so does x in `x -> cast -> sum` with `x -> cast' -> sub(cast', mean)`,
+//    so that x, not cast', holds the row across the reduction, whatever order inlineMost visits
+//    them in. A consumer that feeds R itself (softmax's exp, read by sum and by div) meets the
+//    rule as a tensor of its own.
 // Fusion inputs are never inlined. Setting a compute-at position p sets each consumer's
 // maxProducerPosition to the largest consumer position aligned with a producer's compute-at
 // position (the position just after the consumer loop ID matched by the producer's axis p-1).
