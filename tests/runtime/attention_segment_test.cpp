@@ -17,6 +17,7 @@
 #include "loom/runtime/attention_executor.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 #include "user_error_of.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/memory.h"
@@ -28,12 +29,6 @@ namespace {
 using ir::Fusion;
 using ir::FusionGuard;
 using ir::TensorView;
-
-Tensor random(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), dtype);
-  fillRandom(t, seed);
-  return t;
-}
 
 Tensor host(const Tensor& t) {
 #ifdef LOOM_HAVE_CUDA_BACKEND
@@ -82,8 +77,9 @@ struct Ran {
 // with the reference evaluator, and says which attention path ran.
 Ran check(DataType dtype, int64_t e, double p, bool causal) {
   const int64_t n = 1, h = 2, l = 40, s = 72;
-  std::vector<eval::Argument> args{random({n, h, l, e}, dtype, 1), random({n, h, s, e}, dtype, 2),
-                                   random({n, h, s, e}, dtype, 3), random({n, h, l, e}, dtype, 4)};
+  std::vector<eval::Argument> args{
+      test::randomTensor({n, h, l, e}, dtype, 1), test::randomTensor({n, h, s, e}, dtype, 2),
+      test::randomTensor({n, h, s, e}, dtype, 3), test::randomTensor({n, h, l, e}, dtype, 4)};
   std::unique_ptr<Fusion> fusion = attentionFusion(dtype, p, causal);
   std::vector<Tensor> want = eval::evaluateFusion(*fusion, args);
   FusionExecutorCache cache(std::move(fusion), poisonedOptions());
@@ -145,9 +141,10 @@ TEST_F(AttentionSegment, AnOddHeadDimRunsTheComposite) {
 }
 
 TEST_F(AttentionSegment, RecordSaysWhichRan) {
-  std::vector<eval::Argument> args{
-      random({1, 1, 8, 40}, DataType::Float32, 1), random({1, 1, 8, 40}, DataType::Float32, 2),
-      random({1, 1, 8, 40}, DataType::Float32, 3), random({1, 1, 8, 40}, DataType::Float32, 4)};
+  std::vector<eval::Argument> args{test::randomTensor({1, 1, 8, 40}, DataType::Float32, 1),
+                                   test::randomTensor({1, 1, 8, 40}, DataType::Float32, 2),
+                                   test::randomTensor({1, 1, 8, 40}, DataType::Float32, 3),
+                                   test::randomTensor({1, 1, 8, 40}, DataType::Float32, 4)};
   FusionExecutorCache cache(attentionFusion(DataType::Float32, 0.0, false), poisonedOptions());
   cache.run(args);
   std::string params;
@@ -175,9 +172,10 @@ TEST_F(AttentionSegment, AnUnusedGradientIsNotAnOutput) {
     fusion->addOutput(b.grad_value);
     fusion->addOutput(b.grad_query);
   }
-  std::vector<eval::Argument> args{
-      random({1, 2, 33, 64}, DataType::Float32, 1), random({1, 2, 35, 64}, DataType::Float32, 2),
-      random({1, 2, 35, 64}, DataType::Float32, 3), random({1, 2, 33, 64}, DataType::Float32, 4)};
+  std::vector<eval::Argument> args{test::randomTensor({1, 2, 33, 64}, DataType::Float32, 1),
+                                   test::randomTensor({1, 2, 35, 64}, DataType::Float32, 2),
+                                   test::randomTensor({1, 2, 35, 64}, DataType::Float32, 3),
+                                   test::randomTensor({1, 2, 33, 64}, DataType::Float32, 4)};
   std::vector<Tensor> want = eval::evaluateFusion(*fusion, args);
   FusionExecutorCache cache(std::move(fusion), poisonedOptions());
   std::vector<eval::Argument> dargs;
@@ -226,7 +224,7 @@ TEST_F(AttentionSegment, ResultsTakeTheOperandsDimOrder) {
     }
     // [N, S, H, E] storage viewed as [N, H, S, E].
     auto bshe = [](int64_t s, int64_t e, uint64_t seed) {
-      return random({1, s, 2, e}, DataType::Float32, seed)
+      return test::randomTensor({1, s, 2, e}, DataType::Float32, seed)
           .permute(std::vector<int64_t>{0, 2, 1, 3});
     };
     std::vector<eval::Argument> args{bshe(33, e, 1), bshe(35, e, 2), bshe(35, e, 3),
@@ -258,9 +256,10 @@ TEST(AttentionNode, TextRoundTripsAndEvaluatesAsBefore) {
   EXPECT_NE(text.find("sdpfa_bwd("), std::string::npos) << text;
   std::unique_ptr<Fusion> parsed = ir::parseFusion(text);
   EXPECT_EQ(ir::printFusion(*parsed), text);
-  std::vector<eval::Argument> args{
-      random({1, 2, 5, 8}, DataType::Float32, 1), random({1, 2, 6, 8}, DataType::Float32, 2),
-      random({1, 2, 6, 8}, DataType::Float32, 3), random({1, 2, 5, 8}, DataType::Float32, 4)};
+  std::vector<eval::Argument> args{test::randomTensor({1, 2, 5, 8}, DataType::Float32, 1),
+                                   test::randomTensor({1, 2, 6, 8}, DataType::Float32, 2),
+                                   test::randomTensor({1, 2, 6, 8}, DataType::Float32, 3),
+                                   test::randomTensor({1, 2, 5, 8}, DataType::Float32, 4)};
   std::vector<Tensor> a = eval::evaluateFusion(*fusion, args);
   std::vector<Tensor> b = eval::evaluateFusion(*parsed, args);
   ASSERT_EQ(a.size(), b.size());

@@ -22,6 +22,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/memory.h"
 #endif
@@ -40,12 +41,6 @@ Tensor host(const Tensor& t) {
 #ifdef LOOM_HAVE_CUDA_BACKEND
   if (t.device().isCuda()) return cuda::toHost(t);
 #endif
-  return t;
-}
-
-Tensor random(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), dtype);
-  fillRandom(t, seed);
   return t;
 }
 
@@ -248,10 +243,10 @@ TEST_F(Attention, ForwardAndBackwardMatchTheDefinition) {
             fusion->addOutput(t);
           }
         }
-        Tensor q = random(pb.shape(pb.l, pb.e), pb.dtype, data++);
-        Tensor k = random(pb.shape(pb.s, pb.e), pb.dtype, data++);
-        Tensor v = random(pb.shape(pb.s, pb.ev), pb.dtype, data++);
-        Tensor go = random(pb.shape(pb.l, pb.ev), pb.dtype, data++);
+        Tensor q = test::randomTensor(pb.shape(pb.l, pb.e), pb.dtype, data++);
+        Tensor k = test::randomTensor(pb.shape(pb.s, pb.e), pb.dtype, data++);
+        Tensor v = test::randomTensor(pb.shape(pb.s, pb.ev), pb.dtype, data++);
+        Tensor go = test::randomTensor(pb.shape(pb.l, pb.ev), pb.dtype, data++);
         std::vector<Tensor> got = run(std::move(fusion), {q, k, v, go, seed, offset}, pb.s + pb.e);
         ASSERT_EQ(got.size(), 7u);
         EXPECT_EQ(got[0].dtype(), pb.dtype);
@@ -293,10 +288,10 @@ TEST_F(Attention, BackwardInItsOwnFusionRegeneratesTheMask) {
     forward->addOutput(fwd.output);
     forward->addOutput(fwd.log_sumexp);
   }
-  Tensor q = random(pb.shape(pb.l, pb.e), pb.dtype, 31);
-  Tensor k = random(pb.shape(pb.s, pb.e), pb.dtype, 32);
-  Tensor v = random(pb.shape(pb.s, pb.ev), pb.dtype, 33);
-  Tensor go = random(pb.shape(pb.l, pb.ev), pb.dtype, 34);
+  Tensor q = test::randomTensor(pb.shape(pb.l, pb.e), pb.dtype, 31);
+  Tensor k = test::randomTensor(pb.shape(pb.s, pb.e), pb.dtype, 32);
+  Tensor v = test::randomTensor(pb.shape(pb.s, pb.ev), pb.dtype, 33);
+  Tensor go = test::randomTensor(pb.shape(pb.l, pb.ev), pb.dtype, 34);
   std::vector<Tensor> saved = run(std::move(forward), {q, k, v}, pb.s + pb.e);
   auto backward = std::make_unique<Fusion>();
   {
@@ -349,10 +344,10 @@ TEST_F(Attention, SymbolicArguments) {
       fusion->addOutput(t);
     }
   }
-  Tensor q = random(pb.shape(pb.l, pb.e), pb.dtype, 41);
-  Tensor k = random(pb.shape(pb.s, pb.e), pb.dtype, 42);
-  Tensor v = random(pb.shape(pb.s, pb.ev), pb.dtype, 43);
-  Tensor go = random(pb.shape(pb.l, pb.ev), pb.dtype, 44);
+  Tensor q = test::randomTensor(pb.shape(pb.l, pb.e), pb.dtype, 41);
+  Tensor k = test::randomTensor(pb.shape(pb.s, pb.e), pb.dtype, 42);
+  Tensor v = test::randomTensor(pb.shape(pb.s, pb.ev), pb.dtype, 43);
+  Tensor go = test::randomTensor(pb.shape(pb.l, pb.ev), pb.dtype, 44);
   const Fusion& f = *fusion;
   FusionExecutorCache cache(f.clone(), poisonedOptions());
   for (auto [p, causal, scale] : std::vector<std::tuple<double, bool, double>>{
@@ -393,10 +388,10 @@ TEST_F(Attention, RowsThatSeeNoKeyGiveZerosNotNaN) {
         fusion->addOutput(t);
       }
     }
-    Tensor q = random(pb.shape(pb.l, pb.e), pb.dtype, 51);
-    Tensor k = random(pb.shape(pb.s, pb.e), pb.dtype, 52);
-    Tensor v = random(pb.shape(pb.s, pb.ev), pb.dtype, 53);
-    Tensor go = random(pb.shape(pb.l, pb.ev), pb.dtype, 54);
+    Tensor q = test::randomTensor(pb.shape(pb.l, pb.e), pb.dtype, 51);
+    Tensor k = test::randomTensor(pb.shape(pb.s, pb.e), pb.dtype, 52);
+    Tensor v = test::randomTensor(pb.shape(pb.s, pb.ev), pb.dtype, 53);
+    Tensor go = test::randomTensor(pb.shape(pb.l, pb.ev), pb.dtype, 54);
     // Row 1 of each head: (-inf, 0, 0, 0); keys in [0.5, 1.5): each of its scores is -inf.
     for (int64_t h = 0; h < 2; ++h) {
       for (int64_t e = 0; e < pb.e; ++e) {
@@ -441,9 +436,10 @@ TEST_F(Attention, TextFormRoundTrip) {
   const std::string text = ir::printFusion(f);
   std::unique_ptr<Fusion> parsed = ir::parseFusion(text, "attention.fus");
   EXPECT_EQ(ir::printFusion(*parsed), text);
-  std::vector<eval::Argument> args{
-      random(pb.shape(pb.l, pb.e), pb.dtype, 61), random(pb.shape(pb.s, pb.e), pb.dtype, 62),
-      random(pb.shape(pb.s, pb.ev), pb.dtype, 63), random(pb.shape(pb.l, pb.ev), pb.dtype, 64)};
+  std::vector<eval::Argument> args{test::randomTensor(pb.shape(pb.l, pb.e), pb.dtype, 61),
+                                   test::randomTensor(pb.shape(pb.s, pb.e), pb.dtype, 62),
+                                   test::randomTensor(pb.shape(pb.s, pb.ev), pb.dtype, 63),
+                                   test::randomTensor(pb.shape(pb.l, pb.ev), pb.dtype, 64)};
   std::vector<Tensor> a = eval::evaluateFusion(f, args);
   std::vector<Tensor> b = run(std::move(parsed), args, pb.s + pb.e);
   ASSERT_EQ(a.size(), b.size());

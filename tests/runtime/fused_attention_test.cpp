@@ -21,6 +21,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/attention_runner.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 #include "user_error_of.h"
 #ifdef LOOM_HAVE_CUDA_BACKEND
 #include "loom/backend/cuda/memory.h"
@@ -47,12 +48,6 @@ Tensor onDevice(const Tensor& t) {
 #else
   return t;
 #endif
-}
-
-Tensor random(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), dtype);
-  fillRandom(t, seed);
-  return t;
 }
 
 struct Case {
@@ -136,10 +131,10 @@ class FusedAttentionKernel : public ::testing::Test {
   }
 
   void check(const Case& c, uint64_t data) {
-    check(c, random({c.n, c.h, c.l, c.e}, c.dtype, data),
-          random({c.n, c.h, c.s, c.e}, c.dtype, data + 1),
-          random({c.n, c.h, c.s, c.e}, c.dtype, data + 2),
-          random({c.n, c.h, c.l, c.e}, c.dtype, data + 3));
+    check(c, test::randomTensor({c.n, c.h, c.l, c.e}, c.dtype, data),
+          test::randomTensor({c.n, c.h, c.s, c.e}, c.dtype, data + 1),
+          test::randomTensor({c.n, c.h, c.s, c.e}, c.dtype, data + 2),
+          test::randomTensor({c.n, c.h, c.l, c.e}, c.dtype, data + 3));
   }
 
   std::shared_ptr<const exec::ComputeDevice> device_;
@@ -170,10 +165,10 @@ TEST_F(FusedAttentionKernel, MatchesTheCompositeOnEveryKind) {
 TEST_F(FusedAttentionKernel, ReadsStridedOperandsAcrossTheGrid) {
   const Case c{2, 3, 67, 40, 64, DataType::BFloat16, true, 0.25};
   const std::vector<int64_t> to_bhse{0, 2, 1, 3};
-  Tensor q = random({c.n, c.l, c.h, c.e}, c.dtype, 91).permute(to_bhse);
-  Tensor k = random({c.n, c.s, c.h, c.e}, c.dtype, 92).permute(to_bhse);
-  Tensor v = random({c.n, c.s, c.h, c.e}, c.dtype, 93).permute(to_bhse);
-  Tensor go = random({c.n, c.l, c.h, c.e}, c.dtype, 94).permute(to_bhse);
+  Tensor q = test::randomTensor({c.n, c.l, c.h, c.e}, c.dtype, 91).permute(to_bhse);
+  Tensor k = test::randomTensor({c.n, c.s, c.h, c.e}, c.dtype, 92).permute(to_bhse);
+  Tensor v = test::randomTensor({c.n, c.s, c.h, c.e}, c.dtype, 93).permute(to_bhse);
+  Tensor go = test::randomTensor({c.n, c.l, c.h, c.e}, c.dtype, 94).permute(to_bhse);
   ASSERT_FALSE(q.isContiguous());
   check(c, q, k, v, go);
 }
@@ -183,21 +178,21 @@ TEST_F(FusedAttentionKernel, ReadsStridedOperandsAcrossTheGrid) {
 // ops::dropout's), and no key set at all (S = 0) gives output 0, log_sumexp -inf.
 TEST_F(FusedAttentionKernel, DropoutChangesTheOutputAndNoKeysGiveZero) {
   const Case on{1, 1, 33, 33, 64, DataType::Float32, false, 0.25};
-  Tensor q = random({1, 1, 33, 64}, DataType::Float32, 5);
-  Tensor k = random({1, 1, 33, 64}, DataType::Float32, 6);
-  Tensor v = random({1, 1, 33, 64}, DataType::Float32, 7);
+  Tensor q = test::randomTensor({1, 1, 33, 64}, DataType::Float32, 5);
+  Tensor k = test::randomTensor({1, 1, 33, 64}, DataType::Float32, 6);
+  Tensor v = test::randomTensor({1, 1, 33, 64}, DataType::Float32, 7);
   exec::FusedAttention fa(device_, true);
   Tensor a =
       host(fa.forward(onDevice(q), onDevice(k), onDevice(v), {0.125, false, 0.0, 1, 2}).output);
   Tensor b =
       host(fa.forward(onDevice(q), onDevice(k), onDevice(v), {0.125, false, 0.25, 1, 2}).output);
   EXPECT_TRUE(eval::expectClose(a, b, {1e-3, 1e-3}, "output").has_value());
-  check(on, q, k, v, random({1, 1, 33, 64}, DataType::Float32, 9));
+  check(on, q, k, v, test::randomTensor({1, 1, 33, 64}, DataType::Float32, 9));
 
   const Case empty{1, 2, 5, 0, 64, DataType::Float32, true, 0.0};
   Tensor none = Tensor::empty({1, 2, 0, 64}, DataType::Float32);
   exec::FusedAttentionResult r =
-      fa.forward(onDevice(random({1, 2, 5, 64}, DataType::Float32, 8)), onDevice(none),
+      fa.forward(onDevice(test::randomTensor({1, 2, 5, 64}, DataType::Float32, 8)), onDevice(none),
                  onDevice(none), {0.125, true, 0.0, 0, 0});
   Tensor out = host(r.output), lse = host(r.log_sumexp);
   for (int64_t i = 0; i < out.numel(); ++i) ASSERT_EQ(out.getDoubleLinear(i), 0.0) << i;
@@ -212,7 +207,7 @@ TEST_F(FusedAttentionKernel, DropoutChangesTheOutputAndNoKeysGiveZero) {
 TEST_F(FusedAttentionKernel, RefusesWhatItDoesNotTake) {
   exec::FusedAttention fa(device_);
   auto t = [](std::vector<int64_t> sizes, DataType d = DataType::BFloat16) {
-    return onDevice(random(std::move(sizes), d, 1));
+    return onDevice(test::randomTensor(std::move(sizes), d, 1));
   };
   EXPECT_EQ(fa.unsupported(t({1, 2, 8, 48}), t({1, 2, 8, 48}), t({1, 2, 8, 48})),
             "the fused attention kernel has head dims 64 and 128, not 48");
@@ -263,8 +258,10 @@ TEST_F(FusedAttentionKernel, RunnerFallsBackToTheCompositeWhereTheKernelDoesNot)
       return rc.five_d ? std::vector<int64_t>{1, c.n, c.h, rows, c.e}
                        : std::vector<int64_t>{c.n, c.h, rows, c.e};
     };
-    Tensor q = random(shape(c.l), c.dtype, 71), k = random(shape(c.s), c.dtype, 72);
-    Tensor v = random(shape(c.s), c.dtype, 73), go = random(shape(c.l), c.dtype, 74);
+    Tensor q = test::randomTensor(shape(c.l), c.dtype, 71),
+           k = test::randomTensor(shape(c.s), c.dtype, 72);
+    Tensor v = test::randomTensor(shape(c.s), c.dtype, 73),
+           go = test::randomTensor(shape(c.l), c.dtype, 74);
     const double scale = 0.3;
     const exec::FusedAttentionArgs args{scale, c.causal, c.p, 11, 12};
     AttentionRunner runner(poisonedOptions());
@@ -300,7 +297,7 @@ TEST_F(FusedAttentionKernel, RunnerFallsBackToTheCompositeWhereTheKernelDoesNot)
   }
   const std::string msg = loom::test::userErrorOf([] {
     AttentionRunner runner(poisonedOptions());
-    Tensor t = onDevice(random({1, 1, 4, 48}, DataType::Float32, 1));
+    Tensor t = onDevice(test::randomTensor({1, 1, 4, 48}, DataType::Float32, 1));
     runner.forward(t, t, t, {1.0, false, 1.5, 0, 0});
   });
   EXPECT_THAT(msg, ::testing::HasSubstr("attention: dropout_p must be in [0, 1), got 1.5"));

@@ -16,6 +16,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 #include "user_error_of.h"
 
 namespace loom::runtime {
@@ -24,12 +25,6 @@ namespace {
 using ir::Fusion;
 using ir::FusionGuard;
 using ir::TensorView;
-
-Tensor random(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), dtype);
-  fillRandom(t, seed);
-  return t;
-}
 
 Tensor offsetsTensor(const std::vector<int64_t>& ends, DataType dt) {
   Tensor t = Tensor::empty({int64_t(ends.size())}, dt);
@@ -98,7 +93,7 @@ TEST_F(GroupedMm, RowsOfEachGroupTimesItsMatrix) {
       SCOPED_TRACE(std::string(dataTypeName(dt)) + " offsets " + std::string(dataTypeName(it)));
       const int64_t m = 12, k = 5, n = 3;
       const std::vector<int64_t> ends{3, 3, 7, 10};  // group 1 empty; rows 10, 11 in none
-      Tensor a = random({m, k}, dt, 1), b = random({4, k, n}, dt, 2);
+      Tensor a = test::randomTensor({m, k}, dt, 1), b = test::randomTensor({4, k, n}, dt, 2);
       Tensor offs = offsetsTensor(ends, it);
       Tensor want = Tensor::empty({m, n}, DataType::Float64);
       for (int64_t i = 0; i < m; ++i) {
@@ -118,7 +113,8 @@ TEST_F(GroupedMm, RowsOfEachGroupTimesItsMatrix) {
 TEST_F(GroupedMm, ColumnsOfEachGroupFromItsMatrix) {
   const int64_t m = 4, k = 6, n = 9;
   const std::vector<int64_t> ends{2, 5, 9};
-  Tensor a = random({3, m, k}, DataType::Float32, 3), b = random({k, n}, DataType::Float32, 4);
+  Tensor a = test::randomTensor({3, m, k}, DataType::Float32, 3),
+         b = test::randomTensor({k, n}, DataType::Float32, 4);
   Tensor offs = offsetsTensor(ends, DataType::Int32);
   Tensor want = Tensor::empty({m, n}, DataType::Float64);
   for (int64_t i = 0; i < m; ++i) {
@@ -136,7 +132,8 @@ TEST_F(GroupedMm, ColumnsOfEachGroupFromItsMatrix) {
 TEST_F(GroupedMm, EachGroupsPartOfK) {
   const int64_t m = 3, k = 10, n = 4;
   const std::vector<int64_t> ends{4, 4, 10};
-  Tensor a = random({m, k}, DataType::BFloat16, 5), b = random({k, n}, DataType::BFloat16, 6);
+  Tensor a = test::randomTensor({m, k}, DataType::BFloat16, 5),
+         b = test::randomTensor({k, n}, DataType::BFloat16, 6);
   Tensor offs = offsetsTensor(ends, DataType::Int64);
   Tensor want = Tensor::empty({3, m, n}, DataType::Float64);
   for (int64_t g = 0; g < 3; ++g) {
@@ -156,7 +153,8 @@ TEST_F(GroupedMm, EachGroupsPartOfK) {
 // [g, m, k] x [g, k, n]: one product per group.
 TEST_F(GroupedMm, BatchedWithoutOffsets) {
   const int64_t m = 3, k = 4, n = 2;
-  Tensor a = random({2, m, k}, DataType::Float32, 7), b = random({2, k, n}, DataType::Float32, 8);
+  Tensor a = test::randomTensor({2, m, k}, DataType::Float32, 7),
+         b = test::randomTensor({2, k, n}, DataType::Float32, 8);
   Tensor want = Tensor::empty({2, m, n}, DataType::Float64);
   for (int64_t g = 0; g < 2; ++g) {
     for (int64_t i = 0; i < m; ++i) {

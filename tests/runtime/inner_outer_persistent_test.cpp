@@ -22,6 +22,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 #ifdef LOOM_RUNTIME_TEST_CUDA
 #include "loom/backend/cuda/memory.h"
 #endif
@@ -78,23 +79,17 @@ std::unique_ptr<Fusion> backwardFusion(Variant v, DataType dtype, int64_t rows =
   return f;
 }
 
-Tensor random(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), dtype);
-  fillRandom(t, seed);
-  return t;
-}
-
 std::vector<eval::Argument> backwardArgs(Variant v, DataType dtype, int64_t rows, int64_t width) {
-  std::vector<eval::Argument> args{random({rows, width}, dtype, 31),
-                                   random({rows, width}, dtype, 32)};
+  std::vector<eval::Argument> args{test::randomTensor({rows, width}, dtype, 31),
+                                   test::randomTensor({rows, width}, dtype, 32)};
   if (v.family == Family::LayerNorm) {
-    args.push_back(random({rows, 1}, DataType::Float32, 33));
-    Tensor rstd = random({rows, 1}, DataType::Float32, 34);
+    args.push_back(test::randomTensor({rows, 1}, DataType::Float32, 33));
+    Tensor rstd = test::randomTensor({rows, 1}, DataType::Float32, 34);
     for (int64_t i = 0; i < rows; ++i)
       rstd.setDoubleLinear(i, 0.5 + std::abs(rstd.getDoubleLinear(i)));
     args.push_back(rstd);
   }
-  if (v.weight) args.push_back(random({width}, dtype, 35));
+  if (v.weight) args.push_back(test::randomTensor({width}, dtype, 35));
   return args;
 }
 
@@ -268,16 +263,18 @@ TEST(InnerOuterPersistentDims, BatchAndRowDimsMerge) {
         f->addOutput(r.grad_weight);
         if (r.grad_bias != nullptr) f->addOutput(r.grad_bias);
       }
-      std::vector<eval::Argument> args{random(shape, dtype, 41), random(shape, dtype, 42)};
+      std::vector<eval::Argument> args{test::randomTensor(shape, dtype, 41),
+                                       test::randomTensor(shape, dtype, 42)};
       if (layer) {
-        args.push_back(random({shape[0], shape[1], 1}, DataType::Float32, 43));
-        Tensor rstd = random({shape[0], shape[1], 1}, DataType::Float32, 44);
+        args.push_back(test::randomTensor({shape[0], shape[1], 1}, DataType::Float32, 43));
+        Tensor rstd = test::randomTensor({shape[0], shape[1], 1}, DataType::Float32, 44);
         for (int64_t i = 0; i < rstd.numel(); ++i) {
           rstd.setDoubleLinear(i, 0.5 + std::abs(rstd.getDoubleLinear(i)));
         }
         args.push_back(rstd);
       }
-      args.push_back(random(std::vector<int64_t>(shape.end() - n, shape.end()), dtype, 45));
+      args.push_back(
+          test::randomTensor(std::vector<int64_t>(shape.end() - n, shape.end()), dtype, 45));
       FusionExecutorCache cache(std::move(f), poisonedOptions());
       std::vector<Tensor> got = cache.run(args);
       std::vector<Tensor> expected = eval::evaluateFusion(cache.fusion(), args);

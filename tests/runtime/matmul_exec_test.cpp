@@ -32,12 +32,6 @@ class MatmulExec : public ::testing::Test {
     if (auto why = loom::test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
   }
 
-  static Tensor random(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
-    Tensor t = Tensor::empty(std::move(sizes), dtype);
-    fillRandom(t, seed);
-    return t;
-  }
-
   static TensorView* input(Fusion& f, int64_t rank, DataType dtype) {
     TensorView* tv = ops::TensorBuilder().rank(rank).dtype(dtype).build();
     f.addInput(tv);
@@ -80,8 +74,8 @@ class MatmulExec : public ::testing::Test {
       fusion->addOutput(ops::matmul(a, b));
     }
     const int64_t k = a_shape.back();
-    std::vector<eval::Argument> args{random(a_shape, dtype, seed),
-                                     random(b_shape, dtype, seed + 1)};
+    std::vector<eval::Argument> args{test::randomTensor(a_shape, dtype, seed),
+                                     test::randomTensor(b_shape, dtype, seed + 1)};
     EXPECT_EQ(check(std::move(fusion), args, k), std::vector<std::string>{"matmul"});
   }
 };
@@ -118,9 +112,10 @@ TEST_F(MatmulExec, TransposedAndStridedInputsReadInPlace) {
     TensorView* b = input(*fusion, 3, DataType::Float32);
     fusion->addOutput(ops::matmul(a, b));
   }
-  Tensor a_t = random({9, 6}, DataType::Float32, 21);  // a is its transpose [6, 9]
+  Tensor a_t = test::randomTensor({9, 6}, DataType::Float32, 21);  // a is its transpose [6, 9]
   const std::vector<int64_t> swap{1, 0};
-  Tensor b_base = random({2, 5, 9}, DataType::Float32, 22);  // b [2, 9, 5] as a permuted view
+  Tensor b_base =
+      test::randomTensor({2, 5, 9}, DataType::Float32, 22);  // b [2, 9, 5] as a permuted view
   const std::vector<int64_t> perm{0, 2, 1};
   std::vector<eval::Argument> args{a_t.permute(swap), b_base.permute(perm)};
   EXPECT_EQ(check(std::move(fusion), args, 9), std::vector<std::string>{"matmul"});
@@ -132,10 +127,11 @@ TEST_F(MatmulExec, TransposedAndStridedInputsReadInPlace) {
     TensorView* b = input(*sliced, 2, DataType::Float32);
     sliced->addOutput(ops::matmul(a, b));
   }
-  Tensor wide = random({4, 16}, DataType::Float32, 23);
+  Tensor wide = test::randomTensor({4, 16}, DataType::Float32, 23);
   // Every second column of `wide`: strides [16, 2], no unit-strided dim.
   Tensor every_second(wide.storage(), DataType::Float32, {4, 8}, {16, 2});
-  std::vector<eval::Argument> args2{every_second, random({8, 3}, DataType::Float32, 24)};
+  std::vector<eval::Argument> args2{every_second,
+                                    test::randomTensor({8, 3}, DataType::Float32, 24)};
   EXPECT_EQ(check(std::move(sliced), args2, 8), std::vector<std::string>{"matmul"});
 }
 
@@ -151,9 +147,10 @@ TEST_F(MatmulExec, LinearWithAndWithoutBiasMatchesReference) {
         TensorView* bias = bias_rank < 0 ? nullptr : input(*fusion, bias_rank, d);
         fusion->addOutput(ops::linear(x, w, bias));
       }
-      std::vector<eval::Argument> args{random({2, 5, 24}, d, 31), random({7, 24}, d, 32)};
-      if (bias_rank == 0) args.emplace_back(random({}, d, 33));
-      if (bias_rank == 1) args.emplace_back(random({7}, d, 33));
+      std::vector<eval::Argument> args{test::randomTensor({2, 5, 24}, d, 31),
+                                       test::randomTensor({7, 24}, d, 32)};
+      if (bias_rank == 0) args.emplace_back(test::randomTensor({}, d, 33));
+      if (bias_rank == 1) args.emplace_back(test::randomTensor({7}, d, 33));
       EXPECT_EQ(check(std::move(fusion), args, 24), std::vector<std::string>{"matmul"});
     }
   }
@@ -166,9 +163,9 @@ TEST_F(MatmulExec, LinearWithAndWithoutBiasMatchesReference) {
     TensorView* bias = input(*fusion, 0, DataType::Float32);
     fusion->addOutput(ops::linear(x, w, bias));
   }
-  std::vector<eval::Argument> args{random({12}, DataType::Float32, 41),
-                                   random({12}, DataType::Float32, 42),
-                                   random({}, DataType::Float32, 43)};
+  std::vector<eval::Argument> args{test::randomTensor({12}, DataType::Float32, 41),
+                                   test::randomTensor({12}, DataType::Float32, 42),
+                                   test::randomTensor({}, DataType::Float32, 43)};
   EXPECT_EQ(check(std::move(fusion), args, 12), std::vector<std::string>{"matmul"});
 }
 
@@ -184,9 +181,9 @@ TEST_F(MatmulExec, PointwiseAroundAMatmulIsThreeSegments) {
     TensorView* y = ops::linear(h, w, bias);
     fusion->addOutput(ops::cast(ops::tanh(y), DataType::BFloat16));
   }
-  std::vector<eval::Argument> args{random({8, 32}, DataType::BFloat16, 51),
-                                   random({16, 32}, DataType::BFloat16, 52),
-                                   random({16}, DataType::BFloat16, 53)};
+  std::vector<eval::Argument> args{test::randomTensor({8, 32}, DataType::BFloat16, 51),
+                                   test::randomTensor({16, 32}, DataType::BFloat16, 52),
+                                   test::randomTensor({16}, DataType::BFloat16, 53)};
   EXPECT_EQ(check(std::move(fusion), args, 32),
             (std::vector<std::string>{"kernel", "matmul", "kernel"}));
 }
@@ -200,8 +197,8 @@ TEST_F(MatmulExec, ContractedSizesThatDifferAtRunTimeAreUserErrors) {
     fusion->addOutput(ops::matmul(a, b));
   }
   FusionExecutorCache cache(std::move(fusion), poisonedOptions());
-  std::vector<eval::Argument> args{random({3, 4}, DataType::Float32, 1),
-                                   random({5, 2}, DataType::Float32, 2)};
+  std::vector<eval::Argument> args{test::randomTensor({3, 4}, DataType::Float32, 1),
+                                   test::randomTensor({5, 2}, DataType::Float32, 2)};
   const std::string msg = loom::test::userErrorOf([&] { (void)cache.run(args); });
   EXPECT_NE(msg.find("matmul: the contracted sizes differ: T0 [3, 4] has 4 in its last dim, "
                      "T1 [5, 2] has 5 in its second-to-last dim"),
@@ -285,15 +282,15 @@ TEST_F(MatmulExec, OperandsCuBlasLtCannotReadAreCopiedDenseFirst) {
     TensorView* bias = input(*fusion, 0, DataType::Float32);
     fusion->addOutput(ops::linear(x, w, bias));
   }
-  Tensor wide = random({4, 16}, DataType::Float32, 61);
+  Tensor wide = test::randomTensor({4, 16}, DataType::Float32, 61);
   Tensor x(wide.storage(), DataType::Float32, {4, 8}, {16, 2});
-  Tensor w = random({3, 8}, DataType::Float32, 65);  // read as it is
-  Tensor row = random({8}, DataType::Float32, 62);
+  Tensor w = test::randomTensor({3, 8}, DataType::Float32, 65);  // read as it is
+  Tensor row = test::randomTensor({8}, DataType::Float32, 62);
   Tensor w_rows(row.storage(), DataType::Float32, {3, 8}, {0, 1});  // one row repeated: ld 0
-  Tensor col = random({3}, DataType::Float32, 63);
+  Tensor col = test::randomTensor({3}, DataType::Float32, 63);
   Tensor w_k(col.storage(), DataType::Float32, {3, 8}, {1, 0});  // a broadcast along k
   for (const Tensor& weight : {w, w_rows, w_k}) {
-    std::vector<eval::Argument> args{x, weight, random({}, DataType::Float32, 64)};
+    std::vector<eval::Argument> args{x, weight, test::randomTensor({}, DataType::Float32, 64)};
     auto copy = fusion->clone();
     std::vector<Tensor> expected = eval::evaluateFusion(*copy, args);
     FusionExecutorCache cache(std::move(copy), options);

@@ -17,6 +17,7 @@
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
 #include "runtime/runtime_test_backend.h"
+#include "runtime/runtime_test_util.h"
 #include "user_error_of.h"
 
 namespace loom::runtime {
@@ -30,12 +31,6 @@ class MatmulRFactor : public ::testing::Test {
  protected:
   void SetUp() override {
     if (auto why = loom::test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
-  }
-
-  static Tensor random(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
-    Tensor t = Tensor::empty(std::move(sizes), dtype);
-    fillRandom(t, seed);
-    return t;
   }
 
   static TensorView* input(Fusion& f, const std::vector<int64_t>& shape, DataType dtype) {
@@ -83,8 +78,8 @@ class MatmulRFactor : public ::testing::Test {
       TensorView* b = input(*fusion, b_shape, dtype);
       fusion->addOutput(ops::matmul(a, b));
     }
-    std::vector<eval::Argument> args{random(a_shape, dtype, seed),
-                                     random(b_shape, dtype, seed + 1)};
+    std::vector<eval::Argument> args{test::randomTensor(a_shape, dtype, seed),
+                                     test::randomTensor(b_shape, dtype, seed + 1)};
     auto kinds = check(std::move(fusion), args, a_shape.back(), [&](Fusion& f) {
       auto* out = f.outputs()[0]->as<TensorView>();
       out->split(-1, factor, inner_split);
@@ -139,9 +134,9 @@ TEST_F(MatmulRFactor, LinearWithAndWithoutBias) {
       TensorView* bias = with_bias ? input(*fusion, {4}, DataType::Float32) : nullptr;
       fusion->addOutput(ops::linear(x, w, bias));
     }
-    std::vector<eval::Argument> args{random({2, 3, 10}, DataType::Float32, 31),
-                                     random({4, 10}, DataType::Float32, 32)};
-    if (with_bias) args.push_back(random({4}, DataType::Float32, 33));
+    std::vector<eval::Argument> args{test::randomTensor({2, 3, 10}, DataType::Float32, 31),
+                                     test::randomTensor({4, 10}, DataType::Float32, 32)};
+    if (with_bias) args.push_back(test::randomTensor({4}, DataType::Float32, 33));
     check(std::move(fusion), args, 10, [](Fusion& f) {
       auto* out = f.outputs()[0]->as<TensorView>();
       out->split(-1, 2, /*inner_split=*/false);

@@ -25,11 +25,15 @@
 
 namespace loom::runtime::test {
 
-/// A contiguous Float32 host tensor of `sizes` with random values from `seed`.
-inline Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed) {
-  Tensor t = Tensor::empty(std::move(sizes), DataType::Float32);
+/// A contiguous host tensor of `sizes` and `dtype` (Float32 when not given) with random values
+/// from `seed`.
+inline Tensor randomTensor(std::vector<int64_t> sizes, DataType dtype, uint64_t seed) {
+  Tensor t = Tensor::empty(std::move(sizes), dtype);
   fillRandom(t, seed);
   return t;
+}
+inline Tensor randomTensor(std::vector<int64_t> sizes, uint64_t seed) {
+  return randomTensor(std::move(sizes), DataType::Float32, seed);
 }
 
 /// A contiguous host index tensor (Int32 or Int64) of `sizes` with values drawn uniformly from
