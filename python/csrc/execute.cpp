@@ -115,7 +115,7 @@ std::vector<eval::Argument> convertArguments(nb::handle inputs, nb::handle devic
       where.gpu = t.device().index;
       where.stream = static_cast<CUstream>(stream);
       have_cuda = true;
-    } else if (t.dim() == 0) {
+    } else if (t.dim() == 0 && nb::hasattr(item, "to")) {  // a torch tensor: it can move
       host_scalars.emplace_back(args.size(), item);
     } else {
       have_host = true;
