@@ -53,6 +53,7 @@ AttentionSegmentExecutor::AttentionSegmentExecutor(const segmenter::Segment& seg
     auto it = std::find(outs.begin(), outs.end(), o);
     LOOM_ASSERT(it != outs.end(), "an attention segment outputs only its node's results");
     result_of_.push_back(size_t(it - outs.begin()));
+    result_order_.push_back(allocationPermutation(o->as<ir::TensorView>()));
   }
   const auto& seg_inputs = fusion.inputs();
   for (size_t i = 0; i < ir::attentionTensorInputs(expr_); ++i) {
@@ -110,22 +111,22 @@ void AttentionSegmentExecutor::runInto(std::span<const eval::Argument> args,
     why = std::move(r.whyNotFused);
   }
   outputs.clear();
-  for (size_t i : result_of_) {
+  for (size_t k = 0; k < result_of_.size(); ++k) {
     // The kernels and the composite write row-major; a result whose tensor is allocated in
     // another dim order (the query's, as torch's kernels) is laid out so.
-    const auto* tv = expr_->output(i)->as<ir::TensorView>();
-    const std::vector<int64_t> perm = allocationPermutation(tv);
+    const Tensor& r = results[result_of_[k]];
+    const std::vector<int64_t>& perm = result_order_[k];
     if (perm.empty()) {
-      outputs.push_back(results[i]);
+      outputs.push_back(r);
       continue;
     }
     std::vector<int64_t> sizes, inverse(perm.size());
     for (size_t d = 0; d < perm.size(); ++d) {
-      sizes.push_back(results[i].size(perm[d]));
+      sizes.push_back(r.size(perm[d]));
       inverse[size_t(perm[d])] = int64_t(d);
     }
-    Tensor laid = device_->empty(sizes, results[i].dtype(), stream_).permute(inverse);
-    device_->copyElements(laid, results[i], stream_);
+    Tensor laid = device_->empty(sizes, r.dtype(), stream_).permute(inverse);
+    device_->copyElements(laid, r, stream_);
     outputs.push_back(std::move(laid));
   }
   ++(fused ? fused_runs_ : composite_runs_);

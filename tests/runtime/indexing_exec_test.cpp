@@ -56,17 +56,6 @@ class IndexingExec : public ::testing::Test {
   static TensorView* input(std::vector<int64_t> shape, DataType dt = DataType::Float32) {
     return ops::TensorBuilder().shape(std::move(shape)).dtype(dt).build();
   }
-
-  // The message of the UserError running `f` raises.
-  static std::string runError(const Fusion& f, const std::vector<eval::Argument>& args) {
-    FusionExecutorCache cache(f.clone(), poisonedOptions());
-    try {
-      (void)cache.run(args);
-    } catch (const UserError& e) {
-      return e.reason();
-    }
-    return "(no error)";
-  }
 };
 
 const std::vector<std::string> kOnePointwise{"pointwise"};
@@ -234,11 +223,11 @@ TEST_F(IndexingExec, OutOfRangeIndexIsAUserError) {
   f.addOutput(ops::gather(x, 1, idx));
   Tensor it = indexTensor({4, 6}, 0, 6, DataType::Int64, 14);
   static_cast<int64_t*>(it.data())[9] = 6;
-  EXPECT_EQ(runError(f, {randomTensor({4, 6}, 15), it}),
+  EXPECT_EQ(test::runError(f, {randomTensor({4, 6}, 15), it}),
             "gather: index value 6 in T1 is out of range for dimension 1 of T0 (size 6); "
             "indices must lie in [0, 6)");
   static_cast<int64_t*>(it.data())[9] = -1;
-  EXPECT_EQ(runError(f, {randomTensor({4, 6}, 15), it}),
+  EXPECT_EQ(test::runError(f, {randomTensor({4, 6}, 15), it}),
             "gather: index value -1 in T1 is out of range for dimension 1 of T0 (size 6); "
             "indices must lie in [0, 6) (negative ones are not wrapped)");
 }

@@ -149,6 +149,17 @@ inline CheckedRun runAndCheck(std::unique_ptr<ir::Fusion> fusion,
   return runAndCheck(cache, args, tol, names);
 }
 
+/// The reason of the UserError a run of `fusion` on `args` raises, "(no error)" when it runs.
+inline std::string runError(const ir::Fusion& fusion, const std::vector<eval::Argument>& args) {
+  FusionExecutorCache cache(fusion.clone(), poisonedOptions());
+  try {
+    (void)cache.run(args);
+  } catch (const UserError& e) {
+    return e.reason();
+  }
+  return "(no error)";
+}
+
 /// Expects the text form of `fusion` to survive a parse: printing the parsed fusion gives the
 /// same text. Returns the text (for failure messages).
 inline std::string expectTextRoundTrip(const ir::Fusion& fusion, std::string_view file) {

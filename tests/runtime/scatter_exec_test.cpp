@@ -48,16 +48,6 @@ class ScatterExec : public ::testing::Test {
     return ops::TensorBuilder().rank(int64_t(rank)).dtype(dt).build();
   }
 
-  static std::string runError(const Fusion& f, const std::vector<eval::Argument>& args) {
-    FusionExecutorCache cache(f.clone(), poisonedOptions());
-    try {
-      (void)cache.run(args);
-    } catch (const UserError& e) {
-      return e.reason();
-    }
-    return "(no error)";
-  }
-
   // out = x.scatter_add(dim, idx, src) with the given sizes (idx's and src's the same).
   static test::CheckedRun scatterAdd(DataType dt, DataType it, int64_t dim, std::vector<int64_t> xs,
                                      std::vector<int64_t> is, eval::Tolerance tol) {
@@ -167,8 +157,8 @@ TEST_F(ScatterExec, OutOfRangeIndexIsAUserError) {
   f.addOutput(ops::scatterAdd(x, 0, idx, src));
   Tensor it = indexTensor({40, 3}, 10, DataType::Int64, 6);
   static_cast<int64_t*>(it.data())[37] = 10;
-  EXPECT_EQ(runError(f, {randomTensor({10, 3}, 7, DataType::Float32), it,
-                         randomTensor({40, 3}, 8, DataType::Float32)}),
+  EXPECT_EQ(test::runError(f, {randomTensor({10, 3}, 7, DataType::Float32), it,
+                               randomTensor({40, 3}, 8, DataType::Float32)}),
             "scatter_add: index value 10 in T1 is out of range for dimension 0 of T0 (size 10); "
             "indices must lie in [0, 10)");
 }

@@ -42,6 +42,9 @@ class AttentionSegmentExecutor final : public SegmentExecutor {
   const ir::Expr* expr_ = nullptr;  ///< the segment fusion's one node (owned by the segment)
   std::vector<size_t> arg_of_;      ///< per tensor operand of expr_: its argument position
   std::vector<size_t> result_of_;   ///< per segment output: which of expr_'s results it is
+  /// per segment output: its allocation's order of its dims (allocationPermutation), empty
+  /// for the row-major ones
+  std::vector<std::vector<int64_t>> result_order_;
   std::shared_ptr<const exec::ComputeDevice> device_;
   CUstream stream_ = nullptr;  ///< the executor's stream (the copies into allocation order)
   bool dump_choice_ = false;   ///< LOOM_DUMP=scheduler_choice
