@@ -69,11 +69,15 @@ TensorView* groupedMm(TensorView* mat1, TensorView* mat2, TensorView* offsets) {
     TensorView* mask = groupMask(offsets, detail::dims(mat2)[1]);  // [g, n]
     return selectGroup(p, broadcast(mask, {false, true, false}));
   }
-  // 2-D x 2-D: group i multiplies its part of k; the other parts of mat1 are zeroed.
+  // 2-D x 2-D: group i multiplies its part of k. The other parts are zeroed in both operands,
+  // so a product outside the group is 0 * 0: an inf or NaN there (which torch, slicing k per
+  // group, never reads) stays out of the group's result instead of turning into a NaN.
   TensorView* mask = groupMask(offsets, detail::dims(mat1)[1]);  // [g, k]
-  TensorView* parts = where(broadcast(mask, {false, true, false}),
-                            broadcast(mat1, {true, false, false}), 0.0);  // [g, m, k]
-  return matmul(cast(parts, mat1->dtype()), mat2);
+  TensorView* parts1 = where(broadcast(mask, {false, true, false}),
+                             broadcast(mat1, {true, false, false}), 0.0);  // [g, m, k]
+  TensorView* parts2 = where(broadcast(mask, {false, false, true}),
+                             broadcast(mat2, {true, false, false}), 0.0);  // [g, k, n]
+  return matmul(cast(parts1, mat1->dtype()), cast(parts2, mat2->dtype()));
 }
 
 }  // namespace loom::ops

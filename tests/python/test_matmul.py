@@ -194,6 +194,23 @@ def test_grouped_mm_rows_past_the_last_offset_are_zero():
     assert (got[4:] == 0).all()
 
 
+def test_grouped_mm_by_parts_of_k_keeps_other_groups_infinities_out():
+    """Each group reads only its part of k, as torch slices it: an inf in another group's part
+    of either operand leaves this group's product finite (it was a NaN, inf * 0)."""
+    a, b = torch.randn(3, 8), torch.randn(8, 2)
+    a[0, 6] = float("inf")    # group 1's part of k
+    b[1, 1] = float("-inf")   # group 0's part of k
+    with FusionDefinition() as fd:
+        ta = fd.define_tensor([-1, -1], contiguity=True)
+        tb = fd.define_tensor([-1, -1], contiguity=True)
+        to = fd.define_tensor([2], contiguity=True, dtype=DataType.Int32)
+        fd.add_output(fd.ops.grouped_mm(ta, tb, to))
+    (got,) = fd.execute([a, b, torch.tensor([4, 8], dtype=torch.int32)])
+    want = torch.stack([a[:, :4] @ b[:4], a[:, 4:] @ b[4:]])
+    torch.testing.assert_close(got, want)
+    assert torch.isfinite(got[0, :, 0]).all() and torch.isfinite(got[1, 1:]).all()
+
+
 def test_grouped_mm_errors_name_the_operand():
     with FusionDefinition() as fd:
         ta = fd.define_tensor([4, 8], contiguity=True)
