@@ -102,6 +102,19 @@ void throwMisalignedOutput(const kir::Buffer* b, const void* data, int64_t bytes
              ", which is not aligned to the vector of ", bytes, " bytes");
 }
 
+void checkResident(const LaunchParams& launch, const LoadedKernel& kernel,
+                   const ComputeDevice& device, const std::string& name) {
+  const int64_t blocks = int64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
+  const int64_t threads = int64_t{launch.block[0]} * launch.block[1] * launch.block[2];
+  const int64_t resident = kernel.maxResidentBlocks(threads, launch.sharedBytes);
+  LOOM_CHECK(blocks <= resident, "kernel ", name, " waits at grid barriers (a grid all-reduce), so "
+             "its ", blocks, " blocks must all be resident at once, but ", device.name(),
+             " holds at most ", resident, " blocks of ", threads, " threads with ",
+             launch.sharedBytes, " bytes of dynamic shared memory (", launch.toString(), "): "
+             "schedule fewer blocks (the outer-persistent heuristic takes its two-phase plan for "
+             "such shapes) or split the fusion");
+}
+
 }  // namespace detail
 
 }  // namespace loom::exec

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/eval/argument.h"
+#include "loom/exec/compute_device.h"
 #include "loom/lower/kernel_ir.h"
 #include "loom/tensor/data_type.h"
 
@@ -39,6 +40,12 @@ size_t appendTensorBlob(std::vector<int64_t>& blob, std::span<const int64_t> siz
 /// be null to check the layout only.
 void checkVectorLayout(const kir::Kernel::VectorizedParam& v, const void* data,
                        std::span<const int64_t> sizes, std::span<const int64_t> strides);
+
+/// A kernel with grid barriers hangs unless every block is resident at once: UserError (naming
+/// kernel `name`) when `kernel` cannot hold `launch`'s grid resident on `device`. Checked before
+/// anything is launched, by a fresh launch plan and by a plan loaded from the plan cache.
+void checkResident(const LaunchParams& launch, const LoadedKernel& kernel,
+                   const ComputeDevice& device, const std::string& name);
 
 /// UserError for a vectorized output whose fresh allocation is not aligned (a custom allocator).
 [[noreturn]] void throwMisalignedOutput(const kir::Buffer* b, const void* data, int64_t bytes);

@@ -256,22 +256,13 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   return plan;
 }
 
-// A kernel with grid barriers hangs unless every block is resident at once: the grid is checked
-// against what the device reports it can hold of this kernel (registers, shared memory, threads)
-// before anything is launched, and a grid that does not fit is a UserError, never a launch.
+// A kernel with grid barriers: the grid is checked against what the device can hold resident
+// (detail::checkResident) before anything is launched.
 void KernelExecutor::LaunchPlan::checkResident(const ComputeDevice& device,
                                                const std::string& name) {
   launch.cooperative = true;
   if (!emptyDim.empty()) return;  // nothing is launched
-  const int64_t blocks = int64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
-  const int64_t threads = int64_t{launch.block[0]} * launch.block[1] * launch.block[2];
-  const int64_t resident = module->loaded->maxResidentBlocks(threads, launch.sharedBytes);
-  LOOM_CHECK(blocks <= resident, "kernel ", name, " waits at grid barriers (a grid all-reduce), so "
-             "its ", blocks, " blocks must all be resident at once, but ", device.name(),
-             " holds at most ", resident, " blocks of ", threads, " threads with ",
-             launch.sharedBytes, " bytes of dynamic shared memory (", launch.toString(), "): "
-             "schedule fewer blocks (the outer-persistent heuristic takes its two-phase plan for "
-             "such shapes) or split the fusion");
+  detail::checkResident(launch, *module->loaded, device, name);
 }
 
 void KernelExecutor::LaunchPlan::setLaunch(const kir::Kernel& kernel, eval::ExpressionEvaluator& ee,
@@ -621,10 +612,7 @@ int64_t KernelExecutor::lastRegistersPerThread() const {
 
 std::optional<KernelPlan> KernelExecutor::exportPlan(std::span<const eval::Argument> inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (kernel_ == nullptr || kernel_->cooperative || !kernel_->indexChecks.empty() ||
-      !aliases_.empty()) {
-    return std::nullopt;
-  }
+  if (kernel_ == nullptr || !aliases_.empty()) return std::nullopt;
   computeSignature(inputs);
   const LaunchPlan* plan = nullptr;
   for (const std::unique_ptr<LaunchPlan>& p : plans_) {
@@ -658,6 +646,10 @@ std::optional<KernelPlan> KernelExecutor::exportPlan(std::span<const eval::Argum
   }
   for (const Tensor& t : plan->scratch) k.scratchWords.push_back(t.numel());
   k.emptyDim = plan->emptyDim;
+  for (size_t i = 0; i < kernel_->indexChecks.size(); ++i) {
+    const kir::Kernel::IndexCheck& c = kernel_->indexChecks[i];
+    k.indexChecks.push_back({c.op, c.index, c.indexed, c.dim, plan->indexExtents.at(i)});
+  }
   return k;
 }
 

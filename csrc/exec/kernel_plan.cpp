@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "exec/arguments.h"
+#include "loom/eval/index_check.h"
 #include "loom/support/byte_codec.h"
 #include "loom/tensor/tensor_metadata.h"
 
@@ -28,6 +29,7 @@ void KernelPlan::write(std::string& out) const {
   for (uint32_t g : launch.grid) putInt(out, g);
   for (uint32_t b : launch.block) putInt(out, b);
   putInt(out, int64_t(launch.sharedBytes));
+  putInt(out, launch.cooperative ? 1 : 0);
   putInt(out, int64_t(params.size()));
   for (const Param& p : params) {
     putInt(out, p.input);
@@ -50,6 +52,14 @@ void KernelPlan::write(std::string& out) const {
   }
   putInts(out, scratchWords);
   putString(out, emptyDim);
+  putInt(out, int64_t(indexChecks.size()));
+  for (const IndexCheck& c : indexChecks) {
+    putString(out, c.op);
+    putString(out, c.index);
+    putString(out, c.indexed);
+    putInt(out, c.dim);
+    putInt(out, c.extent);
+  }
 }
 
 std::optional<KernelPlan> KernelPlan::read(std::string_view& in) {
@@ -60,6 +70,7 @@ std::optional<KernelPlan> KernelPlan::read(std::string_view& in) {
   for (uint32_t& g : k.launch.grid) g = uint32_t(r.getInt());
   for (uint32_t& b : k.launch.block) b = uint32_t(r.getInt());
   k.launch.sharedBytes = size_t(r.getInt());
+  k.launch.cooperative = r.getBool();
   k.params.resize(size_t(r.getCount(9 * 8)));
   bool valid = true;
   for (Param& p : k.params) {
@@ -87,6 +98,14 @@ std::optional<KernelPlan> KernelPlan::read(std::string_view& in) {
   }
   k.scratchWords = r.getInts();
   k.emptyDim = r.getString();
+  k.indexChecks.resize(size_t(r.getCount(5 * 8)));
+  for (IndexCheck& c : k.indexChecks) {
+    c.op = r.getString();
+    c.index = r.getString();
+    c.indexed = r.getString();
+    c.dim = r.getInt();
+    c.extent = r.getInt();
+  }
   if (!r.ok() || !valid) return std::nullopt;
   // The indices a run follows must stay inside what they index: a plan that passed its checksum
   // was written by this code, but a reader never trusts an index.
@@ -105,6 +124,14 @@ PlannedKernel::PlannedKernel(KernelPlan plan, std::shared_ptr<const ComputeDevic
     : plan_(std::move(plan)), device_(std::move(device)), options_(options) {
   device_->require("running a kernel with the cuda backend");
   loaded_ = device_->load(plan_.generated, timer);
+  if (plan_.launch.cooperative && plan_.emptyDim.empty()) {
+    detail::checkResident(plan_.launch, *loaded_, *device_, plan_.generated.name);
+  }
+  if (!plan_.indexChecks.empty()) {
+    index_error_ = device_->empty(std::vector<int64_t>{2}, DataType::Int64, options_.stream);
+    device_->zero(index_error_, options_.stream);
+    index_error_pointer_ = index_error_.data();
+  }
   live_.resize(plan_.params.size());
 }
 
@@ -165,10 +192,28 @@ bool PlannedKernel::run(std::span<const eval::Argument> inputs, std::vector<Tens
       args.push_back(&plan_.blob[size_t(p.pointerWord)]);
     for (detail::ScalarArg& a : scalars) args.push_back(&a);
     for (void*& ptr : scratch_pointers) args.push_back(&ptr);
+    if (index_error_pointer_ != nullptr) args.push_back(&index_error_pointer_);
     loaded_->launch(plan_.launch, args.data(), stream);
   }
   std::fill(live_.begin(), live_.end(), Tensor());
+  if (index_error_pointer_ != nullptr) checkIndexError();
   return true;
+}
+
+// As KernelExecutor::checkIndexError: the first failed check's site and value, the words zeroed
+// again for the next run.
+void PlannedKernel::checkIndexError() {
+  std::vector<Tensor> words{index_error_};
+  device_->copyOut(words, options_.stream);
+  const auto* w = static_cast<const int64_t*>(words[0].data());
+  if (w[0] == 0) return;
+  const auto site = size_t(w[0] - 1);
+  const int64_t value = w[1];
+  device_->zero(index_error_, options_.stream);
+  LOOM_ASSERT(site < plan_.indexChecks.size(), "kernel ", plan_.generated.name,
+              " reported index check ", site, " of ", plan_.indexChecks.size());
+  const KernelPlan::IndexCheck& c = plan_.indexChecks[site];
+  LOOM_THROW(eval::indexOutOfRangeMessage(c.op, c.index, value, c.indexed, c.dim, c.extent));
 }
 
 }  // namespace loom::exec

@@ -18,7 +18,7 @@ namespace loom::runtime {
 
 namespace {
 
-constexpr std::string_view kTag = "LOOMPLAN01";
+constexpr std::string_view kTag = "LOOMPLAN02";
 constexpr size_t kDigestHex = 64;
 
 int64_t tensorBytes(const eval::Argument& a) {

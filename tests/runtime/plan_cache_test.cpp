@@ -35,8 +35,10 @@ using ir::FusionGuard;
 using ir::TensorView;
 
 // layer_norm of [rows, 1024] (one kernel), "multi": sums of x * s over each dim and relu(x)
-// (several kernels, a scalar input the kernels take), or "view": x transposed (a view of the
-// input, no copy) beside relu(x).
+// (several kernels, a scalar input the kernels take), "view": x transposed (a view of the input,
+// no copy) beside relu(x), "gather": x[ids] * 2 (a checked index read), or "center":
+// x - x.mean(0) (one cooperative kernel, the column means reaching every block through a grid
+// all-reduce).
 std::unique_ptr<Fusion> caseFusion(const std::string& which) {
   auto f = std::make_unique<Fusion>();
   FusionGuard g(f.get());
@@ -51,6 +53,12 @@ std::unique_ptr<Fusion> caseFusion(const std::string& which) {
   } else if (which == "view") {
     f->addOutput(ops::permute(x, {1, 0}));
     f->addOutput(ops::relu(x));
+  } else if (which == "gather") {
+    TensorView* ids = ops::TensorBuilder().rank(1).dtype(DataType::Int64).build();
+    f->addInput(ids);
+    f->addOutput(ops::mul(ops::indexSelect(x, 0, ids), 2.0));
+  } else if (which == "center") {
+    f->addOutput(ops::sub(x, ops::broadcast(ops::mean(x, {0}), {true, false})));
   } else {
     ir::Scalar* s = ir::IrBuilder::symbolic(DataType::Float64);
     f->addInput(s);
@@ -76,6 +84,11 @@ std::vector<eval::Argument> caseArgs(const std::string& which, int64_t rows) {
     }
   } else if (which == "multi") {
     args.emplace_back(0.75);
+  } else if (which == "gather") {
+    Tensor ids = Tensor::empty({2 * rows}, DataType::Int64);
+    auto* p = static_cast<int64_t*>(ids.data());
+    for (int64_t i = 0; i < 2 * rows; ++i) p[i] = (i * 7 + 3) % rows;
+    args.emplace_back(ids);
   }
   return args;
 }
@@ -121,6 +134,24 @@ TEST(PlanCacheChild, DISABLED_Run) {
   if (which == "view") {
     // The transpose is the input's memory, in a cold process and a warm one alike.
     EXPECT_EQ(again[0].data(), std::get<Tensor>(args[0]).data());
+  }
+  if (which == "gather") {
+    // An index out of range, with the same sizes (so the plan serves it in a warm process): the
+    // op's UserError, read back from the kernel's error words.
+    std::vector<eval::Argument> bad = args;
+    Tensor ids = std::get<Tensor>(args[1]).contiguous();
+    static_cast<int64_t*>(ids.data())[3] = rows + 5;
+    bad[1] = ids;
+    try {
+      (void)cache.run(bad);
+      ADD_FAILURE() << "an index out of range ran";
+    } catch (const UserError& e) {
+      const std::string want = "index_select: index value " + std::to_string(rows + 5);
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+    }
+    // The error words are zero again: the next good run passes.
+    check(cache.run(args), expected, "after the failed check");
   }
   if (which == "multi") {
     // Another value of the scalar: the same input key, so a warm process runs its plan again,
@@ -239,7 +270,7 @@ class PlanCache : public ::testing::Test {
 // bit for bit (and the reference, in the child). Asked for afterwards, its runtime says what the
 // cold one said: the same kernels (text), schedulers, host program, launches and bytes.
 TEST_F(PlanCache, WarmStartSkipsThePipelineAndMatchesCold) {
-  for (const char* which : {"layer_norm", "multi"}) {
+  for (const char* which : {"layer_norm", "multi", "gather", "center"}) {
     SCOPED_TRACE(which);
     const std::string env = std::string("LOOM_PLAN_TEST_CASE=") + which;
     Child cold = runChild(dir_, env);
@@ -264,8 +295,12 @@ TEST_F(PlanCache, WarmStartSkipsThePipelineAndMatchesCold) {
     EXPECT_EQ(warm.launches, cold.launches);
     EXPECT_EQ(warm.bytes, cold.bytes);
     EXPECT_GT(warm.bytes, 0);
+    if (std::string(which) == "center") {
+      // A cooperative launch: the host backend refuses a grid barrier in any other launch.
+      EXPECT_NE(warm.schedulers.find("outer"), std::string::npos) << warm.schedulers;
+    }
   }
-  EXPECT_EQ(plans().size(), 2u);
+  EXPECT_EQ(plans().size(), 4u);
 }
 
 // An output that is a view of an input is returned as the view, which a plan (the kernels alone)

@@ -11,8 +11,10 @@
 // launch dimensions, per tensor parameter either the input it reads or the allocation of what it
 // writes (sizes, strides, dtype, vector alignment), the argument words (sizes and strides), the
 // scalar inputs the kernel takes (packed per run from the arguments), the grid-reduction scratch
-// sizes, and which parameter or input each output is. Kernels whose plan depends on more than
-// this (checked index reads, cooperative launches, in-place outputs) are not exported.
+// sizes, each checked index read's message parts (the offending value is read back after the
+// launch, as KernelExecutor does), and which parameter or input each output is. A cooperative
+// launch is part of `launch`; its residency is checked again when the plan is loaded. Kernels
+// with in-place outputs are not exported (their layout check needs the fusion).
 #pragma once
 
 #include <cstdint>
@@ -57,6 +59,14 @@ struct KernelPlan {
   };
   std::vector<Scalar> scalars;
   std::vector<int64_t> scratchWords;  ///< per grid-reduction buffer: int64 words, zeroed per run
+  /// Per checked index read (kir::Kernel::indexChecks, in site order): the message's parts, the
+  /// indexed dim's extent evaluated for this plan's sizes.
+  struct IndexCheck {
+    std::string op, index, indexed;
+    int64_t dim = 0;
+    int64_t extent = 0;
+  };
+  std::vector<IndexCheck> indexChecks;
   std::string emptyDim;               ///< non-empty: nothing is launched (see KernelExecutor)
 
   /// Appends the plan to `out` (plan_cache.h's binary form).
@@ -69,22 +79,28 @@ struct KernelPlan {
 /// A KernelPlan with its module loaded: launches it for the arguments it was made for.
 class PlannedKernel {
  public:
-  /// Loads the module through the device's disk cache (`timer` marks it).
+  /// Loads the module through the device's disk cache (`timer` marks it). A cooperative plan
+  /// whose grid the device cannot hold resident at once is a UserError, as at its first launch.
   PlannedKernel(KernelPlan plan, std::shared_ptr<const ComputeDevice> device,
                 const ExecutorOptions& options, PhaseTimer& timer);
   /// Allocates the outputs, launches and returns true; returns false without doing anything
   /// when an input's address has another alignment class than the plan was made for. Runs are
-  /// serialized (the argument words are patched in place).
+  /// serialized (the argument words are patched in place). A failed index check is the op's
+  /// UserError (eval::indexOutOfRangeMessage), thrown after the launch.
   bool run(std::span<const eval::Argument> inputs, std::vector<Tensor>& outputs);
   const KernelPlan& plan() const { return plan_; }
 
  private:
+  void checkIndexError();
+
   KernelPlan plan_;
   std::shared_ptr<const ComputeDevice> device_;
   ExecutorOptions options_;
   std::unique_ptr<LoadedKernel> loaded_;
   std::mutex mutex_;
   std::vector<Tensor> live_;  ///< per run: the allocated parameters, emptied after launch
+  Tensor index_error_;        ///< plans with index checks: the two error words, zero between runs
+  void* index_error_pointer_ = nullptr;
 };
 
 }  // namespace loom::exec

@@ -15,7 +15,7 @@
 // objects) by its text.
 //
 // Files: <dir>/<32 hex digits>.plan, dir = $LOOM_PLAN_CACHE_DIR, else <cacheRoot()>/plans, a
-// private directory (0700). A file is the tag LOOMPLAN01, the SHA-256 of the rest, the full key,
+// private directory (0700). A file is the tag LOOMPLAN02, the SHA-256 of the rest, the full key,
 // then the plan. Writes go to a temporary file renamed into place (readers see a whole file or
 // none; racing writers of one key, threads or processes such as mpirun ranks, are harmless). A
 // missing file is a miss; a damaged, truncated, foreign or stale one is a miss that
