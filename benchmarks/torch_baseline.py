@@ -118,7 +118,9 @@ def make_batch_norm(torch, case, inputs):
     def fn(dy, x, mean, rstd, w):
         return torch.ops.aten.native_batch_norm_backward(
             dy, x, w, None, None, mean, rstd, True, 1e-5, [True, True, True])
-    return fn, data + rest
+    # torch keeps the saved statistics in fp32 for half-precision data (its kernels refuse
+    # others), and mixed precision keeps the weight in fp32: [C] vectors, negligible bytes.
+    return fn, data + [t.float() for t in rest]
 
 
 def make_norm_backward(torch, case, inputs):

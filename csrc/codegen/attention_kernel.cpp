@@ -27,7 +27,30 @@ std::optional<std::string> fusedAttentionUnsupported(DataType dtype, int64_t hea
   return std::nullopt;
 }
 
-size_t fusedAttentionSharedBytes(FusedAttentionPass pass, int64_t head_dim) {
+namespace {
+
+// runtime/attention_mma.cuh's tile (kAttentionMmaRows, kAttentionMmaKeys, kAttentionMmaThreads).
+constexpr int64_t kMmaRows = 64;
+constexpr int64_t kMmaKeys = 64;
+constexpr int64_t kMmaThreads = 128;
+
+}  // namespace
+
+bool fusedAttentionUsesMma(FusedAttentionPass pass, DataType dtype) {
+  return pass == FusedAttentionPass::Forward &&
+         (dtype == DataType::BFloat16 || dtype == DataType::Float16);
+}
+
+FusedAttentionTile fusedAttentionTile(FusedAttentionPass pass, DataType dtype) {
+  if (fusedAttentionUsesMma(pass, dtype)) return {kMmaRows, kMmaThreads};
+  return {pass == FusedAttentionPass::BackwardDkDv ? kAttentionBlockN : kAttentionBlockM,
+          kAttentionThreads};
+}
+
+size_t fusedAttentionSharedBytes(FusedAttentionPass pass, DataType dtype, int64_t head_dim) {
+  if (fusedAttentionUsesMma(pass, dtype)) {
+    return size_t(2 * kMmaKeys * (head_dim + 8)) * 2;  // 16-bit elements
+  }
   const int64_t floats = pass == FusedAttentionPass::BackwardDkDv
                              ? 2 * kAttentionBlockM * head_dim + 2 * kAttentionBlockM
                              : 2 * kAttentionBlockN * head_dim;
@@ -39,7 +62,8 @@ GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, in
   LOOM_ASSERT(!why, "fusedAttentionKernel called for what it does not take: ", *why);
   // The dk/dv kernel gives each thread group a key, the others a query row: both 32 a CTA.
   static_assert(kAttentionBlockM == kAttentionBlockN, "one thread count for every pass");
-  const char* kind = pass == FusedAttentionPass::Forward      ? "fwd"
+  const bool mma = fusedAttentionUsesMma(pass, dtype);
+  const char* kind = pass == FusedAttentionPass::Forward      ? (mma ? "fwd_mma" : "fwd")
                      : pass == FusedAttentionPass::BackwardDq ? "bwd_dq"
                                                               : "bwd_dkdv";
   const char* block = pass == FusedAttentionPass::Forward      ? "attentionFwdBlock"
@@ -49,22 +73,36 @@ GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, in
       pass == FusedAttentionPass::Forward ? "AttentionFwdParams" : "AttentionBwdParams";
   GeneratedKernel g;
   g.name = fmt::format("loom_attention_{}_{}_d{}", kind, dataTypeName(dtype), head_dim);
-  g.kernelText = fmt::format(
-      "extern \"C\" __global__ void __launch_bounds__({threads}) {name}(loom::{params} p) {{\n"
-      "  extern __shared__ __align__(16) char loom_smem[];\n"
-      "  loom::{block}<{type}, {dim}, {m}, {n}, {tpr}>(p, reinterpret_cast<float*>(loom_smem));\n"
-      "}}\n",
-      fmt::arg("threads", kAttentionThreads), fmt::arg("name", g.name), fmt::arg("params", params),
-      fmt::arg("block", block), fmt::arg("type", cTypeName(dtype)), fmt::arg("dim", head_dim),
-      fmt::arg("m", kAttentionBlockM), fmt::arg("n", kAttentionBlockN),
-      fmt::arg("tpr", kAttentionThreadsPerRow));
-  // The files attention.cuh uses (types for the conversions, math and random for the dropout's
-  // Philox draw, its argument structs), in the library's order.
+  if (mma) {
+    g.kernelText = fmt::format(
+        "extern \"C\" __global__ void __launch_bounds__({threads}) {name}(loom::{params} p) {{\n"
+        "  extern __shared__ __align__(16) char loom_smem[];\n"
+        "  loom::attentionFwdMmaBlock<{type}, {dim}>(p, reinterpret_cast<unsigned short*>("
+        "loom_smem));\n"
+        "}}\n",
+        fmt::arg("threads", kMmaThreads), fmt::arg("name", g.name), fmt::arg("params", params),
+        fmt::arg("type", cTypeName(dtype)), fmt::arg("dim", head_dim));
+  } else {
+    g.kernelText = fmt::format(
+        "extern \"C\" __global__ void __launch_bounds__({threads}) {name}(loom::{params} p) {{\n"
+        "  extern __shared__ __align__(16) char loom_smem[];\n"
+        "  loom::{block}<{type}, {dim}, {m}, {n}, {tpr}>(p, reinterpret_cast<float*>(loom_smem));"
+        "\n"
+        "}}\n",
+        fmt::arg("threads", kAttentionThreads), fmt::arg("name", g.name),
+        fmt::arg("params", params), fmt::arg("block", block), fmt::arg("type", cTypeName(dtype)),
+        fmt::arg("dim", head_dim), fmt::arg("m", kAttentionBlockM),
+        fmt::arg("n", kAttentionBlockN), fmt::arg("tpr", kAttentionThreadsPerRow));
+  }
+  // The files the kernels use (types for the conversions, math and random for the dropout's
+  // Philox draw, the argument structs; mma.cuh and attention_mma.cuh for the tensor-core
+  // forward), in the library's order.
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
-    if (f.name != "types.cuh" && f.name != "math.cuh" && f.name != "random.cuh" &&
-        f.name != "attention_params.cuh" && f.name != "attention.cuh") {
-      continue;
-    }
+    const bool wanted = f.name == "types.cuh" || f.name == "math.cuh" ||
+                        f.name == "random.cuh" || f.name == "attention_params.cuh" ||
+                        (mma ? f.name == "mma.cuh" || f.name == "attention_mma.cuh"
+                             : f.name == "attention.cuh");
+    if (!wanted) continue;
     g.source += "// ---- runtime/";
     g.source += f.name;
     g.source += " ----\n";

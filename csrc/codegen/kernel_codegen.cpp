@@ -760,10 +760,10 @@ std::string runtimeLibraryFor(const kir::Kernel& kernel) {
   out.reserve(runtimeLibrarySource().size());
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     // Files only some kernels use stay out of the others (less for NVRTC to parse).
-    // attention.cuh and its argument structs are for fusedAttentionKernel() alone.
+    // The attention files and their argument structs are for fusedAttentionKernel() alone.
     if ((!grid && f.name == "grid.cuh") || (!sorts && f.name == "sort.cuh") ||
-        (!scatters && f.name == "scatter.cuh") ||
-        f.name == "attention_params.cuh" || f.name == "attention.cuh") {
+        (!scatters && f.name == "scatter.cuh") || f.name == "attention_params.cuh" ||
+        f.name == "attention.cuh" || f.name == "mma.cuh" || f.name == "attention_mma.cuh") {
       continue;
     }
     out += "// ---- runtime/";

@@ -37,13 +37,11 @@ void setScalars(P& p, const FusedAttentionArgs& args) {
   p.offset = static_cast<unsigned long long>(args.offset);
 }
 
-// One CTA per (block of `per_block` rows or keys, h, n).
-LaunchParams launchOf(codegen::FusedAttentionPass pass, int64_t n, int64_t h, int64_t rows,
-                      int64_t e) {
-  const int64_t per_block = pass == codegen::FusedAttentionPass::BackwardDkDv
-                                ? codegen::kAttentionBlockN
-                                : codegen::kAttentionBlockM;
-  const int64_t blocks = (rows + per_block - 1) / per_block;
+// One CTA per (block of the tile's rows or keys, h, n).
+LaunchParams launchOf(codegen::FusedAttentionPass pass, DataType dtype, int64_t n, int64_t h,
+                      int64_t rows, int64_t e) {
+  const codegen::FusedAttentionTile tile = codegen::fusedAttentionTile(pass, dtype);
+  const int64_t blocks = (rows + tile.rows - 1) / tile.rows;
   LOOM_CHECK(blocks <= 0x7fffffff && h <= 65535 && n <= 65535, "fused attention: [N, H] = [", n,
              ", ", h, "] with ", rows,
              " rows is more than one launch's grid (N and H up to 65535)");
@@ -51,8 +49,8 @@ LaunchParams launchOf(codegen::FusedAttentionPass pass, int64_t n, int64_t h, in
   lp.grid[0] = uint32_t(blocks);
   lp.grid[1] = uint32_t(h);
   lp.grid[2] = uint32_t(n);
-  lp.block[0] = uint32_t(codegen::kAttentionThreads);
-  lp.sharedBytes = codegen::fusedAttentionSharedBytes(pass, e);
+  lp.block[0] = uint32_t(tile.threads);
+  lp.sharedBytes = codegen::fusedAttentionSharedBytes(pass, dtype, e);
   return lp;
 }
 
@@ -128,7 +126,7 @@ FusedAttentionResult FusedAttention::forward(const Tensor& q, const Tensor& k, c
   p.keys = s;
   setScalars(p, args);
   constexpr auto kPass = codegen::FusedAttentionPass::Forward;
-  const LaunchParams lp = launchOf(kPass, n, h, l, e);
+  const LaunchParams lp = launchOf(kPass, q.dtype(), n, h, l, e);
   void* launch_args[] = {&p};
   kernel(int(kPass), q.dtype(), e).launch(lp, launch_args, stream);
   return r;
@@ -184,11 +182,13 @@ FusedAttentionGrads FusedAttention::backward(const Tensor& grad_output, const Te
   // Each kernel writes every element of its outputs, also where no row or key is seen (zeros).
   if (n * h * l > 0) {
     constexpr auto kDq = codegen::FusedAttentionPass::BackwardDq;
-    kernel(int(kDq), q.dtype(), e).launch(launchOf(kDq, n, h, l, e), launch_args, stream);
+    kernel(int(kDq), q.dtype(), e)
+        .launch(launchOf(kDq, q.dtype(), n, h, l, e), launch_args, stream);
   }
   if (n * h * s > 0) {
     constexpr auto kDkDv = codegen::FusedAttentionPass::BackwardDkDv;
-    kernel(int(kDkDv), q.dtype(), e).launch(launchOf(kDkDv, n, h, s, e), launch_args, stream);
+    kernel(int(kDkDv), q.dtype(), e)
+        .launch(launchOf(kDkDv, q.dtype(), n, h, s, e), launch_args, stream);
   }
   return r;
 }

@@ -21,6 +21,10 @@ TEST(FusedAttentionNvrtc, EveryKernelCompilesWithoutSpills) {
             codegen::FusedAttentionPass::BackwardDkDv}) {
         codegen::GeneratedKernel g = codegen::fusedAttentionKernel(pass, dtype, e);
         SCOPED_TRACE(g.name);
+        // The bf16 and f16 forward runs its two products on tensor cores; the rest on FMA.
+        const bool mma = pass == codegen::FusedAttentionPass::Forward && dtype != DataType::Float32;
+        EXPECT_EQ(codegen::fusedAttentionUsesMma(pass, dtype), mma);
+        EXPECT_EQ(g.source.find("mma.sync.aligned.m16n8k16") != std::string::npos, mma);
         cuda::CompileResult r =
             compiler.compile(g.source, cuda::CompileOptions::forArch("sm_90", g.name));
         ASSERT_NE(r.kernel(g.name), nullptr) << r.log;

@@ -131,8 +131,10 @@ TEST(PlanCacheChild, DISABLED_Run) {
   check(cache.run(args), expected, "first run");
   const std::vector<Tensor> again = cache.run(args);  // the in-process hit
   check(again, expected, "second run");
-  if (which == "view") {
-    // The transpose is the input's memory, in a cold process and a warm one alike.
+  if (which == "view" && testBackend() == exec::Backend::Host) {
+    // The transpose is the input's memory, in a cold process and a warm one alike. (The cuda
+    // backend copies host arguments in and its outputs out, so there no output is an input's
+    // memory; the digests still show a warm process gives what the cold one gave.)
     EXPECT_EQ(again[0].data(), std::get<Tensor>(args[0]).data());
   }
   if (which == "gather") {

@@ -17,7 +17,8 @@
 
 namespace loom::codegen {
 
-/// The kernel's tile: query rows per CTA, keys per shared-memory tile, threads per query row.
+/// The f32 FMA kernels' tile: query rows per CTA, keys per shared-memory tile, threads per query
+/// row. (The tensor-core forward's: runtime/attention_mma.cuh, 64 rows of four warps.)
 inline constexpr int64_t kAttentionBlockM = 32;
 inline constexpr int64_t kAttentionBlockN = 32;
 inline constexpr int64_t kAttentionThreadsPerRow = 8;
@@ -33,9 +34,21 @@ std::optional<std::string> fusedAttentionUnsupported(DataType dtype, int64_t hea
 /// per block of keys, so that neither needs atomics).
 enum class FusedAttentionPass { Forward, BackwardDq, BackwardDkDv };
 
+/// Whether `pass` for `dtype` runs on tensor cores: the bf16 and f16 forward (mma.sync
+/// m16n8k16, runtime/attention_mma.cuh); f32 and the backward use f32 FMA (attention.cuh).
+bool fusedAttentionUsesMma(FusedAttentionPass pass, DataType dtype);
+
+/// One CTA of a fused attention kernel: the query rows it takes (keys for BackwardDkDv) and its
+/// threads.
+struct FusedAttentionTile {
+  int64_t rows = 0;
+  int64_t threads = 0;
+};
+FusedAttentionTile fusedAttentionTile(FusedAttentionPass pass, DataType dtype);
+
 /// The kernel of `pass` for `dtype` and `head_dim` (one fusedAttentionUnsupported accepts): one
-/// parameter, loom::AttentionFwdParams (Forward) or loom::AttentionBwdParams, launched with
-/// kAttentionThreads threads per CTA and fusedAttentionSharedBytes() of dynamic shared memory.
+/// parameter, loom::AttentionFwdParams (Forward) or loom::AttentionBwdParams, launched with one
+/// CTA per fusedAttentionTile() rows and fusedAttentionSharedBytes() of dynamic shared memory.
 GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, int64_t head_dim);
 
 /// The forward's kernel: fusedAttentionKernel(FusedAttentionPass::Forward, ...).
@@ -44,7 +57,8 @@ inline GeneratedKernel fusedAttentionFwdKernel(DataType dtype, int64_t head_dim)
 }
 
 /// Dynamic shared memory of one CTA of `pass`: a K and a V tile in f32 (Forward, BackwardDq), or
-/// a q and a dO tile and the tile rows' D and log_sumexp (BackwardDkDv).
-size_t fusedAttentionSharedBytes(FusedAttentionPass pass, int64_t head_dim);
+/// in 16-bit padded rows (the tensor-core forward), or a q and a dO tile and the tile rows' D and
+/// log_sumexp (BackwardDkDv).
+size_t fusedAttentionSharedBytes(FusedAttentionPass pass, DataType dtype, int64_t head_dim);
 
 }  // namespace loom::codegen
