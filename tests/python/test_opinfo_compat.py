@@ -48,6 +48,11 @@ def assert_parts_close(actual, expected, dtype, msg):
 
 @pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
 def test_complex_transcendental_ops_match_torch(device, dtype):
+    """Loom's complex functions follow C99's special values (Annex G) on both backends, as
+    torch's CPU kernels do; so torch on the CPU is the oracle for CUDA tensors too. (torch's CUDA
+    kernels give NaN parts where C99 has a signed zero or a finite part: sin(1e5 i) is nan + inf i
+    there, inf i in C99; tanh(-0 + inf i) is nan + nan i there, -0 + nan i in C99; sigmoid(-inf +
+    1i) is 0 there and nan + nan i on the CPU and in Loom; found on an H100.)"""
     x = special_complex(dtype, device)
     with FusionDefinition() as fd:
         t0 = fd.from_pytorch(x)
@@ -56,7 +61,7 @@ def test_complex_transcendental_ops_match_torch(device, dtype):
     outs = fd.execute([x])
     assert len(outs) == len(COMPLEX_UNARY)
     for name, out in zip(COMPLEX_UNARY, outs):
-        assert_parts_close(out, getattr(torch, name)(x), dtype, name)
+        assert_parts_close(out, getattr(torch, name)(x.cpu()), dtype, name)
 
 
 def test_complex_transcendental_known_values():

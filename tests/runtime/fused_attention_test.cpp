@@ -171,6 +171,13 @@ TEST_F(FusedAttentionKernel, ReadsStridedOperandsAcrossTheGrid) {
   Tensor go = test::randomTensor({c.n, c.l, c.h, c.e}, c.dtype, 94).permute(to_bhse);
   ASSERT_FALSE(q.isContiguous());
   check(c, q, k, v, go);
+  // k and v with E not dense ([N, H, E, S] viewed as [N, H, S, E]): the tensor-core forward
+  // reads such tiles one value a load instead of in 16-byte vectors.
+  const std::vector<int64_t> swap_se{0, 1, 3, 2};
+  Tensor ks = test::randomTensor({c.n, c.h, c.e, c.s}, c.dtype, 95).permute(swap_se);
+  Tensor vs = test::randomTensor({c.n, c.h, c.e, c.s}, c.dtype, 96).permute(swap_se);
+  ASSERT_NE(ks.stride(3), 1);
+  check(c, q, ks, vs, go);
 }
 
 // The dropout mask is the composite's, and a real one: the same seed and offset with p 0 and p

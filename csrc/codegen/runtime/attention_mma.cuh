@@ -31,6 +31,65 @@ constexpr int attentionFwdMmaSharedHalves() {
   return 2 * kAttentionMmaKeys * (kHeadDim + 8);
 }
 
+namespace detail {
+
+/// Eight 16-bit values, one 16-byte load or store.
+struct alignas(16) Halves8 {
+  unsigned w[4];
+};
+
+/// Keys [j0, j0 + 64) of one (n, h) operand (`a`, rows from `keys` on as zeros) into the shared
+/// tile `at` (rows of kStride values), by all 128 threads: every load of a thread is issued
+/// before its stores, so the loads of a tile are in flight together. Vec: 16-byte loads of dense
+/// rows whose starts are 16-byte aligned (`row_stride` in elements); else one value per load
+/// through the strides `as` ([N, H, rows, E] order).
+template <int kHeadDim, int kStride, bool kVec, typename T, typename Strides>
+__device__ __forceinline__ void loadTileMma(unsigned short* at, const T* a, Strides as,
+                                            long long j0, long long keys, int tid) {
+  if constexpr (kVec) {
+    constexpr int kPerRow = kHeadDim / 8;  // vectors per row
+    constexpr int kLoads = kAttentionMmaKeys * kPerRow / kAttentionMmaThreads;
+    static_assert(kLoads * kAttentionMmaThreads == kAttentionMmaKeys * kPerRow, "whole loads");
+    Halves8 staged[kLoads];
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const int idx = tid + i * kAttentionMmaThreads;
+      const int r = idx / kPerRow, c = idx % kPerRow;
+      const long long key = j0 + r;
+      staged[i] = key < keys ? *(const Halves8*)(a + key * as + 8 * c) : Halves8{{0, 0, 0, 0}};
+    }
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const int idx = tid + i * kAttentionMmaThreads;
+      const int r = idx / kPerRow, c = idx % kPerRow;
+      *(Halves8*)(at + r * kStride + 8 * c) = staged[i];
+    }
+  } else {
+    // In chunks of 16 loads, so the staging stays within a few registers beside the
+    // accumulators.
+    constexpr int kLoads = kAttentionMmaKeys * kHeadDim / kAttentionMmaThreads;
+    constexpr int kChunk = 16;
+    static_assert(kLoads % kChunk == 0, "whole chunks");
+    for (int first = 0; first < kLoads; first += kChunk) {
+      unsigned short staged[kChunk];
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) {
+        const int idx = tid + (first + i) * kAttentionMmaThreads;
+        const int r = idx / kHeadDim, d = idx % kHeadDim;
+        const long long key = j0 + r;
+        staged[i] = key < keys ? halfBits(a[key * as[2] + d * as[3]]) : (unsigned short)0;
+      }
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) {
+        const int idx = tid + (first + i) * kAttentionMmaThreads;
+        at[(idx / kHeadDim) * kStride + idx % kHeadDim] = staged[i];
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
 /// One CTA's work: rows [blockIdx.x * 64, +64) of head blockIdx.y of batch blockIdx.z, with 128
 /// threads. T is __nv_bfloat16 or __half; `smem` holds attentionFwdMmaSharedHalves() values.
 template <typename T, int kHeadDim>
@@ -76,6 +135,9 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
   float m0 = kNegInf, m1 = kNegInf;  // running max of rows 0 and 1 (the same over a quad)
   float l0 = 0.0f, l1 = 0.0f;        // this lane's part of the running sums
 
+  // Rows of 16-byte vectors (dense E, rows and bases aligned): the tiles move 8 values a load.
+  const bool vec = p.ks[3] == 1 && p.vs[3] == 1 && p.ks[2] % 8 == 0 && p.vs[2] % 8 == 0 &&
+                   ((unsigned long long)k) % 16 == 0 && ((unsigned long long)v) % 16 == 0;
   unsigned short* ktile = smem;
   unsigned short* vtile = smem + kAttentionMmaKeys * kStride;
   // Causal: keys past the CTA's last row are hidden from all of its rows (a uniform bound, so
@@ -84,12 +146,12 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
   const long long end = p.causal && last_row + 1 < p.keys ? last_row + 1 : p.keys;
   for (long long j0 = 0; j0 < end; j0 += kAttentionMmaKeys) {
     __syncthreads();  // the previous tile is no longer read
-    for (int idx = tid; idx < kAttentionMmaKeys * kHeadDim; idx += kAttentionMmaThreads) {
-      const int r = idx / kHeadDim, d = idx % kHeadDim;
-      const long long key = j0 + r;
-      const bool in = key < p.keys;
-      ktile[r * kStride + d] = in ? halfBits(k[key * p.ks[2] + d * p.ks[3]]) : (unsigned short)0;
-      vtile[r * kStride + d] = in ? halfBits(v[key * p.vs[2] + d * p.vs[3]]) : (unsigned short)0;
+    if (vec) {
+      detail::loadTileMma<kHeadDim, kStride, true>(ktile, k, p.ks[2], j0, p.keys, tid);
+      detail::loadTileMma<kHeadDim, kStride, true>(vtile, v, p.vs[2], j0, p.keys, tid);
+    } else {
+      detail::loadTileMma<kHeadDim, kStride, false>(ktile, k, p.ks, j0, p.keys, tid);
+      detail::loadTileMma<kHeadDim, kStride, false>(vtile, v, p.vs, j0, p.keys, tid);
     }
     __syncthreads();
 
