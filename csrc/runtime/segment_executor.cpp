@@ -89,6 +89,44 @@ KernelSegmentExecutor::KernelSegmentExecutor(const segmenter::Segment& segment,
     view_chains_.push_back(std::move(chain));
   }
   if (!view_chains_.empty()) view_fusion_ = std::move(unscheduled);
+  compileWithoutViews(segment, context, options);
+}
+
+void KernelSegmentExecutor::compileWithoutViews(const segmenter::Segment& segment,
+                                                const SegmentContext& context,
+                                                const exec::ExecutorOptions& options) {
+  const size_t n_outputs = segment.fusion.outputs.size();
+  if (view_chains_.empty() || view_chains_.size() >= n_outputs) return;
+  // The segment without its view outputs (and the view ops only they read).
+  std::unique_ptr<ir::Fusion> lean = segment.fusion.fusion->clone();
+  const std::vector<ir::Val*> outs = lean->outputs();
+  std::vector<bool> is_view(outs.size(), false);
+  for (const exec::ViewChain& c : view_chains_) is_view.at(size_t(c.output)) = true;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    if (is_view[o]) {
+      lean->removeOutput(outs[o]);
+    } else {
+      lean_outputs_.push_back(int64_t(o));
+    }
+  }
+  lean->removeDeadCode();
+  // The parameters were chosen for the whole segment; the lean fusion keeps the scheduler's
+  // reference and tensors but for the views, so they apply unless the scheduler no longer takes
+  // it (a view was its reference). Then the whole kernel serves every run, as before.
+  const segmenter::KernelWork& work = *segment.kernel();
+  const scheduler::Scheduler& chosen = scheduler::schedulerFor(work.scheduler);
+  if (!chosen.canScheduleCompileTime(*lean, nullptr)) {
+    lean_outputs_.clear();
+    return;
+  }
+  try {
+    scheduler::applyScheduler(chosen, *lean, *work.params);
+    auto executor = std::make_unique<exec::KernelExecutor>();
+    executor->compile(*lean, context.device, options);
+    without_views_ = std::move(executor);
+  } catch (const std::exception&) {
+    lean_outputs_.clear();  // the whole kernel it is
+  }
 }
 
 void KernelSegmentExecutor::runInto(std::span<const eval::Argument> args,
@@ -120,7 +158,21 @@ void KernelSegmentExecutor::runInto(std::span<const eval::Argument> args,
     return;
   }
   double plan_seconds = 0;
-  record.launch = executor_.runInto(args, outputs, &plan_seconds, into);
+  if (without_views_ != nullptr && views.size() == view_chains_.size()) {
+    // Every output that may be a view is one this run: the kernel without them computes and
+    // writes the others only.
+    std::vector<Tensor> lean_into, lean_outputs;
+    for (int64_t o : lean_outputs_) {
+      lean_into.push_back(size_t(o) < into.size() ? into[size_t(o)] : Tensor());
+    }
+    record.launch = without_views_->runInto(args, lean_outputs, &plan_seconds, lean_into);
+    outputs.assign(view_fusion_->outputs().size(), Tensor());
+    for (size_t k = 0; k < lean_outputs_.size(); ++k) {
+      outputs[size_t(lean_outputs_[k])] = std::move(lean_outputs.at(k));
+    }
+  } else {
+    record.launch = executor_.runInto(args, outputs, &plan_seconds, into);
+  }
   record.compileSeconds = plan_seconds;
   for (const exec::OutputView& v : views) outputs[size_t(v.output)] = viewTensor(v);
 }

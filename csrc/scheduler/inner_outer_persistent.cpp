@@ -8,6 +8,7 @@
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
+#include "loom/scheduler/memory_order.h"
 #include "loom/scheduler/normalization.h"
 #include "loom/scheduler/utils.h"
 #include "loom/transform/id_graph.h"
@@ -143,6 +144,15 @@ InnerOuterReductions classifyInnerOuter(const Fusion& fusion, std::string* why) 
                       ref->toString() + " keeps");
       return {};
     }
+  }
+  // The inner reductions' rows must be innermost in memory too (utils::memoryOrder; an input
+  // laid out otherwise by its stride_order makes them outer reductions there).
+  if (const TensorView* layout = utils::memoryOrderInput(fusion, exact, ref);
+      layout != nullptr && !utils::reducesTrailingRun(utils::memoryOrder(fusion, exact, ref))) {
+    reject(why, "reduction " + ref->toString() + " reduces the innermost logical dims, but " +
+                    layout->toString() +
+                    " holds them outermost in memory (its allocation order)");
+    return {};
   }
   return r;
 }

@@ -11,6 +11,7 @@
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
 #include "loom/ir/transforms.h"
+#include "loom/scheduler/memory_order.h"
 #include "loom/scheduler/utils.h"
 #include "loom/support/hash.h"
 #include "loom/transform/id_graph.h"
@@ -304,6 +305,15 @@ bool innerPersistentCompileTimeCheck(const Fusion& fusion, std::string* why) {
                                " reduces a device-sharded dim (needs a communication)");
       }
     }
+  }
+  // The rows must be innermost in memory too (utils::memoryOrder): an input laid out with the
+  // reduced dims outermost (stride_order) would have every thread stride through memory.
+  if (const TensorView* layout = utils::memoryOrderInput(fusion, exact, ref);
+      layout != nullptr && !utils::reducesTrailingRun(utils::memoryOrder(fusion, exact, ref))) {
+    return reject(why, "reduction " + ref->toString() + " reduces the innermost logical dims, but " +
+                           layout->toString() +
+                           " holds them outermost in memory (its allocation order): an outer "
+                           "reduction there");
   }
   if (persistentBuffers(fusion).empty()) {
     return reject(why, "no persistent buffer: no row is needed after its reduction (the "

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "loom/ir/exprs.h"
+#include "loom/scheduler/memory_order.h"
 #include "loom/scheduler/normalization.h"
 #include "loom/scheduler/utils.h"
 #include "loom/transform/id_graph.h"
@@ -56,11 +57,9 @@ Sizes sizesOf(const Fusion& fusion, SchedulerRuntimeInfo& info) {
   }
   s.columns = utils::product(info, ref, kept);
   s.reduced = utils::product(info, ref, red);
-  for (auto it = ref->logical().rbegin(); it != ref->logical().rend(); ++it) {
-    if ((*it)->isBroadcast()) continue;
-    s.inner_reduced = (*it)->isReduction();
-    break;
-  }
+  // Whether the reduced dims hold the innermost one in memory (utils::memoryOrder): the threads
+  // then walk the reduction, else the columns.
+  s.inner_reduced = utils::isInnerInMemory(fusion, ref);
   s.bytes_per_element = std::max<int64_t>(planPersistentBuffers(fusion).bytesPerElement(), 1);
   return s;
 }
@@ -103,22 +102,12 @@ bool outerPersistentCompileTimeCheck(const Fusion& fusion, std::string* why) {
                              " reduce different dims");
     }
   }
-  // The kept dims must not all be outer of the reduced ones: then the reduced dims are the
+  // The kept dims must not all be outer of the reduced ones in memory (utils::memoryOrder: the
+  // allocation order of the input, a stride_order one included): then the reduced dims are the
   // innermost, each row contiguous (the inner-persistent scheduler's case).
-  const size_t rank = ref->logical().size();
-  bool kept_inside = false, seen_reduced = false;
-  for (size_t i = 0; i < rank; ++i) {
-    IterDomain* id = ref->logical()[i];
-    if (id->isBroadcast()) continue;
-    if (id->isReduction()) {
-      seen_reduced = true;
-    } else if (seen_reduced) {
-      kept_inside = true;
-    }
-  }
-  if (!kept_inside) {
+  if (utils::reducesTrailingRun(utils::memoryOrder(fusion, exact, ref))) {
     return reject(why, "reduction " + ref->toString() +
-                           " reduces the innermost dims (no kept dim "
+                           " reduces the innermost dims in memory (no kept dim "
                            "inside a reduced one): the inner-persistent scheduler's case");
   }
   if (persistentBuffers(fusion).empty()) {

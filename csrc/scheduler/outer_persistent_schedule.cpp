@@ -3,7 +3,8 @@
 //
 //   persistent buffers recomputable from input data and column statistics are projected (one
 //   copy of their pointwise chain per use), so the input caches are what persists;
-//   reference (first reduction), loop reordered to [iter..., red...], merged to [I, R]:
+//   reference (first reduction), loop reordered to memory order (utils::memoryOrder), then to
+//   [iter..., red...], merged to [I, R]:
 //     kept dim innermost:  I -> [BIDx, TIDx{bdimx}], R -> [BIDy, TIDy{bdimy}, pb (Unroll)]
 //     reduced innermost:   I -> [BIDx],              R -> [BIDy, pb (Unroll), TIDx{bdimx}]
 //   propagateTransforms(ref); parallelizeAllLike(ref); rFactor every reduction over pb;
@@ -11,10 +12,12 @@
 //   are computed once per thread; held buffers are inlined at the column position too: a
 //   register array of pb elements read by the reduction and again by the consumers after the
 //   grid all-reduce (lowering: a grid broadcast, cooperative launch).
+#include <algorithm>
 #include <unordered_set>
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
+#include "loom/scheduler/memory_order.h"
 #include "loom/scheduler/normalization.h"
 #include "loom/scheduler/outer_persistent.h"
 #include "loom/scheduler/utils.h"
@@ -78,9 +81,17 @@ void cacheInputsAndOutputs(Schedule& s) {
   }
 }
 
-void transformReference(Schedule& s) {
+void transformReference(Schedule& s, const std::vector<IterDomain*>& memory_order) {
   TensorView* ref = s.ref;
   const OuterPersistentParams& p = s.p;
+  // Memory order first (utils::memoryOrder): each merged group then has its fastest dim
+  // innermost, and TIDx runs along it.
+  std::vector<int64_t> to_memory;
+  for (IterDomain* id : memory_order) {
+    const auto& loop = ref->loop();
+    to_memory.push_back(int64_t(std::find(loop.begin(), loop.end(), id) - loop.begin()));
+  }
+  ref->reorder(to_memory);
   std::vector<int64_t> iter, red;
   for (int64_t i = 0; i < ref->nDims(); ++i)
     (ref->axis(i)->isReduction() ? red : iter).push_back(i);
@@ -178,10 +189,12 @@ void scheduleOuterPersistent(Fusion& fusion, const OuterPersistentParams& p) {
   LOOM_CHECK(
       p.bdimx >= 1 && p.bdimy >= 1 && p.persistent_batch >= 1 && (!p.inner_reduced || p.bdimy == 1),
       "outer persistent parameters must be positive (bdimy 1 when inner_reduced): ", p.toString());
+  const std::vector<IterDomain*> memory_order =
+      utils::memoryOrder(fusion, utils::reductionTvs(fusion).front());
   Schedule s(fusion, p);
   prepareBuffers(s);
   cacheInputsAndOutputs(s);
-  transformReference(s);
+  transformReference(s, memory_order);
   placeAndInline(s);
 }
 

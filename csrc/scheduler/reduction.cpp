@@ -9,6 +9,7 @@
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
+#include "loom/scheduler/memory_order.h"
 #include "loom/scheduler/utils.h"
 #include "loom/support/error.h"
 #include "loom/support/hash.h"
@@ -129,10 +130,8 @@ std::unique_ptr<Scheduler> makeReductionScheduler() {
 }
 
 bool isInnerReduction(const TensorView* red) {
-  for (auto it = red->logical().rbegin(); it != red->logical().rend(); ++it) {
-    if (!(*it)->isBroadcast()) return (*it)->isReduction();
-  }
-  return true;
+  LOOM_ASSERT(red->fusion() != nullptr, red->toString(), " is in no fusion");
+  return utils::isInnerInMemory(*red->fusion(), red);
 }
 
 namespace {
@@ -263,10 +262,13 @@ std::unique_ptr<ReductionParams> reductionHeuristics(const ir::Fusion& fusion,
   TensorView* red = reds.front();
   const DeviceInfo& dev = info.device();
   auto params = std::make_unique<ReductionParams>();
-  params->inner = isInnerReduction(red);
+  const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
+  params->inner = utils::isInnerInMemory(fusion, exact, red);
 
+  // Both lists in memory order (utils::memoryOrder): the innermost of each is the dim the
+  // vectors and TIDx run along.
   std::vector<IterDomain*> red_ids, iter_ids;
-  for (IterDomain* id : red->logical()) (id->isReduction() ? red_ids : iter_ids).push_back(id);
+  utils::partitionIds(utils::memoryOrder(fusion, exact, red), red_ids, iter_ids);
   int64_t r = utils::product(info, red, red_ids);
   int64_t i = utils::product(info, red, iter_ids);
   if (r == 0 || i == 0) {
@@ -277,7 +279,6 @@ std::unique_ptr<ReductionParams> reductionHeuristics(const ir::Fusion& fusion,
   }
 
   if (params->inner) {
-    const transform::IdGraph exact(fusion, transform::IdMappingMode::Exact);
     const std::vector<TensorView*> row_tensors =
         utils::innerAlignedTensors(fusion, exact, red, red_ids);
     int64_t v = utils::maxVectorWidth(exact, info, red, red_ids, row_tensors);

@@ -6,6 +6,7 @@
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
+#include "loom/scheduler/memory_order.h"
 #include "loom/scheduler/reduction.h"
 #include "loom/scheduler/utils.h"
 #include "loom/support/error.h"
@@ -105,10 +106,8 @@ void finish(ir::Fusion& fusion, TensorView* ref, const std::vector<TensorView*>&
 // the rFactor producer reduces S and v per thread, the final reduction combines tx (block) and
 // g (grid).
 void scheduleInner(ir::Fusion& fusion, TensorView* red, const ReductionParams& p) {
-  std::vector<IterDomain*> red_ids;
-  for (IterDomain* id : red->logical()) {
-    if (id->isReduction()) red_ids.push_back(id);
-  }
+  std::vector<IterDomain*> red_ids, iter_ids;
+  utils::partitionIds(red->loop(), red_ids, iter_ids);
   std::vector<TensorView*> caches;
   if (p.vectorize > 1) caches = cacheVectorizedInputs(fusion, red, red_ids);
 
@@ -179,10 +178,8 @@ void scheduleInner(ir::Fusion& fusion, TensorView* red, const ReductionParams& p
 // (grid, over blockIdx.y: one grid-reduction entrance per lane of the serial v loop). Without ty,
 // g and v each thread reduces its columns alone.
 void scheduleOuter(ir::Fusion& fusion, TensorView* red, const ReductionParams& p) {
-  std::vector<IterDomain*> iter_ids;
-  for (IterDomain* id : red->logical()) {
-    if (!id->isReduction()) iter_ids.push_back(id);
-  }
+  std::vector<IterDomain*> red_ids, iter_ids;
+  utils::partitionIds(red->loop(), red_ids, iter_ids);
   std::vector<TensorView*> caches;
   if (p.vectorize > 1) caches = cacheVectorizedInputs(fusion, red, iter_ids);
 
@@ -286,6 +283,9 @@ void scheduleReduction(ir::Fusion& fusion, const ReductionParams& params) {
   // Outputs read in the fusion (a prologue's result that the reduction also reads) keep a
   // register value for their readers; a forked copy is stored.
   utils::forkOutputsReadInFusion(fusion, red);
+  // The loop domain in memory order: the merges below then keep each group's fastest dim
+  // innermost, and the vectors and TIDx run along it.
+  reorderTo(red, utils::memoryOrder(fusion, red));
   if (params.inner) {
     scheduleInner(fusion, red, params);
   } else {

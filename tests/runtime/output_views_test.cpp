@@ -179,6 +179,37 @@ TEST_F(OutputViews, ViewBesideComputedOutputs) {
   EXPECT_EQ(offsetIn(outs[0], std::get<Tensor>(args[0])), -1);
 }
 
+// The kernel beside views does not compute or write them: the segment launches its kernel
+// without the view outputs (executorWithoutViews), and the results are those of the reference.
+TEST_F(OutputViews, KernelBesideViewsSkipsThem) {
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* x = input(*f, {-1, -1}, /*contiguous=*/false);
+    TensorView* y = input(*f, {-1, -1});
+    f->addOutput(ops::broadcast(x, {true, false, false}));  // unsqueeze(x, 0)
+    f->addOutput(ops::add(x, y));
+    f->addOutput(ops::broadcast(x, {false, false, true}));  // unsqueeze(x, 2)
+  }
+  FusionExecutorCache cache(std::move(f), poisonedOptions());
+  // x: columns 0..39 of a [6, 48] tensor (strided rows).
+  Tensor wide = random({6, 48}, 9);
+  Tensor x = Tensor::fromBlob(wide.data(), {6, 40}, {48, 1}, wide.dtype(), wide.device());
+  auto [outs, args] = runAndCheck(cache, {x, random({6, 40}, 10)});
+  EXPECT_EQ(offsetIn(outs[0], std::get<Tensor>(args[0])), 0);
+  EXPECT_EQ(offsetIn(outs[2], std::get<Tensor>(args[0])), 0);
+  EXPECT_EQ(offsetIn(outs[1], std::get<Tensor>(args[0])), -1);
+  const FusionKernelRuntime* runtime = cache.lastRuntime();
+  ASSERT_EQ(runtime->numSegments(), 1);
+  const auto& segment = dynamic_cast<const KernelSegmentExecutor&>(runtime->segmentExecutor(0));
+  ASSERT_NE(segment.executorWithoutViews(), nullptr);
+  // Kernel parameters: the inputs and outputs (no intermediates here): x, y and x + y alone.
+  EXPECT_EQ(segment.executorWithoutViews()->kernel().params.size(), 3u);
+  EXPECT_EQ(segment.executor().kernel().params.size(), 5u);
+  EXPECT_EQ(segment.executorWithoutViews()->planMisses(), 1);
+  EXPECT_EQ(segment.executor().planMisses(), 0) << "the whole kernel ran";
+}
+
 // A view of an input that an output is written into in place would show the new values: it is a
 // copy holding the old ones.
 TEST_F(OutputViews, ViewOfAnInputWrittenInPlaceIsACopy) {

@@ -11,7 +11,8 @@
 // for chains in an unscheduled fusion (a scheduled one has cache copies). Whether the view's
 // layout is expressible as strides of the input is known only from the input's sizes and
 // strides (a reshape merging dims that are not contiguous in the input is not); when it is not,
-// the kernel writes the output as before. runtime::KernelSegmentExecutor returns such outputs;
+// the kernel writes the output as before. runtime::KernelSegmentExecutor returns such outputs
+// (launching a kernel compiled without them when every view holds);
 // docs/python.md ("Outputs that are views of inputs") says when Loom aliases and when it copies.
 #pragma once
 

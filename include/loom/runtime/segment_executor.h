@@ -116,9 +116,20 @@ class KernelSegmentExecutor final : public SegmentExecutor {
     return executor_.exportPlan(args);
   }
   const exec::KernelExecutor& executor() const { return executor_; }
+  /// The kernel without the outputs that may be views of inputs, which a run launches instead of
+  /// executor() when each of them is a view (their bytes are then neither computed nor written);
+  /// nullptr when there are none, every output may be one, or the segment's scheduler does not
+  /// take the fusion without them.
+  const exec::KernelExecutor* executorWithoutViews() const { return without_views_.get(); }
 
  private:
+  void compileWithoutViews(const segmenter::Segment& segment, const SegmentContext& context,
+                           const exec::ExecutorOptions& options);
+
   exec::KernelExecutor executor_;
+  /// executorWithoutViews(), and the segment output each of its outputs is.
+  std::unique_ptr<exec::KernelExecutor> without_views_;
+  std::vector<int64_t> lean_outputs_;
   /// Outputs that may be views (chains into view_fusion_, a copy of the unscheduled segment
   /// fusion), and for each whether only a row-major view will do.
   std::unique_ptr<ir::Fusion> view_fusion_;
