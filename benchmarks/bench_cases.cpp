@@ -194,9 +194,14 @@ std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape
       fusion->addOutput(ops::cast(ops::sum(in[0], {0}), dtype));
       break;
     case Op::Linear: fusion->addOutput(ops::linear(in[0], in[1], in[2])); break;
-    case Op::Transpose: fusion->addOutput(ops::transpose(in[0], 0, 1)); break;
+    // The transposes and the format change are copies into the new order (a `set` of the
+    // permute), as torch's .contiguous(): a bare permute output is returned as a view of x
+    // (docs/python.md, "Outputs that are views of inputs"), which moves no bytes.
+    case Op::Transpose: fusion->addOutput(ops::set(ops::transpose(in[0], 0, 1))); break;
     case Op::Copy: fusion->addOutput(ops::set(in[0])); break;
-    case Op::ToChannelsLast: fusion->addOutput(ops::permute(in[0], {0, 2, 3, 1})); break;
+    case Op::ToChannelsLast:
+      fusion->addOutput(ops::set(ops::permute(in[0], {0, 2, 3, 1})));
+      break;
     case Op::GeluBiasTranspose:
       fusion->addOutput(
           ops::transpose(ops::biasGelu(in[0], in[1], ops::GeluApproximation::Tanh), 0, 1));
@@ -396,7 +401,13 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
       return {false, "output " + std::to_string(i) + " is " + describe(o) + ", expected " +
                          shapeText(wantShapes[i]) + " " + std::string(dataTypeName(dtype))};
     }
-    outs.push_back(o.isContiguous() ? o : o.contiguous());
+    // Every case writes its outputs densely, as its torch side (.contiguous()) does: a strided
+    // output is a view that moved no bytes, so its time would not be the case's.
+    if (!o.isContiguous()) {
+      return {false, "output " + std::to_string(i) + " is " + describe(o) +
+                         ", not contiguous (a view, not the copy the case times)"};
+    }
+    outs.push_back(o);
     if (int64_t bad = firstNonFinite(outs.back()); bad >= 0) {
       return {false, "output " + std::to_string(i) + " element " + std::to_string(bad) + " is " +
                          std::to_string(outs.back().getDoubleLinear(bad)) +

@@ -49,7 +49,7 @@ FusedAttentionTile fusedAttentionTile(FusedAttentionPass pass, DataType dtype) {
 
 size_t fusedAttentionSharedBytes(FusedAttentionPass pass, DataType dtype, int64_t head_dim) {
   if (fusedAttentionUsesMma(pass, dtype)) {
-    return size_t(2 * kMmaKeys * (head_dim + 8)) * 2;  // 16-bit elements
+    return size_t(4 * kMmaKeys * (head_dim + 8)) * 2;  // two buffers of K and V, 16-bit
   }
   const int64_t floats = pass == FusedAttentionPass::BackwardDkDv
                              ? 2 * kAttentionBlockM * head_dim + 2 * kAttentionBlockM

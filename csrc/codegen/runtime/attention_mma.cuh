@@ -7,7 +7,8 @@
 // warp keeps its q rows as mma A fragments (mma.cuh) for the whole kernel and its output rows as
 // f32 D fragments (16 x kHeadDim: kHeadDim / 8 tiles of 16 x 8). K and V go through shared memory
 // in tiles of kKeys = 64 keys, as 16-bit values in rows padded by 8 elements (so the fragment
-// loads of one warp fall on different banks). Per tile:
+// loads of one warp fall on different banks), in two buffers: the next tile's asynchronous copies
+// (cp.async) are in flight while this tile's products run. Per tile:
 //   S = q k^T: 8 score tiles of 16 x 8, each kHeadDim / 16 mma steps, with B read from the K rows;
 //   the scores are scaled and masked, each row's max is taken over the 4 lanes that share it
 //   (shuffles), the running max, sum and output are rescaled, and P = exp(S - max) is drawn
@@ -25,24 +26,51 @@ inline constexpr int kAttentionMmaRows = 64;     ///< query rows per CTA (16 per
 inline constexpr int kAttentionMmaKeys = 64;     ///< keys per shared-memory tile
 inline constexpr int kAttentionMmaThreads = 128;  ///< four warps
 
-/// Shared 16-bit elements attentionFwdMmaBlock needs: a K and a V tile, rows padded by 8.
+/// Shared 16-bit elements attentionFwdMmaBlock needs: two buffers of a K and a V tile, rows
+/// padded by 8.
 template <int kHeadDim>
 constexpr int attentionFwdMmaSharedHalves() {
-  return 2 * kAttentionMmaKeys * (kHeadDim + 8);
+  return 4 * kAttentionMmaKeys * (kHeadDim + 8);
 }
 
 namespace detail {
 
-/// Eight 16-bit values, one 16-byte load or store.
-struct alignas(16) Halves8 {
-  unsigned w[4];
-};
+/// One 16-byte global -> shared copy of thread-private data in flight (cp.async, sm_80+): `src`
+/// when `valid`, else zeros. cpAsyncCommit closes a group of them; cpAsyncWait<N> waits until at
+/// most N of this thread's groups are incomplete (a __syncthreads then shows every thread's
+/// copies). The host backend copies at once.
+__device__ __forceinline__ void cpAsync16(void* dst, const void* src, bool valid) {
+#ifndef LOOM_EMULATION
+  unsigned long long shared;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((unsigned)shared),
+               "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+#else
+  if (valid) {
+    memcpy(dst, src, 16);
+  } else {
+    memset(dst, 0, 16);
+  }
+#endif
+}
+__device__ __forceinline__ void cpAsyncCommit() {
+#ifndef LOOM_EMULATION
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cpAsyncWait() {
+#ifndef LOOM_EMULATION
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
 
 /// Keys [j0, j0 + 64) of one (n, h) operand (`a`, rows from `keys` on as zeros) into the shared
-/// tile `at` (rows of kStride values), by all 128 threads: every load of a thread is issued
-/// before its stores, so the loads of a tile are in flight together. Vec: 16-byte loads of dense
-/// rows whose starts are 16-byte aligned (`row_stride` in elements); else one value per load
-/// through the strides `as` ([N, H, rows, E] order).
+/// tile `at` (rows of kStride values), by all 128 threads. Vec (dense rows whose starts are
+/// 16-byte aligned; `as` the row stride in elements): asynchronous 16-byte copies (cpAsync16),
+/// complete after cpAsyncWait. Else one value per load through the strides `as` ([N, H, rows, E]
+/// order), 16 loads of a thread in flight before their stores, complete on return.
 template <int kHeadDim, int kStride, bool kVec, typename T, typename Strides>
 __device__ __forceinline__ void loadTileMma(unsigned short* at, const T* a, Strides as,
                                             long long j0, long long keys, int tid) {
@@ -50,19 +78,13 @@ __device__ __forceinline__ void loadTileMma(unsigned short* at, const T* a, Stri
     constexpr int kPerRow = kHeadDim / 8;  // vectors per row
     constexpr int kLoads = kAttentionMmaKeys * kPerRow / kAttentionMmaThreads;
     static_assert(kLoads * kAttentionMmaThreads == kAttentionMmaKeys * kPerRow, "whole loads");
-    Halves8 staged[kLoads];
 #pragma unroll
     for (int i = 0; i < kLoads; ++i) {
       const int idx = tid + i * kAttentionMmaThreads;
       const int r = idx / kPerRow, c = idx % kPerRow;
       const long long key = j0 + r;
-      staged[i] = key < keys ? *(const Halves8*)(a + key * as + 8 * c) : Halves8{{0, 0, 0, 0}};
-    }
-#pragma unroll
-    for (int i = 0; i < kLoads; ++i) {
-      const int idx = tid + i * kAttentionMmaThreads;
-      const int r = idx / kPerRow, c = idx % kPerRow;
-      *(Halves8*)(at + r * kStride + 8 * c) = staged[i];
+      // Rows past the last key are zeros (nothing read: the source is the tile's base then).
+      cpAsync16(at + r * kStride + 8 * c, key < keys ? a + key * as + 8 * c : a, key < keys);
     }
   } else {
     // In chunks of 16 loads, so the staging stays within a few registers beside the
@@ -138,22 +160,38 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
   // Rows of 16-byte vectors (dense E, rows and bases aligned): the tiles move 8 values a load.
   const bool vec = p.ks[3] == 1 && p.vs[3] == 1 && p.ks[2] % 8 == 0 && p.vs[2] % 8 == 0 &&
                    ((unsigned long long)k) % 16 == 0 && ((unsigned long long)v) % 16 == 0;
-  unsigned short* ktile = smem;
-  unsigned short* vtile = smem + kAttentionMmaKeys * kStride;
+  // Two buffers of a K and a V tile: while a tile's products run, the next tile's copies are in
+  // flight into the other buffer (cp.async; strided operands load it synchronously instead).
+  constexpr int kTileHalves = kAttentionMmaKeys * kStride;
+  auto fill = [&](long long first, int buffer) {
+    unsigned short* kt = smem + buffer * 2 * kTileHalves;
+    if (vec) {
+      detail::loadTileMma<kHeadDim, kStride, true>(kt, k, p.ks[2], first, p.keys, tid);
+      detail::loadTileMma<kHeadDim, kStride, true>(kt + kTileHalves, v, p.vs[2], first, p.keys,
+                                                   tid);
+    } else {
+      detail::loadTileMma<kHeadDim, kStride, false>(kt, k, p.ks, first, p.keys, tid);
+      detail::loadTileMma<kHeadDim, kStride, false>(kt + kTileHalves, v, p.vs, first, p.keys,
+                                                    tid);
+    }
+    detail::cpAsyncCommit();
+  };
   // Causal: keys past the CTA's last row are hidden from all of its rows (a uniform bound, so
   // the syncs stay uniform).
   const long long last_row = (long long)blockIdx.x * kAttentionMmaRows + kAttentionMmaRows - 1;
   const long long end = p.causal && last_row + 1 < p.keys ? last_row + 1 : p.keys;
-  for (long long j0 = 0; j0 < end; j0 += kAttentionMmaKeys) {
-    __syncthreads();  // the previous tile is no longer read
-    if (vec) {
-      detail::loadTileMma<kHeadDim, kStride, true>(ktile, k, p.ks[2], j0, p.keys, tid);
-      detail::loadTileMma<kHeadDim, kStride, true>(vtile, v, p.vs[2], j0, p.keys, tid);
+  if (end > 0) fill(0, 0);
+  int buffer = 0;
+  for (long long j0 = 0; j0 < end; j0 += kAttentionMmaKeys, buffer ^= 1) {
+    if (j0 + kAttentionMmaKeys < end) {
+      fill(j0 + kAttentionMmaKeys, buffer ^ 1);  // the buffer the last tile's products read
+      detail::cpAsyncWait<1>();                  // this tile's copies are done
     } else {
-      detail::loadTileMma<kHeadDim, kStride, false>(ktile, k, p.ks, j0, p.keys, tid);
-      detail::loadTileMma<kHeadDim, kStride, false>(vtile, v, p.vs, j0, p.keys, tid);
+      detail::cpAsyncWait<0>();
     }
-    __syncthreads();
+    __syncthreads();  // ... and every thread's
+    const unsigned short* ktile = smem + buffer * 2 * kTileHalves;
+    const unsigned short* vtile = ktile + kTileHalves;
 
     // S = q k^T: tile j holds keys j0 + 8 j + [0, 8); this lane has keys 8 j + 2 t, + 1.
     float s[kScoreTiles][4];
@@ -241,6 +279,7 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
         mmaM16N8K16<T>(o[j], pa, b);
       }
     }
+    __syncthreads();  // the buffer is read by all before the next iteration refills it
   }
 
   // The rows' sums over their quads; a row that sees no key has output 0 and log_sumexp -inf.

@@ -57,7 +57,7 @@ inline GeneratedKernel fusedAttentionFwdKernel(DataType dtype, int64_t head_dim)
 }
 
 /// Dynamic shared memory of one CTA of `pass`: a K and a V tile in f32 (Forward, BackwardDq), or
-/// in 16-bit padded rows (the tensor-core forward), or a q and a dO tile and the tile rows' D and
+/// two buffers of them in 16-bit padded rows (the tensor-core forward), or a q and a dO tile and the tile rows' D and
 /// log_sumexp (BackwardDkDv).
 size_t fusedAttentionSharedBytes(FusedAttentionPass pass, DataType dtype, int64_t head_dim);
 
