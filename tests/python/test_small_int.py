@@ -258,3 +258,17 @@ def test_narrow_index_is_error(dtype):
         idx = fd.define_tensor(shape=[-1], dtype=NVFUSER_NAME[dtype])
         with pytest.raises(loom.UserError, match="an index tensor is i32 or i64"):
             fd.ops.index_select(x, idx, 0)
+
+
+def test_scalars_of_the_new_types(device):
+    # a scalar input and a constant of DataType.Byte: the values wrap as uint8 arithmetic does
+    x = torch.tensor([250, 3, 7], dtype=torch.uint8, device=device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        s = fd.define_scalar(None, dtype=DataType.Byte)
+        c = fd.define_scalar(10, dtype=DataType.Byte)
+        fd.add_output(fd.ops.add(t, s))
+        fd.add_output(fd.ops.mul(t, c))
+    added, scaled = fd.execute([x, 9])
+    assert added.dtype == torch.uint8 and torch.equal(added.cpu(), x.cpu() + 9)
+    assert scaled.dtype == torch.uint8 and torch.equal(scaled.cpu(), x.cpu() * 10)
