@@ -30,6 +30,13 @@ std::string_view cTypeName(DataType dtype) {
     case DataType::Float64: return "double";
     case DataType::ComplexFloat: return "loom::Complex<float>";
     case DataType::ComplexDouble: return "loom::Complex<double>";
+    // NVRTC has no <cstdint>: the built-in types of each width.
+    case DataType::Int8: return "signed char";
+    case DataType::Int16: return "short";
+    case DataType::UInt8: return "unsigned char";
+    case DataType::UInt16: return "unsigned short";
+    case DataType::UInt32: return "unsigned";
+    case DataType::UInt64: return "unsigned long long";
   }
   LOOM_UNREACHABLE();
 }
@@ -230,13 +237,16 @@ Pieces unary(const kir::UnaryExpr* u) {
     case Op::Cast: {
       const DataType from = u->in->dtype();
       const DataType to = u->dtype();
-      // Floats to integers truncate toward zero and saturate, NaN giving 0 (docs/text-format.md,
-      // "Types"): loom::truncToInt32/64 (runtime/types.cuh) on both backends. The 16-bit types
-      // widen to float first (exactly).
+      // Floats to integers truncate toward zero, NaN giving 0 (docs/ops.md, "Integer types";
+      // data_type.h, floatToInteger): Int32 and Int64 saturate (loom::truncToInt32/64,
+      // runtime/types.cuh, on both backends), UInt64 has its own, the narrower types wrap the
+      // Int64 conversion. The 16-bit floating types widen to float first (exactly).
       if (isIntegralType(to) && isFloatingType(from)) {
         Pieces v = isReducedPrecision(from) ? wrap("static_cast<float>(", {x}, ")") : Pieces{x};
-        return wrap(to == DataType::Int32 ? "loom::truncToInt32(" : "loom::truncToInt64(",
-                    std::move(v), ")");
+        if (to == DataType::Int32) return wrap("loom::truncToInt32(", std::move(v), ")");
+        if (to == DataType::Int64) return wrap("loom::truncToInt64(", std::move(v), ")");
+        if (to == DataType::UInt64) return wrap("loom::truncToUInt64(", std::move(v), ")");
+        return cast(wrap("loom::truncToInt64(", std::move(v), ")"));
       }
       // The 16-bit types convert from float: a double or an integer is rounded to float to odd
       // first, so that the one rounding to 16 bits is that of the value itself.

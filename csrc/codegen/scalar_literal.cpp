@@ -124,6 +124,17 @@ std::string scalarLiteral(DataType dtype, const ir::ScalarValue& value, DataType
       if (auto* x = std::get_if<double>(&value)) b = *x != 0.0;
       return b ? "true" : "false";
     }
+    case DataType::Int8:
+    case DataType::Int16:
+    case DataType::UInt8:
+    case DataType::UInt16:
+      // Typed, so that the templates of math.cuh deduce the operand's own type.
+      return "static_cast<" + std::string(cTypeName(dtype)) + ">(" +
+             integerLiteral(wrapInteger(integerValue(value, dtype), dtype), false) + ")";
+    case DataType::UInt32:
+      return std::to_string(uint32_t(uint64_t(integerValue(value, dtype)))) + "u";
+    case DataType::UInt64:
+      return std::to_string(uint64_t(integerValue(value, dtype))) + "ULL";
     case DataType::Int32:
       // An int64 value out of range wraps as static_cast<int32_t> does.
       return integerLiteral(int64_t(int32_t(uint32_t(uint64_t(integerValue(value, dtype))))),

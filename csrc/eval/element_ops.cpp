@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <optional>
 
 #include "eval/complex_ops.h"
 #include "loom/ir/base.h"
@@ -44,15 +45,20 @@ int64_t intPow(int64_t base, int64_t exp) {
 // C's % without its traps: by zero 0, by -1 0 (the most negative value by -1 overflows).
 int64_t safeRem(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
 
-int64_t wrapTo(int64_t v, DataType dtype) {
-  return dtype == DataType::Int32 ? int64_t(int32_t(uint32_t(uint64_t(v)))) : v;
-}
-
 // torch.gcd's algorithm on the magnitudes, with abs wrapping at the dtype's width as two's
 // complement does (so gcd(INT_MIN, 0) is INT_MIN, as in torch).
 int64_t intGcd(int64_t a, int64_t b, DataType dtype) {
-  a = a < 0 ? wrapTo(wrapSub(0, a), dtype) : a;
-  b = b < 0 ? wrapTo(wrapSub(0, b), dtype) : b;
+  if (dtype == DataType::UInt64) {  // unsigned magnitudes: Euclid on the bits
+    uint64_t x = uint64_t(a), y = uint64_t(b);
+    while (x != 0) {
+      const uint64_t c = x;
+      x = y % x;
+      y = c;
+    }
+    return int64_t(y);
+  }
+  a = a < 0 ? wrapInteger(wrapSub(0, a), dtype) : a;
+  b = b < 0 ? wrapInteger(wrapSub(0, b), dtype) : b;
   while (a != 0) {
     int64_t c = a;
     a = safeRem(b, a);
@@ -61,21 +67,47 @@ int64_t intGcd(int64_t a, int64_t b, DataType dtype) {
   return b;
 }
 
-int bitWidth(DataType dtype) { return dtype == DataType::Int32 ? 32 : 64; }
-
 // Shifts as torch defines them for every count: a count outside [0, width) shifts every bit out
-// (left: 0; arithmetic right: the sign; logical right: 0).
+// (left: 0; arithmetic right: the sign; logical right: 0). The right shift of an unsigned type
+// is logical (as C's >> on it, and torch's). A UInt64 count from 2^63 up is out of range.
 int64_t intShift(BinaryOpType op, int64_t a, int64_t b, DataType dtype) {
-  const int w = bitWidth(dtype);
+  const int w = integerBits(dtype);
   const bool out_of_range = b < 0 || b >= w;
+  if (op == BinaryOpType::Rshift && isUnsignedType(dtype)) op = BinaryOpType::LogicalRshift;
   switch (op) {
     case BinaryOpType::Lshift: return out_of_range ? 0 : int64_t(uint64_t(a) << b);
     case BinaryOpType::Rshift: return out_of_range ? (a < 0 ? -1 : 0) : (a >> b);
     default: {  // LogicalRshift: the bits of the dtype's width, as unsigned
       if (out_of_range) return 0;
-      const uint64_t bits = w == 32 ? uint64_t(uint32_t(uint64_t(a))) : uint64_t(a);
-      return int64_t(bits >> b);
+      const uint64_t mask = w == 64 ? ~uint64_t(0) : (uint64_t(1) << w) - 1;
+      return int64_t((uint64_t(a) & mask) >> b);
     }
+  }
+}
+
+// The ops whose UInt64 result differs from that of the same bits as int64: unsigned order and
+// division. The narrower unsigned types hold their values in int64 exactly, so they need none.
+std::optional<int64_t> uint64Binary(BinaryOpType op, uint64_t a, uint64_t b) {
+  switch (op) {
+    case BinaryOpType::Div: return b == 0 ? 0 : int64_t(a / b);
+    case BinaryOpType::Mod:
+    case BinaryOpType::Fmod:
+    case BinaryOpType::Remainder: return b == 0 ? 0 : int64_t(a % b);
+    case BinaryOpType::CeilDiv: return b == 0 ? 0 : int64_t(a / b + (a % b != 0 ? 1 : 0));
+    case BinaryOpType::Max: return int64_t(a > b ? a : b);
+    case BinaryOpType::Min: return int64_t(a < b ? a : b);
+    case BinaryOpType::Lt: return a < b;
+    case BinaryOpType::Le: return a <= b;
+    case BinaryOpType::Gt: return a > b;
+    case BinaryOpType::Ge: return a >= b;
+    case BinaryOpType::Pow: {  // every exponent is non-negative
+      uint64_t result = 1;
+      for (; b > 0; b >>= 1, a *= a) {
+        if (b & 1) result *= a;
+      }
+      return int64_t(result);
+    }
+    default: return std::nullopt;
   }
 }
 
@@ -109,6 +141,11 @@ double roundToDtype(double v, DataType dtype) {
   }
 }
 
+DataType integerMathType(BinaryOpType op, DataType lhs, DataType rhs, DataType out) {
+  if (ir::binaryKind(op) != ir::BinaryKind::Comparison) return out;
+  return lhs == DataType::UInt64 || rhs == DataType::UInt64 ? DataType::UInt64 : DataType::Int64;
+}
+
 int64_t toInt64(double v) {
   if (std::isnan(v)) return 0;
   constexpr double kTop = 9223372036854775808.0;  // 2^63, exact in double
@@ -117,13 +154,7 @@ int64_t toInt64(double v) {
   return int64_t(v);
 }
 
-int64_t wrapToDtype(int64_t v, DataType dtype) {
-  switch (dtype) {
-    case DataType::Bool: return v != 0 ? 1 : 0;
-    case DataType::Int32: return int64_t(int32_t(uint32_t(uint64_t(v))));
-    default: return v;
-  }
-}
+int64_t wrapToDtype(int64_t v, DataType dtype) { return wrapInteger(v, dtype); }
 
 double roundHalfEven(double x) {
   double r = std::round(x);  // halves away from zero
@@ -149,7 +180,15 @@ bool usesIntegerMath(UnaryOpType op, DataType in, DataType out) {
   }
 }
 
-int64_t intUnary(UnaryOpType op, int64_t x, const ir::Expr* e) {
+int64_t intUnary(UnaryOpType op, int64_t x, DataType dtype, const ir::Expr* e) {
+  if (isUnsignedType(dtype)) {  // no value is negative (UInt64's bits may read so)
+    switch (op) {
+      case UnaryOpType::Abs:
+      case UnaryOpType::Relu: return x;
+      case UnaryOpType::Sign: return x != 0 ? 1 : 0;
+      default: break;
+    }
+  }
   switch (op) {
     case UnaryOpType::Neg: return wrapSub(0, x);
     case UnaryOpType::Abs: return x < 0 ? wrapSub(0, x) : x;
@@ -171,6 +210,9 @@ int64_t intUnary(UnaryOpType op, int64_t x, const ir::Expr* e) {
 
 int64_t intBinary(BinaryOpType op, int64_t a, int64_t b, DataType dtype) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  if (dtype == DataType::UInt64) {
+    if (auto r = uint64Binary(op, uint64_t(a), uint64_t(b))) return *r;
+  }
   switch (op) {
     case BinaryOpType::Add: return wrapAdd(a, b);
     case BinaryOpType::Sub: return wrapSub(a, b);
@@ -422,14 +464,19 @@ double floatTernary(TernaryOpType op, double a, double b, double c) {
 }
 
 double applyUnary(UnaryOpType op, double x, DataType in, DataType out, const ir::Expr* e) {
-  if (usesIntegerMath(op, in, out)) return double(wrapToDtype(intUnary(op, toInt64(x), e), out));
+  if (usesIntegerMath(op, in, out)) {
+    return integerToDouble(wrapToDtype(intUnary(op, floatToInteger(x, in), out, e), out), out);
+  }
   return roundToDtype(floatUnary(op, x), out);
 }
 
 double applyBinary(BinaryOpType op, double a, double b, DataType lhs, DataType rhs,
                    DataType out) {
   if (usesIntegerMath(op, lhs, rhs, out)) {
-    return double(wrapToDtype(intBinary(op, toInt64(a), toInt64(b), out), out));
+    const DataType t = integerMathType(op, lhs, rhs, out);
+    const int64_t r = intBinary(op, floatToInteger(a, isIntegralType(lhs) ? lhs : DataType::Int64),
+                                floatToInteger(b, isIntegralType(rhs) ? rhs : DataType::Int64), t);
+    return integerToDouble(wrapToDtype(r, out), out);
   }
   // The next representable value is the dtype's own, not double's rounded back.
   if (op == BinaryOpType::Nextafter && out == DataType::Float32) {
@@ -466,7 +513,7 @@ ir::ScalarValue scalarFromDouble(double v, DataType dtype) {
   if (isBooleanType(dtype)) return v != 0.0;
   if (isComplexType(dtype)) return std::complex<double>(roundToDtype(v, dtype), 0.0);
   if (dtype == DataType::Int64) return toInt64(v);
-  if (isIntegralType(dtype)) return int64_t(roundToDtype(v, dtype));
+  if (isIntegralType(dtype)) return floatToInteger(v, dtype);
   return roundToDtype(v, dtype);
 }
 

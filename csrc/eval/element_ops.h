@@ -46,9 +46,13 @@ bool usesIntegerMath(ir::UnaryOpType op, DataType in, DataType out);
 /// Integer math. `e` names the expr in errors. Division, remainder and ceil_div are defined for
 /// every operand as the kernels define them (docs/ops.md: by zero 0; the most negative value by
 /// -1 itself, remainder 0).
-int64_t intUnary(ir::UnaryOpType op, int64_t x, const ir::Expr* e);
-/// `dtype` is the integer type the op computes in: the shifts need its width.
+/// Integers are in the int64 form of data_type.h (UInt64: its bits); `dtype` is the integer
+/// type the op computes in: the shifts need its width, UInt64 its unsigned order and division.
+int64_t intUnary(ir::UnaryOpType op, int64_t x, DataType dtype, const ir::Expr* e);
 int64_t intBinary(ir::BinaryOpType op, int64_t a, int64_t b, DataType dtype = DataType::Int64);
+/// The type intBinary computes `op` in: the output's, but for a comparison (whose output is
+/// Bool) its operands' (UInt64 when either is).
+DataType integerMathType(ir::BinaryOpType op, DataType lhs, DataType rhs, DataType out);
 
 /// The inverse error functions in double (erfinv on [-1, 1], erfcinv on [0, 2]; NaN outside).
 double erfinvDouble(double y);

@@ -53,7 +53,7 @@ ScalarValue evalUnary(const ir::UnaryOp* op, const ScalarValue& x) {
   }
   // Integer casts and integer math are exact in int64 (not through double), narrowing by wrap.
   if (detail::usesIntegerMath(op->opType(), in, out)) {
-    return detail::wrapToDtype(detail::intUnary(op->opType(), detail::scalarToInt(x), op), out);
+    return detail::wrapToDtype(detail::intUnary(op->opType(), detail::scalarToInt(x), out, op), out);
   }
   double r = detail::applyUnary(op->opType(), detail::scalarToDouble(x), in, out, op);
   return detail::scalarFromDouble(r, out);
@@ -67,8 +67,9 @@ ScalarValue evalBinary(const ir::BinaryOp* op, const ScalarValue& a, const Scala
     return detail::normalizeScalar(r, out);
   }
   if (detail::usesIntegerMath(op->opType(), op->lhs()->dtype(), op->rhs()->dtype(), out)) {
-    int64_t r =
-        detail::intBinary(op->opType(), detail::scalarToInt(a), detail::scalarToInt(b), out);
+    const DataType t =
+        detail::integerMathType(op->opType(), op->lhs()->dtype(), op->rhs()->dtype(), out);
+    int64_t r = detail::intBinary(op->opType(), detail::scalarToInt(a), detail::scalarToInt(b), t);
     if (isBooleanType(out)) return r != 0;
     return detail::wrapToDtype(r, out);
   }

@@ -24,26 +24,6 @@ bool isScalarExpr(const ir::Expr* e) {
   return true;
 }
 
-int64_t loadInt(const char* p, DataType dtype) {
-  if (dtype == DataType::Int32) {
-    int32_t v = 0;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-  }
-  int64_t v = 0;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-void storeInt(char* p, DataType dtype, int64_t v) {
-  if (dtype == DataType::Int32) {
-    const auto narrow = int32_t(wrapToDtype(v, DataType::Int32));
-    std::memcpy(p, &narrow, sizeof(narrow));
-  } else {
-    std::memcpy(p, &v, sizeof(v));
-  }
-}
-
 }  // namespace
 
 bool stretchStrides(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape,
@@ -105,7 +85,7 @@ Buffer Runner::readTensor(const Tensor& t) {
   if (isIntegralType(t.dtype())) {
     b.ints.resize(b.data.size());
     forEachIndex(b.shape, {t.strides()}, [&](int64_t lin, const std::vector<int64_t>& off) {
-      b.ints[size_t(lin)] = loadInt(base + off[0] * isz, t.dtype());
+      b.ints[size_t(lin)] = loadInteger(base + off[0] * isz, t.dtype());
     });
   }
   return b;
@@ -125,7 +105,7 @@ Tensor Runner::toTensor(ir::Val* out) {
   size_t isz = t.itemSize();
   for (size_t i = 0; i < b.data.size(); ++i) {
     if (isIntegralType(out->dtype())) {
-      storeInt(base + i * isz, out->dtype(), b.intAt(i));
+      storeInteger(base + i * isz, out->dtype(), b.intAt(i));
     } else {
       storeFromComplex(base + i * isz, out->dtype(), b.at(i));
     }
@@ -151,7 +131,7 @@ void Runner::define(const TensorView* tv, Buffer b) {
     // Exact values: wrapped to the dtype's width, `data` their nearest doubles.
     for (size_t i = 0; i < b.ints.size(); ++i) {
       b.ints[i] = wrapToDtype(b.ints[i], dtype);
-      b.data[i] = double(b.ints[i]);
+      b.data[i] = integerToDouble(b.ints[i], dtype);
     }
   } else if (dtype != DataType::Float64 && dtype != DataType::ComplexDouble) {
     for (double& x : b.data) x = roundToDtype(x, dtype);
@@ -161,7 +141,7 @@ void Runner::define(const TensorView* tv, Buffer b) {
     b.ints.clear();
   } else if (b.ints.empty()) {  // computed in double
     b.ints.resize(b.data.size());
-    for (size_t i = 0; i < b.data.size(); ++i) b.ints[i] = toInt64(b.data[i]);
+    for (size_t i = 0; i < b.data.size(); ++i) b.ints[i] = floatToInteger(b.data[i], dtype);
   }
   buffers_[tv] = std::move(b);
 }
@@ -289,7 +269,7 @@ Buffer Runner::pointwiseInt(const ir::Expr* e, const TensorView* out, Fn&& fn) {
   forEachIndex(result.shape, strides, [&](int64_t lin, const std::vector<int64_t>& off) {
     for (size_t j = 0; j < ops.size(); ++j) vals[j] = ops[j].intAt(size_t(off[j]));
     result.ints[size_t(lin)] = fn(vals);
-    result.data[size_t(lin)] = double(result.ints[size_t(lin)]);
+    result.data[size_t(lin)] = integerToDouble(result.ints[size_t(lin)], out->dtype());
   });
   return result;
 }
@@ -306,8 +286,17 @@ void Runner::handle(ir::UnaryOp* e) {
   }
   if (usesIntegerMath(e->opType(), in_t, out_t)) {
     define(out, pointwiseInt(e, out, [&](const std::vector<int64_t>& v) {
-             return wrapToDtype(intUnary(e->opType(), v[0], e), out_t);
+             return wrapToDtype(intUnary(e->opType(), v[0], out_t, e), out_t);
            }));
+    return;
+  }
+  if (e->opType() == ir::UnaryOpType::Cast && isIntegralType(out_t)) {
+    // Floats to integers straight from the operand's value: a UInt64 result past 2^53 is not
+    // a double (floatToInteger, data_type.h).
+    Buffer b = pointwise(e, out, [](const std::vector<double>& v) { return v[0]; });
+    b.ints.resize(b.data.size());
+    for (size_t i = 0; i < b.data.size(); ++i) b.ints[i] = floatToInteger(b.data[i], out_t);
+    define(out, std::move(b));
     return;
   }
   define(out, pointwise(e, out, [&](const std::vector<double>& v) {
@@ -327,8 +316,9 @@ void Runner::handle(ir::BinaryOp* e) {
     return;
   }
   if (usesIntegerMath(e->opType(), l, r, out_t) && !isFloatingType(l) && !isFloatingType(r)) {
+    const DataType t = integerMathType(e->opType(), l, r, out_t);
     define(out, pointwiseInt(e, out, [&](const std::vector<int64_t>& v) {
-             return wrapToDtype(intBinary(e->opType(), v[0], v[1], out_t), out_t);
+             return wrapToDtype(intBinary(e->opType(), v[0], v[1], t), out_t);
            }));
     return;
   }
@@ -355,7 +345,8 @@ void Runner::handle(ir::TernaryOp* e) {
     const bool where = e->opType() == ir::TernaryOpType::Where;
     define(out, pointwiseInt(e, out, [&](const std::vector<int64_t>& v) {
              if (where) return v[0] != 0 ? v[1] : v[2];
-             return std::min(std::max(v[0], v[1]), v[2]);
+             return intBinary(ir::BinaryOpType::Min,
+                              intBinary(ir::BinaryOpType::Max, v[0], v[1], out_t), v[2], out_t);
            }));
     return;
   }

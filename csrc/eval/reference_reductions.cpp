@@ -85,7 +85,7 @@ void Runner::defineIntReduction(ir::ReductionOp* e, const Buffer& in, ReductionS
                                                                          : ir::BinaryOpType::Min;
   space.forEach({rowMajorStrides(in.shape)}, [&](int64_t o, const std::vector<int64_t>& i) {
     int64_t& acc = result.ints[size_t(o)];
-    acc = intBinary(op, acc, in.intAt(size_t(i[0])));
+    acc = intBinary(op, acc, in.intAt(size_t(i[0])), e->out()->dtype());
   });
   define(e->out(), std::move(result));
 }

@@ -24,6 +24,19 @@ ScalarArg packScalar(const eval::Argument& arg, DataType dtype, const std::strin
       a.i64 = std::holds_alternative<int64_t>(arg) ? std::get<int64_t>(arg) : int64_t(d);
       break;
     case DataType::Int32: a.i32 = int32_t(d); break;
+    case DataType::Int8:
+    case DataType::Int16:
+    case DataType::UInt8:
+    case DataType::UInt16:
+    case DataType::UInt32:
+    case DataType::UInt64: {
+      // The kernel parameter is the element type: its bytes, little-endian, at the start of the
+      // slot (ints exactly, floats converted as a cast would).
+      const int64_t v = std::holds_alternative<int64_t>(arg) ? wrapInteger(std::get<int64_t>(arg), dtype)
+                                                            : floatToInteger(d, dtype);
+      std::memcpy(&a, &v, dataTypeSize(dtype));
+      break;
+    }
     case DataType::Bool: a.b = d != 0; break;
     default: LOOM_THROW("scalar input ", name, " has type ", dataTypeName(dtype),
                         ", which kernel parameters do not support");

@@ -82,11 +82,10 @@ ScalarValue reductionIdentity(ReductionOpType op, DataType dtype) {
       return lowest ? -inf : inf;
     }
     if (isBooleanType(dtype)) return !lowest;
-    if (dtype == DataType::Int32) {
-      return int64_t(lowest ? std::numeric_limits<int32_t>::min()
-                            : std::numeric_limits<int32_t>::max());
-    }
-    return lowest ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    // The integer types' limits, in the int64 form of data_type.h (UInt64's top is all ones).
+    if (isUnsignedType(dtype)) return lowest ? int64_t(0) : wrapInteger(-1, dtype);
+    const int64_t top = int64_t(~uint64_t(0) >> (65 - integerBits(dtype)));
+    return lowest ? -top - 1 : top;
   };
   switch (op) {
     case ReductionOpType::Sum: return int64_t(0);

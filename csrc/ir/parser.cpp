@@ -667,9 +667,14 @@ void Parser::adopt(Arg& a, DataType c, std::string_view op, const Val* from) {
 
 void Parser::checkRange(const Token& t, const ScalarValue& v, DataType dtype) {
   const auto* i = std::get_if<int64_t>(&v);
-  if (dtype != DataType::Int32 || i == nullptr) return;
-  if (*i < std::numeric_limits<int32_t>::min() || *i > std::numeric_limits<int32_t>::max()) {
-    fail(t, "the literal ", t.text, " is out of the range of i32");
+  if (!isIntegralType(dtype) || integerBits(dtype) == 64 || i == nullptr) return;
+  // Signed types take their range; unsigned ones theirs and the negative values of the same
+  // width, which wrap (u8(-1) is 255). A u64 literal is any int64: its bits (u64(-1) is 2^64 - 1).
+  const int bits = integerBits(dtype);
+  const int64_t lo = -(int64_t(1) << (bits - 1));
+  const int64_t hi = isUnsignedType(dtype) ? (int64_t(1) << bits) - 1 : -lo - 1;
+  if (*i < lo || *i > hi) {
+    fail(t, "the literal ", t.text, " is out of the range of ", dataTypeName(dtype));
   }
 }
 

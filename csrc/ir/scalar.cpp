@@ -33,9 +33,10 @@ ScalarValue normalize(DataType dtype, const ScalarValue& v) {
     return d != 0.0;
   }
   if (isIntegralType(dtype)) {
-    if (auto* i = std::get_if<int64_t>(&v)) return *i;
+    const bool narrow_or_unsigned = dtype != DataType::Int32 && dtype != DataType::Int64;
+    if (auto* i = std::get_if<int64_t>(&v)) return narrow_or_unsigned ? wrapInteger(*i, dtype) : *i;
     LOOM_CHECK(std::isfinite(d), "constant ", d, " cannot be an integer of type ", dtype);
-    return int64_t(d);
+    return narrow_or_unsigned ? floatToInteger(d, dtype) : int64_t(d);
   }
   return d;
 }

@@ -473,9 +473,11 @@ void reductionRule(const ReductionOp* red, DtypeRule& r) {
   }
   const bool accumulates =
       red->opType() == ReductionOpType::Sum || red->opType() == ReductionOpType::Prod;
-  if (accumulates && (isReducedPrecision(c) || c == DataType::Int32)) {
+  const bool narrow_int = isIntegralType(c) && dataTypeSize(c) < 8;
+  if (accumulates && (isReducedPrecision(c) || narrow_int)) {
     r.fail(concat(op, " accumulates in ", c, ", which loses the sum on the way: ops::", op,
-                  " accumulates ", isReducedPrecision(c) ? "16-bit floats in f32" : "i32 in i64",
+                  " accumulates ",
+                  isReducedPrecision(c) ? "16-bit floats in f32" : "integers narrower than 64 bits in i64",
                   " (cast the input first, and the result back)"));
   }
 }
@@ -531,9 +533,10 @@ void scanRule(const ScanOp* scan, DtypeRule& r) {
   r.need(scan->in(), c, computesIn(scan->opName(), scan->out()));
   const bool accumulates =
       scan->opType() == ReductionOpType::Sum || scan->opType() == ReductionOpType::Prod;
-  if (accumulates && (c == DataType::Int32 || isBooleanType(c))) {
+  if (accumulates && ((isIntegralType(c) && dataTypeSize(c) < 8) || isBooleanType(c))) {
     r.fail(concat(scan->opName(), " accumulates in ", c, ", which wraps or saturates: ops::",
-                  scan->opName(), " takes bools and i32 in i64 (cast the input first)"));
+                  scan->opName(),
+                  " takes bools and integers narrower than 64 bits in i64 (cast the input first)"));
   }
 }
 

@@ -35,7 +35,10 @@ int64_t welfordBytes(DataType avg, DataType n) {
 
 DataType accumulatorType(DataType dtype) {
   if (dtype == DataType::Float16 || dtype == DataType::BFloat16) return DataType::Float32;
-  if (dtype == DataType::Bool) return DataType::Int32;
+  // Bool and the 8- and 16-bit integers accumulate in int (every value fits exactly).
+  if (dtype == DataType::Bool || (isIntegralType(dtype) && dataTypeSize(dtype) < 4)) {
+    return DataType::Int32;
+  }
   return dtype;
 }
 
@@ -45,6 +48,8 @@ std::string scratchCType(DataType dtype) {
     case DataType::Float64: return "double";
     case DataType::Int32: return "int";
     case DataType::Int64: return "long long";
+    case DataType::UInt32: return "unsigned";
+    case DataType::UInt64: return "unsigned long long";
     case DataType::ComplexFloat: return "loom::Complex<float>";
     case DataType::ComplexDouble: return "loom::Complex<double>";
     default: break;

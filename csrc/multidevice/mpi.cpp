@@ -258,6 +258,12 @@ MPI_Datatype mpiDataType(DataType dtype) {
     case DataType::Bool: return m.boolType;
     case DataType::Int32: return m.int32Type;
     case DataType::Int64: return m.int64Type;
+    case DataType::Int8: return m.int8Type;
+    case DataType::Int16: return m.int16Type;
+    case DataType::UInt8: return m.uint8Type;
+    case DataType::UInt16: return m.uint16Type;
+    case DataType::UInt32: return m.uint32Type;
+    case DataType::UInt64: return m.uint64Type;
     case DataType::Float16:
     case DataType::BFloat16: return m.uint16Type;
     case DataType::Float32: return m.floatType;

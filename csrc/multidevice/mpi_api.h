@@ -80,7 +80,12 @@ namespace loom::multidevice::detail {
   X(charType, MPI_Datatype, ompi_mpi_char)                \
   X(intType, MPI_Datatype, ompi_mpi_int)                  \
   X(boolType, MPI_Datatype, ompi_mpi_c_bool)              \
+  X(int8Type, MPI_Datatype, ompi_mpi_int8_t)              \
+  X(int16Type, MPI_Datatype, ompi_mpi_int16_t)            \
+  X(uint8Type, MPI_Datatype, ompi_mpi_uint8_t)            \
   X(uint16Type, MPI_Datatype, ompi_mpi_uint16_t)          \
+  X(uint32Type, MPI_Datatype, ompi_mpi_uint32_t)          \
+  X(uint64Type, MPI_Datatype, ompi_mpi_uint64_t)          \
   X(int32Type, MPI_Datatype, ompi_mpi_int32_t)            \
   X(int64Type, MPI_Datatype, ompi_mpi_int64_t)            \
   X(floatType, MPI_Datatype, ompi_mpi_float)              \

@@ -105,6 +105,15 @@ DataType dataType(::loom::DataType dtype) {
     case ::loom::DataType::BFloat16: return kBfloat16;
     case ::loom::DataType::Float32: return kFloat32;
     case ::loom::DataType::Float64: return kFloat64;
+    case ::loom::DataType::Int8: return kInt8;
+    case ::loom::DataType::UInt8: return kUint8;
+    case ::loom::DataType::UInt32: return kUint32;
+    case ::loom::DataType::UInt64: return kUint64;
+    case ::loom::DataType::Int16:
+    case ::loom::DataType::UInt16:
+      LOOM_THROW("NCCL: ", dtype,
+                 " tensors are not communicated between devices (NCCL has no 16-bit integer "
+                 "type; cast to i32 first)");
     case ::loom::DataType::ComplexFloat:
     case ::loom::DataType::ComplexDouble: break;
   }

@@ -32,8 +32,8 @@ using RedOp = int;     // ncclRedOp_t
 inline constexpr Result kSuccess = 0;
 inline constexpr Result kInProgress = 7;
 // ncclDataType_t values.
-inline constexpr DataType kUint8 = 1, kInt32 = 2, kInt64 = 4, kFloat16 = 6, kFloat32 = 7,
-                          kFloat64 = 8, kBfloat16 = 9;
+inline constexpr DataType kInt8 = 0, kUint8 = 1, kInt32 = 2, kUint32 = 3, kInt64 = 4,
+                          kUint64 = 5, kFloat16 = 6, kFloat32 = 7, kFloat64 = 8, kBfloat16 = 9;
 // ncclRedOp_t values.
 inline constexpr RedOp kSum = 0, kProd = 1, kMax = 2, kMin = 3;
 

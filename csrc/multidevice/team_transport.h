@@ -6,6 +6,7 @@
 // host or all on one GPU, with consistent sizes; roots and peers are positions in the team.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -47,10 +48,16 @@ inline int64_t rootedBlock(int64_t position, int64_t root, bool rootTakesPart) {
 }
 
 /// The identity of `op` on `dtype` (what a root that sends nothing contributes to reduce): 0 for
-/// Sum, 1 for Prod, -inf for Max and +inf for Min, which storeFromDouble saturates to the lowest
-/// and highest integer; on Bool 0 (false) for Sum and Max (or), 1 (true) for Prod and Min (and).
+/// Sum, 1 for Prod, -inf for Max and +inf for Min; an integer type's lowest and highest value
+/// (the 64-bit tops round up to 2^63 / 2^64, which storeFromDouble saturates back); on Bool 0
+/// (false) for Sum and Max (or), 1 (true) for Prod and Min (and).
 inline double reduceIdentity(DataType dtype, ReduceOp op) {
   if (dtype == DataType::Bool) return op == ReduceOp::Sum || op == ReduceOp::Max ? 0.0 : 1.0;
+  if (isIntegralType(dtype) && (op == ReduceOp::Max || op == ReduceOp::Min)) {
+    const int bits = integerBits(dtype);
+    if (isUnsignedType(dtype)) return op == ReduceOp::Max ? 0.0 : std::ldexp(1.0, bits) - 1.0;
+    return op == ReduceOp::Max ? -std::ldexp(1.0, bits - 1) : std::ldexp(1.0, bits - 1) - 1.0;
+  }
   switch (op) {
     case ReduceOp::Sum: return 0.0;
     case ReduceOp::Prod: return 1.0;

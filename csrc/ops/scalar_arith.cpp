@@ -8,6 +8,7 @@
 #include "loom/ir/builder.h"
 #include "loom/ir/complex_ops.h"
 #include "loom/ir/exprs.h"
+#include "loom/ops/type_promotion.h"
 #include "loom/support/error.h"
 
 namespace loom::ops {
@@ -46,7 +47,11 @@ DataType promoted(std::initializer_list<Scalar*> operands) {
     const DataType t = s->dtype();
     const Category c = categoryOf(t);
     const Category b = categoryOf(best);
-    if (c > b || (c == b && dataTypeSize(t) > dataTypeSize(best))) best = t;
+    if (c == b && c == Category::Integer) {
+      best = promoteTypes(best, t);  // u8 with i8 is i16, as for tensors
+    } else if (c > b || (c == b && dataTypeSize(t) > dataTypeSize(best))) {
+      best = t;
+    }
   }
   return best;
 }

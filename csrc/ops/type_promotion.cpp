@@ -29,11 +29,25 @@ DataType defaultType(Category c) {
 
 }  // namespace
 
+// Two different integer types, as torch.promote_types: the narrowest signed type that holds
+// both (UInt8 with Int8 is Int16); torch defines none for UInt16, UInt32 and UInt64 with another
+// integer type, and neither does Loom.
+DataType promoteIntegers(DataType a, DataType b) {
+  const bool wide_unsigned_a = isUnsignedType(a) && a != DataType::UInt8;
+  const bool wide_unsigned_b = isUnsignedType(b) && b != DataType::UInt8;
+  LOOM_CHECK(!wide_unsigned_a && !wide_unsigned_b, "type promotion of ", a, " with ", b,
+             " is not defined (as in torch, u16, u32 and u64 promote only with themselves, bool "
+             "and the floating types); cast one operand first");
+  if (a == DataType::UInt8) return b == DataType::Int8 ? DataType::Int16 : b;
+  if (b == DataType::UInt8) return a == DataType::Int8 ? DataType::Int16 : a;
+  return dataTypeSize(a) >= dataTypeSize(b) ? a : b;  // both signed: the wider
+}
+
 DataType promoteTypes(DataType a, DataType b) {
   if (a == b) return a;
   if (isBooleanType(a)) return b;
   if (isBooleanType(b)) return a;
-  if (isIntegralType(a) && isIntegralType(b)) return DataType::Int64;  // Int32 with Int64
+  if (isIntegralType(a) && isIntegralType(b)) return promoteIntegers(a, b);
   if (isIntegralType(a)) return b;
   if (isIntegralType(b)) return a;
   // A complex type with a floating one: complex with the wider part (c64 with f64 is c128).

@@ -2,6 +2,10 @@
 // Names and sizes of DataTypes.
 #include "loom/tensor/data_type.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "loom/support/error.h"
 
 namespace loom {
@@ -17,6 +21,12 @@ size_t dataTypeSize(DataType dtype) {
     case DataType::Float64: return 8;
     case DataType::ComplexFloat: return 8;
     case DataType::ComplexDouble: return 16;
+    case DataType::Int8: return 1;
+    case DataType::Int16: return 2;
+    case DataType::UInt8: return 1;
+    case DataType::UInt16: return 2;
+    case DataType::UInt32: return 4;
+    case DataType::UInt64: return 8;
   }
   LOOM_UNREACHABLE("bad DataType ", static_cast<int>(dtype));
 }
@@ -32,6 +42,12 @@ std::string_view dataTypeName(DataType dtype) {
     case DataType::Float64: return "f64";
     case DataType::ComplexFloat: return "c64";
     case DataType::ComplexDouble: return "c128";
+    case DataType::Int8: return "i8";
+    case DataType::Int16: return "i16";
+    case DataType::UInt8: return "u8";
+    case DataType::UInt16: return "u16";
+    case DataType::UInt32: return "u32";
+    case DataType::UInt64: return "u64";
   }
   LOOM_UNREACHABLE("bad DataType ", static_cast<int>(dtype));
 }
@@ -47,6 +63,12 @@ std::string_view cudaTypeName(DataType dtype) {
     case DataType::Float64: return "double";
     case DataType::ComplexFloat: return "loom::Complex<float>";
     case DataType::ComplexDouble: return "loom::Complex<double>";
+    case DataType::Int8: return "int8_t";
+    case DataType::Int16: return "int16_t";
+    case DataType::UInt8: return "uint8_t";
+    case DataType::UInt16: return "uint16_t";
+    case DataType::UInt32: return "uint32_t";
+    case DataType::UInt64: return "uint64_t";
   }
   LOOM_UNREACHABLE("bad DataType ", static_cast<int>(dtype));
 }
@@ -62,6 +84,18 @@ std::optional<DataType> parseDataType(std::string_view name) {
       {"int32", DataType::Int32},
       {"i64", DataType::Int64},
       {"int64", DataType::Int64},
+      {"i8", DataType::Int8},
+      {"int8", DataType::Int8},
+      {"i16", DataType::Int16},
+      {"int16", DataType::Int16},
+      {"u8", DataType::UInt8},
+      {"uint8", DataType::UInt8},
+      {"u16", DataType::UInt16},
+      {"uint16", DataType::UInt16},
+      {"u32", DataType::UInt32},
+      {"uint32", DataType::UInt32},
+      {"u64", DataType::UInt64},
+      {"uint64", DataType::UInt64},
       {"f16", DataType::Float16},
       {"float16", DataType::Float16},
       {"half", DataType::Float16},
@@ -84,6 +118,41 @@ std::optional<DataType> parseDataType(std::string_view name) {
     if (a.name == name) return a.dtype;
   }
   return std::nullopt;
+}
+
+int64_t wrapInteger(int64_t v, DataType dtype) {
+  const auto u = uint64_t(v);
+  switch (dtype) {
+    case DataType::Bool: return v != 0 ? 1 : 0;
+    case DataType::Int8: return int8_t(uint8_t(u));
+    case DataType::Int16: return int16_t(uint16_t(u));
+    case DataType::Int32: return int32_t(uint32_t(u));
+    case DataType::UInt8: return uint8_t(u);
+    case DataType::UInt16: return uint16_t(u);
+    case DataType::UInt32: return uint32_t(u);
+    default: return v;
+  }
+}
+
+double integerToDouble(int64_t v, DataType dtype) {
+  return dtype == DataType::UInt64 ? double(uint64_t(v)) : double(v);
+}
+
+int64_t floatToInteger(double v, DataType dtype) {
+  if (std::isnan(v)) return 0;
+  const double t = std::trunc(v);
+  constexpr double kTwo63 = 9223372036854775808.0;  // exact in double
+  if (dtype == DataType::UInt64 && t >= kTwo63) {
+    return t >= 2.0 * kTwo63 ? int64_t(~uint64_t(0)) : int64_t(uint64_t(t));
+  }
+  const int64_t i = t >= kTwo63                  ? std::numeric_limits<int64_t>::max()
+                    : t <= -kTwo63               ? std::numeric_limits<int64_t>::min()
+                                                 : int64_t(t);
+  if (dtype == DataType::Int32) {
+    return std::clamp<int64_t>(i, std::numeric_limits<int32_t>::min(),
+                               std::numeric_limits<int32_t>::max());
+  }
+  return wrapInteger(i, dtype);
 }
 
 std::ostream& operator<<(std::ostream& os, DataType dtype) { return os << dataTypeName(dtype); }

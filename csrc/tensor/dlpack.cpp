@@ -60,7 +60,8 @@ std::string typeCodeName(uint8_t code) {
 }
 
 constexpr const char* kSupportedDtypes =
-    "bool (kDLBool, 8 bits), int32/int64 (kDLInt, 32/64 bits), float16/float32/float64 "
+    "bool (kDLBool, 8 bits), int8/int16/int32/int64 (kDLInt, 8/16/32/64 bits), "
+    "uint8/uint16/uint32/uint64 (kDLUInt, 8/16/32/64 bits), float16/float32/float64 "
     "(kDLFloat, 16/32/64 bits), bfloat16 (kDLBfloat, 16 bits), complex64/complex128 (kDLComplex, "
     "64/128 bits)";
 
@@ -92,8 +93,16 @@ DataType toLoomDtype(DLDataType t) {
       if (t.bits == 8) return DataType::Bool;
       break;
     case dlpack::kDLInt:
+      if (t.bits == 8) return DataType::Int8;
+      if (t.bits == 16) return DataType::Int16;
       if (t.bits == 32) return DataType::Int32;
       if (t.bits == 64) return DataType::Int64;
+      break;
+    case dlpack::kDLUInt:
+      if (t.bits == 8) return DataType::UInt8;
+      if (t.bits == 16) return DataType::UInt16;
+      if (t.bits == 32) return DataType::UInt32;
+      if (t.bits == 64) return DataType::UInt64;
       break;
     case dlpack::kDLFloat:
       if (t.bits == 16) return DataType::Float16;
@@ -117,8 +126,14 @@ DLDataType toDLDtype(DataType dtype) {
   auto bits = uint8_t(dataTypeSize(dtype) * 8);
   switch (dtype) {
     case DataType::Bool: return {dlpack::kDLBool, bits, 1};
+    case DataType::Int8:
+    case DataType::Int16:
     case DataType::Int32:
     case DataType::Int64: return {dlpack::kDLInt, bits, 1};
+    case DataType::UInt8:
+    case DataType::UInt16:
+    case DataType::UInt32:
+    case DataType::UInt64: return {dlpack::kDLUInt, bits, 1};
     case DataType::Float16:
     case DataType::Float32:
     case DataType::Float64: return {dlpack::kDLFloat, bits, 1};

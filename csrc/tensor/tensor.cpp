@@ -199,8 +199,48 @@ double loadAsDouble(const void* ptr, DataType dtype) {
     case DataType::Float64: return *static_cast<const double*>(ptr);
     case DataType::ComplexFloat: return double(static_cast<const float*>(ptr)[0]);
     case DataType::ComplexDouble: return static_cast<const double*>(ptr)[0];
+    case DataType::Int8:
+    case DataType::Int16:
+    case DataType::UInt8:
+    case DataType::UInt16:
+    case DataType::UInt32:
+    case DataType::UInt64: return integerToDouble(loadInteger(ptr, dtype), dtype);
   }
   LOOM_UNREACHABLE();
+}
+
+int64_t loadInteger(const void* ptr, DataType dtype) {
+  switch (dtype) {
+    case DataType::Bool: return *static_cast<const unsigned char*>(ptr) != 0 ? 1 : 0;
+    case DataType::Int8: return *static_cast<const int8_t*>(ptr);
+    case DataType::Int16: return *static_cast<const int16_t*>(ptr);
+    case DataType::Int32: return *static_cast<const int32_t*>(ptr);
+    case DataType::Int64: return *static_cast<const int64_t*>(ptr);
+    case DataType::UInt8: return *static_cast<const uint8_t*>(ptr);
+    case DataType::UInt16: return *static_cast<const uint16_t*>(ptr);
+    case DataType::UInt32: return *static_cast<const uint32_t*>(ptr);
+    case DataType::UInt64: return int64_t(*static_cast<const uint64_t*>(ptr));
+    default: break;
+  }
+  LOOM_ASSERT(false, "loadInteger of a ", dtype, " element");
+  LOOM_UNREACHABLE();
+}
+
+void storeInteger(void* ptr, DataType dtype, int64_t value) {
+  const int64_t v = wrapInteger(value, dtype);
+  switch (dtype) {
+    case DataType::Bool: *static_cast<bool*>(ptr) = v != 0; return;
+    case DataType::Int8: *static_cast<int8_t*>(ptr) = int8_t(v); return;
+    case DataType::Int16: *static_cast<int16_t*>(ptr) = int16_t(v); return;
+    case DataType::Int32: *static_cast<int32_t*>(ptr) = int32_t(v); return;
+    case DataType::Int64: *static_cast<int64_t*>(ptr) = v; return;
+    case DataType::UInt8: *static_cast<uint8_t*>(ptr) = uint8_t(v); return;
+    case DataType::UInt16: *static_cast<uint16_t*>(ptr) = uint16_t(v); return;
+    case DataType::UInt32: *static_cast<uint32_t*>(ptr) = uint32_t(v); return;
+    case DataType::UInt64: *static_cast<uint64_t*>(ptr) = uint64_t(v); return;
+    default: break;
+  }
+  LOOM_ASSERT(false, "storeInteger into a ", dtype, " element");
 }
 
 void storeFromDouble(void* ptr, DataType dtype, double value) {
@@ -214,6 +254,12 @@ void storeFromDouble(void* ptr, DataType dtype, double value) {
     case DataType::Float64: *static_cast<double*>(ptr) = value; return;
     case DataType::ComplexFloat:
     case DataType::ComplexDouble: storeFromComplex(ptr, dtype, {value, 0.0}); return;
+    case DataType::Int8:
+    case DataType::Int16:
+    case DataType::UInt8:
+    case DataType::UInt16:
+    case DataType::UInt32:
+    case DataType::UInt64: storeInteger(ptr, dtype, floatToInteger(value, dtype)); return;
   }
   LOOM_UNREACHABLE();
 }
@@ -353,7 +399,8 @@ void fillRandom(Tensor& t, uint64_t seed) {
       t.setComplexLinear(i, {re, dist(rng)});
     }
   } else if (isIntegralType(t.dtype())) {
-    std::uniform_int_distribution<int64_t> dist(-8, 7);
+    const int64_t lo = isUnsignedType(t.dtype()) ? 0 : -8;
+    std::uniform_int_distribution<int64_t> dist(lo, lo + 15);
     for (int64_t i = 0; i < n; ++i) t.setDoubleLinear(i, double(dist(rng)));
   } else {
     std::bernoulli_distribution dist(0.5);
@@ -370,7 +417,7 @@ void poison(Tensor& t) {
     return;
   }
   double v = isFloatingType(t.dtype()) ? std::numeric_limits<double>::quiet_NaN()
-             : isIntegralType(t.dtype()) ? -1234567.0
+             : isIntegralType(t.dtype()) ? double(wrapInteger(-1234567, t.dtype()))
                                          : 1.0;
   for (int64_t i = 0; i < n; ++i) t.setDoubleLinear(i, v);
 }

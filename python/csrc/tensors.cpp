@@ -301,7 +301,13 @@ void bindTensors(nb::module_& m) {
       .value("Float32", DataType::Float32)
       .value("Float64", DataType::Float64)
       .value("ComplexFloat", DataType::ComplexFloat)
-      .value("ComplexDouble", DataType::ComplexDouble);
+      .value("ComplexDouble", DataType::ComplexDouble)
+      .value("Int8", DataType::Int8)
+      .value("Int16", DataType::Int16)
+      .value("UInt8", DataType::UInt8)
+      .value("UInt16", DataType::UInt16)
+      .value("UInt32", DataType::UInt32)
+      .value("UInt64", DataType::UInt64);
   m.def("data_type_name", [](DataType d) { return std::string(dataTypeName(d)); });
 
   nb::class_<PyTensor>(m, "Tensor",

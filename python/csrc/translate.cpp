@@ -31,6 +31,12 @@ std::string pyDtype(DataType t) {
     case DataType::Int64: return "DataType.Int";
     case DataType::Int32: return "DataType.Int32";
     case DataType::Bool: return "DataType.Bool";
+    case DataType::Int8: return "DataType.Char";
+    case DataType::Int16: return "DataType.Short";
+    case DataType::UInt8: return "DataType.Byte";
+    case DataType::UInt16: return "DataType.UInt16";
+    case DataType::UInt32: return "DataType.UInt32";
+    case DataType::UInt64: return "DataType.UInt64";
     case DataType::ComplexFloat: return "DataType.ComplexFloat";
     case DataType::ComplexDouble: return "DataType.ComplexDouble";
     default: break;

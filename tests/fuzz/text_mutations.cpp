@@ -20,7 +20,9 @@ namespace {
 
 constexpr const char* kFile = "mutated.fus";
 
-const std::vector<DataType> kDtypes(std::begin(kAllDataTypes), std::end(kAllDataTypes));
+// The types before issue 36's integer types (the first nine of kAllDataTypes): a mutation of a
+// recorded seed picks the same type as when it was recorded.
+const std::vector<DataType> kDtypes(std::begin(kAllDataTypes), std::begin(kAllDataTypes) + 9);
 
 std::vector<std::string> splitLines(const std::string& text) {
   std::vector<std::string> lines;

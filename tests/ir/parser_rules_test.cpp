@@ -76,6 +76,34 @@ TEST(TextTypes, LiteralsOfAnotherDtypeAreRejected) {
   expectError(i32 + "s0 : f32\nT1 = add(T0, s0)\n", "6:6", "s0 is f32, but add computes in i32");
 }
 
+// The narrow and unsigned integer types in the text form: i8 i16 u8 u16 u32 u64 parse, a literal
+// takes the range of its type (an unsigned one also the negative values of its width, which
+// wrap: u8(-1) is 255; a u64 literal is any i64, its bits), and a sum in one of them is refused
+// (it would wrap on the way; ops::sum accumulates them in i64).
+TEST(TextTypes, NarrowAndUnsignedIntegers) {
+  auto text = [](const std::string& dt, const std::string& call) {
+    return "inputs: T0\noutputs: T1\nT0 : " + dt + " global [i0{4}]\nT1 : " + dt +
+           " global [i1{4}]\nT1 = " + call + "\n";
+  };
+  for (const char* dt : {"i8", "i16", "u8", "u16", "u32", "u64"}) {
+    auto f = parseFusion(text(dt, "bitwise_right_shift(T0, 3)"));
+    EXPECT_EQ(f->outputs()[0]->dtype(), *parseDataType(dt)) << dt;
+  }
+  auto wrapped = parseFusion(text("u8", "add(T0, u8(-1))"));
+  auto* c = wrapped->outputs()[0]->definition()->input(1)->as<Scalar>();
+  EXPECT_EQ(c->dtype(), DataType::UInt8);
+  EXPECT_EQ(c->constInt(), 255);
+  auto all_ones = parseFusion(text("u64", "add(T0, u64(-1))"));
+  EXPECT_EQ(all_ones->outputs()[0]->definition()->input(1)->as<Scalar>()->constInt(), -1);
+  expectError(text("i8", "add(T0, 128)"), "5:14", "the literal 128 is out of the range of i8");
+  expectError(text("u8", "add(T0, 256)"), "5:14", "the literal 256 is out of the range of u8");
+  expectError(text("u16", "add(T0, -32769)"), "5:14",
+              "the literal -32769 is out of the range of u16");
+  expectError("inputs: T0\noutputs: T1\nT0 : u8 global [i0{4}]\nT1 : u8 global [r1{4}]\n"
+              "T1 = sum(T0, init=0)\n",
+              "5:6", "sum accumulates in u8");
+}
+
 // A plain literal takes the dtype its op computes in, as a Python number does in torch; a typed
 // literal keeps its own (and must be that dtype).
 TEST(TextTypes, PlainLiteralsTakeTheComputationType) {

@@ -46,12 +46,13 @@ uint64_t mix(uint64_t x) {  // splitmix64's finalizer
 double valueOf(int64_t rank, int64_t i, uint64_t salt, DataType dtype, Kind kind) {
   const uint64_t h = mix(salt * 1000003 + uint64_t(rank) * 7919 + uint64_t(i));
   if (dtype == DataType::Bool) return double(h % 2);
-  const double sign = (h >> 8) % 2 == 0 ? 1.0 : -1.0;
+  // Unsigned types take non-negative values, so that max and min order them as doubles do.
+  const double sign = (h >> 8) % 2 == 0 || isUnsignedType(dtype) ? 1.0 : -1.0;
   if (kind == Kind::Product) {
     if (isFloatingType(dtype)) return sign * std::ldexp(1.0, int(h % 3) - 1);  // +-1/2, 1, 2
     return sign * double(1 + h % 3);
   }
-  const double v = double(int64_t(h % 17) - 8);
+  const double v = double(int64_t(h % 17) - (isUnsignedType(dtype) ? 0 : 8));
   return isFloatingType(dtype) ? v / 4 : v;
 }
 

@@ -48,6 +48,47 @@ TEST_F(TypePromotionTest, TensorTensorTable) {
   EXPECT_EQ(result({t(DT::BFloat16), t(DT::Float64)}), DT::Float64);
 }
 
+// The narrow and unsigned integers promote as torch.promote_types: signed ones to the wider, u8
+// with a signed type to the narrowest signed type holding both (u8 with i8 is i16); every
+// integer with a floating type is the floating type; bool gives way to each.
+TEST_F(TypePromotionTest, NarrowAndUnsignedIntegers) {
+  EXPECT_EQ(result({t(DT::UInt8), t(DT::Int8)}), DT::Int16);
+  EXPECT_EQ(result({t(DT::Int8), t(DT::UInt8)}), DT::Int16);
+  EXPECT_EQ(result({t(DT::UInt8), t(DT::Int16)}), DT::Int16);
+  EXPECT_EQ(result({t(DT::UInt8), t(DT::Int32)}), DT::Int32);
+  EXPECT_EQ(result({t(DT::UInt8), t(DT::Int64)}), DT::Int64);
+  EXPECT_EQ(result({t(DT::Int8), t(DT::Int16)}), DT::Int16);
+  EXPECT_EQ(result({t(DT::Int16), t(DT::Int32)}), DT::Int32);
+  EXPECT_EQ(result({t(DT::Int8), t(DT::Int64)}), DT::Int64);
+  EXPECT_EQ(result({t(DT::Bool), t(DT::UInt8)}), DT::UInt8);
+  EXPECT_EQ(result({t(DT::Bool), t(DT::Int8)}), DT::Int8);
+  EXPECT_EQ(result({t(DT::UInt64), t(DT::UInt64)}), DT::UInt64);
+  for (DT i : {DT::Int8, DT::Int16, DT::UInt8, DT::UInt16, DT::UInt32, DT::UInt64}) {
+    EXPECT_EQ(result({t(i), t(DT::Float16)}), DT::Float16) << i;
+    EXPECT_EQ(result({t(i), t(DT::BFloat16)}), DT::BFloat16) << i;
+    EXPECT_EQ(result({t(i), t(DT::Float32)}), DT::Float32) << i;
+    EXPECT_EQ(result({t(i), 2}), i) << i;  // a number keeps the tensor's integer type
+    EXPECT_EQ(result({t(i), 2.5}), DT::Float32) << i;
+    EXPECT_EQ(result({t(i), input({}, DT::Int64)}), i) << i;  // 0-dim: the same category
+    EXPECT_EQ(div(t(i), t(i))->dtype(), DT::Float32) << i;   // true division
+    EXPECT_EQ(add(t(i), t(i))->dtype(), i) << i;
+    EXPECT_EQ(lt(t(i), 2)->dtype(), DT::Bool) << i;
+  }
+}
+
+// torch defines no promotion of u16, u32 or u64 with another integer type: a UserError naming
+// both types and what to do.
+TEST_F(TypePromotionTest, WideUnsignedWithOtherIntegersIsError) {
+  for (auto [a, b] : {std::pair{DT::UInt16, DT::Int32}, std::pair{DT::UInt32, DT::Int64},
+                      std::pair{DT::UInt64, DT::Int64}, std::pair{DT::UInt8, DT::UInt16},
+                      std::pair{DT::Int8, DT::UInt64}}) {
+    std::string msg = userError([&] { add(t(a), t(b)); });
+    EXPECT_HAS(msg, std::string("type promotion of ") + std::string(dataTypeName(a)) + " with " +
+                        std::string(dataTypeName(b)) + " is not defined");
+    EXPECT_HAS(msg, "cast one operand first");
+  }
+}
+
 // Numbers only count when their category is higher than every tensor's, with default types.
 TEST_F(TypePromotionTest, WrappedNumbers) {
   EXPECT_EQ(result({t(DT::Int32), 2.5}), DT::Float32);

@@ -56,6 +56,9 @@ def test_names_loom_lacks_raise_naming_themselves_when_used(name):
     (torch.float64, DataType.Double), (torch.float32, DataType.Float),
     (torch.float16, DataType.Half), (torch.bfloat16, DataType.BFloat16),
     (torch.int64, DataType.Int), (torch.int32, DataType.Int32), (torch.bool, DataType.Bool),
+    (torch.int16, DataType.Short), (torch.int8, DataType.Char), (torch.uint8, DataType.Byte),
+    (torch.uint16, DataType.UInt16), (torch.uint32, DataType.UInt32),
+    (torch.uint64, DataType.UInt64),
     (float, DataType.Double), (int, DataType.Int), (bool, DataType.Bool),
 ])
 def test_torch_dtype_to_nvfuser_dtype(torch_dtype, expected):
@@ -65,8 +68,9 @@ def test_torch_dtype_to_nvfuser_dtype(torch_dtype, expected):
 def test_dtypes_loom_lacks_raise_naming_them():
     assert python_scalar_to_nvfuser_dtype(2.5) is DataType.Double
     assert python_scalar_to_nvfuser_dtype(True) is DataType.Bool
-    with pytest.raises(loom.NotSupportedError, match="torch dtype torch.int8 is not supported"):
-        torch_dtype_to_nvfuser_dtype(torch.int8)
+    with pytest.raises(loom.NotSupportedError,
+                       match="torch dtype torch.float8_e4m3fn is not supported"):
+        torch_dtype_to_nvfuser_dtype(torch.float8_e4m3fn)
     if not hasattr(DataType, "ComplexDouble"):  # until Loom has complex types
         with pytest.raises(loom.NotSupportedError, match="DataType.ComplexDouble"):
             torch_dtype_to_nvfuser_dtype(complex)

@@ -38,6 +38,12 @@ const TypeCase kTypeCases[] = {
     {DataType::Float64, dlpack::kDLFloat, 64},
     {DataType::ComplexFloat, dlpack::kDLComplex, 64},
     {DataType::ComplexDouble, dlpack::kDLComplex, 128},
+    {DataType::Int8, dlpack::kDLInt, 8},
+    {DataType::Int16, dlpack::kDLInt, 16},
+    {DataType::UInt8, dlpack::kDLUInt, 8},
+    {DataType::UInt16, dlpack::kDLUInt, 16},
+    {DataType::UInt32, dlpack::kDLUInt, 32},
+    {DataType::UInt64, dlpack::kDLUInt, 64},
 };
 
 // A tensor owned by a foreign producer: the managed struct, its buffer and its shape arrays live
@@ -61,6 +67,9 @@ struct Producer {
 // Value stored at logical linear index i; exactly representable in every dtype.
 double valueAt(int64_t i) { return double(i % 7) - 3.0; }
 double expectedAt(DataType dtype, int64_t i) {
+  if (isUnsignedType(dtype)) {  // negative values wrap to the width
+    return integerToDouble(wrapInteger(int64_t(valueAt(i)), dtype), dtype);
+  }
   return dtype == DataType::Bool ? (valueAt(i) != 0.0 ? 1.0 : 0.0) : valueAt(i);
 }
 
@@ -368,9 +377,9 @@ TEST(DLPackTest, UnsupportedDtypeIsError) {
     dlpack::DLDataType dtype;
     const char* named;
   };
-  for (Bad bad : {Bad{{dlpack::kDLUInt, 8, 1}, "(kDLUInt, 8 bits)"},
+  for (Bad bad : {Bad{{dlpack::kDLUInt, 128, 1}, "(kDLUInt, 128 bits)"},
                   Bad{{dlpack::kDLFloat, 8, 1}, "(kDLFloat, 8 bits)"},
-                  Bad{{dlpack::kDLInt, 16, 1}, "(kDLInt, 16 bits)"},
+                  Bad{{dlpack::kDLInt, 128, 1}, "(kDLInt, 128 bits)"},
                   Bad{{dlpack::kDLComplex, 32, 1}, "(kDLComplex, 32 bits)"},
                   Bad{{dlpack::kDLBfloat, 32, 1}, "(kDLBfloat, 32 bits)"},
                   Bad{{10, 8, 1}, "(code 10, 8 bits)"}}) {

@@ -167,6 +167,71 @@ TEST(TensorTest, IntegerStoresSaturate) {
   EXPECT_FALSE(flag);
 }
 
+// Floats to the narrow and unsigned integers (docs/ops.md, "Integer types"): truncation toward
+// zero, then a wrap to the width, as torch on the CPU for every value in range (-1.0 is 255 as
+// u8); UInt64 takes [2^63, 2^64) exactly and saturates above; NaN gives 0.
+TEST(TensorTest, FloatsToNarrowAndUnsignedIntegersWrap) {
+  struct Case {
+    DataType dtype;
+    double v;
+    int64_t want;  // the int64 form of data_type.h
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (Case c : {Case{DataType::UInt8, -1.0, 255}, Case{DataType::UInt8, -300.7, 212},
+                 Case{DataType::UInt8, 70000.0, 112}, Case{DataType::UInt8, nan, 0},
+                 Case{DataType::Int8, 200.0, -56}, Case{DataType::Int8, -129.0, 127},
+                 Case{DataType::Int16, 70000.0, 4464}, Case{DataType::Int16, -70000.0, -4464},
+                 Case{DataType::UInt16, -1.5, 65535}, Case{DataType::UInt32, -129.0, 4294967167},
+                 Case{DataType::UInt32, 4294967296.0, 0}, Case{DataType::UInt64, -1.0, -1},
+                 Case{DataType::UInt64, 1e19, int64_t(uint64_t(1e19))},
+                 Case{DataType::UInt64, 3e19, -1}, Case{DataType::UInt64, nan, 0},
+                 Case{DataType::Int32, 1e30, std::numeric_limits<int32_t>::max()}}) {
+    EXPECT_EQ(floatToInteger(c.v, c.dtype), c.want) << c.dtype << " " << c.v;
+    alignas(8) unsigned char buf[8] = {};
+    storeFromDouble(buf, c.dtype, c.v);
+    EXPECT_EQ(loadInteger(buf, c.dtype), c.want) << c.dtype << " " << c.v;
+  }
+  // UInt64 reads back as its unsigned value.
+  alignas(8) unsigned char buf[8] = {};
+  storeInteger(buf, DataType::UInt64, -1);
+  EXPECT_EQ(loadAsDouble(buf, DataType::UInt64), 18446744073709551616.0);
+}
+
+// The names and sizes of every type: parseDataType reads back dataTypeName and the long names.
+TEST(DataTypeTest, NamesParseAndSizes) {
+  for (DataType dtype : kAllDataTypes) {
+    EXPECT_EQ(parseDataType(dataTypeName(dtype)), dtype) << dtype;
+  }
+  struct Named {
+    const char* name;
+    const char* long_name;
+    DataType dtype;
+    size_t size;
+    bool is_unsigned;
+  };
+  for (Named n : {Named{"i8", "int8", DataType::Int8, 1, false},
+                  Named{"i16", "int16", DataType::Int16, 2, false},
+                  Named{"u8", "uint8", DataType::UInt8, 1, true},
+                  Named{"u16", "uint16", DataType::UInt16, 2, true},
+                  Named{"u32", "uint32", DataType::UInt32, 4, true},
+                  Named{"u64", "uint64", DataType::UInt64, 8, true}}) {
+    EXPECT_EQ(dataTypeName(n.dtype), n.name);
+    EXPECT_EQ(parseDataType(n.long_name), n.dtype) << n.long_name;
+    EXPECT_EQ(dataTypeSize(n.dtype), n.size) << n.name;
+    EXPECT_EQ(integerBits(n.dtype), int(n.size * 8)) << n.name;
+    EXPECT_TRUE(isIntegralType(n.dtype)) << n.name;
+    EXPECT_EQ(isUnsignedType(n.dtype), n.is_unsigned) << n.name;
+    EXPECT_FALSE(isFloatingType(n.dtype)) << n.name;
+  }
+  EXPECT_FALSE(isUnsignedType(DataType::Bool));
+  EXPECT_FALSE(isIntegralType(DataType::Bool));
+  EXPECT_EQ(parseDataType("u128"), std::nullopt);
+  EXPECT_EQ(wrapInteger(255, DataType::Int8), -1);
+  EXPECT_EQ(wrapInteger(-1, DataType::UInt16), 65535);
+  EXPECT_EQ(wrapInteger(-1, DataType::UInt64), -1);  // its bits
+  EXPECT_EQ(integerToDouble(-1, DataType::UInt64), 18446744073709551616.0);
+}
+
 // permute() returns a view with permuted sizes and strides over the same storage.
 TEST(TensorTest, PermuteIsAView) {
   Tensor t = Tensor::empty({2, 3, 4}, DataType::Int32);
@@ -242,7 +307,8 @@ TEST(TensorTest, FillRandomDeterministicAndInRange) {
         EXPECT_TRUE(std::abs(z.real()) <= 1.0 && std::abs(z.imag()) <= 1.0) << dtype << " " << v;
         EXPECT_NE(z.imag(), 0.0) << dtype;
       } else if (isIntegralType(dtype)) {
-        EXPECT_TRUE(v >= -8.0 && v <= 7.0 && v == std::trunc(v)) << dtype << " " << v;
+        const double lo = isUnsignedType(dtype) ? 0.0 : -8.0;
+        EXPECT_TRUE(v >= lo && v <= lo + 15.0 && v == std::trunc(v)) << dtype << " " << v;
       } else {
         EXPECT_TRUE(v == 0.0 || v == 1.0) << v;
       }
@@ -265,7 +331,8 @@ TEST(TensorTest, PoisonMarksEveryElement) {
       } else if (isFloatingType(dtype)) {
         EXPECT_TRUE(std::isnan(v)) << dtype;
       } else if (isIntegralType(dtype)) {
-        EXPECT_EQ(v, -1234567.0) << dtype;
+        // -1234567 wrapped to the type's width (UInt64: 2^64 - 1234567, rounded to double)
+        EXPECT_EQ(v, integerToDouble(wrapInteger(-1234567, dtype), dtype)) << dtype;
       } else {
         EXPECT_NE(v, 0.0);
       }

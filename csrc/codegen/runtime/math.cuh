@@ -93,7 +93,8 @@ __device__ __forceinline__ long long loom_ceil_div(long long a, int b) {
 template <typename T>
 __device__ __forceinline__ T loom_div(T a, T b) {
   if (b == 0) return 0;
-  if (b == -1) return static_cast<T>(0ULL - static_cast<unsigned long long>(a));
+  // -1 only of a signed type (an unsigned all-ones divisor divides as any other).
+  if (T(-1) < T(0) && b == T(-1)) return static_cast<T>(0ULL - static_cast<unsigned long long>(a));
   return a / b;
 }
 __device__ __forceinline__ long long loom_div(int a, long long b) { return loom_div<long long>(a, b); }
@@ -103,7 +104,7 @@ __device__ __forceinline__ long long loom_div(long long a, int b) { return loom_
 template <typename T>
 __device__ __forceinline__ T loom_ceil_div_total(T a, T b) {
   T q = loom_div(a, b);
-  if (b == 0 || b == -1) return q;
+  if (b == 0 || (T(-1) < T(0) && b == T(-1))) return q;
   T r = a % b;
   return (r != 0 && ((r > 0) == (b > 0))) ? q + 1 : q;
 }
@@ -137,6 +138,11 @@ __device__ __forceinline__ double loom_fmod(double a, double b) { return fmod(a,
 __device__ __forceinline__ int loom_fmod(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }
 __device__ __forceinline__ long long loom_fmod(long long a, long long b) {
   return (b == 0 || b == -1) ? 0 : a % b;
+}
+/// Unsigned operands (the 8- and 16-bit types promote to int above): no trap but by zero.
+__device__ __forceinline__ unsigned loom_fmod(unsigned a, unsigned b) { return b == 0 ? 0u : a % b; }
+__device__ __forceinline__ unsigned long long loom_fmod(unsigned long long a, unsigned long long b) {
+  return b == 0 ? 0ULL : a % b;
 }
 __device__ __forceinline__ long long loom_fmod(int a, long long b) { return loom_fmod((long long)a, b); }
 __device__ __forceinline__ long long loom_fmod(long long a, int b) { return loom_fmod(a, (long long)b); }
@@ -189,9 +195,9 @@ __device__ __forceinline__ T loom_shr(T a, T b) {
 template <typename T>
 __device__ __forceinline__ T loom_lshr(T a, T b) {
   if (b < 0 || b >= T(sizeof(T) * 8)) return T(0);
-  const unsigned long long bits = sizeof(T) == 4
-                                      ? static_cast<unsigned long long>(static_cast<unsigned>(a))
-                                      : static_cast<unsigned long long>(a);
+  // The value's own bits: the sign extension of a narrower type masked off.
+  const unsigned long long mask = sizeof(T) >= 8 ? ~0ULL : ((1ULL << (sizeof(T) * 8)) - 1ULL);
+  const unsigned long long bits = static_cast<unsigned long long>(a) & mask;
   return static_cast<T>(bits >> b);
 }
 

@@ -383,6 +383,22 @@ __device__ __forceinline__ long long truncToInt64(double x) {
   return x != x ? 0 : __double2ll_rz(x);
 }
 
+/// Float to UInt64: [2^63, 2^64) converts exactly (through the signed conversion of x - 2^63,
+/// which is exact there), above saturates; below 2^63 as truncToInt64, wrapped (-1.0 gives
+/// 2^64 - 1, as torch on the CPU). The narrower integer types take truncToInt64 and wrap by
+/// the static_cast that follows it (data_type.h, floatToInteger: the same rule).
+__device__ __forceinline__ unsigned long long truncToUInt64(double x) {
+  if (x >= 9223372036854775808.0) {
+    if (x >= 18446744073709551616.0) return ~0ULL;
+    return static_cast<unsigned long long>(__double2ll_rz(x - 9223372036854775808.0)) +
+           9223372036854775808ULL;
+  }
+  return static_cast<unsigned long long>(truncToInt64(x));
+}
+__device__ __forceinline__ unsigned long long truncToUInt64(float x) {
+  return truncToUInt64(static_cast<double>(x));
+}
+
 /// Widening conversion used by generated code for every load: half types compute in float.
 __device__ __forceinline__ float toFloat(__half v) { return __half2float(v); }
 __device__ __forceinline__ float toFloat(__nv_bfloat16 v) { return __bfloat162float(v); }

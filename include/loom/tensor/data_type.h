@@ -20,6 +20,14 @@ enum class DataType : uint8_t {
   Float64,
   ComplexFloat,   ///< two Float32s (real, imaginary): torch.complex64
   ComplexDouble,  ///< two Float64s: torch.complex128
+  // The narrow and unsigned integers (torch.int8 ... torch.uint64; nvFuser's Char, Short, Byte,
+  // UInt16, UInt32, UInt64). Listed last so that the older enumerators keep their values.
+  Int8,
+  Int16,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
 };
 
 inline constexpr DataType kIndexType = DataType::Int64;
@@ -28,13 +36,16 @@ inline constexpr DataType kIndexType = DataType::Int64;
 inline constexpr DataType kAllDataTypes[] = {
     DataType::Bool,    DataType::Int32,        DataType::Int64,
     DataType::Float16, DataType::BFloat16,     DataType::Float32,
-    DataType::Float64, DataType::ComplexFloat, DataType::ComplexDouble};
+    DataType::Float64, DataType::ComplexFloat, DataType::ComplexDouble,
+    DataType::Int8,    DataType::Int16,        DataType::UInt8,
+    DataType::UInt16,  DataType::UInt32,       DataType::UInt64};
 
 /// Size of one element in bytes.
 size_t dataTypeSize(DataType dtype);
 
-/// Short name used in the text form and messages: bool, i32, i64, f16, bf16, f32, f64, c64, c128
-/// (the complex types are named by their total width, as torch's complex64 / complex128).
+/// Short name used in the text form and messages: bool, i8, i16, i32, i64, u8, u16, u32, u64, f16,
+/// bf16, f32, f64, c64, c128 (the complex types are named by their total width, as torch's
+/// complex64 / complex128).
 std::string_view dataTypeName(DataType dtype);
 
 /// Inverse of dataTypeName; also accepts long names (float32, bfloat16, int64, ...).
@@ -61,12 +72,58 @@ inline DataType complexTypeOf(DataType t) {
   return t == DataType::Float64 || t == DataType::ComplexDouble ? DataType::ComplexDouble
                                                                 : DataType::ComplexFloat;
 }
-inline bool isIntegralType(DataType t) { return t == DataType::Int32 || t == DataType::Int64; }
+/// The integer types, signed and unsigned (not Bool).
+inline bool isIntegralType(DataType t) {
+  switch (t) {
+    case DataType::Int8:
+    case DataType::Int16:
+    case DataType::Int32:
+    case DataType::Int64:
+    case DataType::UInt8:
+    case DataType::UInt16:
+    case DataType::UInt32:
+    case DataType::UInt64: return true;
+    default: return false;
+  }
+}
+/// UInt8, UInt16, UInt32 or UInt64.
+inline bool isUnsignedType(DataType t) {
+  return t == DataType::UInt8 || t == DataType::UInt16 || t == DataType::UInt32 ||
+         t == DataType::UInt64;
+}
+/// The width in bits of an integral type (8 for Bool).
+inline int integerBits(DataType t) {
+  switch (t) {
+    case DataType::Bool:
+    case DataType::Int8:
+    case DataType::UInt8: return 8;
+    case DataType::Int16:
+    case DataType::UInt16: return 16;
+    case DataType::Int32:
+    case DataType::UInt32: return 32;
+    default: return 64;
+  }
+}
 inline bool isBooleanType(DataType t) { return t == DataType::Bool; }
 /// Float16 or BFloat16: stored in 16 bits, computed in Float32.
 inline bool isReducedPrecision(DataType t) {
   return t == DataType::Float16 || t == DataType::BFloat16;
 }
+
+/// Integers of every integral type are carried in an int64_t: the value itself for the signed
+/// types and the unsigned ones up to 32 bits, the bit pattern for UInt64 (values from 2^63 up
+/// read as negative int64s). These three functions are the one definition of the conversions.
+///
+/// Two's-complement wrap of `v` to the width of `dtype` (sign-extended for signed types,
+/// zero-extended for unsigned ones; Bool: `v != 0`; other types: `v`).
+int64_t wrapInteger(int64_t v, DataType dtype);
+/// The value carried by `v` as a double (UInt64: the unsigned value, rounded to nearest).
+double integerToDouble(int64_t v, DataType dtype);
+/// A floating value converted to integral `dtype` (docs/ops.md, "Integer types"): truncation
+/// toward zero; Int32 and Int64 saturate; the other integer types wrap the truncated value
+/// (saturated to int64) to their width, as torch does on the CPU for every value in range;
+/// UInt64 takes [2^63, 2^64) exactly and saturates above; NaN gives 0.
+int64_t floatToInteger(double v, DataType dtype);
 
 /// Name of the matching C++ type in generated code (bool, int, int64_t, __half, ...).
 std::string_view cudaTypeName(DataType dtype);

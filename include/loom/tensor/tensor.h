@@ -143,6 +143,11 @@ double loadAsDouble(const void* ptr, DataType dtype);
 /// Stores a double into one element of `dtype` at `ptr` (round to nearest even for floats,
 /// truncation toward zero for integers, `value != 0` for bool, imaginary part 0 for complex).
 void storeFromDouble(void* ptr, DataType dtype, double value);
+/// Reads one element of an integral (or Bool) `dtype` exactly, in the int64 form of
+/// data_type.h (UInt64: its bits).
+int64_t loadInteger(const void* ptr, DataType dtype);
+/// Stores an integer into one element of an integral (or Bool) `dtype`, wrapping to its width.
+void storeInteger(void* ptr, DataType dtype, int64_t value);
 /// Reads one element as a complex number (a real element has imaginary part 0).
 std::complex<double> loadAsComplex(const void* ptr, DataType dtype);
 /// Stores a complex number: each part rounded to the part type of a complex `dtype`; a real
@@ -151,7 +156,7 @@ void storeFromComplex(void* ptr, DataType dtype, std::complex<double> value);
 
 /// Fills a host tensor with random values: floats drawn uniformly from [-1, 1) then rounded to the
 /// element type (so 1.0 can occur), complex numbers with each part drawn so, integers uniform in
-/// [-8, 8), bools fair coin flips.
+/// [-8, 8) (unsigned ones in [0, 16)), bools fair coin flips.
 /// Deterministic for a given seed.
 void fillRandom(Tensor& t, uint64_t seed);
 

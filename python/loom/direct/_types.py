@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """DataType, ParallelType and MemoryType under nvFuser's names, mapped onto Loom's.
 
-A name nvFuser has and Loom does not (8-bit and unsigned types, stream parallelism, ...) raises
+A name nvFuser has and Loom does not (8-bit floats, stream parallelism, ...) raises
 ``loom.NotSupportedError`` naming it when it is looked up, so nothing is silently approximated.
 """
 
@@ -33,6 +33,17 @@ class DataType(enum.Enum, metaclass=_unsupported_enum_meta("DataType")):
     # DataType.Index is DataType.Int, and prints as DataType.Int).
     Index = "Int64"
     Int32 = "Int32"
+    # The narrow and unsigned integers under nvFuser's C++ names (its Python enum has UInt64
+    # only); Int8, Int16 and UInt8 are aliases under torch's names.
+    Char = "Int8"
+    Short = "Int16"
+    Byte = "UInt8"
+    UInt16 = "UInt16"
+    UInt32 = "UInt32"
+    UInt64 = "UInt64"
+    Int8 = "Int8"
+    Int16 = "Int16"
+    UInt8 = "UInt8"
     Bool = "Bool"
     ComplexFloat = "ComplexFloat"
     ComplexDouble = "ComplexDouble"
@@ -85,14 +96,21 @@ def torch_to_dtype(torch_dtype):
         torch.bfloat16: DataType.BFloat16,
         torch.int64: DataType.Int,
         torch.int32: DataType.Int32,
+        torch.int16: DataType.Short,
+        torch.int8: DataType.Char,
+        torch.uint8: DataType.Byte,
+        torch.uint16: DataType.UInt16,
+        torch.uint32: DataType.UInt32,
+        torch.uint64: DataType.UInt64,
         torch.bool: DataType.Bool,
         torch.complex64: DataType.ComplexFloat,
         torch.complex128: DataType.ComplexDouble,
     }
     if torch_dtype not in table:
         raise NotSupportedError(
-            f"torch dtype {torch_dtype} is not supported by Loom (Loom has bool, int32, int64, "
-            "float16, bfloat16, float32, float64, complex64, complex128)"
+            f"torch dtype {torch_dtype} is not supported by Loom (Loom has bool, int8, int16, "
+            "int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64, "
+            "complex64, complex128)"
         )
     return table[torch_dtype]
 

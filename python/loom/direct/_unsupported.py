@@ -3,7 +3,7 @@
 
 Every name here raises ``loom.NotSupportedError`` naming it where nvFuser has it: a module-level
 name imports as a stand-in (``from loom.direct import CompileParams`` works; using it raises), an
-attribute (``fd.profile``, ``fd.ops.matmul``, ``DataType.Int8``) raises when it is looked up (the
+attribute (``fd.profile``, ``fd.ops.matmul``, ``DataType.Float8_e5m2``) raises when it is looked up (the
 error is also an AttributeError, so ``hasattr`` says False), an execute() keyword raises when it
 asks for something. docs/python.md's table of what Loom lacks is generated from this list::
 
@@ -83,12 +83,6 @@ UNSUPPORTED = {
         "Float8_e8m0fnu": "no 8-bit floats",
         "Float4_e2m1fn": "no 4-bit floats",
         "Float4_e2m1fn_x2": "no 4-bit floats",
-        "UInt64": "no unsigned integers",
-        "UInt32": "no unsigned integers",
-        "UInt16": "no unsigned integers",
-        "Int16": "no 16-bit integers",
-        "Int8": "no 8-bit integers",
-        "Byte": "no 8-bit integers",
     },
     "ParallelType": {
         "stream": "no stream parallelism",

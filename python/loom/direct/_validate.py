@@ -57,7 +57,9 @@ def _loom_dtype(out):
         return t.loom
     np = _numpy()
     table = {np.float64: "Float64", np.float32: "Float32", np.float16: "Float16",
-             np.int64: "Int64", np.int32: "Int32", np.bool_: "Bool",
+             np.int64: "Int64", np.int32: "Int32", np.int16: "Int16", np.int8: "Int8",
+             np.uint8: "UInt8", np.uint16: "UInt16", np.uint32: "UInt32", np.uint64: "UInt64",
+             np.bool_: "Bool",
              np.complex64: "ComplexFloat", np.complex128: "ComplexDouble"}
     name = table.get(np.dtype(dtype).type)
     return to_loom_dtype(getattr(_C.DataType, name)) if name else _C.DataType.Float64
