@@ -26,7 +26,8 @@ TEST(RuntimeLibraryFor, OmitsGridAndSortFilesTheKernelDoesNotUse) {
   size_t last = 0;
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     if (f.name == "grid.cuh" || f.name == "sort.cuh" || f.name == "scatter.cuh" ||
-        f.name == "attention_params.cuh" || f.name == "attention.cuh") {
+        f.name == "attention_params.cuh" || f.name == "attention.cuh" || f.name == "mma.cuh" ||
+        f.name == "attention_mma.cuh") {
       continue;
     }
     size_t at = g.source.find("// ---- runtime/" + std::string(f.name) + " ----");
@@ -132,27 +133,42 @@ TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
   library = runtimeLibraryFor(kernel);
   std::string all;
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
-    if (f.name == "attention_params.cuh" || f.name == "attention.cuh") continue;
+    if (f.name == "attention_params.cuh" || f.name == "attention.cuh" || f.name == "mma.cuh" ||
+        f.name == "attention_mma.cuh") {
+      continue;
+    }
     all += "// ---- runtime/" + std::string(f.name) + " ----\n" + std::string(f.text);
   }
   EXPECT_EQ(library, all);
   EXPECT_EQ(library.find("attentionFwdBlock"), std::string::npos);
   EXPECT_EQ(library.find("AttentionFwdParams"), std::string::npos);
+  EXPECT_EQ(library.find("mma.sync"), std::string::npos);
 }
 
-// The fused attention kernels carry attention.cuh and what it uses (types, math, random), not the
-// reductions', and name their pass, dtype and head dim; odd head dims have no kernel.
+// The fused attention kernels carry their block's file and what it uses (types, math, random),
+// not the reductions', and name their pass, dtype and head dim; odd head dims have no kernel. The
+// bf16 / f16 forward is the tensor-core one (mma.cuh, attention_mma.cuh), the f32 forward and
+// the backward the FMA ones (attention.cuh).
 TEST(FusedAttentionKernelSource, CarriesAttentionAndItsDependencies) {
   GeneratedKernel g = fusedAttentionFwdKernel(DataType::BFloat16, 128);
-  EXPECT_EQ(g.name, "loom_attention_fwd_bf16_d128");
-  for (const char* f :
-       {"types.cuh", "math.cuh", "random.cuh", "attention_params.cuh", "attention.cuh"}) {
+  EXPECT_EQ(g.name, "loom_attention_fwd_mma_bf16_d128");
+  for (const char* f : {"types.cuh", "math.cuh", "random.cuh", "attention_params.cuh", "mma.cuh",
+                        "attention_mma.cuh"}) {
     EXPECT_NE(g.source.find("// ---- runtime/" + std::string(f)), std::string::npos) << f;
   }
+  EXPECT_EQ(g.source.find("runtime/attention.cuh"), std::string::npos);
   EXPECT_EQ(g.source.find("runtime/block.cuh"), std::string::npos);
-  EXPECT_NE(g.kernelText.find("attentionFwdBlock<__nv_bfloat16, 128, 32, 32, 8>"),
-            std::string::npos)
+  EXPECT_NE(g.kernelText.find("attentionFwdMmaBlock<__nv_bfloat16, 128>"), std::string::npos)
       << g.kernelText;
+  EXPECT_EQ(fusedAttentionTile(FusedAttentionPass::Forward, DataType::BFloat16).threads, 128);
+  EXPECT_EQ(fusedAttentionSharedBytes(FusedAttentionPass::Forward, DataType::BFloat16, 128),
+            size_t(4 * 64 * (128 + 8) * 2));
+  const GeneratedKernel f32 = fusedAttentionFwdKernel(DataType::Float32, 128);
+  EXPECT_EQ(f32.name, "loom_attention_fwd_f32_d128");
+  EXPECT_NE(f32.source.find("// ---- runtime/attention.cuh"), std::string::npos);
+  EXPECT_EQ(f32.source.find("mma.sync"), std::string::npos);
+  EXPECT_NE(f32.kernelText.find("attentionFwdBlock<float, 128, 32, 32, 8>"), std::string::npos)
+      << f32.kernelText;
   const GeneratedKernel dkdv =
       fusedAttentionKernel(FusedAttentionPass::BackwardDkDv, DataType::Float16, 64);
   EXPECT_EQ(dkdv.name, "loom_attention_bwd_dkdv_f16_d64");

@@ -29,7 +29,8 @@ TEST(RuntimeLibrary, FilesInDependencyOrderFollowTheRules) {
   EXPECT_EQ(names, (std::vector<std::string>{"types.cuh", "math.cuh", "complex.cuh", "random.cuh",
                                              "index.cuh", "sort.cuh", "welford.cuh", "warp.cuh",
                                              "block.cuh", "grid.cuh", "scatter.cuh",
-                                             "attention_params.cuh", "attention.cuh"}));
+                                             "attention_params.cuh", "attention.cuh",
+                                             "mma.cuh", "attention_mma.cuh"}));
   const std::string_view src = runtimeLibrarySource();
   for (const auto& f : runtimeLibraryFiles()) {
     EXPECT_NE(src.find(f.text), std::string_view::npos) << f.name;
