@@ -48,8 +48,8 @@ const std::vector<Case>& allCases() {
        Op::Linear,
        {8192, 4096, 16384},
        "linear [8192, 4096] x [16384, 4096]^T + bias"},
-      // The same with torch's F.gelu(F.linear(...), approximate='tanh') after it: one matmul
-      // segment, cuBLASLt's GELU_BIAS epilogue (bf16: read in f32 and cast back, in the GEMM).
+      // The same with torch's F.gelu(F.linear(...), approximate='tanh') after it: fp32 is one
+      // matmul segment (cuBLASLt's GELU_BIAS epilogue); bf16 keeps the gelu a Loom kernel.
       {"linear_gelu_tanh_8192x4096x16384",
        Op::LinearGeluTanh,
        {8192, 4096, 16384},

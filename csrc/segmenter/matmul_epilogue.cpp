@@ -166,9 +166,13 @@ MatmulEpilogue matchMatmulEpilogue(const Expr* matmul, const std::function<bool(
     // bf16 / f16 read in f32: taken with the activation after it and the cast back to T after
     // that, all three or none (an f32 result would show the rounding the GEMM skips).
     ep.exprs.push_back(const_cast<UnaryOp*>(up));
+    // Only relu: it commutes with the product's rounding the GEMM skips. A gelu would not (its
+    // result then differs from the fusion's by a 16-bit rounding, which a following matmul can
+    // amplify past the output's tolerance: the bf16 Megatron MLP at 4 ranks did).
     const Val* a = activation(up->out());
     const auto* down = a == nullptr ? nullptr : unaryOf(chain.soleUse(a), UnaryOpType::Cast);
-    if (down != nullptr && a->dtype() == DataType::Float32 && down->out()->dtype() == t) {
+    if (down != nullptr && ep.activation == ir::MatmulActivation::Relu &&
+        a->dtype() == DataType::Float32 && down->out()->dtype() == t) {
       ep.exprs.push_back(const_cast<UnaryOp*>(down));
       v = down->out();
     } else {

@@ -120,19 +120,17 @@ TEST(MatmulEpilogue, ReluJoinsInF32AndOnAHalfProductCastBack) {
   }
 }
 
-TEST(MatmulEpilogue, HalfLinearBiasGeluCastIsOneSegmentWritingTheOperandsDtype) {
-  // The bf16 MLP's form: linear (bf16) read in f32, the tanh gelu, cast back to bf16.
+TEST(MatmulEpilogue, HalfLinearBiasGeluCastStaysAKernel) {
+  // The bf16 MLP's form: linear (bf16) read in f32, the tanh gelu, cast back. The GEMM would skip
+  // the product's bf16 rounding before the gelu: not taken (the bias alone is).
   for (DataType d : {DataType::BFloat16, DataType::Float16}) {
     Case c = linearCase(d, true, [d](Fusion& f, TensorView* y) {
       f.addOutput(
           ops::cast(ops::gelu(ops::cast(y, DataType::Float32), ops::GeluApproximation::Tanh), d));
     });
     SegmentedFusion sf = segmentAndCheck(c);
-    ASSERT_EQ(kinds(sf), std::vector<std::string>{"matmul"});
-    const MatmulWork* m = sf.segments()[0].matmul();
-    EXPECT_EQ(m->activation, MatmulActivation::GeluTanh);
-    EXPECT_EQ(sf.segments()[0].exprs.size(), 12u);
-    EXPECT_EQ(sf.segments()[0].fusion.fusion->outputs()[0]->dtype(), d);
+    ASSERT_EQ(kinds(sf), (std::vector<std::string>{"matmul", "kernel"}));
+    EXPECT_EQ(sf.segments()[0].matmul()->toString(), "linear with bias in the epilogue");
   }
 }
 

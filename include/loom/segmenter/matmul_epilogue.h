@@ -6,21 +6,15 @@
 // The chain after the product `mm` (operands of dtype T), each link taken only when the tensor
 // before it has no other use (and is no fusion output):
 //
-//   mm                                  f32 accumulation (+ bias)
-//   relu(mm) | gelu_tanh(mm)            T = f32 (or a relu UnaryOp on a bf16 / f16 product)
-//   cast(gelu_tanh(cast(mm, f32)), T)   T = bf16 / f16: read in f32, the activation, cast back
-//   cast(relu(cast(mm, f32)), T)        (all three or none)
+//   relu(mm) | gelu_tanh(mm)       T = f32 (or a relu UnaryOp on a bf16 / f16 product)
+//   cast(relu(cast(mm, f32)), T)   T = bf16 / f16: read in f32, relu, cast back (all or none)
 //
 // relu is the UnaryOp; gelu_tanh the composite ops::gelu(x, Tanh) builds (operands of each add
 // and mul in either order, its constants equal as f32); the erf gelu is not taken. The GEMM
-// writes T: an f32 result of a bf16 / f16 product (cuBLASLt could write one) is not taken, since
-// it would show the rounding the fused GEMM skips, and a cast of an f32 product to bf16 is no
-// D type cuBLASLt writes (its CUBLAS_COMPUTE_32F table: f32 A/B with f32 C/D only).
-//
-// Precision: the epilogue works on the f32 accumulator and rounds once. Where the fusion rounds
-// a bf16 / f16 product, reads it in f32 and casts the activation back, the segment skips the
-// first rounding (as torch's fused addmm + gelu); the result stays within one rounding of the
-// output's dtype, and a relu commutes with the rounding (exact either way).
+// writes T. Not taken: a gelu of a bf16 / f16 product (the fused GEMM skips the product's 16-bit
+// rounding, which a gelu does not commute with; relu does, so it is exact), a 16-bit product
+// returned in f32 (the same rounding shows), and a cast of an f32 product to bf16 (no D type
+// cuBLASLt writes: its CUBLAS_COMPUTE_32F table has f32 A/B with f32 C/D only).
 #pragma once
 
 #include <functional>
