@@ -48,6 +48,12 @@ const std::vector<Case>& allCases() {
        Op::Linear,
        {8192, 4096, 16384},
        "linear [8192, 4096] x [16384, 4096]^T + bias"},
+      // The same with torch's F.gelu(F.linear(...), approximate='tanh') after it: fp32 is one
+      // matmul segment (cuBLASLt's GELU_BIAS epilogue); bf16 keeps the gelu a Loom kernel.
+      {"linear_gelu_tanh_8192x4096x16384",
+       Op::LinearGeluTanh,
+       {8192, 4096, 16384},
+       "gelu_tanh(linear [8192, 4096] x [16384, 4096]^T + bias)"},
       // The transpose scheduler (issue 37): a square transpose and two model widths (GPT-2's
       // 768, GPT-3's 12288), alone and behind a bias + gelu.
       {"transpose_8192x8192", Op::Transpose, {8192, 8192}, "x^T, [8192, 8192]"},
@@ -116,7 +122,9 @@ std::string dtypeLabel(DataType dtype) {
 
 std::vector<std::vector<int64_t>> inputShapes(Op op, const std::vector<int64_t>& shape) {
   std::vector<int64_t> cols = {shape.back()};
-  if (op == Op::Linear) return {{shape[0], shape[1]}, {shape[2], shape[1]}, {shape[2]}};
+  if (op == Op::Linear || op == Op::LinearGeluTanh) {
+    return {{shape[0], shape[1]}, {shape[2], shape[1]}, {shape[2]}};
+  }
   if (op == Op::IndexAdd) return indexAddInputShapes(shape);
   if (isBatchNorm(op)) return batchNormInputShapes(op, shape);
   if (isNormBackward(op)) return normBackwardInputShapes(op, shape);
@@ -137,7 +145,7 @@ std::vector<std::vector<int64_t>> outputShapes(Op op, const std::vector<int64_t>
     return {kept, kept};
   }
   if (op == Op::SumDim0) return {std::vector<int64_t>(shape.begin() + 1, shape.end())};
-  if (op == Op::Linear) return {{shape[0], shape[2]}};
+  if (op == Op::Linear || op == Op::LinearGeluTanh) return {{shape[0], shape[2]}};
   if (op == Op::IndexAdd) return {{shape[2], shape[1]}};
   if (op == Op::Transpose || op == Op::GeluBiasTranspose) return {{shape[1], shape[0]}};
   if (op == Op::ToChannelsLast) return {{shape[0], shape[2], shape[3], shape[1]}};
@@ -194,6 +202,13 @@ std::unique_ptr<ir::Fusion> buildFusion(Op op, const std::vector<int64_t>& shape
       fusion->addOutput(ops::cast(ops::sum(in[0], {0}), dtype));
       break;
     case Op::Linear: fusion->addOutput(ops::linear(in[0], in[1], in[2])); break;
+    case Op::LinearGeluTanh:
+      // As torch on bf16: the product read in f32, the gelu, the result in the input's dtype.
+      fusion->addOutput(ops::cast(ops::gelu(ops::cast(ops::linear(in[0], in[1], in[2]),
+                                                      DataType::Float32),
+                                            ops::GeluApproximation::Tanh),
+                                  dtype));
+      break;
     // The transposes and the format change are copies into the new order (a `set` of the
     // permute), as torch's .contiguous(): a bare permute output is returned as a view of x
     // (docs/python.md, "Outputs that are views of inputs"), which moves no bytes.
@@ -323,8 +338,9 @@ double gelu(double v) {
 
 namespace {
 
-// Linear: a few outputs of the first and last rows recomputed in double.
-CheckResult checkLinear(DataType dtype, const std::vector<Tensor>& inputs, const Tensor& out) {
+// Linear (and gelu_tanh of it): a few outputs of the first and last rows recomputed in double.
+CheckResult checkLinear(bool gelu_tanh, DataType dtype, const std::vector<Tensor>& inputs,
+                        const Tensor& out) {
   const Tensor& x = inputs.at(0);
   const Tensor& w = inputs.at(1);
   const int64_t m = x.size(0), k = x.size(1), n = w.size(0);
@@ -334,6 +350,10 @@ CheckResult checkLinear(DataType dtype, const std::vector<Tensor>& inputs, const
       double want = inputs.at(2).getDoubleLinear(j);
       for (int64_t p = 0; p < k; ++p) {
         want += x.getDoubleLinear(r * k + p) * w.getDoubleLinear(j * k + p);
+      }
+      if (gelu_tanh) {
+        const double c = std::sqrt(2.0 / std::numbers::pi);
+        want = 0.5 * want * (1.0 + std::tanh(c * (want + 0.044715 * want * want * want)));
       }
       // A sum of k products of values in [-1, 1) is about sqrt(k) / 3 in magnitude.
       ck.near("linear row " + std::to_string(r) + " col " + std::to_string(j),
@@ -382,7 +402,7 @@ CheckResult checkChannelsLast(DataType dtype, const Tensor& x, const Tensor& out
 CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& outputs) {
   std::vector<int64_t> shape = inputs.at(0).sizes();
-  if (op == Op::Linear) shape.push_back(inputs.at(1).size(0));
+  if (op == Op::Linear || op == Op::LinearGeluTanh) shape.push_back(inputs.at(1).size(0));
   if (op == Op::IndexAdd) shape = {inputs.at(1).size(0), shape[1], shape[0]};  // [T, H, V]
   if (isBatchNorm(op) && (op == Op::BatchNormFwdNhwc || op == Op::BatchNormBwdNhwc)) {
     shape = {shape[0], shape[3], shape[1], shape[2]};  // the case shape is [N, C, H, W]
@@ -414,7 +434,9 @@ CheckResult checkOutputs(Op op, DataType dtype, const std::vector<Tensor>& input
                          " (not finite: unwritten or wrong)"};
     }
   }
-  if (op == Op::Linear) return checkLinear(dtype, inputs, outs[0]);
+  if (op == Op::Linear || op == Op::LinearGeluTanh) {
+    return checkLinear(op == Op::LinearGeluTanh, dtype, inputs, outs[0]);
+  }
   if (op == Op::Transpose || op == Op::GeluBiasTranspose) {
     return checkTranspose(op == Op::GeluBiasTranspose, dtype, inputs, outs[0]);
   }

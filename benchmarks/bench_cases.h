@@ -37,6 +37,7 @@ enum class Op {
   GeluTanhBias,
   SumDim0,
   Linear,
+  LinearGeluTanh,
   Transpose,
   GeluBiasTranspose,
   Copy,
@@ -58,7 +59,7 @@ inline constexpr double kNormEps = 1e-5;
 struct Case {
   std::string name;
   Op op;
-  std::vector<int64_t> shape;  ///< of the main input; Linear: [m, k, n] (x [m, k], w [n, k])
+  std::vector<int64_t> shape;  ///< of the main input; Linear, LinearGeluTanh: [m, k, n] (x [m, k], w [n, k])
   std::string label;           ///< what the table prints
 };
 

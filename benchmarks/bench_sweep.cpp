@@ -53,6 +53,7 @@ std::string_view familyName(Op op) {
     case Op::SumDim0: return "sum_dim0";
     case Op::GeluTanhBias: return "gelu_tanh_bias";
     case Op::Linear: return "linear";
+    case Op::LinearGeluTanh: return "linear_gelu_tanh";
     case Op::Transpose: return "transpose";
     case Op::GeluBiasTranspose: return "gelu_bias_t";
     case Op::Copy: return "copy";

@@ -32,6 +32,7 @@ class Case:
 
     name: str  # stable id used in every JSON file
     op: str  # var_mean | layer_norm | rms_norm | softmax | gelu_tanh_bias | sum_dim0 | linear
+    #          | linear_gelu_tanh
     #          | transpose | gelu_bias_t | copy | to_nhwc | bn_{fwd,bwd}_{nchw,nhwc}
     #          | layer_norm_bwd | rms_norm_bwd | index_add
     shape: tuple
@@ -40,7 +41,7 @@ class Case:
 
     def input_shapes(self):
         """Shapes of the tensors the case reads: the main input, then any per-column vectors."""
-        if self.op == "linear":  # shape is (m, k, n): x [m, k], w [n, k], bias [n]
+        if self.op in ("linear", "linear_gelu_tanh"):  # (m, k, n): x [m, k], w [n, k], bias [n]
             m, k, n = self.shape
             return [(m, k), (n, k), (n,)]
         if self.op == "index_add":  # shape is (T, H, V): x [V, H], ids [T] (int64), src [T, H]
@@ -64,7 +65,7 @@ class Case:
             return [self.shape[:-1], self.shape[:-1]]
         if self.op == "sum_dim0":
             return [self.shape[1:]]
-        if self.op == "linear":
+        if self.op in ("linear", "linear_gelu_tanh"):
             return [(self.shape[0], self.shape[2])]
         if self.op == "index_add":
             return [(self.shape[2], self.shape[1])]
@@ -111,6 +112,8 @@ CASES = (
     # Compute-bound (both sides call cuBLAS): held to torch's time, not to the bandwidth goal.
     Case("linear_8192x4096x16384", "linear", (8192, 4096, 16384),
          "linear [8192, 4096] x [16384, 4096]^T + bias", False),
+    Case("linear_gelu_tanh_8192x4096x16384", "linear_gelu_tanh", (8192, 4096, 16384),
+         "gelu_tanh(linear [8192, 4096] x [16384, 4096]^T + bias)", False),
     # The transpose scheduler (issue 37): x^T written contiguous, alone and behind bias + gelu.
     Case("transpose_8192x8192", "transpose", (8192, 8192), "x^T, [8192, 8192]", True),
     Case("transpose_16384x768", "transpose", (16384, 768), "x^T, [16384, 768]", True),

@@ -79,6 +79,9 @@ def make_case(torch, case, dtype):
     elif case.op == "linear":
         def fn(x, w, b):
             return F.linear(x, w, b)
+    elif case.op == "linear_gelu_tanh":
+        def fn(x, w, b):
+            return F.gelu(F.linear(x, w, b), approximate="tanh")
     elif case.op == "transpose":
         def fn(x):
             return x.t().contiguous()

@@ -53,6 +53,11 @@ void issue(const GemmProblem& p, const ir::MatmulGeometry& g, int64_t m, int64_t
   LOOM_ASSERT(x && y, "cuBLASLt operands the matmul executor should have made dense");
   cuda::LtMatmulCall c;
   c.dtype = p.dtype;
+  switch (p.activation) {
+    case ir::MatmulActivation::None: c.activation = cuda::LtActivation::None; break;
+    case ir::MatmulActivation::Relu: c.activation = cuda::LtActivation::Relu; break;
+    case ir::MatmulActivation::GeluTanh: c.activation = cuda::LtActivation::Gelu; break;
+  }
   c.batchCount = call.count;
   c.a = {static_cast<const char*>(p.b) + b_off * int64_t(item),
          x->storedRows,
@@ -93,6 +98,7 @@ void cudaGemm(const GemmProblem& p, int index, CUstream stream) {
     LOOM_CHECK(!g.hasBias,
                "linear with an empty contracted dim (k = 0) and a bias is not "
                "supported on the GPU yet");
+    // relu(0) and gelu(0) are 0 too.
     std::vector<int64_t> sizes{batches * g.m * g.n};
     cuda::fillBytes(Tensor::fromBlob(p.out, sizes, {1}, p.dtype, Device::cuda(index)), 0, stream);
     return;

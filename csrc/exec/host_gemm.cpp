@@ -3,6 +3,7 @@
 // tiles spread over threads.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <thread>
 #include <vector>
 
@@ -40,7 +41,7 @@ void store(void* base, int64_t offset, DataType dtype, float value) {
 }
 
 // One output tile [i0, i0 + mc) x [j0, j0 + nc) of one batch: accumulates over k in packed
-// panels, then adds the bias and rounds once.
+// panels, then adds the bias, applies the activation and rounds once (cuBLASLt's order).
 struct TileWorker {
   const GemmProblem& p;
   const ir::MatrixStrides& c;
@@ -81,6 +82,7 @@ struct TileWorker {
       for (int64_t j = 0; j < nc; ++j) {
         float v = acc[size_t(i * nc + j)];
         if (g.hasBias) v += load(p.bias, (j0 + j) * g.biasStride, p.dtype);
+        if (p.activation != ir::MatmulActivation::None) v = gemmActivation(p.activation, v);
         store(p.out, c_off + (i0 + i) * c.row + (j0 + j) * c.col, p.dtype, v);
       }
     }
@@ -101,6 +103,22 @@ void batchOffsets(const ir::MatmulGeometry& g, const ir::MatrixStrides& c, int64
 }
 
 }  // namespace
+
+float gemmActivation(ir::MatmulActivation activation, float x) {
+  switch (activation) {
+    case ir::MatmulActivation::None: return x;
+    case ir::MatmulActivation::Relu: return std::isnan(x) || x > 0.0f ? x : 0.0f;  // as ops::relu
+    case ir::MatmulActivation::GeluTanh: {
+      // ops::gelu(x, Tanh), step by step in f32: h = x * 0.5, c = x * (x * x),
+      // i = (x + c * 0.044715) * sqrt(2 / pi), h * (tanh(i) + 1).
+      const float h = x * 0.5f;
+      const float c = x * (x * x);
+      const float i = (x + c * 0.044715f) * 0.7978845608028654f;
+      return h * (std::tanh(i) + 1.0f);
+    }
+  }
+  return x;
+}
 
 std::optional<BlasOperand> blasOperand(int64_t rows, int64_t cols, int64_t rowStride,
                                        int64_t colStride) {

@@ -76,6 +76,49 @@ std::vector<ir::TensorView*> forwardCandidates(const ir::Expr* e) {
   return ins;
 }
 
+// When `e` sums partials over the devices (its input `ref` is sharded on a mesh axis along a dim
+// `e` reduces) and its output `out` only feeds, through single-use elementwise exprs of the same
+// dims, a tensor sharded on that mesh axis along a kept dim: that tensor. `out` then takes its
+// sharding, so the sum is a ReduceScatter in `out`'s dtype, not an Allreduce and a local slice
+// (rFactor of a bf16 product: the partials summed in f32, the cast to bf16 after, on each
+// device's slice). Else nullptr.
+const ir::TensorView* scatteringConsumer(const ir::Expr* e, const ir::TensorView* out,
+                                         const ir::TensorView* ref) {
+  if (!e->isA<ir::ReductionOp>()) return nullptr;
+  const auto p2c = ir::producerToConsumerMap(ref, out);
+  const ShardedAxis* reduced = nullptr;
+  const std::vector<ShardedAxis> axes = shardedAxes(ref);
+  for (const ShardedAxis& a : axes) {
+    auto it = p2c.find(a.logical);
+    if (a.devices > 1 && it != p2c.end() && it->second->isReduction()) reduced = &a;
+  }
+  if (reduced == nullptr) return nullptr;
+  const size_t rank = ir::TensorDomain::noReductions(out->logical()).size();
+  const ir::TensorView* tv = out;
+  while (!tv->isFusionOutput() && tv->uses().size() == 1) {
+    const ir::Expr* u = tv->uses().front();
+    const auto* ls = u->dynCast<ir::LoadStoreOp>();
+    if (!u->isA<ir::UnaryOp>() && !u->isA<ir::BinaryOp>() &&
+        (ls == nullptr || ls->opType() != ir::LoadStoreOpType::Set)) {
+      return nullptr;
+    }
+    const auto* next = u->output(0)->dynCast<ir::TensorView>();
+    if (next == nullptr || next->domain()->hasRoot() ||
+        ir::TensorDomain::noReductions(next->logical()).size() != rank) {
+      return nullptr;
+    }
+    if (next->hasDeviceMesh()) {
+      const std::vector<ShardedAxis> next_axes = shardedAxes(next);
+      const bool scattered = next->deviceMesh() == ref->deviceMesh() &&
+                             findAxis(next_axes, reduced->type) != nullptr &&
+                             next_axes.size() == 1;
+      return scattered ? next : nullptr;
+    }
+    tv = next;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void shardLike(ir::TensorView* target, const ir::TensorView* ref, bool ref_is_producer) {
@@ -325,6 +368,9 @@ bool shardNewTensors(ir::Fusion& fusion) {
     if (ref == nullptr) continue;
     for (ir::TensorView* out : tensorsOf(e->outputs())) {
       if (out->hasDeviceMesh()) continue;
+      if (const ir::TensorView* slicer = scatteringConsumer(e, out, ref)) {
+        shardAtSamePositions(out, slicer);
+      }
       shardLike(out, ref, /*ref_is_producer=*/true);
       // The mesh axes the reference leaves unsharded come from the other inputs on its mesh
       // (data parallel on DIDy from the activations, tensor parallel on DIDx from the weight).

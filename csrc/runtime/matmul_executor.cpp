@@ -38,9 +38,12 @@ MatmulSegmentExecutor::MatmulSegmentExecutor(const segmenter::Segment& segment,
   for (ir::Expr* e : fusion.exprs()) {
     if (e->isA<ir::MatmulOp>() || e->isA<ir::LinearOp>()) expr_ = e;
   }
-  LOOM_ASSERT(
-      expr_ != nullptr && fusion.outputs().size() == 1 && fusion.outputs()[0] == expr_->output(0),
-      "a matmul segment computes one matmul or linear and outputs it");
+  // The segment outputs the matmul's result, or the last expr of the epilogue its GEMM applies
+  // (segmenter/matmul_epilogue.h), of the same dtype.
+  LOOM_ASSERT(segment.matmul() != nullptr && expr_ != nullptr && fusion.outputs().size() == 1 &&
+                  fusion.outputs()[0]->dtype() == expr_->output(0)->dtype(),
+              "a matmul segment computes one matmul or linear and outputs it or its epilogue");
+  activation_ = segment.matmul()->activation;
   // The segment's inputs come in the original fusion's order, not the operands' (a weight that
   // is a fusion input precedes an activation another segment produced).
   const auto& seg_inputs = fusion.inputs();
@@ -123,6 +126,7 @@ void MatmulSegmentExecutor::runInto(std::span<const eval::Argument> args,
   exec::GemmProblem problem;
   problem.geometry = g;
   problem.dtype = out.dtype();
+  problem.activation = activation_;
   problem.a = operands[0].data();
   problem.b = operands[1].data();
   problem.bias = g.hasBias ? operands[2].data() : nullptr;

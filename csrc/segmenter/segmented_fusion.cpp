@@ -383,12 +383,29 @@ KernelWork& KernelWork::operator=(const KernelWork& other) {
   return *this;
 }
 
-std::string MatmulWork::toString() const { return bias ? op + " with bias in the epilogue" : op; }
+std::string MatmulWork::toString() const {
+  std::vector<std::string> parts;
+  if (bias) parts.emplace_back("bias");
+  if (activation != ir::MatmulActivation::None) {
+    parts.emplace_back(ir::matmulActivationName(activation));
+  }
+  if (parts.empty()) return op;
+  std::string out = op + " with ";
+  for (size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : " + ") + parts[i];
+  return out + " in the epilogue";
+}
 
 std::optional<MatmulWork> matmulWorkOf(const ir::Expr* e) {
-  if (e->isA<ir::MatmulOp>()) return MatmulWork{"matmul", false};
-  if (const auto* l = e->dynCast<ir::LinearOp>()) return MatmulWork{"linear", l->hasBias()};
-  return std::nullopt;
+  MatmulWork w;
+  if (e->isA<ir::MatmulOp>()) {
+    w.op = "matmul";
+  } else if (const auto* l = e->dynCast<ir::LinearOp>()) {
+    w.op = "linear";
+    w.bias = l->hasBias();
+  } else {
+    return std::nullopt;
+  }
+  return w;
 }
 
 std::optional<AttentionWork> attentionWorkOf(const ir::Expr* e) {

@@ -18,6 +18,7 @@
 #include "loom/lower/lower.h"
 #include "loom/scheduler/registry.h"
 #include "loom/segmenter/in_place.h"
+#include "loom/segmenter/matmul_epilogue.h"
 #include "loom/segmenter/presegment.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/options.h"
@@ -49,7 +50,10 @@ class Segmenter {
     live_ = fusion.exprs();
     for (size_t i = 0; i < live_.size(); ++i) position_[live_[i]] = i;
     for (ir::Expr* e : live_) {
-      if (auto m = matmulWorkOf(e)) matmuls_.emplace(e, SegmentWork(std::move(*m)));
+      if (auto m = matmulWorkOf(e)) {
+        if (options.matmulEpilogues) absorbEpilogue(e, *m);
+        matmuls_.emplace(e, SegmentWork(std::move(*m)));
+      }
       if (auto a = attentionWorkOf(e)) matmuls_.emplace(e, SegmentWork(std::move(*a)));
     }
     // The communications in the given order (else the fusion's), each the next one's
@@ -139,10 +143,37 @@ class Segmenter {
   }
 
  private:
+  // The pointwise consumers of matmul `e` its GEMM's epilogue applies (matmul_epilogue.h):
+  // recorded in `work` and joined to e's group. Exprs of other library calls or communications
+  // never join.
+  void absorbEpilogue(ir::Expr* e, MatmulWork& work) {
+    auto live = [&](const ir::Expr* u) { return position_.count(u) != 0; };
+    auto joinable = [&](const ir::Expr* u) {
+      return communications_.count(u) == 0 && !matmulWorkOf(u) && !attentionWorkOf(u);
+    };
+    MatmulEpilogue ep = matchMatmulEpilogue(e, live, joinable);
+    if (ep.exprs.empty()) return;
+    work.activation = ep.activation;
+    for (ir::Expr* x : ep.exprs) absorbed_.insert(x);
+    epilogues_[e] = std::move(ep.exprs);
+  }
+
   // One new group per expr of `exprs`, except that a cat starts in one group with the pads it
-  // selects among (it needs their ranges in its kernel).
+  // selects among (it needs their ranges in its kernel), and that a matmul's epilogue exprs are
+  // in its group.
   void startGroups(const std::vector<ir::Expr*>& exprs) {
     for (ir::Expr* e : exprs) {
+      if (absorbed_.count(e) != 0) continue;  // in its matmul's group
+      if (auto it = epilogues_.find(e); it != epilogues_.end()) {
+        const auto g = int64_t(groups_.size());
+        groups_.push_back({e});
+        group_of_[e] = g;
+        for (ir::Expr* x : it->second) {
+          groups_.back().push_back(x);
+          group_of_[x] = g;
+        }
+        continue;
+      }
       if (auto* cat = e->dynCast<ir::CatOp>()) {
         std::vector<ir::Expr*> group;
         for (size_t k = 0; k < cat->numInputs(); ++k) {
@@ -381,11 +412,11 @@ class Segmenter {
     return exprs.size() == 1 && communications_.count(exprs.front()) != 0;
   }
 
-  // True when group g is a library call: a matmul, a linear or an attention (always a group of
-  // its one expr).
+  // True when group g is a library call: a matmul, a linear or an attention (a group of its one
+  // expr, and of a matmul's epilogue exprs after it).
   bool isMatmul(int64_t g) const {
     const std::vector<ir::Expr*>& exprs = groups_[size_t(g)];
-    return exprs.size() == 1 && matmuls_.count(exprs.front()) != 0;
+    return !exprs.empty() && matmuls_.count(exprs.front()) != 0;
   }
 
   // Groups that never merge: a communication or a library call is a segment of its own.
@@ -439,6 +470,9 @@ class Segmenter {
   std::vector<const ir::Expr*> comm_chain_;  ///< communications in SegmenterOptions' order
   /// matmul, linear and attention exprs: their MatmulWork or AttentionWork
   std::unordered_map<const ir::Expr*, SegmentWork> matmuls_;
+  /// per matmul with an epilogue: the exprs its GEMM applies, producers first
+  std::unordered_map<const ir::Expr*, std::vector<ir::Expr*>> epilogues_;
+  std::unordered_set<const ir::Expr*> absorbed_;  ///< every expr of epilogues_
 };
 
 }  // namespace

@@ -167,7 +167,7 @@ TEST(BenchCases, IoBytesMatchCompare) {
   ASSERT_NE(lin, nullptr);
   EXPECT_EQ(ioBytes(lin->op, lin->shape, DataType::BFloat16),
             (int64_t(8192) * 4096 + int64_t(16384) * 4096 + 16384 + int64_t(8192) * 16384) * 2);
-  EXPECT_EQ(allCases().size(), 26u);
+  EXPECT_EQ(allCases().size(), 27u);
   // index_add reads x [V, H], the Int64 ids [T] and src [T, H] and writes [V, H].
   const Case* ia = findCase("index_add_32768x1024_into_50257");
   ASSERT_NE(ia, nullptr);

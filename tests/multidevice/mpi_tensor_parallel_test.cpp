@@ -163,14 +163,18 @@ std::vector<CommunicationCase> tensorParallelCases() {
   }
   // nvFuser's test_row_parallel_matmul: k sharded on both operands, the output's r{k} outer-split
   // by d and its inner piece rFactored (ops::rFactorContraction); DIDx on the partial's i{d}.
-  // The sum of the partials is an Allreduce; with the output's m on DIDx after the rFactor, an
-  // f32 output (the sum itself) makes it a ReduceScatter. bf16: the sum in f32, then the cast.
+  // The sum of the partials is an Allreduce; with the output's m on DIDx after the rFactor, a
+  // ReduceScatter: for f32 the sum is the output; for bf16 / f16 the partials are summed in f32
+  // (the ReduceScatter moves f32) and each device casts its slice.
   for (auto [scatter, dt] :
        {std::pair{false, DataType::Float32}, std::pair{true, DataType::Float32},
-        std::pair{false, DataType::BFloat16}}) {
+        std::pair{false, DataType::BFloat16}, std::pair{true, DataType::BFloat16},
+        std::pair{true, DataType::Float16}}) {
     const std::string name = std::string("NvFuserRowParallelMatmulByRFactor") +
                              (scatter ? "ReduceScatter" : "") +
-                             (dt == DataType::Float32 ? "Fp32" : "Bf16");
+                             (dt == DataType::Float32    ? "Fp32"
+                              : dt == DataType::BFloat16 ? "Bf16"
+                                                         : "Fp16");
     out.push_back({name,
                    [=](Fusion& f, int64_t d) {
                      const DeviceMesh mesh = DeviceMesh::arange(d);

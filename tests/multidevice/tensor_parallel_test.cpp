@@ -13,6 +13,7 @@
 #include "loom/ir/ir.h"
 #include "loom/multidevice/communication.h"
 #include "loom/multidevice/sharding.h"
+#include "loom/ops/contraction_rfactor.h"
 #include "loom/ops/ops.h"
 #include "loom/segmenter/presegment.h"
 #include "multidevice/shard_annotation.h"
@@ -167,6 +168,52 @@ TEST(TensorParallel, NvFuserFormWithDidOnRkIsAllreduceOrReduceScatter) {
 
 // Propagation gives an unannotated linear output's r{k} the operands' sharding of k (nvFuser's
 // partial-sum mark), and leaves its data dims unsharded.
+TEST(TensorParallel, RFactoredHalfProductSumsItsF32PartialsInAReduceScatter) {
+  // nvFuser's row-parallel matmul by rFactor with the output's m on DIDx: for bf16 / f16 the
+  // f32 sum of the partials takes the output's sharding (a ReduceScatter of f32 values, along m),
+  // and the cast to the output's dtype is local; an unsharded m keeps the Allreduce.
+  for (DataType dt : {DataType::Float32, DataType::BFloat16, DataType::Float16}) {
+    for (bool scatter : {false, true}) {
+      SCOPED_TRACE(std::string(dataTypeName(dt)) + (scatter ? " scattered" : ""));
+      Fusion f;
+      {
+        FusionGuard g(&f);
+        const DeviceMesh mesh = DeviceMesh::arange(kD);
+        auto* a = ops::TensorBuilder().shape({2 * kD, 8 * kD}).dtype(dt).build();
+        auto* b = ops::TensorBuilder().shape({8 * kD, 5}).dtype(dt).build();
+        f.addInput(a);
+        f.addInput(b);
+        shard(a, 1);
+        shard(b, 0);
+        TensorView* y = ops::matmul(a, b);
+        y->setDeviceMesh(mesh);
+        y->split(-1, kD, /*inner_split=*/false);
+        TensorView* local = ops::rFactorContraction(y, {-1});
+        local->axis(-2)->parallelize(ParallelType::DIDx);
+        if (scatter) {
+          y->outerSplit(0, kD);
+          y->axis(0)->parallelize(ParallelType::DIDx);
+        }
+        f.addOutput(y);
+      }
+      std::unique_ptr<Fusion> sharded = segmenter::shardedCopy(f);
+      std::vector<Communication> comms;
+      for (const ir::Expr* e : sharded->exprs()) {
+        if (auto c = communicationOf(e)) {
+          comms.push_back(*c);
+          EXPECT_EQ(e->output(0)->dtype(), DataType::Float32);  // the partials' sum, in f32
+        }
+      }
+      ASSERT_EQ(comms.size(), 1u);
+      EXPECT_EQ(comms[0].type,
+                scatter ? CommunicationType::ReduceScatter : CommunicationType::Allreduce);
+      if (scatter) {
+        EXPECT_EQ(comms[0].dim, 0);
+      }
+    }
+  }
+}
+
 TEST(TensorParallel, PropagationMarksTheContractedRk) {
   Fusion f;
   FusionGuard g(&f);

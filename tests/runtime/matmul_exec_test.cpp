@@ -2,8 +2,9 @@
 // matmul and linear end to end: each is a segment of its own (segmenter::MatmulWork) run by
 // MatmulSegmentExecutor, checked against the reference evaluator (double precision) with the
 // outputs poisoned, for 1-D, 2-D and batched broadcast shapes, transposed and strided inputs,
-// linear with and without a bias, f32 / bf16 / f16, and fusions where pointwise kernels surround
-// the matmul. Built twice: host backend (emu: the blocked host GEMM) and CUDA (gpu: cuBLASLt).
+// linear with and without a bias, f32 / bf16 / f16, fusions where pointwise kernels surround
+// the matmul, and the epilogues its GEMM applies (bias, relu, gelu_tanh, a cast). Built twice: host
+// backend (emu: the blocked host GEMM) and CUDA (gpu: cuBLASLt).
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -220,6 +221,120 @@ TEST_F(MatmulExec, AKernelOfAMatmulIsAUserError) {
       << msg;
 }
 
+// The epilogues (segmenter/matmul_epilogue.h): each fusion is one matmul segment whose GEMM
+// applies the bias, the activation and the cast back; against the reference evaluator (which
+// rounds a bf16 / f16 product before reading it in f32, where the segment rounds once: within
+// the tolerance of the 16-bit output).
+class MatmulEpilogueExec : public MatmulExec {
+ protected:
+  // Runs and checks `fusion`; expects one matmul segment whose parameters are `params`.
+  static void expectOneSegment(std::unique_ptr<Fusion> fusion,
+                               const std::vector<eval::Argument>& args, int64_t k,
+                               const std::string& params) {
+    FusionExecutorCache cache(std::move(fusion), poisonedOptions());
+    const test::CheckedRun run = test::runAndCheck(cache, args, k);
+    ASSERT_EQ(run.segments.size(), 1u);
+    EXPECT_EQ(run.segments[0].kind, "matmul");
+    EXPECT_EQ(run.segments[0].params, params);
+  }
+  // x [2, 5, 48] and w [24, 48] (and a bias [24]) of `d`.
+  static std::vector<eval::Argument> linearArgs(DataType d, bool bias, uint64_t seed) {
+    std::vector<eval::Argument> args{test::randomTensor({2, 5, 48}, d, seed),
+                                     test::randomTensor({24, 48}, d, seed + 1)};
+    if (bias) args.emplace_back(test::randomTensor({24}, d, seed + 2));
+    return args;
+  }
+};
+
+TEST_F(MatmulEpilogueExec, LinearGeluTanhMatchesReference) {
+  // gelu(linear(x, w), approximate='tanh'): CUBLASLT_EPILOGUE_GELU (GELU_BIAS with a bias).
+  for (bool bias : {false, true}) {
+    auto fusion = std::make_unique<Fusion>();
+    {
+      FusionGuard g(fusion.get());
+      TensorView* x = input(*fusion, 3, DataType::Float32);
+      TensorView* w = input(*fusion, 2, DataType::Float32);
+      TensorView* b = bias ? input(*fusion, 1, DataType::Float32) : nullptr;
+      fusion->addOutput(ops::gelu(ops::linear(x, w, b), ops::GeluApproximation::Tanh));
+    }
+    expectOneSegment(std::move(fusion), linearArgs(DataType::Float32, bias, 71), 48,
+                     bias ? "linear with bias + gelu_tanh in the epilogue"
+                          : "linear with gelu_tanh in the epilogue");
+  }
+}
+
+TEST_F(MatmulEpilogueExec, LinearReluMatchesReference) {
+  // relu(linear(x, w, b)): CUBLASLT_EPILOGUE_RELU_BIAS; on bf16 / f16 products as they are.
+  for (DataType d : {DataType::Float32, DataType::BFloat16, DataType::Float16}) {
+    SCOPED_TRACE(std::string(dataTypeName(d)));
+    auto fusion = std::make_unique<Fusion>();
+    {
+      FusionGuard g(fusion.get());
+      TensorView* x = input(*fusion, 3, d);
+      TensorView* w = input(*fusion, 2, d);
+      TensorView* b = input(*fusion, 1, d);
+      // ops::relu computes a bf16 / f16 product in f32; cast back, the GEMM writes d.
+      fusion->addOutput(ops::cast(ops::relu(ops::linear(x, w, b)), d));
+    }
+    expectOneSegment(std::move(fusion), linearArgs(d, true, 81), 48,
+                     "linear with bias + relu in the epilogue");
+  }
+}
+
+TEST_F(MatmulEpilogueExec, HalfLinearBiasGeluCastKeepsTheGeluAKernel) {
+  // The bf16 MLP's first half: linear with a bias, read in f32, the tanh gelu, cast back. Only
+  // the bias joins the GEMM (a gelu would miss the product's 16-bit rounding).
+  for (DataType d : {DataType::BFloat16, DataType::Float16}) {
+    SCOPED_TRACE(std::string(dataTypeName(d)));
+    auto fusion = std::make_unique<Fusion>();
+    {
+      FusionGuard g(fusion.get());
+      TensorView* x = input(*fusion, 3, d);
+      TensorView* w = input(*fusion, 2, d);
+      TensorView* b = input(*fusion, 1, d);
+      TensorView* y = ops::gelu(ops::cast(ops::linear(x, w, b), DataType::Float32),
+                                ops::GeluApproximation::Tanh);
+      fusion->addOutput(ops::cast(y, d));
+    }
+    EXPECT_EQ(check(std::move(fusion), linearArgs(d, true, 101), 48),
+              (std::vector<std::string>{"matmul", "kernel"}));
+  }
+}
+
+TEST_F(MatmulEpilogueExec, HalfMatmulCastBackWithoutActivationStaysAsItIs) {
+  // cast(cast(matmul(a, b), f32), bf16) with nothing between: no epilogue to apply; the casts
+  // stay a kernel (the GEMM writes bf16 either way), and the result is the reference's.
+  auto fusion = std::make_unique<Fusion>();
+  {
+    FusionGuard g(fusion.get());
+    TensorView* a = input(*fusion, 3, DataType::BFloat16);
+    TensorView* b = input(*fusion, 3, DataType::BFloat16);
+    fusion->addOutput(
+        ops::cast(ops::cast(ops::matmul(a, b), DataType::Float32), DataType::BFloat16));
+  }
+  std::vector<eval::Argument> args{test::randomTensor({3, 17, 40}, DataType::BFloat16, 91),
+                                   test::randomTensor({3, 40, 9}, DataType::BFloat16, 92)};
+  EXPECT_EQ(check(std::move(fusion), args, 40), (std::vector<std::string>{"matmul", "kernel"}));
+}
+
+TEST_F(MatmulEpilogueExec, ErfGeluAndASharedProductStayKernels) {
+  // The erf gelu has no cuBLASLt epilogue; a product also returned must be written as it is.
+  for (bool erf : {true, false}) {
+    auto fusion = std::make_unique<Fusion>();
+    {
+      FusionGuard g(fusion.get());
+      TensorView* x = input(*fusion, 3, DataType::Float32);
+      TensorView* w = input(*fusion, 2, DataType::Float32);
+      TensorView* y = ops::linear(x, w);
+      fusion->addOutput(
+          ops::gelu(y, erf ? ops::GeluApproximation::None : ops::GeluApproximation::Tanh));
+      if (!erf) fusion->addOutput(y);
+    }
+    EXPECT_EQ(check(std::move(fusion), linearArgs(DataType::Float32, false, 111), 48),
+              (std::vector<std::string>{"matmul", "kernel"}));
+  }
+}
+
 #ifndef LOOM_RUNTIME_TEST_CUDA
 // The host backend, but its GEMM reads operands only as cuBLASLt does (exec::blasOperand): the
 // executor's dense copies run here as they would before a cuBLASLt call.
@@ -309,6 +424,7 @@ TEST_F(MatmulExec, OperandsCuBlasLtCannotReadAreCopiedDenseFirst) {
         << rt->hostProgram();
   }
 }
+
 #endif
 
 }  // namespace

@@ -46,7 +46,13 @@ constexpr int kOpN = 0, kOpT = 1;
 // cublasLtMatmulDescAttributes_t
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
 constexpr int kDescBiasDataType = 26;
-constexpr uint32_t kEpilogueBias = 4;  // CUBLASLT_EPILOGUE_BIAS
+// cublasLtEpilogue_t (the _BIAS forms are the activation's value | CUBLASLT_EPILOGUE_BIAS)
+constexpr uint32_t kEpilogueDefault = 1;    // CUBLASLT_EPILOGUE_DEFAULT
+constexpr uint32_t kEpilogueRelu = 2;       // CUBLASLT_EPILOGUE_RELU
+constexpr uint32_t kEpilogueBias = 4;       // CUBLASLT_EPILOGUE_BIAS
+constexpr uint32_t kEpilogueReluBias = 6;   // CUBLASLT_EPILOGUE_RELU_BIAS
+constexpr uint32_t kEpilogueGelu = 32;      // CUBLASLT_EPILOGUE_GELU (tanh approximation)
+constexpr uint32_t kEpilogueGeluBias = 36;  // CUBLASLT_EPILOGUE_GELU_BIAS
 // cublasLtMatrixLayoutAttribute_t
 constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;  // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
@@ -226,10 +232,15 @@ void ltMatmul(const LtMatmulCall& call, int device, CUstream stream) {
   const int32_t tb = call.b.transpose ? kOpT : kOpN;
   check(api.descSet(ds.desc, kDescTransA, &ta, sizeof(ta)), "setting TRANSA");
   check(api.descSet(ds.desc, kDescTransB, &tb, sizeof(tb)), "setting TRANSB");
-  if (call.bias != nullptr) {
-    const uint32_t epilogue = kEpilogueBias;
-    const int32_t bias_type = type;
+  const bool bias = call.bias != nullptr;
+  uint32_t epilogue = bias ? kEpilogueBias : kEpilogueDefault;
+  if (call.activation == LtActivation::Relu) epilogue = bias ? kEpilogueReluBias : kEpilogueRelu;
+  if (call.activation == LtActivation::Gelu) epilogue = bias ? kEpilogueGeluBias : kEpilogueGelu;
+  if (epilogue != kEpilogueDefault) {
     check(api.descSet(ds.desc, kDescEpilogue, &epilogue, sizeof(epilogue)), "setting the epilogue");
+  }
+  if (bias) {
+    const int32_t bias_type = type;  // D's type, as cuBLASLt's table has it
     check(api.descSet(ds.desc, kDescBiasPointer, &call.bias, sizeof(call.bias)),
           "setting the bias pointer");
     check(api.descSet(ds.desc, kDescBiasDataType, &bias_type, sizeof(bias_type)),
@@ -239,6 +250,7 @@ void ltMatmul(const LtMatmulCall& call, int device, CUstream stream) {
                     call.a.batchStride);
   ds.b = makeLayout(api, type, call.b.rows, call.b.cols, call.b.ld, call.batchCount,
                     call.b.batchStride);
+  // C and D share this layout (beta is 0: C is not read).
   ds.d =
       makeLayout(api, type, call.dRows, call.dCols, call.ldd, call.batchCount, call.dBatchStride);
   check(api.prefCreate(&ds.pref), "cublasLtMatmulPreferenceCreate");
@@ -252,8 +264,8 @@ void ltMatmul(const LtMatmulCall& call, int device, CUstream stream) {
   LOOM_CHECK(hs == kSuccess && found > 0, "cuBLASLt (", s.library, ") has no algorithm for a ",
              call.dtype, " matmul of ", call.dRows, " x ", call.dCols, " (k ",
              call.a.transpose ? call.a.rows : call.a.cols, ", batch ", call.batchCount,
-             ", leading dims ", call.a.ld, ", ", call.b.ld, ", ", call.ldd,
-             call.bias != nullptr ? ", bias epilogue" : "", "): status ", hs);
+             ", leading dims ", call.a.ld, ", ", call.b.ld, ", ", call.ldd, ", epilogue ", epilogue,
+             "): status ", hs);
   const float alpha = 1.0f, beta = 0.0f;
   check(api.matmul(handle, ds.desc, &alpha, call.a.data, ds.a, call.b.data, ds.b, &beta, call.d,
                    ds.d, call.d, ds.d, &result.algo, call.workspace, call.workspaceBytes, stream),

@@ -7,21 +7,28 @@
 #include <cstdint>
 #include <optional>
 
+#include "loom/ir/matmul_activation.h"
 #include "loom/ir/matmul_geometry.h"
 #include "loom/tensor/data_type.h"
 
 namespace loom::exec {
 
-/// out = a @ b (+ bias) per the geometry; every operand and out have `dtype` (f32, bf16 or f16),
-/// products accumulate in f32 and out is rounded once. out is dense: geometry.denseOut().
+/// out = activation(a @ b (+ bias)) per the geometry; every operand and out have `dtype` (f32,
+/// bf16 or f16), products accumulate in f32, the bias is added and the activation applied in
+/// f32 (cuBLASLt's epilogue order), and out is rounded once. out is dense: geometry.denseOut().
 struct GemmProblem {
   ir::MatmulGeometry geometry;
   DataType dtype = DataType::Float32;
+  ir::MatmulActivation activation = ir::MatmulActivation::None;
   const void* a = nullptr;
   const void* b = nullptr;
   const void* bias = nullptr;  ///< read when geometry.hasBias
   void* out = nullptr;
 };
+
+/// The activation in f32 as the host GEMM applies it (gelu_tanh in the steps of ops::gelu's
+/// composite, so the host backend's fused and unfused forms compute alike).
+float gemmActivation(ir::MatmulActivation activation, float x);
 
 /// A `rows` x `cols` matrix at r * rowStride + c * colStride as a column-major BLAS operand:
 /// stored `storedRows` x `storedCols` with leading dimension `ld`, read transposed or not.

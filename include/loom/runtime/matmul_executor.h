@@ -2,7 +2,9 @@
 // MatmulSegmentExecutor: the SegmentExecutor of a segment that is one matmul or linear
 // (segmenter::MatmulWork). No kernel is generated: each run reads the operands' sizes and
 // strides (ir::matmulGeometry), allocates the dense output and hands the GEMM to the device
-// (exec::ComputeDevice::gemm: cuBLASLt on a GPU, the blocked host GEMM on the host backend).
+// (exec::ComputeDevice::gemm: cuBLASLt on a GPU, the blocked host GEMM on the host backend),
+// with the epilogue the segmenter chose (segmenter::MatmulWork: the bias and an activation);
+// the segment's output is then the epilogue's last expr.
 // An operand the device's GEMM cannot read as it is (on a GPU: no unit-strided dim of the
 // matrix, a broadcast inside it, a bias that is not one packed vector) is first copied dense by
 // a Loom kernel of its own (a cached set(x) fusion), so any strides run.
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/ir/matmul_activation.h"
 #include "loom/runtime/segment_executor.h"
 
 namespace loom::runtime {
@@ -39,8 +42,9 @@ class MatmulSegmentExecutor final : public SegmentExecutor {
  private:
   Tensor dense(size_t operand, const Tensor& t) const;
 
-  const ir::Expr* expr_ = nullptr;  ///< the segment fusion's one expr (owned by the segment)
-  std::vector<size_t> arg_of_;      ///< per operand of expr_: its position among the arguments
+  const ir::Expr* expr_ = nullptr;  ///< the segment fusion's matmul or linear
+  ir::MatmulActivation activation_ = ir::MatmulActivation::None;  ///< its GEMM's epilogue's
+  std::vector<size_t> arg_of_;  ///< per operand of expr_: its position among the arguments
   std::shared_ptr<const exec::ComputeDevice> device_;
   exec::ExecutorOptions options_;
   mutable std::mutex mutex_;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "loom/ir/fusion.h"
+#include "loom/ir/matmul_activation.h"
 #include "loom/multidevice/communication.h"
 #include "loom/scheduler/heuristic.h"
 
@@ -65,13 +66,17 @@ struct CommunicationWork {
 
 /// A segment that is one matmul or linear (ir::MatmulOp, ir::LinearOp) and no generated kernel:
 /// the runtime calls a GEMM library for it (cuBLASLt on a GPU, the blocked host GEMM on the host
-/// backend: runtime/matmul_executor.h). Its fusion holds the one expr; its inputs are original
-/// inputs (any strides) or intermediates other segments produce (dense).
+/// backend: runtime/matmul_executor.h). Its fusion holds the expr and the pointwise exprs after
+/// it that the GEMM's epilogue applies (segmenter/matmul_epilogue.h), and outputs the last;
+/// its inputs are original inputs (any strides) or intermediates other segments produce (dense).
 struct MatmulWork {
   std::string op;     ///< "matmul" or "linear"
   bool bias = false;  ///< a linear with a bias, added in the GEMM's epilogue
+  /// Applied after the bias, in f32, before the rounding to the operands' dtype.
+  ir::MatmulActivation activation = ir::MatmulActivation::None;
   bool operator==(const MatmulWork&) const = default;
-  /// "matmul", "linear", "linear with bias in the epilogue".
+  /// "matmul", "linear", "linear with bias in the epilogue", "linear with bias + gelu_tanh in
+  /// the epilogue", "matmul with relu in the epilogue".
   std::string toString() const;
 };
 

@@ -48,6 +48,9 @@ struct SegmenterOptions {
   bool translateWelford = true;
   /// Schedule and lower every proposal before keeping it (see "Verification" above).
   bool verifySchedules = false;
+  /// Join the pointwise consumers a matmul's GEMM can apply (bias, relu, gelu_tanh, a cast;
+  /// segmenter/matmul_epilogue.h) to its segment. Off: each stays a Loom kernel.
+  bool matmulEpilogues = true;
   scheduler::DeviceInfo device = {};
   /// The device (rank) of the device meshes that runs a sharded fusion: the segments are then
   /// its local program (pre-segmentation pass localize_shards).

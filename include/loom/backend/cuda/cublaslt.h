@@ -29,12 +29,18 @@ struct LtOperand {
   bool transpose = false;
 };
 
-/// D = op(A) op(B) (+ bias broadcast over D's columns), D column-major `dRows` x `dCols`,
+/// What the epilogue applies after the bias (cuBLASLt's CUBLASLT_EPILOGUE_RELU / _GELU, with
+/// _BIAS: RELU_BIAS / GELU_BIAS). cuBLASLt's GELU is the tanh approximation.
+enum class LtActivation : uint8_t { None, Relu, Gelu };
+
+/// D = act(op(A) op(B) (+ bias broadcast over D's columns)), D column-major `dRows` x `dCols`,
 /// `batchCount` times. A, B, D and the bias have `dtype` (f32, bf16 or f16); the compute type
 /// is f32 (CUBLAS_COMPUTE_32F, scale type f32). The bias (dRows elements, packed) is added by
-/// the CUBLASLT_EPILOGUE_BIAS epilogue.
+/// the CUBLASLT_EPILOGUE_BIAS epilogue (RELU_BIAS / GELU_BIAS with an activation, which is
+/// applied in f32 before D is rounded to `dtype`).
 struct LtMatmulCall {
   DataType dtype = DataType::Float32;
+  LtActivation activation = LtActivation::None;
   int64_t batchCount = 1;
   LtOperand a;
   LtOperand b;
