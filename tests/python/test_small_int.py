@@ -173,9 +173,14 @@ def test_wide_unsigned_ops(device, dtype):
     check(outs[-3], xs, dtype, "abs of unsigned is the value")
     check(outs[-2], [~x for x in xs], dtype, "bitwise_not")
     assert outs[-1].cpu().tolist() == [x < y for x, y in zip(xs, ys)]
-    # where torch has the CPU kernel, it agrees
-    assert torch.equal(outs[2].cpu(), a.cpu() * b.cpu())
-    assert torch.equal(outs[8].cpu(), torch.maximum(a.cpu(), b.cpu()))
+    # where torch has the CPU kernel, it agrees (which kernels exist for these dtypes differs
+    # between torch versions: 2.11's CPU has no maximum for uint16/32/64)
+    for index, fn in ((2, torch.mul), (8, torch.maximum)):
+        try:
+            want = fn(a.cpu(), b.cpu())
+        except (NotImplementedError, RuntimeError):
+            continue
+        assert torch.equal(outs[index].cpu(), want)
 
 
 @pytest.mark.parametrize("dtype", ALL)
