@@ -128,6 +128,17 @@ void checkResident(const LaunchParams& launch, const LoadedKernel& kernel,
              "such shapes) or split the fusion");
 }
 
+std::optional<std::pair<size_t, int64_t>> takeIndexError(const ComputeDevice& device,
+                                                         const Tensor& words, CUstream stream) {
+  std::vector<Tensor> host{words};
+  device.copyOut(host, stream);
+  const auto* w = static_cast<const int64_t*>(host[0].data());
+  if (w[0] == 0) return std::nullopt;
+  const std::pair<size_t, int64_t> failed{size_t(w[0] - 1), w[1]};
+  device.zero(words, stream);
+  return failed;
+}
+
 }  // namespace detail
 
 }  // namespace loom::exec

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/eval/argument.h"
@@ -46,6 +48,12 @@ void checkVectorLayout(const kir::Kernel::VectorizedParam& v, const void* data,
 /// anything is launched, by a fresh launch plan and by a plan loaded from the plan cache.
 void checkResident(const LaunchParams& launch, const LoadedKernel& kernel,
                    const ComputeDevice& device, const std::string& name);
+
+/// After a launch of a kernel with checked index reads: the failed check's site and the value
+/// it read, from the two error words `words` (site + 1, value; 0 when every check passed), which
+/// are zeroed again for the next launch; nullopt when every check passed. Waits for the launch.
+std::optional<std::pair<size_t, int64_t>> takeIndexError(const ComputeDevice& device,
+                                                         const Tensor& words, CUstream stream);
 
 /// UserError for a vectorized output whose fresh allocation is not aligned (a custom allocator).
 [[noreturn]] void throwMisalignedOutput(const kir::Buffer* b, const void* data, int64_t bytes);

@@ -543,13 +543,9 @@ void KernelExecutor::launchPlan(LaunchPlan& plan, std::span<const eval::Argument
 // A failed index check (runtime/index.cuh) becomes the op's UserError; the words are zeroed again
 // for the plan's next launch. Waits for the launch: an index check costs a round trip on a GPU.
 void KernelExecutor::checkIndexError(LaunchPlan& plan, CUstream stream) {
-  std::vector<Tensor> words{plan.indexError};
-  device_->copyOut(words, stream);
-  const auto* w = static_cast<const int64_t*>(words[0].data());
-  if (w[0] == 0) return;
-  const auto site = size_t(w[0] - 1);
-  const int64_t value = w[1];
-  device_->zero(plan.indexError, stream);
+  const auto failed = detail::takeIndexError(*device_, plan.indexError, stream);
+  if (!failed) return;
+  const auto [site, value] = *failed;
   LOOM_ASSERT(site < kernel_->indexChecks.size(), "kernel ", generated_.name,
               " reported index check ", site, " of ", kernel_->indexChecks.size());
   const kir::Kernel::IndexCheck& c = kernel_->indexChecks[site];

@@ -200,16 +200,11 @@ bool PlannedKernel::run(std::span<const eval::Argument> inputs, std::vector<Tens
   return true;
 }
 
-// As KernelExecutor::checkIndexError: the first failed check's site and value, the words zeroed
-// again for the next run.
+// As KernelExecutor::checkIndexError: the first failed check is the op's UserError.
 void PlannedKernel::checkIndexError() {
-  std::vector<Tensor> words{index_error_};
-  device_->copyOut(words, options_.stream);
-  const auto* w = static_cast<const int64_t*>(words[0].data());
-  if (w[0] == 0) return;
-  const auto site = size_t(w[0] - 1);
-  const int64_t value = w[1];
-  device_->zero(index_error_, options_.stream);
+  const auto failed = detail::takeIndexError(*device_, index_error_, options_.stream);
+  if (!failed) return;
+  const auto [site, value] = *failed;
   LOOM_ASSERT(site < plan_.indexChecks.size(), "kernel ", plan_.generated.name,
               " reported index check ", site, " of ", plan_.indexChecks.size());
   const KernelPlan::IndexCheck& c = plan_.indexChecks[site];
