@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "loom/support/error.h"
@@ -74,10 +76,25 @@ std::string literal(const Scalar* s) {
   return std::to_string(s->constInt().value());
 }
 
-// Python numbers become constants of these types (ops::Operand).
-bool numberKeepsType(DataType t) {
-  return t == DataType::Bool || t == DataType::Int64 || t == DataType::Float64 ||
-         t == DataType::ComplexDouble;
+
+// The type of the constant a Python number of `t`'s kind makes.
+DataType numberType(DataType t) {
+  if (isBooleanType(t)) return DataType::Bool;
+  if (isComplexType(t)) return DataType::ComplexDouble;
+  if (isFloatingType(t)) return DataType::Float64;
+  return DataType::Int64;
+}
+
+// A constant as nvFuser prints it in define_scalar: a float with six significant digits and its
+// point (C's %#g: 3.00000, 1.00000e-05). Where six digits would change the value, all the digits
+// it needs: the printed definition must rebuild the same fusion.
+std::string nvNumber(const Scalar* s) {
+  if (!isFloatingType(s->dtype())) return literal(s);
+  const double d = s->constDouble().value();
+  if (std::isnan(d) || std::isinf(d)) return literal(s);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%#g", d);
+  return std::strtod(buf, nullptr) == d ? std::string(buf) : literal(s);
 }
 
 std::string pyBool(bool b) { return b ? "True" : "False"; }
@@ -157,6 +174,7 @@ std::string Translator::run(std::string_view function_name) {
       }
     }
   }
+  numberScalars();
   for (const ir::Val* v : fusion_.inputs()) defineInput(v);
   for (const ir::Expr* e : fusion_.exprs()) translateExpr(e);
   for (const ir::Val* v : fusion_.outputs()) {
@@ -181,11 +199,56 @@ std::string Translator::run(std::string_view function_name) {
   return os.str();
 }
 
+// Tensors are named by their number in the fusion (creation order, as nvFuser's tv<N>), scalars
+// by the number nvFuser's counter would have given them (numberScalars).
 std::string Translator::define(const ir::Val* v, char prefix) {
-  std::string name =
-      prefix == 'T' ? "tv" + std::to_string(next_tensor_++) : "c" + std::to_string(next_scalar_++);
+  std::string name = prefix == 'T' ? "tv" + std::to_string(v->name()) : scalarName(v->as<Scalar>());
   names_[v] = name;
   return name;
+}
+
+std::string Translator::scalarName(const Scalar* s) {
+  auto it = scalar_numbers_.find(s);
+  return "c" + std::to_string(it != scalar_numbers_.end() ? it->second : next_scalar_++);
+}
+
+// nvFuser names a scalar by its Val counter, which every scalar it makes advances: each dim of a
+// defined tensor (its extent, made before the tensor's IDs), the fusion's zero (made with the
+// first ID) and one (the first size-1 dim or broadcast), each scalar input and constant, and the
+// init of each reduction. Walking the statements in creation order with those rules gives the
+// numbers nvFuser prints for the fusions users write (print(fd) in nvFuser's tests); a scalar the
+// walk does not number gets one past them all.
+void Translator::numberScalars() {
+  int64_t counter = 0;
+  bool zero = false;
+  bool one = false;
+  auto number = [&](const Scalar* s) {
+    if (scalar_numbers_.try_emplace(s, counter).second) ++counter;
+  };
+  for (const ir::Statement* st : fusion_.statements()) {
+    if (const auto* tv = dyn<TensorView>(st)) {
+      if (!fusion_.isInput(tv)) continue;
+      bool has_one = false;
+      for (const IterDomain* id : tv->logical()) {
+        const Scalar* e = id->hasExpandedExtent() ? id->expandedExtent() : id->extent();
+        if (!e->isConst() && e->definition() == nullptr) number(e);
+        else ++counter;  // a constant size: nvFuser makes a Val for it too
+        has_one = has_one || (id->isBroadcast() && !id->hasExpandedExtent());
+      }
+      if (!tv->logical().empty() && !zero) zero = true, ++counter;
+      if (has_one && !one) one = true, ++counter;
+    } else if (const auto* s = dyn<Scalar>(st)) {
+      if (fusion_.isInput(s)) number(s);
+    } else if (const auto* e = dyn<ir::Expr>(st)) {
+      if (e->outputs().empty() || !e->outputs().front()->isA<TensorView>()) continue;
+      for (const ir::Val* in : e->inputs()) {
+        if (const auto* s = dyn<Scalar>(in); s != nullptr && s->isConst()) number(s);
+      }
+      if (e->isA<ir::ReductionOp>()) ++counter;  // its init value
+      if (e->isA<ir::BroadcastOp>() && !one) one = true, ++counter;
+    }
+  }
+  next_scalar_ = counter;
 }
 
 std::string Translator::tensor(const ir::Val* v) const {
@@ -262,12 +325,21 @@ void Translator::defineInput(const ir::Val* v) {
 
 std::string Translator::scalar(const Scalar* s, Use use) {
   if (s->isConst()) {
-    if (use == Use::TensorOperand || (use == Use::ScalarOperand && numberKeepsType(s->dtype()))) {
-      return literal(s);
+    // Defined before its first use, as nvFuser prints every constant. An operand of a tensor op
+    // takes the type a Python number of its value has (what giving the number to the op makes);
+    // a Scalar operand or object keeps its own.
+    const DataType t = use == Use::TensorOperand ? numberType(s->dtype()) : s->dtype();
+    if (t != s->dtype()) {  // the number the constant was made from, named apart from it
+      auto [it, fresh] = number_names_.try_emplace(s);
+      if (fresh) {
+        it->second = scalarName(s);
+        emit(it->second + " = fd.define_scalar(" + nvNumber(s) + ", dtype=" + pyDtype(t) + ")");
+      }
+      return it->second;
     }
-    // A constant of another type than a Python number's, or where a Scalar must be given.
-    std::string name = "c" + std::to_string(next_scalar_++);
-    emit(name + " = fd.define_scalar(" + literal(s) + ", dtype=" + pyDtype(s->dtype()) + ")");
+    if (auto it = names_.find(s); it != names_.end()) return it->second;
+    std::string name = define(s, 'S');
+    emit(name + " = fd.define_scalar(" + nvNumber(s) + ", dtype=" + pyDtype(t) + ")");
     return name;
   }
   if (auto it = names_.find(s); it != names_.end()) return it->second;

@@ -69,6 +69,8 @@ class Translator {
   std::string tensor(const ir::Val* v) const;
   std::string operand(const ir::Val* v);
   std::string define(const ir::Val* v, char prefix);
+  std::string scalarName(const ir::Scalar* s);
+  void numberScalars();
   void emit(std::string line) { lines_.push_back(std::move(line)); }
   void noteExtents(const ir::TensorView* tv);
 
@@ -86,13 +88,17 @@ class Translator {
   std::unordered_map<const ir::Val*, std::string> names_;
   // Extents of the tensors defined so far: fd.ops.size(T, dim) gives them back.
   std::unordered_map<const ir::Scalar*, std::pair<std::string, int64_t>> extents_;
+  // Constants printed as the Python number they were made from (another type than theirs).
+  std::unordered_map<const ir::Scalar*, std::string> number_names_;
   // PadOps that place the inputs of a CatOp: fd.ops.cat makes them.
   std::unordered_set<const ir::Expr*> cat_pads_;
   std::unordered_set<std::string> imports_;
   std::vector<std::string> lines_;
   // nvFuser's direct bindings name tensors tv<n> and scalars c<n>, each kind counted apart.
-  int64_t next_tensor_ = 0;
-  int64_t next_scalar_ = 0;
+  // nvFuser's number for each scalar it would have made (its Val counter, which also counts the
+  // extents of defined tensors and its zero and one): the c<N> names of print(fd).
+  std::unordered_map<const ir::Scalar*, int64_t> scalar_numbers_;
+  int64_t next_scalar_ = 0;  // past every number in scalar_numbers_
 };
 
 }  // namespace loom::python

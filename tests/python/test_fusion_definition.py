@@ -30,7 +30,10 @@ def test_inputs_outputs_and_printing(pointwise):
     # print(fd) is the definition in nvFuser's form; fusion_ir() the text form.
     assert str(fd) == repr(fd) == fd.repr()
     assert str(fd).split("\n")[0] == "def nvfuser_fusion(fd : FusionDefinition) -> None :"
-    for needle in ("fd.ops.mul(tv0, 2.0)", "fd.ops.add(tv2, tv1)", "fd.ops.relu(tv3)",
+    # The constant is defined before its use and numbered as nvFuser would (c5: the inputs' four
+    # sizes and the fusion's zero come first).
+    for needle in ("c5 = fd.define_scalar(2.00000, dtype=DataType.Double)",
+                   "fd.ops.mul(tv0, c5)", "fd.ops.add(tv2, tv1)", "fd.ops.relu(tv3)",
                    "fd.add_output(tv4)"):
         assert needle in str(fd)
     text = fd.fusion_ir()

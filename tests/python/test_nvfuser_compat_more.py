@@ -324,7 +324,7 @@ def test_printed_definition_is_nvfusers_direct_form():
     tv0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)
     tv1 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16, is_cpu=False)
     tv2 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False)
-    c0 = fd.define_scalar(None, dtype=DataType.Double)
+    c6 = fd.define_scalar(None, dtype=DataType.Double)
     tv3 = fd.ops.linear(tv0, tv1, bias=tv2)
 """
     text = repr(fd)
@@ -348,6 +348,8 @@ def test_index_dtype_is_int64():
         t0 = fd.define_tensor(shape=[-1], contiguity=[False], dtype=DataType.Float, is_cpu=False)
         c0 = fd.define_scalar(None, dtype=DataType.Index)
         fd.add_output(fd.ops.reshape(t0, new_shape=[2, c0]))
-    assert "c0 = fd.define_scalar(None, dtype=DataType.Int)" in str(fd)
+    # c2: nvFuser's counter has made t0's size (c0) and the fusion's zero (c1) before it.
+    assert "c2 = fd.define_scalar(None, dtype=DataType.Int)" in str(fd)
+    assert "fd.ops.reshape(tv0, new_shape=[2, c2])" in str(fd)
     (out,) = fd.execute([x, 5])
     torch.testing.assert_close(out, x.reshape(2, 5), rtol=0, atol=0)

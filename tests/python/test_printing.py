@@ -48,21 +48,71 @@ def test_the_form_is_nvfusers():
         fd.add_output(fd.ops.sum(y, dims=[2]))
     text = str(fd)
     lines = text.split("\n")
-    # nvFuser's direct bindings: nvfuser_fusion, tensors tv<n> and scalars c<n> counted apart;
-    # a reduction names its output's dtype and leaves keepdim=False out, as nvFuser's printer.
+    # nvFuser's direct bindings: nvfuser_fusion, tensors tv<n> and scalars c<n> counted apart,
+    # each by nvFuser's own counter: c5 because x's three sizes (c0-c2), the fusion's zero (c3)
+    # and one (c4, for the size-1 dim) come first, and a scalar Loom made (the cast) is numbered past
+    # every one nvFuser would have made; a reduction names its output's dtype and
+    # leaves keepdim=False out, as nvFuser's printer.
     assert lines[0] == "def nvfuser_fusion(fd : FusionDefinition) -> None :"
     assert lines[1:] == [
         "    tv0 = fd.define_tensor(shape=[-1, 1, 4], contiguity=[True, None, False], "
         "dtype=DataType.Half, is_cpu=False, stride_order=[0, 1, 2])",
-        "    c0 = fd.define_scalar(None, dtype=DataType.Double)",
+        "    c5 = fd.define_scalar(None, dtype=DataType.Double)",
         "    tv1 = fd.ops.cast(tv0, dtype=DataType.Float)",
-        "    c1 = fd.ops.cast(c0, dtype=DataType.Float)",
-        "    tv2 = fd.ops.add(tv1, c1)",
+        "    c7 = fd.ops.cast(c5, dtype=DataType.Float)",
+        "    tv2 = fd.ops.add(tv1, c7)",
         "    tv3 = fd.ops.sum(tv2, dims=[2], dtype=DataType.Float)",
         "    fd.add_output(tv3)",
         "",
     ]
     assert fd.repr() == text == repr(fd)
+
+
+def test_names_are_nvfusers_counters():
+    # Tensors keep the number of their making (tv6 is made after tv4 and tv5 though printed
+    # before them: exprs print producers first, following the outputs); a constant is defined
+    # before its first use and numbered by nvFuser's counter (c7: the six sizes and the zero).
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)
+        b = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)
+        c = fd.define_scalar(3.0)
+        s = fd.ops.sum(fd.ops.mul(fd.ops.add(a, b), c), [-1], False, DataType.Float)
+        fd.add_output(s)
+    assert str(fd) == """def nvfuser_fusion(fd : FusionDefinition) -> None :
+    tv0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.Float, is_cpu=False)
+    tv1 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.Float, is_cpu=False)
+    tv2 = fd.ops.add(tv0, tv1)
+    c7 = fd.define_scalar(3.00000, dtype=DataType.Double)
+    tv3 = fd.ops.mul(tv2, c7)
+    tv4 = fd.ops.sum(tv3, dims=[2], dtype=DataType.Float)
+    fd.add_output(tv4)
+"""
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True])
+        t1 = fd.define_tensor(sizes=[1, 4, 1], strides=[4, 1, 1])
+        t2 = fd.define_tensor(sizes=[2, 1, 4], strides=[4, 4, 1])
+        t3 = fd.ops.squeeze(t1, [0, -1])
+        t5 = fd.ops.sum(fd.ops.squeeze(t2, [-2]), [0])
+        fd.add_output(fd.ops.mul(fd.ops.mul(t0, t3), t5))
+    body = str(fd).split("\n")[4:9]
+    assert body == [
+        "    tv3 = fd.ops.squeeze(tv1, dims=[0, 2])",
+        "    tv6 = fd.ops.mul(tv0, tv3)",
+        "    tv4 = fd.ops.squeeze(tv2, dims=[1])",
+        "    tv5 = fd.ops.sum(tv4, dims=[0], dtype=DataType.Float)",
+        "    tv7 = fd.ops.mul(tv6, tv5)",
+    ]
+    check_captured_python_definition(fd.fusion)
+
+
+def test_constants_print_all_the_digits_six_would_lose():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1], contiguity=True)
+        fd.add_output(fd.ops.mul(fd.ops.add(x, 1e-5), 0.7978845608028654))
+    text = str(fd)
+    assert "fd.define_scalar(1.00000e-05, dtype=DataType.Double)" in text
+    assert "fd.define_scalar(0.7978845608028654, dtype=DataType.Double)" in text
+    check_captured_python_definition(fd.fusion)
 
 
 def test_fusion_ids_follow_the_structure():
@@ -95,7 +145,10 @@ def test_constants_keep_their_values_and_types():
         fd.add_output(fd.ops.gt(x, True))
     text = str(fd)
     assert 'float("inf")' in text and 'float("nan")' in text
-    assert "fd.define_scalar(0.1, dtype=DataType.Float)" in text
+    # nvFuser's form of a constant: six digits and the point (%#g), all the digits a value needs
+    # where six would change it.
+    assert "fd.define_scalar(0.100000, dtype=DataType.Float)" in text
+    assert "fd.define_scalar(3.00000, dtype=DataType.Double)" in text
     check_captured_python_definition(fd.fusion)
     x = torch.randn(5).half()
     x[0] = float("nan")
