@@ -55,13 +55,16 @@ __device__ __forceinline__ void scatterAtomicAdd(__nv_bfloat16* p, __nv_bfloat16
 
 namespace detail {
 
-/// The coordinates of element `linear` (row-major over `size`).
+/// The coordinates of element `linear` (row-major over `size`). The division is in the kernel's
+/// index type: `linear` is below the tensor's element count, which that type holds, and a 32-bit
+/// division is a few instructions where a 64-bit one is a long software sequence.
 template <int N, typename IndexT>
 __device__ __forceinline__ void scatterCoords(long long linear, const IndexT* size,
                                               long long* coord) {
+  IndexT rest = static_cast<IndexT>(linear);
   for (int d = N - 1; d >= 0; --d) {
-    coord[d] = linear % static_cast<long long>(size[d]);
-    linear /= static_cast<long long>(size[d]);
+    coord[d] = static_cast<long long>(rest % size[d]);
+    rest /= size[d];
   }
 }
 
