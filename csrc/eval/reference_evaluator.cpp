@@ -290,6 +290,21 @@ void Runner::handle(ir::UnaryOp* e) {
            }));
     return;
   }
+  if (e->opType() == ir::UnaryOpType::Cast && (in_t == DataType::Int64 || in_t == DataType::UInt64) &&
+      isFloatingType(out_t) && out_t != DataType::Float64) {
+    // A 64-bit integer past 2^53 is not a double: round it to f32 from its exact value, as a
+    // kernel's cast does, and to f16 / bf16 from that f32 (the kernel's path), never through a
+    // double first (a second rounding).
+    Buffer b = pointwiseInt(e, out, [](const std::vector<int64_t>& v) { return v[0]; });
+    for (size_t i = 0; i < b.data.size(); ++i) {
+      const float f = in_t == DataType::UInt64 ? static_cast<float>(uint64_t(b.ints[i]))
+                                               : static_cast<float>(b.ints[i]);
+      b.data[i] = applyUnary(ir::UnaryOpType::Cast, double(f), DataType::Float32, out_t, e);
+    }
+    b.ints.clear();
+    define(out, std::move(b));
+    return;
+  }
   if (e->opType() == ir::UnaryOpType::Cast && isIntegralType(out_t)) {
     // Floats to integers straight from the operand's value: a UInt64 result past 2^53 is not
     // a double (floatToInteger, data_type.h).

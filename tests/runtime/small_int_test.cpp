@@ -269,5 +269,59 @@ TYPED_TEST(SmallIntTest, CastsToDoubleSumsAndMax) {
   }
 }
 
+// i64 and u64 to f32 round once, from the exact integer, in the reference evaluator as in the
+// kernels: 2^60 + 2^36 + 1 is just above the midpoint of two floats, but through a double it
+// would be the midpoint itself (2^60 + 2^36) and round to even, down. f16 goes through f32, as the
+// kernels' conversion does.
+TEST(SixtyFourBitCasts, RoundToFloatOnceFromTheExactInteger) {
+  if (auto why = loom::test::backendUnavailable(testBackend())) GTEST_SKIP() << *why;
+  const uint64_t tricky = (uint64_t(1) << 60) + (uint64_t(1) << 36) + 1;
+  const std::vector<uint64_t> us{tricky, ~uint64_t(0), (uint64_t(1) << 63) + 1, 3};
+  const std::vector<int64_t> is{int64_t(tricky), -int64_t(tricky),
+                                std::numeric_limits<int64_t>::min(), -3};
+  auto f = std::make_unique<Fusion>();
+  {
+    FusionGuard g(f.get());
+    TensorView* u = ops::TensorBuilder().shape({4}).dtype(DataType::UInt64).build();
+    TensorView* i = ops::TensorBuilder().shape({4}).dtype(DataType::Int64).build();
+    f->addInput(u);
+    f->addInput(i);
+    f->addOutput(ops::cast(u, DataType::Float32));
+    f->addOutput(ops::cast(i, DataType::Float32));
+    f->addOutput(ops::cast(ops::cast(i, DataType::BFloat16), DataType::Float32));
+  }
+  const Args args{tensorOf(us), tensorOf(is)};
+  std::vector<float> want_u, want_i, want_b;
+  for (uint64_t v : us) want_u.push_back(static_cast<float>(v));
+  for (int64_t v : is) {
+    want_i.push_back(static_cast<float>(v));
+    // bf16 keeps the top 16 bits of the f32, rounded to nearest even.
+    uint32_t bits = 0;
+    const float x = static_cast<float>(v);
+    std::memcpy(&bits, &x, 4);
+    bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+    float r = 0;
+    std::memcpy(&r, &bits, 4);
+    want_b.push_back(r);
+  }
+  ASSERT_EQ(want_u[0], float((uint64_t(1) << 60) + (uint64_t(1) << 37)));  // rounded up, once
+  const std::vector<Tensor> reference = eval::evaluateFusion(*f, args);
+  FusionExecutorCache cache(std::move(f), poisonedOptions());
+  const std::vector<Tensor> kernels = cache.run(args);
+  for (const auto* outs : {&reference, &kernels}) {
+    const char* who = outs == &reference ? "reference" : "kernel";
+    ASSERT_EQ(outs->size(), 3u);
+    const Tensor u32 = (*outs)[0].contiguous();
+    const Tensor i32 = (*outs)[1].contiguous();
+    const Tensor b32 = (*outs)[2].contiguous();
+    EXPECT_EQ(std::vector<float>(u32.dataAs<const float>(), u32.dataAs<const float>() + 4), want_u)
+        << who;
+    EXPECT_EQ(std::vector<float>(i32.dataAs<const float>(), i32.dataAs<const float>() + 4), want_i)
+        << who;
+    EXPECT_EQ(std::vector<float>(b32.dataAs<const float>(), b32.dataAs<const float>() + 4), want_b)
+        << who;
+  }
+}
+
 }  // namespace
 }  // namespace loom::runtime
