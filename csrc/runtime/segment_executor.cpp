@@ -14,6 +14,7 @@
 #include "loom/runtime/matmul_executor.h"
 #include "loom/scheduler/registry.h"
 #include "loom/support/dump_sink.h"
+#include "loom/support/error.h"
 #include "loom/support/phase_timer.h"
 
 namespace loom::runtime {
@@ -115,8 +116,20 @@ void KernelSegmentExecutor::compileWithoutViews(const segmenter::Segment& segmen
   // it (a view was its reference). Then the whole kernel serves every run, as before.
   const segmenter::KernelWork& work = *segment.kernel();
   const scheduler::Scheduler& chosen = scheduler::schedulerFor(work.scheduler);
-  if (!chosen.canScheduleCompileTime(*lean, nullptr)) {
+  const DumpOptions& dump = context.dump != nullptr ? *context.dump
+                                                    : DumpOptions::fromEnvironment();
+  // Without the lean kernel the whole one serves every run (it computes the views too): right,
+  // only slower, so the reason is a dump line, not an error.
+  auto fallBack = [&](const std::string& why) {
     lean_outputs_.clear();
+    if (dump.has(DumpOption::Segments)) {
+      dumpSink() << "segment " << segment.id << ": its view outputs are computed by the whole "
+                 << "kernel (no kernel without them: " << why << ")\n";
+    }
+  };
+  std::string why;
+  if (!chosen.canScheduleCompileTime(*lean, &why)) {
+    fallBack("the scheduler does not take the segment without them: " + why);
     return;
   }
   try {
@@ -124,8 +137,10 @@ void KernelSegmentExecutor::compileWithoutViews(const segmenter::Segment& segmen
     auto executor = std::make_unique<exec::KernelExecutor>();
     executor->compile(*lean, context.device, options);
     without_views_ = std::move(executor);
-  } catch (const std::exception&) {
-    lean_outputs_.clear();  // the whole kernel it is
+  } catch (const Error& e) {
+    // A parameter chosen for the whole segment that the lean one cannot take (a vector width,
+    // a reference that was a view); a bug surfaces here too, but the whole kernel still runs.
+    fallBack(e.what());
   }
 }
 
