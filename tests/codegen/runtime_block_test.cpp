@@ -30,7 +30,8 @@ TEST(RuntimeLibrary, FilesInDependencyOrderFollowTheRules) {
                                              "index.cuh", "sort.cuh", "welford.cuh", "warp.cuh",
                                              "block.cuh", "grid.cuh", "scatter.cuh",
                                              "attention_params.cuh", "attention.cuh",
-                                             "mma.cuh", "attention_mma.cuh"}));
+                                             "mma.cuh", "attention_mma.cuh",
+                                             "attention_bwd_mma.cuh"}));
   const std::string_view src = runtimeLibrarySource();
   for (const auto& f : runtimeLibraryFiles()) {
     EXPECT_NE(src.find(f.text), std::string_view::npos) << f.name;

@@ -66,18 +66,19 @@ __device__ __forceinline__ void cpAsyncWait() {
 #endif
 }
 
-/// Keys [j0, j0 + 64) of one (n, h) operand (`a`, rows from `keys` on as zeros) into the shared
-/// tile `at` (rows of kStride values), by all 128 threads. Vec (dense rows whose starts are
-/// 16-byte aligned; `as` the row stride in elements): asynchronous 16-byte copies (cpAsync16),
-/// complete after cpAsyncWait. Else one value per load through the strides `as` ([N, H, rows, E]
-/// order), 16 loads of a thread in flight before their stores, complete on return.
-template <int kHeadDim, int kStride, bool kVec, typename T, typename Strides>
+/// Rows [j0, j0 + kRows) of one (n, h) operand (`a`, rows from `keys` on as zeros) into the
+/// shared tile `at` (rows of kStride values), by all 128 threads (the backward's tiles too). Vec
+/// (dense rows whose starts are 16-byte aligned; `as` the row stride in elements): asynchronous
+/// 16-byte copies (cpAsync16), complete after cpAsyncWait. Else one value per load through the
+/// strides `as` ([N, H, rows, E] order), 16 loads of a thread in flight before their stores,
+/// complete on return.
+template <int kRows, int kHeadDim, int kStride, bool kVec, typename T, typename Strides>
 __device__ __forceinline__ void loadTileMma(unsigned short* at, const T* a, Strides as,
                                             long long j0, long long keys, int tid) {
   if constexpr (kVec) {
     constexpr int kPerRow = kHeadDim / 8;  // vectors per row
-    constexpr int kLoads = kAttentionMmaKeys * kPerRow / kAttentionMmaThreads;
-    static_assert(kLoads * kAttentionMmaThreads == kAttentionMmaKeys * kPerRow, "whole loads");
+    constexpr int kLoads = kRows * kPerRow / kAttentionMmaThreads;
+    static_assert(kLoads * kAttentionMmaThreads == kRows * kPerRow, "whole loads");
 #pragma unroll
     for (int i = 0; i < kLoads; ++i) {
       const int idx = tid + i * kAttentionMmaThreads;
@@ -89,7 +90,7 @@ __device__ __forceinline__ void loadTileMma(unsigned short* at, const T* a, Stri
   } else {
     // In chunks of 16 loads, so the staging stays within a few registers beside the
     // accumulators.
-    constexpr int kLoads = kAttentionMmaKeys * kHeadDim / kAttentionMmaThreads;
+    constexpr int kLoads = kRows * kHeadDim / kAttentionMmaThreads;
     constexpr int kChunk = 16;
     static_assert(kLoads % kChunk == 0, "whole chunks");
     for (int first = 0; first < kLoads; first += kChunk) {
@@ -118,7 +119,7 @@ template <typename T, int kHeadDim>
 __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p,
                                                      unsigned short* smem) {
   static_assert(kHeadDim % 16 == 0, "the head dim is whole mma k steps");
-  constexpr int kSteps = kHeadDim / 16;  // k steps of q k^T
+  constexpr int kSteps = kHeadDim / 16;    // k steps of q k^T
   constexpr int kOutTiles = kHeadDim / 8;  // 16 x 8 output tiles per warp
   constexpr int kScoreTiles = kAttentionMmaKeys / 8;
   constexpr int kStride = kHeadDim + 8;  // a K or V row in shared memory
@@ -165,14 +166,15 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
   constexpr int kTileHalves = kAttentionMmaKeys * kStride;
   auto fill = [&](long long first, int buffer) {
     unsigned short* kt = smem + buffer * 2 * kTileHalves;
+    constexpr int kKeys = kAttentionMmaKeys;
     if (vec) {
-      detail::loadTileMma<kHeadDim, kStride, true>(kt, k, p.ks[2], first, p.keys, tid);
-      detail::loadTileMma<kHeadDim, kStride, true>(kt + kTileHalves, v, p.vs[2], first, p.keys,
-                                                   tid);
+      detail::loadTileMma<kKeys, kHeadDim, kStride, true>(kt, k, p.ks[2], first, p.keys, tid);
+      detail::loadTileMma<kKeys, kHeadDim, kStride, true>(kt + kTileHalves, v, p.vs[2], first,
+                                                          p.keys, tid);
     } else {
-      detail::loadTileMma<kHeadDim, kStride, false>(kt, k, p.ks, first, p.keys, tid);
-      detail::loadTileMma<kHeadDim, kStride, false>(kt + kTileHalves, v, p.vs, first, p.keys,
-                                                    tid);
+      detail::loadTileMma<kKeys, kHeadDim, kStride, false>(kt, k, p.ks, first, p.keys, tid);
+      detail::loadTileMma<kKeys, kHeadDim, kStride, false>(kt + kTileHalves, v, p.vs, first, p.keys,
+                                                           tid);
     }
     detail::cpAsyncCommit();
   };
@@ -251,9 +253,8 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
         }
         if (p.dropout && pj != 0.0f) {
           const long long row = i < 2 ? row0 : row1;
-          const unsigned long long index =
-              ((unsigned long long)bh * p.rows + row) * p.keys +
-              (unsigned long long)(j0 + 8 * j + 2 * t + (i & 1));
+          const unsigned long long index = ((unsigned long long)bh * p.rows + row) * p.keys +
+                                           (unsigned long long)(j0 + 8 * j + 2 * t + (i & 1));
           const float u = (float)loom_rng_uniform(p.seed, p.offset, index, 24, 0.0, 1.0);
           pj = u < p.keep ? pj * p.inv_keep : 0.0f;
         }
