@@ -13,13 +13,13 @@
 // A operand, q rows as B, read like the forward's K), and dP^T = v dO^T alike. So its D fragments
 // hold P^T and dS^T with keys as rows, and mma.cuh's layout note makes them the A operands of
 // dv += P^T dO and dk += dS^T q without a transpose in registers; B comes from the dO and q
-// columns (read like the forward's V).
+// rows by ldmatrix .trans, as the forward reads V (loadFragmentBColsX2).
 //
 // dq (attentionBwdDqMmaBlock): one CTA of four warps takes 64 query rows, 16 a warp, and keeps
 // their q and dO as A fragments; K and V stream through shared memory in tiles of kTile keys (two
 // buffers). S = q k^T and dP = dO v^T as in the forward, dS = P (dP - D) in registers, and
-// dq += dS k with dS's D fragments as A and B from the K columns. D is summed per row at the start
-// (the four lanes of a row each take a quarter of the head dim).
+// dq += dS k with dS's D fragments as A and B from the K rows (ldmatrix .trans). D is summed per
+// row at the start (the four lanes of a row each take a quarter of the head dim).
 //
 // P and dS are rounded to bf16 (f16) for the second products, as flash attention does.
 #ifndef LOOM_RUNTIME_ATTENTION_BWD_MMA_CUH
@@ -74,16 +74,6 @@ __device__ __forceinline__ void loadFragmentBRows(unsigned (&b)[2], const unsign
   const unsigned short* r = rows + g * kStride + 16 * step + 2 * t;
   b[0] = *(const unsigned*)r;
   b[1] = *(const unsigned*)(r + 8);
-}
-
-/// B for a product with a tile's columns as columns (P v reads V so): k = the 16 tile rows from
-/// `rows` on, column g of the 8 from `col` on.
-template <int kStride>
-__device__ __forceinline__ void loadFragmentBCols(unsigned (&b)[2], const unsigned short* rows,
-                                                  int col, int g, int t) {
-  const unsigned short* c = rows + 2 * t * kStride + col + g;
-  b[0] = packHalves(c[0], c[kStride]);
-  b[1] = packHalves(c[8 * kStride], c[9 * kStride]);
 }
 
 /// A fragment of 16 rows from a D fragment pair (score tiles 2c and 2c + 1), rounded to T.
@@ -262,12 +252,12 @@ __device__ __forceinline__ void attentionBwdDkDvMmaBlock(const AttentionBwdParam
       detail::packFragmentA<T>(pa, s[2 * c], s[2 * c + 1]);
       detail::packFragmentA<T>(dsa, dp[2 * c], dp[2 * c + 1]);
 #pragma unroll
-      for (int j = 0; j < kOutTiles; ++j) {
-        unsigned b[2];
-        detail::loadFragmentBCols<kStride>(b, dot + 16 * c * kStride, 8 * j, g, t);
-        mmaM16N8K16<T>(dv[j], pa, b);
-        detail::loadFragmentBCols<kStride>(b, qt + 16 * c * kStride, 8 * j, g, t);
-        mmaM16N8K16<T>(dk[j], dsa, b);
+      for (int j = 0; j < kOutTiles; j += 2) {
+        unsigned b[4];
+        detail::loadFragmentBColsX2<kStride>(b, dot + 16 * c * kStride, 8 * j, lane);
+        detail::mmaPair<T>(dv[j], dv[j + 1], pa, b);
+        detail::loadFragmentBColsX2<kStride>(b, qt + 16 * c * kStride, 8 * j, lane);
+        detail::mmaPair<T>(dk[j], dk[j + 1], dsa, b);
       }
     }
     __syncthreads();  // the buffer is read by all before the next iteration refills it
@@ -430,10 +420,10 @@ __device__ __forceinline__ void attentionBwdDqMmaBlock(const AttentionBwdParams&
       unsigned dsa[4];
       detail::packFragmentA<T>(dsa, dp[2 * c], dp[2 * c + 1]);
 #pragma unroll
-      for (int j = 0; j < kOutTiles; ++j) {
-        unsigned b[2];
-        detail::loadFragmentBCols<kStride>(b, kt + 16 * c * kStride, 8 * j, g, t);
-        mmaM16N8K16<T>(dq[j], dsa, b);
+      for (int j = 0; j < kOutTiles; j += 2) {
+        unsigned b[4];
+        detail::loadFragmentBColsX2<kStride>(b, kt + 16 * c * kStride, 8 * j, lane);
+        detail::mmaPair<T>(dq[j], dq[j + 1], dsa, b);
       }
     }
     __syncthreads();

@@ -14,7 +14,8 @@
 //   (shuffles), the running max, sum and output are rescaled, and P = exp(S - max) is drawn
 //   for dropout;
 //   O += P v: P's D fragments, rounded to the operand type, are the A fragments of the second
-//   product directly (mma.cuh's layout note), and B comes from the V rows.
+//   product directly (mma.cuh's layout note), and B comes from the V rows by ldmatrix .trans
+//   (two output tiles' B a load).
 // P is rounded to bf16 (f16) for the second product, as flash attention does; the softmax sum is
 // taken over the f32 values. The backward stays in attention.cuh (f32 FMA).
 #ifndef LOOM_RUNTIME_ATTENTION_MMA_CUH
@@ -109,6 +110,26 @@ __device__ __forceinline__ void loadTileMma(unsigned short* at, const T* a, Stri
       }
     }
   }
+}
+
+/// The B fragments of two 16 x 8 products whose B is a row-major [k][n] tile (V in P v): k = the
+/// 16 rows from `rows` on, columns col + [0, 8) into b[0], b[1] and col + 8 + [0, 8) into b[2],
+/// b[3], by one ldmatrixX4Trans (mma.cuh): lane 8 i + r addresses row 8 (i % 2) + r, columns
+/// col + 8 (i / 2) (16-byte aligned: rows of kStride values, kStride and col multiples of 8).
+template <int kStride>
+__device__ __forceinline__ void loadFragmentBColsX2(unsigned (&b)[4], const unsigned short* rows,
+                                                    int col, int lane) {
+  ldmatrixX4Trans(b, rows + (8 * ((lane / 8) % 2) + lane % 8) * kStride + col + 8 * (lane / 16));
+}
+
+/// d0 += a * b[0..1] and d1 += a * b[2..3] (the pair loadFragmentBColsX2 gives).
+template <typename T>
+__device__ __forceinline__ void mmaPair(float (&d0)[4], float (&d1)[4], const unsigned (&a)[4],
+                                        const unsigned (&b)[4]) {
+  const unsigned lo[2] = {b[0], b[1]};
+  const unsigned hi[2] = {b[2], b[3]};
+  loom::mmaM16N8K16<T>(d0, a, lo);  // qualified: detail has the instruction's overloads
+  loom::mmaM16N8K16<T>(d1, a, hi);
 }
 
 }  // namespace detail
@@ -271,13 +292,12 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
                               packFloats<T>(s[2 * c][2], s[2 * c][3]),
                               packFloats<T>(s[2 * c + 1][0], s[2 * c + 1][1]),
                               packFloats<T>(s[2 * c + 1][2], s[2 * c + 1][3])};
-      const unsigned short* vrow = vtile + (16 * c + 2 * t) * kStride + g;
+      // B of output tiles j and j + 1 from the V rows in one ldmatrix (transposed).
 #pragma unroll
-      for (int j = 0; j < kOutTiles; ++j) {
-        const unsigned short* col = vrow + 8 * j;
-        const unsigned b[2] = {packHalves(col[0], col[kStride]),
-                               packHalves(col[8 * kStride], col[9 * kStride])};
-        mmaM16N8K16<T>(o[j], pa, b);
+      for (int j = 0; j < kOutTiles; j += 2) {
+        unsigned b[4];
+        detail::loadFragmentBColsX2<kStride>(b, vtile + 16 * c * kStride, 8 * j, lane);
+        detail::mmaPair<T>(o[j], o[j + 1], pa, b);
       }
     }
     __syncthreads();  // the buffer is read by all before the next iteration refills it
