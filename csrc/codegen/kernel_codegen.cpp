@@ -773,7 +773,8 @@ std::string runtimeLibraryFor(const kir::Kernel& kernel) {
     // The attention files and their argument structs are for fusedAttentionKernel() alone.
     if ((!grid && f.name == "grid.cuh") || (!sorts && f.name == "sort.cuh") ||
         (!scatters && f.name == "scatter.cuh") || f.name == "attention_params.cuh" ||
-        f.name == "attention.cuh" || f.name == "mma.cuh" || f.name == "attention_mma.cuh") {
+        f.name == "attention.cuh" || f.name == "mma.cuh" || f.name == "attention_mma.cuh" ||
+        f.name == "attention_bwd_mma.cuh") {
       continue;
     }
     out += "// ---- runtime/";

@@ -27,7 +27,7 @@ TEST(RuntimeLibraryFor, OmitsGridAndSortFilesTheKernelDoesNotUse) {
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     if (f.name == "grid.cuh" || f.name == "sort.cuh" || f.name == "scatter.cuh" ||
         f.name == "attention_params.cuh" || f.name == "attention.cuh" || f.name == "mma.cuh" ||
-        f.name == "attention_mma.cuh") {
+        f.name == "attention_mma.cuh" || f.name == "attention_bwd_mma.cuh") {
       continue;
     }
     size_t at = g.source.find("// ---- runtime/" + std::string(f.name) + " ----");
@@ -134,7 +134,7 @@ TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
   std::string all;
   for (const RuntimeFile& f : runtimeLibraryFiles()) {
     if (f.name == "attention_params.cuh" || f.name == "attention.cuh" || f.name == "mma.cuh" ||
-        f.name == "attention_mma.cuh") {
+        f.name == "attention_mma.cuh" || f.name == "attention_bwd_mma.cuh") {
       continue;
     }
     all += "// ---- runtime/" + std::string(f.name) + " ----\n" + std::string(f.text);
@@ -148,7 +148,7 @@ TEST(RuntimeLibraryFor, KeepsGridAndSortFilesForKernelsThatUseThem) {
 // The fused attention kernels carry their block's file and what it uses (types, math, random),
 // not the reductions', and name their pass, dtype and head dim; odd head dims have no kernel. The
 // bf16 / f16 forward is the tensor-core one (mma.cuh, attention_mma.cuh), the f32 forward and
-// the backward the FMA ones (attention.cuh).
+// backward the FMA ones (attention.cuh).
 TEST(FusedAttentionKernelSource, CarriesAttentionAndItsDependencies) {
   GeneratedKernel g = fusedAttentionFwdKernel(DataType::BFloat16, 128);
   EXPECT_EQ(g.name, "loom_attention_fwd_mma_bf16_d128");
@@ -169,15 +169,62 @@ TEST(FusedAttentionKernelSource, CarriesAttentionAndItsDependencies) {
   EXPECT_EQ(f32.source.find("mma.sync"), std::string::npos);
   EXPECT_NE(f32.kernelText.find("attentionFwdBlock<float, 128, 32, 32, 8>"), std::string::npos)
       << f32.kernelText;
-  const GeneratedKernel dkdv =
-      fusedAttentionKernel(FusedAttentionPass::BackwardDkDv, DataType::Float16, 64);
-  EXPECT_EQ(dkdv.name, "loom_attention_bwd_dkdv_f16_d64");
-  EXPECT_NE(dkdv.kernelText.find("(loom::AttentionBwdParams p)"), std::string::npos);
-  EXPECT_NE(dkdv.kernelText.find("attentionBwdDkDvBlock<__half, 64, 32, 32, 8>"),
+  EXPECT_EQ(f32.source.find("// ---- runtime/attention_bwd_mma.cuh"), std::string::npos);
+  const GeneratedKernel dkdv32 =
+      fusedAttentionKernel(FusedAttentionPass::BackwardDkDv, DataType::Float32, 64);
+  EXPECT_EQ(dkdv32.name, "loom_attention_bwd_dkdv_f32_d64");
+  EXPECT_NE(dkdv32.kernelText.find("(loom::AttentionBwdParams p)"), std::string::npos);
+  EXPECT_NE(dkdv32.kernelText.find("attentionBwdDkDvBlock<float, 64, 32, 32, 8>"),
             std::string::npos);
+  EXPECT_EQ(dkdv32.source.find("mma.sync"), std::string::npos);
+  EXPECT_EQ(fusedAttentionUnsupported(DataType::Float16, 64, 64), std::nullopt);
   EXPECT_EQ(fusedAttentionUnsupported(DataType::Float16, 64, 64), std::nullopt);
   EXPECT_EQ(fusedAttentionUnsupported(DataType::Float32, 96, 96),
             "the fused attention kernel has head dims 64 and 128, not 96");
+}
+
+// The bf16 / f16 backward is the tensor-core one (attention_bwd_mma.cuh, with mma.cuh, the
+// forward's tile loader and attention.cuh's backward helpers): both kernels, both head dims, their
+// CTA (64 rows or keys, four warps) and shared memory (the runtime's own formulas).
+TEST(FusedAttentionKernelSource, Bf16AndF16BackwardAreTheTensorCoreBlocks) {
+  for (DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+    for (int64_t e : {64, 128}) {
+      const std::string type = dtype == DataType::BFloat16 ? "__nv_bfloat16" : "__half";
+      const std::string dim = std::to_string(e);
+      const int64_t tile = e == 64 ? 64 : 32;  // attentionBwdMmaTile()
+      for (auto pass : {FusedAttentionPass::BackwardDq, FusedAttentionPass::BackwardDkDv}) {
+        const bool dq = pass == FusedAttentionPass::BackwardDq;
+        const GeneratedKernel g = fusedAttentionKernel(pass, dtype, e);
+        SCOPED_TRACE(g.name);
+        EXPECT_TRUE(fusedAttentionUsesMma(pass, dtype));
+        EXPECT_EQ(g.name, std::string("loom_attention_") + (dq ? "bwd_dq_mma_" : "bwd_dkdv_mma_") +
+                              std::string(dataTypeName(dtype)) + "_d" + dim);
+        const std::string block = dq ? "attentionBwdDqMmaBlock<" : "attentionBwdDkDvMmaBlock<";
+        EXPECT_NE(g.kernelText.find(block + type + ", " + dim +
+                                    ">(p, reinterpret_cast<unsigned char*>(loom_smem))"),
+                  std::string::npos)
+            << g.kernelText;
+        EXPECT_NE(g.kernelText.find("__launch_bounds__(128)"), std::string::npos);
+        EXPECT_EQ(g.kernelText.find("attentionBwdDqBlock<"), std::string::npos);
+        EXPECT_EQ(g.kernelText.find("attentionBwdDkDvBlock<"), std::string::npos);
+        for (const char* f : {"types.cuh", "random.cuh", "attention_params.cuh", "attention.cuh",
+                              "mma.cuh", "attention_mma.cuh", "attention_bwd_mma.cuh"}) {
+          const std::string marker = "// ---- runtime/" + std::string(f) + " ----";
+          EXPECT_NE(g.source.find(marker), std::string::npos) << f;
+        }
+        EXPECT_NE(g.source.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+        EXPECT_EQ(fusedAttentionTile(pass, dtype).rows, 64);
+        EXPECT_EQ(fusedAttentionTile(pass, dtype).threads, 128);
+        const size_t row_bytes = size_t(e + 8) * 2;
+        EXPECT_EQ(fusedAttentionSharedBytes(pass, dtype, e),
+                  dq ? 4 * tile * row_bytes : (2 * 64 + 4 * tile) * row_bytes + 16 * tile);
+      }
+    }
+  }
+  // The forward's tensor-core kernel leaves the backward's file out.
+  EXPECT_EQ(fusedAttentionFwdKernel(DataType::BFloat16, 64)
+                .source.find("// ---- runtime/attention_bwd_mma.cuh"),
+            std::string::npos);
 }
 
 // Fusion inputs are read through the load-hint helpers and fusion outputs written through the

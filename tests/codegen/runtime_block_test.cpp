@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Warp and block helpers of the device runtime (reduce, broadcast, Welford) on the host backend.
+// Warp and block helpers of the device runtime (reduce, broadcast, Welford, the tensor-core
+// emulations) on the host backend.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -29,8 +32,8 @@ TEST(RuntimeLibrary, FilesInDependencyOrderFollowTheRules) {
   EXPECT_EQ(names, (std::vector<std::string>{"types.cuh", "math.cuh", "complex.cuh", "random.cuh",
                                              "index.cuh", "sort.cuh", "welford.cuh", "warp.cuh",
                                              "block.cuh", "grid.cuh", "scatter.cuh",
-                                             "attention_params.cuh", "attention.cuh",
-                                             "mma.cuh", "attention_mma.cuh"}));
+                                             "attention_params.cuh", "attention.cuh", "mma.cuh",
+                                             "attention_mma.cuh", "attention_bwd_mma.cuh"}));
   const std::string_view src = runtimeLibrarySource();
   for (const auto& f : runtimeLibraryFiles()) {
     EXPECT_NE(src.find(f.text), std::string_view::npos) << f.name;
@@ -208,6 +211,50 @@ TEST(BlockWelford, MatchesDoublePrecisionOnOffsetData) {
       EXPECT_EQ(n[r], count);
       EXPECT_NEAR(avg[r], mean, 2e-3) << "row " << r << " block.x " << block.x;
       EXPECT_NEAR(m2[r], ss, 1e-3 * ss) << "row " << r << " block.x " << block.x;
+    }
+  }
+}
+
+// The tensor-core emulations of mma.cuh, lane by lane against PTX's documented layouts: register i
+// of lane 4g + t from ldmatrixX4Trans holds column g of rows 2t and 2t + 1 of 8 x 8 matrix i
+// (lane 8i + r addressed its row r), and mmaM16N8K16 with those as B and an A fragment built in
+// PTX's layout computes A B (small integers: exact in any order).
+TEST(MmaEmulation, LdmatrixTransGivesMmaItsBFragments) {
+  auto bits = [](int v) {
+    const float f = float(v);
+    uint32_t u = 0;
+    std::memcpy(&u, &f, sizeof u);
+    return uint16_t(u >> 16);  // bf16 of a small integer: exact
+  };
+  std::vector<int> av(256), bv(256);
+  std::vector<uint16_t> a(256), b(256);
+  for (int i = 0; i < 256; ++i) {
+    av[i] = (i * 7) % 9 - 4;
+    bv[i] = (i * 5 + 3) % 11 - 5;
+    a[i] = bits(av[i]);
+    b[i] = bits(bv[i]);
+  }
+  std::vector<uint32_t> regs(128, 0xdeadbeefu);
+  std::vector<float> d(256, std::nanf(""));
+  uint32_t* r = regs.data();
+  float* dp = d.data();
+  const uint16_t *ap = a.data(), *bp = b.data();
+  void* args[] = {&r, &dp, &ap, &bp};
+  hostModule(testing::kMmaKernel).launch({1}, {32}, 16 * 24 * sizeof(uint16_t), args);
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, t = lane % 4;
+    for (int i = 0; i < 4; ++i) {
+      const int k0 = (i % 2) * 8, n0 = (i / 2) * 8;  // matrix i: rows k0.., columns n0..
+      const uint32_t want = uint32_t(b[(k0 + 2 * t) * 16 + n0 + g]) |
+                            uint32_t(b[(k0 + 2 * t + 1) * 16 + n0 + g]) << 16;
+      EXPECT_EQ(regs[lane * 4 + i], want) << "lane " << lane << " register " << i;
+    }
+  }
+  for (int row = 0; row < 16; ++row) {
+    for (int col = 0; col < 16; ++col) {
+      int sum = 0;
+      for (int k = 0; k < 16; ++k) sum += av[row * 16 + k] * bv[k * 16 + col];
+      EXPECT_EQ(d[row * 16 + col], float(sum)) << row << ", " << col;
     }
   }
 }

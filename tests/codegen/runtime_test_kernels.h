@@ -235,10 +235,42 @@ extern "C" __global__ void alignment_test(int* out, float* f, const __nv_bfloat1
 }
 )"};
 
+// One warp: b (16 x 16, row-major [k][n], bf16 bits) into shared rows padded to 24 values, its B
+// fragments by ldmatrixX4Trans (registers out to `regs`, 4 a lane), a's A fragment built in PTX's
+// layout, and A B as two mmaM16N8K16 tiles (columns 0-7 and 8-15) out to d (16 x 16, f32).
+inline constexpr TestKernel kMmaKernel = {"mma_test", R"(
+extern "C" __global__ void mma_test(unsigned* regs, float* d, const unsigned short* a,
+                                    const unsigned short* b) {
+  extern __shared__ __align__(16) char smemRaw[];
+  unsigned short* tile = reinterpret_cast<unsigned short*>(smemRaw);
+  const int lane = (int)threadIdx.x, g = lane / 4, t = lane % 4;
+  for (int i = lane; i < 256; i += 32) tile[(i / 16) * 24 + i % 16] = b[i];
+  __syncthreads();
+  unsigned r[4];
+  loom::ldmatrixX4Trans(r, tile + (8 * ((lane / 8) % 2) + lane % 8) * 24 + 8 * (lane / 16));
+  unsigned af[4];
+  for (int i = 0; i < 4; ++i) {
+    regs[lane * 4 + i] = r[i];
+    const int row = g + (i % 2) * 8, k = 2 * t + (i / 2) * 8;
+    af[i] = loom::packHalves(a[row * 16 + k], a[row * 16 + k + 1]);
+  }
+  float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const unsigned lo[2] = {r[0], r[1]}, hi[2] = {r[2], r[3]};
+  loom::mmaM16N8K16<__nv_bfloat16>(d0, af, lo);
+  loom::mmaM16N8K16<__nv_bfloat16>(d1, af, hi);
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + (i / 2) * 8, col = 2 * t + (i % 2);
+    d[row * 16 + col] = d0[i];
+    d[row * 16 + 8 + col] = d1[i];
+  }
+}
+)"};
+
 inline const std::vector<TestKernel>& allTestKernels() {
   static const std::vector<TestKernel> kAll = {
       kWarpKernel,     kBlockKernel,    kWelfordKernel,     kGridKernel,
-      kGridYZKernel,   kGridSyncKernel, kElementwiseKernel, kAlignmentKernel};
+      kGridYZKernel,   kGridSyncKernel, kElementwiseKernel, kAlignmentKernel,
+      kMmaKernel};
   return kAll;
 }
 

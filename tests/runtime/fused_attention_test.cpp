@@ -3,8 +3,9 @@
 // 30) against the reference evaluator of ops::sdpfaFwd's composite, which defines attention: the
 // output and log_sumexp of the kernel itself (not the composite's kernels), outputs poisoned.
 // Causal and not, L < S and L > S, L and S not multiples of the 32-row / 32-key tiles, head dims
-// 64 and 128, f32 / bf16 / f16, dropout 0 and 0.25 (the kernel draws the composite's mask: a mask
-// that differs by one entry fails the comparison), strided operands, and the shapes it refuses.
+// 64 and 128, f32 / bf16 / f16 (bf16 and f16 on the tensor-core kernels, forward and backward),
+// dropout 0 and 0.25 (the kernel draws the composite's mask: a mask that differs by one entry
+// fails the comparison), strided operands, and the shapes it refuses.
 // Built twice: host backend (emu: the kernel's text compiled by the host compiler) and CUDA (gpu).
 #include "loom/exec/fused_attention.h"
 
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "loom/eval/compare.h"
 #include "loom/eval/reference_evaluator.h"
@@ -207,6 +209,59 @@ TEST_F(FusedAttentionKernel, DropoutChangesTheOutputAndNoKeysGiveZero) {
     ASSERT_EQ(lse.getDoubleLinear(i), -std::numeric_limits<double>::infinity()) << i;
   }
   (void)empty;
+}
+
+// The bf16 / f16 backward runs on tensor cores (attention_bwd_mma.cuh): blocks of 64 keys (dk,
+// dv) or rows (dq), streamed tiles of 64 (E 64) or 32 (E 128) rows or keys. Lengths over several
+// blocks and tiles each way and no multiple of either, causal (the dk/dv kernel starts at the tile
+// of its first key, the dq kernel stops after its last row) and not, dropout (the composite's mask
+// on P for dv and on dP), L < S and L > S.
+TEST_F(FusedAttentionKernel, TensorCoreBackwardSpansSeveralBlocksAndTiles) {
+  uint64_t data = 301;
+  for (DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+    for (int64_t e : {64, 128}) {
+      for (auto [l, s, causal, p] : std::vector<std::tuple<int64_t, int64_t, bool, double>>{
+               {150, 131, true, 0.0}, {97, 161, false, 0.25}, {161, 75, true, 0.25}}) {
+        const Case c{1, 1, l, s, e, dtype, causal, p};
+        SCOPED_TRACE(describe(c));
+        check(c, data);
+        data += 4;
+      }
+    }
+  }
+}
+
+// The tensor-core backward's edges: no key (S = 0: every row's log_sumexp is -inf, its P 0, so
+// dq is 0, not NaN) and no query row (L = 0: dk and dv are 0), over poisoned outputs.
+TEST_F(FusedAttentionKernel, TensorCoreBackwardWithoutKeysOrRowsGivesZeros) {
+  exec::FusedAttention fa(device_, /*poison_outputs=*/true);
+  auto zeros = [](const Tensor& t, const char* name) {
+    const Tensor h = host(t);
+    for (int64_t i = 0; i < h.numel(); ++i)
+      ASSERT_EQ(h.getDoubleLinear(i), 0.0) << name << " " << i;
+  };
+  for (DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+    SCOPED_TRACE(dataTypeName(dtype));
+    const exec::FusedAttentionArgs args{0.125, true, 0.25, 3, 4};
+    Tensor q = onDevice(test::randomTensor({1, 2, 5, 64}, dtype, 21));
+    Tensor none = onDevice(Tensor::empty({1, 2, 0, 64}, dtype));
+    exec::FusedAttentionResult r = fa.forward(q, none, none, args);
+    exec::FusedAttentionGrads g =
+        fa.backward(onDevice(test::randomTensor({1, 2, 5, 64}, dtype, 22)), q, none, none, r.output,
+                    r.log_sumexp, args);
+    zeros(g.grad_query, "grad_query");
+    EXPECT_EQ(g.grad_key.numel(), 0);
+
+    Tensor k = onDevice(test::randomTensor({1, 2, 7, 128}, dtype, 23));
+    Tensor v = onDevice(test::randomTensor({1, 2, 7, 128}, dtype, 24));
+    Tensor empty_q = onDevice(Tensor::empty({1, 2, 0, 128}, dtype));
+    exec::FusedAttentionResult r0 = fa.forward(empty_q, k, v, args);
+    exec::FusedAttentionGrads g0 =
+        fa.backward(r0.output, empty_q, k, v, r0.output, r0.log_sumexp, args);
+    EXPECT_EQ(g0.grad_query.numel(), 0);
+    zeros(g0.grad_key, "grad_key");
+    zeros(g0.grad_value, "grad_value");
+  }
 }
 
 // What the kernel does not take is said, not computed wrongly: an odd head dim (the composite

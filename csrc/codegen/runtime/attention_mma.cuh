@@ -14,7 +14,8 @@
 //   (shuffles), the running max, sum and output are rescaled, and P = exp(S - max) is drawn
 //   for dropout;
 //   O += P v: P's D fragments, rounded to the operand type, are the A fragments of the second
-//   product directly (mma.cuh's layout note), and B comes from the V rows.
+//   product directly (mma.cuh's layout note), and B comes from the V rows by ldmatrix .trans
+//   (two output tiles' B a load).
 // P is rounded to bf16 (f16) for the second product, as flash attention does; the softmax sum is
 // taken over the f32 values. The backward stays in attention.cuh (f32 FMA).
 #ifndef LOOM_RUNTIME_ATTENTION_MMA_CUH
@@ -66,18 +67,19 @@ __device__ __forceinline__ void cpAsyncWait() {
 #endif
 }
 
-/// Keys [j0, j0 + 64) of one (n, h) operand (`a`, rows from `keys` on as zeros) into the shared
-/// tile `at` (rows of kStride values), by all 128 threads. Vec (dense rows whose starts are
-/// 16-byte aligned; `as` the row stride in elements): asynchronous 16-byte copies (cpAsync16),
-/// complete after cpAsyncWait. Else one value per load through the strides `as` ([N, H, rows, E]
-/// order), 16 loads of a thread in flight before their stores, complete on return.
-template <int kHeadDim, int kStride, bool kVec, typename T, typename Strides>
+/// Rows [j0, j0 + kRows) of one (n, h) operand (`a`, rows from `keys` on as zeros) into the
+/// shared tile `at` (rows of kStride values), by all 128 threads (the backward's tiles too). Vec
+/// (dense rows whose starts are 16-byte aligned; `as` the row stride in elements): asynchronous
+/// 16-byte copies (cpAsync16), complete after cpAsyncWait. Else one value per load through the
+/// strides `as` ([N, H, rows, E] order), 16 loads of a thread in flight before their stores,
+/// complete on return.
+template <int kRows, int kHeadDim, int kStride, bool kVec, typename T, typename Strides>
 __device__ __forceinline__ void loadTileMma(unsigned short* at, const T* a, Strides as,
                                             long long j0, long long keys, int tid) {
   if constexpr (kVec) {
     constexpr int kPerRow = kHeadDim / 8;  // vectors per row
-    constexpr int kLoads = kAttentionMmaKeys * kPerRow / kAttentionMmaThreads;
-    static_assert(kLoads * kAttentionMmaThreads == kAttentionMmaKeys * kPerRow, "whole loads");
+    constexpr int kLoads = kRows * kPerRow / kAttentionMmaThreads;
+    static_assert(kLoads * kAttentionMmaThreads == kRows * kPerRow, "whole loads");
 #pragma unroll
     for (int i = 0; i < kLoads; ++i) {
       const int idx = tid + i * kAttentionMmaThreads;
@@ -89,7 +91,7 @@ __device__ __forceinline__ void loadTileMma(unsigned short* at, const T* a, Stri
   } else {
     // In chunks of 16 loads, so the staging stays within a few registers beside the
     // accumulators.
-    constexpr int kLoads = kAttentionMmaKeys * kHeadDim / kAttentionMmaThreads;
+    constexpr int kLoads = kRows * kHeadDim / kAttentionMmaThreads;
     constexpr int kChunk = 16;
     static_assert(kLoads % kChunk == 0, "whole chunks");
     for (int first = 0; first < kLoads; first += kChunk) {
@@ -110,6 +112,26 @@ __device__ __forceinline__ void loadTileMma(unsigned short* at, const T* a, Stri
   }
 }
 
+/// The B fragments of two 16 x 8 products whose B is a row-major [k][n] tile (V in P v): k = the
+/// 16 rows from `rows` on, columns col + [0, 8) into b[0], b[1] and col + 8 + [0, 8) into b[2],
+/// b[3], by one ldmatrixX4Trans (mma.cuh): lane 8 i + r addresses row 8 (i % 2) + r, columns
+/// col + 8 (i / 2) (16-byte aligned: rows of kStride values, kStride and col multiples of 8).
+template <int kStride>
+__device__ __forceinline__ void loadFragmentBColsX2(unsigned (&b)[4], const unsigned short* rows,
+                                                    int col, int lane) {
+  ldmatrixX4Trans(b, rows + (8 * ((lane / 8) % 2) + lane % 8) * kStride + col + 8 * (lane / 16));
+}
+
+/// d0 += a * b[0..1] and d1 += a * b[2..3] (the pair loadFragmentBColsX2 gives).
+template <typename T>
+__device__ __forceinline__ void mmaPair(float (&d0)[4], float (&d1)[4], const unsigned (&a)[4],
+                                        const unsigned (&b)[4]) {
+  const unsigned lo[2] = {b[0], b[1]};
+  const unsigned hi[2] = {b[2], b[3]};
+  loom::mmaM16N8K16<T>(d0, a, lo);  // qualified: detail has the instruction's overloads
+  loom::mmaM16N8K16<T>(d1, a, hi);
+}
+
 }  // namespace detail
 
 /// One CTA's work: rows [blockIdx.x * 64, +64) of head blockIdx.y of batch blockIdx.z, with 128
@@ -118,7 +140,7 @@ template <typename T, int kHeadDim>
 __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p,
                                                      unsigned short* smem) {
   static_assert(kHeadDim % 16 == 0, "the head dim is whole mma k steps");
-  constexpr int kSteps = kHeadDim / 16;  // k steps of q k^T
+  constexpr int kSteps = kHeadDim / 16;    // k steps of q k^T
   constexpr int kOutTiles = kHeadDim / 8;  // 16 x 8 output tiles per warp
   constexpr int kScoreTiles = kAttentionMmaKeys / 8;
   constexpr int kStride = kHeadDim + 8;  // a K or V row in shared memory
@@ -165,14 +187,15 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
   constexpr int kTileHalves = kAttentionMmaKeys * kStride;
   auto fill = [&](long long first, int buffer) {
     unsigned short* kt = smem + buffer * 2 * kTileHalves;
+    constexpr int kKeys = kAttentionMmaKeys;
     if (vec) {
-      detail::loadTileMma<kHeadDim, kStride, true>(kt, k, p.ks[2], first, p.keys, tid);
-      detail::loadTileMma<kHeadDim, kStride, true>(kt + kTileHalves, v, p.vs[2], first, p.keys,
-                                                   tid);
+      detail::loadTileMma<kKeys, kHeadDim, kStride, true>(kt, k, p.ks[2], first, p.keys, tid);
+      detail::loadTileMma<kKeys, kHeadDim, kStride, true>(kt + kTileHalves, v, p.vs[2], first,
+                                                          p.keys, tid);
     } else {
-      detail::loadTileMma<kHeadDim, kStride, false>(kt, k, p.ks, first, p.keys, tid);
-      detail::loadTileMma<kHeadDim, kStride, false>(kt + kTileHalves, v, p.vs, first, p.keys,
-                                                    tid);
+      detail::loadTileMma<kKeys, kHeadDim, kStride, false>(kt, k, p.ks, first, p.keys, tid);
+      detail::loadTileMma<kKeys, kHeadDim, kStride, false>(kt + kTileHalves, v, p.vs, first, p.keys,
+                                                           tid);
     }
     detail::cpAsyncCommit();
   };
@@ -251,9 +274,8 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
         }
         if (p.dropout && pj != 0.0f) {
           const long long row = i < 2 ? row0 : row1;
-          const unsigned long long index =
-              ((unsigned long long)bh * p.rows + row) * p.keys +
-              (unsigned long long)(j0 + 8 * j + 2 * t + (i & 1));
+          const unsigned long long index = ((unsigned long long)bh * p.rows + row) * p.keys +
+                                           (unsigned long long)(j0 + 8 * j + 2 * t + (i & 1));
           const float u = (float)loom_rng_uniform(p.seed, p.offset, index, 24, 0.0, 1.0);
           pj = u < p.keep ? pj * p.inv_keep : 0.0f;
         }
@@ -270,13 +292,12 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
                               packFloats<T>(s[2 * c][2], s[2 * c][3]),
                               packFloats<T>(s[2 * c + 1][0], s[2 * c + 1][1]),
                               packFloats<T>(s[2 * c + 1][2], s[2 * c + 1][3])};
-      const unsigned short* vrow = vtile + (16 * c + 2 * t) * kStride + g;
+      // B of output tiles j and j + 1 from the V rows in one ldmatrix (transposed).
 #pragma unroll
-      for (int j = 0; j < kOutTiles; ++j) {
-        const unsigned short* col = vrow + 8 * j;
-        const unsigned b[2] = {packHalves(col[0], col[kStride]),
-                               packHalves(col[8 * kStride], col[9 * kStride])};
-        mmaM16N8K16<T>(o[j], pa, b);
+      for (int j = 0; j < kOutTiles; j += 2) {
+        unsigned b[4];
+        detail::loadFragmentBColsX2<kStride>(b, vtile + 16 * c * kStride, 8 * j, lane);
+        detail::mmaPair<T>(o[j], o[j + 1], pa, b);
       }
     }
     __syncthreads();  // the buffer is read by all before the next iteration refills it

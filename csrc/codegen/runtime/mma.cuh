@@ -13,6 +13,13 @@
 //     c[0], c[1]: row g, columns 2t, 2t+1     c[2], c[3]: row g + 8, columns 2t, 2t+1
 // So a D fragment's two halves (rows g and g + 8) are an A fragment's registers once packed:
 // the attention kernel turns its score tiles into the next product's A operand that way.
+//
+// ldmatrixX4Trans loads B fragments of a row-major [k][n] tile in shared memory (V in P v) four
+// registers at a time: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 (sm_75 and later). Lane
+// 8 i + r gives the address of row r of 8 x 8 matrix i (eight 16-bit values, 16-byte aligned);
+// transposed, register i of lane 4 g + t receives column g of rows 2t and 2t + 1 of matrix i, the
+// lower row first: with matrix i rows k0 .. k0 + 7 and columns n0 .. n0 + 7 of the tile, that is
+// b[0] (k0 = 0) or b[1] (k0 = 8) of the 16 x 8 B whose column g is n0 + g.
 #ifndef LOOM_RUNTIME_MMA_CUH
 #define LOOM_RUNTIME_MMA_CUH
 
@@ -112,6 +119,32 @@ __device__ __forceinline__ void mmaM16N8K16(float (&d)[4], const unsigned (&a)[4
     float sum = d[i];
     for (int k = 0; k < 16; ++k) sum = fmaf(A[row][k], B[k][col], sum);
     d[i] = sum;
+  }
+#endif
+}
+
+/// Four transposed 8 x 8 matrices of 16-bit values from shared memory into r[0..3] (see the note
+/// at the top): every lane of the warp calls it with the address of its row (lane 8 i + r: row r
+/// of matrix i). The host backend shuffles each lane the two row addresses it reads from and
+/// reads its values as the instruction hands them out.
+__device__ __forceinline__ void ldmatrixX4Trans(unsigned (&r)[4], const unsigned short* row) {
+#ifndef LOOM_EMULATION
+  unsigned long long shared;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"((unsigned)shared)
+               : "memory");
+#else
+  const int lane = (int)(threadIdx.x % 32u);
+  const int g = lane / 4, t = lane % 4;
+  const unsigned long long mine = (unsigned long long)row;
+  for (int i = 0; i < 4; ++i) {
+    // Lane 4 g + t reads rows 2t and 2t + 1 of matrix i: the addresses of lanes 8 i + 2t, + 1.
+    const unsigned short* lo = (const unsigned short*)__shfl_sync(0xffffffffu, mine, 8 * i + 2 * t);
+    const unsigned short* hi =
+        (const unsigned short*)__shfl_sync(0xffffffffu, mine, 8 * i + 2 * t + 1);
+    r[i] = packHalves(lo[g], hi[g]);
   }
 #endif
 }

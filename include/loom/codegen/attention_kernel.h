@@ -18,7 +18,8 @@
 namespace loom::codegen {
 
 /// The f32 FMA kernels' tile: query rows per CTA, keys per shared-memory tile, threads per query
-/// row. (The tensor-core forward's: runtime/attention_mma.cuh, 64 rows of four warps.)
+/// row. (The tensor-core kernels': runtime/attention_mma.cuh and attention_bwd_mma.cuh, 64 rows
+/// or keys of four warps.)
 inline constexpr int64_t kAttentionBlockM = 32;
 inline constexpr int64_t kAttentionBlockN = 32;
 inline constexpr int64_t kAttentionThreadsPerRow = 8;
@@ -34,8 +35,9 @@ std::optional<std::string> fusedAttentionUnsupported(DataType dtype, int64_t hea
 /// per block of keys, so that neither needs atomics).
 enum class FusedAttentionPass { Forward, BackwardDq, BackwardDkDv };
 
-/// Whether `pass` for `dtype` runs on tensor cores: the bf16 and f16 forward (mma.sync
-/// m16n8k16, runtime/attention_mma.cuh); f32 and the backward use f32 FMA (attention.cuh).
+/// Whether `pass` for `dtype` runs on tensor cores: every bf16 and f16 pass (mma.sync m16n8k16,
+/// runtime/attention_mma.cuh for the forward, attention_bwd_mma.cuh for the backward's two, at
+/// both head dims the fused kernels take); f32 uses f32 FMA (attention.cuh).
 bool fusedAttentionUsesMma(FusedAttentionPass pass, DataType dtype);
 
 /// One CTA of a fused attention kernel: the query rows it takes (keys for BackwardDkDv) and its
@@ -56,9 +58,11 @@ inline GeneratedKernel fusedAttentionFwdKernel(DataType dtype, int64_t head_dim)
   return fusedAttentionKernel(FusedAttentionPass::Forward, dtype, head_dim);
 }
 
-/// Dynamic shared memory of one CTA of `pass`: a K and a V tile in f32 (Forward, BackwardDq), or
-/// two buffers of them in 16-bit padded rows (the tensor-core forward), or a q and a dO tile and the tile rows' D and
-/// log_sumexp (BackwardDkDv).
+/// Dynamic shared memory of one CTA of `pass`: for f32 a K and a V tile (Forward, BackwardDq)
+/// or a q and a dO tile and the tile rows' D and log_sumexp (BackwardDkDv); for the tensor-core
+/// kernels 16-bit rows padded by 8: two buffers of K and V tiles (Forward, BackwardDq), or the
+/// CTA's K and V, two buffers of q and dO tiles and of their rows' D and log_sumexp
+/// (BackwardDkDv). Every one fits sm_86's 99 KB of opt-in shared memory.
 size_t fusedAttentionSharedBytes(FusedAttentionPass pass, DataType dtype, int64_t head_dim);
 
 }  // namespace loom::codegen

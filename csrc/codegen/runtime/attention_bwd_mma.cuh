@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: Apache-2.0
+// Device runtime: the fused attention backward on tensor cores, for bf16 and f16 operands (issue
+// 30). The math is attention.cuh's backward (the composite's): P recomputed from log_sumexp
+// (a row that saw no key has P = 0), the same causal mask and dropout draw (attentionKeeps),
+// D = rowsum(dO * O), dS = P (dP - D), dq = dS k * scale, dk = dS^T q * scale, dv = dropout(P)^T
+// dO, all accumulated in f32; the products run on mma.sync m16n8k16 (mma.cuh). Two kernels, no
+// atomics (deterministic), as the FMA backward:
+//
+// dk and dv (attentionBwdDkDvMmaBlock): one CTA of four warps takes 64 keys of one (n, h), 16 a
+// warp. The CTA's K and V rows stay in shared memory; q and dO stream through it in tiles of
+// kTile query rows (two buffers, cp.async, as the forward streams K and V), with the tile rows'
+// D and log_sumexp. The warp computes the transposed scores directly, S^T = k q^T (k rows as the
+// A operand, q rows as B, read like the forward's K), and dP^T = v dO^T alike. So its D fragments
+// hold P^T and dS^T with keys as rows, and mma.cuh's layout note makes them the A operands of
+// dv += P^T dO and dk += dS^T q without a transpose in registers; B comes from the dO and q
+// rows by ldmatrix .trans, as the forward reads V (loadFragmentBColsX2).
+//
+// dq (attentionBwdDqMmaBlock): one CTA of four warps takes 64 query rows, 16 a warp, and keeps
+// their q and dO as A fragments; K and V stream through shared memory in tiles of kTile keys (two
+// buffers). S = q k^T and dP = dO v^T as in the forward, dS = P (dP - D) in registers, and
+// dq += dS k with dS's D fragments as A and B from the K rows (ldmatrix .trans). D is summed per
+// row at the start (the four lanes of a row each take a quarter of the head dim).
+//
+// P and dS are rounded to bf16 (f16) for the second products, as flash attention does.
+#ifndef LOOM_RUNTIME_ATTENTION_BWD_MMA_CUH
+#define LOOM_RUNTIME_ATTENTION_BWD_MMA_CUH
+
+namespace loom {
+
+inline constexpr int kAttentionBwdMmaBlock = 64;  ///< keys (dk/dv) or query rows (dq) per CTA
+
+/// Rows of the tiles the backward streams through shared memory (query rows for dk/dv, keys for
+/// dq): 64 for head dim 64, 32 for 128, which keeps a warp's score, dP and accumulator fragments
+/// within its registers.
+template <int kHeadDim>
+constexpr int attentionBwdMmaTile() {
+  return kHeadDim <= 64 ? 64 : 32;
+}
+
+/// Shared bytes of attentionBwdDkDvMmaBlock: the CTA's K and V rows, two buffers of a q and a dO
+/// tile (16-bit rows padded by 8), then two buffers of the tile rows' D and log_sumexp (f32).
+template <int kHeadDim>
+constexpr int attentionBwdDkDvMmaSharedBytes() {
+  constexpr int kTile = attentionBwdMmaTile<kHeadDim>();
+  return (2 * kAttentionBwdMmaBlock + 4 * kTile) * (kHeadDim + 8) * 2 + 4 * kTile * 4;
+}
+
+/// Shared bytes of attentionBwdDqMmaBlock: two buffers of a K and a V tile, rows padded by 8.
+template <int kHeadDim>
+constexpr int attentionBwdDqMmaSharedBytes() {
+  return 4 * attentionBwdMmaTile<kHeadDim>() * (kHeadDim + 8) * 2;
+}
+
+namespace detail {
+
+/// The A fragment (mma.cuh) of k step `step` of the 16 rows from `rows` on of a shared tile with
+/// rows of kStride values.
+template <int kStride>
+__device__ __forceinline__ void loadFragmentA(unsigned (&a)[4], const unsigned short* rows,
+                                              int step, int g, int t) {
+  const unsigned short* r0 = rows + g * kStride + 16 * step + 2 * t;
+  const unsigned short* r1 = r0 + 8 * kStride;
+  a[0] = *(const unsigned*)r0;
+  a[1] = *(const unsigned*)r1;
+  a[2] = *(const unsigned*)(r0 + 8);
+  a[3] = *(const unsigned*)(r1 + 8);
+}
+
+/// B of k step `step` for a product with a tile's rows as columns (q k^T reads K so): column g of
+/// the 8 from `rows` on, dims 16 step + 2t, + 1 and + 8, + 9, two values a load.
+template <int kStride>
+__device__ __forceinline__ void loadFragmentBRows(unsigned (&b)[2], const unsigned short* rows,
+                                                  int step, int g, int t) {
+  const unsigned short* r = rows + g * kStride + 16 * step + 2 * t;
+  b[0] = *(const unsigned*)r;
+  b[1] = *(const unsigned*)(r + 8);
+}
+
+/// A fragment of 16 rows from a D fragment pair (score tiles 2c and 2c + 1), rounded to T.
+template <typename T>
+__device__ __forceinline__ void packFragmentA(unsigned (&a)[4], const float (&lo)[4],
+                                              const float (&hi)[4]) {
+  a[0] = packFloats<T>(lo[0], lo[1]);
+  a[1] = packFloats<T>(lo[2], lo[3]);
+  a[2] = packFloats<T>(hi[0], hi[1]);
+  a[3] = packFloats<T>(hi[2], hi[3]);
+}
+
+/// Whether a (n, h) operand's rows can move as 16-byte vectors: dense E, rows and base aligned.
+template <typename T>
+__device__ __forceinline__ bool rowsAreVectors(const T* a, const long long* as) {
+  return as[3] == 1 && as[2] % 8 == 0 && ((unsigned long long)a) % 16 == 0;
+}
+
+/// Rows [first, first + kRows) of `a` into a shared tile (see loadTileMma).
+template <int kRows, int kHeadDim, int kStride, typename T>
+__device__ __forceinline__ void loadRowsMma(unsigned short* at, const T* a, const long long* as,
+                                            bool vec, long long first, long long limit, int tid) {
+  if (vec) {
+    loadTileMma<kRows, kHeadDim, kStride, true>(at, a, as[2], first, limit, tid);
+  } else {
+    loadTileMma<kRows, kHeadDim, kStride, false>(at, a, as, first, limit, tid);
+  }
+}
+
+}  // namespace detail
+
+/// dk and dv of keys [blockIdx.x * 64, +64) of head blockIdx.y of batch blockIdx.z, with 128
+/// threads. T is __nv_bfloat16 or __half; `smem` holds attentionBwdDkDvMmaSharedBytes() bytes.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void attentionBwdDkDvMmaBlock(const AttentionBwdParams& p,
+                                                         unsigned char* smem) {
+  static_assert(kHeadDim % 16 == 0, "the head dim is whole mma k steps");
+  constexpr int kTile = attentionBwdMmaTile<kHeadDim>();
+  constexpr int kBlock = kAttentionBwdMmaBlock;
+  constexpr int kSteps = kHeadDim / 16;
+  constexpr int kOutTiles = kHeadDim / 8;
+  constexpr int kScoreTiles = kTile / 8;
+  constexpr int kStride = kHeadDim + 8;
+  constexpr int kTileHalves = kTile * kStride;
+  constexpr int kThreads = kAttentionMmaThreads;
+  static_assert(kThreads % kTile == 0 && kThreads / kTile <= 32, "a tile row's lanes in a warp");
+
+  const int tid = (int)threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4;
+  const long long n = blockIdx.z, h = blockIdx.y;
+  const long long bh = n * p.heads + h;
+  // Plain pointers, not a structured binding: the tile loaders' lambdas capture them.
+  const detail::BwdOperands<T> operands = detail::bwdOperands<T>(p, n, h);
+  const T *q = operands.q, *k = operands.k, *v = operands.v, *o = operands.o;
+  const T* dout = operands.dout;
+  const long long first_key = (long long)blockIdx.x * kBlock;
+  // This lane's two keys: g and g + 8 of the warp's 16.
+  const long long key0 = first_key + warp * 16 + g;
+  const long long key1 = key0 + 8;
+
+  unsigned short* kblock = (unsigned short*)smem;
+  unsigned short* vblock = kblock + kBlock * kStride;
+  unsigned short* tiles = vblock + kBlock * kStride;   // two buffers of a q and a dO tile
+  float* rowvals = (float*)(tiles + 4 * kTileHalves);  // two buffers of D[kTile], lse[kTile]
+
+  const bool qvec = detail::rowsAreVectors(q, p.qs) && detail::rowsAreVectors(dout, p.dos);
+  const bool kvvec = detail::rowsAreVectors(k, p.ks) && detail::rowsAreVectors(v, p.vs);
+  detail::loadRowsMma<kBlock, kHeadDim, kStride>(kblock, k, p.ks, kvvec, first_key, p.keys, tid);
+  detail::loadRowsMma<kBlock, kHeadDim, kStride>(vblock, v, p.vs, kvvec, first_key, p.keys, tid);
+
+  // The q and dO tile of rows [first, first + kTile) in flight into `buffer`, and its rows' D and
+  // log_sumexp (kThreads / kTile lanes a row, complete on return).
+  auto fill = [&](long long first, int buffer) {
+    unsigned short* qt = tiles + buffer * 2 * kTileHalves;
+    detail::loadRowsMma<kTile, kHeadDim, kStride>(qt, q, p.qs, qvec, first, p.rows, tid);
+    detail::loadRowsMma<kTile, kHeadDim, kStride>(qt + kTileHalves, dout, p.dos, qvec, first,
+                                                  p.rows, tid);
+    detail::cpAsyncCommit();
+    constexpr int kPerRow = kThreads / kTile;
+    const int r = tid / kPerRow, part = tid % kPerRow;
+    const long long row = first + r;
+    float sum = 0.0f;
+    if (row < p.rows) {
+      for (int d = part; d < kHeadDim; d += kPerRow) {
+        sum = fmaf(toFloat(dout[row * p.dos[2] + d * p.dos[3]]),
+                   toFloat(o[row * p.os[2] + d * p.os[3]]), sum);
+      }
+    }
+#pragma unroll
+    for (int w = kPerRow / 2; w > 0; w /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, w, kPerRow);
+    if (part == 0) {
+      float* vals = rowvals + buffer * 2 * kTile;
+      vals[r] = sum;
+      vals[kTile + r] =
+          row < p.rows ? detail::safeLse(p.lse[n * p.lses[0] + h * p.lses[1] + row * p.lses[2]])
+                       : __int_as_float(0x7f800000);
+    }
+  };
+
+  float dk[kOutTiles][4], dv[kOutTiles][4];
+#pragma unroll
+  for (int j = 0; j < kOutTiles; ++j) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) dk[j][i] = dv[j][i] = 0.0f;
+  }
+
+  // Causal: query tiles wholly before the block's first key see none of its keys (a uniform
+  // bound, so the syncs stay uniform).
+  const long long start = p.causal ? first_key / kTile * kTile : 0;
+  if (start < p.rows) {
+    fill(start, 0);  // the K and V copies join the first tile's group
+  } else {
+    detail::cpAsyncCommit();
+  }
+  int buffer = 0;
+  for (long long i0 = start; i0 < p.rows; i0 += kTile, buffer ^= 1) {
+    if (i0 + kTile < p.rows) {
+      fill(i0 + kTile, buffer ^ 1);  // the buffer the last tile's products read
+      detail::cpAsyncWait<1>();
+    } else {
+      detail::cpAsyncWait<0>();
+    }
+    __syncthreads();
+    const unsigned short* qt = tiles + buffer * 2 * kTileHalves;
+    const unsigned short* dot = qt + kTileHalves;
+    const float* dvals = rowvals + buffer * 2 * kTile;
+    const float* lvals = dvals + kTile;
+
+    // S^T = k q^T and dP^T = v dO^T: tile j holds rows i0 + 8 j + [0, 8); this lane has rows
+    // 8 j + 2 t, + 1 of its keys g and g + 8.
+    float s[kScoreTiles][4], dp[kScoreTiles][4];
+#pragma unroll
+    for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) s[j][i] = dp[j][i] = 0.0f;
+    }
+#pragma unroll
+    for (int st = 0; st < kSteps; ++st) {
+      unsigned ka[4], va[4];
+      detail::loadFragmentA<kStride>(ka, kblock + warp * 16 * kStride, st, g, t);
+      detail::loadFragmentA<kStride>(va, vblock + warp * 16 * kStride, st, g, t);
+#pragma unroll
+      for (int j = 0; j < kScoreTiles; ++j) {
+        unsigned b[2];
+        detail::loadFragmentBRows<kStride>(b, qt + 8 * j * kStride, st, g, t);
+        mmaM16N8K16<T>(s[j], ka, b);
+        detail::loadFragmentBRows<kStride>(b, dot + 8 * j * kStride, st, g, t);
+        mmaM16N8K16<T>(dp[j], va, b);
+      }
+    }
+    // s becomes dropout(P)^T (dv's operand), dp becomes dS^T = P^T (dP^T - D).
+#pragma unroll
+    for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const long long key = i < 2 ? key0 : key1;
+        const int r = 8 * j + 2 * t + (i & 1);
+        const long long row = i0 + r;
+        const bool seen = key < p.keys && row < p.rows && (!p.causal || key <= row);
+        const float pij = seen ? expf(s[j][i] * p.scale - lvals[r]) : 0.0f;
+        float pd = pij, dpv = dp[j][i];
+        if (p.dropout && pij != 0.0f) {
+          const bool keep = detail::attentionKeeps(p, bh, row, key);
+          pd = keep ? pij * p.inv_keep : 0.0f;
+          dpv = keep ? dpv * p.inv_keep : 0.0f;
+        }
+        s[j][i] = pd;
+        dp[j][i] = pij == 0.0f ? 0.0f : pij * (dpv - dvals[r]);
+      }
+    }
+    // dv += P^T dO and dk += dS^T q: row step c covers score tiles 2c and 2c + 1.
+#pragma unroll
+    for (int c = 0; c < kTile / 16; ++c) {
+      unsigned pa[4], dsa[4];
+      detail::packFragmentA<T>(pa, s[2 * c], s[2 * c + 1]);
+      detail::packFragmentA<T>(dsa, dp[2 * c], dp[2 * c + 1]);
+#pragma unroll
+      for (int j = 0; j < kOutTiles; j += 2) {
+        unsigned b[4];
+        detail::loadFragmentBColsX2<kStride>(b, dot + 16 * c * kStride, 8 * j, lane);
+        detail::mmaPair<T>(dv[j], dv[j + 1], pa, b);
+        detail::loadFragmentBColsX2<kStride>(b, qt + 16 * c * kStride, 8 * j, lane);
+        detail::mmaPair<T>(dk[j], dk[j + 1], dsa, b);
+      }
+    }
+    __syncthreads();  // the buffer is read by all before the next iteration refills it
+  }
+  detail::cpAsyncWait<0>();  // no copy outlives the CTA (none is pending when a tile ran)
+
+  T* dk_out = (T*)p.dk + bh * p.keys * kHeadDim;
+  T* dv_out = (T*)p.dv + bh * p.keys * kHeadDim;
+#pragma unroll
+  for (int j = 0; j < kOutTiles; ++j) {
+    const int d = 8 * j + 2 * t;
+    if (key0 < p.keys) {
+      dk_out[key0 * kHeadDim + d] = fromFloat<T>(dk[j][0] * p.scale);
+      dk_out[key0 * kHeadDim + d + 1] = fromFloat<T>(dk[j][1] * p.scale);
+      dv_out[key0 * kHeadDim + d] = fromFloat<T>(dv[j][0]);
+      dv_out[key0 * kHeadDim + d + 1] = fromFloat<T>(dv[j][1]);
+    }
+    if (key1 < p.keys) {
+      dk_out[key1 * kHeadDim + d] = fromFloat<T>(dk[j][2] * p.scale);
+      dk_out[key1 * kHeadDim + d + 1] = fromFloat<T>(dk[j][3] * p.scale);
+      dv_out[key1 * kHeadDim + d] = fromFloat<T>(dv[j][2]);
+      dv_out[key1 * kHeadDim + d + 1] = fromFloat<T>(dv[j][3]);
+    }
+  }
+}
+
+/// dq of rows [blockIdx.x * 64, +64) of head blockIdx.y of batch blockIdx.z, with 128 threads.
+/// T is __nv_bfloat16 or __half; `smem` holds attentionBwdDqMmaSharedBytes() bytes.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void attentionBwdDqMmaBlock(const AttentionBwdParams& p,
+                                                       unsigned char* smem) {
+  static_assert(kHeadDim % 16 == 0, "the head dim is whole mma k steps");
+  constexpr int kTile = attentionBwdMmaTile<kHeadDim>();
+  constexpr int kSteps = kHeadDim / 16;
+  constexpr int kOutTiles = kHeadDim / 8;
+  constexpr int kScoreTiles = kTile / 8;
+  constexpr int kStride = kHeadDim + 8;
+  constexpr int kTileHalves = kTile * kStride;
+  const float kInf = __int_as_float(0x7f800000);
+
+  const int tid = (int)threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4;
+  const long long n = blockIdx.z, h = blockIdx.y;
+  const long long bh = n * p.heads + h;
+  // Plain pointers, not a structured binding: the tile loaders' lambdas capture them.
+  const detail::BwdOperands<T> operands = detail::bwdOperands<T>(p, n, h);
+  const T *q = operands.q, *k = operands.k, *v = operands.v, *o = operands.o;
+  const T* dout = operands.dout;
+  // This lane's two rows: g and g + 8 of the warp's 16.
+  const long long row0 = (long long)blockIdx.x * kAttentionBwdMmaBlock + warp * 16 + g;
+  const long long row1 = row0 + 8;
+
+  // q and dO as A fragments (step s covers dims [16 s, 16 s + 16)), and this lane's part of
+  // D = rowsum(dO * O) over the same dims.
+  unsigned qa[kSteps][4], doa[kSteps][4];
+  float d0 = 0.0f, d1 = 0.0f;
+#pragma unroll
+  for (int st = 0; st < kSteps; ++st) {
+    unsigned short qb[2][4], db[2][4];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const long long row = half == 0 ? row0 : row1;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int d = 16 * st + 2 * t + (e & 1) + (e / 2) * 8;
+        qb[half][e] = db[half][e] = 0;
+        if (row < p.rows) {
+          const T dov = dout[row * p.dos[2] + d * p.dos[3]];
+          qb[half][e] = halfBits(q[row * p.qs[2] + d * p.qs[3]]);
+          db[half][e] = halfBits(dov);
+          float& dsum = half == 0 ? d0 : d1;
+          dsum = fmaf(toFloat(dov), toFloat(o[row * p.os[2] + d * p.os[3]]), dsum);
+        }
+      }
+    }
+    qa[st][0] = packHalves(qb[0][0], qb[0][1]);
+    qa[st][1] = packHalves(qb[1][0], qb[1][1]);
+    qa[st][2] = packHalves(qb[0][2], qb[0][3]);
+    qa[st][3] = packHalves(qb[1][2], qb[1][3]);
+    doa[st][0] = packHalves(db[0][0], db[0][1]);
+    doa[st][1] = packHalves(db[1][0], db[1][1]);
+    doa[st][2] = packHalves(db[0][2], db[0][3]);
+    doa[st][3] = packHalves(db[1][2], db[1][3]);
+  }
+#pragma unroll
+  for (int w = 1; w < 4; w *= 2) {
+    d0 += __shfl_xor_sync(0xffffffffu, d0, w);
+    d1 += __shfl_xor_sync(0xffffffffu, d1, w);
+  }
+  const float* lse = p.lse + n * p.lses[0] + h * p.lses[1];
+  const float lse0 = row0 < p.rows ? detail::safeLse(lse[row0 * p.lses[2]]) : kInf;
+  const float lse1 = row1 < p.rows ? detail::safeLse(lse[row1 * p.lses[2]]) : kInf;
+
+  float dq[kOutTiles][4];
+#pragma unroll
+  for (int j = 0; j < kOutTiles; ++j) dq[j][0] = dq[j][1] = dq[j][2] = dq[j][3] = 0.0f;
+
+  const bool vec = detail::rowsAreVectors(k, p.ks) && detail::rowsAreVectors(v, p.vs);
+  unsigned short* tiles = (unsigned short*)smem;  // two buffers of a K and a V tile
+  auto fill = [&](long long first, int buffer) {
+    unsigned short* kt = tiles + buffer * 2 * kTileHalves;
+    detail::loadRowsMma<kTile, kHeadDim, kStride>(kt, k, p.ks, vec, first, p.keys, tid);
+    detail::loadRowsMma<kTile, kHeadDim, kStride>(kt + kTileHalves, v, p.vs, vec, first, p.keys,
+                                                  tid);
+    detail::cpAsyncCommit();
+  };
+  // Causal: keys past the CTA's last row are hidden from all of its rows.
+  const long long last_row =
+      (long long)blockIdx.x * kAttentionBwdMmaBlock + kAttentionBwdMmaBlock - 1;
+  const long long end = p.causal && last_row + 1 < p.keys ? last_row + 1 : p.keys;
+  if (end > 0) fill(0, 0);
+  int buffer = 0;
+  for (long long j0 = 0; j0 < end; j0 += kTile, buffer ^= 1) {
+    if (j0 + kTile < end) {
+      fill(j0 + kTile, buffer ^ 1);
+      detail::cpAsyncWait<1>();
+    } else {
+      detail::cpAsyncWait<0>();
+    }
+    __syncthreads();
+    const unsigned short* kt = tiles + buffer * 2 * kTileHalves;
+    const unsigned short* vt = kt + kTileHalves;
+
+    // S = q k^T and dP = dO v^T: tile j holds keys j0 + 8 j + [0, 8); this lane has keys
+    // 8 j + 2 t, + 1 of its rows g and g + 8.
+    float s[kScoreTiles][4], dp[kScoreTiles][4];
+#pragma unroll
+    for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) s[j][i] = dp[j][i] = 0.0f;
+#pragma unroll
+      for (int st = 0; st < kSteps; ++st) {
+        unsigned b[2];
+        detail::loadFragmentBRows<kStride>(b, kt + 8 * j * kStride, st, g, t);
+        mmaM16N8K16<T>(s[j], qa[st], b);
+        detail::loadFragmentBRows<kStride>(b, vt + 8 * j * kStride, st, g, t);
+        mmaM16N8K16<T>(dp[j], doa[st], b);
+      }
+    }
+    // dp becomes dS = P (dP - D).
+#pragma unroll
+    for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const long long row = i < 2 ? row0 : row1;
+        const long long key = j0 + 8 * j + 2 * t + (i & 1);
+        const bool seen = row < p.rows && key < p.keys && (!p.causal || key <= row);
+        const float pij = seen ? expf(s[j][i] * p.scale - (i < 2 ? lse0 : lse1)) : 0.0f;
+        float dpv = dp[j][i];
+        if (p.dropout && pij != 0.0f) {
+          dpv = detail::attentionKeeps(p, bh, row, key) ? dpv * p.inv_keep : 0.0f;
+        }
+        dp[j][i] = pij == 0.0f ? 0.0f : pij * (dpv - (i < 2 ? d0 : d1));
+      }
+    }
+    // dq += dS k: key step c covers score tiles 2c and 2c + 1.
+#pragma unroll
+    for (int c = 0; c < kTile / 16; ++c) {
+      unsigned dsa[4];
+      detail::packFragmentA<T>(dsa, dp[2 * c], dp[2 * c + 1]);
+#pragma unroll
+      for (int j = 0; j < kOutTiles; j += 2) {
+        unsigned b[4];
+        detail::loadFragmentBColsX2<kStride>(b, kt + 16 * c * kStride, 8 * j, lane);
+        detail::mmaPair<T>(dq[j], dq[j + 1], dsa, b);
+      }
+    }
+    __syncthreads();
+  }
+
+  T* out = (T*)p.dq + bh * p.rows * kHeadDim;
+#pragma unroll
+  for (int j = 0; j < kOutTiles; ++j) {
+    const int d = 8 * j + 2 * t;
+    if (row0 < p.rows) {
+      out[row0 * kHeadDim + d] = fromFloat<T>(dq[j][0] * p.scale);
+      out[row0 * kHeadDim + d + 1] = fromFloat<T>(dq[j][1] * p.scale);
+    }
+    if (row1 < p.rows) {
+      out[row1 * kHeadDim + d] = fromFloat<T>(dq[j][2] * p.scale);
+      out[row1 * kHeadDim + d + 1] = fromFloat<T>(dq[j][3] * p.scale);
+    }
+  }
+}
+
+}  // namespace loom
+
+#endif  // LOOM_RUNTIME_ATTENTION_BWD_MMA_CUH
