@@ -5,6 +5,8 @@
 #include "loom/eval/reference_evaluator.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "eval/reference_runner.h"
@@ -16,6 +18,20 @@ namespace loom::eval::detail {
 using ir::TensorView;
 
 namespace {
+
+// The integer `bits` (unsigned when `is_unsigned`) as a double rounded to odd: exact below 2^53;
+// above, the top 53 bits with the lowest set when any bit below them is, so rounding the result
+// to a type of 51 bits or fewer rounds as from the integer itself.
+double integerRoundedToOdd(int64_t bits, bool is_unsigned) {
+  const bool negative = !is_unsigned && bits < 0;
+  uint64_t mag = negative ? uint64_t(0) - uint64_t(bits) : uint64_t(bits);
+  int shift = 0;
+  while ((mag >> shift) >= (uint64_t(1) << 53)) ++shift;
+  uint64_t kept = mag >> shift;
+  if (shift > 0 && (mag & ((uint64_t(1) << shift) - 1)) != 0) kept |= 1;
+  const double d = std::ldexp(double(kept), shift);
+  return negative ? -d : d;
+}
 
 bool isScalarExpr(const ir::Expr* e) {
   for (ir::Val* out : e->outputs()) {
@@ -291,15 +307,16 @@ void Runner::handle(ir::UnaryOp* e) {
     return;
   }
   if (e->opType() == ir::UnaryOpType::Cast && (in_t == DataType::Int64 || in_t == DataType::UInt64) &&
-      isFloatingType(out_t) && out_t != DataType::Float64) {
-    // A 64-bit integer past 2^53 is not a double: round it to f32 from its exact value, as a
-    // kernel's cast does, and to f16 / bf16 from that f32 (the kernel's path), never through a
-    // double first (a second rounding).
+      out_t == DataType::Float32) {
+    // A 64-bit integer past 2^53 is not a double, and rounding it to one and then to f32 could
+    // round twice (a value just above a midpoint landing on it): a kernel's cast rounds once
+    // from the integer. A double rounded to odd keeps what the second rounding needs, so
+    // rounding that to f32 is the one correct rounding. (f16 and bf16 convert through a double,
+    // exact below 2^53, in the kernels as here.)
     Buffer b = pointwiseInt(e, out, [](const std::vector<int64_t>& v) { return v[0]; });
     for (size_t i = 0; i < b.data.size(); ++i) {
-      const float f = in_t == DataType::UInt64 ? static_cast<float>(uint64_t(b.ints[i]))
-                                               : static_cast<float>(b.ints[i]);
-      b.data[i] = applyUnary(ir::UnaryOpType::Cast, double(f), DataType::Float32, out_t, e);
+      const double d = integerRoundedToOdd(b.ints[i], in_t == DataType::UInt64);
+      b.data[i] = applyUnary(ir::UnaryOpType::Cast, d, in_t, out_t, e);
     }
     b.ints.clear();
     define(out, std::move(b));
