@@ -109,9 +109,10 @@ void checkCreatedExtents(const ir::Expr* e, ExpressionEvaluator& ee,
   for (size_t d = 0; d < ids.size(); ++d) {
     const std::optional<int64_t> size = sizeOf(ee, ids[d]);
     if (!size.has_value() || *size >= 0) continue;
-    LOOM_CHECK(false, e->opName(), ": ", out->toString(), " would have the negative size ", *size,
-               " at dimension ", d, " (", sizeText(ids[d], *size, origin),
-               "); a size must be 0 or more");
+    const char* what = e->isA<ir::IotaOp>() ? "length" : "size";
+    LOOM_CHECK(false, e->opName(), ": ", out->toString(), " would have the negative ", what, " ",
+               *size, " at dimension ", d, " (", sizeText(ids[d], *size, origin), "); a ", what,
+               " must be 0 or more");
   }
 }
 
