@@ -70,16 +70,14 @@ TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_sha
                " of ", detail::shapeString(output_shape), " has size ", want);
   }
   TensorView* b = broadcast(x, flags);
-  // Stretch broadcast dims (new or size-1 ones of x) to the requested sizes, and give a dim of
-  // x known only at run time the constant size asked for: the expand checks it when executed
-  // (an input of another size there is a UserError, not an output of the input's size).
+  // Stretch broadcast dims (new or size-1 ones of x) to the requested sizes.
   std::vector<int64_t> sizes(size_t(out_rank), -1);
   bool any = false;
   auto b_ids = detail::dims(b);
   for (int64_t d = 0; d < out_rank; ++d) {
     int64_t want = output_shape[size_t(d)];
     IterDomain* id = b_ids[size_t(d)];
-    if (want != -1 && detail::constSize(id) != want) {
+    if (id->isBroadcast() && want != -1 && detail::constSize(id) != want) {
       sizes[size_t(d)] = want;
       any = true;
     }
