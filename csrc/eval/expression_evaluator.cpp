@@ -97,12 +97,18 @@ std::string inputName(size_t i, const ir::Val* v) {
   return "input " + std::to_string(i) + " (" + v->toString() + ")";
 }
 
+// "input 1, T0,": how nvFuser names an input in its binding errors ("Expected input 1, T0, to
+// be bound to a tensor of rank 2, ..."), so that tests written for its messages match.
+std::string expectedInput(size_t i, const ir::Val* v) {
+  return "Expected input " + std::to_string(i) + ", " + v->toString() + ",";
+}
+
 void bindScalarInput(ExpressionEvaluator& ee, size_t i, const ir::Scalar* s, const Argument& arg,
                      Binders& binders) {
   DataType dt = s->dtype();
   std::string name = inputName(i, s);
-  LOOM_CHECK(!std::holds_alternative<Tensor>(arg), name, " is a ", dt,
-             " scalar, but the argument is a ", describeArgument(arg));
+  LOOM_CHECK(!std::holds_alternative<Tensor>(arg), expectedInput(i, s), " to be a scalar but got ",
+             describeArgument(arg), " (", s->toString(), " is a ", dt, " scalar)");
   // Scalar arguments are bool, int64 or double (Argument): a complex scalar is a constant.
   LOOM_CHECK(!isComplexType(dt), name, " is a ", dt,
              " scalar input; complex scalars cannot be given at run time (make it a constant, "
@@ -296,15 +302,16 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
     auto* tv = inputs[i]->dynCast<ir::TensorView>();
     if (tv == nullptr) continue;
     std::string name = inputName(i, tv);
-    LOOM_CHECK(std::holds_alternative<Tensor>(args[i]), name,
-               " is a tensor, but the argument is a ", describeArgument(args[i]));
+    LOOM_CHECK(std::holds_alternative<Tensor>(args[i]), expectedInput(i, tv),
+               " to be a tensor but got ", describeArgument(args[i]));
     const Tensor& t = std::get<Tensor>(args[i]);
     LOOM_CHECK(t.defined(), name, ": the argument is an undefined tensor");
-    LOOM_CHECK(t.dtype() == tv->dtype(), name, ": expected dtype ", tv->dtype(), ", got ",
-               describe(t));
+    LOOM_CHECK(t.dtype() == tv->dtype(), expectedInput(i, tv), " to be bound to a tensor of dtype ",
+               tv->dtype(), ", but got a tensor of dtype ", t.dtype(), " (", describe(t), ")");
     auto ids = ir::TensorDomain::noReductions(tv->logical());
-    LOOM_CHECK(t.dim() == int64_t(ids.size()), name, ": expected rank ", ids.size(),
-               ", got rank ", t.dim(), " (", describe(t), ")");
+    LOOM_CHECK(t.dim() == int64_t(ids.size()), expectedInput(i, tv),
+               " to be bound to a tensor of rank ", ids.size(), ", but got a tensor of rank ",
+               t.dim(), " (", describe(t), ")");
     const TensorMetadata m = inputMetadata(tv, t, shards, name);
     for (size_t d = 0; d < ids.size(); ++d) {
       const ir::IterDomain* id = ids[d];

@@ -69,7 +69,7 @@ void checkSortExtents(const ir::Expr* e, ExpressionEvaluator& ee,
     std::string from = tk->k()->isConst() ? std::string() : origin(tk->k());
     LOOM_CHECK(k >= 0 && k <= *n, "topk: k = ", k, from.empty() ? "" : " (from " + from + ")",
                " is outside [0, ", *n, "]: ", describeDim(in, pid), " has ",
-               sizeText(pid, *n, origin));
+               sizeText(pid, *n, origin), " (selected index k out of range)");
     return;
   }
   const auto* out = e->output(0)->as<TensorView>();
@@ -79,6 +79,41 @@ void checkSortExtents(const ir::Expr* e, ExpressionEvaluator& ee,
              describeDim(in, pid), " has ", sizeText(pid, *n, origin), " but ",
              describeDim(out, cid), " has ", sizeText(cid, *m, origin),
              "; argsort keeps the size of the dimension it sorts");
+}
+
+// Negative widths cut a dim; cutting more than it holds leaves no valid size.
+void checkPaddedExtents(const ir::Expr* e, ExpressionEvaluator& ee,
+                        const std::function<std::string(const ir::Val*)>& origin) {
+  const auto* in = e->input(0)->as<TensorView>();
+  const auto* out = e->output(0)->as<TensorView>();
+  const auto in_ids = ir::TensorDomain::noReductions(in->logical());
+  const auto out_ids = ir::TensorDomain::noReductions(out->logical());
+  for (size_t d = 0; d < out_ids.size() && d < in_ids.size(); ++d) {
+    const std::optional<int64_t> size = sizeOf(ee, out_ids[d]);
+    if (!size.has_value() || *size >= 0) continue;
+    const std::optional<int64_t> before = sizeOf(ee, in_ids[d]);
+    LOOM_CHECK(false, "pad: ", out->toString(), " would have the negative size ", *size,
+               " at dimension ", d, ": the widths cut more than ", describeDim(in, in_ids[d]),
+               " holds (",
+               before.has_value() ? sizeText(in_ids[d], *before, origin) : std::string("?"),
+               "). Invalid resized domain extent");
+  }
+}
+
+// A factory's sizes come from Scalars (inputs, or math on them); a negative one is a mistake
+// to name here, before a kernel is launched for it.
+void checkCreatedExtents(const ir::Expr* e, ExpressionEvaluator& ee,
+                         const std::function<std::string(const ir::Val*)>& origin) {
+  const auto* out = e->output(0)->as<TensorView>();
+  const auto ids = ir::TensorDomain::noReductions(out->logical());
+  for (size_t d = 0; d < ids.size(); ++d) {
+    const std::optional<int64_t> size = sizeOf(ee, ids[d]);
+    if (!size.has_value() || *size >= 0) continue;
+    const char* what = e->isA<ir::IotaOp>() ? "length" : "size";
+    LOOM_CHECK(false, e->opName(), ": ", out->toString(), " would have the negative ", what, " ",
+               *size, " at dimension ", d, " (", sizeText(ids[d], *size, origin), "); a ", what,
+               " must be 0 or more");
+  }
 }
 
 }  // namespace
@@ -93,6 +128,10 @@ void checkShapeConstraints(const ir::Fusion& fusion, ExpressionEvaluator& ee,
       if (!out->domain()->hasReduction()) continue;
     }
     if (ir::isSortExpr(e)) checkSortExtents(e, ee, origin);
+    if (e->isA<ir::PadOp>()) checkPaddedExtents(e, ee, origin);
+    if (e->isA<ir::FullOp>() || e->isA<ir::IotaOp>() || e->isA<ir::RngOp>()) {
+      checkCreatedExtents(e, ee, origin);
+    }
     for (ir::Val* in : e->inputs()) {
       const auto* p = in->dynCast<TensorView>();
       if (p == nullptr) continue;
@@ -121,7 +160,8 @@ void checkShapeConstraints(const ir::Fusion& fusion, ExpressionEvaluator& ee,
                      " has ", sizeText(pid, *ps, origin), " but ", describeDim(c, cid), " has ",
                      sizeText(cid, *cs, origin),
                      "; they must be equal (a size-1 dimension stretches only where the fusion "
-                     "declares a broadcast)");
+                     "declares a broadcast): a conflict was found with 2 different sizes across "
+                     "dimensions that are expected to match");
         }
       }
     }

@@ -314,7 +314,7 @@ TensorView* logicalOr(Operand a, Operand b) { return binaryOp(BinaryOpType::Logi
 
 TensorView* where(Operand cond, Operand a, Operand b) {
   LOOM_CHECK(cond.val()->dtype() == DataType::Bool, "where: condition ", cond.val()->toString(),
-             " must be Bool, got ", cond.val()->dtype());
+             " must be Bool, got ", cond.val()->dtype(), " (Condition should be of DataType Bool)");
   // A selection does no arithmetic, so half stays half (torch and nvFuser agree).
   std::array<Operand, 2> values{a, b};
   DataType ct = selectionType(values);
@@ -397,7 +397,9 @@ TensorView* threshold(TensorView* x, Operand threshold_value, Operand value) {
 
 TensorView* triu(TensorView* x, int64_t diagonal) {
   LOOM_CHECK(x->rank() >= 2, "triu: ", x->toString(), " has rank ", x->rank(),
-             "; triu takes a tensor of rank 2 or more");
+             "; triu takes a tensor of rank 2 or more (input tensor for triu must have 2 or more "
+             "dims, but got ",
+             x->rank(), " dims)");
   const auto ids = detail::dims(x);
   const int64_t r = x->rank();
   ir::IterDomain* rows_id = ids[size_t(r - 2)];

@@ -48,6 +48,23 @@ TensorView* ones(const SizeList& shape, DataType dtype) { return full(shape, int
 TensorView* iota(Size length, Operand start, Operand step, DataType dtype) {
   LOOM_CHECK(isIntegralType(dtype) || isFloatingType(dtype), "iota: dtype ", dtype,
              " is not supported (an integer or floating type is)");
+  // nvFuser's checks (and its words, which tests written for it match): a start or step that
+  // cannot be the dtype, a non-finite one, and a zero step, which would repeat one value.
+  const std::pair<const char*, const Val*> args[] = {{"start", start.val()}, {"step", step.val()}};
+  for (const auto& [name, v] : args) {
+    if (v == nullptr || !v->isA<Scalar>()) continue;
+    LOOM_CHECK(!isComplexType(v->dtype()) || isComplexType(dtype), "iota: ", name, " ",
+               v->toString(), " is ", v->dtype(), ", which the dtype ", dtype,
+               " cannot hold (iota: ", name, " dtype does not match specified dtype argument)");
+    auto c = v->as<Scalar>()->constDouble();
+    LOOM_CHECK(!c || std::isfinite(*c), "iota: ", name, " is ", v->toString(),
+               " (iota: length, start, step must be finite numbers.)");
+  }
+  if (step.val() != nullptr && step.val()->isA<Scalar>()) {
+    auto c = step.val()->as<Scalar>()->constDouble();
+    LOOM_CHECK(!c || *c != 0.0, "iota: step is ", step.val()->toString(),
+               ", which would repeat start (iota: step value must not equal zero.)");
+  }
   Scalar* first = detail::scalarOperand(start.val(), dtype, "iota", "start");
   Scalar* stride = detail::scalarOperand(step.val(), dtype, "iota", "step");
   TensorView* out = detail::newTensor({detail::sizedId(length, "iota", 0, nullptr)}, dtype);

@@ -35,7 +35,7 @@ std::vector<int64_t> reductionAxes(const TensorView* x, const std::vector<int64_
     for (int64_t i = 0; i < rank; ++i) out.push_back(i);
     return out;
   }
-  out = detail::normalizeDims(x, axes, rank, op);
+  out = detail::normalizeDims(x, axes, rank, op, detail::DimRole::kReduction);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -217,7 +217,8 @@ TensorView* reshape(TensorView* x, const SizeList& new_sizes) {
     if (!c) continue;
     if (*c == -1) {
       LOOM_CHECK(inferred < 0, "reshape: only one size may be -1 in ", new_sizes.toString(),
-                 " (reshaping ", x->toString(), ")");
+                 " (reshaping ", x->toString(),
+                 "): A maximum of one value of -1 can be provided to reshape");
       inferred = int64_t(i);
       continue;
     }

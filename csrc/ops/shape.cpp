@@ -21,7 +21,9 @@ TensorView* broadcast(TensorView* x, const std::vector<bool>& is_broadcast_dim) 
   auto n_kept = std::count(is_broadcast_dim.begin(), is_broadcast_dim.end(), false);
   LOOM_CHECK(size_t(n_kept) == in_ids.size(), "broadcast: ", x->toString(), " has rank ",
              in_ids.size(), " but is_broadcast_dim has ", n_kept,
-             " false entries (one per input dimension expected)");
+             " false entries (one per input dimension expected). Invalid broadcast, number of "
+             "false entries in is_broadcast_dim expected to be ",
+             in_ids.size(), " but is ", n_kept);
   if (size_t(n_kept) == is_broadcast_dim.size()) return x;  // nothing to insert
   std::vector<IterDomain*> out_ids;
   size_t next = 0;
@@ -41,9 +43,13 @@ TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_sha
                            const std::vector<int64_t>& broadcast_dims) {
   auto in_ids = detail::dims(x);
   const auto out_rank = int64_t(output_shape.size());
+  LOOM_CHECK(size_t(out_rank) >= in_ids.size(), "broadcastInDim: the output shape ",
+             detail::shapeString(output_shape), " has fewer dimensions than ", x->toString(),
+             " of rank ", in_ids.size(),
+             " (The new shape is expected to be greater-then-or-equal to the input)");
   LOOM_CHECK(broadcast_dims.size() == in_ids.size(), "broadcastInDim: ", x->toString(),
              " has rank ", in_ids.size(), " but broadcast_dims has ", broadcast_dims.size(),
-             " entries");
+             " entries (The broadcast dimensions should match the input dimensions.)");
   std::vector<bool> flags(size_t(out_rank), true);
   int64_t prev = -1;
   for (size_t i = 0; i < broadcast_dims.size(); ++i) {
@@ -51,7 +57,9 @@ TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_sha
     LOOM_CHECK(d > prev && d < out_rank, "broadcastInDim: broadcast_dims ",
                detail::shapeString(broadcast_dims),
                " must be increasing and below the output rank ", out_rank, " (", x->toString(),
-               ")");
+               "). ",
+               d <= prev ? "Broadcast dimension is not greater than the previous value."
+                         : "Invalid broadcast_dims value.");
     prev = d;
     flags[size_t(d)] = false;
     int64_t want = output_shape[size_t(d)];
@@ -79,6 +87,10 @@ TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_sha
 
 TensorView* squeeze(TensorView* x, const std::vector<int64_t>& dims, bool squeeze_expanded) {
   auto in_ids = detail::dims(x);
+  LOOM_CHECK(dims.size() <= in_ids.size(), "squeeze: ", dims.size(), " dims ",
+             detail::shapeString(dims), " given for ", x->toString(), " ", detail::shapeString(x),
+             " of rank ", in_ids.size(),
+             " (The dims to squeeze must be <= the number of dims of the input tensor)");
   auto norm = detail::normalizeDims(x, dims, int64_t(in_ids.size()), "squeeze");
   std::vector<bool> flags(in_ids.size(), false);
   for (int64_t d : norm) {
@@ -211,7 +223,7 @@ TensorView* permute(TensorView* x, const std::vector<int64_t>& dims) {
   const auto rank = int64_t(in_ids.size());
   LOOM_CHECK(int64_t(dims.size()) == rank, "permute: ", x->toString(), " has rank ", rank,
              " but the permutation ", detail::shapeString(dims), " has ", dims.size(),
-             " entries");
+             " entries (expected the dims argument to have the same length as input)");
   auto perm = detail::normalizeDims(x, dims, rank, "permute");
   std::vector<int64_t> identity(static_cast<size_t>(rank));
   std::iota(identity.begin(), identity.end(), 0);

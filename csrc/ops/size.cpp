@@ -16,7 +16,8 @@ void Size::check() const {
   LOOM_CHECK(scalar_ != nullptr, "a size, bound or width must not be a null Scalar");
   LOOM_CHECK(isIntegralType(scalar_->dtype()) || isFloatingType(scalar_->dtype()),
              "a size, bound or width must be an integer or a floating value that is one, but ",
-             scalar_->toString(), " is ", dataTypeName(scalar_->dtype()));
+             scalar_->toString(), " is ", dataTypeName(scalar_->dtype()),
+             " (a length must be integer)");
   (void)constant();  // a floating constant that is not an integer is refused now
 }
 

@@ -75,7 +75,13 @@ TensorView* slice(TensorView* x, const SizeList& starts, const SizeList& stops,
   const size_t rank = ids.size();
   LOOM_CHECK(starts.size() == rank && stops.size() == rank, "slice: ", x->toString(), " ",
              detail::shapeString(x), " has rank ", rank, " but ", starts.size(), " starts and ",
-             stops.size(), " stops were given (one of each per dimension)");
+             stops.size(), " stops were given (one of each per dimension). ",
+             starts.size() != rank
+                 ? "Number of tensor dimensions does not match slice dimensions! Tensor-dims: " +
+                       std::to_string(rank) + " Slice-dims: " + std::to_string(starts.size())
+                 : "Slice indexing attribute dimensions don't match! Start Indices: " +
+                       std::to_string(starts.size()) +
+                       " End Indices: " + std::to_string(stops.size()));
   LOOM_CHECK(steps.empty() || steps.size() == rank, "slice: ", x->toString(), " has rank ", rank,
              " but ", steps.size(), " steps were given");
   for (size_t d = 0; d < steps.size(); ++d) {
@@ -119,10 +125,13 @@ TensorView* pad(TensorView* x, const SizeList& widths, Operand value) {
   auto ids = detail::dims(x);
   const size_t rank = ids.size();
   LOOM_CHECK(widths.size() % 2 == 0, "pad: the widths ", widths.toString(), " for ", x->toString(),
-             " must come in (left, right) pairs, got ", widths.size(), " values");
+             " must come in (left, right) pairs, got ", widths.size(),
+             " values (Invalid number of padding widths)");
   LOOM_CHECK(widths.size() / 2 <= rank, "pad: ", widths.size() / 2, " (left, right) pairs ",
              widths.toString(), " for ", x->toString(), " ", detail::shapeString(x), " of rank ",
-             rank, " (at most one pair per dimension)");
+             rank,
+             " (at most one pair per dimension: Number of pad widths must be at most "
+             "twice the input dimension)");
   Scalar* fill = detail::scalarOperand(value.val(), x->dtype(), "pad", "the pad value");
   std::vector<std::pair<Scalar*, Scalar*>> per_dim(rank, {nullptr, nullptr});
   bool any = false;
@@ -136,7 +145,7 @@ TensorView* pad(TensorView* x, const SizeList& widths, Operand value) {
       int64_t size = *left.constant() + *extent + *right.constant();
       LOOM_CHECK(size >= 0, "pad: padding dimension ", d, " of ", x->toString(), " ",
                  detail::shapeString(x), " by (", *left.constant(), ", ", *right.constant(),
-                 ") gives the negative size ", size);
+                 ") gives the negative size ", size, " (Invalid resized domain extent)");
     }
     per_dim[d] = {left.toScalar(), right.toScalar()};
     any = true;
@@ -146,7 +155,9 @@ TensorView* pad(TensorView* x, const SizeList& widths, Operand value) {
 }
 
 TensorView* cat(const std::vector<TensorView*>& xs, int64_t dim) {
-  LOOM_CHECK(!xs.empty(), "cat: needs at least one tensor");
+  LOOM_CHECK(!xs.empty(),
+             "cat: needs at least one tensor (Attempting to concatenate empty list "
+             "of tensors)");
   for (TensorView* x : xs) LOOM_CHECK(x != nullptr, "cat: a tensor is null");
   const int64_t rank = xs[0]->rank();
   LOOM_CHECK(rank > 0, "cat: zero-dimensional tensor ", xs[0]->toString(),
@@ -154,7 +165,7 @@ TensorView* cat(const std::vector<TensorView*>& xs, int64_t dim) {
   for (TensorView* x : xs) {
     LOOM_CHECK(x->rank() == rank, "cat: ", x->toString(), " ", detail::shapeString(x), " has rank ",
                x->rank(), " but ", xs[0]->toString(), " ", detail::shapeString(xs[0]), " has rank ",
-               rank, " (every input must have the same rank)");
+               rank, " (every input must have the same rank: Unexpected number of dimensions)");
   }
   const int64_t d = detail::normalizeDim(xs[0], dim, rank, "cat");
   // Sizes other than at `dim` must be equal; symbolic ones are checked at run time.

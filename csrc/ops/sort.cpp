@@ -37,10 +37,12 @@ TopKResult topk(TensorView* x, Size k, int64_t dim, bool largest) {
   const int64_t d = sortDimOf(x, dim, "topk");
   const auto ids = detail::dims(x);
   if (auto kc = k.constant()) {
-    LOOM_CHECK(*kc >= 0, "topk: k = ", *kc, " is negative; k counts the elements to keep");
+    LOOM_CHECK(*kc >= 0, "topk: k = ", *kc, " is negative; k counts the elements to keep ",
+               "(Unexpected size of axis: ", *kc, ")");
     auto n = detail::constSize(ids[size_t(d)]);
     LOOM_CHECK(!n || *kc <= *n, "topk: k = ", *kc, " is larger than the size ", *n,
-               " of dimension ", dim, " of ", x->toString(), " ", detail::shapeString(x));
+               " of dimension ", dim, " of ", x->toString(), " ", detail::shapeString(x),
+               " (selected index k out of range)");
   }
   ir::Scalar* ks = k.toScalar();
   auto make = [&](DataType dt) {

@@ -18,7 +18,9 @@ using ir::IterType;
 TensorBuilder& TensorBuilder::shape(std::vector<int64_t> sizes) {
   for (size_t i = 0; i < sizes.size(); ++i) {
     LOOM_CHECK(sizes[i] >= -1, "TensorBuilder: size ", sizes[i], " at dimension ", i, " of ",
-               detail::shapeString(sizes), " is invalid (use -1 for a symbolic size)");
+               detail::shapeString(sizes), " is invalid (use -1 for a symbolic size). The value ",
+               sizes[i], " at index ", i,
+               " was neither symbolic(-1), zero_element(0), broadcast(1), or static(>1)");
   }
   sizes_ = std::move(sizes);
   return *this;
@@ -89,7 +91,9 @@ ir::TensorView* TensorBuilder::build() const {
   ir::Contiguity contiguity;
   if (contiguity_) {
     LOOM_CHECK(contiguity_->size() == rank, "TensorBuilder: contiguity has ", contiguity_->size(),
-               " entries for a tensor of rank ", rank);
+               " entries for a tensor of rank ", rank,
+               " (one per dimension: The size of contiguity must equal to the number of "
+               "non-broadcasting IterDomains plus the broadcast ones, given as None)");
     for (size_t i = 0; i < rank; ++i) {
       LOOM_CHECK((*contiguity_)[i].has_value() != logical[i]->isBroadcast(),
                  "TensorBuilder: contiguity entry ", i, " must be ",

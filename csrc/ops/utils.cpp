@@ -32,22 +32,52 @@ TensorView* newTensor(std::vector<IterDomain*> logical, DataType dtype) {
   return ir::IrBuilder::create<TensorView>(td, dtype);
 }
 
-int64_t normalizeDim(const TensorView* x, int64_t dim, int64_t rank, std::string_view op) {
+namespace {
+
+// nvFuser's sentence for a dim out of range, which tests written for nvFuser match: each op
+// family words it its own way there.
+std::string dimOutOfRangeWords(std::string_view op, int64_t dim, int64_t rank, DimRole role) {
+  if (role == DimRole::kReduction) return "Reduction on invalid axis";
+  if (op == "cat") return "Invalid dimension to cat";
+  if (op == "squeeze") return "Squeeze dim is outside of Tensor size!";
+  if (op == "permute") {
+    return "dims argument is out of range, expects -" + std::to_string(rank) + " to " +
+           std::to_string(rank - 1) + ", but got " + std::to_string(dim);
+  }
+  if (op == "take_along_axis") {
+    return "Tensor arguments have dimension " + std::to_string(rank) + " (dim " +
+           std::to_string(dim) + " is outside it)";
+  }
+  return "Tried to access out of boundary index " + std::to_string(dim < 0 ? dim + rank : dim) +
+         ". total index: " + std::to_string(rank);
+}
+
+std::string duplicateDimWords(std::string_view op, DimRole role) {
+  if (role == DimRole::kReduction) return "Reduction axes are not unique";
+  if (op == "permute") return "duplicated dimension entries";
+  return "duplicated dims";
+}
+
+}  // namespace
+
+int64_t normalizeDim(const TensorView* x, int64_t dim, int64_t rank, std::string_view op,
+                     DimRole role) {
   LOOM_CHECK_INDEX(dim >= -rank && dim < rank, op, ": dimension ", dim, " is out of range for ",
                    x != nullptr ? x->toString() : std::string("a tensor"), " of rank ", rank,
-                   " (expected -", rank, " <= dim < ", rank, ")");
+                   " (expected -", rank, " <= dim < ", rank, "). ",
+                   dimOutOfRangeWords(op, dim, rank, role));
   return dim < 0 ? dim + rank : dim;
 }
 
 std::vector<int64_t> normalizeDims(const TensorView* x, const std::vector<int64_t>& dims,
-                                   int64_t rank, std::string_view op) {
+                                   int64_t rank, std::string_view op, DimRole role) {
   std::vector<int64_t> out;
   out.reserve(dims.size());
   for (int64_t d : dims) {
-    int64_t n = normalizeDim(x, d, rank, op);
+    int64_t n = normalizeDim(x, d, rank, op, role);
     LOOM_CHECK(std::find(out.begin(), out.end(), n) == out.end(), op, ": dimension ", d,
                " appears twice for ", x != nullptr ? x->toString() : std::string("a tensor"),
-               " of rank ", rank);
+               " of rank ", rank, " (", duplicateDimWords(op, role), ")");
     out.push_back(n);
   }
   return out;
@@ -153,7 +183,9 @@ Scalar* scalarOperand(const Val* v, DataType dtype, std::string_view op, std::st
 IterDomain* sizedId(const Size& size, std::string_view op, size_t dim, const SizeList* shape) {
   if (auto c = size.constant()) {
     LOOM_CHECK(*c >= 0, op, ": size ", *c, " at dimension ", dim,
-               shape != nullptr ? " of " + shape->toString() : std::string(), " is negative");
+               shape != nullptr ? " of " + shape->toString() : std::string(),
+               " is negative. The value ", *c, " at index ", dim,
+               " was neither symbolic(-1), zero_element(0), broadcast(1), or static(>1).");
     if (*c == 1) return IterDomain::create(ir::IrBuilder::index(1), IterType::Broadcast);
   }
   return IterDomain::create(size.toScalar());

@@ -34,13 +34,19 @@ std::vector<IterDomain*> freshIds(const std::vector<IterDomain*>& ids);
 /// A TensorView over `logical` with default contiguity.
 TensorView* newTensor(std::vector<IterDomain*> logical, DataType dtype);
 
+/// What a list of dims is for: the error for a bad one also says it in nvFuser's words (so a
+/// test written for nvFuser's message matches Loom's), which differ for reduction axes.
+enum class DimRole { kGeneral, kReduction };
+
 /// Normalizes `dim` (negative counts from the end) for a tensor of `rank` dims; the error names
-/// `x` (may be nullptr) and `what` ("dimension", "axis").
-int64_t normalizeDim(const TensorView* x, int64_t dim, int64_t rank, std::string_view op);
+/// `op`, `x` (may be nullptr), the dim and the range expected.
+int64_t normalizeDim(const TensorView* x, int64_t dim, int64_t rank, std::string_view op,
+                     DimRole role = DimRole::kGeneral);
 
 /// Normalizes and checks for duplicates; the result keeps the given order.
 std::vector<int64_t> normalizeDims(const TensorView* x, const std::vector<int64_t>& dims,
-                                   int64_t rank, std::string_view op);
+                                   int64_t rank, std::string_view op,
+                                   DimRole role = DimRole::kGeneral);
 
 /// "[2, 3, s4]": constant extents as numbers, symbolic ones by name.
 std::string shapeString(const TensorView* x);

@@ -53,7 +53,8 @@ ReshapeConcretization decide(const ir::ReshapeOp* r, eval::ExpressionEvaluator& 
   }
   LOOM_CHECK(product(in) == product(out), "reshape: cannot reshape ", r->in()->toString(),
              " of shape ", shapeText(in), " (", product(in), " elements) to shape ", shapeText(out),
-             " (", product(out), " elements)");
+             " (", product(out),
+             " elements): Total element counts across view operation must match");
   ReshapeConcretization c;
   for (int64_t s : out) c.broadcast.push_back(s == 1);
   if (product(in) == 0) {

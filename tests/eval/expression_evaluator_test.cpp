@@ -135,7 +135,7 @@ TEST_F(InputValidationTest, TensorVersusScalar) {
   input({2});
   Scalar* s = IrBuilder::symbolic(DataType::Int64);
   fusion_.addInput(s);
-  EXPECT_HAS(bindError({2.0, int64_t(1)}), "input 0 (T0) is a tensor, but the argument is a double");
+  EXPECT_HAS(bindError({2.0, int64_t(1)}), "Expected input 0, T0, to be a tensor but got double");
   std::string msg = bindError({Tensor::empty({2}, DataType::Float32), 1.5});
   EXPECT_HAS(msg, "input 1 (" + s->toString() + ") is a i64 scalar");
   EXPECT_HAS(msg, "double 1.5");
@@ -145,14 +145,15 @@ TEST_F(InputValidationTest, TensorVersusScalar) {
 TEST_F(InputValidationTest, WrongRank) {
   input({2, 3});
   std::string msg = bindError({Tensor::empty({2, 3, 1}, DataType::Float32)});
-  EXPECT_HAS(msg, "input 0 (T0): expected rank 2, got rank 3");
+  EXPECT_HAS(msg,
+             "Expected input 0, T0, to be bound to a tensor of rank 2, but got a tensor of rank 3");
 }
 
 // The dtype must match exactly.
 TEST_F(InputValidationTest, WrongDtype) {
   input({2});
   std::string msg = bindError({Tensor::empty({2}, DataType::BFloat16)});
-  EXPECT_HAS(msg, "expected dtype f32");
+  EXPECT_HAS(msg, "to be bound to a tensor of dtype f32, but got a tensor of dtype");
   EXPECT_HAS(msg, "bf16");
 }
 

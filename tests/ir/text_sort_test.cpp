@@ -105,18 +105,23 @@ TEST(TextSortTest, OpErrorsNameTheTensorOrArgument) {
   TensorView* c = input(f, {4}, DataType::ComplexFloat);
   TensorView* e = ops::TensorBuilder().shape({4, 6}).contiguity({true, std::nullopt}).build();
   f.addInput(e);
-  EXPECT_EQ(userError([&] { ops::argsort(x, 2); }),
-            "argsort: dimension 2 is out of range for T0 of rank 2 (expected -2 <= dim < 2)");
+  EXPECT_EQ(
+      userError([&] { ops::argsort(x, 2); }),
+      "argsort: dimension 2 is out of range for T0 of rank 2 (expected -2 <= dim < 2). Tried to "
+      "access out of boundary index 2. total index: 2");
   EXPECT_EQ(userError([&] { ops::argsort(s, 0); }),
             "argsort: T1 is 0-dim; there is no dimension to sort along");
   EXPECT_EQ(userError([&] { ops::argsort(c, 0); }),
             "argsort: T2 is c64; complex values have no order");
   EXPECT_HAS(userError([&] { ops::topk(e, 2, 1); }),
              "topk: dimension 1 of T3 [4, 6] is an expanded broadcast");
-  EXPECT_EQ(userError([&] { ops::topk(x, 9, 1); }),
-            "topk: k = 9 is larger than the size 8 of dimension 1 of T0 [4, 8]");
-  EXPECT_EQ(userError([&] { ops::topk(x, -1, 1); }),
-            "topk: k = -1 is negative; k counts the elements to keep");
+  EXPECT_EQ(
+      userError([&] { ops::topk(x, 9, 1); }),
+      "topk: k = 9 is larger than the size 8 of dimension 1 of T0 [4, 8] (selected index k out "
+      "of range)");
+  EXPECT_EQ(
+      userError([&] { ops::topk(x, -1, 1); }),
+      "topk: k = -1 is negative; k counts the elements to keep (Unexpected size of axis: -1)");
   EXPECT_EQ(userError([&] { ops::select(x, 1, 8); }),
             "select: index 8 is out of range for dimension 1 of T0 [4, 8] (size 8); it must lie "
             "in [-8, 8)");

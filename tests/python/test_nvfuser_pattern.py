@@ -223,13 +223,16 @@ def _slice():
     def define(fd):
         x = fd.define_tensor(shape=[-1, -1], contiguity=True)
         n = fd.define_scalar(dtype=DataType.Int)
+        m = fd.define_scalar(dtype=DataType.Int)
         fd.add_output(fd.ops.slice(x, [1, 2], [3, 6]))                        # constants
-        fd.add_output(fd.ops.slice(x, [0, -4], [fd.ops.size(x, 0), -1]))     # negative, extent
+        # Negative bounds count from the end; as in nvFuser, a constant start must not be
+        # negative, nor a constant end before a constant start (a run-time start may be).
+        fd.add_output(fd.ops.slice(x, [0, m], [fd.ops.size(x, 0), -1]))      # negative, extent
         fd.add_output(fd.ops.slice(x, [n, 0], [4, n]))                       # Scalars
         c = fd.define_tensor(shape=[4, 6], contiguity=True)
-        fd.add_output(fd.ops.slice(c, [1, -3], [-1, 6]))                     # constant extents
+        fd.add_output(fd.ops.slice(c, [n, m], [-1, 6]))                      # constant extents
 
-    return define, lambda device: [torch.randn(4, 6, device=device), 1,
+    return define, lambda device: [torch.randn(4, 6, device=device), 1, -4,
                                    torch.randn(4, 6, device=device)]
 
 

@@ -17,6 +17,7 @@ lacks raises loom.NotSupportedError naming it (_unsupported.py holds the list).
 """
 
 import builtins
+import operator
 import time
 
 from .. import (
@@ -82,17 +83,71 @@ def __getattr__(name):
 
 
 class Vector(list):
-    """fd.define_vector's value: a list of ints and integer Scalars (sizes for reshape, ...)."""
+    """fd.define_vector's value: a list of ints and integer Scalars (sizes for reshape, ...).
+    An index out of range is a UserIndexError (an IndexError, and a RuntimeError as nvFuser's
+    is) naming the vector's length."""
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Vector(list.__getitem__(self, i))
+        n = len(self)
+        k = _index_arg(i, "Vector[]", "index")
+        if not -n <= k < n:
+            raise _C.UserIndexError(
+                f"Vector[]: index {k} is out of range for a vector of {n} entries "
+                f"(expected {-n} <= index < {n}). Tried to access out of boundary index "
+                f"{k + n if k < 0 else k}. total index: {n}"
+            )
+        return list.__getitem__(self, k)
+
+
+def _index_arg(v, what, name):
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise _C.UserTypeError(
+            f"{what}: incompatible function arguments. {name} must be an int, got {v!r}"
+        ) from None
 
 
 def _stride_order_to_loom(stride_order, rank):
     """nvFuser's stride_order (per dim, larger = outer) as Loom's allocation order."""
-    order = [o + rank if isinstance(o, int) and -rank <= o < 0 else o for o in stride_order]
+    given = list(stride_order)
+    if len(given) != rank:
+        raise UserError(
+            f"define_tensor: stride_order {given} has {len(given)} entries for a tensor of rank "
+            f"{rank} (one per dimension)"
+        )
+    order = [o + rank if isinstance(o, int) and -rank <= o < 0 else o for o in given]
+    bad = [o for o in given if not isinstance(o, int) or not -rank <= o < rank]
+    if bad:
+        raise UserError(
+            f"define_tensor: stride_order {given} must be a permutation of 0..{rank - 1}: "
+            f"{bad[0]} is not in [{-rank}, {rank}) (stride_order argument is out of range)"
+        )
     if sorted(order) != list(range(rank)):
         raise UserError(
-            f"define_tensor: stride_order {order} must be a permutation of 0..{rank - 1}"
+            f"define_tensor: stride_order {given} must be a permutation of 0..{rank - 1} "
+            "(duplicated stride_order entries)"
         )
     return sorted(range(rank), key=lambda i: -order[i])
+
+
+def _shape_entry(s, i):
+    """One define_tensor shape entry: an int of int64 (a float, even 10.0, is refused, with the
+    TypeError nvFuser's bindings raise for it; sizes below -1 are refused by Loom's builder)."""
+    if isinstance(s, bool) or not hasattr(s, "__index__"):
+        raise _C.UserTypeError(
+            f"define_tensor(): incompatible function arguments. shape entry {i} is {s!r}; sizes "
+            "are ints (-1 for a size known at run time, 1 for a broadcast)"
+        )
+    v = operator.index(s)
+    if not -(2**63) <= v < 2**63:
+        raise _C.UserTypeError(
+            f"define_tensor(): incompatible function arguments. shape entry {i} is {v}, which "
+            "does not fit in a 64-bit integer"
+        )
+    return v
 
 
 def compute_tensor_descriptor(sizes, strides):
@@ -248,7 +303,7 @@ class FusionDefinition:
             )
         if shape is None:
             raise UserError("define_tensor: shape is required")
-        shape = [int(s) for s in shape]
+        shape = [_shape_entry(s, i) for i, s in enumerate(shape)]
         rank = len(shape)
         if contiguity is None or isinstance(contiguity, bool):
             flag = True if contiguity is None else contiguity
@@ -341,6 +396,13 @@ class FusionDefinition:
             vec = Vector(self.define_scalar(None, DataType.Int) for _ in range(values))
         else:
             vec = Vector(values)
+            for i, v in enumerate(vec):
+                if isinstance(v, int) and not isinstance(v, bool) and v < -1:
+                    raise UserError(
+                        f"define_vector: size {v} at index {i} of {list(values)} is invalid (-1 "
+                        f"is a size known at run time). The value {v} at index {i} was neither "
+                        "symbolic(-1), zero_element(0), broadcast(1), or static(>1)"
+                    )
         return vec
 
     def add_input(self, val):

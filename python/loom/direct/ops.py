@@ -41,7 +41,9 @@ def _index(v, what, name):
     try:
         return operator.index(v)
     except TypeError:
-        raise _C.UserTypeError(f"{what}: {name} must be an int, got {v!r}") from None
+        raise _C.UserTypeError(
+            f"{what}(): incompatible function arguments. {name} must be an int, got {v!r}"
+        ) from None
 
 
 def _dims(dims, what):
@@ -53,7 +55,8 @@ def _dims(dims, what):
         return [operator.index(d) for d in dims]
     except TypeError:
         raise _C.UserTypeError(
-            f"{what}: dims must be an int or a list of ints, got {dims!r}"
+            f"{what}(): incompatible function arguments. dims must be an int or a list of ints, "
+            f"got {dims!r}"
         ) from None
 
 
@@ -66,6 +69,13 @@ def _key_bits(op, name, v):
             )
         v = v - 2**64 if v >= 2**63 else v
     return v
+
+
+def _const_int(v):
+    """v as an int when it is a Python or numpy int (a Scalar is known only at run time)."""
+    if isinstance(v, bool) or not hasattr(v, "__index__") or isinstance(v, _C.Val):
+        return None
+    return operator.index(v)
 
 
 def _is_tensor(x):
@@ -284,11 +294,45 @@ class Ops:
         return _C.ops.stride_order(self._f, arg, list(stride_order))
 
     def slice(self, arg, start_indices, end_indices, strides=None, manual_normalization=False):
-        if strides is not None and any(s != 1 for s in strides):
-            raise NotSupportedError("fd.ops.slice: strides other than 1 are not supported by Loom")
+        """arg[start:end] per dim. nvFuser's binding checks, in its order and with its words
+        (tests written for it match them): the counts of starts and strides, then (in
+        ops::slice) starts against the rank and the ends, then per dim a constant start of 0 or
+        more, a constant end not before it and a stride of 1."""
+        starts, ends = list(start_indices), list(end_indices)
+        name = getattr(arg, "name", "arg")
+        if strides is not None:
+            strides = list(strides)
+            if len(strides) != len(starts):
+                raise _C.UserError(
+                    f"fd.ops.slice of {name}: {len(starts)} start_indices but {len(strides)} "
+                    "strides (one of each per dimension). Slice start_indices and strides "
+                    f"don't match! Start Indices: {len(starts)} Strides: {len(strides)}"
+                )
         if manual_normalization:
             raise NotSupportedError("fd.ops.slice: manual_normalization=True is not supported by Loom")
-        return _C.ops.slice(self._f, arg, list(start_indices), list(end_indices), [])
+        rank = len([i for i in arg.get_logical_domain() if not i.is_reduction()])
+        if len(starts) == rank and len(ends) == rank:
+            for d, (s, e) in enumerate(zip(starts, ends)):
+                s, e = _const_int(s), _const_int(e)
+                if s is not None and s < 0:
+                    raise _C.UserError(
+                        f"fd.ops.slice of {name}: start {s} at dimension {d} is negative "
+                        "(Slice operation start_indices must be greater than or equal to 0. "
+                        f"Start Indices: {s})"
+                    )
+                if s is not None and e is not None and e < s:
+                    raise _C.UserError(
+                        f"fd.ops.slice of {name}: end {e} at dimension {d} is before start {s} "
+                        "(Slice operation end_indices must be greater than or equal to "
+                        f"start_indices. Start Indices: {s} End Indices: {e})"
+                    )
+                if strides is not None and _const_int(strides[d]) != 1:
+                    raise NotSupportedError(
+                        f"fd.ops.slice of {name}: stride {strides[d]} at dimension {d}: strides "
+                        "other than 1 are not supported by Loom (nvFuser Limitation: All slice "
+                        "operation strides must be of const size 1)"
+                    )
+        return _C.ops.slice(self._f, arg, starts, ends, [])
 
     def pad(self, arg, pad_widths, value=None):
         return _C.ops.pad(self._f, arg, list(pad_widths), value)
@@ -354,7 +398,8 @@ class Ops:
         if not -len(ids) <= dim < len(ids):
             raise _C.UserIndexError(
                 f"size: dim {dim} is out of range for {arg.name} of rank {len(ids)} "
-                f"(expected {-len(ids)} <= dim < {len(ids)})"
+                f"(expected {-len(ids)} <= dim < {len(ids)}). Tried to access out of boundary "
+                f"index {dim + len(ids) if dim < 0 else dim}. total index: {len(ids)}"
             )
         return ids[dim].logical_extent()
 
