@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// Host-side conversions of the 8-bit float formats (Float8_e4m3fn, Float8_e5m2), bit-exact with
+// torch's c10::Float8_e4m3fn / c10::Float8_e5m2 and with the device runtime (runtime/types.cuh).
+//
+// float -> fp8 rounds to nearest, ties to even, and keeps the sign (of zeros and NaNs too).
+//   e4m3fn: no infinity. |x| >= 480 (the first value past the format, infinities included) and
+//           NaN give NaN (0x7F | sign); |x| in (464, 480) rounds up onto the NaN encoding too,
+//           exactly as torch's conversion does; 448 is the largest finite value.
+//   e5m2:   IEEE-like. NaN gives 0x7F | sign; |x| >= 61440 rounds to infinity (0x7C | sign);
+//           57344 is the largest finite value.
+// double -> fp8 rounds to float first (as torch does when a Float64 tensor is cast), then as above.
+// fp8 -> float is exact.
+#pragma once
+
+#include <cstdint>
+
+namespace loom {
+
+uint8_t floatToFloat8E4M3FNBits(float f);
+uint8_t floatToFloat8E5M2Bits(float f);
+float float8E4M3FNBitsToFloat(uint8_t b);
+float float8E5M2BitsToFloat(uint8_t b);
+
+}  // namespace loom
