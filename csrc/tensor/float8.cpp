@@ -2,9 +2,9 @@
 // Exact conversions between float and the 8-bit float formats (float8.h states the rules).
 //
 // Encoding scales |x| by the quantum of its binade (a power of two, so exact), rounds the scaled
-// value to an integer with ties to even and re-encodes it; the formats' own overflow rules (NaN for
-// e4m3fn, infinity for e5m2) are applied before and, for the values that round up past the top, by
-// the encoding itself.
+// value to an integer with ties to even and re-encodes it; the formats' overflow rules (e4m3fn
+// saturates to 448, e5m2 goes to infinity) are applied first and, for e5m2's values that round up
+// past the top, by the encoding itself.
 #include "loom/tensor/float8.h"
 
 #include <cmath>
@@ -65,8 +65,9 @@ double decode(uint8_t bits, Format f) {
 
 uint8_t floatToFloat8E4M3FNBits(float x) {
   const uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  if (std::isnan(x)) return sign | 0x7F;
   const double a = std::fabs(double(x));
-  if (std::isnan(x) || a >= 480.0) return sign | 0x7F;
+  if (a >= 448.0) return sign | 0x7E;  // saturates, infinities included (torch's cast)
   return sign | encodeMagnitude(a, kE4M3FN);
 }
 

@@ -402,17 +402,19 @@ __device__ __forceinline__ unsigned long long truncToUInt64(float x) {
 // ---- the 8-bit floats ---------------------------------------------------------------------------
 // Float8_e4m3fn and Float8_e5m2 (torch.float8_e4m3fn / float8_e5m2) are one byte with torch's
 // conversions, bit for bit, on both backends (the host's reference: loom/tensor/float8.h):
-// round to nearest even; e4m3fn gives NaN for |x| >= 480 (its rounding of (464, 480) lands on
-// the NaN encoding too) and NaN; e5m2 gives infinity from 61440 up and NaN for NaN; signs kept.
-// cuda_fp8.h's __nv_fp8_e4m3 saturates to +-448 instead (__NV_SATFINITE), so it is not used;
-// the conversions are integer and float arithmetic that NVRTC and the host compile alike.
+// round to nearest even; e4m3fn saturates to +-448 (infinities too) and keeps NaN; e5m2 gives
+// infinity from 61440 up and NaN for NaN; signs kept. The conversions are integer and float
+// arithmetic that NVRTC and the host compile alike (cuda_fp8.h is not needed; its
+// __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3) agrees for e4m3fn, but its e5m2 with
+// __NV_SATFINITE would not give torch's infinities).
 namespace detail {
 __device__ __forceinline__ unsigned char floatToFloat8Bits(float f, bool e4m3) {
   unsigned u = __float_as_uint(f);
   const unsigned char sign = static_cast<unsigned char>((u >> 24) & 0x80u);
   u &= 0x7fffffffu;
   if (e4m3) {
-    if (u >= 0x43f00000u) return sign | 0x7f;  // |f| >= 480, infinity or NaN
+    if (u > 0x7f800000u) return sign | 0x7f;   // NaN
+    if (u >= 0x43e00000u) return sign | 0x7e;  // |f| >= 448, infinity included: saturates
     if (u < 0x3c800000u) {
       // Below 2^-6, the subnormals (quantum 2^-9): adding 2^14, whose float quantum is 2^-9,
       // rounds |f| to that quantum (ties to even) and leaves the count in the low bits.

@@ -30,8 +30,8 @@ enum class DataType : uint8_t {
   UInt64,
   // The 8-bit floats (torch.float8_e4m3fn, torch.float8_e5m2; nvFuser's names): stored in one
   // byte, computed in Float32 like the 16-bit floats. E4M3FN has no infinity (0x7F/0xFF are NaN,
-  // 448 the largest finite), E5M2 is IEEE-like (57344 the largest finite). Conversions follow
-  // torch's exactly (float8.h).
+  // 448 the largest finite, casts saturate), E5M2 is IEEE-like (57344 the largest finite).
+  // Conversions follow torch's exactly (float8.h).
   Float8_e4m3fn,
   Float8_e5m2,
 };

@@ -3,9 +3,9 @@
 // torch's c10::Float8_e4m3fn / c10::Float8_e5m2 and with the device runtime (runtime/types.cuh).
 //
 // float -> fp8 rounds to nearest, ties to even, and keeps the sign (of zeros and NaNs too).
-//   e4m3fn: no infinity. |x| >= 480 (the first value past the format, infinities included) and
-//           NaN give NaN (0x7F | sign); |x| in (464, 480) rounds up onto the NaN encoding too,
-//           exactly as torch's conversion does; 448 is the largest finite value.
+//   e4m3fn: no infinity. NaN gives NaN (0x7F | sign); every other value past the largest finite,
+//           448, saturates to +-448, infinities included (what torch's cast gives, on the CPU
+//           and the GPU alike, and what CUDA's cvt.rn.satfinite does).
 //   e5m2:   IEEE-like. NaN gives 0x7F | sign; |x| >= 61440 rounds to infinity (0x7C | sign);
 //           57344 is the largest finite value.
 // double -> fp8 rounds to float first (as torch does when a Float64 tensor is cast), then as above.
