@@ -18,10 +18,10 @@ std::string described(const TensorView* tv) {
 
 void checkMatrix(const TensorView* tv, std::string_view what) {
   LOOM_CHECK(isFloat8Type(tv->dtype()), "scaled_mm: ", what, " ", described(tv), " is ",
-             tv->dtype(), "; scaled_mm multiplies 8-bit float matrices (f8e4m3fn or f8e5m2; "
+             tv->dtype(),
+             "; scaled_mm multiplies 8-bit float matrices (f8e4m3fn or f8e5m2; "
              "use matmul for other types)");
-  LOOM_CHECK(detail::dims(tv).size() == 2, "scaled_mm: ", what, " ", described(tv),
-             " must be 2-D");
+  LOOM_CHECK(detail::dims(tv).size() == 2, "scaled_mm: ", what, " ", described(tv), " must be 2-D");
 }
 
 // A one-element f32 tensor as a 0-D one (its size-1 dims squeezed).
@@ -49,7 +49,8 @@ TensorView* scaledMm(TensorView* mat1, TensorView* mat2, TensorView* scale1, Ten
   checkMatrix(mat2, "mat2");
   LOOM_CHECK(dtype == DataType::Float32 || dtype == DataType::BFloat16 ||
                  dtype == DataType::Float16 || isFloat8Type(dtype),
-             "scaled_mm: the output dtype ", dtype, " is not supported (f32, bf16, f16, f8e4m3fn "
+             "scaled_mm: the output dtype ", dtype,
+             " is not supported (f32, bf16, f16, f8e4m3fn "
              "or f8e5m2)");
   TensorView* a = mul(cast(mat1, DataType::Float32), perTensor(scale1, "scale1"));
   TensorView* b = mul(cast(mat2, DataType::Float32), perTensor(scale2, "scale2"));

@@ -196,8 +196,7 @@ double loadAsDouble(const void* ptr, DataType dtype) {
     case DataType::Int64: return double(*static_cast<const int64_t*>(ptr));
     case DataType::Float16: return halfBitsToFloat(*static_cast<const uint16_t*>(ptr));
     case DataType::BFloat16: return bfloat16BitsToFloat(*static_cast<const uint16_t*>(ptr));
-    case DataType::Float8_e4m3fn:
-      return float8E4M3FNBitsToFloat(*static_cast<const uint8_t*>(ptr));
+    case DataType::Float8_e4m3fn: return float8E4M3FNBitsToFloat(*static_cast<const uint8_t*>(ptr));
     case DataType::Float8_e5m2: return float8E5M2BitsToFloat(*static_cast<const uint8_t*>(ptr));
     case DataType::Float32: return double(*static_cast<const float*>(ptr));
     case DataType::Float64: return *static_cast<const double*>(ptr);

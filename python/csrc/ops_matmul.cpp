@@ -52,13 +52,12 @@ void bindMatmulOps(nb::module_& m) {
         ir::TensorView* out = nullptr;
         {
           OpScope scope(f, "scaled_mm");
-          out = ops::scaledMm(tensor(f, mat1, "scaled_mm", "mat1"),
-                              tensor(f, mat2, "scaled_mm", "mat2"),
-                              tensor(f, scale1, "scaled_mm", "scale1"),
-                              tensor(f, scale2, "scaled_mm", "scale2"),
-                              tensorOrNone(f, alpha, "scaled_mm", "alpha"),
-                              tensorOrNone(f, bias, "scaled_mm", "bias"),
-                              tensorOrNone(f, beta, "scaled_mm", "beta"), dtype);
+          out = ops::scaledMm(
+              tensor(f, mat1, "scaled_mm", "mat1"), tensor(f, mat2, "scaled_mm", "mat2"),
+              tensor(f, scale1, "scaled_mm", "scale1"), tensor(f, scale2, "scaled_mm", "scale2"),
+              tensorOrNone(f, alpha, "scaled_mm", "alpha"),
+              tensorOrNone(f, bias, "scaled_mm", "bias"),
+              tensorOrNone(f, beta, "scaled_mm", "beta"), dtype);
         }
         return nodeRef(out, fobj);
       },

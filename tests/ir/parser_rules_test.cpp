@@ -113,7 +113,8 @@ TEST(TextTypes, EightBitFloats) {
       "T0 : f8e4m3fn global [i0{4}]\nT1 : float8_e5m2 global [i1{4}]\n"
       "T2 : f32 global [i2{4}]\nT3 : f8e5m2 global [i3{4}]\nT4 : bool global [i4{4}]\n"
       "T5 : f8e4m3fn global [i5{4}]\n"
-      "T2 = cast(T0, f32)\nT3 = cast(T2, f8e5m2)\nT4 = lt(T2, 1)\nT5 = where(T4, T0, f8e4m3fn(0.5))\n";
+      "T2 = cast(T0, f32)\nT3 = cast(T2, f8e5m2)\nT4 = lt(T2, 1)\nT5 = where(T4, T0, "
+      "f8e4m3fn(0.5))\n";
   auto f = parseFusion(text);
   EXPECT_EQ(f->inputs()[0]->dtype(), DataType::Float8_e4m3fn);
   EXPECT_EQ(f->inputs()[1]->dtype(), DataType::Float8_e5m2);
@@ -122,9 +123,10 @@ TEST(TextTypes, EightBitFloats) {
   EXPECT_NE(printed.find("T0 : f8e4m3fn global"), std::string::npos) << printed;
   EXPECT_NE(printed.find("f8e4m3fn(0.5)"), std::string::npos) << printed;
   EXPECT_EQ(printFusion(*parseFusion(printed)), printed);
-  expectError("inputs: T0\noutputs: T1\nT0 : f8e5m2 global [i0{4}]\n"
-              "T1 : f8e5m2 global [r1{4}]\nT1 = sum(T0, init=0)\n",
-              "5:6", "sum accumulates in f8e5m2");
+  expectError(
+      "inputs: T0\noutputs: T1\nT0 : f8e5m2 global [i0{4}]\n"
+      "T1 : f8e5m2 global [r1{4}]\nT1 = sum(T0, init=0)\n",
+      "5:6", "sum accumulates in f8e5m2");
 }
 
 // A plain literal takes the dtype its op computes in, as a Python number does in torch; a typed

@@ -162,3 +162,16 @@ def test_scaled_mm_unsupported_forms_are_named():
         f32 = fd.define_tensor(shape=[-1, -1], dtype=DataType.Float)
         with pytest.raises(loom.UserError, match="scaled_mm multiplies 8-bit float matrices"):
             fd.ops.scaled_mm(f32, b, s, s)
+
+
+def test_validate_against_the_reference(device):
+    # fd.validate reads the reference's fp8 outputs (numpy has no 8-bit floats: through torch)
+    g = torch.Generator().manual_seed(4)
+    a = (torch.randn(6, 40, generator=g) * 3).to(torch.float8_e5m2).to(device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(a)
+        fd.add_output(fd.ops.cast(fd.ops.mul(t, 2.0), DataType.Float8_e5m2))
+        fd.add_output(fd.ops.sum(t, [1]))
+    out, s = fd.validate([a])
+    assert out.dtype == torch.float8_e5m2
+    assert torch.equal(bits(out), bits((a.cpu().float() * 2.0).to(torch.float8_e5m2)))

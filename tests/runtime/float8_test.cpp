@@ -5,6 +5,8 @@
 // one of the 256 encodings included; arithmetic and reductions on them computed in f32 against
 // the reference; constants of the type. Outputs poisoned. Built twice: host backend (emu) and
 // CUDA (gpu), whose runtime library has its own copy of the conversions (runtime/types.cuh).
+#include "loom/tensor/float8.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,7 +21,6 @@
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
 #include "loom/runtime/fusion_executor_cache.h"
-#include "loom/tensor/float8.h"
 #include "loom/tensor/half.h"
 #include "runtime/runtime_test_backend.h"
 
@@ -80,8 +81,8 @@ std::vector<float> probeFloats() {
     }
   }
   const float inf = std::numeric_limits<float>::infinity();
-  xs.insert(xs.end(), {448.5f, 464.0f, 465.0f, 479.0f, 480.0f, 1e6f, 61439.0f, 61440.0f, 65536.0f, 1e30f,
-                       inf, std::nanf(""), 0.0f, -0.0f});
+  xs.insert(xs.end(), {448.5f, 464.0f, 465.0f, 479.0f, 480.0f, 1e6f, 61439.0f, 61440.0f, 65536.0f,
+                       1e30f, inf, std::nanf(""), 0.0f, -0.0f});
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> exponent(-26.0f, 18.0f);
   for (int i = 0; i < 2000; ++i) xs.push_back(std::exp2(exponent(rng)));
@@ -91,8 +92,7 @@ std::vector<float> probeFloats() {
 }
 
 bool sameFloat(float a, float b) {
-  return (std::isnan(a) && std::isnan(b)) ||
-         (a == b && std::signbit(a) == std::signbit(b));
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
 }
 
 class Float8Test : public ::testing::Test {
@@ -181,8 +181,16 @@ TEST_F(Float8Test, EveryEncodingCastsOutExactly) {
 // rounds onto the tie goes to even; 465 (an integer) saturates to 448 in e4m3fn; f16/bf16 widen
 // exactly.
 TEST_F(Float8Test, CastsFromDoublesIntegersAndHalvesGoThroughFloat) {
-  const std::vector<double> ds{1.0625 + 0x1p-40, -1.0625 - 0x1p-40, 448.0, 464.0, 465.0,
-                               61439.9, 1e300, -0.0, 0x1p-10 + 0x1p-60, 3.1};
+  const std::vector<double> ds{1.0625 + 0x1p-40,
+                               -1.0625 - 0x1p-40,
+                               448.0,
+                               464.0,
+                               465.0,
+                               61439.9,
+                               1e300,
+                               -0.0,
+                               0x1p-10 + 0x1p-60,
+                               3.1};
   const std::vector<int64_t> is{465, -448, 3, 0, 100000, 57344, 17, -1};
   const std::vector<float> hs{0.5f, 300.0f, 1000.0f, -0.099975586f, 6.1035156e-05f, 7.0f};
   auto f = std::make_unique<Fusion>();
@@ -190,8 +198,7 @@ TEST_F(Float8Test, CastsFromDoublesIntegersAndHalvesGoThroughFloat) {
     FusionGuard g(f.get());
     TensorView* d =
         ops::TensorBuilder().shape({int64_t(ds.size())}).dtype(DataType::Float64).build();
-    TensorView* i =
-        ops::TensorBuilder().shape({int64_t(is.size())}).dtype(DataType::Int64).build();
+    TensorView* i = ops::TensorBuilder().shape({int64_t(is.size())}).dtype(DataType::Int64).build();
     TensorView* h =
         ops::TensorBuilder().shape({int64_t(hs.size())}).dtype(DataType::Float16).build();
     f->addInput(d);
@@ -205,9 +212,9 @@ TEST_F(Float8Test, CastsFromDoublesIntegersAndHalvesGoThroughFloat) {
   }
   std::vector<uint16_t> hbits;
   for (float v : hs) hbits.push_back(floatToHalfBits(v));
-  auto [reference, kernels] = run(std::move(f), {tensorOf(ds, DataType::Float64),
-                                                 tensorOf(is, DataType::Int64),
-                                                 tensorOf(hbits, DataType::Float16)});
+  auto [reference, kernels] =
+      run(std::move(f), {tensorOf(ds, DataType::Float64), tensorOf(is, DataType::Int64),
+                         tensorOf(hbits, DataType::Float16)});
   for (const auto* outs : {&reference, &kernels}) {
     const char* who = outs == &reference ? "reference" : "kernel";
     for (int k = 0; k < 2; ++k) {
@@ -263,10 +270,9 @@ TEST_F(Float8Test, ArithmeticAndReductionsComputeInFloat) {
       EXPECT_EQ(kernels[o].dtype(), reference[o].dtype());
       // One unit in the last place of an 8-bit result: f32 computing vs the reference's double
       // may fall either side of a rounding boundary.
-      const eval::Tolerance tol =
-          isFloat8Type(reference[o].dtype())
-              ? eval::Tolerance{dt == kE4M3 ? 0x1p-3 : 0x1p-2, 1e-6}
-              : eval::defaultTolerance(reference[o].dtype());
+      const eval::Tolerance tol = isFloat8Type(reference[o].dtype())
+                                      ? eval::Tolerance{dt == kE4M3 ? 0x1p-3 : 0x1p-2, 1e-6}
+                                      : eval::defaultTolerance(reference[o].dtype());
       if (auto err = eval::expectClose(kernels[o], reference[o], tol, "output")) {
         ADD_FAILURE() << dt << " output " << o << ": " << *err;
       }

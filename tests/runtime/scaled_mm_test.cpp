@@ -148,31 +148,34 @@ TEST_F(ScaledMm, ArgumentErrorsNameTheOperand) {
   TensorView* s16 = ops::TensorBuilder().rank(0).dtype(DataType::BFloat16).build();
   TensorView* bias2 = ops::TensorBuilder().shape({4, 4}).dtype(DataType::BFloat16).build();
   using test::userErrorOf;
-  EXPECT_NE(userErrorOf([&] { ops::scaledMm(a, f32, s, s); })
-                .find("scaled_mm: mat2 T2 [8, 4] is f32; scaled_mm multiplies 8-bit float"),
+  EXPECT_NE(userErrorOf([&] {
+              ops::scaledMm(a, f32, s, s);
+            }).find("scaled_mm: mat2 T2 [8, 4] is f32; scaled_mm multiplies 8-bit float"),
             std::string::npos);
   EXPECT_NE(userErrorOf([&] { ops::scaledMm(a, b, rows, s); })
                 .find("scale1 T4 [4, 1] is not one element; only per-tensor scales are "
                       "supported (block-scaled forms"),
             std::string::npos)
       << userErrorOf([&] { ops::scaledMm(a, b, rows, s); });
-  EXPECT_NE(userErrorOf([&] { ops::scaledMm(a, b, s, s16); })
-                .find("scale2 T5 [] is bf16; it must be an f32 tensor of one element"),
+  EXPECT_NE(userErrorOf([&] {
+              ops::scaledMm(a, b, s, s16);
+            }).find("scale2 T5 [] is bf16; it must be an f32 tensor of one element"),
             std::string::npos)
       << userErrorOf([&] { ops::scaledMm(a, b, s, s16); });
-  EXPECT_NE(userErrorOf([&] { ops::scaledMm(a, b, s, s, nullptr, nullptr, nullptr,
-                                            DataType::Int32); })
-                .find("the output dtype i32 is not supported"),
+  EXPECT_NE(userErrorOf([&] {
+              ops::scaledMm(a, b, s, s, nullptr, nullptr, nullptr, DataType::Int32);
+            }).find("the output dtype i32 is not supported"),
             std::string::npos);
-  EXPECT_NE(userErrorOf([&] { ops::scaledMm(a, b, s, s, nullptr, bias2); })
-                .find("bias T6 [4, 4] must be [n] or 0-D"),
+  EXPECT_NE(userErrorOf([&] {
+              ops::scaledMm(a, b, s, s, nullptr, bias2);
+            }).find("bias T6 [4, 4] must be [n] or 0-D"),
             std::string::npos)
       << userErrorOf([&] { ops::scaledMm(a, b, s, s, nullptr, bias2); });
-  EXPECT_NE(userErrorOf([&] { ops::scaledMm(a, b, s, s, nullptr, nullptr, s); })
-                .find("beta is given without a bias"),
+  EXPECT_NE(userErrorOf([&] {
+              ops::scaledMm(a, b, s, s, nullptr, nullptr, s);
+            }).find("beta is given without a bias"),
             std::string::npos);
-  EXPECT_NE(userErrorOf([&] { ops::scaledMm(a, a, s, s); })
-                .find("the contracted sizes differ"),
+  EXPECT_NE(userErrorOf([&] { ops::scaledMm(a, a, s, s); }).find("the contracted sizes differ"),
             std::string::npos);
 }
 

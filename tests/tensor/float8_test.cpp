@@ -147,10 +147,10 @@ TEST(Float8Test, EdgeValuesFollowTorch) {
   EXPECT_EQ(floatToFloat8E4M3FNBits(-kInf), 0xFE);
   EXPECT_EQ(floatToFloat8E4M3FNBits(kNaN), 0x7F);
   EXPECT_EQ(floatToFloat8E4M3FNBits(-0.0f), 0x80);
-  EXPECT_EQ(float8E4M3FNBitsToFloat(0x01), 0x1p-9f);  // smallest subnormal
+  EXPECT_EQ(float8E4M3FNBitsToFloat(0x01), 0x1p-9f);   // smallest subnormal
   EXPECT_EQ(floatToFloat8E4M3FNBits(0x1p-10f), 0x00);  // half of it: tie to even 0
   EXPECT_EQ(floatToFloat8E4M3FNBits(0x1.000002p-10f), 0x01);
-  EXPECT_EQ(float8E4M3FNBitsToFloat(0x08), 0x1p-6f);   // smallest normal
+  EXPECT_EQ(float8E4M3FNBitsToFloat(0x08), 0x1p-6f);  // smallest normal
 
   EXPECT_EQ(float8E5M2BitsToFloat(0x7B), 57344.0f);
   EXPECT_EQ(floatToFloat8E5M2Bits(57344.0f), 0x7B);

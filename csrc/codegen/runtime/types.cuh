@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Device runtime: kernel parameter types (Tensor, Array), half/bfloat16 and 8-bit float conversions.
+// Device runtime: kernel parameter types (Tensor, Array), half/bfloat16 and 8-bit float
+// conversions.
 //
 // This file and the other runtime files are concatenated into one text (see
 // runtimeLibrarySource()) that codegen puts in front of every generated kernel. The same text is
