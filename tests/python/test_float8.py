@@ -56,7 +56,15 @@ def test_cast_from_float32_matches_torch_bit_for_bit(device, dtype):
         fd.add_output(fd.ops.cast(t, NAME[dtype]))
     (out,) = fd.execute([x])
     assert out.dtype == dtype
-    assert torch.equal(bits(out), bits(x.cpu().to(dtype)))
+    want = bits(x.cpu().to(dtype))
+    got = bits(out)
+    if dtype == torch.float8_e4m3fn and bits(torch.tensor([1e4]).to(dtype)).item() != 0x7E:
+        # torch releases before the saturating cast (c10's Float8_e4m3fn) gave NaN from 480 on
+        # (and from the values that round there); Loom follows the saturating one
+        high = x.cpu().abs() >= 464
+        assert (got[high & ~x.cpu().isnan()] & 0x7F == 0x7E).all()
+        got, want = got[~high], want[~high]
+    assert torch.equal(got, want)
 
 
 @pytest.mark.parametrize("dtype", FP8)

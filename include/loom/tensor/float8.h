@@ -4,8 +4,9 @@
 //
 // float -> fp8 rounds to nearest, ties to even, and keeps the sign (of zeros and NaNs too).
 //   e4m3fn: no infinity. NaN gives NaN (0x7F | sign); every other value past the largest finite,
-//           448, saturates to +-448, infinities included (what torch's cast gives, on the CPU
-//           and the GPU alike, and what CUDA's cvt.rn.satfinite does).
+//           448, saturates to +-448, infinities included (torch 2.15's c10::Float8_e4m3fn, on
+//           the CPU and the GPU alike, and CUDA's cvt.rn.satfinite; torch releases before that
+//           saturating cast gave NaN from 480 and for what rounds there).
 //   e5m2:   IEEE-like. NaN gives 0x7F | sign; |x| >= 61440 rounds to infinity (0x7C | sign);
 //           57344 is the largest finite value.
 // double -> fp8 rounds to float first (as torch does when a Float64 tensor is cast), then as above.
