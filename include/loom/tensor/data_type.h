@@ -40,11 +40,12 @@ inline constexpr DataType kIndexType = DataType::Int64;
 
 /// Every DataType, in enum order.
 inline constexpr DataType kAllDataTypes[] = {
-    DataType::Bool,          DataType::Int32,   DataType::Int64,   DataType::Float16,
-    DataType::BFloat16,      DataType::Float32, DataType::Float64, DataType::ComplexFloat,
-    DataType::ComplexDouble, DataType::Int8,    DataType::Int16,   DataType::UInt8,
-    DataType::UInt16,        DataType::UInt32,  DataType::UInt64,  DataType::Float8_e4m3fn,
-    DataType::Float8_e5m2};
+    DataType::Bool,    DataType::Int32,        DataType::Int64,
+    DataType::Float16, DataType::BFloat16,     DataType::Float32,
+    DataType::Float64, DataType::ComplexFloat, DataType::ComplexDouble,
+    DataType::Int8,    DataType::Int16,        DataType::UInt8,
+    DataType::UInt16,  DataType::UInt32,       DataType::UInt64,
+    DataType::Float8_e4m3fn, DataType::Float8_e5m2};
 
 /// Size of one element in bytes.
 size_t dataTypeSize(DataType dtype);
