@@ -50,8 +50,8 @@ TEST(Float8Nvrtc, PointwiseKernelCompiles) {
                      Tensor::empty({64, 256}, DataType::Float8_e5m2)});
 }
 
-// A sum (in f32) and a max (in the type) of an 8-bit row, by the reduction scheduler.
-TEST(Float8Nvrtc, ReductionKernelCompiles) {
+// A sum (in f32) of an 8-bit row cast back, by the reduction scheduler.
+TEST(Float8Nvrtc, SumKernelCompiles) {
   if (!cuda::nvrtcAvailable())
     GTEST_SKIP() << "NVRTC unavailable: " << cuda::nvrtcUnavailableReason();
   ir::Fusion f;
@@ -59,8 +59,19 @@ TEST(Float8Nvrtc, ReductionKernelCompiles) {
   TensorView* x = ops::TensorBuilder().shape({-1, -1}).dtype(DataType::Float8_e5m2).build();
   f.addInput(x);
   f.addOutput(ops::cast(ops::sum(x, {1}), DataType::Float8_e5m2));
-  f.addOutput(ops::max(x, {1}));
   expectCompiles(f, {Tensor::empty({128, 4096}, DataType::Float8_e5m2)});
+}
+
+// A max (in the type itself, its comparisons through float) of an 8-bit row.
+TEST(Float8Nvrtc, MaxKernelCompiles) {
+  if (!cuda::nvrtcAvailable())
+    GTEST_SKIP() << "NVRTC unavailable: " << cuda::nvrtcUnavailableReason();
+  ir::Fusion f;
+  ir::FusionGuard g(&f);
+  TensorView* x = ops::TensorBuilder().shape({-1, -1}).dtype(DataType::Float8_e4m3fn).build();
+  f.addInput(x);
+  f.addOutput(ops::max(x, {1}));
+  expectCompiles(f, {Tensor::empty({128, 4096}, DataType::Float8_e4m3fn)});
 }
 
 }  // namespace
