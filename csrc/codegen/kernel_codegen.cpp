@@ -37,6 +37,8 @@ std::string_view cTypeName(DataType dtype) {
     case DataType::UInt16: return "unsigned short";
     case DataType::UInt32: return "unsigned";
     case DataType::UInt64: return "unsigned long long";
+    case DataType::Float8_e4m3fn: return "loom::Float8_e4m3fn";
+    case DataType::Float8_e5m2: return "loom::Float8_e5m2";
   }
   LOOM_UNREACHABLE();
 }
@@ -248,9 +250,17 @@ Pieces unary(const kir::UnaryExpr* u) {
         if (to == DataType::UInt64) return wrap("loom::truncToUInt64(", std::move(v), ")");
         return cast(wrap("loom::truncToInt64(", std::move(v), ")"));
       }
+      // The 8-bit floats convert from float as torch does: a double or an integer is rounded to
+      // float first (round to nearest), then to 8 bits (float8.h). Their constructors take float.
+      Pieces v{x};
+      if (isFloat8Type(to)) {
+        if (from != DataType::Float32 && !isReducedPrecision(from)) {
+          v = wrap("static_cast<float>(", std::move(v), ")");
+        }
+        return cast(std::move(v));
+      }
       // The 16-bit types convert from float: a double or an integer is rounded to float to odd
       // first, so that the one rounding to 16 bits is that of the value itself.
-      Pieces v{x};
       if (isReducedPrecision(to) && !isFloatingType(from) && from != DataType::Bool) {
         v = wrap("loom::roundToOddFloat(static_cast<double>(", std::move(v), "))");
       } else if (isReducedPrecision(to) && from == DataType::Float64) {

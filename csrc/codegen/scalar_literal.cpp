@@ -11,6 +11,7 @@
 
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/support/error.h"
+#include "loom/tensor/float8.h"
 #include "loom/tensor/half.h"
 
 namespace loom::codegen {
@@ -164,6 +165,16 @@ std::string scalarLiteral(DataType dtype, const ir::ScalarValue& value, DataType
       float f = half ? halfBitsToFloat(doubleToHalfBits(d))
                      : bfloat16BitsToFloat(doubleToBFloat16Bits(d));
       return std::string(half ? "__half(" : "__nv_bfloat16(") + floatingLiteral(f) + ")";
+    }
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2: {
+      // The 8-bit value of the constant, rounded as a cast does (through float: float8.h), then
+      // written as the float that holds it exactly.
+      const float from = float(halfSource(value));
+      const bool e4m3 = dtype == DataType::Float8_e4m3fn;
+      const float f = e4m3 ? float8E4M3FNBitsToFloat(floatToFloat8E4M3FNBits(from))
+                           : float8E5M2BitsToFloat(floatToFloat8E5M2Bits(from));
+      return std::string(cTypeName(dtype)) + "(" + floatingLiteral(f) + ")";
     }
     case DataType::ComplexFloat:
     case DataType::ComplexDouble: {

@@ -17,6 +17,8 @@ double epsilonOf(DataType dtype) {
   switch (dtype) {
     case DataType::Float16: return 0x1p-10;
     case DataType::BFloat16: return 0x1p-7;
+    case DataType::Float8_e4m3fn: return 0x1p-3;
+    case DataType::Float8_e5m2: return 0x1p-2;
     case DataType::Float32: return 0x1p-23;
     case DataType::Float64: return 0x1p-52;
     default: return 0.0;

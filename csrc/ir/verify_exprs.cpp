@@ -477,7 +477,8 @@ void reductionRule(const ReductionOp* red, DtypeRule& r) {
   if (accumulates && (isReducedPrecision(c) || narrow_int)) {
     r.fail(concat(op, " accumulates in ", c, ", which loses the sum on the way: ops::", op,
                   " accumulates ",
-                  isReducedPrecision(c) ? "16-bit floats in f32" : "integers narrower than 64 bits in i64",
+                  isReducedPrecision(c) ? "16- and 8-bit floats in f32"
+                                        : "integers narrower than 64 bits in i64",
                   " (cast the input first, and the result back)"));
   }
 }

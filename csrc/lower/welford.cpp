@@ -34,7 +34,7 @@ int64_t welfordBytes(DataType avg, DataType n) {
 }
 
 DataType accumulatorType(DataType dtype) {
-  if (dtype == DataType::Float16 || dtype == DataType::BFloat16) return DataType::Float32;
+  if (isReducedPrecision(dtype)) return DataType::Float32;
   // Bool and the 8- and 16-bit integers accumulate in int (every value fits exactly).
   if (dtype == DataType::Bool || (isIntegralType(dtype) && dataTypeSize(dtype) < 4)) {
     return DataType::Int32;

@@ -266,6 +266,8 @@ MPI_Datatype mpiDataType(DataType dtype) {
     case DataType::UInt64: return m.uint64Type;
     case DataType::Float16:
     case DataType::BFloat16: return m.uint16Type;
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2: return m.uint8Type;  // moved as bytes; reductions refused
     case DataType::Float32: return m.floatType;
     case DataType::Float64: return m.doubleType;
     case DataType::ComplexFloat:
@@ -282,6 +284,9 @@ MPI_Op mpiReduceOp(DataType dtype, ReduceOp op) {
   if (dtype == DataType::Bool) {
     return op == ReduceOp::Sum || op == ReduceOp::Max ? m.opLor : m.opLand;
   }
+  LOOM_CHECK(!isFloat8Type(dtype), "MPI: ", dtype,
+             " tensors are not reduced between devices (8-bit float collectives move data "
+             "only; cast to f32 or bf16 before the reduction)");
   if (isReducedPrecision(dtype)) {
     const int t = dtype == DataType::Float16 ? 0 : 1;
     const int o = int(op);

@@ -107,6 +107,8 @@ DataType dataType(::loom::DataType dtype) {
     case ::loom::DataType::Float64: return kFloat64;
     case ::loom::DataType::Int8: return kInt8;
     case ::loom::DataType::UInt8: return kUint8;
+    case ::loom::DataType::Float8_e4m3fn:
+    case ::loom::DataType::Float8_e5m2: return kUint8;  // moved as bytes; reductions refused
     case ::loom::DataType::UInt32: return kUint32;
     case ::loom::DataType::UInt64: return kUint64;
     case ::loom::DataType::Int16:
@@ -124,6 +126,9 @@ DataType dataType(::loom::DataType dtype) {
 }
 
 RedOp redOp(::loom::DataType dtype, ReduceOp op) {
+  LOOM_CHECK(!isFloat8Type(dtype), "NCCL: ", dtype,
+             " tensors are not reduced between devices (8-bit float collectives move data "
+             "only; cast to f32 or bf16 before the reduction)");
   if (dtype == ::loom::DataType::Bool) {
     return op == ReduceOp::Sum || op == ReduceOp::Max ? kMax : kMin;
   }

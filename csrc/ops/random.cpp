@@ -25,9 +25,10 @@ TensorView* rng(RngOpType type, const SizeList& shape, Operand p0, Operand p1, O
                 Operand offset, DataType dtype) {
   const std::string op(ir::rngOpTypeName(type));
   const bool normal = type == RngOpType::Normal;
-  LOOM_CHECK(isFloatingType(dtype), op, ": dtype ", dtype,
-             " is not supported (a floating type is: f64, f32, f16, bf16). Random distributions "
-             "only create floating point types");
+  LOOM_CHECK(isFloatingType(dtype) && !isFloat8Type(dtype), op, ": dtype ", dtype,
+             " is not supported (a floating type is: f64, f32, f16, bf16; torch draws no 8-bit "
+             "floats either: draw f32 and cast). Random distributions only create floating "
+             "point types");
   Scalar* a = detail::scalarOperand(p0.val(), DataType::Float64, op, normal ? "mean" : "low");
   Scalar* b = detail::scalarOperand(p1.val(), DataType::Float64, op, normal ? "std" : "high");
   auto ca = a->constDouble();

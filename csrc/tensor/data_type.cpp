@@ -27,6 +27,8 @@ size_t dataTypeSize(DataType dtype) {
     case DataType::UInt16: return 2;
     case DataType::UInt32: return 4;
     case DataType::UInt64: return 8;
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2: return 1;
   }
   LOOM_UNREACHABLE("bad DataType ", static_cast<int>(dtype));
 }
@@ -48,6 +50,8 @@ std::string_view dataTypeName(DataType dtype) {
     case DataType::UInt16: return "u16";
     case DataType::UInt32: return "u32";
     case DataType::UInt64: return "u64";
+    case DataType::Float8_e4m3fn: return "f8e4m3fn";
+    case DataType::Float8_e5m2: return "f8e5m2";
   }
   LOOM_UNREACHABLE("bad DataType ", static_cast<int>(dtype));
 }
@@ -69,6 +73,9 @@ std::string_view cudaTypeName(DataType dtype) {
     case DataType::UInt16: return "uint16_t";
     case DataType::UInt32: return "uint32_t";
     case DataType::UInt64: return "uint64_t";
+    // The runtime library's own one-byte types (runtime/types.cuh), with torch's conversions.
+    case DataType::Float8_e4m3fn: return "loom::Float8_e4m3fn";
+    case DataType::Float8_e5m2: return "loom::Float8_e5m2";
   }
   LOOM_UNREACHABLE("bad DataType ", static_cast<int>(dtype));
 }
@@ -96,6 +103,10 @@ std::optional<DataType> parseDataType(std::string_view name) {
       {"uint32", DataType::UInt32},
       {"u64", DataType::UInt64},
       {"uint64", DataType::UInt64},
+      {"f8e4m3fn", DataType::Float8_e4m3fn},
+      {"float8_e4m3fn", DataType::Float8_e4m3fn},
+      {"f8e5m2", DataType::Float8_e5m2},
+      {"float8_e5m2", DataType::Float8_e5m2},
       {"f16", DataType::Float16},
       {"float16", DataType::Float16},
       {"half", DataType::Float16},

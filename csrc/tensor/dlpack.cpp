@@ -55,6 +55,8 @@ std::string typeCodeName(uint8_t code) {
     case dlpack::kDLBfloat: return "kDLBfloat";
     case dlpack::kDLComplex: return "kDLComplex";
     case dlpack::kDLBool: return "kDLBool";
+    case dlpack::kDLFloat8_e4m3fn: return "kDLFloat8_e4m3fn";
+    case dlpack::kDLFloat8_e5m2: return "kDLFloat8_e5m2";
     default: return "code " + std::to_string(int(code));
   }
 }
@@ -63,7 +65,7 @@ constexpr const char* kSupportedDtypes =
     "bool (kDLBool, 8 bits), int8/int16/int32/int64 (kDLInt, 8/16/32/64 bits), "
     "uint8/uint16/uint32/uint64 (kDLUInt, 8/16/32/64 bits), float16/float32/float64 "
     "(kDLFloat, 16/32/64 bits), bfloat16 (kDLBfloat, 16 bits), complex64/complex128 (kDLComplex, "
-    "64/128 bits)";
+    "64/128 bits), float8_e4m3fn (kDLFloat8_e4m3fn, 8 bits), float8_e5m2 (kDLFloat8_e5m2, 8 bits)";
 
 Device toLoomDevice(DLDevice device) {
   switch (device.device_type) {
@@ -112,6 +114,12 @@ DataType toLoomDtype(DLDataType t) {
     case dlpack::kDLBfloat:
       if (t.bits == 16) return DataType::BFloat16;
       break;
+    case dlpack::kDLFloat8_e4m3fn:
+      if (t.bits == 8) return DataType::Float8_e4m3fn;
+      break;
+    case dlpack::kDLFloat8_e5m2:
+      if (t.bits == 8) return DataType::Float8_e5m2;
+      break;
     case dlpack::kDLComplex:
       if (t.bits == 64) return DataType::ComplexFloat;
       if (t.bits == 128) return DataType::ComplexDouble;
@@ -140,6 +148,8 @@ DLDataType toDLDtype(DataType dtype) {
     case DataType::BFloat16: return {dlpack::kDLBfloat, bits, 1};
     case DataType::ComplexFloat:
     case DataType::ComplexDouble: return {dlpack::kDLComplex, bits, 1};
+    case DataType::Float8_e4m3fn: return {dlpack::kDLFloat8_e4m3fn, bits, 1};
+    case DataType::Float8_e5m2: return {dlpack::kDLFloat8_e5m2, bits, 1};
   }
   LOOM_UNREACHABLE("bad DataType ", int(dtype));
 }

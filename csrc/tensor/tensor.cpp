@@ -12,6 +12,7 @@
 #include "loom/support/checked_math.h"
 #include "loom/support/error.h"
 #include "loom/support/strings.h"
+#include "loom/tensor/float8.h"
 #include "loom/tensor/half.h"
 #include "loom/tensor/host_block_cache.h"
 
@@ -195,6 +196,8 @@ double loadAsDouble(const void* ptr, DataType dtype) {
     case DataType::Int64: return double(*static_cast<const int64_t*>(ptr));
     case DataType::Float16: return halfBitsToFloat(*static_cast<const uint16_t*>(ptr));
     case DataType::BFloat16: return bfloat16BitsToFloat(*static_cast<const uint16_t*>(ptr));
+    case DataType::Float8_e4m3fn: return float8E4M3FNBitsToFloat(*static_cast<const uint8_t*>(ptr));
+    case DataType::Float8_e5m2: return float8E5M2BitsToFloat(*static_cast<const uint8_t*>(ptr));
     case DataType::Float32: return double(*static_cast<const float*>(ptr));
     case DataType::Float64: return *static_cast<const double*>(ptr);
     case DataType::ComplexFloat: return double(static_cast<const float*>(ptr)[0]);
@@ -250,6 +253,13 @@ void storeFromDouble(void* ptr, DataType dtype, double value) {
     case DataType::Int64: *static_cast<int64_t*>(ptr) = saturatingCast<int64_t>(value); return;
     case DataType::Float16: *static_cast<uint16_t*>(ptr) = doubleToHalfBits(value); return;
     case DataType::BFloat16: *static_cast<uint16_t*>(ptr) = doubleToBFloat16Bits(value); return;
+    // Through float, as torch casts a double to the 8-bit types (float8.h).
+    case DataType::Float8_e4m3fn:
+      *static_cast<uint8_t*>(ptr) = floatToFloat8E4M3FNBits(float(value));
+      return;
+    case DataType::Float8_e5m2:
+      *static_cast<uint8_t*>(ptr) = floatToFloat8E5M2Bits(float(value));
+      return;
     case DataType::Float32: *static_cast<float*>(ptr) = float(value); return;
     case DataType::Float64: *static_cast<double*>(ptr) = value; return;
     case DataType::ComplexFloat:

@@ -307,7 +307,9 @@ void bindTensors(nb::module_& m) {
       .value("UInt8", DataType::UInt8)
       .value("UInt16", DataType::UInt16)
       .value("UInt32", DataType::UInt32)
-      .value("UInt64", DataType::UInt64);
+      .value("UInt64", DataType::UInt64)
+      .value("Float8_e4m3fn", DataType::Float8_e4m3fn)
+      .value("Float8_e5m2", DataType::Float8_e5m2);
   m.def("data_type_name", [](DataType d) { return std::string(dataTypeName(d)); });
 
   nb::class_<PyTensor>(m, "Tensor",

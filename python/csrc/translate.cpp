@@ -41,6 +41,8 @@ std::string pyDtype(DataType t) {
     case DataType::UInt64: return "DataType.UInt64";
     case DataType::ComplexFloat: return "DataType.ComplexFloat";
     case DataType::ComplexDouble: return "DataType.ComplexDouble";
+    case DataType::Float8_e4m3fn: return "DataType.Float8_e4m3fn";
+    case DataType::Float8_e5m2: return "DataType.Float8_e5m2";
     default: break;
   }
   LOOM_THROW("the type ", t, " has no DataType name in the Python frontend");

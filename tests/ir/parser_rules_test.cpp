@@ -104,6 +104,31 @@ TEST(TextTypes, NarrowAndUnsignedIntegers) {
               "5:6", "sum accumulates in u8");
 }
 
+// The 8-bit floats in the text form: f8e4m3fn and f8e5m2 (and torch's long names) parse, casts
+// in and out and a where choosing a typed constant of the type print and read back the same, and
+// a sum accumulating in one of them is refused (ops::sum accumulates them in f32).
+TEST(TextTypes, EightBitFloats) {
+  const std::string text =
+      "inputs: T0, T1\noutputs: T2, T3, T5\n"
+      "T0 : f8e4m3fn global [i0{4}]\nT1 : float8_e5m2 global [i1{4}]\n"
+      "T2 : f32 global [i2{4}]\nT3 : f8e5m2 global [i3{4}]\nT4 : bool global [i4{4}]\n"
+      "T5 : f8e4m3fn global [i5{4}]\n"
+      "T2 = cast(T0, f32)\nT3 = cast(T2, f8e5m2)\nT4 = lt(T2, 1)\nT5 = where(T4, T0, "
+      "f8e4m3fn(0.5))\n";
+  auto f = parseFusion(text);
+  EXPECT_EQ(f->inputs()[0]->dtype(), DataType::Float8_e4m3fn);
+  EXPECT_EQ(f->inputs()[1]->dtype(), DataType::Float8_e5m2);
+  EXPECT_EQ(f->outputs()[1]->dtype(), DataType::Float8_e5m2);
+  const std::string printed = printFusion(*f);
+  EXPECT_NE(printed.find("T0 : f8e4m3fn global"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("f8e4m3fn(0.5)"), std::string::npos) << printed;
+  EXPECT_EQ(printFusion(*parseFusion(printed)), printed);
+  expectError(
+      "inputs: T0\noutputs: T1\nT0 : f8e5m2 global [i0{4}]\n"
+      "T1 : f8e5m2 global [r1{4}]\nT1 = sum(T0, init=0)\n",
+      "5:6", "sum accumulates in f8e5m2");
+}
+
 // A plain literal takes the dtype its op computes in, as a Python number does in torch; a typed
 // literal keeps its own (and must be that dtype).
 TEST(TextTypes, PlainLiteralsTakeTheComputationType) {
@@ -153,7 +178,7 @@ TEST(TextTypes, OpsOutsideTheirDtypesAreRejected) {
       "T1 : f16 global [r1{4}]\nT1 = sum(T0, init=0)\n";
   expectError(sum, "5:6",
               "sum accumulates in f16, which loses the sum on the way: ops::sum "
-              "accumulates 16-bit floats in f32");
+              "accumulates 16- and 8-bit floats in f32");
   expectError(
       "inputs: T0\noutputs: T1\nT0 : f32 global [i0{4}]\nT1 : i64 global [r1{4}]\n"
       "T1 = sum(T0, init=0)\n",

@@ -227,7 +227,8 @@ TEST_F(MpiCollectives, Allreduce) {
   uint64_t salt = 100;
   for (const Team& team : teams(comm_)) {
     for (DataType dtype : kAllDataTypes) {
-      if (isComplexType(dtype)) continue;  // not communicated (docs/ops.md)
+      // Complex types are not communicated, 8-bit floats not reduced (docs/ops.md).
+      if (isComplexType(dtype) || isFloat8Type(dtype)) continue;
       for (ReduceOp op : kAllOps) {
         ++salt;
         if (!contains(team, comm_.rank())) continue;
@@ -483,7 +484,8 @@ TEST_F(MpiCollectives, Reduce) {
   for (const Team& team : teams(comm_)) {
     for (auto [root, rootSends] : rootedCases(team)) {
       for (DataType dtype : kAllDataTypes) {
-        if (isComplexType(dtype)) continue;  // not communicated (docs/ops.md)
+        // Complex types are not communicated, 8-bit floats not reduced (docs/ops.md).
+        if (isComplexType(dtype) || isFloat8Type(dtype)) continue;
         for (ReduceOp op : kAllOps) {
           ++salt;
           if (!contains(team, comm_.rank())) continue;
@@ -602,6 +604,16 @@ TEST_F(MpiCollectives, Errors) {
             std::to_string(4 * n));
   }
   EXPECT_EQ(comm_.communications(), before) << "refused calls communicate nothing";
+}
+
+// 8-bit floats move between ranks as bytes (Allgather above) but are not reduced: a UserError
+// on every rank, naming the dtype, before the reduction (docs/ops.md, "8-bit floats").
+TEST_F(MpiCollectives, EightBitFloatsAreNotReduced) {
+  if (comm_.size() < 2) GTEST_SKIP() << "a team of one reduces nothing";
+  Tensor x = put(hostTensor({4}, DataType::Float8_e4m3fn, [](int64_t i) { return double(i); }));
+  const std::string msg = userErrorOf([&] { comm_.allreduce(x, ReduceOp::Sum, comm_.world()); });
+  EXPECT_NE(msg.find("f8e4m3fn tensors are not reduced between devices"), std::string::npos)
+      << msg;
 }
 
 #ifdef LOOM_HAVE_CUDA_BACKEND

@@ -69,8 +69,8 @@ def test_dtypes_loom_lacks_raise_naming_them():
     assert python_scalar_to_nvfuser_dtype(2.5) is DataType.Double
     assert python_scalar_to_nvfuser_dtype(True) is DataType.Bool
     with pytest.raises(loom.NotSupportedError,
-                       match="torch dtype torch.float8_e4m3fn is not supported"):
-        torch_dtype_to_nvfuser_dtype(torch.float8_e4m3fn)
+                       match="torch dtype torch.float8_e4m3fnuz is not supported"):
+        torch_dtype_to_nvfuser_dtype(torch.float8_e4m3fnuz)
     if not hasattr(DataType, "ComplexDouble"):  # until Loom has complex types
         with pytest.raises(loom.NotSupportedError, match="DataType.ComplexDouble"):
             torch_dtype_to_nvfuser_dtype(complex)

@@ -96,10 +96,10 @@ def test_storage_outlives_the_producer_object():
 @pytest.mark.parametrize(
     "t, pattern",
     [
-        (torch.zeros(3, dtype=torch.float8_e4m3fn), "unsupported dtype \\(code "),
-        (torch.zeros(3, dtype=torch.float8_e5m2), "unsupported dtype \\(code "),
+        (torch.zeros(3, dtype=torch.float8_e4m3fnuz), "unsupported dtype \\(code 11, 8 bits"),
+        (torch.zeros(3, dtype=torch.float8_e5m2fnuz), "unsupported dtype \\(code 13, 8 bits"),
     ],
-    ids=["float8_e4m3fn", "float8_e5m2"],
+    ids=["float8_e4m3fnuz", "float8_e5m2fnuz"],
 )
 def test_unsupported_dtypes_are_user_errors(t, pattern):
     with pytest.raises(loom.UserError, match=pattern):

@@ -44,6 +44,8 @@ const TypeCase kTypeCases[] = {
     {DataType::UInt16, dlpack::kDLUInt, 16},
     {DataType::UInt32, dlpack::kDLUInt, 32},
     {DataType::UInt64, dlpack::kDLUInt, 64},
+    {DataType::Float8_e4m3fn, dlpack::kDLFloat8_e4m3fn, 8},
+    {DataType::Float8_e5m2, dlpack::kDLFloat8_e5m2, 8},
 };
 
 // A tensor owned by a foreign producer: the managed struct, its buffer and its shape arrays live
@@ -382,14 +384,15 @@ TEST(DLPackTest, UnsupportedDtypeIsError) {
                   Bad{{dlpack::kDLInt, 128, 1}, "(kDLInt, 128 bits)"},
                   Bad{{dlpack::kDLComplex, 32, 1}, "(kDLComplex, 32 bits)"},
                   Bad{{dlpack::kDLBfloat, 32, 1}, "(kDLBfloat, 32 bits)"},
-                  Bad{{10, 8, 1}, "(code 10, 8 bits)"}}) {
+                  Bad{{dlpack::kDLFloat8_e5m2, 16, 1}, "(kDLFloat8_e5m2, 16 bits)"},
+                  Bad{{11, 8, 1}, "(code 11, 8 bits)"}}) {  // kDLFloat8_e4m3fnuz
     auto* p = floatProducer(&deleted);
     p->managed.dl_tensor.dtype = bad.dtype;
     std::string msg = importError(p);
     EXPECT_THAT(msg, HasSubstr(std::string("DLPack: unsupported dtype ") + bad.named));
     EXPECT_THAT(msg, HasSubstr("Loom supports bool (kDLBool, 8 bits)"));
   }
-  EXPECT_EQ(deleted, 6);
+  EXPECT_EQ(deleted, 7);
 }
 
 // Vector dtypes (lanes != 1) are rejected.

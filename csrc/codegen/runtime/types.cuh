@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Device runtime: kernel parameter types (Tensor, Array) and half/bfloat16 conversions.
+// Device runtime: kernel parameter types (Tensor, Array), half/bfloat16 and 8-bit float
+// conversions.
 //
 // This file and the other runtime files are concatenated into one text (see
 // runtimeLibrarySource()) that codegen puts in front of every generated kernel. The same text is
@@ -399,7 +400,79 @@ __device__ __forceinline__ unsigned long long truncToUInt64(float x) {
   return truncToUInt64(static_cast<double>(x));
 }
 
+// ---- the 8-bit floats ---------------------------------------------------------------------------
+// Float8_e4m3fn and Float8_e5m2 (torch.float8_e4m3fn / float8_e5m2) are one byte with torch's
+// conversions, bit for bit, on both backends (the host's reference: loom/tensor/float8.h):
+// round to nearest even; e4m3fn saturates to +-448 (infinities too) and keeps NaN; e5m2 gives
+// infinity from 61440 up and NaN for NaN; signs kept. The conversions are integer and float
+// arithmetic that NVRTC and the host compile alike (cuda_fp8.h is not needed; its
+// __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3) agrees for e4m3fn, but its e5m2 with
+// __NV_SATFINITE would not give torch's infinities).
+namespace detail {
+__device__ __forceinline__ unsigned char floatToFloat8Bits(float f, bool e4m3) {
+  unsigned u = __float_as_uint(f);
+  const unsigned char sign = static_cast<unsigned char>((u >> 24) & 0x80u);
+  u &= 0x7fffffffu;
+  if (e4m3) {
+    if (u > 0x7f800000u) return sign | 0x7f;   // NaN
+    if (u >= 0x43e00000u) return sign | 0x7e;  // |f| >= 448, infinity included: saturates
+    if (u < 0x3c800000u) {
+      // Below 2^-6, the subnormals (quantum 2^-9): adding 2^14, whose float quantum is 2^-9,
+      // rounds |f| to that quantum (ties to even) and leaves the count in the low bits.
+      return sign | static_cast<unsigned char>(
+                        __float_as_uint(__uint_as_float(u) + 16384.0f) - 0x46800000u);
+    }
+    u += 0x7ffffu + ((u >> 20) & 1u);  // ties to even at bit 20
+    return sign | static_cast<unsigned char>((u >> 20) - 960u);  // rebias 127 -> 7
+  }
+  if (u > 0x7f800000u) return sign | 0x7f;   // NaN
+  if (u >= 0x47800000u) return sign | 0x7c;  // |f| >= 65536: infinity
+  if (u < 0x38800000u) {
+    // Below 2^-14, the subnormals (quantum 2^-16): 128's float quantum is 2^-16.
+    return sign | static_cast<unsigned char>(
+                      __float_as_uint(__uint_as_float(u) + 128.0f) - 0x43000000u);
+  }
+  u += 0xfffffu + ((u >> 21) & 1u);  // ties to even at bit 21; past 57344 it carries into inf
+  return sign | static_cast<unsigned char>((u >> 21) - 448u);  // rebias 127 -> 15
+}
+__device__ __forceinline__ float float8BitsToFloat(unsigned char b, bool e4m3) {
+  const unsigned sign = (static_cast<unsigned>(b) & 0x80u) << 24;
+  const unsigned mag = static_cast<unsigned>(b) & 0x7fu;
+  const int mbits = e4m3 ? 3 : 2;
+  const unsigned e = mag >> mbits;
+  const unsigned m = mag & ((1u << mbits) - 1u);
+  unsigned bits;
+  if (e4m3 && mag == 0x7fu) {
+    bits = 0x7fc00000u;
+  } else if (!e4m3 && e == 31u) {
+    bits = m == 0u ? 0x7f800000u : 0x7fc00000u;
+  } else if (e == 0u) {
+    bits = __float_as_uint(static_cast<float>(m) * (e4m3 ? 0x1p-9f : 0x1p-16f));
+  } else {
+    bits = ((e + (e4m3 ? 120u : 112u)) << 23) | (m << (23 - mbits));
+  }
+  return __uint_as_float(bits | sign);
+}
+}  // namespace detail
+
+struct alignas(1) Float8_e4m3fn {
+  unsigned char __x;
+  Float8_e4m3fn() = default;
+  __device__ __forceinline__ Float8_e4m3fn(float f) : __x(detail::floatToFloat8Bits(f, true)) {}
+  __device__ __forceinline__ operator float() const { return detail::float8BitsToFloat(__x, true); }
+};
+struct alignas(1) Float8_e5m2 {
+  unsigned char __x;
+  Float8_e5m2() = default;
+  __device__ __forceinline__ Float8_e5m2(float f) : __x(detail::floatToFloat8Bits(f, false)) {}
+  __device__ __forceinline__ operator float() const {
+    return detail::float8BitsToFloat(__x, false);
+  }
+};
+
 /// Widening conversion used by generated code for every load: half types compute in float.
+__device__ __forceinline__ float toFloat(Float8_e4m3fn v) { return static_cast<float>(v); }
+__device__ __forceinline__ float toFloat(Float8_e5m2 v) { return static_cast<float>(v); }
 __device__ __forceinline__ float toFloat(__half v) { return __half2float(v); }
 __device__ __forceinline__ float toFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float toFloat(float v) { return v; }

@@ -8,6 +8,7 @@
 #include "loom/ops/factory.h"
 #include "loom/ops/indexing.h"
 #include "loom/ops/matmul.h"
+#include "loom/ops/scaled_mm.h"
 #include "loom/ops/operand.h"
 #include "loom/ops/random.h"
 #include "loom/ops/reduction.h"

@@ -28,6 +28,12 @@ enum class DataType : uint8_t {
   UInt16,
   UInt32,
   UInt64,
+  // The 8-bit floats (torch.float8_e4m3fn, torch.float8_e5m2; nvFuser's names): stored in one
+  // byte, computed in Float32 like the 16-bit floats. E4M3FN has no infinity (0x7F/0xFF are NaN,
+  // 448 the largest finite, casts saturate), E5M2 is IEEE-like (57344 the largest finite).
+  // Conversions follow torch's exactly (float8.h).
+  Float8_e4m3fn,
+  Float8_e5m2,
 };
 
 inline constexpr DataType kIndexType = DataType::Int64;
@@ -38,22 +44,27 @@ inline constexpr DataType kAllDataTypes[] = {
     DataType::Float16, DataType::BFloat16,     DataType::Float32,
     DataType::Float64, DataType::ComplexFloat, DataType::ComplexDouble,
     DataType::Int8,    DataType::Int16,        DataType::UInt8,
-    DataType::UInt16,  DataType::UInt32,       DataType::UInt64};
+    DataType::UInt16,  DataType::UInt32,       DataType::UInt64,
+    DataType::Float8_e4m3fn, DataType::Float8_e5m2};
 
 /// Size of one element in bytes.
 size_t dataTypeSize(DataType dtype);
 
-/// Short name used in the text form and messages: bool, i8, i16, i32, i64, u8, u16, u32, u64, f16,
-/// bf16, f32, f64, c64, c128 (the complex types are named by their total width, as torch's
-/// complex64 / complex128).
+/// Short name used in the text form and messages: bool, i8, i16, i32, i64, u8, u16, u32, u64,
+/// f8e4m3fn, f8e5m2, f16, bf16, f32, f64, c64, c128 (the complex types are named by their total
+/// width, as torch's complex64 / complex128).
 std::string_view dataTypeName(DataType dtype);
 
 /// Inverse of dataTypeName; also accepts long names (float32, bfloat16, int64, ...).
 std::optional<DataType> parseDataType(std::string_view name);
 
+/// Float8_e4m3fn or Float8_e5m2.
+inline bool isFloat8Type(DataType t) {
+  return t == DataType::Float8_e4m3fn || t == DataType::Float8_e5m2;
+}
 inline bool isFloatingType(DataType t) {
   return t == DataType::Float16 || t == DataType::BFloat16 || t == DataType::Float32 ||
-         t == DataType::Float64;
+         t == DataType::Float64 || isFloat8Type(t);
 }
 /// ComplexFloat or ComplexDouble. Complex types are not floating types (torch.is_floating_point is
 /// false for them); the ops that accept them say so (docs/ops.md, "Complex numbers").
@@ -105,9 +116,9 @@ inline int integerBits(DataType t) {
   }
 }
 inline bool isBooleanType(DataType t) { return t == DataType::Bool; }
-/// Float16 or BFloat16: stored in 16 bits, computed in Float32.
+/// Float16, BFloat16 and the 8-bit floats: stored narrower than Float32, computed in Float32.
 inline bool isReducedPrecision(DataType t) {
-  return t == DataType::Float16 || t == DataType::BFloat16;
+  return t == DataType::Float16 || t == DataType::BFloat16 || isFloat8Type(t);
 }
 
 /// Integers of every integral type are carried in an int64_t: the value itself for the signed

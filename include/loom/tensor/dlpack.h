@@ -71,7 +71,10 @@ enum DLDataTypeCode : uint8_t {
   kDLBfloat = 4,
   kDLComplex = 5,
   kDLBool = 6,
-  // 1.1 adds the 8/6/4-bit float codes 7..17 (kDLFloat8_e3m4, ...); Loom rejects them.
+  // DLPack 1.1's narrow float codes run 7..17 (kDLFloat8_e3m4 = 7, ..., kDLFloat4_e2m1fn = 17);
+  // Loom takes the two below (torch.float8_e4m3fn / float8_e5m2) and rejects the others.
+  kDLFloat8_e4m3fn = 10,
+  kDLFloat8_e5m2 = 12,
 };
 
 struct DLDataType {

@@ -17,7 +17,7 @@ from .. import __version__
 _TORCH_DTYPES = {
     "torch.float64", "torch.float32", "torch.float16", "torch.bfloat16",
     "torch.int64", "torch.int32", "torch.int16", "torch.int8", "torch.uint8", "torch.uint16",
-    "torch.uint32", "torch.uint64", "torch.bool",
+    "torch.uint32", "torch.uint64", "torch.bool", "torch.float8_e4m3fn", "torch.float8_e5m2",
 }
 
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """DataType, ParallelType and MemoryType under nvFuser's names, mapped onto Loom's.
 
-A name nvFuser has and Loom does not (8-bit floats, stream parallelism, ...) raises
+A name nvFuser has and Loom does not (4-bit floats, stream parallelism, ...) raises
 ``loom.NotSupportedError`` naming it when it is looked up, so nothing is silently approximated.
 """
 
@@ -47,6 +47,9 @@ class DataType(enum.Enum, metaclass=_unsupported_enum_meta("DataType")):
     Bool = "Bool"
     ComplexFloat = "ComplexFloat"
     ComplexDouble = "ComplexDouble"
+    # The 8-bit floats (torch.float8_e4m3fn / float8_e5m2): stored in a byte, computed in f32.
+    Float8_e4m3fn = "Float8_e4m3fn"
+    Float8_e5m2 = "Float8_e5m2"
     Null = None
 
     @property
@@ -105,12 +108,14 @@ def torch_to_dtype(torch_dtype):
         torch.bool: DataType.Bool,
         torch.complex64: DataType.ComplexFloat,
         torch.complex128: DataType.ComplexDouble,
+        torch.float8_e4m3fn: DataType.Float8_e4m3fn,
+        torch.float8_e5m2: DataType.Float8_e5m2,
     }
     if torch_dtype not in table:
         raise NotSupportedError(
             f"torch dtype {torch_dtype} is not supported by Loom (Loom has bool, int8, int16, "
-            "int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64, "
-            "complex64, complex128)"
+            "int32, int64, uint8, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2, float16, "
+            "bfloat16, float32, float64, complex64, complex128)"
         )
     return table[torch_dtype]
 

@@ -3,7 +3,7 @@
 
 Every name here raises ``loom.NotSupportedError`` naming it where nvFuser has it: a module-level
 name imports as a stand-in (``from loom.direct import CompileParams`` works; using it raises), an
-attribute (``fd.profile``, ``fd.ops.matmul``, ``DataType.Float8_e5m2``) raises when it is looked up (the
+attribute (``fd.profile``, ``fd.ops.matmul``, ``DataType.Float4_e2m1fn``) raises when it is looked up (the
 error is also an AttributeError, so ``hasattr`` says False), an execute() keyword raises when it
 asks for something. docs/python.md's table of what Loom lacks is generated from this list::
 
@@ -78,9 +78,8 @@ UNSUPPORTED = {
     # fd.ops: the list stays next to the ops (ops.py, UNSUPPORTED_OPS), which fills it in.
     "fd.ops": {},
     "DataType": {
-        "Float8_e4m3fn": "no 8-bit floats",
-        "Float8_e5m2": "no 8-bit floats",
-        "Float8_e8m0fnu": "no 8-bit floats",
+        "Float8_e8m0fnu": "no e8m0 (MX block-scale) type; Float8_e4m3fn and Float8_e5m2 are "
+                          "supported",
         "Float4_e2m1fn": "no 4-bit floats",
         "Float4_e2m1fn_x2": "no 4-bit floats",
     },

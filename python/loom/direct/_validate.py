@@ -29,6 +29,10 @@ def _as_numpy(t):
         t = t.detach().cpu()
         return t.double().numpy() if t.dtype.is_floating_point else t.numpy()
     if isinstance(t, _C.Tensor):
+        if t.dtype in (_C.DataType.Float8_e4m3fn, _C.DataType.Float8_e5m2):
+            import torch  # numpy has no 8-bit floats; torch reads DLPack's codes for them
+
+            return torch.from_dlpack(t).double().numpy()
         return np.from_dlpack(t)
     return np.asarray(t)
 

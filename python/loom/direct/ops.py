@@ -16,7 +16,7 @@ from ._unsupported import UNSUPPORTED, error
 UNSUPPORTED_OPS = {
     name: "no such op in Loom"
     for name in (
-        "scaled_mm var_mean_welford"
+        "var_mean_welford"
     ).split()
 }
 # Names on nvFuser-compatibility lists that nvFuser's public Python bindings (python_direct) do
@@ -500,6 +500,30 @@ class Ops:
         (offsets along k) -> [g, m, n]; [g, m, k] x [g, k, n] (no offsets) -> [g, m, n]. A
         composition around one matmul (docs/ops.md, "grouped_mm")."""
         return _C.ops.grouped_mm(self._f, mat1, mat2, offsets)
+
+    def scaled_mm(self, mat1, mat2, scale1, scale2, alpha=None, bias=None, beta=None,
+                  dtype=DataType.BFloat16, output_block_scale_size=0,
+                  output_block_scale_dtype=DataType.BFloat16, output_gamma=False):
+        """nvFuser's scaled_mm with per-tensor scales: (out, None, None), out = cast(alpha *
+        ((mat1 * scale1) @ (mat2 * scale2)) + beta * bias, dtype); mat1 [m, k] and mat2 [k, n]
+        8-bit floats, the scales, alpha and beta one-element f32 tensors, f32 accumulation
+        (docs/ops.md, "scaled_mm"). Output block scales and the global scale (nvfp4's
+        quantized output) raise NotSupportedError, as do block-scaled inputs."""
+        if output_block_scale_size or output_gamma:
+            raise NotSupportedError(
+                "fd.ops.scaled_mm: output_block_scale_size / output_gamma (a block-quantized "
+                "output, nvfp4/mxfp8) are not supported; Loom's scaled_mm takes per-tensor "
+                "scales and returns (out, None, None)"
+            )
+        for name, s in (("scale1", scale1), ("scale2", scale2)):
+            if isinstance(s, _C.TensorView) and s.dtype != _C.DataType.Float32:
+                raise NotSupportedError(
+                    f"fd.ops.scaled_mm: {name} is {s.dtype}; block-scaled forms (mxfp8 with "
+                    "e8m0 scales, nvfp4) are not supported, only per-tensor f32 scales"
+                )
+        out = _C.ops.scaled_mm(self._f, mat1, mat2, scale1, scale2, alpha, bias, beta,
+                               to_loom_dtype(dtype, "scaled_mm"))
+        return out, None, None
 
     # ---- attention (nvFuser's sdpfa_fwd / sdpfa_bwd; docs/ops.md "Attention") ---------------
     def _dropout_may_be_on(self, dropout_p):
