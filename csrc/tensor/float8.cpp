@@ -9,54 +9,37 @@
 
 #include <cmath>
 
+#include "tensor/minifloat.h"
+
 namespace loom {
 namespace {
 
 struct Format {
-  int exponent_bits;
-  int mantissa_bits;
+  detail::MinifloatFormat bits;
   bool has_infinity;  // e5m2: all-ones exponent is inf/NaN; e4m3fn: only S.1111.111 is NaN
 };
 
-constexpr Format kE4M3FN{4, 3, false};
-constexpr Format kE5M2{5, 2, true};
+constexpr Format kE4M3FN{{4, 3}, false};
+constexpr Format kE5M2{{5, 2}, true};
 
 // RNE encoding of a finite, non-negative `a` below the format's overflow threshold; the result
 // may be the encoding just past the largest finite value (the format's NaN or infinity).
 uint8_t encodeMagnitude(double a, Format f) {
-  if (a == 0.0) return 0;
-  const int bias = (1 << (f.exponent_bits - 1)) - 1;
-  const int emin = 1 - bias;
-  int exp2;
-  std::frexp(a, &exp2);  // a = m * 2^exp2, m in [0.5, 1)
-  int exponent = exp2 - 1;
-  const bool subnormal = exponent < emin;
-  const int quantum_exp = (subnormal ? emin : exponent) - f.mantissa_bits;
-  double n = std::nearbyint(std::ldexp(a, -quantum_exp));  // ties to even (default mode)
-  if (subnormal) return uint8_t(n);  // n == 2^M is the smallest normal's encoding
-  const double implicit_one = std::ldexp(1.0, f.mantissa_bits);
-  if (n == 2 * implicit_one) {
-    n = implicit_one;
-    ++exponent;
-  }
-  return uint8_t(((exponent + bias) << f.mantissa_bits) | int(n - implicit_one));
+  return a == 0.0 ? uint8_t(0) : uint8_t(detail::roundMagnitude(a, f.bits));
 }
 
 double decode(uint8_t bits, Format f) {
   const bool negative = bits & 0x80;
-  const int bias = (1 << (f.exponent_bits - 1)) - 1;
-  const int e = (bits >> f.mantissa_bits) & ((1 << f.exponent_bits) - 1);
-  const int m = bits & ((1 << f.mantissa_bits) - 1);
-  const int top_e = (1 << f.exponent_bits) - 1;
+  const int all_ones = (1 << f.bits.exponent_bits) - 1;
+  const int e = (bits >> f.bits.mantissa_bits) & all_ones;
+  const int m = bits & ((1 << f.bits.mantissa_bits) - 1);
   double v;
-  if (f.has_infinity && e == top_e) {
+  if (f.has_infinity && e == all_ones) {
     v = m == 0 ? INFINITY : NAN;
   } else if (!f.has_infinity && (bits & 0x7F) == 0x7F) {
     v = NAN;
-  } else if (e == 0) {
-    v = std::ldexp(double(m), 1 - bias - f.mantissa_bits);
   } else {
-    v = std::ldexp(double(m + (1 << f.mantissa_bits)), e - bias - f.mantissa_bits);
+    v = detail::finiteMagnitude(e, m, f.bits);
   }
   return negative ? -v : v;
 }

@@ -11,61 +11,38 @@
 #include <cfenv>
 #include <cmath>
 
+#include "tensor/minifloat.h"
+
 namespace loom {
 namespace {
 
 struct Format {
-  int exponent_bits;
-  int mantissa_bits;
+  detail::MinifloatFormat bits;
   uint16_t quiet_nan;  // without sign
 };
 
-constexpr Format kHalf{5, 10, 0x7E00};
-constexpr Format kBFloat16{8, 7, 0x7FC0};
+constexpr Format kHalf{{5, 10}, 0x7E00};
+constexpr Format kBFloat16{{8, 7}, 0x7FC0};
 
 uint16_t encode(double x, Format f) {
   const uint16_t sign = std::signbit(x) ? uint16_t(0x8000) : uint16_t(0);
-  const int bias = (1 << (f.exponent_bits - 1)) - 1;
-  const uint16_t inf = uint16_t(((1 << f.exponent_bits) - 1) << f.mantissa_bits);
+  const int all_ones = (1 << f.bits.exponent_bits) - 1;
+  const uint16_t inf = uint16_t(all_ones << f.bits.mantissa_bits);
   if (std::isnan(x)) return sign | f.quiet_nan;
-  double a = std::fabs(x);
+  const double a = std::fabs(x);
   if (std::isinf(a)) return sign | inf;
   if (a == 0.0) return sign;
-
-  const int emin = 1 - bias;
-  int exp2;
-  std::frexp(a, &exp2);  // a = m * 2^exp2, m in [0.5, 1)
-  int exponent = exp2 - 1;
-  const bool subnormal = exponent < emin;
-  const int quantum_exp = (subnormal ? emin : exponent) - f.mantissa_bits;
-  // nearbyint uses the current rounding mode, which is round-to-nearest-even by default.
-  double n = std::nearbyint(std::ldexp(a, -quantum_exp));
-  const double implicit_one = std::ldexp(1.0, f.mantissa_bits);
-  if (subnormal) {
-    // n == 2^M lands exactly on the smallest normal, whose encoding is the same integer.
-    return sign | uint16_t(n);
-  }
-  if (n == 2 * implicit_one) {
-    n = implicit_one;
-    ++exponent;
-  }
-  if (exponent > bias) return sign | inf;
-  return sign | uint16_t((exponent + bias) << f.mantissa_bits) | uint16_t(n - implicit_one);
+  const uint32_t m = detail::roundMagnitude(a, f.bits);
+  if ((m >> f.bits.mantissa_bits) >= uint32_t(all_ones)) return sign | inf;  // overflow
+  return sign | uint16_t(m);
 }
 
 double decode(uint16_t bits, Format f) {
   const bool negative = bits & 0x8000;
-  const int bias = (1 << (f.exponent_bits - 1)) - 1;
-  const int e = (bits >> f.mantissa_bits) & ((1 << f.exponent_bits) - 1);
-  const int m = bits & ((1 << f.mantissa_bits) - 1);
-  double v;
-  if (e == (1 << f.exponent_bits) - 1) {
-    v = m == 0 ? INFINITY : NAN;
-  } else if (e == 0) {
-    v = std::ldexp(double(m), 1 - bias - f.mantissa_bits);
-  } else {
-    v = std::ldexp(double(m + (1 << f.mantissa_bits)), e - bias - f.mantissa_bits);
-  }
+  const int all_ones = (1 << f.bits.exponent_bits) - 1;
+  const int e = (bits >> f.bits.mantissa_bits) & all_ones;
+  const int m = bits & ((1 << f.bits.mantissa_bits) - 1);
+  const double v = e == all_ones ? (m == 0 ? INFINITY : NAN) : detail::finiteMagnitude(e, m, f.bits);
   return negative ? -v : v;
 }
 
