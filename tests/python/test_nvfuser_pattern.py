@@ -500,6 +500,25 @@ def _grouped_mm_case():
 OP_CASES["grouped_mm"] = _grouped_mm_case()
 
 
+# scaled_mm (issue 36): fp8 operands with per-tensor f32 scales, a bf16 result.
+def _scaled_mm_case():
+    def define(fd):
+        a = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Float8_e4m3fn)
+        b = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Float8_e4m3fn)
+        sa = fd.define_tensor(shape=[], dtype=DataType.Float)
+        sb = fd.define_tensor(shape=[], dtype=DataType.Float)
+        out, _, _ = fd.ops.scaled_mm(a, b, sa, sb, dtype=DataType.BFloat16)
+        fd.add_output(out)
+
+    return define, lambda device: [
+        torch.randn(6, 16, device=device).to(torch.float8_e4m3fn),
+        torch.randn(16, 8, device=device).to(torch.float8_e4m3fn),
+        torch.tensor(0.5, device=device), torch.tensor(2.0, device=device)]
+
+
+OP_CASES["scaled_mm"] = _scaled_mm_case()
+
+
 # Attention (issue 30): composites of matmul segments and kernels, dropout keyed by a seed input.
 def _attention(backward):
     shapes = [(2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 4)] + ([(2, 3, 5, 4)] if backward else [])
