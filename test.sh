@@ -88,7 +88,16 @@ if command -v "$loom_python" >/dev/null 2>&1; then
   python_args=(-DPython_EXECUTABLE="$("$loom_python" -c 'import sys; print(sys.executable)')")
 fi
 cmake --preset "$preset" "${python_args[@]}"
-cmake --build --preset "$preset" -j "$(nproc)"
+echo "test.sh: free space for $build_dir/: $(df -h --output=avail . | tail -1 | tr -d ' ')"
+if ! cmake --build --preset "$preset" -j "$(nproc)"; then
+  # A compiler killed for memory or disk prints little: say what the machine had, then build once
+  # more with one job, which gets past a memory kill and fails again on an error in the code.
+  echo "test.sh: the build failed; disk and memory now:" >&2
+  df -h . >&2 || true
+  free -m >&2 || true
+  echo "test.sh: building again with one job" >&2
+  cmake --build --preset "$preset" -j 1
+fi
 
 # Number of registered tests carrying exactly this label.
 count_tests() {
