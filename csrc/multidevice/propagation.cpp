@@ -357,6 +357,35 @@ bool propagateShardings(ir::Fusion& fusion) {
   return shardNewTensors(fusion) || canonical;
 }
 
+namespace {
+
+// Tensors neither direction reaches: made from no tensor (full, iota, a random op: sdpfa_fwd's
+// seed and offset) and consumed by none, such as a fusion output of a factory. They hold the same
+// values on every device, so they go unsharded on the fusion's mesh; with several meshes the
+// user says which.
+bool placeUnreached(ir::Fusion& fusion) {
+  std::vector<ir::TensorView*> unreached;
+  std::vector<ir::DeviceMesh> meshes;
+  for (ir::TensorView* tv : fusion.allTvs()) {
+    if (!tv->hasDeviceMesh()) {
+      unreached.push_back(tv);
+    } else if (std::find(meshes.begin(), meshes.end(), tv->deviceMesh()) == meshes.end()) {
+      meshes.push_back(tv->deviceMesh());
+    }
+  }
+  if (unreached.empty() || meshes.empty()) return false;
+  for (ir::TensorView* tv : unreached) {
+    LOOM_CHECK(meshes.size() == 1, tv->toString(),
+               " has no device mesh, and none comes to it from its producers or consumers, while "
+               "the fusion's tensors are on ", meshes.size(),
+               " meshes: give it one (set_device_mesh)");
+    tv->setDeviceMesh(meshes.front());
+  }
+  return true;
+}
+
+}  // namespace
+
 bool shardNewTensors(ir::Fusion& fusion) {
   if (!isMultidevice(fusion)) return false;
   bool changed = false;
@@ -392,7 +421,7 @@ bool shardNewTensors(ir::Fusion& fusion) {
       changed = true;
     }
   }
-  return changed;
+  return placeUnreached(fusion) || changed;
 }
 
 bool finalizeShardings(ir::Fusion& fusion) {

@@ -8,6 +8,7 @@
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
+#include "loom/ir/fusion.h"
 #include "ops/utils.h"
 
 namespace loom::ops {
@@ -53,12 +54,15 @@ TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_sha
   std::vector<bool> flags(size_t(out_rank), true);
   int64_t prev = -1;
   for (size_t i = 0; i < broadcast_dims.size(); ++i) {
-    int64_t d = broadcast_dims[i];
-    LOOM_CHECK(d > prev && d < out_rank, "broadcastInDim: broadcast_dims ",
+    // A negative dim counts from the end of the output, as nvFuser's tests write it ([-1]).
+    int64_t d = broadcast_dims[i] < 0 && broadcast_dims[i] >= -out_rank
+                    ? broadcast_dims[i] + out_rank
+                    : broadcast_dims[i];
+    LOOM_CHECK(d > prev && d >= 0 && d < out_rank, "broadcastInDim: broadcast_dims ",
                detail::shapeString(broadcast_dims),
-               " must be increasing and below the output rank ", out_rank, " (", x->toString(),
-               "). ",
-               d <= prev ? "Broadcast dimension is not greater than the previous value."
+               " must be increasing and below the output rank ", out_rank,
+               " (negative ones count from its end; ", x->toString(), "). ",
+               d <= prev && d >= 0 ? "Broadcast dimension is not greater than the previous value."
                          : "Invalid broadcast_dims value.");
     prev = d;
     flags[size_t(d)] = false;
@@ -68,6 +72,16 @@ TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_sha
                "broadcastInDim: dimension ", i, " of ", x->toString(), " ",
                detail::shapeString(x), " has size ", *have, " but output dimension ", d,
                " of ", detail::shapeString(output_shape), " has size ", want);
+    if (!in_ids[i]->isBroadcast() && !have && want != -1) {
+      // A size known only at run time keeps its extent (the output dim is x's); binding checks
+      // it is the size asked for, rather than the output silently having another size.
+      x->fusion()->addExtentRequirement(
+          {in_ids[i]->extent(), want, in_ids[i]->extent(),
+           "broadcast_in_dim: dimension " + std::to_string(i) + " of " + x->toString() +
+               " must have size " + std::to_string(want) + ", as output dimension " +
+               std::to_string(d) + " of the shape " + detail::shapeString(output_shape) +
+               " says (a dim declared -1 is not a broadcast: size 1 does not stretch)"});
+    }
   }
   TensorView* b = broadcast(x, flags);
   // Stretch broadcast dims (new or size-1 ones of x) to the requested sizes.

@@ -172,6 +172,17 @@ inline std::vector<Case> shardedCases(int64_t d) {
                    f.addOutput(ops::mul(ops::exp(x), 0.5));
                  },
                  {{8 * d, 5}}});
+  // An expanded broadcast of an unsharded row (its dims known at run time) feeding a sharded
+  // dim: each device repeats the row over its own block of rows.
+  out.push_back({"ExpandedBroadcastIntoShardedDim",
+                 [=](Fusion& f) {
+                   TensorView* x = input(f, {-1}, DataType::Float32);
+                   TensorView* b = input(f, {24, -1}, DataType::Float32);
+                   shard(b, 0, mesh);
+                   TensorView* rows = ops::expand(ops::broadcast(x, {true, false}), {24, -1});
+                   f.addOutput(ops::add(ops::neg(rows), b));
+                 },
+                 {{40}, {24, 40}}});
   // The founding case: var_mean over e of [b, s, e], s sharded; the persistent path (Welford
   // translated) and the Welford path (a row too wide to hold).
   for (bool wide : {false, true}) {

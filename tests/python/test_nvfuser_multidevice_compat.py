@@ -425,3 +425,28 @@ def test_local_piece_merged_with_the_next_dim():
     torch.testing.assert_close(local, x[rank * 2:(rank + 1) * 2], rtol=0, atol=0)
     (got,) = fd.execute([local])
     torch.testing.assert_close(got, x.double().exp()[rank * 2:(rank + 1) * 2].float())
+
+
+@pytest.mark.mpi
+def test_head_sharded_attention_returns_its_seed_and_offset():
+    """nvFuser's transformer forward returns sdpfa_fwd's seed and offset from a sharded fusion:
+    tensors made from no tensor and read by none, which no propagation reaches (an internal
+    error before). They go unsharded on the fusion's mesh; the attention is sharded by heads."""
+    d, rank, mesh = _world()
+    torch.manual_seed(5)
+    q, k, v = (torch.randn(1, 2 * d, 8, 4) for _ in range(3))
+    with FusionDefinition() as fd:
+        tq, tk, tv = (fd.define_tensor([1, 2 * d, 8, 4], contiguity=True) for _ in range(3))
+        out, _, seed, offset = fd.ops.sdpfa_fwd(tq, tk, tv, None, True, None,
+                                                rng_seed=11, rng_offset=3)
+        for t in (out, seed, offset):
+            fd.add_output(t)
+        for t in (tq, tk, tv):
+            t.set_device_mesh(mesh)
+            t.outer_split(1, d)
+            t.axis(1).parallelize(ParallelType.mesh_x)
+    got, got_seed, got_offset = fd.execute([shard_tensor(t, tq) for t in (q, k, v)])
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q.double(), k.double(), v.double(), is_causal=True)[:, rank * 2:(rank + 1) * 2]
+    torch.testing.assert_close(got, want.float(), rtol=1e-5, atol=1e-5)
+    assert (int(got_seed), int(got_offset)) == (11, 3)

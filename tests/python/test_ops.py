@@ -193,6 +193,52 @@ def test_constant_broadcast_in_dim_with_symbolic_operand(device):
     close(out2, c.exp()[:, None] + y)
 
 
+# broadcast_in_dim of dims whose sizes are known only at run time, to constant sizes: a dim of the
+# size asked for passes and any other size is refused when the inputs are bound, naming the
+# tensor, the dim and both sizes (it returned the input's size silently). A dim declared -1 is not
+# a broadcast, so size 1 does not stretch either, as in nvFuser. The operand added to a tensor of
+# those constant sizes computes the right values (an earlier fix that gave the output dim the
+# constant extent broke the inlining of that add).
+def test_broadcast_in_dim_checks_run_time_sizes(device):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.broadcast_in_dim(x, [4, 7], [0, 1]))
+        r = fd.define_tensor(shape=[-1], contiguity=True)
+        b = fd.define_tensor(shape=[2, 4], contiguity=True)
+        fd.add_output(fd.ops.add(fd.ops.broadcast_in_dim(r, [2, 4], [1]), b))
+    x, r, b = (torch.randn(4, 7, device=device), torch.randn(4, device=device),
+               torch.randn(2, 4, device=device))
+    out, added = fd.execute([x, r, b])
+    close(out, x)
+    close(added, r[None, :] + b)
+    for shape, dim in (((4, 6), 1), ((1, 7), 0)):
+        with pytest.raises(loom.UserError, match=rf"dimension {dim} of T0 must have size "
+                                                 rf"{(4, 7)[dim]}, as output dimension {dim} of "
+                                                 rf"the shape \[4, 7\] says .* the arguments "
+                                                 rf"make that extent {shape[dim]}"):
+            fd.execute([torch.randn(*shape, device=device), r, b])
+
+
+# A negative broadcast dim counts from the end of the output (nvFuser's alphafold3 layer norm
+# writes broadcast_dims=[-1]), with constant sizes and with Scalar sizes (fd.ops.shape).
+def test_broadcast_in_dim_negative_dims(device):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[2, 3, 4], contiguity=True)
+        w = fd.define_tensor(shape=[4], contiguity=True)
+        m = fd.define_tensor(shape=[3, 4], contiguity=True)
+        fd.add_output(fd.ops.mul(x, fd.ops.broadcast_in_dim(w, [2, 3, 4], [-1])))
+        fd.add_output(fd.ops.add(x, fd.ops.broadcast_in_dim(w, fd.ops.shape(x), [-1])))
+        fd.add_output(fd.ops.sub(x, fd.ops.broadcast_in_dim(m, [2, 3, 4], [-2, 2])))
+        with pytest.raises(loom.UserError, match=r"Invalid broadcast_dims value"):
+            fd.ops.broadcast_in_dim(w, [2, 3, 4], [-4])
+    x, w, m = (torch.randn(2, 3, 4, device=device), torch.randn(4, device=device),
+               torch.randn(3, 4, device=device))
+    a, b, c = fd.execute([x, w, m])
+    close(a, x * w)
+    close(b, x + w)
+    close(c, x - m)
+
+
 def test_squeeze_expand(device):
     with FusionDefinition() as fd:
         o = fd.define_tensor(shape=[1, -1], contiguity=True)   # [1, 6]
