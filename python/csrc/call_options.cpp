@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "loom/lower/lower.h"
 #include "loom/segmenter/presegment.h"
@@ -24,6 +25,32 @@ const std::map<std::string, std::string>& disableAliases() {
       {"predicate_elimination", "eliminate_predicates"},
   };
   return aliases;
+}
+
+// nvFuser's option names for things Loom does not have or always does, so turning them on or
+// off changes nothing Loom computes: its own kernel and scheduler features (TMA, warp
+// specialization, CUTLASS, the resize scheduler, the ID model, magic zero, kernel reuse, ...),
+// its debugging aids (line info, nvtx, kernel_db), and its host IR lowering, which is how Loom
+// always runs a fusion with communications. Options that change results (fma, fast_math,
+// io_to_lower_precision) are not among them: Loom refuses those by name.
+const std::unordered_set<std::string>& nvFuserEnableNoOps() {
+  static const std::unordered_set<std::string> names = {
+      "fuse_matmul", "fuse_multiple_matmuls", "id_model", "id_model_extra_validation",
+      "kernel_db", "kernel_debug", "kernel_lineinfo", "kernel_profile", "memory_promotion",
+      "reuse_zeroed_memory", "static_fusion_count", "warn_register_spill", "ws_normalization",
+      "host_ir_lowering", "host_ir_jit", "tma_pointwise", "tma_reduction",
+      "tma_inner_persistent", "infer_contiguity", "cutlass_scheduler"};
+  return names;
+}
+
+const std::unordered_set<std::string>& nvFuserDisableNoOps() {
+  static const std::unordered_set<std::string> names = {
+      "compile_to_sass", "contig_indexing", "fallback", "grouped_grid_welford_outer_opt",
+      "id_model", "magic_zero", "matmul_expr_eval", "nvtx", "parallel_compile",
+      "parallel_serde", "python_inline_definitions", "kernel_reuse", "var_name_remapping",
+      "welford_vectorization", "resize_scheduler", "reuse_mismatched_type_registers",
+      "infer_contiguity"};
+  return names;
 }
 
 std::vector<std::string> dumpNames() {
@@ -73,6 +100,8 @@ CallOptions parseCallOptions(const std::vector<std::string>& enable,
       out.debug.merge(DebugOptions::parse(item));
     } else if (item == kPoison) {
       out.poisonOutputs = true;
+    } else if (nvFuserEnableNoOps().count(item) != 0) {
+      continue;  // nothing to change in Loom, nor in the kernels' cache key
     } else {
       LOOM_THROW("execute: _enable_options names '", raw,
                  "', which Loom does not have. Loom's enable options are the LOOM_DUMP names (",
@@ -85,6 +114,7 @@ CallOptions parseCallOptions(const std::vector<std::string>& enable,
   }
   for (const std::string& raw : disable) {
     std::string name(trim(raw));
+    if (nvFuserDisableNoOps().count(name) != 0) continue;
     if (auto it = disableAliases().find(name); it != disableAliases().end()) name = it->second;
     const std::unordered_set<std::string> one = {name};
     const bool lowering = lower::pipeline().find(name) != nullptr;

@@ -8,7 +8,9 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "bindings.h"
 #include "ir_helpers.h"
@@ -174,10 +176,34 @@ void bindIr(nb::module_& m) {
           "True for a fusion nothing was defined in yet.");
   m.def(
       "translate_fusion",
-      [](const PyFusion& f, std::string_view function_name) {
-        return translateFusion(*f.fusion, function_name, f.cpuScalars);
+      [](const PyFusion& f, std::string_view function_name,
+         const std::vector<std::string>& drawn_names,
+         const std::optional<std::vector<std::string>>& return_names) {
+        std::unordered_set<const ir::Val*> drawn;
+        for (const ir::Val* v : f.fusion->inputs()) {
+          if (std::find(drawn_names.begin(), drawn_names.end(), v->toString()) !=
+              drawn_names.end()) {
+            drawn.insert(v);
+          }
+        }
+        std::optional<std::vector<const ir::Val*>> returns;
+        if (return_names.has_value()) {
+          std::unordered_map<std::string, const ir::Val*> by_name;
+          for (const ir::Val* v : f.fusion->inputs()) by_name[v->toString()] = v;
+          for (const ir::Val* v : f.fusion->outputs()) by_name[v->toString()] = v;
+          returns.emplace();
+          for (const std::string& n : *return_names) {
+            auto it = by_name.find(n);
+            LOOM_CHECK(it != by_name.end(), "translate_fusion: ", n,
+                       " is neither an input nor an output of the fusion");
+            returns->push_back(it->second);
+          }
+        }
+        return translateFusion(*f.fusion, function_name, f.cpuScalars, drawn, returns);
       },
       nb::arg("fusion"), nb::arg("function_name"),
+      nb::arg("drawn") = std::vector<std::string>{},
+      nb::arg("returns") = nb::none(),
       "The fusion as a Python function in nvFuser's direct-binding form (translate.h); a "
       "UserError naming what that form cannot express.");
   m.def(
@@ -200,6 +226,9 @@ void bindIr(nb::module_& m) {
 
   nb::class_<ir::Scalar, ir::Val>(m, "Scalar")
       .def("is_const", &ir::Scalar::isConst)
+      .def(
+          "const_double", [](const ir::Scalar& s) { return s.constDouble(); },
+          "The constant as a float (None when the value is known only at run time).")
       .def("__repr__", [](const ir::Scalar& s) { return s.toString(); });
 
   nb::class_<ir::IterDomain, ir::Val>(m, "IterDomain")

@@ -25,6 +25,14 @@ constexpr size_t kMaxMeshAxes = 3;
 /// Flattens nested lists of ints into devices, recording the shape.
 void flatten(nb::handle h, size_t depth, std::vector<int64_t>& devices,
              std::vector<int64_t>& shape) {
+  if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr()) && !PyLong_Check(h.ptr()) &&
+      !PyUnicode_Check(h.ptr()) && !PyBytes_Check(h.ptr()) && nb::hasattr(h, "__iter__")) {
+    // range(d), a generator, ...: as the list of what it yields.
+    nb::object list = nb::steal(PySequence_List(h.ptr()));
+    if (!list.is_valid()) throw nb::python_error();
+    flatten(list, depth, devices, shape);
+    return;
+  }
   if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
     LOOM_CHECK(depth < kMaxMeshAxes, "DeviceMesh: at most ", kMaxMeshAxes,
                " axes (DIDz, DIDy, DIDx), but the lists are nested more than ", kMaxMeshAxes,

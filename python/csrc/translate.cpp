@@ -161,8 +161,28 @@ bool isOneOf(const ir::Expr* e) {
 }  // namespace
 
 std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name,
-                            const std::unordered_set<const ir::Val*>& cpu_scalars) {
-  return Translator(fusion, cpu_scalars).run(function_name);
+                            const std::unordered_set<const ir::Val*>& cpu_scalars,
+                            const std::unordered_set<const ir::Val*>& drawn,
+                            const std::optional<std::vector<const ir::Val*>>& returns) {
+  return Translator(fusion, cpu_scalars, drawn, returns).run(function_name);
+}
+
+void Translator::translateOutputs() {
+  for (const ir::Val* v : fusion_.outputs()) {
+    const ir::Val* into = fusion_.aliasedInput(v);
+    if (returns_.has_value() && into == nullptr) continue;  // printed as a return below
+    emit("fd.add_output(" + tensor(v) + (into == nullptr ? "" : ", alias_input=" + tensor(into)) +
+         ")");
+  }
+  if (!returns_.has_value()) return;
+  for (const ir::Val* v : *returns_) emit("fd.add_output(" + tensor(v) + ")");
+}
+
+std::string Translator::rngKey(const ir::Val* seed, const ir::Val* offset,
+                               std::string_view seed_name, std::string_view offset_name) {
+  if (drawn_.count(seed) != 0 && drawn_.count(offset) != 0) return "";
+  return ", " + std::string(seed_name) + "=" + operand(seed) + ", " + std::string(offset_name) +
+         "=" + operand(offset);
 }
 
 std::string Translator::run(std::string_view function_name) {
@@ -179,11 +199,7 @@ std::string Translator::run(std::string_view function_name) {
   numberScalars();
   for (const ir::Val* v : fusion_.inputs()) defineInput(v);
   for (const ir::Expr* e : fusion_.exprs()) translateExpr(e);
-  for (const ir::Val* v : fusion_.outputs()) {
-    const ir::Val* into = fusion_.aliasedInput(v);
-    emit("fd.add_output(" + tensor(v) + (into == nullptr ? "" : ", alias_input=" + tensor(into)) +
-         ")");
-  }
+  translateOutputs();
   translateSchedule();
 
   std::ostringstream os;
@@ -275,6 +291,7 @@ void Translator::noteExtents(const TensorView* tv) {
 }
 
 void Translator::defineInput(const ir::Val* v) {
+  if (drawn_.count(v) != 0) return;  // the random op that uses it draws it again
   if (const auto* s = dyn<Scalar>(v)) {
     emit(define(s, 'S') + " = fd.define_scalar(None, dtype=" + pyDtype(s->dtype()) + ")");
     return;
@@ -743,8 +760,8 @@ void Translator::translateOtherOp(const ir::Expr* e) {
     const char* op = r->rngType() == ir::RngOpType::Uniform ? "uniform" : "normal";
     emit(define(r->out(), 'T') + " = fd.ops." + op + "(" + operand(r->param0()) + ", " +
          operand(r->param1()) + ", shape=" + pyList(shape) +
-         ", dtype=" + pyDtype(r->out()->dtype()) + ", rng_seed=" + operand(r->seed()) +
-         ", rng_offset=" + operand(r->offset()) + ")");
+         ", dtype=" + pyDtype(r->out()->dtype()) +
+         rngKey(r->seed(), r->offset(), "rng_seed", "rng_offset") + ")");
     return;
   }
   if (const auto* is = dyn<ir::IndexSelectOp>(e)) {
@@ -810,8 +827,8 @@ void Translator::translateOtherOp(const ir::Expr* e) {
     std::string args = tensor(fwd->query()) + ", " + tensor(fwd->key()) + ", " +
                        tensor(fwd->value()) + ", dropout_p=" + operand(fwd->dropoutP()) +
                        ", is_causal=" + operand(fwd->isCausal()) +
-                       ", scale=" + operand(fwd->scale()) + ", rng_seed=" + operand(fwd->seed()) +
-                       ", rng_offset=" + operand(fwd->offset());
+                       ", scale=" + operand(fwd->scale()) +
+                       rngKey(fwd->seed(), fwd->offset(), "rng_seed", "rng_offset");
     std::string out = define(fwd->attnOut(), 'T');
     emit(out + ", " + define(fwd->logSumexp(), 'T') + ", _, _ = fd.ops.sdpfa_fwd(" + args + ")");
     return;

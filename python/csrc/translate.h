@@ -31,15 +31,25 @@ const T* dyn(const ir::Statement* s) {
 /// The fusion as the Python function `function_name(fd)` in nvFuser's form. A UserError saying
 /// what when the fusion has something that form cannot express (a partial Welford, a reduction
 /// with another init, an rFactor, index math given as an argument, inline positions other than
-/// inline_most's, ...). `cpu_scalars`: the 0-dim inputs defined with is_cpu=True.
+/// inline_most's, ...). `cpu_scalars`: the 0-dim inputs defined with is_cpu=True. `drawn`: the
+/// Scalar inputs holding the seed and offset of random ops defined without them (execute()
+/// draws them from torch's generator): not printed, nor the rng_seed / rng_offset they fill, so
+/// the printed definition draws them the same way.
+/// `returns`, when given: what execute() returns, one tensor per add_output without
+/// alias_input in call order (a tensor twice, an input), printed as those calls after the
+/// in-place outputs' add_output(.., alias_input=..); else the fusion's outputs.
 std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name,
-                            const std::unordered_set<const ir::Val*>& cpu_scalars = {});
+                            const std::unordered_set<const ir::Val*>& cpu_scalars = {},
+                            const std::unordered_set<const ir::Val*>& drawn = {},
+                            const std::optional<std::vector<const ir::Val*>>& returns = {});
 
 /// The translation's state: the Python names given so far and the lines written.
 class Translator {
  public:
-  Translator(const ir::Fusion& fusion, const std::unordered_set<const ir::Val*>& cpu_scalars)
-      : fusion_(fusion), cpu_scalars_(cpu_scalars) {}
+  Translator(const ir::Fusion& fusion, const std::unordered_set<const ir::Val*>& cpu_scalars,
+             const std::unordered_set<const ir::Val*>& drawn,
+             const std::optional<std::vector<const ir::Val*>>& returns)
+      : fusion_(fusion), cpu_scalars_(cpu_scalars), drawn_(drawn), returns_(returns) {}
   std::string run(std::string_view function_name);
 
  private:
@@ -85,6 +95,12 @@ class Translator {
 
   const ir::Fusion& fusion_;
   const std::unordered_set<const ir::Val*>& cpu_scalars_;
+  const std::unordered_set<const ir::Val*>& drawn_;
+  const std::optional<std::vector<const ir::Val*>>& returns_;
+  void translateOutputs();
+  // ", rng_seed=.., rng_offset=.." of a random op, or nothing when both are drawn.
+  std::string rngKey(const ir::Val* seed, const ir::Val* offset, std::string_view seed_name,
+                     std::string_view offset_name);
   std::unordered_map<const ir::Val*, std::string> names_;
   // Extents of the tensors defined so far: fd.ops.size(T, dim) gives them back.
   std::unordered_map<const ir::Scalar*, std::pair<std::string, int64_t>> extents_;

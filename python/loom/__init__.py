@@ -17,6 +17,9 @@ Errors from Loom's C++ arrive with the C++ message unchanged:
   that Loom does not implement; the message names it.
 * ``loom.ValidationError`` (``Error`` and ``AssertionError``): ``fd.validate`` found an output
   out of tolerance; the message names the output and its worst element.
+* ``loom.UserAssertionError`` (``UserError`` and ``AssertionError``) and
+  ``loom.UserNotImplementedError`` (``UserError`` and ``NotImplementedError``): misuses nvFuser
+  reports with those types (a FusionDefinition run both ways; one that defines nothing).
 
 LOOM_DUMP output goes to ``sys.stdout`` when each call returns (``loom._dumps``).
 """
@@ -35,6 +38,15 @@ class NotSupportedError(Error, NotImplementedError):
 
 class ValidationError(Error, AssertionError):
     """fd.validate: an output differs from the reference beyond the tolerance."""
+
+
+class UserAssertionError(UserError, AssertionError):
+    """A misuse nvFuser's bindings report with AssertionError (one FusionDefinition run both by
+    execute() and by manual_execute())."""
+
+
+class UserNotImplementedError(UserError, NotImplementedError):
+    """nvFuser's NotImplementedError for running a FusionDefinition that defines no fusion."""
 
 
 try:  # Outputs are torch tensors when torch is importable (docs/python.md).
@@ -65,6 +77,8 @@ __all__ = [
     "Error",
     "UserError",
     "UserIndexError",
+    "UserAssertionError",
+    "UserNotImplementedError",
     "UserTypeError",
     "InternalError",
     "UnavailableError",

@@ -91,14 +91,17 @@ def test_poison_outputs_and_debug_names():
 def test_unknown_names_list_the_known_ones():
     fd = pointwise()
     x = torch.randn(2, 2)
-    with pytest.raises(loom.UserError, match="_enable_options names 'id_model', which Loom does "
-                       "not have.*LOOM_DUMP names \\(fusion_ir, .*cuda_kernel.*LOOM_DEBUG names "
-                       "\\(verify_kernel_ir, verify_ir\\) and poison_outputs"):
-        fd.execute([x], _enable_options=["id_model"])
-    with pytest.raises(loom.UserError, match="_disable_options names 'parallel_compile', which "
+    with pytest.raises(loom.UserError, match="_enable_options names 'no_such_option', which Loom "
+                       "does not have.*LOOM_DUMP names \\(fusion_ir, .*cuda_kernel.*LOOM_DEBUG "
+                       "names \\(verify_kernel_ir, verify_ir\\) and poison_outputs"):
+        fd.execute([x], _enable_options=["no_such_option"])
+    with pytest.raises(loom.UserError, match="_disable_options names 'no_such_pass', which "
                        "Loom does not have.*optional lowering passes \\(eliminate_predicates, "
                        "unswitch, simplify, hoist_indices\\).*expr_simplify, index_hoist"):
-        fd.execute([x], _disable_options=["parallel_compile"])
+        fd.execute([x], _disable_options=["no_such_pass"])
+    # nvFuser's options that change results are not taken as no-ops.
+    with pytest.raises(loom.UserError, match="_disable_options names 'fma'"):
+        fd.execute([x], _disable_options=["fma"])
     with pytest.raises(loom.UserError, match="the lowering pass 'indexing' cannot be disabled"):
         fd.execute([x], _disable_options=["indexing"])
     with pytest.raises(loom.UserError, match="missing '\\)' in 'kernel_ir\\(x'"):
@@ -199,3 +202,17 @@ def test_plan_cache_warm_start_from_python(tmp_path):
     off = _run_with_env(PLAN_SCRIPT, LOOM_PLAN_CACHE="0", **env)
     assert off.returncode == 0, off.stderr
     assert _lines(off.stdout)["PLAN_HITS"] == "0"
+
+
+# nvFuser's names for features Loom lacks or always uses (its resize scheduler, TMA, the ID model,
+# host IR lowering, ...) are accepted and change nothing, as nvFuser's tests pass them.
+@pytest.mark.parametrize("enable, disable", [
+    (["host_ir_lowering"], []),
+    (["id_model", "kernel_lineinfo", "tma_pointwise"], ["resize_scheduler", "parallel_compile"]),
+    ([], ["id_model", "kernel_reuse", "magic_zero"]),
+])
+def test_nvfuser_names_of_features_loom_lacks_change_nothing(enable, disable):
+    fd = pointwise()
+    x = torch.randn(3, 4)
+    (out,) = fd.execute([x], _enable_options=enable, _disable_options=disable)
+    torch.testing.assert_close(out, torch.relu(x * 2 + 1))

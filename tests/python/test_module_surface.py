@@ -127,6 +127,11 @@ def test_scheduler_type_names_the_persistent_schedulers(device):
 
 def test_version_and_tensor_descriptor():
     assert version() == loom.__version__
+    # nvFuser's Version: compares by numbers with strings and Versions.
+    from loom.direct.nvfuser_direct_version import Version
+    assert version() > "0.0.0" and version() > Version("0.0.0")
+    assert Version("0.10.0") > Version("0.9.9") and Version("1.2") == "1.2.0"
+    assert Version("0.1.0") < "0.1.1" and not Version("0.1.0") < "0.1"
     # A transposed [4, 6] tensor: contiguous, dim 0 innermost.
     t = torch.randn(6, 4).t()
     assert compute_tensor_descriptor(t.shape, t.stride()) == ([True, True], [0, 1])
@@ -242,3 +247,62 @@ def test_lru_fusion_cache_decorator(device):
         torch.testing.assert_close(out, torch.exp(x_in) * scale)
     assert scaled_exp.num_fusions() == 2  # one per constant
     assert "Cache Hits: 1" in scaled_exp.stats()
+
+
+def test_reductions_take_nvfusers_dim_and_keep_dim(device):
+    """fd.ops.sum(t, dim=-1) (nvFuser's one-dim form) and keep_dim= (older versions' name)."""
+    x = torch.randn(3, 5, device=device)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.sum(t, dim=-1))
+        fd.add_output(fd.ops.max(t, dims=[0], keep_dim=True))
+        fd.add_output(fd.ops.var(t, dim=1, keep_dim=True))
+        with pytest.raises(TypeError, match="give dims or dim, not both"):
+            fd.ops.sum(t, [0], dim=1)
+    s, m, v = fd.execute([x])
+    torch.testing.assert_close(s, x.sum(-1))
+    torch.testing.assert_close(m, x.amax(0, keepdim=True))
+    torch.testing.assert_close(v, x.var(1, keepdim=True))
+
+
+def test_add_output_with_stride_order(device):
+    """nvFuser's add_output(tv, stride_order=[...]): the output laid out in that order."""
+    x = torch.randn(2, 3, 4, device=device)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1, -1], contiguity=True)
+        fd.add_output(fd.ops.neg(t), stride_order=[0, 1, 2])  # dim 0 innermost
+    (out,) = fd.execute([x])
+    torch.testing.assert_close(out, -x)
+    assert out.stride() == (1, 2, 6)
+
+
+def test_running_a_definition_both_ways_or_an_empty_one(device):
+    """nvFuser's errors: execute() after manual_execute() and the reverse (each keeps its own
+    kernels), and running a FusionDefinition never defined or defined empty."""
+    x = torch.randn(2, 4, device=device)
+
+    def pointwise():
+        with FusionDefinition() as fd:
+            t = fd.define_tensor(shape=[-1, -1], contiguity=True)
+            fd.add_output(fd.ops.exp(t))
+        return fd
+
+    fd = pointwise()
+    torch.testing.assert_close(fd.manual_execute([x])[0], x.exp())
+    assert fd.ke.is_compiled()
+    with pytest.raises(AssertionError, match=r"KernelExecutor already exists! Use "
+                                             r"manual_execute\(\) to execute the fusion."):
+        fd.execute([x])
+    fd = pointwise()
+    torch.testing.assert_close(fd.execute([x])[0], x.exp())
+    with pytest.raises(AssertionError, match=r"FusionExecutorCache already exists! Use "
+                                             r"execute\(\) to execute the fusion."):
+        fd.manual_execute([x])
+    with pytest.raises(NotImplementedError, match="Fusion does not exist! Use `with "
+                                                  "FusionDefinition"):
+        FusionDefinition().execute([x])
+    with FusionDefinition() as empty:
+        pass
+    with pytest.raises(NotImplementedError, match="Fusion is empty!"):
+        empty.execute([x])
+    assert issubclass(loom.UserAssertionError, loom.UserError)

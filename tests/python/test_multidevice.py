@@ -16,6 +16,10 @@ def test_device_mesh_forms():
     assert m.shape == [2, 3] and m.size == 6 and m.ndim == 2
     assert m == DeviceMesh(torch.arange(6).reshape(2, 3))
     assert repr(DeviceMesh([2, 0])) == "DeviceMesh([2, 0])"
+    # Any iterable of ints, as nvFuser's tests write it (DeviceMesh(range(d))).
+    assert DeviceMesh(range(3)).devices == [0, 1, 2]
+    assert DeviceMesh(i for i in (4, 5)).devices == [4, 5]
+    assert DeviceMesh((range(2), range(2, 4))).shape == [2, 2]
     assert DeviceMesh([3, 1]).index_of(1) == 1
     with pytest.raises(loom.UserError, match="ragged"):
         DeviceMesh([[0, 1], [2]])
@@ -247,12 +251,19 @@ def test_inner_piece_on_the_mesh_says_what_to_write():
 def test_multidevice_module_surface():
     md = nvfuser.multidevice
     assert {"nccl", "ucc", "cuda"} <= {b.name for b in md.CommunicatorBackend}
-    params = md.MultiDeviceExecutorParams()
-    params.backend_type = md.CommunicatorBackend.ucc
+    assert nvfuser.CommunicatorBackend is md.CommunicatorBackend  # nvFuser exports it at the top
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[2])
         fd.add_output(fd.ops.neg(x))
-    with pytest.raises(loom.NotSupportedError, match="backend_type .*ucc"):
+    # Every backend runs, through the transport Loom picks by where the tensors are.
+    for backend in md.CommunicatorBackend:
+        params = md.MultiDeviceExecutorParams()
+        params.backend_type = backend
+        t = torch.randn(2)
+        (out,) = md.MultiDeviceExecutor(fd, params).run([t])
+        torch.testing.assert_close(out, -t)
+    params.backend_type = "nccl"
+    with pytest.raises(TypeError, match="backend_type must be a CommunicatorBackend"):
         md.MultiDeviceExecutor(fd, params)
     with pytest.raises(loom.NotSupportedError, match="Sharding"):
         md.Sharding()

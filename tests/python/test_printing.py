@@ -221,3 +221,28 @@ def test_define_from_text_needs_an_empty_definition():
         fd.define_tensor(shape=[-1], contiguity=True)
     with pytest.raises(loom.UserError, match="has a fusion already"):
         fd.define_from_text("inputs:\noutputs:\n")
+
+
+def test_outputs_returned_and_updated_in_place_print_as_added():
+    """An output added plainly, in place (alias_input) and plainly again, and an input added as
+    an output (nvFuser's test_returning_aliased_outputs): print(fd) has every add_output, so
+    its definition returns the same tensors (it printed the in-place one only)."""
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        t4 = fd.ops.where(fd.ops.gt(t0, 0.0), t0, 0.0)
+        fd.add_output(t4)
+        fd.add_output(t4, t0)
+        fd.add_output(t4)
+        fd.add_output(t0)
+    text = repr(fd)
+    assert text.count("fd.add_output(") == 4, text
+    x = torch.randn(3, 4)
+    want = fd.execute([x.clone()])
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, namespace)
+    with FusionDefinition() as again:
+        namespace["nvfuser_fusion"](again)
+    got = again.execute([x.clone()])
+    assert len(got) == len(want) == 3
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)

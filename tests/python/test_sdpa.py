@@ -180,6 +180,26 @@ def test_sdpa_dropout_statistics_and_matching_backward(device):
     assert not torch.equal(other != 0, keep)
 
 
+def test_constant_scalar_dropout_draws_its_seed_from_torch(device):
+    # nvFuser's transformer tests pass dropout_p as fd.define_scalar(0.1): with no rng_seed, the
+    # seed and offset come from torch's generator as for a float 0.1 (it asked for a seed).
+    n, h, s, p = 1, 2, 32, 0.25
+    q, k = torch.randn((n, h, s, 8), device=device), torch.randn((n, h, s, 8), device=device)
+    eye = torch.eye(s, device=device).expand(n, h, s, s).contiguous()
+    with FusionDefinition() as fd:
+        tq, tk, tv = (define(fd, dtype=DataType.Float) for _ in range(3))
+        attn, *_ = fd.ops.sdpfa_fwd(tq, tk, tv, fd.define_scalar(p, dtype=DataType.Double),
+                                    fd.define_scalar(False, dtype=DataType.Bool), None)
+        fd.add_output(attn)
+    torch.manual_seed(3)
+    (first,) = fd.execute([q, k, eye])
+    (second,) = fd.execute([q, k, eye])
+    torch.manual_seed(3)
+    (again,) = fd.execute([q, k, eye])
+    assert torch.equal(first, again) and not torch.equal(first, second)
+    assert abs((first == 0).float().mean().item() - p) < 0.05
+
+
 def test_row_that_sees_no_key_matches_torch(device):
     # Every score of query row 1 is -inf: torch's safe softmax gives that row 0 output and 0
     # gradient, not NaN; so does Loom (grad_key is NaN in both, through 0 * -inf, so skipped).

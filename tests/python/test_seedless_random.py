@@ -76,3 +76,29 @@ def test_torch_draws_in_between_give_new_runs_that_repeat_after_seeding():
     for i in range(len(a)):
         for j in range(i):
             assert not torch.equal(a[i], a[j]), (i, j)
+
+
+def test_printed_definition_draws_as_the_defined_one():
+    """print(fd) of random ops defined without seeds leaves them out too, so executing the
+    printed definition after the same torch.manual_seed gives the same numbers (nvFuser's
+    exec_nvfuser checks every test's printed definition this way); a repro script keeps this
+    run's seed and offset as inputs, so it repeats the run."""
+    x = torch.randn(5, 9)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        u = fd.ops.uniform(fd.define_scalar(0.3), fd.define_scalar(1.7), shape=[5, 9])
+        n = fd.ops.normal(0.0, 1.0, shape=[5, 9])
+        fd.add_output(fd.ops.add(fd.ops.mul(t, u), n))
+    torch.manual_seed(0)
+    (want,) = fd.execute([x])
+    text = repr(fd)
+    assert "rng_seed" not in text and "DataType.Int)" not in text, text
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, namespace)
+    with FusionDefinition() as again:
+        namespace["nvfuser_fusion"](again)
+    torch.manual_seed(0)
+    (got,) = again.execute([x])
+    assert torch.equal(got, want)
+    script = fd.repro_script_for([x])
+    assert script.count("rng_seed=") == 2, script

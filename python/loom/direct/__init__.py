@@ -25,14 +25,17 @@ from .. import (
     InternalError,
     NotSupportedError,
     UnavailableError,
+    UserAssertionError,
     UserError,
+    UserNotImplementedError,
     ValidationError,
     _C,
     __version__,
     to_torch_list,
 )
 from .._dumps import dump_output
-from . import _profiler, _validate, multidevice, pytorch_utils, schedule
+from . import _profiler, _validate, multidevice, nvfuser_direct_version, pytorch_utils, schedule
+from .multidevice import CommunicatorBackend
 from ._cache import FusionExecutorCache, LRUCache, LruFusionCache, returned_outputs
 from ._profiler import FusionProfile, KernelProfile, PythonProfiler
 from ._definition import python_definition
@@ -71,8 +74,9 @@ _NO_DEFAULT = object()
 
 
 def version():
-    """Loom's version, as nvFuser's version() gives its own: "major.minor.patch"."""
-    return __version__
+    """Loom's version, as nvFuser's version() gives its own: "major.minor.patch", a Version
+    (nvfuser_direct_version) that compares by its numbers with strings and Versions."""
+    return nvfuser_direct_version.Version(__version__)
 
 
 def __getattr__(name):
@@ -228,6 +232,24 @@ class FusionDefinition:
         # Names of the Int Scalar inputs holding the Philox seed and offset of random ops given
         # none (nvFuser draws them from torch's generator): execute() supplies their values.
         self._drawn_inputs = []
+        # A `with` block ran (nvFuser tells a fusion never defined from an empty one).
+        self._entered = fusion is not None
+
+    def _check_runnable(self, how):
+        """nvFuser's errors for running a FusionDefinition that defines nothing, or one run
+        both by execute() and by manual_execute() (each keeps its own compiled kernels)."""
+        if "fec" not in self.__dict__ and "ke" not in self.__dict__ and self._fusion.is_empty():
+            if not self._entered:
+                raise UserNotImplementedError(
+                    "Fusion does not exist! Use `with FusionDefinition() as fd: ...` to define a "
+                    "fusion.")
+            raise UserNotImplementedError("Fusion is empty!")
+        if how == "execute" and "ke" in self.__dict__:
+            raise UserAssertionError(
+                "KernelExecutor already exists! Use manual_execute() to execute the fusion.")
+        if how == "manual_execute" and "fec" in self.__dict__:
+            raise UserAssertionError(
+                "FusionExecutorCache already exists! Use execute() to execute the fusion.")
 
     @classmethod
     def from_text(cls, text):
@@ -242,6 +264,7 @@ class FusionDefinition:
         self._fusion = _C.parse_fusion(text)
 
     def __enter__(self):
+        self._entered = True
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -408,7 +431,7 @@ class FusionDefinition:
     def add_input(self, val):
         self.fusion.add_input(val)
 
-    def add_output(self, output, alias_input=None):
+    def add_output(self, output, alias_input=None, stride_order=None):
         """Marks `output` as an output of the fusion, as nvFuser does: execute() returns one
         tensor per add_output without alias_input, in call order (a tensor added twice is
         returned twice, an input added as an output is returned as itself, not copied). With
@@ -416,7 +439,14 @@ class FusionDefinition:
         in-place update: the output is written into that input's memory and returned only where
         it is (or is later) added without alias_input, as the input's tensor, updated. A kernel
         stores it there directly when that is safe, else Loom copies it in after the kernels
-        (docs/python.md, "In-place outputs")."""
+        (docs/python.md, "In-place outputs"). stride_order (nvFuser's): the output is laid out
+        in that order (as fd.ops.stride_order gives it)."""
+        if stride_order is not None:
+            if alias_input is not None:
+                raise _C.UserError(
+                    "add_output: stride_order and alias_input cannot be given together (the "
+                    "in-place output takes the input's layout)")
+            output = self.ops.stride_order(output, list(stride_order))
         fusion = self.fusion
         if self._returns is None:
             aliased = {o.name for o, _ in fusion.aliases()}
@@ -524,6 +554,7 @@ class FusionDefinition:
         if override_user_schedule:
             raise argument_error("FusionDefinition.execute", "override_user_schedule",
                                  override_user_schedule)
+        self._check_runnable("execute" if auto_schedule else "manual_execute")
         inputs = self._complete_inputs(inputs)
         if not auto_schedule:
             return self.manual_execute(inputs)
@@ -578,6 +609,7 @@ class FusionDefinition:
                 "manual_execute: heuristic_params must be what schedule.schedule() returned for "
                 "this fusion (Loom's kernel takes its launch from that schedule)"
             )
+        self._check_runnable("manual_execute")
         inputs = self._complete_inputs(inputs)
         ke = self.__dict__.get("ke")
         try:
@@ -645,7 +677,9 @@ class FusionDefinition:
         return "nvfuser_fusion"  # the name nvFuser's direct bindings print
 
     def __repr__(self):
-        return python_definition(self.fusion, self._function_name())[0]
+        # Random ops defined without rng_seed / rng_offset print without them, as defined.
+        return python_definition(self.fusion, self._function_name(), self._drawn_inputs,
+                                 self._returned_names())[0]
 
     __str__ = __repr__
 
@@ -656,10 +690,20 @@ class FusionDefinition:
     def repro_script_for(self, inputs=None):
         """A Python script that defines this fusion and runs it on inputs laid out like
         `inputs` (random values): torch tensors, numpy arrays, numbers."""
-        # The printed definition has the drawn seed and offset inputs of random ops given none.
+        # The script's definition takes the seed and offset of random ops given none as inputs,
+        # with the values this run drew, so it repeats this run's numbers.
         inputs = None if inputs is None else self._complete_inputs(inputs)
         descriptions = None if inputs is None else [describe_input(x) for x in inputs]
-        return repro_script(builtins.repr(self), self._function_name(), descriptions)
+        return repro_script(self._explicit_definition(), self._function_name(), descriptions)
+
+    def _explicit_definition(self):
+        """The definition with the drawn seeds and offsets as inputs (repro scripts)."""
+        return python_definition(self.fusion, self._function_name(),
+                                 returns=self._returned_names())[0]
+
+    def _returned_names(self):
+        """The names execute() returns in add_output order (None: the fusion's outputs)."""
+        return None if self._returns is None else [name for _, name in self._returns]
 
     repro_script = repro_script_for
 
@@ -670,7 +714,8 @@ class FusionDefinition:
                 "last_repro_script: no inputs were saved; run fd.execute(inputs, "
                 "save_repro_inputs=True) first"
             )
-        return repro_script(builtins.repr(self), self._function_name(), self._repro_inputs)
+        return repro_script(self._explicit_definition(), self._function_name(),
+                            self._repro_inputs)
 
 
 class _SeedlessRng:
@@ -725,6 +770,11 @@ class KernelExecutor:
 
     def __init__(self):
         self._ke = _C.KernelExecutor()
+        self._compiled = False
+
+    def is_compiled(self):
+        """True once compile() succeeded."""
+        return self._compiled
 
     def compile(self, fusion, inputs=None, device=None):
         if isinstance(fusion, FusionDefinition):
@@ -739,6 +789,7 @@ class KernelExecutor:
                     device = "cpu"
         with dump_output():
             self._ke.compile(fusion, device)
+        self._compiled = True
 
     def run(self, inputs, profile=False):
         """Launches the kernel; `profile` times it (last_profile())."""
@@ -895,6 +946,7 @@ __all__ = [
     "IdMappingMode",
     "Vector",
     "multidevice",
+    "CommunicatorBackend",
     "propagate_transforms",
     "parallelize_all_like",
     "inline_most",

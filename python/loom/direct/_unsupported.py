@@ -37,7 +37,6 @@ UNSUPPORTED = {
         "MatmulCircularBufferingStrategy": "Loom's matmul is a cuBLASLt call (host GEMM on the host backend), with no matmul scheduler to tune",
         "LoadStoreOpType": "Loom has only plain copies (fd.ops.set)",
         "CacheOp": "no cache hints on loads in Loom's Python frontend",
-        "CommunicatorBackend": "Loom picks MPI or NCCL by where the tensors are",
         "Sharding": "no DTensor placements in Loom; FusionExecutorCache.get_output_shardings() "
                     "gives each output's multidevice.Sharding (axis_sharded_on)",
         "execute_with_dtensors": "no DTensor support: execute this rank's shards "

@@ -46,8 +46,10 @@ def shard_tensor_like(tensor, tv, device_id=None):
 
 
 class CommunicatorBackend(enum.Enum):
-    """nvFuser's communicator backends. Loom moves CUDA tensors through NCCL and host tensors
-    through MPI, chosen by where the tensors live; ucc and cuda are not Loom backends."""
+    """nvFuser's communicator backends. Loom picks the transport by where the tensors live (NCCL
+    for CUDA tensors, MPI for host tensors, staged through host memory where ranks share a GPU),
+    so every backend named here runs, through that transport: the choice changes how the bytes
+    move, never the values."""
 
     nccl = "nccl"
     ucc = "ucc"
@@ -57,7 +59,7 @@ class CommunicatorBackend(enum.Enum):
 
 class MultiDeviceExecutorParams:
     """The parameters nvFuser's MultiDeviceExecutor takes. Loom caches allocations itself and
-    indexes streams per rank already; the backend must be one Loom has (nccl or mpi)."""
+    indexes streams per rank already; any CommunicatorBackend runs through Loom's transport."""
 
     def __init__(self):
         self.use_allocation_cache = False
@@ -71,11 +73,10 @@ class MultiDeviceExecutor:
 
     def __init__(self, fusion, params=None):
         params = MultiDeviceExecutorParams() if params is None else params
-        backend = params.backend_type
-        if backend not in (CommunicatorBackend.nccl, CommunicatorBackend.mpi):
-            raise NotSupportedError(
-                f"MultiDeviceExecutor: backend_type {backend} is not supported by Loom "
-                "(CUDA tensors go through NCCL, host tensors through MPI)"
+        if not isinstance(params.backend_type, CommunicatorBackend):
+            raise TypeError(
+                f"MultiDeviceExecutor: backend_type must be a CommunicatorBackend, got "
+                f"{params.backend_type!r}"
             )
         # A FusionDefinition or its fusion.
         self._fusion = getattr(fusion, "fusion", fusion)

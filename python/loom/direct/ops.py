@@ -82,6 +82,17 @@ def _is_tensor(x):
     return isinstance(x, _C.TensorView)
 
 
+def _reduction_kwargs(op, dims, keepdim, dim, keep_dim):
+    """(dims, keepdim) of a reduction given nvFuser's dim= (one dim) or keep_dim= spellings."""
+    if dim is not None:
+        if dims is not None:
+            raise TypeError(f"fd.ops.{op}: give dims or dim, not both")
+        dims = [dim] if isinstance(dim, int) else dim
+    if keep_dim is not None:
+        keepdim = keep_dim
+    return dims, keepdim
+
+
 class Ops:
     """The op namespace of one FusionDefinition."""
 
@@ -155,7 +166,8 @@ class Ops:
         return _C.ops.gelu(self._f, arg, approximate == "tanh")
 
     # ---- reductions ------------------------------------------------------------------------
-    def _reduce(self, name, arg, dims, keepdim, dtype):
+    def _reduce(self, name, arg, dims, keepdim, dtype, dim=None, keep_dim=None):
+        dims, keepdim = _reduction_kwargs(name, dims, keepdim, dim, keep_dim)
         if isinstance(dims, DataType):  # nvFuser's sum(arg, dtype): every dim
             dims, dtype = None, dims
         f = self._f
@@ -166,27 +178,34 @@ class Ops:
             out = _C.ops.cast(f, out, to_loom_dtype(dtype))
         return out
 
-    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
-        return self._reduce("sum", arg, dims, keepdim, dtype)
+    # nvFuser's reductions also take dim= (one dim, its int overload) and, in older versions,
+    # keep_dim= for keepdim.
+    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None, keep_dim=None):
+        return self._reduce("sum", arg, dims, keepdim, dtype, dim, keep_dim)
 
-    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
-        return self._reduce("prod", arg, dims, keepdim, dtype)
+    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None,
+             keep_dim=None):
+        return self._reduce("prod", arg, dims, keepdim, dtype, dim, keep_dim)
 
-    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
-        return self._reduce("max", arg, dims, keepdim, dtype)
+    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None, keep_dim=None):
+        return self._reduce("max", arg, dims, keepdim, dtype, dim, keep_dim)
 
-    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
-        return self._reduce("min", arg, dims, keepdim, dtype)
+    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None, keep_dim=None):
+        return self._reduce("min", arg, dims, keepdim, dtype, dim, keep_dim)
 
-    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None,
+             keep_dim=None):
         """Loom extension (torch.mean)."""
-        return self._reduce("mean", arg, dims, keepdim, dtype)
+        return self._reduce("mean", arg, dims, keepdim, dtype, dim, keep_dim)
 
-    def var(self, arg, dims=None, correction=1, keepdim=False):
+    def var(self, arg, dims=None, correction=1, keepdim=False, *, dim=None, keep_dim=None):
+        dims, keepdim = _reduction_kwargs("var", dims, keepdim, dim, keep_dim)
         return _C.ops.variance(self._f, arg, _dims(dims, "var"), float(correction), bool(keepdim))
 
-    def var_mean(self, arg, dims=None, correction=1, keepdim=False):
-        return _C.ops.var_mean(self._f, arg, _dims(dims, "var_mean"), float(correction), bool(keepdim))
+    def var_mean(self, arg, dims=None, correction=1, keepdim=False, *, dim=None, keep_dim=None):
+        dims, keepdim = _reduction_kwargs("var_mean", dims, keepdim, dim, keep_dim)
+        return _C.ops.var_mean(self._f, arg, _dims(dims, "var_mean"), float(correction),
+                               bool(keepdim))
 
     def welford(self, arg, dims):
         """(avg, var_sum, n): the running mean, the sum of squared deviations and the count."""
@@ -245,12 +264,15 @@ class Ops:
         if all(isinstance(s, int) for s in shape):
             return _C.ops.broadcast_in_dim(f, arg, shape, dims)
         # Scalar sizes: new broadcast dims, then an expand to the sizes (size-1 dims stretch).
+        # A negative dim counts from the end of the output ([-1], as nvFuser's tests write it).
+        dims = [d + len(shape) if -len(shape) <= d < 0 else d for d in dims]
         if len(dims) != arg.ndim or sorted(set(dims)) != dims or any(
             d < 0 or d >= len(shape) for d in dims
         ):
             raise _C.UserError(
                 f"broadcast_in_dim: broadcast_dims {dims} must be increasing output dims "
-                f"(< {len(shape)}), one per dim of {arg.name} (rank {arg.ndim})"
+                f"(< {len(shape)}; negative ones count from the end), one per dim of "
+                f"{arg.name} (rank {arg.ndim})"
             )
         flags = [i not in dims for i in range(len(shape))]
         out = _C.ops.broadcast(f, arg, flags) if any(flags) else arg
@@ -532,7 +554,7 @@ class Ops:
         if isinstance(dropout_p, (int, float)) and not isinstance(dropout_p, bool):
             return dropout_p != 0
         if isinstance(dropout_p, _C.Scalar) and dropout_p.is_const():
-            return False  # a constant: the op itself asks for the seed if it is not 0
+            return dropout_p.const_double() != 0  # fd.define_scalar(0.1) draws a seed as 0.1
         return True  # read when the fusion runs
 
     def sdpfa_fwd(self, query, key, value, dropout_p=None, is_causal=None, scale=None, *,
