@@ -7,8 +7,11 @@
 #include <nanobind/nanobind.h>
 
 #include <memory>
-#include <unordered_set>
+#include <optional>
 #include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "loom/ir/fusion.h"
 #include "loom/tensor/tensor.h"
@@ -36,6 +39,11 @@ struct PyFusion {
   /// Inputs defined with is_cpu=True (0-dim tensors that may stay on the host beside CUDA
   /// inputs): only the printed definition says so; execute takes any 0-dim host tensor there.
   std::unordered_set<const ir::Val*> cpuScalars;
+  /// What execute() returns when a FusionDefinition made the fusion: ("output" | "input", name)
+  /// per add_output without alias_input, in call order (a tensor twice, an input as itself); so
+  /// a FusionExecutorCache or LRUCache of the bare fusion returns what the definition's execute
+  /// does. None: the outputs but the in-place ones.
+  std::optional<std::vector<std::pair<std::string, std::string>>> returns;
   PyFusion();
   explicit PyFusion(std::unique_ptr<ir::Fusion> f);
   ~PyFusion();

@@ -3,6 +3,7 @@
 // IterDomain) as references into it. A node object keeps its fusion alive (keep_alive), so a
 // TensorView outlives neither the fusion nor the FusionDefinition that made it dangling.
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/unique_ptr.h>
@@ -155,8 +156,17 @@ void bindIr(nb::module_& m) {
           "Checks the IR's invariants (UserError naming what is wrong).")
       .def_prop_ro("frozen", [](const PyFusion& f) { return f.frozen; })
       .def(
-          "clone", [](const PyFusion& f) { return std::make_unique<PyFusion>(f.fusion->clone()); },
+          "clone",
+          [](const PyFusion& f) {
+            auto copy = std::make_unique<PyFusion>(f.fusion->clone());
+            copy->returns = f.returns;  // values keep their names in the copy
+            return copy;
+          },
           "A deep copy that has not been executed.")
+      .def_rw("returns", &PyFusion::returns,
+              "What execute() returns when a FusionDefinition made the fusion: (\"output\" or "
+              "\"input\", name) per add_output without alias_input, in call order; None: the "
+              "outputs but the in-place ones.")
       .def(
           "structural_difference",
           [](const PyFusion& a, const PyFusion& b) -> std::optional<std::string> {

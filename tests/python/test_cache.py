@@ -98,3 +98,30 @@ def test_fusion_executor_cache_names():
         FusionExecutorCache(fd.fusion, auto_schedule=False)
     with pytest.raises(AttributeError, match="no attribute 'bogus'"):
         fec.bogus
+
+
+def test_a_cache_of_the_bare_fusion_returns_what_execute_does():
+    """nvFuser's LRU-era conftest runs LRUCache.cache_compile(fd.fusion): the fusion carries the
+    definition's add_output calls, so an output added twice, added and updated in place, and an
+    input added as an output come back as fd.execute() returns them (the cache returned the
+    outputs but the in-place one: none here)."""
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        t4 = fd.ops.where(fd.ops.gt(t0, 0.0), t0, 0.0)
+        fd.add_output(t4)
+        fd.add_output(t4, t0)
+        fd.add_output(t4)
+        fd.add_output(t0)
+    x = torch.randn(3, 4)
+    want = fd.execute([x.clone()])
+    cache = LRUCache()
+    got = cache.cache_compile(fd.fusion).execute([x.clone()])
+    assert len(got) == len(want) == 3
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+    # Another definition of the same structure returning one tensor is another entry.
+    with FusionDefinition() as one:
+        t0 = one.define_tensor(shape=[-1, -1], contiguity=True)
+        one.add_output(one.ops.where(one.ops.gt(t0, 0.0), t0, 0.0))
+    assert len(cache.cache_compile(one.fusion).execute([x.clone()])) == 1
+    assert cache.num_fusions() == 2

@@ -456,16 +456,20 @@ class FusionDefinition:
         if alias_input is None:
             if isinstance(output, _C.TensorView) and output.is_fusion_input():
                 self._returns.append(("input", output.name))
-                return
-            if getattr(output, "name", None) not in outputs:
-                fusion.add_output(output)
-            self._returns.append(("output", output.name))
+            else:
+                if getattr(output, "name", None) not in outputs:
+                    fusion.add_output(output)
+                self._returns.append(("output", output.name))
+            # The fusion carries them too: a cache of the bare fusion (LRUCache.cache_compile(
+            # fd.fusion)) returns what this definition's execute() does.
+            fusion.returns = list(self._returns)
             return
         if not isinstance(output, _C.TensorView) or not isinstance(alias_input, _C.TensorView):
             raise _C.UserTypeError(
                 "add_output: alias_input: the output and the aliased input must be tensors, "
                 f"got {output!r} and {alias_input!r}")
         fusion.alias_output_to_input(output, alias_input)
+        fusion.returns = list(self._returns)
 
     def _returned(self, outputs, inputs):
         """The outputs manual_execute() returns, as execute()'s cache returns them."""

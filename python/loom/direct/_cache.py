@@ -33,7 +33,8 @@ class FusionExecutorCache:
         self._fusion = fusion
         self._executor = _C.FusionExecutor(fusion)
         self.fusion_id = fusion_id
-        self.returns = None  # the property below
+        # The property below; a FusionDefinition's fusion carries its add_output calls.
+        self.returns = getattr(fusion, "returns", None)
 
     @property
     def returns(self):
@@ -181,7 +182,8 @@ class LRUCache:
         if max_fusions < 1:
             raise _C.UserError(f"LRUCache: max_fusions must be at least 1, got {max_fusions}")
         self._max = max_fusions
-        self._items = collections.OrderedDict()  # text form -> [FusionExecutorCache, visits]
+        # (text form, returns) -> [FusionExecutorCache, visits]
+        self._items = collections.OrderedDict()
         self._lookups = 0
         self._hits = 0
         self._compiled = 0
@@ -192,7 +194,9 @@ class LRUCache:
             raise _C.UserError(
                 f"LRUCache.cache_compile: expected a Fusion, got {type(fusion).__name__}"
             )
-        key = fusion.to_text()
+        # One structure returning other tensors (an output twice, an input) is another entry.
+        returns = getattr(fusion, "returns", None)
+        key = (fusion.to_text(), None if returns is None else tuple(map(tuple, returns)))
         self._lookups += 1
         item = self._items.get(key)
         if item is not None:
