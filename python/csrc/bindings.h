@@ -39,6 +39,9 @@ struct PyFusion {
   /// Inputs defined with is_cpu=True (0-dim tensors that may stay on the host beside CUDA
   /// inputs): only the printed definition says so; execute takes any 0-dim host tensor there.
   std::unordered_set<const ir::Val*> cpuScalars;
+  /// Int64 scalar inputs defined with DataType.Index (nvFuser's index type, Loom's Int64): only
+  /// the printed definition says so.
+  std::unordered_set<const ir::Val*> indexScalars;
   /// What execute() returns when a FusionDefinition made the fusion: ("output" | "input", name)
   /// per add_output without alias_input, in call order (a tensor twice, an input as itself); so
   /// a FusionExecutorCache or LRUCache of the bare fusion returns what the definition's execute

@@ -209,7 +209,8 @@ void bindIr(nb::module_& m) {
             returns->push_back(it->second);
           }
         }
-        return translateFusion(*f.fusion, function_name, f.cpuScalars, drawn, returns);
+        return translateFusion(*f.fusion, function_name, f.cpuScalars, drawn, returns,
+                               f.indexScalars);
       },
       nb::arg("fusion"), nb::arg("function_name"),
       nb::arg("drawn") = std::vector<std::string>{},

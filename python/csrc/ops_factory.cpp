@@ -42,7 +42,7 @@ void bindInputs(nb::module_& m) {
       nb::arg("stride_order"), nb::arg("is_cpu") = false, kKeep, nb::rv_policy::reference);
   m.def(
       "define_scalar",
-      [](PyFusion& f, DataType dtype, nb::handle value) -> ir::Scalar* {
+      [](PyFusion& f, DataType dtype, nb::handle value, bool index) -> ir::Scalar* {
         OpScope scope(f, "define_scalar");
         if (value.is_none()) {
           LOOM_CHECK(!isComplexType(dtype), "define_scalar: a ", dtype,
@@ -51,6 +51,7 @@ void bindInputs(nb::module_& m) {
                      "0-dim complex tensor");
           ir::Scalar* s = ir::IrBuilder::symbolic(dtype);
           f.fusion->addInput(s);
+          if (index) f.indexScalars.insert(s);
           return s;
         }
         ir::ScalarValue v = numberFromPython(value, "define_scalar: value");
@@ -58,8 +59,8 @@ void bindInputs(nb::module_& m) {
                    "define_scalar: value must be a Python number or None, got ", pyTypeName(value));
         return ir::IrBuilder::constant(v, dtype);
       },
-      nb::arg("fusion"), nb::arg("dtype"), nb::arg("value").none(), kKeep,
-      nb::rv_policy::reference);
+      nb::arg("fusion"), nb::arg("dtype"), nb::arg("value").none(), nb::arg("index") = false,
+      kKeep, nb::rv_policy::reference);
 }
 
 }  // namespace

@@ -163,8 +163,9 @@ bool isOneOf(const ir::Expr* e) {
 std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name,
                             const std::unordered_set<const ir::Val*>& cpu_scalars,
                             const std::unordered_set<const ir::Val*>& drawn,
-                            const std::optional<std::vector<const ir::Val*>>& returns) {
-  return Translator(fusion, cpu_scalars, drawn, returns).run(function_name);
+                            const std::optional<std::vector<const ir::Val*>>& returns,
+                            const std::unordered_set<const ir::Val*>& index_scalars) {
+  return Translator(fusion, cpu_scalars, drawn, returns, index_scalars).run(function_name);
 }
 
 void Translator::translateOutputs() {
@@ -293,7 +294,9 @@ void Translator::noteExtents(const TensorView* tv) {
 void Translator::defineInput(const ir::Val* v) {
   if (drawn_.count(v) != 0) return;  // the random op that uses it draws it again
   if (const auto* s = dyn<Scalar>(v)) {
-    emit(define(s, 'S') + " = fd.define_scalar(None, dtype=" + pyDtype(s->dtype()) + ")");
+    const std::string dtype =
+        index_scalars_.count(s) != 0 ? std::string("DataType.Index") : pyDtype(s->dtype());
+    emit(define(s, 'S') + " = fd.define_scalar(None, dtype=" + dtype + ")");
     return;
   }
   const auto* tv = v->as<TensorView>();

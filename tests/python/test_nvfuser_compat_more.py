@@ -340,16 +340,17 @@ def test_printed_definition_is_nvfusers_direct_form():
 
 
 # DataType.Index, nvFuser's index type, is Loom's Int64: a Scalar defined with it is an Int input
-# (nvFuser's inline-definition test gives a reshape its size this way), and it prints as Int.
+# (nvFuser's inline-definition test gives a reshape its size this way), and it prints as Index,
+# as nvFuser prints it.
 def test_index_dtype_is_int64():
-    assert DataType.Index is DataType.Int
+    assert DataType.Index.loom == DataType.Int.loom
     x = torch.randn(10)
     with FusionDefinition() as fd:
         t0 = fd.define_tensor(shape=[-1], contiguity=[False], dtype=DataType.Float, is_cpu=False)
         c0 = fd.define_scalar(None, dtype=DataType.Index)
         fd.add_output(fd.ops.reshape(t0, new_shape=[2, c0]))
     # c2: nvFuser's counter has made t0's size (c0) and the fusion's zero (c1) before it.
-    assert "c2 = fd.define_scalar(None, dtype=DataType.Int)" in str(fd)
+    assert "c2 = fd.define_scalar(None, dtype=DataType.Index)" in str(fd)
     assert "fd.ops.reshape(tv0, new_shape=[2, c2])" in str(fd)
     (out,) = fd.execute([x, 5])
     torch.testing.assert_close(out, x.reshape(2, 5), rtol=0, atol=0)

@@ -408,12 +408,13 @@ class FusionDefinition:
                 f"define_scalar: a {type(value).__name__} value is not supported by Loom "
                 "(tensor values are not)"
             )
-        return _C.ops.define_scalar(self.fusion, to_loom_dtype(dtype, "define_scalar"), value)
+        return _C.ops.define_scalar(self.fusion, to_loom_dtype(dtype, "define_scalar"), value,
+                                    dtype is DataType.Index)
 
     def define_vector(self, values, dtype=DataType.Int):
         """A list of sizes. An int `values` makes that many Int scalar inputs (execute() then takes
         a list of ints for them); a list of ints and Scalars is used as it is."""
-        if dtype is not DataType.Int:
+        if dtype not in (DataType.Int, DataType.Index):
             raise NotSupportedError("define_vector: Loom's vectors hold Int (index) values only")
         if isinstance(values, int):
             vec = Vector(self.define_scalar(None, DataType.Int) for _ in range(values))

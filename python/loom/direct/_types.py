@@ -29,9 +29,10 @@ class DataType(enum.Enum, metaclass=_unsupported_enum_meta("DataType")):
     Half = "Float16"
     BFloat16 = "BFloat16"
     Int = "Int64"
-    # nvFuser's index type; Loom indexes with 64 bits, so it is another name for Int (an alias:
-    # DataType.Index is DataType.Int, and prints as DataType.Int).
-    Index = "Int64"
+    # nvFuser's index type; Loom indexes with 64 bits, so it is Loom's Int64 as Int is. A member
+    # of its own (not an alias of Int) only so that a scalar defined with it prints as
+    # DataType.Index, as nvFuser prints it.
+    Index = "Index"
     Int32 = "Int32"
     # The narrow and unsigned integers under nvFuser's C++ names (its Python enum has UInt64
     # only); Int8, Int16 and UInt8 are aliases under torch's names.
@@ -54,7 +55,9 @@ class DataType(enum.Enum, metaclass=_unsupported_enum_meta("DataType")):
 
     @property
     def loom(self):
-        return None if self.value is None else getattr(_C.DataType, self.value)
+        if self.value is None:
+            return None
+        return getattr(_C.DataType, "Int64" if self.value == "Index" else self.value)
 
     def __repr__(self):
         return f"DataType.{self.name}"
