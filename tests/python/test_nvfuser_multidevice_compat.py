@@ -450,3 +450,53 @@ def test_head_sharded_attention_returns_its_seed_and_offset():
         q.double(), k.double(), v.double(), is_causal=True)[:, rank * 2:(rank + 1) * 2]
     torch.testing.assert_close(got, want.float(), rtol=1e-5, atol=1e-5)
     assert (int(got_seed), int(got_offset)) == (11, 3)
+
+
+@pytest.fixture(scope="module")
+def process_group():
+    """torch.distributed over gloo on the MPI ranks (DTensors need a process group)."""
+    import os
+
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        c = Communicator.instance()
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29531")
+        dist.init_process_group("gloo", rank=c.rank(), world_size=c.size())
+    yield dist
+
+
+@pytest.mark.mpi
+def test_dtensor_execute_places_outputs_as_the_fusion_shards_them(process_group):
+    """nvFuser's dtensor_execute: the fusion runs on the DTensors' local shards (the definition
+    sharded its inputs as their placements say) and returns DTensors on the same mesh, Shard(d)
+    where the fusion shards output dim d, Replicate where it reduces across devices."""
+    from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+
+    import loom.direct as nvfd
+
+    dist = process_group
+    d, rank, _ = _world()
+    mesh = dist.device_mesh.init_device_mesh("cpu", [d])
+    loom_mesh = DeviceMesh(mesh.mesh.tolist())
+    torch.manual_seed(7)
+    x, w = torch.randn(3, 4 * d), torch.randn(5, 4 * d)
+    x_dt = distribute_tensor(x, mesh, [Shard(1)])
+    w_dt = distribute_tensor(w, mesh, [Shard(1)])
+    with FusionDefinition() as fd:
+        tx = fd.define_tensor([-1, -1], contiguity=True)
+        tw = fd.define_tensor([-1, -1], contiguity=True)
+        fd.add_output(fd.ops.add(tx, 1.0))       # sharded like x
+        fd.add_output(fd.ops.linear(tx, tw))     # row parallel: a sum across devices
+        for t in (tx, tw):
+            t.set_device_mesh(loom_mesh)
+            t.outer_split(1, d)
+            t.axis(1).parallelize(ParallelType.mesh_x)
+    plus_one, y = nvfd.dtensor_execute(fd, [x_dt, w_dt])
+    assert isinstance(plus_one, DTensor) and plus_one.placements == (Shard(1),)
+    assert plus_one.device_mesh == mesh
+    torch.testing.assert_close(plus_one.to_local(), x_dt.to_local() + 1)
+    assert y.placements == (Replicate(),)
+    torch.testing.assert_close(y.to_local(), x @ w.t(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(plus_one.full_tensor(), x + 1)

@@ -36,6 +36,7 @@ from .. import (
 from .._dumps import dump_output
 from . import _profiler, _validate, multidevice, nvfuser_direct_version, pytorch_utils, schedule
 from .multidevice import CommunicatorBackend
+from ._dtensor import dtensor_execute
 from ._cache import FusionExecutorCache, LRUCache, LruFusionCache, returned_outputs
 from ._profiler import FusionProfile, KernelProfile, PythonProfiler
 from ._definition import python_definition
@@ -952,6 +953,7 @@ __all__ = [
     "Vector",
     "multidevice",
     "CommunicatorBackend",
+    "dtensor_execute",
     "propagate_transforms",
     "parallelize_all_like",
     "inline_most",
