@@ -188,7 +188,8 @@ void bindIr(nb::module_& m) {
       "translate_fusion",
       [](const PyFusion& f, std::string_view function_name,
          const std::vector<std::string>& drawn_names,
-         const std::optional<std::vector<std::string>>& return_names) {
+         const std::optional<std::vector<std::string>>& return_names,
+         const std::vector<std::vector<std::string>>& derived_names) {
         std::unordered_set<const ir::Val*> drawn;
         for (const ir::Val* v : f.fusion->inputs()) {
           if (std::find(drawn_names.begin(), drawn_names.end(), v->toString()) !=
@@ -209,12 +210,26 @@ void bindIr(nb::module_& m) {
             returns->push_back(it->second);
           }
         }
+        std::unordered_map<const ir::Val*, const ir::Val*> derived;
+        for (const std::vector<std::string>& pair : derived_names) {
+          LOOM_CHECK(pair.size() == 2, "translate_fusion: derived takes (scalar, tensor) pairs");
+          const ir::Val* scalar = nullptr;
+          const ir::Val* tensor = nullptr;
+          for (const ir::Val* v : f.fusion->inputs()) {
+            if (v->toString() == pair[0]) scalar = v;
+            if (v->toString() == pair[1]) tensor = v;
+          }
+          LOOM_CHECK(scalar != nullptr && tensor != nullptr, "translate_fusion: ", pair[0],
+                     " or ", pair[1], " is not an input of the fusion");
+          derived[scalar] = tensor;
+        }
         return translateFusion(*f.fusion, function_name, f.cpuScalars, drawn, returns,
-                               f.indexScalars);
+                               f.indexScalars, derived);
       },
       nb::arg("fusion"), nb::arg("function_name"),
       nb::arg("drawn") = std::vector<std::string>{},
       nb::arg("returns") = nb::none(),
+      nb::arg("derived") = std::vector<std::vector<std::string>>{},
       "The fusion as a Python function in nvFuser's direct-binding form (translate.h); a "
       "UserError naming what that form cannot express.");
   m.def(

@@ -164,8 +164,15 @@ std::string translateFusion(const ir::Fusion& fusion, std::string_view function_
                             const std::unordered_set<const ir::Val*>& cpu_scalars,
                             const std::unordered_set<const ir::Val*>& drawn,
                             const std::optional<std::vector<const ir::Val*>>& returns,
-                            const std::unordered_set<const ir::Val*>& index_scalars) {
-  return Translator(fusion, cpu_scalars, drawn, returns, index_scalars).run(function_name);
+                            const std::unordered_set<const ir::Val*>& index_scalars,
+                            const std::unordered_map<const ir::Val*, const ir::Val*>& derived) {
+  return Translator(fusion, cpu_scalars, drawn, returns, index_scalars, derived)
+      .run(function_name);
+}
+
+std::string Translator::keyOperand(const ir::Val* v) {
+  auto it = derived_.find(v);
+  return it != derived_.end() ? tensor(it->second) : operand(v);
 }
 
 void Translator::translateOutputs() {
@@ -293,6 +300,7 @@ void Translator::noteExtents(const TensorView* tv) {
 
 void Translator::defineInput(const ir::Val* v) {
   if (drawn_.count(v) != 0) return;  // the random op that uses it draws it again
+  if (derived_.count(v) != 0) return;  // read from a tensor input, printed where it is used
   if (const auto* s = dyn<Scalar>(v)) {
     const std::string dtype =
         index_scalars_.count(s) != 0 ? std::string("DataType.Index") : pyDtype(s->dtype());
@@ -841,7 +849,8 @@ void Translator::translateOtherOp(const ir::Expr* e) {
         tensor(bwd->gradOutput()) + ", " + tensor(bwd->query()) + ", " + tensor(bwd->key()) + ", " +
         tensor(bwd->value()) + ", " + tensor(bwd->attnOut()) + ", " + tensor(bwd->logSumexp()) +
         ", dropout_p=" + operand(bwd->dropoutP()) + ", is_causal=" + operand(bwd->isCausal()) +
-        ", philox_seed=" + operand(bwd->seed()) + ", philox_offset=" + operand(bwd->offset()) +
+        ", philox_seed=" + keyOperand(bwd->seed()) +
+        ", philox_offset=" + keyOperand(bwd->offset()) +
         ", scale=" + operand(bwd->scale());
     std::string dq = define(bwd->output(0), 'T');
     std::string dk = define(bwd->output(1), 'T');

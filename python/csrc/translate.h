@@ -38,12 +38,16 @@ const T* dyn(const ir::Statement* s) {
 /// `returns`, when given: what execute() returns, one tensor per add_output without
 /// alias_input in call order (a tensor twice, an input), printed as those calls after the
 /// in-place outputs' add_output(.., alias_input=..); else the fusion's outputs.
-/// `index_scalars`: the scalar inputs defined with DataType.Index, printed so.
+/// `index_scalars`: the scalar inputs defined with DataType.Index, printed so. `derived`: scalar
+/// inputs read from tensor inputs when the fusion runs (sdpfa_bwd's seed and offset given as
+/// tensors): not printed; where they are used, the tensor is printed.
 std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name,
                             const std::unordered_set<const ir::Val*>& cpu_scalars = {},
                             const std::unordered_set<const ir::Val*>& drawn = {},
                             const std::optional<std::vector<const ir::Val*>>& returns = {},
-                            const std::unordered_set<const ir::Val*>& index_scalars = {});
+                            const std::unordered_set<const ir::Val*>& index_scalars = {},
+                            const std::unordered_map<const ir::Val*, const ir::Val*>& derived =
+                                {});
 
 /// The translation's state: the Python names given so far and the lines written.
 class Translator {
@@ -51,12 +55,14 @@ class Translator {
   Translator(const ir::Fusion& fusion, const std::unordered_set<const ir::Val*>& cpu_scalars,
              const std::unordered_set<const ir::Val*>& drawn,
              const std::optional<std::vector<const ir::Val*>>& returns,
-             const std::unordered_set<const ir::Val*>& index_scalars)
+             const std::unordered_set<const ir::Val*>& index_scalars,
+             const std::unordered_map<const ir::Val*, const ir::Val*>& derived)
       : fusion_(fusion),
         cpu_scalars_(cpu_scalars),
         drawn_(drawn),
         returns_(returns),
-        index_scalars_(index_scalars) {}
+        index_scalars_(index_scalars),
+        derived_(derived) {}
   std::string run(std::string_view function_name);
 
  private:
@@ -105,6 +111,9 @@ class Translator {
   const std::unordered_set<const ir::Val*>& drawn_;
   const std::optional<std::vector<const ir::Val*>>& returns_;
   const std::unordered_set<const ir::Val*>& index_scalars_;
+  const std::unordered_map<const ir::Val*, const ir::Val*>& derived_;
+  // operand(v), or the tensor a derived scalar input is read from.
+  std::string keyOperand(const ir::Val* v);
   void translateOutputs();
   // ", rng_seed=.., rng_offset=.." of a random op, or nothing when both are drawn.
   std::string rngKey(const ir::Val* seed, const ir::Val* offset, std::string_view seed_name,

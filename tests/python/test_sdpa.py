@@ -200,6 +200,55 @@ def test_constant_scalar_dropout_draws_its_seed_from_torch(device):
     assert abs((first == 0).float().mean().item() - p) < 0.05
 
 
+def test_backward_in_a_fusion_of_its_own_reads_the_forwards_seed_tensors(device):
+    """Training runs the forward and the backward as two fusions: the backward's philox_seed /
+    philox_offset are tensor inputs holding what the forward returned (its 0-D tensors, or
+    nvFuser's [2] (seed, offset) tensor), read when it runs; the gradients equal those of one
+    fusion doing both with the same mask. Its printed definition takes the same inputs."""
+    n, h, l, s, e, p = 1, 2, 16, 12, 8, 0.3
+    q, k, v, g = (torch.randn((n, h, x, e), device=device) for x in (l, s, s, l))
+    with FusionDefinition() as both:
+        tq, tk, tv, tg = (define(both, dtype=DataType.Float) for _ in range(4))
+        attn, lse, seed, offset = both.ops.sdpfa_fwd(tq, tk, tv, dropout_p=p, is_causal=False,
+                                                     rng_seed=11, rng_offset=4)
+        for t in (attn, lse, seed, offset, *both.ops.sdpfa_bwd(tg, tq, tk, tv, attn, lse, p,
+                                                               False, seed, offset, None)):
+            both.add_output(t)
+    attn_out, lse_out, seed_out, offset_out, *want = both.execute([q, k, v, g])
+    def backward(seed_shape, seed_dtype):
+        with FusionDefinition() as fd:
+            tg, tq, tk, tv, ta = (define(fd, dtype=DataType.Float) for _ in range(5))
+            tl = define(fd, rank=3, dtype=DataType.Float)
+            ts = fd.define_tensor(shape=seed_shape, dtype=seed_dtype)
+            to = fd.define_tensor(shape=[], dtype=seed_dtype)
+            for t in fd.ops.sdpfa_bwd(tg, tq, tk, tv, ta, tl, fd.define_scalar(p), False, ts,
+                                      to, None):
+                fd.add_output(t)
+        return fd
+
+    bwd = backward([], DataType.Int)
+    got = bwd.execute([g, q, k, v, attn_out, lse_out, seed_out, offset_out])
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    # nvFuser's form: a [2] UInt64 (seed, offset) tensor and a 0-D UInt64 offset.
+    rng_state = torch.tensor([11, 4], dtype=torch.uint64, device=device)
+    got = backward([2], DataType.UInt64).execute(
+        [g, q, k, v, attn_out, lse_out, rng_state, offset_out.to(torch.uint64)])
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    # Another seed: other gradients.
+    other = bwd.execute([g, q, k, v, attn_out, lse_out, seed_out + 1, offset_out])
+    assert not torch.equal(other[0], want[0])
+    text = repr(bwd)
+    assert "philox_seed=tv6, philox_offset=tv7" in text and "DataType.Int)" not in text, text
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, namespace)
+    with FusionDefinition() as again:
+        namespace["nvfuser_fusion"](again)
+    for a, b in zip(again.execute([g, q, k, v, attn_out, lse_out, seed_out, offset_out]), want):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 def test_row_that_sees_no_key_matches_torch(device):
     # Every score of query row 1 is -inf: torch's safe softmax gives that row 0 output and 0
     # gradient, not NaN; so does Loom (grad_key is NaN in both, through 0 * -inf, so skipped).
@@ -240,7 +289,10 @@ def test_sdpa_errors():
             fd.ops.sdpfa_fwd(q, k, v, bias=define(fd, rank=3))
         attn, lse, *_ = fd.ops.sdpfa_fwd(q, k, v)
         with pytest.raises(loom.UserError, match="philox_seed T.* is not the one sdpfa_fwd returned"):
-            seed = fd.define_tensor(shape=[], dtype=DataType.Int)
+            seed = fd.ops.add(fd.define_tensor(shape=[], dtype=DataType.Int), 1)
             fd.ops.sdpfa_bwd(q, q, k, v, attn, lse, 0.2, False, seed, seed, None)
+        with pytest.raises(loom.UserError, match="philox_offset must be one too"):
+            fd.ops.sdpfa_bwd(q, q, k, v, attn, lse, 0.2, False,
+                             fd.define_tensor(shape=[], dtype=DataType.Int), 5, None)
         with pytest.raises(loom.UserError, match="log_sumexp T.* is bf16; it is Float32"):
             fd.ops.sdpfa_bwd(q, q, k, v, attn, define(fd, rank=3), None, None, 0, 0, None)

@@ -216,6 +216,29 @@ def validate_with_auto_inferred_outputs(fusion, fusion_outputs, inputs):
     _validate.compare(fusion, fusion_outputs, refs, inputs, _validate.REFERENCE)
 
 
+def _seed_and_offset(seed_tensor, offset_tensor):
+    """The dropout mask's (seed, offset) as Int64 bit patterns from the tensors holding them:
+    nvFuser's [2] (seed, offset) tensor, or 0-D seed and offset tensors (sdpfa_fwd's)."""
+
+    def as_int64(x):
+        v = int(x)
+        return v - 2**64 if v >= 2**63 else v
+
+    def values(t):
+        t = to_torch_list([t])[0] if not hasattr(t, "reshape") else t
+        return [x for x in t.reshape(-1).tolist()]
+
+    seed = values(seed_tensor)
+    if len(seed) == 2:
+        return as_int64(seed[0]), as_int64(seed[1])
+    offset = values(offset_tensor)
+    if len(seed) != 1 or len(offset) != 1:
+        raise UserError(
+            f"sdpfa_bwd: the seed tensor has {len(seed)} elements and the offset tensor "
+            f"{len(offset)}: give a [2] (seed, offset) tensor, or 0-D seed and offset tensors")
+    return as_int64(seed[0]), as_int64(offset[0])
+
+
 class FusionDefinition:
     """A fusion being defined (``with FusionDefinition() as fd: ...``), then run by execute()
     (scheduled automatically) or manual_execute() (as scheduled by hand)."""
@@ -233,6 +256,10 @@ class FusionDefinition:
         # Names of the Int Scalar inputs holding the Philox seed and offset of random ops given
         # none (nvFuser draws them from torch's generator): execute() supplies their values.
         self._drawn_inputs = []
+        # (seed scalar, offset scalar, seed tensor, offset tensor) names: Int Scalar inputs that
+        # execute() fills from tensor inputs holding a dropout mask's seed and offset (sdpfa_bwd
+        # given them as fusion inputs).
+        self._derived_inputs = []
         # A `with` block ran (nvFuser tells a fusion never defined from an empty one).
         self._entered = fusion is not None
 
@@ -482,22 +509,32 @@ class FusionDefinition:
         rng_seed / rng_offset, as nvFuser fills them: the seed of torch's default generator and
         a Philox offset counting the draws since it was seeded, so the i-th run after
         torch.manual_seed(s) equals a run with rng_seed=s, rng_offset=i, each run draws new
-        numbers, and seeding again repeats them (_seedless_rng). Inputs that already hold them
-        (every fusion input given) pass unchanged."""
-        if not self._drawn_inputs:
+        numbers, and seeding again repeats them (_seedless_rng); and for the seed and offset
+        inputs of an sdpfa_bwd given them as tensor inputs, the values those tensors hold.
+        Inputs that already hold them (every fusion input given) pass unchanged."""
+        if not self._drawn_inputs and not self._derived_inputs:
             return inputs
         inputs = list(inputs)
         fusion_inputs = self.fusion.inputs()
         drawn = self._drawn_inputs  # (seed, offset) name pairs, one per op, in definition order
-        if len(inputs) != len(fusion_inputs) - len(drawn):
+        derived = {name for entry in self._derived_inputs for name in entry[:2]}
+        if len(inputs) != len(fusion_inputs) - len(drawn) - len(derived):
             return inputs  # every input given, or a count execute() reports
-        seed, first = _seedless_rng.take(len(drawn) // 2)
         value_of = {}
-        for k in range(0, len(drawn), 2):
-            value_of[drawn[k]] = seed
-            value_of[drawn[k + 1]] = first + k // 2
+        if drawn:
+            seed, first = _seedless_rng.take(len(drawn) // 2)
+            for k in range(0, len(drawn), 2):
+                value_of[drawn[k]] = seed
+                value_of[drawn[k + 1]] = first + k // 2
         given = iter(inputs)
-        return [value_of[v.name] if v.name in value_of else next(given) for v in fusion_inputs]
+        named = {}
+        for v in fusion_inputs:
+            if v.name not in value_of and v.name not in derived:
+                named[v.name] = next(given)
+        for seed_name, offset_name, seed_tensor, offset_tensor in self._derived_inputs:
+            value_of[seed_name], value_of[offset_name] = _seed_and_offset(
+                named[seed_tensor], named[offset_tensor])
+        return [value_of[v.name] if v.name in value_of else named[v.name] for v in fusion_inputs]
 
     def _validated(self, run, inputs, reference_outputs):
         """run(inputs), then its outputs compared (see validate). With in-place outputs the
@@ -685,7 +722,7 @@ class FusionDefinition:
     def __repr__(self):
         # Random ops defined without rng_seed / rng_offset print without them, as defined.
         return python_definition(self.fusion, self._function_name(), self._drawn_inputs,
-                                 self._returned_names())[0]
+                                 self._returned_names(), self._derived_names())[0]
 
     __str__ = __repr__
 
@@ -705,7 +742,16 @@ class FusionDefinition:
     def _explicit_definition(self):
         """The definition with the drawn seeds and offsets as inputs (repro scripts)."""
         return python_definition(self.fusion, self._function_name(),
-                                 returns=self._returned_names())[0]
+                                 returns=self._returned_names(),
+                                 derived=self._derived_names())[0]
+
+    def _derived_names(self):
+        """(scalar, tensor) name pairs: the seed and offset inputs read from tensor inputs, each
+        printed as the tensor it is read from."""
+        pairs = []
+        for seed, offset, seed_tensor, offset_tensor in self._derived_inputs:
+            pairs += [(seed, seed_tensor), (offset, offset_tensor)]
+        return pairs
 
     def _returned_names(self):
         """The names execute() returns in add_output order (None: the fusion's outputs)."""

@@ -59,15 +59,18 @@ def _text_form_definition(fusion, function_name, why):
     )
 
 
-def python_definition(fusion, function_name, drawn=(), returns=None):
+def python_definition(fusion, function_name, drawn=(), returns=None, derived=()):
     """(text, how): the definition, and None when it is in nvFuser's form, else the reason it
     rebuilds the fusion from the text form. `drawn`: names of the seed and offset inputs of
     random ops defined without them, left out as the definition left them out (the printed
     random ops draw them again at execute). `returns`: the names execute() returns, one per
-    add_output without alias_input in call order (None: the fusion's outputs)."""
+    add_output without alias_input in call order (None: the fusion's outputs). `derived`:
+    (scalar, tensor) names of inputs read from tensor inputs (sdpfa_bwd's seed and offset),
+    printed as the tensors."""
     try:
         text = _C.translate_fusion(fusion, function_name, list(drawn),
-                                   None if returns is None else list(returns))
+                                   None if returns is None else list(returns),
+                                   [list(p) for p in derived])
     except Error as e:
         why = _reason(e)
     else:

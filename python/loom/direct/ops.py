@@ -574,14 +574,33 @@ class Ops:
     def sdpfa_bwd(self, grad_output, query, key, value, output, log_sumexp, dropout_p,
                   is_causal, philox_seed, philox_offset, scale):
         """The gradients (grad_query, grad_key, grad_value) of sdpfa_fwd from its output and
-        log_sumexp. philox_seed / philox_offset: what sdpfa_fwd returned in this fusion, or the
-        seed and offset given to it (ints or Int Scalars); with dropout_p None or 0 they are not
-        read."""
+        log_sumexp. philox_seed / philox_offset: what sdpfa_fwd returned in this fusion, the
+        seed and offset given to it (ints or Int Scalars), or tensor inputs of this fusion
+        holding them (a backward fusion of its own, as training runs it: sdpfa_fwd's 0-D
+        outputs, or nvFuser's [2] seed-and-offset tensor and its 0-D offset); with dropout_p
+        None or 0 they are not read."""
+        if (self._dropout_may_be_on(dropout_p) and _is_tensor(philox_seed)
+                and philox_seed.is_fusion_input()):
+            philox_seed, philox_offset = self._key_from_inputs(philox_seed, philox_offset)
         return _C.ops.sdpfa_bwd(
             self._f, grad_output, query, key, value, output, log_sumexp, dropout_p, is_causal,
             _key_bits("sdpfa_bwd", "philox_seed", philox_seed),
             _key_bits("sdpfa_bwd", "philox_offset", philox_offset), scale,
         )
+
+    def _key_from_inputs(self, seed_tv, offset_tv):
+        """Int Scalar inputs that execute() fills from the tensor inputs holding a dropout mask's
+        seed and offset (FusionDefinition._complete_inputs): seed_tv [2] holds both (nvFuser's
+        form), else seed_tv and offset_tv are 0-D."""
+        fd = self._fd
+        if fd is None or not _is_tensor(offset_tv) or not offset_tv.is_fusion_input():
+            raise _C.UserError(
+                "sdpfa_bwd: philox_seed is a tensor input of the fusion, so philox_offset must be "
+                "one too (the 0-D offset sdpfa_fwd returned, or nvFuser's 0-D offset)")
+        seed = fd.define_scalar(None, DataType.Int)
+        offset = fd.define_scalar(None, DataType.Int)
+        fd._derived_inputs.append((seed.name, offset.name, seed_tv.name, offset_tv.name))
+        return seed, offset
 
     # ---- composites (Loom extensions, with torch's arguments) -------------------------------
     def softmax(self, arg, dim):
