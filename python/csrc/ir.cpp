@@ -9,9 +9,7 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
-#include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "bindings.h"
 #include "ir_helpers.h"
@@ -189,47 +187,32 @@ void bindIr(nb::module_& m) {
       [](const PyFusion& f, std::string_view function_name,
          const std::vector<std::string>& drawn_names,
          const std::optional<std::vector<std::string>>& return_names,
-         const std::vector<std::vector<std::string>>& derived_names) {
-        std::unordered_set<const ir::Val*> drawn;
-        for (const ir::Val* v : f.fusion->inputs()) {
-          if (std::find(drawn_names.begin(), drawn_names.end(), v->toString()) !=
-              drawn_names.end()) {
-            drawn.insert(v);
-          }
-        }
-        std::optional<std::vector<const ir::Val*>> returns;
+         const std::vector<std::pair<std::string, std::string>>& derived_names) {
+        // The definition's facts arrive as the names of the fusion's inputs and outputs.
+        std::unordered_map<std::string, const ir::Val*> by_name;
+        for (const ir::Val* v : f.fusion->inputs()) by_name.emplace(v->toString(), v);
+        for (const ir::Val* v : f.fusion->outputs()) by_name.emplace(v->toString(), v);
+        auto val = [&](const std::string& name) {
+          auto it = by_name.find(name);
+          LOOM_CHECK(it != by_name.end(), "translate_fusion: ", name,
+                     " is neither an input nor an output of the fusion");
+          return it->second;
+        };
+        DefinitionFacts facts;
+        facts.cpuScalars = f.cpuScalars;
+        facts.indexScalars = f.indexScalars;
+        for (const std::string& name : drawn_names) facts.drawn.insert(val(name));
+        for (const auto& [scalar, tensor] : derived_names) facts.derived[val(scalar)] = val(tensor);
         if (return_names.has_value()) {
-          std::unordered_map<std::string, const ir::Val*> by_name;
-          for (const ir::Val* v : f.fusion->inputs()) by_name[v->toString()] = v;
-          for (const ir::Val* v : f.fusion->outputs()) by_name[v->toString()] = v;
-          returns.emplace();
-          for (const std::string& n : *return_names) {
-            auto it = by_name.find(n);
-            LOOM_CHECK(it != by_name.end(), "translate_fusion: ", n,
-                       " is neither an input nor an output of the fusion");
-            returns->push_back(it->second);
-          }
+          facts.returns.emplace();
+          for (const std::string& name : *return_names) facts.returns->push_back(val(name));
         }
-        std::unordered_map<const ir::Val*, const ir::Val*> derived;
-        for (const std::vector<std::string>& pair : derived_names) {
-          LOOM_CHECK(pair.size() == 2, "translate_fusion: derived takes (scalar, tensor) pairs");
-          const ir::Val* scalar = nullptr;
-          const ir::Val* tensor = nullptr;
-          for (const ir::Val* v : f.fusion->inputs()) {
-            if (v->toString() == pair[0]) scalar = v;
-            if (v->toString() == pair[1]) tensor = v;
-          }
-          LOOM_CHECK(scalar != nullptr && tensor != nullptr, "translate_fusion: ", pair[0],
-                     " or ", pair[1], " is not an input of the fusion");
-          derived[scalar] = tensor;
-        }
-        return translateFusion(*f.fusion, function_name, f.cpuScalars, drawn, returns,
-                               f.indexScalars, derived);
+        return translateFusion(*f.fusion, function_name, facts);
       },
       nb::arg("fusion"), nb::arg("function_name"),
       nb::arg("drawn") = std::vector<std::string>{},
       nb::arg("returns") = nb::none(),
-      nb::arg("derived") = std::vector<std::vector<std::string>>{},
+      nb::arg("derived") = std::vector<std::pair<std::string, std::string>>{},
       "The fusion as a Python function in nvFuser's direct-binding form (translate.h); a "
       "UserError naming what that form cannot express.");
   m.def(

@@ -161,34 +161,29 @@ bool isOneOf(const ir::Expr* e) {
 }  // namespace
 
 std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name,
-                            const std::unordered_set<const ir::Val*>& cpu_scalars,
-                            const std::unordered_set<const ir::Val*>& drawn,
-                            const std::optional<std::vector<const ir::Val*>>& returns,
-                            const std::unordered_set<const ir::Val*>& index_scalars,
-                            const std::unordered_map<const ir::Val*, const ir::Val*>& derived) {
-  return Translator(fusion, cpu_scalars, drawn, returns, index_scalars, derived)
-      .run(function_name);
+                            const DefinitionFacts& facts) {
+  return Translator(fusion, facts).run(function_name);
 }
 
 std::string Translator::keyOperand(const ir::Val* v) {
-  auto it = derived_.find(v);
-  return it != derived_.end() ? tensor(it->second) : operand(v);
+  auto it = facts_.derived.find(v);
+  return it != facts_.derived.end() ? tensor(it->second) : operand(v);
 }
 
 void Translator::translateOutputs() {
   for (const ir::Val* v : fusion_.outputs()) {
     const ir::Val* into = fusion_.aliasedInput(v);
-    if (returns_.has_value() && into == nullptr) continue;  // printed as a return below
+    if (facts_.returns.has_value() && into == nullptr) continue;  // printed as a return below
     emit("fd.add_output(" + tensor(v) + (into == nullptr ? "" : ", alias_input=" + tensor(into)) +
          ")");
   }
-  if (!returns_.has_value()) return;
-  for (const ir::Val* v : *returns_) emit("fd.add_output(" + tensor(v) + ")");
+  if (!facts_.returns.has_value()) return;
+  for (const ir::Val* v : *facts_.returns) emit("fd.add_output(" + tensor(v) + ")");
 }
 
 std::string Translator::rngKey(const ir::Val* seed, const ir::Val* offset,
                                std::string_view seed_name, std::string_view offset_name) {
-  if (drawn_.count(seed) != 0 && drawn_.count(offset) != 0) return "";
+  if (facts_.drawn.count(seed) != 0 && facts_.drawn.count(offset) != 0) return "";
   return ", " + std::string(seed_name) + "=" + operand(seed) + ", " + std::string(offset_name) +
          "=" + operand(offset);
 }
@@ -299,11 +294,11 @@ void Translator::noteExtents(const TensorView* tv) {
 }
 
 void Translator::defineInput(const ir::Val* v) {
-  if (drawn_.count(v) != 0) return;  // the random op that uses it draws it again
-  if (derived_.count(v) != 0) return;  // read from a tensor input, printed where it is used
+  if (facts_.drawn.count(v) != 0) return;  // the random op that uses it draws it again
+  if (facts_.derived.count(v) != 0) return;  // read from a tensor input, printed where it is used
   if (const auto* s = dyn<Scalar>(v)) {
     const std::string dtype =
-        index_scalars_.count(s) != 0 ? std::string("DataType.Index") : pyDtype(s->dtype());
+        facts_.indexScalars.count(s) != 0 ? std::string("DataType.Index") : pyDtype(s->dtype());
     emit(define(s, 'S') + " = fd.define_scalar(None, dtype=" + dtype + ")");
     return;
   }
@@ -347,7 +342,7 @@ void Translator::defineInput(const ir::Val* v) {
   }
   std::string line = define(tv, 'T') + " = fd.define_tensor(shape=" + pyList(shape) +
                      ", contiguity=" + pyList(contig) + ", dtype=" + pyDtype(tv->dtype()) +
-                     ", is_cpu=" + (cpu_scalars_.count(tv) != 0 ? "True" : "False");
+                     ", is_cpu=" + (facts_.cpuScalars.count(tv) != 0 ? "True" : "False");
   if (tv->domain()->hasAllocation()) line += ", stride_order=" + pyList(stride_order);
   emit(line + ")");
   noteExtents(tv);

@@ -28,41 +28,37 @@ const T* dyn(const ir::Statement* s) {
   return s != nullptr && s->isA<T>() ? static_cast<const T*>(s) : nullptr;
 }
 
+/// What a FusionDefinition knows of its fusion that the IR does not say, and print(fd) says.
+struct DefinitionFacts {
+  /// The 0-dim inputs defined with is_cpu=True.
+  std::unordered_set<const ir::Val*> cpuScalars;
+  /// The scalar inputs defined with DataType.Index (Loom's Int64), printed so.
+  std::unordered_set<const ir::Val*> indexScalars;
+  /// The Scalar inputs holding the seed and offset of random ops defined without them
+  /// (execute() draws them from torch's generator): not printed, nor the rng_seed / rng_offset
+  /// they fill, so the printed definition draws them the same way.
+  std::unordered_set<const ir::Val*> drawn;
+  /// Scalar inputs read from tensor inputs when the fusion runs (sdpfa_bwd's seed and offset
+  /// given as tensors), each to its tensor: not printed; where they are used, the tensor is.
+  std::unordered_map<const ir::Val*, const ir::Val*> derived;
+  /// When given, what execute() returns, one tensor per add_output without alias_input in call
+  /// order (a tensor twice, an input), printed as those calls after the in-place outputs'
+  /// add_output(.., alias_input=..); else the fusion's outputs.
+  std::optional<std::vector<const ir::Val*>> returns;
+};
+
 /// The fusion as the Python function `function_name(fd)` in nvFuser's form. A UserError saying
 /// what when the fusion has something that form cannot express (a partial Welford, a reduction
 /// with another init, an rFactor, index math given as an argument, inline positions other than
-/// inline_most's, ...). `cpu_scalars`: the 0-dim inputs defined with is_cpu=True. `drawn`: the
-/// Scalar inputs holding the seed and offset of random ops defined without them (execute()
-/// draws them from torch's generator): not printed, nor the rng_seed / rng_offset they fill, so
-/// the printed definition draws them the same way.
-/// `returns`, when given: what execute() returns, one tensor per add_output without
-/// alias_input in call order (a tensor twice, an input), printed as those calls after the
-/// in-place outputs' add_output(.., alias_input=..); else the fusion's outputs.
-/// `index_scalars`: the scalar inputs defined with DataType.Index, printed so. `derived`: scalar
-/// inputs read from tensor inputs when the fusion runs (sdpfa_bwd's seed and offset given as
-/// tensors): not printed; where they are used, the tensor is printed.
+/// inline_most's, ...).
 std::string translateFusion(const ir::Fusion& fusion, std::string_view function_name,
-                            const std::unordered_set<const ir::Val*>& cpu_scalars = {},
-                            const std::unordered_set<const ir::Val*>& drawn = {},
-                            const std::optional<std::vector<const ir::Val*>>& returns = {},
-                            const std::unordered_set<const ir::Val*>& index_scalars = {},
-                            const std::unordered_map<const ir::Val*, const ir::Val*>& derived =
-                                {});
+                            const DefinitionFacts& facts = {});
 
 /// The translation's state: the Python names given so far and the lines written.
 class Translator {
  public:
-  Translator(const ir::Fusion& fusion, const std::unordered_set<const ir::Val*>& cpu_scalars,
-             const std::unordered_set<const ir::Val*>& drawn,
-             const std::optional<std::vector<const ir::Val*>>& returns,
-             const std::unordered_set<const ir::Val*>& index_scalars,
-             const std::unordered_map<const ir::Val*, const ir::Val*>& derived)
-      : fusion_(fusion),
-        cpu_scalars_(cpu_scalars),
-        drawn_(drawn),
-        returns_(returns),
-        index_scalars_(index_scalars),
-        derived_(derived) {}
+  Translator(const ir::Fusion& fusion, const DefinitionFacts& facts)
+      : fusion_(fusion), facts_(facts) {}
   std::string run(std::string_view function_name);
 
  private:
@@ -107,11 +103,7 @@ class Translator {
                     const std::vector<ir::IterDomain*>& loop, const ir::IterDomain* id) const;
 
   const ir::Fusion& fusion_;
-  const std::unordered_set<const ir::Val*>& cpu_scalars_;
-  const std::unordered_set<const ir::Val*>& drawn_;
-  const std::optional<std::vector<const ir::Val*>>& returns_;
-  const std::unordered_set<const ir::Val*>& index_scalars_;
-  const std::unordered_map<const ir::Val*, const ir::Val*>& derived_;
+  const DefinitionFacts& facts_;
   // operand(v), or the tensor a derived scalar input is read from.
   std::string keyOperand(const ir::Val* v);
   void translateOutputs();

@@ -249,10 +249,6 @@ class FusionDefinition:
         self.sched = Sched(self)
         self._debug_output = None
         self._repro_inputs = None
-        # What execute() returns (FusionExecutorCache.returns): one entry per add_output without
-        # alias_input, in call order, as nvFuser returns them; None until add_output is called
-        # (a fusion given whole returns its outputs but the in-place ones).
-        self._returns = None
         # Names of the Int Scalar inputs holding the Philox seed and offset of random ops given
         # none (nvFuser draws them from torch's generator): execute() supplies their values.
         self._drawn_inputs = []
@@ -477,28 +473,35 @@ class FusionDefinition:
                     "in-place output takes the input's layout)")
             output = self.ops.stride_order(output, list(stride_order))
         fusion = self.fusion
-        if self._returns is None:
+        returns = self._returns
+        if returns is None:
             aliased = {o.name for o, _ in fusion.aliases()}
-            self._returns = [("output", o.name) for o in fusion.outputs()
-                             if o.name not in aliased]
-        outputs = {o.name for o in fusion.outputs()}
+            returns = [("output", o.name) for o in fusion.outputs() if o.name not in aliased]
         if alias_input is None:
             if isinstance(output, _C.TensorView) and output.is_fusion_input():
-                self._returns.append(("input", output.name))
+                returns.append(("input", output.name))
             else:
-                if getattr(output, "name", None) not in outputs:
+                if getattr(output, "name", None) not in {o.name for o in fusion.outputs()}:
                     fusion.add_output(output)
-                self._returns.append(("output", output.name))
-            # The fusion carries them too: a cache of the bare fusion (LRUCache.cache_compile(
-            # fd.fusion)) returns what this definition's execute() does.
-            fusion.returns = list(self._returns)
-            return
-        if not isinstance(output, _C.TensorView) or not isinstance(alias_input, _C.TensorView):
-            raise _C.UserTypeError(
-                "add_output: alias_input: the output and the aliased input must be tensors, "
-                f"got {output!r} and {alias_input!r}")
-        fusion.alias_output_to_input(output, alias_input)
-        fusion.returns = list(self._returns)
+                returns.append(("output", output.name))
+        else:
+            if not isinstance(output, _C.TensorView) or not isinstance(alias_input,
+                                                                       _C.TensorView):
+                raise _C.UserTypeError(
+                    "add_output: alias_input: the output and the aliased input must be tensors, "
+                    f"got {output!r} and {alias_input!r}")
+            fusion.alias_output_to_input(output, alias_input)
+        # The fusion holds them, so a cache of the bare fusion (LRUCache.cache_compile(
+        # fd.fusion)) returns what this definition's execute() does.
+        fusion.returns = returns
+
+    @property
+    def _returns(self):
+        """What execute() returns (FusionExecutorCache.returns): ("output" | "input", name) per
+        add_output without alias_input, in call order, as nvFuser returns them; None until
+        add_output is called (a fusion given whole returns its outputs but the in-place ones).
+        Kept by the fusion (Fusion.returns)."""
+        return self.fusion.returns
 
     def _returned(self, outputs, inputs):
         """The outputs manual_execute() returns, as execute()'s cache returns them."""
@@ -567,8 +570,7 @@ class FusionDefinition:
     def _executor_cache(self):
         fec = self.__dict__.get("fec")
         if fec is None:
-            fec = self.fec = FusionExecutorCache(self._fusion)
-            fec.returns = self._returns
+            fec = self.fec = FusionExecutorCache(self._fusion)  # takes the fusion's returns
         return fec
 
     def execute(

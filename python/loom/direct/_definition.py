@@ -70,7 +70,7 @@ def python_definition(fusion, function_name, drawn=(), returns=None, derived=())
     try:
         text = _C.translate_fusion(fusion, function_name, list(drawn),
                                    None if returns is None else list(returns),
-                                   [list(p) for p in derived])
+                                   [tuple(p) for p in derived])
     except Error as e:
         why = _reason(e)
     else:

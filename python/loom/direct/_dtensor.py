@@ -3,18 +3,14 @@
 returned as DTensors placed by how the fusion shards them."""
 
 from .. import NotSupportedError, UserError
+from ._cache import returned_outputs
 from ._types import ParallelType
 
 
 def _returned_tensor_views(fd):
-    """The TensorViews execute() returns, in its order: one per add_output without alias_input
-    (an input returned as itself too), else the outputs but the in-place ones."""
+    """The TensorViews execute() returns, in its order (_cache.returned_outputs' choice)."""
     fusion = fd.fusion
-    if fd._returns is None:
-        aliased = {o.name for o, _ in fusion.aliases()}
-        return [o for o in fusion.outputs() if o.name not in aliased]
-    by_name = {v.name: v for v in list(fusion.inputs()) + list(fusion.outputs())}
-    return [by_name[name] for _, name in fd._returns]
+    return returned_outputs(fusion, fd._returns, list(fusion.outputs()), list(fusion.inputs()))
 
 
 def dtensor_execute(fd, in_dtensors, device=None):
