@@ -29,9 +29,12 @@ std::optional<std::string> fusedAttentionUnsupported(DataType dtype, int64_t hea
 
 namespace {
 
-// runtime/attention_mma.cuh's tile (kAttentionMmaRows, kAttentionMmaKeys, kAttentionMmaThreads)
-// and runtime/attention_bwd_mma.cuh's (kAttentionBwdMmaBlock, attentionBwdMmaTile()).
-constexpr int64_t kMmaRows = 64;
+// runtime/attention_mma.cuh's tile (attentionFwdMmaRows(), kAttentionMmaKeys,
+// kAttentionMmaThreads) and runtime/attention_bwd_mma.cuh's (kAttentionBwdMmaBlock,
+// attentionBwdMmaTile()).
+constexpr int64_t mmaFwdRows(int64_t head_dim, bool dropout) {
+  return head_dim <= 64 && !dropout ? 128 : 64;
+}
 constexpr int64_t kMmaKeys = 64;
 constexpr int64_t kMmaThreads = 128;
 constexpr int64_t kMmaBwdBlock = 64;
@@ -66,9 +69,11 @@ bool fusedAttentionUsesMma(FusedAttentionPass /*pass*/, DataType dtype) {
   return dtype == DataType::BFloat16 || dtype == DataType::Float16;
 }
 
-FusedAttentionTile fusedAttentionTile(FusedAttentionPass pass, DataType dtype) {
+FusedAttentionTile fusedAttentionTile(FusedAttentionPass pass, DataType dtype, int64_t head_dim,
+                                      bool dropout) {
   if (fusedAttentionUsesMma(pass, dtype)) {
-    return {pass == FusedAttentionPass::Forward ? kMmaRows : kMmaBwdBlock, kMmaThreads};
+    return {pass == FusedAttentionPass::Forward ? mmaFwdRows(head_dim, dropout) : kMmaBwdBlock,
+            kMmaThreads};
   }
   return {pass == FusedAttentionPass::BackwardDkDv ? kAttentionBlockN : kAttentionBlockM,
           kAttentionThreads};
@@ -82,13 +87,20 @@ size_t fusedAttentionSharedBytes(FusedAttentionPass pass, DataType dtype, int64_
   return size_t(floats) * sizeof(float);
 }
 
-GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, int64_t head_dim) {
+bool fusedAttentionDropoutVariant(FusedAttentionPass pass, DataType dtype, bool dropout) {
+  return dropout && pass == FusedAttentionPass::Forward && fusedAttentionUsesMma(pass, dtype);
+}
+
+GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, int64_t head_dim,
+                                     bool dropout) {
   auto why = fusedAttentionUnsupported(dtype, head_dim, head_dim);
   LOOM_ASSERT(!why, "fusedAttentionKernel called for what it does not take: ", *why);
   // The dk/dv kernel gives each thread group a key, the others a query row: both 32 a CTA.
   static_assert(kAttentionBlockM == kAttentionBlockN, "one thread count for every pass");
   const bool mma = fusedAttentionUsesMma(pass, dtype);
-  const char* kind = pass == FusedAttentionPass::Forward      ? (mma ? "fwd_mma" : "fwd")
+  const bool drop = fusedAttentionDropoutVariant(pass, dtype, dropout);
+  const char* kind = pass == FusedAttentionPass::Forward
+                         ? (mma ? (drop ? "fwd_mma_dropout" : "fwd_mma") : "fwd")
                      : pass == FusedAttentionPass::BackwardDq ? (mma ? "bwd_dq_mma" : "bwd_dq")
                                                               : (mma ? "bwd_dkdv_mma" : "bwd_dkdv");
   const char* block = pass == FusedAttentionPass::Forward      ? "attentionFwdBlock"
@@ -102,14 +114,18 @@ GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, in
   GeneratedKernel g;
   g.name = fmt::format("loom_attention_{}_{}_d{}", kind, dataTypeName(dtype), head_dim);
   if (mma) {
-    // The forward's block takes its shared memory as 16-bit values, the backward's as bytes.
+    // The forward's block takes its shared memory as 16-bit values and whether it draws dropout,
+    // the backward's its shared memory as bytes.
     g.kernelText = fmt::format(
         "extern \"C\" __global__ void __launch_bounds__({threads}) {name}(loom::{params} p) {{\n"
         "  extern __shared__ __align__(16) char loom_smem[];\n"
-        "  loom::{block}<{type}, {dim}>(p, reinterpret_cast<{smem}*>(loom_smem));\n"
+        "  loom::{block}<{type}, {dim}{drop}>(p, reinterpret_cast<{smem}*>(loom_smem));\n"
         "}}\n",
         fmt::arg("threads", kMmaThreads), fmt::arg("name", g.name), fmt::arg("params", params),
         fmt::arg("block", mma_block), fmt::arg("type", cTypeName(dtype)), fmt::arg("dim", head_dim),
+        fmt::arg("drop", pass != FusedAttentionPass::Forward ? ""
+                         : drop                              ? ", true"
+                                                             : ", false"),
         fmt::arg("smem", pass == FusedAttentionPass::Forward ? "unsigned short" : "unsigned char"));
   } else {
     g.kernelText = fmt::format(

@@ -39,8 +39,8 @@ void setScalars(P& p, const FusedAttentionArgs& args) {
 
 // One CTA per (block of the tile's rows or keys, h, n).
 LaunchParams launchOf(codegen::FusedAttentionPass pass, DataType dtype, int64_t n, int64_t h,
-                      int64_t rows, int64_t e) {
-  const codegen::FusedAttentionTile tile = codegen::fusedAttentionTile(pass, dtype);
+                      int64_t rows, int64_t e, bool dropout) {
+  const codegen::FusedAttentionTile tile = codegen::fusedAttentionTile(pass, dtype, e, dropout);
   const int64_t blocks = (rows + tile.rows - 1) / tile.rows;
   LOOM_CHECK(blocks <= 0x7fffffff && h <= 65535 && n <= 65535, "fused attention: [N, H] = [", n,
              ", ", h, "] with ", rows,
@@ -87,12 +87,16 @@ std::optional<std::string> FusedAttention::unsupported(const Tensor& q, const Te
   return codegen::fusedAttentionUnsupported(q.dtype(), q.size(3), v.size(3));
 }
 
-const LoadedKernel& FusedAttention::kernel(int pass, DataType dtype, int64_t head_dim) const {
+const LoadedKernel& FusedAttention::kernel(int pass, DataType dtype, int64_t head_dim,
+                                           bool dropout) const {
+  const auto kind = codegen::FusedAttentionPass(pass);
+  // One kernel serves both where it reads the dropout flag at run time.
+  dropout = codegen::fusedAttentionDropoutVariant(kind, dtype, dropout);
   std::lock_guard lock(mutex_);
-  auto& slot = kernels_[{pass, dtype, head_dim}];
+  auto& slot = kernels_[{pass, dtype, head_dim, dropout}];
   if (slot == nullptr) {
     const codegen::GeneratedKernel g =
-        codegen::fusedAttentionKernel(codegen::FusedAttentionPass(pass), dtype, head_dim);
+        codegen::fusedAttentionKernel(kind, dtype, head_dim, dropout);
     PhaseTimer timer(false, g.name);
     slot = device_->load(g, timer);
   }
@@ -126,9 +130,9 @@ FusedAttentionResult FusedAttention::forward(const Tensor& q, const Tensor& k, c
   p.keys = s;
   setScalars(p, args);
   constexpr auto kPass = codegen::FusedAttentionPass::Forward;
-  const LaunchParams lp = launchOf(kPass, q.dtype(), n, h, l, e);
+  const LaunchParams lp = launchOf(kPass, q.dtype(), n, h, l, e, p.dropout != 0);
   void* launch_args[] = {&p};
-  kernel(int(kPass), q.dtype(), e).launch(lp, launch_args, stream);
+  kernel(int(kPass), q.dtype(), e, p.dropout != 0).launch(lp, launch_args, stream);
   return r;
 }
 
@@ -182,13 +186,13 @@ FusedAttentionGrads FusedAttention::backward(const Tensor& grad_output, const Te
   // Each kernel writes every element of its outputs, also where no row or key is seen (zeros).
   if (n * h * l > 0) {
     constexpr auto kDq = codegen::FusedAttentionPass::BackwardDq;
-    kernel(int(kDq), q.dtype(), e)
-        .launch(launchOf(kDq, q.dtype(), n, h, l, e), launch_args, stream);
+    kernel(int(kDq), q.dtype(), e, p.dropout != 0)
+        .launch(launchOf(kDq, q.dtype(), n, h, l, e, p.dropout != 0), launch_args, stream);
   }
   if (n * h * s > 0) {
     constexpr auto kDkDv = codegen::FusedAttentionPass::BackwardDkDv;
-    kernel(int(kDkDv), q.dtype(), e)
-        .launch(launchOf(kDkDv, q.dtype(), n, h, s, e), launch_args, stream);
+    kernel(int(kDkDv), q.dtype(), e, p.dropout != 0)
+        .launch(launchOf(kDkDv, q.dtype(), n, h, s, e, p.dropout != 0), launch_args, stream);
   }
   return r;
 }

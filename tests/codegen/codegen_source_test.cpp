@@ -158,9 +158,26 @@ TEST(FusedAttentionKernelSource, CarriesAttentionAndItsDependencies) {
   }
   EXPECT_EQ(g.source.find("// ---- runtime/attention.cuh ----"), std::string::npos);
   EXPECT_EQ(g.source.find("runtime/block.cuh"), std::string::npos);
-  EXPECT_NE(g.kernelText.find("attentionFwdMmaBlock<__nv_bfloat16, 128>"), std::string::npos)
+  EXPECT_NE(g.kernelText.find("attentionFwdMmaBlock<__nv_bfloat16, 128, false>"), std::string::npos)
       << g.kernelText;
-  EXPECT_EQ(fusedAttentionTile(FusedAttentionPass::Forward, DataType::BFloat16).threads, 128);
+  // With dropout, a kernel of its own; the f32 forward and the backward read the flag at run time.
+  const GeneratedKernel drop = fusedAttentionFwdKernel(DataType::Float16, 64, /*dropout=*/true);
+  EXPECT_EQ(drop.name, "loom_attention_fwd_mma_dropout_f16_d64");
+  EXPECT_NE(drop.kernelText.find("attentionFwdMmaBlock<__half, 64, true>"), std::string::npos)
+      << drop.kernelText;
+  EXPECT_TRUE(fusedAttentionDropoutVariant(FusedAttentionPass::Forward, DataType::BFloat16, true));
+  EXPECT_FALSE(
+      fusedAttentionDropoutVariant(FusedAttentionPass::Forward, DataType::BFloat16, false));
+  EXPECT_FALSE(fusedAttentionDropoutVariant(FusedAttentionPass::Forward, DataType::Float32, true));
+  EXPECT_FALSE(
+      fusedAttentionDropoutVariant(FusedAttentionPass::BackwardDq, DataType::Float16, true));
+  EXPECT_EQ(fusedAttentionFwdKernel(DataType::Float32, 64, true).name,
+            "loom_attention_fwd_f32_d64");
+  EXPECT_EQ(fusedAttentionTile(FusedAttentionPass::Forward, DataType::BFloat16, 128).threads, 128);
+  // Two 16-row subtiles a warp at head dim 64 without dropout, else one (attentionFwdMmaRows()).
+  EXPECT_EQ(fusedAttentionTile(FusedAttentionPass::Forward, DataType::BFloat16, 64).rows, 128);
+  EXPECT_EQ(fusedAttentionTile(FusedAttentionPass::Forward, DataType::BFloat16, 64, true).rows, 64);
+  EXPECT_EQ(fusedAttentionTile(FusedAttentionPass::Forward, DataType::Float16, 128).rows, 64);
   EXPECT_EQ(fusedAttentionSharedBytes(FusedAttentionPass::Forward, DataType::BFloat16, 128),
             size_t(4 * 64 * (128 + 8) * 2));
   const GeneratedKernel f32 = fusedAttentionFwdKernel(DataType::Float32, 128);
@@ -213,8 +230,8 @@ TEST(FusedAttentionKernelSource, Bf16AndF16BackwardAreTheTensorCoreBlocks) {
           EXPECT_NE(g.source.find(marker), std::string::npos) << f;
         }
         EXPECT_NE(g.source.find("mma.sync.aligned.m16n8k16"), std::string::npos);
-        EXPECT_EQ(fusedAttentionTile(pass, dtype).rows, 64);
-        EXPECT_EQ(fusedAttentionTile(pass, dtype).threads, 128);
+        EXPECT_EQ(fusedAttentionTile(pass, dtype, e).rows, 64);
+        EXPECT_EQ(fusedAttentionTile(pass, dtype, e).threads, 128);
         const size_t row_bytes = size_t(e + 8) * 2;
         EXPECT_EQ(fusedAttentionSharedBytes(pass, dtype, e),
                   dq ? 4 * tile * row_bytes : (2 * 64 + 4 * tile) * row_bytes + 16 * tile);

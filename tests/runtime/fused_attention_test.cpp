@@ -231,6 +231,28 @@ TEST_F(FusedAttentionKernel, TensorCoreBackwardSpansSeveralBlocksAndTiles) {
   }
 }
 
+// The tensor-core forward over several CTAs of rows (128 a CTA at E 64, 64 at E 128) and tiles of
+// keys: tiles inside every row's reach take no mask, the tiles that cross a row's causal bound or
+// the last key do, and a warp skips the tiles past all of its rows; the row blocks run in reverse
+// order. Lengths that are no multiple of either, causal (L = S, L > S, L < S) and not, dropout.
+TEST_F(FusedAttentionKernel, TensorCoreForwardSpansSeveralBlocksAndTiles) {
+  uint64_t data = 501;
+  for (DataType dtype : {DataType::BFloat16, DataType::Float16}) {
+    for (int64_t e : {64, 128}) {
+      for (auto [l, s, causal, p] :
+           std::vector<std::tuple<int64_t, int64_t, bool, double>>{{200, 200, true, 0.0},
+                                                                   {270, 130, true, 0.25},
+                                                                   {140, 333, true, 0.0},
+                                                                   {131, 200, false, 0.0}}) {
+        const Case c{1, 1, l, s, e, dtype, causal, p};
+        SCOPED_TRACE(describe(c));
+        check(c, data);
+        data += 4;
+      }
+    }
+  }
+}
+
 // The tensor-core backward's edges: no key (S = 0: every row's log_sumexp is -inf, its P 0, so
 // dq is 0, not NaN) and no query row (L = 0: dk and dv are 0), over poisoned outputs.
 TEST_F(FusedAttentionKernel, TensorCoreBackwardWithoutKeysOrRowsGivesZeros) {

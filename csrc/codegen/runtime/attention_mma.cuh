@@ -3,29 +3,44 @@
 // 30). The math is attention.cuh's (the composite's): the same masking, online softmax, dropout
 // draw and log_sumexp; what changes is where the two products run.
 //
-// One CTA of four warps takes kRows = 64 query rows of one (n, h); each warp owns 16 of them. The
-// warp keeps its q rows as mma A fragments (mma.cuh) for the whole kernel and its output rows as
-// f32 D fragments (16 x kHeadDim: kHeadDim / 8 tiles of 16 x 8). K and V go through shared memory
-// in tiles of kKeys = 64 keys, as 16-bit values in rows padded by 8 elements (so the fragment
-// loads of one warp fall on different banks), in two buffers: the next tile's asynchronous copies
-// (cp.async) are in flight while this tile's products run. Per tile:
-//   S = q k^T: 8 score tiles of 16 x 8, each kHeadDim / 16 mma steps, with B read from the K rows;
-//   the scores are scaled and masked, each row's max is taken over the 4 lanes that share it
-//   (shuffles), the running max, sum and output are rescaled, and P = exp(S - max) is drawn
-//   for dropout;
+// One CTA of four warps takes attentionFwdMmaRows() query rows of one (n, h): each warp owns kM
+// subtiles of 16 rows (two at head dim 64 without dropout, else one) and keeps its q rows as mma A
+// fragments (mma.cuh) for the whole kernel and its output rows as f32 D fragments (16 x kHeadDim a
+// subtile: kHeadDim / 8 tiles of 16 x 8). K and V go through shared memory in tiles of kKeys = 64
+// keys, as 16-bit values in rows padded by 8 elements (so the fragment loads of one warp fall on
+// different banks), in two buffers: the next tile's asynchronous copies (cp.async) are in flight
+// while this tile's products run. Per tile and warp:
+//   S = q k^T: 8 score tiles of 16 x 8 a subtile, each kHeadDim / 16 mma steps, with B read from
+//   the K rows by ldmatrix (two k steps' B a load, used by every subtile);
+//   the scores are scaled to base 2 (exp2f), masked only where the tile reaches past the last
+//   key or, causal, past one of the warp's rows (a warp skips a tile past all of its rows), each
+//   row's max is taken over the 4 lanes that share it (shuffles), the running max, sum and output
+//   are rescaled, and P = 2^(S - max) is drawn for dropout (compiled in only when asked for);
 //   O += P v: P's D fragments, rounded to the operand type, are the A fragments of the second
 //   product directly (mma.cuh's layout note), and B comes from the V rows by ldmatrix .trans
 //   (two output tiles' B a load).
 // P is rounded to bf16 (f16) for the second product, as flash attention does; the softmax sum is
-// taken over the f32 values. The backward stays in attention.cuh (f32 FMA).
+// taken over the f32 values. The backward is attention_bwd_mma.cuh.
 #ifndef LOOM_RUNTIME_ATTENTION_MMA_CUH
 #define LOOM_RUNTIME_ATTENTION_MMA_CUH
 
 namespace loom {
 
-inline constexpr int kAttentionMmaRows = 64;     ///< query rows per CTA (16 per warp)
-inline constexpr int kAttentionMmaKeys = 64;     ///< keys per shared-memory tile
+inline constexpr int kAttentionMmaKeys = 64;      ///< keys per shared-memory tile
 inline constexpr int kAttentionMmaThreads = 128;  ///< four warps
+
+/// The forward's 16-row subtiles per warp: two at head dim 64 without dropout (each B fragment of
+/// K and V read from shared memory serves two products), else one (the accumulators at 128, or
+/// the dropout draw's registers, leave no room for a second).
+template <int kHeadDim, bool kDropout>
+constexpr int attentionFwdMmaSubtiles() {
+  return kHeadDim <= 64 && !kDropout ? 2 : 1;
+}
+/// The forward's query rows per CTA: four warps' subtiles.
+template <int kHeadDim, bool kDropout>
+constexpr int attentionFwdMmaRows() {
+  return 4 * 16 * attentionFwdMmaSubtiles<kHeadDim, kDropout>();
+}
 
 /// Shared 16-bit elements attentionFwdMmaBlock needs: two buffers of a K and a V tile, rows
 /// padded by 8.
@@ -44,8 +59,8 @@ __device__ __forceinline__ void cpAsync16(void* dst, const void* src, bool valid
 #ifndef LOOM_EMULATION
   unsigned long long shared;
   asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((unsigned)shared),
-               "l"(src), "r"(valid ? 16 : 0)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((unsigned)shared), "l"(src),
+               "r"(valid ? 16 : 0)
                : "memory");
 #else
   if (valid) {
@@ -134,15 +149,146 @@ __device__ __forceinline__ void mmaPair(float (&d0)[4], float (&d1)[4], const un
 
 }  // namespace detail
 
-/// One CTA's work: rows [blockIdx.x * 64, +64) of head blockIdx.y of batch blockIdx.z, with 128
-/// threads. T is __nv_bfloat16 or __half; `smem` holds attentionFwdMmaSharedHalves() values.
-template <typename T, int kHeadDim>
+/// One warp's part of a forward tile: its kM x 16 query rows against the tile's kAttentionMmaKeys
+/// keys (from j0 on) in shared memory: S = q k^T, the online softmax in base 2 (scores times
+/// scale * log2(e), so exp2f), dropout, O += P v. `masked`: some key of the tile is past the last
+/// key or (causal) past one of the warp's rows; otherwise no score needs a test.
+template <typename T, int kHeadDim, int kM, bool kDropout>
+__device__ __forceinline__ void attentionFwdMmaWarpTile(
+    const AttentionFwdParams& p, const unsigned short* ktile, const unsigned short* vtile,
+    const unsigned (&qa)[kM][kHeadDim / 16][4], float (&o)[kM][kHeadDim / 8][4], float (&mx)[kM][2],
+    float (&l)[kM][2], long long warp_row, long long j0, bool masked, long long bh,
+    float scale_log2, int lane) {
+  constexpr int kSteps = kHeadDim / 16;
+  constexpr int kOutTiles = kHeadDim / 8;
+  constexpr int kKeys = kAttentionMmaKeys;
+  constexpr int kScoreTiles = kKeys / 8;
+  constexpr int kStride = kHeadDim + 8;
+  const float kNegInf = -__int_as_float(0x7f800000);
+  const int g = lane / 4, t = lane % 4;
+
+  // S = q k^T: score tile j holds keys j0 + 8 j + [0, 8) (this lane: 8 j + 2 t, + 1). One
+  // ldmatrix gives the B fragments of two k steps: lane 8 i + r addresses key 8 j + r, dims
+  // 16 st + 8 i.
+  float s[kM][kScoreTiles][4];
+#pragma unroll
+  for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+    for (int m = 0; m < kM; ++m) s[m][j][0] = s[m][j][1] = s[m][j][2] = s[m][j][3] = 0.0f;
+#pragma unroll
+    for (int st = 0; st < kSteps; st += 2) {
+      unsigned b[4];
+      ldmatrixX4(b, ktile + (8 * j + lane % 8) * kStride + 16 * st + 8 * (lane / 8));
+      const unsigned lo[2] = {b[0], b[1]};
+      const unsigned hi[2] = {b[2], b[3]};
+#pragma unroll
+      for (int m = 0; m < kM; ++m) {
+        mmaM16N8K16<T>(s[m][j], qa[m][st], lo);
+        mmaM16N8K16<T>(s[m][j], qa[m][st + 1], hi);
+      }
+    }
+  }
+
+#pragma unroll
+  for (int m = 0; m < kM; ++m) {
+    // The scores in base 2; masked ones -inf. Key c of the tile is seen by a row when c < lim.
+    int lim[2] = {kKeys, kKeys};
+    if (masked) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        long long seen = p.keys - j0;
+        const long long row = warp_row + 16 * m + 8 * h + g;
+        if (p.causal && row - j0 + 1 < seen) seen = row - j0 + 1;
+        lim[h] = seen < 0 ? 0 : seen > kKeys ? kKeys : (int)seen;
+      }
+    }
+    float tile_max[2] = {kNegInf, kNegInf};
+#pragma unroll
+    for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int c = 8 * j + 2 * t + (i & 1);
+        s[m][j][i] = c < lim[i / 2] ? s[m][j][i] * scale_log2 : kNegInf;
+        tile_max[i / 2] = fmaxf(tile_max[i / 2], s[m][j][i]);
+      }
+    }
+    float base[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int w = 1; w < 4; w *= 2) {
+        tile_max[h] = fmaxf(tile_max[h], __shfl_xor_sync(0xffffffffu, tile_max[h], w));
+      }
+      const float mn = fmaxf(mx[m][h], tile_max[h]);
+      // A row that has seen no key yet keeps max -inf; 0 then keeps exp2f(-inf - base) at 0.
+      base[h] = mn == kNegInf ? 0.0f : mn;
+      // What the earlier tiles summed, rescaled to the new max (exp2f(-inf) = 0: nothing).
+      const float a = exp2f(mx[m][h] - base[h]);
+      mx[m][h] = mn;
+      l[m][h] *= a;
+#pragma unroll
+      for (int j = 0; j < kOutTiles; ++j) {
+        o[m][j][2 * h] *= a;
+        o[m][j][2 * h + 1] *= a;
+      }
+    }
+    // P, summed before dropout (the denominator counts dropped entries too), then dropped.
+#pragma unroll
+    for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        float pj = exp2f(s[m][j][i] - base[i / 2]);
+        l[m][i / 2] += pj;
+        if constexpr (kDropout) {
+          if (pj != 0.0f) {
+            const long long row = warp_row + 16 * m + 8 * (i / 2) + g;
+            const unsigned long long index = ((unsigned long long)bh * p.rows + row) * p.keys +
+                                             (unsigned long long)(j0 + 8 * j + 2 * t + (i & 1));
+            const float u = (float)loom_rng_uniform(p.seed, p.offset, index, 24, 0.0, 1.0);
+            pj = u < p.keep ? pj * p.inv_keep : 0.0f;
+          }
+        }
+        s[m][j][i] = pj;
+      }
+    }
+  }
+
+  // O += P v: key step c covers score tiles 2c and 2c + 1; P's D fragments are the A operand.
+#pragma unroll
+  for (int c = 0; c < kKeys / 16; ++c) {
+    unsigned pa[kM][4];
+#pragma unroll
+    for (int m = 0; m < kM; ++m) {
+      pa[m][0] = packFloats<T>(s[m][2 * c][0], s[m][2 * c][1]);
+      pa[m][1] = packFloats<T>(s[m][2 * c][2], s[m][2 * c][3]);
+      pa[m][2] = packFloats<T>(s[m][2 * c + 1][0], s[m][2 * c + 1][1]);
+      pa[m][3] = packFloats<T>(s[m][2 * c + 1][2], s[m][2 * c + 1][3]);
+    }
+    // B of output tiles j and j + 1 from the V rows in one ldmatrix (transposed).
+#pragma unroll
+    for (int j = 0; j < kOutTiles; j += 2) {
+      unsigned b[4];
+      detail::loadFragmentBColsX2<kStride>(b, vtile + 16 * c * kStride, 8 * j, lane);
+#pragma unroll
+      for (int m = 0; m < kM; ++m) detail::mmaPair<T>(o[m][j], o[m][j + 1], pa[m], b);
+    }
+  }
+}
+
+/// One CTA's work: attentionFwdMmaRows<kHeadDim, kDropout>() query rows of head blockIdx.y of batch
+/// blockIdx.z, with 128 threads; the row blocks in reverse order of blockIdx.x, so that under a
+/// causal mask the blocks with the most keys start first. T is __nv_bfloat16 or __half; `smem`
+/// holds attentionFwdMmaSharedHalves() values. kDropout: p.dropout, a kernel of its own (the
+/// draw's registers would otherwise spill the accumulators of the kernel without it).
+template <typename T, int kHeadDim, bool kDropout>
 __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p,
                                                      unsigned short* smem) {
-  static_assert(kHeadDim % 16 == 0, "the head dim is whole mma k steps");
+  static_assert(kHeadDim % 32 == 0, "the head dim is whole pairs of mma k steps");
+  constexpr int kM = attentionFwdMmaSubtiles<kHeadDim, kDropout>();
+  constexpr int kCtaRows = attentionFwdMmaRows<kHeadDim, kDropout>();
   constexpr int kSteps = kHeadDim / 16;    // k steps of q k^T
-  constexpr int kOutTiles = kHeadDim / 8;  // 16 x 8 output tiles per warp
-  constexpr int kScoreTiles = kAttentionMmaKeys / 8;
+  constexpr int kOutTiles = kHeadDim / 8;  // 16 x 8 output tiles per subtile
+  constexpr int kKeys = kAttentionMmaKeys;
   constexpr int kStride = kHeadDim + 8;  // a K or V row in shared memory
   const float kNegInf = -__int_as_float(0x7f800000);
 
@@ -151,9 +297,10 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
   const int g = lane / 4, t = lane % 4;
   const long long n = blockIdx.z, h = blockIdx.y;
   const long long bh = n * p.heads + h;
-  // This lane's two rows: g and g + 8 of the warp's 16.
-  const long long row0 = (long long)blockIdx.x * kAttentionMmaRows + warp * 16 + g;
-  const long long row1 = row0 + 8;
+  const long long block = (long long)gridDim.x - 1 - blockIdx.x;
+  // This warp's rows: [warp_row, warp_row + 16 kM); subtile m's lane rows are
+  // warp_row + 16 m + g and that + 8.
+  const long long warp_row = block * kCtaRows + warp * 16 * kM;
 
   const T* q = (const T*)p.q + n * p.qs[0] + h * p.qs[1];
   const T* k = (const T*)p.k + n * p.ks[0] + h * p.ks[1];
@@ -163,31 +310,39 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
   auto qBits = [&](long long row, int d) -> unsigned short {
     return row < p.rows ? halfBits(q[row * p.qs[2] + d * p.qs[3]]) : (unsigned short)0;
   };
-  unsigned qa[kSteps][4];
+  unsigned qa[kM][kSteps][4];
 #pragma unroll
-  for (int s = 0; s < kSteps; ++s) {
-    const int d = 16 * s + 2 * t;
-    qa[s][0] = packHalves(qBits(row0, d), qBits(row0, d + 1));
-    qa[s][1] = packHalves(qBits(row1, d), qBits(row1, d + 1));
-    qa[s][2] = packHalves(qBits(row0, d + 8), qBits(row0, d + 9));
-    qa[s][3] = packHalves(qBits(row1, d + 8), qBits(row1, d + 9));
+  for (int m = 0; m < kM; ++m) {
+    const long long row0 = warp_row + 16 * m + g, row1 = row0 + 8;
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const int d = 16 * s + 2 * t;
+      qa[m][s][0] = packHalves(qBits(row0, d), qBits(row0, d + 1));
+      qa[m][s][1] = packHalves(qBits(row1, d), qBits(row1, d + 1));
+      qa[m][s][2] = packHalves(qBits(row0, d + 8), qBits(row0, d + 9));
+      qa[m][s][3] = packHalves(qBits(row1, d + 8), qBits(row1, d + 9));
+    }
   }
 
-  float o[kOutTiles][4];
+  float o[kM][kOutTiles][4];
+  float mx[kM][2], l[kM][2];  // running max (base 2; the same over a quad) and this lane's sums
 #pragma unroll
-  for (int j = 0; j < kOutTiles; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-  float m0 = kNegInf, m1 = kNegInf;  // running max of rows 0 and 1 (the same over a quad)
-  float l0 = 0.0f, l1 = 0.0f;        // this lane's part of the running sums
+  for (int m = 0; m < kM; ++m) {
+#pragma unroll
+    for (int j = 0; j < kOutTiles; ++j) o[m][j][0] = o[m][j][1] = o[m][j][2] = o[m][j][3] = 0.0f;
+    mx[m][0] = mx[m][1] = kNegInf;
+    l[m][0] = l[m][1] = 0.0f;
+  }
+  const float scale_log2 = p.scale * 1.44269504088896341f;
 
   // Rows of 16-byte vectors (dense E, rows and bases aligned): the tiles move 8 values a load.
   const bool vec = p.ks[3] == 1 && p.vs[3] == 1 && p.ks[2] % 8 == 0 && p.vs[2] % 8 == 0 &&
                    ((unsigned long long)k) % 16 == 0 && ((unsigned long long)v) % 16 == 0;
   // Two buffers of a K and a V tile: while a tile's products run, the next tile's copies are in
   // flight into the other buffer (cp.async; strided operands load it synchronously instead).
-  constexpr int kTileHalves = kAttentionMmaKeys * kStride;
+  constexpr int kTileHalves = kKeys * kStride;
   auto fill = [&](long long first, int buffer) {
     unsigned short* kt = smem + buffer * 2 * kTileHalves;
-    constexpr int kKeys = kAttentionMmaKeys;
     if (vec) {
       detail::loadTileMma<kKeys, kHeadDim, kStride, true>(kt, k, p.ks[2], first, p.keys, tid);
       detail::loadTileMma<kKeys, kHeadDim, kStride, true>(kt + kTileHalves, v, p.vs[2], first,
@@ -200,133 +355,52 @@ __device__ __forceinline__ void attentionFwdMmaBlock(const AttentionFwdParams& p
     detail::cpAsyncCommit();
   };
   // Causal: keys past the CTA's last row are hidden from all of its rows (a uniform bound, so
-  // the syncs stay uniform).
-  const long long last_row = (long long)blockIdx.x * kAttentionMmaRows + kAttentionMmaRows - 1;
+  // the syncs stay uniform); a warp skips the tiles that are past all of its own rows.
+  const long long last_row = block * kCtaRows + kCtaRows - 1;
   const long long end = p.causal && last_row + 1 < p.keys ? last_row + 1 : p.keys;
+  const long long warp_last = warp_row + 16 * kM - 1;
   if (end > 0) fill(0, 0);
   int buffer = 0;
-  for (long long j0 = 0; j0 < end; j0 += kAttentionMmaKeys, buffer ^= 1) {
-    if (j0 + kAttentionMmaKeys < end) {
-      fill(j0 + kAttentionMmaKeys, buffer ^ 1);  // the buffer the last tile's products read
-      detail::cpAsyncWait<1>();                  // this tile's copies are done
+  for (long long j0 = 0; j0 < end; j0 += kKeys, buffer ^= 1) {
+    if (j0 + kKeys < end) {
+      fill(j0 + kKeys, buffer ^ 1);  // the buffer the last tile's products read
+      detail::cpAsyncWait<1>();      // this tile's copies are done
     } else {
       detail::cpAsyncWait<0>();
     }
     __syncthreads();  // ... and every thread's
-    const unsigned short* ktile = smem + buffer * 2 * kTileHalves;
-    const unsigned short* vtile = ktile + kTileHalves;
-
-    // S = q k^T: tile j holds keys j0 + 8 j + [0, 8); this lane has keys 8 j + 2 t, + 1.
-    float s[kScoreTiles][4];
-#pragma unroll
-    for (int j = 0; j < kScoreTiles; ++j) {
-      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-      const unsigned short* krow = ktile + (8 * j + g) * kStride + 2 * t;
-#pragma unroll
-      for (int st = 0; st < kSteps; ++st) {
-        const unsigned b[2] = {*(const unsigned*)(krow + 16 * st),
-                               *(const unsigned*)(krow + 16 * st + 8)};
-        mmaM16N8K16<T>(s[j], qa[st], b);
-      }
-    }
-    float mx0 = kNegInf, mx1 = kNegInf;
-#pragma unroll
-    for (int j = 0; j < kScoreTiles; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const long long key = j0 + 8 * j + 2 * t + (i & 1);
-        const long long row = i < 2 ? row0 : row1;
-        const bool seen = key < p.keys && (!p.causal || key <= row);
-        s[j][i] = seen ? s[j][i] * p.scale : kNegInf;
-      }
-      mx0 = fmaxf(mx0, fmaxf(s[j][0], s[j][1]));
-      mx1 = fmaxf(mx1, fmaxf(s[j][2], s[j][3]));
-    }
-#pragma unroll
-    for (int w = 1; w < 4; w *= 2) {
-      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, w));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, w));
-    }
-    const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
-    // What the earlier tiles summed, rescaled to the new max (m = -inf: they summed nothing).
-    const float a0 = m0 == kNegInf ? 0.0f : expf(m0 - mn0);
-    const float a1 = m1 == kNegInf ? 0.0f : expf(m1 - mn1);
-    l0 *= a0;
-    l1 *= a1;
-#pragma unroll
-    for (int j = 0; j < kOutTiles; ++j) {
-      o[j][0] *= a0;
-      o[j][1] *= a0;
-      o[j][2] *= a1;
-      o[j][3] *= a1;
-    }
-    // P, summed before dropout (the denominator counts dropped entries too), then dropped.
-#pragma unroll
-    for (int j = 0; j < kScoreTiles; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float mn = i < 2 ? mn0 : mn1;
-        float pj = s[j][i] == kNegInf ? 0.0f : expf(s[j][i] - mn);
-        if (i < 2) {
-          l0 += pj;
-        } else {
-          l1 += pj;
-        }
-        if (p.dropout && pj != 0.0f) {
-          const long long row = i < 2 ? row0 : row1;
-          const unsigned long long index = ((unsigned long long)bh * p.rows + row) * p.keys +
-                                           (unsigned long long)(j0 + 8 * j + 2 * t + (i & 1));
-          const float u = (float)loom_rng_uniform(p.seed, p.offset, index, 24, 0.0, 1.0);
-          pj = u < p.keep ? pj * p.inv_keep : 0.0f;
-        }
-        s[j][i] = pj;
-      }
-    }
-    m0 = mn0;
-    m1 = mn1;
-
-    // O += P v: key step c covers score tiles 2c and 2c + 1.
-#pragma unroll
-    for (int c = 0; c < kAttentionMmaKeys / 16; ++c) {
-      const unsigned pa[4] = {packFloats<T>(s[2 * c][0], s[2 * c][1]),
-                              packFloats<T>(s[2 * c][2], s[2 * c][3]),
-                              packFloats<T>(s[2 * c + 1][0], s[2 * c + 1][1]),
-                              packFloats<T>(s[2 * c + 1][2], s[2 * c + 1][3])};
-      // B of output tiles j and j + 1 from the V rows in one ldmatrix (transposed).
-#pragma unroll
-      for (int j = 0; j < kOutTiles; j += 2) {
-        unsigned b[4];
-        detail::loadFragmentBColsX2<kStride>(b, vtile + 16 * c * kStride, 8 * j, lane);
-        detail::mmaPair<T>(o[j], o[j + 1], pa, b);
-      }
+    if (!p.causal || j0 <= warp_last) {
+      const bool masked = j0 + kKeys > p.keys || (p.causal && j0 + kKeys - 1 > warp_row);
+      const unsigned short* ktile = smem + buffer * 2 * kTileHalves;
+      attentionFwdMmaWarpTile<T, kHeadDim, kM, kDropout>(
+          p, ktile, ktile + kTileHalves, qa, o, mx, l, warp_row, j0, masked, bh, scale_log2, lane);
     }
     __syncthreads();  // the buffer is read by all before the next iteration refills it
   }
 
   // The rows' sums over their quads; a row that sees no key has output 0 and log_sumexp -inf.
-#pragma unroll
-  for (int w = 1; w < 4; w *= 2) {
-    l0 += __shfl_xor_sync(0xffffffffu, l0, w);
-    l1 += __shfl_xor_sync(0xffffffffu, l1, w);
-  }
-  const float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f;
-  const float inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
   T* out = (T*)p.out + bh * p.rows * kHeadDim;
 #pragma unroll
-  for (int j = 0; j < kOutTiles; ++j) {
-    const int d = 8 * j + 2 * t;
-    if (row0 < p.rows) {
-      out[row0 * kHeadDim + d] = fromFloat<T>(o[j][0] * inv0);
-      out[row0 * kHeadDim + d + 1] = fromFloat<T>(o[j][1] * inv0);
+  for (int m = 0; m < kM; ++m) {
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      float sum = l[m][hh];
+#pragma unroll
+      for (int w = 1; w < 4; w *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, w);
+      const long long row = warp_row + 16 * m + 8 * hh + g;
+      if (row >= p.rows) continue;
+      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+      for (int j = 0; j < kOutTiles; ++j) {
+        *(unsigned*)(out + row * kHeadDim + 8 * j + 2 * t) =
+            packFloats<T>(o[m][j][2 * hh] * inv, o[m][j][2 * hh + 1] * inv);
+      }
+      // log_sumexp = max * ln 2 + log(sum), the max being in base 2.
+      if (t == 0) {
+        p.lse[bh * p.rows + row] =
+            mx[m][hh] == kNegInf ? kNegInf : mx[m][hh] * 0.69314718055994531f + logf(sum);
+      }
     }
-    if (row1 < p.rows) {
-      out[row1 * kHeadDim + d] = fromFloat<T>(o[j][2] * inv1);
-      out[row1 * kHeadDim + d + 1] = fromFloat<T>(o[j][3] * inv1);
-    }
-  }
-  if (t == 0) {
-    if (row0 < p.rows) p.lse[bh * p.rows + row0] = m0 == kNegInf ? kNegInf : m0 + logf(l0);
-    if (row1 < p.rows) p.lse[bh * p.rows + row1] = m1 == kNegInf ? kNegInf : m1 + logf(l1);
   }
 }
 

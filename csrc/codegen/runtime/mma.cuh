@@ -14,6 +14,11 @@
 // So a D fragment's two halves (rows g and g + 8) are an A fragment's registers once packed:
 // the attention kernel turns its score tiles into the next product's A operand that way.
 //
+// ldmatrixX4 loads four 8 x 8 matrices of a row-major tile in shared memory as they are: lane 8 i +
+// r gives the address of row r of matrix i, and register i of lane 4 g + t receives row g, elements
+// 2t and 2t + 1 of matrix i. With the rows an operand's n (K's keys in q k^T) and the columns its
+// k, that is a B fragment's register (b[0] for columns k0 .. k0 + 7, b[1] for k0 + 8 ..).
+//
 // ldmatrixX4Trans loads B fragments of a row-major [k][n] tile in shared memory (V in P v) four
 // registers at a time: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 (sm_75 and later). Lane
 // 8 i + r gives the address of row r of 8 x 8 matrix i (eight 16-bit values, 16-byte aligned);
@@ -119,6 +124,29 @@ __device__ __forceinline__ void mmaM16N8K16(float (&d)[4], const unsigned (&a)[4
     float sum = d[i];
     for (int k = 0; k < 16; ++k) sum = fmaf(A[row][k], B[k][col], sum);
     d[i] = sum;
+  }
+#endif
+}
+
+/// Four 8 x 8 matrices of 16-bit values from shared memory into r[0..3] (see the note at the top):
+/// every lane of the warp calls it with the address of its row (lane 8 i + r: row r of matrix i).
+/// The host backend shuffles each lane the row address it reads from.
+__device__ __forceinline__ void ldmatrixX4(unsigned (&r)[4], const unsigned short* row) {
+#ifndef LOOM_EMULATION
+  unsigned long long shared;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"((unsigned)shared)
+               : "memory");
+#else
+  const int lane = (int)(threadIdx.x % 32u);
+  const int g = lane / 4, t = lane % 4;
+  const unsigned long long mine = (unsigned long long)row;
+  for (int i = 0; i < 4; ++i) {
+    // Lane 4 g + t reads elements 2t and 2t + 1 of row g of matrix i: lane 8 i + g's address.
+    const unsigned short* src = (const unsigned short*)__shfl_sync(0xffffffffu, mine, 8 * i + g);
+    r[i] = packHalves(src[2 * t], src[2 * t + 1]);
   }
 #endif
 }

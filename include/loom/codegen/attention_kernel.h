@@ -18,8 +18,8 @@
 namespace loom::codegen {
 
 /// The f32 FMA kernels' tile: query rows per CTA, keys per shared-memory tile, threads per query
-/// row. (The tensor-core kernels': runtime/attention_mma.cuh and attention_bwd_mma.cuh, 64 rows
-/// or keys of four warps.)
+/// row. (The tensor-core kernels': runtime/attention_mma.cuh and attention_bwd_mma.cuh, four warps:
+/// the forward 128 rows at head dim 64 without dropout, else 64, the backward 64 rows or keys.)
 inline constexpr int64_t kAttentionBlockM = 32;
 inline constexpr int64_t kAttentionBlockN = 32;
 inline constexpr int64_t kAttentionThreadsPerRow = 8;
@@ -40,22 +40,33 @@ enum class FusedAttentionPass { Forward, BackwardDq, BackwardDkDv };
 /// both head dims the fused kernels take); f32 uses f32 FMA (attention.cuh).
 bool fusedAttentionUsesMma(FusedAttentionPass pass, DataType dtype);
 
-/// One CTA of a fused attention kernel: the query rows it takes (keys for BackwardDkDv) and its
-/// threads.
+/// One CTA of a fused attention kernel at `head_dim` (and, for the tensor-core forward, with or
+/// without dropout: fusedAttentionKernel()'s variants): the query rows it takes (keys for
+/// BackwardDkDv) and its threads.
 struct FusedAttentionTile {
   int64_t rows = 0;
   int64_t threads = 0;
 };
-FusedAttentionTile fusedAttentionTile(FusedAttentionPass pass, DataType dtype);
+FusedAttentionTile fusedAttentionTile(FusedAttentionPass pass, DataType dtype, int64_t head_dim,
+                                      bool dropout = false);
+
+/// Whether `pass` for `dtype` has a kernel of its own for dropout: the tensor-core forward does
+/// (the draw's registers beside its accumulators); every other kernel reads AttentionFwdParams /
+/// AttentionBwdParams::dropout when it runs.
+bool fusedAttentionDropoutVariant(FusedAttentionPass pass, DataType dtype, bool dropout);
 
 /// The kernel of `pass` for `dtype` and `head_dim` (one fusedAttentionUnsupported accepts): one
 /// parameter, loom::AttentionFwdParams (Forward) or loom::AttentionBwdParams, launched with one
 /// CTA per fusedAttentionTile() rows and fusedAttentionSharedBytes() of dynamic shared memory.
-GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, int64_t head_dim);
+/// `dropout`: whether the launch draws dropout (its params' dropout), which picks the variant
+/// where fusedAttentionDropoutVariant says there is one.
+GeneratedKernel fusedAttentionKernel(FusedAttentionPass pass, DataType dtype, int64_t head_dim,
+                                     bool dropout = false);
 
 /// The forward's kernel: fusedAttentionKernel(FusedAttentionPass::Forward, ...).
-inline GeneratedKernel fusedAttentionFwdKernel(DataType dtype, int64_t head_dim) {
-  return fusedAttentionKernel(FusedAttentionPass::Forward, dtype, head_dim);
+inline GeneratedKernel fusedAttentionFwdKernel(DataType dtype, int64_t head_dim,
+                                               bool dropout = false) {
+  return fusedAttentionKernel(FusedAttentionPass::Forward, dtype, head_dim, dropout);
 }
 
 /// Dynamic shared memory of one CTA of `pass`: for f32 a K and a V tile (Forward, BackwardDq)

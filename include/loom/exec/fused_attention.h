@@ -71,12 +71,13 @@ class FusedAttention {
                                const FusedAttentionArgs& args, CUstream stream = nullptr) const;
 
  private:
-  const LoadedKernel& kernel(int pass, DataType dtype, int64_t head_dim) const;
+  const LoadedKernel& kernel(int pass, DataType dtype, int64_t head_dim, bool dropout) const;
 
   std::shared_ptr<const ComputeDevice> device_;
   bool poison_outputs_;
   mutable std::mutex mutex_;  ///< guards kernels_ (forward may run from several threads)
-  mutable std::map<std::tuple<int, DataType, int64_t>, std::unique_ptr<LoadedKernel>> kernels_;
+  mutable std::map<std::tuple<int, DataType, int64_t, bool>, std::unique_ptr<LoadedKernel>>
+      kernels_;
 };
 
 }  // namespace loom::exec
