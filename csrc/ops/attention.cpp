@@ -213,27 +213,53 @@ Scalar* keyOf(const std::optional<Operand>& v, std::string_view op, std::string_
   return detail::scalarOperand(v->val(), DataType::Int64, op, what);
 }
 
-// The backward's philox_seed / philox_offset: the 0-D tensor sdpfa_fwd made in this fusion (a
-// FullOp of the seed), or the seed itself.
+// The FullOp that fills `tv` with one integer (nullptr if none): the definition of a 0-D tensor
+// (sdpfa_fwd's philox_offset, or the seed and offset as 0-D Int64 in fusions of Loom's earlier
+// form), or, for sdpfa_fwd's [2] philox_seed, the definition of the [1] tensor the pad appends
+// the offset to (so the seed).
+const ir::FullOp* keyFill(const TensorView* tv) {
+  if (tv->definition() == nullptr || !isIntegralType(tv->dtype())) return nullptr;
+  if (tv->rank() == 0) return tv->definition()->dynCast<ir::FullOp>();
+  const auto* pad = tv->definition()->dynCast<ir::PadOp>();
+  if (tv->rank() != 1 || pad == nullptr || pad->in()->definition() == nullptr) return nullptr;
+  return pad->in()->definition()->dynCast<ir::FullOp>();
+}
+
+// The backward's philox_seed / philox_offset: the tensors sdpfa_fwd made in this fusion (the [2]
+// seed-and-offset or the 0-D offset; keyFill), or the seed itself.
 Scalar* backwardKeyOf(const std::optional<Operand>& v, std::string_view op, std::string_view what) {
   if (v && v->isTensor()) {
     TensorView* tv = v->tensor();
-    auto* full = tv->definition() != nullptr ? tv->definition()->dynCast<ir::FullOp>() : nullptr;
-    LOOM_CHECK(full != nullptr && tv->rank() == 0 && isIntegralType(tv->dtype()), op, ": ", what,
+    const ir::FullOp* full = keyFill(tv);
+    LOOM_CHECK(full != nullptr, op, ": ", what,
                " ", described(tv),
                " is not the one sdpfa_fwd returned in this fusion, and dropout_p may be above 0: "
                "Loom regenerates the dropout mask from a seed known when the fusion is built. "
                "Pass sdpfa_fwd's own result, or the seed and offset given to it (integers or Int "
                "Scalars)");
-    return detail::scalarOperand(full->value(), DataType::Int64, op, what);
+    // The fill is the seed (offset) cast to UInt64: the backward takes the integer it was cast
+    // from, the forward's own Scalar.
+    Scalar* fill = full->value();
+    const auto* cast = fill->definition() != nullptr ? fill->definition()->dynCast<ir::UnaryOp>()
+                                                     : nullptr;
+    if (cast != nullptr && cast->opType() == ir::UnaryOpType::Cast &&
+        isIntegralType(cast->in()->dtype()) && !isBooleanType(cast->in()->dtype())) {
+      fill = cast->in()->as<Scalar>();
+    }
+    return detail::scalarOperand(fill, DataType::Int64, op, what);
   }
   return keyOf(v, op, what);
 }
 
-// A 0-D Int64 tensor holding the seed or offset (0 when there is none), as nvFuser returns them.
-TensorView* keyTensor(Scalar* s) {
-  return full(SizeList(std::vector<Size>{}), s != nullptr ? Operand(s) : Operand(int64_t(0)),
-              DataType::Int64);
+// sdpfa_fwd's philox_seed and philox_offset as nvFuser returns them (torch 2.7's flash attention
+// RNG state): a [2] UInt64 tensor holding the seed and the offset, and a 0-D UInt64 holding the
+// offset; 0 where there is none. The [2] is a pad of a [1] fill, which keyFill reads back.
+std::pair<TensorView*, TensorView*> keyTensors(Scalar* seed, Scalar* offset) {
+  const Operand s = seed != nullptr ? Operand(seed) : Operand(int64_t(0));
+  const Operand o = offset != nullptr ? Operand(offset) : Operand(int64_t(0));
+  TensorView* both = pad(full(SizeList(std::vector<Size>{1}), s, DataType::UInt64),
+                         SizeList(std::vector<Size>{0, 1}), o);
+  return {both, full(SizeList(std::vector<Size>{}), o, DataType::UInt64)};
 }
 
 }  // namespace
@@ -273,7 +299,8 @@ SdpfaFwdResult sdpfaFwdComposite(TensorView* query, TensorView* key, TensorView*
   Scalar* offset = drop.offset != nullptr ? drop.offset
                    : rng_offset           ? keyOf(rng_offset, op, "rng_offset")
                                           : nullptr;
-  return {out, squeeze(lse, {last}), keyTensor(seed), keyTensor(offset)};
+  auto [seed_out, offset_out] = keyTensors(seed, offset);
+  return {out, squeeze(lse, {last}), seed_out, offset_out};
 }
 
 namespace {
@@ -414,7 +441,8 @@ SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
   TensorView* lse = freshLike(query, nullptr, true, DataType::Float32);
   allocateLike(out, query);
   ir::IrBuilder::create<ir::SdpaFwdOp>(out, lse, query, key, value, s[0], s[1], s[2], s[3], s[4]);
-  return {out, lse, keyTensor(seed), keyTensor(offset)};
+  auto [seed_out, offset_out] = keyTensors(seed, offset);
+  return {out, lse, seed_out, offset_out};
 }
 
 SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* key,

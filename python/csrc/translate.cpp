@@ -165,6 +165,96 @@ std::string translateFusion(const ir::Fusion& fusion, std::string_view function_
   return Translator(fusion, facts).run(function_name);
 }
 
+namespace {
+
+// Whether `fill` (a FullOp's or PadOp's value) is sdpfa_fwd's `key` (its seed or offset Scalar)
+// cast to UInt64, as ops::sdpfaFwd fills its philox_seed and philox_offset.
+bool fillsKey(const ir::Scalar* fill, const ir::Scalar* key) {
+  if (fill->dtype() != DataType::UInt64) return false;
+  if (fill->isConst() || key->isConst()) return fill->constInt() == key->constInt();
+  const auto* cast = dyn<ir::UnaryOp>(fill->definition());
+  return cast != nullptr && cast->opType() == ir::UnaryOpType::Cast && cast->in() == key;
+}
+
+// Whether nothing but add_output uses `v`.
+bool onlyReturned(const ir::Val* v) { return v->uses().empty(); }
+
+}  // namespace
+
+void Translator::findSdpaKeys() {
+  // Where a key is a Scalar (a drawn seed, a Scalar input), its fills are among its uses, even
+  // where nothing uses them (a backward in the same fusion is printed with them); constant keys
+  // are found among the fusion's exprs.
+  std::vector<const ir::Expr*> live;
+  for (const ir::Expr* e : fusion_.exprs()) live.push_back(e);
+  auto fillsOf = [&](const ir::Scalar* key) {
+    std::vector<const ir::Expr*> found;
+    if (key->isConst()) {
+      for (const ir::Expr* e : live) {
+        if (e->isA<ir::FullOp>()) found.push_back(e);
+      }
+      return found;
+    }
+    for (const ir::Expr* cast : key->uses()) {
+      if (!cast->isA<ir::UnaryOp>() || cast->outputs().size() != 1) continue;
+      for (const ir::Expr* e : cast->outputs().front()->uses()) {
+        if (e->isA<ir::FullOp>() || e->isA<ir::PadOp>()) found.push_back(e);
+      }
+    }
+    return found;
+  };
+  for (const ir::Expr* e : live) {
+    const auto* fwd = dyn<ir::SdpaFwdOp>(e);
+    if (fwd == nullptr) continue;
+    const ir::Val* seed = nullptr;
+    const ir::Val* offset = nullptr;
+    for (const ir::Expr* fe : fillsOf(fwd->seed())) {
+      const auto* one = dyn<ir::FullOp>(fe);
+      if (seed != nullptr || one == nullptr || sdpa_key_exprs_.count(one) != 0 ||
+          one->out()->rank() != 1 || one->out()->uses().size() != 1 ||
+          !fillsKey(one->value(), fwd->seed())) {
+        continue;
+      }
+      const auto* p = dyn<ir::PadOp>(one->out()->uses().front());
+      if (p != nullptr && p->out()->rank() == 1 && onlyReturned(p->out()) &&
+          fillsKey(p->value(), fwd->offset())) {
+        seed = p->out();
+        sdpa_key_exprs_.insert({p, one});
+      }
+    }
+    for (const ir::Expr* fe : fillsOf(fwd->offset())) {
+      const auto* f = dyn<ir::FullOp>(fe);
+      if (offset == nullptr && f != nullptr && sdpa_key_exprs_.count(f) == 0 &&
+          f->out()->rank() == 0 && onlyReturned(f->out()) && fillsKey(f->value(), fwd->offset())) {
+        offset = f->out();
+        sdpa_key_exprs_.insert(f);
+      }
+    }
+    if (seed != nullptr && offset != nullptr) {
+      sdpa_keys_[fwd] = {seed, offset};
+    } else {  // printed by the ops that fill them
+      for (const ir::Val* v : {seed, offset}) {
+        if (v != nullptr) sdpa_key_exprs_.erase(v->definition());
+      }
+      if (seed != nullptr) sdpa_key_exprs_.erase(seed->definition()->inputs().front()->definition());
+    }
+  }
+}
+
+std::string Translator::bwdKey(const ir::SdpaBwdOp* bwd, bool seed) {
+  // The forward's philox_seed / philox_offset where the backward's seed and offset are that
+  // forward's symbolic ones (a drawn seed has no other name).
+  if (!bwd->seed()->isConst()) {
+    for (const auto& [e, keys] : sdpa_keys_) {
+      const auto* fwd = e->as<ir::SdpaFwdOp>();
+      if (fwd->seed() == bwd->seed() && fwd->offset() == bwd->offset()) {
+        return tensor(seed ? keys.first : keys.second);
+      }
+    }
+  }
+  return keyOperand(seed ? bwd->seed() : bwd->offset());
+}
+
 std::string Translator::keyOperand(const ir::Val* v) {
   auto it = facts_.derived.find(v);
   return it != facts_.derived.end() ? tensor(it->second) : operand(v);
@@ -199,6 +289,7 @@ std::string Translator::run(std::string_view function_name) {
       }
     }
   }
+  findSdpaKeys();
   numberScalars();
   for (const ir::Val* v : fusion_.inputs()) defineInput(v);
   for (const ir::Expr* e : fusion_.exprs()) translateExpr(e);
@@ -429,6 +520,7 @@ std::string Translator::size(const Scalar* s) {
 void Translator::translateExpr(const ir::Expr* e) {
   if (e->outputs().front()->isA<Scalar>()) return;  // scalar math: printed where it is used
   if (cat_pads_.count(e) != 0) return;              // made by fd.ops.cat
+  if (sdpa_key_exprs_.count(e) != 0) return;        // made by fd.ops.sdpfa_fwd
   if (isOneOf<ir::UnaryOp, ir::BinaryOp, ir::TernaryOp, ir::ReductionOp, ir::WelfordOp>(e)) {
     translateMath(e);
   } else if (isOneOf<ir::BroadcastOp, ir::SqueezeOp, ir::ExpandOp, ir::ReshapeOp, ir::LoadStoreOp>(
@@ -836,7 +928,15 @@ void Translator::translateOtherOp(const ir::Expr* e) {
                        ", scale=" + operand(fwd->scale()) +
                        rngKey(fwd->seed(), fwd->offset(), "rng_seed", "rng_offset");
     std::string out = define(fwd->attnOut(), 'T');
-    emit(out + ", " + define(fwd->logSumexp(), 'T') + ", _, _ = fd.ops.sdpfa_fwd(" + args + ")");
+    out += ", " + define(fwd->logSumexp(), 'T');
+    auto keys = sdpa_keys_.find(fwd);
+    for (int k = 0; k < 2; ++k) {
+      const ir::Val* key = keys == sdpa_keys_.end() ? nullptr
+                           : k == 0                 ? keys->second.first
+                                                    : keys->second.second;
+      out += ", " + (key != nullptr ? define(key, 'T') : std::string("_"));
+    }
+    emit(out + " = fd.ops.sdpfa_fwd(" + args + ")");
     return;
   }
   if (const auto* bwd = dyn<ir::SdpaBwdOp>(e)) {
@@ -844,8 +944,7 @@ void Translator::translateOtherOp(const ir::Expr* e) {
         tensor(bwd->gradOutput()) + ", " + tensor(bwd->query()) + ", " + tensor(bwd->key()) + ", " +
         tensor(bwd->value()) + ", " + tensor(bwd->attnOut()) + ", " + tensor(bwd->logSumexp()) +
         ", dropout_p=" + operand(bwd->dropoutP()) + ", is_causal=" + operand(bwd->isCausal()) +
-        ", philox_seed=" + keyOperand(bwd->seed()) +
-        ", philox_offset=" + keyOperand(bwd->offset()) +
+        ", philox_seed=" + bwdKey(bwd, true) + ", philox_offset=" + bwdKey(bwd, false) +
         ", scale=" + operand(bwd->scale());
     std::string dq = define(bwd->output(0), 'T');
     std::string dk = define(bwd->output(1), 'T');

@@ -106,6 +106,9 @@ class Translator {
   const DefinitionFacts& facts_;
   // operand(v), or the tensor a derived scalar input is read from.
   std::string keyOperand(const ir::Val* v);
+  // sdpfa_bwd's philox_seed (seed) or philox_offset: its forward's tensor (findSdpaKeys), else
+  // keyOperand of its Scalar.
+  std::string bwdKey(const ir::SdpaBwdOp* bwd, bool seed);
   void translateOutputs();
   // ", rng_seed=.., rng_offset=.." of a random op, or nothing when both are drawn.
   std::string rngKey(const ir::Val* seed, const ir::Val* offset, std::string_view seed_name,
@@ -117,6 +120,12 @@ class Translator {
   std::unordered_map<const ir::Scalar*, std::string> number_names_;
   // PadOps that place the inputs of a CatOp: fd.ops.cat makes them.
   std::unordered_set<const ir::Expr*> cat_pads_;
+  // sdpfa_fwd's philox_seed and philox_offset tensors (ops::sdpfaFwd's fills of its seed and
+  // offset), printed as its third and fourth results where nothing but add_output uses them; the
+  // exprs that fill them, which that call makes.
+  void findSdpaKeys();
+  std::unordered_map<const ir::Expr*, std::pair<const ir::Val*, const ir::Val*>> sdpa_keys_;
+  std::unordered_set<const ir::Expr*> sdpa_key_exprs_;
   std::unordered_set<std::string> imports_;
   std::vector<std::string> lines_;
   // nvFuser's direct bindings name tensors tv<n> and scalars c<n>, each kind counted apart.

@@ -20,8 +20,9 @@ int64_t countExprs(ir::Fusion& f, const std::function<bool(ir::Expr*)>& pred) {
   return n;
 }
 
-// Outputs: output [N, H, L, Ev] in the inputs' dtype, log_sumexp [N, H, L] f32, philox_seed and
-// philox_offset 0-D Int64; the gradients have their inputs' shapes and dtype.
+// Outputs: output [N, H, L, Ev] in the inputs' dtype, log_sumexp [N, H, L] f32, philox_seed [2]
+// UInt64 (seed and offset) and philox_offset 0-D UInt64, as nvFuser returns them with torch 2.7 and
+// later; the gradients have their inputs' shapes and dtype.
 TEST_F(AttentionOpsTest, ShapesAndDtypes) {
   auto* q = input({2, 3, 5, 8}, DT::BFloat16);
   auto* k = input({2, 3, 7, 8}, DT::BFloat16);
@@ -32,9 +33,10 @@ TEST_F(AttentionOpsTest, ShapesAndDtypes) {
   EXPECT_EQ(f.output->dtype(), DT::BFloat16);
   EXPECT_EQ(sizes(f.log_sumexp), (std::vector<int64_t>{2, 3, 5}));
   EXPECT_EQ(f.log_sumexp->dtype(), DT::Float32);
-  EXPECT_EQ(f.philox_seed->rank(), 0);
-  EXPECT_EQ(f.philox_seed->dtype(), DT::Int64);
-  EXPECT_EQ(f.philox_offset->dtype(), DT::Int64);
+  EXPECT_EQ(sizes(f.philox_seed), (std::vector<int64_t>{2}));
+  EXPECT_EQ(f.philox_seed->dtype(), DT::UInt64);
+  EXPECT_EQ(f.philox_offset->rank(), 0);
+  EXPECT_EQ(f.philox_offset->dtype(), DT::UInt64);
   SdpfaBwdResult b = sdpfaBwdComposite(go, q, k, v, f.output, f.log_sumexp, 0.1, true,
                                        f.philox_seed, f.philox_offset, std::nullopt);
   EXPECT_EQ(sizes(b.grad_query), sizes(q));
@@ -66,8 +68,10 @@ TEST_F(AttentionOpsTest, FiveDimsAndNoDropout) {
   verifyOutputs({f.output, f.log_sumexp, f.philox_seed});
   EXPECT_EQ(countExprs(fusion_, [](ir::Expr* e) { return e->isA<ir::RngOp>(); }), 0);
   EXPECT_EQ(countExprs(fusion_, [](ir::Expr* e) { return e->isA<ir::IotaOp>(); }), 0);
-  auto* full = f.philox_seed->definition()->as<ir::FullOp>();
-  EXPECT_TRUE(full->value()->isConstInt(0));
+  auto* pad = f.philox_seed->definition()->as<ir::PadOp>();
+  EXPECT_TRUE(pad->in()->definition()->as<ir::FullOp>()->value()->isConstInt(0));
+  EXPECT_TRUE(pad->value()->isConstInt(0));
+  EXPECT_TRUE(f.philox_offset->definition()->as<ir::FullOp>()->value()->isConstInt(0));
 }
 
 // The ops build one node each (the attention segment's), with the composite's result shapes and

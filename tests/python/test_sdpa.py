@@ -4,6 +4,7 @@
 # dropout the statistics of the mask, its scaling, and that the backward uses the forward's mask.
 import itertools
 import math
+import re
 
 import pytest
 import torch
@@ -66,8 +67,10 @@ def test_sdpa_fwd(device, dtype):
         s = 1 / E**0.5 if scale is None else scale
         torch.testing.assert_close(out_lse, reference_lse(qkv[0], qkv[1], causal, s),
                                    rtol=1e-4, atol=1e-4)
-        assert out_seed.shape == () and out_seed.dtype == torch.int64 and int(out_seed) == 0
-        assert int(out_offset) == 0
+        # nvFuser's RNG state (torch >= 2.7): [2] UInt64 seed and offset, 0-D UInt64 offset.
+        assert out_seed.shape == (2,) and out_seed.dtype == torch.uint64
+        assert out_seed.tolist() == [0, 0]
+        assert out_offset.shape == () and out_offset.dtype == torch.uint64 and int(out_offset) == 0
 
 
 @pytest.mark.parametrize("dtype", [DataType.BFloat16, DataType.Float])
@@ -161,7 +164,7 @@ def test_sdpa_dropout_statistics_and_matching_backward(device):
         for t in (attn, seed, offset, *grads):
             fd.add_output(t)
     dropped, out_seed, out_offset, *_ = fd.execute([q, k, eye, torch.zeros((n, h, l, s), device=device), 77])
-    assert (int(out_seed), int(out_offset)) == (77, 5)
+    assert out_seed.tolist() == [77, 5] and int(out_offset) == 5
     probs = torch.softmax((q @ k.transpose(-2, -1)) / e**0.5, dim=-1)
     keep = dropped != 0
     assert abs(1.0 - keep.float().mean().item() - p) < 0.02
@@ -202,9 +205,10 @@ def test_constant_scalar_dropout_draws_its_seed_from_torch(device):
 
 def test_backward_in_a_fusion_of_its_own_reads_the_forwards_seed_tensors(device):
     """Training runs the forward and the backward as two fusions: the backward's philox_seed /
-    philox_offset are tensor inputs holding what the forward returned (its 0-D tensors, or
-    nvFuser's [2] (seed, offset) tensor), read when it runs; the gradients equal those of one
-    fusion doing both with the same mask. Its printed definition takes the same inputs."""
+    philox_offset are tensor inputs holding what the forward returned (nvFuser's [2] (seed,
+    offset) UInt64 tensor and 0-D offset; or 0-D seed and offset, the form before torch 2.7),
+    read when it runs; the gradients equal those of one fusion doing both with the same mask. Its
+    printed definition takes the same inputs."""
     n, h, l, s, e, p = 1, 2, 16, 12, 8, 0.3
     q, k, v, g = (torch.randn((n, h, x, e), device=device) for x in (l, s, s, l))
     with FusionDefinition() as both:
@@ -226,20 +230,21 @@ def test_backward_in_a_fusion_of_its_own_reads_the_forwards_seed_tensors(device)
                 fd.add_output(t)
         return fd
 
-    bwd = backward([], DataType.Int)
-    got = bwd.execute([g, q, k, v, attn_out, lse_out, seed_out, offset_out])
+    assert seed_out.dtype == torch.uint64 and seed_out.tolist() == [11, 4]
+    nv = backward([2], DataType.UInt64)
+    got = nv.execute([g, q, k, v, attn_out, lse_out, seed_out, offset_out])
     for a, b in zip(got, want):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
-    # nvFuser's form: a [2] UInt64 (seed, offset) tensor and a 0-D UInt64 offset.
-    rng_state = torch.tensor([11, 4], dtype=torch.uint64, device=device)
-    got = backward([2], DataType.UInt64).execute(
-        [g, q, k, v, attn_out, lse_out, rng_state, offset_out.to(torch.uint64)])
+    # The form before torch 2.7: 0-D Int64 seed and offset.
+    bwd = backward([], DataType.Int)
+    seed0, offset0 = (torch.tensor(x, device=device) for x in (11, 4))
+    got = bwd.execute([g, q, k, v, attn_out, lse_out, seed0, offset0])
     for a, b in zip(got, want):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     # Another seed: other gradients.
-    other = bwd.execute([g, q, k, v, attn_out, lse_out, seed_out + 1, offset_out])
+    other = bwd.execute([g, q, k, v, attn_out, lse_out, seed0 + 1, offset0])
     assert not torch.equal(other[0], want[0])
-    text = repr(bwd)
+    text = repr(nv)
     assert "philox_seed=tv6, philox_offset=tv7" in text and "DataType.Int)" not in text, text
     namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
     exec(text, namespace)
@@ -296,3 +301,34 @@ def test_sdpa_errors():
                              fd.define_tensor(shape=[], dtype=DataType.Int), 5, None)
         with pytest.raises(loom.UserError, match="log_sumexp T.* is bf16; it is Float32"):
             fd.ops.sdpfa_bwd(q, q, k, v, attn, define(fd, rank=3), None, None, 0, 0, None)
+
+
+def test_drawn_rng_state_is_returned_and_printed_as_nvfusers(device):
+    """A forward with dropout and no rng_seed draws its seed at execute; returning its RNG state
+    and passing it to the backward prints in nvFuser's form (the four results named at
+    sdpfa_fwd, the backward given them), so the printed definition draws the same way."""
+    n, h, s, e, p = 1, 2, 16, 8, 0.25
+    q, k, v, g = (torch.randn((n, h, s, e), device=device) for _ in range(4))
+    with FusionDefinition() as fd:
+        tq, tk, tv, tg = (define(fd, dtype=DataType.Float) for _ in range(4))
+        attn, lse, seed, offset = fd.ops.sdpfa_fwd(tq, tk, tv, dropout_p=p, is_causal=True)
+        grads = fd.ops.sdpfa_bwd(tg, tq, tk, tv, attn, lse, p, True, seed, offset, None)
+        for t in (attn, seed, offset, grads[0]):
+            fd.add_output(t)
+    torch.manual_seed(5)
+    out, out_seed, out_offset, dq = fd.execute([q, k, v, g])
+    assert out_seed.shape == (2,) and out_seed.dtype == torch.uint64
+    assert out_offset.shape == () and int(out_offset) == out_seed.tolist()[1]
+    text = repr(fd)
+    assert "define_from_text" not in text, text
+    names = re.search(r"tv4, tv5, (tv\d+), (tv\d+) = fd\.ops\.sdpfa_fwd\(", text)
+    assert names is not None, text
+    assert f"philox_seed={names[1]}, philox_offset={names[2]}" in text, text
+    # The printed definition draws the same seed and offset for the same generator state.
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, namespace)
+    with FusionDefinition() as again:
+        namespace["nvfuser_fusion"](again)
+    torch.manual_seed(5)
+    out2, seed2, offset2, dq2 = again.execute([q, k, v, g])
+    assert torch.equal(seed2, out_seed) and torch.equal(out2, out) and torch.equal(dq2, dq)

@@ -24,8 +24,10 @@ namespace loom::ops {
 struct SdpfaFwdResult {
   TensorView* output;       ///< [N, H, L, Ev], the inputs' dtype
   TensorView* log_sumexp;   ///< [N, H, L], Float32: log(sum(exp(scores))) per row (-inf if empty)
-  TensorView* philox_seed;  ///< 0-D Int64: the RNG seed the dropout mask was drawn with (0 if none)
-  TensorView* philox_offset;  ///< 0-D Int64: its offset (0 if none)
+  /// [2] UInt64: the RNG seed the dropout mask was drawn with and its offset (0 if none), as
+  /// nvFuser returns it with torch 2.7 and later (flash attention's RNG state)
+  TensorView* philox_seed;
+  TensorView* philox_offset;  ///< 0-D UInt64: the offset (0 if none)
 };
 
 /// nvFuser's SdpfaBwdResult.
@@ -35,8 +37,9 @@ struct SdpfaBwdResult {
   TensorView* grad_value;  ///< value's shape and dtype
 };
 
-/// Builds one ir::SdpaFwdOp (output, log_sumexp); philox_seed / philox_offset are 0-D FullOps
-/// of the seed and offset. Semantics and checks: sdpfaFwdComposite below.
+/// Builds one ir::SdpaFwdOp (output, log_sumexp); philox_seed / philox_offset are filled with the
+/// seed and offset (a pad of a [1] FullOp, and a 0-D FullOp). Semantics and checks:
+/// sdpfaFwdComposite below.
 SdpfaFwdResult sdpfaFwd(TensorView* query, TensorView* key, TensorView* value,
                         std::optional<Operand> dropout_p = std::nullopt,
                         std::optional<Operand> is_causal = std::nullopt,
@@ -64,7 +67,8 @@ SdpfaBwdResult sdpfaBwd(TensorView* grad_output, TensorView* query, TensorView* 
 ///  - is_causal: a bool or a Bool Scalar (default false).
 ///  - scale: a number or a floating Scalar (default 1 / sqrt(E)).
 ///  - rng_seed, rng_offset: integers or integer Scalars; needed unless dropout_p is the constant
-///    0 (Loom has no global generator). philox_seed / philox_offset return them as 0-D tensors.
+///    0 (Loom has no global generator). philox_seed returns both as a [2] UInt64 tensor,
+///    philox_offset the offset as a 0-D UInt64 (nvFuser's form since torch 2.7).
 ///  - bias: a floating tensor added to the scores (in f32) before the softmax; mask: a Bool
 ///    tensor, false where a key is hidden (its score -inf). Each has the scores' rank
 ///    ([.., L, S]); a broadcast dim stands for any size. nvFuser's newer sdpfa_fwd arguments;

@@ -561,9 +561,10 @@ class Ops:
                   rng_seed=None, rng_offset=None, bias=None, mask=None):
         """Scaled dot-product attention: (output, log_sumexp, philox_seed, philox_offset).
         query [N, H, L, E], key [N, H, S, E], value [N, H, S, Ev]; log_sumexp [N, H, L] Float;
-        philox_seed / philox_offset are 0-D Int tensors holding the dropout mask's seed and
-        offset. Without rng_seed= and rng_offset=, a dropout_p that may be above 0 draws them
-        from torch's generator at each execute, as nvFuser does. bias= (added to the scores) and
+        philox_seed is a [2] UInt64 tensor holding the dropout mask's seed and offset,
+        philox_offset a 0-D UInt64 holding the offset (nvFuser's form since torch 2.7).
+        Without rng_seed= and rng_offset=, a dropout_p that may be above 0 draws them from
+        torch's generator at each execute, as nvFuser does. bias= (added to the scores) and
         mask= (Bool, false hides a key) have the scores' rank [.., L, S]."""
         seed = offset = None
         if self._dropout_may_be_on(dropout_p) or rng_seed is not None or rng_offset is not None:
@@ -576,8 +577,8 @@ class Ops:
         """The gradients (grad_query, grad_key, grad_value) of sdpfa_fwd from its output and
         log_sumexp. philox_seed / philox_offset: what sdpfa_fwd returned in this fusion, the
         seed and offset given to it (ints or Int Scalars), or tensor inputs of this fusion
-        holding them (a backward fusion of its own, as training runs it: sdpfa_fwd's 0-D
-        outputs, or nvFuser's [2] seed-and-offset tensor and its 0-D offset); with dropout_p
+        holding them (a backward fusion of its own, as training runs it: sdpfa_fwd's [2]
+        seed-and-offset tensor and its 0-D offset, or 0-D seed and offset); with dropout_p
         None or 0 they are not read."""
         if (self._dropout_may_be_on(dropout_p) and _is_tensor(philox_seed)
                 and philox_seed.is_fusion_input()):
