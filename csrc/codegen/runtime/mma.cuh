@@ -128,53 +128,59 @@ __device__ __forceinline__ void mmaM16N8K16(float (&d)[4], const unsigned (&a)[4
 #endif
 }
 
-/// Four 8 x 8 matrices of 16-bit values from shared memory into r[0..3] (see the note at the top):
-/// every lane of the warp calls it with the address of its row (lane 8 i + r: row r of matrix i).
-/// The host backend shuffles each lane the row address it reads from.
+namespace detail {
+
+/// Four 8 x 8 matrices of 16-bit values from shared memory into r[0..3], as they are or
+/// transposed (kTrans): see the note at the top. Every lane of the warp calls it with the address
+/// of its row (lane 8 i + r: row r of matrix i). The host backend shuffles each lane the row
+/// addresses it reads from and reads its values as the instruction hands them out.
+template <bool kTrans>
 __device__ __forceinline__ void ldmatrixX4(unsigned (&r)[4], const unsigned short* row) {
 #ifndef LOOM_EMULATION
   unsigned long long shared;
   asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"((unsigned)shared)
-               : "memory");
+  if constexpr (kTrans) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)shared)
+                 : "memory");
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)shared)
+                 : "memory");
+  }
 #else
   const int lane = (int)(threadIdx.x % 32u);
   const int g = lane / 4, t = lane % 4;
   const unsigned long long mine = (unsigned long long)row;
   for (int i = 0; i < 4; ++i) {
-    // Lane 4 g + t reads elements 2t and 2t + 1 of row g of matrix i: lane 8 i + g's address.
-    const unsigned short* src = (const unsigned short*)__shfl_sync(0xffffffffu, mine, 8 * i + g);
-    r[i] = packHalves(src[2 * t], src[2 * t + 1]);
+    if constexpr (kTrans) {
+      // Lane 4 g + t reads rows 2t and 2t + 1 of matrix i (lanes 8 i + 2t, + 1), column g.
+      const auto* lo = (const unsigned short*)__shfl_sync(0xffffffffu, mine, 8 * i + 2 * t);
+      const auto* hi = (const unsigned short*)__shfl_sync(0xffffffffu, mine, 8 * i + 2 * t + 1);
+      r[i] = packHalves(lo[g], hi[g]);
+    } else {
+      // Lane 4 g + t reads elements 2t and 2t + 1 of row g of matrix i (lane 8 i + g).
+      const auto* src = (const unsigned short*)__shfl_sync(0xffffffffu, mine, 8 * i + g);
+      r[i] = packHalves(src[2 * t], src[2 * t + 1]);
+    }
   }
 #endif
 }
 
-/// Four transposed 8 x 8 matrices of 16-bit values from shared memory into r[0..3] (see the note
-/// at the top): every lane of the warp calls it with the address of its row (lane 8 i + r: row r
-/// of matrix i). The host backend shuffles each lane the two row addresses it reads from and
-/// reads its values as the instruction hands them out.
+}  // namespace detail
+
+/// Four 8 x 8 matrices as they are (the note at the top): B fragments of a tile whose rows are
+/// the operand's n (K in q k^T).
+__device__ __forceinline__ void ldmatrixX4(unsigned (&r)[4], const unsigned short* row) {
+  detail::ldmatrixX4<false>(r, row);
+}
+
+/// Four transposed 8 x 8 matrices (the note at the top): B fragments of a row-major [k][n] tile
+/// (V in P v).
 __device__ __forceinline__ void ldmatrixX4Trans(unsigned (&r)[4], const unsigned short* row) {
-#ifndef LOOM_EMULATION
-  unsigned long long shared;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"((unsigned)shared)
-               : "memory");
-#else
-  const int lane = (int)(threadIdx.x % 32u);
-  const int g = lane / 4, t = lane % 4;
-  const unsigned long long mine = (unsigned long long)row;
-  for (int i = 0; i < 4; ++i) {
-    // Lane 4 g + t reads rows 2t and 2t + 1 of matrix i: the addresses of lanes 8 i + 2t, + 1.
-    const unsigned short* lo = (const unsigned short*)__shfl_sync(0xffffffffu, mine, 8 * i + 2 * t);
-    const unsigned short* hi =
-        (const unsigned short*)__shfl_sync(0xffffffffu, mine, 8 * i + 2 * t + 1);
-    r[i] = packHalves(lo[g], hi[g]);
-  }
-#endif
+  detail::ldmatrixX4<true>(r, row);
 }
 
 }  // namespace loom
