@@ -204,6 +204,36 @@ def test_plan_cache_warm_start_from_python(tmp_path):
     assert _lines(off.stdout)["PLAN_HITS"] == "0"
 
 
+REQUIREMENT_SCRIPT = """
+import torch
+from loom.direct import FusionDefinition, DataType
+with FusionDefinition() as loose:
+    t = loose.define_tensor(shape=[-1, -1], contiguity=[False, False], dtype=DataType.Float)
+    loose.add_output(loose.ops.expand(loose.ops.broadcast(t, [False, False, True]), [-1, -1, 2]))
+print("LOOSE", tuple(loose.execute([torch.randn(3, 3)])[0].shape))
+with FusionDefinition() as fd:
+    t = fd.define_tensor(shape=[-1, -1], contiguity=[False, False], dtype=DataType.Float)
+    fd.add_output(fd.ops.broadcast_in_dim(t, shape=[2, 2, 2], broadcast_dims=[0, 1]))
+try:
+    print("STRICT", tuple(fd.execute([torch.randn(3, 3)])[0].shape))
+except Exception as e:
+    print("STRICT", str(e).splitlines()[0])
+"""
+
+
+def test_plans_of_fusions_differing_in_size_requirements_are_kept_apart(tmp_path):
+    # broadcast_in_dim to constant sizes requires its run-time dims to have them; broadcast and
+    # expand to -1 does not, and the text form (the plan key) is otherwise the same. The plan the
+    # loose fusion stored ran the strict one without its check: a [3, 3, 2] output for a shape
+    # of [2, 2, 2].
+    env = dict(LOOM_CACHE_DIR=str(tmp_path), LOOM_DEBUG="")  # the plan cache's default: on
+    r = _run_with_env(REQUIREMENT_SCRIPT, **env)
+    assert r.returncode == 0, r.stderr
+    lines = _lines(r.stdout)
+    assert lines["LOOSE"] == "(3, 3, 2)", r.stdout
+    assert "dimension 0 of T0 must have size 2" in lines["STRICT"], r.stdout
+
+
 # nvFuser's names for features Loom lacks or always uses (its resize scheduler, TMA, the ID model,
 # host IR lowering, ...) are accepted and change nothing, as nvFuser's tests pass them.
 @pytest.mark.parametrize("enable, disable", [
