@@ -98,6 +98,11 @@ void Parser::parseLine() {
     parseDomainLine();
     return;
   }
+  if (t.text == "require") {
+    finishTensor();
+    parseRequirementLine();
+    return;
+  }
   auto n = splitName(t.text);
   if (n && n->first == 'T') {
     finishTensor();
@@ -135,6 +140,27 @@ void Parser::parseIoLine() {
     } while (accept(","));
   }
   expectEndOfLine();
+}
+
+// "require s5 == 2, extent s1: "message"": a condition on the run's sizes (ExtentRequirement).
+void Parser::parseRequirementLine() {
+  next();
+  Scalar* value = parseScalarOperand();
+  expect("=");
+  expect("=");
+  const int64_t expected = parseInt();
+  expect(",");
+  const Token& kw = expectIdent("'extent'");
+  if (kw.text != "extent") fail(kw, "expected 'extent', got '", kw.text, "'");
+  Scalar* extent = parseScalarOperand();
+  expect(":");
+  const Token& what = peek();
+  if (what.kind != Kind::String) {
+    fail(what, "expected the requirement's message in quotes, got '", what.text, "'");
+  }
+  next();
+  expectEndOfLine();
+  fusion_->addExtentRequirement({value, expected, extent, what.text});
 }
 
 void Parser::parseScalarDecl() {

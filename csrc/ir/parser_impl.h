@@ -111,6 +111,7 @@ class Parser {
   void parseLine();
 
   void parseIoLine();
+  void parseRequirementLine();
 
   void parseScalarDecl();
 

@@ -94,8 +94,7 @@ class Printer {
         if (s->definition() == nullptr) {
           os << pad(names_[s], w) << " : " << dt << "\n";
         } else {
-          os << pad(names_[s], w) << " : " << pad(dt, 4) << " = " << call(s->definition())
-             << "\n";
+          os << pad(names_[s], w) << " : " << pad(dt, 4) << " = " << call(s->definition()) << "\n";
         }
       }
     }
@@ -115,6 +114,15 @@ class Printer {
       }
       for (size_t i = 0; i < math_.size(); ++i) {
         os << pad(lhs[i], w) << " = " << call(math_[i]) << "\n";
+      }
+    }
+    if (!fusion_.extentRequirements().empty()) {
+      // What the run's sizes must satisfy beyond the extents (ExtentRequirement): the scalar,
+      // the value it must have, the extent the message reports, the message.
+      os << "\n# requirements\n";
+      for (const ExtentRequirement& r : fusion_.extentRequirements()) {
+        os << "require " << ref(r.value) << " == " << r.expected << ", extent " << ref(r.extent)
+           << ": " << quoted(r.what) << "\n";
       }
     }
     return os.str();
@@ -182,6 +190,21 @@ class Printer {
       for (Val* v : e->inputs()) collectScalar(v);
       for (Val* v : e->attributeVals()) collectScalar(v);
     }
+    for (const ExtentRequirement& r : fusion_.extentRequirements()) {
+      collectScalar(r.value);
+      collectScalar(r.extent);
+    }
+  }
+
+  // `s` as a .fus string: in quotes, with \" and \\ for a quote and a backslash (one line: a
+  // newline is written as a space).
+  static std::string quoted(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c == '\n' ? ' ' : c;
+    }
+    return out + "\"";
   }
 
   void collectId(IterDomain* id) {
@@ -283,7 +306,8 @@ class Printer {
     os << pad(names_[tv], name_width) << " : " << pad(std::string(dataTypeName(tv->dtype())), 4)
        << " " << pad(std::string(memoryTypeName(tv->memoryType())), 6) << " "
        << idList(td->logical());
-    if (!td->hasAllocation() && td->contiguity() != TensorDomain::defaultContiguity(td->logical())) {
+    if (!td->hasAllocation() &&
+        td->contiguity() != TensorDomain::defaultContiguity(td->logical())) {
       os << " contig=" << contiguity(td->contiguity());
     }
     if (tv->hasDeviceMesh()) os << " mesh=" << tv->deviceMesh();
@@ -321,8 +345,8 @@ class Printer {
     } else if (auto* r = e->dynCast<RngOp>()) {
       const bool normal = r->rngType() == RngOpType::Normal;
       args = "seed=" + ref(r->seed()) + ", offset=" + ref(r->offset()) +
-             (normal ? ", mean=" : ", low=") + ref(r->param0()) +
-             (normal ? ", std=" : ", high=") + ref(r->param1());
+             (normal ? ", mean=" : ", low=") + ref(r->param0()) + (normal ? ", std=" : ", high=") +
+             ref(r->param1());
       if (r->hasIndexOffsets()) {
         auto list = [&](const std::vector<Scalar*>& vals) {
           return "[" + refs(std::vector<Val*>(vals.begin(), vals.end())) + "]";

@@ -55,11 +55,27 @@ std::vector<Token> tokenize(std::string_view text, std::string_view filename) {
         }
       }
       push(Token::Kind::Number, i, j);
+    } else if (c == '"') {
+      std::string value;
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != '"' && text[j] != '\n') {
+        if (text[j] == '\\' && j + 1 < text.size() && (text[j + 1] == '"' || text[j + 1] == '\\')) {
+          ++j;
+        }
+        value += text[j++];
+      }
+      if (j >= text.size() || text[j] != '"') {
+        std::string msg = location(filename, line, col) + "a string that does not end on its line";
+        throw UserError(msg, msg);
+      }
+      out.push_back({Token::Kind::String, std::move(value), line, col});
+      col += int(j + 1 - i);
+      i = j + 1;
     } else if (std::string_view("()[]{},=:-").find(c) != std::string_view::npos) {
       push(Token::Kind::Punct, i, i + 1);
     } else {
-      std::string msg = location(filename, line, col) + "unexpected character '" +
-                        std::string(1, c) + "'";
+      std::string msg =
+          location(filename, line, col) + "unexpected character '" + std::string(1, c) + "'";
       throw UserError(msg, msg);
     }
   }

@@ -627,17 +627,9 @@ std::string FusionExecutorCache::planKey(const InputKey& key,
     }
     if (options_.dumps().has(option) || DumpOptions::fromEnvironment().has(option)) return {};
   }
-  if (fusion_text_hash_.empty()) {
-    // The text form does not carry the fusion's extent requirements (broadcast_in_dim's sizes,
-    // the sharding passes' divisibility): two fusions that differ only in them must not share
-    // a plan, or one would run with the other's checks.
-    std::string text = ir::printFusion(programFusion());
-    for (const ir::ExtentRequirement& r : programFusion().extentRequirements()) {
-      text += "\nrequire " + r.value->toString() + " == " + std::to_string(r.expected) + ": " +
-              r.what;
-    }
-    fusion_text_hash_ = sha256Hex(text);
-  }
+  // The text form carries the extent requirements too (broadcast_in_dim's sizes, the sharding
+  // passes' divisibility): fusions that differ only in them do not share a plan.
+  if (fusion_text_hash_.empty()) fusion_text_hash_ = sha256Hex(ir::printFusion(programFusion()));
   std::ostringstream m;
   m << "loom plan key 1\n"
     << loomBuildId() << "\nfusion " << fusion_text_hash_ << "\ndevice " << options_.device->name();

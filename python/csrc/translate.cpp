@@ -521,6 +521,7 @@ void Translator::translateExpr(const ir::Expr* e) {
   if (e->outputs().front()->isA<Scalar>()) return;  // scalar math: printed where it is used
   if (cat_pads_.count(e) != 0) return;              // made by fd.ops.cat
   if (sdpa_key_exprs_.count(e) != 0) return;        // made by fd.ops.sdpfa_fwd
+  if (made_by_broadcast_in_dim_.count(e) != 0) return;  // printed with its broadcast
   if (isOneOf<ir::UnaryOp, ir::BinaryOp, ir::TernaryOp, ir::ReductionOp, ir::WelfordOp>(e)) {
     translateMath(e);
   } else if (isOneOf<ir::BroadcastOp, ir::SqueezeOp, ir::ExpandOp, ir::ReshapeOp, ir::LoadStoreOp>(
@@ -531,7 +532,10 @@ void Translator::translateExpr(const ir::Expr* e) {
   } else {
     translateOtherOp(e);
   }
-  for (const ir::Val* out : e->outputs()) noteExtents(out->as<TensorView>());
+  for (const ir::Val* out : e->outputs()) {
+    // An output another call's line defines instead (broadcast_in_dim's broadcast) has no name.
+    if (names_.count(out) != 0) noteExtents(out->as<TensorView>());
+  }
 }
 
 void Translator::translateMath(const ir::Expr* e) {
@@ -591,8 +595,62 @@ void Translator::translateMath(const ir::Expr* e) {
        ", dims=" + pyList(reducedDims(w->outAvg())) + ")");
 }
 
+// The shape of fd.ops.broadcast_in_dim(b->in(), shape, broadcast_dims) when `b` (and `expand`,
+// the expand of b's output or nullptr) is what ops::broadcastInDim made of it with constant sizes:
+// a size it required of a run-time dim is among the fusion's extent requirements (its message
+// says so), and it is the only way to say that requirement in nvFuser's form. nullopt otherwise.
+std::optional<std::vector<int64_t>> broadcastInDimShape(const ir::Fusion& fusion,
+                                                        const ir::BroadcastOp* b,
+                                                        const ir::ExpandOp* expand) {
+  const auto in = ir::TensorDomain::noReductions(b->in()->logical());
+  const auto out = ir::TensorDomain::noReductions((expand != nullptr ? expand->out() : b->out())
+                                                      ->logical());
+  std::vector<int64_t> shape;
+  bool required = false;
+  size_t k = 0;  // b->in()'s dim that output dim d comes from
+  for (size_t d = 0; d < out.size(); ++d) {
+    const IterDomain* o = out[d];
+    const bool fresh = b->isBroadcastDim()[d];
+    std::optional<int64_t> size;
+    if (o->isBroadcast()) {
+      size = o->hasExpandedExtent() ? o->expandedExtent()->constInt() : std::optional<int64_t>(1);
+    } else {
+      size = o->extent()->constInt();
+    }
+    if (!fresh) {
+      const Scalar* extent = in[k++]->extent();
+      for (const ir::ExtentRequirement& r : fusion.extentRequirements()) {
+        if (r.extent == extent && r.value == extent &&
+            r.what.rfind("broadcast_in_dim: dimension ", 0) == 0) {
+          size = r.expected;
+          required = true;
+        }
+      }
+      if (!size && !o->isBroadcast()) size = -1;  // a run-time size kept as it is
+    }
+    if (!size) return std::nullopt;  // a size given as a Scalar: broadcast and expand say it
+    shape.push_back(*size);
+  }
+  if (!required) return std::nullopt;
+  return shape;
+}
+
 void Translator::translateShapeOp(const ir::Expr* e) {
   if (const auto* b = dyn<ir::BroadcastOp>(e)) {
+    const auto& uses = b->out()->uses();
+    const auto* expand = uses.size() == 1 ? dyn<ir::ExpandOp>(uses.front()) : nullptr;
+    if (auto shape = broadcastInDimShape(fusion_, b, expand)) {
+      std::vector<std::string> sizes, dims;
+      for (int64_t s : *shape) sizes.push_back(std::to_string(s));
+      for (size_t d = 0; d < b->isBroadcastDim().size(); ++d) {
+        if (!b->isBroadcastDim()[d]) dims.push_back(std::to_string(d));
+      }
+      if (expand != nullptr) made_by_broadcast_in_dim_.insert(expand);
+      emit(define(expand != nullptr ? expand->out() : b->out(), 'T') +
+           " = fd.ops.broadcast_in_dim(" + tensor(b->in()) + ", shape=" + pyList(sizes) +
+           ", broadcast_dims=" + pyList(dims) + ")");
+      return;
+    }
     std::vector<std::string> flags;
     for (bool f : b->isBroadcastDim()) flags.push_back(pyBool(f));
     emit(define(b->out(), 'T') + " = fd.ops.broadcast(" + tensor(b->in()) +

@@ -126,6 +126,8 @@ class Translator {
   void findSdpaKeys();
   std::unordered_map<const ir::Expr*, std::pair<const ir::Val*, const ir::Val*>> sdpa_keys_;
   std::unordered_set<const ir::Expr*> sdpa_key_exprs_;
+  // ExpandOps printed as part of fd.ops.broadcast_in_dim (translateShapeOp).
+  std::unordered_set<const ir::Expr*> made_by_broadcast_in_dim_;
   std::unordered_set<std::string> imports_;
   std::vector<std::string> lines_;
   // nvFuser's direct bindings name tensors tv<n> and scalars c<n>, each kind counted apart.

@@ -125,6 +125,44 @@ TEST(TextShapeOpsTest, HandWritten) {
   EXPECT_TRUE(t2->logical()[0]->isSymbolic());
 }
 
+// The conditions a fusion puts on its run's sizes (ExtentRequirement: broadcast_in_dim's sizes of
+// run-time dims, the sharding passes' divisibility) print as `require` lines with their message
+// in quotes (a quote and a backslash escaped) and parse back the same: a fusion rebuilt from its
+// text checks what the original checks.
+TEST(TextShapeOpsTest, ExtentRequirementsRoundTrip) {
+  Fusion f;
+  FusionGuard g(&f);
+  auto* x = input(f, {-1, -1});
+  f.addOutput(ops::broadcastInDim(x, {4, 7, 3}, {0, 1}));
+  Scalar* e0 = x->logical()[0]->extent();
+  f.addExtentRequirement({e0, 4, e0, R"(a "quoted" word and a \ backslash)"});
+  ASSERT_EQ(f.extentRequirements().size(), 3u);
+  test::expectRoundTrip(f);
+  const std::string text = printFusion(f);
+  EXPECT_HAS(text,
+             "\n# requirements\nrequire s0 == 4, extent s0: \"broadcast_in_dim: dimension 0 of");
+  EXPECT_HAS(text, "require s1 == 7, extent s1: \"broadcast_in_dim: dimension 1 of");
+  EXPECT_HAS(text, R"(require s0 == 4, extent s0: "a \"quoted\" word and a \\ backslash")");
+  std::unique_ptr<Fusion> back = parseFusion(text, "back.fus");
+  ASSERT_EQ(back->extentRequirements().size(), 3u);
+  EXPECT_EQ(back->extentRequirements()[2].what, R"(a "quoted" word and a \ backslash)");
+  EXPECT_EQ(back->extentRequirements()[1].expected, 7);
+  EXPECT_EQ(back->extentRequirements()[1].value,
+            back->inputs()[0]->as<TensorView>()->logical()[1]->extent());
+}
+
+// A `require` line's errors point at the offending token; a string ends on its line.
+TEST(TextShapeOpsTest, RequirementErrors) {
+  const std::string head = "inputs: T0\noutputs: T0\ns0 : i64\nT0 : f32 global [i0{s0}]\n";
+  expectError(head + "require s0 == 4, extent s0: oops\n", "5:29",
+              "expected the requirement's message in quotes, got 'oops'");
+  expectError(head + "require s0 == 4, span s0: \"x\"\n", "5:18", "expected 'extent', got 'span'");
+  expectError(head + "require s0 = 4, extent s0: \"x\"\n", "5:14", "expected '='");
+  expectError(head + "require s9 == 4, extent s0: \"x\"\n", "5:9", "undefined name s9");
+  expectError(head + "require s0 == 4, extent s0: \"no end\n", "5:29",
+              "a string that does not end on its line");
+}
+
 // Parser errors point at the offending token.
 TEST(TextShapeOpsTest, Errors) {
   const std::string head = "inputs: T0\noutputs: T1\nT0 : f32 global [i0{8}]\n";

@@ -219,6 +219,31 @@ def test_broadcast_in_dim_checks_run_time_sizes(device):
             fd.execute([torch.randn(*shape, device=device), r, b])
 
 
+# broadcast_in_dim to constant sizes of run-time dims prints as nvFuser prints it (one call, not
+# broadcast and expand to -1, which would drop the size check); the printed definition and the
+# text form (its `require` lines) each rebuild a fusion that refuses another size.
+def test_broadcast_in_dim_prints_as_nvfuser_and_keeps_its_size_check(device):
+    with FusionDefinition() as fd:
+        tv0 = fd.define_tensor(shape=[-1, -1], contiguity=[False, False], dtype=DataType.Float,
+                               is_cpu=False)
+        fd.add_output(fd.ops.broadcast_in_dim(tv0, shape=[2, 2, 2], broadcast_dims=[0, 1]))
+    text = repr(fd)
+    assert "tv2 = fd.ops.broadcast_in_dim(tv0, shape=[2, 2, 2], broadcast_dims=[0, 1])" in text
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, namespace)
+    with FusionDefinition() as printed:
+        namespace["nvfuser_fusion"](printed)
+    fus = fd.fusion.print_math()
+    assert "# requirements\nrequire s0 == 2, extent s0: \"broadcast_in_dim: dimension 0" in fus
+    with FusionDefinition() as from_text:
+        from_text.define_from_text(fus)
+    x = torch.randn(2, 2, device=device)
+    for f in (fd, printed, from_text):
+        close(f.execute([x])[0], x[:, :, None].expand(2, 2, 2))
+        with pytest.raises(loom.UserError, match=r"dimension 0 of T0 must have size 2"):
+            f.execute([torch.randn(3, 3, device=device)])
+
+
 # A negative broadcast dim counts from the end of the output (nvFuser's alphafold3 layer norm
 # writes broadcast_dims=[-1]), with constant sizes and with Scalar sizes (fd.ops.shape).
 def test_broadcast_in_dim_negative_dims(device):

@@ -22,7 +22,9 @@ class Scalar;
 /// scalar `value` (an expression of extents) must evaluate to `expected`. ExpressionEvaluator's
 /// bindInputs checks it (a UserError: `what`, then the extent `extent` evaluates to). The
 /// sharding passes add them (an inner split whose outer piece is a DID gives each device a block
-/// only for one extent, multidevice/sharding.h); they are not part of the text form.
+/// only for one extent, multidevice/sharding.h), and so do ops: broadcast_in_dim to a constant
+/// size of a run-time dim, a floating Scalar used as a size (ops/size.h). The text form prints
+/// them as `require` lines (docs/text-format.md).
 struct ExtentRequirement {
   Scalar* value = nullptr;
   int64_t expected = 0;
