@@ -9,6 +9,7 @@
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
 #include "loom/ir/fusion.h"
+#include "loom/ops/scalar_arith.h"
 #include "ops/utils.h"
 
 namespace loom::ops {
@@ -136,6 +137,30 @@ TensorView* unsqueeze(TensorView* x, int64_t dim) {
   return broadcast(x, flags);
 }
 
+namespace {
+
+// Dimension `dim` of `x` (not a broadcast) expanded to `want`, a size not known together with
+// its own when the fusion is built: the output dim keeps x's extent, so producer and consumer
+// dims are one dim to the schedulers and the kernels (an output extent of its own made the two
+// differ, and the pointwise schedule then iterated the expanded operand unexpanded: wrong
+// values); binding checks that the size is the one asked for, as torch refuses to expand a
+// non-size-1 dim.
+IterDomain* keptExpandedDim(TensorView* x, size_t dim, IterDomain* id, const Size& want) {
+  const std::string what = "expand: dimension " + std::to_string(dim) + " of " + x->toString() +
+                           " is not a broadcast dimension, so it must already have the size " +
+                           want.toString() +
+                           " it is expanded to (only size-1 dimensions expand; use -1 to keep it)";
+  if (auto c = want.constant()) {
+    x->fusion()->addExtentRequirement({id->extent(), *c, id->extent(), what});
+  } else {
+    Scalar* same = scalarBinary(ir::BinaryOpType::Eq, id->extent(), want.toScalar());
+    x->fusion()->addExtentRequirement({same, 1, id->extent(), what});
+  }
+  return detail::freshId(id);
+}
+
+}  // namespace
+
 TensorView* expand(TensorView* x, const std::vector<int64_t>& sizes) {
   const int64_t rank = x->rank();
   const auto n = int64_t(sizes.size());
@@ -174,10 +199,8 @@ TensorView* expand(TensorView* x, const std::vector<int64_t>& sizes) {
                detail::shapeString(x), " has size ", *have,
                " and is not a broadcast dimension; it cannot be expanded to ", want,
                " (only size-1 dimensions expand; use -1 to keep it)");
-    // A size known only at run time: the output dim has the size asked for, and binding checks
-    // that the input's equals it (shape_constraints), as torch refuses to expand a non-size-1
-    // dim. Keeping the input's size would ignore `want`.
-    out_ids.push_back(have ? detail::freshId(id) : IterDomain::create(IrBuilder::index(want)));
+    // A size known only at run time: kept, and checked when a run binds it (keptExpandedDim).
+    out_ids.push_back(have ? detail::freshId(id) : keptExpandedDim(x, i, id, want));
   }
   TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
   IrBuilder::create<ir::ExpandOp>(out, x);
@@ -222,9 +245,8 @@ TensorView* expand(TensorView* x, const SizeList& sizes) {
                  detail::shapeString(x), " has size ", *have,
                  " and is not a broadcast dimension; it cannot be expanded to ", *c,
                  " (only size-1 dimensions expand; use -1 to keep it)");
-      // Sizes not both known: the output dim has the size asked for and binding checks that the
-      // input's equals it (see the overload above).
-      out_ids.push_back(have && c ? detail::freshId(id) : IterDomain::create(want.toScalar()));
+      // Sizes not both known: kept, and checked when a run binds them (keptExpandedDim).
+      out_ids.push_back(have && c ? detail::freshId(id) : keptExpandedDim(x, i, id, want));
     }
   }
   TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());

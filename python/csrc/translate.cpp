@@ -675,7 +675,18 @@ void Translator::translateShapeOp(const ir::Expr* e) {
       const IterDomain* o = out[i];
       if (o->extent() == a->extent() && o->iterType() == a->iterType() &&
           o->expandedExtent() == a->expandedExtent()) {
-        shape.emplace_back("-1");  // kept as it is
+        // Kept as it is, or expanded to a size it must already have (the requirement
+        // ops::expand added, which the same call adds again).
+        const std::string prefix = "expand: dimension " + std::to_string(i) + " of ";
+        std::string kept = "-1";
+        for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
+          if (r.extent != a->extent() || r.what.rfind(prefix, 0) != 0) continue;
+          const auto* eq = dyn<ir::BinaryOp>(r.value->definition());
+          kept = r.value == a->extent() ? std::to_string(r.expected)
+                 : eq != nullptr ? size(eq->rhs()->as<Scalar>())
+                                 : kept;
+        }
+        shape.push_back(kept);
       } else if (a->isBroadcast() && o->isBroadcast() && o->hasExpandedExtent()) {
         shape.push_back(size(o->expandedExtent()));
       } else {

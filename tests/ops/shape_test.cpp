@@ -98,12 +98,18 @@ TEST_F(ShapeTest, ExpandError) {
   EXPECT_HAS(msg, "has size 2");
   EXPECT_HAS(userError([&] { expand(x, {4}); }), "only 1 sizes");
   EXPECT_NO_THROW(expand(x, {2, 4}));
-  // A size known only at run time is not ignored: the output has the size asked for, and binding
-  // checks the input against it (shape_constraints_test.cpp).
+  // A size known only at run time is not ignored: the output dim keeps the input's extent (one
+  // dim to the schedulers) and the fusion requires the size asked for, which binding checks
+  // (shape_constraints_test.cpp).
   auto* s = input({-1, -1});
   auto* e = expand(s, {5, -1});
-  EXPECT_EQ(sizes(e), (std::vector<int64_t>{5, -1}));
+  EXPECT_EQ(sizes(e), (std::vector<int64_t>{-1, -1}));
+  EXPECT_EQ(e->logical()[0]->extent(), s->logical()[0]->extent());
   EXPECT_EQ(types(e), "iter,iter");
+  ASSERT_EQ(fusion_.extentRequirements().size(), 1u);
+  EXPECT_EQ(fusion_.extentRequirements()[0].value, s->logical()[0]->extent());
+  EXPECT_EQ(fusion_.extentRequirements()[0].expected, 5);
+  EXPECT_HAS(fusion_.extentRequirements()[0].what, "must already have the size 5");
   verifyOutputs({e});
 }
 

@@ -219,6 +219,41 @@ def test_broadcast_in_dim_checks_run_time_sizes(device):
             fd.execute([torch.randn(*shape, device=device), r, b])
 
 
+# Expanding a run-time dim (not a broadcast) to the size it has, by a constant or a Scalar, and
+# using the result with a tensor of that size: the values are right (the expand's output dim had
+# an extent of its own, and the pointwise schedule then iterated the expanded operand unexpanded,
+# leaving zeros past its first row), another size is refused, and the printed definition keeps
+# the sizes asked for.
+def test_expand_to_the_size_a_run_time_dim_has_computes_right(device):
+    def define(fd):
+        r = fd.define_tensor(shape=[-1], contiguity=True)
+        b = fd.define_tensor(shape=[2, 4], contiguity=True)
+        rows = fd.define_scalar(None, dtype=DataType.Index)
+        cols = fd.define_scalar(None, dtype=DataType.Index)
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        fd.add_output(fd.ops.add(fd.ops.broadcast_in_dim(r, [rows, 4], [1]), b))
+        fd.add_output(fd.ops.mul(fd.ops.expand(x, [2, cols]), b))
+
+    with FusionDefinition() as fd:
+        define(fd)
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(repr(fd), namespace)
+    with FusionDefinition() as printed:
+        namespace["nvfuser_fusion"](printed)
+    r, b, x = (torch.randn(4, device=device), torch.randn(2, 4, device=device),
+               torch.randn(2, 4, device=device))
+    for f in (fd, printed):
+        added, scaled = f.execute([r, b, 2, 4, x])
+        close(added, r[None, :] + b)
+        close(scaled, x * b)
+        # (the add's shapes disagree first, naming the size)
+        with pytest.raises(loom.UserError, match=r"has size 5|make that extent 5"):
+            f.execute([torch.randn(5, device=device), b, 2, 4, x])
+        with pytest.raises(loom.UserError,
+                           match=r"dimension 1 of T\d+ is not a broadcast dimension"):
+            f.execute([r, b, 2, 3, x])
+
+
 # broadcast_in_dim to constant sizes of run-time dims prints as nvFuser prints it (one call, not
 # broadcast and expand to -1, which would drop the size check); the printed definition and the
 # text form (its `require` lines) each rebuild a fusion that refuses another size.
