@@ -231,8 +231,7 @@ Scalar* backwardKeyOf(const std::optional<Operand>& v, std::string_view op, std:
   if (v && v->isTensor()) {
     TensorView* tv = v->tensor();
     const ir::FullOp* full = keyFill(tv);
-    LOOM_CHECK(full != nullptr, op, ": ", what,
-               " ", described(tv),
+    LOOM_CHECK(full != nullptr, op, ": ", what, " ", described(tv),
                " is not the one sdpfa_fwd returned in this fusion, and dropout_p may be above 0: "
                "Loom regenerates the dropout mask from a seed known when the fusion is built. "
                "Pass sdpfa_fwd's own result, or the seed and offset given to it (integers or Int "
@@ -240,8 +239,8 @@ Scalar* backwardKeyOf(const std::optional<Operand>& v, std::string_view op, std:
     // The fill is the seed (offset) cast to UInt64: the backward takes the integer it was cast
     // from, the forward's own Scalar.
     Scalar* fill = full->value();
-    const auto* cast = fill->definition() != nullptr ? fill->definition()->dynCast<ir::UnaryOp>()
-                                                     : nullptr;
+    const auto* cast =
+        fill->definition() != nullptr ? fill->definition()->dynCast<ir::UnaryOp>() : nullptr;
     if (cast != nullptr && cast->opType() == ir::UnaryOpType::Cast &&
         isIntegralType(cast->in()->dtype()) && !isBooleanType(cast->in()->dtype())) {
       fill = cast->in()->as<Scalar>();

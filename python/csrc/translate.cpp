@@ -236,7 +236,9 @@ void Translator::findSdpaKeys() {
       for (const ir::Val* v : {seed, offset}) {
         if (v != nullptr) sdpa_key_exprs_.erase(v->definition());
       }
-      if (seed != nullptr) sdpa_key_exprs_.erase(seed->definition()->inputs().front()->definition());
+      if (seed != nullptr) {
+        sdpa_key_exprs_.erase(seed->definition()->inputs().front()->definition());
+      }
     }
   }
 }
@@ -595,6 +597,8 @@ void Translator::translateMath(const ir::Expr* e) {
        ", dims=" + pyList(reducedDims(w->outAvg())) + ")");
 }
 
+namespace {
+
 // The shape of fd.ops.broadcast_in_dim(b->in(), shape, broadcast_dims) when `b` (and `expand`,
 // the expand of b's output or nullptr) is what ops::broadcastInDim made of it with constant sizes:
 // a size it required of a run-time dim is among the fusion's extent requirements (its message
@@ -634,6 +638,8 @@ std::optional<std::vector<int64_t>> broadcastInDimShape(const ir::Fusion& fusion
   if (!required) return std::nullopt;
   return shape;
 }
+
+}  // namespace
 
 void Translator::translateShapeOp(const ir::Expr* e) {
   if (const auto* b = dyn<ir::BroadcastOp>(e)) {
