@@ -378,8 +378,20 @@ void ExpressionEvaluator::bindInputs(const ir::Fusion& fusion, std::span<const A
       value << detail::scalarToDouble(*extent);
       LOOM_THROW(r.what, "; the arguments make ", r.extent->toString(), " = ", value.str());
     }
-    LOOM_THROW(r.what, "; the arguments make that extent ",
-               extent.has_value() ? std::to_string(detail::scalarToInt(*extent)) : "unknown");
+    const std::string have =
+        extent.has_value() ? std::to_string(detail::scalarToInt(*extent)) : "unknown";
+    // A requirement that two sizes are equal (expand to a Scalar size): the other one's value.
+    const auto* eq = r.value->definition() != nullptr
+                         ? r.value->definition()->dynCast<ir::BinaryOp>()
+                         : nullptr;
+    if (eq != nullptr && eq->opType() == ir::BinaryOpType::Eq && eq->lhs() == r.extent) {
+      const std::optional<ir::ScalarValue> want = evaluate(eq->rhs()->as<ir::Scalar>());
+      if (want.has_value()) {
+        LOOM_THROW(r.what, "; the arguments make that extent ", have, " and ",
+                   eq->rhs()->toString(), " ", detail::scalarToInt(*want));
+      }
+    }
+    LOOM_THROW(r.what, "; the arguments make that extent ", have);
   }
 }
 

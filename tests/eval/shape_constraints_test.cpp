@@ -144,7 +144,7 @@ TEST_F(ShapeConstraintsTest, ExpandOfANonBroadcastDimMustMatch) {
       EXPECT_HAS(msg, "expand: dimension 1 of " + x->toString() +
                           " is not a broadcast dimension, so it must already have the size " +
                           n->toString());
-      EXPECT_HAS(msg, "the arguments make that extent 4");
+      EXPECT_HAS(msg, "the arguments make that extent 4 and " + n->toString() + " 2");
     }
   }
   auto out = evaluateWith(fusion_, {makeTensor({5, 2}, counting(10)), int64_t{2}});
