@@ -73,6 +73,10 @@ class Translator {
   void translateExpr(const ir::Expr* e);
   void translateMath(const ir::Expr* e);
   void translateShapeOp(const ir::Expr* e);
+  // translate_calls.cpp: the shape of the fd.ops.broadcast_in_dim call that made `b` (and
+  // `expand`, the expand of its output, or nullptr), or nullopt.
+  std::optional<std::vector<int64_t>> broadcastInDimShape(const ir::BroadcastOp* b,
+                                                          const ir::ExpandOp* expand) const;
   void translateResizeOp(const ir::Expr* e);  // slice, pad, cat
   void translateSlice(const ir::SliceOp* sl);
   void translatePad(const ir::PadOp* p);
@@ -122,7 +126,7 @@ class Translator {
   std::unordered_set<const ir::Expr*> cat_pads_;
   // sdpfa_fwd's philox_seed and philox_offset tensors (ops::sdpfaFwd's fills of its seed and
   // offset), printed as its third and fourth results where nothing but add_output uses them; the
-  // exprs that fill them, which that call makes.
+  // exprs that fill them, which that call makes (translate_calls.cpp).
   void findSdpaKeys();
   std::unordered_map<const ir::Expr*, std::pair<const ir::Val*, const ir::Val*>> sdpa_keys_;
   std::unordered_set<const ir::Expr*> sdpa_key_exprs_;
