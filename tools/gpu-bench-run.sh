@@ -189,9 +189,10 @@ gpu_step gpu_tier 240 ctest --test-dir "$build" -L gpu --output-on-failure --tim
 
 if [[ $verify == 1 ]]; then
   # Every CUDA test of the python tier runs (device fixture "cuda"); skips are counted, and on
-  # the GPU machine every skip's reason is in the log (-rs).
+  # the GPU machine every skip's reason is in the log (-rs). -v names each test as it ends, so a
+  # failure is named even when the deadline stops the tier before pytest's summary.
   # Only the CUDA variants: the CPU ones are CI's python tier.
-  step python_tier 300 "$py" -m pytest -p no:cacheprovider --color=no -q -rs -m "not mpi" -k cuda tests/python
+  step python_tier 300 "$py" -m pytest -p no:cacheprovider --color=no -v -rfEs -m "not mpi" -k cuda tests/python
   if [[ -f $r/python_tier.log ]]; then
     grep -E '^SKIPPED' "$r/python_tier.log" > "$r/python_counts.txt"
     echo "python tier (CUDA variants): $(grep -E '[0-9]+ (passed|failed|skipped)' \
