@@ -24,13 +24,16 @@
 #                   it (default 540)
 #   --only A,B,...  run only the steps so named (status.txt names them; the build always runs,
 #                   a no-op when the build folder is up to date): a second call on a warm machine;
-#                   "tune" names every --tune step
+#                   "tune" names every --tune step, "linear" every --linear step
 #   --examples      also run every full-size example with `loom run --backend cuda` (correctness)
 #   --fast-compile  also time every case with LOOM_NVRTC_FAST_COMPILE=min
 #   --ab-hints      also time the fp32 cases under each cache-hint define (LOOM_NVRTC_OPTIONS)
 #   --stages        also time the CPU compile stages there (loom_compile_stages)
 #   --compile-probe also a cold and two warm compile probes of loom_bench with LOOM_DUMP=compile_time
 #                   (where a warm start's milliseconds go; compile_probe*.log)
+#   --linear        also the linear cases (bf16 and fp32) with 300 repetitions, Loom and torch
+#                   eager alternating three times each (linear/loom-K.json, linear/torch-K.json),
+#                   so a gap of a few percent is told from run-to-run drift
 #   --attention     also the fused attention next to torch's SDPA (benchmarks/attention_bench.py
 #                   --composite; attention/ holds torch.json, loom.json and table.md)
 #   --no-torch      skip the torch side (a Loom-only run: no side-by-side tables)
@@ -54,7 +57,7 @@
 set -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS
-examples=0 fast=0 hints=0 stages=0 probe=0 attention=0 nbwd=0 sweep="" tune="" targets="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
+examples=0 fast=0 hints=0 stages=0 probe=0 attention=0 linear=0 nbwd=0 sweep="" tune="" targets="" torch=1 mpi=0 comm=0 verify=0 dry=0 shape=0
 build="" deadline=540 only="" regimes=bandwidth,latency
 while [[ $# -gt 0 ]]; do
   a=$1
@@ -81,6 +84,7 @@ while [[ $# -gt 0 ]]; do
     --stages) stages=1 ;;
     --compile-probe) probe=1 ;;
     --attention) attention=1 ;;
+    --linear) linear=1 ;;
     -h | --help) sed -n '3,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "gpu-bench-run.sh: unknown option '$a'" >&2; exit 2 ;;
   esac
@@ -121,7 +125,8 @@ step() {
   local name=$1 limit=$2 t0=$SECONDS rc
   shift 2
   if [[ -n $only && $name != build && $name != configure && $only != *",${name%-dry},"* &&
-        ! ( $only == *,tune,* && $name == tune[0-9]* ) ]]; then
+        ! ( $only == *,tune,* && $name == tune[0-9]* ) &&
+        ! ( $only == *,linear,* && $name == linear_* ) ]]; then
     return 1
   fi
   if ((SECONDS - start > deadline)); then
@@ -318,6 +323,18 @@ if [[ $probe == 1 ]]; then  # the warm start's breakdown: one cache dir, cold th
       "$build/bin/loom_bench" --compile-probe --compile-case layer_norm_16384x4096
   done
   rm -rf "$probe_dir"
+fi
+if [[ $linear == 1 ]]; then  # the linear cases, Loom and torch eager alternating
+  mkdir -p "$r/linear"
+  lcases=linear_8192x4096x16384,linear_gelu_tanh_8192x4096x16384
+  for k in 1 2 3; do
+    gpu_step "linear_loom$k" 120 "$build/bin/loom_bench" --cases "$lcases" --reps 300 \
+      --skip-host --skip-compile --json "$r/linear/loom-$k.json"
+    if [[ $torch == 1 && $gpu == 1 ]]; then
+      step "linear_torch$k" 120 "$py" benchmarks/torch_baseline.py --cases "$lcases" --reps 300 \
+        --skip-compile --skip-host --out "$r/linear/torch-$k.json"
+    fi
+  done
 fi
 if [[ $attention == 1 ]]; then  # the fused attention kernels next to torch's SDPA
   if [[ $gpu == 1 ]]; then
