@@ -43,11 +43,21 @@ TensorView* broadcast(TensorView* x, const std::vector<bool>& is_broadcast_dim) 
 
 TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_shape,
                            const std::vector<int64_t>& broadcast_dims) {
+  return broadcastInDim(x, SizeList(output_shape), broadcast_dims);
+}
+
+TensorView* broadcastInDim(TensorView* x, std::initializer_list<Size> output_shape,
+                           const std::vector<int64_t>& broadcast_dims) {
+  return broadcastInDim(x, SizeList(output_shape), broadcast_dims);
+}
+
+TensorView* broadcastInDim(TensorView* x, const SizeList& output_shape,
+                           const std::vector<int64_t>& broadcast_dims) {
   auto in_ids = detail::dims(x);
   const auto out_rank = int64_t(output_shape.size());
-  LOOM_CHECK(size_t(out_rank) >= in_ids.size(), "broadcastInDim: the output shape ",
-             detail::shapeString(output_shape), " has fewer dimensions than ", x->toString(),
-             " of rank ", in_ids.size(),
+  const std::string shape_text = output_shape.toString();
+  LOOM_CHECK(size_t(out_rank) >= in_ids.size(), "broadcastInDim: the output shape ", shape_text,
+             " has fewer dimensions than ", x->toString(), " of rank ", in_ids.size(),
              " (The new shape is expected to be greater-then-or-equal to the input)");
   LOOM_CHECK(broadcast_dims.size() == in_ids.size(), "broadcastInDim: ", x->toString(),
              " has rank ", in_ids.size(), " but broadcast_dims has ", broadcast_dims.size(),
@@ -67,37 +77,45 @@ TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_sha
                          : "Invalid broadcast_dims value.");
     prev = d;
     flags[size_t(d)] = false;
-    int64_t want = output_shape[size_t(d)];
+    const Size& want = output_shape[size_t(d)];
+    const std::optional<int64_t> c = want.constant();
+    if (in_ids[i]->isBroadcast() || c == -1) continue;  // stretched below, or kept
     auto have = detail::constSize(in_ids[i]);
-    LOOM_CHECK(in_ids[i]->isBroadcast() || !have || want == -1 || *have == want,
-               "broadcastInDim: dimension ", i, " of ", x->toString(), " ",
-               detail::shapeString(x), " has size ", *have, " but output dimension ", d,
-               " of ", detail::shapeString(output_shape), " has size ", want);
-    if (!in_ids[i]->isBroadcast() && !have && want != -1) {
-      // A size known only at run time keeps its extent (the output dim is x's); binding checks
-      // it is the size asked for, rather than the output silently having another size.
-      x->fusion()->addExtentRequirement(
-          {in_ids[i]->extent(), want, in_ids[i]->extent(),
-           "broadcast_in_dim: dimension " + std::to_string(i) + " of " + x->toString() +
-               " must have size " + std::to_string(want) + ", as output dimension " +
-               std::to_string(d) + " of the shape " + detail::shapeString(output_shape) +
-               " says (a dim declared -1 is not a broadcast: size 1 does not stretch)"});
+    LOOM_CHECK(!have || !c || *have == *c, "broadcastInDim: dimension ", i, " of ",
+               x->toString(), " ", detail::shapeString(x), " has size ", *have,
+               " but output dimension ", d, " of ", shape_text, " has size ", *c);
+    if (have && c) continue;
+    // A size not known now keeps x's extent (the output dim is x's); binding checks it is the
+    // size asked for, rather than the output silently having another size. The message's
+    // prefix is how print(fd) tells this requirement from expand's.
+    const std::string what =
+        "broadcast_in_dim: dimension " + std::to_string(i) + " of " + x->toString() +
+        " must have size " + want.toString() + ", as output dimension " + std::to_string(d) +
+        " of the shape " + shape_text +
+        " says (a dim declared -1 is not a broadcast: size 1 does not stretch)";
+    Scalar* extent = in_ids[i]->extent();
+    if (c) {
+      x->fusion()->addExtentRequirement({extent, *c, extent, what});
+    } else {
+      Scalar* same = scalarBinary(ir::BinaryOpType::Eq, extent, want.toScalar());
+      x->fusion()->addExtentRequirement({same, 1, extent, what});
     }
   }
   TensorView* b = broadcast(x, flags);
   // Stretch broadcast dims (new or size-1 ones of x) to the requested sizes.
-  std::vector<int64_t> sizes(size_t(out_rank), -1);
+  std::vector<Size> sizes(size_t(out_rank), Size(-1));
   bool any = false;
   auto b_ids = detail::dims(b);
   for (int64_t d = 0; d < out_rank; ++d) {
-    int64_t want = output_shape[size_t(d)];
+    const Size& want = output_shape[size_t(d)];
+    const std::optional<int64_t> c = want.constant();
     IterDomain* id = b_ids[size_t(d)];
-    if (id->isBroadcast() && want != -1 && detail::constSize(id) != want) {
+    if (id->isBroadcast() && c != -1 && (!c || detail::constSize(id) != c)) {
       sizes[size_t(d)] = want;
       any = true;
     }
   }
-  return any ? expand(b, sizes) : b;
+  return any ? expand(b, SizeList(std::move(sizes))) : b;
 }
 
 TensorView* squeeze(TensorView* x, const std::vector<int64_t>& dims, bool squeeze_expanded) {

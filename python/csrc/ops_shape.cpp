@@ -26,7 +26,7 @@ void bindBroadcastOps(nb::module_& m) {
       [](PyFusion& f, nb::handle x, nb::handle shape, nb::handle broadcast_dims) {
         OpScope scope(f, "broadcast_in_dim");
         return ops::broadcastInDim(tensor(f, x, "broadcast_in_dim", "x"),
-                                   int64ListFromPython(shape, "broadcast_in_dim: shape"),
+                                   sizeList(f, shape, "broadcast_in_dim", "shape"),
                                    int64ListFromPython(broadcast_dims, "broadcast_in_dim: dims"));
       },
       kKeep, nb::rv_policy::reference);

@@ -510,14 +510,13 @@ void Translator::translateShapeOp(const ir::Expr* e) {
     const auto& uses = b->out()->uses();
     const auto* expand = uses.size() == 1 ? dyn<ir::ExpandOp>(uses.front()) : nullptr;
     if (auto shape = broadcastInDimShape(b, expand)) {
-      std::vector<std::string> sizes, dims;
-      for (int64_t s : *shape) sizes.push_back(std::to_string(s));
+      std::vector<std::string> dims;
       for (size_t d = 0; d < b->isBroadcastDim().size(); ++d) {
         if (!b->isBroadcastDim()[d]) dims.push_back(std::to_string(d));
       }
       if (expand != nullptr) made_by_broadcast_in_dim_.insert(expand);
       emit(define(expand != nullptr ? expand->out() : b->out(), 'T') +
-           " = fd.ops.broadcast_in_dim(" + tensor(b->in()) + ", shape=" + pyList(sizes) +
+           " = fd.ops.broadcast_in_dim(" + tensor(b->in()) + ", shape=" + pyList(*shape) +
            ", broadcast_dims=" + pyList(dims) + ")");
       return;
     }

@@ -74,9 +74,9 @@ class Translator {
   void translateMath(const ir::Expr* e);
   void translateShapeOp(const ir::Expr* e);
   // translate_calls.cpp: the shape of the fd.ops.broadcast_in_dim call that made `b` (and
-  // `expand`, the expand of its output, or nullptr), or nullopt.
-  std::optional<std::vector<int64_t>> broadcastInDimShape(const ir::BroadcastOp* b,
-                                                          const ir::ExpandOp* expand) const;
+  // `expand`, the expand of its output, or nullptr), as printed sizes, or nullopt.
+  std::optional<std::vector<std::string>> broadcastInDimShape(const ir::BroadcastOp* b,
+                                                              const ir::ExpandOp* expand);
   void translateResizeOp(const ir::Expr* e);  // slice, pad, cat
   void translateSlice(const ir::SliceOp* sl);
   void translatePad(const ir::PadOp* p);

@@ -99,41 +99,61 @@ std::string Translator::bwdKey(const ir::SdpaBwdOp* bwd, bool seed) {
 }
 
 // The shape of fd.ops.broadcast_in_dim(b->in(), shape, broadcast_dims) when `b` (and `expand`,
-// the expand of b's output or nullptr) is what ops::broadcastInDim made of it with constant sizes:
-// a size it required of a run-time dim is among the fusion's extent requirements (its message
-// says so), and it is the only way to say that requirement in nvFuser's form. nullopt otherwise.
-std::optional<std::vector<int64_t>> Translator::broadcastInDimShape(
-    const ir::BroadcastOp* b, const ir::ExpandOp* expand) const {
+// the expand of b's output or nullptr) is what ops::broadcastInDim made: a size it required of a
+// dim of b->in() that is not a broadcast is among the fusion's extent requirements (its message
+// says so), and it is the only way to say that requirement in nvFuser's form. Each size is a
+// constant or a Scalar (expanded to, or required). nullopt otherwise.
+std::optional<std::vector<std::string>> Translator::broadcastInDimShape(
+    const ir::BroadcastOp* b, const ir::ExpandOp* expand) {
   const auto in = ir::TensorDomain::noReductions(b->in()->logical());
   const auto out =
       ir::TensorDomain::noReductions((expand != nullptr ? expand->out() : b->out())->logical());
-  std::vector<int64_t> shape;
+  // First the pattern (nothing printed), then the sizes (which may define Scalars).
+  std::vector<std::pair<int64_t, const Scalar*>> found;  // a constant, or a Scalar
   bool required = false;
   size_t k = 0;  // b->in()'s dim that output dim d comes from
   for (size_t d = 0; d < out.size(); ++d) {
     const IterDomain* o = out[d];
     const bool fresh = b->isBroadcastDim()[d];
-    std::optional<int64_t> size;
-    if (o->isBroadcast()) {
-      size = o->hasExpandedExtent() ? o->expandedExtent()->constInt() : std::optional<int64_t>(1);
-    } else {
-      size = o->extent()->constInt();
+    // The size: the constant `value` when `known`, else the Scalar `size` (when not null).
+    const Scalar* size = nullptr;
+    bool known = true;
+    int64_t value = 1;  // an unexpanded broadcast
+    if (!o->isBroadcast() || o->hasExpandedExtent()) {
+      const Scalar* s = o->isBroadcast() ? o->expandedExtent() : o->extent();
+      const std::optional<int64_t> c = s->constInt();
+      known = c.has_value();
+      value = c.value_or(0);
+      size = known || !o->isBroadcast() ? nullptr : s;
     }
     if (!fresh) {
       const Scalar* extent = in[k++]->extent();
       for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
-        if (r.extent == extent && r.value == extent &&
-            r.what.rfind("broadcast_in_dim: dimension ", 0) == 0) {
-          size = r.expected;
-          required = true;
+        if (r.extent != extent || r.what.rfind("broadcast_in_dim: dimension ", 0) != 0) continue;
+        const auto* eq = dyn<ir::BinaryOp>(r.value->definition());
+        if (r.value == extent) {
+          known = true;
+          value = r.expected;
+          size = nullptr;
+        } else if (eq != nullptr && eq->lhs() == extent) {
+          known = false;
+          size = eq->rhs()->as<Scalar>();
+        } else {
+          continue;
         }
+        required = true;
       }
-      if (!size && !o->isBroadcast()) size = -1;  // a run-time size kept as it is
+      if (!known && size == nullptr && !o->isBroadcast()) {
+        known = true;  // a run-time size kept as it is
+        value = -1;
+      }
     }
-    if (!size) return std::nullopt;  // a size given as a Scalar: broadcast and expand say it
-    shape.push_back(*size);
+    if (!known && size == nullptr) return std::nullopt;
+    found.emplace_back(value, known ? nullptr : size);
   }
   if (!required) return std::nullopt;
+  std::vector<std::string> shape;
+  for (const auto& [c, s] : found) shape.push_back(s != nullptr ? this->size(s) : std::to_string(c));
   return shape;
 }
 

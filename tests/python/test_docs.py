@@ -23,7 +23,7 @@ def test_block_runs(index, capsys):
     out = capsys.readouterr().out
     if index == 0:
         assert "__global__" in out and "inputs:" in out and "def nvfuser_fusion(" in out
-        assert "fd.ops.broadcast(tv1, is_broadcast_dim=[True, False])" in out
+        assert "fd.ops.broadcast_in_dim(tv1, shape=[c0, c1], broadcast_dims=[1])" in out
     if index == 1:
         assert "tv3 = fd.ops.sum(tv2, dims=[1], dtype=DataType.Float)" in out
     if index == 2:

@@ -2,6 +2,7 @@
 # End-to-end fusions through loom.direct compared with torch's own result: every op family, with
 # scalar operands, broadcasting, type promotion, non-contiguous and 0-size inputs.
 import math
+import re
 
 import pytest
 import torch
@@ -278,6 +279,54 @@ def test_broadcast_in_dim_prints_as_nvfuser_and_keeps_its_size_check(device):
         close(f.execute([x])[0], x[:, :, None].expand(2, 2, 2))
         with pytest.raises(loom.UserError, match=r"dimension 0 of T0 must have size 2"):
             f.execute([torch.randn(3, 3, device=device)])
+
+
+# The same with a Scalar among the sizes (nvFuser's mixed inline definition): one call again,
+# the new dim expanded to the Scalar, the constant sizes of the run-time dims required, and a
+# Scalar size of a run-time dim required too (it equals that dim's extent, or the run fails).
+def test_broadcast_in_dim_to_scalar_sizes_prints_as_one_call(device):
+    with FusionDefinition() as fd:
+        tv0 = fd.define_tensor(shape=[-1, -1], contiguity=[False, False], dtype=DataType.Float,
+                               is_cpu=False)
+        c3 = fd.define_scalar(None, dtype=DataType.Index)
+        fd.add_output(fd.ops.broadcast_in_dim(tv0, shape=[2, 2, c3], broadcast_dims=[0, 1]))
+    text = repr(fd)
+    assert "tv2 = fd.ops.broadcast_in_dim(tv0, shape=[2, 2, c3], broadcast_dims=[0, 1])" in text
+    assert "fd.ops.expand" not in text and "fd.ops.broadcast(" not in text
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, namespace)
+    with FusionDefinition() as printed:
+        namespace["nvfuser_fusion"](printed)
+    with FusionDefinition() as from_text:
+        from_text.define_from_text(fd.fusion.print_math())
+    x = torch.randn(2, 2, device=device)
+    for f in (fd, printed, from_text):
+        out = f.execute([x, 5])[0]
+        assert out.shape == (2, 2, 5)
+        close(out, x[:, :, None].expand(2, 2, 5))
+        with pytest.raises(loom.UserError, match=r"dimension 1 of T0 must have size 2"):
+            f.execute([torch.randn(2, 3, device=device), 5])
+
+    # A Scalar size of a run-time dim: required to equal it; added to a tensor of that shape
+    # the values are right in every row (the expanded operand is not iterated unexpanded).
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        w = fd.define_tensor(shape=[-1], contiguity=True)
+        n = fd.define_scalar(None, dtype=DataType.Int)
+        m = fd.define_scalar(None, dtype=DataType.Int)
+        fd.add_output(fd.ops.add(x, fd.ops.broadcast_in_dim(w, shape=[n, m], broadcast_dims=[1])))
+    text = repr(fd)
+    assert re.search(r"fd\.ops\.broadcast_in_dim\(tv1, shape=\[c\d+, c\d+\], broadcast_dims=\[1\]\)",
+                     text), text
+    exec(text, namespace)
+    with FusionDefinition() as printed:
+        namespace["nvfuser_fusion"](printed)
+    x, w = torch.randn(4, 6, device=device), torch.randn(6, device=device)
+    for f in (fd, printed):
+        close(f.execute([x, w, 4, 6])[0], x + w)
+        with pytest.raises(loom.UserError, match=r"dimension 0 of T1 must have size s\d+.* extent 5 "
+                                                 r"and s\d+ 6"):
+            f.execute([torch.randn(4, 5, device=device), torch.randn(5, device=device), 4, 6])
 
 
 # A negative broadcast dim counts from the end of the output (nvFuser's alphafold3 layer norm

@@ -15,8 +15,14 @@ namespace loom::ops {
 TensorView* broadcast(TensorView* x, const std::vector<bool>& is_broadcast_dim);
 /// Broadcasts x to `output_shape`: x's dimension i becomes output dimension broadcast_dims[i]
 /// (increasing); x's size-1 dims may stretch; other output dims are new broadcasts, expanded to
-/// the output size.
+/// the output size. A dim of x that is not a broadcast keeps its extent: a size given for it
+/// that is not known now is required of it when a run binds it (-1 keeps it as it is).
 TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_shape,
+                           const std::vector<int64_t>& broadcast_dims);
+/// broadcastInDim with sizes that may be Scalars (nvFuser's shape=[2, 2, s]).
+TensorView* broadcastInDim(TensorView* x, const SizeList& output_shape,
+                           const std::vector<int64_t>& broadcast_dims);
+TensorView* broadcastInDim(TensorView* x, std::initializer_list<Size> output_shape,
                            const std::vector<int64_t>& broadcast_dims);
 /// Removes the given dimensions, which must be size 1 (Broadcast). With `squeeze_expanded`, a
 /// Broadcast expanded to a larger size is removed too: it holds one value, which the output keeps

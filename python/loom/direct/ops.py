@@ -258,25 +258,9 @@ class Ops:
     def broadcast_in_dim(self, arg, shape, broadcast_dims):
         """arg's dim i becomes output dim broadcast_dims[i]; the other output dims are new and
         expanded to `shape` (ints, or Scalars such as fd.ops.shape(x))."""
-        shape = list(shape)
-        dims = _dims(broadcast_dims, "broadcast_in_dim")
-        f = self._f
-        if all(isinstance(s, int) for s in shape):
-            return _C.ops.broadcast_in_dim(f, arg, shape, dims)
-        # Scalar sizes: new broadcast dims, then an expand to the sizes (size-1 dims stretch).
-        # A negative dim counts from the end of the output ([-1], as nvFuser's tests write it).
-        dims = [d + len(shape) if -len(shape) <= d < 0 else d for d in dims]
-        if len(dims) != arg.ndim or sorted(set(dims)) != dims or any(
-            d < 0 or d >= len(shape) for d in dims
-        ):
-            raise _C.UserError(
-                f"broadcast_in_dim: broadcast_dims {dims} must be increasing output dims "
-                f"(< {len(shape)}; negative ones count from the end), one per dim of "
-                f"{arg.name} (rank {arg.ndim})"
-            )
-        flags = [i not in dims for i in range(len(shape))]
-        out = _C.ops.broadcast(f, arg, flags) if any(flags) else arg
-        return _C.ops.expand(f, out, shape)
+        return _C.ops.broadcast_in_dim(
+            self._f, arg, list(shape), _dims(broadcast_dims, "broadcast_in_dim")
+        )
 
     def broadcast(self, arg, is_broadcast_dim):
         return _C.ops.broadcast(self._f, arg, [bool(b) for b in is_broadcast_dim])
