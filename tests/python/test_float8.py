@@ -40,6 +40,18 @@ def probe_floats():
     return torch.cat(vals)
 
 
+def without_old_torch_e4m3fn_nan(x, got, want):
+    """(got, want) of a cast of float x to e4m3fn, less the values past e4m3fn's range when this
+    torch predates the saturating cast (c10's Float8_e4m3fn): it gave NaN from 480 on (and from
+    the values that round there), where Loom follows the saturating one, so those are checked to
+    saturate (+-448) here instead. The GPU machine's torch 2.11 is such a release."""
+    if bits(torch.tensor([1e4]).to(torch.float8_e4m3fn)).item() == 0x7E:
+        return got, want
+    high = x.abs() >= 464
+    assert (got[high & ~x.isnan()] & 0x7F == 0x7E).all()
+    return got[~high], want[~high]
+
+
 def test_datatype_names_and_torch_mapping():
     for torch_dtype, dt in NAME.items():
         assert loom.direct._types.torch_to_dtype(torch_dtype) is dt
@@ -58,12 +70,8 @@ def test_cast_from_float32_matches_torch_bit_for_bit(device, dtype):
     assert out.dtype == dtype
     want = bits(x.cpu().to(dtype))
     got = bits(out)
-    if dtype == torch.float8_e4m3fn and bits(torch.tensor([1e4]).to(dtype)).item() != 0x7E:
-        # torch releases before the saturating cast (c10's Float8_e4m3fn) gave NaN from 480 on
-        # (and from the values that round there); Loom follows the saturating one
-        high = x.cpu().abs() >= 464
-        assert (got[high & ~x.cpu().isnan()] & 0x7F == 0x7E).all()
-        got, want = got[~high], want[~high]
+    if dtype == torch.float8_e4m3fn:
+        got, want = without_old_torch_e4m3fn_nan(x.cpu(), got, want)
     assert torch.equal(got, want)
 
 
@@ -85,7 +93,10 @@ def test_every_encoding_casts_out_like_torch(device, dtype):
         assert out.dtype == want.dtype
         assert torch.equal(out.cpu(), want, ) or torch.allclose(
             out.cpu().double(), want.double(), rtol=0, atol=0, equal_nan=True)
-    assert torch.equal(bits(to_other), bits(ref.float().to(other)))
+    got, want = bits(to_other), bits(ref.float().to(other))
+    if other == torch.float8_e4m3fn:
+        got, want = without_old_torch_e4m3fn_nan(ref.float(), got, want)
+    assert torch.equal(got, want)
 
 
 @pytest.mark.parametrize("dtype", FP8)
