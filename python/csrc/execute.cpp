@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -373,9 +374,65 @@ std::pair<bool, std::string> schedulerVerdict(const scheduler::Scheduler& s,
   return {true, ""};
 }
 
+/// Heuristic parameters in Python's hands (nvFuser's HeuristicParams): computed for a fusion and
+/// its inputs, read and set by field name, then applied to the fusion.
+class PySchedulerParams {
+ public:
+  explicit PySchedulerParams(std::unique_ptr<scheduler::HeuristicParams> params)
+      : params_(std::move(params)) {}
+
+  const scheduler::HeuristicParams& params() const { return *params_; }
+  std::string scheduler() const { return std::string(scheduler::schedulerTypeName(params_->type())); }
+  std::string text() const { return params_->toString(); }
+
+  nb::list fields() const {
+    nb::list out;
+    for (const auto& [name, value] : params_->scheduleFields()) {
+      out.append(nb::make_tuple(std::string(name), value));
+    }
+    return out;
+  }
+
+  // A negative value is no size, factor or flag of any scheduler; the scheduler checks the
+  // combination (a factor of 0, a block too large) when the parameters are applied.
+  void set(const std::string& name, int64_t value) {
+    std::string names;
+    for (const auto& [n, v] : params_->scheduleFields()) names += (names.empty() ? "" : ", ") + std::string(n);
+    LOOM_CHECK(value >= 0, "heuristic parameter ", name, " = ", value,
+               ": the parameters are sizes, factors and flags, none negative");
+    LOOM_CHECK(params_->setField(name, value), "the ", scheduler(),
+               " scheduler's parameters have no field '", name, "' (they are ", names, ")");
+  }
+
+ private:
+  std::unique_ptr<scheduler::HeuristicParams> params_;
+};
+
+/// The parameters `s` computes for the whole fusion and these inputs; a UserError with its reason
+/// when it does not take them.
+std::unique_ptr<scheduler::HeuristicParams> heuristicsFor(const scheduler::Scheduler& s,
+                                                           const ir::Fusion& fusion,
+                                                           nb::handle inputs, const char* what) {
+  Placement where;
+  std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
+  scheduler::SchedulerRuntimeInfo info(fusion, args);
+  auto [ok, why] = schedulerVerdict(s, fusion, info);
+  LOOM_CHECK(ok, what, ": the ", s.name(), " scheduler does not take this fusion (", why, ")");
+  return s.computeHeuristics(fusion, info);
+}
+
 /// One scheduler applied by hand to a whole fusion (nvFuser's schedule module): what
 /// manual_execute then runs as one kernel.
 void bindHandScheduling(nb::module_& m) {
+  nb::class_<PySchedulerParams>(m, "SchedulerParams",
+                                "One scheduler's heuristic parameters for one fusion.")
+      .def_prop_ro("scheduler", &PySchedulerParams::scheduler)
+      .def("fields", &PySchedulerParams::fields,
+           "(name, value) of every field the schedule is made from, as text() prints them.")
+      .def("set", &PySchedulerParams::set, nb::arg("name"), nb::arg("value"),
+           "Sets a field (booleans take 0 or 1); a UserError naming the fields when there is no "
+           "such one.")
+      .def("text", &PySchedulerParams::text);
   m.def(
       "scheduler_verdicts",
       [](const PyFusion& f, nb::handle inputs) {
@@ -393,22 +450,40 @@ void bindHandScheduling(nb::module_& m) {
       "(name, accepts, why not) of every scheduler, in priority order, for the whole fusion and "
       "these inputs.");
   m.def(
+      "compute_heuristics",
+      [](const PyFusion& f, std::string_view name, nb::handle inputs) {
+        const scheduler::Scheduler& s = schedulerNamed(name, "compute_heuristics");
+        return PySchedulerParams(heuristicsFor(s, *f.fusion, inputs, "compute_heuristics"));
+      },
+      nb::arg("fusion"), nb::arg("scheduler"), nb::arg("inputs"),
+      "The named scheduler's heuristic parameters for the whole fusion and these inputs, not "
+      "applied.");
+  m.def(
       "apply_scheduler",
       [](PyFusion& f, std::string_view name, nb::handle inputs) {
         checkMutable(f.fusion.get(), "schedule");
         const scheduler::Scheduler& s = schedulerNamed(name, "schedule");
-        Placement where;
-        std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
-        scheduler::SchedulerRuntimeInfo info(*f.fusion, args);
-        auto [ok, why] = schedulerVerdict(s, *f.fusion, info);
-        LOOM_CHECK(ok, "schedule: the ", name, " scheduler does not take this fusion (", why, ")");
-        std::unique_ptr<scheduler::HeuristicParams> params = s.computeHeuristics(*f.fusion, info);
+        std::unique_ptr<scheduler::HeuristicParams> params =
+            heuristicsFor(s, *f.fusion, inputs, "schedule");
         scheduler::applyScheduler(s, *f.fusion, *params);
-        return params->toString();
+        return PySchedulerParams(std::move(params));
       },
       nb::arg("fusion"), nb::arg("scheduler"), nb::arg("inputs"),
       "Schedules the fusion in place with the named scheduler's heuristics for these inputs; "
-      "returns the parameters it chose (their text).");
+      "returns the parameters it chose.");
+  m.def(
+      "apply_scheduler_params",
+      [](PyFusion& f, const PySchedulerParams& params) {
+        checkMutable(f.fusion.get(), "schedule");
+        const scheduler::Scheduler& s = schedulerNamed(params.scheduler(), "schedule");
+        std::string why;
+        LOOM_CHECK(s.canScheduleCompileTime(*f.fusion, &why), "schedule: the ", s.name(),
+                   " scheduler does not take this fusion (compile-time: ", why, ")");
+        scheduler::applyScheduler(s, *f.fusion, params.params());
+      },
+      nb::arg("fusion"), nb::arg("params"),
+      "Schedules the fusion in place with these parameters (compute_heuristics', maybe "
+      "changed).");
 }
 
 }  // namespace

@@ -11,12 +11,12 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
 
 
 def test_the_page_has_blocks():
-    assert len(BLOCKS) == 7
+    assert len(BLOCKS) == 8
 
 
-# Block 5 applies the reduction scheduler by hand: its rFactors print as the text form.
+# Blocks 5 and 6 apply a scheduler by hand: scheduled fusions print as the text form.
 @pytest.mark.parametrize("index", [
-    pytest.param(i, marks=pytest.mark.text_form_definition) if i == 5 else i
+    pytest.param(i, marks=pytest.mark.text_form_definition) if i in (5, 6) else i
     for i in range(len(BLOCKS))])
 def test_block_runs(index, capsys):
     exec(compile(BLOCKS[index], f"{DOC}:block{index}", "exec"), {})
@@ -32,3 +32,5 @@ def test_block_runs(index, capsys):
         assert "blockIdx.x" in out
     if index == 5:
         assert "Scheduler pointwise rejected the fusion" in out
+    if index == 6:
+        assert "Pointwise: 1-D break_point=0" in out

@@ -4,6 +4,8 @@
 # them, rFactor chains written by hand, and the other classes below. Each fusion is defined, run
 # and compared with torch or with Loom's reference evaluator (fd.validate), as nvFuser's Python
 # tests do.
+import re
+
 import pytest
 import loom
 import torch
@@ -285,6 +287,56 @@ def test_schedule_module_pointwise_reduction_and_normalization():
     torch.testing.assert_close(out, (x - mean) / torch.sqrt(var + 1e-6))
 
 
+# nvFuser's tutorial: compute the heuristics, change them, apply them. Each changed field shows
+# in the parameters and in the kernel, and the kernel still computes torch's values.
+@pytest.mark.text_form_definition  # scheduled fusions with rFactors print as text
+def test_schedule_module_changed_heuristics():
+    from loom.direct import SchedulerType, schedule
+
+    x, y = torch.randn(40, 96), torch.randn(40, 96)
+    with FusionDefinition() as fd:
+        t0, t1 = fd.from_pytorch(x), fd.from_pytorch(y)
+        fd.add_output(fd.ops.exp(fd.ops.add(t0, t1)))
+        params = schedule.compute_heuristics(fd.fusion, SchedulerType.pointwise, [x, y])
+        fields = params.fields()
+        assert {"vectorize", "unroll", "bdimx"} <= set(fields)
+        assert params.vectorization_factor == fields["vectorize"]  # nvFuser's name for it
+        params.vectorization_factor = 1
+        params.unroll = 2
+        params.bdimx = 64
+        assert params.vectorize == 1 and params.unroll == 2 and params.bdimx == 64
+        assert "vectorize=1" in str(params) and "unroll=2" in str(params)
+        assert "bdimx=64" in str(params)
+        assert schedule.schedule(fd.fusion, SchedulerType.pointwise, params) is params
+    (out,) = fd.manual_execute([x, y], params)
+    torch.testing.assert_close(out, torch.exp(x + y))
+    code = fd.last_cuda_code()
+    assert "#define LOOM_BLOCK_DIM_X 64u" in code  # bdimx
+    assert re.search(r"for \(int (i\d+) = 0; \1 < 2; \+\+\1\)", code)  # the unroll by 2
+
+    # A combination the scheduler cannot make is a UserError when it is applied.
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        fd.add_output(fd.ops.neg(t0))
+        params = schedule.compute_heuristics(fd.fusion, SchedulerType.pointwise, [x])
+        params.bdimx = 0
+        with pytest.raises(loom.UserError, match="bdimx"):
+            schedule.schedule(fd.fusion, SchedulerType.pointwise, params)
+
+    # A reduction with its own parameters changed.
+    x = torch.randn(8, 256) / 16
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        fd.add_output(fd.ops.sum(t0, dims=[1]))
+        params = schedule.compute_heuristics(fd.fusion, SchedulerType.reduction, [x])
+        before = params.fields()
+        name = next(n for n in ("bdimx", "bdimy") if n in before)
+        setattr(params, name, 32)
+        schedule.schedule(fd.fusion, SchedulerType.reduction, params)
+    (out,) = fd.manual_execute([x], params)
+    torch.testing.assert_close(out, x.sum(1), rtol=1e-5, atol=1e-5)
+
+
 def test_schedule_module_errors():
     from loom.direct import SchedulerType, schedule
 
@@ -295,8 +347,19 @@ def test_schedule_module_errors():
         with pytest.raises(loom.UserError, match="the pointwise scheduler does not take this "
                                                  "fusion .*reduction"):
             schedule.schedule(fd.fusion, SchedulerType.pointwise, [x])
-        with pytest.raises(loom.NotSupportedError, match="compute_heuristics is not supported"):
-            schedule.compute_heuristics(fd.fusion, SchedulerType.reduction, [x])
+        with pytest.raises(loom.UserError, match="compute_heuristics: the pointwise scheduler "
+                                                 "does not take this fusion .*reduction"):
+            schedule.compute_heuristics(fd.fusion, SchedulerType.pointwise, [x])
+        params = schedule.compute_heuristics(fd.fusion, SchedulerType.reduction, [x])
+        with pytest.raises(loom.NotSupportedError, match=r"HeuristicParams.unroll_factor_outer "
+                                                         r"is not supported by Loom: the "
+                                                         r"reduction scheduler's parameters are "):
+            params.unroll_factor_outer = 2
+        with pytest.raises(loom.UserError, match="none negative"):
+            params.bdimx = -4
+        with pytest.raises(loom.UserError, match="the parameters are the reduction scheduler's, "
+                                                 "not the pointwise scheduler's"):
+            schedule.schedule(fd.fusion, SchedulerType.pointwise, params)
     with FusionDefinition() as other:
         fd_x = other.from_pytorch(x)
         other.add_output(other.ops.neg(fd_x))

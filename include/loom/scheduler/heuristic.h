@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "loom/eval/argument.h"
@@ -54,6 +55,8 @@ class HeuristicParams {
   /// (RuntimeOptions::paramOverrides, `loom_bench --params`); false when there is no such field.
   /// Booleans take 0 or 1. The scheduler checks the resulting combination when it schedules.
   virtual bool setField(std::string_view name, int64_t value) = 0;
+  /// The fields setField takes, in the order toString prints them, with their values.
+  virtual std::vector<std::pair<std::string_view, int64_t>> scheduleFields() const = 0;
   /// True when the schedule vectorizes rows that may start at any address: the kernel is to be
   /// lowered with peeled vector rows (lower::LowerOptions::peelVectorRows; the runtime and the
   /// segmenter pass it on). Whoever lowers a fusion these parameters scheduled must ask for it.

@@ -22,6 +22,8 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "loom/scheduler/heuristic.h"
 #include "loom/support/hash.h"
@@ -95,6 +97,14 @@ class ParamsOf : public HeuristicParams {
       found = true;
     });
     return found;
+  }
+
+  std::vector<std::pair<std::string_view, int64_t>> scheduleFields() const override {
+    std::vector<std::pair<std::string_view, int64_t>> out;
+    forEach([&](const auto& f) {
+      if (f.role == FieldRole::Schedule) out.emplace_back(f.name, int64_t(self().*f.member));
+    });
+    return out;
   }
 
   /// The word printed after the name (none by default).

@@ -43,6 +43,7 @@ from ._definition import python_definition
 from ._repro import describe_input, repro_script
 from ._sched import Sched
 from ._scheduler_type import SchedulerType
+from .schedule import HeuristicParams
 from ._types import DataType, MemoryType, ParallelType, to_loom_dtype, torch_to_dtype
 from ._unsupported import UNSUPPORTED, StandIn, argument_error, check_attribute
 from .ops import Ops
@@ -982,6 +983,7 @@ __all__ = [
     "validate_with_auto_inferred_outputs",
     "DataType",
     "SchedulerType",
+    "HeuristicParams",
     "ParallelType",
     "MemoryType",
     "TensorView",

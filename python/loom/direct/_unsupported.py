@@ -26,9 +26,12 @@ UNSUPPORTED = {
         "Statement": "Loom binds Val (TensorView, Scalar, IterDomain) and Expr (one class per "
                      "kind), with no common base class",
         "TensorDomain": "TensorView.domain() gives the domains as text",
-        "HeuristicParams": "Loom's heuristic parameters are not settable from Python",
-        "PointwiseParams": "Loom's heuristic parameters are not settable from Python",
-        "ReductionParams": "Loom's heuristic parameters are not settable from Python",
+        "PointwiseParams": "Loom's parameters are not built directly: "
+                           "schedule.compute_heuristics returns them (HeuristicParams), "
+                           "settable by field name",
+        "ReductionParams": "Loom's parameters are not built directly: "
+                           "schedule.compute_heuristics returns them (HeuristicParams), "
+                           "settable by field name",
         "MatmulParams": "Loom's matmul is a cuBLASLt call (host GEMM on the host backend), with no matmul scheduler to tune",
         "LaunchParams": "Loom's launch parameters are not settable from Python",
         "CompileParams": "Loom's compile parameters are not settable from Python",

@@ -10,9 +10,17 @@ fusion, which ``fd.manual_execute`` then runs as one kernel::
         params = schedule.schedule(fd.fusion, SchedulerType.pointwise, inputs)
     out = fd.manual_execute(inputs, params)
 
-A scheduler takes the fusion only whole (execute() would segment one it does not take). Loom's
-heuristic parameters are not settable from Python: compute_heuristics raises NotSupportedError,
-and schedule() takes the inputs, not parameters.
+A scheduler takes the fusion only whole (execute() would segment one it does not take). The
+parameters can be computed first, changed by field name, then applied::
+
+        params = schedule.compute_heuristics(fd.fusion, SchedulerType.pointwise, inputs)
+        params.unroll = 2                     # Loom's field names: str(params) lists them
+        schedule.schedule(fd.fusion, SchedulerType.pointwise, params)
+    out = fd.manual_execute(inputs, params)
+
+Loom's fields are its own schedulers' (``fields()``); nvFuser's ``vectorization_factor`` is
+Loom's ``vectorize``, and a name of nvFuser's that Loom's scheduler has no counterpart for
+raises NotSupportedError naming it.
 """
 
 from .. import NotSupportedError, UserError, _C
@@ -44,38 +52,90 @@ def can_schedule(fusion, scheduler_type, inputs):
     raise UserError(f"schedule.can_schedule: Loom has no {scheduler_type} scheduler")
 
 
-class HeuristicParams:
-    """What schedule.schedule() chose for a fusion (manual_execute takes it back). str() is
-    Loom's description of the parameters, one line per field."""
+# nvFuser's names for fields that mean the same in Loom's schedulers.
+_NVFUSER_NAMES = {"vectorization_factor": "vectorize"}
 
-    def __init__(self, fusion, scheduler_type, text):
-        self._fusion = fusion
-        self.scheduler_type = scheduler_type
-        self._text = text
+
+class HeuristicParams:
+    """One scheduler's parameters for one fusion, from compute_heuristics() or schedule().
+    Fields read and set as attributes (``params.vectorize = 4``); str() is Loom's description,
+    one line, the fields as name=value. Changing a field changes what a later
+    schedule(fusion, scheduler_type, params) applies, not a schedule already applied."""
+
+    def __init__(self, fusion, scheduler_type, params):
+        object.__setattr__(self, "_fusion", fusion)
+        object.__setattr__(self, "scheduler_type", scheduler_type)
+        object.__setattr__(self, "_params", params)
+
+    def fields(self):
+        """{name: value} of every field the schedule is made from."""
+        return dict(self._params.fields())
+
+    def _field(self, name):
+        fields = self.fields()
+        field = _NVFUSER_NAMES.get(name, name)
+        if field in fields:
+            return field
+        raise NotSupportedError(
+            f"HeuristicParams.{name} is not supported by Loom: the "
+            f"{self.scheduler_type.value} scheduler's parameters are {', '.join(fields)}")
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.fields()[self._field(name)]
+
+    def __setattr__(self, name, value):
+        if name.startswith("_") or name == "scheduler_type":
+            raise AttributeError(f"HeuristicParams.{name} cannot be set")
+        field = self._field(name)
+        if isinstance(value, bool):
+            value = int(value)
+        if not isinstance(value, int):
+            raise UserError(f"HeuristicParams.{name} takes an int, got {value!r}")
+        self._params.set(field, value)
 
     def __str__(self):
-        return self._text
+        return self._params.text()
 
     def __repr__(self):
         return f"<HeuristicParams of the {self.scheduler_type.value} scheduler>"
 
 
-def schedule(fusion, scheduler_type, inputs):
-    """Schedules the fusion in place with that scheduler's heuristics for these inputs (a
-    UserError with the scheduler's reason when it does not take the fusion); returns the
-    parameters it chose."""
-    if isinstance(inputs, HeuristicParams) or not isinstance(inputs, (list, tuple)):
-        raise NotSupportedError(
-            "schedule.schedule: a heuristic-parameters argument is not supported by Loom (its "
-            "parameters are not settable from Python); pass the inputs")
+def compute_heuristics(fusion, scheduler_type, inputs):
+    """The scheduler's parameters for the whole fusion and these inputs, not applied (a
+    UserError with the scheduler's reason when it does not take the fusion)."""
     scheduler_type = SchedulerType(scheduler_type)
     f = _fusion_of(fusion)
-    text = _C.apply_scheduler(f, scheduler_type.value, list(inputs))
-    return HeuristicParams(f, scheduler_type, text)
+    return HeuristicParams(f, scheduler_type,
+                           _C.compute_heuristics(f, scheduler_type.value, list(inputs)))
 
 
-def compute_heuristics(fusion, scheduler_type, inputs):
-    raise NotSupportedError(
-        "schedule.compute_heuristics is not supported by Loom (its heuristic parameters are not "
-        "settable from Python); schedule.schedule(fusion, scheduler_type, inputs) computes and "
-        "applies them")
+def schedule(fusion, scheduler_type, inputs_or_params):
+    """Schedules the fusion in place with that scheduler: with the inputs, its heuristics for
+    them (a UserError with the scheduler's reason when it does not take the fusion); with a
+    HeuristicParams (compute_heuristics', maybe changed), those. Returns the parameters."""
+    scheduler_type = SchedulerType(scheduler_type)
+    f = _fusion_of(fusion)
+    if isinstance(inputs_or_params, HeuristicParams):
+        params = inputs_or_params
+        if params.scheduler_type is not scheduler_type:
+            raise UserError(
+                f"schedule.schedule: the parameters are the {params.scheduler_type.value} "
+                f"scheduler's, not the {scheduler_type.value} scheduler's")
+        try:
+            _C.apply_scheduler_params(f, params._params)
+        except UserError as e:
+            if "does not take this fusion" in str(e):
+                raise
+            # A combination of fields the scheduler cannot make (a factor of 0): say which.
+            raise UserError(f"schedule.schedule: the {scheduler_type.value} scheduler cannot "
+                            f"schedule the fusion with {str(params).strip()}: {e}") from e
+        object.__setattr__(params, "_fusion", f)
+        return params
+    if not isinstance(inputs_or_params, (list, tuple)):
+        raise UserError(
+            "schedule.schedule takes the inputs (a list) or a HeuristicParams, got "
+            f"{type(inputs_or_params).__name__}")
+    return HeuristicParams(f, scheduler_type,
+                           _C.apply_scheduler(f, scheduler_type.value, list(inputs_or_params)))
