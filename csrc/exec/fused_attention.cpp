@@ -18,7 +18,7 @@ namespace {
 // reads); these sizes pin the layout both compilers give them.
 static_assert(sizeof(AttentionFwdParams) == 200 && offsetof(AttentionFwdParams, seed) == 184,
               "the layout attention.cuh reads");
-static_assert(sizeof(AttentionBwdParams) == 320 && offsetof(AttentionBwdParams, seed) == 304,
+static_assert(sizeof(AttentionBwdParams) == 328 && offsetof(AttentionBwdParams, seed) == 312,
               "the layout attention.cuh reads");
 
 // The scalars both directions share, as the composite rounds them (see forward()).
@@ -162,7 +162,10 @@ FusedAttentionGrads FusedAttention::backward(const Tensor& grad_output, const Te
   if (poison_outputs_) {
     for (const Tensor* t : {&r.grad_query, &r.grad_key, &r.grad_value}) device_->poison(*t, stream);
   }
+  // D = rowsum(dO * O) per row: the dq kernel writes it, the dk/dv kernel after it reads it.
+  Tensor delta = device_->empty(std::vector<int64_t>{n, h, l}, DataType::Float32, stream);
   AttentionBwdParams p{};
+  p.delta = static_cast<float*>(delta.data());
   p.q = q.data();
   p.k = k.data();
   p.v = v.data();
@@ -184,6 +187,8 @@ FusedAttentionGrads FusedAttention::backward(const Tensor& grad_output, const Te
   setScalars(p, args);
   void* launch_args[] = {&p};
   // Each kernel writes every element of its outputs, also where no row or key is seen (zeros).
+  // dq first: it writes the D that dk/dv reads (stream order; delta lives until both ran, as the
+  // device allocator reuses memory only in stream order).
   if (n * h * l > 0) {
     constexpr auto kDq = codegen::FusedAttentionPass::BackwardDq;
     kernel(int(kDq), q.dtype(), e, p.dropout != 0)

@@ -215,13 +215,19 @@ TEST_F(FusedAttentionKernel, DropoutChangesTheOutputAndNoKeysGiveZero) {
 // dv) or rows (dq), streamed tiles of 64 (E 64) or 32 (E 128) rows or keys. Lengths over several
 // blocks and tiles each way and no multiple of either, causal (the dk/dv kernel starts at the tile
 // of its first key, the dq kernel stops after its last row) and not, dropout (the composite's mask
-// on P for dv and on dP), L < S and L > S.
+// on P for dv and on dP), L < S and L > S. Causal with L <= S too: keys past the last row are
+// seen by none (their dk and dv are 0), and warps skip the tiles the mask hides from all of their
+// rows (dq) or keys (dk, dv).
 TEST_F(FusedAttentionKernel, TensorCoreBackwardSpansSeveralBlocksAndTiles) {
   uint64_t data = 301;
   for (DataType dtype : {DataType::BFloat16, DataType::Float16}) {
     for (int64_t e : {64, 128}) {
       for (auto [l, s, causal, p] : std::vector<std::tuple<int64_t, int64_t, bool, double>>{
-               {150, 131, true, 0.0}, {97, 161, false, 0.25}, {161, 75, true, 0.25}}) {
+               {150, 131, true, 0.0},
+               {97, 161, false, 0.25},
+               {161, 75, true, 0.25},
+               {75, 161, true, 0.0},
+               {130, 130, true, 0.0}}) {
         const Case c{1, 1, l, s, e, dtype, causal, p};
         SCOPED_TRACE(describe(c));
         check(c, data);

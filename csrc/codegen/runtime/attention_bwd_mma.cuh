@@ -3,14 +3,18 @@
 // 30). The math is attention.cuh's backward (the composite's): P recomputed from log_sumexp
 // (a row that saw no key has P = 0), the same causal mask and dropout draw (attentionKeeps),
 // D = rowsum(dO * O), dS = P (dP - D), dq = dS k * scale, dk = dS^T q * scale, dv = dropout(P)^T
-// dO, all accumulated in f32; the products run on mma.sync m16n8k16 (mma.cuh). Two kernels, no
-// atomics (deterministic), as the FMA backward:
+// dO, all accumulated in f32; the products run on mma.sync m16n8k16 (mma.cuh). P is exp2f of the
+// scores scaled by scale * log2(e) less log_sumexp * log2(e), as the forward computes it. Masks
+// are 32-bit compares against per-tile limits, and a warp skips a tile that the causal mask hides
+// from all of its rows (or keys). Two kernels, no atomics (deterministic), as the FMA backward;
+// the dq kernel runs first and writes D (p.delta), which the dk/dv kernel reads:
 //
 // dk and dv (attentionBwdDkDvMmaBlock): one CTA of four warps takes 64 keys of one (n, h), 16 a
 // warp. The CTA's K and V rows stay in shared memory; q and dO stream through it in tiles of
 // kTile query rows (two buffers, cp.async, as the forward streams K and V), with the tile rows'
-// D and log_sumexp. The warp computes the transposed scores directly, S^T = k q^T (k rows as the
-// A operand, q rows as B, read like the forward's K), and dP^T = v dO^T alike. So its D fragments
+// D (from p.delta) and log_sumexp. The warp computes the transposed scores directly,
+// S^T = k q^T (k rows as the A operand, q rows as B, read like the forward's K), and
+// dP^T = v dO^T alike. So its D fragments
 // hold P^T and dS^T with keys as rows, and mma.cuh's layout note makes them the A operands of
 // dv += P^T dO and dk += dS^T q without a transpose in registers; B comes from the dO and q
 // rows by ldmatrix .trans, as the forward reads V (loadFragmentBColsX2).
@@ -19,7 +23,8 @@
 // their q and dO as A fragments; K and V stream through shared memory in tiles of kTile keys (two
 // buffers). S = q k^T and dP = dO v^T as in the forward, dS = P (dP - D) in registers, and
 // dq += dS k with dS's D fragments as A and B from the K rows (ldmatrix .trans). D is summed per
-// row at the start (the four lanes of a row each take a quarter of the head dim).
+// row at the start (the four lanes of a row each take a quarter of the head dim) and stored in
+// p.delta for the dk/dv kernel.
 //
 // P and dS are rounded to bf16 (f16) for the second products, as flash attention does.
 #ifndef LOOM_RUNTIME_ATTENTION_BWD_MMA_CUH
@@ -118,8 +123,7 @@ __device__ __forceinline__ void attentionBwdDkDvMmaBlock(const AttentionBwdParam
   constexpr int kScoreTiles = kTile / 8;
   constexpr int kStride = kHeadDim + 8;
   constexpr int kTileHalves = kTile * kStride;
-  constexpr int kThreads = kAttentionMmaThreads;
-  static_assert(kThreads % kTile == 0 && kThreads / kTile <= 32, "a tile row's lanes in a warp");
+  static_assert(kAttentionMmaThreads >= kTile, "one thread a tile row loads its D and lse");
 
   const int tid = (int)threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -128,7 +132,7 @@ __device__ __forceinline__ void attentionBwdDkDvMmaBlock(const AttentionBwdParam
   const long long bh = n * p.heads + h;
   // Plain pointers, not a structured binding: the tile loaders' lambdas capture them.
   const detail::BwdOperands<T> operands = detail::bwdOperands<T>(p, n, h);
-  const T *q = operands.q, *k = operands.k, *v = operands.v, *o = operands.o;
+  const T *q = operands.q, *k = operands.k, *v = operands.v;
   const T* dout = operands.dout;
   const long long first_key = (long long)blockIdx.x * kBlock;
   // This lane's two keys: g and g + 8 of the warp's 16.
@@ -145,34 +149,26 @@ __device__ __forceinline__ void attentionBwdDkDvMmaBlock(const AttentionBwdParam
   detail::loadRowsMma<kBlock, kHeadDim, kStride>(kblock, k, p.ks, kvvec, first_key, p.keys, tid);
   detail::loadRowsMma<kBlock, kHeadDim, kStride>(vblock, v, p.vs, kvvec, first_key, p.keys, tid);
 
-  // The q and dO tile of rows [first, first + kTile) in flight into `buffer`, and its rows' D and
-  // log_sumexp (kThreads / kTile lanes a row, complete on return).
+  // The q and dO tile of rows [first, first + kTile) in flight into `buffer`, and its rows' D
+  // (the dq kernel's) and log_sumexp in base 2 (one thread a row, complete on return).
+  const float kLog2e = 1.44269504088896341f;
   auto fill = [&](long long first, int buffer) {
     unsigned short* qt = tiles + buffer * 2 * kTileHalves;
     detail::loadRowsMma<kTile, kHeadDim, kStride>(qt, q, p.qs, qvec, first, p.rows, tid);
     detail::loadRowsMma<kTile, kHeadDim, kStride>(qt + kTileHalves, dout, p.dos, qvec, first,
                                                   p.rows, tid);
     detail::cpAsyncCommit();
-    constexpr int kPerRow = kThreads / kTile;
-    const int r = tid / kPerRow, part = tid % kPerRow;
-    const long long row = first + r;
-    float sum = 0.0f;
-    if (row < p.rows) {
-      for (int d = part; d < kHeadDim; d += kPerRow) {
-        sum = fmaf(toFloat(dout[row * p.dos[2] + d * p.dos[3]]),
-                   toFloat(o[row * p.os[2] + d * p.os[3]]), sum);
-      }
-    }
-#pragma unroll
-    for (int w = kPerRow / 2; w > 0; w /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, w, kPerRow);
-    if (part == 0) {
+    if (tid < kTile) {
+      const long long row = first + tid;
       float* vals = rowvals + buffer * 2 * kTile;
-      vals[r] = sum;
-      vals[kTile + r] =
-          row < p.rows ? detail::safeLse(p.lse[n * p.lses[0] + h * p.lses[1] + row * p.lses[2]])
-                       : __int_as_float(0x7f800000);
+      vals[tid] = row < p.rows ? p.delta[bh * p.rows + row] : 0.0f;
+      vals[kTile + tid] =
+          row < p.rows
+              ? detail::safeLse(p.lse[n * p.lses[0] + h * p.lses[1] + row * p.lses[2]]) * kLog2e
+              : __int_as_float(0x7f800000);
     }
   };
+  const float scale_log2 = p.scale * kLog2e;
 
   float dk[kOutTiles][4], dv[kOutTiles][4];
 #pragma unroll
@@ -203,61 +199,74 @@ __device__ __forceinline__ void attentionBwdDkDvMmaBlock(const AttentionBwdParam
     const float* dvals = rowvals + buffer * 2 * kTile;
     const float* lvals = dvals + kTile;
 
-    // S^T = k q^T and dP^T = v dO^T: tile j holds rows i0 + 8 j + [0, 8); this lane has rows
-    // 8 j + 2 t, + 1 of its keys g and g + 8.
-    float s[kScoreTiles][4], dp[kScoreTiles][4];
-#pragma unroll
-    for (int j = 0; j < kScoreTiles; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) s[j][i] = dp[j][i] = 0.0f;
-    }
-#pragma unroll
-    for (int st = 0; st < kSteps; ++st) {
-      unsigned ka[4], va[4];
-      detail::loadFragmentA<kStride>(ka, kblock + warp * 16 * kStride, st, g, t);
-      detail::loadFragmentA<kStride>(va, vblock + warp * 16 * kStride, st, g, t);
+    // Causal: a tile whose rows all precede the warp's keys adds nothing to their dk and dv (a
+    // uniform skip; the syncs stay outside it).
+    if (!p.causal || i0 + kTile - 1 >= first_key + warp * 16) {
+      // S^T = k q^T and dP^T = v dO^T: tile j holds rows i0 + 8 j + [0, 8); this lane has rows
+      // 8 j + 2 t, + 1 of its keys g and g + 8.
+      float s[kScoreTiles][4], dp[kScoreTiles][4];
 #pragma unroll
       for (int j = 0; j < kScoreTiles; ++j) {
-        unsigned b[2];
-        detail::loadFragmentBRows<kStride>(b, qt + 8 * j * kStride, st, g, t);
-        mmaM16N8K16<T>(s[j], ka, b);
-        detail::loadFragmentBRows<kStride>(b, dot + 8 * j * kStride, st, g, t);
-        mmaM16N8K16<T>(dp[j], va, b);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) s[j][i] = dp[j][i] = 0.0f;
       }
-    }
-    // s becomes dropout(P)^T (dv's operand), dp becomes dS^T = P^T (dP^T - D).
 #pragma unroll
-    for (int j = 0; j < kScoreTiles; ++j) {
+      for (int st = 0; st < kSteps; ++st) {
+        unsigned ka[4], va[4];
+        detail::loadFragmentA<kStride>(ka, kblock + warp * 16 * kStride, st, g, t);
+        detail::loadFragmentA<kStride>(va, vblock + warp * 16 * kStride, st, g, t);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const long long key = i < 2 ? key0 : key1;
-        const int r = 8 * j + 2 * t + (i & 1);
-        const long long row = i0 + r;
-        const bool seen = key < p.keys && row < p.rows && (!p.causal || key <= row);
-        const float pij = seen ? expf(s[j][i] * p.scale - lvals[r]) : 0.0f;
-        float pd = pij, dpv = dp[j][i];
-        if (p.dropout && pij != 0.0f) {
-          const bool keep = detail::attentionKeeps(p, bh, row, key);
-          pd = keep ? pij * p.inv_keep : 0.0f;
-          dpv = keep ? dpv * p.inv_keep : 0.0f;
+        for (int j = 0; j < kScoreTiles; ++j) {
+          unsigned b[2];
+          detail::loadFragmentBRows<kStride>(b, qt + 8 * j * kStride, st, g, t);
+          mmaM16N8K16<T>(s[j], ka, b);
+          detail::loadFragmentBRows<kStride>(b, dot + 8 * j * kStride, st, g, t);
+          mmaM16N8K16<T>(dp[j], va, b);
         }
-        s[j][i] = pd;
-        dp[j][i] = pij == 0.0f ? 0.0f : pij * (dpv - dvals[r]);
       }
-    }
-    // dv += P^T dO and dk += dS^T q: row step c covers score tiles 2c and 2c + 1.
+      // Which of the tile's rows (0 .. kTile) see a key, in 32-bit tile terms: those below
+      // `rows_left`, and causally those from the key on (kTile: none; a key out of range is seen
+      // by none).
+      const int rows_left = (int)(p.rows - i0 < kTile ? p.rows - i0 : kTile);
+      int from[2];
 #pragma unroll
-    for (int c = 0; c < kTile / 16; ++c) {
-      unsigned pa[4], dsa[4];
-      detail::packFragmentA<T>(pa, s[2 * c], s[2 * c + 1]);
-      detail::packFragmentA<T>(dsa, dp[2 * c], dp[2 * c + 1]);
+      for (int half = 0; half < 2; ++half) {
+        const long long key = half == 0 ? key0 : key1;
+        const long long d = key - i0;
+        from[half] = key >= p.keys ? kTile : !p.causal || d <= 0 ? 0 : (int)(d > kTile ? kTile : d);
+      }
+      // s becomes dropout(P)^T (dv's operand), dp becomes dS^T = P^T (dP^T - D).
 #pragma unroll
-      for (int j = 0; j < kOutTiles; j += 2) {
-        unsigned b[4];
-        detail::loadFragmentBColsX2<kStride>(b, dot + 16 * c * kStride, 8 * j, lane);
-        detail::mmaPair<T>(dv[j], dv[j + 1], pa, b);
-        detail::loadFragmentBColsX2<kStride>(b, qt + 16 * c * kStride, 8 * j, lane);
-        detail::mmaPair<T>(dk[j], dk[j + 1], dsa, b);
+      for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = 8 * j + 2 * t + (i & 1);
+          const bool seen = r < rows_left && r >= from[i / 2];
+          const float pij = seen ? exp2f(s[j][i] * scale_log2 - lvals[r]) : 0.0f;
+          float pd = pij, dpv = dp[j][i];
+          if (p.dropout && pij != 0.0f) {
+            const bool keep = detail::attentionKeeps(p, bh, i0 + r, i < 2 ? key0 : key1);
+            pd = keep ? pij * p.inv_keep : 0.0f;
+            dpv = keep ? dpv * p.inv_keep : 0.0f;
+          }
+          s[j][i] = pd;
+          dp[j][i] = pij == 0.0f ? 0.0f : pij * (dpv - dvals[r]);
+        }
+      }
+      // dv += P^T dO and dk += dS^T q: row step c covers score tiles 2c and 2c + 1.
+#pragma unroll
+      for (int c = 0; c < kTile / 16; ++c) {
+        unsigned pa[4], dsa[4];
+        detail::packFragmentA<T>(pa, s[2 * c], s[2 * c + 1]);
+        detail::packFragmentA<T>(dsa, dp[2 * c], dp[2 * c + 1]);
+#pragma unroll
+        for (int j = 0; j < kOutTiles; j += 2) {
+          unsigned b[4];
+          detail::loadFragmentBColsX2<kStride>(b, dot + 16 * c * kStride, 8 * j, lane);
+          detail::mmaPair<T>(dv[j], dv[j + 1], pa, b);
+          detail::loadFragmentBColsX2<kStride>(b, qt + 16 * c * kStride, 8 * j, lane);
+          detail::mmaPair<T>(dk[j], dk[j + 1], dsa, b);
+        }
       }
     }
     __syncthreads();  // the buffer is read by all before the next iteration refills it
@@ -297,6 +306,7 @@ __device__ __forceinline__ void attentionBwdDqMmaBlock(const AttentionBwdParams&
   constexpr int kStride = kHeadDim + 8;
   constexpr int kTileHalves = kTile * kStride;
   const float kInf = __int_as_float(0x7f800000);
+  const float kLog2e = 1.44269504088896341f;
 
   const int tid = (int)threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -308,6 +318,7 @@ __device__ __forceinline__ void attentionBwdDqMmaBlock(const AttentionBwdParams&
   const T *q = operands.q, *k = operands.k, *v = operands.v, *o = operands.o;
   const T* dout = operands.dout;
   // This lane's two rows: g and g + 8 of the warp's 16.
+  const long long warp_row = (long long)blockIdx.x * kAttentionBwdMmaBlock + warp * 16;
   const long long row0 = (long long)blockIdx.x * kAttentionBwdMmaBlock + warp * 16 + g;
   const long long row1 = row0 + 8;
 
@@ -348,9 +359,16 @@ __device__ __forceinline__ void attentionBwdDqMmaBlock(const AttentionBwdParams&
     d0 += __shfl_xor_sync(0xffffffffu, d0, w);
     d1 += __shfl_xor_sync(0xffffffffu, d1, w);
   }
+  // D for the dk/dv kernel, which runs next (one lane of the four a row has writes it).
+  if (t == 0) {
+    if (row0 < p.rows) p.delta[bh * p.rows + row0] = d0;
+    if (row1 < p.rows) p.delta[bh * p.rows + row1] = d1;
+  }
+  // P = exp2(S scale log2(e) - lse log2(e)): base 2, as the forward.
+  const float scale_log2 = p.scale * kLog2e;
   const float* lse = p.lse + n * p.lses[0] + h * p.lses[1];
-  const float lse0 = row0 < p.rows ? detail::safeLse(lse[row0 * p.lses[2]]) : kInf;
-  const float lse1 = row1 < p.rows ? detail::safeLse(lse[row1 * p.lses[2]]) : kInf;
+  const float lse0 = row0 < p.rows ? detail::safeLse(lse[row0 * p.lses[2]]) * kLog2e : kInf;
+  const float lse1 = row1 < p.rows ? detail::safeLse(lse[row1 * p.lses[2]]) * kLog2e : kInf;
 
   float dq[kOutTiles][4];
 #pragma unroll
@@ -382,48 +400,62 @@ __device__ __forceinline__ void attentionBwdDqMmaBlock(const AttentionBwdParams&
     const unsigned short* kt = tiles + buffer * 2 * kTileHalves;
     const unsigned short* vt = kt + kTileHalves;
 
-    // S = q k^T and dP = dO v^T: tile j holds keys j0 + 8 j + [0, 8); this lane has keys
-    // 8 j + 2 t, + 1 of its rows g and g + 8.
-    float s[kScoreTiles][4], dp[kScoreTiles][4];
+    // Causal: a tile whose keys all follow the warp's rows adds nothing to their dq (a uniform
+    // skip; the syncs stay outside it).
+    if (!p.causal || j0 <= warp_row + 15) {
+      // S = q k^T and dP = dO v^T: tile j holds keys j0 + 8 j + [0, 8); this lane has keys
+      // 8 j + 2 t, + 1 of its rows g and g + 8.
+      float s[kScoreTiles][4], dp[kScoreTiles][4];
 #pragma unroll
-    for (int j = 0; j < kScoreTiles; ++j) {
+      for (int j = 0; j < kScoreTiles; ++j) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) s[j][i] = dp[j][i] = 0.0f;
+        for (int i = 0; i < 4; ++i) s[j][i] = dp[j][i] = 0.0f;
 #pragma unroll
-      for (int st = 0; st < kSteps; ++st) {
-        unsigned b[2];
-        detail::loadFragmentBRows<kStride>(b, kt + 8 * j * kStride, st, g, t);
-        mmaM16N8K16<T>(s[j], qa[st], b);
-        detail::loadFragmentBRows<kStride>(b, vt + 8 * j * kStride, st, g, t);
-        mmaM16N8K16<T>(dp[j], doa[st], b);
-      }
-    }
-    // dp becomes dS = P (dP - D).
-#pragma unroll
-    for (int j = 0; j < kScoreTiles; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const long long row = i < 2 ? row0 : row1;
-        const long long key = j0 + 8 * j + 2 * t + (i & 1);
-        const bool seen = row < p.rows && key < p.keys && (!p.causal || key <= row);
-        const float pij = seen ? expf(s[j][i] * p.scale - (i < 2 ? lse0 : lse1)) : 0.0f;
-        float dpv = dp[j][i];
-        if (p.dropout && pij != 0.0f) {
-          dpv = detail::attentionKeeps(p, bh, row, key) ? dpv * p.inv_keep : 0.0f;
+        for (int st = 0; st < kSteps; ++st) {
+          unsigned b[2];
+          detail::loadFragmentBRows<kStride>(b, kt + 8 * j * kStride, st, g, t);
+          mmaM16N8K16<T>(s[j], qa[st], b);
+          detail::loadFragmentBRows<kStride>(b, vt + 8 * j * kStride, st, g, t);
+          mmaM16N8K16<T>(dp[j], doa[st], b);
         }
-        dp[j][i] = pij == 0.0f ? 0.0f : pij * (dpv - (i < 2 ? d0 : d1));
       }
-    }
-    // dq += dS k: key step c covers score tiles 2c and 2c + 1.
+      // Which of the tile's keys (0 .. kTile) a row sees, in 32-bit tile terms: those below
+      // `keys_left`, and causally those up to the row (-1: none; a row out of range sees none).
+      const int keys_left = (int)(p.keys - j0 < kTile ? p.keys - j0 : kTile);
+      int upto[2];
 #pragma unroll
-    for (int c = 0; c < kTile / 16; ++c) {
-      unsigned dsa[4];
-      detail::packFragmentA<T>(dsa, dp[2 * c], dp[2 * c + 1]);
+      for (int half = 0; half < 2; ++half) {
+        const long long row = half == 0 ? row0 : row1;
+        const long long d = row - j0;
+        upto[half] = row >= p.rows ? -1 : !p.causal || d >= kTile ? kTile : (int)(d < 0 ? -1 : d);
+      }
+      // dp becomes dS = P (dP - D).
 #pragma unroll
-      for (int j = 0; j < kOutTiles; j += 2) {
-        unsigned b[4];
-        detail::loadFragmentBColsX2<kStride>(b, kt + 16 * c * kStride, 8 * j, lane);
-        detail::mmaPair<T>(dq[j], dq[j + 1], dsa, b);
+      for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int kc = 8 * j + 2 * t + (i & 1);  // the key's column in the tile
+          const bool seen = kc < keys_left && kc <= upto[i / 2];
+          const float pij = seen ? exp2f(s[j][i] * scale_log2 - (i < 2 ? lse0 : lse1)) : 0.0f;
+          float dpv = dp[j][i];
+          if (p.dropout && pij != 0.0f) {
+            dpv = detail::attentionKeeps(p, bh, i < 2 ? row0 : row1, j0 + kc) ? dpv * p.inv_keep
+                                                                              : 0.0f;
+          }
+          dp[j][i] = pij == 0.0f ? 0.0f : pij * (dpv - (i < 2 ? d0 : d1));
+        }
+      }
+      // dq += dS k: key step c covers score tiles 2c and 2c + 1.
+#pragma unroll
+      for (int c = 0; c < kTile / 16; ++c) {
+        unsigned dsa[4];
+        detail::packFragmentA<T>(dsa, dp[2 * c], dp[2 * c + 1]);
+#pragma unroll
+        for (int j = 0; j < kOutTiles; j += 2) {
+          unsigned b[4];
+          detail::loadFragmentBColsX2<kStride>(b, kt + 16 * c * kStride, 8 * j, lane);
+          detail::mmaPair<T>(dq[j], dq[j + 1], dsa, b);
+        }
       }
     }
     __syncthreads();

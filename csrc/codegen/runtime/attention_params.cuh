@@ -42,6 +42,9 @@ struct AttentionBwdParams {
   void* dq;
   void* dk;
   void* dv;
+  /// [N, H, L] f32 scratch for D = rowsum(dO * O): the tensor-core dq kernel writes it, the
+  /// tensor-core dk/dv kernel, launched after it, reads it (the f32 kernels sum D themselves).
+  float* delta;
   long long qs[4];
   long long ks[4];
   long long vs[4];
