@@ -13,11 +13,11 @@
 // warp. The CTA's K and V rows stay in shared memory; q and dO stream through it in tiles of
 // kTile query rows (two buffers, cp.async, as the forward streams K and V), with the tile rows'
 // D (from p.delta) and log_sumexp. The warp computes the transposed scores directly,
-// S^T = k q^T (k rows as the A operand, q rows as B, read like the forward's K), and
-// dP^T = v dO^T alike. So its D fragments
-// hold P^T and dS^T with keys as rows, and mma.cuh's layout note makes them the A operands of
-// dv += P^T dO and dk += dS^T q without a transpose in registers; B comes from the dO and q
-// rows by ldmatrix .trans, as the forward reads V (loadFragmentBColsX2).
+// S^T = k q^T (k rows as the A operand, q rows as B, read like the forward's K: by ldmatrix, two
+// k steps a load), and dP^T = v dO^T alike. So its D fragments hold P^T and dS^T with keys as
+// rows, and mma.cuh's layout note makes them the A operands of dv += P^T dO and dk += dS^T q
+// without a transpose in registers; B comes from the dO and q rows by ldmatrix .trans, as the
+// forward reads V (loadFragmentBColsX2).
 //
 // dq (attentionBwdDqMmaBlock): one CTA of four warps takes 64 query rows, 16 a warp, and keeps
 // their q and dO as A fragments; K and V stream through shared memory in tiles of kTile keys (two
@@ -71,14 +71,23 @@ __device__ __forceinline__ void loadFragmentA(unsigned (&a)[4], const unsigned s
   a[3] = *(const unsigned*)(r1 + 8);
 }
 
-/// B of k step `step` for a product with a tile's rows as columns (q k^T reads K so): column g of
-/// the 8 from `rows` on, dims 16 step + 2t, + 1 and + 8, + 9, two values a load.
+/// B of k steps `step` and `step` + 1 for a product with a tile's rows as columns, by one
+/// ldmatrix (mma.cuh): b[0..1] for `step`, b[2..3] for the next, of columns [0, 8) from `rows`
+/// on. Lane 8 i + r addresses row r, dims 16 step + 8 i (as the forward reads K).
 template <int kStride>
-__device__ __forceinline__ void loadFragmentBRows(unsigned (&b)[2], const unsigned short* rows,
-                                                  int step, int g, int t) {
-  const unsigned short* r = rows + g * kStride + 16 * step + 2 * t;
-  b[0] = *(const unsigned*)r;
-  b[1] = *(const unsigned*)(r + 8);
+__device__ __forceinline__ void loadFragmentBRowsX2(unsigned (&b)[4], const unsigned short* rows,
+                                                    int step, int lane) {
+  loom::ldmatrixX4(b, rows + (lane % 8) * kStride + 16 * step + 8 * (lane / 8));
+}
+
+/// d += a0 b[0..1] + a1 b[2..3]: two k steps, B from loadFragmentBRowsX2.
+template <typename T>
+__device__ __forceinline__ void mmaSteps(float (&d)[4], const unsigned (&a0)[4],
+                                         const unsigned (&a1)[4], const unsigned (&b)[4]) {
+  const unsigned lo[2] = {b[0], b[1]};
+  const unsigned hi[2] = {b[2], b[3]};
+  loom::mmaM16N8K16<T>(d, a0, lo);  // qualified: detail has the instruction's overloads
+  loom::mmaM16N8K16<T>(d, a1, hi);
 }
 
 /// A fragment of 16 rows from a D fragment pair (score tiles 2c and 2c + 1), rounded to T.
@@ -211,17 +220,20 @@ __device__ __forceinline__ void attentionBwdDkDvMmaBlock(const AttentionBwdParam
         for (int i = 0; i < 4; ++i) s[j][i] = dp[j][i] = 0.0f;
       }
 #pragma unroll
-      for (int st = 0; st < kSteps; ++st) {
-        unsigned ka[4], va[4];
-        detail::loadFragmentA<kStride>(ka, kblock + warp * 16 * kStride, st, g, t);
-        detail::loadFragmentA<kStride>(va, vblock + warp * 16 * kStride, st, g, t);
+      for (int st = 0; st < kSteps; st += 2) {
+        unsigned ka[2][4], va[2][4];
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          detail::loadFragmentA<kStride>(ka[u], kblock + warp * 16 * kStride, st + u, g, t);
+          detail::loadFragmentA<kStride>(va[u], vblock + warp * 16 * kStride, st + u, g, t);
+        }
 #pragma unroll
         for (int j = 0; j < kScoreTiles; ++j) {
-          unsigned b[2];
-          detail::loadFragmentBRows<kStride>(b, qt + 8 * j * kStride, st, g, t);
-          mmaM16N8K16<T>(s[j], ka, b);
-          detail::loadFragmentBRows<kStride>(b, dot + 8 * j * kStride, st, g, t);
-          mmaM16N8K16<T>(dp[j], va, b);
+          unsigned qb[4], db[4];
+          detail::loadFragmentBRowsX2<kStride>(qb, qt + 8 * j * kStride, st, lane);
+          detail::loadFragmentBRowsX2<kStride>(db, dot + 8 * j * kStride, st, lane);
+          detail::mmaSteps<T>(s[j], ka[0], ka[1], qb);
+          detail::mmaSteps<T>(dp[j], va[0], va[1], db);
         }
       }
       // Which of the tile's rows (0 .. kTile) see a key, in 32-bit tile terms: those below
@@ -411,12 +423,12 @@ __device__ __forceinline__ void attentionBwdDqMmaBlock(const AttentionBwdParams&
 #pragma unroll
         for (int i = 0; i < 4; ++i) s[j][i] = dp[j][i] = 0.0f;
 #pragma unroll
-        for (int st = 0; st < kSteps; ++st) {
-          unsigned b[2];
-          detail::loadFragmentBRows<kStride>(b, kt + 8 * j * kStride, st, g, t);
-          mmaM16N8K16<T>(s[j], qa[st], b);
-          detail::loadFragmentBRows<kStride>(b, vt + 8 * j * kStride, st, g, t);
-          mmaM16N8K16<T>(dp[j], doa[st], b);
+        for (int st = 0; st < kSteps; st += 2) {
+          unsigned kb[4], vb[4];
+          detail::loadFragmentBRowsX2<kStride>(kb, kt + 8 * j * kStride, st, lane);
+          detail::loadFragmentBRowsX2<kStride>(vb, vt + 8 * j * kStride, st, lane);
+          detail::mmaSteps<T>(s[j], qa[st], qa[st + 1], kb);
+          detail::mmaSteps<T>(dp[j], doa[st], doa[st + 1], vb);
         }
       }
       // Which of the tile's keys (0 .. kTile) a row sees, in 32-bit tile terms: those below
