@@ -2,7 +2,7 @@
 // Structural equality of fusions.
 //
 // Walks both graphs from the inputs and outputs in lockstep, building a one-to-one map between
-// their Vals. Two Vals match when they have the same kind, dtype and fields, their referenced
+// their Vals, then matches their extent requirements (the size checks a run makes). Two Vals match when they have the same kind, dtype and fields, their referenced
 // nodes (domains, IDs, extents) match, and their definitions match. A mapping is recorded before
 // recursing so that siblings (outputs of one expr) are matched once.
 #include "loom/ir/equality.h"
@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "loom/ir/dispatch.h"
 #include "loom/ir/fusion.h"
@@ -63,6 +66,34 @@ class Matcher {
     };
     return lists(a->outputs(), b->outputs()) && lists(a->inputs(), b->inputs()) &&
            lists(a->attributeVals(), b->attributeVals());
+  }
+
+  // Every extent requirement of `a` matches one of `b`'s (and so, with equal counts, the other
+  // way): the same expected value, and value and extent Scalars that match structurally. In any
+  // order (ops made in another order add theirs in another order); messages are not compared (they
+  // name tensors, whose names differ between the two).
+  bool requirements(const Fusion& a, const Fusion& b) {
+    const std::vector<ExtentRequirement>& ra = a.extentRequirements();
+    const std::vector<ExtentRequirement>& rb = b.extentRequirements();
+    if (!fail(ra.size() == rb.size(), "different numbers of extent requirements (" +
+                                          std::to_string(ra.size()) + " and " +
+                                          std::to_string(rb.size()) + ")"))
+      return false;
+    std::vector<bool> used(rb.size(), false);
+    for (const ExtentRequirement& x : ra) {
+      bool found = false;
+      for (size_t j = 0; j < rb.size() && !found; ++j) {
+        if (used[j] || rb[j].expected != x.expected) continue;
+        Matcher trial = *this;  // a failed try leaves this matcher's map as it was
+        if (trial.vals(x.value, rb[j].value) && trial.vals(x.extent, rb[j].extent)) {
+          *this = std::move(trial);
+          used[j] = true;
+          found = true;
+        }
+      }
+      if (!found) return fail(false, "the requirement '" + x.what + "' has no counterpart");
+    }
+    return true;
   }
 
   std::string why;
@@ -165,6 +196,7 @@ bool structurallyEqual(const Fusion& a, const Fusion& b, std::string* why) {
     m.why = "different in-place outputs (outputs written into inputs)";
     ok = false;
   }
+  ok = ok && m.requirements(a, b);
   if (!ok && why != nullptr) *why = m.why;
   return ok;
 }

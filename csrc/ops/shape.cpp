@@ -63,6 +63,7 @@ TensorView* broadcastInDim(TensorView* x, const SizeList& output_shape,
              " has rank ", in_ids.size(), " but broadcast_dims has ", broadcast_dims.size(),
              " entries (The broadcast dimensions should match the input dimensions.)");
   std::vector<bool> flags(size_t(out_rank), true);
+  std::vector<std::pair<size_t, int64_t>> required;  // (x's dim, output dim) checked at binding
   int64_t prev = -1;
   for (size_t i = 0; i < broadcast_dims.size(); ++i) {
     // A negative dim counts from the end of the output, as nvFuser's tests write it ([-1]).
@@ -84,22 +85,10 @@ TensorView* broadcastInDim(TensorView* x, const SizeList& output_shape,
     LOOM_CHECK(!have || !c || *have == *c, "broadcastInDim: dimension ", i, " of ",
                x->toString(), " ", detail::shapeString(x), " has size ", *have,
                " but output dimension ", d, " of ", shape_text, " has size ", *c);
-    if (have && c) continue;
     // A size not known now keeps x's extent (the output dim is x's); binding checks it is the
-    // size asked for, rather than the output silently having another size. The message's
-    // prefix is how print(fd) tells this requirement from expand's.
-    const std::string what =
-        "broadcast_in_dim: dimension " + std::to_string(i) + " of " + x->toString() +
-        " must have size " + want.toString() + ", as output dimension " + std::to_string(d) +
-        " of the shape " + shape_text +
-        " says (a dim declared -1 is not a broadcast: size 1 does not stretch)";
-    Scalar* extent = in_ids[i]->extent();
-    if (c) {
-      x->fusion()->addExtentRequirement({extent, *c, extent, what});
-    } else {
-      Scalar* same = scalarBinary(ir::BinaryOpType::Eq, extent, want.toScalar());
-      x->fusion()->addExtentRequirement({same, 1, extent, what});
-    }
+    // size asked for (below, once the output exists), rather than the output silently having
+    // another size.
+    if (!have || !c) required.push_back({i, d});
   }
   TensorView* b = broadcast(x, flags);
   // Stretch broadcast dims (new or size-1 ones of x) to the requested sizes.
@@ -115,7 +104,27 @@ TensorView* broadcastInDim(TensorView* x, const SizeList& output_shape,
       any = true;
     }
   }
-  return any ? expand(b, SizeList(std::move(sizes))) : b;
+  TensorView* out = any ? expand(b, SizeList(std::move(sizes))) : b;
+  // A call that adds and stretches no dim but requires sizes still makes a tensor of its own (a
+  // copy), which the requirements name, as nvFuser's broadcast_in_dim returns one.
+  if (out == x && !required.empty()) out = set(x);
+  // The message names the output: print(fd) tells two broadcast_in_dims of one dim apart so.
+  for (const auto& [i, d] : required) {
+    const Size& want = output_shape[size_t(d)];
+    const std::string what =
+        "broadcast_in_dim to " + out->toString() + ": dimension " + std::to_string(i) + " of " +
+        x->toString() + " must have size " + want.toString() + ", as output dimension " +
+        std::to_string(d) + " of the shape " + shape_text +
+        " says (a dim declared -1 is not a broadcast: size 1 does not stretch)";
+    Scalar* extent = in_ids[i]->extent();
+    if (auto c = want.constant()) {
+      x->fusion()->addExtentRequirement({extent, *c, extent, what});
+    } else {
+      Scalar* same = scalarBinary(ir::BinaryOpType::Eq, extent, want.toScalar());
+      x->fusion()->addExtentRequirement({same, 1, extent, what});
+    }
+  }
+  return out;
 }
 
 TensorView* squeeze(TensorView* x, const std::vector<int64_t>& dims, bool squeeze_expanded) {
@@ -162,19 +171,35 @@ namespace {
 // dims are one dim to the schedulers and the kernels (an output extent of its own made the two
 // differ, and the pointwise schedule then iterated the expanded operand unexpanded: wrong
 // values); binding checks that the size is the one asked for, as torch refuses to expand a
-// non-size-1 dim.
-IterDomain* keptExpandedDim(TensorView* x, size_t dim, IterDomain* id, const Size& want) {
-  const std::string what = "expand: dimension " + std::to_string(dim) + " of " + x->toString() +
-                           " is not a broadcast dimension, so it must already have the size " +
-                           want.toString() +
-                           " it is expanded to (only size-1 dimensions expand; use -1 to keep it)";
-  if (auto c = want.constant()) {
-    x->fusion()->addExtentRequirement({id->extent(), *c, id->extent(), what});
-  } else {
-    Scalar* same = scalarBinary(ir::BinaryOpType::Eq, id->extent(), want.toScalar());
-    x->fusion()->addExtentRequirement({same, 1, id->extent(), what});
-  }
+// non-size-1 dim. The check is added once the output exists (requireKeptSizes): its message
+// names the output, which is how print(fd) tells two expands of one dim apart.
+struct KeptDim {
+  size_t dim;
+  IterDomain* id;
+  Size want;
+};
+
+IterDomain* keptExpandedDim(std::vector<KeptDim>& kept, size_t dim, IterDomain* id,
+                            const Size& want) {
+  kept.push_back({dim, id, want});
   return detail::freshId(id);
+}
+
+void requireKeptSizes(TensorView* x, TensorView* out, const std::vector<KeptDim>& kept) {
+  for (const KeptDim& k : kept) {
+    const std::string what =
+        "expand to " + out->toString() + ": dimension " + std::to_string(k.dim) + " of " +
+        x->toString() + " is not a broadcast dimension, so it must already have the size " +
+        k.want.toString() +
+        " it is expanded to (only size-1 dimensions expand; use -1 to keep it)";
+    Scalar* extent = k.id->extent();
+    if (auto c = k.want.constant()) {
+      x->fusion()->addExtentRequirement({extent, *c, extent, what});
+    } else {
+      Scalar* same = scalarBinary(ir::BinaryOpType::Eq, extent, k.want.toScalar());
+      x->fusion()->addExtentRequirement({same, 1, extent, what});
+    }
+  }
 }
 
 }  // namespace
@@ -192,6 +217,7 @@ TensorView* expand(TensorView* x, const std::vector<int64_t>& sizes) {
   }
   auto in_ids = detail::dims(x);
   std::vector<IterDomain*> out_ids;
+  std::vector<KeptDim> kept;
   for (size_t i = 0; i < in_ids.size(); ++i) {
     IterDomain* id = in_ids[i];
     int64_t want = sizes[i];
@@ -218,10 +244,11 @@ TensorView* expand(TensorView* x, const std::vector<int64_t>& sizes) {
                " and is not a broadcast dimension; it cannot be expanded to ", want,
                " (only size-1 dimensions expand; use -1 to keep it)");
     // A size known only at run time: kept, and checked when a run binds it (keptExpandedDim).
-    out_ids.push_back(have ? detail::freshId(id) : keptExpandedDim(x, i, id, want));
+    out_ids.push_back(have ? detail::freshId(id) : keptExpandedDim(kept, i, id, want));
   }
   TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
   IrBuilder::create<ir::ExpandOp>(out, x);
+  requireKeptSizes(x, out, kept);
   return out;
 }
 
@@ -242,6 +269,7 @@ TensorView* expand(TensorView* x, const SizeList& sizes) {
   }
   auto in_ids = detail::dims(x);
   std::vector<IterDomain*> out_ids;
+  std::vector<KeptDim> kept;
   for (size_t i = 0; i < in_ids.size(); ++i) {
     IterDomain* id = in_ids[i];
     const Size& want = sizes[i];
@@ -264,11 +292,12 @@ TensorView* expand(TensorView* x, const SizeList& sizes) {
                  " and is not a broadcast dimension; it cannot be expanded to ", *c,
                  " (only size-1 dimensions expand; use -1 to keep it)");
       // Sizes not both known: kept, and checked when a run binds them (keptExpandedDim).
-      out_ids.push_back(have && c ? detail::freshId(id) : keptExpandedDim(x, i, id, want));
+      out_ids.push_back(have && c ? detail::freshId(id) : keptExpandedDim(kept, i, id, want));
     }
   }
   TensorView* out = detail::newTensor(std::move(out_ids), x->dtype());
   IrBuilder::create<ir::ExpandOp>(out, x);
+  requireKeptSizes(x, out, kept);
   return out;
 }
 

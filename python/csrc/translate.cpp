@@ -418,13 +418,27 @@ std::string Translator::scalarExpr(const Scalar* s) {
 std::string Translator::size(const Scalar* s) {
   if (auto c = s->constInt()) return std::to_string(*c);
   // ops::Size::toScalar casts an integer Scalar of another type to an index: give the original.
+  // It casts a floating Scalar too, requiring its value to be an integer (a requirement on that
+  // Scalar says so): giving the original makes the same call check it again, where printing the
+  // cast would truncate. (An explicit cast of a Scalar also used as a size would print as the
+  // Scalar: the rebuilt fusion then has a requirement more, and print(fd) takes the text form.)
   const ir::Expr* d = s->definition();
   if (const auto* u = d == nullptr ? nullptr : dyn<ir::UnaryOp>(d);
-      u != nullptr && u->opType() == ir::UnaryOpType::Cast && isIntegralType(u->in()->dtype()) &&
-      u->in()->dtype() != s->dtype() && names_.count(s) == 0 && extents_.count(s) == 0) {
+      u != nullptr && u->opType() == ir::UnaryOpType::Cast && u->in()->dtype() != s->dtype() &&
+      names_.count(s) == 0 && extents_.count(s) == 0 &&
+      (isIntegralType(u->in()->dtype()) || checkedFloatingSize(asScalar(u->in())))) {
     return scalar(asScalar(u->in()), Use::ScalarObject);
   }
   return scalar(s, Use::ScalarObject);
+}
+
+bool Translator::checkedFloatingSize(const Scalar* f) const {
+  if (!isFloatingType(f->dtype())) return false;
+  const std::string prefix = "the size " + f->toString() + " is a floating Scalar";
+  for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
+    if (r.extent == f && r.what.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
 }
 
 void Translator::translateExpr(const ir::Expr* e) {
@@ -509,7 +523,8 @@ void Translator::translateShapeOp(const ir::Expr* e) {
   if (const auto* b = dyn<ir::BroadcastOp>(e)) {
     const auto& uses = b->out()->uses();
     const auto* expand = uses.size() == 1 ? dyn<ir::ExpandOp>(uses.front()) : nullptr;
-    if (auto shape = broadcastInDimShape(b, expand)) {
+    if (auto shape = broadcastInDimShape(b->in(), b->isBroadcastDim(),
+                                         expand != nullptr ? expand->out() : b->out())) {
       std::vector<std::string> dims;
       for (size_t d = 0; d < b->isBroadcastDim().size(); ++d) {
         if (!b->isBroadcastDim()[d]) dims.push_back(std::to_string(d));
@@ -538,6 +553,15 @@ void Translator::translateShapeOp(const ir::Expr* e) {
     auto in = ir::TensorDomain::noReductions(x->in()->logical());
     auto out = ir::TensorDomain::noReductions(x->out()->logical());
     LOOM_CHECK(in.size() == out.size(), "'", e->toString(), "' changes the rank");
+    // broadcast_in_dim that adds no dim (but stretches one and requires sizes) is this expand.
+    if (auto shape = broadcastInDimShape(x->in(), std::vector<bool>(out.size(), false),
+                                         x->out())) {
+      std::vector<std::string> dims;
+      for (size_t d = 0; d < out.size(); ++d) dims.push_back(std::to_string(d));
+      emit(define(x->out(), 'T') + " = fd.ops.broadcast_in_dim(" + tensor(x->in()) +
+           ", shape=" + pyList(*shape) + ", broadcast_dims=" + pyList(dims) + ")");
+      return;
+    }
     std::vector<std::string> shape;
     for (size_t i = 0; i < in.size(); ++i) {
       const IterDomain* a = in[i];
@@ -545,8 +569,9 @@ void Translator::translateShapeOp(const ir::Expr* e) {
       if (o->extent() == a->extent() && o->iterType() == a->iterType() &&
           o->expandedExtent() == a->expandedExtent()) {
         // Kept as it is, or expanded to a size it must already have (the requirement
-        // ops::expand added, which the same call adds again).
-        const std::string prefix = "expand: dimension " + std::to_string(i) + " of ";
+        // ops::expand added, naming this expand's output, which the same call adds again).
+        const std::string prefix = "expand to " + x->out()->toString() + ": dimension " +
+                                   std::to_string(i) + " of ";
         std::string kept = "-1";
         for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
           if (r.extent != a->extent() || r.what.rfind(prefix, 0) != 0) continue;
@@ -608,6 +633,15 @@ void Translator::translateShapeOp(const ir::Expr* e) {
     return;
   }
   if (!td->hasRoot()) {
+    // broadcast_in_dim that adds and stretches no dim but requires sizes is such a copy.
+    const std::vector<bool> none(ir::TensorDomain::noReductions(td->logical()).size(), false);
+    if (auto shape = broadcastInDimShape(s->in(), none, s->out())) {
+      std::vector<std::string> dims;
+      for (size_t d = 0; d < none.size(); ++d) dims.push_back(std::to_string(d));
+      emit(define(s->out(), 'T') + " = fd.ops.broadcast_in_dim(" + tensor(s->in()) +
+           ", shape=" + pyList(*shape) + ", broadcast_dims=" + pyList(dims) + ")");
+      return;
+    }
     emit(define(s->out(), 'T') + " = fd.ops.set(" + tensor(s->in()) + ")");
     return;
   }

@@ -73,10 +73,11 @@ class Translator {
   void translateExpr(const ir::Expr* e);
   void translateMath(const ir::Expr* e);
   void translateShapeOp(const ir::Expr* e);
-  // translate_calls.cpp: the shape of the fd.ops.broadcast_in_dim call that made `b` (and
-  // `expand`, the expand of its output, or nullptr), as printed sizes, or nullopt.
-  std::optional<std::vector<std::string>> broadcastInDimShape(const ir::BroadcastOp* b,
-                                                              const ir::ExpandOp* expand);
+  // translate_calls.cpp: the shape of the fd.ops.broadcast_in_dim call that made `result` from
+  // `in` (`fresh`: which of result's dims are new), as printed sizes, or nullopt.
+  std::optional<std::vector<std::string>> broadcastInDimShape(const ir::TensorView* in,
+                                                              const std::vector<bool>& fresh,
+                                                              const ir::TensorView* result);
   void translateResizeOp(const ir::Expr* e);  // slice, pad, cat
   void translateSlice(const ir::SliceOp* sl);
   void translatePad(const ir::PadOp* p);
@@ -84,6 +85,8 @@ class Translator {
   std::string scalar(const ir::Scalar* s, Use use);
   std::string scalarExpr(const ir::Scalar* s);
   std::string size(const ir::Scalar* s);
+  // Whether ops::Size::toScalar required the floating Scalar `f` to be an integer (a size).
+  bool checkedFloatingSize(const ir::Scalar* f) const;
   struct SliceBound {
     std::optional<int64_t> value;        // a constant
     const ir::Scalar* scalar = nullptr;  // else a Scalar

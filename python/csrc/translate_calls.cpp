@@ -98,23 +98,26 @@ std::string Translator::bwdKey(const ir::SdpaBwdOp* bwd, bool seed) {
   return keyOperand(seed ? bwd->seed() : bwd->offset());
 }
 
-// The shape of fd.ops.broadcast_in_dim(b->in(), shape, broadcast_dims) when `b` (and `expand`,
-// the expand of b's output or nullptr) is what ops::broadcastInDim made: a size it required of a
-// dim of b->in() that is not a broadcast is among the fusion's extent requirements (its message
-// says so), and it is the only way to say that requirement in nvFuser's form. Each size is a
+// The shape of fd.ops.broadcast_in_dim(in, shape, broadcast_dims) when `result` is what
+// ops::broadcastInDim made of `in` (a broadcast, maybe expanded; or a copy, where it adds no dim
+// and stretches none): a size it required of a dim of `in` that is not a broadcast is among the
+// fusion's extent requirements (its message names the call's output), and it is the only way to say that requirement in nvFuser's form. Each size is a
 // constant or a Scalar (expanded to, or required). nullopt otherwise.
 std::optional<std::vector<std::string>> Translator::broadcastInDimShape(
-    const ir::BroadcastOp* b, const ir::ExpandOp* expand) {
-  const auto in = ir::TensorDomain::noReductions(b->in()->logical());
-  const auto out =
-      ir::TensorDomain::noReductions((expand != nullptr ? expand->out() : b->out())->logical());
+    const ir::TensorView* in_tv, const std::vector<bool>& fresh_dims,
+    const ir::TensorView* result) {
+  const auto in = ir::TensorDomain::noReductions(in_tv->logical());
+  const auto out = ir::TensorDomain::noReductions(result->logical());
+  if (fresh_dims.size() != out.size()) return std::nullopt;
+  // ops::broadcastInDim's requirements name its output.
+  const std::string prefix = "broadcast_in_dim to " + result->toString() + ": dimension ";
   // First the pattern (nothing printed), then the sizes (which may define Scalars).
   std::vector<std::pair<int64_t, const Scalar*>> found;  // a constant, or a Scalar
   bool required = false;
   size_t k = 0;  // b->in()'s dim that output dim d comes from
   for (size_t d = 0; d < out.size(); ++d) {
     const IterDomain* o = out[d];
-    const bool fresh = b->isBroadcastDim()[d];
+    const bool fresh = fresh_dims[d];
     // The size: the constant `value` when `known`, else the Scalar `size` (when not null).
     const Scalar* size = nullptr;
     bool known = true;
@@ -129,7 +132,7 @@ std::optional<std::vector<std::string>> Translator::broadcastInDimShape(
     if (!fresh) {
       const Scalar* extent = in[k++]->extent();
       for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
-        if (r.extent != extent || r.what.rfind("broadcast_in_dim: dimension ", 0) != 0) continue;
+        if (r.extent != extent || r.what.rfind(prefix, 0) != 0) continue;
         const auto* eq = dyn<ir::BinaryOp>(r.value->definition());
         if (r.value == extent) {
           known = true;

@@ -137,11 +137,11 @@ TEST_F(ShapeConstraintsTest, ExpandOfANonBroadcastDimMustMatch) {
       evaluateWith(fusion_, {makeTensor({rows, cols}, counting(rows * cols)), int64_t{2}});
     });
     if (rows != 5) {
-      EXPECT_HAS(msg, "expand: dimension 0 of " + x->toString() +
+      EXPECT_HAS(msg, "expand to " + e->toString() + ": dimension 0 of " + x->toString() +
                           " is not a broadcast dimension, so it must already have the size 5");
       EXPECT_HAS(msg, "the arguments make that extent " + std::to_string(rows));
     } else {
-      EXPECT_HAS(msg, "expand: dimension 1 of " + x->toString() +
+      EXPECT_HAS(msg, "expand to " + e->toString() + ": dimension 1 of " + x->toString() +
                           " is not a broadcast dimension, so it must already have the size " +
                           n->toString());
       EXPECT_HAS(msg, "the arguments make that extent 4 and " + n->toString() + " 2");

@@ -133,15 +133,16 @@ TEST(TextShapeOpsTest, ExtentRequirementsRoundTrip) {
   Fusion f;
   FusionGuard g(&f);
   auto* x = input(f, {-1, -1});
-  f.addOutput(ops::broadcastInDim(x, {4, 7, 3}, {0, 1}));
+  TensorView* b = ops::broadcastInDim(x, {4, 7, 3}, {0, 1});
+  f.addOutput(b);
   Scalar* e0 = x->logical()[0]->extent();
   f.addExtentRequirement({e0, 4, e0, R"(a "quoted" word and a \ backslash)"});
   ASSERT_EQ(f.extentRequirements().size(), 3u);
   test::expectRoundTrip(f);
   const std::string text = printFusion(f);
-  EXPECT_HAS(text,
-             "\n# requirements\nrequire s0 == 4, extent s0: \"broadcast_in_dim: dimension 0 of");
-  EXPECT_HAS(text, "require s1 == 7, extent s1: \"broadcast_in_dim: dimension 1 of");
+  const std::string to = "broadcast_in_dim to " + b->toString() + ": dimension ";
+  EXPECT_HAS(text, "\n# requirements\nrequire s0 == 4, extent s0: \"" + to + "0 of");
+  EXPECT_HAS(text, "require s1 == 7, extent s1: \"" + to + "1 of");
   EXPECT_HAS(text, R"(require s0 == 4, extent s0: "a \"quoted\" word and a \\ backslash")");
   std::unique_ptr<Fusion> back = parseFusion(text, "back.fus");
   ASSERT_EQ(back->extentRequirements().size(), 3u);

@@ -381,7 +381,7 @@ def test_expand_of_a_non_broadcast_dim_checks_its_size():
         fd.add_output(fd.ops.expand(x, [4, 3]))
     for bad in [(2, 3), (1, 3), (4, 5)]:
         # before: the requested size was ignored and the output had the input's shape
-        with pytest.raises(loom.UserError, match=r"expand: dimension \d of T0 is not a broadcast "
+        with pytest.raises(loom.UserError, match=r"expand to T1: dimension \d of T0 is not a broadcast "
                                                  r"dimension, so it must already have the size "
                                                  r"[43] .* the arguments make that extent \d"):
             fd.execute([torch.randn(bad)])

@@ -271,7 +271,8 @@ def test_broadcast_in_dim_prints_as_nvfuser_and_keeps_its_size_check(device):
     with FusionDefinition() as printed:
         namespace["nvfuser_fusion"](printed)
     fus = fd.fusion.print_math()
-    assert "# requirements\nrequire s0 == 2, extent s0: \"broadcast_in_dim: dimension 0" in fus
+    assert re.search(r'# requirements\nrequire s0 == 2, extent s0: "broadcast_in_dim to T\d+: '
+                     r'dimension 0', fus)
     with FusionDefinition() as from_text:
         from_text.define_from_text(fus)
     x = torch.randn(2, 2, device=device)
@@ -327,6 +328,47 @@ def test_broadcast_in_dim_to_scalar_sizes_prints_as_one_call(device):
         with pytest.raises(loom.UserError, match=r"dimension 0 of T1 must have size s\d+.* extent 5 "
                                                  r"and s\d+ 6"):
             f.execute([torch.randn(4, 5, device=device), torch.randn(5, device=device), 4, 6])
+
+
+# The printed definition keeps every size check of the fusion, each with its own op: two expands
+# of one dim to two Scalar sizes (the printer gave both the second's size), a floating Scalar
+# used as a size (the printer wrote nvFuser's truncating cast), and broadcast_in_dim that adds no
+# dim (it printed as a bare expand, or nothing). print(fd) compares the fusion it rebuilds with the
+# original, size checks included, and these are in nvFuser's form.
+def test_printed_definition_keeps_each_size_check(device):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[1, -1], contiguity=[None, True])
+        y = fd.define_tensor(shape=[-1, -1])
+        z = fd.define_tensor(shape=[-1, -1])
+        n = fd.define_scalar(None, dtype=DataType.Int)
+        half = fd.ops.mul(fd.define_scalar(0.5, dtype=DataType.Double), n)
+        fd.add_output(fd.ops.add(fd.ops.expand(x, [fd.ops.size(y, 0), fd.ops.size(y, 1)]), y))
+        fd.add_output(fd.ops.add(fd.ops.expand(x, [fd.ops.size(z, 0), fd.ops.size(z, 1)]), z))
+        fd.add_output(fd.ops.full([half], 1.0, dtype=DataType.Float))
+        fd.add_output(fd.ops.broadcast_in_dim(y, [4, 8], [0, 1]))
+    text = repr(fd)
+    assert "fd.define_from_text" not in text, text
+    # full takes the product itself (a Double), not a cast of it to Int
+    assert re.search(r"(c\d+) = fd\.ops\.mul\(.*\n(.*\n)*.*fd\.ops\.full\(shape=\[\1\]", text), text
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, namespace)
+    with FusionDefinition() as printed:
+        namespace["nvfuser_fusion"](printed)
+    x, y, z = (torch.randn(1, 8, device=device), torch.randn(4, 8, device=device),
+               torch.randn(3, 8, device=device))
+    for f in (fd, printed):
+        a, b, c, d = f.execute([x, y, z, 6])
+        close(a, x + y)
+        close(b, x + z)
+        assert c.shape == (3,)
+        close(d, y)
+        with pytest.raises(loom.UserError, match=r"expand to T\d+: dimension 1 of T0|shapes "
+                                                 r"disagree in T\d+ = add"):
+            f.execute([x, y, torch.randn(3, 5, device=device), 6])
+        with pytest.raises(loom.UserError, match=r"floating Scalar.* integral value"):
+            f.execute([x, y, z, 7])  # 3.5 elements
+        with pytest.raises(loom.UserError, match=r"broadcast_in_dim to T\d+: dimension 0 of T1"):
+            f.execute([x, torch.randn(5, 8, device=device), z, 6])
 
 
 # A negative broadcast dim counts from the end of the output (nvFuser's alphafold3 layer norm

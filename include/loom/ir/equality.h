@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Structural equality of fusions: same graph shape, op types, dtypes, constants, domains and
-// schedules, regardless of node names and creation order.
+// Structural equality of fusions: same graph shape, op types, dtypes, constants, domains,
+// schedules and extent requirements, regardless of node names and creation order.
 #pragma once
 
 #include <string>
