@@ -522,7 +522,9 @@ void Translator::translateMath(const ir::Expr* e) {
 void Translator::translateShapeOp(const ir::Expr* e) {
   if (const auto* b = dyn<ir::BroadcastOp>(e)) {
     const auto& uses = b->out()->uses();
-    const auto* expand = uses.size() == 1 ? dyn<ir::ExpandOp>(uses.front()) : nullptr;
+    const auto* expand = uses.size() == 1 && !madeByBroadcastInDim(b->out())
+                             ? dyn<ir::ExpandOp>(uses.front())
+                             : nullptr;  // a broadcast that is a whole call is printed alone
     if (auto shape = broadcastInDimShape(b->in(), b->isBroadcastDim(),
                                          expand != nullptr ? expand->out() : b->out())) {
       std::vector<std::string> dims;

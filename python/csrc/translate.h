@@ -73,7 +73,10 @@ class Translator {
   void translateExpr(const ir::Expr* e);
   void translateMath(const ir::Expr* e);
   void translateShapeOp(const ir::Expr* e);
-  // translate_calls.cpp: the shape of the fd.ops.broadcast_in_dim call that made `result` from
+  // translate_calls.cpp: whether some fd.ops.broadcast_in_dim call's size checks name `tv` as
+  // its output.
+  bool madeByBroadcastInDim(const ir::TensorView* tv) const;
+  // The shape of the fd.ops.broadcast_in_dim call that made `result` from
   // `in` (`fresh`: which of result's dims are new), as printed sizes, or nullopt.
   std::optional<std::vector<std::string>> broadcastInDimShape(const ir::TensorView* in,
                                                               const std::vector<bool>& fresh,

@@ -98,6 +98,14 @@ std::string Translator::bwdKey(const ir::SdpaBwdOp* bwd, bool seed) {
   return keyOperand(seed ? bwd->seed() : bwd->offset());
 }
 
+bool Translator::madeByBroadcastInDim(const ir::TensorView* tv) const {
+  const std::string prefix = "broadcast_in_dim to " + tv->toString() + ": ";
+  for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
+    if (r.what.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
 // The shape of fd.ops.broadcast_in_dim(in, shape, broadcast_dims) when `result` is what
 // ops::broadcastInDim made of `in` (a broadcast, maybe expanded; or a copy, where it adds no dim
 // and stretches none): a size it required of a dim of `in` that is not a broadcast is among the
@@ -109,7 +117,7 @@ std::optional<std::vector<std::string>> Translator::broadcastInDimShape(
   const auto in = ir::TensorDomain::noReductions(in_tv->logical());
   const auto out = ir::TensorDomain::noReductions(result->logical());
   if (fresh_dims.size() != out.size()) return std::nullopt;
-  // ops::broadcastInDim's requirements name its output.
+  // ops::broadcastInDim's requirements name its output (see madeByBroadcastInDim).
   const std::string prefix = "broadcast_in_dim to " + result->toString() + ": dimension ";
   // First the pattern (nothing printed), then the sizes (which may define Scalars).
   std::vector<std::pair<int64_t, const Scalar*>> found;  // a constant, or a Scalar
