@@ -244,6 +244,12 @@ def test_define_scalar_of_a_dtype_is_an_input():
     assert b.dtype == torch.float64 and b.equal(x.double() * 0.5)
 
 
+def define_exp_of_sum(fd, x, y):
+    """exp(x + y) of two inputs shaped like x and y: the pointwise fusion the schedule tests use."""
+    t0, t1 = fd.from_pytorch(x), fd.from_pytorch(y)
+    fd.add_output(fd.ops.exp(fd.ops.add(t0, t1)))
+
+
 # nvFuser's schedule module: which of Loom's schedulers take the whole fusion, why one does not,
 # and one applied by hand; manual_execute then runs that schedule as one kernel (torch's values).
 @pytest.mark.text_form_definition  # scheduled fusions with rFactors print as text
@@ -252,8 +258,7 @@ def test_schedule_module_pointwise_reduction_and_normalization():
 
     x, y = torch.randn(6, 40), torch.randn(6, 40)
     with FusionDefinition() as fd:
-        t0, t1 = fd.from_pytorch(x), fd.from_pytorch(y)
-        fd.add_output(fd.ops.exp(fd.ops.add(t0, t1)))
+        define_exp_of_sum(fd, x, y)
         assert schedule.find_compatible_schedulers(fd.fusion, [x, y]) == [SchedulerType.pointwise]
         params = schedule.schedule(fd.fusion, SchedulerType.pointwise, [x, y])
     assert params.scheduler_type is SchedulerType.pointwise and str(params)
@@ -295,8 +300,7 @@ def test_schedule_module_changed_heuristics():
 
     x, y = torch.randn(40, 96), torch.randn(40, 96)
     with FusionDefinition() as fd:
-        t0, t1 = fd.from_pytorch(x), fd.from_pytorch(y)
-        fd.add_output(fd.ops.exp(fd.ops.add(t0, t1)))
+        define_exp_of_sum(fd, x, y)
         params = schedule.compute_heuristics(fd.fusion, SchedulerType.pointwise, [x, y])
         fields = params.fields()
         assert {"vectorize", "unroll", "bdimx"} <= set(fields)
