@@ -2,9 +2,10 @@
 // Structural equality of fusions.
 //
 // Walks both graphs from the inputs and outputs in lockstep, building a one-to-one map between
-// their Vals, then matches their extent requirements (the size checks a run makes). Two Vals match when they have the same kind, dtype and fields, their referenced
-// nodes (domains, IDs, extents) match, and their definitions match. A mapping is recorded before
-// recursing so that siblings (outputs of one expr) are matched once.
+// their Vals, then matches their extent requirements (the size checks a run makes). Two Vals
+// match when they have the same kind, dtype and fields, their referenced nodes (domains, IDs,
+// extents) match, and their definitions match. A mapping is recorded before recursing so that
+// siblings (outputs of one expr) are matched once.
 #include "loom/ir/equality.h"
 
 #include <algorithm>

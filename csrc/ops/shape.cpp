@@ -82,9 +82,9 @@ TensorView* broadcastInDim(TensorView* x, const SizeList& output_shape,
     const std::optional<int64_t> c = want.constant();
     if (in_ids[i]->isBroadcast() || c == -1) continue;  // stretched below, or kept
     auto have = detail::constSize(in_ids[i]);
-    LOOM_CHECK(!have || !c || *have == *c, "broadcastInDim: dimension ", i, " of ",
-               x->toString(), " ", detail::shapeString(x), " has size ", *have,
-               " but output dimension ", d, " of ", shape_text, " has size ", *c);
+    LOOM_CHECK(!have || !c || *have == *c, "broadcastInDim: dimension ", i, " of ", x->toString(),
+               " ", detail::shapeString(x), " has size ", *have, " but output dimension ", d,
+               " of ", shape_text, " has size ", *c);
     // A size not known now keeps x's extent (the output dim is x's); binding checks it is the
     // size asked for (below, once the output exists), rather than the output silently having
     // another size.
@@ -190,8 +190,7 @@ void requireKeptSizes(TensorView* x, TensorView* out, const std::vector<KeptDim>
     const std::string what =
         "expand to " + out->toString() + ": dimension " + std::to_string(k.dim) + " of " +
         x->toString() + " is not a broadcast dimension, so it must already have the size " +
-        k.want.toString() +
-        " it is expanded to (only size-1 dimensions expand; use -1 to keep it)";
+        k.want.toString() + " it is expanded to (only size-1 dimensions expand; use -1 to keep it)";
     Scalar* extent = k.id->extent();
     if (auto c = k.want.constant()) {
       x->fusion()->addExtentRequirement({extent, *c, extent, what});

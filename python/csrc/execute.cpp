@@ -382,7 +382,9 @@ class PySchedulerParams {
       : params_(std::move(params)) {}
 
   const scheduler::HeuristicParams& params() const { return *params_; }
-  std::string scheduler() const { return std::string(scheduler::schedulerTypeName(params_->type())); }
+  std::string scheduler() const {
+    return std::string(scheduler::schedulerTypeName(params_->type()));
+  }
   std::string text() const { return params_->toString(); }
 
   nb::list fields() const {
@@ -397,7 +399,9 @@ class PySchedulerParams {
   // combination (a factor of 0, a block too large) when the parameters are applied.
   void set(const std::string& name, int64_t value) {
     std::string names;
-    for (const auto& [n, v] : params_->scheduleFields()) names += (names.empty() ? "" : ", ") + std::string(n);
+    for (const auto& [n, v] : params_->scheduleFields()) {
+      names += (names.empty() ? "" : ", ") + std::string(n);
+    }
     LOOM_CHECK(value >= 0, "heuristic parameter ", name, " = ", value,
                ": the parameters are sizes, factors and flags, none negative");
     LOOM_CHECK(params_->setField(name, value), "the ", scheduler(),
@@ -411,8 +415,8 @@ class PySchedulerParams {
 /// The parameters `s` computes for the whole fusion and these inputs; a UserError with its reason
 /// when it does not take them.
 std::unique_ptr<scheduler::HeuristicParams> heuristicsFor(const scheduler::Scheduler& s,
-                                                           const ir::Fusion& fusion,
-                                                           nb::handle inputs, const char* what) {
+                                                          const ir::Fusion& fusion,
+                                                          nb::handle inputs, const char* what) {
   Placement where;
   std::vector<eval::Argument> args = convertArguments(inputs, nb::none(), where);
   scheduler::SchedulerRuntimeInfo info(fusion, args);

@@ -556,8 +556,7 @@ void Translator::translateShapeOp(const ir::Expr* e) {
     auto out = ir::TensorDomain::noReductions(x->out()->logical());
     LOOM_CHECK(in.size() == out.size(), "'", e->toString(), "' changes the rank");
     // broadcast_in_dim that adds no dim (but stretches one and requires sizes) is this expand.
-    if (auto shape = broadcastInDimShape(x->in(), std::vector<bool>(out.size(), false),
-                                         x->out())) {
+    if (auto shape = broadcastInDimShape(x->in(), std::vector<bool>(out.size(), false), x->out())) {
       std::vector<std::string> dims;
       for (size_t d = 0; d < out.size(); ++d) dims.push_back(std::to_string(d));
       emit(define(x->out(), 'T') + " = fd.ops.broadcast_in_dim(" + tensor(x->in()) +
@@ -572,8 +571,8 @@ void Translator::translateShapeOp(const ir::Expr* e) {
           o->expandedExtent() == a->expandedExtent()) {
         // Kept as it is, or expanded to a size it must already have (the requirement
         // ops::expand added, naming this expand's output, which the same call adds again).
-        const std::string prefix = "expand to " + x->out()->toString() + ": dimension " +
-                                   std::to_string(i) + " of ";
+        const std::string prefix =
+            "expand to " + x->out()->toString() + ": dimension " + std::to_string(i) + " of ";
         std::string kept = "-1";
         for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
           if (r.extent != a->extent() || r.what.rfind(prefix, 0) != 0) continue;

@@ -107,10 +107,11 @@ bool Translator::madeByBroadcastInDim(const ir::TensorView* tv) const {
 }
 
 // The shape of fd.ops.broadcast_in_dim(in, shape, broadcast_dims) when `result` is what
-// ops::broadcastInDim made of `in` (a broadcast, maybe expanded; or a copy, where it adds no dim
-// and stretches none): a size it required of a dim of `in` that is not a broadcast is among the
-// fusion's extent requirements (its message names the call's output), and it is the only way to say that requirement in nvFuser's form. Each size is a
-// constant or a Scalar (expanded to, or required). nullopt otherwise.
+// ops::broadcastInDim made of `in` (a broadcast, maybe expanded; or, where it adds no dim, an
+// expand or a copy): a size it required of a dim of `in` that is not a broadcast is among the
+// fusion's extent requirements (its message names the call's output), and the call is the only
+// way to say that requirement in nvFuser's form. Each size is a constant or a Scalar (expanded
+// to, or required). nullopt otherwise.
 std::optional<std::vector<std::string>> Translator::broadcastInDimShape(
     const ir::TensorView* in_tv, const std::vector<bool>& fresh_dims,
     const ir::TensorView* result) {
@@ -164,7 +165,9 @@ std::optional<std::vector<std::string>> Translator::broadcastInDimShape(
   }
   if (!required) return std::nullopt;
   std::vector<std::string> shape;
-  for (const auto& [c, s] : found) shape.push_back(s != nullptr ? this->size(s) : std::to_string(c));
+  for (const auto& [c, s] : found) {
+    shape.push_back(s != nullptr ? this->size(s) : std::to_string(c));
+  }
   return shape;
 }
 

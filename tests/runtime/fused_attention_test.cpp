@@ -222,12 +222,12 @@ TEST_F(FusedAttentionKernel, TensorCoreBackwardSpansSeveralBlocksAndTiles) {
   uint64_t data = 301;
   for (DataType dtype : {DataType::BFloat16, DataType::Float16}) {
     for (int64_t e : {64, 128}) {
-      for (auto [l, s, causal, p] : std::vector<std::tuple<int64_t, int64_t, bool, double>>{
-               {150, 131, true, 0.0},
-               {97, 161, false, 0.25},
-               {161, 75, true, 0.25},
-               {75, 161, true, 0.0},
-               {130, 130, true, 0.0}}) {
+      for (auto [l, s, causal, p] :
+           std::vector<std::tuple<int64_t, int64_t, bool, double>>{{150, 131, true, 0.0},
+                                                                   {97, 161, false, 0.25},
+                                                                   {161, 75, true, 0.25},
+                                                                   {75, 161, true, 0.0},
+                                                                   {130, 130, true, 0.0}}) {
         const Case c{1, 1, l, s, e, dtype, causal, p};
         SCOPED_TRACE(describe(c));
         check(c, data);
