@@ -455,7 +455,10 @@ bool isPlainUnscheduledFusion(const ir::Fusion& fusion, std::string* why) {
       return reject(tv->toString() + " has a root domain without a definition");
     }
     if (tv->loop() != tv->logical()) {
-      return reject(tv->toString() + " is already scheduled (its loop domain is not its logical)");
+      // execute() drops loops transformed but not parallelized before segmenting (user_loops.h).
+      return reject(tv->toString() +
+                    " is already scheduled (its loop domain is not its logical: a hand schedule, "
+                    "which manual_execute / KernelExecutor runs)");
     }
     for (ir::IterDomain* id : tv->loop()) {
       if (id->isDeviceDim()) {

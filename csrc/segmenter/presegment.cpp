@@ -15,6 +15,7 @@
 #include "loom/segmenter/concretize.h"
 #include "loom/segmenter/reduction_inits.h"
 #include "loom/segmenter/remove_empty.h"
+#include "loom/segmenter/user_loops.h"
 #include "loom/segmenter/welford_translation.h"
 #include "loom/support/dump_sink.h"
 #include "loom/support/error.h"
@@ -23,6 +24,8 @@
 namespace loom::segmenter {
 
 namespace {
+
+bool dropLoops(ir::Fusion& fusion, PresegmentContext& /*ctx*/) { return dropUserLoops(fusion); }
 
 bool concretizeReshapes(ir::Fusion& fusion, PresegmentContext& ctx) {
   if (ctx.withoutArguments || !hasDynamicReshape(fusion)) return false;
@@ -115,6 +118,7 @@ bool translateWelfords(ir::Fusion& fusion, PresegmentContext& ctx) {
 const PresegmentPasses& presegmentPasses() {
   static const PresegmentPasses passes("pre-segmentation",
                                        {
+                                           {"drop_user_loops", dropLoops},
                                            {"concretize_reshapes", concretizeReshapes},
                                            {"expand_sharded_attention", expandShardedAttention},
                                            {"propagate_shardings", propagateShardings},

@@ -421,3 +421,50 @@ def test_index_dtype_is_int64():
     assert "fd.ops.reshape(tv0, new_shape=[2, c2])" in str(fd)
     (out,) = fd.execute([x, 5])
     torch.testing.assert_close(out, x.reshape(2, 5), rtol=0, atol=0)
+
+
+# Loop transforms written on a fusion that execute() schedules (nvFuser's code splits and
+# reorders loops before executing, parallelizing nothing): the schedulers make their own loops,
+# so those are dropped and the values are torch's. A parallelized loop is a hand schedule, which
+# execute() refuses saying so; an allocation made of the split is refused by name (Loom lays out
+# permutations of the logical dims only).
+def test_user_loop_transforms_on_an_auto_scheduled_fusion(device):
+    x = torch.randn(8, 12, device=device)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        doubled = fd.ops.mul(t, 2.0)
+        sums = fd.ops.sum(doubled, dims=[1])
+        flat = fd.ops.reshape(doubled, [96])
+        fd.add_output(doubled)
+        fd.add_output(sums)
+        fd.add_output(flat)
+        doubled.split(1, 3)
+        doubled.reorder({0: 1})
+        sums.outer_split(0, 2)
+        flat.split(0, 32)
+        flat.merge(0, 1)
+    a, b, c = fd.execute([x])
+    torch.testing.assert_close(a, x * 2, rtol=0, atol=0)
+    torch.testing.assert_close(b, (x * 2).sum(1))
+    torch.testing.assert_close(c, (x * 2).reshape(96), rtol=0, atol=0)
+
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        out = fd.ops.neg(t)
+        fd.add_output(out)
+        out.split(1, 4)
+        out.axis(2).parallelize(ParallelType.block_x)
+    with pytest.raises(loom.UserError, match=r"already scheduled .*a hand schedule, which "
+                                             r"manual_execute / KernelExecutor runs"):
+        fd.execute([x])
+
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        out = fd.ops.neg(t)
+        fd.add_output(out)
+        out.outer_split(1, 2)
+        out.reorder({1: 0})
+        out.set_allocation_domain(out.get_loop_domain(), True)
+    with pytest.raises(loom.UserError, match=r"allocation domains other than a permutation of "
+                                             r"logical are not supported"):
+        fd.execute([x])

@@ -10,6 +10,7 @@
 #include "loom/ops/ops.h"
 #include "loom/segmenter/presegment.h"
 #include "loom/segmenter/segmenter.h"
+#include "loom/segmenter/user_loops.h"
 
 namespace loom::segmenter {
 namespace {
@@ -46,9 +47,43 @@ TEST(Presegment, PassesInOrder) {
   std::vector<std::string> names;
   for (const PresegmentPass& p : presegmentPasses()) names.emplace_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{
-                       "concretize_reshapes", "expand_sharded_attention", "propagate_shardings",
-                       "reduction_inits", "decompose_reshardings", "remove_empty_work",
-                       "translate_welford", "finalize_shardings", "localize_shards"}));
+                       "drop_user_loops", "concretize_reshapes", "expand_sharded_attention",
+                       "propagate_shardings", "reduction_inits", "decompose_reshardings",
+                       "remove_empty_work", "translate_welford", "finalize_shardings",
+                       "localize_shards"}));
+}
+
+// drop_user_loops: a loop split and reordered without parallelizing goes back to the logical
+// domain and its transforms leave the fusion; a parallelized loop (a hand schedule) stays, and
+// so do the transforms an allocation domain is made of.
+TEST(Presegment, DropsUnparallelizedUserLoops) {
+  Fusion f;
+  FusionGuard guard(&f);
+  auto* x = ops::TensorBuilder().shape({-1, -1}).build();
+  f.addInput(x);
+  ir::TensorView* a = ops::neg(x);
+  ir::TensorView* b = ops::abs(x);
+  ir::TensorView* c = ops::exp(x);
+  for (ir::TensorView* t : {a, b, c}) f.addOutput(t);
+  a->split(1, 4);
+  a->reorder(std::vector<int64_t>{1, 0, 2});
+  b->split(1, 4);
+  b->axis(2)->parallelize(ir::ParallelType::TIDx);
+  c->split(1, 4);
+  c->setAllocationDomain(c->loop());
+  const size_t exprs_before = f.exprs().size();
+  const std::vector<ir::IterDomain*> b_loop = b->loop();
+
+  EXPECT_TRUE(dropUserLoops(f));
+  EXPECT_EQ(a->loop(), a->logical());
+  EXPECT_TRUE(a->logical()[1]->uses().empty()) << "the split of a's loop left the fusion";
+  EXPECT_EQ(b->loop(), b_loop);
+  EXPECT_EQ(c->loop(), c->logical());
+  EXPECT_EQ(c->maybeAllocation().size(), 3u);
+  EXPECT_FALSE(c->logical()[1]->uses().empty()) << "c's allocation is made of its split";
+  EXPECT_EQ(f.exprs().size(), exprs_before);  // math exprs only: the splits are not among them
+  ir::verify(f);
+  EXPECT_FALSE(dropUserLoops(f));  // nothing left to drop
 }
 
 // A var_mean the persistent scheduler holds is translated; nothing else applies.
