@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pre-segmentation pass list: its order, that each pass reports whether it changed the
 // fusion, the fusion_ir(pass) dump and the verification after every pass.
+#include "loom/segmenter/presegment.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -8,7 +10,6 @@
 
 #include "loom/ir/ir.h"
 #include "loom/ops/ops.h"
-#include "loom/segmenter/presegment.h"
 #include "loom/segmenter/segmenter.h"
 #include "loom/segmenter/user_loops.h"
 
@@ -46,11 +47,11 @@ struct CoutCapture {
 TEST(Presegment, PassesInOrder) {
   std::vector<std::string> names;
   for (const PresegmentPass& p : presegmentPasses()) names.emplace_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "drop_user_loops", "concretize_reshapes", "expand_sharded_attention",
-                       "propagate_shardings", "reduction_inits", "decompose_reshardings",
-                       "remove_empty_work", "translate_welford", "finalize_shardings",
-                       "localize_shards"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"drop_user_loops", "concretize_reshapes",
+                                             "expand_sharded_attention", "propagate_shardings",
+                                             "reduction_inits", "decompose_reshardings",
+                                             "remove_empty_work", "translate_welford",
+                                             "finalize_shardings", "localize_shards"}));
 }
 
 // drop_user_loops: a loop split and reordered without parallelizing goes back to the logical
