@@ -23,6 +23,7 @@
 #include "loom/ir/transforms.h"
 #include "loom/multidevice/sharding.h"
 #include "loom/support/error.h"
+#include "loom/transform/transforms_below.h"
 
 namespace loom::multidevice {
 
@@ -55,32 +56,17 @@ struct Localizer {
 // no uses left. An allocation domain built from them cannot be localized: refused by name.
 void removeTransformsBelow(ir::Fusion& fusion, const ir::TensorView* tv, ir::IterDomain* id) {
   const std::vector<ir::IterDomain*> alloc = tv->maybeAllocation();
-  std::vector<ir::Expr*> order;  // pre-order; removed in reverse
-  std::vector<ir::IterDomain*> stack{id};
-  std::unordered_set<ir::Expr*> seen;
-  while (!stack.empty()) {
-    ir::IterDomain* cur = stack.back();
-    stack.pop_back();
-    for (ir::Expr* use : cur->uses()) {
-      if (!seen.insert(use).second) continue;
-      order.push_back(use);
-      for (ir::Val* out : use->outputs()) {
-        auto* out_id = out->as<ir::IterDomain>();
-        LOOM_CHECK(std::find(alloc.begin(), alloc.end(), out_id) == alloc.end(), tv->toString(),
-                   ": its allocation domain splits the local part of a sharded dim (",
-                   out_id->toString(),
-                   "); give the allocation the DID split and the logical IDs only");
-        stack.push_back(out_id);
-      }
+  const std::vector<ir::Expr*> below = transform::transformsBelow({id});
+  for (const ir::Expr* e : below) {
+    for (ir::Val* out : e->outputs()) {
+      auto* out_id = out->as<ir::IterDomain>();
+      LOOM_CHECK(std::find(alloc.begin(), alloc.end(), out_id) == alloc.end(), tv->toString(),
+                 ": its allocation domain splits the local part of a sharded dim (",
+                 out_id->toString(),
+                 "); give the allocation the DID split and the logical IDs only");
     }
   }
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    std::vector<ir::Val*> outs = (*it)->outputs();
-    fusion.removeExpr(*it);
-    for (ir::Val* out : outs) {
-      if (out->uses().empty()) fusion.removeVal(out);
-    }
-  }
+  transform::removeTransforms(fusion, below);
 }
 
 // An iota or RngOp whose output is sharded: its values depend on each element's index in the

@@ -3,13 +3,13 @@
 #include "loom/segmenter/user_loops.h"
 
 #include <algorithm>
-#include <unordered_set>
 #include <vector>
 
 #include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
 #include "loom/ir/tensor_domain.h"
 #include "loom/ir/tensor_view.h"
+#include "loom/transform/transforms_below.h"
 
 namespace loom::segmenter {
 
@@ -23,23 +23,6 @@ bool droppable(const ir::TensorView* tv) {
   }
   return std::none_of(tv->loop().begin(), tv->loop().end(),
                       [](const ir::IterDomain* id) { return id->isParallelized(); });
-}
-
-// The transforms below `tv`'s logical IDs, deepest last (pre-order from the logical domain).
-std::vector<ir::Expr*> transformsBelowLogical(const ir::TensorView* tv) {
-  std::vector<ir::Expr*> order;
-  std::unordered_set<ir::Expr*> seen;
-  std::vector<ir::IterDomain*> stack(tv->logical().begin(), tv->logical().end());
-  while (!stack.empty()) {
-    ir::IterDomain* id = stack.back();
-    stack.pop_back();
-    for (ir::Expr* use : id->uses()) {
-      if (!seen.insert(use).second) continue;
-      order.push_back(use);
-      for (ir::Val* out : use->outputs()) stack.push_back(out->as<ir::IterDomain>());
-    }
-  }
-  return order;
 }
 
 }  // namespace
@@ -57,12 +40,7 @@ bool dropUserLoops(ir::Fusion& fusion) {
       return std::find(logical.begin(), logical.end(), id) != logical.end();
     });
     if (!alloc_is_logical) continue;
-    std::vector<ir::Expr*> order = transformsBelowLogical(tv);
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      std::vector<ir::Val*> outs = (*it)->outputs();
-      fusion.removeExpr(*it);
-      for (ir::Val* out : outs) fusion.removeVal(out);
-    }
+    transform::removeTransforms(fusion, transform::transformsBelow(logical));
   }
   return changed;
 }
