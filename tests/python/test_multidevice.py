@@ -80,6 +80,27 @@ def test_sharded_fusion_as_each_device():
     assert rank < d
 
 
+def test_allocation_splitting_a_shards_local_part_is_refused():
+    """An allocation domain made of a split of a sharded dim's local part (the loop split below
+    the DID) cannot be localized: a UserError naming the tensor and what to write instead."""
+    d = Communicator.instance().size()
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        out = fd.ops.mul(t, 2.0)
+        fd.add_output(out)
+        for tv in (t, out):
+            tv.set_device_mesh(mesh)
+            tv.outer_split(0, d)
+            tv.axis(0).parallelize(ParallelType.mesh_x)
+        out.split(1, 2)
+        out.set_allocation_domain(out.get_loop_domain(), True)
+    with pytest.raises(loom.UserError, match=r"T1: its allocation domain splits the local part "
+                                             r"of a sharded dim .*give the allocation the DID "
+                                             r"split and the logical IDs only"):
+        fd.execute([torch.randn(4, 6)])
+
+
 def test_mesh_larger_than_the_world_is_refused():
     n = Communicator.instance().size()
     with FusionDefinition() as fd:
