@@ -162,10 +162,14 @@ FusedAttentionGrads FusedAttention::backward(const Tensor& grad_output, const Te
   if (poison_outputs_) {
     for (const Tensor* t : {&r.grad_query, &r.grad_key, &r.grad_value}) device_->poison(*t, stream);
   }
-  // D = rowsum(dO * O) per row: the dq kernel writes it, the dk/dv kernel after it reads it.
-  Tensor delta = device_->empty(std::vector<int64_t>{n, h, l}, DataType::Float32, stream);
+  // D = rowsum(dO * O) per row: the tensor-core dq kernel writes it, the dk/dv kernel after it
+  // reads it (the f32 kernels sum D themselves and need none).
+  Tensor delta;
+  if (codegen::fusedAttentionUsesMma(codegen::FusedAttentionPass::BackwardDkDv, q.dtype())) {
+    delta = device_->empty(std::vector<int64_t>{n, h, l}, DataType::Float32, stream);
+  }
   AttentionBwdParams p{};
-  p.delta = static_cast<float*>(delta.data());
+  p.delta = delta.defined() ? static_cast<float*>(delta.data()) : nullptr;
   p.q = q.data();
   p.k = k.data();
   p.v = v.data();

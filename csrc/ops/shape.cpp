@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
+#include <utility>
 
 #include "loom/ir/builder.h"
 #include "loom/ir/exprs.h"
@@ -40,6 +42,21 @@ TensorView* broadcast(TensorView* x, const std::vector<bool>& is_broadcast_dim) 
   IrBuilder::create<ir::BroadcastOp>(out, x, is_broadcast_dim);
   return out;
 }
+
+namespace {
+
+// Requires that `extent` has the size `want` when a run binds it (a UserError saying `what`
+// otherwise): its value, or its equality with the Scalar asked for.
+void requireSize(ir::Fusion* fusion, Scalar* extent, const Size& want, std::string what) {
+  if (auto c = want.constant()) {
+    fusion->addExtentRequirement({extent, *c, extent, std::move(what)});
+  } else {
+    Scalar* same = scalarBinary(ir::BinaryOpType::Eq, extent, want.toScalar());
+    fusion->addExtentRequirement({same, 1, extent, std::move(what)});
+  }
+}
+
+}  // namespace
 
 TensorView* broadcastInDim(TensorView* x, const std::vector<int64_t>& output_shape,
                            const std::vector<int64_t>& broadcast_dims) {
@@ -111,18 +128,11 @@ TensorView* broadcastInDim(TensorView* x, const SizeList& output_shape,
   // The message names the output: print(fd) tells two broadcast_in_dims of one dim apart so.
   for (const auto& [i, d] : required) {
     const Size& want = output_shape[size_t(d)];
-    const std::string what =
-        "broadcast_in_dim to " + out->toString() + ": dimension " + std::to_string(i) + " of " +
-        x->toString() + " must have size " + want.toString() + ", as output dimension " +
-        std::to_string(d) + " of the shape " + shape_text +
-        " says (a dim declared -1 is not a broadcast: size 1 does not stretch)";
-    Scalar* extent = in_ids[i]->extent();
-    if (auto c = want.constant()) {
-      x->fusion()->addExtentRequirement({extent, *c, extent, what});
-    } else {
-      Scalar* same = scalarBinary(ir::BinaryOpType::Eq, extent, want.toScalar());
-      x->fusion()->addExtentRequirement({same, 1, extent, what});
-    }
+    requireSize(x->fusion(), in_ids[i]->extent(), want,
+                "broadcast_in_dim to " + out->toString() + ": dimension " + std::to_string(i) +
+                    " of " + x->toString() + " must have size " + want.toString() +
+                    ", as output dimension " + std::to_string(d) + " of the shape " + shape_text +
+                    " says (a dim declared -1 is not a broadcast: size 1 does not stretch)");
   }
   return out;
 }
@@ -187,17 +197,12 @@ IterDomain* keptExpandedDim(std::vector<KeptDim>& kept, size_t dim, IterDomain* 
 
 void requireKeptSizes(TensorView* x, TensorView* out, const std::vector<KeptDim>& kept) {
   for (const KeptDim& k : kept) {
-    const std::string what =
-        "expand to " + out->toString() + ": dimension " + std::to_string(k.dim) + " of " +
-        x->toString() + " is not a broadcast dimension, so it must already have the size " +
-        k.want.toString() + " it is expanded to (only size-1 dimensions expand; use -1 to keep it)";
-    Scalar* extent = k.id->extent();
-    if (auto c = k.want.constant()) {
-      x->fusion()->addExtentRequirement({extent, *c, extent, what});
-    } else {
-      Scalar* same = scalarBinary(ir::BinaryOpType::Eq, extent, k.want.toScalar());
-      x->fusion()->addExtentRequirement({same, 1, extent, what});
-    }
+    requireSize(x->fusion(), k.id->extent(), k.want,
+                "expand to " + out->toString() + ": dimension " + std::to_string(k.dim) + " of " +
+                    x->toString() +
+                    " is not a broadcast dimension, so it must already have the size " +
+                    k.want.toString() +
+                    " it is expanded to (only size-1 dimensions expand; use -1 to keep it)");
   }
 }
 

@@ -483,7 +483,17 @@ void bindHandScheduling(nb::module_& m) {
         std::string why;
         LOOM_CHECK(s.canScheduleCompileTime(*f.fusion, &why), "schedule: the ", s.name(),
                    " scheduler does not take this fusion (compile-time: ", why, ")");
-        scheduler::applyScheduler(s, *f.fusion, params.params());
+        try {
+          scheduler::applyScheduler(s, *f.fusion, params.params());
+        } catch (const UserError& e) {
+          // A combination of fields the scheduler cannot make (a factor of 0): say which.
+          std::string text = params.text();
+          while (!text.empty() && text.back() == '\n') text.pop_back();
+          LOOM_THROW("schedule.schedule: the ", s.name(),
+                     " scheduler cannot schedule the "
+                     "fusion with ",
+                     text, ": ", e.reason());
+        }
       },
       nb::arg("fusion"), nb::arg("params"),
       "Schedules the fusion in place with these parameters (compute_heuristics', maybe "

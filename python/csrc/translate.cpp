@@ -433,12 +433,8 @@ std::string Translator::size(const Scalar* s) {
 }
 
 bool Translator::checkedFloatingSize(const Scalar* f) const {
-  if (!isFloatingType(f->dtype())) return false;
-  const std::string prefix = "the size " + f->toString() + " is a floating Scalar";
-  for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
-    if (r.extent == f && r.what.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
+  return isFloatingType(f->dtype()) &&
+         requirementOn(f, "the size " + f->toString() + " is a floating Scalar") != nullptr;
 }
 
 void Translator::translateExpr(const ir::Expr* e) {
@@ -519,22 +515,28 @@ void Translator::translateMath(const ir::Expr* e) {
        ", dims=" + pyList(reducedDims(w->outAvg())) + ")");
 }
 
+bool Translator::printBroadcastInDim(const ir::TensorView* in, const std::vector<bool>& fresh,
+                                     const ir::TensorView* result) {
+  std::optional<std::vector<std::string>> shape = broadcastInDimShape(in, fresh, result);
+  if (!shape) return false;
+  std::vector<std::string> dims;
+  for (size_t d = 0; d < fresh.size(); ++d) {
+    if (!fresh[d]) dims.push_back(std::to_string(d));
+  }
+  emit(define(result, 'T') + " = fd.ops.broadcast_in_dim(" + tensor(in) +
+       ", shape=" + pyList(*shape) + ", broadcast_dims=" + pyList(dims) + ")");
+  return true;
+}
+
 void Translator::translateShapeOp(const ir::Expr* e) {
   if (const auto* b = dyn<ir::BroadcastOp>(e)) {
     const auto& uses = b->out()->uses();
     const auto* expand = uses.size() == 1 && !madeByBroadcastInDim(b->out())
                              ? dyn<ir::ExpandOp>(uses.front())
                              : nullptr;  // a broadcast that is a whole call is printed alone
-    if (auto shape = broadcastInDimShape(b->in(), b->isBroadcastDim(),
-                                         expand != nullptr ? expand->out() : b->out())) {
-      std::vector<std::string> dims;
-      for (size_t d = 0; d < b->isBroadcastDim().size(); ++d) {
-        if (!b->isBroadcastDim()[d]) dims.push_back(std::to_string(d));
-      }
+    if (printBroadcastInDim(b->in(), b->isBroadcastDim(),
+                            expand != nullptr ? expand->out() : b->out())) {
       if (expand != nullptr) made_by_broadcast_in_dim_.insert(expand);
-      emit(define(expand != nullptr ? expand->out() : b->out(), 'T') +
-           " = fd.ops.broadcast_in_dim(" + tensor(b->in()) + ", shape=" + pyList(*shape) +
-           ", broadcast_dims=" + pyList(dims) + ")");
       return;
     }
     std::vector<std::string> flags;
@@ -556,13 +558,7 @@ void Translator::translateShapeOp(const ir::Expr* e) {
     auto out = ir::TensorDomain::noReductions(x->out()->logical());
     LOOM_CHECK(in.size() == out.size(), "'", e->toString(), "' changes the rank");
     // broadcast_in_dim that adds no dim (but stretches one and requires sizes) is this expand.
-    if (auto shape = broadcastInDimShape(x->in(), std::vector<bool>(out.size(), false), x->out())) {
-      std::vector<std::string> dims;
-      for (size_t d = 0; d < out.size(); ++d) dims.push_back(std::to_string(d));
-      emit(define(x->out(), 'T') + " = fd.ops.broadcast_in_dim(" + tensor(x->in()) +
-           ", shape=" + pyList(*shape) + ", broadcast_dims=" + pyList(dims) + ")");
-      return;
-    }
+    if (printBroadcastInDim(x->in(), std::vector<bool>(out.size(), false), x->out())) return;
     std::vector<std::string> shape;
     for (size_t i = 0; i < in.size(); ++i) {
       const IterDomain* a = in[i];
@@ -571,17 +567,11 @@ void Translator::translateShapeOp(const ir::Expr* e) {
           o->expandedExtent() == a->expandedExtent()) {
         // Kept as it is, or expanded to a size it must already have (the requirement
         // ops::expand added, naming this expand's output, which the same call adds again).
-        const std::string prefix =
-            "expand to " + x->out()->toString() + ": dimension " + std::to_string(i) + " of ";
-        std::string kept = "-1";
-        for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
-          if (r.extent != a->extent() || r.what.rfind(prefix, 0) != 0) continue;
-          const auto* eq = dyn<ir::BinaryOp>(r.value->definition());
-          kept = r.value == a->extent() ? std::to_string(r.expected)
-                 : eq != nullptr ? size(eq->rhs()->as<Scalar>())
-                                 : kept;
-        }
-        shape.push_back(kept);
+        const auto r = requiredSize(a->extent(), "expand to " + x->out()->toString() +
+                                                     ": dimension " + std::to_string(i) + " of ");
+        shape.push_back(!r                     ? "-1"
+                        : r->scalar != nullptr ? size(r->scalar)
+                                               : std::to_string(r->value));
       } else if (a->isBroadcast() && o->isBroadcast() && o->hasExpandedExtent()) {
         shape.push_back(size(o->expandedExtent()));
       } else {
@@ -636,13 +626,7 @@ void Translator::translateShapeOp(const ir::Expr* e) {
   if (!td->hasRoot()) {
     // broadcast_in_dim that adds and stretches no dim but requires sizes is such a copy.
     const std::vector<bool> none(ir::TensorDomain::noReductions(td->logical()).size(), false);
-    if (auto shape = broadcastInDimShape(s->in(), none, s->out())) {
-      std::vector<std::string> dims;
-      for (size_t d = 0; d < none.size(); ++d) dims.push_back(std::to_string(d));
-      emit(define(s->out(), 'T') + " = fd.ops.broadcast_in_dim(" + tensor(s->in()) +
-           ", shape=" + pyList(*shape) + ", broadcast_dims=" + pyList(dims) + ")");
-      return;
-    }
+    if (printBroadcastInDim(s->in(), none, s->out())) return;
     emit(define(s->out(), 'T') + " = fd.ops.set(" + tensor(s->in()) + ")");
     return;
   }

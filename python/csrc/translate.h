@@ -73,9 +73,22 @@ class Translator {
   void translateExpr(const ir::Expr* e);
   void translateMath(const ir::Expr* e);
   void translateShapeOp(const ir::Expr* e);
-  // translate_calls.cpp: whether some fd.ops.broadcast_in_dim call's size checks name `tv` as
-  // its output.
+  // translate_calls.cpp: the last extent requirement on `extent` (any, when null) whose message
+  // starts with `prefix` (the ops name what made a requirement so), or nullptr.
+  const ir::ExtentRequirement* requirementOn(const ir::Scalar* extent,
+                                             std::string_view prefix) const;
+  // The size such a requirement asks of `extent`: a constant, or the Scalar it must equal.
+  struct RequiredSize {
+    int64_t value = 0;
+    const ir::Scalar* scalar = nullptr;  // when not null, the size instead of `value`
+  };
+  std::optional<RequiredSize> requiredSize(const ir::Scalar* extent, std::string_view prefix) const;
+  // Whether some fd.ops.broadcast_in_dim call's size checks name `tv` as its output.
   bool madeByBroadcastInDim(const ir::TensorView* tv) const;
+  // translate.cpp: emits `result = fd.ops.broadcast_in_dim(in, ...)` when broadcastInDimShape
+  // (translate_calls.cpp) finds the call.
+  bool printBroadcastInDim(const ir::TensorView* in, const std::vector<bool>& fresh,
+                           const ir::TensorView* result);
   // The shape of the fd.ops.broadcast_in_dim call that made `result` from
   // `in` (`fresh`: which of result's dims are new), as printed sizes, or nullopt.
   std::optional<std::vector<std::string>> broadcastInDimShape(const ir::TensorView* in,

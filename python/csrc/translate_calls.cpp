@@ -98,12 +98,29 @@ std::string Translator::bwdKey(const ir::SdpaBwdOp* bwd, bool seed) {
   return keyOperand(seed ? bwd->seed() : bwd->offset());
 }
 
-bool Translator::madeByBroadcastInDim(const ir::TensorView* tv) const {
-  const std::string prefix = "broadcast_in_dim to " + tv->toString() + ": ";
+const ir::ExtentRequirement* Translator::requirementOn(const Scalar* extent,
+                                                       std::string_view prefix) const {
+  const ir::ExtentRequirement* found = nullptr;
   for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
-    if (r.what.rfind(prefix, 0) == 0) return true;
+    if ((extent == nullptr || r.extent == extent) && r.what.rfind(prefix, 0) == 0) found = &r;
   }
-  return false;
+  return found;
+}
+
+std::optional<Translator::RequiredSize> Translator::requiredSize(const Scalar* extent,
+                                                                 std::string_view prefix) const {
+  const ir::ExtentRequirement* r = requirementOn(extent, prefix);
+  if (r == nullptr) return std::nullopt;
+  if (r->value == extent) return RequiredSize{r->expected, nullptr};
+  const auto* eq = dyn<ir::BinaryOp>(r->value->definition());
+  if (eq != nullptr && eq->opType() == ir::BinaryOpType::Eq && eq->lhs() == extent) {
+    return RequiredSize{0, eq->rhs()->as<Scalar>()};
+  }
+  return std::nullopt;
+}
+
+bool Translator::madeByBroadcastInDim(const ir::TensorView* tv) const {
+  return requirementOn(nullptr, "broadcast_in_dim to " + tv->toString() + ": ") != nullptr;
 }
 
 // The shape of fd.ops.broadcast_in_dim(in, shape, broadcast_dims) when `result` is what
@@ -139,20 +156,10 @@ std::optional<std::vector<std::string>> Translator::broadcastInDimShape(
       size = known || !o->isBroadcast() ? nullptr : s;
     }
     if (!fresh) {
-      const Scalar* extent = in[k++]->extent();
-      for (const ir::ExtentRequirement& r : fusion_.extentRequirements()) {
-        if (r.extent != extent || r.what.rfind(prefix, 0) != 0) continue;
-        const auto* eq = dyn<ir::BinaryOp>(r.value->definition());
-        if (r.value == extent) {
-          known = true;
-          value = r.expected;
-          size = nullptr;
-        } else if (eq != nullptr && eq->lhs() == extent) {
-          known = false;
-          size = eq->rhs()->as<Scalar>();
-        } else {
-          continue;
-        }
+      if (auto r = requiredSize(in[k++]->extent(), prefix)) {
+        known = r->scalar == nullptr;
+        value = r->value;
+        size = r->scalar;
         required = true;
       }
       if (!known && size == nullptr && !o->isBroadcast()) {

@@ -123,14 +123,7 @@ def schedule(fusion, scheduler_type, inputs_or_params):
             raise UserError(
                 f"schedule.schedule: the parameters are the {params.scheduler_type.value} "
                 f"scheduler's, not the {scheduler_type.value} scheduler's")
-        try:
-            _C.apply_scheduler_params(f, params._params)
-        except UserError as e:
-            if "does not take this fusion" in str(e):
-                raise
-            # A combination of fields the scheduler cannot make (a factor of 0): say which.
-            raise UserError(f"schedule.schedule: the {scheduler_type.value} scheduler cannot "
-                            f"schedule the fusion with {str(params).strip()}: {e}") from e
+        _C.apply_scheduler_params(f, params._params)
         object.__setattr__(params, "_fusion", f)
         return params
     if not isinstance(inputs_or_params, (list, tuple)):
