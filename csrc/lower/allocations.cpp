@@ -110,7 +110,8 @@ struct Allocator {
     // memory.
     for (int64_t k = shared ? 0 : tv->computeAtPosition(); k < tv->nDims(); ++k) {
       ir::IterDomain* id = tv->axis(k);
-      ir::ParallelType p = id->parallelType();
+      // The loop's type: a serial ID inlined into a consumer's thread loop runs on its threads.
+      ir::ParallelType p = ctx.loopParallelType(id);
       const bool inlined = k < tv->computeAtPosition();
       bool allocated = shared ? (inlined ? ir::isThreadDim(p) : !ir::isBlockDim(p))
                               : !ir::isThreadOrBlockDim(p);

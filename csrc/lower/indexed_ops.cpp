@@ -181,7 +181,7 @@ bool appendAtomicScatters(kir::Kernel& kernel, LowerContext& ctx) {
                  sc->out()->toString());
       std::vector<const ir::Scalar*> serial;
       for (ir::IterDomain* id : sc->out()->loop()) {
-        if (!ir::isThreadOrBlockDim(id->parallelType())) serial.push_back(id->extent());
+        if (!ir::isThreadOrBlockDim(ctx.loopParallelType(id))) serial.push_back(id->extent());
       }
       kernel.gridScratch.push_back({"gacc", "float", 4, false, 1, false, serial});
     }

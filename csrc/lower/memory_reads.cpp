@@ -82,10 +82,10 @@ std::unordered_map<const ir::TensorView*, std::set<ir::ParallelType>> gridReduce
 
 // True when `tv` is spread over `p` as thread_predicates counts it: a broadcast loop ID on `p`
 // does not spread it, so its global writes are left to the blocks with index 0 on `p`.
-bool spreadOver(const ir::TensorView* tv, ir::ParallelType p) {
+bool spreadOver(const LowerContext& ctx, const ir::TensorView* tv, ir::ParallelType p) {
   const auto& loop = tv->loop();
-  return std::any_of(loop.begin(), loop.end(), [p](const ir::IterDomain* id) {
-    return id->parallelType() == p && !id->isBroadcast();
+  return std::any_of(loop.begin(), loop.end(), [&ctx, p](const ir::IterDomain* id) {
+    return ctx.loopParallelType(id) == p && !id->isBroadcast();
   });
 }
 
@@ -142,7 +142,7 @@ void checkRead(const LowerContext& ctx, const std::set<ir::ParallelType>& launch
                    "kernels");
       }
       for (ir::ParallelType p : launched) {
-        if (spreadOver(tv, p) || grid_reduced.count(p)) continue;
+        if (spreadOver(ctx, tv, p) || grid_reduced.count(p)) continue;
         LOOM_THROW("lowering: global tensor ", tv->toString(), " is not spread over ",
                    ir::parallelTypeName(p), " (no loop ID of it but a broadcast is on ",
                    ir::parallelTypeName(p),

@@ -34,8 +34,8 @@ bool predicates(kir::Kernel& kernel, LowerContext& ctx) {
     if (op->role == kir::TensorOpRole::WriteResult &&
         ctx.buffers.at(op->out)->kind == kir::BufferKind::Param) {
       for (ir::IterDomain* id : op->out->loop()) {
-        if (id->isReduction() && ir::isThreadDim(id->parallelType())) {
-          std::string axis(ir::parallelTypeName(id->parallelType()));  // "TIDx" -> x
+        if (id->isReduction() && ir::isThreadDim(ctx.loopParallelType(id))) {
+          std::string axis(ir::parallelTypeName(ctx.loopParallelType(id)));  // "TIDx" -> x
           auto* tid = kernel.create<kir::NamedScalar>(std::string("threadIdx.") + axis.back());
           cond = b.logicalAnd(cond, b.eq(tid, kernel.constInt(0)));
         }

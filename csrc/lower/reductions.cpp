@@ -182,7 +182,8 @@ struct ReductionLowering {
     int64_t size = 1;
     for (int64_t k = sib->computeAtPosition(); k < sib->nDims(); ++k) {
       ir::IterDomain* id = sib->axis(k);
-      if (id->isReduction() || id->isBroadcast() || ir::isThreadOrBlockDim(id->parallelType())) {
+      if (id->isReduction() || id->isBroadcast() ||
+          ir::isThreadOrBlockDim(ctx.loopParallelType(id))) {
         continue;
       }
       auto* c = ctx.lowerScalar(kernel, id->extent())->dynCast<kir::Const>();
@@ -301,7 +302,7 @@ struct ReductionLowering {
     std::vector<ir::ParallelType> grid_dims;
     for (ir::IterDomain* id : op->out->loop()) {
       if (!id->isReduction()) continue;
-      ir::ParallelType p = id->parallelType();
+      ir::ParallelType p = ctx.loopParallelType(id);
       x |= p == ir::ParallelType::TIDx;
       y |= p == ir::ParallelType::TIDy;
       z |= p == ir::ParallelType::TIDz;

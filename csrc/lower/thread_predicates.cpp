@@ -7,10 +7,11 @@
 // all have the same extent runs on `index < its own extent` only ("padded" loops).
 //
 // Thread predicates: a tensor whose loop domain has no ID on a launched type P is computed
-// redundantly by every thread (block) along P. Local values stay redundant, which is what lets
-// every thread read them without a broadcast; a store to global memory is done by index 0 of P
-// only. Reduction results reduced over P (loop ID P is a reduction) are left to the predicates
-// pass, which guards their writes the same way.
+// redundantly by every thread (block) along P. An ID's type is its loop's: a serial ID inlined
+// into a consumer's loop on P runs on P (LowerContext::loopParallelType). Local values stay
+// redundant, which is what lets every thread read them without a broadcast; a store to global
+// memory is done by index 0 of P only. Reduction results reduced over P (loop ID P is a reduction)
+// are left to the predicates pass, which guards their writes the same way.
 //
 // Grid reduction results: only the last block of a grid reduction (its `last` flag,
 // LowerContext::gridResults) holds the result, so every op that reads it, directly or through
@@ -134,7 +135,7 @@ bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx) {
         if (grid != nullptr && contains(grid->dims, ptype)) continue;
         bool spread = false;
         for (ir::IterDomain* id : op->out->loop()) {
-          spread |= id->parallelType() == ptype && !id->isBroadcast();
+          spread |= ctx.loopParallelType(id) == ptype && !id->isBroadcast();
         }
         if (!spread) {
           auto* idx = kernel.create<kir::NamedScalar>(parallelIndexName(ptype));

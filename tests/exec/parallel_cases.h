@@ -103,6 +103,47 @@ inline std::vector<ExecCase> parallelCases() {
                      transform::computeAt(c, out, 2);
                    },
                    [] { return std::vector<eval::Argument>{randomTensor({7, 128}, 8)}; }});
+  // The same with the copy's axis left serial: inlined into the consumer's TIDx loop, it runs on
+  // those threads, so its buffer is still one element per thread (every thread wrote the one
+  // element of a buffer sized by the copy's own serial axis).
+  cases.push_back({"SharedSerialInlinedIntoThreads",
+                   [](ir::Fusion& f) {
+                     auto* x = ops::TensorBuilder().shape({-1, 128}).build();
+                     f.addInput(x);
+                     f.addOutput(ops::exp(x));
+                   },
+                   [](ir::Fusion& f) {
+                     auto* x = f.inputs()[0]->as<ir::TensorView>();
+                     auto* out = output(f);
+                     auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
+                     out->axis(0)->parallelize(ParallelType::BIDx);
+                     out->axis(1)->parallelize(ParallelType::TIDx);
+                     transform::computeAt(c, out, 2);
+                   },
+                   [] {
+                     return std::vector<eval::Argument>{randomTensor({7, 128}, 9)};
+                   }});
+  // y = exp(x) (an output) left serial and inlined into z = y * 2's TIDx loop: every thread
+  // writes its own element of y (the single-writer guard of a serial global once let thread 0
+  // alone write, leaving the rest of y unwritten).
+  cases.push_back({"GlobalSerialInlinedIntoThreads",
+                   [](ir::Fusion& f) {
+                     auto* x = ops::TensorBuilder().shape({-1, 64}).build();
+                     f.addInput(x);
+                     auto* y = ops::exp(x);
+                     f.addOutput(y);
+                     f.addOutput(ops::mul(y, 2.0));
+                   },
+                   [](ir::Fusion& f) {
+                     auto* y = output(f, 0);
+                     auto* z = output(f, 1);
+                     z->axis(0)->parallelize(ParallelType::BIDx);
+                     z->axis(1)->parallelize(ParallelType::TIDx);
+                     transform::computeAt(y, z, 2);
+                   },
+                   [] {
+                     return std::vector<eval::Argument>{randomTensor({5, 64}, 10)};
+                   }});
   // exp(permute(x)) fully inlined: the permute's root domain is x's order, its logical the
   // transposed one.
   cases.push_back({"PermuteInFusion",
