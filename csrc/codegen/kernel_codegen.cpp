@@ -467,6 +467,16 @@ std::string parallelIndex(ir::ParallelType p) {
   }
 }
 
+// The runtime's block extent along a thread type.
+std::string blockDimName(ir::ParallelType p) {
+  switch (p) {
+    case ir::ParallelType::TIDx: return "loom::blockDimX()";
+    case ir::ParallelType::TIDy: return "loom::blockDimY()";
+    case ir::ParallelType::TIDz: return "loom::blockDimZ()";
+    default: LOOM_UNREACHABLE("not a thread type");
+  }
+}
+
 void stmts(const Writer& wr, std::ostringstream& os, const kir::Scope& scope, int indent);
 
 std::string welfordType(const kir::Var* avg, const kir::Var* n) {
@@ -489,6 +499,22 @@ void openScope(const Writer& wr, std::ostringstream& os, const kir::Stmt* s, int
       os << pad << "{\n"
          << padOf(indent + 1) << "const " << indexTypeName(wr) << " " << i << " = ("
          << indexTypeName(wr) << ")" << parallelIndex(f->ptype) << ";\n";
+      return;
+    }
+    // A bulk loop's iterations are shared among the threads of its free thread types (lower:
+    // loop_nests): each starts at its index over them and steps by their count.
+    if (f->ptype == ir::ParallelType::Bulk && !f->sharedBy.empty()) {
+      const std::string t = indexTypeName(wr);
+      std::string index, count;
+      for (auto p = f->sharedBy.rbegin(); p != f->sharedBy.rend(); ++p) {
+        const std::string dim = blockDimName(*p);
+        index = index.empty() ? parallelIndex(*p)
+                              : parallelIndex(*p) + " + " + dim + " * (" + index + ")";
+        count = count.empty() ? dim : dim + " * " + count;
+      }
+      os << pad << "for (" << t << " " << i << " = " << expr(wr, f->start) << " + (" << t << ")("
+         << index << "); " << i << " < " << expr(wr, f->stop) << "; " << i << " += (" << t << ")("
+         << count << ")) {\n";
       return;
     }
     // Vectorize loops left by the vectorize pass (math on registers) are unrolled too.
@@ -848,6 +874,22 @@ std::string launchBounds(const LaunchExtents& extents, int64_t multiprocessors,
   return "";
 }
 
+// `__maxnreg__(N)` for CodegenOptions::maxRegisters, N lowered (to a multiple of 8, the
+// allocation unit) so that a block of the kernel's constant thread count fits the 64K registers
+// of an SM when `bound_block_threads` asks for it.
+std::string maxRegisters(const LaunchExtents& extents, int64_t registers,
+                         bool bound_block_threads) {
+  int64_t threads = 1;  // 0: known at launch only
+  for (size_t d = 0; d < kLaunchDims.size(); ++d) {
+    if (!ir::isThreadDim(kLaunchDims[d].first)) continue;
+    threads = extents[d] && *extents[d] >= 1 ? threads * *extents[d] : 0;
+  }
+  if (bound_block_threads && threads > 0) {
+    registers = std::min(registers, std::max<int64_t>(65536 / threads / 8 * 8, 16));
+  }
+  return "__maxnreg__(" + std::to_string(registers) + ") ";
+}
+
 }  // namespace
 
 std::string launchDefines(const kir::Kernel& kernel) {
@@ -904,7 +946,9 @@ GeneratedKernel generateKernel(kir::Kernel& kernel, const CodegenOptions& option
   const LaunchExtents extents = constantLaunchExtents(kernel);
   const std::string defines = launchDefines(extents);
   const std::string bounds =
-      launchBounds(extents, options.multiprocessors, options.boundBlockThreads);
+      options.maxRegisters > 0
+          ? maxRegisters(extents, options.maxRegisters, options.boundBlockThreads)
+          : launchBounds(extents, options.multiprocessors, options.boundBlockThreads);
   GeneratedKernel g;
   g.name = fmt::format("loom_kernel_{:016x}", Hasher().str(defines).str(bounds).str(text).digest());
   kernel.name = g.name;

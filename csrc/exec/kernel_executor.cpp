@@ -48,6 +48,14 @@ void KernelExecutor::compile(const ir::Fusion& scheduled, Backend backend,
 void KernelExecutor::compile(const ir::Fusion& scheduled,
                              std::shared_ptr<const ComputeDevice> device, ExecutorOptions options) {
   LOOM_CHECK(device != nullptr, "KernelExecutor::compile needs a device");
+  LOOM_CHECK(!options.indexType || *options.indexType == DataType::Int32 ||
+                 *options.indexType == DataType::Int64,
+             "KernelExecutor::compile: the index type must be Int32 or Int64, got ",
+             dataTypeName(*options.indexType));
+  LOOM_CHECK(
+      options.maxRegisters == 0 || (options.maxRegisters >= 16 && options.maxRegisters <= 255),
+      "KernelExecutor::compile: the register bound must be 16 to 255 (0: none), got ",
+      options.maxRegisters);
   // Everything is built aside first, with runs of the previous kernel still going; a throw here
   // leaves the executor as it was.
   std::unique_ptr<ir::Fusion> fusion = scheduled.clone();
@@ -58,7 +66,8 @@ void KernelExecutor::compile(const ir::Fusion& scheduled,
   timer.mark("lower");
   // The text of the 32-bit-index kernel, which most sizes select; run() builds its module (or
   // generates the 64-bit one) once the sizes are known.
-  const codegen::CodegenOptions codegen_options = device->codegenOptions();
+  codegen::CodegenOptions codegen_options = device->codegenOptions();
+  codegen_options.maxRegisters = options.maxRegisters;
   kernel->indexType = DataType::Int32;
   codegen::GeneratedKernel generated = codegen::generateKernel(*kernel, codegen_options);
   timer.rename(generated.name);
@@ -204,6 +213,19 @@ struct KernelExecutor::LaunchPlan {
 
 namespace {
 
+// The index type of a run: the one ExecutorOptions::indexType asks for, or the narrowest that
+// holds every tensor's offsets.
+DataType indexTypeFor(const std::optional<DataType>& asked,
+                      std::span<const lower::TensorExtent> extents, const std::string& kernel) {
+  const DataType fits = lower::selectIndexType(extents);
+  if (!asked.has_value()) return fits;
+  LOOM_CHECK(*asked != DataType::Int32 || fits == DataType::Int32, "kernel ", kernel,
+             ": 32-bit indices were asked for (index_type=Int32), but a tensor of this run has "
+             "2^30 or more elements or a larger offset; ask for Int64 or leave the index type "
+             "unset");
+  return *asked;
+}
+
 // Appends the fields of one signature: what a plan depends on. See the header comment.
 void appendSignature(std::vector<int64_t>& sig, std::span<const eval::Argument> inputs,
                      bool alignment) {
@@ -240,7 +262,7 @@ std::unique_ptr<KernelExecutor::LaunchPlan> KernelExecutor::makePlan(
   plan->setLaunch(*kernel_, ee, *device_, generated_.name);
   const std::vector<lower::TensorExtent> extents =
       plan->addParams(*kernel_, *fusion_, inputs, ee, generated_.name);
-  const DataType index_type = lower::selectIndexType(extents);
+  const DataType index_type = indexTypeFor(options_.indexType, extents, generated_.name);
   plan->checkVectorized(*kernel_, inputs);
   plan->module = &moduleFor(index_type);
   if (kernel_->cooperative) plan->checkResident(*device_, generated_.name);

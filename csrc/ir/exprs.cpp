@@ -220,6 +220,11 @@ bool LoadStoreOp::sameAttributes(const Expr* other) const {
   const auto* o = other->as<LoadStoreOp>();
   return o->op_ == op_ && o->segment_boundary_ == segment_boundary_;
 }
+bool isTmaCopyOutput(const TensorView* tv) {
+  const auto* copy =
+      tv->definition() == nullptr ? nullptr : tv->definition()->dynCast<LoadStoreOp>();
+  return copy != nullptr && copy->opType() == LoadStoreOpType::TmaCopy;
+}
 
 // ---- SliceOp
 SliceOp::SliceOp(TensorView* out, TensorView* in) : Expr(NodeKind::SliceOp, {in}, {out}) {}

@@ -14,9 +14,9 @@ namespace loom::ir {
 namespace {
 
 constexpr std::array<std::string_view, 4> kIterTypeNames = {"iter", "red", "bcast", "sym"};
-constexpr std::array<std::string_view, 13> kParallelTypeNames = {
-    "serial", "DIDx", "DIDy", "DIDz", "BIDx",   "BIDy",     "BIDz",
-    "TIDx",   "TIDy", "TIDz", "vectorize", "unroll", "unswitch"};
+constexpr std::array<std::string_view, 14> kParallelTypeNames = {
+    "serial", "DIDx", "DIDy", "DIDz",      "BIDx",   "BIDy",     "BIDz",
+    "TIDx",   "TIDy", "TIDz", "vectorize", "unroll", "unswitch", "bulk"};
 
 template <typename Enum, size_t N>
 std::optional<Enum> parseName(const std::array<std::string_view, N>& names, std::string_view s) {

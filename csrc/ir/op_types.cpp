@@ -30,7 +30,9 @@ std::string_view opTypeName(ReductionOpType t) {
   switch (t) { LOOM_FOR_EACH_REDUCTION_OP(LOOM_NAME_CASE) }
   return "?";
 }
-std::string_view opTypeName(LoadStoreOpType) { return "set"; }
+std::string_view opTypeName(LoadStoreOpType t) {
+  return t == LoadStoreOpType::TmaCopy ? "tma_copy" : "set";
+}
 
 std::optional<UnaryOpType> parseUnaryOpType(std::string_view name) {
   using T = UnaryOpType;

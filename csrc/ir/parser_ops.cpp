@@ -157,10 +157,11 @@ Expr* Parser::buildShapeOp(Call& c) {
   } else if (name == "reshape") {
     c.need(1, 1, {});
     return make<ReshapeOp>(none, c.tensorOut(0), c.tensorIn(pos[0]));
-  } else if (name == "set" || name == "segment_set") {
+  } else if (name == "set" || name == "segment_set" || name == "tma_copy") {
     c.need(1, 1, {});
-    return make<LoadStoreOp>(none, LoadStoreOpType::Set, c.tensorOut(0), c.tensorIn(pos[0]),
-                             name == "segment_set");
+    return make<LoadStoreOp>(none,
+                             name == "tma_copy" ? LoadStoreOpType::TmaCopy : LoadStoreOpType::Set,
+                             c.tensorOut(0), c.tensorIn(pos[0]), name == "segment_set");
   } else if (name == "slice") {
     c.need(1, 1, {});
     return make<SliceOp>(none, c.tensorOut(0), c.tensorIn(pos[0]));

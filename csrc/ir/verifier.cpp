@@ -98,7 +98,7 @@ void verifyTensor(const TensorView* tv) {
   std::unordered_set<int> used;
   for (auto* id : td->loop()) {
     ParallelType p = id->parallelType();
-    if (p == ParallelType::Serial) continue;
+    if (p == ParallelType::Serial || p == ParallelType::Bulk) continue;  // a box has several
     // A DID on a reduction ID (nvFuser's mark of partials summed across devices) sits next to
     // the same DID on an iteration ID of a reduce-scattered output; propagate_shardings clears it.
     if (isDeviceDim(p) && id->isReduction()) continue;

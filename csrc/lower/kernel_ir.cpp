@@ -56,7 +56,13 @@ void printStmt(std::ostringstream& os, const Stmt* s, int indent) {
     case NodeKind::ForLoop: {
       auto* f = s->as<ForLoop>();
       os << pad << "for " << f->index->name << " in ";
-      if (f->ptype != ir::ParallelType::Serial) os << ir::parallelTypeName(f->ptype) << " ";
+      if (f->ptype != ir::ParallelType::Serial) {
+        os << ir::parallelTypeName(f->ptype);
+        for (size_t k = 0; k < f->sharedBy.size(); ++k) {  // "bulk(TIDx, TIDy)"
+          os << (k == 0 ? "(" : ", ") << ir::parallelTypeName(f->sharedBy[k]);
+        }
+        os << (f->sharedBy.empty() ? " " : ") ");
+      }
       os << toString(f->start) << " .. " << toString(f->stop) << ":\n";
       return;
     }

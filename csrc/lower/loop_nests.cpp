@@ -22,6 +22,7 @@
 
 #include "loom/eval/expression_evaluator.h"
 #include "loom/ir/exprs.h"
+#include "loom/lower/kir_walk.h"
 #include "loom/lower/lower.h"
 
 namespace loom::lower {
@@ -246,10 +247,12 @@ class LoopNestBuilder {
     const transform::LoopGraph& lg = ctx_.loopGraph();
     ir::IterDomain* rep = lg.promoted(group);
     ir::ParallelType ptype = lg.parallelType(group);
-    // Vectorize/Unroll/Unswitch loops are serial loops that later passes and codegen rewrite;
-    // other non-launch types (DID) are serial here.
+    // Vectorize/Unroll/Unswitch loops are serial loops that later passes and codegen rewrite; a
+    // Bulk loop is shared among the block's threads (bulkLoops); other non-launch types (DID)
+    // are serial here.
     if (!ir::isThreadOrBlockDim(ptype) && ptype != ir::ParallelType::Vectorize &&
-        ptype != ir::ParallelType::Unroll && ptype != ir::ParallelType::Unswitch) {
+        ptype != ir::ParallelType::Unroll && ptype != ir::ParallelType::Unswitch &&
+        ptype != ir::ParallelType::Bulk) {
       ptype = ir::ParallelType::Serial;
     }
     auto* loop = kernel_.create<kir::ForLoop>(kernel_.newVar(kIndexType, "i"), kernel_.constInt(0),
@@ -267,11 +270,55 @@ class LoopNestBuilder {
   std::unordered_map<int64_t, kir::ForLoop*> loops_{{-1, nullptr}};
 };
 
+// A bulk copy's box (its Bulk loops) is copied by the threads of the block that its other loops
+// leave free: the innermost Bulk loop of a nest strides over the launched thread types no loop
+// around or inside it is parallelized on (ForLoop::sharedBy; codegen: start + the thread's index
+// over them, step their thread count), so consecutive threads copy consecutive elements; the
+// Bulk loops around it, and one no free thread type can share, run on each thread as serial
+// loops. (The tensor memory accelerator's one-thread copy is not emitted yet.)
+void shareInnermostBulkLoops(kir::Kernel& kernel) {
+  std::vector<ir::ParallelType> launched;
+  for (ir::ParallelType p :
+       {ir::ParallelType::TIDx, ir::ParallelType::TIDy, ir::ParallelType::TIDz}) {
+    if (std::any_of(kernel.launch.begin(), kernel.launch.end(),
+                    [p](const kir::LaunchDim& d) { return d.ptype == p; })) {
+      launched.push_back(p);
+    }
+  }
+  // Per innermost Bulk loop, the types of the loops around and inside it (over every statement
+  // it holds); Bulk loops with a Bulk loop inside become serial.
+  std::map<kir::ForLoop*, std::set<ir::ParallelType>> bound;
+  std::set<kir::ForLoop*> outer_bulk;
+  std::vector<kir::ForLoop*> loops;
+  kir::forEachWithLoops(
+      kernel.body, loops, [&](kir::Scope&, size_t, const std::vector<kir::ForLoop*>& stack) {
+        auto inner = std::find_if(stack.rbegin(), stack.rend(), [](const kir::ForLoop* f) {
+          return f->ptype == ir::ParallelType::Bulk;
+        });
+        if (inner == stack.rend()) return;
+        std::set<ir::ParallelType>& types = bound[*inner];
+        for (kir::ForLoop* f : stack) {
+          if (f == *inner) continue;
+          if (f->ptype == ir::ParallelType::Bulk) outer_bulk.insert(f);
+          types.insert(f->ptype);
+        }
+      });
+  for (kir::ForLoop* f : outer_bulk) f->ptype = ir::ParallelType::Serial;
+  for (auto& [f, types] : bound) {
+    if (outer_bulk.count(f)) continue;
+    for (ir::ParallelType p : launched) {
+      if (!types.count(p)) f->sharedBy.push_back(p);
+    }
+    if (f->sharedBy.empty()) f->ptype = ir::ParallelType::Serial;
+  }
+}
+
 }  // namespace
 
 bool loopNests(kir::Kernel& kernel, LowerContext& ctx) {
   ctx.buildLoopGraph();
   LoopNestBuilder(kernel, ctx).run();
+  shareInnermostBulkLoops(kernel);
   return !kernel.body.empty();
 }
 

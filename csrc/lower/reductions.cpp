@@ -107,6 +107,7 @@ struct InBufferReductions {
                                                    ? ir::ParallelType::Serial
                                                    : l->ptype,
                                                l->id);
+      copy->sharedBy = l->sharedBy;
       scope->push_back(copy);
       scope = &copy->body;
     }

@@ -8,7 +8,9 @@
 //
 // Thread predicates: a tensor whose loop domain has no ID on a launched type P is computed
 // redundantly by every thread (block) along P. An ID's type is its loop's: a serial ID inlined
-// into a consumer's loop on P runs on P (LowerContext::loopParallelType). Local values stay
+// into a consumer's loop on P runs on P (LowerContext::loopParallelType). A bulk copy's
+// store to global memory is not guarded along the threads: its bulk loop gives each element to one
+// thread of the block. Local values stay
 // redundant, which is what lets every thread read them without a broadcast; a store to global
 // memory is done by index 0 of P only. Reduction results reduced over P (loop ID P is a reduction)
 // are left to the predicates pass, which guards their writes the same way.
@@ -129,10 +131,15 @@ bool threadPredicates(kir::Kernel& kernel, LowerContext& ctx) {
     }
     auto it = ctx.buffers.find(op->out);
     bool global = it != ctx.buffers.end() && it->second->kind == kir::BufferKind::Param;
+    // A bulk loop shares its iterations among every thread of the block (one writer each).
+    const bool bulk = std::any_of(stack.begin(), stack.end(), [](const kir::ForLoop* f) {
+      return f->ptype == ir::ParallelType::Bulk;
+    });
     if (global && op->role != kir::TensorOpRole::Accumulate) {
       for (const auto& [ptype, unused] : extents) {
         // The last block of the grid reduction is the one writer along its reduced block dims.
         if (grid != nullptr && contains(grid->dims, ptype)) continue;
+        if (bulk && ir::isThreadDim(ptype)) continue;
         bool spread = false;
         for (ir::IterDomain* id : op->out->loop()) {
           spread |= ctx.loopParallelType(id) == ptype && !id->isBroadcast();

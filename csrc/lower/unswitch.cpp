@@ -87,6 +87,7 @@ struct Unswitcher {
       kir::Scope* dst = stack.back().dst;
       if (auto* f = s->dynCast<kir::ForLoop>()) {
         auto* copy = kernel.create<kir::ForLoop>(f->index, f->start, f->stop, f->ptype, f->id);
+        copy->sharedBy = f->sharedBy;
         dst->push_back(copy);
         stack.push_back({&f->body, 0, &copy->body});
       } else if (auto* ite = s->dynCast<kir::IfThenElse>(); ite && ite->elseBody.empty()) {

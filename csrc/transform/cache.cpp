@@ -18,7 +18,7 @@ const ReplayOptions kCacheReplay{.replay_allocation = true, .parallel = Parallel
 
 }  // namespace
 
-TensorView* cacheBefore(TensorView* tv, MemoryType memory) {
+TensorView* cacheBefore(TensorView* tv, MemoryType memory, LoadStoreOpType op) {
   Expr* def = tv->definition();
   LOOM_CHECK(def != nullptr, "cacheBefore of ", tv->toString(),
              ": it has no definition (a fusion input); use cacheAfter");
@@ -35,12 +35,12 @@ TensorView* cacheBefore(TensorView* tv, MemoryType memory) {
     if (o == tv) o = cache;
   }
   detail::recreateWithOutputs(def, outs);
-  IrBuilder::create<LoadStoreOp>(LoadStoreOpType::Set, tv, cache);
+  IrBuilder::create<LoadStoreOp>(op, tv, cache);
   TransformReplay::replayCasP(tv, cache, -1, kCacheReplay);
   return cache;
 }
 
-TensorView* cacheAfter(TensorView* tv, MemoryType memory) {
+TensorView* cacheAfter(TensorView* tv, MemoryType memory, LoadStoreOpType op) {
   LOOM_CHECK(!tv->uses().empty(), "cacheAfter of ", tv->toString(), ": it has no uses");
   LOOM_CHECK(tv->computeAtPosition() == 0, "cacheAfter of ", tv->toString(),
              ": cache before inlining");
@@ -55,7 +55,7 @@ TensorView* cacheAfter(TensorView* tv, MemoryType memory) {
     }
     use->replaceInput(tv, cache);
   }
-  IrBuilder::create<LoadStoreOp>(LoadStoreOpType::Set, cache, tv);
+  IrBuilder::create<LoadStoreOp>(op, cache, tv);
   TransformReplay::replayCasP(cache, tv, -1, kCacheReplay);
   return cache;
 }

@@ -505,6 +505,11 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
       local = k;
       break;
     }
+    if (id->parallelType() == ParallelType::Bulk) {
+      say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is a TMA copy's box");
+      local = k;
+      break;
+    }
     if (!options.allow_unroll && id->parallelType() == ParallelType::Unroll) {
       say("axis ", k, " (", id->toString(), ") of ", tv->toString(), " is unrolled");
       local = k;
@@ -520,6 +525,24 @@ int64_t maxPos(const TensorView* tv, const IdGraph& graph, InlineOptions options
       for (int64_t j = before; j < after; ++j) {
         if (c->axis(j)->parallelType() == ParallelType::Vectorize) {
           say("axis ", j, " of consumer ", c->toString(), " is vectorized");
+          local = k;
+          break;
+        }
+        if (c->axis(j)->parallelType() == ParallelType::Bulk) {
+          say("axis ", j, " of consumer ", c->toString(), " is a TMA copy's box");
+          local = k;
+          break;
+        }
+        // One loop has one parallel type: a thread or block type meeting another type cannot
+        // share it (serial takes the other's). Only the consumer ID tv's own maps to counts
+        // (the others in the range are the consumer's extra loops, such as broadcast ones).
+        const ParallelType mine = id->parallelType();
+        const ParallelType theirs = c->axis(j)->parallelType();
+        if (mine != ParallelType::Serial && theirs != ParallelType::Serial && mine != theirs &&
+            (isThreadOrBlockDim(mine) || isThreadOrBlockDim(theirs)) &&
+            graph.areMapped(id, c->axis(j))) {
+          say("axis ", k, " of ", tv->toString(), " is ", parallelTypeName(mine), " and axis ", j,
+              " of consumer ", c->toString(), " is ", parallelTypeName(theirs));
           local = k;
           break;
         }

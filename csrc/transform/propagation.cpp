@@ -6,9 +6,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "loom/ir/exprs.h"
 #include "loom/ir/iter_domain.h"
-#include "loom/transform/id_graph.h"
 #include "loom/ir/logical_map.h"
+#include "loom/transform/id_graph.h"
 #include "transform/utils.h"
 
 namespace loom::transform {
@@ -167,6 +168,8 @@ void parallelizeAllLike(TensorView* reference, const std::vector<TensorView*>& t
       bool used = std::any_of(tv->loop().begin(), tv->loop().end(),
                               [&](IterDomain* o) { return o->parallelType() == p; });
       if (used || (p == ParallelType::Vectorize && k != tv->nDims() - 1)) continue;
+      // A box belongs to TMA copies; the tensors around them copy elementwise.
+      if (p == ParallelType::Bulk && !isTmaCopyOutput(tv)) continue;
       id->parallelize(p);
     }
   }

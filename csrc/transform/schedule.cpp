@@ -17,7 +17,7 @@ using namespace loom::ir;
 void parallelize(TensorView* tv, int64_t axis, ParallelType type) {
   int64_t a = tv->domain()->normalizeAxis(axis);
   IterDomain* id = tv->axis(a);
-  if (type != ParallelType::Serial) {
+  if (type != ParallelType::Serial && type != ParallelType::Bulk) {  // a box has several
     for (int64_t k = 0; k < tv->nDims(); ++k) {
       LOOM_CHECK(k == a || tv->axis(k)->parallelType() != type, "cannot parallelize axis ", axis,
                  " of ", tv->toString(), " with ", parallelTypeName(type), ": axis ", k, " (",
@@ -59,6 +59,41 @@ void checkParallelReductionInit(const TensorView* tv) {
   }
 }
 
+// Bulk loop IDs are the box of a bulk (TMA) copy between global and shared memory, copied in loops
+// of the copy's own: the tensor is the output of a TmaCopy, and no other tensor shares those loops.
+void checkBulkAxes(const TensorView* tv) {
+  const auto& loop = tv->loop();
+  auto first = std::find_if(loop.begin(), loop.end(), [](const IterDomain* id) {
+    return id->parallelType() == ParallelType::Bulk;
+  });
+  if (first == loop.end()) return;
+  const auto k = int64_t(first - loop.begin());
+  LOOM_CHECK(isTmaCopyOutput(tv), tv->toString(), ": axis ", k, " (", (*first)->toString(),
+             ") is bulk, which only the output of a TMA "
+             "copy can be (cache_after / cache_before with LoadStoreOpType.tma); use serial, "
+             "a thread type or unroll here");
+  const auto* copy = tv->definition()->as<LoadStoreOp>();
+  const MemoryType from = copy->in()->memoryType();
+  const MemoryType to = tv->memoryType();
+  LOOM_CHECK((from == MemoryType::Global && to == MemoryType::Shared) ||
+                 (from == MemoryType::Shared && to == MemoryType::Global),
+             tv->toString(),
+             ": a TMA copy with bulk axes moves a box between global and shared "
+             "memory, but it copies ",
+             copy->in()->toString(), " (", memoryTypeName(from), " memory) into ",
+             memoryTypeName(to),
+             " memory; set_memory_type(shared) on the "
+             "shared side");
+  LOOM_CHECK(tv->computeAtPosition() <= k && tv->maxProducerPosition() <= k, tv->toString(),
+             ": bulk axis ", k, " (", (*first)->toString(),
+             ") is in a loop shared through "
+             "inlining (compute-at position ",
+             tv->computeAtPosition(), ", producers inlined to ", tv->maxProducerPosition(),
+             "); a TMA copy's box is copied in loops of its own: "
+             "inline it and its producer at most up to axis ",
+             k);
+}
+
 }  // namespace
 
 void validateSchedule(const Fusion& fusion) {
@@ -71,7 +106,7 @@ void validateSchedule(const Fusion& fusion) {
     for (int64_t k = 0; k < tv->nDims(); ++k) {
       IterDomain* id = tv->axis(k);
       ParallelType p = id->parallelType();
-      if (p == ParallelType::Serial) continue;
+      if (p == ParallelType::Serial || p == ParallelType::Bulk) continue;
       auto [it, fresh] = used.emplace(p, k);
       LOOM_CHECK(fresh, tv->toString(), ": parallel type ", parallelTypeName(p),
                  " is used by axes ", it->second, " and ", k, " of loop domain ",
@@ -103,6 +138,7 @@ void validateSchedule(const Fusion& fusion) {
     LOOM_CHECK(tv->computeAtPosition() <= tv->nDims(), tv->toString(), ": compute-at position ",
                tv->computeAtPosition(), " exceeds its ", tv->nDims(), " loop IDs");
     checkParallelReductionInit(tv);
+    checkBulkAxes(tv);
   }
 }
 

@@ -282,9 +282,14 @@ class PyKernelExecutor {
   PyKernelExecutor() = default;
   PyKernelExecutor(const PyKernelExecutor&) = delete;
   PyKernelExecutor& operator=(const PyKernelExecutor&) = delete;
-  void compile(const PyFusion& f, nb::handle device) {
+  /// `index_type` / `max_registers`: nvFuser's CompileParams (ExecutorOptions::indexType and
+  /// maxRegisters; None and 0 leave them to Loom).
+  void compile(const PyFusion& f, nb::handle device, std::optional<DataType> index_type,
+               int64_t max_registers) {
     exec::Backend backend = exec::Backend::Auto;
     exec::ExecutorOptions options;
+    options.indexType = index_type;
+    options.maxRegisters = max_registers;
     if (!device.is_none()) {
       DeviceArgument d = deviceFromPython(device, "KernelExecutor.compile: device");
       backend = d.cuda ? exec::Backend::Cuda : exec::Backend::Host;
@@ -577,7 +582,8 @@ void bindExecute(nb::module_& m) {
   nb::class_<PyKernelExecutor>(m, "KernelExecutor",
                                "Compiles a fusion scheduled by hand into one kernel and runs it.")
       .def(nb::init<>())
-      .def("compile", &PyKernelExecutor::compile, nb::arg("fusion"), nb::arg("device") = nb::none())
+      .def("compile", &PyKernelExecutor::compile, nb::arg("fusion"), nb::arg("device") = nb::none(),
+           nb::arg("index_type") = nb::none(), nb::arg("max_registers") = 0)
       .def("run", &PyKernelExecutor::run, nb::arg("inputs"), nb::arg("profile") = false)
       .def("last_profile", &PyKernelExecutor::lastProfile)
       .def("kernel_code", &PyKernelExecutor::code, nb::arg("intrinsic_code") = false);

@@ -83,7 +83,11 @@ void bindScheduleEnums(nb::module_& m) {
       .value("TIDz", ir::ParallelType::TIDz)
       .value("Vectorize", ir::ParallelType::Vectorize)
       .value("Unroll", ir::ParallelType::Unroll)
-      .value("Unswitch", ir::ParallelType::Unswitch);
+      .value("Unswitch", ir::ParallelType::Unswitch)
+      .value("Bulk", ir::ParallelType::Bulk);
+  nb::enum_<ir::LoadStoreOpType>(m, "LoadStoreOpType", "How a cache copy is made (ir/op_types.h).")
+      .value("Set", ir::LoadStoreOpType::Set)
+      .value("TmaCopy", ir::LoadStoreOpType::TmaCopy);
   nb::enum_<ir::MemoryType>(m, "MemoryType")
       .value("Local", ir::MemoryType::Local)
       .value("Shared", ir::MemoryType::Shared)
@@ -209,12 +213,27 @@ void bindCaching(nb::handle tv_cls) {
         return nodeRef(transform::rFactor(tv, axes), self);
       },
       nb::arg("axes"));
-  defMethod(tv_cls, "cache_before", [](nb::handle self) {
-    return nodeRef(transform::cacheBefore(mutableTv(self, "cache_before")), self);
-  });
-  defMethod(tv_cls, "cache_after", [](nb::handle self) {
-    return nodeRef(transform::cacheAfter(mutableTv(self, "cache_after")), self);
-  });
+  // nvFuser's optional LoadStoreOpType: LoadStoreOpType.tma makes a bulk (TMA) copy.
+  auto copyOp = [](nb::handle op) {
+    return op.is_none() ? ir::LoadStoreOpType::Set
+                        : enumArg<ir::LoadStoreOpType>(op, "LoadStoreOpType");
+  };
+  defMethod(
+      tv_cls, "cache_before",
+      [copyOp](nb::handle self, nb::handle op) {
+        return nodeRef(transform::cacheBefore(mutableTv(self, "cache_before"),
+                                              ir::MemoryType::Local, copyOp(op)),
+                       self);
+      },
+      nb::arg("op_type") = nb::none());
+  defMethod(
+      tv_cls, "cache_after",
+      [copyOp](nb::handle self, nb::handle op) {
+        return nodeRef(transform::cacheAfter(mutableTv(self, "cache_after"), ir::MemoryType::Local,
+                                             copyOp(op)),
+                       self);
+      },
+      nb::arg("op_type") = nb::none());
   defMethod(tv_cls, "cache_fork", [](nb::handle self) {
     return nodeRef(transform::cacheFork(mutableTv(self, "cache_fork")), self);
   });

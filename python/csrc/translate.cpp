@@ -604,6 +604,9 @@ void Translator::translateShapeOp(const ir::Expr* e) {
   }
   const auto* s = e->as<ir::LoadStoreOp>();
   const ir::TensorDomain* td = s->out()->domain();
+  LOOM_CHECK(s->opType() == ir::LoadStoreOpType::Set, "'", e->toString(), "': a TMA copy ",
+             "(cache_after / cache_before with LoadStoreOpType.tma) is a schedule step ",
+             "nvFuser's definitions cannot hold");
   if (s->isSegmentBoundary()) {
     emit(define(s->out(), 'T') + " = fd.ops.segment_set(" + tensor(s->in()) + ")");
     return;

@@ -35,6 +35,7 @@ std::string pyParallelType(ir::ParallelType p) {
     case ir::ParallelType::Vectorize: return "ParallelType.vectorize";
     case ir::ParallelType::Unroll: return "ParallelType.unroll";
     case ir::ParallelType::Unswitch: return "ParallelType.unswitch";
+    case ir::ParallelType::Bulk: return "ParallelType.tma";
     case ir::ParallelType::Serial: return "ParallelType.serial";
   }
   return "ParallelType.serial";

@@ -9,6 +9,7 @@
 #include "exec/norm_cases.h"
 #include "exec/parallel_cases.h"
 #include "exec/reduction_cases.h"
+#include "exec/tma_cases.h"
 #include "loom/codegen/kernel_codegen.h"
 #include "loom/lower/lower.h"
 #include "loom/ops/ops.h"
@@ -143,6 +144,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, NvrtcTest, testing::ValuesIn(execCases()), caseN
 INSTANTIATE_TEST_SUITE_P(Reductions, NvrtcTest, testing::ValuesIn(reductionCases()), caseName);
 INSTANTIATE_TEST_SUITE_P(Parallel, NvrtcTest, testing::ValuesIn(parallelCases()), caseName);
 INSTANTIATE_TEST_SUITE_P(Norm, NvrtcTest, testing::ValuesIn(normCases()), caseName);
+INSTANTIATE_TEST_SUITE_P(Tma, NvrtcTest, testing::ValuesIn(tmaCases()), caseName);
 
 }  // namespace
 }  // namespace loom::test

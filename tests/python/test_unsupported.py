@@ -11,7 +11,14 @@ import torch
 
 import loom
 import loom.direct as nvfuser
-from loom.direct import DataType, FusionDefinition, MemoryType, ParallelType, SchedulerType
+from loom.direct import (
+    DataType,
+    FusionDefinition,
+    LoadStoreOpType,
+    MemoryType,
+    ParallelType,
+    SchedulerType,
+)
 from loom.direct._unsupported import UNSUPPORTED, markdown
 
 DOC = pathlib.Path(os.environ.get("LOOM_SOURCE_DIR", pathlib.Path(__file__).parents[2])) / "docs" / "python.md"
@@ -64,7 +71,8 @@ def test_every_listed_name_raises_where_nvfuser_has_it(fd):
         with pytest.raises(loom.NotSupportedError, match=f"fd.ops.{name} is not supported"):
             getattr(fd.ops, name)
     for scope, enum in (("DataType", DataType), ("ParallelType", ParallelType),
-                        ("MemoryType", MemoryType), ("SchedulerType", SchedulerType)):
+                        ("MemoryType", MemoryType), ("SchedulerType", SchedulerType),
+                        ("LoadStoreOpType", LoadStoreOpType)):
         for name in UNSUPPORTED[scope]:
             with pytest.raises(loom.NotSupportedError, match=f"{scope}.{name} is not supported"):
                 getattr(enum, name)
@@ -83,6 +91,7 @@ def test_every_listed_name_raises_where_nvfuser_has_it(fd):
         with pytest.raises(loom.NotSupportedError, match=f"Val.{name} is not supported"):
             getattr(x, name)()
     covered = {"loom.direct", "FusionDefinition", "fd.ops", "DataType", "ParallelType",
+               "LoadStoreOpType",
                "MemoryType", "SchedulerType", "FusionDefinition.execute", "FusionExecutorCache", "Val",
                "fd.sched"}
     assert set(UNSUPPORTED) == covered, "a scope of the list is not tested here"

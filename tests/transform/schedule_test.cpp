@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // TensorView scheduling members and their legality checks; transform::parallelize and
 // validateSchedule.
+#include "loom/transform/schedule.h"
+
 #include <gtest/gtest.h>
 
+#include "loom/ir/parser.h"
+#include "loom/ir/printer.h"
 #include "loom/ops/ops.h"
+#include "loom/transform/cache.h"
 #include "loom/transform/inlining.h"
 #include "loom/transform/rfactor.h"
-#include "loom/transform/schedule.h"
 #include "test_utils.h"
 
 namespace loom::transform {
@@ -139,6 +143,79 @@ TEST_F(ScheduleTest, ValidateScheduleReportsViolations) {
   y->axis(0)->parallelize(ParallelType::DIDx);
   msg = userError([&] { validateSchedule(fusion); });
   EXPECT_TRUE(has(msg, "the device mesh [0, 1, 2, 3] has 4 devices along it")) << msg;
+}
+
+// Bulk axes (a TMA copy's box): several per tensor; only on the output of a TmaCopy between
+// global and shared memory; never in a loop another tensor shares through inlining.
+TEST_F(ScheduleTest, BulkAxesBelongToATmaCopyOfItsOwnLoops) {
+  y->axis(2)->parallelize(ParallelType::Bulk);
+  std::string msg = userError([&] { validateSchedule(fusion); });
+  EXPECT_TRUE(has(msg, "is bulk, which only the output of a TMA copy can be")) << msg;
+  y->axis(2)->parallelize(ParallelType::Serial);
+  TensorView* c = cacheAfter(x, MemoryType::Local, LoadStoreOpType::TmaCopy);
+  EXPECT_EQ(c->definition()->as<LoadStoreOp>()->opName(), "tma_copy");
+  parallelize(c, 1, ParallelType::Bulk);
+  parallelize(c, 2, ParallelType::Bulk);  // a 2-D box
+  msg = userError([&] { validateSchedule(fusion); });
+  EXPECT_TRUE(has(msg, "moves a box between global and shared memory")) << msg;
+  EXPECT_TRUE(has(msg, "into local memory")) << msg;
+  c->setMemoryType(MemoryType::Shared);
+  validateSchedule(fusion);
+  msg = userError([&] { computeAt(c, y, 2); });
+  EXPECT_TRUE(has(msg, "the largest legal position is 1 because axis 1")) << msg;
+  EXPECT_TRUE(has(msg, "is a TMA copy's box")) << msg;
+}
+
+// inlineMost stops at a TMA copy's box, and where a producer's thread type meets another type
+// of its consumer's (one loop has one parallel type).
+TEST_F(ScheduleTest, InliningStopsAtBoxesAndParallelTypeConflicts) {
+  TensorView* c = cacheAfter(x, MemoryType::Shared, LoadStoreOpType::TmaCopy);
+  for (TensorView* t : {c, y}) parallelize(t, 0, ParallelType::BIDx);
+  parallelize(c, 2, ParallelType::Bulk);
+  inlineMost(fusion);
+  EXPECT_EQ(c->computeAtPosition(), 2);
+  validateSchedule(fusion);
+
+  Fusion f2;
+  FusionGuard g2(&f2);
+  TensorView* a = ops::TensorBuilder().shape({6, 8}).build();
+  f2.addInput(a);
+  TensorView* b = ops::exp(a);
+  TensorView* d = ops::neg(b);
+  f2.addOutput(d);
+  parallelize(b, 1, ParallelType::TIDx);
+  parallelize(d, 1, ParallelType::Unroll);
+  EXPECT_EQ(maxInlinePosition(b), 1);
+  inlineMost(f2);
+  EXPECT_EQ(b->computeAtPosition(), 1);
+}
+
+// A bulk (TMA) copy: the op tma_copy and loop IDs parallelized "bulk" parse and print back; a
+// text whose compute-at position puts a bulk axis in a shared loop is refused at validation.
+TEST(ScheduleText, TmaCopyAndBulkAxes) {
+  const std::string text =
+      "inputs: T0\noutputs: T2\n"
+      "T0 : f32 global [i0{8}, i1{256}]\n"
+      "T1 : f32 shared [i2{8, BIDx}, i3{256, bulk}]%s\n"
+      "T2 : f32 global [i4{8, BIDx}, i5{256, TIDx}]\n"
+      "T1 = tma_copy(T0)\n"
+      "T2 = set(T1)\n";
+  auto format = [&](const char* ca) {
+    std::string t = text;
+    return t.replace(t.find("%s"), 2, ca);
+  };
+  auto f = ir::parseFusion(format(""));
+  auto* t1 = f->outputs()[0]->definition()->input(0)->as<TensorView>();
+  EXPECT_EQ(t1->definition()->as<LoadStoreOp>()->opType(), LoadStoreOpType::TmaCopy);
+  EXPECT_EQ(t1->axis(1)->parallelType(), ParallelType::Bulk);
+  const std::string printed = ir::printFusion(*f);
+  EXPECT_NE(printed.find("T1 = tma_copy(T0)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("256, bulk}"), std::string::npos) << printed;
+  validateSchedule(*ir::parseFusion(printed));
+  auto inlined = ir::parseFusion(format(" ca=2"));
+  std::string msg = userError([&] { validateSchedule(*inlined); });
+  EXPECT_NE(msg.find("bulk axis 1 (i3) is in a loop shared through inlining"), std::string::npos)
+      << msg;
 }
 
 // A sum or Welford whose init is not the identity, reduced over a thread- or block-parallel dim,

@@ -39,6 +39,10 @@ struct CodegenOptions {
   /// changes ptxas's choices (see launchBounds()); the kernel executor sets it and builds again
   /// when a first build cannot run T threads per block (too many registers per thread).
   bool boundBlockThreads = false;
+  /// At most this many registers per thread (`__maxnreg__(N)`, nvFuser's CompileParams
+  /// maxrregcount); 0: no bound of its own. CUDA allows no `__launch_bounds__` next to it, so the
+  /// kernel then gets none, and a bound for its block (boundBlockThreads) lowers N instead.
+  int64_t maxRegisters = 0;
 };
 
 /// `__launch_bounds__(T, 1) ` for a kernel whose whole grid fits on the GPU at one block per SM,

@@ -37,6 +37,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -66,6 +67,12 @@ struct ExecutorOptions {
   /// What lowering is asked beyond the fusion: peeled vector rows where the scheduler's
   /// parameters ask for them (HeuristicParams::peelVectorRows; the runtime sets it).
   lower::LowerOptions lowering = {};
+  /// The index type asked for (nvFuser's CompileParams index_type): Int64 always; Int32 where the
+  /// bound sizes allow it, a UserError naming the tensor otherwise. Unset: chosen per run
+  /// (32-bit where every tensor's offsets fit, lower::selectIndexType).
+  std::optional<DataType> indexType = std::nullopt;
+  /// At most this many registers per thread (codegen::CodegenOptions::maxRegisters); 0: none.
+  int64_t maxRegisters = 0;
 };
 
 class KernelExecutor {

@@ -24,7 +24,8 @@
 //     pad); it appears only between root and logical.
 //   - ParallelType DIDx/y/z binds an ID to devices of the tensor's DeviceMesh; inside a kernel its
 //     extent is 1. BIDx.., TIDx.. bind to CUDA blocks and threads; Vectorize/Unroll/Unswitch are
-//     loop annotations. Each parallel type appears at most once in a tensor's loop domain.
+//     loop annotations; Bulk marks the IDs a bulk (TMA) copy moves whole (the box). Each parallel
+//     type appears at most once in a tensor's loop domain.
 // * TensorDomain: four lists of IterDomains connected by Split/Merge exprs (and Resize from root
 //   to logical).
 //   - root: present only when the tensor's own definition transforms dimensions (reshape, rFactor,
@@ -37,14 +38,16 @@
 //     as logical". A sharded tensor's allocation carries the DID split, so the buffer is the shard.
 //   - loop: what scheduling produces (split/merge/reorder of logical); defines loop nests and
 //     parallelization. Defaults to logical.
-//   - contiguity: one entry per allocation ID (per logical ID when allocation is empty): nullopt for
+//   - contiguity: one entry per allocation ID (per logical ID when allocation is empty): nullopt
+//   for
 //     broadcast and reduction IDs; true when the ID is dense with the next non-broadcast ID inward
 //     (stride == size * stride of that ID; stride 1 for the innermost). Kernels rely on it
 //     (no stride for a contiguous innermost dim); KernelExecutor checks input tensors against it
 //     and FusionExecutorCache sets it from the strides it is given (exec/contiguity.h).
 // * TensorView: a tensor value: a TensorDomain, a memory type and a device mesh. Rewrites of a
-//   sharded TensorView (rFactor, clearing reduction IDs, caching, Welford translation) keep its loop
-//   and allocation domains, minus what they remove; siblings of a multi-output op share one schedule.
+//   sharded TensorView (rFactor, clearing reduction IDs, caching, Welford translation) keep its
+//   loop and allocation domains, minus what they remove; siblings of a multi-output op share one
+//   schedule.
 #pragma once
 
 #include <cstdint>

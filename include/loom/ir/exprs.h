@@ -232,7 +232,7 @@ class LoadStoreOp : public Expr {
   TensorView* in() const;
   bool isSegmentBoundary() const { return segment_boundary_; }
 
-  /// "set", or "segment_set" for a segment boundary.
+  /// "set" or "tma_copy", or "segment_set" for a segment boundary.
   std::string opName() const override;
   bool sameAttributes(const Expr* other) const override;
 
@@ -240,6 +240,9 @@ class LoadStoreOp : public Expr {
   LoadStoreOpType op_;
   bool segment_boundary_ = false;
 };
+
+/// True when tv is defined by a TmaCopy (the only tensors with Bulk loop IDs).
+bool isTmaCopyOutput(const TensorView* tv);
 
 /// out = in[start_0:stop_0, start_1:stop_1, ...] (step 1). out's root mirrors in's logical
 /// (minus reductions); a sliced dim's logical ID is Resize(root, -start, stop - extent) with the

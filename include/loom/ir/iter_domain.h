@@ -17,12 +17,20 @@ enum class IterType : uint8_t { Iteration, Reduction, Broadcast, Symbolic };
 
 enum class ParallelType : uint8_t {
   Serial,
-  DIDx, DIDy, DIDz,
-  BIDx, BIDy, BIDz,
-  TIDx, TIDy, TIDz,
+  DIDx,
+  DIDy,
+  DIDz,
+  BIDx,
+  BIDy,
+  BIDz,
+  TIDx,
+  TIDy,
+  TIDz,
   Vectorize,
   Unroll,
   Unswitch,
+  /// Copied whole by one bulk (TMA) copy: only on the output of a LoadStoreOpType::TmaCopy.
+  Bulk,
 };
 
 std::string_view iterTypeName(IterType t);          ///< "iter", "red", "bcast", "sym"

@@ -132,7 +132,10 @@ constexpr BinaryKind binaryKind(BinaryOpType t) {
 #undef LOOM_KIND_CASE
 
 /// Set copies its input; the output may permute it (root -> logical) or change its memory type.
-enum class LoadStoreOpType : uint8_t { Set };
+/// TmaCopy is the same copy between global and shared memory done by the tensor memory
+/// accelerator: its output's Bulk loop IDs are the box one copy moves (nvFuser's
+/// CpAsyncBulkTensorTile, LoadStoreOpType.tma in Python).
+enum class LoadStoreOpType : uint8_t { Set, TmaCopy };
 
 std::string_view opTypeName(UnaryOpType t);
 std::string_view opTypeName(BinaryOpType t);

@@ -257,6 +257,10 @@ class ForLoop : public Stmt {
   ir::ParallelType ptype;
   /// The loop ID this loop was made for (a representative of its loop group).
   ir::IterDomain* id;
+  /// A Bulk loop: the thread types (x first) whose threads share its iterations, each thread
+  /// starting at its index over them and stepping by their count (never empty: a bulk loop no
+  /// free thread type can share is Serial).
+  std::vector<ir::ParallelType> sharedBy;
   Scope body;
 };
 

@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "loom/ir/op_types.h"
 #include "loom/ir/tensor_view.h"
 
 namespace loom::transform {
@@ -18,10 +19,14 @@ using ir::MemoryType;
 using ir::TensorView;
 
 /// The cache C takes over tv's definition (with tv's schedule, reductions included); tv becomes
-/// a copy of C without reduction IDs. UserError for fusion inputs.
-TensorView* cacheBefore(TensorView* tv, MemoryType memory = MemoryType::Local);
-/// Every use of tv reads the cache instead. UserError when tv has no uses.
-TensorView* cacheAfter(TensorView* tv, MemoryType memory = MemoryType::Local);
+/// a copy of C without reduction IDs, made by `op` (TmaCopy: a bulk copy out of shared memory).
+/// UserError for fusion inputs.
+TensorView* cacheBefore(TensorView* tv, MemoryType memory = MemoryType::Local,
+                        ir::LoadStoreOpType op = ir::LoadStoreOpType::Set);
+/// Every use of tv reads the cache instead, a copy of tv made by `op` (TmaCopy: a bulk copy into
+/// shared memory). UserError when tv has no uses.
+TensorView* cacheAfter(TensorView* tv, MemoryType memory = MemoryType::Local,
+                       ir::LoadStoreOpType op = ir::LoadStoreOpType::Set);
 /// One cache per use of tv (each use reads its own copy, loaded in that use's loops): a row read
 /// again by several passes instead of held. UserError when tv has no uses.
 std::vector<TensorView*> cacheAfterEachUse(TensorView* tv, MemoryType memory = MemoryType::Local);

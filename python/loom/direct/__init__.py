@@ -44,7 +44,14 @@ from ._repro import describe_input, repro_script
 from ._sched import Sched
 from ._scheduler_type import SchedulerType
 from .schedule import HeuristicParams
-from ._types import DataType, MemoryType, ParallelType, to_loom_dtype, torch_to_dtype
+from ._types import (
+    DataType,
+    LoadStoreOpType,
+    MemoryType,
+    ParallelType,
+    to_loom_dtype,
+    torch_to_dtype,
+)
 from ._unsupported import UNSUPPORTED, StandIn, argument_error, check_attribute
 from .ops import Ops
 
@@ -820,6 +827,48 @@ class _SeedlessRng:
 _seedless_rng = _SeedlessRng()
 
 
+class CompileParams:
+    """How KernelExecutor.compile builds a kernel (nvFuser's CompileParams, keyword-only).
+
+    index_type: DataType.Int32 or DataType.Int (64-bit indices); None lets Loom pick per run (32
+    bits where every tensor's offsets fit). With Int32, a run whose sizes need 64 bits is a
+    UserError. maxrregcount: registers per thread (16 to 255; 255, the hardware's limit, adds no
+    bound of its own). enable_magic_zero: nvFuser's guard against its compiler hoisting some
+    index math; Loom's kernels need none, so either value compiles the same kernel. device: the
+    device compile() uses when it is not given one. enable_ptxas_verbose and include_paths have no
+    Loom form: LOOM_DUMP=ptxas prints the register report, and Loom's kernels include no headers
+    of the user's.
+    """
+
+    def __init__(self, *, index_type=None, maxrregcount=255, enable_magic_zero=True,
+                 enable_ptxas_verbose=False, device=None, include_paths=()):
+        if index_type is not None:
+            loom_type = to_loom_dtype(index_type)
+            if loom_type not in (_C.DataType.Int32, _C.DataType.Int64):
+                raise UserError(f"CompileParams: index_type must be DataType.Int32 or "
+                                f"DataType.Int, got {index_type!r}")
+        if not isinstance(maxrregcount, int) or not 16 <= maxrregcount <= 255:
+            raise UserError(f"CompileParams: maxrregcount must be an int from 16 to 255, got "
+                            f"{maxrregcount!r}")
+        if enable_ptxas_verbose:
+            raise NotSupportedError("CompileParams: enable_ptxas_verbose=True is not supported by "
+                                    "Loom; LOOM_DUMP=ptxas prints each kernel's registers and "
+                                    "spills")
+        if list(include_paths):
+            raise NotSupportedError("CompileParams: include_paths is not supported by Loom "
+                                    "(its kernels include no headers of the user's)")
+        self.index_type = index_type
+        self.maxrregcount = maxrregcount
+        self.enable_magic_zero = bool(enable_magic_zero)
+        self.enable_ptxas_verbose = False
+        self.device = device
+        self.include_paths = []
+
+    def __repr__(self):
+        return (f"CompileParams(index_type={self.index_type!r}, maxrregcount={self.maxrregcount}, "
+                f"enable_magic_zero={self.enable_magic_zero}, device={self.device!r})")
+
+
 class KernelExecutor:
     """One hand-scheduled kernel: compile(fusion) lowers the fusion as scheduled, run() launches."""
 
@@ -831,9 +880,17 @@ class KernelExecutor:
         """True once compile() succeeded."""
         return self._compiled
 
-    def compile(self, fusion, inputs=None, device=None):
+    def compile(self, fusion, inputs=None, device=None, compile_params=None):
+        """Lowers `fusion` as scheduled for the device of `inputs` (or `device`); compile_params
+        is a CompileParams."""
         if isinstance(fusion, FusionDefinition):
             fusion = fusion.fusion
+        params = compile_params if compile_params is not None else CompileParams()
+        if not isinstance(params, CompileParams):
+            raise UserError(f"KernelExecutor.compile: compile_params must be a CompileParams, got "
+                            f"{params!r}")
+        if device is None:
+            device = params.device
         if device is None and inputs:
             for t in inputs:
                 dev = getattr(t, "device", None)
@@ -842,8 +899,10 @@ class KernelExecutor:
                     break
                 if dev is not None:
                     device = "cpu"
+        index_type = None if params.index_type is None else to_loom_dtype(params.index_type)
+        max_registers = 0 if params.maxrregcount == 255 else params.maxrregcount
         with dump_output():
-            self._ke.compile(fusion, device)
+            self._ke.compile(fusion, device, index_type, max_registers)
         self._compiled = True
 
     def run(self, inputs, profile=False):
@@ -970,6 +1029,7 @@ def _attach_repro(error, fd, inputs):
 __all__ = [
     "FusionDefinition",
     "KernelExecutor",
+    "CompileParams",
     "FusionExecutorCache",
     "PythonProfiler",
     "FusionProfile",
@@ -985,6 +1045,7 @@ __all__ = [
     "SchedulerType",
     "HeuristicParams",
     "ParallelType",
+    "LoadStoreOpType",
     "MemoryType",
     "TensorView",
     "Scalar",

@@ -139,6 +139,9 @@ class ParallelType(enum.Enum, metaclass=_unsupported_enum_meta("ParallelType")):
     unroll = "Unroll"
     unswitch = "Unswitch"
     serial = "Serial"
+    # The box of a TMA copy (nvFuser's Bulk, named tma in its Python enum; bulk is an alias).
+    tma = "Bulk"
+    bulk = "Bulk"
 
     @property
     def loom(self):
@@ -146,6 +149,21 @@ class ParallelType(enum.Enum, metaclass=_unsupported_enum_meta("ParallelType")):
 
     def __repr__(self):
         return f"ParallelType.{self.name}"
+
+
+class LoadStoreOpType(enum.Enum, metaclass=_unsupported_enum_meta("LoadStoreOpType")):
+    """How cache_after / cache_before copy: set (a plain copy) or tma (a bulk copy between global
+    and shared memory, whose box is the copy's tma-parallel axes)."""
+
+    set = "Set"
+    tma = "TmaCopy"
+
+    @property
+    def loom(self):
+        return getattr(_C.LoadStoreOpType, self.value)
+
+    def __repr__(self):
+        return f"LoadStoreOpType.{self.name}"
 
 
 class MemoryType(enum.Enum, metaclass=_unsupported_enum_meta("MemoryType")):

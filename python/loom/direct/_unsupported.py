@@ -34,11 +34,9 @@ UNSUPPORTED = {
                            "settable by field name",
         "MatmulParams": "Loom's matmul is a cuBLASLt call (host GEMM on the host backend), with no matmul scheduler to tune",
         "LaunchParams": "Loom's launch parameters are not settable from Python",
-        "CompileParams": "Loom's compile parameters are not settable from Python",
         "MatmulTilingStrategy": "Loom's matmul is a cuBLASLt call (host GEMM on the host backend), with no matmul scheduler to tune",
         "MatmulBufferingLoopLevel": "Loom's matmul is a cuBLASLt call (host GEMM on the host backend), with no matmul scheduler to tune",
         "MatmulCircularBufferingStrategy": "Loom's matmul is a cuBLASLt call (host GEMM on the host backend), with no matmul scheduler to tune",
-        "LoadStoreOpType": "Loom has only plain copies (fd.ops.set)",
         "CacheOp": "no cache hints on loads in Loom's Python frontend",
         "Sharding": "no DTensor placements in Loom; FusionExecutorCache.get_output_shardings() "
                     "gives each output's multidevice.Sharding (axis_sharded_on)",
@@ -88,10 +86,12 @@ UNSUPPORTED = {
     "ParallelType": {
         "stream": "no stream parallelism",
         "mma": "no MMA instructions",
-        "bulk": "no TMA bulk copies",
         "group": "no grouped reductions",
         "misaligned_vectorize": "vectorization needs aligned accesses",
-        "tma": "no TMA",
+    },
+    "LoadStoreOpType": {
+        "load_matrix": "no ldmatrix copies in hand schedules",
+        "cp_async": "no cp.async copies in hand schedules",
     },
     "SchedulerType": {
         name: "Loom's schedulers are pointwise, reduction, inner_persistent, scan, sort, "

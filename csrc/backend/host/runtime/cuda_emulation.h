@@ -28,6 +28,7 @@
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
+#define __maxnreg__(...)
 #define __constant__ static
 // __restrict__ is a GNU C++ keyword already. __shared__ declarations are rewritten by the runtime
 // before compilation (see docs/host-backend.md); this definition only serves leftover uses.
