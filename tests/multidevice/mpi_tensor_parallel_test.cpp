@@ -260,7 +260,15 @@ std::vector<CommunicationCase> tensorParallelCases() {
                  },
                  {CT::Allreduce, CT::Allreduce},
                  2});
-  for (CommunicationCase& c : out) c.reduced = 64;
+  // Error growth of the reference comparison. The MLPs and the transformer block chain two
+  // contractions (16, then 4 * 16 terms) of unscaled random weights: intermediates of magnitude
+  // 10 to 30 cancel to outputs near 0.1, so an f32 output's absolute error is about eps x 30 x
+  // sqrt(64), not eps x |output|. cuBLAS's f32 GEMMs on CUDA ranks differ from the double
+  // reference by up to 1.4e-5 there (run 48, H100); the host backend's GEMM by far less.
+  for (CommunicationCase& c : out) {
+    const bool chained = c.name.find("Mlp") != std::string::npos || c.name == "TransformerBlock";
+    c.reduced = chained ? 16 * 64 : 64;
+  }
   return out;
 }
 
