@@ -85,44 +85,33 @@ inline std::vector<ExecCase> parallelCases() {
                    },
                    [] { return std::vector<eval::Argument>{randomTensor({5, 3, 4, 32}, 7)}; }});
   // exp(x) through a shared copy of x inlined past its TIDx axis: the buffer still holds one
-  // element per thread (it held one element that every thread of the block wrote and read).
-  cases.push_back({"SharedInlinedPastThreads",
-                   [](ir::Fusion& f) {
-                     auto* x = ops::TensorBuilder().shape({-1, 128}).build();
-                     f.addInput(x);
-                     f.addOutput(ops::exp(x));
-                   },
-                   [](ir::Fusion& f) {
-                     auto* x = f.inputs()[0]->as<ir::TensorView>();
-                     auto* out = output(f);
-                     auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
-                     for (auto* t : {c, out}) {
-                       t->axis(0)->parallelize(ParallelType::BIDx);
-                       t->axis(1)->parallelize(ParallelType::TIDx);
-                     }
-                     transform::computeAt(c, out, 2);
-                   },
-                   [] { return std::vector<eval::Argument>{randomTensor({7, 128}, 8)}; }});
-  // The same with the copy's axis left serial: inlined into the consumer's TIDx loop, it runs on
-  // those threads, so its buffer is still one element per thread (every thread wrote the one
-  // element of a buffer sized by the copy's own serial axis).
-  cases.push_back({"SharedSerialInlinedIntoThreads",
-                   [](ir::Fusion& f) {
-                     auto* x = ops::TensorBuilder().shape({-1, 128}).build();
-                     f.addInput(x);
-                     f.addOutput(ops::exp(x));
-                   },
-                   [](ir::Fusion& f) {
-                     auto* x = f.inputs()[0]->as<ir::TensorView>();
-                     auto* out = output(f);
-                     auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
-                     out->axis(0)->parallelize(ParallelType::BIDx);
-                     out->axis(1)->parallelize(ParallelType::TIDx);
-                     transform::computeAt(c, out, 2);
-                   },
-                   [] {
-                     return std::vector<eval::Argument>{randomTensor({7, 128}, 9)};
-                   }});
+  // element per thread (it held one element that every thread of the block wrote and read). With
+  // the copy's axes left serial (`copy_parallel` false), inlined into the consumer's BIDx and TIDx
+  // loops, it runs on those threads, so its buffer is still one element per thread (every thread
+  // wrote the one element of a buffer sized by the copy's own serial axis).
+  for (bool copy_parallel : {true, false}) {
+    cases.push_back(
+        {copy_parallel ? "SharedInlinedPastThreads" : "SharedSerialInlinedIntoThreads",
+         [](ir::Fusion& f) {
+           auto* x = ops::TensorBuilder().shape({-1, 128}).build();
+           f.addInput(x);
+           f.addOutput(ops::exp(x));
+         },
+         [copy_parallel](ir::Fusion& f) {
+           auto* x = f.inputs()[0]->as<ir::TensorView>();
+           auto* out = output(f);
+           auto* c = transform::cacheAfter(x, ir::MemoryType::Shared);
+           for (auto* t : copy_parallel ? std::vector<ir::TensorView*>{c, out}
+                                        : std::vector<ir::TensorView*>{out}) {
+             t->axis(0)->parallelize(ParallelType::BIDx);
+             t->axis(1)->parallelize(ParallelType::TIDx);
+           }
+           transform::computeAt(c, out, 2);
+         },
+         [copy_parallel] {
+           return std::vector<eval::Argument>{randomTensor({7, 128}, copy_parallel ? 8 : 9)};
+         }});
+  }
   // y = exp(x) (an output) left serial and inlined into z = y * 2's TIDx loop: every thread
   // writes its own element of y (the single-writer guard of a serial global once let thread 0
   // alone write, leaving the rest of y unwritten).

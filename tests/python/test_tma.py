@@ -26,17 +26,29 @@ def run(fd, inputs, **params):
     return ke, ke.run(inputs)
 
 
+def copy_3d(fd, op):
+    """inp [a, b, c] -> op(inp), both the output and its TMA cache flattened, split by 256, the
+    outer part on blocks; returns (cache, output). op "set" caches the input (a TMA load), "exp"
+    the output (a TMA store)."""
+    inp = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True])
+    out = fd.ops.set(inp) if op == "set" else fd.ops.exp(inp)
+    fd.add_output(out)
+    if op == "set":
+        smem = inp.cache_after(LoadStoreOpType.tma)
+    else:
+        smem = out.cache_before(LoadStoreOpType.tma)
+    smem.set_memory_type(MemoryType.shared)
+    for t in (smem, out):
+        t.merge(0, 1)
+        t.merge(0, 1)
+        t.split(0, 256)
+    return smem, out
+
+
 def test_tma_load_one_box_per_block(device):
     with FusionDefinition() as fd:
-        inp = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True])
-        out = fd.ops.set(inp)
-        fd.add_output(out)
-        smem = inp.cache_after(LoadStoreOpType.tma)
-        smem.set_memory_type(MemoryType.shared)
+        smem, out = copy_3d(fd, "set")
         for t in (smem, out):
-            t.merge(0, 1)
-            t.merge(0, 1)
-            t.split(0, 256)
             t.axis(0).parallelize(ParallelType.grid_x)
         smem.axis(1).parallelize(ParallelType.tma)
         out.axis(1).parallelize(ParallelType.block_x)
@@ -48,15 +60,8 @@ def test_tma_load_one_box_per_block(device):
 
 def test_tma_store_boxes_issued_by_threads(device):
     with FusionDefinition() as fd:
-        inp = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True])
-        out = fd.ops.exp(inp)
-        fd.add_output(out)
-        smem = out.cache_before(LoadStoreOpType.tma)
-        smem.set_memory_type(MemoryType.shared)
+        smem, out = copy_3d(fd, "exp")
         for t in (smem, out):
-            t.merge(0, 1)
-            t.merge(0, 1)
-            t.split(0, 256)
             t.split(0, 4)
             t.axis(0).parallelize(ParallelType.grid_x)
         out.axis(1).parallelize(ParallelType.block_x)   # four threads, one box each
