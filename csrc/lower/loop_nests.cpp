@@ -248,8 +248,8 @@ class LoopNestBuilder {
     ir::IterDomain* rep = lg.promoted(group);
     ir::ParallelType ptype = lg.parallelType(group);
     // Vectorize/Unroll/Unswitch loops are serial loops that later passes and codegen rewrite; a
-    // Bulk loop is shared among the block's threads (bulkLoops); other non-launch types (DID)
-    // are serial here.
+    // Bulk loop is shared among the block's threads (shareInnermostBulkLoops); other non-launch
+    // types (DID) are serial here.
     if (!ir::isThreadOrBlockDim(ptype) && ptype != ir::ParallelType::Vectorize &&
         ptype != ir::ParallelType::Unroll && ptype != ir::ParallelType::Unswitch &&
         ptype != ir::ParallelType::Bulk) {

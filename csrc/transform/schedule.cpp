@@ -69,29 +69,22 @@ void checkBulkAxes(const TensorView* tv) {
   if (first == loop.end()) return;
   const auto k = int64_t(first - loop.begin());
   LOOM_CHECK(isTmaCopyOutput(tv), tv->toString(), ": axis ", k, " (", (*first)->toString(),
-             ") is bulk, which only the output of a TMA "
-             "copy can be (cache_after / cache_before with LoadStoreOpType.tma); use serial, "
-             "a thread type or unroll here");
+             ") is bulk, which only the output of a TMA copy can be (cache_after / cache_before "
+             "with LoadStoreOpType.tma); use serial, a thread type or unroll here");
   const auto* copy = tv->definition()->as<LoadStoreOp>();
   const MemoryType from = copy->in()->memoryType();
   const MemoryType to = tv->memoryType();
   LOOM_CHECK((from == MemoryType::Global && to == MemoryType::Shared) ||
                  (from == MemoryType::Shared && to == MemoryType::Global),
-             tv->toString(),
-             ": a TMA copy with bulk axes moves a box between global and shared "
-             "memory, but it copies ",
-             copy->in()->toString(), " (", memoryTypeName(from), " memory) into ",
-             memoryTypeName(to),
-             " memory; set_memory_type(shared) on the "
+             tv->toString(), ": a TMA copy with bulk axes moves a box between global and shared "
+             "memory, but it copies ", copy->in()->toString(), " (", memoryTypeName(from),
+             " memory) into ", memoryTypeName(to), " memory; set_memory_type(shared) on the "
              "shared side");
   LOOM_CHECK(tv->computeAtPosition() <= k && tv->maxProducerPosition() <= k, tv->toString(),
-             ": bulk axis ", k, " (", (*first)->toString(),
-             ") is in a loop shared through "
-             "inlining (compute-at position ",
-             tv->computeAtPosition(), ", producers inlined to ", tv->maxProducerPosition(),
-             "); a TMA copy's box is copied in loops of its own: "
-             "inline it and its producer at most up to axis ",
-             k);
+             ": bulk axis ", k, " (", (*first)->toString(), ") is in a loop shared through "
+             "inlining (compute-at position ", tv->computeAtPosition(), ", producers inlined to ",
+             tv->maxProducerPosition(), "); a TMA copy's box is copied in loops of its own: "
+             "inline it and its producer at most up to axis ", k);
 }
 
 }  // namespace
